@@ -1,0 +1,7 @@
+module github.com/syncpod/syncpod/executor
+
+go 1.26.0
+
+require github.com/syncpod/syncpod/proto v0.0.0
+
+replace github.com/syncpod/syncpod/proto => ../proto

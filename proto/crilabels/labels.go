@@ -1,0 +1,48 @@
+// Package crilabels names the labels and annotations syncpod puts on CRI
+// sandboxes and containers. It is the contract between the executor, which
+// writes them, and the PLEG, which reads them back into an ObservedPod; the
+// pod identity labels reuse the kubelet's keys so crictl shows syncpod pods
+// as it shows kubelet pods.
+package crilabels
+
+const (
+	// Managed marks a sandbox or container as created by syncpod; the PLEG
+	// and housekeeping only look at objects with Managed=ManagedValue.
+	Managed = "io.syncpod.managed"
+	// ManagedValue is the value of Managed.
+	ManagedValue = "true"
+	// PodUID is the pod's uid (sandbox and container label).
+	PodUID = "io.kubernetes.pod.uid"
+	// PodName is the pod's name (sandbox and container label).
+	PodName = "io.kubernetes.pod.name"
+	// PodNamespace is the pod's namespace (sandbox and container label).
+	PodNamespace = "io.kubernetes.pod.namespace"
+	// ContainerName is the container's name in the pod spec (container
+	// label).
+	ContainerName = "io.kubernetes.container.name"
+	// ContainerType is ContainerTypeInit, ContainerTypeSidecar or
+	// ContainerTypeRegular (container label).
+	ContainerType = "io.syncpod.container.type"
+	// SpecHash is the container's spec hash at creation (container label).
+	SpecHash = "io.syncpod.container.spec-hash"
+	// RestartCount is the container's restart count, decimal (container
+	// annotation).
+	RestartCount = "io.kubernetes.container.restartCount"
+	// TerminationGracePeriod is the pod's termination grace period in
+	// seconds, decimal, so a kill can honour it without the pod object
+	// (rule; container annotation).
+	TerminationGracePeriod = "io.kubernetes.pod.terminationGracePeriod"
+)
+
+// Container type values of the ContainerType label.
+const (
+	ContainerTypeInit    = "init"
+	ContainerTypeSidecar = "sidecar"
+	ContainerTypeRegular = "container"
+)
+
+// ManagedSelector is the label selector for ListPodSandbox and
+// ListContainers filters that selects syncpod's objects only.
+func ManagedSelector() map[string]string {
+	return map[string]string{Managed: ManagedValue}
+}

@@ -1,0 +1,11 @@
+// Package server is the bootstrap every syncpod binary shares: common flags
+// with SYNCPOD_* environment fallbacks, a slog logger, a gRPC server with
+// reflection, grpc.health.v1, panic recovery, access logging and Prometheus
+// metrics (go-grpc-middleware v2), a /metrics HTTP endpoint on its own
+// address, graceful shutdown with a bounded drain, and the `healthcheck`
+// subcommand used by container healthchecks.
+//
+// It promises: listeners are opened by New, so a bad or busy address fails
+// before anything runs; Run returns only after both servers have stopped;
+// nothing is registered on a global Prometheus registry.
+package server

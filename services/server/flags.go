@@ -1,0 +1,169 @@
+package server
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Version is the build version, set by the Makefile with -ldflags -X.
+var Version = "dev"
+
+// EnvPrefix is prepended to a flag's upper-cased name (dashes become
+// underscores) to form its environment variable: --metrics-listen is
+// SYNCPOD_METRICS_LISTEN.
+const EnvPrefix = "SYNCPOD_"
+
+// Defaults are a binary's default addresses.
+type Defaults struct {
+	// Listen is the default gRPC address.
+	Listen string
+	// MetricsListen is the default metrics HTTP address.
+	MetricsListen string
+}
+
+// Flags are the flags every binary has.
+type Flags struct {
+	// Listen is the gRPC address: host:port or unix:///path.
+	Listen string
+	// MetricsListen is the HTTP address serving /metrics; empty disables it.
+	MetricsListen string
+	// LogLevel is debug, info, warn or error.
+	LogLevel string
+	// LogFormat is text or json.
+	LogFormat string
+	// ShutdownTimeout bounds the graceful drain of in-flight RPCs.
+	ShutdownTimeout time.Duration
+	// ShowVersion prints the version and exits.
+	ShowVersion bool
+}
+
+// RegisterFlags adds the common flags to fs and returns where they land.
+func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
+	f := &Flags{}
+	fs.StringVar(&f.Listen, "listen", d.Listen, "gRPC listen address, host:port or unix:///path")
+	fs.StringVar(&f.MetricsListen, "metrics-listen", d.MetricsListen, "HTTP address for Prometheus /metrics (empty disables)")
+	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.LogFormat, "log-format", "text", "log format: text or json")
+	fs.DurationVar(&f.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight RPCs may drain on SIGTERM before they are cut")
+	fs.BoolVar(&f.ShowVersion, "version", false, "print the version and exit")
+	return f
+}
+
+// EnvName is the environment variable that stands in for a flag.
+func EnvName(flagName string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Parse parses args into fs, then fills every flag not given on the command
+// line from its SYNCPOD_* environment variable (looked up with getenv).
+// Command-line values win over the environment. Errors name the flag or
+// variable at fault.
+func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags start with --; see --help)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		v := getenv(EnvName(f.Name))
+		if v == "" {
+			return
+		}
+		if err := fs.Set(f.Name, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", EnvName(f.Name), v, err))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// Validate checks the common flags' values.
+func (f *Flags) Validate() error {
+	var errs []error
+	if _, err := ParseLevel(f.LogLevel); err != nil {
+		errs = append(errs, fmt.Errorf("--log-level: %w", err))
+	}
+	if f.LogFormat != "text" && f.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log-format: %q is not text or json", f.LogFormat))
+	}
+	if _, _, err := SplitAddress(f.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("--listen: %w", err))
+	}
+	if f.MetricsListen != "" {
+		if _, _, err := SplitAddress(f.MetricsListen); err != nil {
+			errs = append(errs, fmt.Errorf("--metrics-listen: %w", err))
+		}
+	}
+	if f.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout: must be positive, got %s", f.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// ParseLevel turns a level name into a slog level.
+func ParseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("%q is not one of debug, info, warn, error", s)
+	}
+	return l, nil
+}
+
+// Logger builds the binary's logger writing to w.
+func (f *Flags) Logger(w io.Writer, binary string) *slog.Logger {
+	lvl, _ := ParseLevel(f.LogLevel)
+	opts := &slog.HandlerOptions{Level: lvl}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if f.LogFormat == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	return slog.New(h).With("service", binary)
+}
+
+// Start is the common prelude of a binary's main. It handles the
+// `healthcheck` subcommand and --version, parses flags and the environment,
+// and validates the common flags. When it returns done, the binary should
+// exit with code: 0 for --version or a SERVING healthcheck, 1 for a failed
+// healthcheck, 2 for bad flags (with the reason already printed to stderr).
+func Start(fs *flag.FlagSet, common *Flags, args []string, getenv func(string) string, stdout, stderr io.Writer) (done bool, code int) {
+	fs.SetOutput(stderr)
+	health := len(args) > 0 && args[0] == "healthcheck"
+	if health {
+		args = args[1:]
+	}
+	if err := Parse(fs, args, getenv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return true, 0
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return true, 2
+	}
+	if common.ShowVersion {
+		fmt.Fprintf(stdout, "%s %s\n", fs.Name(), Version)
+		return true, 0
+	}
+	if err := common.Validate(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return true, 2
+	}
+	if health {
+		if err := Healthcheck(common.Listen, 5*time.Second); err != nil {
+			fmt.Fprintf(stderr, "%s healthcheck: %v\n", fs.Name(), err)
+			return true, 1
+		}
+		fmt.Fprintln(stdout, "SERVING")
+		return true, 0
+	}
+	return false, 0
+}
