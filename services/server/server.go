@@ -1,0 +1,234 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Listen is the gRPC address (host:port or unix:///path).
+	Listen string
+	// MetricsListen is the /metrics HTTP address; empty disables it.
+	MetricsListen string
+	// ShutdownTimeout bounds the graceful drain.
+	ShutdownTimeout time.Duration
+	// Logger receives access logs and lifecycle messages. Required.
+	Logger *slog.Logger
+	// Registry is the binary's Prometheus registry, created in main. The
+	// server registers gRPC server metrics and the Go and process
+	// collectors on it. Required.
+	Registry *prometheus.Registry
+	// ExtraServerOptions are appended to the gRPC server options.
+	ExtraServerOptions []grpc.ServerOption
+}
+
+// Options builds server options from the common flags.
+func (f *Flags) Options(logger *slog.Logger, reg *prometheus.Registry) Options {
+	return Options{
+		Listen:          f.Listen,
+		MetricsListen:   f.MetricsListen,
+		ShutdownTimeout: f.ShutdownTimeout,
+		Logger:          logger,
+		Registry:        reg,
+	}
+}
+
+// Server is a gRPC server with health, reflection and metrics, plus the
+// HTTP server for /metrics. Register services on GRPC() before Run.
+type Server struct {
+	opts     Options
+	grpc     *grpc.Server
+	health   *health.Server
+	metrics  *grpcprom.ServerMetrics
+	lis      net.Listener
+	httpLis  net.Listener
+	httpSrv  *http.Server
+	stopOnce sync.Once
+}
+
+// New opens the listeners and builds the servers. A bad or busy address is
+// an error here, before anything runs.
+func New(opts Options) (*Server, error) {
+	if opts.Logger == nil || opts.Registry == nil {
+		return nil, errors.New("server: Logger and Registry are required")
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = 10 * time.Second
+	}
+	srvMetrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	if err := opts.Registry.Register(srvMetrics); err != nil {
+		return nil, fmt.Errorf("server: register gRPC metrics: %w", err)
+	}
+	for _, c := range []prometheus.Collector{
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := opts.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("server: register runtime metrics: %w", err)
+		}
+	}
+
+	logger := opts.Logger
+	panicHandler := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		logger.ErrorContext(ctx, "panic in gRPC handler", "panic", p, "stack", string(debug.Stack()))
+		return status.Error(codes.Internal, "internal error (the server logged the details)")
+	})
+	accessLog := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		logger.Log(ctx, slog.Level(lvl), msg, fields...)
+	})
+	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
+	// Health probes arrive every few seconds from compose; keep them out of
+	// the access log.
+	notHealth := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool {
+		return c.Service != healthpb.Health_ServiceDesc.ServiceName
+	})
+
+	serverOpts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(
+			srvMetrics.UnaryServerInterceptor(),
+			selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(accessLog, logOpts...), notHealth),
+			recovery.UnaryServerInterceptor(panicHandler),
+		),
+		grpc.ChainStreamInterceptor(
+			srvMetrics.StreamServerInterceptor(),
+			selector.StreamServerInterceptor(logging.StreamServerInterceptor(accessLog, logOpts...), notHealth),
+			recovery.StreamServerInterceptor(panicHandler),
+		),
+	}
+	serverOpts = append(serverOpts, opts.ExtraServerOptions...)
+
+	s := &Server{
+		opts:    opts,
+		grpc:    grpc.NewServer(serverOpts...),
+		health:  health.NewServer(),
+		metrics: srvMetrics,
+	}
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	// Not serving until Run starts.
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+
+	lis, err := Listen(opts.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", opts.Listen, err)
+	}
+	s.lis = lis
+	if opts.MetricsListen != "" {
+		hl, err := Listen(opts.MetricsListen)
+		if err != nil {
+			lis.Close()
+			return nil, fmt.Errorf("metrics listen %s: %w", opts.MetricsListen, err)
+		}
+		s.httpLis = hl
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{
+			Registry:          opts.Registry,
+			EnableOpenMetrics: true,
+		}))
+		s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	}
+	return s, nil
+}
+
+// GRPC is the gRPC server to register services on.
+func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// Health is the grpc.health.v1 server. Run sets the overall status ("")
+// to SERVING at start and every status to NOT_SERVING on shutdown;
+// services may set their own.
+func (s *Server) Health() *health.Server { return s.health }
+
+// Addr is the gRPC listener's address (useful with port 0).
+func (s *Server) Addr() net.Addr { return s.lis.Addr() }
+
+// MetricsAddr is the metrics listener's address, nil when disabled.
+func (s *Server) MetricsAddr() net.Addr {
+	if s.httpLis == nil {
+		return nil
+	}
+	return s.httpLis.Addr()
+}
+
+// Run serves until ctx is cancelled or a server fails, then shuts down:
+// health turns NOT_SERVING, in-flight RPCs drain for at most
+// ShutdownTimeout, and remaining ones are cut. It returns nil after a
+// shutdown caused by ctx.
+func (s *Server) Run(ctx context.Context) error {
+	s.metrics.InitializeMetrics(s.grpc)
+	log := s.opts.Logger
+	errc := make(chan error, 2)
+	go func() {
+		if err := s.grpc.Serve(s.lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			errc <- fmt.Errorf("grpc serve: %w", err)
+		}
+	}()
+	if s.httpSrv != nil {
+		go func() {
+			if err := s.httpSrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("metrics serve: %w", err)
+			}
+		}()
+	}
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
+	if s.httpLis != nil {
+		attrs = append(attrs, "metrics", "http://"+s.httpLis.Addr().String()+"/metrics")
+	}
+	log.Info("serving", attrs...)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	s.shutdown()
+	return runErr
+}
+
+func (s *Server) shutdown() {
+	s.stopOnce.Do(func() {
+		log := s.opts.Logger
+		log.Info("shutting down", "drain_timeout", s.opts.ShutdownTimeout.String())
+		s.health.Shutdown()
+		done := make(chan struct{})
+		go func() { s.grpc.GracefulStop(); close(done) }()
+		timer := time.NewTimer(s.opts.ShutdownTimeout)
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-timer.C:
+			log.Warn("drain timed out; cutting in-flight RPCs")
+			s.grpc.Stop()
+			<-done
+		}
+		if s.httpSrv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = s.httpSrv.Shutdown(ctx)
+		}
+		log.Info("stopped")
+	})
+}
