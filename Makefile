@@ -27,17 +27,27 @@ GRPCURL            := $(BIN)/grpcurl
 
 export PATH := $(BIN):$(PATH)
 
-.PHONY: build test unit lint generate check-generated run bench images clean tools
+-include mk/*.mk
+
+.PHONY: build test test-setup test-teardown unit lint generate check-generated run bench images clean tools
 
 ## build: static binaries into bin/
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/cmd/,$(BINARIES))
 
 ## test: the whole suite (lint, generated code, every module with -race)
-test: lint check-generated unit
+test: lint check-generated
+	$(MAKE) test-setup
+	rc=0; $(MAKE) unit || rc=$$?; $(MAKE) test-teardown; exit $$rc
 
 unit:
 	$(GO) test -race -shuffle=on -timeout 20m $(PKGS)
+
+# Hooks for mk/*.mk fragments: start and stop what the tests need.
+test-setup::
+	@true
+test-teardown::
+	@true
 
 ## lint: gofmt, go vet, buf lint and buf format
 lint: $(BUF)
