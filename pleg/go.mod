@@ -5,6 +5,8 @@ go 1.26.0
 require (
 	github.com/syncpod/syncpod/proto v0.0.0
 	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+	k8s.io/cri-api v0.37.2
 )
 
 require (
@@ -12,7 +14,6 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace github.com/syncpod/syncpod/proto => ../proto
