@@ -352,3 +352,6 @@ func (p *PLEG) publish(events []diff.Event, observed *syncpodv1.ObservedPod, at 
 		p.fan.Publish(&plegv1.PodLifecycleEvent{PodUid: e.PodUID, Type: e.Type, ContainerId: e.ContainerID, Time: ts, Observed: observed})
 	}
 }
+
+// Subscribers is the number of open Watch subscriptions.
+func (p *PLEG) Subscribers() int { return p.fan.Subscribers() }
