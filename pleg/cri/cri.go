@@ -22,6 +22,7 @@ func Dial(ctx context.Context, endpoint string, timeout time.Duration) (internal
 		WithEndpoint(endpoint).
 		WithConnectionTimeout(timeout).
 		WithTracerProvider(nil).
+		WithUseStreaming(false). // containerd 1.6 has no CRI list streaming
 		Build(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("cri %s: %w", endpoint, err)
