@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	internalapi "k8s.io/cri-api/pkg/apis"
@@ -28,6 +29,13 @@ func Dial(ctx context.Context, endpoint string, timeout time.Duration) (internal
 		return nil, fmt.Errorf("cri %s: %w", endpoint, err)
 	}
 	return rs, nil
+}
+
+// quiet silences the client library's own (klog) logging for one call:
+// the PLEG logs every outcome itself, at the right level (an Unimplemented
+// event stream is an info-level fallback, not an error).
+func quiet(ctx context.Context) context.Context {
+	return logr.NewContext(ctx, logr.Discard())
 }
 
 // Lazy is a runtime client that connects on first use and retries the
@@ -74,6 +82,7 @@ func (l *Lazy) Close(ctx context.Context) error {
 
 // ListPodSandbox is RuntimeService.ListPodSandbox.
 func (l *Lazy) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	ctx = quiet(ctx)
 	rs, err := l.get(ctx)
 	if err != nil {
 		return nil, err
@@ -83,6 +92,7 @@ func (l *Lazy) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilte
 
 // ListContainers is RuntimeService.ListContainers.
 func (l *Lazy) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	ctx = quiet(ctx)
 	rs, err := l.get(ctx)
 	if err != nil {
 		return nil, err
@@ -92,6 +102,7 @@ func (l *Lazy) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter
 
 // PodSandboxStatus is RuntimeService.PodSandboxStatus.
 func (l *Lazy) PodSandboxStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error) {
+	ctx = quiet(ctx)
 	rs, err := l.get(ctx)
 	if err != nil {
 		return nil, err
@@ -101,6 +112,7 @@ func (l *Lazy) PodSandboxStatus(ctx context.Context, id string, verbose bool) (*
 
 // ContainerStatus is RuntimeService.ContainerStatus.
 func (l *Lazy) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
+	ctx = quiet(ctx)
 	rs, err := l.get(ctx)
 	if err != nil {
 		return nil, err
@@ -110,6 +122,7 @@ func (l *Lazy) ContainerStatus(ctx context.Context, id string, verbose bool) (*r
 
 // GetContainerEvents is RuntimeService.GetContainerEvents.
 func (l *Lazy) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse, cb func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
+	ctx = quiet(ctx)
 	rs, err := l.get(ctx)
 	if err != nil {
 		return err
