@@ -292,12 +292,12 @@ func (p *PLEG) Healthy() (bool, string) {
 }
 
 // RunHealth checks Healthy every interval (default: a tenth of the
-// threshold, between 100 ms and 5 s) and calls set with the result, every
+// threshold, between 100 ms and 1 s) and calls set with the result, every
 // time (so a status overwritten elsewhere is corrected). Transitions are
 // logged with the reason. It returns nil when ctx is done.
 func (p *PLEG) RunHealth(ctx context.Context, interval time.Duration, set func(serving bool)) error {
 	if interval <= 0 {
-		interval = min(max(p.opts.RelistThreshold/10, 100*time.Millisecond), 5*time.Second)
+		interval = min(max(p.opts.RelistThreshold/10, 100*time.Millisecond), time.Second)
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
