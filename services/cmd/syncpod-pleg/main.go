@@ -113,7 +113,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	srv, err := server.New(common.Options(logger, reg))
+	opts := common.Options(logger, reg)
+	opts.ServiceManagesHealth = true // SERVING only once a relist succeeded
+	srv, err := server.New(opts)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
