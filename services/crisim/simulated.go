@@ -61,11 +61,11 @@ func joinLines(ss []string) string {
 
 // simRunner is a simulated container: a timer at most.
 type simRunner struct {
-	r     *Runtime
-	c     *container
-	spec  simSpec
-	done  chan struct{}
-	once  sync.Once
+	r    *Runtime
+	c    *container
+	spec simSpec
+	done chan struct{}
+	once sync.Once
 
 	mu    sync.Mutex
 	timer *time.Timer

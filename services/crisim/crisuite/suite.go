@@ -514,7 +514,9 @@ func testStopWithGrace(t *testing.T, fx *fixture) {
 }
 
 // subscription collects GetContainerEvents into a channel.
-type subscription struct{ ch chan *runtimeapi.ContainerEventResponse }
+type subscription struct {
+	ch chan *runtimeapi.ContainerEventResponse
+}
 
 func (fx *fixture) subscribe() *subscription {
 	fx.t.Helper()
