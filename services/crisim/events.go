@@ -88,13 +88,18 @@ func (b *broker) close() {
 }
 
 // GetContainerEvents streams every event from now on to send until ctx
-// ends, the subscriber falls behind, or the runtime shuts down.
-func (r *Runtime) GetContainerEvents(ctx context.Context, send func(*runtimeapi.ContainerEventResponse) error) error {
+// ends, the subscriber falls behind, or the runtime shuts down. subscribed,
+// when not nil, is called once the subscription is in place: every change
+// after that is delivered.
+func (r *Runtime) GetContainerEvents(ctx context.Context, subscribed func(), send func(*runtimeapi.ContainerEventResponse) error) error {
 	s, err := r.events.subscribe()
 	if err != nil {
 		return err
 	}
 	defer r.events.unsubscribe(s)
+	if subscribed != nil {
+		subscribed()
+	}
 	for {
 		// Deliver what is buffered before reporting a failure, so a
 		// subscriber sees everything up to the cut.

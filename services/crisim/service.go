@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -112,7 +113,9 @@ func (s *runtimeService) UpdateRuntimeConfig(ctx context.Context, req *runtimeap
 }
 
 func (s *runtimeService) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc.ServerStreamingServer[runtimeapi.ContainerEventResponse]) error {
-	err := s.r.GetContainerEvents(stream.Context(), stream.Send)
+	// The response headers go out once the subscription is in place, so a
+	// client that waits for them (stream.Header()) misses no event.
+	err := s.r.GetContainerEvents(stream.Context(), func() { _ = stream.SendHeader(metadata.MD{}) }, stream.Send)
 	return s.r.finish("GetContainerEvents", err)
 }
 
