@@ -23,18 +23,25 @@ sock=$sock_dir/crisim.sock
 
 crisim_pid=
 service_pids=()
+prefixer_pids=()
+# Job control: every background job gets its own process group, so a stop
+# reaches a binary's children too.
+set -m
 
 stop_all() {
 	trap - INT TERM EXIT
 	if ((${#service_pids[@]})); then
-		kill -TERM "${service_pids[@]}" 2>/dev/null || true
+		for p in "${service_pids[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
 		for p in "${service_pids[@]}"; do wait "$p" 2>/dev/null || true; done
 	fi
 	if [[ -n $crisim_pid ]]; then
-		kill -TERM "$crisim_pid" 2>/dev/null || true
+		kill -TERM -- "-$crisim_pid" 2>/dev/null || true
 		wait "$crisim_pid" 2>/dev/null || true
 	fi
-	wait 2>/dev/null || true # the log prefixers
+	if ((${#prefixer_pids[@]})); then
+		kill "${prefixer_pids[@]}" 2>/dev/null || true
+	fi
+	wait 2>/dev/null || true
 	rm -rf "$sock_dir"
 	echo "run-local: stopped"
 }
@@ -50,6 +57,7 @@ start() {
 	local fifo=$sock_dir/$name.log
 	mkfifo "$fifo"
 	(while IFS= read -r line || [[ -n $line ]]; do printf '[%s] %s\n' "$name" "$line"; done <"$fifo") &
+	prefixer_pids+=($!)
 	"$@" >"$fifo" 2>&1 &
 	started_pid=$!
 }
