@@ -12,7 +12,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 MODULES   := proto planner executor pleg services
 PKGS      := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 LDFLAGS   := -s -w -X github.com/syncpod/syncpod/services/server.Version=$(VERSION)
-BINARIES  := syncpod-planner syncpod-executor syncpod-pleg
+BINARIES  := syncpod-planner syncpod-executor syncpod-pleg syncpod-crisim
 
 # Pinned tool versions.
 BUF_VERSION                := v1.75.0

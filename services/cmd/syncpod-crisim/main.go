@@ -1,0 +1,112 @@
+// Command syncpod-crisim is syncpod's embedded CRI runtime: the real CRI
+// gRPC API (runtime.v1) on a unix socket, with containers that are host
+// processes (--mode process, the default: NO ISOLATION, the image is
+// ignored) or simulated (--mode simulated, for scale tests). See package
+// crisim for the behaviour; flags: syncpod-crisim --help.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/syncpod/syncpod/services/crisim"
+	"github.com/syncpod/syncpod/services/server"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// defaultSocket is $XDG_RUNTIME_DIR/syncpod/crisim.sock, or
+// /tmp/syncpod-crisim-<uid>/crisim.sock without XDG_RUNTIME_DIR.
+func defaultSocket(getenv func(string) string) string {
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "syncpod", "crisim.sock")
+	}
+	return filepath.Join(os.TempDir(), "syncpod-crisim-"+strconv.Itoa(os.Getuid()), "crisim.sock")
+}
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("syncpod-crisim", flag.ContinueOnError)
+	common := server.RegisterFlags(fs, server.Defaults{Listen: "unix://" + defaultSocket(getenv), MetricsListen: "127.0.0.1:9104"})
+	mode := fs.String("mode", string(crisim.ModeProcess), "process: containers are host processes (NO ISOLATION, image ignored); simulated: no processes, for scale tests")
+	unpullable := fs.String("unpullable", `(^|/)unpullable([:@]|$)`, "regexp: PullImage fails for matching image names (empty: every pull succeeds)")
+	forceRemove := fs.Bool("force-remove-running", false, "RemoveContainer stops a running container first (as containerd) instead of failing")
+	eventBuffer := fs.Int("event-buffer", crisim.DefaultEventBuffer, "events buffered per GetContainerEvents subscriber before its stream is cut")
+	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
+		return code
+	}
+	opts := crisim.Options{ForceRemoveRunning: *forceRemove, EventBuffer: *eventBuffer, Version: server.Version}
+	m, err := crisim.ParseMode(*mode)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: --mode: %v\n", fs.Name(), err)
+		return 2
+	}
+	opts.Mode = m
+	if *unpullable != "" {
+		re, err := regexp.Compile(*unpullable)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: --unpullable: %v\n", fs.Name(), err)
+			return 2
+		}
+		opts.Unpullable = re
+	}
+	network, sock, _ := server.SplitAddress(common.Listen) // validated by Start
+	if network != "unix" {
+		fmt.Fprintf(stderr, "%s: --listen: %q is not unix:///path; crisim serves CRI on a unix socket only\n", fs.Name(), common.Listen)
+		return 2
+	}
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		fmt.Fprintf(stderr, "%s: --listen: %v\n", fs.Name(), err)
+		return 1
+	}
+
+	logger := common.Logger(stderr, fs.Name())
+	reg := prometheus.NewRegistry()
+	opts.Logger, opts.Registry = logger, reg
+	rt, err := crisim.New(opts)
+	if err != nil {
+		logger.Error("cannot start", "err", err)
+		return 1
+	}
+	srv, err := server.New(common.Options(logger, reg))
+	if err != nil {
+		logger.Error("cannot start", "err", err)
+		return 1
+	}
+	crisim.Register(srv.GRPC(), rt)
+	if m == crisim.ModeProcess {
+		logger.Warn("process mode: containers are plain host processes with NO ISOLATION; images are ignored")
+	}
+	fmt.Fprintf(stdout, "syncpod-crisim: CRI endpoint unix://%s (mode %s)\n", sock, m)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return srv.Run(ctx) })
+	g.Go(func() error {
+		// Ends the event streams (so the gRPC drain is not held up by
+		// them) and kills every container process group.
+		<-ctx.Done()
+		rt.Shutdown()
+		return nil
+	})
+	err = g.Wait()
+	rt.Shutdown()
+	if err != nil {
+		logger.Error("exiting on error", "err", err)
+		return 1
+	}
+	return 0
+}

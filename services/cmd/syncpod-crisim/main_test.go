@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/services/crisim/crisimtest"
+)
+
+// execEnv makes the test binary act as syncpod-crisim, so the tests can
+// run the real main in its own process and send it real signals.
+const execEnv = "CRISIM_MAIN_TEST_EXEC"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(execEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// gone says whether pid no longer runs (absent, or a zombie).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
+// The binary starts, prints its socket, answers Version over it, runs a
+// container, and on SIGTERM exits 0 having killed the container's whole
+// process group (including a child that ignores SIGTERM).
+func TestBinaryServesAndStopsCleanly(t *testing.T) {
+	dir, err := os.MkdirTemp("", "crisim-main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "crisim.sock")
+	cmd := exec.Command(os.Args[0], "--listen", "unix://"+sock, "--metrics-listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), execEnv+"=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+	})
+
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the first line: %v", err)
+	}
+	if !strings.Contains(line, "unix://"+sock) {
+		t.Fatalf("first line %q does not print the socket %s", line, sock)
+	}
+
+	rs, is := crisimtest.Clients(t, "unix://"+sock)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := rs.Version(ctx, "v1")
+	if err != nil || v.GetRuntimeName() != "syncpod-crisim" {
+		t.Fatalf("Version = %v, %v; want runtime_name syncpod-crisim", v, err)
+	}
+
+	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "n", Uid: "u"}}
+	sb, err := rs.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "img"}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	pids := filepath.Join(dir, "pids")
+	script := fmt.Sprintf(`trap "" TERM; sleep 3600 & echo $$ $! > %s.tmp; mv %s.tmp %s; wait`, pids, pids, pids)
+	id, err := rs.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "c"},
+		Image: &runtimeapi.ImageSpec{Image: "img"}, Command: []string{"sh", "-c", script}}, sbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	// An open event stream must not hold up the graceful stop.
+	go func() { _ = rs.GetContainerEvents(ctx, make(chan *runtimeapi.ContainerEventResponse, 100), nil) }()
+
+	var b []byte
+	deadline := time.Now().Add(10 * time.Second)
+	for b, err = os.ReadFile(pids); err != nil; b, err = os.ReadFile(pids) {
+		if time.Now().After(deadline) {
+			t.Fatal("the container never wrote its pids")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var shPID, sleepPID int
+	if _, err := fmt.Sscan(string(b), &shPID, &sleepPID); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("syncpod-crisim exited with %v after SIGTERM, want 0", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("syncpod-crisim did not exit within 30s of SIGTERM")
+	}
+	for _, pid := range []int{shPID, sleepPID} {
+		deadline := time.Now().Add(10 * time.Second)
+		for !gone(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("container process %d survived syncpod-crisim", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket %s left behind: %v", sock, err)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"unknown mode", []string{"--mode", "vm"}},
+		{"tcp listen", []string{"--listen", "127.0.0.1:0"}},
+		{"bad unpullable regexp", []string{"--unpullable", "("}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr strings.Builder
+			if code := run(tc.args, func(string) string { return "" }, &strings.Builder{}, &stderr); code != 2 {
+				t.Errorf("exit code %d, want 2 (stderr %q)", code, stderr.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,327 @@
+package crisim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// CreateContainer records a container in the CREATED state.
+func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
+	cfg := req.GetConfig()
+	if err := validateContainerConfig(req.GetPodSandboxId(), cfg); err != nil {
+		return nil, err
+	}
+	var sim simSpec
+	if r.opts.Mode == ModeSimulated {
+		s, err := parseSimSpec(cfg.GetAnnotations())
+		if err != nil {
+			return nil, err
+		}
+		sim = s
+	}
+	env := make([]string, 0, len(cfg.GetEnvs())+1)
+	hasPath := false
+	for _, kv := range cfg.GetEnvs() {
+		env = append(env, kv.GetKey()+"="+string(kv.GetValue()))
+		hasPath = hasPath || kv.GetKey() == "PATH"
+	}
+	if !hasPath {
+		env = append(env, "PATH="+os.Getenv("PATH"))
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.checkOpen(); err != nil {
+		return nil, err
+	}
+	sb, ok := r.sandboxes[req.GetPodSandboxId()]
+	if !ok {
+		return nil, fmt.Errorf("%w: sandbox %q", ErrNotFound, req.GetPodSandboxId())
+	}
+	if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return nil, fmt.Errorf("%w: sandbox %q is not ready", ErrFailedPrecondition, sb.id)
+	}
+	imgName := cfg.GetImage().GetImage()
+	img, ok := r.images[imgName]
+	if !ok {
+		return nil, fmt.Errorf("%w: image %q: pull it before creating a container", ErrNotFound, imgName)
+	}
+	md := cfg.GetMetadata()
+	name := fmt.Sprintf("%s_%s_%d", sb.id, md.GetName(), md.GetAttempt())
+	if owner, ok := r.ctrNames[name]; ok {
+		return nil, fmt.Errorf("%w: failed to reserve container name %q: name %q is reserved for %q", ErrReserved, name, name, owner)
+	}
+	c := &container{
+		id:          newID(),
+		sandboxID:   sb.id,
+		meta:        &runtimeapi.ContainerMetadata{Name: md.GetName(), Attempt: md.GetAttempt()},
+		image:       &runtimeapi.ImageSpec{Image: imgName, Annotations: maps.Clone(cfg.GetImage().GetAnnotations()), UserSpecifiedImage: cfg.GetImage().GetUserSpecifiedImage()},
+		imageRef:    img.id,
+		command:     slices.Clone(cfg.GetCommand()),
+		args:        slices.Clone(cfg.GetArgs()),
+		workingDir:  cfg.GetWorkingDir(),
+		env:         env,
+		labels:      maps.Clone(cfg.GetLabels()),
+		annotations: maps.Clone(cfg.GetAnnotations()),
+		stopSignal:  cfg.GetStopSignal(),
+		reservedAs:  name,
+		sim:         sim,
+		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
+		createdAt:   r.nowNano(),
+	}
+	if sb.logDir != "" && cfg.GetLogPath() != "" {
+		c.logPath = filepath.Join(sb.logDir, cfg.GetLogPath())
+	}
+	r.containers[c.id] = c
+	r.ctrNames[name] = c.id
+	r.metrics.containers.WithLabelValues(containerStateName(c.state)).Inc()
+	r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, sb)
+	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
+}
+
+// StartContainer starts a CREATED container. A start that fails leaves
+// the container EXITED with exit code 128 and reason StartError, as
+// containerd does, and answers FailedPrecondition.
+func (r *Runtime) StartContainer(_ context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.checkOpen(); err != nil {
+		return nil, err
+	}
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
+		return nil, fmt.Errorf("%w: container %q is %s, not CREATED", ErrFailedPrecondition, c.id, containerStateName(c.state))
+	}
+	sb := r.sandboxes[c.sandboxID]
+	if sb == nil || sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return nil, fmt.Errorf("%w: sandbox %q of container %q is not ready", ErrFailedPrecondition, c.sandboxID, c.id)
+	}
+	lw, err := openLog(c.logPath, r.now)
+	if err == nil {
+		c.log = lw
+		var run runner
+		switch r.opts.Mode {
+		case ModeSimulated:
+			run = r.startSimulated(c)
+		default:
+			run, err = r.startProcess(c, lw)
+		}
+		if err == nil {
+			c.run = run
+			r.setContainerStateLocked(c, runtimeapi.ContainerState_CONTAINER_RUNNING)
+			c.startedAt = r.nowNano()
+			r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, sb)
+			return &runtimeapi.StartContainerResponse{}, nil
+		}
+		lw.close()
+	}
+	now := r.nowNano()
+	c.startedAt, c.finishedAt = now, now
+	c.exitCode, c.reason, c.message = 128, "StartError", err.Error()
+	r.setContainerStateLocked(c, runtimeapi.ContainerState_CONTAINER_EXITED)
+	r.metrics.exits.WithLabelValues(c.reason).Inc()
+	r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, sb)
+	return nil, fmt.Errorf("%w: start container %q: %w", ErrFailedPrecondition, c.id, stripClass(err))
+}
+
+// stripClass keeps a wrapped ErrFailedPrecondition from being named twice.
+func stripClass(err error) error {
+	if errors.Is(err, ErrFailedPrecondition) {
+		return errors.New(err.Error())
+	}
+	return err
+}
+
+// recordExit marks c EXITED with code; reason is derived when empty.
+func (r *Runtime) recordExit(c *container, code int32, reason, message string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return
+	}
+	if reason == "" {
+		reason = "Completed"
+		if code != 0 {
+			reason = "Error"
+		}
+	}
+	c.exitCode, c.reason, c.message = code, reason, message
+	c.finishedAt = r.nowNano()
+	r.setContainerStateLocked(c, runtimeapi.ContainerState_CONTAINER_EXITED)
+	r.metrics.exits.WithLabelValues(reason).Inc()
+	if c.log != nil {
+		c.log.close()
+	}
+	if _, ok := r.containers[c.id]; ok {
+		r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, r.sandboxes[c.sandboxID])
+	}
+}
+
+// StopContainer stops a running container: the stop signal, then SIGKILL
+// after the timeout (seconds). Stopping a container that is not running
+// is fine.
+func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
+	r.mu.Lock()
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
+	}
+	run, running := c.run, c.state == runtimeapi.ContainerState_CONTAINER_RUNNING
+	r.mu.Unlock()
+	if !running {
+		return &runtimeapi.StopContainerResponse{}, nil
+	}
+	timeout := max(time.Duration(req.GetTimeout())*time.Second, 0)
+	if err := run.stop(ctx, timeout); err != nil {
+		return nil, fmt.Errorf("stop container %q: %w", c.id, err)
+	}
+	return &runtimeapi.StopContainerResponse{}, nil
+}
+
+// RemoveContainer removes a container that is not running. Removing an
+// unknown container is fine.
+func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
+	id := req.GetContainerId()
+	if id == "" {
+		return nil, fmt.Errorf("%w: container_id: must not be empty", ErrInvalid)
+	}
+	r.mu.Lock()
+	c, ok := r.containers[id]
+	if !ok {
+		r.mu.Unlock()
+		return &runtimeapi.RemoveContainerResponse{}, nil
+	}
+	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		run := c.run
+		r.mu.Unlock()
+		if !r.opts.ForceRemoveRunning {
+			return nil, fmt.Errorf("%w: container %q is running: stop it before removing it", ErrFailedPrecondition, id)
+		}
+		if err := run.stop(ctx, 0); err != nil {
+			return nil, fmt.Errorf("remove container %q: %w", id, err)
+		}
+		r.mu.Lock()
+	}
+	defer r.mu.Unlock()
+	if r.containers[id] == c {
+		r.removeContainerLocked(c)
+	}
+	return &runtimeapi.RemoveContainerResponse{}, nil
+}
+
+func (r *Runtime) removeContainerLocked(c *container) {
+	if c.run != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		c.run.kill() // only reachable if a start raced a sandbox removal
+	}
+	delete(r.containers, c.id)
+	delete(r.ctrNames, c.reservedAs)
+	r.metrics.containers.WithLabelValues(containerStateName(c.state)).Dec()
+	r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, r.sandboxes[c.sandboxID])
+}
+
+func (r *Runtime) setContainerStateLocked(c *container, s runtimeapi.ContainerState) {
+	r.metrics.containers.WithLabelValues(containerStateName(c.state)).Dec()
+	c.state = s
+	r.metrics.containers.WithLabelValues(containerStateName(c.state)).Inc()
+}
+
+// ContainerStatus reports one container.
+func (r *Runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
+	}
+	resp := &runtimeapi.ContainerStatusResponse{Status: containerStatus(c)}
+	if req.GetVerbose() {
+		resp.Info = map[string]string{"mode": string(r.opts.Mode), "sandbox_id": c.sandboxID}
+	}
+	return resp, nil
+}
+
+// ListContainers lists containers matching the filter, oldest first.
+func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
+	f := req.GetFilter()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*runtimeapi.Container, 0, len(r.containers))
+	for _, c := range r.containers {
+		if !containerMatches(c, f) {
+			continue
+		}
+		out = append(out, &runtimeapi.Container{
+			Id:           c.id,
+			PodSandboxId: c.sandboxID,
+			Metadata:     c.meta,
+			Image:        c.image,
+			ImageRef:     c.imageRef,
+			ImageId:      c.imageRef,
+			State:        c.state,
+			CreatedAt:    c.createdAt,
+			Labels:       c.labels,
+			Annotations:  c.annotations,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedAt != out[j].CreatedAt {
+			return out[i].CreatedAt < out[j].CreatedAt
+		}
+		return out[i].Id < out[j].Id
+	})
+	return &runtimeapi.ListContainersResponse{Containers: out}, nil
+}
+
+// ExecSync runs cmd in a running container and waits for it.
+func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
+	if len(req.GetCmd()) == 0 {
+		return nil, fmt.Errorf("%w: cmd: must not be empty", ErrInvalid)
+	}
+	r.mu.Lock()
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, c.id)
+	}
+	dir, env := c.workingDir, c.env
+	r.mu.Unlock()
+	if r.opts.Mode == ModeSimulated {
+		return &runtimeapi.ExecSyncResponse{}, nil
+	}
+	return execSync(ctx, req.GetCmd(), dir, env, time.Duration(req.GetTimeout())*time.Second)
+}
+
+// ReopenContainerLog reopens a running container's log file, so a
+// rotated file is replaced by a new one.
+func (r *Runtime) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.log == nil {
+		return nil, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, c.id)
+	}
+	if err := c.log.reopen(); err != nil {
+		return nil, fmt.Errorf("reopen log of container %q: %w", c.id, err)
+	}
+	return &runtimeapi.ReopenContainerLogResponse{}, nil
+}

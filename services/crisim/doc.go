@@ -1,0 +1,81 @@
+// Package crisim is syncpod's own CRI runtime: a server of the real CRI
+// gRPC API (runtime.v1 RuntimeService and ImageService from
+// k8s.io/cri-api) whose sandboxes and containers live in memory, so the
+// executor and the PLEG can run on any laptop with no root and no
+// containerd. Clients talk to it over a unix socket with the kubelet's own
+// client (k8s.io/cri-client) or crictl, and can tell it from containerd
+// only by the runtime name "syncpod-crisim" in Version.
+//
+// # NO ISOLATION
+//
+// In the default ModeProcess a container is a plain host process running
+// as the user who started crisim: its command and args are exec'd directly
+// on the host (the image is ignored: there is no root filesystem, no
+// namespaces, no cgroups, no resource limits, no user switching). It can
+// read and write everything that user can. Only run pods you would run in
+// your own shell.
+//
+// # Modes
+//
+// ModeProcess: CreateContainer records the config; StartContainer execs
+// command+args (an empty command fails the start with FailedPrecondition,
+// since there is no image entrypoint to fall back to) in its own process
+// group, with the container's working directory (crisim's own when empty)
+// and env (PATH is inherited from crisim when the config does not set it).
+// stdout and stderr go to <sandbox log_directory>/<container log_path> in
+// the CRI log format "<RFC3339Nano> stdout|stderr F|P <line>". When the
+// first process exits, the rest of its process group is killed (as a
+// container's PID namespace would be) and the exit is recorded: exit code
+// as reported by the process, 128+n for a death by signal n, reason
+// "Completed" for 0 and "Error" otherwise. StopContainer sends the stop
+// signal (SIGTERM unless the config names another) to the process group
+// and SIGKILL after the timeout. ExecSync runs the command as a host
+// process with the container's working dir and env.
+//
+// ModeSimulated: no processes at all, for scale tests with thousands of
+// containers. A started container runs until stopped, or exits on its own
+// as its annotations say:
+//
+//	io.syncpod.crisim/exit-after     Go duration ("1.5s"); the container exits this long after it starts
+//	io.syncpod.crisim/exit-code      decimal exit code for exit-after (default 0)
+//	io.syncpod.crisim/ignore-sigterm "true": StopContainer waits the whole timeout, then the container dies of SIGKILL (137)
+//
+// A stopped simulated container dies of SIGTERM (exit code 143) unless it
+// ignores it. ExecSync answers exit code 0 with no output. Log files are
+// created empty.
+//
+// # CRI behaviour
+//
+//   - Sandbox metadata (name, namespace, uid, attempt) is reserved from
+//     RunPodSandbox to RemovePodSandbox: running the same metadata twice
+//     fails with AlreadyExists and a "name ... is reserved" message, as
+//     containerd does. Container metadata (name, attempt) is reserved per
+//     sandbox the same way.
+//   - Unknown ids answer NotFound, except RemoveContainer and
+//     RemovePodSandbox, which are idempotent as CRI requires.
+//   - StopContainer and StopPodSandbox may be called any number of times.
+//   - RemoveContainer of a running container fails with FailedPrecondition
+//     (Options.ForceRemoveRunning makes it stop the container first, as CRI
+//     and containerd do).
+//   - StopPodSandbox kills the sandbox's running containers at once;
+//     RemovePodSandbox stops then removes them.
+//   - CreateContainer needs a READY sandbox and a pulled image.
+//   - Labels and annotations are kept exactly as given; timestamps are
+//     nanoseconds since the Unix epoch.
+//   - Sandboxes with network namespace mode NODE (host network) report no
+//     IP. Every other sandbox gets a FAKE IP from 10.88.0.0/16: nothing
+//     listens on it and no traffic is ever routed to it; it exists only so
+//     the kubelet's "sandbox has no IP" rules see a normal pod.
+//   - GetContainerEvents streams CONTAINER_CREATED/STARTED/STOPPED/DELETED
+//     events for containers and, as containerd does, for sandboxes (with
+//     the sandbox id as container_id). Every event carries the sandbox's
+//     status and the statuses of all its containers. Every subscriber gets
+//     every event in the order the changes happened; each has a bounded
+//     buffer, and a subscriber that falls behind has its stream closed with
+//     ResourceExhausted (counted in a metric), never a silent drop.
+//   - Images are names: PullImage succeeds at once unless the name matches
+//     Options.Unpullable; the image id is "sha256:" + sha256(name).
+//
+// All state is in memory and is lost when crisim stops; Shutdown kills
+// every process group crisim started.
+package crisim

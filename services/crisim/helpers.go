@@ -1,0 +1,193 @@
+package crisim
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// validateSandboxConfig reports every problem of a sandbox config at once.
+func validateSandboxConfig(cfg *runtimeapi.PodSandboxConfig) error {
+	var errs []error
+	if cfg == nil {
+		return fmt.Errorf("%w: config: must be set", ErrInvalid)
+	}
+	md := cfg.GetMetadata()
+	if md == nil {
+		errs = append(errs, errors.New("config.metadata: must be set"))
+	} else {
+		if md.GetName() == "" {
+			errs = append(errs, errors.New("config.metadata.name: must not be empty"))
+		}
+		if md.GetUid() == "" {
+			errs = append(errs, errors.New("config.metadata.uid: must not be empty"))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+	}
+	return nil
+}
+
+// validateContainerConfig reports every problem of a container config at
+// once.
+func validateContainerConfig(sandboxID string, cfg *runtimeapi.ContainerConfig) error {
+	var errs []error
+	if sandboxID == "" {
+		errs = append(errs, errors.New("pod_sandbox_id: must not be empty"))
+	}
+	if cfg == nil {
+		errs = append(errs, errors.New("config: must be set"))
+	} else {
+		if cfg.GetMetadata().GetName() == "" {
+			errs = append(errs, errors.New("config.metadata.name: must not be empty"))
+		}
+		if cfg.GetImage().GetImage() == "" {
+			errs = append(errs, errors.New("config.image.image: must not be empty"))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+	}
+	return nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+func cloneSandboxMeta(md *runtimeapi.PodSandboxMetadata) *runtimeapi.PodSandboxMetadata {
+	return &runtimeapi.PodSandboxMetadata{Name: md.GetName(), Uid: md.GetUid(), Namespace: md.GetNamespace(), Attempt: md.GetAttempt()}
+}
+
+func cloneNSOptions(o *runtimeapi.NamespaceOption) *runtimeapi.NamespaceOption {
+	if o == nil {
+		return &runtimeapi.NamespaceOption{}
+	}
+	return &runtimeapi.NamespaceOption{Network: o.GetNetwork(), Pid: o.GetPid(), Ipc: o.GetIpc(), TargetId: o.GetTargetId()}
+}
+
+// sandboxStatusLocked builds a sandbox's CRI status; mu must be held.
+func (r *Runtime) sandboxStatusLocked(sb *sandbox) *runtimeapi.PodSandboxStatus {
+	net := &runtimeapi.PodSandboxNetworkStatus{}
+	if sb.ip.IsValid() {
+		net.Ip = sb.ip.String()
+	}
+	return &runtimeapi.PodSandboxStatus{
+		Id:             sb.id,
+		Metadata:       sb.meta,
+		State:          sb.state,
+		CreatedAt:      sb.createdAt,
+		Network:        net,
+		Linux:          &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: sb.nsOptions}},
+		Labels:         sb.labels,
+		Annotations:    sb.annotations,
+		RuntimeHandler: sb.handler,
+	}
+}
+
+// sandboxContainerStatusesLocked lists the statuses of a sandbox's
+// containers, oldest first; mu must be held.
+func (r *Runtime) sandboxContainerStatusesLocked(sandboxID string) []*runtimeapi.ContainerStatus {
+	var out []*runtimeapi.ContainerStatus
+	for _, c := range r.containers {
+		if c.sandboxID == sandboxID {
+			out = append(out, containerStatus(c))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedAt != out[j].CreatedAt {
+			return out[i].CreatedAt < out[j].CreatedAt
+		}
+		return out[i].Id < out[j].Id
+	})
+	return out
+}
+
+// containerStatus builds a container's CRI status; mu must be held.
+func containerStatus(c *container) *runtimeapi.ContainerStatus {
+	return &runtimeapi.ContainerStatus{
+		Id:          c.id,
+		Metadata:    c.meta,
+		State:       c.state,
+		CreatedAt:   c.createdAt,
+		StartedAt:   c.startedAt,
+		FinishedAt:  c.finishedAt,
+		ExitCode:    c.exitCode,
+		Image:       c.image,
+		ImageRef:    c.imageRef,
+		ImageId:     c.imageRef,
+		Reason:      c.reason,
+		Message:     c.message,
+		Labels:      c.labels,
+		Annotations: c.annotations,
+		LogPath:     c.logPath,
+		StopSignal:  c.stopSignal,
+	}
+}
+
+func labelsMatch(labels, selector map[string]string) bool {
+	for k, v := range selector {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// sandboxMatches applies a ListPodSandbox filter; an id matches by prefix,
+// as containerd's does.
+func sandboxMatches(sb *sandbox, f *runtimeapi.PodSandboxFilter) bool {
+	if f == nil {
+		return true
+	}
+	if f.GetId() != "" && !strings.HasPrefix(sb.id, f.GetId()) {
+		return false
+	}
+	if f.GetState() != nil && f.GetState().GetState() != sb.state {
+		return false
+	}
+	return labelsMatch(sb.labels, f.GetLabelSelector())
+}
+
+// containerMatches applies a ListContainers filter.
+func containerMatches(c *container, f *runtimeapi.ContainerFilter) bool {
+	if f == nil {
+		return true
+	}
+	if f.GetId() != "" && !strings.HasPrefix(c.id, f.GetId()) {
+		return false
+	}
+	if f.GetPodSandboxId() != "" && !strings.HasPrefix(c.sandboxID, f.GetPodSandboxId()) {
+		return false
+	}
+	if f.GetState() != nil && f.GetState().GetState() != c.state {
+		return false
+	}
+	return labelsMatch(c.labels, f.GetLabelSelector())
+}
+
+func containerStateName(s runtimeapi.ContainerState) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "CONTAINER_"))
+}
+
+func sandboxStateName(s runtimeapi.PodSandboxState) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "SANDBOX_"))
+}
+
+// publishLocked sends an event about id (a container or sandbox) in sb to
+// every subscriber; mu must be held so events leave in the order the
+// changes happened.
+func (r *Runtime) publishLocked(id string, typ runtimeapi.ContainerEventType, sb *sandbox) {
+	r.metrics.events.WithLabelValues(strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(typ.String(), "CONTAINER_"), "_EVENT"))).Inc()
+	if !r.events.hasSubscribers() {
+		return
+	}
+	ev := &runtimeapi.ContainerEventResponse{ContainerId: id, ContainerEventType: typ, CreatedAt: r.nowNano()}
+	if sb != nil {
+		ev.PodSandboxStatus = r.sandboxStatusLocked(sb)
+		ev.ContainersStatuses = r.sandboxContainerStatusesLocked(sb.id)
+	}
+	r.events.publish(ev)
+}

@@ -1,0 +1,69 @@
+package crisim
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the runtime's Prometheus metrics.
+type metrics struct {
+	containers     *prometheus.GaugeVec
+	sandboxes      *prometheus.GaugeVec
+	operations     *prometheus.CounterVec
+	exits          *prometheus.CounterVec
+	pulls          *prometheus.CounterVec
+	events         *prometheus.CounterVec
+	eventOverflows prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer, r *Runtime) (*metrics, error) {
+	m := &metrics{
+		containers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "syncpod_crisim_containers",
+			Help: "Containers by state (created, running, exited).",
+		}, []string{"state"}),
+		sandboxes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "syncpod_crisim_sandboxes",
+			Help: "Pod sandboxes by state (ready, notready).",
+		}, []string{"state"}),
+		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_crisim_operations_total",
+			Help: "CRI calls handled, by operation and gRPC code.",
+		}, []string{"operation", "code"}),
+		exits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_crisim_container_exits_total",
+			Help: "Container exits by reason (Completed, Error, StartError).",
+		}, []string{"reason"}),
+		pulls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_crisim_image_pulls_total",
+			Help: "Image pulls by result (pulled, failed).",
+		}, []string{"result"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_crisim_events_total",
+			Help: "Container events published, by type.",
+		}, []string{"type"}),
+		eventOverflows: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_crisim_event_subscriber_overflows_total",
+			Help: "GetContainerEvents streams closed because the subscriber fell behind.",
+		}),
+	}
+	for _, s := range []string{"created", "running", "exited"} {
+		m.containers.WithLabelValues(s)
+	}
+	for _, s := range []string{"ready", "notready"} {
+		m.sandboxes.WithLabelValues(s)
+	}
+	if reg == nil {
+		return m, nil
+	}
+	subscribers := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "syncpod_crisim_event_subscribers",
+		Help: "Open GetContainerEvents streams.",
+	}, func() float64 { return float64(r.events.count()) })
+	var errs []error
+	for _, c := range []prometheus.Collector{m.containers, m.sandboxes, m.operations, m.exits, m.pulls, m.events, m.eventOverflows, subscribers} {
+		errs = append(errs, reg.Register(c))
+	}
+	return m, errors.Join(errs...)
+}

@@ -1,0 +1,200 @@
+package crisim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// pipeDrainTimeout bounds how long output is read after a container's
+// process group is gone (a daemon that escaped the group may hold a pipe).
+const pipeDrainTimeout = 2 * time.Second
+
+// maxExecOutput caps ExecSync's captured stdout and stderr each.
+const maxExecOutput = 16 << 20
+
+// procRunner is a container running as a host process group.
+type procRunner struct {
+	pgid int
+	sig  syscall.Signal
+	done chan struct{}
+}
+
+// startProcess execs c's command in its own process group with its output
+// going to lw. mu is held by the caller.
+func (r *Runtime) startProcess(c *container, lw *logWriter) (*procRunner, error) {
+	argv := append(append([]string{}, c.command...), c.args...)
+	if len(c.command) == 0 {
+		return nil, fmt.Errorf("%w: container %q has no command; crisim runs no image entrypoint, so the command must be set", ErrFailedPrecondition, c.meta.GetName())
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = c.workingDir
+	cmd.Env = c.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
+	p := &procRunner{pgid: cmd.Process.Pid, sig: stopSignal(c.stopSignal), done: make(chan struct{})}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); lw.copyLines("stdout", outR) }()
+	go func() { defer readers.Done(); lw.copyLines("stderr", errR) }()
+	r.running.Add(1)
+	go func() {
+		defer r.running.Done()
+		_ = cmd.Wait()
+		code := exitCode(cmd.ProcessState)
+		// The first process is gone: end the rest of its group, as the end
+		// of a container's PID namespace would.
+		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+		drained := make(chan struct{})
+		go func() { readers.Wait(); close(drained) }()
+		select {
+		case <-drained:
+		case <-time.After(pipeDrainTimeout):
+		}
+		outR.Close()
+		errR.Close()
+		<-drained
+		r.recordExit(c, code, "", "")
+		close(p.done)
+	}()
+	r.log.Debug("container process started", "container_id", c.id, "pid", p.pgid, "argv", argv)
+	return p, nil
+}
+
+func (p *procRunner) exited() <-chan struct{} { return p.done }
+
+func (p *procRunner) kill() { _ = syscall.Kill(-p.pgid, syscall.SIGKILL) }
+
+func (p *procRunner) stop(ctx context.Context, timeout time.Duration) error {
+	if timeout > 0 {
+		_ = syscall.Kill(-p.pgid, p.sig)
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case <-p.done:
+			return nil
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p.kill()
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// exitCode is the process's exit code, 128+n for a death by signal n.
+func exitCode(ps *os.ProcessState) int32 {
+	if ps == nil {
+		return 255
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int32(ws.Signal())
+	}
+	return int32(ps.ExitCode())
+}
+
+// stopSignal maps a CRI stop signal to a host signal, SIGTERM by default.
+func stopSignal(s runtimeapi.Signal) syscall.Signal {
+	switch s {
+	case runtimeapi.Signal_SIGNAL_SIGINT:
+		return syscall.SIGINT
+	case runtimeapi.Signal_SIGNAL_SIGQUIT:
+		return syscall.SIGQUIT
+	case runtimeapi.Signal_SIGNAL_SIGHUP:
+		return syscall.SIGHUP
+	case runtimeapi.Signal_SIGNAL_SIGKILL:
+		return syscall.SIGKILL
+	case runtimeapi.Signal_SIGNAL_SIGUSR1:
+		return syscall.SIGUSR1
+	case runtimeapi.Signal_SIGNAL_SIGUSR2:
+		return syscall.SIGUSR2
+	}
+	return syscall.SIGTERM
+}
+
+// cappedBuffer keeps the first max bytes written to it.
+type cappedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// execSync runs argv as a host process group in dir with env, killing the
+// group when timeout (if positive) passes or ctx ends.
+func execSync(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration) (*runtimeapi.ExecSyncResponse, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, stderr := &cappedBuffer{max: maxExecOutput}, &cappedBuffer{max: maxExecOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = pipeDrainTimeout
+	if err := cmd.Start(); err != nil {
+		// Like a runtime's exec of a missing binary: exit code 127 (not
+		// found) or 126 (cannot run), with the reason on stderr.
+		code := int32(126)
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		return &runtimeapi.ExecSyncResponse{Stderr: []byte(err.Error() + "\n"), ExitCode: code}, nil
+	}
+	pgid := cmd.Process.Pid
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var expire <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expire = t.C
+	}
+	select {
+	case <-waited:
+	case <-expire:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-waited
+		return nil, fmt.Errorf("%w: command %q did not finish within %s", ErrTimeout, argv, timeout)
+	case <-ctx.Done():
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-waited
+		return nil, ctx.Err()
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return &runtimeapi.ExecSyncResponse{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: exitCode(cmd.ProcessState)}, nil
+}

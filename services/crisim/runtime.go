@@ -1,0 +1,295 @@
+package crisim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Mode is how containers run.
+type Mode string
+
+const (
+	// ModeProcess runs every container as a real host process, with NO
+	// isolation (see the package documentation).
+	ModeProcess Mode = "process"
+	// ModeSimulated runs no processes; containers live in memory only.
+	ModeSimulated Mode = "simulated"
+)
+
+// ParseMode checks a mode name.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeProcess, ModeSimulated:
+		return m, nil
+	}
+	return "", fmt.Errorf("%w: mode %q is not process or simulated", ErrInvalid, s)
+}
+
+// Simulated-mode annotation keys (see the package documentation).
+const (
+	// AnnotationExitAfter is a Go duration after which a started simulated
+	// container exits on its own.
+	AnnotationExitAfter = "io.syncpod.crisim/exit-after"
+	// AnnotationExitCode is the exit code used with AnnotationExitAfter.
+	AnnotationExitCode = "io.syncpod.crisim/exit-code"
+	// AnnotationIgnoreSIGTERM, when "true", makes a simulated container
+	// ignore the stop signal, so StopContainer kills it after the timeout.
+	AnnotationIgnoreSIGTERM = "io.syncpod.crisim/ignore-sigterm"
+)
+
+// RuntimeName is what Version reports as runtime_name.
+const RuntimeName = "syncpod-crisim"
+
+// fakePodCIDR is where fake pod IPs come from. Nothing is ever sent to them.
+var fakePodCIDR = netip.MustParsePrefix("10.88.0.0/16")
+
+// DefaultEventBuffer is the per-subscriber event buffer when
+// Options.EventBuffer is zero.
+const DefaultEventBuffer = 4096
+
+// Options configure a Runtime.
+type Options struct {
+	// Mode is ModeProcess (the default when empty) or ModeSimulated.
+	Mode Mode
+	// Unpullable, when set, makes PullImage fail for matching names.
+	Unpullable *regexp.Regexp
+	// ForceRemoveRunning makes RemoveContainer stop a running container
+	// first (CRI's wording, containerd's behaviour) instead of failing.
+	ForceRemoveRunning bool
+	// EventBuffer is each GetContainerEvents subscriber's buffer size.
+	EventBuffer int
+	// Version is reported as runtime_version.
+	Version string
+	// Logger receives lifecycle logs. Required.
+	Logger *slog.Logger
+	// Registry receives the runtime's metrics; nil registers nothing.
+	Registry prometheus.Registerer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Runtime is the in-memory CRI runtime. All methods are safe for
+// concurrent use.
+type Runtime struct {
+	opts    Options
+	log     *slog.Logger
+	now     func() time.Time
+	metrics *metrics
+	events  *broker
+
+	mu         sync.Mutex
+	closed     bool
+	sandboxes  map[string]*sandbox
+	containers map[string]*container
+	sbNames    map[string]string // reserved sandbox name -> id
+	ctrNames   map[string]string // reserved sandboxID/name/attempt -> id
+	images     map[string]*image // by name
+	ips        map[netip.Addr]bool
+	nextIP     netip.Addr
+	running    sync.WaitGroup // process and timer goroutines
+}
+
+// New builds a Runtime.
+func New(opts Options) (*Runtime, error) {
+	if opts.Logger == nil {
+		return nil, fmt.Errorf("%w: crisim: Logger is required", ErrInvalid)
+	}
+	if opts.Mode == "" {
+		opts.Mode = ModeProcess
+	}
+	if _, err := ParseMode(string(opts.Mode)); err != nil {
+		return nil, err
+	}
+	if opts.EventBuffer <= 0 {
+		opts.EventBuffer = DefaultEventBuffer
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := &Runtime{
+		opts:       opts,
+		log:        opts.Logger,
+		now:        opts.Now,
+		sandboxes:  map[string]*sandbox{},
+		containers: map[string]*container{},
+		sbNames:    map[string]string{},
+		ctrNames:   map[string]string{},
+		images:     map[string]*image{},
+		ips:        map[netip.Addr]bool{},
+		nextIP:     fakePodCIDR.Addr().Next().Next(), // 10.88.0.2
+	}
+	r.events = newBroker(opts.EventBuffer)
+	m, err := newMetrics(opts.Registry, r)
+	if err != nil {
+		return nil, err
+	}
+	r.metrics = m
+	r.events.onOverflow = m.eventOverflows.Inc
+	return r, nil
+}
+
+// Mode is the runtime's execution mode.
+func (r *Runtime) Mode() Mode { return r.opts.Mode }
+
+// Shutdown ends every event stream, kills every container process group
+// crisim started and waits for them to be reaped. Calls after the first
+// return at once; every later CRI call fails with Unavailable.
+func (r *Runtime) Shutdown() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	var runs []runner
+	for _, c := range r.containers {
+		if c.run != nil {
+			runs = append(runs, c.run)
+		}
+	}
+	r.mu.Unlock()
+	r.events.close()
+	for _, run := range runs {
+		run.kill()
+	}
+	r.running.Wait()
+	r.log.Info("crisim runtime stopped", "killed", len(runs))
+}
+
+func (r *Runtime) nowNano() int64 { return r.now().UnixNano() }
+
+// newID returns a 64-hex-digit id, like containerd's.
+func newID() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// checkOpen must be called with mu held.
+func (r *Runtime) checkOpen() error {
+	if r.closed {
+		return ErrShuttingDown
+	}
+	return nil
+}
+
+// allocIP returns a free fake pod IP; mu must be held.
+func (r *Runtime) allocIP() (netip.Addr, error) {
+	size := 1<<(32-fakePodCIDR.Bits()) - 3 // minus network, .1 gateway, broadcast
+	for range size {
+		ip := r.nextIP
+		r.nextIP = ip.Next()
+		if !fakePodCIDR.Contains(r.nextIP) || r.nextIP == lastAddr(fakePodCIDR) {
+			r.nextIP = fakePodCIDR.Addr().Next().Next()
+		}
+		if !r.ips[ip] {
+			r.ips[ip] = true
+			return ip, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("%w: fake pod CIDR %s is exhausted", ErrFailedPrecondition, fakePodCIDR)
+}
+
+func lastAddr(p netip.Prefix) netip.Addr {
+	a := p.Masked().Addr().As4()
+	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	n |= 1<<(32-p.Bits()) - 1
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+}
+
+// sandbox is a pod sandbox. Fields after id are guarded by Runtime.mu.
+type sandbox struct {
+	id          string
+	meta        *runtimeapi.PodSandboxMetadata
+	labels      map[string]string
+	annotations map[string]string
+	logDir      string
+	hostNetwork bool
+	nsOptions   *runtimeapi.NamespaceOption
+	handler     string
+	reservedAs  string
+	ip          netip.Addr
+	state       runtimeapi.PodSandboxState
+	createdAt   int64
+}
+
+// container is a container. Fields are guarded by Runtime.mu.
+type container struct {
+	id          string
+	sandboxID   string
+	meta        *runtimeapi.ContainerMetadata
+	image       *runtimeapi.ImageSpec
+	imageRef    string
+	command     []string
+	args        []string
+	workingDir  string
+	env         []string
+	labels      map[string]string
+	annotations map[string]string
+	logPath     string // full path, "" when the sandbox or config has none
+	stopSignal  runtimeapi.Signal
+	reservedAs  string
+	sim         simSpec
+
+	state      runtimeapi.ContainerState
+	createdAt  int64
+	startedAt  int64
+	finishedAt int64
+	exitCode   int32
+	reason     string
+	message    string
+	run        runner // nil until started
+	log        *logWriter
+}
+
+// runner is a started container's execution, process or simulated.
+type runner interface {
+	// stop asks the container to end, forcibly after timeout, and returns
+	// once it has exited and its exit is recorded, or when ctx ends.
+	stop(ctx context.Context, timeout time.Duration) error
+	// kill ends the container at once, without waiting.
+	kill()
+	// exited is closed once the exit is recorded.
+	exited() <-chan struct{}
+}
+
+// Version names the runtime.
+func (r *Runtime) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	v := r.opts.Version
+	if v == "" {
+		v = "dev"
+	}
+	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: RuntimeName, RuntimeVersion: v, RuntimeApiVersion: "v1"}, nil
+}
+
+// Status reports the runtime and its (fake) network ready.
+func (r *Runtime) Status(_ context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	resp := &runtimeapi.StatusResponse{
+		Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+			{Type: runtimeapi.RuntimeReady, Status: true},
+			{Type: runtimeapi.NetworkReady, Status: true},
+		}},
+		RuntimeHandlers: []*runtimeapi.RuntimeHandler{{Name: ""}},
+	}
+	if req.GetVerbose() {
+		resp.Info = map[string]string{"mode": string(r.opts.Mode), "fake_pod_cidr": fakePodCIDR.String()}
+	}
+	return resp, nil
+}
+
+// UpdateRuntimeConfig accepts and logs the config; crisim has no network
+// to reconfigure.
+func (r *Runtime) UpdateRuntimeConfig(_ context.Context, req *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
+	r.log.Info("runtime config update ignored", "pod_cidr", req.GetRuntimeConfig().GetNetworkConfig().GetPodCidr())
+	return &runtimeapi.UpdateRuntimeConfigResponse{}, nil
+}

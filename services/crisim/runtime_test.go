@@ -1,0 +1,327 @@
+package crisim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+func newTestRuntime(t *testing.T, opts Options) (*Runtime, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts.Registry = reg
+	r, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Shutdown)
+	return r, reg
+}
+
+func sandboxFor(t *testing.T, r *Runtime, name string) string {
+	t.Helper()
+	resp, err := r.RunPodSandbox(context.Background(), &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "ns", Uid: "uid-" + name}, LogDirectory: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.GetPodSandboxId()
+}
+
+func containerIn(t *testing.T, r *Runtime, sb, name string, cmd []string, ann map[string]string) (string, error) {
+	t.Helper()
+	if _, err := r.PullImage(context.Background(), &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "img"}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := r.CreateContainer(context.Background(), &runtimeapi.CreateContainerRequest{PodSandboxId: sb, Config: &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: name}, Image: &runtimeapi.ImageSpec{Image: "img"}, Command: cmd, Annotations: ann, LogPath: name + ".log"}})
+	return resp.GetContainerId(), err
+}
+
+func waitExited(t *testing.T, r *Runtime, id string) *runtimeapi.ContainerStatus {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := r.ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+			return resp.GetStatus()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("container %s still %s", id, resp.GetStatus().GetState())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestToGRPC(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want codes.Code
+	}{
+		{"nil is OK", nil, codes.OK},
+		{"not found", fmt.Errorf("%w: x", ErrNotFound), codes.NotFound},
+		{"reserved name", fmt.Errorf("%w: x", ErrReserved), codes.AlreadyExists},
+		{"invalid", fmt.Errorf("%w: x", ErrInvalid), codes.InvalidArgument},
+		{"failed precondition", fmt.Errorf("%w: x", ErrFailedPrecondition), codes.FailedPrecondition},
+		{"pull failed", fmt.Errorf("%w: x", ErrPullFailed), codes.NotFound},
+		{"shutting down", ErrShuttingDown, codes.Unavailable},
+		{"subscriber behind", fmt.Errorf("%w: x", ErrSubscriberBehind), codes.ResourceExhausted},
+		{"exec timeout", fmt.Errorf("%w: x", ErrTimeout), codes.DeadlineExceeded},
+		{"context deadline", context.DeadlineExceeded, codes.DeadlineExceeded},
+		{"context canceled", context.Canceled, codes.Canceled},
+		{"status passes through", status.Error(codes.Aborted, "x"), codes.Aborted},
+		{"anything else is Unknown", errors.New("boom"), codes.Unknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := status.Code(toGRPC(tc.err)); got != tc.want {
+				t.Errorf("toGRPC(%v) = %s, want %s", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+// A subscriber that stops reading is cut off with ResourceExhausted after
+// receiving what was buffered; nothing is dropped silently.
+func TestEventSubscriberFallsBehind(t *testing.T) {
+	r, reg := newTestRuntime(t, Options{Mode: ModeSimulated, EventBuffer: 2})
+	block := make(chan struct{})
+	got := 0
+	done := make(chan error, 1)
+	go func() {
+		done <- r.GetContainerEvents(context.Background(), nil, func(*runtimeapi.ContainerEventResponse) error {
+			if got == 0 {
+				<-block
+			}
+			got++
+			return nil
+		})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.events.count() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("subscriber never registered")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Each sandbox publishes two events: at most one in send plus two
+	// buffered can be absorbed, so the third sandbox overflows.
+	for i := range 3 {
+		sandboxFor(t, r, fmt.Sprintf("p%d", i))
+	}
+	close(block)
+	err := <-done
+	if !errors.Is(err, ErrSubscriberBehind) || status.Code(toGRPC(err)) != codes.ResourceExhausted {
+		t.Fatalf("stream ended with %v, want ResourceExhausted (subscriber behind)", err)
+	}
+	if got < 1 || got > 3 {
+		t.Errorf("subscriber got %d events before the cut, want 1 to 3", got)
+	}
+	if n := testutil.ToFloat64(r.metrics.eventOverflows); n != 1 {
+		t.Errorf("overflow counter = %v, want 1", n)
+	}
+	if r.events.count() != 0 {
+		t.Errorf("%d subscribers left, want 0", r.events.count())
+	}
+	if probs, err := testutil.GatherAndLint(reg); err != nil || len(probs) > 0 {
+		t.Errorf("metrics lint: %v %v", probs, err)
+	}
+}
+
+func TestProcessExitBySignal(t *testing.T) {
+	r, _ := newTestRuntime(t, Options{Mode: ModeProcess})
+	sb := sandboxFor(t, r, "sig")
+	tests := []struct {
+		name string
+		cmd  []string
+		want int32
+	}{
+		{"SIGTERM death is 143", []string{"sh", "-c", "kill -TERM $$"}, 143},
+		{"SIGKILL death is 137", []string{"sh", "-c", "kill -KILL $$"}, 137},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := containerIn(t, r, sb, strings.ReplaceAll(tc.name, " ", "-"), tc.cmd, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+				t.Fatal(err)
+			}
+			st := waitExited(t, r, id)
+			if st.GetExitCode() != tc.want || st.GetReason() != "Error" {
+				t.Errorf("exit %d %q, want %d Error", st.GetExitCode(), st.GetReason(), tc.want)
+			}
+		})
+	}
+}
+
+func TestStartWithoutCommandFails(t *testing.T) {
+	r, reg := newTestRuntime(t, Options{Mode: ModeProcess})
+	sb := sandboxFor(t, r, "nocmd")
+	id, err := containerIn(t, r, sb, "empty", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id})
+	if status.Code(toGRPC(err)) != codes.FailedPrecondition || !strings.Contains(err.Error(), "no command") {
+		t.Fatalf("start: %v, want FailedPrecondition saying there is no command", err)
+	}
+	st := waitExited(t, r, id)
+	if st.GetExitCode() != 128 || st.GetReason() != "StartError" {
+		t.Errorf("exit %d %q, want 128 StartError", st.GetExitCode(), st.GetReason())
+	}
+	want := `
+# HELP syncpod_crisim_container_exits_total Container exits by reason (Completed, Error, StartError).
+# TYPE syncpod_crisim_container_exits_total counter
+syncpod_crisim_container_exits_total{reason="StartError"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "syncpod_crisim_container_exits_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestSimulatedAnnotations(t *testing.T) {
+	r, reg := newTestRuntime(t, Options{Mode: ModeSimulated})
+	sb := sandboxFor(t, r, "sim")
+	_, err := containerIn(t, r, sb, "bad", nil, map[string]string{AnnotationExitAfter: "soon", AnnotationExitCode: "300", AnnotationIgnoreSIGTERM: "maybe"})
+	if status.Code(toGRPC(err)) != codes.InvalidArgument {
+		t.Fatalf("bad annotations: %v, want InvalidArgument", err)
+	}
+	for _, key := range []string{AnnotationExitAfter, AnnotationExitCode, AnnotationIgnoreSIGTERM} {
+		if !strings.Contains(err.Error(), strconv.Quote(key)) {
+			t.Errorf("error %q does not name %s", err, key)
+		}
+	}
+	id, err := containerIn(t, r, sb, "good", nil, map[string]string{AnnotationExitAfter: "10ms", AnnotationExitCode: "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitExited(t, r, id); st.GetExitCode() != 7 || st.GetReason() != "Error" {
+		t.Errorf("exit %d %q, want 7 Error", st.GetExitCode(), st.GetReason())
+	}
+	want := `
+# HELP syncpod_crisim_containers Containers by state (created, running, exited).
+# TYPE syncpod_crisim_containers gauge
+syncpod_crisim_containers{state="created"} 0
+syncpod_crisim_containers{state="exited"} 1
+syncpod_crisim_containers{state="running"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "syncpod_crisim_containers"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestUnpullable(t *testing.T) {
+	r, _ := newTestRuntime(t, Options{Unpullable: regexp.MustCompile(`(^|/)unpullable([:@]|$)`)})
+	tests := []struct {
+		image string
+		want  codes.Code
+	}{
+		{"example.com/unpullable:1", codes.NotFound},
+		{"unpullable", codes.NotFound},
+		{"example.com/app:1", codes.OK},
+		{"example.com/unpullable-not:1", codes.OK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.image, func(t *testing.T) {
+			_, err := r.PullImage(context.Background(), &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: tc.image}})
+			if got := status.Code(toGRPC(err)); got != tc.want {
+				t.Errorf("PullImage(%s) = %v, want %s", tc.image, err, tc.want)
+			}
+		})
+	}
+}
+
+// gone says whether pid no longer runs (absent, or a zombie nobody
+// reaped yet).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+}
+
+func TestShutdownKillsProcessGroups(t *testing.T) {
+	r, _ := newTestRuntime(t, Options{Mode: ModeProcess})
+	sb := sandboxFor(t, r, "shutdown")
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	script := fmt.Sprintf(`trap "" TERM; sleep 3600 & echo $$ $! > %s.tmp; mv %s.tmp %s; wait`, pids, pids, pids)
+	id, err := containerIn(t, r, sb, "tree", []string{"sh", "-c", script}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	deadline := time.Now().Add(10 * time.Second)
+	for b, err = os.ReadFile(pids); err != nil; b, err = os.ReadFile(pids) {
+		if time.Now().After(deadline) {
+			t.Fatal("the container never wrote its pids")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var shPID, sleepPID int
+	if _, err := fmt.Sscan(string(b), &shPID, &sleepPID); err != nil {
+		t.Fatal(err)
+	}
+	r.Shutdown()
+	for _, pid := range []int{shPID, sleepPID} {
+		deadline := time.Now().Add(10 * time.Second)
+		for !gone(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d still runs after Shutdown", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, err := r.RunPodSandbox(context.Background(), &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "late", Uid: "late"}}}); status.Code(toGRPC(err)) != codes.Unavailable {
+		t.Errorf("RunPodSandbox after Shutdown: %v, want Unavailable", err)
+	}
+}
+
+func TestValidationReportsAllProblems(t *testing.T) {
+	r, _ := newTestRuntime(t, Options{Mode: ModeSimulated})
+	_, err := r.RunPodSandbox(context.Background(), &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{}}})
+	if status.Code(toGRPC(err)) != codes.InvalidArgument || !strings.Contains(err.Error(), "config.metadata.name") || !strings.Contains(err.Error(), "config.metadata.uid") {
+		t.Errorf("RunPodSandbox(empty metadata) = %v, want InvalidArgument naming name and uid", err)
+	}
+	_, err = r.CreateContainer(context.Background(), &runtimeapi.CreateContainerRequest{Config: &runtimeapi.ContainerConfig{}})
+	for _, field := range []string{"pod_sandbox_id", "config.metadata.name", "config.image.image"} {
+		if !strings.Contains(fmt.Sprint(err), field) {
+			t.Errorf("CreateContainer(empty) = %v, want it to name %s", err, field)
+		}
+	}
+}

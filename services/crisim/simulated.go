@@ -1,0 +1,120 @@
+package crisim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// simSpec is what a simulated container's annotations ask for.
+type simSpec struct {
+	exitAfter  time.Duration
+	hasExit    bool
+	exitCode   int32
+	ignoreTerm bool
+}
+
+// parseSimSpec reads the simulated-mode annotations, reporting every bad
+// value at once.
+func parseSimSpec(ann map[string]string) (simSpec, error) {
+	var s simSpec
+	var errs []string
+	if v, ok := ann[AnnotationExitAfter]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Sprintf("config.annotations[%q]: %q is not a non-negative Go duration", AnnotationExitAfter, v))
+		}
+		s.exitAfter, s.hasExit = d, true
+	}
+	if v, ok := ann[AnnotationExitCode]; ok {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 || n > 255 {
+			errs = append(errs, fmt.Sprintf("config.annotations[%q]: %q is not an exit code 0-255", AnnotationExitCode, v))
+		}
+		s.exitCode = int32(n)
+	}
+	if v, ok := ann[AnnotationIgnoreSIGTERM]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("config.annotations[%q]: %q is not a boolean", AnnotationIgnoreSIGTERM, v))
+		}
+		s.ignoreTerm = b
+	}
+	if len(errs) > 0 {
+		return s, fmt.Errorf("%w: %s", ErrInvalid, joinLines(errs))
+	}
+	return s, nil
+}
+
+func joinLines(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += "; "
+		}
+		out += s
+	}
+	return out
+}
+
+// simRunner is a simulated container: a timer at most.
+type simRunner struct {
+	r    *Runtime
+	c    *container
+	spec simSpec
+	done chan struct{}
+	once sync.Once
+
+	mu    sync.Mutex
+	timer *time.Timer
+}
+
+// startSimulated starts c; mu is held by the caller.
+func (r *Runtime) startSimulated(c *container) *simRunner {
+	s := &simRunner{r: r, c: c, spec: c.sim, done: make(chan struct{})}
+	if s.spec.hasExit {
+		s.mu.Lock()
+		s.timer = time.AfterFunc(s.spec.exitAfter, func() { s.exit(s.spec.exitCode) })
+		s.mu.Unlock()
+	}
+	return s
+}
+
+func (s *simRunner) exit(code int32) {
+	s.once.Do(func() {
+		s.mu.Lock()
+		t := s.timer
+		s.mu.Unlock()
+		if t != nil {
+			t.Stop()
+		}
+		s.r.recordExit(s.c, code, "", "")
+		close(s.done)
+	})
+}
+
+func (s *simRunner) exited() <-chan struct{} { return s.done }
+
+func (s *simRunner) kill() { s.exit(137) }
+
+func (s *simRunner) stop(ctx context.Context, timeout time.Duration) error {
+	if !s.spec.ignoreTerm {
+		s.exit(143)
+		return nil
+	}
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case <-s.done:
+			return nil
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.exit(137)
+	return nil
+}
