@@ -104,22 +104,64 @@ func (c caller) do(ctx context.Context, op string, timeout time.Duration, fn fun
 	return err
 }
 
-// Runtime decorates a RuntimeService: the calls the executor makes get a
-// timeout, metrics and classified errors; other calls pass through.
+// Runtime decorates the calls of a RuntimeService the executor makes (it
+// satisfies RuntimeAPI): each gets a timeout, metrics and classified errors.
 type Runtime struct {
-	internalapi.RuntimeService
-	c caller
+	get func(ctx context.Context) (internalapi.RuntimeService, error)
+	c   caller
 }
 
 // NewRuntime wraps rs. m may be nil (no metrics).
 func NewRuntime(rs internalapi.RuntimeService, m *Metrics, t Timeouts) *Runtime {
-	return &Runtime{RuntimeService: rs, c: caller{m: m, t: t.orDefault()}}
+	return &Runtime{get: func(context.Context) (internalapi.RuntimeService, error) { return rs, nil }, c: caller{m: m, t: t.orDefault()}}
 }
+
+// NewLazyRuntime wraps the runtime service of conn, which connects on
+// first use; calls fail with ErrUnavailable until it does.
+func NewLazyRuntime(conn *Conn, m *Metrics, t Timeouts) *Runtime {
+	return &Runtime{get: conn.runtime, c: caller{m: m, t: t.orDefault()}}
+}
+
+// RuntimeAPI is the part of internalapi.RuntimeService the executor uses;
+// every RuntimeService (the remote client, the cri-api fakes) satisfies it.
+type RuntimeAPI interface {
+	Version(ctx context.Context, apiVersion string) (*runtimeapi.VersionResponse, error)
+	RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error)
+	StopPodSandbox(ctx context.Context, podSandboxID string) error
+	RemovePodSandbox(ctx context.Context, podSandboxID string) error
+	PodSandboxStatus(ctx context.Context, podSandboxID string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error)
+	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+	CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+	StartContainer(ctx context.Context, containerID string) error
+	StopContainer(ctx context.Context, containerID string, timeout int64) error
+	RemoveContainer(ctx context.Context, containerID string) error
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+}
+
+// ImageAPI is the part of internalapi.ImageManagerService the executor uses.
+type ImageAPI interface {
+	ListImages(ctx context.Context, filter *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error)
+	ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error)
+	PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+	RemoveImage(ctx context.Context, image *runtimeapi.ImageSpec) error
+}
+
+var (
+	_ RuntimeAPI = internalapi.RuntimeService(nil)
+	_ ImageAPI   = internalapi.ImageManagerService(nil)
+	_ RuntimeAPI = (*Runtime)(nil)
+	_ ImageAPI   = (*Images)(nil)
+)
 
 // Version calls the runtime's Version.
 func (r *Runtime) Version(ctx context.Context, apiVersion string) (resp *runtimeapi.VersionResponse, err error) {
 	err = r.c.do(ctx, OpVersion, r.c.t.Call, func(ctx context.Context) error {
-		resp, err = r.RuntimeService.Version(ctx, apiVersion)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.Version(ctx, apiVersion)
 		return err
 	})
 	return resp, err
@@ -128,7 +170,11 @@ func (r *Runtime) Version(ctx context.Context, apiVersion string) (resp *runtime
 // RunPodSandbox creates and starts a sandbox.
 func (r *Runtime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, handler string) (id string, err error) {
 	err = r.c.do(ctx, OpRunPodSandbox, r.c.t.Call, func(ctx context.Context) error {
-		id, err = r.RuntimeService.RunPodSandbox(ctx, config, handler)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		id, err = svc.RunPodSandbox(ctx, config, handler)
 		return err
 	})
 	return id, err
@@ -137,21 +183,33 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandb
 // StopPodSandbox stops a sandbox.
 func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
 	return r.c.do(ctx, OpStopPodSandbox, r.c.t.Call, func(ctx context.Context) error {
-		return r.RuntimeService.StopPodSandbox(ctx, id)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.StopPodSandbox(ctx, id)
 	})
 }
 
 // RemovePodSandbox removes a sandbox.
 func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
 	return r.c.do(ctx, OpRemovePodSandbox, r.c.t.Call, func(ctx context.Context) error {
-		return r.RuntimeService.RemovePodSandbox(ctx, id)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.RemovePodSandbox(ctx, id)
 	})
 }
 
 // PodSandboxStatus reads a sandbox's status.
 func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, verbose bool) (resp *runtimeapi.PodSandboxStatusResponse, err error) {
 	err = r.c.do(ctx, OpPodSandboxStatus, r.c.t.Call, func(ctx context.Context) error {
-		resp, err = r.RuntimeService.PodSandboxStatus(ctx, id, verbose)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.PodSandboxStatus(ctx, id, verbose)
 		return err
 	})
 	return resp, err
@@ -160,7 +218,11 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, verbose bool)
 // ListPodSandbox lists sandboxes.
 func (r *Runtime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) (out []*runtimeapi.PodSandbox, err error) {
 	err = r.c.do(ctx, OpListPodSandbox, r.c.t.Call, func(ctx context.Context) error {
-		out, err = r.RuntimeService.ListPodSandbox(ctx, filter)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		out, err = svc.ListPodSandbox(ctx, filter)
 		return err
 	})
 	return out, err
@@ -169,7 +231,11 @@ func (r *Runtime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSand
 // CreateContainer creates a container in a sandbox.
 func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (id string, err error) {
 	err = r.c.do(ctx, OpCreateContainer, r.c.t.Call, func(ctx context.Context) error {
-		id, err = r.RuntimeService.CreateContainer(ctx, sandboxID, config, sandboxConfig)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		id, err = svc.CreateContainer(ctx, sandboxID, config, sandboxConfig)
 		return err
 	})
 	return id, err
@@ -178,7 +244,11 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, config 
 // StartContainer starts a created container.
 func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	return r.c.do(ctx, OpStartContainer, r.c.t.Call, func(ctx context.Context) error {
-		return r.RuntimeService.StartContainer(ctx, id)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.StartContainer(ctx, id)
 	})
 }
 
@@ -186,21 +256,33 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 // the call may take that long on top of the call timeout.
 func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) error {
 	return r.c.do(ctx, OpStopContainer, r.c.t.Call+time.Duration(timeout)*time.Second, func(ctx context.Context) error {
-		return r.RuntimeService.StopContainer(ctx, id, timeout)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.StopContainer(ctx, id, timeout)
 	})
 }
 
 // RemoveContainer removes a container.
 func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	return r.c.do(ctx, OpRemoveContainer, r.c.t.Call, func(ctx context.Context) error {
-		return r.RuntimeService.RemoveContainer(ctx, id)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.RemoveContainer(ctx, id)
 	})
 }
 
 // ListContainers lists containers.
 func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) (out []*runtimeapi.Container, err error) {
 	err = r.c.do(ctx, OpListContainers, r.c.t.Call, func(ctx context.Context) error {
-		out, err = r.RuntimeService.ListContainers(ctx, filter)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		out, err = svc.ListContainers(ctx, filter)
 		return err
 	})
 	return out, err
@@ -209,27 +291,41 @@ func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.Contain
 // ContainerStatus reads a container's status.
 func (r *Runtime) ContainerStatus(ctx context.Context, id string, verbose bool) (resp *runtimeapi.ContainerStatusResponse, err error) {
 	err = r.c.do(ctx, OpContainerStatus, r.c.t.Call, func(ctx context.Context) error {
-		resp, err = r.RuntimeService.ContainerStatus(ctx, id, verbose)
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.ContainerStatus(ctx, id, verbose)
 		return err
 	})
 	return resp, err
 }
 
-// Images decorates an ImageManagerService like Runtime.
+// Images decorates the calls of an ImageManagerService the executor makes
+// (it satisfies ImageAPI) like Runtime.
 type Images struct {
-	internalapi.ImageManagerService
-	c caller
+	get func(ctx context.Context) (internalapi.ImageManagerService, error)
+	c   caller
 }
 
 // NewImages wraps is. m may be nil (no metrics).
 func NewImages(is internalapi.ImageManagerService, m *Metrics, t Timeouts) *Images {
-	return &Images{ImageManagerService: is, c: caller{m: m, t: t.orDefault()}}
+	return &Images{get: func(context.Context) (internalapi.ImageManagerService, error) { return is, nil }, c: caller{m: m, t: t.orDefault()}}
+}
+
+// NewLazyImages wraps the image service of conn like NewLazyRuntime.
+func NewLazyImages(conn *Conn, m *Metrics, t Timeouts) *Images {
+	return &Images{get: conn.images, c: caller{m: m, t: t.orDefault()}}
 }
 
 // ListImages lists images.
 func (i *Images) ListImages(ctx context.Context, filter *runtimeapi.ImageFilter) (out []*runtimeapi.Image, err error) {
 	err = i.c.do(ctx, OpListImages, i.c.t.Call, func(ctx context.Context) error {
-		out, err = i.ImageManagerService.ListImages(ctx, filter)
+		svc, err := i.get(ctx)
+		if err != nil {
+			return err
+		}
+		out, err = svc.ListImages(ctx, filter)
 		return err
 	})
 	return out, err
@@ -238,7 +334,11 @@ func (i *Images) ListImages(ctx context.Context, filter *runtimeapi.ImageFilter)
 // ImageStatus reads an image's status; a missing image is a nil Image.
 func (i *Images) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (resp *runtimeapi.ImageStatusResponse, err error) {
 	err = i.c.do(ctx, OpImageStatus, i.c.t.Call, func(ctx context.Context) error {
-		resp, err = i.ImageManagerService.ImageStatus(ctx, image, verbose)
+		svc, err := i.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.ImageStatus(ctx, image, verbose)
 		return err
 	})
 	return resp, err
@@ -247,7 +347,11 @@ func (i *Images) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, v
 // PullImage pulls an image, bounded by the pull timeout.
 func (i *Images) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, sandbox *runtimeapi.PodSandboxConfig) (ref string, err error) {
 	err = i.c.do(ctx, OpPullImage, i.c.t.Pull, func(ctx context.Context) error {
-		ref, err = i.ImageManagerService.PullImage(ctx, image, auth, sandbox)
+		svc, err := i.get(ctx)
+		if err != nil {
+			return err
+		}
+		ref, err = svc.PullImage(ctx, image, auth, sandbox)
 		return err
 	})
 	return ref, err
@@ -256,6 +360,10 @@ func (i *Images) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, aut
 // RemoveImage removes an image.
 func (i *Images) RemoveImage(ctx context.Context, image *runtimeapi.ImageSpec) error {
 	return i.c.do(ctx, OpRemoveImage, i.c.t.Call, func(ctx context.Context) error {
-		return i.ImageManagerService.RemoveImage(ctx, image)
+		svc, err := i.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.RemoveImage(ctx, image)
 	})
 }

@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
-	internalapi "k8s.io/cri-api/pkg/apis"
 
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
@@ -33,11 +32,12 @@ const MinGracePeriod int64 = 2
 
 // Config configures a Runner.
 type Config struct {
-	// Runtime is the CRI runtime service (wrap real ones with cri.NewRuntime
-	// so calls have timeouts and classified errors). Required.
-	Runtime internalapi.RuntimeService
-	// Images is the CRI image service. Required.
-	Images internalapi.ImageManagerService
+	// Runtime is the CRI runtime service, wrapped with cri.NewRuntime (or
+	// NewLazyRuntime) so calls have timeouts and classified errors.
+	// Required.
+	Runtime cri.RuntimeAPI
+	// Images is the CRI image service, wrapped likewise. Required.
+	Images cri.ImageAPI
 	// Backoff is the crash-loop back-off store. Required.
 	Backoff *backoff.Store
 	// Clock tells the time for back-off decisions; nil means the wall clock.
@@ -58,8 +58,8 @@ type Config struct {
 
 // Runner carries out change sets. Safe for concurrent use.
 type Runner struct {
-	rt      internalapi.RuntimeService
-	img     internalapi.ImageManagerService
+	rt      cri.RuntimeAPI
+	img     cri.ImageAPI
 	store   *backoff.Store
 	clock   backoff.Clock
 	log     *slog.Logger
