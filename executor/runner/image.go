@@ -105,7 +105,6 @@ func (p *pass) ensureImage(ctx context.Context, c *syncpodv1.Container) *imageEr
 	return nil
 }
 
-
 // memBackoff is the image pull back-off: in memory like the kubelet's
 // (client-go flowcontrol semantics, checked against the last update).
 type memBackoff struct {
