@@ -108,11 +108,10 @@ func (p *pass) ensureImage(ctx context.Context, c *syncpodv1.Container) *imageEr
 // memBackoff is the image pull back-off: in memory like the kubelet's
 // (client-go flowcontrol semantics, checked against the last update).
 type memBackoff struct {
-	mu       sync.Mutex
-	initial  time.Duration
-	max      time.Duration
-	entries  map[string]memEntry
-	lastTidy time.Time
+	mu      sync.Mutex
+	initial time.Duration
+	max     time.Duration
+	entries map[string]memEntry
 }
 
 type memEntry struct {
