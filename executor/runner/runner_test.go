@@ -616,3 +616,32 @@ func TestRemoveResources(t *testing.T) {
 		t.Fatalf("stopped sandbox removal: %v %v", resp, err)
 	}
 }
+
+func TestMetricsLint(t *testing.T) {
+	e := newEnv(t, busybox)
+	runningPod(t, e, testPod(nil, ctr("web")))
+	if err := backoff.RegisterMetrics(e.reg, e.store); err != nil {
+		t.Fatal(err)
+	}
+	probs, err := testutil.GatherAndLint(e.reg)
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("lint: %v %v", probs, err)
+	}
+	if n := testutil.ToFloat64(e.r.m.startedCtrs.WithLabelValues(typeContainer)); n != 1 {
+		t.Fatalf("started containers %v", n)
+	}
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	for _, want := range []string{"syncpod_executor_runtime_operations_total", "syncpod_executor_runtime_operations_duration_seconds",
+		"syncpod_executor_started_pods_total", "syncpod_executor_started_containers_total", "syncpod_executor_backoff_entries", "syncpod_executor_containers_in_backoff"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("metric %s missing from %v", want, names)
+		}
+	}
+}
