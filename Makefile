@@ -31,9 +31,9 @@ export PATH := $(BIN):$(PATH)
 
 .PHONY: build test test-setup test-teardown unit lint generate check-generated run bench images clean tools
 
-## build: static binaries into bin/
+## build: static binaries (every services/cmd/*) into bin/
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/cmd/,$(BINARIES))
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./services/cmd/...
 
 ## test: the whole suite (lint, generated code, every module with -race)
 test: lint check-generated

@@ -1,0 +1,278 @@
+package podworkers
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// recorder is a SyncFunc that records when each pod was synced.
+type recorder struct {
+	mu      sync.Mutex
+	calls   map[string][]time.Time
+	active  map[string]int
+	maxSeen map[string]int
+	block   chan struct{} // when non-nil, each sync waits on it
+	result  func(uid string, n int) (time.Time, error)
+}
+
+func newRecorder() *recorder {
+	return &recorder{calls: map[string][]time.Time{}, active: map[string]int{}, maxSeen: map[string]int{}}
+}
+
+func (r *recorder) sync(ctx context.Context, uid string) (time.Time, error) {
+	r.mu.Lock()
+	r.calls[uid] = append(r.calls[uid], time.Now())
+	n := len(r.calls[uid])
+	r.active[uid]++
+	r.maxSeen[uid] = max(r.maxSeen[uid], r.active[uid])
+	block := r.block
+	r.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+	}
+	r.mu.Lock()
+	r.active[uid]--
+	r.mu.Unlock()
+	if r.result != nil {
+		return r.result(uid, n)
+	}
+	return time.Time{}, nil
+}
+
+func (r *recorder) count(uid string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.calls[uid])
+}
+
+func (r *recorder) times(uid string) []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.calls[uid]...)
+}
+
+// run starts w in the bubble and returns a stop function that waits for Run.
+func run(t *testing.T, w *Workers) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	return func() { cancel(); <-done }
+}
+
+func TestTriggersWhileRunningCoalesceIntoOneFollowUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		r.block = make(chan struct{})
+		w := New(r.sync, Options{})
+		stop := run(t, w)
+		defer stop()
+
+		w.Trigger("a")
+		synctest.Wait()
+		if got := r.count("a"); got != 1 {
+			t.Fatalf("syncs after first trigger = %d, want 1", got)
+		}
+		for range 5 {
+			w.Trigger("a")
+		}
+		synctest.Wait()
+		if got := r.count("a"); got != 1 {
+			t.Fatalf("a second sync started while the first ran: %d", got)
+		}
+		close(r.block)
+		synctest.Wait()
+		if got := r.count("a"); got != 2 {
+			t.Fatalf("syncs = %d, want 2 (one coalesced follow-up)", got)
+		}
+		if r.maxSeen["a"] != 1 {
+			t.Fatalf("%d syncs of one pod ran at once", r.maxSeen["a"])
+		}
+	})
+}
+
+func TestDifferentPodsRunInParallelUpToTheBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		r.block = make(chan struct{})
+		w := New(r.sync, Options{MaxConcurrent: 2})
+		stop := run(t, w)
+		defer stop()
+		for _, uid := range []string{"a", "b", "c"} {
+			w.Trigger(uid)
+		}
+		synctest.Wait()
+		started := r.count("a") + r.count("b") + r.count("c")
+		if started != 2 {
+			t.Fatalf("%d syncs started at once, want the bound 2", started)
+		}
+		close(r.block)
+		synctest.Wait()
+		if got := r.count("a") + r.count("b") + r.count("c"); got != 3 {
+			t.Fatalf("syncs = %d, want 3", got)
+		}
+	})
+}
+
+func TestTriggerAtFiresAtTheExactInstant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		w := New(r.sync, Options{})
+		stop := run(t, w)
+		defer stop()
+		start := time.Now()
+		w.TriggerAt("a", start.Add(10*time.Second))
+		w.TriggerAt("a", start.Add(30*time.Second)) // later: ignored
+		w.TriggerAt("a", start.Add(7*time.Second))  // earlier: wins
+		if got := w.NextWake("a"); !got.Equal(start.Add(7 * time.Second)) {
+			t.Fatalf("NextWake = %v, want start+7s", got.Sub(start))
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		times := r.times("a")
+		if len(times) != 1 || !times[0].Equal(start.Add(7*time.Second)) {
+			t.Fatalf("syncs at %v, want exactly one at +7s", offsets(start, times))
+		}
+	})
+}
+
+func TestSyncResultWakeAtSchedulesTheNextSync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		start := time.Now()
+		// The first sync reports a back-off ending at +20s; later ones nothing.
+		r.result = func(uid string, n int) (time.Time, error) {
+			if n == 1 {
+				return start.Add(20 * time.Second), nil
+			}
+			return time.Time{}, nil
+		}
+		w := New(r.sync, Options{})
+		stop := run(t, w)
+		defer stop()
+		w.Trigger("a")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		got := offsets(start, r.times("a"))
+		want := []time.Duration{0, 20 * time.Second}
+		if !equalDurations(got, want) {
+			t.Fatalf("syncs at %v, want %v", got, want)
+		}
+	})
+}
+
+func TestFailedSyncsBackOffExponentiallyAndReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		r.result = func(uid string, n int) (time.Time, error) {
+			if n <= 6 {
+				return time.Time{}, errors.New("executor unavailable")
+			}
+			return time.Time{}, nil
+		}
+		w := New(r.sync, Options{ErrorBackoffInitial: time.Second, ErrorBackoffMax: 8 * time.Second})
+		stop := run(t, w)
+		defer stop()
+		start := time.Now()
+		w.Trigger("a")
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		// Retries after 1, 2, 4, 8, 8, 8 s; the 7th sync succeeds and
+		// nothing follows it: no spinning.
+		want := []time.Duration{0, 1, 3, 7, 15, 23, 31}
+		for i := range want {
+			want[i] *= time.Second
+		}
+		if got := offsets(start, r.times("a")); !equalDurations(got, want) {
+			t.Fatalf("syncs at %v, want %v", got, want)
+		}
+		// After a success the back-off starts from the initial delay again.
+		r.result = func(uid string, n int) (time.Time, error) { return time.Time{}, errors.New("again") }
+		restart := time.Now()
+		w.Trigger("a")
+		time.Sleep(1500 * time.Millisecond)
+		synctest.Wait()
+		if got := offsets(restart, r.times("a")[7:]); !equalDurations(got, []time.Duration{0, time.Second}) {
+			t.Fatalf("after reset syncs at %v, want [0s 1s]", got)
+		}
+	})
+}
+
+func TestForgetStopsTimersAndFollowUps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		w := New(r.sync, Options{})
+		stop := run(t, w)
+		defer stop()
+		w.TriggerAt("a", time.Now().Add(time.Second))
+		w.Forget("a")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if r.count("a") != 0 {
+			t.Fatalf("forgotten pod synced %d times", r.count("a"))
+		}
+		if w.Known() != 0 {
+			t.Fatalf("Known = %d after Forget", w.Known())
+		}
+	})
+}
+
+func TestTriggersBeforeRunAreKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		w := New(r.sync, Options{})
+		w.Trigger("a")
+		stop := run(t, w)
+		defer stop()
+		synctest.Wait()
+		if r.count("a") != 1 {
+			t.Fatalf("trigger before Run: %d syncs, want 1", r.count("a"))
+		}
+	})
+}
+
+func TestRunStopsCancelsSyncsAndTimers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		r.block = make(chan struct{}) // never closed: only ctx ends the sync
+		w := New(r.sync, Options{})
+		stop := run(t, w)
+		w.Trigger("a")
+		w.TriggerAt("b", time.Now().Add(time.Hour))
+		synctest.Wait()
+		stop() // returns only once the running sync saw its ctx end
+		w.Trigger("a")
+		time.Sleep(2 * time.Hour)
+		synctest.Wait()
+		if r.count("a") != 1 || r.count("b") != 0 {
+			t.Fatalf("after stop: a=%d b=%d syncs, want 1 and 0", r.count("a"), r.count("b"))
+		}
+	})
+}
+
+func offsets(start time.Time, ts []time.Time) []time.Duration {
+	out := make([]time.Duration, len(ts))
+	for i, t := range ts {
+		out[i] = t.Sub(start)
+	}
+	return out
+}
+
+func equalDurations(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

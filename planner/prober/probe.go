@@ -1,0 +1,161 @@
+package prober
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// Execer runs a command in a container (CRI ExecSync).
+type Execer interface {
+	// ExecSync runs cmd in the container and returns its exit code. An
+	// error means the command could not be run (not that it failed).
+	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (exitCode int32, err error)
+}
+
+// outcome of one probe attempt.
+type outcome int
+
+const (
+	outcomeError outcome = iota // could not probe: no result change
+	outcomeSuccess
+	outcomeFailure
+)
+
+// target is what a probe attempt needs to know about the container.
+type target struct {
+	containerID string
+	host        string // default host for tcp/http: 127.0.0.1 or the pod IP
+}
+
+// Kubernetes defaults for unset probe fields.
+const (
+	defaultTimeout          = time.Second
+	defaultPeriod           = 10 * time.Second
+	defaultSuccessThreshold = 1
+	defaultFailureThreshold = 3
+)
+
+func timeout(p *syncpodv1.Probe) time.Duration {
+	if p.GetTimeoutSeconds() > 0 {
+		return time.Duration(p.GetTimeoutSeconds()) * time.Second
+	}
+	return defaultTimeout
+}
+
+func period(p *syncpodv1.Probe) time.Duration {
+	if p.GetPeriodSeconds() > 0 {
+		return time.Duration(p.GetPeriodSeconds()) * time.Second
+	}
+	return defaultPeriod
+}
+
+func successThreshold(p *syncpodv1.Probe) int {
+	if p.GetSuccessThreshold() > 0 {
+		return int(p.GetSuccessThreshold())
+	}
+	return defaultSuccessThreshold
+}
+
+func failureThreshold(p *syncpodv1.Probe) int {
+	if p.GetFailureThreshold() > 0 {
+		return int(p.GetFailureThreshold())
+	}
+	return defaultFailureThreshold
+}
+
+// runProbe makes one attempt and says how it went, with a detail for logs.
+func runProbe(ctx context.Context, exec Execer, p *syncpodv1.Probe, t target) (outcome, string) {
+	to := timeout(p)
+	switch h := p.GetHandler().(type) {
+	case *syncpodv1.Probe_Exec:
+		if exec == nil {
+			return outcomeError, "exec probes need an Execer"
+		}
+		ctx, cancel := context.WithTimeout(ctx, to)
+		defer cancel()
+		code, err := exec.ExecSync(ctx, t.containerID, h.Exec.GetCommand(), to)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return outcomeFailure, fmt.Sprintf("command timed out after %s", to)
+		case err != nil:
+			return outcomeError, err.Error()
+		case code != 0:
+			return outcomeFailure, fmt.Sprintf("command exited with %d", code)
+		}
+		return outcomeSuccess, ""
+	case *syncpodv1.Probe_TcpSocket:
+		addr := net.JoinHostPort(hostOr(h.TcpSocket.GetHost(), t.host), strconv.Itoa(int(h.TcpSocket.GetPort())))
+		d := net.Dialer{Timeout: to}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return outcomeFailure, fmt.Sprintf("dial %s: %v", addr, err)
+		}
+		c.Close()
+		return outcomeSuccess, ""
+	case *syncpodv1.Probe_HttpGet:
+		return httpProbe(ctx, h.HttpGet, t, to)
+	}
+	return outcomeError, "probe has no handler"
+}
+
+func hostOr(host, dflt string) string {
+	if host != "" {
+		return host
+	}
+	return dflt
+}
+
+func httpProbe(ctx context.Context, g *syncpodv1.HTTPGetAction, t target, to time.Duration) (outcome, string) {
+	scheme := "http"
+	if strings.EqualFold(g.GetScheme(), "https") {
+		scheme = "https"
+	}
+	path := g.GetPath()
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	url := scheme + "://" + net.JoinHostPort(hostOr(g.GetHost(), t.host), strconv.Itoa(int(g.GetPort()))) + path
+	ctx, cancel := context.WithTimeout(ctx, to)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return outcomeError, err.Error()
+	}
+	req.Header.Set("User-Agent", "syncpod-probe")
+	for _, hd := range g.GetHttpHeaders() {
+		if strings.EqualFold(hd.GetName(), "host") {
+			req.Host = hd.GetValue()
+			continue
+		}
+		req.Header.Add(hd.GetName(), hd.GetValue())
+	}
+	client := &http.Client{
+		// Like the kubelet: certificates are not verified, and a redirect
+		// to another host counts as success without being followed.
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true},
+		CheckRedirect: func(r *http.Request, via []*http.Request) error {
+			if r.URL.Hostname() != req.URL.Hostname() || len(via) >= 10 {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		},
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return outcomeFailure, err.Error()
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode < 400 {
+		return outcomeSuccess, ""
+	}
+	return outcomeFailure, fmt.Sprintf("HTTP probe failed with status %d", resp.StatusCode)
+}

@@ -1,0 +1,428 @@
+package ctl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// fakePlanner keeps records by namespace/name and answers like the
+// planner would.
+type fakePlanner struct {
+	plannerv1.UnimplementedPlannerServiceServer
+	mu      sync.Mutex
+	records map[string]*plannerv1.PodRecord
+	planReq *plannerv1.PlanRequest
+	deleted []*plannerv1.DeletePodRequest
+}
+
+func key(ns, name string) string {
+	if ns == "" {
+		ns = "default"
+	}
+	return ns + "/" + name
+}
+
+func (f *fakePlanner) ApplyPod(_ context.Context, req *plannerv1.ApplyPodRequest) (*plannerv1.ApplyPodResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := req.GetPod()
+	if p.GetName() == "bad" {
+		return nil, status.Error(codes.InvalidArgument, "spec.containers[0].image: must not be empty")
+	}
+	k := key(p.GetNamespace(), p.GetName())
+	if old, ok := f.records[k]; ok {
+		if proto.Equal(old.GetPod().GetSpec(), p.GetSpec()) {
+			return &plannerv1.ApplyPodResponse{Pod: old.GetPod(), Result: plannerv1.ApplyResult_APPLY_RESULT_UNCHANGED}, nil
+		}
+		old.Pod = p
+		return &plannerv1.ApplyPodResponse{Pod: p, Result: plannerv1.ApplyResult_APPLY_RESULT_UPDATED}, nil
+	}
+	f.records[k] = &plannerv1.PodRecord{Pod: p}
+	return &plannerv1.ApplyPodResponse{Pod: p, Result: plannerv1.ApplyResult_APPLY_RESULT_CREATED}, nil
+}
+
+func (f *fakePlanner) ListPods(_ context.Context, req *plannerv1.ListPodsRequest) (*plannerv1.ListPodsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*plannerv1.PodRecord
+	for _, k := range sortedRecordKeys(f.records) {
+		r := f.records[k]
+		if req.GetNamespace() == "" || namespaceOf(r.GetPod()) == req.GetNamespace() {
+			out = append(out, r)
+		}
+	}
+	return &plannerv1.ListPodsResponse{Records: out}, nil
+}
+
+func sortedRecordKeys(m map[string]*plannerv1.PodRecord) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+func (f *fakePlanner) GetPod(_ context.Context, req *plannerv1.GetPodRequest) (*plannerv1.GetPodResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.records {
+		if (req.GetPod().GetUid() != "" && r.GetPod().GetUid() == req.GetPod().GetUid()) ||
+			key(req.GetPod().GetNamespace(), req.GetPod().GetName()) == key(r.GetPod().GetNamespace(), r.GetPod().GetName()) {
+			return &plannerv1.GetPodResponse{Record: r}, nil
+		}
+	}
+	return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
+}
+
+func (f *fakePlanner) DeletePod(_ context.Context, req *plannerv1.DeletePodRequest) (*plannerv1.DeletePodResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.records[key(req.GetPod().GetNamespace(), req.GetPod().GetName())]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
+	}
+	f.deleted = append(f.deleted, req)
+	return &plannerv1.DeletePodResponse{Pod: r.GetPod()}, nil
+}
+
+func (f *fakePlanner) Plan(_ context.Context, req *plannerv1.PlanRequest) (*plannerv1.PlanResponse, error) {
+	f.mu.Lock()
+	f.planReq = req
+	f.mu.Unlock()
+	a := &syncpodv1.PodActions{
+		KillPod: true, CreateSandbox: true, SandboxReason: syncpodv1.SandboxReason_SANDBOX_REASON_NO_SANDBOX,
+		KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_SANDBOX_CHANGED,
+	}
+	for _, c := range req.GetPod().GetSpec().GetContainers() {
+		a.ContainersToStart = append(a.ContainersToStart, &syncpodv1.ContainerStart{Name: c.GetName(), Reason: syncpodv1.StartReason_START_REASON_NEW_SANDBOX, Message: "container " + c.GetName() + " starts in a new sandbox"})
+	}
+	return &plannerv1.PlanResponse{Actions: a}, nil
+}
+
+type fakeExecutor struct {
+	executorv1.UnimplementedExecutorServiceServer
+	reset *executorv1.ResetBackoffRequest
+}
+
+func (f *fakeExecutor) ListBackoffs(context.Context, *executorv1.ListBackoffsRequest) (*executorv1.ListBackoffsResponse, error) {
+	return &executorv1.ListBackoffsResponse{Entries: []*executorv1.BackoffEntry{{
+		PodUid: "u-crash", PodName: "crash", ContainerName: "app", Delay: durationpb.New(40 * time.Second),
+		BackoffUntil: timestamppb.New(now.Add(25 * time.Second)),
+	}}}, nil
+}
+
+func (f *fakeExecutor) ResetBackoff(_ context.Context, req *executorv1.ResetBackoffRequest) (*executorv1.ResetBackoffResponse, error) {
+	f.reset = req
+	return &executorv1.ResetBackoffResponse{Removed: 1}, nil
+}
+
+type harness struct {
+	planner  *fakePlanner
+	executor *fakeExecutor
+	env      Env
+	out, err *bytes.Buffer
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{planner: &fakePlanner{records: map[string]*plannerv1.PodRecord{}}, executor: &fakeExecutor{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}
+	listeners := map[string]*bufconn.Listener{}
+	for addr, register := range map[string]func(*grpc.Server){
+		"planner":  func(s *grpc.Server) { plannerv1.RegisterPlannerServiceServer(s, h.planner) },
+		"executor": func(s *grpc.Server) { executorv1.RegisterExecutorServiceServer(s, h.executor) },
+	} {
+		l := bufconn.Listen(1 << 20)
+		s := grpc.NewServer()
+		register(s)
+		go func() { _ = s.Serve(l) }()
+		t.Cleanup(s.Stop)
+		listeners[addr] = l
+	}
+	h.env = Env{
+		Stdin: strings.NewReader(""), Stdout: h.out, Stderr: h.err,
+		Getenv: func(string) string { return "" },
+		Now:    func() time.Time { return now },
+		Dial: func(addr string) (grpc.ClientConnInterface, io.Closer, error) {
+			l, ok := listeners[addr]
+			if !ok {
+				return nil, nil, status.Errorf(codes.Unavailable, "no server at %s", addr)
+			}
+			conn, err := grpc.NewClient("passthrough:///"+addr,
+				grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return l.DialContext(ctx) }),
+				grpc.WithTransportCredentials(insecure.NewCredentials()))
+			return conn, conn, err
+		},
+	}
+	return h
+}
+
+func (h *harness) run(t *testing.T, args ...string) int {
+	t.Helper()
+	h.out.Reset()
+	h.err.Reset()
+	return Run(context.Background(), append([]string{"--server=planner", "--executor=executor"}, args...), h.env)
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestApplyFromDirectoryAndStdin(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "a.json", `{"name":"a","spec":{"containers":[{"name":"c","image":"busybox"}]}}`)
+	writeFile(t, dir, "b.yaml", "name: b\nspec:\n  containers:\n  - name: c\n    image: busybox\n---\nname: c\nspec:\n  containers:\n  - name: c\n    image: busybox\n")
+	writeFile(t, dir, "notes.txt", "ignored")
+	if code := h.run(t, "apply", "-f", dir); code != 0 {
+		t.Fatalf("apply exit %d: %s", code, h.err)
+	}
+	if got, want := h.out.String(), "pod/a created\npod/b created\npod/c created\n"; got != want {
+		t.Fatalf("apply output %q, want %q", got, want)
+	}
+	h.env.Stdin = strings.NewReader(`{"name":"a","spec":{"containers":[{"name":"c","image":"busybox"}]}}`)
+	if code := h.run(t, "apply", "-f", "-"); code != 0 || h.out.String() != "pod/a unchanged\n" {
+		t.Fatalf("re-apply: exit %d, %q", code, h.out)
+	}
+}
+
+func TestApplyErrors(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	tests := []struct {
+		name, file, content string
+		code                int
+		stderr              string
+	}{
+		{"server refuses", "bad.json", `{"name":"bad","spec":{"containers":[{"name":"c"}]}}`, 1, "spec.containers[0].image"},
+		{"kubernetes manifest without converter", "k.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: k\n", 2, "cannot convert Kubernetes"},
+		{"other kinds are refused", "d.yaml", "apiVersion: apps/v1\nkind: Deployment\n", 2, "only v1 Pods"},
+		{"unknown fields are refused", "u.json", `{"name":"u","spek":{}}`, 2, "not a syncpod Pod"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := writeFile(t, dir, tc.file, tc.content)
+			if code := h.run(t, "apply", "-f", f); code != tc.code || !strings.Contains(h.err.String(), tc.stderr) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, h.err, tc.code, tc.stderr)
+			}
+		})
+	}
+	if code := h.run(t, "apply"); code != 2 {
+		t.Fatalf("apply without -f: exit %d", code)
+	}
+}
+
+func TestApplyConvertsKubernetesManifests(t *testing.T) {
+	h := newHarness(t)
+	h.env.ConvertKubernetes = func(js []byte) (*syncpodv1.Pod, error) {
+		var m struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		}
+		if err := json.Unmarshal(js, &m); err != nil {
+			return nil, err
+		}
+		return &syncpodv1.Pod{Name: m.Metadata.Name}, nil
+	}
+	f := writeFile(t, t.TempDir(), "k.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube\n")
+	if code := h.run(t, "apply", "-f", f); code != 0 || h.out.String() != "pod/kube created\n" {
+		t.Fatalf("exit %d out %q err %q", code, h.out, h.err)
+	}
+}
+
+func running(name string, ready bool, restarts int32) *syncpodv1.ContainerStatus {
+	return &syncpodv1.ContainerStatus{Name: name, Ready: ready, Started: true, RestartCount: restarts,
+		State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Running{Running: &syncpodv1.ContainerStateRunning{StartedAt: timestamppb.New(now.Add(-time.Minute))}}}}
+}
+
+func waiting(name, reason string, restarts int32) *syncpodv1.ContainerStatus {
+	return &syncpodv1.ContainerStatus{Name: name, RestartCount: restarts,
+		State:                &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Waiting{Waiting: &syncpodv1.ContainerStateWaiting{Reason: reason}}},
+		LastTerminationState: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Terminated{Terminated: &syncpodv1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: timestamppb.New(now.Add(-90 * time.Second))}}}}
+}
+
+func record(name string, init, main []*syncpodv1.ContainerStatus, phase syncpodv1.PodPhase) *plannerv1.PodRecord {
+	spec := &syncpodv1.PodSpec{}
+	for _, c := range init {
+		spec.InitContainers = append(spec.InitContainers, &syncpodv1.Container{Name: c.GetName(), Image: "busybox"})
+	}
+	for _, c := range main {
+		spec.Containers = append(spec.Containers, &syncpodv1.Container{Name: c.GetName(), Image: "busybox"})
+	}
+	return &plannerv1.PodRecord{
+		Pod:    &syncpodv1.Pod{Name: name, Uid: "uid-" + name, CreationTime: timestamppb.New(now.Add(-5 * time.Minute)), Spec: spec},
+		Status: &syncpodv1.PodStatus{Phase: phase, InitContainerStatuses: init, ContainerStatuses: main},
+	}
+}
+
+func TestGetPodsTable(t *testing.T) {
+	h := newHarness(t)
+	pending := &syncpodv1.ContainerStatus{Name: "second", State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Waiting{Waiting: &syncpodv1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
+	done := &syncpodv1.ContainerStatus{Name: "first", State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Terminated{Terminated: &syncpodv1.ContainerStateTerminated{Reason: "Completed"}}}}
+	h.planner.records = map[string]*plannerv1.PodRecord{
+		"default/web":   record("web", nil, []*syncpodv1.ContainerStatus{running("a", true, 0), running("b", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING),
+		"default/crash": record("crash", nil, []*syncpodv1.ContainerStatus{waiting("app", "CrashLoopBackOff", 4)}, syncpodv1.PodPhase_POD_PHASE_RUNNING),
+		"default/init":  record("init", []*syncpodv1.ContainerStatus{done, pending}, []*syncpodv1.ContainerStatus{waiting("app", "PodInitializing", 0)}, syncpodv1.PodPhase_POD_PHASE_PENDING),
+		"default/gone":  record("gone", nil, []*syncpodv1.ContainerStatus{running("a", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING),
+		"other/x":       record("x", nil, nil, syncpodv1.PodPhase_POD_PHASE_PENDING),
+	}
+	h.planner.records["default/gone"].Pod.DeletionTime = timestamppb.New(now)
+	h.planner.records["other/x"].Pod.Namespace = "other"
+	h.planner.records["default/init"].Status.InitContainerStatuses[1].State.State = &syncpodv1.ContainerStateDetail_Running{Running: &syncpodv1.ContainerStateRunning{}}
+	if code := h.run(t, "get", "pods"); code != 0 {
+		t.Fatalf("exit %d: %s", code, h.err)
+	}
+	want := "" +
+		"NAME    READY   STATUS             RESTARTS      AGE\n" +
+		"crash   0/1     CrashLoopBackOff   4 (90s ago)   5m0s\n" +
+		"gone    1/1     Terminating        0             5m0s\n" +
+		"init    0/1     Init:1/2           0             5m0s\n" +
+		"web     2/2     Running            0             5m0s\n"
+	if h.out.String() != want {
+		t.Fatalf("table:\n%s\nwant:\n%s", h.out, want)
+	}
+	if code := h.run(t, "get", "pods", "-A", "-o", "wide"); code != 0 || !strings.Contains(h.out.String(), "NAMESPACE") || !strings.Contains(h.out.String(), "uid-x") {
+		t.Fatalf("wide all-namespaces: exit %d\n%s", code, h.out)
+	}
+	if code := h.run(t, "get", "pods", "nosuch"); code != 3 {
+		t.Fatalf("get of a missing pod: exit %d, want 3", code)
+	}
+	if code := h.run(t, "get", "pods", "web", "-o", "json"); code != 0 {
+		t.Fatalf("json: exit %d", code)
+	}
+	var decoded map[string]any
+	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || len(decoded["records"].([]any)) != 1 {
+		t.Fatalf("-o json is not one record: %v\n%s", err, h.out)
+	}
+	if code := h.run(t, "get", "nodes"); code != 2 {
+		t.Fatalf("get nodes: exit %d, want 2", code)
+	}
+}
+
+func TestDescribeShowsStatusAndEvents(t *testing.T) {
+	h := newHarness(t)
+	r := record("crash", nil, []*syncpodv1.ContainerStatus{waiting("app", "CrashLoopBackOff", 4)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	r.Events = []*syncpodv1.Event{{Type: syncpodv1.EventType_EVENT_TYPE_WARNING, Reason: "BackOff", Message: "Back-off restarting failed container app in pod crash",
+		InvolvedContainer: "app", Count: 5, FirstTime: timestamppb.New(now.Add(-3 * time.Minute)), LastTime: timestamppb.New(now.Add(-10 * time.Second))}}
+	h.planner.records["default/crash"] = r
+	if code := h.run(t, "describe", "pod", "crash"); code != 0 {
+		t.Fatalf("exit %d: %s", code, h.err)
+	}
+	for _, want := range []string{"Name:         crash", "Status:       CrashLoopBackOff", "Reason:     CrashLoopBackOff", "Last State:Terminated", "Restart Count:4", "BackOff", "10s (x5 over 3m0s)", "[app] Back-off restarting"} {
+		if !strings.Contains(h.out.String(), want) {
+			t.Errorf("describe lacks %q:\n%s", want, h.out)
+		}
+	}
+	if code := h.run(t, "describe", "pod", "nosuch"); code != 3 || !strings.Contains(h.err.String(), "NotFound") {
+		t.Fatalf("describe missing: exit %d %q", code, h.err)
+	}
+}
+
+func TestDeletePlanBackoffs(t *testing.T) {
+	h := newHarness(t)
+	h.planner.records["default/web"] = record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	if code := h.run(t, "delete", "pod", "web", "--grace-period", "5"); code != 0 || h.out.String() != "pod \"web\" deleted\n" {
+		t.Fatalf("delete: exit %d %q %q", code, h.out, h.err)
+	}
+	if g := h.planner.deleted[0].GracePeriodSeconds; g == nil || *g != 5 {
+		t.Fatalf("grace period sent = %v, want 5", g)
+	}
+	if code := h.run(t, "delete", "pod", "nosuch"); code != 3 {
+		t.Fatalf("delete missing: exit %d, want 3", code)
+	}
+
+	f := writeFile(t, t.TempDir(), "web.yaml", "name: web\nspec:\n  containers:\n  - {name: a, image: busybox}\n  - {name: b, image: busybox}\n")
+	if code := h.run(t, "plan", "-f", f); code != 0 {
+		t.Fatalf("plan: exit %d %s", code, h.err)
+	}
+	wantPlan := "1. kill the pod: stop every running container and sandbox (sandbox changed)\n" +
+		"2. create a sandbox, attempt 0 (no sandbox)\n" +
+		"3. start container a: container a starts in a new sandbox\n" +
+		"4. start container b: container b starts in a new sandbox\n"
+	if h.out.String() != wantPlan {
+		t.Fatalf("plan output:\n%s\nwant:\n%s", h.out, wantPlan)
+	}
+	if h.planner.planReq.GetObserved() != nil {
+		t.Fatal("plan without --observed sent an observed state")
+	}
+
+	if code := h.run(t, "backoffs", "list"); code != 0 || !strings.Contains(h.out.String(), "default/crash   app         40s     25s") {
+		t.Fatalf("backoffs list: exit %d\n%s", code, h.out)
+	}
+	if code := h.run(t, "backoffs", "reset", "u-crash", "app"); code != 0 || h.out.String() != "1 back-off entry cleared\n" {
+		t.Fatalf("backoffs reset: exit %d %q", code, h.out)
+	}
+	if h.executor.reset.GetPodUid() != "u-crash" || h.executor.reset.GetContainerName() != "app" {
+		t.Fatalf("reset request %v", h.executor.reset)
+	}
+}
+
+func TestLogsReadsCRIFormat(t *testing.T) {
+	h := newHarness(t)
+	r := record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.planner.records["default/web"] = r
+	root := t.TempDir()
+	dir := filepath.Join(root, "default_web_uid-web", "app")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "0.log", "2026-11-21T12:00:00.000000001Z stdout F first run\n")
+	writeFile(t, dir, "1.log", "2026-11-21T12:00:01.000000001Z stdout P hel\n2026-11-21T12:00:01.000000002Z stdout F lo\n2026-11-21T12:00:01.000000003Z stderr F oops\n")
+	if code := h.run(t, "logs", "web", "app", "--log-dir", root); code != 0 || h.out.String() != "hello\noops\n" {
+		t.Fatalf("logs: exit %d %q %q", code, h.out, h.err)
+	}
+	if code := h.run(t, "logs", "web", "app", "--log-dir", root, "--previous"); code != 0 || h.out.String() != "first run\n" {
+		t.Fatalf("logs --previous: exit %d %q", code, h.out)
+	}
+	if code := h.run(t, "logs", "web", "nosuch", "--log-dir", root); code != 3 {
+		t.Fatalf("logs of a missing container: exit %d", code)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	h := newHarness(t)
+	tests := []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{nil, 2, "Commands:"},
+		{[]string{"--help"}, 0, "Commands:"},
+		{[]string{"frobnicate"}, 2, "unknown command"},
+		{[]string{"get", "pods", "-o", "xml"}, 2, "want wide, json or yaml"},
+		{[]string{"backoffs", "reset"}, 2, "usage: backoffs reset"},
+	}
+	for _, tc := range tests {
+		h.out.Reset()
+		h.err.Reset()
+		code := Run(context.Background(), tc.args, h.env)
+		if code != tc.code || !strings.Contains(h.out.String()+h.err.String(), tc.out) {
+			t.Errorf("%v: exit %d output %q; want %d and %q", tc.args, code, h.out.String()+h.err.String(), tc.code, tc.out)
+		}
+	}
+}

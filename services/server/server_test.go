@@ -1,0 +1,257 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
+)
+
+// startServer runs a Server on loopback with random ports and returns it
+// with a client connection and a function that stops it and returns Run's
+// error.
+func startServer(t *testing.T, listen string, drain time.Duration) (*Server, *grpc.ClientConn, func() error) {
+	t.Helper()
+	s, err := New(Options{
+		Listen:          listen,
+		MetricsListen:   "127.0.0.1:0",
+		ShutdownTimeout: drain,
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Registry:        prometheus.NewRegistry(),
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(ctx) }()
+	target := "passthrough:///" + s.Addr().String()
+	if s.Addr().Network() == "unix" {
+		target = "unix://" + s.Addr().String()
+	}
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-errc:
+			return err
+		case <-time.After(drain + 10*time.Second):
+			t.Fatal("Run did not return after shutdown")
+			return nil
+		}
+	}
+	t.Cleanup(func() { conn.Close(); _ = stop() })
+	return s, conn, stop
+}
+
+func waitServing(t *testing.T, conn *grpc.ClientConn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true))
+		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("server never became SERVING: %v %v", resp, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestHealthReflectionAndMetrics(t *testing.T) {
+	s, conn, _ := startServer(t, "127.0.0.1:0", 5*time.Second)
+	waitServing(t, conn)
+
+	// Reflection lists health and reflection itself.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		t.Fatalf("reflection: %v", err)
+	}
+	if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, svc := range resp.GetListServicesResponse().GetService() {
+		names = append(names, svc.GetName())
+	}
+	joined := strings.Join(names, ",")
+	for _, want := range []string{"grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("reflection lists %v, missing %s", names, want)
+		}
+	}
+	_ = stream.CloseSend()
+
+	// A call to an unknown method is counted by the gRPC server metrics.
+	err = conn.Invoke(ctx, "/grpc.health.v1.Health/Nope", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{})
+	if status.Code(err) != codes.Unimplemented {
+		t.Fatalf("unknown method: %v", err)
+	}
+	body := scrape(t, "http://"+s.MetricsAddr().String()+"/metrics")
+	for _, want := range []string{
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="Check",grpc_service="grpc.health.v1.Health",grpc_type="unary"}`,
+		"grpc_server_handling_seconds_bucket",
+		"go_goroutines",
+		"process_start_time_seconds",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestUnixSocketAndHealthcheck(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	_, conn, stop := startServer(t, "unix://"+sock, 5*time.Second)
+	waitServing(t, conn)
+	if err := Healthcheck("unix://"+sock, 5*time.Second); err != nil {
+		t.Fatalf("Healthcheck while serving: %v", err)
+	}
+	// A second server on the same live socket must refuse to start.
+	if _, err := New(Options{Listen: "unix://" + sock, Logger: slog.Default(), Registry: prometheus.NewRegistry()}); err == nil {
+		t.Fatal("second server took over a live socket")
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if err := Healthcheck("unix://"+sock, 2*time.Second); err == nil {
+		t.Fatal("Healthcheck succeeded after stop")
+	}
+}
+
+func TestGracefulStopDrainsThenCuts(t *testing.T) {
+	var logs bytes.Buffer
+	s, err := New(Options{
+		Listen:          "127.0.0.1:0",
+		ShutdownTimeout: 300 * time.Millisecond,
+		Logger:          slog.New(slog.NewTextHandler(&logs, nil)),
+		Registry:        prometheus.NewRegistry(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(ctx) }()
+	conn, err := grpc.NewClient("passthrough:///"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	waitServing(t, conn)
+
+	// An open health Watch stream is an in-flight RPC that never ends by
+	// itself: shutdown must first report NOT_SERVING on it, then cut it once
+	// the drain times out.
+	wctx, wcancel := context.WithCancel(context.Background())
+	defer wcancel()
+	w, err := healthpb.NewHealthClient(conn).Watch(wctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("first watch status = %v, %v", r, err)
+	}
+	cancel()
+	if r, err := w.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("watch during shutdown = %v, %v; want NOT_SERVING", r, err)
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("Run returned %v after a requested shutdown", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after the drain timeout")
+	}
+	if _, err := w.Recv(); err == nil {
+		t.Fatal("watch stream survived shutdown")
+	}
+	if !strings.Contains(logs.String(), "drain timed out") {
+		t.Errorf("log does not say the drain was cut:\n%s", logs.String())
+	}
+}
+
+func TestNewRejectsBusyAddress(t *testing.T) {
+	s, _, _ := startServer(t, "127.0.0.1:0", time.Second)
+	_, err := New(Options{Listen: s.Addr().String(), Logger: slog.Default(), Registry: prometheus.NewRegistry()})
+	if err == nil || !strings.Contains(err.Error(), "listen") {
+		t.Fatalf("New on a busy port = %v, want a listen error", err)
+	}
+}
+
+func TestPanicBecomesInternal(t *testing.T) {
+	var logs bytes.Buffer
+	s, err := New(Options{
+		Listen:   "127.0.0.1:0",
+		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
+		Registry: prometheus.NewRegistry(),
+		ExtraServerOptions: []grpc.ServerOption{grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
+			panic("boom")
+		})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = s.Run(ctx) }()
+	conn, err := grpc.NewClient("passthrough:///"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	waitServing(t, conn)
+	err = conn.Invoke(ctx, "/x.v1.X/Panic", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{})
+	if status.Code(err) != codes.Internal {
+		t.Fatalf("panicking handler returned %v, want Internal", err)
+	}
+	if !strings.Contains(logs.String(), "panic in gRPC handler") {
+		t.Errorf("panic not logged:\n%s", logs.String())
+	}
+	// The server survives the panic.
+	waitServing(t, conn)
+}
