@@ -79,12 +79,10 @@ type Entry struct {
 	Delay time.Duration
 	// LastUpdate is when Delay last changed (clock time of Next).
 	LastUpdate time.Time
-	// LastExit is the newest exit time seen for the key.
-	LastExit time.Time
+	// HeldUntil is set by a Check that held a start back: the exit time
+	// plus Delay, when that start may run. Next clears it (the start ran).
+	HeldUntil time.Time
 }
-
-// Until is when the next start may run: LastExit + Delay.
-func (e Entry) Until() time.Time { return e.LastExit.Add(e.Delay) }
 
 // Config configures a Store.
 type Config struct {
@@ -219,8 +217,8 @@ type CheckResult struct {
 }
 
 // Check reports whether key is in back-off since exitedAt (the newest
-// exit's finish time; R-11.3). It records exitedAt as the entry's last
-// exit (committed) so ListBackoffs and the gauges can tell until when.
+// exit's finish time; R-11.3). When it is, it records (committed) until
+// when the start is held, so ListBackoffs and the gauges can tell.
 func (s *Store) Check(key Key, exitedAt time.Time) (CheckResult, error) {
 	now := s.cfg.Clock.Now()
 	var res CheckResult
@@ -233,15 +231,16 @@ func (s *Store) Check(key Key, exitedAt time.Time) (CheckResult, error) {
 			return nil
 		}
 		res.Delay = e.Delay
-		if now.Sub(exitedAt) < e.Delay {
-			res.InBackOff = true
-			res.Until = exitedAt.Add(e.Delay)
+		if now.Sub(exitedAt) >= e.Delay {
+			return nil
 		}
-		if !e.LastExit.Equal(exitedAt) && exitedAt.After(e.LastExit) {
-			e.LastExit = exitedAt
-			return put(tx, e)
+		res.InBackOff = true
+		res.Until = exitedAt.Add(e.Delay)
+		if e.HeldUntil.Equal(res.Until) {
+			return nil
 		}
-		return nil
+		e.HeldUntil = res.Until
+		return put(tx, e)
 	})
 	return res, err
 }
@@ -263,7 +262,7 @@ func (s *Store) Next(key Key, pod PodRef, exitedAt time.Time) (time.Duration, er
 		}
 		e.PodRef = pod
 		e.LastUpdate = now
-		e.LastExit = exitedAt
+		e.HeldUntil = time.Time{}
 		delay = e.Delay
 		return put(tx, e)
 	})
@@ -393,7 +392,7 @@ func (s *Store) GC() (int, error) {
 }
 
 // Stats counts stored entries and those currently in back-off (now before
-// LastExit + Delay and not expired), for the gauges.
+// HeldUntil), for the gauges.
 func (s *Store) Stats() (entries, inBackOff int, err error) {
 	now := s.cfg.Clock.Now()
 	all, err := s.List("")
@@ -401,7 +400,7 @@ func (s *Store) Stats() (entries, inBackOff int, err error) {
 		return 0, 0, err
 	}
 	for _, e := range all {
-		if !s.expired(e.LastExit, e.LastUpdate) && now.Before(e.Until()) {
+		if now.Before(e.HeldUntil) {
 			inBackOff++
 		}
 	}
@@ -436,7 +435,7 @@ func dropEmpty(root *bolt.Bucket, uid []byte) error {
 type record struct {
 	DelayNS      int64  `json:"delay_ns"`
 	LastUpdateNS int64  `json:"last_update_ns"`
-	LastExitNS   int64  `json:"last_exit_ns"`
+	HeldUntilNS  int64  `json:"held_until_ns,omitempty"`
 	PodName      string `json:"pod_name,omitempty"`
 	PodNamespace string `json:"pod_namespace,omitempty"`
 }
@@ -465,10 +464,14 @@ func put(tx *bolt.Tx, e Entry) error {
 	if err != nil {
 		return err
 	}
+	var held int64
+	if !e.HeldUntil.IsZero() {
+		held = e.HeldUntil.UnixNano()
+	}
 	v, err := json.Marshal(record{
 		DelayNS:      int64(e.Delay),
 		LastUpdateNS: e.LastUpdate.UnixNano(),
-		LastExitNS:   e.LastExit.UnixNano(),
+		HeldUntilNS:  held,
 		PodName:      e.Name,
 		PodNamespace: e.Namespace,
 	})
@@ -484,11 +487,14 @@ func decode(uid string, k, v []byte) (Entry, error) {
 		return Entry{}, fmt.Errorf("entry %s/%q: %w", uid, k, err)
 	}
 	name, hash, _ := bytes.Cut(k, []byte{0})
-	return Entry{
+	e := Entry{
 		Key:        Key{PodUID: uid, ContainerName: string(name), SpecHash: string(hash)},
 		PodRef:     PodRef{Name: r.PodName, Namespace: r.PodNamespace},
 		Delay:      time.Duration(r.DelayNS),
 		LastUpdate: time.Unix(0, r.LastUpdateNS),
-		LastExit:   time.Unix(0, r.LastExitNS),
-	}, nil
+	}
+	if r.HeldUntilNS != 0 {
+		e.HeldUntil = time.Unix(0, r.HeldUntilNS)
+	}
+	return e, nil
 }

@@ -247,6 +247,15 @@ func TestListResetAndMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, in, _ := st.Stats(); in != 0 {
+		t.Fatalf("in back-off right after Next: %d, want 0 (the starts ran)", in)
+	}
+	c.Step(time.Second)
+	for _, k := range keys[1:] { // three crash again and are held back
+		if res, err := st.Check(k, c.Now()); err != nil || !res.InBackOff {
+			t.Fatalf("Check %v: %+v %v", k, res, err)
+		}
+	}
 	all, _ := st.List("")
 	var got []string
 	for _, e := range all {
@@ -264,13 +273,16 @@ func TestListResetAndMetrics(t *testing.T) {
 syncpod_executor_backoff_entries 4
 # HELP syncpod_executor_containers_in_backoff Containers whose restart is currently held back by crash-loop back-off.
 # TYPE syncpod_executor_containers_in_backoff gauge
-syncpod_executor_containers_in_backoff 4
+syncpod_executor_containers_in_backoff 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Fatal(err)
 	}
 	if probs, err := testutil.GatherAndLint(reg); err != nil || len(probs) > 0 {
 		t.Fatalf("lint: %v %v", probs, err)
+	}
+	if e, _, _ := st.Get(keys[1]); !e.HeldUntil.Equal(c.Now().Add(10 * time.Second)) {
+		t.Fatalf("HeldUntil %v, want now+10s", e.HeldUntil)
 	}
 	n, err := st.Reset("a", "y")
 	if err != nil || n != 2 {

@@ -65,8 +65,8 @@ func (s *Service) ListBackoffs(_ context.Context, req *executorv1.ListBackoffsRe
 			Delay: durationpb.New(e.Delay), LastUpdate: timestamppb.New(e.LastUpdate),
 			PodName: e.Name, PodNamespace: e.Namespace,
 		}
-		if now.Before(e.Until()) {
-			be.BackoffUntil = timestamppb.New(e.Until())
+		if now.Before(e.HeldUntil) {
+			be.BackoffUntil = timestamppb.New(e.HeldUntil)
 		}
 		resp.Entries = append(resp.Entries, be)
 	}

@@ -121,8 +121,12 @@ func TestApplyActionsAndBackoffRPCs(t *testing.T) {
 	if resp.GetSandboxId() == "" || len(resp.GetSteps()) != 4 {
 		t.Fatalf("resp %v", resp)
 	}
-	if _, err := store.Next(backoff.Key{PodUID: "u1", ContainerName: "web", SpecHash: "h"}, backoff.PodRef{Name: "demo"}, time.Unix(1_700_000_000, 0)); err != nil {
+	k := backoff.Key{PodUID: "u1", ContainerName: "web", SpecHash: "h"}
+	if _, err := store.Next(k, backoff.PodRef{Name: "demo"}, time.Unix(1_700_000_000, 0)); err != nil {
 		t.Fatal(err)
+	}
+	if res, err := store.Check(k, time.Unix(1_700_000_000, 0)); err != nil || !res.InBackOff {
+		t.Fatalf("Check: %+v %v", res, err)
 	}
 	list, err := c.ListBackoffs(ctx, &executorv1.ListBackoffsRequest{PodUid: "u1"})
 	if err != nil || len(list.GetEntries()) != 1 || list.GetEntries()[0].GetDelay().AsDuration() != 10*time.Second || list.GetEntries()[0].GetBackoffUntil() == nil {
