@@ -26,8 +26,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/klog/v2"
 
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
@@ -77,6 +79,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return code
 	}
 	logger := common.Logger(stderr, fs.Name())
+	// The kubelet's CRI client logs through klog; send it to our logger.
+	klog.SetLogger(logr.FromSlogHandler(logger.Handler()))
 
 	cfg := backoff.Config{Initial: f.backoffInitial, Max: f.backoffMax, Logger: logger}
 	if f.backoffReduced {
@@ -154,7 +158,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	executorv1.RegisterExecutorServiceServer(srv.GRPC(), service.New(r, store, nil, logger))
 	logger.Info("executor ready", "cri_endpoint", f.criEndpoint, "data_dir", f.dataDir,
-		"backoff_initial", store.Config().Initial, "backoff_max", store.Config().Max)
+		"backoff_initial", store.Config().Initial.String(), "backoff_max", store.Config().Max.String())
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx) })
