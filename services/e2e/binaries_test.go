@@ -167,22 +167,47 @@ func listServices(t *testing.T, addr string) []string {
 }
 
 func TestBinariesServeHealthReflectionAndMetrics(t *testing.T) {
-	for _, tc := range []struct{ binary, service string }{
-		{"syncpod-planner", "syncpod.planner.v1.PlannerService"},
-		{"syncpod-executor", "syncpod.executor.v1.ExecutorService"},
-		{"syncpod-pleg", "syncpod.pleg.v1.PlegService"},
+	for _, tc := range []struct {
+		binary, service string
+		// args are extra flags; unhealthy: the binary has no runtime, so its
+		// health must turn NOT_SERVING (the PLEG's R-13.6).
+		args      []string
+		unhealthy bool
+	}{
+		{binary: "syncpod-planner", service: "syncpod.planner.v1.PlannerService"},
+		{binary: "syncpod-executor", service: "syncpod.executor.v1.ExecutorService"},
+		{binary: "syncpod-pleg", service: "syncpod.pleg.v1.PlegService", args: []string{"--cri-endpoint=unix:///nonexistent/syncpod-e2e-cri.sock"}, unhealthy: true},
 	} {
 		t.Run(tc.binary, func(t *testing.T) {
-			p := start(t, tc.binary)
+			p := start(t, tc.binary, tc.args...)
 			services := strings.Join(listServices(t, p.grpc), " ")
 			for _, want := range []string{tc.service, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"} {
 				if !strings.Contains(services, want) {
 					t.Errorf("reflection lists %q, missing %s", services, want)
 				}
 			}
-			hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc)
-			if out, err := hc.CombinedOutput(); err != nil || !strings.Contains(string(out), "SERVING") {
-				t.Errorf("healthcheck: %v: %s", err, out)
+			if tc.unhealthy {
+				// Without a runtime the PLEG never relists: NOT_SERVING within
+				// its health interval (1 s), the reason in the log.
+				deadline := time.Now().Add(20 * time.Second)
+				for {
+					out, err := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc).CombinedOutput()
+					if err != nil && strings.Contains(string(out), "NOT_SERVING") {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("healthcheck without a runtime: %v: %s", err, out)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				if !strings.Contains(p.output(), "pleg has yet to be successful") {
+					t.Errorf("no unhealthy reason in the log:\n%s", p.output())
+				}
+			} else {
+				hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc)
+				if out, err := hc.CombinedOutput(); err != nil || !strings.Contains(string(out), "SERVING") {
+					t.Errorf("healthcheck: %v: %s", err, out)
+				}
 			}
 			resp, err := http.Get(p.metrics)
 			if err != nil {
@@ -199,7 +224,7 @@ func TestBinariesServeHealthReflectionAndMetrics(t *testing.T) {
 			if !strings.Contains(p.output(), `"msg":"stopped"`) {
 				t.Errorf("no clean stop in the log:\n%s", p.output())
 			}
-			hc = exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc)
+			hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc)
 			if err := hc.Run(); err == nil {
 				t.Error("healthcheck succeeded against a stopped server")
 			}

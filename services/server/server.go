@@ -43,6 +43,10 @@ type Options struct {
 	Registry *prometheus.Registry
 	// ExtraServerOptions are appended to the gRPC server options.
 	ExtraServerOptions []grpc.ServerOption
+	// ServiceManagesHealth leaves the overall health status NOT_SERVING
+	// when Run starts, for services whose readiness depends on more than
+	// the server being up (the PLEG's relist): they set it themselves.
+	ServiceManagesHealth bool
 }
 
 // Options builds server options from the common flags.
@@ -157,8 +161,8 @@ func New(opts Options) (*Server, error) {
 func (s *Server) GRPC() *grpc.Server { return s.grpc }
 
 // Health is the grpc.health.v1 server. Run sets the overall status ("")
-// to SERVING at start and every status to NOT_SERVING on shutdown;
-// services may set their own.
+// to SERVING at start (unless Options.ServiceManagesHealth) and every
+// status to NOT_SERVING on shutdown; services may set their own.
 func (s *Server) Health() *health.Server { return s.health }
 
 // Addr is the gRPC listener's address (useful with port 0).
@@ -192,7 +196,9 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	if !s.opts.ServiceManagesHealth {
+		s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	}
 	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
 	if s.httpLis != nil {
 		attrs = append(attrs, "metrics", "http://"+s.httpLis.Addr().String()+"/metrics")

@@ -255,3 +255,31 @@ func TestPanicBecomesInternal(t *testing.T) {
 	// The server survives the panic.
 	waitServing(t, conn)
 }
+
+func TestServiceManagesHealth(t *testing.T) {
+	s, err := New(Options{
+		Listen:               "127.0.0.1:0",
+		Logger:               slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Registry:             prometheus.NewRegistry(),
+		ServiceManagesHealth: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = s.Run(ctx) }()
+	conn, err := grpc.NewClient("passthrough:///"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	defer ccancel()
+	resp, err := healthpb.NewHealthClient(conn).Check(cctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true))
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("health before the service says so = %v, %v; want NOT_SERVING", resp, err)
+	}
+	s.Health().SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	waitServing(t, conn)
+}

@@ -4,15 +4,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/syncpod/syncpod/pleg"
+	"github.com/syncpod/syncpod/pleg/cri"
 	"github.com/syncpod/syncpod/pleg/service"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	"github.com/syncpod/syncpod/services/server"
@@ -22,25 +28,114 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
+type plegFlags struct {
+	criEndpoint         string
+	criTimeout          time.Duration
+	relistPeriod        time.Duration
+	relistThreshold     time.Duration
+	evented             string
+	eventedRelistPeriod time.Duration
+	inspectParallelism  int
+	inspectTimeout      time.Duration
+}
+
+func registerPlegFlags(fs *flag.FlagSet) *plegFlags {
+	f := &plegFlags{}
+	fs.StringVar(&f.criEndpoint, "cri-endpoint", "unix:///run/containerd/containerd.sock", "CRI runtime endpoint")
+	fs.DurationVar(&f.criTimeout, "cri-timeout", 30*time.Second, "CRI connection timeout and per-list-call timeout")
+	fs.DurationVar(&f.relistPeriod, "relist-period", time.Second, "relist period in relist mode")
+	fs.DurationVar(&f.relistThreshold, "relist-threshold", 3*time.Minute, "health turns NOT_SERVING when the last successful relist is older than this")
+	fs.StringVar(&f.evented, "evented", pleg.EventedAuto, "use CRI GetContainerEvents: auto (when offered), on (required) or off")
+	fs.DurationVar(&f.eventedRelistPeriod, "evented-relist-period", 300*time.Second, "safety-net relist period in evented mode")
+	fs.IntVar(&f.inspectParallelism, "inspect-parallelism", 8, "pod inspections run at once")
+	fs.DurationVar(&f.inspectTimeout, "inspect-timeout", 10*time.Second, "bound on one pod's inspection")
+	return f
+}
+
+func (f *plegFlags) validate() error {
+	var errs []error
+	if _, _, err := server.SplitAddress(f.criEndpoint); err != nil {
+		errs = append(errs, fmt.Errorf("--cri-endpoint: %w", err))
+	}
+	for name, d := range map[string]time.Duration{
+		"--cri-timeout": f.criTimeout, "--relist-period": f.relistPeriod, "--relist-threshold": f.relistThreshold,
+		"--evented-relist-period": f.eventedRelistPeriod, "--inspect-timeout": f.inspectTimeout,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", name, d))
+		}
+	}
+	switch f.evented {
+	case pleg.EventedAuto, pleg.EventedOn, pleg.EventedOff:
+	default:
+		errs = append(errs, fmt.Errorf("--evented: %q is not auto, on or off", f.evented))
+	}
+	if f.inspectParallelism < 1 {
+		errs = append(errs, fmt.Errorf("--inspect-parallelism: must be at least 1, got %d", f.inspectParallelism))
+	}
+	return errors.Join(errs...)
+}
+
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("syncpod-pleg", flag.ContinueOnError)
 	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7003", MetricsListen: "127.0.0.1:9103"})
+	pf := registerPlegFlags(fs)
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
 	}
+	if err := pf.validate(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return 2
+	}
 	logger := common.Logger(stderr, fs.Name())
 	reg := prometheus.NewRegistry()
-	srv, err := server.New(common.Options(logger, reg))
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	// Connect lazily: the service starts (health NOT_SERVING, reason
+	// logged) even when the runtime is not up yet.
+	rt := cri.NewLazy(pf.criEndpoint, pf.criTimeout)
+	defer rt.Close(context.Background())
+
+	p, err := pleg.New(pleg.Options{
+		Runtime:             rt,
+		Logger:              logger,
+		Registry:            reg,
+		RelistPeriod:        pf.relistPeriod,
+		RelistThreshold:     pf.relistThreshold,
+		Evented:             pf.evented,
+		EventedRelistPeriod: pf.eventedRelistPeriod,
+		InspectParallelism:  pf.inspectParallelism,
+		InspectTimeout:      pf.inspectTimeout,
+		ListTimeout:         pf.criTimeout,
+	})
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	plegv1.RegisterPlegServiceServer(srv.GRPC(), service.New())
+	opts := common.Options(logger, reg)
+	opts.ServiceManagesHealth = true // SERVING only once a relist succeeded
+	srv, err := server.New(opts)
+	if err != nil {
+		logger.Error("cannot start", "err", err)
+		return 1
+	}
+	plegv1.RegisterPlegServiceServer(srv.GRPC(), service.New(p))
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx) })
+	g.Go(func() error { return p.Run(ctx) })
+	g.Go(func() error {
+		// The PLEG's health drives the overall status and the service's.
+		return p.RunHealth(ctx, 0, func(ok bool) {
+			st := healthpb.HealthCheckResponse_SERVING
+			if !ok {
+				st = healthpb.HealthCheckResponse_NOT_SERVING
+			}
+			srv.Health().SetServingStatus("", st)
+			srv.Health().SetServingStatus(plegv1.PlegService_ServiceDesc.ServiceName, st)
+		})
+	})
 	if err := g.Wait(); err != nil {
 		logger.Error("exiting on error", "err", err)
 		return 1

@@ -1,0 +1,178 @@
+package diff
+
+import (
+	"slices"
+
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// State is a container's (or sandbox's) state as the PLEG compares it
+// CREATED and UNKNOWN runtime states both count as Unknown, and an
+// ID missing from a snapshot is NonExistent.
+type State int
+
+// The four PLEG states.
+const (
+	NonExistent State = iota
+	Running
+	Exited
+	Unknown
+)
+
+// States lists every State, for exhaustive tests.
+var States = [...]State{NonExistent, Running, Exited, Unknown}
+
+// String is the state's name as used in golden files.
+func (s State) String() string {
+	switch s {
+	case Running:
+		return "running"
+	case Exited:
+		return "exited"
+	case Unknown:
+		return "unknown"
+	default:
+		return "non-existent"
+	}
+}
+
+// ParseState is the inverse of String.
+func ParseState(s string) (State, bool) {
+	for _, st := range States {
+		if st.String() == s {
+			return st, true
+		}
+	}
+	return NonExistent, false
+}
+
+// FromContainerState maps a CRI container state (R-13.3: CREATED and
+// UNKNOWN are unknown).
+func FromContainerState(s runtimeapi.ContainerState) State {
+	switch s {
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		return Running
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		return Exited
+	default:
+		return Unknown
+	}
+}
+
+// FromSandboxState maps a CRI sandbox state: a ready sandbox is running, a
+// not-ready one exited (sandboxes are treated as containers, R-13.3).
+func FromSandboxState(s runtimeapi.PodSandboxState) State {
+	if s == runtimeapi.PodSandboxState_SANDBOX_READY {
+		return Running
+	}
+	return Exited
+}
+
+// Entry is one container or sandbox in a pod record.
+type Entry struct {
+	// ID is the runtime's container or sandbox ID.
+	ID string
+	// State is its PLEG state.
+	State State
+	// Sandbox is true for a pod sandbox.
+	Sandbox bool
+}
+
+// Record is what one listing saw of one pod. A nil *Record is a pod the
+// listing did not see.
+type Record struct {
+	// UID is the pod's uid.
+	UID string
+	// Entries are the pod's sandboxes and containers, in any order.
+	Entries []Entry
+}
+
+// state returns the state of id in r, NonExistent when absent.
+func (r *Record) state(id string) State {
+	if r == nil {
+		return NonExistent
+	}
+	for _, e := range r.Entries {
+		if e.ID == id {
+			return e.State
+		}
+	}
+	return NonExistent
+}
+
+// IDs returns the sorted IDs of r's entries.
+func (r *Record) IDs() []string {
+	if r == nil {
+		return nil
+	}
+	ids := make([]string, 0, len(r.Entries))
+	for _, e := range r.Entries {
+		ids = append(ids, e.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Event is one computed lifecycle event.
+type Event struct {
+	// PodUID is the pod's uid.
+	PodUID string
+	// Type is the event type.
+	Type plegv1.PodLifecycleEventType
+	// ContainerID is the container or sandbox the event is about.
+	ContainerID string
+}
+
+// Transition returns the events for one container going from old to cur
+// (the table of ), CONTAINER_CHANGED included.
+func Transition(old, cur State) []plegv1.PodLifecycleEventType {
+	if old == cur {
+		return nil
+	}
+	switch cur {
+	case Running:
+		return []plegv1.PodLifecycleEventType{plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_STARTED}
+	case Exited:
+		return []plegv1.PodLifecycleEventType{plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED}
+	case Unknown:
+		return []plegv1.PodLifecycleEventType{plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_CHANGED}
+	default: // NonExistent
+		if old == Exited {
+			return []plegv1.PodLifecycleEventType{plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_REMOVED}
+		}
+		return []plegv1.PodLifecycleEventType{
+			plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED,
+			plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_REMOVED,
+		}
+	}
+}
+
+// Compute returns the events of pod uid between its previous and current
+// records (either may be nil), CONTAINER_CHANGED included. IDs are merged
+// from both records and visited in sorted order, so the result is
+// deterministic.
+func Compute(uid string, old, cur *Record) []Event {
+	ids := append(old.IDs(), cur.IDs()...)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var out []Event
+	for _, id := range ids {
+		for _, t := range Transition(old.state(id), cur.state(id)) {
+			out = append(out, Event{PodUID: uid, Type: t, ContainerID: id})
+		}
+	}
+	return out
+}
+
+// Sendable drops the events that are computed but never sent
+// (CONTAINER_CHANGED, as the kubelet does). It returns a new slice.
+func Sendable(events []Event) []Event {
+	out := make([]Event, 0, len(events))
+	for _, e := range events {
+		if e.Type != plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_CHANGED {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package pleg
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+)
+
+// Metrics are the PLEG's Prometheus metrics, after the kubelet's.
+type Metrics struct {
+	RelistDuration     prometheus.Histogram
+	RelistInterval     prometheus.Histogram
+	Events             *prometheus.CounterVec
+	Discarded          prometheus.Counter
+	Resyncs            prometheus.Counter
+	InspectionErrors   prometheus.Counter
+	RelistErrors       prometheus.Counter
+	RunningPods        prometheus.Gauge
+	RunningContainers  prometheus.Gauge
+	EventedErrors      prometheus.Counter
+	EventedConnections prometheus.Counter
+	Mode               *prometheus.GaugeVec
+}
+
+// newMetrics creates the metrics and registers them, with lastSeen (the
+// Unix time of the last successful relist) and subscribers read from
+// live state.
+func newMetrics(reg prometheus.Registerer, lastSeen, subscribers func() float64) (*Metrics, error) {
+	m := &Metrics{
+		RelistDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "syncpod_pleg_relist_duration_seconds", Help: "Duration of one relist: list, diff, inspect, publish.",
+			Buckets: prometheus.DefBuckets,
+		}),
+		RelistInterval: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "syncpod_pleg_relist_interval_seconds", Help: "Time between the starts of two relists.",
+			Buckets: prometheus.DefBuckets,
+		}),
+		Events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_pleg_events_total", Help: "Lifecycle events published, by type (CONTAINER_CHANGED counted though never sent).",
+		}, []string{"type"}),
+		Discarded: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_pleg_discarded_events_total", Help: "Events not delivered to a subscriber whose buffer was full (replaced by one RESYNC).",
+		}),
+		Resyncs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_pleg_resyncs_total", Help: "RESYNC events owed to subscribers that fell behind.",
+		}),
+		InspectionErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_pleg_inspection_errors_total", Help: "Pod inspections that failed (the pod is re-inspected next relist).",
+		}),
+		RelistErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_pleg_relist_errors_total", Help: "Relists whose list calls failed.",
+		}),
+		RunningPods: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "syncpod_pleg_running_pods", Help: "Pods with a ready sandbox at the last relist.",
+		}),
+		RunningContainers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "syncpod_pleg_running_containers", Help: "Running containers at the last relist.",
+		}),
+		EventedErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_pleg_evented_stream_errors_total", Help: "CRI container-event stream failures.",
+		}),
+		EventedConnections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_pleg_evented_stream_connections_total", Help: "CRI container-event streams established.",
+		}),
+		Mode: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "syncpod_pleg_mode", Help: "1 for the PLEG mode in use (relist or evented), 0 otherwise.",
+		}, []string{"mode"}),
+	}
+	cs := []prometheus.Collector{
+		m.RelistDuration, m.RelistInterval, m.Events, m.Discarded, m.Resyncs, m.InspectionErrors, m.RelistErrors,
+		m.RunningPods, m.RunningContainers, m.EventedErrors, m.EventedConnections, m.Mode,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "syncpod_pleg_last_seen_timestamp_seconds", Help: "Unix time of the last successful relist (0 before the first).",
+		}, lastSeen),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "syncpod_pleg_subscribers", Help: "Open Watch subscriptions.",
+		}, subscribers),
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range []plegv1.PodLifecycleEventType{
+		plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_STARTED,
+		plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED,
+		plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_REMOVED,
+		plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_POD_SYNC,
+		plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_CHANGED,
+	} {
+		m.Events.WithLabelValues(eventLabel(t))
+	}
+	return m, nil
+}
+
+// eventLabel is the metric label of an event type: CONTAINER_DIED...
+func eventLabel(t plegv1.PodLifecycleEventType) string {
+	s := t.String()
+	const p = "POD_LIFECYCLE_EVENT_TYPE_"
+	if len(s) > len(p) {
+		return s[len(p):]
+	}
+	return s
+}

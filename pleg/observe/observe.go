@@ -1,0 +1,244 @@
+package observe
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/syncpod/syncpod/pleg/diff"
+	"github.com/syncpod/syncpod/proto/crilabels"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Listing is one relist's view of one pod: the listed sandboxes and
+// containers whose PodUID label is the pod's uid.
+type Listing struct {
+	// UID is the pod's uid.
+	UID string
+	// Sandboxes are the pod's listed sandboxes.
+	Sandboxes []*runtimeapi.PodSandbox
+	// Containers are the pod's listed containers.
+	Containers []*runtimeapi.Container
+}
+
+// Group groups list results by pod uid (the PodUID label; a container
+// without it takes its sandbox's). Objects with no uid at all are skipped.
+func Group(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container) map[string]*Listing {
+	out := map[string]*Listing{}
+	get := func(uid string) *Listing {
+		l := out[uid]
+		if l == nil {
+			l = &Listing{UID: uid}
+			out[uid] = l
+		}
+		return l
+	}
+	sandboxUID := make(map[string]string, len(sandboxes))
+	for _, s := range sandboxes {
+		uid := s.GetLabels()[crilabels.PodUID]
+		if uid == "" {
+			uid = s.GetMetadata().GetUid()
+		}
+		if uid == "" {
+			continue
+		}
+		sandboxUID[s.GetId()] = uid
+		l := get(uid)
+		l.Sandboxes = append(l.Sandboxes, s)
+	}
+	for _, c := range containers {
+		uid := c.GetLabels()[crilabels.PodUID]
+		if uid == "" {
+			uid = sandboxUID[c.GetPodSandboxId()]
+		}
+		if uid == "" {
+			continue
+		}
+		l := get(uid)
+		l.Containers = append(l.Containers, c)
+	}
+	return out
+}
+
+// Record turns a listing into the pod record the diff compares.
+func (l *Listing) Record() *diff.Record {
+	if l == nil {
+		return nil
+	}
+	r := &diff.Record{UID: l.UID, Entries: make([]diff.Entry, 0, len(l.Sandboxes)+len(l.Containers))}
+	for _, s := range l.Sandboxes {
+		r.Entries = append(r.Entries, diff.Entry{ID: s.GetId(), State: diff.FromSandboxState(s.GetState()), Sandbox: true})
+	}
+	for _, c := range l.Containers {
+		r.Entries = append(r.Entries, diff.Entry{ID: c.GetId(), State: diff.FromContainerState(c.GetState())})
+	}
+	return r
+}
+
+// Running counts the listing's ready sandboxes and running containers.
+func (l *Listing) Running() (sandboxes, containers int) {
+	for _, s := range l.Sandboxes {
+		if s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+			sandboxes++
+		}
+	}
+	for _, c := range l.Containers {
+		if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			containers++
+		}
+	}
+	return sandboxes, containers
+}
+
+// nanos turns CRI nanoseconds since the epoch into a timestamp; 0 is unset.
+func nanos(n int64) *timestamppb.Timestamp {
+	if n <= 0 {
+		return nil
+	}
+	return timestamppb.New(time.Unix(0, n))
+}
+
+// Sandbox converts a sandbox status.
+func Sandbox(s *runtimeapi.PodSandboxStatus) *syncpodv1.ObservedSandbox {
+	st := syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+	if s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+		st = syncpodv1.SandboxState_SANDBOX_STATE_READY
+	}
+	return &syncpodv1.ObservedSandbox{
+		Id:          s.GetId(),
+		State:       st,
+		Attempt:     s.GetMetadata().GetAttempt(),
+		CreatedAt:   nanos(s.GetCreatedAt()),
+		Ip:          s.GetNetwork().GetIp(),
+		HostNetwork: s.GetLinux().GetNamespaces().GetOptions().GetNetwork() == runtimeapi.NamespaceMode_NODE,
+	}
+}
+
+// Container converts a container status; sandboxID is the sandbox it
+// belongs to (a container status does not carry it).
+func Container(c *runtimeapi.ContainerStatus, sandboxID string) *syncpodv1.ObservedContainer {
+	name := c.GetLabels()[crilabels.ContainerName]
+	if name == "" {
+		name = c.GetMetadata().GetName()
+	}
+	var st syncpodv1.ContainerState
+	switch c.GetState() {
+	case runtimeapi.ContainerState_CONTAINER_CREATED:
+		st = syncpodv1.ContainerState_CONTAINER_STATE_CREATED
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		st = syncpodv1.ContainerState_CONTAINER_STATE_RUNNING
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		st = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
+	default:
+		st = syncpodv1.ContainerState_CONTAINER_STATE_UNKNOWN
+	}
+	restarts, _ := strconv.ParseInt(c.GetAnnotations()[crilabels.RestartCount], 10, 32)
+	image := c.GetImage().GetImage()
+	if image == "" {
+		image = c.GetImageRef()
+	}
+	return &syncpodv1.ObservedContainer{
+		Id:           c.GetId(),
+		Name:         name,
+		State:        st,
+		ExitCode:     c.GetExitCode(),
+		Reason:       c.GetReason(),
+		Message:      c.GetMessage(),
+		SpecHash:     c.GetLabels()[crilabels.SpecHash],
+		RestartCount: int32(restarts),
+		CreatedAt:    nanos(c.GetCreatedAt()),
+		StartedAt:    nanos(c.GetStartedAt()),
+		FinishedAt:   nanos(c.GetFinishedAt()),
+		SandboxId:    sandboxID,
+		Image:        image,
+	}
+}
+
+// PodIdentity fills uid, name and namespace from a sandbox's labels and
+// metadata.
+func PodIdentity(p *syncpodv1.ObservedPod, s *runtimeapi.PodSandboxStatus) {
+	if p.Uid == "" {
+		p.Uid = s.GetLabels()[crilabels.PodUID]
+		if p.Uid == "" {
+			p.Uid = s.GetMetadata().GetUid()
+		}
+	}
+	p.Name = cmp.Or(s.GetLabels()[crilabels.PodName], s.GetMetadata().GetName(), p.Name)
+	p.Namespace = cmp.Or(s.GetLabels()[crilabels.PodNamespace], s.GetMetadata().GetNamespace(), p.Namespace)
+}
+
+// Sort orders a pod's sandboxes and containers newest first (by
+// created_at, then id for a stable order).
+func Sort(p *syncpodv1.ObservedPod) {
+	slices.SortStableFunc(p.Sandboxes, func(a, b *syncpodv1.ObservedSandbox) int {
+		return cmp.Or(b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime()), cmp.Compare(a.GetId(), b.GetId()))
+	})
+	slices.SortStableFunc(p.Containers, func(a, b *syncpodv1.ObservedContainer) int {
+		return cmp.Or(b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime()), cmp.Compare(a.GetId(), b.GetId()))
+	})
+}
+
+// Inspected is the result of inspecting one pod: the statuses of its
+// sandboxes and of its containers, each container with its sandbox id from
+// the listing.
+type Inspected struct {
+	// Sandboxes are the sandbox statuses.
+	Sandboxes []*runtimeapi.PodSandboxStatus
+	// Containers are the container statuses.
+	Containers []*runtimeapi.ContainerStatus
+	// SandboxOf maps a container id to its sandbox id.
+	SandboxOf map[string]string
+}
+
+// Pod builds the ObservedPod of uid from an inspection, stamped observedAt.
+func Pod(uid string, in Inspected, observedAt time.Time) *syncpodv1.ObservedPod {
+	p := &syncpodv1.ObservedPod{Uid: uid, ObservedAt: timestamppb.New(observedAt)}
+	for _, s := range in.Sandboxes {
+		p.Sandboxes = append(p.Sandboxes, Sandbox(s))
+	}
+	for _, c := range in.Containers {
+		p.Containers = append(p.Containers, Container(c, in.SandboxOf[c.GetId()]))
+	}
+	Sort(p)
+	// Identity from the newest sandbox.
+	var newest *runtimeapi.PodSandboxStatus
+	for _, s := range in.Sandboxes {
+		if newest == nil || s.GetCreatedAt() > newest.GetCreatedAt() {
+			newest = s
+		}
+	}
+	if newest != nil {
+		PodIdentity(p, newest)
+	}
+	return p
+}
+
+// MergeEvent applies a CRI container event to the cached status of its pod
+// (prev, nil when none) and returns the new status, stamped observedAt.
+// The event carries one sandbox's status and the statuses of that
+// sandbox's containers: they replace what prev held for that sandbox, and
+// the pod's other (older) sandboxes and their containers are kept. prev is
+// not modified.
+func MergeEvent(prev *syncpodv1.ObservedPod, ev *runtimeapi.ContainerEventResponse, observedAt time.Time) *syncpodv1.ObservedPod {
+	sb := ev.GetPodSandboxStatus()
+	var p *syncpodv1.ObservedPod
+	if prev != nil {
+		p = proto.Clone(prev).(*syncpodv1.ObservedPod)
+	} else {
+		p = &syncpodv1.ObservedPod{}
+	}
+	PodIdentity(p, sb)
+	p.ObservedAt = timestamppb.New(observedAt)
+	p.Sandboxes = slices.DeleteFunc(p.Sandboxes, func(s *syncpodv1.ObservedSandbox) bool { return s.GetId() == sb.GetId() })
+	p.Sandboxes = append(p.Sandboxes, Sandbox(sb))
+	p.Containers = slices.DeleteFunc(p.Containers, func(c *syncpodv1.ObservedContainer) bool { return c.GetSandboxId() == sb.GetId() })
+	for _, c := range ev.GetContainersStatuses() {
+		p.Containers = append(p.Containers, Container(c, sb.GetId()))
+	}
+	Sort(p)
+	return p
+}

@@ -1,0 +1,357 @@
+package pleg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/syncpod/syncpod/pleg/cache"
+	"github.com/syncpod/syncpod/pleg/diff"
+	"github.com/syncpod/syncpod/pleg/fanout"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Runtime is the part of the CRI runtime service (k8s.io/cri-api's
+// RuntimeService, e.g. the k8s.io/cri-client remote client) the PLEG
+// uses. Every call gets a context with a timeout.
+type Runtime interface {
+	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	PodSandboxStatus(ctx context.Context, podSandboxID string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error)
+	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+	GetContainerEvents(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse, established func(runtimeapi.RuntimeService_GetContainerEventsClient)) error
+}
+
+// Evented modes (the --evented flag).
+const (
+	EventedAuto = "auto" // use GetContainerEvents when the runtime offers it
+	EventedOn   = "on"   // require it: Run fails when the runtime answers Unimplemented
+	EventedOff  = "off"  // relist only
+)
+
+// Options configure a PLEG. Zero durations and counts take the defaults.
+type Options struct {
+	// Runtime is the CRI runtime. Required.
+	Runtime Runtime
+	// Logger receives the PLEG's logs. Required.
+	Logger *slog.Logger
+	// Registry receives the syncpod_pleg_* metrics. Required.
+	Registry prometheus.Registerer
+	// RelistPeriod is the relist period in relist mode (default 1 s, R-13.1).
+	RelistPeriod time.Duration
+	// RelistThreshold: unhealthy when the last successful relist is older
+	// (default 3 min, R-13.1).
+	RelistThreshold time.Duration
+	// Evented is EventedAuto (default), EventedOn or EventedOff.
+	Evented string
+	// EventedRelistPeriod is the safety-net relist period in evented mode
+	// (default 300 s, R-13.1).
+	EventedRelistPeriod time.Duration
+	// InspectParallelism bounds concurrent pod inspections (default 8).
+	InspectParallelism int
+	// InspectTimeout bounds one pod's inspection (default 10 s).
+	InspectTimeout time.Duration
+	// ListTimeout bounds each list call (default 30 s).
+	ListTimeout time.Duration
+	// EventedMaxFailures: stream failures before evented mode is given up
+	// (default 5, R-13.1).
+	EventedMaxFailures int
+	// EventedRetryDelay is the pause before re-opening a failed stream
+	// (default 1 s).
+	EventedRetryDelay time.Duration
+	// EventedConfirm: a stream that stays open this long, or delivers an
+	// event, puts the PLEG in evented mode (default 1 s). A runtime without
+	// the RPC answers Unimplemented at once, so the PLEG never claims
+	// evented mode for it.
+	EventedConfirm time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+func (o *Options) defaults() error {
+	var errs []error
+	if o.Runtime == nil {
+		errs = append(errs, errors.New("Runtime is required"))
+	}
+	if o.Logger == nil {
+		errs = append(errs, errors.New("Logger is required"))
+	}
+	if o.Registry == nil {
+		errs = append(errs, errors.New("Registry is required"))
+	}
+	switch o.Evented {
+	case "":
+		o.Evented = EventedAuto
+	case EventedAuto, EventedOn, EventedOff:
+	default:
+		errs = append(errs, fmt.Errorf("evented: %q is not auto, on or off", o.Evented))
+	}
+	def := func(d *time.Duration, v time.Duration, name string) {
+		switch {
+		case *d == 0:
+			*d = v
+		case *d < 0:
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", name, *d))
+		}
+	}
+	def(&o.RelistPeriod, time.Second, "relist period")
+	def(&o.RelistThreshold, 3*time.Minute, "relist threshold")
+	def(&o.EventedRelistPeriod, 300*time.Second, "evented relist period")
+	def(&o.InspectTimeout, 10*time.Second, "inspect timeout")
+	def(&o.ListTimeout, 30*time.Second, "list timeout")
+	def(&o.EventedRetryDelay, time.Second, "evented retry delay")
+	def(&o.EventedConfirm, time.Second, "evented confirm")
+	if o.InspectParallelism == 0 {
+		o.InspectParallelism = 8
+	}
+	if o.InspectParallelism < 0 {
+		errs = append(errs, fmt.Errorf("inspect parallelism: must be positive, got %d", o.InspectParallelism))
+	}
+	if o.EventedMaxFailures == 0 {
+		o.EventedMaxFailures = 5
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return errors.Join(errs...)
+}
+
+// SubscriberBuffer is the buffer of one Watch subscriber, in events (the
+// kubelet's event channel holds 1000, R-13.1).
+const SubscriberBuffer = 1000
+
+// PLEG is the pod lifecycle event generator. Create it with New and start
+// it with Run.
+type PLEG struct {
+	opts    Options
+	log     *slog.Logger
+	metrics *Metrics
+	cache   *cache.Cache
+	fan     *fanout.Broadcaster
+
+	mode       atomic.Int32 // plegv1.PlegMode
+	lastRelist atomic.Int64 // unix nanos of the last successful relist's start
+	kick       chan struct{}
+
+	// relistMu serialises relists; the fields below belong to the relist.
+	relistMu  sync.Mutex
+	lastStart time.Time
+	records   map[string]*diff.Record
+	reinspect map[string]bool
+}
+
+// New builds a PLEG from opts; it does not touch the runtime.
+func New(opts Options) (*PLEG, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, fmt.Errorf("pleg: %w", err)
+	}
+	p := &PLEG{
+		opts:      opts,
+		log:       opts.Logger,
+		cache:     cache.New(),
+		kick:      make(chan struct{}, 1),
+		records:   map[string]*diff.Record{},
+		reinspect: map[string]bool{},
+	}
+	var m *Metrics
+	p.fan = fanout.New(fanout.Counters{
+		Discarded: func() { m.Discarded.Inc() },
+		Resync:    func() { m.Resyncs.Inc() },
+	}, opts.Now)
+	m, err := newMetrics(opts.Registry, func() float64 {
+		n := p.lastRelist.Load()
+		if n == 0 {
+			return 0
+		}
+		return float64(n) / 1e9
+	}, func() float64 { return float64(p.fan.Subscribers()) })
+	if err != nil {
+		return nil, fmt.Errorf("pleg: metrics: %w", err)
+	}
+	p.metrics = m
+	p.setMode(plegv1.PlegMode_PLEG_MODE_RELIST)
+	return p, nil
+}
+
+// Mode is the mode in use.
+func (p *PLEG) Mode() plegv1.PlegMode { return plegv1.PlegMode(p.mode.Load()) }
+
+func (p *PLEG) setMode(m plegv1.PlegMode) {
+	old := plegv1.PlegMode(p.mode.Swap(int32(m)))
+	p.metrics.Mode.WithLabelValues("relist").Set(b2f(m == plegv1.PlegMode_PLEG_MODE_RELIST))
+	p.metrics.Mode.WithLabelValues("evented").Set(b2f(m == plegv1.PlegMode_PLEG_MODE_EVENTED))
+	if old != m {
+		p.log.Info("pleg mode", "mode", modeName(m), "relist_period", p.period().String())
+		p.kickRelist()
+	}
+}
+
+func modeName(m plegv1.PlegMode) string {
+	if m == plegv1.PlegMode_PLEG_MODE_EVENTED {
+		return "evented"
+	}
+	return "relist"
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// period is the relist period of the current mode.
+func (p *PLEG) period() time.Duration {
+	if p.Mode() == plegv1.PlegMode_PLEG_MODE_EVENTED {
+		return p.opts.EventedRelistPeriod
+	}
+	return p.opts.RelistPeriod
+}
+
+// threshold is the health threshold of the current mode: in evented mode
+// at least twice the safety-net period (10 min with the defaults, R-13.1).
+func (p *PLEG) threshold() time.Duration {
+	if p.Mode() == plegv1.PlegMode_PLEG_MODE_EVENTED {
+		return max(p.opts.RelistThreshold, 2*p.opts.EventedRelistPeriod)
+	}
+	return p.opts.RelistThreshold
+}
+
+// kickRelist asks the relist loop to relist now (and re-read its period).
+func (p *PLEG) kickRelist() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run relists immediately and then every period, and runs the evented
+// stream unless disabled, until ctx is done (then it returns nil). It
+// returns an error only when --evented=on and the runtime lacks the
+// event stream.
+func (p *PLEG) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 1)
+	if p.opts.Evented != EventedOff {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.runEvented(ctx); err != nil {
+				errc <- err
+				cancel()
+			}
+		}()
+	}
+	p.runRelist(ctx)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}
+
+func (p *PLEG) runRelist(ctx context.Context) {
+	for {
+		p.Relist(ctx)
+		t := time.NewTimer(p.period())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		case <-p.kick:
+			t.Stop()
+		}
+	}
+}
+
+// Healthy reports whether the last successful relist is recent enough
+// with the reason when it is not.
+func (p *PLEG) Healthy() (bool, string) {
+	n := p.lastRelist.Load()
+	if n == 0 {
+		return false, "pleg has yet to be successful"
+	}
+	since := p.opts.Now().Sub(time.Unix(0, n))
+	if th := p.threshold(); since > th {
+		return false, fmt.Sprintf("pleg was last seen active %s ago; threshold is %s", since.Round(time.Millisecond), th)
+	}
+	return true, ""
+}
+
+// RunHealth checks Healthy every interval (default: a tenth of the
+// threshold, between 100 ms and 1 s) and calls set with the result, every
+// time (so a status overwritten elsewhere is corrected). Transitions are
+// logged with the reason. It returns nil when ctx is done.
+func (p *PLEG) RunHealth(ctx context.Context, interval time.Duration, set func(serving bool)) error {
+	if interval <= 0 {
+		interval = min(max(p.opts.RelistThreshold/10, 100*time.Millisecond), time.Second)
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	was := true
+	first := true
+	for {
+		ok, reason := p.Healthy()
+		set(ok)
+		switch {
+		case !ok && (was || first):
+			p.log.Warn("pleg unhealthy: health NOT_SERVING", "reason", reason)
+		case ok && !was:
+			p.log.Info("pleg healthy again: health SERVING")
+		}
+		was, first = ok, false
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Subscribe opens a Watch subscription (see package fanout); the caller
+// must Close it.
+func (p *PLEG) Subscribe(podUIDs []string) *fanout.Subscription {
+	return p.fan.Subscribe(SubscriberBuffer, podUIDs)
+}
+
+// GetPodStatus waits until the cache holds a status of uid newer than
+// newerThan (zero: any), or ctx is done (its error).
+func (p *PLEG) GetPodStatus(ctx context.Context, uid string, newerThan time.Time) (*syncpodv1.ObservedPod, error) {
+	return p.cache.GetNewerThan(ctx, uid, newerThan)
+}
+
+// ListPodStatuses returns every cached status sorted by uid, the cache's
+// global timestamp and the mode.
+func (p *PLEG) ListPodStatuses() ([]*syncpodv1.ObservedPod, time.Time, plegv1.PlegMode) {
+	pods, ts := p.cache.List()
+	return pods, ts, p.Mode()
+}
+
+// publish sends events with their pod's status (nil: none) and counts
+// them; CONTAINER_CHANGED is counted but not sent.
+func (p *PLEG) publish(events []diff.Event, observed *syncpodv1.ObservedPod, at time.Time) {
+	ts := timestamppb.New(at)
+	for _, e := range events {
+		p.metrics.Events.WithLabelValues(eventLabel(e.Type)).Inc()
+		if e.Type == plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_CHANGED {
+			continue
+		}
+		p.fan.Publish(&plegv1.PodLifecycleEvent{PodUid: e.PodUID, Type: e.Type, ContainerId: e.ContainerID, Time: ts, Observed: observed})
+	}
+}
+
+// Subscribers is the number of open Watch subscriptions.
+func (p *PLEG) Subscribers() int { return p.fan.Subscribers() }

@@ -1,0 +1,388 @@
+package pleg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/syncpod/syncpod/pleg/fanout"
+	"github.com/syncpod/syncpod/pleg/plegtest"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+func newTest(t *testing.T, rt *plegtest.Runtime, mod func(*Options)) (*PLEG, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	o := Options{Runtime: rt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg, Evented: EventedOff}
+	if mod != nil {
+		mod(&o)
+	}
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, reg
+}
+
+// drain returns the queued events as "TYPE id" strings.
+func drain(s *fanout.Subscription) []string {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out []string
+	for {
+		e, err := s.Next(ctx)
+		if err != nil {
+			return out
+		}
+		out = append(out, strings.TrimPrefix(e.GetType().String(), "POD_LIFECYCLE_EVENT_TYPE_")+" "+e.GetContainerId())
+	}
+}
+
+func cached(t *testing.T, p *PLEG, uid string) *syncpodv1.ObservedPod {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	pod, err := p.GetPodStatus(ctx, uid, time.Time{})
+	if err != nil {
+		t.Fatalf("no status for %s: %v", uid, err)
+	}
+	return pod
+}
+
+// TestScriptedSequence walks one pod through start, crash, a runtime
+// error with re-inspection, and removal, checking events, cache and
+// metrics at each step.
+func TestScriptedSequence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		p, reg := newTest(t, rt, nil)
+		sub := p.Subscribe(nil)
+		defer sub.Close()
+		ctx := context.Background()
+		ns := time.Now().UnixNano()
+
+		type step struct {
+			name  string
+			do    func()
+			want  []string
+			check func(t *testing.T)
+		}
+		steps := []step{
+			{"R-13.3/start", func() {
+				rt.AddSandbox("u1", "sb1", 0, ns)
+				rt.AddContainer("sb1", "c1", "app", "hash1", 2, ns+10)
+			}, []string{"CONTAINER_STARTED c1", "CONTAINER_STARTED sb1"}, func(t *testing.T) {
+				pod := cached(t, p, "u1")
+				c := pod.GetContainers()[0]
+				if pod.GetName() != "pod-u1" || pod.GetNamespace() != "default" || !pod.GetSandboxes()[0].GetHostNetwork() ||
+					c.GetSpecHash() != "hash1" || c.GetRestartCount() != 2 || c.GetSandboxId() != "sb1" || c.GetName() != "app" ||
+					c.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+					t.Errorf("status %v", pod)
+				}
+			}},
+			{"R-13.4/no-change-no-event", func() {}, nil, nil},
+			{"R-13.3/crash", func() { rt.ExitContainer("c1", 137, "Error", ns+100) }, []string{"CONTAINER_DIED c1"}, func(t *testing.T) {
+				c := cached(t, p, "u1").GetContainers()[0]
+				if c.GetExitCode() != 137 || c.GetReason() != "Error" || c.GetFinishedAt().AsTime().UnixNano() != ns+100 {
+					t.Errorf("container %v", c)
+				}
+			}},
+			{"R-13.4/inspection-error-no-events-no-advance", func() {
+				rt.AddContainer("sb1", "c2", "app", "hash1", 3, ns+200)
+				rt.SetInspectHook(func(context.Context, string) error { return errors.New("runtime hiccup") })
+			}, nil, func(t *testing.T) {
+				if got := testutil.ToFloat64(p.metrics.InspectionErrors); got != 1 {
+					t.Errorf("inspection errors = %v", got)
+				}
+				if len(cached(t, p, "u1").GetContainers()) != 1 {
+					t.Error("cache advanced despite the failure")
+				}
+			}},
+			{"R-13.4/recovery-regenerates-events", func() { rt.SetInspectHook(nil) }, []string{"CONTAINER_STARTED c2"}, func(t *testing.T) {
+				pod := cached(t, p, "u1")
+				if len(pod.GetContainers()) != 2 || pod.GetContainers()[0].GetId() != "c2" {
+					t.Errorf("want c2 newest first: %v", pod.GetContainers())
+				}
+			}},
+			{"R-13.3/removal", func() { rt.Remove("sb1") }, []string{"CONTAINER_REMOVED c1", "CONTAINER_DIED c2", "CONTAINER_REMOVED c2", "CONTAINER_DIED sb1", "CONTAINER_REMOVED sb1"}, func(t *testing.T) {
+				if pod := cached(t, p, "u1"); pod.GetUid() != "u1" || len(pod.GetSandboxes()) != 0 {
+					t.Errorf("R-13.4: vanished pod should read empty, got %v", pod)
+				}
+				if n := p.cache.Len(); n != 0 {
+					t.Errorf("cache holds %d pods", n)
+				}
+			}},
+		}
+		for _, st := range steps {
+			st.do()
+			if !p.Relist(ctx) {
+				t.Fatalf("%s: relist failed", st.name)
+			}
+			if got := drain(sub); fmt.Sprint(got) != fmt.Sprint(st.want) {
+				t.Errorf("%s: events %v, want %v", st.name, got, st.want)
+			}
+			if st.check != nil {
+				failed := t.Failed()
+				st.check(t)
+				if !failed && t.Failed() {
+					t.Logf("step %s failed", st.name)
+				}
+			}
+			time.Sleep(time.Second) // fake time: the next relist starts later
+		}
+		if got := testutil.ToFloat64(p.metrics.Events.WithLabelValues("CONTAINER_DIED")); got != 3 {
+			t.Errorf("died events counted %v, want c1, c2, sb1", got)
+		}
+		if n, err := testutil.GatherAndCount(reg, "syncpod_pleg_relist_duration_seconds"); err != nil || n != 1 {
+			t.Errorf("relist duration histogram: %d %v", n, err)
+		}
+	})
+}
+
+// TestReinspectionWithoutEventsSendsPodSync: R-13.4, a pod marked for
+// re-inspection whose containers did not change gets one POD_SYNC.
+func TestReinspectionWithoutEventsSendsPodSync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		p, _ := newTest(t, rt, nil)
+		sub := p.Subscribe(nil)
+		defer sub.Close()
+		rt.AddSandbox("u1", "sb1", 0, 1)
+		p.Relist(context.Background())
+		drain(sub)
+		p.reinspect["u1"] = true
+		p.Relist(context.Background())
+		if got := drain(sub); fmt.Sprint(got) != "[POD_SYNC ]" {
+			t.Fatalf("got %v", got)
+		}
+	})
+}
+
+// TestHangingInspectionDoesNotStallOthers: one pod's inspection hangs; the
+// other pod's events are published while it hangs; the hanging one times
+// out, is marked for re-inspection and gets its events next relist.
+func TestHangingInspectionDoesNotStallOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		p, _ := newTest(t, rt, func(o *Options) { o.InspectTimeout = 5 * time.Second })
+		sub := p.Subscribe(nil)
+		defer sub.Close()
+		rt.AddSandbox("fast", "sbf", 0, 1)
+		rt.AddSandbox("slow", "sbs", 0, 1)
+		rt.SetInspectHook(func(ctx context.Context, id string) error {
+			if id == "sbs" {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		})
+		done := make(chan struct{})
+		go func() { p.Relist(context.Background()); close(done) }()
+		synctest.Wait() // everything blocked: the slow inspection waits for its timeout
+		select {
+		case <-done:
+			t.Fatal("relist finished before the hanging inspection timed out")
+		default:
+		}
+		if got := drain(sub); fmt.Sprint(got) != "[CONTAINER_STARTED sbf]" {
+			t.Fatalf("while slow hangs: %v", got)
+		}
+		<-done
+		if !p.reinspect["slow"] {
+			t.Fatal("slow pod not marked for re-inspection")
+		}
+		rt.SetInspectHook(nil)
+		p.Relist(context.Background())
+		if got := drain(sub); fmt.Sprint(got) != "[CONTAINER_STARTED sbs]" {
+			t.Fatalf("next relist: %v", got)
+		}
+	})
+}
+
+// TestHealth: R-13.6, never relisted is unhealthy, a stale relist is
+// unhealthy after the threshold, and a successful relist recovers.
+func TestHealth(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		p, reg := newTest(t, rt, func(o *Options) { o.RelistThreshold = 10 * time.Second })
+		if ok, why := p.Healthy(); ok || !strings.Contains(why, "yet to be successful") {
+			t.Fatalf("fresh PLEG: %v %q", ok, why)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var serving []bool
+		healthDone := make(chan struct{})
+		go func() {
+			_ = p.RunHealth(ctx, time.Second, func(ok bool) {
+				if len(serving) == 0 || serving[len(serving)-1] != ok {
+					serving = append(serving, ok)
+				}
+			})
+			close(healthDone)
+		}()
+		synctest.Wait() // first health check done before any relist
+		runDone := make(chan error)
+		go func() { runDone <- p.Run(ctx) }()
+		time.Sleep(2 * time.Second)
+		if ok, _ := p.Healthy(); !ok {
+			t.Fatal("unhealthy while relisting")
+		}
+		rt.SetListErr(errors.New("runtime down"))
+		time.Sleep(15 * time.Second)
+		ok, why := p.Healthy()
+		if ok || !strings.Contains(why, "threshold is 10s") {
+			t.Fatalf("R-13.6: stale relist: %v %q", ok, why)
+		}
+		rt.SetListErr(nil)
+		time.Sleep(2 * time.Second)
+		if ok, _ := p.Healthy(); !ok {
+			t.Fatal("did not recover")
+		}
+		cancel()
+		if err := <-runDone; err != nil {
+			t.Fatal(err)
+		}
+		<-healthDone
+		if fmt.Sprint(serving) != "[false true false true]" {
+			t.Errorf("health transitions %v", serving)
+		}
+		if n, _ := testutil.GatherAndCount(reg, "syncpod_pleg_last_seen_timestamp_seconds"); n != 1 {
+			t.Error("no last seen gauge")
+		}
+	})
+}
+
+// TestEventedMode: a runtime offering GetContainerEvents puts the PLEG in
+// evented mode; events update the cache (only when newer) and map to
+// lifecycle events; after 5 stream failures it falls back to relisting.
+func TestEventedMode(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto })
+		sub := p.Subscribe(nil)
+		defer sub.Close()
+		rt.AddSandbox("u1", "sb1", 0, 1)
+		rt.AddContainer("sb1", "c1", "app", "h", 0, 2)
+		ctx, cancel := context.WithCancel(context.Background())
+		runDone := make(chan error)
+		go func() { runDone <- p.Run(ctx) }()
+		time.Sleep(2 * time.Second)
+		if p.Mode() != plegv1.PlegMode_PLEG_MODE_EVENTED {
+			t.Fatalf("mode %v", p.Mode())
+		}
+		relists := rt.Calls("ListPodSandbox")
+		drain(sub)
+
+		at := time.Now().UnixNano()
+		rt.ExitContainer("c1", 3, "Error", at)
+		rt.Emit(rt.Event("c1", "sb1", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, at))
+		synctest.Wait()
+		if got := drain(sub); fmt.Sprint(got) != "[CONTAINER_DIED c1]" {
+			t.Fatalf("R-14.3: stopped: %v", got)
+		}
+		if c := cached(t, p, "u1").GetContainers()[0]; c.GetExitCode() != 3 {
+			t.Fatalf("R-14.2: cache not updated: %v", c)
+		}
+		// An older event is neither cached nor forwarded (R-14.2).
+		rt.Emit(rt.Event("c1", "sb1", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, at-1))
+		synctest.Wait()
+		if got := drain(sub); len(got) != 0 {
+			t.Fatalf("R-14.2: stale event forwarded: %v", got)
+		}
+		// The safety-net relist runs at the long period: no relist in 10 s.
+		time.Sleep(10 * time.Second)
+		if n := rt.Calls("ListPodSandbox"); n != relists {
+			t.Fatalf("relisted %d times in evented mode within 10s", n-relists)
+		}
+		// GetPodStatus newer-than is answered by the timestamp bump (R-14.4).
+		wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+		if _, err := p.GetPodStatus(wctx, "unknown", time.Now()); err != nil {
+			t.Fatalf("newer-than wait in evented mode: %v", err)
+		}
+		wcancel()
+
+		for range 5 {
+			synctest.Wait()
+			rt.FailStreams(errors.New("stream broke"))
+			time.Sleep(3 * time.Second)
+		}
+		synctest.Wait()
+		if p.Mode() != plegv1.PlegMode_PLEG_MODE_RELIST {
+			t.Fatalf("R-14.4: mode after 5 failures %v", p.Mode())
+		}
+		if got := testutil.ToFloat64(p.metrics.EventedErrors); got != 5 {
+			t.Fatalf("stream errors %v", got)
+		}
+		if rt.Streams() != 0 {
+			t.Fatal("a stream is still open after giving up")
+		}
+		before := rt.Calls("ListPodSandbox")
+		time.Sleep(5 * time.Second)
+		if n := rt.Calls("ListPodSandbox") - before; n < 4 {
+			t.Fatalf("R-14.4: relisting at 1s after fallback: %d relists in 5s", n)
+		}
+		cancel()
+		if err := <-runDone; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestEventedUnimplementedFallsBackQuietly: containerd 1.6 answers
+// Unimplemented: relist mode, no error counted; with --evented=on Run
+// fails instead.
+func TestEventedUnimplementedFallsBackQuietly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto })
+		ctx, cancel := context.WithCancel(context.Background())
+		runDone := make(chan error)
+		go func() { runDone <- p.Run(ctx) }()
+		time.Sleep(5 * time.Second)
+		if p.Mode() != plegv1.PlegMode_PLEG_MODE_RELIST || testutil.ToFloat64(p.metrics.EventedErrors) != 0 || rt.Calls("GetContainerEvents") != 1 {
+			t.Fatalf("mode %v errors %v calls %d", p.Mode(), testutil.ToFloat64(p.metrics.EventedErrors), rt.Calls("GetContainerEvents"))
+		}
+		if n := rt.Calls("ListPodSandbox"); n < 5 {
+			t.Fatalf("only %d relists in 5s", n)
+		}
+		cancel()
+		if err := <-runDone; err != nil {
+			t.Fatal(err)
+		}
+
+		p2, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedOn })
+		if err := p2.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "GetContainerEvents") {
+			t.Fatalf("--evented=on: %v", err)
+		}
+	})
+}
+
+func TestOptionsValidation(t *testing.T) {
+	_, err := New(Options{Evented: "maybe", RelistPeriod: -1})
+	for _, want := range []string{"Runtime is required", "Logger is required", "Registry is required", `"maybe"`, "relist period"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not mention %s", err, want)
+		}
+	}
+}
+
+func TestMetricsLint(t *testing.T) {
+	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+	_, reg := newTest(t, rt, nil)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("metric %s: %s", p.Metric, p.Text)
+	}
+}

@@ -1,0 +1,185 @@
+package pleg
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/syncpod/syncpod/pleg/diff"
+	"github.com/syncpod/syncpod/pleg/observe"
+	"github.com/syncpod/syncpod/proto/crilabels"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// inspection is one pod to inspect in a relist and, once done, its result.
+type inspection struct {
+	uid     string
+	listing *observe.Listing // nil: the pod vanished
+	events  []diff.Event
+	pod     *syncpodv1.ObservedPod
+	err     error
+}
+
+// Relist runs one relist: list, diff every pod against
+// its record, inspect the pods with events or marked for re-inspection (in
+// parallel, each bounded by the inspect timeout; each pod's result is
+// applied as soon as it is in, so a slow pod delays nobody else's events),
+// then stamp the cache with the relist's start time. It reports whether
+// the list calls succeeded.
+func (p *PLEG) Relist(ctx context.Context) bool {
+	p.relistMu.Lock()
+	defer p.relistMu.Unlock()
+	start := p.opts.Now()
+	if !p.lastStart.IsZero() {
+		p.metrics.RelistInterval.Observe(start.Sub(p.lastStart).Seconds())
+	}
+	p.lastStart = start
+	defer func() { p.metrics.RelistDuration.Observe(p.opts.Now().Sub(start).Seconds()) }()
+
+	sandboxes, containers, err := p.list(ctx)
+	if err != nil {
+		p.metrics.RelistErrors.Inc()
+		p.log.Warn("relist: listing the runtime failed", "err", err)
+		return false
+	}
+	p.lastRelist.Store(start.UnixNano())
+
+	listings := observe.Group(sandboxes, containers)
+	var runPods, runContainers int
+	for _, l := range listings {
+		s, c := l.Running()
+		if s > 0 {
+			runPods++
+		}
+		runContainers += c
+	}
+	p.metrics.RunningPods.Set(float64(runPods))
+	p.metrics.RunningContainers.Set(float64(runContainers))
+
+	uids := slices.Collect(maps.Keys(p.records))
+	for uid := range listings {
+		if _, ok := p.records[uid]; !ok {
+			uids = append(uids, uid)
+		}
+	}
+	slices.Sort(uids)
+	var todo []*inspection
+	for _, uid := range uids {
+		l := listings[uid]
+		events := diff.Compute(uid, p.records[uid], l.Record())
+		if len(events) > 0 || p.reinspect[uid] {
+			todo = append(todo, &inspection{uid: uid, listing: l, events: events})
+		}
+	}
+	p.inspectAll(ctx, todo, start)
+	p.cache.UpdateTime(start)
+	return true
+}
+
+func (p *PLEG) list(ctx context.Context) ([]*runtimeapi.PodSandbox, []*runtimeapi.Container, error) {
+	lctx, cancel := context.WithTimeout(ctx, p.opts.ListTimeout)
+	defer cancel()
+	sandboxes, err := p.opts.Runtime.ListPodSandbox(lctx, &runtimeapi.PodSandboxFilter{LabelSelector: crilabels.ManagedSelector()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("ListPodSandbox: %w", err)
+	}
+	containers, err := p.opts.Runtime.ListContainers(lctx, &runtimeapi.ContainerFilter{LabelSelector: crilabels.ManagedSelector()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("ListContainers: %w", err)
+	}
+	return sandboxes, containers, nil
+}
+
+// inspectAll inspects todo with bounded parallelism and applies each
+// result as it arrives.
+func (p *PLEG) inspectAll(ctx context.Context, todo []*inspection, start time.Time) {
+	if len(todo) == 0 {
+		return
+	}
+	results := make(chan *inspection, len(todo))
+	sem := make(chan struct{}, p.opts.InspectParallelism)
+	go func() {
+		for _, in := range todo {
+			if in.listing == nil { // vanished: nothing to read
+				results <- in
+				continue
+			}
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				in.pod, in.err = p.inspect(ctx, in.uid, in.listing, start)
+				results <- in
+			}()
+		}
+	}()
+	for range todo {
+		p.apply(<-results, start)
+	}
+}
+
+// inspect reads the full status of one pod, bounded by the inspect
+// timeout.
+func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, start time.Time) (*syncpodv1.ObservedPod, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.InspectTimeout)
+	defer cancel()
+	in := observe.Inspected{SandboxOf: make(map[string]string, len(l.Containers))}
+	for _, s := range l.Sandboxes {
+		resp, err := p.opts.Runtime.PodSandboxStatus(ctx, s.GetId(), false)
+		if err != nil {
+			return nil, fmt.Errorf("PodSandboxStatus %s: %w", s.GetId(), err)
+		}
+		in.Sandboxes = append(in.Sandboxes, resp.GetStatus())
+	}
+	for _, c := range l.Containers {
+		resp, err := p.opts.Runtime.ContainerStatus(ctx, c.GetId(), false)
+		if err != nil {
+			return nil, fmt.Errorf("ContainerStatus %s: %w", c.GetId(), err)
+		}
+		in.Containers = append(in.Containers, resp.GetStatus())
+		in.SandboxOf[c.GetId()] = c.GetPodSandboxId()
+	}
+	return observe.Pod(uid, in, start), nil
+}
+
+// apply writes one inspection into the cache and the records and
+// publishes its events.
+func (p *PLEG) apply(in *inspection, start time.Time) {
+	now := p.opts.Now()
+	if in.listing == nil {
+		p.cache.Delete(in.uid)
+		delete(p.records, in.uid)
+		delete(p.reinspect, in.uid)
+		p.publish(in.events, &syncpodv1.ObservedPod{Uid: in.uid}, now)
+		return
+	}
+	if in.err != nil {
+		p.metrics.InspectionErrors.Inc()
+		p.reinspect[in.uid] = true
+		p.log.Warn("relist: cannot inspect pod; will re-inspect and regenerate its events next relist",
+			"pod_uid", in.uid, "events", len(in.events), "err", in.err)
+		return
+	}
+	p.cache.Set(in.uid, in.pod, start)
+	delete(p.reinspect, in.uid)
+	events := in.events
+	if len(events) == 0 {
+		events = []diff.Event{{PodUID: in.uid, Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_POD_SYNC}}
+	}
+	p.records[in.uid] = in.listing.Record()
+	for _, e := range events {
+		if e.Type != plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED {
+			continue
+		}
+		for _, c := range in.pod.GetContainers() {
+			if c.GetId() == e.ContainerID {
+				p.log.Info("container died", "pod_uid", in.uid, "container_id", c.GetId(), "container", c.GetName(),
+					"exit_code", c.GetExitCode(), "reason", c.GetReason())
+			}
+		}
+	}
+	p.publish(events, in.pod, now)
+}

@@ -1,0 +1,215 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/syncpod/syncpod/pleg"
+	"github.com/syncpod/syncpod/pleg/fanout"
+	"github.com/syncpod/syncpod/pleg/plegtest"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+type harness struct {
+	rt     *plegtest.Runtime
+	p      *pleg.PLEG
+	client plegv1.PlegServiceClient
+}
+
+func start(t *testing.T) *harness {
+	t.Helper()
+	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+	p, err := pleg.New(pleg.Options{
+		Runtime: rt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(),
+		RelistPeriod: 10 * time.Millisecond, Evented: pleg.EventedOff,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = p.Run(ctx); close(done) }()
+
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	plegv1.RegisterPlegServiceServer(srv, New(p))
+	go func() { _ = srv.Serve(lis) }()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		srv.Stop()
+		cancel()
+		<-done
+	})
+	return &harness{rt: rt, p: p, client: plegv1.NewPlegServiceClient(conn)}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// waitFor polls cond with a deadline (no fixed sleeps).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestWatchFilterAndIncludeStatus(t *testing.T) {
+	h := start(t)
+	ctx := ctxT(t)
+	withStatus, err := h.client.Watch(ctx, &plegv1.WatchRequest{PodUids: []string{"u1"}, IncludeStatus: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := h.client.Watch(ctx, &plegv1.WatchRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "two subscribers", func() bool { return h.p.Subscribers() == 2 })
+	h.rt.AddSandbox("u2", "sb2", 0, 1)
+	h.rt.AddSandbox("u1", "sb1", 0, 2)
+
+	got, err := withStatus.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := got.GetEvent()
+	if ev.GetPodUid() != "u1" || ev.GetType() != plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_STARTED ||
+		ev.GetContainerId() != "sb1" || ev.GetObserved().GetSandboxes()[0].GetId() != "sb1" || ev.GetTime() == nil {
+		t.Fatalf("filtered stream got %v", ev)
+	}
+	seen := map[string]bool{}
+	for len(seen) < 2 {
+		r, err := all.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.GetEvent().GetObserved() != nil {
+			t.Fatal("status attached without include_status")
+		}
+		seen[r.GetEvent().GetPodUid()] = true
+	}
+}
+
+func TestWatchCancelFreesSubscription(t *testing.T) {
+	h := start(t)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	stream, err := h.client.Watch(ctx, &plegv1.WatchRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "subscriber", func() bool { return h.p.Subscribers() == 1 })
+	cancel()
+	if _, err := stream.Recv(); status.Code(err) != codes.Canceled {
+		t.Fatalf("recv after cancel: %v", err)
+	}
+	waitFor(t, "subscription freed", func() bool { return h.p.Subscribers() == 0 })
+}
+
+func TestGetPodStatusNewerThan(t *testing.T) {
+	h := start(t)
+	h.rt.AddSandbox("u1", "sb1", 0, 1)
+	ctx := ctxT(t)
+	// A status newer than now arrives with a later relist.
+	resp, err := h.client.GetPodStatus(ctx, &plegv1.GetPodStatusRequest{PodUid: "u1", NewerThan: timestamppb.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetObserved().GetUid() != "u1" || len(resp.GetObserved().GetSandboxes()) != 1 {
+		t.Fatalf("got %v", resp.GetObserved())
+	}
+	// A pod the runtime does not know reads as empty once the cache is newer.
+	resp, err = h.client.GetPodStatus(ctx, &plegv1.GetPodStatusRequest{PodUid: "nope", NewerThan: timestamppb.Now()})
+	if err != nil || resp.GetObserved().GetUid() != "nope" || len(resp.GetObserved().GetSandboxes()) != 0 {
+		t.Fatalf("unknown pod: %v %v", resp, err)
+	}
+	// Far in the future: the deadline ends the wait.
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = h.client.GetPodStatus(short, &plegv1.GetPodStatusRequest{PodUid: "u1", NewerThan: timestamppb.New(time.Now().Add(time.Hour))})
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("want DeadlineExceeded, got %v", err)
+	}
+}
+
+func TestListPodStatuses(t *testing.T) {
+	h := start(t)
+	h.rt.AddSandbox("b", "sb-b", 0, 1)
+	h.rt.AddSandbox("a", "sb-a", 0, 1)
+	ctx := ctxT(t)
+	if _, err := h.client.GetPodStatus(ctx, &plegv1.GetPodStatusRequest{PodUid: "b", NewerThan: timestamppb.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := h.client.ListPodStatuses(ctx, &plegv1.ListPodStatusesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.GetPods()) != 2 || resp.GetPods()[0].GetUid() != "a" || resp.GetMode() != plegv1.PlegMode_PLEG_MODE_RELIST || resp.GetCacheTimestamp() == nil {
+		t.Fatalf("got %v", resp)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	h := start(t)
+	ctx := ctxT(t)
+	stream, err := h.client.Watch(ctx, &plegv1.WatchRequest{PodUids: []string{"", "a", "a"}})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "pod_uids[0]: must not be empty") || !strings.Contains(err.Error(), `pod_uids[2]: duplicate "a"`) {
+		t.Errorf("watch: %v", err)
+	}
+	_, err = h.client.GetPodStatus(ctx, &plegv1.GetPodStatusRequest{NewerThan: &timestamppb.Timestamp{Nanos: -1}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "pod_uid: required") || !strings.Contains(err.Error(), "newer_than:") {
+		t.Errorf("get: %v", err)
+	}
+}
+
+func TestToStatus(t *testing.T) {
+	tests := []struct {
+		err  error
+		want codes.Code
+	}{
+		{nil, codes.OK},
+		{fmt.Errorf("x: %w", ErrInvalid), codes.InvalidArgument},
+		{context.DeadlineExceeded, codes.DeadlineExceeded},
+		{context.Canceled, codes.Canceled},
+		{fanout.ErrClosed, codes.Unavailable},
+		{status.Error(codes.NotFound, "x"), codes.NotFound},
+		{errors.New("boom"), codes.Internal},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
+			if got := status.Code(toStatus(tc.err)); got != tc.want {
+				t.Errorf("toStatus(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}
