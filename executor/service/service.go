@@ -1,40 +1,87 @@
-// Package service is the ExecutorService gRPC adapter: each RPC forwards to
-// the executor's core packages. RPCs whose logic has not landed yet answer
-// Unimplemented naming what is missing.
 package service
 
 import (
 	"context"
+	"log/slog"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/runner"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Service implements executorv1.ExecutorServiceServer.
 type Service struct {
 	executorv1.UnsafeExecutorServiceServer
+	runner *runner.Runner
+	store  *backoff.Store
+	clock  backoff.Clock
+	log    *slog.Logger
 }
 
-// New returns the executor service.
-func New() *Service { return &Service{} }
+// New returns the executor service over a runner and the back-off store.
+// clock nil means the wall clock; logger nil discards.
+func New(r *runner.Runner, store *backoff.Store, clock backoff.Clock, logger *slog.Logger) *Service {
+	if clock == nil {
+		clock = backoff.WallClock()
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{runner: r, store: store, clock: clock, log: logger}
+}
 
 // ApplyActions carries out a change set.
-func (s *Service) ApplyActions(context.Context, *executorv1.ApplyActionsRequest) (*executorv1.ApplyActionsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "ApplyActions: the CRI step runner has not landed yet (issue 4)")
+func (s *Service) ApplyActions(ctx context.Context, req *executorv1.ApplyActionsRequest) (*executorv1.ApplyActionsResponse, error) {
+	if err := ValidateApplyActions(req); err != nil {
+		return nil, ToGRPC(err)
+	}
+	resp, err := s.runner.ApplyActions(ctx, req.GetPod(), req.GetObserved(), req.GetActions())
+	return resp, ToGRPC(err)
 }
 
 // RemoveResources removes exited containers and stopped sandboxes.
-func (s *Service) RemoveResources(context.Context, *executorv1.RemoveResourcesRequest) (*executorv1.RemoveResourcesResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "RemoveResources: the CRI step runner has not landed yet (issue 4)")
+func (s *Service) RemoveResources(ctx context.Context, req *executorv1.RemoveResourcesRequest) (*executorv1.RemoveResourcesResponse, error) {
+	if err := ValidateRemoveResources(req); err != nil {
+		return nil, ToGRPC(err)
+	}
+	resp, err := s.runner.RemoveResources(ctx, req.GetContainerIds(), req.GetSandboxIds())
+	return resp, ToGRPC(err)
 }
 
 // ListBackoffs lists crash-loop back-off entries.
-func (s *Service) ListBackoffs(context.Context, *executorv1.ListBackoffsRequest) (*executorv1.ListBackoffsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "ListBackoffs: the back-off store has not landed yet (issue 4)")
+func (s *Service) ListBackoffs(_ context.Context, req *executorv1.ListBackoffsRequest) (*executorv1.ListBackoffsResponse, error) {
+	entries, err := s.store.List(req.GetPodUid())
+	if err != nil {
+		return nil, ToGRPC(err)
+	}
+	now := s.clock.Now()
+	resp := &executorv1.ListBackoffsResponse{}
+	for _, e := range entries {
+		be := &executorv1.BackoffEntry{
+			PodUid: e.PodUID, ContainerName: e.ContainerName, SpecHash: e.SpecHash,
+			Delay: durationpb.New(e.Delay), LastUpdate: timestamppb.New(e.LastUpdate),
+			PodName: e.Name, PodNamespace: e.Namespace,
+		}
+		if now.Before(e.HeldUntil) {
+			be.BackoffUntil = timestamppb.New(e.HeldUntil)
+		}
+		resp.Entries = append(resp.Entries, be)
+	}
+	return resp, nil
 }
 
 // ResetBackoff clears crash-loop back-off entries.
-func (s *Service) ResetBackoff(context.Context, *executorv1.ResetBackoffRequest) (*executorv1.ResetBackoffResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "ResetBackoff: the back-off store has not landed yet (issue 4)")
+func (s *Service) ResetBackoff(_ context.Context, req *executorv1.ResetBackoffRequest) (*executorv1.ResetBackoffResponse, error) {
+	if err := ValidateResetBackoff(req); err != nil {
+		return nil, ToGRPC(err)
+	}
+	n, err := s.store.Reset(req.GetPodUid(), req.GetContainerName())
+	if err != nil {
+		return nil, ToGRPC(err)
+	}
+	s.log.Info("back-off reset", "pod_uid", req.GetPodUid(), "container", req.GetContainerName(), "removed", n)
+	return &executorv1.ResetBackoffResponse{Removed: int32(n)}, nil
 }

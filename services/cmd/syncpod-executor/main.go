@@ -1,18 +1,39 @@
-// Command syncpod-executor is the executor: it applies change sets to the CRI runtime in the kubelet's SyncPod order.
-// See DESIGN.md; flags: syncpod-executor --help.
+// Command syncpod-executor is the executor: it applies change sets to the CRI runtime in the kubelet's SyncPod order,
+// with crash-loop back-off persisted in bbolt. See DESIGN.md; flags: syncpod-executor --help.
+//
+// Executor flags (each also SYNCPOD_<NAME>):
+//
+//	--cri-endpoint       CRI socket (default unix:///run/containerd/containerd.sock)
+//	--data-dir           directory of the back-off database executor.db
+//	                     (default $XDG_STATE_HOME/syncpod/executor, else ./data/executor)
+//	--backoff-initial    first crash-loop delay (default 10s)
+//	--backoff-max        largest crash-loop delay, 1s..300s (default 300s)
+//	--backoff-reduced    use the reduced 1s/60s curve (explicit initial/max win)
+//	--max-parallel-pods  pods worked on at once (default 8)
+//	--cri-timeout        timeout of each CRI call (default 2m)
+//	--image-pull-timeout timeout of an image pull (default 10m)
+//	--log-dir            root of pod log directories (default /var/log/pods)
 package main
 
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
+	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/klog/v2"
 
+	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/executor/service"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	"github.com/syncpod/syncpod/services/server"
@@ -22,25 +43,126 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
+type flags struct {
+	criEndpoint     string
+	dataDir         string
+	backoffInitial  time.Duration
+	backoffMax      time.Duration
+	backoffReduced  bool
+	maxParallelPods int
+	criTimeout      time.Duration
+	pullTimeout     time.Duration
+	logDir          string
+}
+
+func defaultDataDir(getenv func(string) string) string {
+	if x := getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "syncpod", "executor")
+	}
+	return filepath.Join("data", "executor")
+}
+
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("syncpod-executor", flag.ContinueOnError)
 	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7002", MetricsListen: "127.0.0.1:9102"})
+	var f flags
+	fs.StringVar(&f.criEndpoint, "cri-endpoint", "unix:///run/containerd/containerd.sock", "CRI runtime endpoint, unix:///path")
+	fs.StringVar(&f.dataDir, "data-dir", defaultDataDir(getenv), "directory of the crash-loop back-off database (executor.db)")
+	fs.DurationVar(&f.backoffInitial, "backoff-initial", 0, "initial crash-loop back-off delay (default 10s, 1s with --backoff-reduced)")
+	fs.DurationVar(&f.backoffMax, "backoff-max", 0, "maximum crash-loop back-off delay, 1s..300s (default 300s, 60s with --backoff-reduced)")
+	fs.BoolVar(&f.backoffReduced, "backoff-reduced", false, "use the reduced crash-loop curve (1s doubling to 60s); explicit --backoff-* values win")
+	fs.IntVar(&f.maxParallelPods, "max-parallel-pods", runner.DefaultMaxParallelPods, "how many pods are worked on at once")
+	fs.DurationVar(&f.criTimeout, "cri-timeout", cri.DefaultTimeouts.Call, "timeout of each CRI call (stops get the grace period on top)")
+	fs.DurationVar(&f.pullTimeout, "image-pull-timeout", cri.DefaultTimeouts.Pull, "timeout of an image pull")
+	fs.StringVar(&f.logDir, "log-dir", runner.DefaultLogDir, "root of the pod log directories (<ns>_<name>_<uid>/<container>/<n>.log)")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
 	}
 	logger := common.Logger(stderr, fs.Name())
+	// The kubelet's CRI client logs through klog; send it to our logger.
+	klog.SetLogger(logr.FromSlogHandler(logger.Handler()))
+
+	cfg := backoff.Config{Initial: f.backoffInitial, Max: f.backoffMax, Logger: logger}
+	if f.backoffReduced {
+		if cfg.Initial == 0 {
+			cfg.Initial = backoff.ReducedInitial
+		}
+		if cfg.Max == 0 {
+			cfg.Max = backoff.ReducedMax
+		}
+	}
+	if _, err := cfg.Normalize(); err != nil {
+		fmt.Fprintf(stderr, "--backoff-initial/--backoff-max: %v\n", err)
+		return 2
+	}
+	if f.maxParallelPods < 1 {
+		fmt.Fprintln(stderr, "--max-parallel-pods: must be at least 1")
+		return 2
+	}
+	if f.criTimeout <= 0 || f.pullTimeout <= 0 {
+		fmt.Fprintln(stderr, "--cri-timeout and --image-pull-timeout must be positive")
+		return 2
+	}
+	if err := os.MkdirAll(f.dataDir, 0o700); err != nil {
+		logger.Error("cannot create data dir", "data_dir", f.dataDir, "err", err)
+		return 1
+	}
+	store, err := backoff.Open(filepath.Join(f.dataDir, "executor.db"), cfg)
+	if err != nil {
+		logger.Error("cannot open back-off store", "err", err)
+		return 1
+	}
+	defer store.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	// The runtime is dialled on first use, so the executor serves (and
+	// answers Unavailable) while the runtime is still coming up.
+	conn := cri.NewConn(f.criEndpoint, f.criTimeout, logger)
+	defer conn.Close()
+
 	reg := prometheus.NewRegistry()
+	criMetrics, err := cri.NewMetrics(reg)
+	if err != nil {
+		logger.Error("metrics", "err", err)
+		return 1
+	}
+	runMetrics, err := runner.NewMetrics(reg)
+	if err != nil {
+		logger.Error("metrics", "err", err)
+		return 1
+	}
+	if err := backoff.RegisterMetrics(reg, store); err != nil {
+		logger.Error("metrics", "err", err)
+		return 1
+	}
+	timeouts := cri.Timeouts{Call: f.criTimeout, Pull: f.pullTimeout}
+	r, err := runner.New(runner.Config{
+		Runtime:         cri.NewLazyRuntime(conn, criMetrics, timeouts),
+		Images:          cri.NewLazyImages(conn, criMetrics, timeouts),
+		Backoff:         store,
+		Logger:          logger,
+		Metrics:         runMetrics,
+		LogDir:          f.logDir,
+		MaxParallelPods: f.maxParallelPods,
+	})
+	if err != nil {
+		logger.Error("cannot build the runner", "err", err)
+		return 1
+	}
 	srv, err := server.New(common.Options(logger, reg))
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	executorv1.RegisterExecutorServiceServer(srv.GRPC(), service.New())
+	executorv1.RegisterExecutorServiceServer(srv.GRPC(), service.New(r, store, nil, logger))
+	logger.Info("executor ready", "cri_endpoint", f.criEndpoint, "data_dir", f.dataDir,
+		"backoff_initial", store.Config().Initial.String(), "backoff_max", store.Config().Max.String())
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx) })
+	g.Go(func() error { return store.Run(ctx) })
 	if err := g.Wait(); err != nil {
 		logger.Error("exiting on error", "err", err)
 		return 1

@@ -1,0 +1,33 @@
+// Package backoff is the executor's crash-loop back-off store, persisted in
+// bbolt so that a crash loop keeps its delay across executor restarts (the
+// kubelet forgets it; DESIGN.md). It is the only package that opens the
+// executor's database.
+//
+// Semantics are those of client-go's flowcontrol.Backoff as the kubelet uses
+// it (rules ), keyed by (pod uid, container name, spec
+// hash) so a changed spec starts a fresh back-off:
+//
+//   - Check(key, exitedAt): unknown or expired entry → not in back-off;
+//     otherwise in back-off while now − exitedAt < delay.
+//   - Next(key, exitedAt): unknown or expired → delay = initial; else
+//     delay = min(2 × delay, max). last_update = now (the clock), not
+//     exitedAt.
+//   - An entry is expired when the instant it is compared at (exitedAt for
+//     Check/Next, now for GC) is more than 2 × max after its last update
+//     (600 s with the defaults).
+//   - GC drops expired entries; it runs on Open and periodically from Run.
+//
+// Every write is committed (bbolt fsync) before the method returns.
+//
+// # Bucket tree
+//
+//	meta/
+//	    schema_version    → uint64, big-endian (current: SchemaVersion)
+//	backoff/
+//	    <pod uid>/        (one bucket per pod)
+//	        <container name> 0x00 <spec hash> → JSON record
+//	            {"delay_ns","last_update_ns","held_until_ns","pod_name","pod_namespace"}
+//
+// Migrations are ordered and run in one transaction on Open; each
+// migration must have a test (migrate_test.go enforces it).
+package backoff

@@ -1,0 +1,323 @@
+package backoff
+
+import (
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func newClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
+
+func openT(t *testing.T, path string, cfg Config) *Store {
+	t.Helper()
+	s, err := Open(path, cfg)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+var key = Key{PodUID: "uid-1", ContainerName: "web", SpecHash: "h1"}
+
+// crashLoop simulates a container that crashes right after every start and
+// returns the waits between an exit and the allowed restart.
+func crashLoop(t *testing.T, s *Store, c *fakeClock, n int) []time.Duration {
+	t.Helper()
+	var waits []time.Duration
+	for range n {
+		exit := c.Now()
+		res, err := s.Check(key, exit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait := time.Duration(0)
+		if res.InBackOff {
+			wait = res.Until.Sub(exit)
+			c.Step(wait)
+			if res2, _ := s.Check(key, exit); res2.InBackOff {
+				t.Fatalf("still in back-off at its until %v", res.Until)
+			}
+		}
+		waits = append(waits, wait)
+		if _, err := s.Next(key, PodRef{Name: "p", Namespace: "ns"}, exit); err != nil {
+			t.Fatal(err)
+		}
+		c.Step(100 * time.Millisecond) // runs briefly, then crashes
+	}
+	return waits
+}
+
+func TestCurve(t *testing.T) {
+	s := func(ds ...int) []time.Duration {
+		var out []time.Duration
+		for _, d := range ds {
+			out = append(out, time.Duration(d)*time.Second)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want []time.Duration
+	}{
+		{"R-11.6 default curve 10s doubling to 300s", Config{}, s(0, 10, 20, 40, 80, 160, 300, 300)},
+		{"R-11.1 reduced curve 1s doubling to 60s", Config{Initial: ReducedInitial, Max: ReducedMax}, s(0, 1, 2, 4, 8, 16, 32, 60, 60)},
+		{"R-11.1 initial above max is lowered to max", Config{Initial: 30 * time.Second, Max: 20 * time.Second}, s(0, 20, 20, 20)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock()
+			tc.cfg.Clock = c
+			st := openT(t, filepath.Join(t.TempDir(), "b.db"), tc.cfg)
+			got := crashLoop(t, st, c, len(tc.want))
+			for i := range tc.want {
+				if got[i] != tc.want[i] {
+					t.Fatalf("waits = %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     Config
+		wantErr bool
+	}{
+		{"R-11.1 defaults", Config{}, false},
+		{"R-11.1 max below 1s refused", Config{Max: 500 * time.Millisecond}, true},
+		{"R-11.1 max above 300s refused", Config{Max: 301 * time.Second}, true},
+		{"R-11.1 max 1s allowed", Config{Max: time.Second}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.cfg.Normalize()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestResetAfterTwiceMax(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		quiet     time.Duration
+		wantDelay time.Duration
+	}{
+		{"R-11.5 exit within 2x max keeps doubling", 600 * time.Second, 40 * time.Second},
+		{"R-11.5 exit more than 2x max after last update starts over", 601 * time.Second, 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock()
+			st := openT(t, filepath.Join(t.TempDir(), "b.db"), Config{Clock: c})
+			crashLoop(t, st, c, 3) // three starts: 10, 20, 40
+			e, _, _ := st.Get(key)
+			if e.Delay != 40*time.Second {
+				t.Fatalf("delay after 3 starts = %v, want 40s", e.Delay)
+			}
+			// The container now runs for quiet, then exits.
+			exit := e.LastUpdate.Add(tc.quiet)
+			c.now = exit
+			res, err := st.Check(key, exit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantIn := tc.wantDelay != 10*time.Second
+			if res.InBackOff != wantIn {
+				t.Fatalf("InBackOff = %v, want %v", res.InBackOff, wantIn)
+			}
+			c.Step(time.Hour / 60 * 5) // past any back-off
+			d, err := st.Next(key, PodRef{}, exit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.wantDelay
+			if want != 10*time.Second {
+				want = 80 * time.Second
+			}
+			if d != want {
+				t.Fatalf("Next delay = %v, want %v", d, want)
+			}
+		})
+	}
+}
+
+func TestKeyIncludesSpecHash(t *testing.T) {
+	c := newClock()
+	st := openT(t, filepath.Join(t.TempDir(), "b.db"), Config{Clock: c})
+	crashLoop(t, st, c, 3)
+	other := key
+	other.SpecHash = "h2"
+	res, err := st.Check(other, c.Now())
+	if err != nil || res.InBackOff {
+		t.Fatalf("new spec hash: InBackOff=%v err=%v, want a fresh back-off", res.InBackOff, err)
+	}
+}
+
+func TestSurvivesReopen(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "b.db")
+	s1, err := Open(path, Config{Clock: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashLoop(t, s1, c, 3)
+	exit := c.Now()
+	before, err := s1.Check(key, exit)
+	if err != nil || !before.InBackOff {
+		t.Fatalf("before close: %+v %v", before, err)
+	}
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openT(t, path, Config{Clock: c})
+	after, err := s2.Check(key, exit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("after reopen %+v, before %+v", after, before)
+	}
+}
+
+func TestGC(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "b.db")
+	st := openT(t, path, Config{Clock: c})
+	if _, err := st.Next(key, PodRef{}, c.Now()); err != nil {
+		t.Fatal(err)
+	}
+	k2 := Key{PodUID: "uid-2", ContainerName: "a", SpecHash: "x"}
+	c.Step(500 * time.Second)
+	if _, err := st.Next(k2, PodRef{}, c.Now()); err != nil {
+		t.Fatal(err)
+	}
+	c.Step(101 * time.Second) // key: 601 s idle, k2: 101 s
+	n, err := st.GC()
+	if err != nil || n != 1 {
+		t.Fatalf("GC = %d, %v; want 1", n, err)
+	}
+	all, _ := st.List("")
+	if len(all) != 1 || all[0].Key != k2 {
+		t.Fatalf("after GC: %+v", all)
+	}
+	// GC on open.
+	c.Step(600 * time.Second)
+	_ = st.Close()
+	st2 := openT(t, path, Config{Clock: c})
+	if all, _ := st2.List(""); len(all) != 0 {
+		t.Fatalf("after open GC: %+v", all)
+	}
+}
+
+func TestListResetAndMetrics(t *testing.T) {
+	c := newClock()
+	st := openT(t, filepath.Join(t.TempDir(), "b.db"), Config{Clock: c})
+	keys := []Key{
+		{PodUID: "b", ContainerName: "web", SpecHash: "1"},
+		{PodUID: "a", ContainerName: "z", SpecHash: "1"},
+		{PodUID: "a", ContainerName: "y", SpecHash: "2"},
+		{PodUID: "a", ContainerName: "y", SpecHash: "1"},
+	}
+	for _, k := range keys {
+		if _, err := st.Next(k, PodRef{Name: "p"}, c.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, in, _ := st.Stats(); in != 0 {
+		t.Fatalf("in back-off right after Next: %d, want 0 (the starts ran)", in)
+	}
+	c.Step(time.Second)
+	for _, k := range keys[1:] { // three crash again and are held back
+		if res, err := st.Check(k, c.Now()); err != nil || !res.InBackOff {
+			t.Fatalf("Check %v: %+v %v", k, res, err)
+		}
+	}
+	all, _ := st.List("")
+	var got []string
+	for _, e := range all {
+		got = append(got, e.PodUID+"/"+e.ContainerName+"/"+e.SpecHash)
+	}
+	if strings.Join(got, " ") != "a/y/1 a/y/2 a/z/1 b/web/1" {
+		t.Fatalf("List order: %v", got)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := RegisterMetrics(reg, st); err != nil {
+		t.Fatal(err)
+	}
+	want := `# HELP syncpod_executor_backoff_entries Crash-loop back-off entries in the store.
+# TYPE syncpod_executor_backoff_entries gauge
+syncpod_executor_backoff_entries 4
+# HELP syncpod_executor_containers_in_backoff Containers whose restart is currently held back by crash-loop back-off.
+# TYPE syncpod_executor_containers_in_backoff gauge
+syncpod_executor_containers_in_backoff 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+	if probs, err := testutil.GatherAndLint(reg); err != nil || len(probs) > 0 {
+		t.Fatalf("lint: %v %v", probs, err)
+	}
+	if e, _, _ := st.Get(keys[1]); !e.HeldUntil.Equal(c.Now().Add(10 * time.Second)) {
+		t.Fatalf("HeldUntil %v, want now+10s", e.HeldUntil)
+	}
+	n, err := st.Reset("a", "y")
+	if err != nil || n != 2 {
+		t.Fatalf("Reset(a, y) = %d, %v", n, err)
+	}
+	n, err = st.Reset("a", "")
+	if err != nil || n != 1 {
+		t.Fatalf("Reset(a) = %d, %v", n, err)
+	}
+	if l, _ := st.List("a"); len(l) != 0 {
+		t.Fatalf("pod a left: %v", l)
+	}
+	c.Step(11 * time.Second)
+	if e, in, _ := st.Stats(); e != 1 || in != 0 {
+		t.Fatalf("Stats = %d, %d; want 1, 0", e, in)
+	}
+}
+
+// BenchmarkCheckNext measures one crash-loop decision with its committed
+// write (bbolt fsync included).
+func BenchmarkCheckNext(b *testing.B) {
+	c := newClock()
+	s, err := Open(filepath.Join(b.TempDir(), "b.db"), Config{Clock: c})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for i := 0; b.Loop(); i++ {
+		exit := c.Now()
+		if _, err := s.Check(key, exit); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Next(key, PodRef{}, exit); err != nil {
+			b.Fatal(err)
+		}
+		c.Step(time.Hour)
+	}
+}

@@ -1,0 +1,369 @@
+package cri
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Operation types (the kubelet's operation_type label values).
+const (
+	OpVersion          = "version"
+	OpRunPodSandbox    = "run_podsandbox"
+	OpStopPodSandbox   = "stop_podsandbox"
+	OpRemovePodSandbox = "remove_podsandbox"
+	OpPodSandboxStatus = "podsandbox_status"
+	OpListPodSandbox   = "list_podsandbox"
+	OpCreateContainer  = "create_container"
+	OpStartContainer   = "start_container"
+	OpStopContainer    = "stop_container"
+	OpRemoveContainer  = "remove_container"
+	OpListContainers   = "list_containers"
+	OpContainerStatus  = "container_status"
+	OpListImages       = "list_images"
+	OpImageStatus      = "image_status"
+	OpPullImage        = "pull_image"
+	OpRemoveImage      = "remove_image"
+)
+
+// Metrics are the kubelet's runtime-operation metrics under
+// syncpod_executor_.
+type Metrics struct {
+	ops      *prometheus.CounterVec
+	errors   *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewMetrics creates and registers the runtime-operation metrics on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "syncpod", Subsystem: "executor", Name: "runtime_operations_total",
+			Help: "CRI operations by operation type.",
+		}, []string{"operation_type"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "syncpod", Subsystem: "executor", Name: "runtime_operations_errors_total",
+			Help: "Failed CRI operations by operation type.",
+		}, []string{"operation_type"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "syncpod", Subsystem: "executor", Name: "runtime_operations_duration_seconds",
+			Help:    "Duration of CRI operations by operation type.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 14),
+		}, []string{"operation_type"}),
+	}
+	for _, c := range []prometheus.Collector{m.ops, m.errors, m.duration} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Timeouts bound CRI calls.
+type Timeouts struct {
+	// Call bounds every call (StopContainer gets its grace period on top).
+	Call time.Duration
+	// Pull bounds PullImage.
+	Pull time.Duration
+}
+
+// DefaultTimeouts are the kubelet's runtime request timeout (2 min) and a
+// pull bound of 10 min.
+var DefaultTimeouts = Timeouts{Call: 2 * time.Minute, Pull: 10 * time.Minute}
+
+func (t Timeouts) orDefault() Timeouts {
+	if t.Call <= 0 {
+		t.Call = DefaultTimeouts.Call
+	}
+	if t.Pull <= 0 {
+		t.Pull = DefaultTimeouts.Pull
+	}
+	return t
+}
+
+type caller struct {
+	m *Metrics
+	t Timeouts
+}
+
+func (c caller) do(ctx context.Context, op string, timeout time.Duration, fn func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	err := Classify(fn(ctx))
+	if c.m != nil {
+		c.m.ops.WithLabelValues(op).Inc()
+		c.m.duration.WithLabelValues(op).Observe(time.Since(start).Seconds())
+		if err != nil {
+			c.m.errors.WithLabelValues(op).Inc()
+		}
+	}
+	return err
+}
+
+// Runtime decorates the calls of a RuntimeService the executor makes (it
+// satisfies RuntimeAPI): each gets a timeout, metrics and classified errors.
+type Runtime struct {
+	get func(ctx context.Context) (internalapi.RuntimeService, error)
+	c   caller
+}
+
+// NewRuntime wraps rs. m may be nil (no metrics).
+func NewRuntime(rs internalapi.RuntimeService, m *Metrics, t Timeouts) *Runtime {
+	return &Runtime{get: func(context.Context) (internalapi.RuntimeService, error) { return rs, nil }, c: caller{m: m, t: t.orDefault()}}
+}
+
+// NewLazyRuntime wraps the runtime service of conn, which connects on
+// first use; calls fail with ErrUnavailable until it does.
+func NewLazyRuntime(conn *Conn, m *Metrics, t Timeouts) *Runtime {
+	return &Runtime{get: conn.runtime, c: caller{m: m, t: t.orDefault()}}
+}
+
+// RuntimeAPI is the part of internalapi.RuntimeService the executor uses;
+// every RuntimeService (the remote client, the cri-api fakes) satisfies it.
+type RuntimeAPI interface {
+	Version(ctx context.Context, apiVersion string) (*runtimeapi.VersionResponse, error)
+	RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error)
+	StopPodSandbox(ctx context.Context, podSandboxID string) error
+	RemovePodSandbox(ctx context.Context, podSandboxID string) error
+	PodSandboxStatus(ctx context.Context, podSandboxID string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error)
+	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+	CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+	StartContainer(ctx context.Context, containerID string) error
+	StopContainer(ctx context.Context, containerID string, timeout int64) error
+	RemoveContainer(ctx context.Context, containerID string) error
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+}
+
+// ImageAPI is the part of internalapi.ImageManagerService the executor uses.
+type ImageAPI interface {
+	ListImages(ctx context.Context, filter *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error)
+	ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error)
+	PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+	RemoveImage(ctx context.Context, image *runtimeapi.ImageSpec) error
+}
+
+var (
+	_ RuntimeAPI = internalapi.RuntimeService(nil)
+	_ ImageAPI   = internalapi.ImageManagerService(nil)
+	_ RuntimeAPI = (*Runtime)(nil)
+	_ ImageAPI   = (*Images)(nil)
+)
+
+// Version calls the runtime's Version.
+func (r *Runtime) Version(ctx context.Context, apiVersion string) (resp *runtimeapi.VersionResponse, err error) {
+	err = r.c.do(ctx, OpVersion, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.Version(ctx, apiVersion)
+		return err
+	})
+	return resp, err
+}
+
+// RunPodSandbox creates and starts a sandbox.
+func (r *Runtime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, handler string) (id string, err error) {
+	err = r.c.do(ctx, OpRunPodSandbox, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		id, err = svc.RunPodSandbox(ctx, config, handler)
+		return err
+	})
+	return id, err
+}
+
+// StopPodSandbox stops a sandbox.
+func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
+	return r.c.do(ctx, OpStopPodSandbox, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.StopPodSandbox(ctx, id)
+	})
+}
+
+// RemovePodSandbox removes a sandbox.
+func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
+	return r.c.do(ctx, OpRemovePodSandbox, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.RemovePodSandbox(ctx, id)
+	})
+}
+
+// PodSandboxStatus reads a sandbox's status.
+func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, verbose bool) (resp *runtimeapi.PodSandboxStatusResponse, err error) {
+	err = r.c.do(ctx, OpPodSandboxStatus, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.PodSandboxStatus(ctx, id, verbose)
+		return err
+	})
+	return resp, err
+}
+
+// ListPodSandbox lists sandboxes.
+func (r *Runtime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) (out []*runtimeapi.PodSandbox, err error) {
+	err = r.c.do(ctx, OpListPodSandbox, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		out, err = svc.ListPodSandbox(ctx, filter)
+		return err
+	})
+	return out, err
+}
+
+// CreateContainer creates a container in a sandbox.
+func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (id string, err error) {
+	err = r.c.do(ctx, OpCreateContainer, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		id, err = svc.CreateContainer(ctx, sandboxID, config, sandboxConfig)
+		return err
+	})
+	return id, err
+}
+
+// StartContainer starts a created container.
+func (r *Runtime) StartContainer(ctx context.Context, id string) error {
+	return r.c.do(ctx, OpStartContainer, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.StartContainer(ctx, id)
+	})
+}
+
+// StopContainer stops a container with a grace period of timeout seconds;
+// the call may take that long on top of the call timeout.
+func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) error {
+	return r.c.do(ctx, OpStopContainer, r.c.t.Call+time.Duration(timeout)*time.Second, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.StopContainer(ctx, id, timeout)
+	})
+}
+
+// RemoveContainer removes a container.
+func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
+	return r.c.do(ctx, OpRemoveContainer, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.RemoveContainer(ctx, id)
+	})
+}
+
+// ListContainers lists containers.
+func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) (out []*runtimeapi.Container, err error) {
+	err = r.c.do(ctx, OpListContainers, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		out, err = svc.ListContainers(ctx, filter)
+		return err
+	})
+	return out, err
+}
+
+// ContainerStatus reads a container's status.
+func (r *Runtime) ContainerStatus(ctx context.Context, id string, verbose bool) (resp *runtimeapi.ContainerStatusResponse, err error) {
+	err = r.c.do(ctx, OpContainerStatus, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.ContainerStatus(ctx, id, verbose)
+		return err
+	})
+	return resp, err
+}
+
+// Images decorates the calls of an ImageManagerService the executor makes
+// (it satisfies ImageAPI) like Runtime.
+type Images struct {
+	get func(ctx context.Context) (internalapi.ImageManagerService, error)
+	c   caller
+}
+
+// NewImages wraps is. m may be nil (no metrics).
+func NewImages(is internalapi.ImageManagerService, m *Metrics, t Timeouts) *Images {
+	return &Images{get: func(context.Context) (internalapi.ImageManagerService, error) { return is, nil }, c: caller{m: m, t: t.orDefault()}}
+}
+
+// NewLazyImages wraps the image service of conn like NewLazyRuntime.
+func NewLazyImages(conn *Conn, m *Metrics, t Timeouts) *Images {
+	return &Images{get: conn.images, c: caller{m: m, t: t.orDefault()}}
+}
+
+// ListImages lists images.
+func (i *Images) ListImages(ctx context.Context, filter *runtimeapi.ImageFilter) (out []*runtimeapi.Image, err error) {
+	err = i.c.do(ctx, OpListImages, i.c.t.Call, func(ctx context.Context) error {
+		svc, err := i.get(ctx)
+		if err != nil {
+			return err
+		}
+		out, err = svc.ListImages(ctx, filter)
+		return err
+	})
+	return out, err
+}
+
+// ImageStatus reads an image's status; a missing image is a nil Image.
+func (i *Images) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (resp *runtimeapi.ImageStatusResponse, err error) {
+	err = i.c.do(ctx, OpImageStatus, i.c.t.Call, func(ctx context.Context) error {
+		svc, err := i.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.ImageStatus(ctx, image, verbose)
+		return err
+	})
+	return resp, err
+}
+
+// PullImage pulls an image, bounded by the pull timeout.
+func (i *Images) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, sandbox *runtimeapi.PodSandboxConfig) (ref string, err error) {
+	err = i.c.do(ctx, OpPullImage, i.c.t.Pull, func(ctx context.Context) error {
+		svc, err := i.get(ctx)
+		if err != nil {
+			return err
+		}
+		ref, err = svc.PullImage(ctx, image, auth, sandbox)
+		return err
+	})
+	return ref, err
+}
+
+// RemoveImage removes an image.
+func (i *Images) RemoveImage(ctx context.Context, image *runtimeapi.ImageSpec) error {
+	return i.c.do(ctx, OpRemoveImage, i.c.t.Call, func(ctx context.Context) error {
+		svc, err := i.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.RemoveImage(ctx, image)
+	})
+}

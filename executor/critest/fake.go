@@ -1,0 +1,161 @@
+package critest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	critesting "k8s.io/cri-api/pkg/apis/testing"
+)
+
+// Stop is one recorded StopContainer call.
+type Stop struct {
+	// ID of the container.
+	ID string
+	// Timeout is the grace period passed, seconds.
+	Timeout int64
+}
+
+// Runtime is an in-memory CRI runtime service. It embeds the cri-api fake
+// and adds: RunPodSandbox refuses metadata already in use with containerd's
+// "name is reserved" error; StopContainer and StopPodSandbox calls are
+// recorded in order; BeforeStop, when set, runs before each container stop
+// (outside the lock) so tests can observe ordering.
+type Runtime struct {
+	*critesting.FakeRuntimeService
+
+	mu           sync.Mutex
+	stops        []Stop
+	sandboxStops []string
+	// BeforeStop runs before every StopContainer.
+	BeforeStop func(id string)
+}
+
+// NewRuntime returns an empty fake runtime.
+func NewRuntime() *Runtime {
+	return &Runtime{FakeRuntimeService: critesting.NewFakeRuntimeService()}
+}
+
+// RunPodSandbox creates a sandbox unless one with the same metadata exists.
+func (r *Runtime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, handler string) (string, error) {
+	name := critesting.BuildSandboxName(config.GetMetadata())
+	r.FakeRuntimeService.Lock()
+	_, exists := r.Sandboxes[name]
+	r.FakeRuntimeService.Unlock()
+	if exists {
+		return "", status.Errorf(codes.Unknown, "failed to reserve sandbox name %q: name %q is reserved for %q", name, name, name)
+	}
+	return r.FakeRuntimeService.RunPodSandbox(ctx, config, handler)
+}
+
+// StopContainer records the call, then stops the container.
+func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) error {
+	if r.BeforeStop != nil {
+		r.BeforeStop(id)
+	}
+	r.mu.Lock()
+	r.stops = append(r.stops, Stop{ID: id, Timeout: timeout})
+	r.mu.Unlock()
+	return r.FakeRuntimeService.StopContainer(ctx, id, timeout)
+}
+
+// StopPodSandbox records the call, then stops the sandbox.
+func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
+	r.mu.Lock()
+	r.sandboxStops = append(r.sandboxStops, id)
+	r.mu.Unlock()
+	return r.FakeRuntimeService.StopPodSandbox(ctx, id)
+}
+
+// Stops returns the recorded container stops in call order.
+func (r *Runtime) Stops() []Stop {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Stop(nil), r.stops...)
+}
+
+// SandboxStops returns the recorded sandbox stops in call order.
+func (r *Runtime) SandboxStops() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.sandboxStops...)
+}
+
+// AddContainer puts a container straight into the fake (for observed
+// state that the executor did not create).
+func (r *Runtime) AddContainer(sandboxID, id, name string, state runtimeapi.ContainerState) {
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	r.Containers[id] = &critesting.FakeContainer{
+		ContainerStatus: runtimeapi.ContainerStatus{
+			Id:       id,
+			Metadata: &runtimeapi.ContainerMetadata{Name: name},
+			State:    state,
+		},
+		SandboxID: sandboxID,
+	}
+}
+
+// AddSandbox puts a sandbox straight into the fake.
+func (r *Runtime) AddSandbox(id string, md *runtimeapi.PodSandboxMetadata, state runtimeapi.PodSandboxState, labels map[string]string) {
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	r.Sandboxes[id] = &critesting.FakePodSandbox{PodSandboxStatus: runtimeapi.PodSandboxStatus{
+		Id: id, Metadata: md, State: state, Labels: labels,
+	}}
+}
+
+// ContainerIDs returns the ids of every container in the fake.
+func (r *Runtime) ContainerIDs() []string {
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	var out []string
+	for id := range r.Containers {
+		out = append(out, id)
+	}
+	return out
+}
+
+// Images is the cri-api fake image service.
+type Images = critesting.FakeImageService
+
+// NewImages returns a fake image service holding images.
+func NewImages(images ...string) *Images {
+	is := critesting.NewFakeImageService()
+	is.SetFakeImages(images)
+	return is
+}
+
+// String describes a stop for test messages.
+func (s Stop) String() string { return fmt.Sprintf("%s(%ds)", s.ID, s.Timeout) }
+
+// Exit marks a container exited with code at finishedAt.
+func (r *Runtime) Exit(id string, code int32, finishedAt time.Time) {
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	if c, ok := r.Containers[id]; ok {
+		c.State = runtimeapi.ContainerState_CONTAINER_EXITED
+		c.ExitCode = code
+		c.FinishedAt = finishedAt.UnixNano()
+	}
+}
+
+// SetCreatedAt overrides a container's creation time (for ordering).
+func (r *Runtime) SetCreatedAt(id string, at time.Time) {
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	if c, ok := r.Containers[id]; ok {
+		c.CreatedAt = at.UnixNano()
+	}
+}
+
+// ImageCalls returns the method names called on an image fake.
+func ImageCalls(is *Images) []string {
+	is.Lock()
+	defer is.Unlock()
+	return append([]string(nil), is.Called...)
+}

@@ -1,0 +1,208 @@
+package runner
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/proto/crilabels"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// PodLogDir is the pod's log directory under root:
+// <root>/<namespace>_<name>_<uid>, as the kubelet lays it out.
+func PodLogDir(root string, pod *syncpodv1.Pod) string {
+	return filepath.Join(root, fmt.Sprintf("%s_%s_%s", namespace(pod), pod.GetName(), pod.GetUid()))
+}
+
+// ContainerLogPath is a container's log path relative to the pod log
+// directory: <name>/<restart count>.log.
+func ContainerLogPath(name string, restartCount int32) string {
+	return filepath.Join(name, strconv.Itoa(int(restartCount))+".log")
+}
+
+func podLabels(pod *syncpodv1.Pod) map[string]string {
+	return map[string]string{
+		crilabels.Managed:      crilabels.ManagedValue,
+		crilabels.PodUID:       pod.GetUid(),
+		crilabels.PodName:      pod.GetName(),
+		crilabels.PodNamespace: namespace(pod),
+	}
+}
+
+func networkMode(pod *syncpodv1.Pod) runtimeapi.NamespaceMode {
+	if pod.GetSpec().GetHostNetwork() {
+		return runtimeapi.NamespaceMode_NODE
+	}
+	return runtimeapi.NamespaceMode_POD
+}
+
+// SandboxConfig builds the CRI sandbox config of pod with attempt: user
+// labels and annotations, syncpod's labels on top, log directory under
+// logRoot, the pod's network mode and its host port mappings.
+func SandboxConfig(pod *syncpodv1.Pod, attempt uint32, logRoot string) *runtimeapi.PodSandboxConfig {
+	labels := maps.Clone(pod.GetLabels())
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, podLabels(pod))
+	cfg := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{
+			Name: pod.GetName(), Namespace: namespace(pod), Uid: pod.GetUid(), Attempt: attempt,
+		},
+		LogDirectory: PodLogDir(logRoot, pod),
+		Labels:       labels,
+		Annotations:  maps.Clone(pod.GetAnnotations()),
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: &runtimeapi.NamespaceOption{
+					Network: networkMode(pod),
+					Pid:     runtimeapi.NamespaceMode_CONTAINER,
+					Ipc:     runtimeapi.NamespaceMode_POD,
+				},
+			},
+		},
+	}
+	if !pod.GetSpec().GetHostNetwork() {
+		cfg.Hostname = pod.GetSpec().GetHostname()
+		if cfg.Hostname == "" {
+			cfg.Hostname = pod.GetName()
+		}
+	}
+	all := append(append([]*syncpodv1.Container(nil), pod.GetSpec().GetInitContainers()...), pod.GetSpec().GetContainers()...)
+	for _, c := range all {
+		for _, port := range c.GetPorts() {
+			if port.GetHostPort() == 0 {
+				continue
+			}
+			cfg.PortMappings = append(cfg.PortMappings, &runtimeapi.PortMapping{
+				Protocol:      protocol(port.GetProtocol()),
+				ContainerPort: port.GetContainerPort(),
+				HostPort:      port.GetHostPort(),
+				HostIp:        port.GetHostIp(),
+			})
+		}
+	}
+	return cfg
+}
+
+func protocol(p syncpodv1.Protocol) runtimeapi.Protocol {
+	switch p {
+	case syncpodv1.Protocol_PROTOCOL_UDP:
+		return runtimeapi.Protocol_UDP
+	case syncpodv1.Protocol_PROTOCOL_SCTP:
+		return runtimeapi.Protocol_SCTP
+	default:
+		return runtimeapi.Protocol_TCP
+	}
+}
+
+// ContainerType is the crilabels container type of c.
+func ContainerType(c *syncpodv1.Container, init bool) string {
+	switch {
+	case init && isSidecar(c):
+		return crilabels.ContainerTypeSidecar
+	case init:
+		return crilabels.ContainerTypeInit
+	default:
+		return crilabels.ContainerTypeRegular
+	}
+}
+
+// ContainerConfig builds the CRI config of container c of pod: metadata
+// attempt = restart count, labels (syncpod's, container name, type, spec
+// hash) and annotations (restart count, grace period) the PLEG reads back.
+func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, specHash string, restartCount int32) (*runtimeapi.ContainerConfig, error) {
+	res, err := Resources(c.GetResources())
+	if err != nil {
+		return nil, err
+	}
+	labels := podLabels(pod)
+	labels[crilabels.ContainerName] = c.GetName()
+	labels[crilabels.ContainerType] = ContainerType(c, init)
+	labels[crilabels.SpecHash] = specHash
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata:   &runtimeapi.ContainerMetadata{Name: c.GetName(), Attempt: uint32(restartCount)},
+		Image:      &runtimeapi.ImageSpec{Image: c.GetImage()},
+		Command:    c.GetCommand(),
+		Args:       c.GetArgs(),
+		WorkingDir: c.GetWorkingDir(),
+		Labels:     labels,
+		Annotations: map[string]string{
+			crilabels.RestartCount:           strconv.Itoa(int(restartCount)),
+			crilabels.TerminationGracePeriod: strconv.FormatInt(GracePeriod(&syncpodv1.Pod{Spec: pod.GetSpec()}, nil, 0), 10),
+		},
+		LogPath: ContainerLogPath(c.GetName(), restartCount),
+		Linux: &runtimeapi.LinuxContainerConfig{
+			Resources: res,
+			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
+				NamespaceOptions: &runtimeapi.NamespaceOption{
+					Network: networkMode(pod),
+					Pid:     runtimeapi.NamespaceMode_CONTAINER,
+					Ipc:     runtimeapi.NamespaceMode_POD,
+				},
+			},
+		},
+	}
+	for _, e := range c.GetEnv() {
+		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.GetName(), Value: []byte(e.GetValue())})
+	}
+	return cfg, nil
+}
+
+const (
+	cpuPeriod = 100000 // µs, the CFS default
+	minShares = 2
+	minQuota  = 1000
+)
+
+// Resources converts Kubernetes quantities to Linux resources: CPU shares
+// from the request (the limit when no request), CFS quota from the CPU
+// limit, memory limit in bytes.
+func Resources(r *syncpodv1.ResourceRequirements) (*runtimeapi.LinuxContainerResources, error) {
+	out := &runtimeapi.LinuxContainerResources{CpuShares: minShares}
+	parse := func(field, s string) (*resource.Quantity, error) {
+		if s == "" {
+			return nil, nil
+		}
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", field, s, err)
+		}
+		return &q, nil
+	}
+	reqCPU, err := parse("resources.requests.cpu", r.GetRequests().GetCpu())
+	if err != nil {
+		return nil, err
+	}
+	limCPU, err := parse("resources.limits.cpu", r.GetLimits().GetCpu())
+	if err != nil {
+		return nil, err
+	}
+	limMem, err := parse("resources.limits.memory", r.GetLimits().GetMemory())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := parse("resources.requests.memory", r.GetRequests().GetMemory()); err != nil {
+		return nil, err
+	}
+	shareFrom := reqCPU
+	if shareFrom == nil {
+		shareFrom = limCPU
+	}
+	if shareFrom != nil {
+		out.CpuShares = max(shareFrom.MilliValue()*1024/1000, minShares)
+	}
+	if limCPU != nil {
+		out.CpuPeriod = cpuPeriod
+		out.CpuQuota = max(limCPU.MilliValue()*cpuPeriod/1000, minQuota)
+	}
+	if limMem != nil {
+		out.MemoryLimitInBytes = limMem.Value()
+	}
+	return out, nil
+}

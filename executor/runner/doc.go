@@ -1,0 +1,22 @@
+// Package runner is the executor's core: it carries out a planner's
+// PodActions against a CRI runtime in the kubelet's SyncPod order (rule
+// book section 8) and reports one StepResult per step:
+//
+//  1. kill the pod (every running container in parallel with its grace
+//     period, sidecars after the main containers in reverse spec order,
+//     then every sandbox; ..R-9.5) — or kill the listed containers one
+//     by one, stopping at the first error;
+//  2. prune old init container instances (R-5.9; all of them after a pod
+//     kill for a new sandbox, R-2.5);
+//  3. create the sandbox, reusing or replacing one left behind by an
+//     interrupted earlier attempt (containerd: "name is reserved");
+//  4. start init containers in order (a regular one failing stops the
+//     pass, a sidecar failing is skipped; );
+//  5. start the listed containers.
+//
+// Every start first asks the crash-loop back-off store, then
+// ensures the image by pull policy with its own pull back-off, then creates
+// and starts the container. Steps for one pod are serialized; different
+// pods run in parallel up to a bound. A runtime that cannot be reached
+// aborts the pass with cri.ErrUnavailable.
+package runner

@@ -1,0 +1,159 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// PullPolicy is c's effective pull policy: its own, else the kubelet's
+// default by tag (Always for ":latest" or no tag, IfNotPresent otherwise;
+// a digest counts as a tag).
+func PullPolicy(c *syncpodv1.Container) syncpodv1.ImagePullPolicy {
+	if p := c.GetImagePullPolicy(); p != syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_UNSPECIFIED {
+		return p
+	}
+	img := c.GetImage()
+	if strings.Contains(img, "@") {
+		return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT
+	}
+	last := img[strings.LastIndex(img, "/")+1:]
+	tag := ""
+	if i := strings.LastIndex(last, ":"); i >= 0 {
+		tag = last[i+1:]
+	}
+	if tag == "" || tag == "latest" {
+		return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS
+	}
+	return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT
+}
+
+// imageError is a failed image step: reason (ErrImagePull,
+// ImagePullBackOff, ErrImageNeverPull, ImageInspectError) and message.
+type imageError struct {
+	reason, msg string
+	until       time.Time
+}
+
+func (e *imageError) Error() string { return e.reason + ": " + e.msg }
+
+// ensureImage makes c's image present according to its pull policy and
+// records a STEP_PULL_IMAGE result.
+func (p *pass) ensureImage(ctx context.Context, c *syncpodv1.Container) *imageError {
+	t0 := time.Now()
+	spec := &runtimeapi.ImageSpec{Image: c.GetImage()}
+	policy := PullPolicy(c)
+	fail := func(e *imageError) *imageError {
+		opts := []stepOpt{withReason(e.reason, e.msg)}
+		if !e.until.IsZero() {
+			opts = append(opts, p.withUntil(e.until))
+		}
+		p.add(executorv1.Step_STEP_PULL_IMAGE, c.GetName(), executorv1.Outcome_OUTCOME_FAILED, t0, opts...)
+		return e
+	}
+	if policy != syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS {
+		st, err := p.r.img.ImageStatus(ctx, spec, false)
+		if err != nil && !p.fatal(err) {
+			return fail(&imageError{reason: "ImageInspectError", msg: fmt.Sprintf("Failed to inspect image %q: %v", c.GetImage(), err)})
+		} else if err != nil {
+			return &imageError{reason: "ImageInspectError", msg: err.Error()}
+		}
+		present := st.GetImage() != nil
+		if present {
+			p.add(executorv1.Step_STEP_PULL_IMAGE, c.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
+				withMessage(fmt.Sprintf("Container image %q already present on machine", c.GetImage())))
+			return nil
+		}
+		if policy == syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER {
+			return fail(&imageError{reason: "ErrImageNeverPull",
+				msg: fmt.Sprintf("Container image %q is not present with pull policy of Never", c.GetImage())})
+		}
+	}
+	key := p.pod.GetUid() + "_" + c.GetImage()
+	now := p.r.clock.Now()
+	if until, in := p.r.pulls.inBackOff(key, now); in {
+		return fail(&imageError{reason: "ImagePullBackOff", until: until,
+			msg: fmt.Sprintf("Back-off pulling image %q", c.GetImage())})
+	}
+	_, err := p.r.img.PullImage(ctx, spec, nil, p.sandboxConfig())
+	if p.r.m != nil {
+		p.r.m.imagePullDuration.Observe(time.Since(t0).Seconds())
+	}
+	if err != nil {
+		if p.r.m != nil {
+			p.r.m.imagePulls.WithLabelValues("failure").Inc()
+		}
+		if p.fatal(err) {
+			return &imageError{reason: "ErrImagePull", msg: err.Error()}
+		}
+		p.r.pulls.next(key, now)
+		return fail(&imageError{reason: "ErrImagePull", msg: fmt.Sprintf("Failed to pull image %q: %v", c.GetImage(), err)})
+	}
+	if p.r.m != nil {
+		p.r.m.imagePulls.WithLabelValues("success").Inc()
+	}
+	p.r.pulls.reset(key)
+	p.add(executorv1.Step_STEP_PULL_IMAGE, c.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
+		withMessage(fmt.Sprintf("Successfully pulled image %q", c.GetImage())))
+	return nil
+}
+
+// memBackoff is the image pull back-off: in memory like the kubelet's
+// (client-go flowcontrol semantics, checked against the last update).
+type memBackoff struct {
+	mu      sync.Mutex
+	initial time.Duration
+	max     time.Duration
+	entries map[string]memEntry
+}
+
+type memEntry struct {
+	delay      time.Duration
+	lastUpdate time.Time
+}
+
+func newMemBackoff(initial, maxDelay time.Duration) *memBackoff {
+	return &memBackoff{initial: initial, max: maxDelay, entries: map[string]memEntry{}}
+}
+
+func (b *memBackoff) inBackOff(key string, now time.Time) (time.Time, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[key]
+	if !ok || now.Sub(e.lastUpdate) > 2*b.max {
+		return time.Time{}, false
+	}
+	until := e.lastUpdate.Add(e.delay)
+	return until, now.Before(until)
+}
+
+func (b *memBackoff) next(key string, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[key]
+	if !ok || now.Sub(e.lastUpdate) > 2*b.max {
+		e.delay = b.initial
+	} else {
+		e.delay = min(2*e.delay, b.max)
+	}
+	e.lastUpdate = now
+	b.entries[key] = e
+	for k, o := range b.entries {
+		if now.Sub(o.lastUpdate) > 2*b.max {
+			delete(b.entries, k)
+		}
+	}
+}
+
+func (b *memBackoff) reset(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.entries, key)
+}

@@ -1,0 +1,254 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/syncpod/syncpod/executor/cri"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// GracePeriod is the stop grace period in seconds for a container of pod
+// killed for reason: the pod's deletion grace period if set;
+// else the probe's own grace period for probe kills; else the pod's
+// termination grace period (DefaultGracePeriod when unset); never below
+// MinGracePeriod. c may be nil (a container no longer in the spec).
+func GracePeriod(pod *syncpodv1.Pod, c *syncpodv1.Container, reason syncpodv1.KillReason) int64 {
+	g := DefaultGracePeriod
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil:
+		g = pod.GetDeletionGracePeriodSeconds()
+	case reason == syncpodv1.KillReason_KILL_REASON_STARTUP_PROBE && c.GetStartupProbe() != nil && c.GetStartupProbe().TerminationGracePeriodSeconds != nil:
+		g = c.GetStartupProbe().GetTerminationGracePeriodSeconds()
+	case reason == syncpodv1.KillReason_KILL_REASON_LIVENESS_PROBE && c.GetLivenessProbe() != nil && c.GetLivenessProbe().TerminationGracePeriodSeconds != nil:
+		g = c.GetLivenessProbe().GetTerminationGracePeriodSeconds()
+	case pod.GetSpec().TerminationGracePeriodSeconds != nil:
+		g = pod.GetSpec().GetTerminationGracePeriodSeconds()
+	}
+	return max(g, MinGracePeriod)
+}
+
+// findContainer returns the spec of the container named name and whether
+// it is an init container.
+func findContainer(pod *syncpodv1.Pod, name string) (c *syncpodv1.Container, init bool, index int) {
+	for i, ic := range pod.GetSpec().GetInitContainers() {
+		if ic.GetName() == name {
+			return ic, true, i
+		}
+	}
+	for i, rc := range pod.GetSpec().GetContainers() {
+		if rc.GetName() == name {
+			return rc, false, i
+		}
+	}
+	return nil, false, -1
+}
+
+func isSidecar(c *syncpodv1.Container) bool {
+	return c.GetRestartPolicy() == syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS
+}
+
+type killTarget struct {
+	oc        *syncpodv1.ObservedContainer
+	sidecar   int // spec index among init containers, -1 for others
+	done      chan struct{}
+	err       error
+	grace     int64
+	waited    time.Duration
+	startedAt time.Time
+}
+
+// killPod stops every running container in parallel (sidecars after the
+// regular containers, in reverse spec order; ), then every
+// sandbox. NotFound is ignored. It reports success.
+func (p *pass) killPod(ctx context.Context) bool {
+	began := time.Now()
+	grace := GracePeriod(p.pod, nil, syncpodv1.KillReason_KILL_REASON_UNSPECIFIED)
+	var targets []*killTarget
+	for _, oc := range sortedContainers(p.observed) {
+		if oc.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+			continue
+		}
+		t := &killTarget{oc: oc, sidecar: -1, done: make(chan struct{}), grace: grace}
+		if c, init, idx := findContainer(p.pod, oc.GetName()); init && isSidecar(c) {
+			t.sidecar = idx
+		}
+		targets = append(targets, t)
+	}
+	// Kill order for the report: regular containers by name, then sidecars
+	// in reverse spec order.
+	sort.SliceStable(targets, func(i, j int) bool {
+		a, b := targets[i], targets[j]
+		if (a.sidecar < 0) != (b.sidecar < 0) {
+			return a.sidecar < 0
+		}
+		if a.sidecar < 0 {
+			return a.oc.GetName() < b.oc.GetName()
+		}
+		return a.sidecar > b.sidecar
+	})
+	deadline := time.Now().Add(time.Duration(grace) * time.Second)
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		var prereq []*killTarget
+		if t.sidecar >= 0 {
+			for _, o := range targets {
+				if o.sidecar < 0 || o.sidecar > t.sidecar {
+					prereq = append(prereq, o)
+				}
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(t.done)
+			if len(prereq) > 0 {
+				t.waited = waitAll(ctx, prereq, deadline)
+				// The wait is taken from the grace period.
+				t.grace = max(grace-int64(t.waited/time.Second), MinGracePeriod)
+			}
+			t.startedAt = time.Now()
+			t.err = cri.IgnoreNotFound(p.r.rt.StopContainer(ctx, t.oc.GetId(), t.grace))
+		}()
+	}
+	wg.Wait()
+	ok := true
+	for _, t := range targets {
+		msg := fmt.Sprintf("Stopping container %s (grace %ds)", t.oc.GetName(), t.grace)
+		if t.err != nil {
+			ok = false
+			p.fatal(t.err)
+			p.add(executorv1.Step_STEP_KILL_CONTAINER, t.oc.GetName(), executorv1.Outcome_OUTCOME_FAILED, t.startedAt,
+				withReason("KillContainerError", t.err.Error()), withContainer(t.oc.GetId()))
+			continue
+		}
+		p.add(executorv1.Step_STEP_KILL_CONTAINER, t.oc.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, t.startedAt,
+			withMessage(msg), withContainer(t.oc.GetId()))
+	}
+	if ok {
+		for _, sb := range p.observed.GetSandboxes() {
+			t0 := time.Now()
+			if err := cri.IgnoreNotFound(p.r.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
+				ok = false
+				p.fatal(err)
+				p.add(executorv1.Step_STEP_STOP_SANDBOX, sb.GetId(), executorv1.Outcome_OUTCOME_FAILED, t0, withReason("KillPodSandboxError", err.Error()))
+				continue
+			}
+			p.add(executorv1.Step_STEP_STOP_SANDBOX, sb.GetId(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0)
+		}
+	}
+	if ok {
+		p.add(executorv1.Step_STEP_KILL_POD, p.pod.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, began,
+			withMessage(fmt.Sprintf("stopped %d containers and %d sandboxes", len(targets), len(p.observed.GetSandboxes()))))
+	} else {
+		p.add(executorv1.Step_STEP_KILL_POD, p.pod.GetName(), executorv1.Outcome_OUTCOME_FAILED, began, withReason("KillPodError", "a container or sandbox could not be stopped"))
+	}
+	return ok
+}
+
+// waitAll waits until every target is done, ctx ends or deadline passes,
+// and returns how long it waited.
+func waitAll(ctx context.Context, ts []*killTarget, deadline time.Time) time.Duration {
+	began := time.Now()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for _, t := range ts {
+		select {
+		case <-t.done:
+		case <-timer.C:
+			return time.Since(began)
+		case <-ctx.Done():
+			return time.Since(began)
+		}
+	}
+	return time.Since(began)
+}
+
+// killContainer stops one container of ContainersToKill.
+func (p *pass) killContainer(ctx context.Context, k *syncpodv1.ContainerKill) bool {
+	c, _, _ := findContainer(p.pod, k.GetName())
+	grace := GracePeriod(p.pod, c, k.GetReason())
+	t0 := time.Now()
+	if err := cri.IgnoreNotFound(p.r.rt.StopContainer(ctx, k.GetContainerId(), grace)); err != nil {
+		p.fatal(err)
+		p.add(executorv1.Step_STEP_KILL_CONTAINER, k.GetName(), executorv1.Outcome_OUTCOME_FAILED, t0,
+			withReason("KillContainerError", err.Error()), withContainer(k.GetContainerId()))
+		return false
+	}
+	msg := k.GetMessage()
+	if msg == "" {
+		msg = "Stopping container " + k.GetName()
+	}
+	p.add(executorv1.Step_STEP_KILL_CONTAINER, k.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
+		withMessage(fmt.Sprintf("%s (grace %ds)", msg, grace)), withContainer(k.GetContainerId()))
+	return true
+}
+
+// pruneInitContainers keeps, per init container name, only the newest
+// EXITED/UNKNOWN instance. Failures are reported and ignored.
+func (p *pass) pruneInitContainers(ctx context.Context) {
+	for _, ic := range p.pod.GetSpec().GetInitContainers() {
+		seen := false
+		for _, oc := range sortedContainers(p.observed) {
+			if oc.GetName() != ic.GetName() {
+				continue
+			}
+			st := oc.GetState()
+			if st != syncpodv1.ContainerState_CONTAINER_STATE_EXITED && st != syncpodv1.ContainerState_CONTAINER_STATE_UNKNOWN {
+				continue
+			}
+			if !seen {
+				seen = true
+				continue
+			}
+			p.removeInit(ctx, oc, "pruned: a newer instance is kept")
+			if p.abort != nil {
+				return
+			}
+		}
+	}
+}
+
+// purgeInitContainers removes every init container instance after a pod
+// kill for a new sandbox.
+func (p *pass) purgeInitContainers(ctx context.Context) {
+	for _, oc := range sortedContainers(p.observed) {
+		if _, init, _ := findContainer(p.pod, oc.GetName()); !init {
+			continue
+		}
+		p.removeInit(ctx, oc, "purged: the pod gets a new sandbox")
+		if p.abort != nil {
+			return
+		}
+	}
+}
+
+func (p *pass) removeInit(ctx context.Context, oc *syncpodv1.ObservedContainer, why string) {
+	t0 := time.Now()
+	if err := cri.IgnoreNotFound(p.r.rt.RemoveContainer(ctx, oc.GetId())); err != nil {
+		p.fatal(err)
+		p.add(executorv1.Step_STEP_PRUNE_INIT_CONTAINER, oc.GetName(), executorv1.Outcome_OUTCOME_FAILED, t0,
+			withReason("RemoveContainerError", err.Error()), withContainer(oc.GetId()))
+		return
+	}
+	p.add(executorv1.Step_STEP_PRUNE_INIT_CONTAINER, oc.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
+		withMessage(why), withContainer(oc.GetId()))
+}
+
+// sortedContainers returns observed containers newest first (by
+// created_at, then id for determinism), without mutating observed.
+func sortedContainers(o *syncpodv1.ObservedPod) []*syncpodv1.ObservedContainer {
+	out := append([]*syncpodv1.ObservedContainer(nil), o.GetContainers()...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].GetCreatedAt().AsTime(), out[j].GetCreatedAt().AsTime()
+		if !a.Equal(b) {
+			return a.After(b)
+		}
+		return out[i].GetId() < out[j].GetId()
+	})
+	return out
+}

@@ -1,0 +1,45 @@
+package runner
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Container type label values (the kubelet's).
+const (
+	typeContainer = "container"
+	typeInit      = "init_container"
+)
+
+// Metrics are the runner's counters, named after the kubelet's under
+// syncpod_executor_.
+type Metrics struct {
+	startedPods       prometheus.Counter
+	startedPodsErrors prometheus.Counter
+	startedCtrs       *prometheus.CounterVec
+	startedCtrsErrors *prometheus.CounterVec
+	imagePulls        *prometheus.CounterVec
+	imagePullDuration prometheus.Histogram
+}
+
+// NewMetrics creates and registers the runner's metrics on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	o := func(name, help string) prometheus.CounterOpts {
+		return prometheus.CounterOpts{Namespace: "syncpod", Subsystem: "executor", Name: name, Help: help}
+	}
+	m := &Metrics{
+		startedPods:       prometheus.NewCounter(o("started_pods_total", "Pod sandboxes the executor tried to create.")),
+		startedPodsErrors: prometheus.NewCounter(o("started_pods_errors_total", "Pod sandbox creations that failed.")),
+		startedCtrs:       prometheus.NewCounterVec(o("started_containers_total", "Containers the executor tried to start, by container type."), []string{"container_type"}),
+		startedCtrsErrors: prometheus.NewCounterVec(o("started_containers_errors_total", "Container starts that failed, by container type and error code."), []string{"container_type", "code"}),
+		imagePulls:        prometheus.NewCounterVec(o("image_pulls_total", "Image pulls by result (success, failure)."), []string{"result"}),
+		imagePullDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "syncpod", Subsystem: "executor", Name: "image_pull_duration_seconds",
+			Help:    "Duration of image pulls.",
+			Buckets: []float64{1, 5, 10, 20, 30, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600},
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.startedPods, m.startedPodsErrors, m.startedCtrs, m.startedCtrsErrors, m.imagePulls, m.imagePullDuration} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"context"
+	"errors"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/executor/cri"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+)
+
+// RemoveResources removes exited containers and stopped sandboxes, in
+// request order, containers first. NotFound counts as success; a running
+// container or a ready sandbox is refused. An unreachable runtime aborts
+// with cri.ErrUnavailable.
+func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs []string) (*executorv1.RemoveResourcesResponse, error) {
+	resp := &executorv1.RemoveResourcesResponse{}
+	add := func(id string, sandbox bool, err error, refused string) error {
+		res := &executorv1.RemoveResult{Id: id, Sandbox: sandbox, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED}
+		switch {
+		case errors.Is(err, cri.ErrUnavailable):
+			return err
+		case err != nil:
+			res.Outcome, res.Message = executorv1.Outcome_OUTCOME_FAILED, err.Error()
+		case refused != "":
+			res.Outcome, res.Message = executorv1.Outcome_OUTCOME_FAILED, refused
+		}
+		resp.Results = append(resp.Results, res)
+		return nil
+	}
+	for _, id := range containerIDs {
+		st, err := r.rt.ContainerStatus(ctx, id, false)
+		err = cri.IgnoreNotFound(err)
+		refused := ""
+		switch {
+		case err != nil:
+		case st.GetStatus() == nil: // gone
+		case st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING:
+			refused = "container is running; stop it first"
+		default:
+			err = cri.IgnoreNotFound(r.rt.RemoveContainer(ctx, id))
+		}
+		if e := add(id, false, err, refused); e != nil {
+			return nil, e
+		}
+	}
+	for _, id := range sandboxIDs {
+		st, err := r.rt.PodSandboxStatus(ctx, id, false)
+		err = cri.IgnoreNotFound(err)
+		refused := ""
+		switch {
+		case err != nil:
+		case st.GetStatus() == nil:
+		case st.GetStatus().GetState() == runtimeapi.PodSandboxState_SANDBOX_READY:
+			refused = "sandbox is ready; stop the pod first"
+		default:
+			err = cri.IgnoreNotFound(r.rt.RemovePodSandbox(ctx, id))
+		}
+		if e := add(id, true, err, refused); e != nil {
+			return nil, e
+		}
+	}
+	return resp, nil
+}

@@ -1,0 +1,307 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/cri"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// DefaultLogDir is where pod log directories live, as with the kubelet.
+const DefaultLogDir = "/var/log/pods"
+
+// DefaultMaxParallelPods bounds how many pods are worked on at once.
+const DefaultMaxParallelPods = 8
+
+// DefaultGracePeriod is the termination grace period of a pod that sets
+// none (the Kubernetes API default).
+const DefaultGracePeriod int64 = 30
+
+// MinGracePeriod is the floor of every stop's grace period.
+const MinGracePeriod int64 = 2
+
+// Config configures a Runner.
+type Config struct {
+	// Runtime is the CRI runtime service, wrapped with cri.NewRuntime (or
+	// NewLazyRuntime) so calls have timeouts and classified errors.
+	// Required.
+	Runtime cri.RuntimeAPI
+	// Images is the CRI image service, wrapped likewise. Required.
+	Images cri.ImageAPI
+	// Backoff is the crash-loop back-off store. Required.
+	Backoff *backoff.Store
+	// Clock tells the time for back-off decisions; nil means the wall clock.
+	Clock backoff.Clock
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// Metrics; nil records nothing.
+	Metrics *Metrics
+	// LogDir is the root of pod log directories; empty means DefaultLogDir.
+	LogDir string
+	// MaxParallelPods bounds concurrent passes of different pods; 0 means
+	// DefaultMaxParallelPods.
+	MaxParallelPods int
+	// ImagePullBackoffInitial and ImagePullBackoffMax shape the image pull
+	// back-off (kubelet: 10 s and 300 s); zero means those.
+	ImagePullBackoffInitial, ImagePullBackoffMax time.Duration
+}
+
+// Runner carries out change sets. Safe for concurrent use.
+type Runner struct {
+	rt      cri.RuntimeAPI
+	img     cri.ImageAPI
+	store   *backoff.Store
+	clock   backoff.Clock
+	log     *slog.Logger
+	m       *Metrics
+	logDir  string
+	sem     chan struct{}
+	pulls   *memBackoff
+	podsMu  sync.Mutex
+	podLock map[string]*podLock
+}
+
+type podLock struct {
+	ch   chan struct{}
+	refs int
+}
+
+// New builds a Runner.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Runtime == nil || cfg.Images == nil || cfg.Backoff == nil {
+		return nil, errors.New("runner: Runtime, Images and Backoff are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = backoff.WallClock()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LogDir == "" {
+		cfg.LogDir = DefaultLogDir
+	}
+	if cfg.MaxParallelPods <= 0 {
+		cfg.MaxParallelPods = DefaultMaxParallelPods
+	}
+	if cfg.ImagePullBackoffInitial <= 0 {
+		cfg.ImagePullBackoffInitial = 10 * time.Second
+	}
+	if cfg.ImagePullBackoffMax <= 0 {
+		cfg.ImagePullBackoffMax = 300 * time.Second
+	}
+	return &Runner{
+		rt: cfg.Runtime, img: cfg.Images, store: cfg.Backoff, clock: cfg.Clock,
+		log: cfg.Logger, m: cfg.Metrics, logDir: cfg.LogDir,
+		sem:     make(chan struct{}, cfg.MaxParallelPods),
+		pulls:   newMemBackoff(cfg.ImagePullBackoffInitial, cfg.ImagePullBackoffMax),
+		podLock: map[string]*podLock{},
+	}, nil
+}
+
+// lockPod serializes passes of one pod and bounds passes of all pods.
+func (r *Runner) lockPod(ctx context.Context, uid string) (func(), error) {
+	r.podsMu.Lock()
+	l := r.podLock[uid]
+	if l == nil {
+		l = &podLock{ch: make(chan struct{}, 1)}
+		r.podLock[uid] = l
+	}
+	l.refs++
+	r.podsMu.Unlock()
+	drop := func() {
+		r.podsMu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(r.podLock, uid)
+		}
+		r.podsMu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+	case <-ctx.Done():
+		drop()
+		return nil, ctx.Err()
+	}
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		<-l.ch
+		drop()
+		return nil, ctx.Err()
+	}
+	return func() {
+		<-r.sem
+		<-l.ch
+		drop()
+	}, nil
+}
+
+// pass is the state of one ApplyActions call.
+type pass struct {
+	r        *Runner
+	pod      *syncpodv1.Pod
+	observed *syncpodv1.ObservedPod
+	actions  *syncpodv1.PodActions
+	steps    []*executorv1.StepResult
+	abort    error
+	// sandboxID is the sandbox containers start in.
+	sandboxID string
+	retryAt   time.Time
+}
+
+// ApplyActions carries out actions for pod, planned from observed. The
+// error is non-nil only when the pass could not run (ctx ended while
+// waiting, runtime unavailable, back-off store failure); step failures are
+// reported in the response.
+func (r *Runner) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
+	release, err := r.lockPod(ctx, pod.GetUid())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if observed == nil {
+		observed = &syncpodv1.ObservedPod{}
+	}
+	p := &pass{r: r, pod: pod, observed: observed, actions: actions, sandboxID: actions.GetSandboxId()}
+	p.run(ctx)
+	if p.abort != nil {
+		return nil, p.abort
+	}
+	resp := &executorv1.ApplyActionsResponse{Steps: p.steps, SandboxId: p.sandboxID}
+	if !p.retryAt.IsZero() {
+		resp.RetryAt = timestamppb.New(p.retryAt)
+	}
+	return resp, nil
+}
+
+func (p *pass) run(ctx context.Context) {
+	a := p.actions
+	if a.GetKillPod() {
+		if !p.killPod(ctx) {
+			p.skipRest("pod kill failed")
+			return
+		}
+		if a.GetCreateSandbox() {
+			p.purgeInitContainers(ctx)
+		}
+	} else {
+		for _, k := range a.GetContainersToKill() {
+			if !p.killContainer(ctx, k) {
+				p.skipRest("container kill failed")
+				return
+			}
+		}
+	}
+	if p.abort != nil {
+		return
+	}
+	if !a.GetCreateSandbox() || !a.GetKillPod() {
+		p.pruneInitContainers(ctx)
+	}
+	if p.abort != nil {
+		return
+	}
+	if a.GetCreateSandbox() {
+		if !p.createSandbox(ctx) {
+			p.skipStarts(a.GetInitContainersToStart(), a.GetContainersToStart(), "sandbox creation failed")
+			return
+		}
+	}
+	for i, cs := range a.GetInitContainersToStart() {
+		ok, sidecar := p.startInit(ctx, cs)
+		if p.abort != nil {
+			return
+		}
+		if !ok && !sidecar {
+			p.skipStarts(a.GetInitContainersToStart()[i+1:], a.GetContainersToStart(),
+				fmt.Sprintf("init container %s did not start", cs.GetName()))
+			return
+		}
+	}
+	for _, cs := range a.GetContainersToStart() {
+		p.startContainer(ctx, cs, false)
+		if p.abort != nil {
+			return
+		}
+	}
+}
+
+// fail records err as the pass's abort reason when it means the runtime
+// (or the store) is unusable; it reports whether it did.
+func (p *pass) fatal(err error) bool {
+	if errors.Is(err, cri.ErrUnavailable) || errors.Is(err, backoff.ErrStore) {
+		if p.abort == nil {
+			p.abort = err
+		}
+		return true
+	}
+	return false
+}
+
+type stepOpt func(*executorv1.StepResult)
+
+func withReason(reason, msg string) stepOpt {
+	return func(s *executorv1.StepResult) { s.Reason, s.Message = reason, msg }
+}
+
+func withMessage(msg string) stepOpt { return func(s *executorv1.StepResult) { s.Message = msg } }
+
+func withContainer(id string) stepOpt { return func(s *executorv1.StepResult) { s.ContainerId = id } }
+
+func (p *pass) withUntil(t time.Time) stepOpt {
+	if p.retryAt.IsZero() || t.Before(p.retryAt) {
+		p.retryAt = t
+	}
+	return func(s *executorv1.StepResult) { s.BackoffUntil = timestamppb.New(t) }
+}
+
+func (p *pass) add(step executorv1.Step, target string, outcome executorv1.Outcome, began time.Time, opts ...stepOpt) *executorv1.StepResult {
+	s := &executorv1.StepResult{Step: step, Target: target, Outcome: outcome}
+	if !began.IsZero() {
+		s.Duration = durationpb.New(time.Since(began))
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	p.steps = append(p.steps, s)
+	return s
+}
+
+func (p *pass) skipRest(why string) {
+	a := p.actions
+	if a.GetCreateSandbox() {
+		p.add(executorv1.Step_STEP_CREATE_SANDBOX, "", executorv1.Outcome_OUTCOME_SKIPPED, time.Time{}, withMessage(why))
+	}
+	p.skipStarts(a.GetInitContainersToStart(), a.GetContainersToStart(), why)
+}
+
+func (p *pass) skipStarts(inits, ctrs []*syncpodv1.ContainerStart, why string) {
+	for _, cs := range inits {
+		p.add(executorv1.Step_STEP_START_INIT_CONTAINER, cs.GetName(), executorv1.Outcome_OUTCOME_SKIPPED, time.Time{}, withMessage(why))
+	}
+	for _, cs := range ctrs {
+		p.add(executorv1.Step_STEP_START_CONTAINER, cs.GetName(), executorv1.Outcome_OUTCOME_SKIPPED, time.Time{}, withMessage(why))
+	}
+}
+
+// podDesc names the pod as the kubelet does in messages: name_ns(uid).
+func podDesc(pod *syncpodv1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.GetName(), namespace(pod), pod.GetUid())
+}
+
+func namespace(pod *syncpodv1.Pod) string {
+	if ns := pod.GetNamespace(); ns != "" {
+		return ns
+	}
+	return "default"
+}

@@ -1,0 +1,647 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/critest"
+	"github.com/syncpod/syncpod/proto/crilabels"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+type env struct {
+	r      *Runner
+	rt     *critest.Runtime
+	img    *critest.Images
+	store  *backoff.Store
+	clock  *fakeClock
+	reg    *prometheus.Registry
+	logDir string
+}
+
+const busybox = "busybox:1.36"
+
+func newEnv(t *testing.T, images ...string) *env {
+	t.Helper()
+	e := &env{rt: critest.NewRuntime(), img: critest.NewImages(images...), clock: &fakeClock{now: time.Unix(1_700_000_000, 0)}, reg: prometheus.NewRegistry()}
+	var err error
+	e.store, err = backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{Clock: e.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.store.Close() })
+	cm, err := cri.NewMetrics(e.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMetrics(e.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.logDir = t.TempDir()
+	e.r, err = New(Config{
+		Runtime: cri.NewRuntime(e.rt, cm, cri.Timeouts{}), Images: cri.NewImages(e.img, cm, cri.Timeouts{}),
+		Backoff: e.store, Clock: e.clock, Metrics: m, LogDir: e.logDir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) observe(t *testing.T, uid string) *syncpodv1.ObservedPod {
+	t.Helper()
+	o, err := critest.Observe(context.Background(), e.rt, uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func (e *env) apply(t *testing.T, pod *syncpodv1.Pod, o *syncpodv1.ObservedPod, a *syncpodv1.PodActions) *executorv1.ApplyActionsResponse {
+	t.Helper()
+	resp, err := e.r.ApplyActions(context.Background(), pod, o, a)
+	if err != nil {
+		t.Fatalf("ApplyActions: %v", err)
+	}
+	return resp
+}
+
+func ctr(name string) *syncpodv1.Container {
+	return &syncpodv1.Container{Name: name, Image: busybox, Command: []string{"sleep", "3600"}}
+}
+
+func sidecar(name string) *syncpodv1.Container {
+	c := ctr(name)
+	c.RestartPolicy = syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS
+	return c
+}
+
+func testPod(inits []*syncpodv1.Container, ctrs ...*syncpodv1.Container) *syncpodv1.Pod {
+	return &syncpodv1.Pod{Uid: "uid-1", Name: "demo", Namespace: "ns", Labels: map[string]string{"app": "demo"},
+		Spec: &syncpodv1.PodSpec{InitContainers: inits, Containers: ctrs, HostNetwork: true}}
+}
+
+func starts(names ...string) []*syncpodv1.ContainerStart {
+	var out []*syncpodv1.ContainerStart
+	for _, n := range names {
+		out = append(out, &syncpodv1.ContainerStart{Name: n, SpecHash: "hash-" + n})
+	}
+	return out
+}
+
+// summary renders steps as "STEP target OUTCOME reason" lines.
+func summary(resp *executorv1.ApplyActionsResponse) string {
+	var b strings.Builder
+	for _, s := range resp.GetSteps() {
+		b.WriteString(strings.TrimPrefix(s.GetStep().String(), "STEP_"))
+		b.WriteString(" " + s.GetTarget() + " " + strings.TrimPrefix(s.GetOutcome().String(), "OUTCOME_"))
+		if s.GetReason() != "" {
+			b.WriteString(" " + s.GetReason())
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func stepsOnly(resp *executorv1.ApplyActionsResponse, kinds ...executorv1.Step) *executorv1.ApplyActionsResponse {
+	out := &executorv1.ApplyActionsResponse{}
+	for _, s := range resp.GetSteps() {
+		if slices.Contains(kinds, s.GetStep()) {
+			out.Steps = append(out.Steps, s)
+		}
+	}
+	return out
+}
+
+func TestNewPodStepOrderAndConfigs(t *testing.T) {
+	e := newEnv(t, busybox)
+	pod := testPod([]*syncpodv1.Container{ctr("init")}, ctr("web"))
+	pod.Spec.Containers[0].Env = []*syncpodv1.EnvVar{{Name: "A", Value: "1"}}
+	pod.Spec.Containers[0].Resources = &syncpodv1.ResourceRequirements{
+		Requests: &syncpodv1.ResourceList{Cpu: "250m"}, Limits: &syncpodv1.ResourceList{Cpu: "500m", Memory: "64Mi"}}
+	// a brand-new pod has kill_pod and create_sandbox; R-2.4c: only init 0.
+	resp := e.apply(t, pod, nil, &syncpodv1.PodActions{KillPod: true, CreateSandbox: true, InitContainersToStart: starts("init")})
+	sbID := resp.GetSandboxId()
+	want := "KILL_POD demo SUCCEEDED\nCREATE_SANDBOX " + sbID + " SUCCEEDED\nPULL_IMAGE init SUCCEEDED\nSTART_INIT_CONTAINER init SUCCEEDED\n"
+	if got := summary(resp); got != want {
+		t.Fatalf("steps:\n%s\nwant:\n%s", got, want)
+	}
+	sb, err := e.rt.PodSandboxStatus(context.Background(), sbID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sb.GetStatus()
+	if s.GetLabels()[crilabels.Managed] != "true" || s.GetLabels()[crilabels.PodUID] != "uid-1" || s.GetLabels()["app"] != "demo" {
+		t.Errorf("sandbox labels %v", s.GetLabels())
+	}
+	if s.GetLinux().GetNamespaces().GetOptions().GetNetwork() != runtimeapi.NamespaceMode_NODE {
+		t.Errorf("sandbox network mode %v, want NODE", s.GetLinux().GetNamespaces().GetOptions().GetNetwork())
+	}
+	// The init container exits 0; the next plan starts web.
+	o := e.observe(t, "uid-1")
+	e.rt.Exit(o.GetContainers()[0].GetId(), 0, e.clock.Now())
+	o = e.observe(t, "uid-1")
+	resp = e.apply(t, pod, o, &syncpodv1.PodActions{SandboxId: sbID, ContainersToStart: starts("web")})
+	if got, want := summary(resp), "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n"; got != want {
+		t.Fatalf("steps:\n%s\nwant:\n%s", got, want)
+	}
+	cs, err := e.rt.ContainerStatus(context.Background(), resp.GetSteps()[1].GetContainerId(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := cs.GetStatus()
+	for k, v := range map[string]string{crilabels.ContainerName: "web", crilabels.SpecHash: "hash-web", crilabels.ContainerType: crilabels.ContainerTypeRegular, crilabels.PodUID: "uid-1"} {
+		if st.GetLabels()[k] != v {
+			t.Errorf("label %s = %q, want %q", k, st.GetLabels()[k], v)
+		}
+	}
+	if st.GetAnnotations()[crilabels.RestartCount] != "0" || st.GetAnnotations()[crilabels.TerminationGracePeriod] != "30" {
+		t.Errorf("annotations %v", st.GetAnnotations())
+	}
+	e.rt.FakeRuntimeService.Lock()
+	res := e.rt.Containers[st.GetId()].LinuxResources
+	e.rt.FakeRuntimeService.Unlock()
+	if res.GetCpuShares() != 256 || res.GetCpuQuota() != 50000 || res.GetMemoryLimitInBytes() != 64<<20 {
+		t.Errorf("resources %v", res)
+	}
+	if got := testutil.ToFloat64(e.r.m.startedCtrs.WithLabelValues(typeInit)); got != 1 {
+		t.Errorf("started init containers = %v", got)
+	}
+	if got := testutil.ToFloat64(e.r.m.startedPods); got != 1 {
+		t.Errorf("started pods = %v", got)
+	}
+}
+
+func TestGracePeriod(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	probeCtr := &syncpodv1.Container{Name: "c",
+		LivenessProbe: &syncpodv1.Probe{TerminationGracePeriodSeconds: i64(7)},
+		StartupProbe:  &syncpodv1.Probe{TerminationGracePeriodSeconds: i64(9)}}
+	for _, tc := range []struct {
+		name   string
+		pod    *syncpodv1.Pod
+		reason syncpodv1.KillReason
+		want   int64
+	}{
+		{"R-9.4 default when nothing set", &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{}}, 0, 30},
+		{"R-9.4 pod grace", &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{TerminationGracePeriodSeconds: i64(12)}}, 0, 12},
+		{"R-9.4 deletion grace wins over everything", &syncpodv1.Pod{DeletionGracePeriodSeconds: i64(4), Spec: &syncpodv1.PodSpec{TerminationGracePeriodSeconds: i64(12)}}, syncpodv1.KillReason_KILL_REASON_LIVENESS_PROBE, 4},
+		{"R-9.4 liveness probe grace for a liveness kill", &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{TerminationGracePeriodSeconds: i64(12)}}, syncpodv1.KillReason_KILL_REASON_LIVENESS_PROBE, 7},
+		{"R-9.4 startup probe grace for a startup kill", &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{TerminationGracePeriodSeconds: i64(12)}}, syncpodv1.KillReason_KILL_REASON_STARTUP_PROBE, 9},
+		{"R-9.4 probe grace not used for a spec change", &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{TerminationGracePeriodSeconds: i64(12)}}, syncpodv1.KillReason_KILL_REASON_SPEC_CHANGED, 12},
+		{"R-9.5 2 s floor", &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{TerminationGracePeriodSeconds: i64(0)}}, 0, 2},
+		{"R-9.5 2 s floor on deletion grace", &syncpodv1.Pod{DeletionGracePeriodSeconds: i64(1), Spec: &syncpodv1.PodSpec{}}, 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := GracePeriod(tc.pod, probeCtr, tc.reason); got != tc.want {
+				t.Fatalf("GracePeriod = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// runningPod creates the pod's sandbox and containers through the runner
+// and returns the observed state.
+func runningPod(t *testing.T, e *env, pod *syncpodv1.Pod) *syncpodv1.ObservedPod {
+	t.Helper()
+	var inits []string
+	for _, c := range pod.GetSpec().GetInitContainers() {
+		inits = append(inits, c.GetName())
+	}
+	var ctrs []string
+	for _, c := range pod.GetSpec().GetContainers() {
+		ctrs = append(ctrs, c.GetName())
+	}
+	resp := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, InitContainersToStart: starts(inits...), ContainersToStart: starts(ctrs...)})
+	for _, s := range resp.GetSteps() {
+		if s.GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
+			t.Fatalf("setup step failed: %v", s)
+		}
+	}
+	return e.observe(t, pod.GetUid())
+}
+
+func TestKillPodSidecarOrder(t *testing.T) {
+	e := newEnv(t, busybox)
+	pod := testPod([]*syncpodv1.Container{sidecar("s1"), sidecar("s2")}, ctr("a"), ctr("b"))
+	o := runningPod(t, e, pod)
+	idName := map[string]string{}
+	for _, c := range o.GetContainers() {
+		idName[c.GetId()] = c.GetName()
+	}
+	resp := e.apply(t, pod, o, &syncpodv1.PodActions{KillPod: true})
+	var order []string
+	for _, s := range e.rt.Stops() {
+		order = append(order, idName[s.ID])
+		if s.Timeout != 30 {
+			t.Errorf("stop %s grace %d, want 30", idName[s.ID], s.Timeout)
+		}
+	}
+	// regular containers (any order) first, then sidecars in reverse spec order.
+	if len(order) != 4 || !slices.Contains(order[:2], "a") || !slices.Contains(order[:2], "b") || order[2] != "s2" || order[3] != "s1" {
+		t.Fatalf("stop order %v, want [a b]/[b a] then s2, s1", order)
+	}
+	if got := e.rt.SandboxStops(); len(got) != 1 || got[0] != o.GetSandboxes()[0].GetId() {
+		t.Fatalf("sandbox stops %v", got)
+	}
+	want := "KILL_CONTAINER a SUCCEEDED\nKILL_CONTAINER b SUCCEEDED\nKILL_CONTAINER s2 SUCCEEDED\nKILL_CONTAINER s1 SUCCEEDED\nSTOP_SANDBOX " +
+		o.GetSandboxes()[0].GetId() + " SUCCEEDED\nKILL_POD demo SUCCEEDED\n"
+	if got := summary(resp); got != want {
+		t.Fatalf("steps:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestKillContainers(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		name      string
+		inject    error
+		wantSteps string
+		wantGrace int64
+	}{
+		{"R-9.4 liveness kill uses the probe grace, then starts", nil,
+			"KILL_CONTAINER web SUCCEEDED\nPULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n", 5},
+		{"R-8.2 a failed kill stops the pass", status.Error(codes.Internal, "boom"),
+			"KILL_CONTAINER web FAILED KillContainerError\nSTART_CONTAINER web SKIPPED\n", 5},
+		{"R-9.1 NotFound is ignored", status.Error(codes.NotFound, "gone"),
+			"KILL_CONTAINER web SUCCEEDED\nPULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n", 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, busybox)
+			pod := testPod(nil, ctr("web"))
+			pod.Spec.TerminationGracePeriodSeconds = i64(20)
+			pod.Spec.Containers[0].LivenessProbe = &syncpodv1.Probe{TerminationGracePeriodSeconds: i64(5)}
+			o := runningPod(t, e, pod)
+			if tc.inject != nil {
+				e.rt.InjectError("StopContainer", tc.inject)
+			}
+			id := o.GetContainers()[0].GetId()
+			resp := e.apply(t, pod, o, &syncpodv1.PodActions{SandboxId: o.GetSandboxes()[0].GetId(),
+				ContainersToKill:  []*syncpodv1.ContainerKill{{ContainerId: id, Name: "web", Reason: syncpodv1.KillReason_KILL_REASON_LIVENESS_PROBE}},
+				ContainersToStart: starts("web")})
+			if got := summary(resp); got != tc.wantSteps {
+				t.Fatalf("steps:\n%s\nwant:\n%s", got, tc.wantSteps)
+			}
+			if stops := e.rt.Stops(); len(stops) != 1 || stops[0].Timeout != tc.wantGrace {
+				t.Fatalf("stops %v, want one with grace %d", stops, tc.wantGrace)
+			}
+		})
+	}
+}
+
+func TestInitPassStopping(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		inits []*syncpodv1.Container
+		want  string
+	}{
+		{"R-5.8 a regular init container failing stops the pass", []*syncpodv1.Container{ctr("i1"), sidecar("s2")},
+			"PULL_IMAGE i1 SUCCEEDED\nSTART_INIT_CONTAINER i1 FAILED CreateContainerError\nSTART_INIT_CONTAINER s2 SKIPPED\nSTART_CONTAINER web SKIPPED\n"},
+		{"R-5.8 a failing sidecar is skipped and the pass goes on", []*syncpodv1.Container{sidecar("s1"), ctr("i2")},
+			"PULL_IMAGE s1 SUCCEEDED\nSTART_INIT_CONTAINER s1 FAILED CreateContainerError\nPULL_IMAGE i2 SUCCEEDED\nSTART_INIT_CONTAINER i2 SUCCEEDED\nPULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, busybox)
+			pod := testPod(tc.inits, ctr("web"))
+			resp := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true})
+			e.rt.InjectError("CreateContainer", status.Error(codes.Internal, "no"))
+			resp = e.apply(t, pod, nil, &syncpodv1.PodActions{SandboxId: resp.GetSandboxId(),
+				InitContainersToStart: starts(tc.inits[0].GetName(), tc.inits[1].GetName()), ContainersToStart: starts("web")})
+			if got := summary(resp); got != tc.want {
+				t.Fatalf("steps:\n%s\nwant:\n%s", got, tc.want)
+			}
+			if got := testutil.ToFloat64(e.r.m.startedCtrsErrors.WithLabelValues(typeInit, "CreateContainerError")); got != 1 {
+				t.Errorf("started_containers_errors_total{init_container,CreateContainerError} = %v", got)
+			}
+		})
+	}
+}
+
+func TestCrashLoopBackOff(t *testing.T) {
+	e := newEnv(t, busybox)
+	pod := testPod(nil, ctr("web"))
+	o := runningPod(t, e, pod)
+	sb := o.GetSandboxes()[0].GetId()
+	crash := func() *syncpodv1.ObservedPod {
+		o := e.observe(t, "uid-1")
+		e.rt.Exit(o.GetContainers()[0].GetId(), 1, e.clock.Now())
+		return e.observe(t, "uid-1")
+	}
+	startWeb := &syncpodv1.PodActions{SandboxId: sb, ContainersToStart: starts("web")}
+	// the first exit restarts at once.
+	resp := e.apply(t, pod, crash(), startWeb)
+	if got := summary(resp); got != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" || resp.GetRetryAt() != nil {
+		t.Fatalf("first restart: %s retry_at=%v", got, resp.GetRetryAt())
+	}
+	// The second exit waits 10 s after its finish.
+	exitAt := e.clock.Now()
+	o = crash()
+	e.clock.Step(3 * time.Second)
+	resp = e.apply(t, pod, o, startWeb)
+	if got := summary(resp); got != "START_CONTAINER web SKIPPED CrashLoopBackOff\n" {
+		t.Fatalf("second restart: %s", got)
+	}
+	want := exitAt.Add(10 * time.Second)
+	if !resp.GetRetryAt().AsTime().Equal(want) || !resp.GetSteps()[0].GetBackoffUntil().AsTime().Equal(want) {
+		t.Fatalf("retry_at %v / backoff_until %v, want %v", resp.GetRetryAt().AsTime(), resp.GetSteps()[0].GetBackoffUntil().AsTime(), want)
+	}
+	if msg := resp.GetSteps()[0].GetMessage(); msg != "back-off 10s restarting failed container=web pod=demo_ns(uid-1)" {
+		t.Fatalf("message %q", msg)
+	}
+	e.clock.Step(7 * time.Second)
+	resp = e.apply(t, pod, o, startWeb)
+	if got := summary(resp); got != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" {
+		t.Fatalf("at its instant: %s", got)
+	}
+	// Restart count follows the newest instance.
+	o = e.observe(t, "uid-1")
+	if rc := o.GetContainers()[0].GetRestartCount(); rc != 2 {
+		t.Fatalf("restart count %d, want 2", rc)
+	}
+	// A changed spec hash starts a fresh back-off (DESIGN.md).
+	o = crash()
+	changed := &syncpodv1.PodActions{SandboxId: sb, ContainersToStart: []*syncpodv1.ContainerStart{{Name: "web", SpecHash: "other"}}}
+	if got := summary(e.apply(t, pod, o, changed)); got != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" {
+		t.Fatalf("new spec hash: %s", got)
+	}
+}
+
+func TestImagePolicies(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		image   string
+		policy  syncpodv1.ImagePullPolicy
+		present bool
+		inject  error
+		want    string
+		pulled  bool
+	}{
+		{"Never with the image present", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", false},
+		{"Never with the image missing", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER, false, nil, "PULL_IMAGE c FAILED ErrImageNeverPull\nSTART_CONTAINER c FAILED ErrImageNeverPull\n", false},
+		{"IfNotPresent with the image present", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", false},
+		{"IfNotPresent with the image missing pulls", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT, false, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", true},
+		{"Always pulls even when present", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", true},
+		{"default for :latest is Always", "busybox:latest", 0, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", true},
+		{"pull failure is ErrImagePull", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS, false, status.Error(codes.Unknown, "no registry"), "PULL_IMAGE c FAILED ErrImagePull\nSTART_CONTAINER c FAILED ErrImagePull\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var imgs []string
+			if tc.present {
+				imgs = []string{tc.image}
+			}
+			e := newEnv(t, imgs...)
+			c := ctr("c")
+			c.Image, c.ImagePullPolicy = tc.image, tc.policy
+			pod := testPod(nil, c)
+			resp := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true})
+			if tc.inject != nil {
+				e.img.InjectError("PullImage", tc.inject)
+			}
+			resp = e.apply(t, pod, nil, &syncpodv1.PodActions{SandboxId: resp.GetSandboxId(), ContainersToStart: starts("c")})
+			if got := summary(resp); got != tc.want {
+				t.Fatalf("steps:\n%s\nwant:\n%s", got, tc.want)
+			}
+			if pulled := slices.Contains(critest.ImageCalls(e.img), "PullImage"); pulled != tc.pulled {
+				t.Fatalf("pulled = %v, want %v (calls %v)", pulled, tc.pulled, critest.ImageCalls(e.img))
+			}
+		})
+	}
+}
+
+func TestImagePullBackOff(t *testing.T) {
+	e := newEnv(t)
+	pod := testPod(nil, ctr("c"))
+	sb := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true}).GetSandboxId()
+	a := &syncpodv1.PodActions{SandboxId: sb, ContainersToStart: starts("c")}
+	e.img.InjectError("PullImage", status.Error(codes.Unknown, "no registry"))
+	if got := summary(e.apply(t, pod, nil, a)); !strings.Contains(got, "ErrImagePull") {
+		t.Fatalf("first: %s", got)
+	}
+	e.clock.Step(4 * time.Second)
+	resp := e.apply(t, pod, nil, a)
+	if got := summary(resp); got != "PULL_IMAGE c FAILED ImagePullBackOff\nSTART_CONTAINER c FAILED ImagePullBackOff\n" {
+		t.Fatalf("second: %s", got)
+	}
+	if want := e.clock.Now().Add(6 * time.Second); !resp.GetRetryAt().AsTime().Equal(want) {
+		t.Fatalf("retry_at %v, want %v", resp.GetRetryAt().AsTime(), want)
+	}
+	e.clock.Step(6 * time.Second)
+	if got := summary(e.apply(t, pod, nil, a)); got != "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n" {
+		t.Fatalf("after back-off: %s", got)
+	}
+}
+
+func TestPullPolicyDefault(t *testing.T) {
+	for img, want := range map[string]syncpodv1.ImagePullPolicy{
+		"busybox":                        syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS,
+		"busybox:latest":                 syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS,
+		"localhost:5000/busybox":         syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS,
+		"busybox:1.36":                   syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT,
+		"localhost:5000/busybox:1.36":    syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT,
+		"busybox@sha256:0123456789abcde": syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT,
+	} {
+		if got := PullPolicy(&syncpodv1.Container{Image: img}); got != want {
+			t.Errorf("PullPolicy(%q) = %v, want %v", img, got, want)
+		}
+	}
+}
+
+func TestSandboxNameReserved(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		state    runtimeapi.PodSandboxState
+		wantSame bool
+	}{
+		{"ready sandbox of an interrupted pass is reused", runtimeapi.PodSandboxState_SANDBOX_READY, true},
+		{"not-ready sandbox of an interrupted pass is replaced", runtimeapi.PodSandboxState_SANDBOX_NOTREADY, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, busybox)
+			pod := testPod(nil, ctr("web"))
+			first := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, Attempt: 1}).GetSandboxId()
+			if tc.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+				if err := e.rt.FakeRuntimeService.StopPodSandbox(context.Background(), first); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The executor crashed before answering; the planner retries.
+			resp := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, Attempt: 1, ContainersToStart: starts("web")})
+			if got := summary(resp); got != "CREATE_SANDBOX "+resp.GetSandboxId()+" SUCCEEDED\nPULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" {
+				t.Fatalf("steps:\n%s", got)
+			}
+			o := e.observe(t, "uid-1")
+			ready := 0
+			for _, s := range o.GetSandboxes() {
+				if s.GetState() == syncpodv1.SandboxState_SANDBOX_STATE_READY {
+					ready++
+				}
+			}
+			if ready != 1 || len(o.GetSandboxes()) != 1 {
+				t.Fatalf("sandboxes %v: want exactly one, ready", o.GetSandboxes())
+			}
+			if !tc.wantSame && !slices.Contains(e.rt.GetCalls(), "RemovePodSandbox") {
+				t.Fatalf("stale sandbox not removed: calls %v", e.rt.GetCalls())
+			}
+		})
+	}
+}
+
+func TestPruneInitContainers(t *testing.T) {
+	e := newEnv(t, busybox)
+	pod := testPod([]*syncpodv1.Container{ctr("init")}, ctr("web"))
+	sb := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true}).GetSandboxId()
+	// Three failed instances of the init container.
+	for i := range 3 {
+		o := e.observe(t, "uid-1")
+		resp := e.apply(t, pod, o, &syncpodv1.PodActions{SandboxId: sb, InitContainersToStart: starts("init")})
+		e.clock.Step(time.Hour) // past any back-off
+		id := resp.GetSteps()[len(resp.GetSteps())-1].GetContainerId()
+		e.rt.SetCreatedAt(id, time.Unix(int64(1000+i), 0))
+		e.rt.Exit(id, 1, time.Unix(int64(1000+i), 5))
+	}
+	o := e.observe(t, "uid-1")
+	newest := o.GetContainers()[0].GetId()
+	resp := e.apply(t, pod, o, &syncpodv1.PodActions{SandboxId: sb})
+	// only the newest exited instance is kept (the third pass
+	// already pruned the oldest; this one prunes the second).
+	if got := summary(resp); got != "PRUNE_INIT_CONTAINER init SUCCEEDED\n" {
+		t.Fatalf("steps:\n%s", got)
+	}
+	if ids := e.rt.ContainerIDs(); len(ids) != 1 || ids[0] != newest {
+		t.Fatalf("containers left %v, want only %s", ids, newest)
+	}
+}
+
+func TestRuntimeUnavailableAborts(t *testing.T) {
+	e := newEnv(t, busybox)
+	e.rt.InjectError("RunPodSandbox", status.Error(codes.Unavailable, "connection refused"))
+	_, err := e.r.ApplyActions(context.Background(), testPod(nil, ctr("web")), nil, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("web")})
+	if !errors.Is(err, cri.ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	if got := testutil.ToFloat64(e.r.m.startedPodsErrors); got != 1 {
+		t.Fatalf("started_pods_errors_total = %v", got)
+	}
+}
+
+func TestPodLockSerializesAndBounds(t *testing.T) {
+	e := newEnv(t)
+	e.r.sem = make(chan struct{}, 1)
+	release, err := e.r.lockPod(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.r.lockPod(canceled, "a"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("second lock of the same pod: %v, want to block until ctx ends", err)
+	}
+	if _, err := e.r.lockPod(canceled, "b"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("other pod over the bound: %v, want to block until ctx ends", err)
+	}
+	release()
+	r2, err := e.r.lockPod(context.Background(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2()
+	if len(e.r.podLock) != 0 {
+		t.Fatalf("pod locks leak: %v", e.r.podLock)
+	}
+}
+
+func TestRemoveResources(t *testing.T) {
+	e := newEnv(t, busybox)
+	pod := testPod(nil, ctr("run"), ctr("done"))
+	o := runningPod(t, e, pod)
+	var runID, doneID string
+	for _, c := range o.GetContainers() {
+		if c.GetName() == "run" {
+			runID = c.GetId()
+		} else {
+			doneID = c.GetId()
+		}
+	}
+	e.rt.Exit(doneID, 0, e.clock.Now())
+	sb := o.GetSandboxes()[0].GetId()
+	resp, err := e.r.RemoveResources(context.Background(), []string{doneID, runID, "missing"}, []string{sb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range resp.GetResults() {
+		got = append(got, strings.TrimPrefix(r.GetOutcome().String(), "OUTCOME_"))
+	}
+	if strings.Join(got, " ") != "SUCCEEDED FAILED SUCCEEDED FAILED" {
+		t.Fatalf("outcomes %v (%v)", got, resp.GetResults())
+	}
+	if err := e.rt.FakeRuntimeService.StopPodSandbox(context.Background(), sb); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = e.r.RemoveResources(context.Background(), nil, []string{sb})
+	if err != nil || resp.GetResults()[0].GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
+		t.Fatalf("stopped sandbox removal: %v %v", resp, err)
+	}
+}
+
+func TestMetricsLint(t *testing.T) {
+	e := newEnv(t, busybox)
+	runningPod(t, e, testPod(nil, ctr("web")))
+	if err := backoff.RegisterMetrics(e.reg, e.store); err != nil {
+		t.Fatal(err)
+	}
+	probs, err := testutil.GatherAndLint(e.reg)
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("lint: %v %v", probs, err)
+	}
+	if n := testutil.ToFloat64(e.r.m.startedCtrs.WithLabelValues(typeContainer)); n != 1 {
+		t.Fatalf("started containers %v", n)
+	}
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	for _, want := range []string{"syncpod_executor_runtime_operations_total", "syncpod_executor_runtime_operations_duration_seconds",
+		"syncpod_executor_started_pods_total", "syncpod_executor_started_containers_total", "syncpod_executor_backoff_entries", "syncpod_executor_containers_in_backoff"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("metric %s missing from %v", want, names)
+		}
+	}
+}

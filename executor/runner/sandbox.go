@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/proto/crilabels"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+)
+
+// createSandbox runs the pod sandbox with the planned attempt. When the
+// runtime says the name is reserved (an earlier, interrupted pass created
+// it), the existing sandbox is reused if ready, or stopped, removed and
+// created again, so a pod never ends up with two ready sandboxes.
+func (p *pass) createSandbox(ctx context.Context) bool {
+	t0 := time.Now()
+	cfg := p.sandboxConfig()
+	if p.r.m != nil {
+		p.r.m.startedPods.Inc()
+	}
+	fail := func(err error) bool {
+		p.fatal(err)
+		if p.r.m != nil {
+			p.r.m.startedPodsErrors.Inc()
+		}
+		p.add(executorv1.Step_STEP_CREATE_SANDBOX, "", executorv1.Outcome_OUTCOME_FAILED, t0,
+			withReason("CreatePodSandboxError", fmt.Sprintf("Failed to create pod sandbox: %v", err)))
+		return false
+	}
+	if err := os.MkdirAll(cfg.GetLogDirectory(), 0o755); err != nil {
+		return fail(fmt.Errorf("create pod log directory: %w", err))
+	}
+	id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+	msg := ""
+	if errors.Is(err, cri.ErrNameReserved) {
+		id, msg, err = p.recoverReserved(ctx, cfg)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	p.sandboxID = id
+	if msg == "" {
+		msg = fmt.Sprintf("created sandbox attempt %d", cfg.GetMetadata().GetAttempt())
+	}
+	p.add(executorv1.Step_STEP_CREATE_SANDBOX, id, executorv1.Outcome_OUTCOME_SUCCEEDED, t0, withMessage(msg))
+	return true
+}
+
+func (p *pass) sandboxConfig() *runtimeapi.PodSandboxConfig {
+	return SandboxConfig(p.pod, p.actions.GetAttempt(), p.r.logDir)
+}
+
+func (p *pass) recoverReserved(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (id, msg string, err error) {
+	list, err := p.r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
+		LabelSelector: map[string]string{crilabels.PodUID: p.pod.GetUid()},
+	})
+	if err != nil {
+		return "", "", err
+	}
+	want := cfg.GetMetadata()
+	for _, sb := range list {
+		md := sb.GetMetadata()
+		if md.GetName() != want.GetName() || md.GetNamespace() != want.GetNamespace() ||
+			md.GetUid() != want.GetUid() || md.GetAttempt() != want.GetAttempt() {
+			continue
+		}
+		if sb.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+			p.r.log.Info("reusing sandbox left by an earlier pass", "pod_uid", p.pod.GetUid(), "sandbox_id", sb.GetId())
+			return sb.GetId(), fmt.Sprintf("reused ready sandbox %s (name was reserved by an earlier pass)", sb.GetId()), nil
+		}
+		p.r.log.Info("replacing stopped sandbox left by an earlier pass", "pod_uid", p.pod.GetUid(), "sandbox_id", sb.GetId())
+		if err := cri.IgnoreNotFound(p.r.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
+			return "", "", err
+		}
+		if err := cri.IgnoreNotFound(p.r.rt.RemovePodSandbox(ctx, sb.GetId())); err != nil {
+			return "", "", err
+		}
+		id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+		if err != nil {
+			return "", "", err
+		}
+		return id, fmt.Sprintf("replaced not-ready sandbox %s left by an earlier pass", sb.GetId()), nil
+	}
+	return "", "", fmt.Errorf("sandbox name is reserved but no sandbox with that metadata is listed: %w", cri.ErrNameReserved)
+}

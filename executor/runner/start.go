@@ -1,0 +1,133 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/syncpod/syncpod/executor/backoff"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// startInit starts one init container; sidecar says whether it is a
+// restartable one (whose failure does not stop the pass; ).
+func (p *pass) startInit(ctx context.Context, cs *syncpodv1.ContainerStart) (ok, sidecar bool) {
+	c, init, _ := findContainer(p.pod, cs.GetName())
+	sidecar = init && isSidecar(c)
+	return p.startContainer(ctx, cs, true), sidecar
+}
+
+// startContainer runs the crash-loop check, ensures the image, creates and
+// starts one container (R-8 steps 7-8, R-11.3). It reports success.
+func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart, wantInit bool) bool {
+	t0 := time.Now()
+	step := executorv1.Step_STEP_START_CONTAINER
+	ctype := typeContainer
+	if wantInit {
+		step = executorv1.Step_STEP_START_INIT_CONTAINER
+		ctype = typeInit
+	}
+	name := cs.GetName()
+	c, init, _ := findContainer(p.pod, name)
+	if c == nil || init != wantInit {
+		p.add(step, name, executorv1.Outcome_OUTCOME_FAILED, t0,
+			withReason("CreateContainerConfigError", fmt.Sprintf("container %q is not in the pod spec", name)))
+		return false
+	}
+	newest, exited := newestInstances(p.observed, name)
+
+	// Crash-loop back-off.
+	if exited != nil {
+		key := backoff.Key{PodUID: p.pod.GetUid(), ContainerName: name, SpecHash: cs.GetSpecHash()}
+		finished := exited.GetFinishedAt().AsTime()
+		if exited.GetFinishedAt() == nil {
+			finished = exited.GetCreatedAt().AsTime()
+		}
+		res, err := p.r.store.Check(key, finished)
+		if err != nil {
+			p.fatal(err)
+			return false
+		}
+		if res.InBackOff {
+			p.add(step, name, executorv1.Outcome_OUTCOME_SKIPPED, t0, p.withUntil(res.Until),
+				withReason("CrashLoopBackOff", fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", res.Delay, name, podDesc(p.pod))))
+			return false
+		}
+		if _, err := p.r.store.Next(key, backoff.PodRef{Name: p.pod.GetName(), Namespace: namespace(p.pod)}, finished); err != nil {
+			p.fatal(err)
+			return false
+		}
+	}
+	if p.r.m != nil {
+		p.r.m.startedCtrs.WithLabelValues(ctype).Inc()
+	}
+	failed := func(code, msg string, opts ...stepOpt) bool {
+		if p.r.m != nil {
+			p.r.m.startedCtrsErrors.WithLabelValues(ctype, code).Inc()
+		}
+		p.add(step, name, executorv1.Outcome_OUTCOME_FAILED, t0, append([]stepOpt{withReason(code, msg)}, opts...)...)
+		return false
+	}
+	if p.sandboxID == "" {
+		return failed("CreateContainerError", "no sandbox to start the container in")
+	}
+	if ierr := p.ensureImage(ctx, c); ierr != nil {
+		if p.abort != nil {
+			return false
+		}
+		var opts []stepOpt
+		if !ierr.until.IsZero() {
+			opts = append(opts, p.withUntil(ierr.until))
+		}
+		return failed(ierr.reason, ierr.msg, opts...)
+	}
+
+	restartCount := int32(0)
+	if newest != nil {
+		restartCount = newest.GetRestartCount() + 1
+	}
+	cfg, err := ContainerConfig(p.pod, c, init, cs.GetSpecHash(), restartCount)
+	if err != nil {
+		return failed("CreateContainerConfigError", err.Error())
+	}
+	sbCfg := p.sandboxConfig()
+	if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), name), 0o755); err != nil {
+		return failed("CreateContainerConfigError", fmt.Sprintf("create container log directory: %v", err))
+	}
+	id, err := p.r.rt.CreateContainer(ctx, p.sandboxID, cfg, sbCfg)
+	if err != nil {
+		if p.fatal(err) {
+			return false
+		}
+		return failed("CreateContainerError", err.Error())
+	}
+	if err := p.r.rt.StartContainer(ctx, id); err != nil {
+		if p.fatal(err) {
+			return false
+		}
+		return failed("RunContainerError", err.Error(), withContainer(id))
+	}
+	p.add(step, name, executorv1.Outcome_OUTCOME_SUCCEEDED, t0, withContainer(id),
+		withMessage(fmt.Sprintf("Started container %s (restart count %d)", name, restartCount)))
+	return true
+}
+
+// newestInstances returns the newest instance named name and the newest
+// EXITED one (nil when none).
+func newestInstances(o *syncpodv1.ObservedPod, name string) (newest, exited *syncpodv1.ObservedContainer) {
+	for _, oc := range sortedContainers(o) {
+		if oc.GetName() != name {
+			continue
+		}
+		if newest == nil {
+			newest = oc
+		}
+		if exited == nil && oc.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
+			exited = oc
+		}
+	}
+	return newest, exited
+}

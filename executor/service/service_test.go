@@ -1,0 +1,186 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/critest"
+	"github.com/syncpod/syncpod/executor/runner"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
+
+func newClient(t *testing.T) (executorv1.ExecutorServiceClient, *critest.Runtime, *backoff.Store) {
+	t.Helper()
+	clock := fixedClock{time.Unix(1_700_000_000, 0)}
+	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	rt := critest.NewRuntime()
+	r, err := runner.New(runner.Config{
+		Runtime: cri.NewRuntime(rt, nil, cri.Timeouts{}), Images: cri.NewImages(critest.NewImages("busybox:1.36"), nil, cri.Timeouts{}),
+		Backoff: store, Clock: clock, LogDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	executorv1.RegisterExecutorServiceServer(srv, New(r, store, clock, nil))
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return executorv1.NewExecutorServiceClient(conn), rt, store
+}
+
+func goodPod() *syncpodv1.Pod {
+	return &syncpodv1.Pod{Uid: "u1", Name: "demo", Spec: &syncpodv1.PodSpec{HostNetwork: true,
+		InitContainers: []*syncpodv1.Container{{Name: "init", Image: "busybox:1.36"}},
+		Containers:     []*syncpodv1.Container{{Name: "web", Image: "busybox:1.36"}}}}
+}
+
+func TestApplyActionsValidation(t *testing.T) {
+	c, _, _ := newClient(t)
+	bad := goodPod()
+	bad.Uid = ""
+	bad.Spec.Containers[0].Resources = &syncpodv1.ResourceRequirements{Limits: &syncpodv1.ResourceList{Cpu: "lots"}}
+	for _, tc := range []struct {
+		name   string
+		req    *executorv1.ApplyActionsRequest
+		fields []string
+	}{
+		{"empty request", &executorv1.ApplyActionsRequest{}, []string{"pod", "actions"}},
+		{"every problem at once", &executorv1.ApplyActionsRequest{Pod: bad, Actions: &syncpodv1.PodActions{
+			InitContainersToStart: []*syncpodv1.ContainerStart{{Name: "web"}},
+			ContainersToStart:     []*syncpodv1.ContainerStart{{Name: "nope"}, {}},
+			ContainersToKill:      []*syncpodv1.ContainerKill{{Name: "web"}},
+		}}, []string{
+			"pod.uid", "pod.spec.containers[0].resources.limits.cpu",
+			"actions.init_containers_to_start[0].name", "actions.containers_to_start[0].name",
+			"actions.containers_to_start[1].name", "actions.containers_to_kill[0].container_id", "actions.sandbox_id",
+		}},
+		{"observed of another pod", &executorv1.ApplyActionsRequest{Pod: goodPod(), Observed: &syncpodv1.ObservedPod{Uid: "other"},
+			Actions: &syncpodv1.PodActions{CreateSandbox: true}}, []string{"observed.uid"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.ApplyActions(context.Background(), tc.req)
+			st := status.Convert(err)
+			if st.Code() != codes.InvalidArgument {
+				t.Fatalf("code %v (%v), want InvalidArgument", st.Code(), err)
+			}
+			var got []string
+			for _, d := range st.Details() {
+				if br, ok := d.(*errdetails.BadRequest); ok {
+					for _, v := range br.GetFieldViolations() {
+						got = append(got, v.GetField())
+					}
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.fields, ",") {
+				t.Fatalf("fields %v, want %v", got, tc.fields)
+			}
+		})
+	}
+}
+
+func TestApplyActionsAndBackoffRPCs(t *testing.T) {
+	c, _, store := newClient(t)
+	ctx := context.Background()
+	resp, err := c.ApplyActions(ctx, &executorv1.ApplyActionsRequest{Pod: goodPod(), Actions: &syncpodv1.PodActions{
+		KillPod: true, CreateSandbox: true, InitContainersToStart: []*syncpodv1.ContainerStart{{Name: "init", SpecHash: "h"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetSandboxId() == "" || len(resp.GetSteps()) != 4 {
+		t.Fatalf("resp %v", resp)
+	}
+	k := backoff.Key{PodUID: "u1", ContainerName: "web", SpecHash: "h"}
+	if _, err := store.Next(k, backoff.PodRef{Name: "demo"}, time.Unix(1_700_000_000, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := store.Check(k, time.Unix(1_700_000_000, 0)); err != nil || !res.InBackOff {
+		t.Fatalf("Check: %+v %v", res, err)
+	}
+	list, err := c.ListBackoffs(ctx, &executorv1.ListBackoffsRequest{PodUid: "u1"})
+	if err != nil || len(list.GetEntries()) != 1 || list.GetEntries()[0].GetDelay().AsDuration() != 10*time.Second || list.GetEntries()[0].GetBackoffUntil() == nil {
+		t.Fatalf("ListBackoffs %v %v", list, err)
+	}
+	if _, err := c.ResetBackoff(ctx, &executorv1.ResetBackoffRequest{}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("ResetBackoff without uid: %v", err)
+	}
+	rr, err := c.ResetBackoff(ctx, &executorv1.ResetBackoffRequest{PodUid: "u1", ContainerName: "web"})
+	if err != nil || rr.GetRemoved() != 1 {
+		t.Fatalf("ResetBackoff %v %v", rr, err)
+	}
+	rm, err := c.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: []string{"gone"}})
+	if err != nil || rm.GetResults()[0].GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
+		t.Fatalf("RemoveResources %v %v", rm, err)
+	}
+	if _, err := c.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{SandboxIds: []string{""}}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("RemoveResources empty id: %v", err)
+	}
+}
+
+func TestRuntimeUnavailableIsUnavailable(t *testing.T) {
+	c, rt, _ := newClient(t)
+	rt.InjectError("RunPodSandbox", status.Error(codes.Unavailable, "connection refused"))
+	_, err := c.ApplyActions(context.Background(), &executorv1.ApplyActionsRequest{Pod: goodPod(), Actions: &syncpodv1.PodActions{CreateSandbox: true}})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("err %v, want Unavailable", err)
+	}
+}
+
+func TestToGRPC(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want codes.Code
+	}{
+		{"nil", nil, codes.OK},
+		{"invalid fields", &InvalidError{Fields: []FieldError{{"pod", "required"}}}, codes.InvalidArgument},
+		{"invalid sentinel", fmt.Errorf("x: %w", ErrInvalidArgument), codes.InvalidArgument},
+		{"invalid back-off config", backoff.ErrInvalidConfig, codes.InvalidArgument},
+		{"runtime unavailable", fmt.Errorf("run: %w", cri.ErrUnavailable), codes.Unavailable},
+		{"runtime timeout", cri.ErrTimeout, codes.DeadlineExceeded},
+		{"deadline", context.DeadlineExceeded, codes.DeadlineExceeded},
+		{"canceled", context.Canceled, codes.Canceled},
+		{"not found", cri.ErrNotFound, codes.NotFound},
+		{"name reserved", cri.ErrNameReserved, codes.AlreadyExists},
+		{"store", fmt.Errorf("%w: disk", backoff.ErrStore), codes.Internal},
+		{"status passes through", status.Error(codes.PermissionDenied, "no"), codes.PermissionDenied},
+		{"anything else", errors.New("boom"), codes.Internal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := status.Code(ToGRPC(tc.err)); got != tc.want {
+				t.Fatalf("code %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
