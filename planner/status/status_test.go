@@ -39,7 +39,9 @@ func inst(name string, s int, state syncpodv1.ContainerState, exit int32, restar
 	return c
 }
 
-func ctr(name string) *syncpodv1.Container { return &syncpodv1.Container{Name: name, Image: name + ":1"} }
+func ctr(name string) *syncpodv1.Container {
+	return &syncpodv1.Container{Name: name, Image: name + ":1"}
+}
 
 func sidecar(name string) *syncpodv1.Container {
 	c := ctr(name)
@@ -58,7 +60,9 @@ func mkPod(inits, ctrs []*syncpodv1.Container, opts ...podOpt) *syncpodv1.Pod {
 	return p
 }
 
-func policy(r syncpodv1.RestartPolicy) podOpt { return func(p *syncpodv1.Pod) { p.Spec.RestartPolicy = r } }
+func policy(r syncpodv1.RestartPolicy) podOpt {
+	return func(p *syncpodv1.Pod) { p.Spec.RestartPolicy = r }
+}
 
 func observed(cs ...*syncpodv1.ObservedContainer) *syncpodv1.ObservedPod {
 	return &syncpodv1.ObservedPod{Uid: "u1", Containers: cs, Sandboxes: []*syncpodv1.ObservedSandbox{
