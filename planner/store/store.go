@@ -239,7 +239,7 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 			p.Uid = cur.GetUid()
 		}
 		if p.Uid != cur.GetUid() {
-			return fmt.Errorf("%w: %s/%s has uid %s, not %s", ErrUIDMismatch, p.Namespace, p.Name, cur.GetUid(), p.Uid)
+			return fmt.Errorf("%w: %s/%s has uid %s, not %s (delete it first)", ErrUIDMismatch, p.Namespace, p.Name, cur.GetUid(), p.Uid)
 		}
 		if sameUserFields(p, cur) {
 			result = plannerv1.ApplyResult_APPLY_RESULT_UNCHANGED
