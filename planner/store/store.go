@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -202,7 +203,17 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 	if p.Namespace == "" {
 		p.Namespace = DefaultNamespace
 	}
+	var errs []error
+	if strings.Contains(p.Name, "/") {
+		errs = append(errs, errors.New("name: must not contain '/'"))
+	}
+	if strings.Contains(p.Namespace, "/") {
+		errs = append(errs, errors.New("namespace: must not contain '/'"))
+	}
 	if err := s.opts.Validate(p); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 

@@ -280,6 +280,12 @@ func TestApplyInvalidStoresNothing(t *testing.T) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
+	slash := pod("a/b", "img")
+	slash.Namespace = "x/y"
+	_, _, err = s.Apply(ctx, slash)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "name: must not contain") || !strings.Contains(err.Error(), "namespace: must not contain") {
+		t.Errorf("Apply with slashes = %v, want both key errors", err)
+	}
 	if _, _, err := s.Apply(ctx, nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Apply(nil) = %v, want ErrInvalid", err)
 	}
