@@ -4,17 +4,25 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/syncpod/syncpod/planner/manifest"
 	"github.com/syncpod/syncpod/planner/service"
+	"github.com/syncpod/syncpod/planner/store"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -25,6 +33,9 @@ func main() {
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("syncpod-planner", flag.ContinueOnError)
 	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7001", MetricsListen: "127.0.0.1:9101"})
+	dataDir := fs.String("data-dir", "/var/lib/syncpod/planner", "directory of the planner's database (planner.db, created with mode 0600)")
+	manifestDir := fs.String("manifest-dir", "", "directory of static pod manifests (Kubernetes v1 Pod YAML/JSON); empty disables")
+	manifestInterval := fs.Duration("manifest-interval", 5*time.Second, "how often --manifest-dir is scanned for changes")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
 	}
@@ -35,15 +46,96 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New())
+	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
+		logger.Error("cannot create --data-dir", "path", *dataDir, "err", err)
+		return 1
+	}
+	pods, err := store.Open(store.Options{Path: filepath.Join(*dataDir, "planner.db"), Validate: validatePod})
+	if err != nil {
+		logger.Error("cannot open the pod store", "err", err)
+		return 1
+	}
+	defer pods.Close()
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "syncpod_planner_watch_resyncs_total",
+			Help: "WatchPods subscribers that fell behind and were sent RESYNC instead of the changes they missed.",
+		}, func() float64 { return float64(pods.Stats().WatchResyncs) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "syncpod_planner_watchers",
+			Help: "Open WatchPods subscriptions.",
+		}, func() float64 { return float64(pods.Stats().Watchers) }),
+	)
+	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{Pods: pods}))
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx) })
+	if *manifestDir != "" {
+		src := manifest.NewSource(manifest.Options{Dir: *manifestDir, Interval: *manifestInterval})
+		g.Go(func() error {
+			err := src.Run(ctx, func(ctx context.Context, d manifest.Diff) { applyManifests(ctx, logger, pods, d) })
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		})
+	}
 	if err := g.Wait(); err != nil {
 		logger.Error("exiting on error", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// validatePod is a stand-in until the planner's validate.Pod is wired here:
+// it only refuses what would corrupt the store's keys.
+func validatePod(p *syncpodv1.Pod) error {
+	var errs []error
+	if p.GetName() == "" {
+		errs = append(errs, errors.New("name: required"))
+	}
+	if p.GetSpec() == nil {
+		errs = append(errs, errors.New("spec: required"))
+	}
+	for _, s := range []struct{ path, v string }{{"name", p.GetName()}, {"namespace", p.GetNamespace()}} {
+		for _, r := range s.v {
+			if r == '/' {
+				errs = append(errs, fmt.Errorf("%s: must not contain '/'", s.path))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// applyManifests carries a manifest diff into the store: added and updated
+// pods are applied, removed ones marked for deletion. Failures are logged
+// per pod; the other pods go on.
+func applyManifests(ctx context.Context, logger *slog.Logger, pods *store.Store, d manifest.Diff) {
+	for _, fe := range d.Errors {
+		logger.Warn("static manifest refused; its pods are left as they were", "file", fe.File, "err", fe.Err)
+	}
+	for _, c := range d.Changes {
+		log := logger.With("file", c.File, "pod", c.Pod.GetNamespace()+"/"+c.Pod.GetName(), "change", c.Type.String())
+		for _, w := range c.Warnings {
+			log.Warn("static manifest field ignored", "field", w.Path, "reason", w.Message)
+		}
+		switch c.Type {
+		case manifest.Added, manifest.Updated:
+			if _, res, err := pods.Apply(ctx, c.Pod); err != nil {
+				log.Error("cannot apply static pod", "err", err)
+			} else {
+				log.Info("static pod applied", "result", res.String())
+			}
+		case manifest.Removed:
+			ref := &plannerv1.PodRef{Namespace: c.Pod.GetNamespace(), Name: c.Pod.GetName()}
+			if _, err := pods.MarkDeleted(ctx, ref, nil); err != nil && !errors.Is(err, store.ErrNotFound) {
+				log.Error("cannot delete static pod", "err", err)
+			} else {
+				log.Info("static pod deleted")
+			}
+		}
+	}
 }

@@ -1,0 +1,261 @@
+package events
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+var demo = &syncpodv1.Pod{
+	Uid: "u1", Name: "demo", Namespace: "default",
+	Spec: &syncpodv1.PodSpec{
+		InitContainers: []*syncpodv1.Container{{Name: "init", Image: "busybox"}},
+		Containers:     []*syncpodv1.Container{{Name: "web", Image: "nginx:1"}},
+	},
+}
+
+// short renders events as "Type Reason container: message xN".
+func short(evs []*syncpodv1.Event) []string {
+	var out []string
+	for _, e := range evs {
+		typ := strings.TrimPrefix(e.GetType().String(), "EVENT_TYPE_")
+		s := fmt.Sprintf("%s %s %s: %s", typ, e.GetReason(), e.GetInvolvedContainer(), e.GetMessage())
+		if e.GetCount() != 1 {
+			s += fmt.Sprintf(" x%d", e.GetCount())
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestMerge(t *testing.T) {
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	ev := func(reason, container string, s int) *syncpodv1.Event {
+		return New(demo, normal, reason, container, reason, at(s))
+	}
+	cases := []struct {
+		name string
+		list []*syncpodv1.Event
+		add  []*syncpodv1.Event
+		max  int
+		want []string
+	}{
+		{
+			name: "distinct events append",
+			add:  []*syncpodv1.Event{ev("Pulled", "web", 0), ev("Created", "web", 1)},
+			want: []string{"NORMAL Pulled web: Pulled", "NORMAL Created web: Created"},
+		},
+		{
+			name: "repeat aggregates and moves to the end",
+			list: []*syncpodv1.Event{ev("BackOff", "web", 0), ev("Started", "web", 1)},
+			add:  []*syncpodv1.Event{ev("BackOff", "web", 5)},
+			want: []string{"NORMAL Started web: Started", "NORMAL BackOff web: BackOff x2"},
+		},
+		{
+			name: "another container is another event",
+			list: []*syncpodv1.Event{ev("BackOff", "web", 0)},
+			add:  []*syncpodv1.Event{ev("BackOff", "init", 1)},
+			want: []string{"NORMAL BackOff web: BackOff", "NORMAL BackOff init: BackOff"},
+		},
+		{
+			name: "bounded: oldest dropped",
+			list: []*syncpodv1.Event{ev("A", "", 0), ev("B", "", 1)},
+			add:  []*syncpodv1.Event{ev("C", "", 2)},
+			max:  2,
+			want: []string{"NORMAL B : B", "NORMAL C : C"},
+		},
+		{
+			name: "bounded: a repeat keeps its entry alive",
+			list: []*syncpodv1.Event{ev("A", "", 0), ev("B", "", 1)},
+			add:  []*syncpodv1.Event{ev("A", "", 2), ev("C", "", 3)},
+			max:  2,
+			want: []string{"NORMAL A : A x2", "NORMAL C : C"},
+		},
+		{
+			name: "pre-aggregated counts add up",
+			list: []*syncpodv1.Event{func() *syncpodv1.Event { e := ev("A", "", 0); e.Count = 3; return e }()},
+			add:  []*syncpodv1.Event{func() *syncpodv1.Event { e := ev("A", "", 1); e.Count = 2; return e }()},
+			want: []string{"NORMAL A : A x5"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			listCopy := make([]*syncpodv1.Event, len(tc.list))
+			for i, e := range tc.list {
+				listCopy[i] = proto.Clone(e).(*syncpodv1.Event)
+			}
+			got := Merge(tc.list, tc.add, tc.max)
+			if fmt.Sprint(short(got)) != fmt.Sprint(tc.want) {
+				t.Errorf("Merge =\n %q\nwant\n %q", short(got), tc.want)
+			}
+			for i := range tc.list {
+				if !proto.Equal(tc.list[i], listCopy[i]) {
+					t.Errorf("Merge modified its input %d", i)
+				}
+			}
+		})
+	}
+}
+
+func TestMergeKeepsFirstAndLastTimes(t *testing.T) {
+	a := New(demo, warning, "BackOff", "web", "m", t0)
+	b := New(demo, warning, "BackOff", "web", "m", t0.Add(time.Minute))
+	got := Merge([]*syncpodv1.Event{a}, []*syncpodv1.Event{b}, 0)
+	if len(got) != 1 || !got[0].GetFirstTime().AsTime().Equal(t0) || !got[0].GetLastTime().AsTime().Equal(t0.Add(time.Minute)) || got[0].GetCount() != 2 {
+		t.Errorf("Merge = %v", got)
+	}
+	// An event without times or count still gets count 1 and a consistent window.
+	bare := &syncpodv1.Event{Reason: "X", LastTime: timestamppb.New(t0)}
+	got = Merge(nil, []*syncpodv1.Event{bare}, 0)
+	if got[0].GetCount() != 1 || got[0].GetFirstTime() == nil {
+		t.Errorf("bare event = %v", got[0])
+	}
+}
+
+func TestRecorderIsDeterministicWithInjectedClock(t *testing.T) {
+	now := t0
+	r := NewRecorder(func() time.Time { return now }, 3)
+	r.Eventf(demo, warning, ReasonBackOff, "web", "Back-off restarting failed container %s", "web")
+	now = now.Add(10 * time.Second)
+	r.Eventf(demo, warning, ReasonBackOff, "web", "Back-off restarting failed container %s", "web")
+	other := &syncpodv1.Pod{Uid: "u2", Name: "other"}
+	r.Eventf(other, normal, ReasonStarted, "x", "Started container x")
+
+	evs := r.Events("u1")
+	if len(evs) != 1 || evs[0].GetCount() != 2 || !evs[0].GetFirstTime().AsTime().Equal(t0) || !evs[0].GetLastTime().AsTime().Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("events = %v", evs)
+	}
+	if got := r.Pods(); fmt.Sprint(got) != "[u1 u2]" {
+		t.Errorf("Pods = %v", got)
+	}
+	if got := r.Take("u1"); len(got) != 1 || len(r.Events("u1")) != 0 {
+		t.Errorf("Take = %v, left %v", got, r.Events("u1"))
+	}
+}
+
+func TestFromApplyResult(t *testing.T) {
+	step := func(s executorv1.Step, target string, o executorv1.Outcome, reason, msg string) *executorv1.StepResult {
+		return &executorv1.StepResult{Step: s, Target: target, Outcome: o, Reason: reason, Message: msg}
+	}
+	const (
+		ok      = executorv1.Outcome_OUTCOME_SUCCEEDED
+		failed  = executorv1.Outcome_OUTCOME_FAILED
+		skipped = executorv1.Outcome_OUTCOME_SKIPPED
+	)
+	cases := []struct {
+		name    string
+		actions *syncpodv1.PodActions
+		steps   []*executorv1.StepResult
+		want    []string
+	}{
+		{
+			name:    "first start: pull, create, start (R-8)",
+			actions: &syncpodv1.PodActions{CreateSandbox: true},
+			steps: []*executorv1.StepResult{
+				step(executorv1.Step_STEP_CREATE_SANDBOX, "sb1", ok, "", ""),
+				step(executorv1.Step_STEP_PULL_IMAGE, "web", ok, "", `Successfully pulled image "nginx:1" in 1s`),
+				step(executorv1.Step_STEP_START_CONTAINER, "web", ok, "", ""),
+			},
+			want: []string{
+				`NORMAL Pulled web: Successfully pulled image "nginx:1" in 1s`,
+				"NORMAL Created web: Created container: web",
+				"NORMAL Started web: Started container web",
+			},
+		},
+		{
+			name:    "sandbox replaced gives SandboxChanged (R-2.2)",
+			actions: &syncpodv1.PodActions{KillPod: true, CreateSandbox: true, SandboxId: "old"},
+			steps: []*executorv1.StepResult{
+				step(executorv1.Step_STEP_KILL_POD, "", ok, "", ""),
+				step(executorv1.Step_STEP_CREATE_SANDBOX, "sb2", ok, "", ""),
+			},
+			want: []string{"NORMAL SandboxChanged : Pod sandbox changed, it will be killed and re-created."},
+		},
+		{
+			name:    "network-mode change (empty sandbox id) gives no SandboxChanged (R-2.2.3)",
+			actions: &syncpodv1.PodActions{KillPod: true, CreateSandbox: true},
+			steps:   []*executorv1.StepResult{step(executorv1.Step_STEP_CREATE_SANDBOX, "sb2", ok, "", "")},
+		},
+		{
+			name:    "sandbox creation failure",
+			actions: &syncpodv1.PodActions{CreateSandbox: true},
+			steps: []*executorv1.StepResult{
+				step(executorv1.Step_STEP_CREATE_SANDBOX, "", failed, "CreatePodSandboxError", "no network"),
+				step(executorv1.Step_STEP_START_CONTAINER, "web", skipped, "", ""),
+			},
+			want: []string{"WARNING FailedCreatePodSandBox : Failed to create pod sandbox: no network"},
+		},
+		{
+			name: "kill with a probe message (R-4.3)",
+			actions: &syncpodv1.PodActions{ContainersToKill: []*syncpodv1.ContainerKill{
+				{ContainerId: "c1", Name: "web", Message: "Container web failed liveness probe, will be restarted"},
+				{ContainerId: "c2", Name: "side"},
+			}},
+			steps: []*executorv1.StepResult{
+				{Step: executorv1.Step_STEP_KILL_CONTAINER, Target: "web", ContainerId: "c1", Outcome: ok},
+				{Step: executorv1.Step_STEP_KILL_CONTAINER, Target: "side", ContainerId: "c2", Outcome: ok},
+			},
+			want: []string{
+				"NORMAL Killing web: Container web failed liveness probe, will be restarted",
+				"NORMAL Killing side: Stopping container side",
+			},
+		},
+		{
+			name:    "crash-loop back-off (R-11.3)",
+			actions: &syncpodv1.PodActions{},
+			steps: []*executorv1.StepResult{
+				step(executorv1.Step_STEP_START_CONTAINER, "web", skipped, "CrashLoopBackOff", "back-off 20s restarting failed container=web pod=demo"),
+			},
+			want: []string{"WARNING BackOff web: Back-off restarting failed container web in pod default/demo"},
+		},
+		{
+			name:    "image pull failure then back-off",
+			actions: &syncpodv1.PodActions{},
+			steps: []*executorv1.StepResult{
+				step(executorv1.Step_STEP_PULL_IMAGE, "web", failed, "ErrImagePull", "not found"),
+				step(executorv1.Step_STEP_PULL_IMAGE, "init", skipped, "ImagePullBackOff", ""),
+				step(executorv1.Step_STEP_PULL_IMAGE, "web", failed, "ErrImageNeverPull", ""),
+			},
+			want: []string{
+				`WARNING Failed web: Failed to pull image "nginx:1": not found`,
+				"WARNING Failed web: Error: ErrImagePull",
+				`NORMAL BackOff init: Back-off pulling image "busybox"`,
+				`WARNING ErrImageNeverPull web: Container image "nginx:1" is not present with pull policy of Never`,
+			},
+		},
+		{
+			name:    "container create error",
+			actions: &syncpodv1.PodActions{},
+			steps: []*executorv1.StepResult{
+				step(executorv1.Step_STEP_START_INIT_CONTAINER, "init", failed, "CreateContainerError", "bad command"),
+				step(executorv1.Step_STEP_STOP_SANDBOX, "sb1", failed, "KillPodSandboxError", "timeout"),
+			},
+			want: []string{
+				"WARNING Failed init: Error: bad command",
+				"WARNING FailedKillPod : error killing pod: timeout",
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := FromApplyResult(demo, tc.actions, &executorv1.ApplyActionsResponse{Steps: tc.steps}, t0)
+			if fmt.Sprint(short(got)) != fmt.Sprint(tc.want) {
+				t.Errorf("events =\n %q\nwant\n %q", short(got), tc.want)
+			}
+			for _, e := range got {
+				if e.GetPodUid() != "u1" || !e.GetLastTime().AsTime().Equal(t0) || e.GetCount() != 1 {
+					t.Errorf("event not stamped: %v", e)
+				}
+			}
+		})
+	}
+}

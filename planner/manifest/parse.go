@@ -1,0 +1,499 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// Severity says whether an Issue refuses the manifest.
+type Severity int
+
+const (
+	// Error refuses the file.
+	Error Severity = iota + 1
+	// Warning is reported; the field is ignored and the pod accepted.
+	Warning
+)
+
+// Issue is one problem found in a manifest, located by a field path.
+type Issue struct {
+	// Doc is the 0-based index of the document in the file.
+	Doc int
+	// Path is the field path, e.g. "spec.containers[0].volumeMounts".
+	Path string
+	// Message says what is wrong.
+	Message string
+	// Severity is Error or Warning.
+	Severity Severity
+}
+
+func (i Issue) String() string {
+	s := i.Path + ": " + i.Message
+	if i.Doc > 0 {
+		s = fmt.Sprintf("document %d: %s", i.Doc, s)
+	}
+	return s
+}
+
+// ErrInvalid classifies every ParseError.
+var ErrInvalid = errors.New("invalid manifest")
+
+// ParseError lists every error found in a manifest.
+type ParseError struct {
+	// Issues are the errors, in document then field order.
+	Issues []Issue
+}
+
+func (e *ParseError) Error() string {
+	parts := make([]string, len(e.Issues))
+	for i, is := range e.Issues {
+		parts[i] = is.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) hold.
+func (e *ParseError) Unwrap() error { return ErrInvalid }
+
+// MaxSize is the largest manifest accepted, in bytes.
+const MaxSize = 1 << 20
+
+var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?\r?$`)
+
+// Parse converts the Pod documents in data. It returns the pods, the
+// warnings, and a *ParseError listing every error (then no pods).
+func Parse(data []byte) ([]*syncpodv1.Pod, []Issue, error) {
+	if len(data) > MaxSize {
+		return nil, nil, &ParseError{Issues: []Issue{{Path: "(file)", Message: fmt.Sprintf("larger than %d bytes", MaxSize), Severity: Error}}}
+	}
+	var (
+		pods   []*syncpodv1.Pod
+		issues []Issue
+	)
+	for i, doc := range splitDocuments(data) {
+		p, is := parseDocument(doc)
+		for j := range is {
+			is[j].Doc = i
+		}
+		issues = append(issues, is...)
+		if p != nil {
+			pods = append(pods, p)
+		}
+	}
+	var errs, warns []Issue
+	for _, is := range issues {
+		if is.Severity == Error {
+			errs = append(errs, is)
+		} else {
+			warns = append(warns, is)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, warns, &ParseError{Issues: errs}
+	}
+	return pods, warns, nil
+}
+
+// splitDocuments splits YAML documents on "---" lines, dropping empty ones
+// and a leading "%YAML"-free preamble. JSON never contains such a line
+// outside a string, and a JSON string cannot span lines.
+func splitDocuments(data []byte) [][]byte {
+	var out [][]byte
+	for _, d := range docSeparator.Split(string(data), -1) {
+		out = append(out, []byte(d))
+	}
+	return out
+}
+
+// parseDocument converts one document; a nil pod means an empty document
+// or an error (reported in the issues).
+func parseDocument(doc []byte) (*syncpodv1.Pod, []Issue) {
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, []Issue{{Path: "(document)", Message: "not YAML or JSON: " + err.Error(), Severity: Error}}
+	}
+	js = bytes.TrimSpace(js)
+	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
+		return nil, nil
+	}
+	var raw any
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, []Issue{{Path: "(document)", Message: err.Error(), Severity: Error}}
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return nil, []Issue{{Path: "(document)", Message: "must be an object (a v1 Pod)", Severity: Error}}
+	}
+	var issues []Issue
+	if v, _ := obj["apiVersion"].(string); v != "v1" {
+		issues = append(issues, Issue{Path: "apiVersion", Message: fmt.Sprintf("must be \"v1\", got %q", v), Severity: Error})
+	}
+	if k, _ := obj["kind"].(string); k != "Pod" {
+		issues = append(issues, Issue{Path: "kind", Message: fmt.Sprintf("must be \"Pod\", got %q", k), Severity: Error})
+	}
+	issues = append(issues, walk("", obj, podSchema())...)
+
+	var kp corev1.Pod
+	if err := json.Unmarshal(js, &kp); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, append(issues, Issue{Path: te.Field, Message: fmt.Sprintf("cannot be a JSON %s (want %s)", te.Value, te.Type), Severity: Error})
+		}
+		return nil, append(issues, Issue{Path: "(document)", Message: err.Error(), Severity: Error})
+	}
+	c := &converter{}
+	p := c.pod(&kp)
+	issues = append(issues, c.issues...)
+	for _, is := range issues {
+		if is.Severity == Error {
+			return nil, issues
+		}
+	}
+	return p, issues
+}
+
+type converter struct{ issues []Issue }
+
+func (c *converter) errorf(path, format string, args ...any) {
+	c.issues = append(c.issues, Issue{Path: path, Message: fmt.Sprintf(format, args...), Severity: Error})
+}
+
+func (c *converter) pod(kp *corev1.Pod) *syncpodv1.Pod {
+	p := &syncpodv1.Pod{
+		Uid:         string(kp.UID),
+		Name:        kp.Name,
+		Namespace:   kp.Namespace,
+		Labels:      kp.Labels,
+		Annotations: kp.Annotations,
+		Spec: &syncpodv1.PodSpec{
+			TerminationGracePeriodSeconds: kp.Spec.TerminationGracePeriodSeconds,
+			HostNetwork:                   kp.Spec.HostNetwork,
+			Hostname:                      kp.Spec.Hostname,
+		},
+	}
+	if p.Name == "" {
+		c.errorf("metadata.name", "required")
+	}
+	switch kp.Spec.RestartPolicy {
+	case "":
+	case corev1.RestartPolicyAlways:
+		p.Spec.RestartPolicy = syncpodv1.RestartPolicy_RESTART_POLICY_ALWAYS
+	case corev1.RestartPolicyOnFailure:
+		p.Spec.RestartPolicy = syncpodv1.RestartPolicy_RESTART_POLICY_ON_FAILURE
+	case corev1.RestartPolicyNever:
+		p.Spec.RestartPolicy = syncpodv1.RestartPolicy_RESTART_POLICY_NEVER
+	default:
+		c.errorf("spec.restartPolicy", "must be Always, OnFailure or Never, got %q", kp.Spec.RestartPolicy)
+	}
+	for i := range kp.Spec.InitContainers {
+		p.Spec.InitContainers = append(p.Spec.InitContainers, c.container(fmt.Sprintf("spec.initContainers[%d]", i), &kp.Spec.InitContainers[i]))
+	}
+	for i := range kp.Spec.Containers {
+		p.Spec.Containers = append(p.Spec.Containers, c.container(fmt.Sprintf("spec.containers[%d]", i), &kp.Spec.Containers[i]))
+	}
+	return p
+}
+
+func (c *converter) container(path string, kc *corev1.Container) *syncpodv1.Container {
+	out := &syncpodv1.Container{
+		Name:       kc.Name,
+		Image:      kc.Image,
+		Command:    kc.Command,
+		Args:       kc.Args,
+		WorkingDir: kc.WorkingDir,
+	}
+	for _, e := range kc.Env {
+		out.Env = append(out.Env, &syncpodv1.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	switch kc.ImagePullPolicy {
+	case "":
+	case corev1.PullAlways:
+		out.ImagePullPolicy = syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS
+	case corev1.PullIfNotPresent:
+		out.ImagePullPolicy = syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT
+	case corev1.PullNever:
+		out.ImagePullPolicy = syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER
+	default:
+		c.errorf(path+".imagePullPolicy", "must be Always, IfNotPresent or Never, got %q", kc.ImagePullPolicy)
+	}
+	if kc.RestartPolicy != nil {
+		switch *kc.RestartPolicy {
+		case corev1.ContainerRestartPolicyAlways:
+			out.RestartPolicy = syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS
+		case corev1.ContainerRestartPolicyOnFailure:
+			out.RestartPolicy = syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ON_FAILURE
+		case corev1.ContainerRestartPolicyNever:
+			out.RestartPolicy = syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_NEVER
+		default:
+			c.errorf(path+".restartPolicy", "must be Always, OnFailure or Never, got %q", *kc.RestartPolicy)
+		}
+	}
+	for i, r := range kc.RestartPolicyRules {
+		rp := fmt.Sprintf("%s.restartPolicyRules[%d]", path, i)
+		rule := &syncpodv1.ContainerRestartRule{}
+		if r.Action == corev1.ContainerRestartRuleActionRestart {
+			rule.Action = syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART
+		} else {
+			c.errorf(rp+".action", "must be Restart, got %q", r.Action)
+		}
+		if r.ExitCodes != nil {
+			rule.ExitCodes = &syncpodv1.ContainerRestartRuleOnExitCodes{Values: r.ExitCodes.Values}
+			switch r.ExitCodes.Operator {
+			case corev1.ContainerRestartRuleOnExitCodesOpIn:
+				rule.ExitCodes.Operator = syncpodv1.ExitCodeOperator_EXIT_CODE_OPERATOR_IN
+			case corev1.ContainerRestartRuleOnExitCodesOpNotIn:
+				rule.ExitCodes.Operator = syncpodv1.ExitCodeOperator_EXIT_CODE_OPERATOR_NOT_IN
+			default:
+				c.errorf(rp+".exitCodes.operator", "must be In or NotIn, got %q", r.ExitCodes.Operator)
+			}
+		}
+		out.RestartPolicyRules = append(out.RestartPolicyRules, rule)
+	}
+	for i, kp := range kc.Ports {
+		port := &syncpodv1.ContainerPort{Name: kp.Name, ContainerPort: kp.ContainerPort, HostPort: kp.HostPort, HostIp: kp.HostIP}
+		switch kp.Protocol {
+		case "":
+		case corev1.ProtocolTCP:
+			port.Protocol = syncpodv1.Protocol_PROTOCOL_TCP
+		case corev1.ProtocolUDP:
+			port.Protocol = syncpodv1.Protocol_PROTOCOL_UDP
+		case corev1.ProtocolSCTP:
+			port.Protocol = syncpodv1.Protocol_PROTOCOL_SCTP
+		default:
+			c.errorf(fmt.Sprintf("%s.ports[%d].protocol", path, i), "must be TCP, UDP or SCTP, got %q", kp.Protocol)
+		}
+		out.Ports = append(out.Ports, port)
+	}
+	out.Resources = c.resources(path+".resources", &kc.Resources)
+	out.LivenessProbe = c.probe(path+".livenessProbe", kc.LivenessProbe)
+	out.ReadinessProbe = c.probe(path+".readinessProbe", kc.ReadinessProbe)
+	out.StartupProbe = c.probe(path+".startupProbe", kc.StartupProbe)
+	return out
+}
+
+func (c *converter) resources(path string, r *corev1.ResourceRequirements) *syncpodv1.ResourceRequirements {
+	list := func(p string, l corev1.ResourceList) *syncpodv1.ResourceList {
+		if len(l) == 0 {
+			return nil
+		}
+		out := &syncpodv1.ResourceList{}
+		if q, ok := l[corev1.ResourceCPU]; ok {
+			out.Cpu = q.String()
+		}
+		if q, ok := l[corev1.ResourceMemory]; ok {
+			out.Memory = q.String()
+		}
+		return out
+	}
+	req, lim := list(path+".requests", r.Requests), list(path+".limits", r.Limits)
+	if req == nil && lim == nil {
+		return nil
+	}
+	return &syncpodv1.ResourceRequirements{Requests: req, Limits: lim}
+}
+
+func (c *converter) port(path string, p intstr.IntOrString) int32 {
+	if p.Type == intstr.String {
+		c.errorf(path, "named ports are not supported (got %q); use the number", p.StrVal)
+		return 0
+	}
+	return p.IntVal
+}
+
+func (c *converter) probe(path string, kp *corev1.Probe) *syncpodv1.Probe {
+	if kp == nil {
+		return nil
+	}
+	out := &syncpodv1.Probe{
+		InitialDelaySeconds:           kp.InitialDelaySeconds,
+		TimeoutSeconds:                kp.TimeoutSeconds,
+		PeriodSeconds:                 kp.PeriodSeconds,
+		SuccessThreshold:              kp.SuccessThreshold,
+		FailureThreshold:              kp.FailureThreshold,
+		TerminationGracePeriodSeconds: kp.TerminationGracePeriodSeconds,
+	}
+	switch h := kp.ProbeHandler; {
+	case h.Exec != nil:
+		out.Handler = &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{Command: h.Exec.Command}}
+	case h.TCPSocket != nil:
+		out.Handler = &syncpodv1.Probe_TcpSocket{TcpSocket: &syncpodv1.TCPSocketAction{
+			Port: c.port(path+".tcpSocket.port", h.TCPSocket.Port), Host: h.TCPSocket.Host}}
+	case h.HTTPGet != nil:
+		g := &syncpodv1.HTTPGetAction{Path: h.HTTPGet.Path, Port: c.port(path+".httpGet.port", h.HTTPGet.Port),
+			Host: h.HTTPGet.Host, Scheme: string(h.HTTPGet.Scheme)}
+		for _, hd := range h.HTTPGet.HTTPHeaders {
+			g.HttpHeaders = append(g.HttpHeaders, &syncpodv1.HTTPHeader{Name: hd.Name, Value: hd.Value})
+		}
+		out.Handler = &syncpodv1.Probe_HttpGet{HttpGet: g}
+	}
+	return out
+}
+
+// schema describes the supported JSON shape: a leaf, an object with known
+// keys, a list of some schema, or a map with free keys.
+type schema struct {
+	fields   map[string]*schema
+	elem     *schema // list element
+	freeKeys bool    // labels, annotations
+}
+
+func leaf() *schema                    { return &schema{} }
+func obj(f map[string]*schema) *schema { return &schema{fields: f} }
+func listOf(e *schema) *schema         { return &schema{elem: e} }
+func freeMap() *schema                 { return &schema{freeKeys: true} }
+
+func podSchema() *schema {
+	probe := obj(map[string]*schema{
+		"exec":                          obj(map[string]*schema{"command": listOf(leaf())}),
+		"tcpSocket":                     obj(map[string]*schema{"port": leaf(), "host": leaf()}),
+		"httpGet":                       obj(map[string]*schema{"path": leaf(), "port": leaf(), "host": leaf(), "scheme": leaf(), "httpHeaders": listOf(obj(map[string]*schema{"name": leaf(), "value": leaf()}))}),
+		"initialDelaySeconds":           leaf(),
+		"timeoutSeconds":                leaf(),
+		"periodSeconds":                 leaf(),
+		"successThreshold":              leaf(),
+		"failureThreshold":              leaf(),
+		"terminationGracePeriodSeconds": leaf(),
+	})
+	resList := obj(map[string]*schema{"cpu": leaf(), "memory": leaf()})
+	container := obj(map[string]*schema{
+		"name": leaf(), "image": leaf(), "command": listOf(leaf()), "args": listOf(leaf()), "workingDir": leaf(),
+		"env":             listOf(obj(map[string]*schema{"name": leaf(), "value": leaf()})),
+		"imagePullPolicy": leaf(),
+		"restartPolicy":   leaf(),
+		"restartPolicyRules": listOf(obj(map[string]*schema{
+			"action":    leaf(),
+			"exitCodes": obj(map[string]*schema{"operator": leaf(), "values": listOf(leaf())}),
+		})),
+		"ports":          listOf(obj(map[string]*schema{"name": leaf(), "containerPort": leaf(), "hostPort": leaf(), "protocol": leaf(), "hostIP": leaf()})),
+		"resources":      obj(map[string]*schema{"requests": resList, "limits": resList}),
+		"livenessProbe":  probe,
+		"readinessProbe": probe,
+		"startupProbe":   probe,
+	})
+	return obj(map[string]*schema{
+		"apiVersion": leaf(),
+		"kind":       leaf(),
+		"metadata": obj(map[string]*schema{
+			"name": leaf(), "namespace": leaf(), "uid": leaf(), "labels": freeMap(), "annotations": freeMap(),
+		}),
+		"spec": obj(map[string]*schema{
+			"initContainers":                listOf(container),
+			"containers":                    listOf(container),
+			"restartPolicy":                 leaf(),
+			"terminationGracePeriodSeconds": leaf(),
+			"hostNetwork":                   leaf(),
+			"hostname":                      leaf(),
+		}),
+	})
+}
+
+// ignoredPaths are unsupported fields that only matter to a cluster: they
+// are warnings, not errors. "[]" stands for any list index.
+func ignoredPath(path string) (string, bool) {
+	switch anyIndex.ReplaceAllString(path, "[]") {
+	case "status":
+		return "status is set by syncpod; ignored", true
+	case "metadata.creationTimestamp", "metadata.resourceVersion", "metadata.generation", "metadata.managedFields",
+		"metadata.selfLink", "metadata.ownerReferences", "metadata.finalizers", "metadata.deletionTimestamp",
+		"metadata.deletionGracePeriodSeconds":
+		return "set by the API server; ignored", true
+	case "spec.nodeName", "spec.nodeSelector", "spec.affinity", "spec.tolerations", "spec.schedulerName",
+		"spec.priority", "spec.priorityClassName", "spec.preemptionPolicy", "spec.topologySpreadConstraints",
+		"spec.schedulingGates":
+		return "scheduling does not apply to a single-node syncpod; ignored", true
+	case "spec.dnsPolicy", "spec.enableServiceLinks", "spec.serviceAccountName", "spec.serviceAccount",
+		"spec.automountServiceAccountToken":
+		return "cluster integration is not supported; ignored", true
+	case "spec.containers[].terminationMessagePath", "spec.containers[].terminationMessagePolicy",
+		"spec.initContainers[].terminationMessagePath", "spec.initContainers[].terminationMessagePolicy":
+		return "termination messages are not supported; ignored", true
+	}
+	return "", false
+}
+
+var anyIndex = regexp.MustCompile(`\[\d+\]`)
+
+// isEmpty reports a value that is as good as unset.
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case string:
+		return x == ""
+	case json.Number:
+		return x.String() == "0"
+	case map[string]any:
+		for _, e := range x {
+			if !isEmpty(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		return len(x) == 0
+	}
+	return false
+}
+
+// walk reports every non-empty field of v that s does not describe.
+func walk(path string, v any, s *schema) []Issue {
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	var out []Issue
+	switch {
+	case s.fields != nil:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil // type errors are reported by the typed decode
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := join(k)
+			sub, known := s.fields[k]
+			if known {
+				out = append(out, walk(p, m[k], sub)...)
+				continue
+			}
+			if isEmpty(m[k]) {
+				continue
+			}
+			if msg, ok := ignoredPath(p); ok {
+				out = append(out, Issue{Path: p, Message: msg, Severity: Warning})
+				continue
+			}
+			out = append(out, Issue{Path: p, Message: "not supported by syncpod", Severity: Error})
+		}
+	case s.elem != nil:
+		l, ok := v.([]any)
+		if !ok {
+			return nil
+		}
+		for i, e := range l {
+			out = append(out, walk(fmt.Sprintf("%s[%d]", path, i), e, s.elem)...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,289 @@
+package manifest
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// ChangeType is the kind of a pod change found in the manifest directory.
+type ChangeType int
+
+const (
+	// Added: a pod appeared.
+	Added ChangeType = iota + 1
+	// Updated: a pod's manifest changed.
+	Updated
+	// Removed: a pod's manifest (or its file) disappeared.
+	Removed
+)
+
+func (t ChangeType) String() string {
+	switch t {
+	case Added:
+		return "added"
+	case Updated:
+		return "updated"
+	case Removed:
+		return "removed"
+	}
+	return "unknown"
+}
+
+// Change is one pod added, updated or removed.
+type Change struct {
+	// Type of the change.
+	Type ChangeType
+	// File that defines (or, for Removed, defined) the pod.
+	File string
+	// Pod as parsed (for Removed: as it was last parsed).
+	Pod *syncpodv1.Pod
+	// Warnings found in the pod's file.
+	Warnings []Issue
+}
+
+// FileError is a file that could not be read or parsed. Its pods are left
+// as they were.
+type FileError struct {
+	// File is the path.
+	File string
+	// Err says why; a *ParseError for parse errors.
+	Err error
+}
+
+// Diff is the outcome of one scan.
+type Diff struct {
+	// Changes sorted by namespace, then name.
+	Changes []Change
+	// Errors sorted by file.
+	Errors []FileError
+}
+
+// Empty reports a scan that found nothing new.
+func (d Diff) Empty() bool { return len(d.Changes) == 0 && len(d.Errors) == 0 }
+
+// Options configure a Source.
+type Options struct {
+	// Dir is the manifest directory. Required.
+	Dir string
+	// Interval between scans. Default 5 s.
+	Interval time.Duration
+	// NewTicker returns a channel ticking every d and a stop function.
+	// Default: time.NewTicker. Tests inject a fake.
+	NewTicker func(d time.Duration) (<-chan time.Time, func())
+}
+
+// Source watches a manifest directory by polling. Scan and Run must not be
+// called concurrently.
+type Source struct {
+	opts  Options
+	files map[string]*fileState // by path
+	pods  map[string]owned      // desired pods by "namespace/name"
+}
+
+type fileState struct {
+	hash  [sha256.Size]byte
+	pods  []*syncpodv1.Pod // last good parse
+	warns []Issue
+	err   error
+}
+
+type owned struct {
+	pod  *syncpodv1.Pod
+	file string
+}
+
+// NewSource returns a source for opts.Dir; nothing is read until Scan.
+func NewSource(opts Options) *Source {
+	if opts.Interval <= 0 {
+		opts.Interval = 5 * time.Second
+	}
+	if opts.NewTicker == nil {
+		opts.NewTicker = func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(d)
+			return t.C, t.Stop
+		}
+	}
+	return &Source{opts: opts, files: map[string]*fileState{}, pods: map[string]owned{}}
+}
+
+// isManifest reports whether a directory entry is a manifest file: a
+// regular file named *.yaml, *.yml or *.json, not hidden.
+func isManifest(e os.DirEntry) bool {
+	name := e.Name()
+	if strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+func podKey(p *syncpodv1.Pod) string {
+	ns := p.GetNamespace()
+	if ns == "" {
+		ns = "default"
+	}
+	return ns + "/" + p.GetName()
+}
+
+// Scan reads the directory once and returns what changed since the last
+// scan. An unreadable directory is an error and changes nothing.
+func (s *Source) Scan() (Diff, error) {
+	entries, err := os.ReadDir(s.opts.Dir)
+	if err != nil {
+		return Diff{}, fmt.Errorf("read manifest dir: %w", err)
+	}
+	var diff Diff
+	seen := map[string]bool{}
+	var paths []string
+	for _, e := range entries {
+		if isManifest(e) {
+			paths = append(paths, filepath.Join(s.opts.Dir, e.Name()))
+		}
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		seen[path] = true
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				delete(seen, path) // removed between ReadDir and ReadFile
+				continue
+			}
+			diff.Errors = append(diff.Errors, s.fail(path, [sha256.Size]byte{}, err)...)
+			continue
+		}
+		sum := sha256.Sum256(data)
+		st := s.files[path]
+		if st != nil && st.hash == sum {
+			continue // unchanged (a broken file was reported when it changed)
+		}
+		pods, warns, perr := Parse(data)
+		if perr != nil {
+			diff.Errors = append(diff.Errors, s.fail(path, sum, perr)...)
+			continue
+		}
+		s.files[path] = &fileState{hash: sum, pods: pods, warns: warns}
+	}
+	for path := range s.files {
+		if !seen[path] {
+			delete(s.files, path)
+		}
+	}
+
+	// Desired pods: every good file's pods, plus the last good pods of
+	// broken files. A pod defined twice stays with its previous owner, else
+	// goes to the first file by name.
+	candidates := map[string][]string{}
+	byFile := map[string]map[string]*syncpodv1.Pod{}
+	var files []string
+	for path := range s.files {
+		files = append(files, path)
+	}
+	sort.Strings(files)
+	for _, path := range files {
+		byFile[path] = map[string]*syncpodv1.Pod{}
+		for _, p := range s.files[path].pods {
+			k := podKey(p)
+			if _, dup := byFile[path][k]; dup {
+				continue // duplicate within one file: first wins
+			}
+			byFile[path][k] = p
+			candidates[k] = append(candidates[k], path)
+		}
+	}
+	desired := map[string]owned{}
+	for k, owners := range candidates {
+		owner := owners[0]
+		if prev, ok := s.pods[k]; ok {
+			for _, o := range owners {
+				if o == prev.file {
+					owner = o
+				}
+			}
+		}
+		desired[k] = owned{pod: byFile[owner][k], file: owner}
+		for _, o := range owners {
+			if o != owner {
+				diff.Errors = append(diff.Errors, FileError{File: o, Err: fmt.Errorf("pod %s is already defined in %s; ignored here", k, owner)})
+			}
+		}
+	}
+
+	for k, d := range desired {
+		prev, ok := s.pods[k]
+		switch {
+		case !ok:
+			diff.Changes = append(diff.Changes, Change{Type: Added, File: d.file, Pod: d.pod, Warnings: s.files[d.file].warns})
+		case !proto.Equal(prev.pod, d.pod):
+			diff.Changes = append(diff.Changes, Change{Type: Updated, File: d.file, Pod: d.pod, Warnings: s.files[d.file].warns})
+		}
+	}
+	for k, prev := range s.pods {
+		if _, ok := desired[k]; !ok {
+			diff.Changes = append(diff.Changes, Change{Type: Removed, File: prev.file, Pod: prev.pod})
+		}
+	}
+	s.pods = desired
+
+	sort.Slice(diff.Changes, func(i, j int) bool { return podKey(diff.Changes[i].Pod) < podKey(diff.Changes[j].Pod) })
+	sort.SliceStable(diff.Errors, func(i, j int) bool { return diff.Errors[i].File < diff.Errors[j].File })
+	return diff, nil
+}
+
+// fail records a broken file: its last good pods stay desired. It returns
+// the error to report, or nothing when this exact content was reported
+// before.
+func (s *Source) fail(path string, sum [sha256.Size]byte, err error) []FileError {
+	st := s.files[path]
+	if st == nil {
+		st = &fileState{}
+		s.files[path] = st
+	}
+	if st.err != nil && st.hash == sum && sum != ([sha256.Size]byte{}) {
+		return nil
+	}
+	st.hash, st.err = sum, err
+	return []FileError{{File: path, Err: err}}
+}
+
+// Run scans at once and then at every tick until ctx ends, handing every
+// non-empty Diff to apply. A directory that cannot be read is reported as a
+// FileError for the directory itself (once per distinct error); nothing
+// changes until it can be read again.
+func (s *Source) Run(ctx context.Context, apply func(context.Context, Diff)) error {
+	tick, stop := s.opts.NewTicker(s.opts.Interval)
+	defer stop()
+	lastDirErr := ""
+	for {
+		d, err := s.Scan()
+		switch {
+		case err != nil && err.Error() != lastDirErr:
+			lastDirErr = err.Error()
+			d = Diff{Errors: []FileError{{File: s.opts.Dir, Err: err}}}
+		case err == nil:
+			lastDirErr = ""
+		}
+		if !d.Empty() {
+			apply(ctx, d)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick:
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/syncpod/syncpod/planner/store"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// PodStore is what the pod RPCs need from the desired-pod store;
+// *store.Store implements it. Errors are classified with the store's
+// sentinels (store.ErrInvalid, ErrNotFound, ErrUIDMismatch, ErrTerminating,
+// ErrClosed).
+type PodStore interface {
+	// Apply creates or updates a pod, answering after the commit.
+	Apply(ctx context.Context, p *syncpodv1.Pod) (*syncpodv1.Pod, plannerv1.ApplyResult, error)
+	// MarkDeleted marks a pod as terminating.
+	MarkDeleted(ctx context.Context, ref *plannerv1.PodRef, grace *int64) (*syncpodv1.Pod, error)
+	// Get returns one record.
+	Get(ctx context.Context, ref *plannerv1.PodRef) (*plannerv1.PodRecord, error)
+	// List returns the matching records sorted by namespace then name.
+	List(ctx context.Context, f store.Filter) ([]*plannerv1.PodRecord, error)
+	// Subscribe starts a watch.
+	Subscribe(ctx context.Context, f store.Filter) (*store.Subscription, error)
+}
+
+var errNoStore = status.Error(codes.Unavailable, "the desired-pod store is not configured")
+
+// ApplyPod stores a desired pod.
+func (s *Service) ApplyPod(ctx context.Context, req *plannerv1.ApplyPodRequest) (*plannerv1.ApplyPodResponse, error) {
+	if s.pods == nil {
+		return nil, errNoStore
+	}
+	if req.GetPod() == nil {
+		return nil, status.Error(codes.InvalidArgument, "pod: required")
+	}
+	p, res, err := s.pods.Apply(ctx, req.GetPod())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &plannerv1.ApplyPodResponse{Pod: p, Result: res}, nil
+}
+
+// DeletePod marks a pod as terminating.
+func (s *Service) DeletePod(ctx context.Context, req *plannerv1.DeletePodRequest) (*plannerv1.DeletePodResponse, error) {
+	if s.pods == nil {
+		return nil, errNoStore
+	}
+	p, err := s.pods.MarkDeleted(ctx, req.GetPod(), req.GracePeriodSeconds)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &plannerv1.DeletePodResponse{Pod: p}, nil
+}
+
+// GetPod returns one pod with its status and events.
+func (s *Service) GetPod(ctx context.Context, req *plannerv1.GetPodRequest) (*plannerv1.GetPodResponse, error) {
+	if s.pods == nil {
+		return nil, errNoStore
+	}
+	rec, err := s.pods.Get(ctx, req.GetPod())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &plannerv1.GetPodResponse{Record: rec}, nil
+}
+
+// ListPods lists pods, without their events.
+func (s *Service) ListPods(ctx context.Context, req *plannerv1.ListPodsRequest) (*plannerv1.ListPodsResponse, error) {
+	if s.pods == nil {
+		return nil, errNoStore
+	}
+	f, err := store.ParseFilter(req.GetNamespace(), req.GetLabelSelector())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	recs, err := s.pods.List(ctx, f)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	for _, r := range recs {
+		r.Events = nil // the store returned fresh copies
+	}
+	return &plannerv1.ListPodsResponse{Records: recs}, nil
+}
+
+// WatchPods streams pod changes: one ADDED per existing matching pod, then
+// every change; RESYNC when this watcher fell behind.
+func (s *Service) WatchPods(req *plannerv1.WatchPodsRequest, stream grpc.ServerStreamingServer[plannerv1.WatchPodsResponse]) error {
+	if s.pods == nil {
+		return errNoStore
+	}
+	ctx := stream.Context()
+	f, err := store.ParseFilter(req.GetNamespace(), req.GetLabelSelector())
+	if err != nil {
+		return toStatus(err)
+	}
+	sub, err := s.pods.Subscribe(ctx, f)
+	if err != nil {
+		return toStatus(err)
+	}
+	defer sub.Close()
+	for {
+		evs, err := sub.Next(ctx)
+		if err != nil {
+			return toStatus(err)
+		}
+		for _, ev := range evs {
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// toStatus maps an error to its gRPC status: the one place where this
+// service classifies errors.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var code codes.Code
+	switch {
+	case errors.Is(err, store.ErrInvalid):
+		code = codes.InvalidArgument
+	case errors.Is(err, store.ErrNotFound):
+		code = codes.NotFound
+	case errors.Is(err, store.ErrUIDMismatch), errors.Is(err, store.ErrTerminating):
+		code = codes.FailedPrecondition
+	case errors.Is(err, store.ErrClosed):
+		code = codes.Unavailable
+	case errors.Is(err, context.Canceled):
+		code = codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	default:
+		code = codes.Internal
+	}
+	return status.Error(code, err.Error())
+}

@@ -1,0 +1,34 @@
+// Package store is the planner's own database of desired pods: a bbolt file
+// holding every pod a user (or a static manifest) asked for, with its latest
+// status, its bounded event list and the last change set applied to it.
+//
+// # Bucket tree
+//
+//	meta/
+//	    schema_version   -> decimal ASCII, the last migration applied
+//	pods/
+//	    <namespace>/<name> -> PodRecord (binary protobuf, syncpod.planner.v1)
+//	uids/
+//	    <uid>             -> "<namespace>/<name>" (index into pods/)
+//
+// The pods/ key is namespace and name joined by "/" (neither may contain a
+// slash: namespaces are DNS-1123 labels, names DNS-1123 subdomains). uids/ is
+// kept in the same transaction as pods/, so the index never disagrees with
+// the data.
+//
+// # Promises
+//
+//   - Every write is acknowledged (the method returns) only after its bbolt
+//     transaction has committed; a failed commit returns an error and nothing
+//     is published to watchers.
+//   - Invalid pods (as judged by the injected validator) are never stored.
+//   - Re-applying an identical pod writes nothing and reports UNCHANGED.
+//   - Watchers see every change after its commit, in commit order. A watcher
+//     whose bounded buffer is full has its queue replaced by a single RESYNC
+//     event (counted in Stats) instead of blocking writers.
+//   - The schema version is checked at Open: migrations newer than the file
+//     run in order, in one transaction; a file newer than this code is
+//     refused (ErrSchemaTooNew).
+//
+// Time comes from an injected clock, so records are deterministic in tests.
+package store

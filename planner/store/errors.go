@@ -1,0 +1,23 @@
+package store
+
+import "errors"
+
+// Sentinel errors. Callers classify with errors.Is; the gRPC adapter maps
+// each class to one status code.
+var (
+	// ErrNotFound: no pod matches the reference.
+	ErrNotFound = errors.New("pod not found")
+	// ErrInvalid: the input is malformed; the wrapped message lists every
+	// field error.
+	ErrInvalid = errors.New("invalid pod")
+	// ErrUIDMismatch: a pod with that namespace/name exists with another
+	// uid; delete it first.
+	ErrUIDMismatch = errors.New("uid differs from the stored pod's")
+	// ErrTerminating: the pod is being deleted and cannot be changed until
+	// it is gone.
+	ErrTerminating = errors.New("pod is terminating")
+	// ErrSchemaTooNew: the database was written by a newer planner.
+	ErrSchemaTooNew = errors.New("database schema is newer than this planner")
+	// ErrClosed: the store has been closed.
+	ErrClosed = errors.New("store is closed")
+)
