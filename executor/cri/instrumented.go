@@ -2,6 +2,7 @@ package cri
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,7 @@ const (
 	OpImageStatus      = "image_status"
 	OpPullImage        = "pull_image"
 	OpRemoveImage      = "remove_image"
+	OpExecSync         = "exec_sync"
 )
 
 // Metrics are the kubelet's runtime-operation metrics under
@@ -137,6 +139,7 @@ type RuntimeAPI interface {
 	RemoveContainer(ctx context.Context, containerID string) error
 	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
 	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout []byte, stderr []byte, err error)
 }
 
 // ImageAPI is the part of internalapi.ImageManagerService the executor uses.
@@ -262,6 +265,39 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) e
 		}
 		return svc.StopContainer(ctx, id, timeout)
 	})
+}
+
+// ExecSync runs a command in a container; the call may take the command's
+// timeout on top of the usual one. A command that ran and exited non-zero
+// is returned as an error with an ExitStatus method (see ExitCode), and is
+// not counted as a runtime error.
+func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (stdout, stderr []byte, err error) {
+	var exited error
+	err = r.c.do(ctx, OpExecSync, r.c.t.Call+timeout, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		stdout, stderr, err = svc.ExecSync(ctx, id, cmd, timeout)
+		if _, ok := ExitCode(err); ok {
+			exited, err = err, nil
+		}
+		return err
+	})
+	if err == nil {
+		err = exited
+	}
+	return stdout, stderr, err
+}
+
+// ExitCode reports the exit code carried by an ExecSync error for a
+// command that ran and exited non-zero.
+func ExitCode(err error) (int32, bool) {
+	var e interface{ ExitStatus() int }
+	if errors.As(err, &e) {
+		return int32(e.ExitStatus()), true
+	}
+	return 0, false
 }
 
 // RemoveContainer removes a container.

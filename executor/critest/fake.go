@@ -33,7 +33,31 @@ type Runtime struct {
 	sandboxStops []string
 	// BeforeStop runs before every StopContainer.
 	BeforeStop func(id string)
+	// ExecFunc, when set, answers ExecSync. A non-zero code comes back the
+	// way the kubelet's remote client reports it: as an error with an
+	// ExitStatus method.
+	ExecFunc func(id string, cmd []string) (code int32, stdout []byte, err error)
 }
+
+// ExecSync answers with ExecFunc, or as the cri-api fake does.
+func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	if r.ExecFunc == nil {
+		return r.FakeRuntimeService.ExecSync(ctx, id, cmd, timeout)
+	}
+	code, out, err := r.ExecFunc(id, cmd)
+	if err == nil && code != 0 {
+		err = ExitError(code)
+	}
+	return out, nil, err
+}
+
+// ExitError is a command's non-zero exit, as CRI clients report it.
+type ExitError int32
+
+func (e ExitError) Error() string { return fmt.Sprintf("command exited with %d", int32(e)) }
+
+// ExitStatus is the exit code.
+func (e ExitError) ExitStatus() int { return int(e) }
 
 // NewRuntime returns an empty fake runtime.
 func NewRuntime() *Runtime {

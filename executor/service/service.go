@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -84,4 +85,17 @@ func (s *Service) ResetBackoff(_ context.Context, req *executorv1.ResetBackoffRe
 	}
 	s.log.Info("back-off reset", "pod_uid", req.GetPodUid(), "container", req.GetContainerName(), "removed", n)
 	return &executorv1.ResetBackoffResponse{Removed: int32(n)}, nil
+}
+
+// ExecSync runs a command in a container, for exec probes.
+func (s *Service) ExecSync(ctx context.Context, req *executorv1.ExecSyncRequest) (*executorv1.ExecSyncResponse, error) {
+	if err := ValidateExecSync(req); err != nil {
+		return nil, ToGRPC(err)
+	}
+	timeout := req.GetTimeout().AsDuration()
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	resp, err := s.runner.ExecSync(ctx, req.GetContainerId(), req.GetCommand(), timeout)
+	return resp, ToGRPC(err)
 }

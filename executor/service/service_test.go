@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
@@ -182,5 +183,33 @@ func TestToGRPC(t *testing.T) {
 				t.Fatalf("code %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestExecSync(t *testing.T) {
+	c, rt, _ := newClient(t)
+	rt.ExecFunc = func(id string, cmd []string) (int32, []byte, error) {
+		if id == "gone" {
+			return 0, nil, status.Error(codes.NotFound, "no such container")
+		}
+		return int32(len(cmd)), nil, nil
+	}
+	ctx := context.Background()
+	resp, err := c.ExecSync(ctx, &executorv1.ExecSyncRequest{ContainerId: "c1", Command: []string{"a", "b"}})
+	if err != nil || resp.GetExitCode() != 2 {
+		t.Fatalf("ExecSync = %v, %v; want exit code 2", resp, err)
+	}
+	if _, err := c.ExecSync(ctx, &executorv1.ExecSyncRequest{ContainerId: "gone", Command: []string{"a"}}); status.Code(err) != codes.NotFound {
+		t.Fatalf("ExecSync on a missing container: %v, want NotFound", err)
+	}
+	_, err = c.ExecSync(ctx, &executorv1.ExecSyncRequest{Timeout: durationpb.New(time.Hour)})
+	st := status.Convert(err)
+	if st.Code() != codes.InvalidArgument {
+		t.Fatalf("bad ExecSync: %v", err)
+	}
+	for _, field := range []string{"container_id", "command", "timeout"} {
+		if !strings.Contains(st.Message(), field) {
+			t.Errorf("message %q lacks %s", st.Message(), field)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -136,6 +137,26 @@ func ValidateResetBackoff(req *executorv1.ResetBackoffRequest) error {
 	var p problems
 	if req.GetPodUid() == "" {
 		p.add("pod_uid", "required")
+	}
+	return p.err()
+}
+
+// maxExecTimeout bounds ExecSync's timeout.
+const maxExecTimeout = 10 * time.Minute
+
+// ValidateExecSync checks the container id, the command and the timeout.
+func ValidateExecSync(req *executorv1.ExecSyncRequest) error {
+	var p problems
+	if req.GetContainerId() == "" {
+		p.add("container_id", "required")
+	}
+	if len(req.GetCommand()) == 0 || req.GetCommand()[0] == "" {
+		p.add("command", "required: argv with a non-empty first element")
+	}
+	if t := req.GetTimeout(); t != nil {
+		if err := t.CheckValid(); err != nil || t.AsDuration() < 0 || t.AsDuration() > maxExecTimeout {
+			p.add("timeout", "must be between 0 and 10m")
+		}
 	}
 	return p.err()
 }

@@ -23,6 +23,7 @@ const (
 	ExecutorService_RemoveResources_FullMethodName = "/syncpod.executor.v1.ExecutorService/RemoveResources"
 	ExecutorService_ListBackoffs_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ListBackoffs"
 	ExecutorService_ResetBackoff_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ResetBackoff"
+	ExecutorService_ExecSync_FullMethodName        = "/syncpod.executor.v1.ExecutorService/ExecSync"
 )
 
 // ExecutorServiceClient is the client API for ExecutorService service.
@@ -47,6 +48,11 @@ type ExecutorServiceClient interface {
 	// ResetBackoff clears crash-loop back-off entries, so the next start of
 	// those containers is immediate.
 	ResetBackoff(ctx context.Context, in *ResetBackoffRequest, opts ...grpc.CallOption) (*ResetBackoffResponse, error)
+	// ExecSync runs a command in a running container and waits for it (CRI
+	// ExecSync); the planner's exec probes use it. A command that runs and
+	// fails is a normal response with its exit code; NotFound when the
+	// container is gone, DeadlineExceeded when the timeout passes.
+	ExecSync(ctx context.Context, in *ExecSyncRequest, opts ...grpc.CallOption) (*ExecSyncResponse, error)
 }
 
 type executorServiceClient struct {
@@ -97,6 +103,16 @@ func (c *executorServiceClient) ResetBackoff(ctx context.Context, in *ResetBacko
 	return out, nil
 }
 
+func (c *executorServiceClient) ExecSync(ctx context.Context, in *ExecSyncRequest, opts ...grpc.CallOption) (*ExecSyncResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExecSyncResponse)
+	err := c.cc.Invoke(ctx, ExecutorService_ExecSync_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ExecutorServiceServer is the server API for ExecutorService service.
 // All implementations must embed UnimplementedExecutorServiceServer
 // for forward compatibility.
@@ -119,6 +135,11 @@ type ExecutorServiceServer interface {
 	// ResetBackoff clears crash-loop back-off entries, so the next start of
 	// those containers is immediate.
 	ResetBackoff(context.Context, *ResetBackoffRequest) (*ResetBackoffResponse, error)
+	// ExecSync runs a command in a running container and waits for it (CRI
+	// ExecSync); the planner's exec probes use it. A command that runs and
+	// fails is a normal response with its exit code; NotFound when the
+	// container is gone, DeadlineExceeded when the timeout passes.
+	ExecSync(context.Context, *ExecSyncRequest) (*ExecSyncResponse, error)
 	mustEmbedUnimplementedExecutorServiceServer()
 }
 
@@ -140,6 +161,9 @@ func (UnimplementedExecutorServiceServer) ListBackoffs(context.Context, *ListBac
 }
 func (UnimplementedExecutorServiceServer) ResetBackoff(context.Context, *ResetBackoffRequest) (*ResetBackoffResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ResetBackoff not implemented")
+}
+func (UnimplementedExecutorServiceServer) ExecSync(context.Context, *ExecSyncRequest) (*ExecSyncResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExecSync not implemented")
 }
 func (UnimplementedExecutorServiceServer) mustEmbedUnimplementedExecutorServiceServer() {}
 func (UnimplementedExecutorServiceServer) testEmbeddedByValue()                         {}
@@ -234,6 +258,24 @@ func _ExecutorService_ResetBackoff_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ExecutorService_ExecSync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExecSyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExecutorServiceServer).ExecSync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExecutorService_ExecSync_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExecutorServiceServer).ExecSync(ctx, req.(*ExecSyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ExecutorService_ServiceDesc is the grpc.ServiceDesc for ExecutorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -256,6 +298,10 @@ var ExecutorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ResetBackoff",
 			Handler:    _ExecutorService_ResetBackoff_Handler,
+		},
+		{
+			MethodName: "ExecSync",
+			Handler:    _ExecutorService_ExecSync_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
