@@ -152,7 +152,9 @@ func TestKillPodRules(t *testing.T) {
 
 // ctrOf builds a fresh spec container (for instances of containers declared
 // inline in a pod).
-func ctrOf(name string, mods ...func(*syncpodv1.Container)) *syncpodv1.Container { return ctr(name, mods...) }
+func ctrOf(name string, mods ...func(*syncpodv1.Container)) *syncpodv1.Container {
+	return ctr(name, mods...)
+}
 
 func TestRegularContainerRules(t *testing.T) {
 	web, db := ctr("web"), ctr("db")
@@ -327,9 +329,9 @@ func TestInitContainerRules(t *testing.T) {
 			pod: mkPod(always, inits(initA, initB), web), observed: obs(s1),
 			want: "sandbox=s1 attempt=0 init=[init-a:NOT_STARTED]"},
 		{name: "R-5.5 starts come out in spec order",
-			pod: mkPod(always, inits(proxy, initA, logs), web),
+			pod:      mkPod(always, inits(proxy, initA, logs), web),
 			observed: obs(s1, inst("i1", initA, 11, exited, 0, "s1"), inst("l1", logs, 12, exited, 1, "s1"), inst("c1", web, 13, running, 0, "s1")),
-			want: "sandbox=s1 attempt=0 init=[proxy:NOT_STARTED logs:EXITED]"},
+			want:     "sandbox=s1 attempt=0 init=[proxy:NOT_STARTED logs:EXITED]"},
 		{name: "R-5.6 not initialised: regular containers are not looked at",
 			pod: mkPod(always, inits(initA), web), observed: obs(s2, inst("c1", web, 11, exited, 1, "s1"), inst("i1", initA, 21, running, 0, "s2")),
 			want: "noop"},
