@@ -187,9 +187,8 @@ func (v *view) regularActions(a *syncpodv1.PodActions) int {
 			msg         string
 			restart     bool
 		)
-		hash := SpecHash(c)
 		switch {
-		case st.GetSpecHash() != hash:
+		case !hashMatches(c, st):
 			killReason, startReason = syncpodv1.KillReason_KILL_REASON_SPEC_CHANGED, syncpodv1.StartReason_START_REASON_SPEC_CHANGED
 			msg = fmt.Sprintf("Container %s definition changed", name)
 			restart = !v.deleted
@@ -207,7 +206,7 @@ func (v *view) regularActions(a *syncpodv1.PodActions) int {
 		}
 		if restart {
 			msg += ", will be restarted"
-			a.ContainersToStart = append(a.ContainersToStart, startWithHash(c, hash, startReason, msg))
+			a.ContainersToStart = append(a.ContainersToStart, start(c, startReason, msg))
 		}
 		a.ContainersToKill = append(a.ContainersToKill, kill(st, killReason, msg))
 	}
@@ -222,11 +221,7 @@ func kindOfInit(c *syncpodv1.Container) string {
 }
 
 func start(c *syncpodv1.Container, reason syncpodv1.StartReason, msg string) *syncpodv1.ContainerStart {
-	return startWithHash(c, SpecHash(c), reason, msg)
-}
-
-func startWithHash(c *syncpodv1.Container, hash string, reason syncpodv1.StartReason, msg string) *syncpodv1.ContainerStart {
-	return &syncpodv1.ContainerStart{Name: c.GetName(), SpecHash: hash, Reason: reason, Message: msg}
+	return &syncpodv1.ContainerStart{Name: c.GetName(), SpecHash: SpecHash(c), Reason: reason, Message: msg}
 }
 
 func kill(st *syncpodv1.ObservedContainer, reason syncpodv1.KillReason, msg string) *syncpodv1.ContainerKill {

@@ -50,6 +50,18 @@ const (
 // proto.Marshal or map iteration); a golden test pins known values. A nil
 // container hashes as an empty one.
 func SpecHash(c *syncpodv1.Container) string {
+	b := specHash(c).hexBytes()
+	return string(b[:])
+}
+
+// hashMatches reports whether the hash recorded on st is c's, without
+// allocating.
+func hashMatches(c *syncpodv1.Container, st *syncpodv1.ObservedContainer) bool {
+	b := specHash(c).hexBytes()
+	return st.GetSpecHash() == string(b[:])
+}
+
+func specHash(c *syncpodv1.Container) hasher {
 	h := hasher(fnvOffset64)
 	h.raw(specHashVersion)
 	h.field(tagName)
@@ -89,7 +101,7 @@ func SpecHash(c *syncpodv1.Container) string {
 	h.str(r.GetRequests().GetMemory())
 	h.str(r.GetLimits().GetCpu())
 	h.str(r.GetLimits().GetMemory())
-	return h.hex()
+	return h
 }
 
 // hasher is an allocation-free FNV-64a state.
@@ -129,7 +141,7 @@ func (h *hasher) strs(ss []string) {
 	}
 }
 
-func (h hasher) hex() string {
+func (h hasher) hexBytes() [16]byte {
 	const digits = "0123456789abcdef"
 	var b [16]byte
 	v := uint64(h)
@@ -137,5 +149,5 @@ func (h hasher) hex() string {
 		b[i] = digits[v&0xf]
 		v >>= 4
 	}
-	return string(b[:])
+	return b
 }

@@ -87,7 +87,7 @@ func (v *view) initActions(a *syncpodv1.PodActions) bool {
 			} else if !previously {
 				next(i)
 			}
-			if st.GetSpecHash() != SpecHash(c) {
+			if !hashMatches(c, st) {
 				msg := fmt.Sprintf("Init container %s definition changed", name)
 				a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_SPEC_CHANGED, msg))
 				add(i, syncpodv1.StartReason_START_REASON_SPEC_CHANGED, msg+", will be restarted")

@@ -19,8 +19,8 @@ type view struct {
 	probes     []*syncpodv1.ContainerProbeResults
 }
 
-func newView(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*syncpodv1.ContainerProbeResults) *view {
-	v := &view{
+func newView(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*syncpodv1.ContainerProbeResults) view {
+	v := view{
 		spec:       pod.GetSpec(),
 		deleted:    pod.GetDeletionTime() != nil,
 		sandboxes:  sortedNewestFirst(observed.GetSandboxes(), compareSandboxes),
@@ -109,8 +109,10 @@ func (v *view) newestActive(name string) *syncpodv1.ObservedContainer {
 	return nil
 }
 
-// probeResults returns the probe results that apply to instance c (see the
-// package doc), or nil.
+// probeResults returns the probe results that apply to instance c, or nil:
+// the entry with c's id, else the first entry for c's name with an empty
+// container_id (Compute only examines the newest relevant instance of a
+// name, see the package doc).
 func (v *view) probeResults(c *syncpodv1.ObservedContainer) *syncpodv1.ContainerProbeResults {
 	var byName *syncpodv1.ContainerProbeResults
 	for _, p := range v.probes {
@@ -121,7 +123,7 @@ func (v *view) probeResults(c *syncpodv1.ObservedContainer) *syncpodv1.Container
 		case c.GetId():
 			return p
 		case "":
-			if byName == nil && v.newest(c.GetName()) == c {
+			if byName == nil {
 				byName = p
 			}
 		}
