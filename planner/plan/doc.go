@@ -47,8 +47,10 @@
 // # Probe results
 //
 // A ContainerProbeResults entry applies to the instance whose id equals its
-// container_id, or, with an empty container_id, to the newest instance with
-// that name (an entry with a matching id wins). A result for a probe that the
+// container_id. An entry with an empty container_id applies to whichever
+// instance of that name Compute examines: the newest one for a regular
+// container, the newest one in the current sandbox for an init container (an
+// entry with a matching id wins over it). A result for a probe that the
 // container spec does not define is ignored: the kubelet has no such result
 // . PROBE_RESULT_UNSPECIFIED means "no result yet".
 //
