@@ -69,34 +69,14 @@ func (v *view) initActions(a *syncpodv1.PodActions) bool {
 			if !sidecar {
 				break // initialisation in progress
 			}
-			if c.GetStartupProbe() != nil {
-				switch v.startup(c, st) {
-				case syncpodv1.ProbeResult_PROBE_RESULT_SUCCESS:
-				case syncpodv1.ProbeResult_PROBE_RESULT_FAILURE:
-					msg := fmt.Sprintf("Init container %s failed startup probe", name)
-					a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_STARTUP_PROBE, msg))
-					add(i, syncpodv1.StartReason_START_REASON_STARTUP_PROBE, msg+", will be restarted")
-					goto done
-				default:
-					goto done // no result yet: wait
+			if v.runningSidecar(a, c, st, add, i) {
+				// The sidecar counts as started.
+				if i == last {
+					initialised = true
+				} else if !previously {
+					next(i)
 				}
-			}
-			// The sidecar counts as started.
-			if i == last {
-				initialised = true
-			} else if !previously {
-				next(i)
-			}
-			if !hashMatches(c, st) {
-				msg := fmt.Sprintf("Init container %s definition changed", name)
-				a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_SPEC_CHANGED, msg))
-				add(i, syncpodv1.StartReason_START_REASON_SPEC_CHANGED, msg+", will be restarted")
-				break
-			}
-			if v.liveness(c, st) == syncpodv1.ProbeResult_PROBE_RESULT_FAILURE {
-				msg := fmt.Sprintf("Init container %s failed liveness probe", name)
-				a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_LIVENESS_PROBE, msg))
-				add(i, syncpodv1.StartReason_START_REASON_LIVENESS_PROBE, msg+", will be restarted")
+				v.restartRunningSidecar(a, c, st, add, i)
 			}
 
 		case state == syncpodv1.ContainerState_CONTAINER_STATE_EXITED:
@@ -138,7 +118,6 @@ func (v *view) initActions(a *syncpodv1.PodActions) bool {
 			add(i, syncpodv1.StartReason_START_REASON_UNKNOWN_STATE,
 				fmt.Sprintf("%s %s is in unknown state; killed before restart", kind, name))
 		}
-	done:
 		previously = true
 	}
 	if !previously {
@@ -148,6 +127,42 @@ func (v *view) initActions(a *syncpodv1.PodActions) bool {
 	slices.Reverse(starts)
 	a.InitContainersToStart = starts
 	return initialised
+}
+
+// runningSidecar is for a running sidecar: with a startup probe it
+// waits for a result, and kills and restarts it on failure. It reports
+// whether the sidecar counts as started.
+func (v *view) runningSidecar(a *syncpodv1.PodActions, c *syncpodv1.Container, st *syncpodv1.ObservedContainer,
+	add func(int, syncpodv1.StartReason, string), i int) bool {
+	if c.GetStartupProbe() == nil {
+		return true
+	}
+	switch v.startup(c, st) {
+	case syncpodv1.ProbeResult_PROBE_RESULT_SUCCESS:
+		return true
+	case syncpodv1.ProbeResult_PROBE_RESULT_FAILURE:
+		msg := fmt.Sprintf("Init container %s failed startup probe", c.GetName())
+		a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_STARTUP_PROBE, msg))
+		add(i, syncpodv1.StartReason_START_REASON_STARTUP_PROBE, msg+", will be restarted")
+	}
+	return false // failed, or no result yet: wait
+}
+
+// restartRunningSidecar is for a started sidecar: a
+// changed definition or a failed liveness probe kills and restarts it.
+func (v *view) restartRunningSidecar(a *syncpodv1.PodActions, c *syncpodv1.Container, st *syncpodv1.ObservedContainer,
+	add func(int, syncpodv1.StartReason, string), i int) {
+	name := c.GetName()
+	switch {
+	case !hashMatches(c, st):
+		msg := fmt.Sprintf("Init container %s definition changed", name)
+		a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_SPEC_CHANGED, msg))
+		add(i, syncpodv1.StartReason_START_REASON_SPEC_CHANGED, msg+", will be restarted")
+	case v.liveness(c, st) == syncpodv1.ProbeResult_PROBE_RESULT_FAILURE:
+		msg := fmt.Sprintf("Init container %s failed liveness probe", name)
+		a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_LIVENESS_PROBE, msg))
+		add(i, syncpodv1.StartReason_START_REASON_LIVENESS_PROBE, msg+", will be restarted")
+	}
 }
 
 func reasonSuffix(st *syncpodv1.ObservedContainer) string {
