@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -26,7 +28,8 @@ func Compute(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*sync
 	a := &syncpodv1.PodActions{}
 	v.compute(a)
 	if IsEmpty(a) {
-		return &syncpodv1.PodActions{}
+		proto.Reset(a) // nothing to do: every field empty, as PlanResponse documents
+		return a
 	}
 	finishKills(a)
 	return a
