@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
-
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -28,7 +26,7 @@ func Compute(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*sync
 	a := &syncpodv1.PodActions{}
 	v.compute(a)
 	if IsEmpty(a) {
-		proto.Reset(a) // nothing to do: every field empty, as PlanResponse documents
+		a.Reset() // nothing to do: every field empty, as PlanResponse documents
 		return a
 	}
 	finishKills(a)
