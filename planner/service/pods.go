@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -42,7 +41,7 @@ func (s *Service) ApplyPod(ctx context.Context, req *plannerv1.ApplyPodRequest) 
 	}
 	p, res, err := s.pods.Apply(ctx, req.GetPod())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toStatus("ApplyPod", err)
 	}
 	return &plannerv1.ApplyPodResponse{Pod: p, Result: res}, nil
 }
@@ -54,7 +53,7 @@ func (s *Service) DeletePod(ctx context.Context, req *plannerv1.DeletePodRequest
 	}
 	p, err := s.pods.MarkDeleted(ctx, req.GetPod(), req.GracePeriodSeconds)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toStatus("DeletePod", err)
 	}
 	return &plannerv1.DeletePodResponse{Pod: p}, nil
 }
@@ -66,7 +65,7 @@ func (s *Service) GetPod(ctx context.Context, req *plannerv1.GetPodRequest) (*pl
 	}
 	rec, err := s.pods.Get(ctx, req.GetPod())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toStatus("GetPod", err)
 	}
 	return &plannerv1.GetPodResponse{Record: rec}, nil
 }
@@ -78,11 +77,11 @@ func (s *Service) ListPods(ctx context.Context, req *plannerv1.ListPodsRequest) 
 	}
 	f, err := store.ParseFilter(req.GetNamespace(), req.GetLabelSelector())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toStatus("ListPods", err)
 	}
 	recs, err := s.pods.List(ctx, f)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toStatus("ListPods", err)
 	}
 	for _, r := range recs {
 		r.Events = nil // the store returned fresh copies
@@ -99,17 +98,17 @@ func (s *Service) WatchPods(req *plannerv1.WatchPodsRequest, stream grpc.ServerS
 	ctx := stream.Context()
 	f, err := store.ParseFilter(req.GetNamespace(), req.GetLabelSelector())
 	if err != nil {
-		return toStatus(err)
+		return toStatus("WatchPods", err)
 	}
 	sub, err := s.pods.Subscribe(ctx, f)
 	if err != nil {
-		return toStatus(err)
+		return toStatus("WatchPods", err)
 	}
 	defer sub.Close()
 	for {
 		evs, err := sub.Next(ctx)
 		if err != nil {
-			return toStatus(err)
+			return toStatus("WatchPods", err)
 		}
 		for _, ev := range evs {
 			if err := stream.Send(ev); err != nil {
@@ -117,33 +116,4 @@ func (s *Service) WatchPods(req *plannerv1.WatchPodsRequest, stream grpc.ServerS
 			}
 		}
 	}
-}
-
-// toStatus maps an error to its gRPC status: the one place where this
-// service classifies errors.
-func toStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
-	var code codes.Code
-	switch {
-	case errors.Is(err, store.ErrInvalid):
-		code = codes.InvalidArgument
-	case errors.Is(err, store.ErrNotFound):
-		code = codes.NotFound
-	case errors.Is(err, store.ErrUIDMismatch), errors.Is(err, store.ErrTerminating):
-		code = codes.FailedPrecondition
-	case errors.Is(err, store.ErrClosed):
-		code = codes.Unavailable
-	case errors.Is(err, context.Canceled):
-		code = codes.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		code = codes.DeadlineExceeded
-	default:
-		code = codes.Internal
-	}
-	return status.Error(code, err.Error())
 }

@@ -267,7 +267,7 @@ func TestNoStoreIsUnavailable(t *testing.T) {
 	wantCode(t, err, codes.Unavailable)
 }
 
-func TestToStatus(t *testing.T) {
+func TestToStatusStoreErrors(t *testing.T) {
 	cases := []struct {
 		err  error
 		want codes.Code
@@ -286,7 +286,7 @@ func TestToStatus(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.err), func(t *testing.T) {
-			if got := status.Code(toStatus(tc.err)); got != tc.want {
+			if got := status.Code(toStatus("Op", tc.err)); got != tc.want {
 				t.Errorf("toStatus(%v) = %v, want %v", tc.err, got, tc.want)
 			}
 		})

@@ -1,14 +1,11 @@
-// Package service is the PlannerService gRPC adapter: each RPC forwards to
-// the planner's core packages. RPCs whose logic has not landed yet answer
-// Unimplemented naming what is missing.
 package service
 
 import (
 	"context"
 
+	"github.com/syncpod/syncpod/planner/plan"
+	"github.com/syncpod/syncpod/planner/validate"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Service implements plannerv1.PlannerServiceServer.
@@ -27,7 +24,12 @@ type Options struct {
 // New returns the planner service.
 func New(opts Options) *Service { return &Service{pods: opts.Pods} }
 
-// Plan is the dry run of computePodActions.
-func (s *Service) Plan(context.Context, *plannerv1.PlanRequest) (*plannerv1.PlanResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "Plan: plan.Compute has not landed yet (issue 3)")
+// Plan is the dry run of computePodActions: it validates the request (every
+// field error at once, InvalidArgument) and returns plan.Compute's actions.
+// No state is read or written.
+func (s *Service) Plan(ctx context.Context, req *plannerv1.PlanRequest) (*plannerv1.PlanResponse, error) {
+	if err := validate.Request(req.GetPod(), req.GetObserved(), req.GetProbes()); err != nil {
+		return nil, toStatus("Plan", err)
+	}
+	return &plannerv1.PlanResponse{Actions: plan.Compute(req.GetPod(), req.GetObserved(), req.GetProbes())}, nil
 }

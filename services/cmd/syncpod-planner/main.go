@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -21,8 +20,8 @@ import (
 	"github.com/syncpod/syncpod/planner/manifest"
 	"github.com/syncpod/syncpod/planner/service"
 	"github.com/syncpod/syncpod/planner/store"
+	"github.com/syncpod/syncpod/planner/validate"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
-	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -50,7 +49,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot create --data-dir", "path", *dataDir, "err", err)
 		return 1
 	}
-	pods, err := store.Open(store.Options{Path: filepath.Join(*dataDir, "planner.db"), Validate: validatePod})
+	pods, err := store.Open(store.Options{Path: filepath.Join(*dataDir, "planner.db"), Validate: validate.Pod})
 	if err != nil {
 		logger.Error("cannot open the pod store", "err", err)
 		return 1
@@ -87,27 +86,6 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	return 0
-}
-
-// validatePod is a stand-in until the planner's validate.Pod is wired here:
-// it only refuses what would corrupt the store's keys.
-func validatePod(p *syncpodv1.Pod) error {
-	var errs []error
-	if p.GetName() == "" {
-		errs = append(errs, errors.New("name: required"))
-	}
-	if p.GetSpec() == nil {
-		errs = append(errs, errors.New("spec: required"))
-	}
-	for _, s := range []struct{ path, v string }{{"name", p.GetName()}, {"namespace", p.GetNamespace()}} {
-		for _, r := range s.v {
-			if r == '/' {
-				errs = append(errs, fmt.Errorf("%s: must not contain '/'", s.path))
-				break
-			}
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // applyManifests carries a manifest diff into the store: added and updated

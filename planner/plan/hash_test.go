@@ -1,0 +1,109 @@
+package plan_test
+
+import (
+	"testing"
+
+	"github.com/syncpod/syncpod/planner/plan"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// hashFixtures are containers whose spec hashes are pinned below. Changing a
+// pinned value restarts every running container on upgrade: do it only with a
+// new specHashVersion and a release note.
+func hashFixtures() map[string]*syncpodv1.Container {
+	return map[string]*syncpodv1.Container{
+		"nil":     nil,
+		"empty":   {},
+		"minimal": {Name: "web", Image: "busybox:1.36"},
+		"full": {
+			Name: "web", Image: "registry.local/web:2.1", Command: []string{"/bin/web", "--serve"}, Args: []string{"-v", ""},
+			WorkingDir: "/srv",
+			Env:        []*syncpodv1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: ""}},
+			Ports: []*syncpodv1.ContainerPort{{Name: "http", ContainerPort: 8080, HostPort: 18080, HostIp: "127.0.0.1"},
+				{ContainerPort: 53, Protocol: syncpodv1.Protocol_PROTOCOL_UDP}},
+			Resources: &syncpodv1.ResourceRequirements{
+				Requests: &syncpodv1.ResourceList{Cpu: "250m", Memory: "64Mi"},
+				Limits:   &syncpodv1.ResourceList{Cpu: "1", Memory: "128Mi"},
+			},
+		},
+		"sidecar": {Name: "proxy", Image: "envoy:1.30", Args: []string{"-c", "/etc/envoy.yaml"}},
+	}
+}
+
+func TestSpecHashGolden(t *testing.T) {
+	want := map[string]string{
+		"nil":     "7d515ef6c3afcc82",
+		"empty":   "7d515ef6c3afcc82",
+		"minimal": "20e407031b7a4e01",
+		"full":    "59e432b53af23cc9",
+		"sidecar": "9c90ee398953f84f",
+	}
+	for name, c := range hashFixtures() {
+		if got := plan.SpecHash(c); got != want[name] {
+			t.Errorf("SpecHash(%s) = %q, want %q (pinned: a change restarts every container)", name, got, want[name])
+		}
+	}
+}
+
+func TestSpecHashCoversCRIFields(t *testing.T) {
+	base := hashFixtures()["full"]
+	baseHash := plan.SpecHash(base)
+	changes := map[string]func(c *syncpodv1.Container){
+		"name":           func(c *syncpodv1.Container) { c.Name = "web2" },
+		"image":          func(c *syncpodv1.Container) { c.Image = "registry.local/web:2.2" },
+		"command":        func(c *syncpodv1.Container) { c.Command = c.Command[:1] },
+		"command→args":   func(c *syncpodv1.Container) { c.Args = append(c.Command[1:], c.Args...); c.Command = c.Command[:1] },
+		"args split":     func(c *syncpodv1.Container) { c.Args = []string{"-v"} },
+		"working_dir":    func(c *syncpodv1.Container) { c.WorkingDir = "/" },
+		"env value":      func(c *syncpodv1.Container) { c.Env[1].Value = "x" },
+		"env order":      func(c *syncpodv1.Container) { c.Env[0], c.Env[1] = c.Env[1], c.Env[0] },
+		"env name/value": func(c *syncpodv1.Container) { c.Env[0].Name, c.Env[0].Value = "A1", "" },
+		"port":           func(c *syncpodv1.Container) { c.Ports[0].ContainerPort = 8081 },
+		"host port":      func(c *syncpodv1.Container) { c.Ports[0].HostPort = 0 },
+		"host ip":        func(c *syncpodv1.Container) { c.Ports[0].HostIp = "" },
+		"port name":      func(c *syncpodv1.Container) { c.Ports[0].Name = "" },
+		"protocol":       func(c *syncpodv1.Container) { c.Ports[1].Protocol = syncpodv1.Protocol_PROTOCOL_SCTP },
+		"cpu request":    func(c *syncpodv1.Container) { c.Resources.Requests.Cpu = "500m" },
+		"memory request": func(c *syncpodv1.Container) { c.Resources.Requests.Memory = "" },
+		"cpu limit":      func(c *syncpodv1.Container) { c.Resources.Limits.Cpu = "2" },
+		"memory limit":   func(c *syncpodv1.Container) { c.Resources.Limits.Memory = "1Gi" },
+		"request↔limit": func(c *syncpodv1.Container) {
+			c.Resources.Requests, c.Resources.Limits = c.Resources.Limits, c.Resources.Requests
+		},
+		"ports dropped":    func(c *syncpodv1.Container) { c.Ports = nil },
+		"resources absent": func(c *syncpodv1.Container) { c.Resources = nil },
+	}
+	for name, change := range changes {
+		t.Run("R-10.1 changes with "+name, func(t *testing.T) {
+			c := hashFixtures()["full"]
+			change(c)
+			if plan.SpecHash(c) == baseHash {
+				t.Errorf("hash unchanged after changing %s", name)
+			}
+		})
+	}
+	same := map[string]func(c *syncpodv1.Container){
+		"image_pull_policy":    func(c *syncpodv1.Container) { c.ImagePullPolicy = syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER },
+		"restart_policy":       func(c *syncpodv1.Container) { c.RestartPolicy = cOnFailure },
+		"restart_policy_rules": withRule(syncpodv1.ExitCodeOperator_EXIT_CODE_OPERATOR_IN, 1),
+		"probes": func(c *syncpodv1.Container) {
+			c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = execProbe(), execProbe(), execProbe()
+		},
+		"explicit TCP":    func(c *syncpodv1.Container) { c.Ports[0].Protocol = syncpodv1.Protocol_PROTOCOL_TCP },
+		"empty resources": func(c *syncpodv1.Container) {},
+	}
+	for name, change := range same {
+		t.Run("R-10.1 ignores "+name, func(t *testing.T) {
+			c := hashFixtures()["full"]
+			change(c)
+			if got := plan.SpecHash(c); got != baseHash {
+				t.Errorf("hash changed after changing %s: %s != %s", name, got, baseHash)
+			}
+		})
+	}
+	a := &syncpodv1.Container{Name: "x"}
+	b := &syncpodv1.Container{Name: "x", Resources: &syncpodv1.ResourceRequirements{}}
+	if plan.SpecHash(a) != plan.SpecHash(b) {
+		t.Error("absent and empty resources hash differently")
+	}
+}
