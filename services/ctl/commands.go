@@ -31,7 +31,7 @@ func cmdApply(ctx context.Context, g *globals, args []string) error {
 	if len(files) == 0 {
 		return usagef("apply needs -f FILE, DIR or -")
 	}
-	pods, err := readPods(files, g.env.Stdin, g.env.ConvertKubernetes)
+	pods, err := readPods(files, g.env.Stdin, g.env.ConvertKubernetes, g.env.Stderr)
 	if err != nil {
 		return err
 	}
@@ -88,11 +88,11 @@ type sourcedPod struct {
 
 // readPods reads every pod from files, directories (their *.yaml, *.yml
 // and *.json files, sorted) and standard input ("-").
-func readPods(paths []string, stdin io.Reader, convert KubernetesConverter) ([]sourcedPod, error) {
+func readPods(paths []string, stdin io.Reader, convert KubernetesConverter, stderr io.Writer) ([]sourcedPod, error) {
 	var out []sourcedPod
 	var errs []error
 	add := func(name string, data []byte) {
-		pods, err := DecodePods(data, convert)
+		pods, err := DecodePods(data, convert, func(w string) { fmt.Fprintf(stderr, "Warning: %s: %s\n", name, w) })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			return
@@ -148,14 +148,15 @@ func readPods(paths []string, stdin io.Reader, convert KubernetesConverter) ([]s
 }
 
 // KubernetesConverter turns a Kubernetes v1 Pod manifest (JSON) into a
-// syncpod Pod. The planner's manifest package provides it; without it
-// Kubernetes manifests are refused.
-type KubernetesConverter func(json []byte) (*syncpodv1.Pod, error)
+// syncpod Pod, with warnings about fields it ignored. The planner's
+// manifest package provides it; without it Kubernetes manifests are
+// refused.
+type KubernetesConverter func(json []byte) (*syncpodv1.Pod, []string, error)
 
 // DecodePods decodes one file's worth of pods: YAML or JSON, one or more
 // documents, each either a syncpod Pod (protojson field names) or a
 // Kubernetes v1 Pod (apiVersion v1, kind Pod).
-func DecodePods(data []byte, convert KubernetesConverter) ([]*syncpodv1.Pod, error) {
+func DecodePods(data []byte, convert KubernetesConverter, warn func(string)) ([]*syncpodv1.Pod, error) {
 	var pods []*syncpodv1.Pod
 	for i, doc := range splitYAML(data) {
 		js, err := yaml.YAMLToJSON(doc)
@@ -177,9 +178,12 @@ func DecodePods(data []byte, convert KubernetesConverter) ([]*syncpodv1.Pod, err
 			if convert == nil {
 				return nil, fmt.Errorf("document %d: this build cannot convert Kubernetes Pod manifests; use syncpod JSON", i+1)
 			}
-			p, err := convert(js)
+			p, warnings, err := convert(js)
 			if err != nil {
 				return nil, fmt.Errorf("document %d: %w", i+1, err)
+			}
+			for _, w := range warnings {
+				warn(fmt.Sprintf("pod/%s: %s", p.GetName(), w))
 			}
 			pods = append(pods, p)
 			continue
@@ -410,7 +414,7 @@ func cmdPlan(ctx context.Context, g *globals, args []string) error {
 	if *file == "" {
 		return usagef("plan needs -f FILE")
 	}
-	pods, err := readPods([]string{*file}, g.env.Stdin, g.env.ConvertKubernetes)
+	pods, err := readPods([]string{*file}, g.env.Stdin, g.env.ConvertKubernetes, g.env.Stderr)
 	if err != nil {
 		return err
 	}

@@ -240,18 +240,21 @@ func TestApplyErrors(t *testing.T) {
 
 func TestApplyConvertsKubernetesManifests(t *testing.T) {
 	h := newHarness(t)
-	h.env.ConvertKubernetes = func(js []byte) (*syncpodv1.Pod, error) {
+	h.env.ConvertKubernetes = func(js []byte) (*syncpodv1.Pod, []string, error) {
 		var m struct {
 			Metadata struct{ Name string } `json:"metadata"`
 		}
 		if err := json.Unmarshal(js, &m); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &syncpodv1.Pod{Name: m.Metadata.Name}, nil
+		return &syncpodv1.Pod{Name: m.Metadata.Name}, []string{"spec.nodeSelector: ignored on a single node"}, nil
 	}
 	f := writeFile(t, t.TempDir(), "k.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube\n")
 	if code := h.run(t, "apply", "-f", f); code != 0 || h.out.String() != "pod/kube created\n" {
 		t.Fatalf("exit %d out %q err %q", code, h.out, h.err)
+	}
+	if !strings.Contains(h.err.String(), "Warning: "+f+": pod/kube: spec.nodeSelector") {
+		t.Fatalf("warning not shown: %q", h.err)
 	}
 }
 
