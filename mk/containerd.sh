@@ -14,6 +14,8 @@ set -euo pipefail
 
 PACKAGES=(containerd runc containernetworking-plugins busybox-static)
 NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox)
+# Knobs (environment): SYNCPOD_CONTAINERD_SNAPSHOTTER forces a snapshotter
+# (default: overlayfs when an overlay mount works under DIR, else native).
 START_TIMEOUT=${SYNCPOD_CONTAINERD_START_TIMEOUT:-30}
 STOP_TIMEOUT=${SYNCPOD_CONTAINERD_STOP_TIMEOUT:-10}
 
@@ -146,8 +148,11 @@ write_config() {
 
 		[plugins."io.containerd.grpc.v1.cri"]
 		  sandbox_image = "$pause"
-		  # Required on these machines (see mk/containerd.md): container
-		  # oom_score_adj is clamped to be no lower than containerd's own.
+		  # Required on these machines: without it the CRI plugin asks for
+		  # oom_score_adj -998 for the pause container, which runc cannot set
+		  # here, and every RunPodSandbox fails with "runc create failed: ...
+		  # can't get final child's PID from pipe: EOF". With it, the value
+		  # is clamped to containerd's own (0).
 		  restrict_oom_score_adj = true
 		  # Exec/attach/port-forward streaming: loopback, random port.
 		  stream_server_address = "127.0.0.1"
@@ -195,19 +200,29 @@ cmd_up() {
 		fi
 		cmd_down
 		mkdir -p "$DIR"/{root,state,runc,certs.d}
-		local snapshotter=overlayfs
-		if ! overlay_works "$DIR"; then
+		local snapshotter=${SYNCPOD_CONTAINERD_SNAPSHOTTER:-}
+		if [[ -n $snapshotter ]]; then
+			log "snapshotter $snapshotter (from SYNCPOD_CONTAINERD_SNAPSHOTTER)"
+		elif overlay_works "$DIR"; then
+			snapshotter=overlayfs
+		else
 			snapshotter=native
 			log "overlayfs mounts fail under $DIR: using the native snapshotter"
 		fi
 		echo "$snapshotter" >"$DIR"/snapshotter
 		write_config "$snapshotter" "$pause"
-		# setsid: own session, so a Ctrl-C in make does not reach it. Not a
-		# group leader here, so setsid execs and $! is containerd itself.
-		setsid containerd --config "$DIR"/config.toml </dev/null >>"$DIR"/containerd.log 2>&1 &
-		pid=$!
-		echo "$pid" >"$DIR"/containerd.pid
+		# setsid: own session, so a Ctrl-C in make does not reach it. The
+		# bash parent only waits, so containerd is reaped the moment it
+		# exits instead of lingering as a zombie of PID 1.
+		rm -f "$DIR"/containerd.pid
+		setsid bash -c 'containerd --config "$1" & echo $! >"$2"; wait' _ "$DIR"/config.toml "$DIR"/containerd.pid \
+			</dev/null >>"$DIR"/containerd.log 2>&1 &
 		local deadline=$((SECONDS + START_TIMEOUT))
+		until [[ -s $DIR/containerd.pid ]]; do
+			((SECONDS < deadline)) || { loud "containerd did not start; log: $DIR/containerd.log"; return 1; }
+			sleep 0.05
+		done
+		pid=$(<"$DIR"/containerd.pid)
 		until answers; do
 			if ! running "$pid"; then
 				loud "containerd exited during start; log: $DIR/containerd.log"
@@ -247,8 +262,18 @@ cmd_up() {
 shim_pids() {
 	local p cmd
 	for p in /proc/[0-9]*; do
-		cmd=$(tr '\0' ' ' <"$p"/cmdline 2>/dev/null) || continue
+		cmd=$(tr '\0' ' ' 2>/dev/null <"$p"/cmdline) || continue
 		[[ $cmd == *containerd-shim* && $cmd == *"-address $SOCK "* ]] && echo "${p#/proc/}"
+	done
+	return 0
+}
+
+# containerd_zombies: exited containerd and shim processes not reaped yet.
+containerd_zombies() {
+	local p stat
+	for p in /proc/[0-9]*; do
+		stat=$(cat 2>/dev/null "$p"/stat) || continue
+		[[ $stat == *"(containerd"*") Z "* ]] && echo "${p#/proc/}"
 	done
 	return 0
 }
@@ -279,7 +304,7 @@ cmd_down() {
 		rm -rf --one-file-system "$DIR"
 		return 0
 	fi
-	local pid
+	local pid gone=()
 	# 1. While containerd answers, let it kill and delete every task: the
 	#    shims then exit and runc removes the container cgroups.
 	if pid=$(pid_alive "$DIR"/containerd.pid) && [[ -S $SOCK ]] && ctr_ version >/dev/null 2>&1; then
@@ -293,8 +318,11 @@ cmd_down() {
 			done
 		done
 	fi
+	# Shims exit once their tasks are deleted; remember them to wait for.
+	gone+=($(shim_pids))
 	# 2. Stop containerd: SIGTERM, SIGKILL after a bound.
 	if pid=$(pid_alive "$DIR"/containerd.pid); then
+		gone+=("$pid")
 		kill -TERM "$pid" 2>/dev/null || true
 		local deadline=$((SECONDS + STOP_TIMEOUT))
 		while running "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
@@ -310,7 +338,16 @@ cmd_down() {
 		procs=$(descendants $shims)
 		log "killing leftover shims $(echo $shims) and processes ${procs:-none}"
 		kill -KILL $procs $shims 2>/dev/null || true
+		gone+=($procs $shims)
 	fi
+	# Exited shims are orphans that PID 1 reaps (here: about once a second);
+	# wait, bounded, so nothing of ours is listed once down returns. A
+	# zombie's command line is gone, so wait for every containerd zombie.
+	gone+=($(containerd_zombies))
+	local p deadline=$((SECONDS + 5))
+	for p in "${gone[@]}"; do
+		while [[ -e /proc/$p ]] && ((SECONDS < deadline)); do sleep 0.1; done
+	done
 	# Shim sockets live outside DIR: remove the ones our tasks used.
 	local a
 	for a in "$DIR"/state/io.containerd.runtime.v2.task/*/*/address; do
@@ -318,6 +355,18 @@ cmd_down() {
 		a=$(<"$a")
 		a=${a#unix://}
 		[[ $a == /run/containerd/s/* ]] && rm -f "$a"
+	done
+	# Containers killed without `runc delete` keep their (now empty) cgroups,
+	# /<namespace>/<id> in each hierarchy with the cgroupfs driver: rmdir
+	# them (rmdir only ever removes empty cgroups).
+	local b ns id
+	for b in "$DIR"/state/io.containerd.runtime.v2.task/*/*/; do
+		[[ -d $b ]] || continue
+		b=${b%/}
+		id=${b##*/}
+		ns=${b%/*}
+		ns=${ns##*/}
+		rmdir /sys/fs/cgroup/*/"$ns"/"$id" /sys/fs/cgroup/"$ns"/"$id" 2>/dev/null || true
 	done
 	# 4. Unmount everything under DIR, deepest first.
 	local m tries=0

@@ -67,6 +67,7 @@ func unavailable(t testing.TB, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if Required() {
 		t.Fatalf("containerd required (%s=1) but unavailable: %s; start it with `make containerd-up`, log in .tmp/containerd/containerd.log", EnvRequire, msg)
+		return
 	}
 	// Loud: also on stderr, which `go test` shows even without -v for a
 	// single package.
@@ -79,6 +80,11 @@ func unavailable(t testing.TB, format string, args ...any) {
 // skipped, or failed when Required.
 func Endpoint(t testing.TB) string {
 	t.Helper()
+	return endpoint(t, ConnectTimeout)
+}
+
+func endpoint(t testing.TB, timeout time.Duration) string {
+	t.Helper()
 	ep := os.Getenv(EnvEndpoint)
 	if ep == "" {
 		unavailable(t, "%s is not set", EnvEndpoint)
@@ -90,7 +96,7 @@ func Endpoint(t testing.TB) string {
 			return ""
 		}
 	}
-	rs, err := dialRuntime(t.Context(), ep)
+	rs, err := dialRuntime(t.Context(), ep, timeout)
 	if err != nil {
 		unavailable(t, "%s does not answer CRI Version: %v", ep, err)
 		return ""
@@ -99,10 +105,10 @@ func Endpoint(t testing.TB) string {
 	return ep
 }
 
-func dialRuntime(ctx context.Context, endpoint string) (internalapi.RuntimeService, error) {
+func dialRuntime(ctx context.Context, endpoint string, timeout time.Duration) (internalapi.RuntimeService, error) {
 	return remote.NewRemoteRuntimeServiceBuilder().
 		WithEndpoint(endpoint).
-		WithConnectionTimeout(ConnectTimeout).
+		WithConnectionTimeout(timeout).
 		WithTracerProvider(nil).
 		WithUseStreaming(false). // containerd 1.6 has no CRI list streaming
 		Build(ctx)
@@ -115,7 +121,7 @@ func dialRuntime(ctx context.Context, endpoint string) (internalapi.RuntimeServi
 func RuntimeService(t testing.TB) internalapi.RuntimeService {
 	t.Helper()
 	ep := Endpoint(t)
-	rs, err := dialRuntime(t.Context(), ep)
+	rs, err := dialRuntime(t.Context(), ep, ConnectTimeout)
 	if err != nil {
 		t.Fatalf("connect runtime service %s: %v", ep, err)
 	}
