@@ -13,8 +13,8 @@ CONTAINERD_IMAGES   := $(CURDIR)/.tmp/images
 CONTAINERD_SH       := $(CURDIR)/mk/containerd.sh
 MKIMAGE             := $(BIN)/syncpod-mkimage
 MKIMAGE_SRCS        := $(wildcard services/cmd/syncpod-mkimage/*.go services/ociimage/*.go)
-PAUSE_IMAGE_TAR     := $(CONTAINERD_IMAGES)/pause.tar
-BUSYBOX_IMAGE_TAR   := $(CONTAINERD_IMAGES)/busybox.tar
+# Tarballs are named after the image, so another name means another file.
+image_tar = $(CONTAINERD_IMAGES)/$(subst :,_,$(subst /,_,$(1))).tar
 HOST_BUSYBOX        := /bin/busybox
 
 # The environment contract of the containerd tests (services/containerdtest).
@@ -27,6 +27,9 @@ export SYNCPOD_TEST_BUSYBOX_IMAGE       ?= localhost/syncpod/busybox:1.36
 ifneq ($(filter true 1 yes,$(CI))$(filter 0,$(shell id -u)),)
 export SYNCPOD_TEST_REQUIRE_CONTAINERD ?= 1
 endif
+
+PAUSE_IMAGE_TAR     := $(call image_tar,$(SYNCPOD_TEST_PAUSE_IMAGE))
+BUSYBOX_IMAGE_TAR   := $(call image_tar,$(SYNCPOD_TEST_BUSYBOX_IMAGE))
 
 .PHONY: containerd-deps containerd-images containerd-up containerd-down containerd-status
 

@@ -216,7 +216,7 @@ cmd_up() {
 		# exits instead of lingering as a zombie of PID 1.
 		rm -f "$DIR"/containerd.pid
 		setsid bash -c 'containerd --config "$1" & echo $! >"$2"; wait' _ "$DIR"/config.toml "$DIR"/containerd.pid \
-			</dev/null >>"$DIR"/containerd.log 2>&1 &
+			</dev/null >>"$DIR"/containerd.log 2>&1 9>&- &
 		local deadline=$((SECONDS + START_TIMEOUT))
 		until [[ -s $DIR/containerd.pid ]]; do
 			((SECONDS < deadline)) || { loud "containerd did not start; log: $DIR/containerd.log"; return 1; }
@@ -264,6 +264,17 @@ shim_pids() {
 	for p in /proc/[0-9]*; do
 		cmd=$(tr '\0' ' ' 2>/dev/null <"$p"/cmdline) || continue
 		[[ $cmd == *containerd-shim* && $cmd == *"-address $SOCK "* ]] && echo "${p#/proc/}"
+	done
+	return 0
+}
+
+# stray_containerds: containerd processes running our config whose pid file
+# was lost (an interrupted up, a deleted .tmp): found by command line.
+stray_containerds() {
+	local p cmd
+	for p in /proc/[0-9]*; do
+		cmd=$(tr '\0' ' ' 2>/dev/null <"$p"/cmdline) || continue
+		[[ $cmd == "containerd --config $DIR/config.toml " ]] && echo "${p#/proc/}"
 	done
 	return 0
 }
@@ -330,6 +341,13 @@ cmd_down() {
 			log "containerd pid $pid ignored SIGTERM for ${STOP_TIMEOUT}s: SIGKILL"
 			kill -KILL "$pid" 2>/dev/null || true
 		fi
+	fi
+	local strays
+	strays=$(stray_containerds)
+	if [[ -n $strays ]]; then
+		log "killing containerd $(echo $strays) still running our config"
+		kill -KILL $strays 2>/dev/null || true
+		gone+=($strays)
 	fi
 	# 3. Whatever shims (and their containers) survived: kill the trees.
 	local shims procs
@@ -400,6 +418,13 @@ main() {
 		shift
 		[[ $DIR == /* ]] || { log "DIR must be absolute: $DIR"; exit 2; }
 		SOCK=$DIR/containerd.sock
+		if [[ $cmd != status ]]; then
+			# One up or down at a time per directory. The lock file sits
+			# beside DIR, since down removes DIR.
+			mkdir -p "$(dirname "$DIR")"
+			exec 9>"$DIR.lock"
+			flock -w 120 9 || { loud "another up/down holds $DIR.lock for 120s"; exit 1; }
+		fi
 		"cmd_$cmd" "$@"
 		;;
 	*)
