@@ -52,7 +52,13 @@ cmd_deps() {
 	log "missing: $(echo $missing); installing ${PACKAGES[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	# Other worktrees may run apt at the same time: wait for the dpkg lock.
-	apt-get -o DPkg::Lock::Timeout=300 update -qq
+	local try
+	for try in 1 2 3; do
+		apt-get -o DPkg::Lock::Timeout=300 update -qq && break
+		((try < 3)) || return 1
+		log "apt-get update failed (another apt running?): retrying"
+		sleep 5
+	done
 	apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null
 	missing=$(missing_files)
 	if [[ -n $missing ]]; then
