@@ -73,12 +73,17 @@ done
 echo "run-local: CRI endpoint unix://$sock; data under $run_dir"
 
 export SYNCPOD_CRI_ENDPOINT="unix://$sock"
+# Container logs stay under the run dir, so no root is needed; syncpodctl
+# logs reads the same variable.
+export SYNCPOD_LOG_DIR="$run_dir/logs"
+mkdir -p "$SYNCPOD_LOG_DIR"
 for svc in pleg executor planner; do
 	SYNCPOD_DATA_DIR="$run_dir/data/$svc" SYNCPOD_MANIFEST_DIR="$run_dir/manifests" \
 		start "$svc" "$bin/syncpod-$svc"
 	service_pids+=("$started_pid")
 done
 echo "run-local: planner 127.0.0.1:7001, executor 127.0.0.1:7002, pleg 127.0.0.1:7003; Ctrl-C stops everything"
+echo "run-local: container logs: SYNCPOD_LOG_DIR=$SYNCPOD_LOG_DIR bin/syncpodctl logs POD CONTAINER"
 
 # Exit (and stop the rest) as soon as any binary exits. (A polling loop
 # rather than `wait -n`, which macOS's bash 3.2 lacks.)

@@ -630,7 +630,11 @@ func cmdLogs(ctx context.Context, g *globals, args []string) error {
 	fs := subFlags("logs", "syncpodctl logs POD CONTAINER : print a container's log from the local log directory.", g.env.Stderr)
 	ns := fs.String("n", "default", "namespace")
 	previous := fs.Bool("previous", false, "the previous instance's log")
-	logDir := fs.String("log-dir", "/var/log/pods", "the executor's pod log directory")
+	defaultLogDir := g.env.Getenv("SYNCPOD_LOG_DIR")
+	if defaultLogDir == "" {
+		defaultLogDir = "/var/log/pods"
+	}
+	logDir := fs.String("log-dir", defaultLogDir, "the executor's pod log directory (SYNCPOD_LOG_DIR)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err

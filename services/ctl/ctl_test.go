@@ -336,7 +336,7 @@ func TestDescribeShowsStatusAndEvents(t *testing.T) {
 	if code := h.run(t, "describe", "pod", "crash"); code != 0 {
 		t.Fatalf("exit %d: %s", code, h.err)
 	}
-	for _, want := range []string{"Name:         crash", "Status:       CrashLoopBackOff", "Reason:     CrashLoopBackOff", "Last State:Terminated", "Restart Count:4", "BackOff", "10s (x5 over 3m0s)", "[app] Back-off restarting"} {
+	for _, want := range []string{"Name:         crash", "Status:       CrashLoopBackOff", "Reason:     CrashLoopBackOff", "Last State: Terminated", "Restart Count: 4", "BackOff", "10s (x5 over 3m0s)", "[app] Back-off restarting"} {
 		if !strings.Contains(h.out.String(), want) {
 			t.Errorf("describe lacks %q:\n%s", want, h.out)
 		}
@@ -363,7 +363,7 @@ func TestDeletePlanBackoffs(t *testing.T) {
 	if code := h.run(t, "plan", "-f", f); code != 0 {
 		t.Fatalf("plan: exit %d %s", code, h.err)
 	}
-	wantPlan := "1. kill the pod: stop every running container and sandbox (sandbox changed)\n" +
+	wantPlan := "1. kill the pod: a no-op, nothing of it runs yet (the kubelet always kills before a first sandbox, R-2.3)\n" +
 		"2. create a sandbox, attempt 0 (no sandbox)\n" +
 		"3. start container a: container a starts in a new sandbox\n" +
 		"4. start container b: container b starts in a new sandbox\n"

@@ -15,7 +15,7 @@ func describe(r *plannerv1.PodRecord, now time.Time) string {
 	var b strings.Builder
 	p, st := r.GetPod(), r.GetStatus()
 	line := func(indent int, key, val string) {
-		fmt.Fprintf(&b, "%s%-*s%s\n", strings.Repeat(" ", indent), 14-indent, key+":", val)
+		fmt.Fprintf(&b, "%s%-*s%s\n", strings.Repeat(" ", indent), max(14-indent, len(key)+2), key+":", val)
 	}
 	line(0, "Name", p.GetName())
 	line(0, "Namespace", namespaceOf(p))
@@ -125,13 +125,14 @@ func describe(r *plannerv1.PodRecord, now time.Time) string {
 }
 
 func writeState(b *strings.Builder, title string, s *syncpodv1.ContainerStateDetail) {
+	head := func(state string) { fmt.Fprintf(b, "    %-*s%s\n", max(10, len(title)+2), title+":", state) }
 	switch {
 	case s.GetRunning() != nil:
-		fmt.Fprintf(b, "    %-10s%s\n", title+":", "Running")
+		head("Running")
 		fmt.Fprintf(b, "      Started:    %s\n", s.GetRunning().GetStartedAt().AsTime().UTC().Format(time.RFC1123Z))
 	case s.GetTerminated() != nil:
 		t := s.GetTerminated()
-		fmt.Fprintf(b, "    %-10s%s\n", title+":", "Terminated")
+		head("Terminated")
 		fmt.Fprintf(b, "      Reason:     %s\n", t.GetReason())
 		fmt.Fprintf(b, "      Exit Code:  %d\n", t.GetExitCode())
 		if t.GetMessage() != "" {
@@ -144,13 +145,13 @@ func writeState(b *strings.Builder, title string, s *syncpodv1.ContainerStateDet
 			fmt.Fprintf(b, "      Finished:   %s\n", t.GetFinishedAt().AsTime().UTC().Format(time.RFC1123Z))
 		}
 	case s.GetWaiting() != nil:
-		fmt.Fprintf(b, "    %-10s%s\n", title+":", "Waiting")
+		head("Waiting")
 		fmt.Fprintf(b, "      Reason:     %s\n", s.GetWaiting().GetReason())
 		if m := s.GetWaiting().GetMessage(); m != "" {
 			fmt.Fprintf(b, "      Message:    %s\n", m)
 		}
 	default:
-		fmt.Fprintf(b, "    %-10s%s\n", title+":", "<unknown>")
+		head("<unknown>")
 	}
 }
 
@@ -234,9 +235,11 @@ func describeActions(a *syncpodv1.PodActions) string {
 		n++
 		fmt.Fprintf(&b, "%d. %s\n", n, fmt.Sprintf(format, args...))
 	}
-	if a.GetKillPod() {
-		why := strings.TrimPrefix(a.GetKillPodReason().String(), "KILL_POD_REASON_")
-		step("kill the pod: stop every running container and sandbox (%s)", strings.ToLower(strings.ReplaceAll(why, "_", " ")))
+	switch {
+	case a.GetKillPod() && a.GetSandboxReason() == syncpodv1.SandboxReason_SANDBOX_REASON_NO_SANDBOX:
+		step("kill the pod: a no-op, nothing of it runs yet (the kubelet always kills before a first sandbox, R-2.3)")
+	case a.GetKillPod():
+		step("kill the pod: stop every running container and sandbox (%s)", enumWords(a.GetKillPodReason().String(), "KILL_POD_REASON_"))
 	}
 	for _, k := range a.GetContainersToKill() {
 		step("kill container %s (%s): %s", k.GetName(), shortID(k.GetContainerId()), cmpOr(k.GetMessage(), enumWords(k.GetReason().String(), "KILL_REASON_")))

@@ -16,12 +16,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/syncpod/syncpod/planner/manifest"
 	"github.com/syncpod/syncpod/planner/service"
 	"github.com/syncpod/syncpod/planner/store"
+	"github.com/syncpod/syncpod/planner/syncer"
 	"github.com/syncpod/syncpod/planner/validate"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -35,6 +40,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	dataDir := fs.String("data-dir", "/var/lib/syncpod/planner", "directory of the planner's database (planner.db, created with mode 0600)")
 	manifestDir := fs.String("manifest-dir", "", "directory of static pod manifests (Kubernetes v1 Pod YAML/JSON); empty disables")
 	manifestInterval := fs.Duration("manifest-interval", 5*time.Second, "how often --manifest-dir is scanned for changes")
+	executorAddr := fs.String("executor", "127.0.0.1:7002", "address of the executor (host:port or unix:///path)")
+	plegAddr := fs.String("pleg", "127.0.0.1:7003", "address of the PLEG (host:port or unix:///path)")
+	resync := fs.Duration("resync-period", 10*time.Second, "every pod is synced at least this often")
+	housekeeping := fs.Duration("housekeeping-period", 10*time.Second, "how often orphaned runtime pods and dead containers are cleaned up")
+	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG (a kill adds the pod's grace period)")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
 	}
@@ -67,10 +77,38 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	)
 	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{Pods: pods}))
 
+	execConn, err := dial(*executorAddr)
+	if err != nil {
+		logger.Error("bad --executor", "err", err)
+		return 2
+	}
+	defer execConn.Close()
+	plegConn, err := dial(*plegAddr)
+	if err != nil {
+		logger.Error("bad --pleg", "err", err)
+		return 2
+	}
+	defer plegConn.Close()
+	loop, err := syncer.New(syncer.Options{
+		Store:              pods,
+		PLEG:               plegv1.NewPlegServiceClient(plegConn),
+		Executor:           executorv1.NewExecutorServiceClient(execConn),
+		ResyncPeriod:       *resync,
+		HousekeepingPeriod: *housekeeping,
+		RPCTimeout:         *rpcTimeout,
+		Logger:             logger,
+		Registerer:         reg,
+	})
+	if err != nil {
+		logger.Error("cannot start the sync loop", "err", err)
+		return 1
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx) })
+	g.Go(func() error { return loop.Run(ctx) })
 	if *manifestDir != "" {
 		src := manifest.NewSource(manifest.Options{Dir: *manifestDir, Interval: *manifestInterval})
 		g.Go(func() error {
@@ -86,6 +124,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	return 0
+}
+
+// dial makes a (lazy) plaintext gRPC client connection to a peer.
+func dial(addr string) (*grpc.ClientConn, error) {
+	target, err := server.DialTarget(addr)
+	if err != nil {
+		return nil, err
+	}
+	return grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 }
 
 // applyManifests carries a manifest diff into the store: added and updated

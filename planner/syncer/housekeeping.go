@@ -1,0 +1,106 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+
+	"github.com/syncpod/syncpod/planner/store"
+)
+
+// housekeeping kills and removes runtime pods nobody wants any more, and
+// removes dead containers and sandboxes that desired pods no longer need.
+func (s *Syncer) housekeeping(ctx context.Context) {
+	lctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
+	list, err := s.opts.PLEG.ListPodStatuses(lctx, &plegv1.ListPodStatusesRequest{})
+	cancel()
+	if err != nil {
+		s.log.Warn("housekeeping: cannot list runtime pods", "err", err)
+		return
+	}
+	for _, o := range list.GetPods() {
+		if ctx.Err() != nil {
+			return
+		}
+		rec, err := s.opts.Store.Get(ctx, &plannerv1.PodRef{Uid: o.GetUid()})
+		switch {
+		case err == nil && rec.GetPod().GetDeletionTime() == nil:
+			containers, sandboxes := garbage(o)
+			if err := s.remove(ctx, containers, sandboxes); err != nil {
+				s.log.Warn("housekeeping: cannot remove dead containers", "pod_uid", o.GetUid(), "err", err)
+			}
+		case err == nil:
+			// Terminating: its own sync removes everything.
+		case errors.Is(err, store.ErrNotFound):
+			s.removeOrphan(ctx, o)
+		default:
+			s.log.Warn("housekeeping: cannot read pod", "pod_uid", o.GetUid(), "err", err)
+		}
+	}
+}
+
+// removeOrphan kills and removes a runtime pod that is not desired (left
+// over from a deletion while the planner was down).
+func (s *Syncer) removeOrphan(ctx context.Context, o *syncpodv1.ObservedPod) {
+	log := s.log.With("pod_uid", o.GetUid(), "pod", o.GetNamespace()+"/"+o.GetName())
+	if anythingRunning(o) {
+		// The executor needs a pod; only its identity matters for a kill,
+		// the grace periods come from the containers' own annotations.
+		pod := &syncpodv1.Pod{Uid: o.GetUid(), Name: o.GetName(), Namespace: o.GetNamespace(), Spec: &syncpodv1.PodSpec{}}
+		actions := &syncpodv1.PodActions{KillPod: true, Message: "the pod is not desired (orphan)"}
+		rctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout+killTime(pod))
+		_, err := s.opts.Executor.ApplyActions(rctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: o, Actions: actions})
+		cancel()
+		if err != nil {
+			log.Warn("housekeeping: cannot kill orphaned pod", "err", err)
+			return
+		}
+		log.Info("housekeeping: killed orphaned pod")
+		s.m.orphans.Inc()
+		return // removed on a later pass, once the PLEG sees it stopped
+	}
+	if err := s.remove(ctx, containerIDs(o), sandboxIDs(o)); err != nil {
+		log.Warn("housekeeping: cannot remove orphaned pod", "err", err)
+		return
+	}
+	log.Info("housekeeping: removed orphaned pod")
+}
+
+// garbage lists what a desired pod no longer needs: exited containers that are not the newest instance of their name, and stopped
+// sandboxes that are not the newest sandbox (their containers go with
+// them). The newest dead instance is kept: its exit code and finish time
+// drive restart decisions and back-off.
+func garbage(o *syncpodv1.ObservedPod) (containers, sandboxes []string) {
+	sbs := slices.Clone(o.GetSandboxes())
+	slices.SortStableFunc(sbs, func(a, b *syncpodv1.ObservedSandbox) int {
+		return b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime())
+	})
+	removedSandbox := map[string]bool{}
+	for i, sb := range sbs {
+		if i > 0 && sb.GetState() != syncpodv1.SandboxState_SANDBOX_STATE_READY {
+			sandboxes = append(sandboxes, sb.GetId())
+			removedSandbox[sb.GetId()] = true
+		}
+	}
+	cs := slices.Clone(o.GetContainers())
+	slices.SortStableFunc(cs, func(a, b *syncpodv1.ObservedContainer) int {
+		return b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime())
+	})
+	newest := map[string]bool{}
+	for _, c := range cs {
+		if removedSandbox[c.GetSandboxId()] {
+			continue // goes with its sandbox
+		}
+		first := !newest[c.GetName()]
+		newest[c.GetName()] = true
+		if !first && c.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
+			containers = append(containers, c.GetId())
+		}
+	}
+	return containers, sandboxes
+}

@@ -1,0 +1,102 @@
+// Command syncpod-mkimage writes a one-layer OCI image-layout tar built from
+// the host's statically linked busybox (Debian's busybox-static), for
+// `ctr -n k8s.io images import`. No registry is involved.
+//
+// Two presets:
+//
+//	-kind pause    Entrypoint sh -c: trap TERM/INT and exit 0, else sleep forever
+//	-kind busybox  no Entrypoint, Cmd ["sh"]
+//
+// Usage:
+//
+//	syncpod-mkimage -kind busybox -name localhost/syncpod/busybox:1.36 -out busybox.tar
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/syncpod/syncpod/services/ociimage"
+)
+
+// pauseScript sleeps forever and exits 0 on SIGTERM or SIGINT: as PID 1 of
+// its PID namespace, a bare `sleep` would ignore SIGTERM.
+const pauseScript = `trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done`
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "syncpod-mkimage:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("syncpod-mkimage", flag.ContinueOnError)
+	kind := fs.String("kind", "", `image preset: "pause" or "busybox"`)
+	name := fs.String("name", "", "full image name with tag, e.g. localhost/syncpod/busybox:1.36")
+	out := fs.String("out", "", "output tar path")
+	busybox := fs.String("busybox", "/bin/busybox", "statically linked busybox binary")
+	arch := fs.String("arch", runtime.GOARCH, "image architecture")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *name == "" || *out == "" {
+		return errors.New("-name and -out are required")
+	}
+	bb, err := os.ReadFile(*busybox)
+	if err != nil {
+		return fmt.Errorf("read busybox (install busybox-static): %w", err)
+	}
+	spec := ociimage.Spec{
+		Name:         *name,
+		Busybox:      bb,
+		OS:           "linux",
+		Architecture: *arch,
+		Labels:       map[string]string{"io.syncpod.image.kind": *kind},
+	}
+	switch *kind {
+	case "pause":
+		spec.Entrypoint = []string{"/bin/sh", "-c", pauseScript}
+	case "busybox":
+		spec.Cmd = []string{"sh"}
+	default:
+		return fmt.Errorf(`-kind: %q is not "pause" or "busybox"`, *kind)
+	}
+	img, err := ociimage.Build(spec)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(*out, img)
+}
+
+// writeAtomic writes the archive next to path and renames it into place, so
+// an interrupted run never leaves a truncated tar that make would trust.
+func writeAtomic(path string, img *ociimage.Image) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // no-op after a successful rename
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	w := bufio.NewWriter(f)
+	if _, err := img.WriteTo(w); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -1,0 +1,22 @@
+// Package containerdtest connects tests in the services module to the real
+// containerd that `make containerd-up` (and `make test`) starts under
+// .tmp/containerd/. See mk/containerd.md.
+//
+// The environment contract, exported by mk/containerd.mk to `make unit` and
+// written to .tmp/containerd/env for running tests by hand:
+//
+//	SYNCPOD_TEST_CONTAINERD_ENDPOINT  unix:///abs/path/.tmp/containerd/containerd.sock
+//	SYNCPOD_TEST_PAUSE_IMAGE          localhost/syncpod/pause:3.10 (sandbox image)
+//	SYNCPOD_TEST_BUSYBOX_IMAGE        localhost/syncpod/busybox:1.36 (Cmd ["sh"])
+//	SYNCPOD_TEST_REQUIRE_CONTAINERD   "1": an unreachable containerd fails the
+//	                                  test; otherwise it skips, loudly
+//
+// The runtime is containerd 1.6 (Debian bookworm): CRI v1, no
+// GetContainerEvents (Unimplemented), no CRI list streaming. Tests must use
+// host-network sandboxes only, never pull (no registry is reachable), and
+// never send traffic to pod IPs.
+//
+// It promises: Endpoint returns only after the runtime answered CRI Version;
+// everything RunHostNetworkSandbox creates is removed by t.Cleanup, even when
+// the test fails.
+package containerdtest
