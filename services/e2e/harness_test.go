@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,6 +41,7 @@ type node struct {
 
 	crisim, executor, pleg, planner *proc
 	plannerArgs                     []string
+	killed                          []*proc // planners ended with SIGKILL
 
 	conn     *grpc.ClientConn // to the planner; replaced on restart
 	pods     plannerv1.PlannerServiceClient
@@ -53,6 +55,10 @@ type nodeOptions struct {
 	// backoffInitial and backoffMax are the executor's crash-loop curve;
 	// zero means 1s and 4s.
 	backoffInitial, backoffMax time.Duration
+	// resyncPeriod is the planner's periodic resync and housekeeping
+	// period; zero means 2s. A long one shows that PLEG events and
+	// back-off timers drive the syncs.
+	resyncPeriod time.Duration
 }
 
 // startNode starts every process of a node and stops them all, in order,
@@ -66,6 +72,9 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	}
 	if o.backoffMax == 0 {
 		o.backoffMax = 4 * time.Second
+	}
+	if o.resyncPeriod == 0 {
+		o.resyncPeriod = 2 * time.Second
 	}
 	// Unix socket paths are limited to ~100 bytes: t.TempDir() can be too
 	// long, so the socket lives in a short directory of its own.
@@ -111,18 +120,32 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		"--cri-endpoint=" + endpoint,
 		"--relist-period=500ms",
 	}})
+	n.plegConn = dial(t, n.pleg.grpc)
+	n.plegc = plegv1.NewPlegServiceClient(n.plegConn)
+	// Start from the PLEG's steady state. Until its container-event stream
+	// is confirmed it also relists, and a relist that read the runtime
+	// before a container was created can overwrite the newer status the
+	// events had cached (pleg/relist.go stores with cache.Set, not
+	// SetIfNewer); the pod then stays stale until the 5-minute safety-net
+	// relist. Reported to the lead; see the e2e report.
+	eventually(t, 20*time.Second, "the PLEG in evented mode", func() (bool, string) {
+		resp, err := n.plegc.ListPodStatuses(rpcCtx(t), &plegv1.ListPodStatusesRequest{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return resp.GetMode() == plegv1.PlegMode_PLEG_MODE_EVENTED, resp.GetMode().String()
+	})
 	n.plannerArgs = []string{
 		"--executor=" + n.executor.grpc,
 		"--pleg=" + n.pleg.grpc,
 		"--data-dir=" + filepath.Join(base, "planner"),
 		"--manifest-dir=" + n.manifestDir,
 		"--manifest-interval=200ms",
-		"--resync-period=2s",
+		"--resync-period=" + o.resyncPeriod.String(),
+		"--housekeeping-period=" + o.resyncPeriod.String(),
 	}
 	n.startPlanner()
 
-	n.plegConn = dial(t, n.pleg.grpc)
-	n.plegc = plegv1.NewPlegServiceClient(n.plegConn)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	n.cri, err = remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
@@ -160,6 +183,7 @@ func (n *node) killPlanner() {
 	n.t.Helper()
 	old := n.planner
 	_ = old.signal(n.t, syscall.SIGKILL)
+	n.killed = append(n.killed, old)
 	n.t.Cleanup(func() {
 		if n.t.Failed() {
 			n.t.Logf("---- log of the planner killed with SIGKILL ----\n%s", old.tail(300))
@@ -205,6 +229,17 @@ func (n *node) shutdown() {
 			var p int
 			if _, err := fmt.Sscan(strings.Fields(pid)[0], &p); err == nil {
 				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+	}
+	if d := os.Getenv("SYNCPOD_E2E_LOG_DIR"); d != "" {
+		// Full logs for debugging: SYNCPOD_E2E_LOG_DIR/<test>/<binary>.log.
+		dir := filepath.Join(d, strings.ReplaceAll(t.Name(), "/", "_"))
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			for _, p := range append([]*proc{n.crisim, n.executor, n.pleg, n.planner}, n.killed...) {
+				if p != nil {
+					_ = os.WriteFile(filepath.Join(dir, p.name+"-"+strconv.Itoa(p.cmd.Process.Pid)+".log"), []byte(p.output()), 0o644)
+				}
 			}
 		}
 	}
