@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -217,7 +218,7 @@ func (n *node) shutdown() {
 	var left []string
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		left = processesIn(n.workDir)
+		left = n.containerProcesses()
 		if len(left) == 0 || time.Now().After(deadline) {
 			break
 		}
@@ -250,6 +251,16 @@ func (n *node) shutdown() {
 			}
 		}
 	}
+}
+
+// containerProcesses lists "pid cmdline" of the processes whose working
+// directory is crisim's, crisim itself excepted: its containers and execs.
+func (n *node) containerProcesses() []string {
+	var crisim string
+	if n.crisim != nil {
+		crisim = strconv.Itoa(n.crisim.cmd.Process.Pid)
+	}
+	return slices.DeleteFunc(processesIn(n.workDir), func(p string) bool { return strings.Fields(p)[0] == crisim })
 }
 
 // processesIn lists "pid cmdline" of the processes whose working directory

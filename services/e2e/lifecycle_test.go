@@ -110,6 +110,11 @@ func TestInitContainerSidecarAndContainersReachRunning(t *testing.T) {
 	if got := n.readySandboxes(rec.GetPod().GetUid()); got != 1 {
 		t.Errorf("crisim holds %d READY sandboxes of the pod, want 1", got)
 	}
+	// The containers are real host processes, found the way the shutdown
+	// check looks for survivors (so that check is not vacuous).
+	if procs := n.containerProcesses(); len(procs) != 3 {
+		t.Errorf("host processes of the pod: %q, want 3 (sidecar, app, helper)", procs)
+	}
 
 	code, out, errOut := n.ctl("get", "pods")
 	if code != 0 {
