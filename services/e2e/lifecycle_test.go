@@ -304,7 +304,8 @@ func (n *node) ctlEnv(t *testing.T, podName, containerName string) string {
 func TestDeleteWithGraceRemovesEverything(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{})
-	p := pod("graceful", container("trap", "sh", "-c", `trap "exit 0" TERM; while true; do sleep 0.2; done`))
+	termed := filepath.Join(t.TempDir(), "termed")
+	p := pod("graceful", container("trap", "sh", "-c", `trap "touch `+termed+`; exit 0" TERM; while true; do sleep 0.2; done`))
 	grace := int64(60)
 	p.Spec.TerminationGracePeriodSeconds = &grace
 	uid := n.apply(p).GetUid()
@@ -321,6 +322,9 @@ func TestDeleteWithGraceRemovesEverything(t *testing.T) {
 		return !slices.Contains(names, "default/graceful"), strings.Join(names, ",")
 	})
 	t.Logf("deletion took %s", time.Since(began).Round(10*time.Millisecond))
+	if _, err := os.Stat(termed); err != nil {
+		t.Errorf("the container's SIGTERM handler did not run: %v", err)
+	}
 	// The store forgets the pod only after its resources are removed.
 	if sbs, cs := n.runtimeOf(uid); len(sbs) != 0 || len(cs) != 0 {
 		t.Errorf("crisim still holds %d sandboxes and %d containers of the deleted pod", len(sbs), len(cs))
