@@ -55,11 +55,15 @@ type flags struct {
 	logDir          string
 }
 
+// defaultDataDir is where the back-off database lives unless --data-dir
+// says otherwise: the state directory of a system daemon, like the
+// planner's. It never depends on the working directory, so running a
+// binary from a source tree cannot write into it.
 func defaultDataDir(getenv func(string) string) string {
 	if x := getenv("XDG_STATE_HOME"); x != "" {
 		return filepath.Join(x, "syncpod", "executor")
 	}
-	return filepath.Join("data", "executor")
+	return "/var/lib/syncpod/executor"
 }
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
