@@ -5,7 +5,7 @@
 //
 //	--cri-endpoint       CRI socket (default unix:///run/containerd/containerd.sock)
 //	--data-dir           directory of the back-off database executor.db
-//	                     (default $XDG_STATE_HOME/syncpod/executor, else ./data/executor)
+//	                     (default $XDG_STATE_HOME/syncpod/executor, else /var/lib/syncpod/executor)
 //	--backoff-initial    first crash-loop delay (default 10s)
 //	--backoff-max        largest crash-loop delay, 1s..300s (default 300s)
 //	--backoff-reduced    use the reduced 1s/60s curve (explicit initial/max win)
