@@ -59,6 +59,9 @@ type FileError struct {
 	File string
 	// Err says why; a *ParseError for parse errors.
 	Err error
+	// Kept are the pods of the file's last good version, which stay
+	// desired as they were (empty for a file never parsed well).
+	Kept []*syncpodv1.Pod
 }
 
 // Diff is the outcome of one scan.
@@ -257,7 +260,7 @@ func (s *Source) fail(path string, sum [sha256.Size]byte, err error) []FileError
 		return nil
 	}
 	st.hash, st.err = sum, err
-	return []FileError{{File: path, Err: err}}
+	return []FileError{{File: path, Err: err, Kept: st.pods}}
 }
 
 // Run scans at once and then at every tick until ctx ends, handing every

@@ -28,7 +28,11 @@ func render(d Diff) []string {
 		out = append(out, fmt.Sprintf("%s %s (%s)", c.Type, c.Pod.GetName(), filepath.Base(c.File)))
 	}
 	for _, e := range d.Errors {
-		out = append(out, "error "+filepath.Base(e.File))
+		line := "error " + filepath.Base(e.File)
+		for _, p := range e.Kept {
+			line += " (kept " + p.GetName() + ")"
+		}
+		out = append(out, line)
 	}
 	return out
 }
@@ -61,7 +65,7 @@ func TestSourceLifecycle(t *testing.T) {
 		{"nothing changed", func() {}, nil},
 		{"rewritten with the same content", func() { write(t, dir, "a.yaml", podYAML("a", "busybox:1")) }, nil},
 		{"a changes", func() { write(t, dir, "a.yaml", podYAML("a", "busybox:2")) }, []string{"updated a (a.yaml)"}},
-		{"b breaks: reported, b kept", func() { write(t, dir, "b.json", `{"apiVersion":"v1","kind":"Pod",`) }, []string{"error b.json"}},
+		{"b breaks: reported, b kept", func() { write(t, dir, "b.json", `{"apiVersion":"v1","kind":"Pod",`) }, []string{"error b.json (kept b)"}},
 		{"still broken: reported once", func() {}, nil},
 		{"a broken file leaves other pods alone", func() { write(t, dir, "a.yaml", podYAML("a", "busybox:3")) }, []string{"updated a (a.yaml)"}},
 		{"b fixed with its old content: nothing to do", func() {

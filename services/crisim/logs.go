@@ -103,8 +103,10 @@ func (w *logWriter) copyLines(stream string, r io.Reader) {
 		case errors.Is(err, bufio.ErrBufferFull):
 			w.entry(stream, false, line)
 		default:
+			// An unterminated last line stays partial, as containerd
+			// writes it: nothing ever completed it.
 			if len(line) > 0 {
-				w.entry(stream, true, line)
+				w.entry(stream, false, line)
 			}
 			return
 		}

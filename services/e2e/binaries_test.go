@@ -174,7 +174,7 @@ func TestBadFlagsExitNonZeroWithReason(t *testing.T) {
 
 func TestPortInUseIsAClearError(t *testing.T) {
 	p := start(t, "syncpod-planner")
-	cmd := exec.Command(binary(t, "syncpod-executor"), "--listen="+p.grpc, "--metrics-listen=")
+	cmd := exec.Command(binary(t, "syncpod-executor"), "--listen="+p.grpc, "--metrics-listen=", "--data-dir="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "address already in use") {

@@ -5,7 +5,7 @@
 //
 //	--cri-endpoint       CRI socket (default unix:///run/containerd/containerd.sock)
 //	--data-dir           directory of the back-off database executor.db
-//	                     (default $XDG_STATE_HOME/syncpod/executor, else ./data/executor)
+//	                     (default $XDG_STATE_HOME/syncpod/executor, else /var/lib/syncpod/executor)
 //	--backoff-initial    first crash-loop delay (default 10s)
 //	--backoff-max        largest crash-loop delay, 1s..300s (default 300s)
 //	--backoff-reduced    use the reduced 1s/60s curve (explicit initial/max win)
@@ -55,11 +55,15 @@ type flags struct {
 	logDir          string
 }
 
+// defaultDataDir is where the back-off database lives unless --data-dir
+// says otherwise: the state directory of a system daemon, like the
+// planner's. It never depends on the working directory, so running a
+// binary from a source tree cannot write into it.
 func defaultDataDir(getenv func(string) string) string {
 	if x := getenv("XDG_STATE_HOME"); x != "" {
 		return filepath.Join(x, "syncpod", "executor")
 	}
-	return filepath.Join("data", "executor")
+	return "/var/lib/syncpod/executor"
 }
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/syncpod/syncpod/planner/events"
 	"github.com/syncpod/syncpod/planner/manifest"
 	"github.com/syncpod/syncpod/planner/service"
 	"github.com/syncpod/syncpod/planner/store"
@@ -27,6 +29,7 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -141,6 +144,18 @@ func dial(addr string) (*grpc.ClientConn, error) {
 func applyManifests(ctx context.Context, logger *slog.Logger, pods *store.Store, d manifest.Diff) {
 	for _, fe := range d.Errors {
 		logger.Warn("static manifest refused; its pods are left as they were", "file", fe.File, "err", fe.Err)
+		// Tell the pods' readers too, where they look: in their events.
+		for _, p := range fe.Kept {
+			rec, err := pods.Get(ctx, &plannerv1.PodRef{Namespace: p.GetNamespace(), Name: p.GetName()})
+			if err != nil {
+				continue
+			}
+			ev := events.New(rec.GetPod(), syncpodv1.EventType_EVENT_TYPE_WARNING, "FailedStaticManifest", "",
+				fmt.Sprintf("static manifest %s is broken; the last good version keeps running: %v", fe.File, fe.Err), time.Now())
+			if err := pods.AppendEvents(ctx, rec.GetPod().GetUid(), []*syncpodv1.Event{ev}); err != nil {
+				logger.Warn("cannot record the broken-manifest event", "file", fe.File, "err", err)
+			}
+		}
 	}
 	for _, c := range d.Changes {
 		log := logger.With("file", c.File, "pod", c.Pod.GetNamespace()+"/"+c.Pod.GetName(), "change", c.Type.String())

@@ -1,0 +1,370 @@
+package syncer
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/syncpod/syncpod/planner/plan"
+	"github.com/syncpod/syncpod/planner/store"
+	"github.com/syncpod/syncpod/planner/validate"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// fakePLEG serves observed pods set by the test and streams its events.
+type fakePLEG struct {
+	plegv1.UnimplementedPlegServiceServer
+	mu       sync.Mutex
+	observed map[string]*syncpodv1.ObservedPod
+	gets     map[string]int
+	events   chan *plegv1.PodLifecycleEvent
+}
+
+func (f *fakePLEG) set(o *syncpodv1.ObservedPod) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.observed[o.GetUid()] = o
+}
+
+func (f *fakePLEG) getCount(uid string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.gets[uid]
+}
+
+func (f *fakePLEG) GetPodStatus(_ context.Context, req *plegv1.GetPodStatusRequest) (*plegv1.GetPodStatusResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gets[req.GetPodUid()]++
+	o, ok := f.observed[req.GetPodUid()]
+	if !ok {
+		o = &syncpodv1.ObservedPod{Uid: req.GetPodUid()}
+	}
+	return &plegv1.GetPodStatusResponse{Observed: proto.Clone(o).(*syncpodv1.ObservedPod)}, nil
+}
+
+func (f *fakePLEG) ListPodStatuses(context.Context, *plegv1.ListPodStatusesRequest) (*plegv1.ListPodStatusesResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	resp := &plegv1.ListPodStatusesResponse{}
+	for _, o := range f.observed {
+		resp.Pods = append(resp.Pods, proto.Clone(o).(*syncpodv1.ObservedPod))
+	}
+	return resp, nil
+}
+
+func (f *fakePLEG) Watch(_ *plegv1.WatchRequest, stream grpc.ServerStreamingServer[plegv1.WatchResponse]) error {
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case ev := <-f.events:
+			if err := stream.Send(&plegv1.WatchResponse{Event: ev}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// fakeExecutor records requests and answers from a function.
+type fakeExecutor struct {
+	executorv1.UnimplementedExecutorServiceServer
+	mu      sync.Mutex
+	applies []*executorv1.ApplyActionsRequest
+	removes []*executorv1.RemoveResourcesRequest
+	answer  func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse
+}
+
+func (f *fakeExecutor) ApplyActions(_ context.Context, req *executorv1.ApplyActionsRequest) (*executorv1.ApplyActionsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.applies = append(f.applies, req)
+	if f.answer != nil {
+		return f.answer(req), nil
+	}
+	return &executorv1.ApplyActionsResponse{}, nil
+}
+
+func (f *fakeExecutor) RemoveResources(_ context.Context, req *executorv1.RemoveResourcesRequest) (*executorv1.RemoveResourcesResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.removes = append(f.removes, req)
+	resp := &executorv1.RemoveResourcesResponse{}
+	for _, id := range req.GetContainerIds() {
+		resp.Results = append(resp.Results, &executorv1.RemoveResult{Id: id, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED})
+	}
+	for _, id := range req.GetSandboxIds() {
+		resp.Results = append(resp.Results, &executorv1.RemoveResult{Id: id, Sandbox: true, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED})
+	}
+	return resp, nil
+}
+
+func (f *fakeExecutor) setAnswer(fn func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.answer = fn
+}
+
+func (f *fakeExecutor) snapshot() ([]*executorv1.ApplyActionsRequest, []*executorv1.RemoveResourcesRequest) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*executorv1.ApplyActionsRequest(nil), f.applies...), append([]*executorv1.RemoveResourcesRequest(nil), f.removes...)
+}
+
+type env struct {
+	pleg  *fakePLEG
+	exec  *fakeExecutor
+	store *store.Store
+	s     *Syncer
+}
+
+func serve(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
+	t.Helper()
+	l := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	register(srv)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return l.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{
+		pleg: &fakePLEG{observed: map[string]*syncpodv1.ObservedPod{}, gets: map[string]int{}, events: make(chan *plegv1.PodLifecycleEvent, 16)},
+		exec: &fakeExecutor{},
+	}
+	var err error
+	e.store, err = store.Open(store.Options{Path: filepath.Join(t.TempDir(), "p.db"), Validate: validate.Pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.store.Close() })
+	plegConn := serve(t, func(s *grpc.Server) { plegv1.RegisterPlegServiceServer(s, e.pleg) })
+	execConn := serve(t, func(s *grpc.Server) { executorv1.RegisterExecutorServiceServer(s, e.exec) })
+	e.s, err = New(Options{
+		Store: e.store, PLEG: plegv1.NewPlegServiceClient(plegConn), Executor: executorv1.NewExecutorServiceClient(execConn),
+		ResyncPeriod: time.Hour, HousekeepingPeriod: time.Hour, RPCTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = e.s.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return e
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+const uid = "6f1c2a3b-0d4e-4f5a-8b6c-7d8e9f0a1b2c"
+
+func webPod() *syncpodv1.Pod {
+	grace := int64(3)
+	return &syncpodv1.Pod{Uid: uid, Name: "web", Spec: &syncpodv1.PodSpec{
+		HostNetwork: true, TerminationGracePeriodSeconds: &grace,
+		Containers: []*syncpodv1.Container{{Name: "app", Image: "busybox:1.36"}},
+	}}
+}
+
+func (e *env) apply(t *testing.T, p *syncpodv1.Pod) *syncpodv1.Pod {
+	t.Helper()
+	stored, _, err := e.store.Apply(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stored
+}
+
+func runningObserved(uid string) *syncpodv1.ObservedPod {
+	at := timestamppb.New(time.Now().Add(-time.Minute))
+	return &syncpodv1.ObservedPod{Uid: uid, Name: "web", Namespace: "default",
+		Sandboxes: []*syncpodv1.ObservedSandbox{{Id: "sb1", State: syncpodv1.SandboxState_SANDBOX_STATE_READY, HostNetwork: true, CreatedAt: at}},
+		Containers: []*syncpodv1.ObservedContainer{{Id: "c1", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING, SandboxId: "sb1", CreatedAt: at, StartedAt: at,
+			SpecHash: plan.SpecHash(webPod().GetSpec().GetContainers()[0])}},
+	}
+}
+
+func TestNewPodIsPlannedAppliedAndGetsStatusAndEvents(t *testing.T) {
+	e := newEnv(t)
+	e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		return &executorv1.ApplyActionsResponse{SandboxId: "sb1", Steps: []*executorv1.StepResult{
+			{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "sb1"},
+			{Step: executorv1.Step_STEP_START_CONTAINER, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "app", ContainerId: "c1"},
+		}}
+	})
+	pod := e.apply(t, webPod())
+	eventually(t, "an ApplyActions call", func() bool { a, _ := e.exec.snapshot(); return len(a) >= 1 })
+	a, _ := e.exec.snapshot()
+	if !a[0].GetActions().GetCreateSandbox() || len(a[0].GetActions().GetContainersToStart()) != 1 || a[0].GetPod().GetUid() != pod.GetUid() {
+		t.Fatalf("first change set %v, want a sandbox and one container for pod %s", a[0].GetActions(), pod.GetUid())
+	}
+	eventually(t, "status and events", func() bool {
+		rec, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+		return err == nil && rec.GetStatus().GetPhase() != syncpodv1.PodPhase_POD_PHASE_UNSPECIFIED && len(rec.GetEvents()) > 0 && rec.GetLastActions() != nil
+	})
+}
+
+func TestConvergedPodIsNotResyncedByItsOwnStatusWrites(t *testing.T) {
+	e := newEnv(t)
+	e.pleg.set(runningObserved(uid))
+	pod := e.apply(t, webPod())
+	eventually(t, "a first sync", func() bool { return e.pleg.getCount(pod.GetUid()) >= 1 })
+	time.Sleep(300 * time.Millisecond) // let any (wrong) feedback loop show
+	n := e.pleg.getCount(pod.GetUid())
+	time.Sleep(500 * time.Millisecond)
+	if got := e.pleg.getCount(pod.GetUid()); got != n || n > 3 {
+		t.Fatalf("a converged pod kept syncing: %d then %d status reads", n, got)
+	}
+	if a, _ := e.exec.snapshot(); len(a) != 0 {
+		t.Fatalf("a healthy running pod got change sets: %v", a)
+	}
+	// A PLEG event for the pod triggers a sync; a removal does not.
+	e.pleg.events <- &plegv1.PodLifecycleEvent{PodUid: pod.GetUid(), Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_REMOVED}
+	e.pleg.events <- &plegv1.PodLifecycleEvent{PodUid: pod.GetUid(), Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED}
+	eventually(t, "a sync after CONTAINER_DIED", func() bool { return e.pleg.getCount(pod.GetUid()) == n+1 })
+}
+
+func TestDeletedPodIsKilledThenRemovedThenForgotten(t *testing.T) {
+	e := newEnv(t)
+	e.pleg.set(runningObserved(uid))
+	pod := e.apply(t, webPod())
+	eventually(t, "a first sync", func() bool { return e.pleg.getCount(pod.GetUid()) >= 1 })
+	e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		if req.GetActions().GetKillPod() {
+			o := runningObserved(pod.GetUid())
+			o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+			o.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
+			e.pleg.set(o) // what the PLEG sees after the kill
+		}
+		return &executorv1.ApplyActionsResponse{}
+	})
+	grace := int64(5)
+	if _, err := e.store.MarkDeleted(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()}, &grace); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the pod to leave the store", func() bool {
+		_, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+		return err != nil
+	})
+	applies, removes := e.exec.snapshot()
+	if len(applies) != 1 || !applies[0].GetActions().GetKillPod() || applies[0].GetPod().GetDeletionGracePeriodSeconds() != 5 {
+		t.Fatalf("applies %v, want one KillPod carrying the deletion grace period", applies)
+	}
+	if len(removes) != 1 || len(removes[0].GetContainerIds()) != 1 || len(removes[0].GetSandboxIds()) != 1 {
+		t.Fatalf("removes %v, want the container and the sandbox", removes)
+	}
+	if e.s.workers.Known() != 0 {
+		t.Fatalf("a removed pod still has a worker")
+	}
+}
+
+func TestBackoffRetryAtArmsAWakeUp(t *testing.T) {
+	e := newEnv(t)
+	retry := time.Now().Add(time.Hour).Truncate(time.Second)
+	e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		return &executorv1.ApplyActionsResponse{RetryAt: timestamppb.New(retry), Steps: []*executorv1.StepResult{
+			{Step: executorv1.Step_STEP_START_CONTAINER, Target: "app", Outcome: executorv1.Outcome_OUTCOME_SKIPPED, Reason: "CrashLoopBackOff", BackoffUntil: timestamppb.New(retry)},
+		}}
+	})
+	pod := e.apply(t, webPod())
+	eventually(t, "a wake-up at the back-off instant", func() bool { return e.s.workers.NextWake(pod.GetUid()).Equal(retry) })
+	eventually(t, "CrashLoopBackOff in the status", func() bool {
+		rec, _ := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+		cs := rec.GetStatus().GetContainerStatuses()
+		return len(cs) == 1 && cs[0].GetState().GetWaiting().GetReason() == "CrashLoopBackOff"
+	})
+}
+
+func TestFinishedPodIsNotReplanned(t *testing.T) {
+	e := newEnv(t)
+	p := webPod()
+	p.Spec.RestartPolicy = syncpodv1.RestartPolicy_RESTART_POLICY_NEVER
+	o := runningObserved(uid)
+	o.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
+	o.Containers[0].FinishedAt = timestamppb.Now()
+	e.pleg.set(o) // sandbox still ready, the only container done
+	e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		o := proto.Clone(o).(*syncpodv1.ObservedPod)
+		o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+		e.pleg.set(o)
+		return &executorv1.ApplyActionsResponse{}
+	})
+	pod := e.apply(t, p)
+	eventually(t, "phase Succeeded", func() bool {
+		rec, _ := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+		return rec.GetStatus().GetPhase() == syncpodv1.PodPhase_POD_PHASE_SUCCEEDED
+	})
+	e.s.workers.Trigger(pod.GetUid())
+	e.s.workers.Trigger(pod.GetUid())
+	time.Sleep(300 * time.Millisecond)
+	applies, _ := e.exec.snapshot()
+	if len(applies) != 1 || !applies[0].GetActions().GetKillPod() || applies[0].GetActions().GetCreateSandbox() {
+		t.Fatalf("applies %v, want exactly one kill of the finished pod and no new sandbox", applies)
+	}
+}
+
+func TestGarbage(t *testing.T) {
+	at := func(s int) *timestamppb.Timestamp { return timestamppb.New(time.Unix(int64(1000+s), 0)) }
+	o := &syncpodv1.ObservedPod{
+		Sandboxes: []*syncpodv1.ObservedSandbox{
+			{Id: "old-stopped", State: syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY, CreatedAt: at(1)},
+			{Id: "new", State: syncpodv1.SandboxState_SANDBOX_STATE_READY, CreatedAt: at(10)},
+		},
+		Containers: []*syncpodv1.ObservedContainer{
+			{Id: "in-old-sandbox", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "old-stopped", CreatedAt: at(2)},
+			{Id: "app-1", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(11)},
+			{Id: "app-2", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(12)},
+			{Id: "app-3", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING, SandboxId: "new", CreatedAt: at(13)},
+			{Id: "job-1", Name: "job", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(11)},
+		},
+	}
+	containers, sandboxes := garbage(o)
+	if want := []string{"app-2", "app-1"}; !equal(containers, want) {
+		t.Errorf("containers %v, want %v (not the newest per name, not those going with a sandbox)", containers, want)
+	}
+	if want := []string{"old-stopped"}; !equal(sandboxes, want) {
+		t.Errorf("sandboxes %v, want %v", sandboxes, want)
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
