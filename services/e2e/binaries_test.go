@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -12,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,88 +52,6 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
-}
-
-// proc is a running syncpod binary.
-type proc struct {
-	cmd     *exec.Cmd
-	grpc    string // host:port
-	metrics string // http URL of /metrics
-	done    chan error
-	logs    *strings.Builder
-	mu      sync.Mutex
-}
-
-// start runs a binary on random loopback ports and waits for its "serving"
-// log line, which carries the bound addresses.
-func start(t *testing.T, name string, args ...string) *proc {
-	t.Helper()
-	args = append([]string{"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--log-format=json"}, args...)
-	cmd := exec.Command(binary(t, name), args...)
-	cmd.Env = append(os.Environ(), "SYNCPOD_DATA_DIR="+t.TempDir())
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, done: make(chan error, 1), logs: &strings.Builder{}}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		closed := false
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.logs.WriteString(line + "\n")
-			p.mu.Unlock()
-			var rec struct {
-				Msg     string `json:"msg"`
-				GRPC    string `json:"grpc"`
-				Metrics string `json:"metrics"`
-			}
-			if !closed && json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" {
-				p.grpc, p.metrics = rec.GRPC, rec.Metrics
-				closed = true
-				close(ready)
-			}
-		}
-		p.done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-	})
-	select {
-	case <-ready:
-	case err := <-p.done:
-		t.Fatalf("%s exited before serving: %v\n%s", name, err, p.output())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not start serving:\n%s", name, p.output())
-	}
-	return p
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.String()
-}
-
-// stop sends SIGTERM and returns the exit error.
-func (p *proc) stop(t *testing.T) error {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p.done:
-		return err
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no exit 30 s after SIGTERM:\n%s", p.output())
-		return nil
-	}
 }
 
 func listServices(t *testing.T, addr string) []string {

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// proc is a running syncpod binary.
+type proc struct {
+	name    string
+	cmd     *exec.Cmd
+	grpc    string // host:port, or the socket path of a unix listener
+	metrics string // http URL of /metrics
+	done    chan error
+	exited  chan struct{} // closed when the process has been waited for
+	logs    *strings.Builder
+	mu      sync.Mutex
+	err     error // exit error, valid once exited is closed
+}
+
+// procOptions says how to run a binary.
+type procOptions struct {
+	// args come after the defaults (loopback listeners on random ports,
+	// JSON logs), so they override them.
+	args []string
+	// dir is the working directory; empty means the test's.
+	dir string
+	// env is added to the test's environment.
+	env []string
+	// managed: the caller stops the process (a node's ordered shutdown);
+	// otherwise the test's cleanup kills it.
+	managed bool
+}
+
+// start runs a binary on random loopback ports and waits for its "serving"
+// log line, which carries the bound addresses. The process is killed by
+// the test's cleanup if it still runs.
+func start(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	return startProc(t, name, procOptions{args: args, env: []string{"SYNCPOD_DATA_DIR=" + t.TempDir()}})
+}
+
+// startProc is start with a working directory and environment.
+func startProc(t *testing.T, name string, o procOptions) *proc {
+	t.Helper()
+	args := append([]string{"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--log-format=json"}, o.args...)
+	cmd := exec.Command(binary(t, name), args...)
+	cmd.Env = append(os.Environ(), o.env...)
+	cmd.Dir = o.dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{name: name, cmd: cmd, done: make(chan error, 1), exited: make(chan struct{}), logs: &strings.Builder{}}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		closed := false
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.logs.WriteString(line + "\n")
+			p.mu.Unlock()
+			var rec struct {
+				Msg     string `json:"msg"`
+				GRPC    string `json:"grpc"`
+				Metrics string `json:"metrics"`
+			}
+			if !closed && json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" {
+				p.grpc, p.metrics = rec.GRPC, rec.Metrics
+				closed = true
+				close(ready)
+			}
+		}
+		err := cmd.Wait()
+		p.err = err
+		close(p.exited)
+		p.done <- err
+	}()
+	if !o.managed {
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+		})
+	}
+	select {
+	case <-ready:
+	case err := <-p.done:
+		t.Fatalf("%s exited before serving: %v\n%s", name, err, p.output())
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%s did not start serving:\n%s", name, p.output())
+	}
+	return p
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+// tail is the last n lines of the process's log.
+func (p *proc) tail(n int) string {
+	lines := strings.Split(strings.TrimRight(p.output(), "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{"... (" + itoa(len(lines)-n) + " earlier lines)"}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// running reports whether the process has not exited yet.
+func (p *proc) running() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop sends SIGTERM and returns the exit error.
+func (p *proc) stop(t *testing.T) error {
+	t.Helper()
+	return p.signal(t, syscall.SIGTERM)
+}
+
+// signal sends sig and waits (at most 30 s) for the process to exit.
+func (p *proc) signal(t *testing.T, sig syscall.Signal) error {
+	t.Helper()
+	if !p.running() {
+		return p.err
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil && p.running() {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.exited:
+		return p.err
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		return fmt.Errorf("no exit 30 s after %v (killed)", sig)
+	}
+}
