@@ -386,3 +386,42 @@ func TestMetricsLint(t *testing.T) {
 		t.Errorf("metric %s: %s", p.Metric, p.Text)
 	}
 }
+
+// TestRelistNeverOverwritesANewerEventedStatus: a relist's picture dates
+// from its start; a status stored by a container event while the relist
+// ran is newer and must survive it (found end to end: the planner kept
+// seeing a sandbox without the container it had just created, and
+// retried into "name is reserved").
+func TestRelistNeverOverwritesANewerEventedStatus(t *testing.T) {
+	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+	p, _ := newTest(t, rt, nil)
+	ns := time.Now().UnixNano()
+	rt.AddSandbox("u1", "sb1", 0, ns)
+	ctx := context.Background()
+	if !p.Relist(ctx) {
+		t.Fatal("first relist failed")
+	}
+	fromEvent := &syncpodv1.ObservedPod{Uid: "u1", Containers: []*syncpodv1.ObservedContainer{{Id: "c-new", Name: "main"}}}
+	rt.SetInspectHook(func(context.Context, string) error {
+		// An event arrives while this relist inspects the pod.
+		p.cache.SetIfNewer("u1", fromEvent, time.Now().Add(time.Second))
+		return nil
+	})
+	rt.SetSandboxState("sb1", runtimeapi.PodSandboxState_SANDBOX_NOTREADY) // give the relist something to report
+	if !p.Relist(ctx) {
+		t.Fatal("second relist failed")
+	}
+	if got := cached(t, p, "u1"); len(got.GetContainers()) != 1 || got.GetContainers()[0].GetId() != "c-new" {
+		t.Fatalf("the relist overwrote the newer evented status: %v", got)
+	}
+	// Nor may a relist that no longer lists the pod delete the newer entry.
+	rt.SetInspectHook(nil)
+	rt.Remove("sb1")
+	p.cache.SetIfNewer("u1", fromEvent, time.Now().Add(time.Hour))
+	if !p.Relist(ctx) {
+		t.Fatal("third relist failed")
+	}
+	if got, _ := p.cache.Get("u1"); got == nil {
+		t.Fatal("the relist deleted a status newer than itself")
+	}
+}

@@ -149,8 +149,10 @@ func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, star
 // publishes its events.
 func (p *PLEG) apply(in *inspection, start time.Time) {
 	now := p.opts.Now()
+	// A relist's picture dates from its start: an evented update stored
+	// meanwhile is newer and must not be overwritten or deleted by it.
 	if in.listing == nil {
-		p.cache.Delete(in.uid)
+		p.cache.DeleteIfOlder(in.uid, start)
 		delete(p.records, in.uid)
 		delete(p.reinspect, in.uid)
 		p.publish(in.events, &syncpodv1.ObservedPod{Uid: in.uid}, now)
@@ -163,7 +165,7 @@ func (p *PLEG) apply(in *inspection, start time.Time) {
 			"pod_uid", in.uid, "events", len(in.events), "err", in.err)
 		return
 	}
-	p.cache.Set(in.uid, in.pod, start)
+	p.cache.SetIfNewer(in.uid, in.pod, start)
 	delete(p.reinspect, in.uid)
 	events := in.events
 	if len(events) == 0 {

@@ -67,6 +67,20 @@ func (c *Cache) Delete(uid string) {
 	c.broadcast()
 }
 
+// DeleteIfOlder forgets a pod unless its cached status is newer than t (an
+// event stored it after a relist that started at t listed nothing); it
+// reports whether it did.
+func (c *Cache) DeleteIfOlder(uid string, t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.pods[uid]; ok && e.modified.After(t) {
+		return false
+	}
+	delete(c.pods, uid)
+	c.broadcast()
+	return true
+}
+
 // UpdateTime moves the global timestamp forward to t (never back).
 func (c *Cache) UpdateTime(t time.Time) {
 	c.mu.Lock()

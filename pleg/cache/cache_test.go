@@ -113,9 +113,11 @@ func TestSetIfNewer(t *testing.T) {
 	if !c.SetIfNewer("a", &syncpodv1.ObservedPod{Name: "2"}, t0.Add(time.Second)) {
 		t.Fatal("newer refused")
 	}
-	c.Delete("a")
-	if c.Len() != 0 {
-		t.Fatal("delete kept the entry")
+	if c.DeleteIfOlder("a", t0) {
+		t.Fatal("DeleteIfOlder removed an entry newer than its time")
+	}
+	if !c.DeleteIfOlder("a", t0.Add(time.Second)) || c.Len() != 0 {
+		t.Fatal("DeleteIfOlder kept an entry as old as its time")
 	}
 }
 

@@ -123,19 +123,6 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	}})
 	n.plegConn = dial(t, n.pleg.grpc)
 	n.plegc = plegv1.NewPlegServiceClient(n.plegConn)
-	// Start from the PLEG's steady state. Until its container-event stream
-	// is confirmed it also relists, and a relist that read the runtime
-	// before a container was created can overwrite the newer status the
-	// events had cached (pleg/relist.go stores with cache.Set, not
-	// SetIfNewer); the pod then stays stale until the 5-minute safety-net
-	// relist. Reported to the lead; see the e2e report.
-	eventually(t, 20*time.Second, "the PLEG in evented mode", func() (bool, string) {
-		resp, err := n.plegc.ListPodStatuses(rpcCtx(t), &plegv1.ListPodStatusesRequest{})
-		if err != nil {
-			return false, err.Error()
-		}
-		return resp.GetMode() == plegv1.PlegMode_PLEG_MODE_EVENTED, resp.GetMode().String()
-	})
 	n.plannerArgs = []string{
 		"--executor=" + n.executor.grpc,
 		"--pleg=" + n.pleg.grpc,
