@@ -222,6 +222,21 @@ func (fx *fixture) start(id string) {
 	}
 }
 
+// waitLog polls a container log file until a line contains want.
+func (fx *fixture) waitLog(path, want string) {
+	fx.t.Helper()
+	deadline := time.Now().Add(waitDeadline)
+	for {
+		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			fx.t.Fatalf("%s never logged %q", path, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func (fx *fixture) status(id string) *runtimeapi.ContainerStatus {
 	fx.t.Helper()
 	resp, err := fx.rs.ContainerStatus(fx.ctx(), id, false)
@@ -506,10 +521,15 @@ func testStopWithGrace(t *testing.T, fx *fixture) {
 	ctx := fx.ctx()
 	sbCfg := fx.sandboxConfig("grace", nil)
 	sb := fx.runSandbox(sbCfg)
-	s := spec{name: "stubborn", cmd: []string{"sh", "-c", `trap "" TERM; sleep 30 & wait`},
+	s := spec{name: "stubborn", cmd: []string{"sh", "-c", `trap "" TERM; echo ready; sleep 30 & wait`},
 		ann: map[string]string{annIgnoreTERM: "true"}}
 	id := fx.create(sb, sbCfg, s)
 	fx.start(id)
+	if !fx.caps.Simulated {
+		// Stop only once the shell ignores SIGTERM; before its trap is set
+		// a SIGTERM kills it at once, and the test would race the shell.
+		fx.waitLog(filepath.Join(sbCfg.LogDirectory, "stubborn.log"), "ready")
+	}
 	t0 := time.Now()
 	if err := fx.rs.StopContainer(ctx, id, stopGraceInSec); err != nil {
 		t.Fatalf("StopContainer: %v", err)
