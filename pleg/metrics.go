@@ -19,6 +19,8 @@ type Metrics struct {
 	EventedErrors      prometheus.Counter
 	EventedConnections prometheus.Counter
 	Mode               *prometheus.GaugeVec
+	PodRelistDuration  prometheus.Histogram
+	PodRelistsDropped  prometheus.Counter
 }
 
 // newMetrics creates the metrics and registers them, with lastSeen (the
@@ -64,10 +66,19 @@ func newMetrics(reg prometheus.Registerer, lastSeen, subscribers func() float64)
 		Mode: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "syncpod_pleg_mode", Help: "1 for the PLEG mode in use (relist or evented), 0 otherwise.",
 		}, []string{"mode"}),
+		PodRelistDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "syncpod_pleg_pod_relist_duration_seconds",
+			Help:    "Duration of one on-demand single-pod relist, run when GetPodStatus cannot be answered from the cache (R-13.7).",
+			Buckets: prometheus.DefBuckets,
+		}),
+		PodRelistsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_pleg_pod_relists_dropped_total", Help: "On-demand pod relist requests dropped because the queue was full.",
+		}),
 	}
 	cs := []prometheus.Collector{
 		m.RelistDuration, m.RelistInterval, m.Events, m.Discarded, m.Resyncs, m.InspectionErrors, m.RelistErrors,
 		m.RunningPods, m.RunningContainers, m.EventedErrors, m.EventedConnections, m.Mode,
+		m.PodRelistDuration, m.PodRelistsDropped,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "syncpod_pleg_last_seen_timestamp_seconds", Help: "Unix time of the last successful relist (0 before the first).",
 		}, lastSeen),

@@ -141,6 +141,12 @@ type PLEG struct {
 	lastRelist atomic.Int64 // unix nanos of the last successful relist's start
 	kick       chan struct{}
 
+	// podRelists queues on-demand single-pod relists; pending
+	// dedupes them.
+	podRelists chan podRelist
+	pendingMu  sync.Mutex
+	pending    map[string]bool
+
 	// relistMu serialises relists; the fields below belong to the relist.
 	relistMu  sync.Mutex
 	lastStart time.Time
@@ -154,12 +160,14 @@ func New(opts Options) (*PLEG, error) {
 		return nil, fmt.Errorf("pleg: %w", err)
 	}
 	p := &PLEG{
-		opts:      opts,
-		log:       opts.Logger,
-		cache:     cache.New(),
-		kick:      make(chan struct{}, 1),
-		records:   map[string]*diff.Record{},
-		reinspect: map[string]bool{},
+		opts:       opts,
+		log:        opts.Logger,
+		cache:      cache.New(),
+		kick:       make(chan struct{}, 1),
+		podRelists: make(chan podRelist, PodRelistQueue),
+		pending:    map[string]bool{},
+		records:    map[string]*diff.Record{},
+		reinspect:  map[string]bool{},
 	}
 	var m *Metrics
 	p.fan = fanout.New(fanout.Counters{
@@ -252,6 +260,11 @@ func (p *PLEG) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.runPodRelists(ctx)
+	}()
 	p.runRelist(ctx)
 	wg.Wait()
 	select {
@@ -328,8 +341,15 @@ func (p *PLEG) Subscribe(podUIDs []string) *fanout.Subscription {
 }
 
 // GetPodStatus waits until the cache holds a status of uid newer than
-// newerThan (zero: any), or ctx is done (its error).
+// newerThan (zero: any), or ctx is done (its error). When the cache cannot
+// answer at once, that one pod is relisted on demand, so the
+// caller waits for a single pod's inspection rather than for the next
+// relist or evented timestamp bump.
 func (p *PLEG) GetPodStatus(ctx context.Context, uid string, newerThan time.Time) (*syncpodv1.ObservedPod, error) {
+	if pod, ok := p.cache.Peek(uid, newerThan); ok {
+		return pod, nil
+	}
+	p.requestPodRelist(uid)
 	return p.cache.GetNewerThan(ctx, uid, newerThan)
 }
 

@@ -425,3 +425,62 @@ func TestRelistNeverOverwritesANewerEventedStatus(t *testing.T) {
 		t.Fatal("the relist deleted a status newer than itself")
 	}
 }
+
+// TestGetPodStatusRelistsThePodOnDemand: when the cache cannot answer a
+// newer-than wait, the PLEG relists that one pod at once instead
+// of leaving the caller to the next relist, an hour away here.
+func TestGetPodStatusRelistsThePodOnDemand(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		p, reg := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })
+		ns := time.Now().UnixNano()
+		rt.AddSandbox("u1", "sb1", 0, ns)
+		rt.AddSandbox("u2", "sb2", 0, ns)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = p.Run(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		synctest.Wait() // the first relist ran
+
+		time.Sleep(time.Second)
+		rt.AddContainer("sb1", "c1", "app", "h", 0, time.Now().UnixNano())
+		rt.AddContainer("sb2", "c2", "app", "h", 0, time.Now().UnixNano())
+		lastAction := time.Now() // the caller's last action ended here...
+		time.Sleep(time.Millisecond)
+		asked := time.Now() // ...and it asks for a status newer than that
+		wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+		defer wcancel()
+		pod, err := p.GetPodStatus(wctx, "u1", lastAction)
+		if err != nil {
+			t.Fatalf("GetPodStatus: %v", err)
+		}
+		if time.Since(asked) != 0 {
+			t.Errorf("waited %s of virtual time; an on-demand relist needs none", time.Since(asked))
+		}
+		if len(pod.GetContainers()) != 1 || pod.GetContainers()[0].GetId() != "c1" {
+			t.Fatalf("status %v, want the new container", pod)
+		}
+		// Only u1 was relisted: u2's cached status still lacks c2.
+		if got := cached(t, p, "u2"); len(got.GetContainers()) != 0 {
+			t.Errorf("u2 was relisted too: %v", got)
+		}
+		if n := histogramCount(t, reg, "syncpod_pleg_pod_relist_duration_seconds"); n != 1 {
+			t.Errorf("pod relists = %d, want 1", n)
+		}
+	})
+}
+
+func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}

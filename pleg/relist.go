@@ -22,6 +22,8 @@ type inspection struct {
 	events  []diff.Event
 	pod     *syncpodv1.ObservedPod
 	err     error
+	// onDemand: a single-pod relist someone waits for; no POD_SYNC.
+	onDemand bool
 }
 
 // Relist runs one relist: list, diff every pod against
@@ -168,7 +170,7 @@ func (p *PLEG) apply(in *inspection, start time.Time) {
 	p.cache.SetIfNewer(in.uid, in.pod, start)
 	delete(p.reinspect, in.uid)
 	events := in.events
-	if len(events) == 0 {
+	if len(events) == 0 && !in.onDemand {
 		events = []diff.Event{{PodUID: in.uid, Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_POD_SYNC}}
 	}
 	p.records[in.uid] = in.listing.Record()

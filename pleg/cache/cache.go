@@ -137,6 +137,14 @@ func (c *Cache) GetNewerThan(ctx context.Context, uid string, minTime time.Time)
 	}
 }
 
+// Peek answers GetNewerThan without waiting; ok is false when the cache
+// cannot answer yet.
+func (c *Cache) Peek(uid string, minTime time.Time) (pod *syncpodv1.ObservedPod, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lookup(uid, minTime)
+}
+
 // List returns every cached status sorted by uid, and the global
 // timestamp.
 func (c *Cache) List() ([]*syncpodv1.ObservedPod, time.Time) {

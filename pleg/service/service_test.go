@@ -164,12 +164,17 @@ func TestListPodStatuses(t *testing.T) {
 	h.rt.AddSandbox("b", "sb-b", 0, 1)
 	h.rt.AddSandbox("a", "sb-a", 0, 1)
 	ctx := ctxT(t)
-	if _, err := h.client.GetPodStatus(ctx, &plegv1.GetPodStatusRequest{PodUid: "b", NewerThan: timestamppb.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := h.client.ListPodStatuses(ctx, &plegv1.ListPodStatusesRequest{})
-	if err != nil {
-		t.Fatal(err)
+	// Wait for a global relist that saw both pods.
+	var resp *plegv1.ListPodStatusesResponse
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var err error
+		resp, err = h.client.ListPodStatuses(ctx, &plegv1.ListPodStatusesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (len(resp.GetPods()) == 2 && resp.GetCacheTimestamp() != nil) || time.Now().After(deadline) {
+			break
+		}
 	}
 	if len(resp.GetPods()) != 2 || resp.GetPods()[0].GetUid() != "a" || resp.GetMode() != plegv1.PlegMode_PLEG_MODE_RELIST || resp.GetCacheTimestamp() == nil {
 		t.Fatalf("got %v", resp)

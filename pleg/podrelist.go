@@ -1,0 +1,90 @@
+package pleg
+
+import (
+	"context"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/pleg/diff"
+	"github.com/syncpod/syncpod/pleg/observe"
+	"github.com/syncpod/syncpod/proto/crilabels"
+)
+
+// PodRelistQueue bounds the queue of on-demand pod relists (the kubelet's
+// is 200); requests beyond it are dropped and counted, since the next
+// global relist answers them anyway.
+const PodRelistQueue = 200
+
+type podRelist struct {
+	uid string
+	at  time.Time
+}
+
+// requestPodRelist queues an on-demand relist of uid unless one is queued.
+func (p *PLEG) requestPodRelist(uid string) {
+	p.pendingMu.Lock()
+	defer p.pendingMu.Unlock()
+	if p.pending[uid] {
+		return
+	}
+	select {
+	case p.podRelists <- podRelist{uid: uid, at: p.opts.Now()}:
+		p.pending[uid] = true
+	default:
+		p.metrics.PodRelistsDropped.Inc()
+	}
+}
+
+// runPodRelists carries out queued pod relists until ctx ends. A request
+// that a global relist started after already answered is skipped.
+func (p *PLEG) runPodRelists(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-p.podRelists:
+			p.pendingMu.Lock()
+			delete(p.pending, r.uid)
+			p.pendingMu.Unlock()
+			p.relistMu.Lock()
+			stale := p.lastStart.After(r.at)
+			p.relistMu.Unlock()
+			if !stale {
+				p.RelistPod(ctx, r.uid)
+			}
+		}
+	}
+}
+
+// RelistPod relists one pod: list its sandboxes and containers by
+// uid label, diff against its record, inspect it and apply the result like
+// a relist would, without the POD_SYNC event (the asker reads the status
+// itself). It reports whether the list calls succeeded.
+func (p *PLEG) RelistPod(ctx context.Context, uid string) bool {
+	p.relistMu.Lock()
+	defer p.relistMu.Unlock()
+	start := p.opts.Now()
+	defer func() { p.metrics.PodRelistDuration.Observe(p.opts.Now().Sub(start).Seconds()) }()
+
+	sel := crilabels.ManagedSelector()
+	sel[crilabels.PodUID] = uid
+	lctx, cancel := context.WithTimeout(ctx, p.opts.ListTimeout)
+	sandboxes, err := p.opts.Runtime.ListPodSandbox(lctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	var containers []*runtimeapi.Container
+	if err == nil {
+		containers, err = p.opts.Runtime.ListContainers(lctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	}
+	cancel()
+	if err != nil {
+		p.log.Debug("pod relist: listing the runtime failed", "pod_uid", uid, "err", err)
+		return false
+	}
+	listing := observe.Group(sandboxes, containers)[uid]
+	in := &inspection{uid: uid, listing: listing, events: diff.Compute(uid, p.records[uid], listing.Record()), onDemand: true}
+	if listing != nil {
+		in.pod, in.err = p.inspect(ctx, uid, listing, start)
+	}
+	p.apply(in, start)
+	return true
+}
