@@ -60,6 +60,9 @@ type nodeOptions struct {
 	// period; zero means 2s. A long one shows that PLEG events and
 	// back-off timers drive the syncs.
 	resyncPeriod time.Duration
+	// criEndpoint, when set, is an existing runtime (containerd) to use
+	// instead of starting crisim.
+	criEndpoint string
 }
 
 // startNode starts every process of a node and stops them all, in order,
@@ -109,7 +112,11 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	t.Cleanup(n.shutdown)
 
 	endpoint := "unix://" + n.sock
-	n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: []string{"--mode=process", "--listen=" + endpoint}})
+	if o.criEndpoint != "" {
+		endpoint = o.criEndpoint
+	} else {
+		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: []string{"--mode=process", "--listen=" + endpoint}})
+	}
 	n.executor = startProc(t, "syncpod-executor", procOptions{managed: true, args: []string{
 		"--cri-endpoint=" + endpoint,
 		"--data-dir=" + filepath.Join(base, "executor"),
@@ -199,6 +206,9 @@ func (n *node) shutdown() {
 		if err := p.stop(t); err != nil {
 			t.Errorf("%s: exit after SIGTERM: %v", p.name, err)
 		}
+	}
+	if n.crisim == nil {
+		return // an external runtime: its containers are the test's to remove
 	}
 	// crisim kills every container process group on shutdown; give the
 	// kernel a moment to reap them, then look for survivors.
