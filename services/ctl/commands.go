@@ -340,6 +340,27 @@ func podRef(ns, name string) *plannerv1.PodRef {
 	return &plannerv1.PodRef{Namespace: ns, Name: name}
 }
 
+// getPod reads one pod's record from the planner.
+func (g *globals) getPod(ctx context.Context, ns, name string) (*plannerv1.PodRecord, error) {
+	client, closer, err := g.planner()
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	resp, err := client.GetPod(ctx, &plannerv1.GetPodRequest{Pod: podRef(ns, name)})
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetRecord(), nil
+}
+
+// isPods reports whether a resource name means pods, as kubectl spells it.
+func isPods(resource string) bool {
+	return resource == "pod" || resource == "pods" || resource == "po"
+}
+
 func cmdDescribe(ctx context.Context, g *globals, args []string) error {
 	fs := subFlags("describe", "syncpodctl describe pod NAME : everything known about a pod.", g.env.Stderr)
 	ns := fs.String("n", "default", "namespace")
@@ -347,21 +368,14 @@ func cmdDescribe(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 || (pos[0] != "pod" && pos[0] != "pods" && pos[0] != "po") {
+	if len(pos) != 2 || !isPods(pos[0]) {
 		return usagef("usage: describe pod NAME")
 	}
-	client, closer, err := g.planner()
+	rec, err := g.getPod(ctx, *ns, pos[1])
 	if err != nil {
 		return err
 	}
-	defer closer.Close()
-	rctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	resp, err := client.GetPod(rctx, &plannerv1.GetPodRequest{Pod: podRef(*ns, pos[1])})
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(g.env.Stdout, describe(resp.GetRecord(), g.env.Now()))
+	fmt.Fprint(g.env.Stdout, describe(rec, g.env.Now()))
 	return nil
 }
 
@@ -373,7 +387,7 @@ func cmdDelete(ctx context.Context, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) < 2 || (pos[0] != "pod" && pos[0] != "pods" && pos[0] != "po") {
+	if len(pos) < 2 || !isPods(pos[0]) {
 		return usagef("usage: delete pod NAME...")
 	}
 	client, closer, err := g.planner()
@@ -642,18 +656,11 @@ func cmdLogs(ctx context.Context, g *globals, args []string) error {
 	if len(pos) != 2 {
 		return usagef("usage: logs POD CONTAINER")
 	}
-	client, closer, err := g.planner()
+	rec, err := g.getPod(ctx, *ns, pos[0])
 	if err != nil {
 		return err
 	}
-	defer closer.Close()
-	rctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	resp, err := client.GetPod(rctx, &plannerv1.GetPodRequest{Pod: podRef(*ns, pos[0])})
-	if err != nil {
-		return err
-	}
-	p := resp.GetRecord().GetPod()
+	p := rec.GetPod()
 	dir := filepath.Join(*logDir, fmt.Sprintf("%s_%s_%s", namespaceOf(p), p.GetName(), p.GetUid()), pos[1])
 	file, err := pickLog(dir, *previous)
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
 
-	"github.com/syncpod/syncpod/planner/manifest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -287,28 +286,12 @@ func (n *node) ctl(args ...string) (code int, stdout, stderr string) {
 	env := ctl.Env{
 		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
 		Getenv:            func(string) string { return "" },
-		ConvertKubernetes: convertKubernetes,
+		ConvertKubernetes: ctl.ConvertManifest,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	code = ctl.Run(ctx, append([]string{"--server=" + n.planner.grpc, "--executor=" + n.executor.grpc}, args...), env)
 	return code, out.String(), errb.String()
-}
-
-// convertKubernetes is syncpodctl's Kubernetes conversion (see its main).
-func convertKubernetes(js []byte) (*syncpodv1.Pod, []string, error) {
-	pods, issues, err := manifest.Parse(js)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(pods) != 1 {
-		return nil, nil, fmt.Errorf("want one pod, found %d", len(pods))
-	}
-	warnings := make([]string, len(issues))
-	for i, is := range issues {
-		warnings[i] = is.String()
-	}
-	return pods[0], warnings, nil
 }
 
 func rpcCtx(t *testing.T) context.Context {

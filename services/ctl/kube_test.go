@@ -1,4 +1,4 @@
-package main
+package ctl
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func TestConvertKubernetesUsesTheManifestRules(t *testing.T) {
+func TestConvertManifestUsesTheManifestRules(t *testing.T) {
 	js, err := yaml.YAMLToJSON([]byte(`
 apiVersion: v1
 kind: Pod
@@ -23,7 +23,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod, warnings, err := convertKubernetes(js)
+	pod, warnings, err := ConvertManifest(js)
 	if err != nil {
 		t.Fatalf("convert: %v", err)
 	}
@@ -34,7 +34,7 @@ spec:
 		t.Fatalf("warnings %q, want one about nodeSelector", warnings)
 	}
 	bad, _ := yaml.YAMLToJSON([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  volumes: [{name: v}]\n  containers: [{name: a, image: b}]\n"))
-	if _, _, err := convertKubernetes(bad); err == nil || !strings.Contains(err.Error(), "volumes") {
+	if _, _, err := ConvertManifest(bad); err == nil || !strings.Contains(err.Error(), "volumes") {
 		t.Fatalf("volumes accepted: %v", err)
 	}
 }
