@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/planner/store"
+	"github.com/syncpod/syncpod/planner/validate"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -40,6 +41,10 @@ func (s *Service) ApplyPod(ctx context.Context, req *plannerv1.ApplyPodRequest) 
 		return nil, status.Error(codes.InvalidArgument, "pod: required")
 	}
 	p, res, err := s.pods.Apply(ctx, req.GetPod())
+	if fields := validate.As(err); len(fields) > 0 {
+		// Paths relative to the request, as Plan reports them.
+		err = fields.Prefix("pod")
+	}
 	if err != nil {
 		return nil, toStatus("ApplyPod", err)
 	}

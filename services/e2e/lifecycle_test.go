@@ -471,12 +471,12 @@ func TestBadPodRefusedWithEveryFieldError(t *testing.T) {
 	for _, d := range st.Details() {
 		if br, ok := d.(*errdetails.BadRequest); ok {
 			for _, v := range br.GetFieldViolations() {
-				// Paths are relative to the pod (a "pod." prefix is accepted).
-				fields = append(fields, strings.TrimPrefix(v.GetField(), "pod."))
+				// Paths are relative to the request, as Plan's are.
+				fields = append(fields, v.GetField())
 			}
 		}
 	}
-	for _, want := range []string{"name", "spec.containers[0].name", "spec.containers[0].image", "spec.containers[2].name"} {
+	for _, want := range []string{"pod.name", "pod.spec.containers[0].name", "pod.spec.containers[0].image", "pod.spec.containers[2].name"} {
 		if !slices.Contains(fields, want) {
 			t.Errorf("BadRequest violations %q lack %s", fields, want)
 		}
