@@ -58,12 +58,29 @@ func (p *PLEG) runEvented(ctx context.Context) error {
 	}
 }
 
-// consumeOnce runs one stream until it fails.
+// consumeOnce runs one stream until it fails. Once it returns, nothing of
+// this stream can switch the mode to EVENTED any more: the confirmation
+// timer may fire at the very moment the stream fails, and its late
+// confirm would otherwise overwrite runEvented's fallback to RELIST.
 func (p *PLEG) consumeOnce(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var once sync.Once
+	var (
+		once     sync.Once
+		mu       sync.Mutex
+		finished bool
+	)
+	defer func() {
+		mu.Lock()
+		finished = true
+		mu.Unlock()
+	}()
 	confirm := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished {
+			return
+		}
 		once.Do(func() {
 			p.metrics.EventedConnections.Inc()
 			p.setMode(plegv1.PlegMode_PLEG_MODE_EVENTED)

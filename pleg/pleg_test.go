@@ -484,3 +484,30 @@ func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 
 	t.Fatalf("no metric %s", name)
 	return 0
 }
+
+// TestEventedFallbackIsFinalWhenTheStreamDiesAsItIsConfirmed: the stream
+// confirmation timer and a stream failure can fall due at the same
+// instant; whichever the runtime picks first, a PLEG that has given up on
+// events must end in RELIST mode, never in EVENTED without a
+// stream (which would relist only every 300 s).
+func TestEventedFallbackIsFinalWhenTheStreamDiesAsItIsConfirmed(t *testing.T) {
+	for range 100 {
+		synctest.Test(t, func(t *testing.T) {
+			rt := plegtest.NewRuntime(plegtest.EventsOffered)
+			p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto; o.EventedMaxFailures = 1 })
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error)
+			go func() { done <- p.Run(ctx) }()
+			synctest.Wait()
+			time.Sleep(p.opts.EventedConfirm) // the confirmation falls due now...
+			rt.FailStreams(errors.New("stream broke"))
+			synctest.Wait() // ...and so does the failure
+			time.Sleep(time.Minute)
+			if p.Mode() != plegv1.PlegMode_PLEG_MODE_RELIST || rt.Streams() != 0 {
+				t.Errorf("after the last allowed failure: mode %s with %d streams, want RELIST", p.Mode(), rt.Streams())
+			}
+			cancel()
+			<-done
+		})
+	}
+}
