@@ -129,17 +129,17 @@ func (p *pass) killPod(ctx context.Context) bool {
 		p.add(executorv1.Step_STEP_KILL_CONTAINER, t.oc.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, t.startedAt,
 			withMessage(msg), withContainer(t.oc.GetId()))
 	}
-	if ok {
-		for _, sb := range p.observed.GetSandboxes() {
-			t0 := time.Now()
-			if err := cri.IgnoreNotFound(p.r.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
-				ok = false
-				p.fatal(err)
-				p.add(executorv1.Step_STEP_STOP_SANDBOX, sb.GetId(), executorv1.Outcome_OUTCOME_FAILED, t0, withReason("KillPodSandboxError", err.Error()))
-				continue
-			}
-			p.add(executorv1.Step_STEP_STOP_SANDBOX, sb.GetId(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0)
+	// every sandbox is stopped whatever became of the containers;
+	// a failed container stop still fails the pass.
+	for _, sb := range p.observed.GetSandboxes() {
+		t0 := time.Now()
+		if err := cri.IgnoreNotFound(p.r.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
+			ok = false
+			p.fatal(err)
+			p.add(executorv1.Step_STEP_STOP_SANDBOX, sb.GetId(), executorv1.Outcome_OUTCOME_FAILED, t0, withReason("KillPodSandboxError", err.Error()))
+			continue
 		}
+		p.add(executorv1.Step_STEP_STOP_SANDBOX, sb.GetId(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0)
 	}
 	if ok {
 		p.add(executorv1.Step_STEP_KILL_POD, p.pod.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, began,

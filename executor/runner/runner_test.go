@@ -284,6 +284,23 @@ func TestKillPodSidecarOrder(t *testing.T) {
 	}
 }
 
+func TestKillPodStopsSandboxesEvenWhenAContainerStopFails(t *testing.T) {
+	e := newEnv(t, busybox)
+	pod := testPod(nil, ctr("a"))
+	o := runningPod(t, e, pod)
+	e.rt.InjectError("StopContainer", status.Error(codes.Internal, "stuck"))
+	resp := e.apply(t, pod, o, &syncpodv1.PodActions{KillPod: true})
+	// the sandbox is stopped whatever became of the containers; the
+	// pass still fails.
+	if got := e.rt.SandboxStops(); len(got) != 1 {
+		t.Fatalf("sandbox stops %v, want the pod's sandbox", got)
+	}
+	want := "KILL_CONTAINER a FAILED KillContainerError\nSTOP_SANDBOX " + o.GetSandboxes()[0].GetId() + " SUCCEEDED\nKILL_POD demo FAILED KillPodError\n"
+	if got := summary(resp); got != want {
+		t.Fatalf("steps:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestKillContainers(t *testing.T) {
 	i64 := func(v int64) *int64 { return &v }
 	for _, tc := range []struct {

@@ -87,6 +87,8 @@ func TestApplyActionsValidation(t *testing.T) {
 			"actions.init_containers_to_start[0].name", "actions.containers_to_start[0].name",
 			"actions.containers_to_start[1].name", "actions.containers_to_kill[0].container_id", "actions.sandbox_id",
 		}},
+		{"pod without a spec", &executorv1.ApplyActionsRequest{Pod: &syncpodv1.Pod{Uid: "u", Name: "n"}, Actions: &syncpodv1.PodActions{KillPod: true}},
+			[]string{"pod.spec"}},
 		{"observed of another pod", &executorv1.ApplyActionsRequest{Pod: goodPod(), Observed: &syncpodv1.ObservedPod{Uid: "other"},
 			Actions: &syncpodv1.PodActions{CreateSandbox: true}}, []string{"observed.uid"}},
 	} {

@@ -42,7 +42,7 @@ func ValidateApplyActions(req *executorv1.ApplyActionsRequest) error {
 		if pod.GetSpec() == nil {
 			p.add("pod.spec", "required")
 		}
-		if g := pod.GetSpec().TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		if spec := pod.GetSpec(); spec != nil && spec.TerminationGracePeriodSeconds != nil && spec.GetTerminationGracePeriodSeconds() < 0 {
 			p.add("pod.spec.termination_grace_period_seconds", "must be >= 0")
 		}
 		checkResources(&p, "pod.spec.init_containers", pod.GetSpec().GetInitContainers())
