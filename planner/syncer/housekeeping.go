@@ -71,10 +71,12 @@ func (s *Syncer) removeOrphan(ctx context.Context, o *syncpodv1.ObservedPod) {
 	log.Info("housekeeping: removed orphaned pod")
 }
 
-// garbage lists what a desired pod no longer needs: exited containers that are not the newest instance of their name, and stopped
-// sandboxes that are not the newest sandbox (their containers go with
-// them). The newest dead instance is kept: its exit code and finish time
-// drive restart decisions and back-off.
+// garbage lists what a desired pod no longer needs: exited containers
+// beyond the newest exited instance of their name, and stopped sandboxes
+// that are not the newest sandbox (their containers go with them). The
+// newest dead instance is kept, as the kubelet's container GC keeps one
+// per container: its exit code and finish time are the container's last
+// termination state and drive restart decisions and back-off.
 func garbage(o *syncpodv1.ObservedPod) (containers, sandboxes []string) {
 	sbs := slices.Clone(o.GetSandboxes())
 	slices.SortStableFunc(sbs, func(a, b *syncpodv1.ObservedSandbox) int {
@@ -91,16 +93,15 @@ func garbage(o *syncpodv1.ObservedPod) (containers, sandboxes []string) {
 	slices.SortStableFunc(cs, func(a, b *syncpodv1.ObservedContainer) int {
 		return b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime())
 	})
-	newest := map[string]bool{}
+	keptDead := map[string]bool{}
 	for _, c := range cs {
-		if removedSandbox[c.GetSandboxId()] {
-			continue // goes with its sandbox
+		if removedSandbox[c.GetSandboxId()] || c.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
+			continue // goes with its sandbox, or is not dead
 		}
-		first := !newest[c.GetName()]
-		newest[c.GetName()] = true
-		if !first && c.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
+		if keptDead[c.GetName()] {
 			containers = append(containers, c.GetId())
 		}
+		keptDead[c.GetName()] = true
 	}
 	return containers, sandboxes
 }

@@ -58,7 +58,8 @@ type Syncer struct {
 	m       *metrics
 
 	mu       sync.Mutex
-	lastSync map[string]time.Time // uid → when the last change set was applied
+	started  time.Time            // when Run began: no status older than this is acted on
+	lastSync map[string]time.Time // uid → when the last executor call for it ended
 	seen     map[string]seenPod   // uid → what of the pod last triggered a sync
 }
 
@@ -110,6 +111,9 @@ func New(opts Options) (*Syncer, error) {
 
 // Run runs the loop until ctx ends.
 func (s *Syncer) Run(ctx context.Context) error {
+	s.mu.Lock()
+	s.started = time.Now()
+	s.mu.Unlock()
 	defer s.probes.Stop()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return s.workers.Run(ctx) })
@@ -302,11 +306,16 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 	return wake, nil
 }
 
-// podStatus asks the PLEG for a status newer than this pod's last action,
-// so a sync never acts twice on the same stale picture.
+// podStatus asks the PLEG for a status newer than this pod's last executor
+// call (or, for a pod not acted on since Run began, newer than that: the
+// PLEG outlives a planner restart and may hold a status older than what a
+// previous planner did), so a sync never acts twice on a stale picture.
 func (s *Syncer) podStatus(ctx context.Context, uid string) (*syncpodv1.ObservedPod, error) {
 	s.mu.Lock()
-	newer := s.lastSync[uid]
+	newer, ok := s.lastSync[uid]
+	if !ok {
+		newer = s.started
+	}
 	s.mu.Unlock()
 	req := &plegv1.GetPodStatusRequest{PodUid: uid}
 	if !newer.IsZero() {
@@ -328,13 +337,16 @@ func (s *Syncer) apply(ctx context.Context, pod *syncpodv1.Pod, observed *syncpo
 	rctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout+killTime(pod))
 	resp, err := s.opts.Executor.ApplyActions(rctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions})
 	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("executor: %w", err)
-	}
+	// Whatever the outcome, the runtime may have changed (a call that
+	// timed out may still have created containers): the next sync waits
+	// for a status taken after this moment.
 	done := time.Now()
 	s.mu.Lock()
 	s.lastSync[uid] = done
 	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("executor: %w", err)
+	}
 	if evs := events.FromApplyResult(pod, actions, resp, done); len(evs) > 0 {
 		if err := s.opts.Store.AppendEvents(ctx, uid, evs); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("write events: %w", err)

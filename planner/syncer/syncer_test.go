@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -29,6 +31,7 @@ type fakePLEG struct {
 	mu       sync.Mutex
 	observed map[string]*syncpodv1.ObservedPod
 	gets     map[string]int
+	newer    map[string][]time.Time // newer_than of each GetPodStatus, by uid
 	events   chan *plegv1.PodLifecycleEvent
 }
 
@@ -48,6 +51,7 @@ func (f *fakePLEG) GetPodStatus(_ context.Context, req *plegv1.GetPodStatusReque
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gets[req.GetPodUid()]++
+	f.newer[req.GetPodUid()] = append(f.newer[req.GetPodUid()], req.GetNewerThan().AsTime())
 	o, ok := f.observed[req.GetPodUid()]
 	if !ok {
 		o = &syncpodv1.ObservedPod{Uid: req.GetPodUid()}
@@ -78,6 +82,12 @@ func (f *fakePLEG) Watch(_ *plegv1.WatchRequest, stream grpc.ServerStreamingServ
 	}
 }
 
+func (f *fakePLEG) newerThans(uid string) []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Time(nil), f.newer[uid]...)
+}
+
 // fakeExecutor records requests and answers from a function.
 type fakeExecutor struct {
 	executorv1.UnimplementedExecutorServiceServer
@@ -85,12 +95,16 @@ type fakeExecutor struct {
 	applies []*executorv1.ApplyActionsRequest
 	removes []*executorv1.RemoveResourcesRequest
 	answer  func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse
+	fail    error // when set, ApplyActions fails with it
 }
 
 func (f *fakeExecutor) ApplyActions(_ context.Context, req *executorv1.ApplyActionsRequest) (*executorv1.ApplyActionsResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.applies = append(f.applies, req)
+	if f.fail != nil {
+		return nil, f.fail
+	}
 	if f.answer != nil {
 		return f.answer(req), nil
 	}
@@ -150,7 +164,7 @@ func serve(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{
-		pleg: &fakePLEG{observed: map[string]*syncpodv1.ObservedPod{}, gets: map[string]int{}, events: make(chan *plegv1.PodLifecycleEvent, 16)},
+		pleg: &fakePLEG{observed: map[string]*syncpodv1.ObservedPod{}, gets: map[string]int{}, newer: map[string][]time.Time{}, events: make(chan *plegv1.PodLifecycleEvent, 16)},
 		exec: &fakeExecutor{},
 	}
 	var err error
@@ -349,8 +363,10 @@ func TestGarbage(t *testing.T) {
 		},
 	}
 	containers, sandboxes := garbage(o)
-	if want := []string{"app-2", "app-1"}; !equal(containers, want) {
-		t.Errorf("containers %v, want %v (not the newest per name, not those going with a sandbox)", containers, want)
+	// app-3 runs; app-2 is the newest dead "app" (its last termination
+	// state) and stays; app-1 goes; job-1 is the only "job" and stays.
+	if want := []string{"app-1"}; !equal(containers, want) {
+		t.Errorf("containers %v, want %v (dead ones beyond the newest dead per name, not those going with a sandbox)", containers, want)
 	}
 	if want := []string{"old-stopped"}; !equal(sandboxes, want) {
 		t.Errorf("sandboxes %v, want %v", sandboxes, want)
@@ -367,4 +383,25 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+func TestStatusIsNeverOlderThanTheLastExecutorCallEvenAFailedOne(t *testing.T) {
+	e := newEnv(t)
+	e.exec.mu.Lock()
+	e.exec.fail = status.Error(codes.DeadlineExceeded, "the runtime was slow; the call may have done its work")
+	e.exec.mu.Unlock()
+	before := time.Now()
+	pod := e.apply(t, webPod())
+	eventually(t, "a retry after the failed call", func() bool { return len(e.pleg.newerThans(pod.GetUid())) >= 2 })
+	applies, _ := e.exec.snapshot()
+	nt := e.pleg.newerThans(pod.GetUid())
+	// The first read of a pod after the loop started waits for a status
+	// newer than the start (the PLEG may predate this planner)...
+	if first := nt[0]; first.Before(before.Add(-time.Minute)) || first.After(before) {
+		t.Errorf("first newer_than %v, want the loop's start (before %v)", first, before)
+	}
+	// ...and the retry for one newer than the failed call.
+	if len(applies) == 0 || !nt[1].After(nt[0]) {
+		t.Errorf("newer_than did not advance past the failed executor call: %v", nt)
+	}
 }
