@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,6 +72,9 @@ type Server struct {
 	httpLis  net.Listener
 	httpSrv  *http.Server
 	stopOnce sync.Once
+	// stopping is closed when shutdown begins; it ends the contexts of
+	// long-lived streams (see endStreamsOnShutdown).
+	stopping chan struct{}
 }
 
 // New opens the listeners and builds the servers. A bad or busy address is
@@ -110,6 +114,7 @@ func New(opts Options) (*Server, error) {
 		return c.Service != healthpb.Health_ServiceDesc.ServiceName
 	})
 
+	stopping := make(chan struct{})
 	serverOpts := []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(
 			srvMetrics.UnaryServerInterceptor(),
@@ -117,6 +122,7 @@ func New(opts Options) (*Server, error) {
 			recovery.UnaryServerInterceptor(panicHandler),
 		),
 		grpc.ChainStreamInterceptor(
+			endStreamsOnShutdown(stopping),
 			srvMetrics.StreamServerInterceptor(),
 			selector.StreamServerInterceptor(logging.StreamServerInterceptor(accessLog, logOpts...), notHealth),
 			recovery.StreamServerInterceptor(panicHandler),
@@ -125,10 +131,11 @@ func New(opts Options) (*Server, error) {
 	serverOpts = append(serverOpts, opts.ExtraServerOptions...)
 
 	s := &Server{
-		opts:    opts,
-		grpc:    grpc.NewServer(serverOpts...),
-		health:  health.NewServer(),
-		metrics: srvMetrics,
+		opts:     opts,
+		grpc:     grpc.NewServer(serverOpts...),
+		health:   health.NewServer(),
+		metrics:  srvMetrics,
+		stopping: stopping,
 	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -219,6 +226,7 @@ func (s *Server) shutdown() {
 		log := s.opts.Logger
 		log.Info("shutting down", "drain_timeout", s.opts.ShutdownTimeout.String())
 		s.health.Shutdown()
+		close(s.stopping)
 		done := make(chan struct{})
 		go func() { s.grpc.GracefulStop(); close(done) }()
 		timer := time.NewTimer(s.opts.ShutdownTimeout)
@@ -238,3 +246,35 @@ func (s *Server) shutdown() {
 		log.Info("stopped")
 	})
 }
+
+// endStreamsOnShutdown cancels the context of every server stream when
+// shutdown begins, so watches (WatchPods, the PLEG's Watch) end at once
+// instead of holding the graceful drain until it times out; unary calls
+// still drain normally. Health watches are left alone: their watchers are
+// told NOT_SERVING and are cut only when the drain ends.
+func endStreamsOnShutdown(stopping <-chan struct{}) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if strings.HasPrefix(info.FullMethod, "/"+healthpb.Health_ServiceDesc.ServiceName+"/") {
+			return handler(srv, ss)
+		}
+		ctx, cancel := context.WithCancel(ss.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-stopping:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		return handler(srv, &streamWithContext{ServerStream: ss, ctx: ctx})
+	}
+}
+
+// streamWithContext is a server stream with another context.
+type streamWithContext struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+// Context is the stream's context, ended at shutdown.
+func (s *streamWithContext) Context() context.Context { return s.ctx }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -282,4 +283,61 @@ func TestServiceManagesHealth(t *testing.T) {
 	}
 	s.Health().SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	waitServing(t, conn)
+}
+
+func TestShutdownEndsWatchStreamsAtOnce(t *testing.T) {
+	var logs bytes.Buffer
+	ended := make(chan error, 1)
+	s, err := New(Options{
+		Listen:          "127.0.0.1:0",
+		ShutdownTimeout: time.Minute, // a watch holding the drain would hold Run this long
+		Logger:          slog.New(slog.NewTextHandler(&logs, nil)),
+		Registry:        prometheus.NewRegistry(),
+		ExtraServerOptions: []grpc.ServerOption{grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+			<-stream.Context().Done() // a watch: runs until its context ends
+			ended <- stream.Context().Err()
+			return status.Error(codes.Unavailable, "server shutting down")
+		})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(ctx) }()
+	conn, err := grpc.NewClient("passthrough:///"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	waitServing(t, conn)
+	stream, err := conn.NewStream(context.Background(), &grpc.StreamDesc{ServerStreams: true}, "/x.v1.X/Watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.SendMsg(&healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = stream.CloseSend()
+	waitServing(t, conn) // the stream is open on the server by now or soon
+	cancel()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("watch ended with %v, want its context canceled by the shutdown", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch was not ended by the shutdown")
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run waited for the drain timeout")
+	}
+	if strings.Contains(logs.String(), "drain timed out") {
+		t.Errorf("the watch held the drain:\n%s", logs.String())
+	}
 }
