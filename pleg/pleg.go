@@ -366,7 +366,7 @@ func (p *PLEG) publish(events []diff.Event, observed *syncpodv1.ObservedPod, at 
 	ts := timestamppb.New(at)
 	for _, e := range events {
 		p.metrics.Events.WithLabelValues(eventLabel(e.Type)).Inc()
-		if e.Type == plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_CHANGED {
+		if !diff.Sent(e.Type) {
 			continue
 		}
 		p.fan.Publish(&plegv1.PodLifecycleEvent{PodUid: e.PodUID, Type: e.Type, ContainerId: e.ContainerID, Time: ts, Observed: observed})

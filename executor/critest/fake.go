@@ -23,16 +23,13 @@ type Stop struct {
 // Runtime is an in-memory CRI runtime service. It embeds the cri-api fake
 // and adds: RunPodSandbox refuses metadata already in use with containerd's
 // "name is reserved" error; StopContainer and StopPodSandbox calls are
-// recorded in order; BeforeStop, when set, runs before each container stop
-// (outside the lock) so tests can observe ordering.
+// recorded in order.
 type Runtime struct {
 	*critesting.FakeRuntimeService
 
 	mu           sync.Mutex
 	stops        []Stop
 	sandboxStops []string
-	// BeforeStop runs before every StopContainer.
-	BeforeStop func(id string)
 	// ExecFunc, when set, answers ExecSync. A non-zero code comes back the
 	// way the kubelet's remote client reports it: as an error with an
 	// ExitStatus method.
@@ -78,9 +75,6 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandb
 
 // StopContainer records the call, then stops the container.
 func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) error {
-	if r.BeforeStop != nil {
-		r.BeforeStop(id)
-	}
 	r.mu.Lock()
 	r.stops = append(r.stops, Stop{ID: id, Timeout: timeout})
 	r.mu.Unlock()

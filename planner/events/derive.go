@@ -11,7 +11,6 @@ import (
 // Event reasons, as the kubelet names them.
 const (
 	ReasonPulled                 = "Pulled"
-	ReasonPulling                = "Pulling"
 	ReasonCreated                = "Created"
 	ReasonStarted                = "Started"
 	ReasonKilling                = "Killing"
@@ -21,7 +20,6 @@ const (
 	ReasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
 	ReasonFailedKillPod          = "FailedKillPod"
 	ReasonErrImageNeverPull      = "ErrImageNeverPull"
-	ReasonInspectFailed          = "InspectFailed"
 )
 
 // Step failure reasons reported by the executor (StepResult.reason).

@@ -121,27 +121,6 @@ func TestMergeKeepsFirstAndLastTimes(t *testing.T) {
 	}
 }
 
-func TestRecorderIsDeterministicWithInjectedClock(t *testing.T) {
-	now := t0
-	r := NewRecorder(func() time.Time { return now }, 3)
-	r.Eventf(demo, warning, ReasonBackOff, "web", "Back-off restarting failed container %s", "web")
-	now = now.Add(10 * time.Second)
-	r.Eventf(demo, warning, ReasonBackOff, "web", "Back-off restarting failed container %s", "web")
-	other := &syncpodv1.Pod{Uid: "u2", Name: "other"}
-	r.Eventf(other, normal, ReasonStarted, "x", "Started container x")
-
-	evs := r.Events("u1")
-	if len(evs) != 1 || evs[0].GetCount() != 2 || !evs[0].GetFirstTime().AsTime().Equal(t0) || !evs[0].GetLastTime().AsTime().Equal(t0.Add(10*time.Second)) {
-		t.Fatalf("events = %v", evs)
-	}
-	if got := r.Pods(); fmt.Sprint(got) != "[u1 u2]" {
-		t.Errorf("Pods = %v", got)
-	}
-	if got := r.Take("u1"); len(got) != 1 || len(r.Events("u1")) != 0 {
-		t.Errorf("Take = %v, left %v", got, r.Events("u1"))
-	}
-}
-
 func TestFromApplyResult(t *testing.T) {
 	step := func(s executorv1.Step, target string, o executorv1.Outcome, reason, msg string) *executorv1.StepResult {
 		return &executorv1.StepResult{Step: s, Target: target, Outcome: o, Reason: reason, Message: msg}

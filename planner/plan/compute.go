@@ -43,12 +43,6 @@ func IsEmpty(a *syncpodv1.PodActions) bool {
 		len(a.GetContainersToKill()) == 0
 }
 
-// StartsSomething reports whether a creates a sandbox or starts any
-// container, i.e. whether the executor has work beyond stopping things.
-func StartsSomething(a *syncpodv1.PodActions) bool {
-	return a.GetCreateSandbox() || len(a.GetInitContainersToStart()) > 0 || len(a.GetContainersToStart()) > 0
-}
-
 func (v *view) compute(a *syncpodv1.PodActions) {
 	create := v.sandboxChanges(a)
 	a.KillPod, a.CreateSandbox = create, create

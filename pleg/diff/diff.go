@@ -165,12 +165,19 @@ func Compute(uid string, old, cur *Record) []Event {
 	return out
 }
 
-// Sendable drops the events that are computed but never sent
-// (CONTAINER_CHANGED, as the kubelet does). It returns a new slice.
+// Sent reports whether events of type t are sent to subscribers:
+// CONTAINER_CHANGED is computed but never sent, as the kubelet does
+//
+func Sent(t plegv1.PodLifecycleEventType) bool {
+	return t != plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_CHANGED
+}
+
+// Sendable drops the events that are computed but never sent. It returns
+// a new slice.
 func Sendable(events []Event) []Event {
 	out := make([]Event, 0, len(events))
 	for _, e := range events {
-		if e.Type != plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_CHANGED {
+		if Sent(e.Type) {
 			out = append(out, e)
 		}
 	}
