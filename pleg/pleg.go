@@ -150,8 +150,11 @@ type PLEG struct {
 	// relistMu serialises relists; the fields below belong to the relist.
 	relistMu  sync.Mutex
 	lastStart time.Time
-	records   map[string]*diff.Record
-	reinspect map[string]bool
+	// lastGoodStart is the start of the last relist whose lists succeeded:
+	// the one that answers on-demand requests made before it.
+	lastGoodStart time.Time
+	records       map[string]*diff.Record
+	reinspect     map[string]bool
 }
 
 // New builds a PLEG from opts; it does not touch the runtime.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 	"io"
 	"log/slog"
 	"strings"
@@ -509,5 +511,33 @@ func TestEventedFallbackIsFinalWhenTheStreamDiesAsItIsConfirmed(t *testing.T) {
 			cancel()
 			<-done
 		})
+	}
+}
+
+// TestInspectionSkipsAnObjectRemovedMeanwhile: a container removed between
+// the list and its status call is gone, not a failed inspection (which
+// would hold back every event of the pod until the next relist).
+func TestInspectionSkipsAnObjectRemovedMeanwhile(t *testing.T) {
+	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+	p, _ := newTest(t, rt, nil)
+	ns := time.Now().UnixNano()
+	rt.AddSandbox("u1", "sb1", 0, ns)
+	rt.AddContainer("sb1", "old", "app", "h", 0, ns+1)
+	rt.AddContainer("sb1", "new", "app", "h", 1, ns+2)
+	rt.SetInspectHook(func(_ context.Context, id string) error {
+		if id == "old" {
+			return grpcstatus.Error(codes.NotFound, "container removed by the executor's GC")
+		}
+		return nil
+	})
+	if !p.Relist(context.Background()) {
+		t.Fatal("relist failed")
+	}
+	if got := testutil.ToFloat64(p.metrics.InspectionErrors); got != 0 {
+		t.Errorf("inspection errors = %v, want 0", got)
+	}
+	pod := cached(t, p, "u1")
+	if len(pod.GetContainers()) != 1 || pod.GetContainers()[0].GetId() != "new" {
+		t.Fatalf("cached %v, want only the container still there", pod.GetContainers())
 	}
 }

@@ -37,7 +37,8 @@ func (p *PLEG) requestPodRelist(uid string) {
 }
 
 // runPodRelists carries out queued pod relists until ctx ends. A request
-// that a global relist started after already answered is skipped.
+// that a successful global relist started after already answered is
+// skipped.
 func (p *PLEG) runPodRelists(ctx context.Context) {
 	for {
 		select {
@@ -48,7 +49,7 @@ func (p *PLEG) runPodRelists(ctx context.Context) {
 			delete(p.pending, r.uid)
 			p.pendingMu.Unlock()
 			p.relistMu.Lock()
-			stale := p.lastStart.After(r.at)
+			stale := p.lastGoodStart.After(r.at)
 			p.relistMu.Unlock()
 			if !stale {
 				p.RelistPod(ctx, r.uid)

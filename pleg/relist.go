@@ -3,6 +3,8 @@ package pleg
 import (
 	"context"
 	"fmt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"maps"
 	"slices"
 	"time"
@@ -49,6 +51,7 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 		return false
 	}
 	p.lastRelist.Store(start.UnixNano())
+	p.lastGoodStart = start
 
 	listings := observe.Group(sandboxes, containers)
 	var runPods, runContainers int
@@ -129,8 +132,14 @@ func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, star
 	ctx, cancel := context.WithTimeout(ctx, p.opts.InspectTimeout)
 	defer cancel()
 	in := observe.Inspected{SandboxOf: make(map[string]string, len(l.Containers))}
+	// An object removed between the list and its status call (the
+	// executor cleaning up) is simply gone: the next relist reports its
+	// removal. Only other errors fail the inspection.
 	for _, s := range l.Sandboxes {
 		resp, err := p.opts.Runtime.PodSandboxStatus(ctx, s.GetId(), false)
+		if status.Code(err) == codes.NotFound {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("PodSandboxStatus %s: %w", s.GetId(), err)
 		}
@@ -138,6 +147,9 @@ func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, star
 	}
 	for _, c := range l.Containers {
 		resp, err := p.opts.Runtime.ContainerStatus(ctx, c.GetId(), false)
+		if status.Code(err) == codes.NotFound {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("ContainerStatus %s: %w", c.GetId(), err)
 		}
