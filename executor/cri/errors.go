@@ -57,9 +57,10 @@ func Classify(err error) error {
 		return fmt.Errorf("%w: %w", ErrTimeout, err)
 	case ok && st.Code() == codes.Canceled:
 		return fmt.Errorf("%w: %w", context.Canceled, err)
-	case strings.Contains(strings.ToLower(msg), "not found"):
-		// containerd reports some missing objects as Unknown with a
-		// "not found" message.
+	case strings.HasSuffix(msg, ": not found") || strings.Contains(msg, "an error occurred when try to find"):
+		// containerd reports some missing objects as Unknown with its
+		// errdefs wording; any other "not found" in a message (say, an
+		// exec'd binary missing from $PATH) is not a missing object.
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	return err

@@ -19,6 +19,8 @@ func TestClassify(t *testing.T) {
 		{"unavailable", status.Error(codes.Unavailable, "connection refused"), ErrUnavailable},
 		{"not found code", status.Error(codes.NotFound, "no such container"), ErrNotFound},
 		{"not found in message", status.Error(codes.Unknown, `an error occurred when try to find container "x": not found`), ErrNotFound},
+		{"errdefs not found suffix", status.Error(codes.Unknown, `get sandbox info: sandbox "x": not found`), ErrNotFound},
+		{"a missing binary is not a missing container", status.Error(codes.Unknown, `exec: "frob": executable file not found in $PATH`), nil},
 		{"name reserved", status.Error(codes.Unknown, `failed to reserve sandbox name "a_b_c_0": name "a_b_c_0" is reserved for "abc"`), ErrNameReserved},
 		{"deadline", context.DeadlineExceeded, ErrTimeout},
 		{"deadline code", status.Error(codes.DeadlineExceeded, "x"), ErrTimeout},
