@@ -3,6 +3,7 @@ package critest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,7 +79,7 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) e
 	r.mu.Lock()
 	r.stops = append(r.stops, Stop{ID: id, Timeout: timeout})
 	r.mu.Unlock()
-	return r.FakeRuntimeService.StopContainer(ctx, id, timeout)
+	return asNotFound(r.FakeRuntimeService.StopContainer(ctx, id, timeout))
 }
 
 // StopPodSandbox records the call, then stops the sandbox.
@@ -86,7 +87,40 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
 	r.mu.Lock()
 	r.sandboxStops = append(r.sandboxStops, id)
 	r.mu.Unlock()
-	return r.FakeRuntimeService.StopPodSandbox(ctx, id)
+	return asNotFound(r.FakeRuntimeService.StopPodSandbox(ctx, id))
+}
+
+// The cri-api fake reports a missing object as a plain error ending in
+// "not found"; real runtimes (containerd, crisim) answer gRPC NotFound.
+// These methods answer as the real ones do.
+
+// ContainerStatus is the fake's, with NotFound as runtimes report it.
+func (r *Runtime) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
+	resp, err := r.FakeRuntimeService.ContainerStatus(ctx, id, verbose)
+	return resp, asNotFound(err)
+}
+
+// RemoveContainer is the fake's, with NotFound as runtimes report it.
+func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
+	return asNotFound(r.FakeRuntimeService.RemoveContainer(ctx, id))
+}
+
+// PodSandboxStatus is the fake's, with NotFound as runtimes report it.
+func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error) {
+	resp, err := r.FakeRuntimeService.PodSandboxStatus(ctx, id, verbose)
+	return resp, asNotFound(err)
+}
+
+// RemovePodSandbox is the fake's, with NotFound as runtimes report it.
+func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
+	return asNotFound(r.FakeRuntimeService.RemovePodSandbox(ctx, id))
+}
+
+func asNotFound(err error) error {
+	if err != nil && status.Code(err) == codes.Unknown && strings.HasSuffix(err.Error(), "not found") {
+		return status.Error(codes.NotFound, err.Error())
+	}
+	return err
 }
 
 // Stops returns the recorded container stops in call order.
