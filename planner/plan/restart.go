@@ -83,8 +83,17 @@ func ruleMatches(r *syncpodv1.ContainerRestartRule, code int32) bool {
 	}
 }
 
-// exitDecision decides whether an EXITED container is restarted (R-4.2
-// EXITED branch, R-12.1) and says why, e.g. "restart policy OnFailure".
+// RestartsAfterExit reports whether a container of a pod with this spec
+// that exited with code is restarted, by its restart rules, its own
+// restart policy or the pod's (R-4.2 EXITED branch, R-12.1), and says why,
+// e.g. "restart policy OnFailure". It is the one place this is decided:
+// the plan and the pod phase (planner/status) both ask it. Sidecars and
+// finished init containers are the caller's concern.
+func RestartsAfterExit(spec *syncpodv1.PodSpec, c *syncpodv1.Container, code int32) (bool, string) {
+	return (&view{spec: spec}).exitDecision(c, code)
+}
+
+// exitDecision is RestartsAfterExit for the view's pod.
 func (v *view) exitDecision(c *syncpodv1.Container, code int32) (bool, string) {
 	if hasContainerPolicy(c) {
 		for i, r := range c.GetRestartPolicyRules() {

@@ -3,6 +3,7 @@ package status
 import (
 	"cmp"
 	"fmt"
+	"github.com/syncpod/syncpod/planner/plan"
 	"slices"
 	"strings"
 	"time"
@@ -313,40 +314,8 @@ func (c *computer) willRestart(ctr *syncpodv1.Container, isInit bool, exit int32
 	if isInit && exit == 0 {
 		return false // a completed init container is done
 	}
-	if cp := ctr.GetRestartPolicy(); cp != syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_UNSPECIFIED {
-		for _, r := range ctr.GetRestartPolicyRules() {
-			if r.GetAction() == syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART && matches(r.GetExitCodes(), exit) {
-				return true
-			}
-		}
-		switch cp {
-		case syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_NEVER:
-			return false
-		case syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ON_FAILURE:
-			return exit != 0
-		default:
-			return true
-		}
-	}
-	switch c.in.Pod.GetSpec().GetRestartPolicy() {
-	case syncpodv1.RestartPolicy_RESTART_POLICY_NEVER:
-		return false
-	case syncpodv1.RestartPolicy_RESTART_POLICY_ON_FAILURE:
-		return exit != 0
-	default:
-		return true
-	}
-}
-
-func matches(m *syncpodv1.ContainerRestartRuleOnExitCodes, exit int32) bool {
-	in := slices.Contains(m.GetValues(), exit)
-	switch m.GetOperator() {
-	case syncpodv1.ExitCodeOperator_EXIT_CODE_OPERATOR_IN:
-		return in
-	case syncpodv1.ExitCodeOperator_EXIT_CODE_OPERATOR_NOT_IN:
-		return !in
-	}
-	return false
+	restart, _ := plan.RestartsAfterExit(c.in.Pod.GetSpec(), ctr, exit)
+	return restart
 }
 
 // lastExit returns the exit code the container's state (or, while it
