@@ -247,6 +247,20 @@ func (s *Source) Scan() (Diff, error) {
 	return diff, nil
 }
 
+// Retry makes the next Scan report changes again that were not carried
+// out: an added or updated pod as added, a removed one as removed.
+func (s *Source) Retry(failed []Change) {
+	for _, c := range failed {
+		k := podKey(c.Pod)
+		switch c.Type {
+		case Added, Updated:
+			delete(s.pods, k)
+		case Removed:
+			s.pods[k] = owned{pod: c.Pod, file: c.File}
+		}
+	}
+}
+
 // fail records a broken file: its last good pods stay desired. It returns
 // the error to report, or nothing when this exact content was reported
 // before.
@@ -264,10 +278,12 @@ func (s *Source) fail(path string, sum [sha256.Size]byte, err error) []FileError
 }
 
 // Run scans at once and then at every tick until ctx ends, handing every
-// non-empty Diff to apply. A directory that cannot be read is reported as a
-// FileError for the directory itself (once per distinct error); nothing
-// changes until it can be read again.
-func (s *Source) Run(ctx context.Context, apply func(context.Context, Diff)) error {
+// non-empty Diff to apply. apply returns the changes it could not carry
+// out (say, a pod re-added while its old incarnation still terminates);
+// they are handed over again on the next scan. A directory that cannot be
+// read is reported as a FileError for the directory itself (once per
+// distinct error); nothing changes until it can be read again.
+func (s *Source) Run(ctx context.Context, apply func(context.Context, Diff) (failed []Change)) error {
 	tick, stop := s.opts.NewTicker(s.opts.Interval)
 	defer stop()
 	lastDirErr := ""
@@ -281,7 +297,7 @@ func (s *Source) Run(ctx context.Context, apply func(context.Context, Diff)) err
 			lastDirErr = ""
 		}
 		if !d.Empty() {
-			apply(ctx, d)
+			s.Retry(apply(ctx, d))
 		}
 		select {
 		case <-ctx.Done():

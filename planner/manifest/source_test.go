@@ -133,7 +133,9 @@ func TestSourceRunScansAtOnceAndOnEveryTick(t *testing.T) {
 	diffs := make(chan []string, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, func(_ context.Context, d Diff) { diffs <- render(d) }) }()
+	go func() {
+		done <- s.Run(ctx, func(_ context.Context, d Diff) []Change { diffs <- render(d); return nil })
+	}()
 
 	if got := <-diffs; fmt.Sprint(got) != "[added a (a.yaml)]" {
 		t.Errorf("first diff = %v", got)
@@ -153,5 +155,31 @@ func TestSourceRunScansAtOnceAndOnEveryTick(t *testing.T) {
 	case d := <-diffs:
 		t.Errorf("unexpected diff %v", d)
 	default:
+	}
+}
+
+func TestSourceRetryReportsFailedChangesAgain(t *testing.T) {
+	dir := t.TempDir()
+	s := NewSource(Options{Dir: dir})
+	write(t, dir, "a.yaml", podYAML("a", "busybox:1"))
+	d, err := s.Scan()
+	if err != nil || len(d.Changes) != 1 {
+		t.Fatalf("first scan %v %v", d, err)
+	}
+	s.Retry(d.Changes) // the store refused it (say, the old pod still terminates)
+	if got := scan(t, s); strings.Join(got, ",") != "added a (a.yaml)" {
+		t.Fatalf("after a failed add: %v, want it added again", got)
+	}
+	if got := scan(t, s); len(got) != 0 {
+		t.Fatalf("after a good add: %v, want nothing", got)
+	}
+	_ = os.Remove(filepath.Join(dir, "a.yaml"))
+	d, err = s.Scan()
+	if err != nil || len(d.Changes) != 1 || d.Changes[0].Type != Removed {
+		t.Fatalf("removal scan %v %v", d, err)
+	}
+	s.Retry(d.Changes)
+	if got := scan(t, s); strings.Join(got, ",") != "removed a (a.yaml)" {
+		t.Fatalf("after a failed removal: %v, want it removed again", got)
 	}
 }

@@ -252,13 +252,15 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 		if p.Uid != cur.GetUid() {
 			return fmt.Errorf("%w: %s/%s has uid %s, not %s (delete it first)", ErrUIDMismatch, p.Namespace, p.Name, cur.GetUid(), p.Uid)
 		}
+		// A terminating pod takes no apply, not even an identical one:
+		// "unchanged" would hide that it is about to be removed.
+		if cur.GetDeletionTime() != nil {
+			return fmt.Errorf("%w: %s/%s", ErrTerminating, p.Namespace, p.Name)
+		}
 		if sameUserFields(p, cur) {
 			result = plannerv1.ApplyResult_APPLY_RESULT_UNCHANGED
 			stored = old
 			return errRollback
-		}
-		if cur.GetDeletionTime() != nil {
-			return fmt.Errorf("%w: %s/%s", ErrTerminating, p.Namespace, p.Name)
 		}
 		p.Generation = cur.GetGeneration()
 		if !proto.Equal(p.GetSpec(), cur.GetSpec()) {

@@ -453,6 +453,11 @@ func TestMarkDeletedAndRemove(t *testing.T) {
 	if _, _, err := s.Apply(ctx, pod("web", "nginx:2")); !errors.Is(err, ErrTerminating) {
 		t.Errorf("Apply on terminating pod = %v, want ErrTerminating", err)
 	}
+	// Not even an identical apply: "unchanged" would hide that the pod is
+	// about to be removed (a static manifest put back must be retried).
+	if _, res, err := s.Apply(ctx, proto.Clone(stored).(*syncpodv1.Pod)); !errors.Is(err, ErrTerminating) {
+		t.Errorf("identical Apply on terminating pod = %v, %v; want ErrTerminating", res, err)
+	}
 
 	if err := s.Remove(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Remove unknown = %v, want ErrNotFound", err)

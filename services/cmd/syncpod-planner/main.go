@@ -115,7 +115,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if *manifestDir != "" {
 		src := manifest.NewSource(manifest.Options{Dir: *manifestDir, Interval: *manifestInterval})
 		g.Go(func() error {
-			err := src.Run(ctx, func(ctx context.Context, d manifest.Diff) { applyManifests(ctx, logger, pods, d) })
+			err := src.Run(ctx, func(ctx context.Context, d manifest.Diff) []manifest.Change {
+				return applyManifests(ctx, logger, pods, d)
+			})
 			if errors.Is(err, context.Canceled) {
 				return nil
 			}
@@ -140,8 +142,11 @@ func dial(addr string) (*grpc.ClientConn, error) {
 
 // applyManifests carries a manifest diff into the store: added and updated
 // pods are applied, removed ones marked for deletion. Failures are logged
-// per pod; the other pods go on.
-func applyManifests(ctx context.Context, logger *slog.Logger, pods *store.Store, d manifest.Diff) {
+// per pod and the other pods go on; those that may succeed later (a pod
+// re-added while its old incarnation terminates, a store hiccup) are
+// returned to be tried again on the next scan. An invalid pod is not: its
+// file has to change first, which is a new change anyway.
+func applyManifests(ctx context.Context, logger *slog.Logger, pods *store.Store, d manifest.Diff) (retry []manifest.Change) {
 	for _, fe := range d.Errors {
 		logger.Warn("static manifest refused; its pods are left as they were", "file", fe.File, "err", fe.Err)
 		// Tell the pods' readers too, where they look: in their events.
@@ -165,7 +170,14 @@ func applyManifests(ctx context.Context, logger *slog.Logger, pods *store.Store,
 		switch c.Type {
 		case manifest.Added, manifest.Updated:
 			if _, res, err := pods.Apply(ctx, c.Pod); err != nil {
-				log.Error("cannot apply static pod", "err", err)
+				if errors.Is(err, store.ErrTerminating) {
+					log.Info("static pod still terminating; it is applied again once it is gone")
+				} else {
+					log.Error("cannot apply static pod", "err", err)
+				}
+				if !errors.Is(err, store.ErrInvalid) {
+					retry = append(retry, c)
+				}
 			} else {
 				log.Info("static pod applied", "result", res.String())
 			}
@@ -173,9 +185,11 @@ func applyManifests(ctx context.Context, logger *slog.Logger, pods *store.Store,
 			ref := &plannerv1.PodRef{Namespace: c.Pod.GetNamespace(), Name: c.Pod.GetName()}
 			if _, err := pods.MarkDeleted(ctx, ref, nil); err != nil && !errors.Is(err, store.ErrNotFound) {
 				log.Error("cannot delete static pod", "err", err)
+				retry = append(retry, c)
 			} else {
 				log.Info("static pod deleted")
 			}
 		}
 	}
+	return retry
 }
