@@ -179,6 +179,12 @@ func (s *Source) Scan() (Diff, error) {
 			diff.Errors = append(diff.Errors, s.fail(path, sum, perr)...)
 			continue
 		}
+		for _, p := range pods {
+			if p.Annotations == nil {
+				p.Annotations = map[string]string{}
+			}
+			p.Annotations[SourceAnnotation] = SourceFile
+		}
 		s.files[path] = &fileState{hash: sum, pods: pods, warns: warns}
 	}
 	for path := range s.files {
@@ -245,6 +251,23 @@ func (s *Source) Scan() (Diff, error) {
 	sort.Slice(diff.Changes, func(i, j int) bool { return podKey(diff.Changes[i].Pod) < podKey(diff.Changes[j].Pod) })
 	sort.SliceStable(diff.Errors, func(i, j int) bool { return diff.Errors[i].File < diff.Errors[j].File })
 	return diff, nil
+}
+
+// SourceAnnotation marks a pod that comes from a static manifest (value
+// SourceFile), as the kubelet marks its static pods; the planner uses it to
+// forget static pods whose file went away while it was not running.
+const (
+	SourceAnnotation = "kubernetes.io/config.source"
+	SourceFile       = "file"
+)
+
+// Owns reports whether the last scan found a manifest for the pod.
+func (s *Source) Owns(namespace, name string) bool {
+	if namespace == "" {
+		namespace = "default"
+	}
+	_, ok := s.pods[namespace+"/"+name]
+	return ok
 }
 
 // Retry makes the next Scan report changes again that were not carried

@@ -175,6 +175,13 @@ func (n *node) startPlanner() {
 // planner's log is kept for failure reports.
 func (n *node) killPlanner() {
 	n.t.Helper()
+	n.killPlannerWhile(func() {})
+}
+
+// killPlannerWhile ends the planner with SIGKILL, runs meanwhile while no
+// planner runs, and starts a new one on the same database and peers.
+func (n *node) killPlannerWhile(meanwhile func()) {
+	n.t.Helper()
 	old := n.planner
 	_ = old.signal(n.t, syscall.SIGKILL)
 	n.killed = append(n.killed, old)
@@ -183,6 +190,7 @@ func (n *node) killPlanner() {
 			n.t.Logf("---- log of the planner killed with SIGKILL ----\n%s", old.tail(300))
 		}
 	})
+	meanwhile()
 	n.startPlanner()
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -539,4 +540,31 @@ func TestExecLivenessProbeFailureRestartsContainer(t *testing.T) {
 	if got := n.readySandboxes(rec.GetPod().GetUid()); got != 1 {
 		t.Errorf("crisim holds %d READY sandboxes, want 1 (a liveness kill restarts a container, not the pod)", got)
 	}
+}
+
+// TestStaticManifestRemovedWhilePlannerDown: a manifest deleted while no
+// planner runs is noticed at the next start (its pod carries the
+// kubelet's config.source annotation), and its pod is deleted.
+func TestStaticManifestRemovedWhilePlannerDown(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOptions{})
+	file := filepath.Join(n.manifestDir, "static-web.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(staticPod, "%s", "blue", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := n.waitRunning("static-web", converge)
+	if got := rec.GetPod().GetAnnotations()["kubernetes.io/config.source"]; got != "file" {
+		t.Errorf("static pod's config.source annotation = %q, want file", got)
+	}
+	uid := rec.GetPod().GetUid()
+	n.killPlannerWhile(func() {
+		if err := os.Remove(file); err != nil {
+			t.Fatal(err)
+		}
+	})
+	eventually(t, converge, "the static pod gone from the planner and the runtime", func() (bool, string) {
+		_, err := n.get("static-web")
+		sbs, cs := n.runtimeOf(uid)
+		return err != nil && len(sbs) == 0 && len(cs) == 0, fmt.Sprintf("get: %v; %d sandboxes, %d containers", err, len(sbs), len(cs))
+	})
 }

@@ -115,6 +115,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if *manifestDir != "" {
 		src := manifest.NewSource(manifest.Options{Dir: *manifestDir, Interval: *manifestInterval})
 		g.Go(func() error {
+			// First bring the store in line with the directory as it is
+			// now, including files removed while the planner was down.
+			if d, err := src.Scan(); err == nil {
+				src.Retry(applyManifests(ctx, logger, pods, d))
+				forgetVanishedStaticPods(ctx, logger, pods, src)
+			}
 			err := src.Run(ctx, func(ctx context.Context, d manifest.Diff) []manifest.Change {
 				return applyManifests(ctx, logger, pods, d)
 			})
@@ -138,6 +144,29 @@ func dial(addr string) (*grpc.ClientConn, error) {
 		return nil, err
 	}
 	return grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+}
+
+// forgetVanishedStaticPods deletes the static pods (marked by the manifest
+// source) whose manifest is gone: removed while the planner was not
+// running, so no scan saw the removal.
+func forgetVanishedStaticPods(ctx context.Context, logger *slog.Logger, pods *store.Store, src *manifest.Source) {
+	recs, err := pods.List(ctx, store.Filter{})
+	if err != nil {
+		logger.Warn("cannot list pods to reconcile static manifests", "err", err)
+		return
+	}
+	for _, r := range recs {
+		p := r.GetPod()
+		if p.GetAnnotations()[manifest.SourceAnnotation] != manifest.SourceFile || p.GetDeletionTime() != nil || src.Owns(p.GetNamespace(), p.GetName()) {
+			continue
+		}
+		ref := &plannerv1.PodRef{Namespace: p.GetNamespace(), Name: p.GetName(), Uid: p.GetUid()}
+		if _, err := pods.MarkDeleted(ctx, ref, nil); err != nil && !errors.Is(err, store.ErrNotFound) {
+			logger.Warn("cannot delete a static pod whose manifest is gone", "pod", p.GetNamespace()+"/"+p.GetName(), "err", err)
+			continue
+		}
+		logger.Info("static pod deleted: its manifest is gone", "pod", p.GetNamespace()+"/"+p.GetName())
+	}
 }
 
 // applyManifests carries a manifest diff into the store: added and updated
