@@ -33,6 +33,15 @@ func newView(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*sync
 	return v
 }
 
+// NewestFirst returns the pod's sandboxes and containers in the one order
+// every decision about them uses (DESIGN.md): newest created first, ties
+// broken by id, an unset time oldest. The inputs are never reordered.
+// Status, probes and housekeeping use it too, so that they describe the
+// same instances plan.Compute acted on.
+func NewestFirst(o *syncpodv1.ObservedPod) ([]*syncpodv1.ObservedSandbox, []*syncpodv1.ObservedContainer) {
+	return sortedNewestFirst(o.GetSandboxes(), compareSandboxes), sortedNewestFirst(o.GetContainers(), compareContainers)
+}
+
 // sortedNewestFirst returns in itself when it is already sorted (it is only
 // read), otherwise a sorted copy: the caller's slice is never reordered.
 func sortedNewestFirst[T any](in []T, cmp func(a, b T) int) []T {

@@ -3,6 +3,7 @@ package prober
 import (
 	"cmp"
 	"context"
+	"github.com/syncpod/syncpod/planner/plan"
 	"log/slog"
 	"slices"
 	"sync"
@@ -293,26 +294,21 @@ func desiredWorkers(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod) map[wor
 }
 
 func newestSandbox(o *syncpodv1.ObservedPod) *syncpodv1.ObservedSandbox {
-	var best *syncpodv1.ObservedSandbox
-	for _, s := range o.GetSandboxes() {
-		if best == nil || s.GetCreatedAt().AsTime().After(best.GetCreatedAt().AsTime()) {
-			best = s
-		}
+	sbs, _ := plan.NewestFirst(o)
+	if len(sbs) == 0 {
+		return nil
 	}
-	return best
+	return sbs[0]
 }
 
 func newestInstance(o *syncpodv1.ObservedPod, name, sandboxID string) *syncpodv1.ObservedContainer {
-	var best *syncpodv1.ObservedContainer
-	for _, c := range o.GetContainers() {
-		if c.GetName() != name || c.GetSandboxId() != sandboxID {
-			continue
-		}
-		if best == nil || c.GetCreatedAt().AsTime().After(best.GetCreatedAt().AsTime()) {
-			best = c
+	_, cs := plan.NewestFirst(o)
+	for _, c := range cs {
+		if c.GetName() == name && c.GetSandboxId() == sandboxID {
+			return c
 		}
 	}
-	return best
+	return nil
 }
 
 func sortedKeys(m map[workerKey]*worker) []workerKey {

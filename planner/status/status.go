@@ -1,10 +1,8 @@
 package status
 
 import (
-	"cmp"
 	"fmt"
 	"github.com/syncpod/syncpod/planner/plan"
-	"slices"
 	"strings"
 	"time"
 
@@ -129,13 +127,7 @@ type computer struct {
 
 // observedByName groups container instances by name, newest first.
 func observedByName(o *syncpodv1.ObservedPod) map[string][]*syncpodv1.ObservedContainer {
-	list := slices.Clone(o.GetContainers())
-	slices.SortStableFunc(list, func(a, b *syncpodv1.ObservedContainer) int {
-		if c := b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime()); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.GetId(), a.GetId())
-	})
+	_, list := plan.NewestFirst(o)
 	out := map[string][]*syncpodv1.ObservedContainer{}
 	for _, c := range list {
 		out[c.GetName()] = append(out[c.GetName()], c)
@@ -145,16 +137,10 @@ func observedByName(o *syncpodv1.ObservedPod) map[string][]*syncpodv1.ObservedCo
 
 // podIP is the newest sandbox's IP when it is a ready pod-network sandbox.
 func podIP(o *syncpodv1.ObservedPod) string {
-	sbs := slices.Clone(o.GetSandboxes())
+	sbs, _ := plan.NewestFirst(o)
 	if len(sbs) == 0 {
 		return ""
 	}
-	slices.SortStableFunc(sbs, func(a, b *syncpodv1.ObservedSandbox) int {
-		if c := b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime()); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.GetAttempt(), a.GetAttempt())
-	})
 	s := sbs[0]
 	if s.GetState() != syncpodv1.SandboxState_SANDBOX_STATE_READY || s.GetHostNetwork() {
 		return ""

@@ -3,13 +3,13 @@ package syncer
 import (
 	"context"
 	"errors"
-	"slices"
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 
+	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/planner/store"
 )
 
@@ -78,10 +78,7 @@ func (s *Syncer) removeOrphan(ctx context.Context, o *syncpodv1.ObservedPod) {
 // per container: its exit code and finish time are the container's last
 // termination state and drive restart decisions and back-off.
 func garbage(o *syncpodv1.ObservedPod) (containers, sandboxes []string) {
-	sbs := slices.Clone(o.GetSandboxes())
-	slices.SortStableFunc(sbs, func(a, b *syncpodv1.ObservedSandbox) int {
-		return b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime())
-	})
+	sbs, cs := plan.NewestFirst(o)
 	removedSandbox := map[string]bool{}
 	for i, sb := range sbs {
 		if i > 0 && sb.GetState() != syncpodv1.SandboxState_SANDBOX_STATE_READY {
@@ -89,10 +86,6 @@ func garbage(o *syncpodv1.ObservedPod) (containers, sandboxes []string) {
 			removedSandbox[sb.GetId()] = true
 		}
 	}
-	cs := slices.Clone(o.GetContainers())
-	slices.SortStableFunc(cs, func(a, b *syncpodv1.ObservedContainer) int {
-		return b.GetCreatedAt().AsTime().Compare(a.GetCreatedAt().AsTime())
-	})
 	keptDead := map[string]bool{}
 	for _, c := range cs {
 		if removedSandbox[c.GetSandboxId()] || c.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
