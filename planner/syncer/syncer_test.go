@@ -2,17 +2,15 @@ package syncer
 
 import (
 	"context"
-	"net"
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -67,19 +65,6 @@ func (f *fakePLEG) ListPodStatuses(context.Context, *plegv1.ListPodStatusesReque
 		resp.Pods = append(resp.Pods, proto.Clone(o).(*syncpodv1.ObservedPod))
 	}
 	return resp, nil
-}
-
-func (f *fakePLEG) Watch(_ *plegv1.WatchRequest, stream grpc.ServerStreamingServer[plegv1.WatchResponse]) error {
-	for {
-		select {
-		case <-stream.Context().Done():
-			return nil
-		case ev := <-f.events:
-			if err := stream.Send(&plegv1.WatchResponse{Event: ev}); err != nil {
-				return err
-			}
-		}
-	}
 }
 
 func (f *fakePLEG) newerThans(uid string) []time.Time {
@@ -144,21 +129,60 @@ type env struct {
 	s     *Syncer
 }
 
-func serve(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
-	t.Helper()
-	l := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	register(srv)
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return l.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
+// plegClient calls the fake PLEG in-process, so the tests run inside a
+// synctest bubble (no sockets, virtual time).
+type plegClient struct{ f *fakePLEG }
+
+func (c plegClient) GetPodStatus(ctx context.Context, in *plegv1.GetPodStatusRequest, _ ...grpc.CallOption) (*plegv1.GetPodStatusResponse, error) {
+	return c.f.GetPodStatus(ctx, in)
+}
+
+func (c plegClient) ListPodStatuses(ctx context.Context, in *plegv1.ListPodStatusesRequest, _ ...grpc.CallOption) (*plegv1.ListPodStatusesResponse, error) {
+	return c.f.ListPodStatuses(ctx, in)
+}
+
+func (c plegClient) Watch(ctx context.Context, _ *plegv1.WatchRequest, _ ...grpc.CallOption) (grpc.ServerStreamingClient[plegv1.WatchResponse], error) {
+	return &watchStream{ctx: ctx, events: c.f.events}, nil
+}
+
+// watchStream is a PLEG Watch stream fed by the fake's events channel;
+// the syncer only calls Recv.
+type watchStream struct {
+	grpc.ClientStream
+	ctx    context.Context
+	events chan *plegv1.PodLifecycleEvent
+}
+
+func (w *watchStream) Recv() (*plegv1.WatchResponse, error) {
+	select {
+	case <-w.ctx.Done():
+		return nil, w.ctx.Err()
+	case ev := <-w.events:
+		return &plegv1.WatchResponse{Event: ev}, nil
 	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+}
+
+// execClient calls the fake executor in-process.
+type execClient struct{ f *fakeExecutor }
+
+func (c execClient) ApplyActions(ctx context.Context, in *executorv1.ApplyActionsRequest, _ ...grpc.CallOption) (*executorv1.ApplyActionsResponse, error) {
+	return c.f.ApplyActions(ctx, in)
+}
+
+func (c execClient) RemoveResources(ctx context.Context, in *executorv1.RemoveResourcesRequest, _ ...grpc.CallOption) (*executorv1.RemoveResourcesResponse, error) {
+	return c.f.RemoveResources(ctx, in)
+}
+
+func (c execClient) ListBackoffs(ctx context.Context, in *executorv1.ListBackoffsRequest, _ ...grpc.CallOption) (*executorv1.ListBackoffsResponse, error) {
+	return c.f.ListBackoffs(ctx, in)
+}
+
+func (c execClient) ResetBackoff(ctx context.Context, in *executorv1.ResetBackoffRequest, _ ...grpc.CallOption) (*executorv1.ResetBackoffResponse, error) {
+	return c.f.ResetBackoff(ctx, in)
+}
+
+func (c execClient) ExecSync(ctx context.Context, in *executorv1.ExecSyncRequest, _ ...grpc.CallOption) (*executorv1.ExecSyncResponse, error) {
+	return c.f.ExecSync(ctx, in)
 }
 
 func newEnv(t *testing.T) *env {
@@ -173,10 +197,8 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.store.Close() })
-	plegConn := serve(t, func(s *grpc.Server) { plegv1.RegisterPlegServiceServer(s, e.pleg) })
-	execConn := serve(t, func(s *grpc.Server) { executorv1.RegisterExecutorServiceServer(s, e.exec) })
 	e.s, err = New(Options{
-		Store: e.store, PLEG: plegv1.NewPlegServiceClient(plegConn), Executor: executorv1.NewExecutorServiceClient(execConn),
+		Store: e.store, PLEG: plegClient{e.pleg}, Executor: execClient{e.exec},
 		ResyncPeriod: time.Hour, HousekeepingPeriod: time.Hour, RPCTimeout: 5 * time.Second,
 	})
 	if err != nil {
@@ -189,14 +211,13 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
+// settled waits (inside a synctest bubble) until every goroutine of the
+// syncer is blocked, then requires cond.
+func settled(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("after everything settled: not %s", what)
 	}
 }
 
@@ -229,122 +250,135 @@ func runningObserved(uid string) *syncpodv1.ObservedPod {
 }
 
 func TestNewPodIsPlannedAppliedAndGetsStatusAndEvents(t *testing.T) {
-	e := newEnv(t)
-	e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
-		return &executorv1.ApplyActionsResponse{SandboxId: "sb1", Steps: []*executorv1.StepResult{
-			{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "sb1"},
-			{Step: executorv1.Step_STEP_START_CONTAINER, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "app", ContainerId: "c1"},
-		}}
-	})
-	pod := e.apply(t, webPod())
-	eventually(t, "an ApplyActions call", func() bool { a, _ := e.exec.snapshot(); return len(a) >= 1 })
-	a, _ := e.exec.snapshot()
-	if !a[0].GetActions().GetCreateSandbox() || len(a[0].GetActions().GetContainersToStart()) != 1 || a[0].GetPod().GetUid() != pod.GetUid() {
-		t.Fatalf("first change set %v, want a sandbox and one container for pod %s", a[0].GetActions(), pod.GetUid())
-	}
-	eventually(t, "status and events", func() bool {
-		rec, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
-		return err == nil && rec.GetStatus().GetPhase() != syncpodv1.PodPhase_POD_PHASE_UNSPECIFIED && len(rec.GetEvents()) > 0 && rec.GetLastActions() != nil
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+			return &executorv1.ApplyActionsResponse{SandboxId: "sb1", Steps: []*executorv1.StepResult{
+				{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "sb1"},
+				{Step: executorv1.Step_STEP_START_CONTAINER, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "app", ContainerId: "c1"},
+			}}
+		})
+		pod := e.apply(t, webPod())
+		settled(t, "an ApplyActions call", func() bool { a, _ := e.exec.snapshot(); return len(a) >= 1 })
+		a, _ := e.exec.snapshot()
+		if !a[0].GetActions().GetCreateSandbox() || len(a[0].GetActions().GetContainersToStart()) != 1 || a[0].GetPod().GetUid() != pod.GetUid() {
+			t.Fatalf("first change set %v, want a sandbox and one container for pod %s", a[0].GetActions(), pod.GetUid())
+		}
+		settled(t, "status and events", func() bool {
+			rec, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+			return err == nil && rec.GetStatus().GetPhase() != syncpodv1.PodPhase_POD_PHASE_UNSPECIFIED && len(rec.GetEvents()) > 0 && rec.GetLastActions() != nil
+		})
 	})
 }
 
 func TestConvergedPodIsNotResyncedByItsOwnStatusWrites(t *testing.T) {
-	e := newEnv(t)
-	e.pleg.set(runningObserved(uid))
-	pod := e.apply(t, webPod())
-	eventually(t, "a first sync", func() bool { return e.pleg.getCount(pod.GetUid()) >= 1 })
-	time.Sleep(300 * time.Millisecond) // let any (wrong) feedback loop show
-	n := e.pleg.getCount(pod.GetUid())
-	time.Sleep(500 * time.Millisecond)
-	if got := e.pleg.getCount(pod.GetUid()); got != n || n > 3 {
-		t.Fatalf("a converged pod kept syncing: %d then %d status reads", n, got)
-	}
-	if a, _ := e.exec.snapshot(); len(a) != 0 {
-		t.Fatalf("a healthy running pod got change sets: %v", a)
-	}
-	// A PLEG event for the pod triggers a sync; a removal does not.
-	e.pleg.events <- &plegv1.PodLifecycleEvent{PodUid: pod.GetUid(), Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_REMOVED}
-	e.pleg.events <- &plegv1.PodLifecycleEvent{PodUid: pod.GetUid(), Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED}
-	eventually(t, "a sync after CONTAINER_DIED", func() bool { return e.pleg.getCount(pod.GetUid()) == n+1 })
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.pleg.set(runningObserved(uid))
+		pod := e.apply(t, webPod())
+		// The first sync (the store's ADDED) and at most one more (the
+		// PLEG watch connecting resyncs everything), then nothing: the
+		// syncs' own status writes trigger none.
+		settled(t, "one or two syncs", func() bool { n := e.pleg.getCount(pod.GetUid()); return n >= 1 && n <= 2 })
+		n := e.pleg.getCount(pod.GetUid())
+		time.Sleep(30 * time.Minute) // half the resync period, virtual
+		synctest.Wait()
+		if got := e.pleg.getCount(pod.GetUid()); got != n {
+			t.Fatalf("a converged pod kept syncing: %d then %d status reads", n, got)
+		}
+		if a, _ := e.exec.snapshot(); len(a) != 0 {
+			t.Fatalf("a healthy running pod got change sets: %v", a)
+		}
+		// A PLEG event for the pod triggers a sync; a removal does not.
+		e.pleg.events <- &plegv1.PodLifecycleEvent{PodUid: pod.GetUid(), Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_REMOVED}
+		e.pleg.events <- &plegv1.PodLifecycleEvent{PodUid: pod.GetUid(), Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED}
+		settled(t, "exactly one sync, after CONTAINER_DIED", func() bool { return e.pleg.getCount(pod.GetUid()) == n+1 })
+	})
 }
 
 func TestDeletedPodIsKilledThenRemovedThenForgotten(t *testing.T) {
-	e := newEnv(t)
-	e.pleg.set(runningObserved(uid))
-	pod := e.apply(t, webPod())
-	eventually(t, "a first sync", func() bool { return e.pleg.getCount(pod.GetUid()) >= 1 })
-	e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
-		if req.GetActions().GetKillPod() {
-			o := runningObserved(pod.GetUid())
-			o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
-			o.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
-			e.pleg.set(o) // what the PLEG sees after the kill
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.pleg.set(runningObserved(uid))
+		pod := e.apply(t, webPod())
+		settled(t, "a first sync", func() bool { return e.pleg.getCount(pod.GetUid()) >= 1 })
+		e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+			if req.GetActions().GetKillPod() {
+				o := runningObserved(pod.GetUid())
+				o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+				o.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
+				e.pleg.set(o) // what the PLEG sees after the kill
+			}
+			return &executorv1.ApplyActionsResponse{}
+		})
+		grace := int64(5)
+		if _, err := e.store.MarkDeleted(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()}, &grace); err != nil {
+			t.Fatal(err)
 		}
-		return &executorv1.ApplyActionsResponse{}
+		settled(t, "the pod to leave the store", func() bool {
+			_, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+			return err != nil
+		})
+		applies, removes := e.exec.snapshot()
+		if len(applies) != 1 || !applies[0].GetActions().GetKillPod() || applies[0].GetPod().GetDeletionGracePeriodSeconds() != 5 {
+			t.Fatalf("applies %v, want one KillPod carrying the deletion grace period", applies)
+		}
+		if len(removes) != 1 || len(removes[0].GetContainerIds()) != 1 || len(removes[0].GetSandboxIds()) != 1 {
+			t.Fatalf("removes %v, want the container and the sandbox", removes)
+		}
+		if e.s.workers.Known() != 0 {
+			t.Fatalf("a removed pod still has a worker")
+		}
 	})
-	grace := int64(5)
-	if _, err := e.store.MarkDeleted(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()}, &grace); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the pod to leave the store", func() bool {
-		_, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
-		return err != nil
-	})
-	applies, removes := e.exec.snapshot()
-	if len(applies) != 1 || !applies[0].GetActions().GetKillPod() || applies[0].GetPod().GetDeletionGracePeriodSeconds() != 5 {
-		t.Fatalf("applies %v, want one KillPod carrying the deletion grace period", applies)
-	}
-	if len(removes) != 1 || len(removes[0].GetContainerIds()) != 1 || len(removes[0].GetSandboxIds()) != 1 {
-		t.Fatalf("removes %v, want the container and the sandbox", removes)
-	}
-	if e.s.workers.Known() != 0 {
-		t.Fatalf("a removed pod still has a worker")
-	}
 }
 
 func TestBackoffRetryAtArmsAWakeUp(t *testing.T) {
-	e := newEnv(t)
-	retry := time.Now().Add(time.Hour).Truncate(time.Second)
-	e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
-		return &executorv1.ApplyActionsResponse{RetryAt: timestamppb.New(retry), Steps: []*executorv1.StepResult{
-			{Step: executorv1.Step_STEP_START_CONTAINER, Target: "app", Outcome: executorv1.Outcome_OUTCOME_SKIPPED, Reason: "CrashLoopBackOff", BackoffUntil: timestamppb.New(retry)},
-		}}
-	})
-	pod := e.apply(t, webPod())
-	eventually(t, "a wake-up at the back-off instant", func() bool { return e.s.workers.NextWake(pod.GetUid()).Equal(retry) })
-	eventually(t, "CrashLoopBackOff in the status", func() bool {
-		rec, _ := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
-		cs := rec.GetStatus().GetContainerStatuses()
-		return len(cs) == 1 && cs[0].GetState().GetWaiting().GetReason() == "CrashLoopBackOff"
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		retry := time.Now().Add(time.Hour).Truncate(time.Second)
+		e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+			return &executorv1.ApplyActionsResponse{RetryAt: timestamppb.New(retry), Steps: []*executorv1.StepResult{
+				{Step: executorv1.Step_STEP_START_CONTAINER, Target: "app", Outcome: executorv1.Outcome_OUTCOME_SKIPPED, Reason: "CrashLoopBackOff", BackoffUntil: timestamppb.New(retry)},
+			}}
+		})
+		pod := e.apply(t, webPod())
+		settled(t, "a wake-up at the back-off instant", func() bool { return e.s.workers.NextWake(pod.GetUid()).Equal(retry) })
+		settled(t, "CrashLoopBackOff in the status", func() bool {
+			rec, _ := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+			cs := rec.GetStatus().GetContainerStatuses()
+			return len(cs) == 1 && cs[0].GetState().GetWaiting().GetReason() == "CrashLoopBackOff"
+		})
 	})
 }
 
 func TestFinishedPodIsNotReplanned(t *testing.T) {
-	e := newEnv(t)
-	p := webPod()
-	p.Spec.RestartPolicy = syncpodv1.RestartPolicy_RESTART_POLICY_NEVER
-	o := runningObserved(uid)
-	o.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
-	o.Containers[0].FinishedAt = timestamppb.Now()
-	e.pleg.set(o) // sandbox still ready, the only container done
-	e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
-		o := proto.Clone(o).(*syncpodv1.ObservedPod)
-		o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
-		e.pleg.set(o)
-		return &executorv1.ApplyActionsResponse{}
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		p := webPod()
+		p.Spec.RestartPolicy = syncpodv1.RestartPolicy_RESTART_POLICY_NEVER
+		o := runningObserved(uid)
+		o.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
+		o.Containers[0].FinishedAt = timestamppb.Now()
+		e.pleg.set(o) // sandbox still ready, the only container done
+		e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+			o := proto.Clone(o).(*syncpodv1.ObservedPod)
+			o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+			e.pleg.set(o)
+			return &executorv1.ApplyActionsResponse{}
+		})
+		pod := e.apply(t, p)
+		settled(t, "phase Succeeded", func() bool {
+			rec, _ := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+			return rec.GetStatus().GetPhase() == syncpodv1.PodPhase_POD_PHASE_SUCCEEDED
+		})
+		e.s.workers.Trigger(pod.GetUid())
+		e.s.workers.Trigger(pod.GetUid())
+		synctest.Wait()
+		applies, _ := e.exec.snapshot()
+		if len(applies) != 1 || !applies[0].GetActions().GetKillPod() || applies[0].GetActions().GetCreateSandbox() {
+			t.Fatalf("applies %v, want exactly one kill of the finished pod and no new sandbox", applies)
+		}
 	})
-	pod := e.apply(t, p)
-	eventually(t, "phase Succeeded", func() bool {
-		rec, _ := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
-		return rec.GetStatus().GetPhase() == syncpodv1.PodPhase_POD_PHASE_SUCCEEDED
-	})
-	e.s.workers.Trigger(pod.GetUid())
-	e.s.workers.Trigger(pod.GetUid())
-	time.Sleep(300 * time.Millisecond)
-	applies, _ := e.exec.snapshot()
-	if len(applies) != 1 || !applies[0].GetActions().GetKillPod() || applies[0].GetActions().GetCreateSandbox() {
-		t.Fatalf("applies %v, want exactly one kill of the finished pod and no new sandbox", applies)
-	}
 }
 
 func TestGarbage(t *testing.T) {
@@ -386,21 +420,25 @@ func equal(a, b []string) bool {
 }
 
 func TestStatusIsNeverOlderThanTheLastExecutorCallEvenAFailedOne(t *testing.T) {
-	e := newEnv(t)
-	e.exec.mu.Lock()
-	e.exec.fail = status.Error(codes.DeadlineExceeded, "the runtime was slow; the call may have done its work")
-	e.exec.mu.Unlock()
-	pod := e.apply(t, webPod())
-	eventually(t, "a retry after the failed call", func() bool { return len(e.pleg.newerThans(pod.GetUid())) >= 2 })
-	applies, _ := e.exec.snapshot()
-	nt := e.pleg.newerThans(pod.GetUid())
-	// The first read of a pod after the loop started waits for a status
-	// newer than the start (the PLEG may predate this planner)...
-	if first := nt[0]; first.Before(time.Now().Add(-time.Minute)) || first.After(time.Now()) {
-		t.Errorf("first newer_than %v, want the loop's start moments ago (unset reads as the epoch)", first)
-	}
-	// ...and the retry for one newer than the failed call.
-	if len(applies) == 0 || !nt[1].After(nt[0]) {
-		t.Errorf("newer_than did not advance past the failed executor call: %v", nt)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.exec.mu.Lock()
+		e.exec.fail = status.Error(codes.DeadlineExceeded, "the runtime was slow; the call may have done its work")
+		e.exec.mu.Unlock()
+		time.Sleep(time.Second) // the loop has run a while before the pod comes
+		pod := e.apply(t, webPod())
+		time.Sleep(5 * time.Second) // past the first error back-off (1 s)
+		settled(t, "a retry after the failed call", func() bool { return len(e.pleg.newerThans(pod.GetUid())) >= 2 })
+		applies, _ := e.exec.snapshot()
+		nt := e.pleg.newerThans(pod.GetUid())
+		// The first read of a pod after the loop started waits for a status
+		// newer than the start (the PLEG may predate this planner)...
+		if first, want := nt[0], pod.GetCreationTime().AsTime().Add(-time.Second); !first.Equal(want) {
+			t.Errorf("first newer_than %v, want the loop's start %v (unset reads as the epoch)", first, want)
+		}
+		// ...and the retry for one newer than the failed call.
+		if len(applies) == 0 || !nt[1].After(nt[0]) {
+			t.Errorf("newer_than did not advance past the failed executor call: %v", nt)
+		}
+	})
 }
