@@ -234,6 +234,12 @@ func TestContainerdCrashLoopBackOffSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.open(t)
+	// Survival, whatever the machine's speed: the reopened store holds the
+	// entry with its delay...
+	if e, ok, err := x.store.Get(backoff.Key{PodUID: uid, ContainerName: "crash", SpecHash: "h-crash"}); err != nil || !ok || e.Delay != 2*time.Second {
+		t.Fatalf("after reopening the store: entry %+v ok=%v err=%v, want the 2s delay kept", e, ok, err)
+	}
+	// ...and, while the instant is still ahead, refuses the start with it.
 	resp = x.apply(t, pod, again)
 	if time.Now().Before(until) {
 		if got := resp.GetSteps()[0].GetReason(); got != "CrashLoopBackOff" || !resp.GetRetryAt().AsTime().Equal(until) {
