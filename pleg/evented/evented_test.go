@@ -32,13 +32,13 @@ func TestApply(t *testing.T) {
 		noSandbox  bool
 		want       string
 		wantCached bool // pod present in cache afterwards
-		wantExit   int32
+		wantExit   int32 // c1's cached exit code; -1: c1 is not cached
 	}{
 		{"R-14.3/started", "c1", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, t0 + 10, false, false, "[CONTAINER_STARTED c1]", true, 7},
 		{"R-14.3/stopped", "c1", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, t0 + 10, false, false, "[CONTAINER_DIED c1]", true, 7},
 		{"R-14.3/created-updates-cache-only", "c1", runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, t0 + 10, false, false, "[]", true, 7},
-		{"R-14.3/deleted-container", "c1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, t0 + 10, false, false, "[CONTAINER_DIED c1 CONTAINER_REMOVED c1]", true, 0},
-		{"R-14.2/deleted-sandbox-drops-entry", "sb1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, t0 + 10, false, false, "[CONTAINER_DIED sb1 CONTAINER_REMOVED sb1]", false, 0},
+		{"R-14.3/deleted-container", "c1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, t0 + 10, false, false, "[CONTAINER_DIED c1 CONTAINER_REMOVED c1]", true, -1},
+		{"R-14.2/deleted-sandbox-drops-entry", "sb1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, t0 + 10, false, false, "[CONTAINER_DIED sb1 CONTAINER_REMOVED sb1]", false, -1},
 		{"R-14.2/stale-not-forwarded", "c1", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, t0, false, false, "[]", true, 0},
 		{"R-14.2/stale-deleted-still-forwarded", "c1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, t0 - 5, false, false, "[CONTAINER_DIED c1 CONTAINER_REMOVED c1]", true, 0},
 		{"R-14.1/no-sandbox-ignored", "c1", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, t0 + 10, false, true, "[]", true, 0},
@@ -71,7 +71,7 @@ func TestApply(t *testing.T) {
 			if (pod != nil) != tc.wantCached {
 				t.Fatalf("cached %v, want present=%v", pod, tc.wantCached)
 			}
-			var exit int32
+			exit := int32(-1)
 			for _, oc := range pod.GetContainers() {
 				if oc.GetId() == "c1" {
 					exit = oc.GetExitCode()
