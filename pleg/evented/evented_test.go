@@ -31,7 +31,7 @@ func TestApply(t *testing.T) {
 		unmanaged  bool
 		noSandbox  bool
 		want       string
-		wantCached bool // pod present in cache afterwards
+		wantCached bool  // pod present in cache afterwards
 		wantExit   int32 // c1's cached exit code; -1: c1 is not cached
 	}{
 		{"R-14.3/started", "c1", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, t0 + 10, false, false, "[CONTAINER_STARTED c1]", true, 7},
