@@ -240,18 +240,13 @@ func cmdGet(ctx context.Context, g *globals, args []string) error {
 	default:
 		return usagef("-o %q: want wide, json or yaml", *output)
 	}
-	client, closer, err := g.planner()
-	if err != nil {
-		return err
-	}
-	defer closer.Close()
-	rctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
 	namespace := *ns
 	if *all {
 		namespace = ""
 	}
-	resp, err := client.ListPods(rctx, &plannerv1.ListPodsRequest{Namespace: namespace, LabelSelector: *selector})
+	resp, err := onPlanner(ctx, g, func(ctx context.Context, c plannerv1.PlannerServiceClient) (*plannerv1.ListPodsResponse, error) {
+		return c.ListPods(ctx, &plannerv1.ListPodsRequest{Namespace: namespace, LabelSelector: *selector})
+	})
 	if err != nil {
 		return err
 	}
@@ -340,16 +335,37 @@ func podRef(ns, name string) *plannerv1.PodRef {
 	return &plannerv1.PodRef{Namespace: ns, Name: name}
 }
 
-// getPod reads one pod's record from the planner.
-func (g *globals) getPod(ctx context.Context, ns, name string) (*plannerv1.PodRecord, error) {
+// onPlanner makes one call to the planner, bounded by --timeout.
+func onPlanner[T any](ctx context.Context, g *globals, call func(context.Context, plannerv1.PlannerServiceClient) (T, error)) (T, error) {
 	client, closer, err := g.planner()
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
 	defer closer.Close()
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
-	resp, err := client.GetPod(ctx, &plannerv1.GetPodRequest{Pod: podRef(ns, name)})
+	return call(ctx, client)
+}
+
+// onExecutor makes one call to the executor, bounded by --timeout.
+func onExecutor[T any](ctx context.Context, g *globals, call func(context.Context, executorv1.ExecutorServiceClient) (T, error)) (T, error) {
+	client, closer, err := g.executorClient()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer closer.Close()
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	return call(ctx, client)
+}
+
+// getPod reads one pod's record from the planner.
+func (g *globals) getPod(ctx context.Context, ns, name string) (*plannerv1.PodRecord, error) {
+	resp, err := onPlanner(ctx, g, func(ctx context.Context, c plannerv1.PlannerServiceClient) (*plannerv1.GetPodResponse, error) {
+		return c.GetPod(ctx, &plannerv1.GetPodRequest{Pod: podRef(ns, name)})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -450,14 +466,9 @@ func cmdPlan(ctx context.Context, g *globals, args []string) error {
 			return usagef("%s: not an ObservedPod: %v", *observed, err)
 		}
 	}
-	client, closer, err := g.planner()
-	if err != nil {
-		return err
-	}
-	defer closer.Close()
-	rctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	resp, err := client.Plan(rctx, req)
+	resp, err := onPlanner(ctx, g, func(ctx context.Context, c plannerv1.PlannerServiceClient) (*plannerv1.PlanResponse, error) {
+		return c.Plan(ctx, req)
+	})
 	if err != nil {
 		return err
 	}
@@ -580,14 +591,9 @@ func cmdBackoffs(ctx context.Context, g *globals, args []string) error {
 		if len(args) == 3 {
 			req.ContainerName = args[2]
 		}
-		client, closer, err := g.executorClient()
-		if err != nil {
-			return err
-		}
-		defer closer.Close()
-		rctx, cancel := context.WithTimeout(ctx, g.timeout)
-		defer cancel()
-		resp, err := client.ResetBackoff(rctx, req)
+		resp, err := onExecutor(ctx, g, func(ctx context.Context, c executorv1.ExecutorServiceClient) (*executorv1.ResetBackoffResponse, error) {
+			return c.ResetBackoff(ctx, req)
+		})
 		if err != nil {
 			return err
 		}
@@ -602,14 +608,9 @@ func cmdBackoffs(ctx context.Context, g *globals, args []string) error {
 }
 
 func listBackoffs(ctx context.Context, g *globals, pod, output string) error {
-	client, closer, err := g.executorClient()
-	if err != nil {
-		return err
-	}
-	defer closer.Close()
-	rctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	resp, err := client.ListBackoffs(rctx, &executorv1.ListBackoffsRequest{PodUid: pod})
+	resp, err := onExecutor(ctx, g, func(ctx context.Context, c executorv1.ExecutorServiceClient) (*executorv1.ListBackoffsResponse, error) {
+		return c.ListBackoffs(ctx, &executorv1.ListBackoffsRequest{PodUid: pod})
+	})
 	if err != nil {
 		return err
 	}
