@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -378,8 +379,14 @@ func (s *Syncer) terminate(ctx context.Context, rec *plannerv1.PodRecord, observ
 	s.probes.Remove(uid)
 	if anythingRunning(observed) {
 		actions := &syncpodv1.PodActions{KillPod: true, Message: "the pod was deleted"}
-		if _, err := s.apply(ctx, pod, observed, actions); err != nil {
+		resp, err := s.apply(ctx, pod, observed, actions)
+		if err != nil {
 			return time.Time{}, err
+		}
+		if failed := failedSteps(resp); failed != "" {
+			// Retried with the pod's error back-off, not at once: a
+			// container that cannot be stopped must not make this spin.
+			return time.Time{}, fmt.Errorf("killing the deleted pod: %s", failed)
 		}
 		// Come back at once: the next status must show everything stopped.
 		return time.Now(), nil
@@ -420,6 +427,17 @@ func (s *Syncer) remove(ctx context.Context, containers, sandboxes []string) err
 		s.m.removed.WithLabelValues(kind).Inc()
 	}
 	return errors.Join(errs...)
+}
+
+// failedSteps describes the steps of resp that failed, "" when none did.
+func failedSteps(resp *executorv1.ApplyActionsResponse) string {
+	var out []string
+	for _, st := range resp.GetSteps() {
+		if st.GetOutcome() == executorv1.Outcome_OUTCOME_FAILED {
+			out = append(out, fmt.Sprintf("%s %s: %s %s", st.GetStep(), st.GetTarget(), st.GetReason(), st.GetMessage()))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func isTerminal(p syncpodv1.PodPhase) bool {

@@ -442,3 +442,33 @@ func TestStatusIsNeverOlderThanTheLastExecutorCallEvenAFailedOne(t *testing.T) {
 		}
 	})
 }
+
+func TestAFailedKillOfADeletedPodBacksOffInsteadOfSpinning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.pleg.set(runningObserved(uid))
+		e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+			return &executorv1.ApplyActionsResponse{Steps: []*executorv1.StepResult{
+				{Step: executorv1.Step_STEP_KILL_CONTAINER, Target: "app", Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: "KillContainerError", Message: "stuck"},
+				{Step: executorv1.Step_STEP_KILL_POD, Target: "web", Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: "KillPodError"},
+			}}
+		})
+		pod := e.apply(t, webPod())
+		synctest.Wait()
+		if _, err := e.store.MarkDeleted(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()}, nil); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		time.Sleep(10 * time.Second) // error back-off: 1 s, 2 s, 4 s, ...
+		synctest.Wait()
+		applies, _ := e.exec.snapshot()
+		// One kill at once, then retries after 1, 2 and 4 s (7 s): a handful,
+		// not thousands.
+		if n := len(applies); n < 2 || n > 6 {
+			t.Fatalf("%d kill attempts in 10 s of a container that cannot be stopped, want a backed-off handful", n)
+		}
+		if _, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()}); err != nil {
+			t.Fatalf("a pod whose kill failed was removed: %v", err)
+		}
+	})
+}
