@@ -223,6 +223,19 @@ func TestCrashLoopBackOffRestartsAtGrowingIntervals(t *testing.T) {
 			t.Errorf("instance %s terminated with %d %q, want 1 Error", r.id, r.exitCode, r.terminationReason)
 		}
 	}
+
+	// Recovery: the user fixes the command. A new spec is a fresh back-off
+	// (DESIGN), so the fixed container starts without waiting out the old
+	// delay, runs, and the pod becomes Ready; the restart count goes on.
+	before := cstatus(rec, "crash").GetRestartCount()
+	n.apply(pod("crashy", sleeper("crash"), sleeper("steady")))
+	rec = n.waitRecord("crashy", converge, "the fixed container running and the pod Ready", func(r *plannerv1.PodRecord) bool {
+		cs := cstatus(r, "crash")
+		return cs.GetState().GetRunning() != nil && allReady(r)
+	})
+	if got := cstatus(rec, "crash").GetRestartCount(); got <= before {
+		t.Errorf("restart count %d after the fix, want it to go on from %d", got, before)
+	}
 }
 
 // R-4.3 (1), R-10.2 and DESIGN (pods are mutable): changing one
