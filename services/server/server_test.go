@@ -21,49 +21,74 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// startServer runs a Server on loopback with random ports and returns it
-// with a client connection and a function that stops it and returns Run's
-// error.
-func startServer(t *testing.T, listen string, drain time.Duration) (*Server, *grpc.ClientConn, func() error) {
+// running is a Server under test, with a client connection.
+type running struct {
+	s      *Server
+	conn   *grpc.ClientConn
+	errc   chan error // Run's result
+	cancel context.CancelFunc
+}
+
+// runServer builds a Server from opts, filling what a test leaves unset
+// (loopback port 0, discarded logs, a fresh registry), runs it and dials
+// it. Cleanup closes the connection and stops the server.
+func runServer(t *testing.T, opts Options) *running {
 	t.Helper()
-	s, err := New(Options{
-		Listen:          listen,
-		MetricsListen:   "127.0.0.1:0",
-		ShutdownTimeout: drain,
-		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Registry:        prometheus.NewRegistry(),
-	})
+	if opts.Listen == "" {
+		opts.Listen = "127.0.0.1:0"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	s, err := New(opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- s.Run(ctx) }()
+	r := &running{s: s, errc: make(chan error, 1), cancel: cancel}
+	go func() { r.errc <- s.Run(ctx) }()
 	target := "passthrough:///" + s.Addr().String()
 	if s.Addr().Network() == "unix" {
 		target = "unix://" + s.Addr().String()
 	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	r.conn, err = grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
+	t.Cleanup(func() { r.conn.Close(); cancel() })
+	return r
+}
+
+// wait returns Run's result, failing the test if Run does not return
+// within d.
+func (r *running) wait(t *testing.T, d time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-r.errc:
+		return err
+	case <-time.After(d):
+		t.Fatalf("Run did not return within %s of the shutdown", d)
+		return nil
+	}
+}
+
+// startServer runs a Server with metrics on loopback and returns it, a
+// client connection and a function that stops it and returns Run's error.
+func startServer(t *testing.T, listen string, drain time.Duration) (*Server, *grpc.ClientConn, func() error) {
+	t.Helper()
+	r := runServer(t, Options{Listen: listen, MetricsListen: "127.0.0.1:0", ShutdownTimeout: drain})
 	stopped := false
-	stop := func() error {
+	return r.s, r.conn, func() error {
 		if stopped {
 			return nil
 		}
 		stopped = true
-		cancel()
-		select {
-		case err := <-errc:
-			return err
-		case <-time.After(drain + 10*time.Second):
-			t.Fatal("Run did not return after shutdown")
-			return nil
-		}
+		r.cancel()
+		return r.wait(t, drain+10*time.Second)
 	}
-	t.Cleanup(func() { conn.Close(); _ = stop() })
-	return s, conn, stop
 }
 
 func waitServing(t *testing.T, conn *grpc.ClientConn) {
@@ -165,23 +190,8 @@ func TestUnixSocketAndHealthcheck(t *testing.T) {
 
 func TestGracefulStopDrainsThenCuts(t *testing.T) {
 	var logs bytes.Buffer
-	s, err := New(Options{
-		Listen:          "127.0.0.1:0",
-		ShutdownTimeout: 300 * time.Millisecond,
-		Logger:          slog.New(slog.NewTextHandler(&logs, nil)),
-		Registry:        prometheus.NewRegistry(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- s.Run(ctx) }()
-	conn, err := grpc.NewClient("passthrough:///"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	srv := runServer(t, Options{ShutdownTimeout: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	conn, cancel := srv.conn, srv.cancel
 	waitServing(t, conn)
 
 	// An open health Watch stream is an in-flight RPC that never ends by
@@ -200,13 +210,8 @@ func TestGracefulStopDrainsThenCuts(t *testing.T) {
 	if r, err := w.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
 		t.Fatalf("watch during shutdown = %v, %v; want NOT_SERVING", r, err)
 	}
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatalf("Run returned %v after a requested shutdown", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not return after the drain timeout")
+	if err := srv.wait(t, 30*time.Second); err != nil {
+		t.Fatalf("Run returned %v after a requested shutdown", err)
 	}
 	if _, err := w.Recv(); err == nil {
 		t.Fatal("watch stream survived shutdown")
@@ -226,27 +231,15 @@ func TestNewRejectsBusyAddress(t *testing.T) {
 
 func TestPanicBecomesInternal(t *testing.T) {
 	var logs bytes.Buffer
-	s, err := New(Options{
-		Listen:   "127.0.0.1:0",
-		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
-		Registry: prometheus.NewRegistry(),
+	r := runServer(t, Options{
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		ExtraServerOptions: []grpc.ServerOption{grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
 			panic("boom")
 		})},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = s.Run(ctx) }()
-	conn, err := grpc.NewClient("passthrough:///"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := r.conn
 	waitServing(t, conn)
-	err = conn.Invoke(ctx, "/x.v1.X/Panic", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{})
+	err := conn.Invoke(context.Background(), "/x.v1.X/Panic", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{})
 	if status.Code(err) != codes.Internal {
 		t.Fatalf("panicking handler returned %v, want Internal", err)
 	}
@@ -258,24 +251,9 @@ func TestPanicBecomesInternal(t *testing.T) {
 }
 
 func TestServiceManagesHealth(t *testing.T) {
-	s, err := New(Options{
-		Listen:               "127.0.0.1:0",
-		Logger:               slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Registry:             prometheus.NewRegistry(),
-		ServiceManagesHealth: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = s.Run(ctx) }()
-	conn, err := grpc.NewClient("passthrough:///"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	r := runServer(t, Options{ServiceManagesHealth: true})
+	s, conn := r.s, r.conn
+	cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer ccancel()
 	resp, err := healthpb.NewHealthClient(conn).Check(cctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true))
 	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
@@ -288,28 +266,16 @@ func TestServiceManagesHealth(t *testing.T) {
 func TestShutdownEndsWatchStreamsAtOnce(t *testing.T) {
 	var logs bytes.Buffer
 	ended := make(chan error, 1)
-	s, err := New(Options{
-		Listen:          "127.0.0.1:0",
+	r := runServer(t, Options{
 		ShutdownTimeout: time.Minute, // a watch holding the drain would hold Run this long
 		Logger:          slog.New(slog.NewTextHandler(&logs, nil)),
-		Registry:        prometheus.NewRegistry(),
 		ExtraServerOptions: []grpc.ServerOption{grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
 			<-stream.Context().Done() // a watch: runs until its context ends
 			ended <- stream.Context().Err()
 			return status.Error(codes.Unavailable, "server shutting down")
 		})},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- s.Run(ctx) }()
-	conn, err := grpc.NewClient("passthrough:///"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, cancel := r.conn, r.cancel
 	waitServing(t, conn)
 	stream, err := conn.NewStream(context.Background(), &grpc.StreamDesc{ServerStreams: true}, "/x.v1.X/Watch")
 	if err != nil {
@@ -329,13 +295,8 @@ func TestShutdownEndsWatchStreamsAtOnce(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the watch was not ended by the shutdown")
 	}
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run waited for the drain timeout")
+	if err := r.wait(t, 30*time.Second); err != nil { // well before the one-minute drain
+		t.Fatalf("Run: %v", err)
 	}
 	if strings.Contains(logs.String(), "drain timed out") {
 		t.Errorf("the watch held the drain:\n%s", logs.String())
