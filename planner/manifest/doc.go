@@ -28,9 +28,12 @@
 //
 // # Watching a directory
 //
-// Source polls a directory at an interval and reports what changed as a
-// Diff of added, updated and removed pods, hashing file contents so that
+// Source watches a directory with file-system notifications (inotify, via
+// fsnotify) and also scans it at an interval as a safety net, and reports
+// what changed as a Diff of added, updated and removed pods, hashing file contents so that
 // unchanged files are not parsed again. A file that cannot be read or
 // parsed is reported once per change in Diff.Errors and leaves every pod
-// alone — including the pods it defined before it broke.
+// alone — including the pods it defined before it broke. Hidden files
+// (".name.yaml") are ignored, so a writer that wants a file to appear whole
+// writes a hidden file and renames it, as with the kubelet.
 package manifest

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -84,10 +85,23 @@ type Options struct {
 	// NewTicker returns a channel ticking every d and a stop function.
 	// Default: time.NewTicker. Tests inject a fake.
 	NewTicker func(d time.Duration) (<-chan time.Time, func())
+	// DisableWatch turns off file-system notifications: Run then only
+	// scans at every Interval. By default Run also scans as soon as a
+	// manifest file changes (inotify), and the periodic scan is the safety
+	// net for what notifications cannot see (network file systems, lost
+	// events).
+	DisableWatch bool
+	// Settle is how long Run waits after a notification for more of them
+	// before it scans, so that a file written in several pieces is read
+	// once, whole. It waits at most ten times this behind a stream of
+	// writes. Default 5 ms.
+	Settle time.Duration
+	// Logger for watch problems. Default: discard.
+	Logger *slog.Logger
 }
 
-// Source watches a manifest directory by polling. Scan and Run must not be
-// called concurrently.
+// Source watches a manifest directory by file-system notifications and by
+// polling. Scan and Run must not be called concurrently.
 type Source struct {
 	opts  Options
 	files map[string]*fileState // by path
@@ -110,6 +124,12 @@ type owned struct {
 func NewSource(opts Options) *Source {
 	if opts.Interval <= 0 {
 		opts.Interval = 5 * time.Second
+	}
+	if opts.Settle <= 0 {
+		opts.Settle = 5 * time.Millisecond
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.NewTicker == nil {
 		opts.NewTicker = func(d time.Duration) (<-chan time.Time, func()) {
@@ -300,15 +320,35 @@ func (s *Source) fail(path string, sum [sha256.Size]byte, err error) []FileError
 	return []FileError{{File: path, Err: err, Kept: st.pods}}
 }
 
-// Run scans at once and then at every tick until ctx ends, handing every
-// non-empty Diff to apply. apply returns the changes it could not carry
-// out (say, a pod re-added while its old incarnation still terminates);
-// they are handed over again on the next scan. A directory that cannot be
-// read is reported as a FileError for the directory itself (once per
-// distinct error); nothing changes until it can be read again.
+// Run scans at once, then whenever a manifest file in the directory
+// changes (unless Options.DisableWatch) and at every tick, until ctx ends,
+// handing every non-empty Diff to apply. apply returns the changes it could
+// not carry out (say, a pod re-added while its old incarnation still
+// terminates); they are handed over again on the next scan. A directory
+// that cannot be read is reported as a FileError for the directory itself
+// (once per distinct error); nothing changes until it can be read again. A
+// directory that does not exist yet, or is removed and made again, is
+// watched again from the first tick that finds it.
 func (s *Source) Run(ctx context.Context, apply func(context.Context, Diff) (failed []Change)) error {
 	tick, stop := s.opts.NewTicker(s.opts.Interval)
 	defer stop()
+	var (
+		dw   *dirWatch
+		wake <-chan struct{}
+	)
+	if !s.opts.DisableWatch {
+		w, err := newDirWatch(s.opts.Dir, s.opts.Logger)
+		if err != nil {
+			s.opts.Logger.Warn("cannot watch the manifest dir; scanning at the interval only",
+				"dir", s.opts.Dir, "interval", s.opts.Interval, "err", err)
+		} else {
+			dw, wake = w, w.wake
+			wctx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); dw.run(wctx) }()
+			defer func() { cancel(); dw.close(); <-done }()
+		}
+	}
 	lastDirErr := ""
 	for {
 		d, err := s.Scan()
@@ -326,6 +366,34 @@ func (s *Source) Run(ctx context.Context, apply func(context.Context, Diff) (fai
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick:
+			if dw != nil {
+				dw.rearm()
+			}
+		case <-wake:
+			if !s.settle(ctx, wake) {
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+// settle waits until no notification has come for Options.Settle, or ten
+// times that in all; false when ctx ended first.
+func (s *Source) settle(ctx context.Context, wake <-chan struct{}) bool {
+	quiet := time.NewTimer(s.opts.Settle)
+	defer quiet.Stop()
+	limit := time.NewTimer(10 * s.opts.Settle)
+	defer limit.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-wake:
+			quiet.Reset(s.opts.Settle)
+		case <-quiet.C:
+			return true
+		case <-limit.C:
+			return true
 		}
 	}
 }

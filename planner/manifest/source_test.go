@@ -124,7 +124,7 @@ func TestSourceRunScansAtOnceAndOnEveryTick(t *testing.T) {
 	write(t, dir, "a.yaml", podYAML("a", "i"))
 	tick := make(chan time.Time)
 	stopped := make(chan struct{})
-	s := NewSource(Options{Dir: dir, Interval: time.Hour, NewTicker: func(d time.Duration) (<-chan time.Time, func()) {
+	s := NewSource(Options{Dir: dir, Interval: time.Hour, DisableWatch: true, NewTicker: func(d time.Duration) (<-chan time.Time, func()) {
 		if d != time.Hour {
 			t.Errorf("ticker interval = %v", d)
 		}

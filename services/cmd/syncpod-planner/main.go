@@ -42,7 +42,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7001", MetricsListen: "127.0.0.1:9101"})
 	dataDir := fs.String("data-dir", "/var/lib/syncpod/planner", "directory of the planner's database (planner.db, created with mode 0600)")
 	manifestDir := fs.String("manifest-dir", "", "directory of static pod manifests (Kubernetes v1 Pod YAML/JSON); empty disables")
-	manifestInterval := fs.Duration("manifest-interval", 5*time.Second, "how often --manifest-dir is scanned for changes")
+	manifestInterval := fs.Duration("manifest-interval", 5*time.Second, "how often --manifest-dir is rescanned as a safety net (changes are picked up at once through file-system notifications)")
+	manifestWatch := fs.Bool("manifest-watch", true, "watch --manifest-dir with file-system notifications (inotify); false scans only every --manifest-interval")
 	executorAddr := fs.String("executor", "127.0.0.1:7002", "address of the executor (host:port or unix:///path)")
 	plegAddr := fs.String("pleg", "127.0.0.1:7003", "address of the PLEG (host:port or unix:///path)")
 	resync := fs.Duration("resync-period", 10*time.Second, "every pod is synced at least this often")
@@ -113,7 +114,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	g.Go(func() error { return srv.Run(ctx) })
 	g.Go(func() error { return loop.Run(ctx) })
 	if *manifestDir != "" {
-		src := manifest.NewSource(manifest.Options{Dir: *manifestDir, Interval: *manifestInterval})
+		src := manifest.NewSource(manifest.Options{
+			Dir: *manifestDir, Interval: *manifestInterval, DisableWatch: !*manifestWatch,
+			Logger: logger.With("component", "manifest"),
+		})
 		g.Go(func() error {
 			// First bring the store in line with the directory as it is
 			// now, including files removed while the planner was down.
