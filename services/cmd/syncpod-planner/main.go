@@ -62,9 +62,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot create --data-dir", "path", *dataDir, "err", err)
 		return 1
 	}
-	pods, err := store.Open(store.Options{Path: filepath.Join(*dataDir, "planner.db"), Validate: validate.Pod})
+	dbPath := filepath.Join(*dataDir, "planner.db")
+	pods, err := store.Open(store.Options{Path: dbPath, Validate: validate.Pod})
 	if err != nil {
-		logger.Error("cannot open the pod store", "err", err)
+		// The error names the file and, for a damaged or locked one,
+		// what to do; never start without the desired pods.
+		logger.Error("cannot open the pod store", "path", dbPath, "err", err)
 		return 1
 	}
 	defer pods.Close()
