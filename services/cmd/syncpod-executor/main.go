@@ -83,8 +83,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return code
 	}
 	logger := common.Logger(stderr, fs.Name())
-	// The kubelet's CRI client logs through klog; send it to our logger.
-	klog.SetLogger(logr.FromSlogHandler(logger.Handler()))
+	// The kubelet's CRI client logs through klog; send it to our logger,
+	// without its ERROR lines for objects already gone (a success here).
+	klog.SetLogger(logr.FromSlogHandler(cri.QuietNotFound(logger.Handler())))
 
 	cfg := backoff.Config{Initial: f.backoffInitial, Max: f.backoffMax, Logger: logger}
 	if f.backoffReduced {
