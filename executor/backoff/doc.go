@@ -30,7 +30,8 @@
 // # Bucket tree
 //
 //	meta/
-//	    schema_version    → uint64, big-endian (current: SchemaVersion)
+//	    schema_version    → decimal ASCII, the last migration applied (current:
+//	                        SchemaVersion; version 1 files held a big-endian uint64)
 //	backoff/
 //	    <pod uid>/        (one bucket per pod)
 //	        <container name> 0x00 <spec hash> → JSON record
