@@ -505,3 +505,17 @@ func mustSay(t *testing.T, err error, want error, hints ...string) {
 		}
 	}
 }
+
+func TestOpenOfAnUnreadableSchemaVersionIsCorrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "planner.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Update(func(tx *bolt.Tx) error {
+		b, _ := tx.CreateBucketIfNotExists(bucketMeta)
+		return b.Put(keySchema, []byte{0, 0, 0, 0, 0, 0, 0, 1})
+	})
+	_ = db.Close()
+	expectOpenError(t, path, ErrCorrupt, "schema_version")
+}
