@@ -52,12 +52,6 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return code
 	}
 	logger := common.Logger(stderr, fs.Name())
-	reg := prometheus.NewRegistry()
-	srv, err := server.New(common.Options(logger, reg))
-	if err != nil {
-		logger.Error("cannot start", "err", err)
-		return 1
-	}
 	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
 		logger.Error("cannot create --data-dir", "path", *dataDir, "err", err)
 		return 1
@@ -71,6 +65,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	defer pods.Close()
+	// The database first: a planner that cannot open it never listens
+	// (nor leaves a unix socket behind).
+	reg := prometheus.NewRegistry()
+	srv, err := server.New(common.Options(logger, reg))
+	if err != nil {
+		logger.Error("cannot start", "err", err)
+		return 1
+	}
 	reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "syncpod_planner_watch_resyncs_total",

@@ -22,8 +22,9 @@ func TestADamagedDatabaseExitsOneNamingTheFile(t *testing.T) {
 			if err := os.WriteFile(path, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
+			sock := filepath.Join(dir, "planner.sock")
 			var out, errb bytes.Buffer
-			code := run([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--metrics-listen="},
+			code := run([]string{"--data-dir", dir, "--listen", "unix://" + sock, "--metrics-listen="},
 				func(string) string { return "" }, &out, &errb)
 			if code != 1 {
 				t.Fatalf("exit %d, want 1; stderr %s", code, errb.String())
@@ -32,6 +33,9 @@ func TestADamagedDatabaseExitsOneNamingTheFile(t *testing.T) {
 				if !strings.Contains(errb.String(), want) {
 					t.Errorf("stderr %q does not say %q", errb.String(), want)
 				}
+			}
+			if _, err := os.Stat(sock); err == nil {
+				t.Errorf("a planner that cannot open its database left its socket %s behind", sock)
 			}
 			if fi, err := os.Stat(path); err != nil || fi.Size() != int64(len(content)) {
 				t.Errorf("the damaged file was changed: %v, %v", fi, err)
