@@ -29,7 +29,9 @@ func (q quietNotFound) Handle(ctx context.Context, r slog.Record) error {
 	return q.h.Handle(ctx, r)
 }
 
-func (q quietNotFound) WithAttrs(as []slog.Attr) slog.Handler { return quietNotFound{q.h.WithAttrs(as)} }
+func (q quietNotFound) WithAttrs(as []slog.Attr) slog.Handler {
+	return quietNotFound{q.h.WithAttrs(as)}
+}
 
 func (q quietNotFound) WithGroup(name string) slog.Handler { return quietNotFound{q.h.WithGroup(name)} }
 
