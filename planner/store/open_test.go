@@ -335,10 +335,14 @@ func TestHostStorageFaultsAreClearErrors(t *testing.T) {
 			cmd.Env = append(os.Environ(), faultChildEnv+"="+scenario)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 			if os.Geteuid() != 0 {
+				// Unprivileged: a user namespace that keeps this uid (so
+				// file permissions still apply) with the right to mount.
+				const capSysAdmin = 21
 				cmd.SysProcAttr = &syscall.SysProcAttr{
 					Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-					UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},
-					GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}},
+					UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}},
+					GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}},
+					AmbientCaps: []uintptr{capSysAdmin},
 				}
 			}
 			out, err := cmd.CombinedOutput()
