@@ -19,10 +19,19 @@
 //
 // Every write is committed (bbolt fsync) before the method returns.
 //
+// Open never panics on a bad file and never silently starts afresh: a new
+// file is created complete (under a temporary name, linked into place), so
+// an existing empty file is damage; a damaged file (truncated, inconsistent
+// pages, undecodable records: bbolt's own check runs at open) is ErrCorrupt
+// and a file another process holds is ErrLocked (naming the holder's pid),
+// each naming the file and what to do. Permission, read-only and full-disk
+// errors name the file too.
+//
 // # Bucket tree
 //
 //	meta/
-//	    schema_version    → uint64, big-endian (current: SchemaVersion)
+//	    schema_version    → decimal ASCII, the last migration applied (current:
+//	                        SchemaVersion; version 1 files held a big-endian uint64)
 //	backoff/
 //	    <pod uid>/        (one bucket per pod)
 //	        <container name> 0x00 <spec hash> → JSON record

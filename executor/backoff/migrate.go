@@ -3,12 +3,13 @@ package backoff
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	bolt "go.etcd.io/bbolt"
 )
 
 // SchemaVersion is the schema version this code writes and reads.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migration brings the database from version-1 to version.
 type migration struct {
@@ -27,25 +28,50 @@ var migrations = []migration{
 		_, err := tx.CreateBucketIfNotExists(bucketBackoff)
 		return err
 	}},
+	// Version 1 stored schema_version as a big-endian uint64; the planner
+	// stores its own as decimal ASCII. One encoding for both databases:
+	// decimal, readable with `bbolt get`.
+	{version: 2, name: "store schema_version as decimal ASCII, like the planner's", apply: func(tx *bolt.Tx) error {
+		return putSchemaVersion(tx, 2)
+	}},
 }
 
-// schemaVersion reads the stored version; 0 for a new file.
-func schemaVersion(tx *bolt.Tx) uint64 {
+// schemaVersion reads the stored version; 0 for a new file. Decimal ASCII
+// since version 2; the 8-byte big-endian form of version 1 files is still
+// read (no 8-byte value of it is all ASCII digits).
+func schemaVersion(tx *bolt.Tx) (uint64, error) {
 	b := tx.Bucket(bucketMeta)
 	if b == nil {
-		return 0
+		return 0, nil
 	}
 	v := b.Get(keySchema)
-	if len(v) != 8 {
-		return 0
+	if v == nil {
+		return 0, nil
 	}
-	return binary.BigEndian.Uint64(v)
+	if n, err := strconv.ParseUint(string(v), 10, 64); err == nil {
+		return n, nil
+	}
+	if len(v) == 8 {
+		return binary.BigEndian.Uint64(v), nil
+	}
+	return 0, fmt.Errorf("%w: meta/schema_version %q is not a version", ErrCorrupt, v)
+}
+
+func putSchemaVersion(tx *bolt.Tx, v uint64) error {
+	b, err := tx.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return err
+	}
+	return b.Put(keySchema, []byte(strconv.FormatUint(v, 10)))
 }
 
 // migrate runs, inside tx, every migration newer than the stored version
 // and records the new version. A database newer than this code is refused.
 func migrate(tx *bolt.Tx, ms []migration) error {
-	cur := schemaVersion(tx)
+	cur, err := schemaVersion(tx)
+	if err != nil {
+		return err
+	}
 	latest := uint64(0)
 	if len(ms) > 0 {
 		latest = ms[len(ms)-1].version
@@ -63,13 +89,7 @@ func migrate(tx *bolt.Tx, ms []migration) error {
 		if err := m.apply(tx); err != nil {
 			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 		}
-		b, err := tx.CreateBucketIfNotExists(bucketMeta)
-		if err != nil {
-			return err
-		}
-		var v [8]byte
-		binary.BigEndian.PutUint64(v[:], m.version)
-		if err := b.Put(keySchema, v[:]); err != nil {
+		if err := putSchemaVersion(tx, m.version); err != nil {
 			return err
 		}
 	}

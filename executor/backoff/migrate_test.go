@@ -1,9 +1,13 @@
 package backoff
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -21,6 +25,50 @@ var migrationTests = map[uint64]func(t *testing.T, db *bolt.DB){
 			t.Fatal(err)
 		}
 	},
+	2: func(t *testing.T, db *bolt.DB) {
+		if err := db.View(func(tx *bolt.Tx) error {
+			if got := string(tx.Bucket(bucketMeta).Get(keySchema)); got != "2" {
+				t.Errorf("schema_version stored as %q, want decimal \"2\" (the planner's encoding)", got)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	},
+}
+
+// A version 1 file (schema_version big-endian, entries present) opens,
+// is migrated to decimal, and keeps its entries.
+func TestVersion1FileIsMigrated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "executor.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		meta, _ := tx.CreateBucket(bucketMeta)
+		root, _ := tx.CreateBucket(bucketBackoff)
+		if err := meta.Put(keySchema, []byte{0, 0, 0, 0, 0, 0, 0, 1}); err != nil {
+			return err
+		}
+		pod, _ := root.CreateBucket([]byte("uid-1"))
+		return pod.Put([]byte("web\x00h1"), []byte(`{"delay_ns":20000000000,"last_update_ns":1700000000000000000}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	c := &fakeClock{now: time.Unix(1_700_000_010, 0)}
+	s := openT(t, path, Config{Clock: c})
+	e, ok, err := s.Get(key)
+	if err != nil || !ok || e.Delay != 20*time.Second {
+		t.Fatalf("entry after migration: %+v, %v, %v; want the 20s delay kept", e, ok, err)
+	}
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		if got := string(tx.Bucket(bucketMeta).Get(keySchema)); got != strconv.Itoa(SchemaVersion) {
+			t.Errorf("schema_version %q after Open, want %q", got, strconv.Itoa(SchemaVersion))
+		}
+		return nil
+	})
 }
 
 func TestEveryMigrationHasATest(t *testing.T) {
@@ -43,8 +91,8 @@ func TestMigrations(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = db.View(func(tx *bolt.Tx) error {
-				if v := schemaVersion(tx); v != m.version {
-					t.Errorf("schema version %d, want %d", v, m.version)
+				if v, err := schemaVersion(tx); err != nil || v != m.version {
+					t.Errorf("schema version %d (%v), want %d", v, err, m.version)
 				}
 				return nil
 			})
@@ -83,5 +131,21 @@ func TestFileMode(t *testing.T) {
 	}
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestUnreadableSchemaVersionIsCorrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "executor.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Update(func(tx *bolt.Tx) error {
+		meta, _ := tx.CreateBucket(bucketMeta)
+		return meta.Put(keySchema, []byte("two"))
+	})
+	_ = db.Close()
+	if _, err := Open(path, Config{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Open = %v, want ErrCorrupt naming %s", err, path)
 	}
 }

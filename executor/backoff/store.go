@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"sort"
 	"strings"
@@ -36,6 +37,14 @@ const (
 
 // ErrStore wraps every database failure.
 var ErrStore = errors.New("backoff store")
+
+// ErrCorrupt is returned by Open for a damaged database file (truncated,
+// emptied, inconsistent pages); the message names the file and what to do.
+var ErrCorrupt = errors.New("database file is corrupt")
+
+// ErrLocked is returned by Open when another process (or another Store in
+// this one) holds the database file.
+var ErrLocked = errors.New("database file is locked")
 
 // ErrInvalidConfig is returned by Open for a bad Config.
 var ErrInvalidConfig = errors.New("invalid back-off config")
@@ -156,18 +165,28 @@ func Open(path string, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: cfg.OpenTimeout})
+	db, err := openDB(path, cfg.OpenTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("%w: open %s: %w", ErrStore, path, err)
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations) }); err != nil {
+	if err := guarded(func() error { return db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations) }) }); err != nil {
 		_ = db.Close()
+		var p *panicError
+		if errors.As(err, &p) {
+			return nil, fmt.Errorf("%w: %w", ErrStore, classify(path, cfg.OpenTimeout, err))
+		}
 		return nil, fmt.Errorf("%w: migrate %s: %w", ErrStore, path, err)
 	}
 	s := &Store{db: db, cfg: cfg}
-	if _, err := s.GC(); err != nil {
+	// The first GC reads every entry: a record that does not decode is
+	// found here, not in the middle of a request.
+	if err := guarded(func() error { _, err := s.GC(); return err }); err != nil {
 		_ = db.Close()
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%w: %w", ErrStore, fileError(path, "cannot write", err))
+		}
+		return nil, fmt.Errorf("%w: %w", ErrStore, fmt.Errorf("open %s: %w: %w: "+corruptAdvice, path, ErrCorrupt, err))
 	}
 	return s, nil
 }

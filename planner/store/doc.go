@@ -26,6 +26,13 @@
 //   - Watchers see every change after its commit, in commit order. A watcher
 //     whose bounded buffer is full has its queue replaced by a single RESYNC
 //     event (counted in Stats) instead of blocking writers.
+//   - Open never panics on a bad file and never silently starts with no
+//     pods: a new file is created complete (under a temporary name, then
+//     linked into place), so an existing empty file is damage; a damaged
+//     file (truncated, inconsistent pages: bbolt's own check runs at Open)
+//     is ErrCorrupt and a file another process holds is ErrLocked (naming
+//     the holder's pid), each naming the file and what to do. Permission,
+//     read-only and full-disk errors name the file too.
 //   - The schema version is checked at Open: migrations newer than the file
 //     run in order, in one transaction; a file newer than this code is
 //     refused (ErrSchemaTooNew).

@@ -18,6 +18,12 @@ var (
 	ErrTerminating = errors.New("pod is terminating")
 	// ErrSchemaTooNew: the database was written by a newer planner.
 	ErrSchemaTooNew = errors.New("database schema is newer than this planner")
+	// ErrCorrupt: the database file is damaged (truncated, emptied, or
+	// inconsistent pages); the message names the file and what to do.
+	ErrCorrupt = errors.New("database file is corrupt")
+	// ErrLocked: another process (or another Store in this one) holds the
+	// database file.
+	ErrLocked = errors.New("database file is locked")
 	// ErrClosed: the store has been closed.
 	ErrClosed = errors.New("store is closed")
 )

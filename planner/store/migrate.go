@@ -54,7 +54,7 @@ func readSchemaVersion(tx *bolt.Tx) (int, error) {
 	}
 	v, err := strconv.Atoi(string(raw))
 	if err != nil {
-		return 0, fmt.Errorf("schema version %q: %w", raw, err)
+		return 0, fmt.Errorf("%w: meta/schema_version %q is not a version: %w", ErrCorrupt, raw, err)
 	}
 	return v, nil
 }

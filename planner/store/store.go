@@ -84,12 +84,16 @@ func Open(opts Options) (*Store, error) {
 	if opts.WatchBuffer <= 0 {
 		opts.WatchBuffer = 256
 	}
-	db, err := bolt.Open(opts.Path, 0o600, &bolt.Options{Timeout: opts.OpenTimeout})
+	db, err := openDB(opts.Path, opts.OpenTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", opts.Path, err)
+		return nil, err
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations()) }); err != nil {
+	if err := guarded(func() error { return db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations()) }) }); err != nil {
 		_ = db.Close()
+		var p *panicError
+		if errors.As(err, &p) {
+			return nil, classify(opts.Path, opts.OpenTimeout, err)
+		}
 		return nil, fmt.Errorf("open %s: %w", opts.Path, err)
 	}
 	return &Store{db: db, opts: opts, hub: newHub()}, nil

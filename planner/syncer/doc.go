@@ -19,7 +19,10 @@
 // removed and only then is it dropped from the store.
 //
 // Housekeeping, periodically: runtime pods labelled as syncpod's that are
-// not desired are killed and removed; exited containers beyond the newest
+// not desired are killed and removed, once a status read after the store
+// was found without them still shows them (the PLEG's list lags the
+// runtime, so a pod whose worker has just removed it is no orphan);
+// exited containers beyond the newest
 // per container name, and stopped sandboxes beyond the newest, are
 // removed.
 package syncer

@@ -3,6 +3,9 @@ package syncer
 import (
 	"context"
 	"errors"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -28,6 +31,7 @@ func (s *Syncer) housekeeping(ctx context.Context) {
 			return
 		}
 		rec, err := s.opts.Store.Get(ctx, &plannerv1.PodRef{Uid: o.GetUid()})
+		checked := time.Now()
 		switch {
 		case err == nil && rec.GetPod().GetDeletionTime() == nil:
 			containers, sandboxes := garbage(o)
@@ -37,7 +41,7 @@ func (s *Syncer) housekeeping(ctx context.Context) {
 		case err == nil:
 			// Terminating: its own sync removes everything.
 		case errors.Is(err, store.ErrNotFound):
-			s.removeOrphan(ctx, o)
+			s.removeOrphan(ctx, o.GetUid(), checked)
 		default:
 			s.log.Warn("housekeeping: cannot read pod", "pod_uid", o.GetUid(), "err", err)
 		}
@@ -46,8 +50,27 @@ func (s *Syncer) housekeeping(ctx context.Context) {
 
 // removeOrphan kills and removes a runtime pod that is not desired (left
 // over from a deletion while the planner was down).
-func (s *Syncer) removeOrphan(ctx context.Context, o *syncpodv1.ObservedPod) {
-	log := s.log.With("pod_uid", o.GetUid(), "pod", o.GetNamespace()+"/"+o.GetName())
+//
+// The list housekeeping works from is the PLEG's cache, up to a relist
+// old: a pod its own worker has just removed (from the runtime, then from
+// the store) is still listed, and no longer desired. So an orphan is acted
+// on only as a status read after the store was found without the pod
+// shows it: that status already reflects every removal finished before,
+// and a pod removed meanwhile shows nothing left to do (issue 10).
+func (s *Syncer) removeOrphan(ctx context.Context, uid string, notDesiredAt time.Time) {
+	gctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
+	resp, err := s.opts.PLEG.GetPodStatus(gctx, &plegv1.GetPodStatusRequest{PodUid: uid, NewerThan: timestamppb.New(notDesiredAt)})
+	cancel()
+	if err != nil {
+		s.log.Warn("housekeeping: cannot read the status of a pod that looks orphaned", "pod_uid", uid, "err", err)
+		return
+	}
+	o := resp.GetObserved()
+	if len(o.GetContainers())+len(o.GetSandboxes()) == 0 {
+		s.log.Debug("housekeeping: pod no longer desired is already gone", "pod_uid", uid)
+		return
+	}
+	log := s.log.With("pod_uid", uid, "pod", o.GetNamespace()+"/"+o.GetName())
 	if anythingRunning(o) {
 		// The executor needs a pod; only its identity matters for a kill,
 		// the grace periods come from the containers' own annotations.

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -31,6 +32,10 @@ type fakePLEG struct {
 	gets     map[string]int
 	newer    map[string][]time.Time // newer_than of each GetPodStatus, by uid
 	events   chan *plegv1.PodLifecycleEvent
+	// stale, when set, is what ListPodStatuses answers: the PLEG's cache
+	// as of its last relist, while GetPodStatus (which relists the pod on
+	// demand when asked for a newer status) answers from observed.
+	stale []*syncpodv1.ObservedPod
 }
 
 func (f *fakePLEG) set(o *syncpodv1.ObservedPod) {
@@ -61,6 +66,12 @@ func (f *fakePLEG) ListPodStatuses(context.Context, *plegv1.ListPodStatusesReque
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	resp := &plegv1.ListPodStatusesResponse{}
+	if f.stale != nil {
+		for _, o := range f.stale {
+			resp.Pods = append(resp.Pods, proto.Clone(o).(*syncpodv1.ObservedPod))
+		}
+		return resp, nil
+	}
 	for _, o := range f.observed {
 		resp.Pods = append(resp.Pods, proto.Clone(o).(*syncpodv1.ObservedPod))
 	}
@@ -469,6 +480,89 @@ func TestAFailedKillOfADeletedPodBacksOffInsteadOfSpinning(t *testing.T) {
 		}
 		if _, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()}); err != nil {
 			t.Fatalf("a pod whose kill failed was removed: %v", err)
+		}
+	})
+}
+
+// Issue 10: "in 26 of 726 pod removals housekeeping removed a pod again as
+// orphaned 10-720 ms after its worker had, each with an executor ERROR ...
+// NotFound". The PLEG's list lags the runtime by up to a relist: a pod its
+// worker has just removed (from the runtime, then from the store) is still
+// listed, no longer desired, so it looked orphaned.
+func TestHousekeepingDoesNotRemoveAgainAPodItsWorkerJustRemoved(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		last func(o *syncpodv1.ObservedPod) // the stale listing, as of the last relist
+	}{
+		{"listed stopped", func(o *syncpodv1.ObservedPod) {
+			o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+			o.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
+		}},
+		{"listed still running", func(*syncpodv1.ObservedPod) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t)
+				e.pleg.set(runningObserved(uid))
+				pod := e.apply(t, webPod())
+				synctest.Wait()
+				e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+					if req.GetActions().GetKillPod() {
+						o := runningObserved(uid)
+						o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+						o.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
+						e.pleg.set(o)
+					}
+					return &executorv1.ApplyActionsResponse{}
+				})
+				if _, err := e.store.MarkDeleted(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()}, nil); err != nil {
+					t.Fatal(err)
+				}
+				settled(t, "the worker to remove the pod", func() bool {
+					_, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+					return err != nil
+				})
+				applies, removes := e.exec.snapshot()
+				// The runtime has nothing of the pod now; the PLEG's list
+				// still shows it as of its last relist.
+				last := runningObserved(uid)
+				tc.last(last)
+				e.pleg.mu.Lock()
+				delete(e.pleg.observed, uid)
+				e.pleg.stale = []*syncpodv1.ObservedPod{last}
+				e.pleg.mu.Unlock()
+
+				e.s.housekeeping(context.Background())
+
+				applies2, removes2 := e.exec.snapshot()
+				if len(removes2) != len(removes) || len(applies2) != len(applies) {
+					t.Fatalf("housekeeping acted on a pod its worker had just removed: removes %v, kills %v after the worker's",
+						removes2[len(removes):], applies2[len(applies):])
+				}
+				if got := testutil.ToFloat64(e.s.m.orphans); got != 0 {
+					t.Fatalf("%v orphans counted, want 0", got)
+				}
+			})
+		})
+	}
+}
+
+// A pod that is truly orphaned (still there on a fresh look) is removed.
+func TestHousekeepingRemovesATrueOrphan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		o := runningObserved(uid)
+		o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+		o.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
+		e.pleg.set(o) // never desired: left over from a planner that was down
+		synctest.Wait()
+		e.s.housekeeping(context.Background())
+		_, removes := e.exec.snapshot()
+		if len(removes) != 1 || !equal(removes[0].GetContainerIds(), []string{"c1"}) || !equal(removes[0].GetSandboxIds(), []string{"sb1"}) {
+			t.Fatalf("removes %v, want the orphan's container and sandbox once", removes)
+		}
+		if nt := e.pleg.newerThans(uid); len(nt) != 1 || nt[0].IsZero() {
+			t.Fatalf("housekeeping read the orphan's status %v, want once with newer_than set", nt)
 		}
 	})
 }

@@ -83,8 +83,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return code
 	}
 	logger := common.Logger(stderr, fs.Name())
-	// The kubelet's CRI client logs through klog; send it to our logger.
-	klog.SetLogger(logr.FromSlogHandler(logger.Handler()))
+	// The kubelet's CRI client logs through klog; send it to our logger,
+	// without its ERROR lines for objects already gone (a success here).
+	klog.SetLogger(logr.FromSlogHandler(cri.QuietNotFound(logger.Handler())))
 
 	cfg := backoff.Config{Initial: f.backoffInitial, Max: f.backoffMax, Logger: logger}
 	if f.backoffReduced {
@@ -111,9 +112,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot create data dir", "data_dir", f.dataDir, "err", err)
 		return 1
 	}
-	store, err := backoff.Open(filepath.Join(f.dataDir, "executor.db"), cfg)
+	dbPath := filepath.Join(f.dataDir, "executor.db")
+	store, err := backoff.Open(dbPath, cfg)
 	if err != nil {
-		logger.Error("cannot open back-off store", "err", err)
+		// The error names the file and, for a damaged or locked one,
+		// what to do.
+		logger.Error("cannot open back-off store", "path", dbPath, "err", err)
 		return 1
 	}
 	defer store.Close()

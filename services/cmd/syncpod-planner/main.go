@@ -53,22 +53,27 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return code
 	}
 	logger := common.Logger(stderr, fs.Name())
+	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
+		logger.Error("cannot create --data-dir", "path", *dataDir, "err", err)
+		return 1
+	}
+	dbPath := filepath.Join(*dataDir, "planner.db")
+	pods, err := store.Open(store.Options{Path: dbPath, Validate: validate.Pod})
+	if err != nil {
+		// The error names the file and, for a damaged or locked one,
+		// what to do; never start without the desired pods.
+		logger.Error("cannot open the pod store", "path", dbPath, "err", err)
+		return 1
+	}
+	defer pods.Close()
+	// The database first: a planner that cannot open it never listens
+	// (nor leaves a unix socket behind).
 	reg := prometheus.NewRegistry()
 	srv, err := server.New(common.Options(logger, reg))
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
-		logger.Error("cannot create --data-dir", "path", *dataDir, "err", err)
-		return 1
-	}
-	pods, err := store.Open(store.Options{Path: filepath.Join(*dataDir, "planner.db"), Validate: validate.Pod})
-	if err != nil {
-		logger.Error("cannot open the pod store", "err", err)
-		return 1
-	}
-	defer pods.Close()
 	reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "syncpod_planner_watch_resyncs_total",
