@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	"github.com/syncpod/syncpod/proto/fielderr"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/proto/validation"
 )
