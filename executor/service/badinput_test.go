@@ -204,3 +204,18 @@ func FuzzValidateApplyActions(f *testing.F) {
 		}
 	})
 }
+
+// TestObservedFromARuntimeIsAccepted: a container whose sandbox is not in
+// the observed pod (created between the PLEG's two list calls, or already
+// removed) is what a runtime can report; the executor must not refuse the
+// change set for it.
+func TestObservedFromARuntimeIsAccepted(t *testing.T) {
+	c, _, _ := newClient(t)
+	_, err := c.ApplyActions(context.Background(), &executorv1.ApplyActionsRequest{Pod: goodPod(),
+		Observed: &syncpodv1.ObservedPod{Uid: testUID, Containers: []*syncpodv1.ObservedContainer{
+			{Id: "c-old", Name: "web", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "gone"}}},
+		Actions: &syncpodv1.PodActions{CreateSandbox: true, KillPod: true}})
+	if err != nil {
+		t.Fatalf("ApplyActions: %v", err)
+	}
+}

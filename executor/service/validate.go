@@ -23,7 +23,8 @@ const (
 // checks a pod (proto/validation: a uid in RFC 4122 form — required here —,
 // DNS-1123 name and namespace, unique container names, every string and
 // list bounded, at most validation.MaxContainers containers), the observed
-// pod likewise, and the actions against the pod: every container named
+// pod likewise (validation.ObservedShape: it was read from a runtime, whose
+// sandboxes can come and go between two list calls), and the actions against the pod: every container named
 // exists with the right kind and is started at most once, kills name a
 // container id, starts without a new sandbox name the sandbox, and every
 // list and string of the actions is bounded. Every problem is reported at
@@ -41,7 +42,7 @@ func ValidateApplyActions(req *executorv1.ApplyActionsRequest) error {
 		l.Append("pod", fielderr.As(validation.Pod(pod)))
 	}
 	if o := req.GetObserved(); o != nil {
-		l.Append("observed", fielderr.As(validation.Observed(o)))
+		l.Append("observed", fielderr.As(validation.ObservedShape(o)))
 		if pod != nil && o.GetUid() != "" && o.GetUid() != pod.GetUid() {
 			l.Add("observed.uid", "%s is not the pod's uid %s", fielderr.Quote(o.GetUid()), fielderr.Quote(pod.GetUid()))
 		}

@@ -18,7 +18,17 @@ import (
 // ("containers[0].id").
 func Observed(o *syncpodv1.ObservedPod) error {
 	var l list
-	l.observed(o)
+	l.observed(o, true)
+	return l.Err()
+}
+
+// ObservedShape is Observed without the check that a container's
+// sandbox_id names a listed sandbox: for a status taken from a runtime,
+// where a sandbox can appear or go between the two list calls that built
+// it, so the reference proves nothing about the caller.
+func ObservedShape(o *syncpodv1.ObservedPod) error {
+	var l list
+	l.observed(o, false)
 	return l.Err()
 }
 
@@ -37,7 +47,7 @@ func (l *list) maxLen(path, s string, n int) bool {
 	return true
 }
 
-func (l *list) observed(o *syncpodv1.ObservedPod) {
+func (l *list) observed(o *syncpodv1.ObservedPod, references bool) {
 	if o == nil {
 		return
 	}
@@ -106,7 +116,7 @@ func (l *list) observed(o *syncpodv1.ObservedPod) {
 		if c.GetRestartCount() < 0 {
 			l.Add(p+".restart_count", "must be >= 0")
 		}
-		if sid := c.GetSandboxId(); sid != "" && l.maxLen(p+".sandbox_id", sid, MaxIDLen) && !sandboxes[sid] {
+		if sid := c.GetSandboxId(); sid != "" && l.maxLen(p+".sandbox_id", sid, MaxIDLen) && references && !sandboxes[sid] {
 			l.Add(p+".sandbox_id", "names no listed sandbox (%s)", fielderr.Quote(sid))
 		}
 		l.maxLen(p+".reason", c.GetReason(), MaxReasonLen)
