@@ -219,3 +219,22 @@ func TestObservedFromARuntimeIsAccepted(t *testing.T) {
 		t.Fatalf("ApplyActions: %v", err)
 	}
 }
+
+// TestOrphanKillIsAccepted: housekeeping kills a runtime pod the planner
+// does not know with a kill-only change set and an empty spec; its uid
+// and name are whatever the runtime holds. That must still work, while
+// the same identity is refused as soon as anything would be created.
+func TestOrphanKillIsAccepted(t *testing.T) {
+	c, _, _ := newClient(t)
+	orphan := &syncpodv1.Pod{Uid: "uid-from-another-tool", Name: "Some_Name", Namespace: "k8s.io", Spec: &syncpodv1.PodSpec{}}
+	if _, err := c.ApplyActions(context.Background(), &executorv1.ApplyActionsRequest{Pod: orphan,
+		Actions: &syncpodv1.PodActions{KillPod: true}}); err != nil {
+		t.Fatalf("kill of an orphan: %v", err)
+	}
+	_, err := c.ApplyActions(context.Background(), &executorv1.ApplyActionsRequest{Pod: orphan,
+		Actions: &syncpodv1.PodActions{KillPod: true, CreateSandbox: true}})
+	checkBad(t, err, "pod.uid")
+	_, err = c.ApplyActions(context.Background(), &executorv1.ApplyActionsRequest{Pod: &syncpodv1.Pod{Uid: strings.Repeat("u", 1<<20), Name: "x", Spec: &syncpodv1.PodSpec{}},
+		Actions: &syncpodv1.PodActions{KillPod: true}})
+	checkBad(t, err, "pod.uid")
+}

@@ -24,18 +24,41 @@ const (
 // DNS-1123 name and namespace, unique container names, every string and
 // list bounded, at most validation.MaxContainers containers), the observed
 // pod likewise (validation.ObservedShape: it was read from a runtime, whose
-// sandboxes can come and go between two list calls), and the actions against the pod: every container named
-// exists with the right kind and is started at most once, kills name a
-// container id, starts without a new sandbox name the sandbox, and every
-// list and string of the actions is bounded. Every problem is reported at
+// sandboxes can come and go between two list calls), and the actions
+// against the pod: every container named exists with the right kind and is
+// started at most once, kills name a container id, starts without a new
+// sandbox name the sandbox, and every list and string of the actions is
+// bounded. A change set that only kills may come with a pod that has no
+// containers (housekeeping's orphans, whose uid and name are the
+// runtime's): its identity is only bounded. Every problem is reported at
 // once (a fielderr.Errors); nothing may be created for a request that
 // fails it.
 func ValidateApplyActions(req *executorv1.ApplyActionsRequest) error {
 	var l fielderr.List
 	pod := req.GetPod()
-	if pod == nil {
+	a := req.GetActions()
+	switch {
+	case pod == nil:
 		l.Add("pod", "required")
-	} else {
+	case killOnly(a) && len(pod.GetSpec().GetContainers())+len(pod.GetSpec().GetInitContainers()) == 0:
+		// Housekeeping kills a pod the planner does not know (an orphan
+		// found in the runtime): its identity is what the runtime says,
+		// and nothing is created for it; only bound it.
+		if pod.GetUid() == "" {
+			l.Add("pod.uid", "required")
+		}
+		maxLen(&l, "pod.uid", pod.GetUid(), validation.MaxIDLen)
+		if pod.GetName() == "" {
+			l.Add("pod.name", "required")
+		}
+		maxLen(&l, "pod.name", pod.GetName(), validation.MaxNameLen)
+		maxLen(&l, "pod.namespace", pod.GetNamespace(), validation.MaxNameLen)
+		if pod.GetSpec() == nil {
+			l.Add("pod.spec", "required")
+		} else if g := pod.GetSpec().TerminationGracePeriodSeconds; g != nil && *g < 0 {
+			l.Add("pod.spec.termination_grace_period_seconds", "must be >= 0")
+		}
+	default:
 		if pod.GetUid() == "" {
 			l.Add("pod.uid", "required")
 		}
@@ -47,7 +70,6 @@ func ValidateApplyActions(req *executorv1.ApplyActionsRequest) error {
 			l.Add("observed.uid", "%s is not the pod's uid %s", fielderr.Quote(o.GetUid()), fielderr.Quote(pod.GetUid()))
 		}
 	}
-	a := req.GetActions()
 	if a == nil {
 		l.Add("actions", "required")
 		return l.Err()
@@ -56,6 +78,11 @@ func ValidateApplyActions(req *executorv1.ApplyActionsRequest) error {
 	actions(&al, pod.GetSpec(), a)
 	l.Append("actions", al.Errors())
 	return l.Err()
+}
+
+// killOnly reports whether a change set creates and starts nothing.
+func killOnly(a *syncpodv1.PodActions) bool {
+	return a != nil && !a.GetCreateSandbox() && len(a.GetInitContainersToStart()) == 0 && len(a.GetContainersToStart()) == 0
 }
 
 // actions checks a change set against the pod's spec; paths are relative
