@@ -29,7 +29,7 @@ export PATH := $(BIN):$(PATH)
 
 -include mk/*.mk
 
-.PHONY: build test test-setup test-teardown unit lint generate check-generated run bench images clean tools
+.PHONY: build test test-setup test-teardown unit fuzz lint generate check-generated run bench images clean tools
 
 ## build: static binaries (every services/cmd/*) into bin/
 build:
@@ -39,9 +39,25 @@ build:
 test: lint check-generated
 	$(MAKE) test-setup
 	rc=0; $(MAKE) unit || rc=$$?; $(MAKE) test-teardown; exit $$rc
+	$(MAKE) fuzz
 
 unit:
 	$(GO) test -race -shuffle=on -timeout 20m $(PKGS)
+
+# Fuzz targets for everything that parses or judges user input, each run
+# for FUZZTIME; then the bad-input table once more, verbose, for its counts.
+FUZZTIME     ?= 8s
+FUZZ_TARGETS := ./proto/validation:FuzzPod ./executor/service:FuzzValidateApplyActions \
+                ./planner/manifest:FuzzParse ./planner/plan:FuzzPlanJSON
+
+## fuzz: every fuzz target for FUZZTIME (8s) each, and the bad-input counts
+fuzz:
+	for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $$t for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t##*:}\$$" -fuzztime=$(FUZZTIME) "$${t%%:*}"; \
+	done
+	out=$$($(GO) test -count=1 -run 'TestBadInputEveryRPC' -v ./services/badinput ./executor/service 2>&1) || { echo "$$out"; exit 1; }; \
+	echo "$$out" | grep -E 'bad inputs tried|^(ok|FAIL)'
 
 # Hooks for mk/*.mk fragments: start and stop what the tests need.
 test-setup::

@@ -54,6 +54,9 @@ func (s *Service) RemoveResources(ctx context.Context, req *executorv1.RemoveRes
 
 // ListBackoffs lists crash-loop back-off entries.
 func (s *Service) ListBackoffs(_ context.Context, req *executorv1.ListBackoffsRequest) (*executorv1.ListBackoffsResponse, error) {
+	if err := ValidateListBackoffs(req); err != nil {
+		return nil, ToGRPC(err)
+	}
 	entries, err := s.store.List(req.GetPodUid())
 	if err != nil {
 		return nil, ToGRPC(err)

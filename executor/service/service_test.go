@@ -22,6 +22,7 @@ import (
 	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/critest"
 	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -61,8 +62,10 @@ func newClient(t *testing.T) (executorv1.ExecutorServiceClient, *critest.Runtime
 	return executorv1.NewExecutorServiceClient(conn), rt, store
 }
 
+const testUID = "0b6a7c8e-1f2d-4e3a-9b4c-5d6e7f8a9b0c"
+
 func goodPod() *syncpodv1.Pod {
-	return &syncpodv1.Pod{Uid: "u1", Name: "demo", Spec: &syncpodv1.PodSpec{HostNetwork: true,
+	return &syncpodv1.Pod{Uid: testUID, Name: "demo", Spec: &syncpodv1.PodSpec{HostNetwork: true,
 		InitContainers: []*syncpodv1.Container{{Name: "init", Image: "busybox:1.36"}},
 		Containers:     []*syncpodv1.Container{{Name: "web", Image: "busybox:1.36"}}}}
 }
@@ -87,7 +90,7 @@ func TestApplyActionsValidation(t *testing.T) {
 			"actions.init_containers_to_start[0].name", "actions.containers_to_start[0].name",
 			"actions.containers_to_start[1].name", "actions.containers_to_kill[0].container_id", "actions.sandbox_id",
 		}},
-		{"pod without a spec", &executorv1.ApplyActionsRequest{Pod: &syncpodv1.Pod{Uid: "u", Name: "n"}, Actions: &syncpodv1.PodActions{KillPod: true}},
+		{"pod without a spec", &executorv1.ApplyActionsRequest{Pod: &syncpodv1.Pod{Uid: testUID, Name: "n"}, Actions: &syncpodv1.PodActions{KillPod: true}},
 			[]string{"pod.spec"}},
 		{"observed of another pod", &executorv1.ApplyActionsRequest{Pod: goodPod(), Observed: &syncpodv1.ObservedPod{Uid: "other"},
 			Actions: &syncpodv1.PodActions{CreateSandbox: true}}, []string{"observed.uid"}},
@@ -124,21 +127,21 @@ func TestApplyActionsAndBackoffRPCs(t *testing.T) {
 	if resp.GetSandboxId() == "" || len(resp.GetSteps()) != 4 {
 		t.Fatalf("resp %v", resp)
 	}
-	k := backoff.Key{PodUID: "u1", ContainerName: "web", SpecHash: "h"}
+	k := backoff.Key{PodUID: testUID, ContainerName: "web", SpecHash: "h"}
 	if _, err := store.Next(k, backoff.PodRef{Name: "demo"}, time.Unix(1_700_000_000, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := store.Check(k, time.Unix(1_700_000_000, 0)); err != nil || !res.InBackOff {
 		t.Fatalf("Check: %+v %v", res, err)
 	}
-	list, err := c.ListBackoffs(ctx, &executorv1.ListBackoffsRequest{PodUid: "u1"})
+	list, err := c.ListBackoffs(ctx, &executorv1.ListBackoffsRequest{PodUid: testUID})
 	if err != nil || len(list.GetEntries()) != 1 || list.GetEntries()[0].GetDelay().AsDuration() != 10*time.Second || list.GetEntries()[0].GetBackoffUntil() == nil {
 		t.Fatalf("ListBackoffs %v %v", list, err)
 	}
 	if _, err := c.ResetBackoff(ctx, &executorv1.ResetBackoffRequest{}); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("ResetBackoff without uid: %v", err)
 	}
-	rr, err := c.ResetBackoff(ctx, &executorv1.ResetBackoffRequest{PodUid: "u1", ContainerName: "web"})
+	rr, err := c.ResetBackoff(ctx, &executorv1.ResetBackoffRequest{PodUid: testUID, ContainerName: "web"})
 	if err != nil || rr.GetRemoved() != 1 {
 		t.Fatalf("ResetBackoff %v %v", rr, err)
 	}
@@ -167,7 +170,7 @@ func TestToGRPC(t *testing.T) {
 		want codes.Code
 	}{
 		{"nil", nil, codes.OK},
-		{"invalid fields", &InvalidError{Fields: []FieldError{{"pod", "required"}}}, codes.InvalidArgument},
+		{"invalid fields", fielderr.Errors{{Path: "pod", Message: "required"}}, codes.InvalidArgument},
 		{"invalid sentinel", fmt.Errorf("x: %w", ErrInvalidArgument), codes.InvalidArgument},
 		{"invalid back-off config", backoff.ErrInvalidConfig, codes.InvalidArgument},
 		{"runtime unavailable", fmt.Errorf("run: %w", cri.ErrUnavailable), codes.Unavailable},

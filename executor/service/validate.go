@@ -4,159 +4,244 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
+	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
-type problems struct{ fields []FieldError }
+// Bounds of the executor's own request fields; the pod and the observed
+// pod are bounded by proto/validation, as in the planner.
+const (
+	// MaxRemove bounds each id list of RemoveResources.
+	MaxRemove = 4096
+	// maxExecTimeout bounds ExecSync's timeout.
+	maxExecTimeout = 10 * time.Minute
+)
 
-func (p *problems) add(field, format string, args ...any) {
-	p.fields = append(p.fields, FieldError{Field: field, Problem: fmt.Sprintf(format, args...)})
-}
-
-func (p *problems) err() error {
-	if len(p.fields) == 0 {
-		return nil
-	}
-	return &InvalidError{Fields: p.fields}
-}
-
-// ValidateApplyActions checks an ApplyActions request: pod with uid, name
-// and spec; actions present; every container named in actions exists in
-// the spec with the right kind; kills name a container id; starts without
-// a new sandbox name the sandbox; resource quantities parse.
+// ValidateApplyActions checks an ApplyActions request the way the planner
+// checks a pod (proto/validation: a uid in RFC 4122 form — required here —,
+// DNS-1123 name and namespace, unique container names, every string and
+// list bounded, at most validation.MaxContainers containers), the observed
+// pod likewise (validation.ObservedShape: it was read from a runtime, whose
+// sandboxes can come and go between two list calls), and the actions
+// against the pod: every container named exists with the right kind and is
+// started at most once, kills name a container id, starts without a new
+// sandbox name the sandbox, and every list and string of the actions is
+// bounded. A change set that only kills may come with a pod that has no
+// containers (housekeeping's orphans, whose uid and name are the
+// runtime's): its identity is only bounded. Every problem is reported at
+// once (a fielderr.Errors); nothing may be created for a request that
+// fails it.
 func ValidateApplyActions(req *executorv1.ApplyActionsRequest) error {
-	var p problems
+	var l fielderr.List
 	pod := req.GetPod()
-	if pod == nil {
-		p.add("pod", "required")
-	} else {
-		if pod.GetUid() == "" {
-			p.add("pod.uid", "required")
-		}
-		if pod.GetName() == "" {
-			p.add("pod.name", "required")
-		}
-		if pod.GetSpec() == nil {
-			p.add("pod.spec", "required")
-		}
-		if spec := pod.GetSpec(); spec != nil && spec.TerminationGracePeriodSeconds != nil && spec.GetTerminationGracePeriodSeconds() < 0 {
-			p.add("pod.spec.termination_grace_period_seconds", "must be >= 0")
-		}
-		checkResources(&p, "pod.spec.init_containers", pod.GetSpec().GetInitContainers())
-		checkResources(&p, "pod.spec.containers", pod.GetSpec().GetContainers())
-	}
-	if o := req.GetObserved(); o != nil && o.GetUid() != "" && pod != nil && o.GetUid() != pod.GetUid() {
-		p.add("observed.uid", "%q is not the pod's uid %q", o.GetUid(), pod.GetUid())
-	}
 	a := req.GetActions()
-	if a == nil {
-		p.add("actions", "required")
-		return p.err()
+	switch {
+	case pod == nil:
+		l.Add("pod", "required")
+	case killOnly(a) && len(pod.GetSpec().GetContainers())+len(pod.GetSpec().GetInitContainers()) == 0:
+		// Housekeeping kills a pod the planner does not know (an orphan
+		// found in the runtime): its identity is what the runtime says,
+		// and nothing is created for it; only bound it.
+		if pod.GetUid() == "" {
+			l.Add("pod.uid", "required")
+		}
+		maxLen(&l, "pod.uid", pod.GetUid(), validation.MaxIDLen)
+		if pod.GetName() == "" {
+			l.Add("pod.name", "required")
+		}
+		maxLen(&l, "pod.name", pod.GetName(), validation.MaxNameLen)
+		maxLen(&l, "pod.namespace", pod.GetNamespace(), validation.MaxNameLen)
+		if pod.GetSpec() == nil {
+			l.Add("pod.spec", "required")
+		} else if g := pod.GetSpec().TerminationGracePeriodSeconds; g != nil && *g < 0 {
+			l.Add("pod.spec.termination_grace_period_seconds", "must be >= 0")
+		}
+	default:
+		if pod.GetUid() == "" {
+			l.Add("pod.uid", "required")
+		}
+		l.Append("pod", fielderr.As(validation.Pod(pod)))
 	}
+	if o := req.GetObserved(); o != nil {
+		l.Append("observed", fielderr.As(validation.ObservedShape(o)))
+		if pod != nil && o.GetUid() != "" && o.GetUid() != pod.GetUid() {
+			l.Add("observed.uid", "%s is not the pod's uid %s", fielderr.Quote(o.GetUid()), fielderr.Quote(pod.GetUid()))
+		}
+	}
+	if a == nil {
+		l.Add("actions", "required")
+		return l.Err()
+	}
+	var al fielderr.List
+	actions(&al, pod.GetSpec(), a)
+	l.Append("actions", al.Errors())
+	return l.Err()
+}
+
+// killOnly reports whether a change set creates and starts nothing.
+func killOnly(a *syncpodv1.PodActions) bool {
+	return a != nil && !a.GetCreateSandbox() && len(a.GetInitContainersToStart()) == 0 && len(a.GetContainersToStart()) == 0
+}
+
+// actions checks a change set against the pod's spec; paths are relative
+// to the actions.
+func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions) {
 	inits, regular := map[string]bool{}, map[string]bool{}
-	for _, c := range pod.GetSpec().GetInitContainers() {
+	for _, c := range spec.GetInitContainers() {
 		inits[c.GetName()] = true
 	}
-	for _, c := range pod.GetSpec().GetContainers() {
+	for _, c := range spec.GetContainers() {
 		regular[c.GetName()] = true
 	}
-	for i, cs := range a.GetInitContainersToStart() {
-		f := fmt.Sprintf("actions.init_containers_to_start[%d].name", i)
-		switch {
-		case cs.GetName() == "":
-			p.add(f, "required")
-		case !inits[cs.GetName()]:
-			p.add(f, "%q is not an init container of the pod", cs.GetName())
+	maxLen(l, "sandbox_id", a.GetSandboxId(), validation.MaxIDLen)
+	maxLen(l, "message", a.GetMessage(), validation.MaxMessageLen)
+	starts := func(field string, list []*syncpodv1.ContainerStart, names map[string]bool, kind string) {
+		if len(list) > validation.MaxContainers {
+			l.Add(field, "%d entries exceed the limit of %d", len(list), validation.MaxContainers)
+			return
+		}
+		seen := map[string]int{}
+		for i, cs := range list {
+			p := fmt.Sprintf("%s[%d]", field, i)
+			switch n := cs.GetName(); {
+			case n == "":
+				l.Add(p+".name", "required")
+			case !names[n]:
+				l.Add(p+".name", "%s is not %s of the pod", fielderr.Quote(n), kind)
+			default:
+				if prev, dup := seen[n]; dup {
+					l.Add(p+".name", "%s is started twice (also %s[%d])", fielderr.Quote(n), field, prev)
+				}
+				seen[n] = i
+			}
+			maxLen(l, p+".spec_hash", cs.GetSpecHash(), validation.MaxSpecHashLen)
+			maxLen(l, p+".message", cs.GetMessage(), validation.MaxMessageLen)
 		}
 	}
-	for i, cs := range a.GetContainersToStart() {
-		f := fmt.Sprintf("actions.containers_to_start[%d].name", i)
-		switch {
-		case cs.GetName() == "":
-			p.add(f, "required")
-		case !regular[cs.GetName()]:
-			p.add(f, "%q is not a container of the pod", cs.GetName())
+	starts("init_containers_to_start", a.GetInitContainersToStart(), inits, "an init container")
+	starts("containers_to_start", a.GetContainersToStart(), regular, "a container")
+	if kills := a.GetContainersToKill(); len(kills) > validation.MaxObservedContainers {
+		l.Add("containers_to_kill", "%d entries exceed the limit of %d", len(kills), validation.MaxObservedContainers)
+	} else {
+		seen := map[string]int{}
+		for i, k := range kills {
+			p := fmt.Sprintf("containers_to_kill[%d]", i)
+			switch id := k.GetContainerId(); {
+			case id == "":
+				l.Add(p+".container_id", "required")
+			case len(id) > validation.MaxIDLen:
+				l.Add(p+".container_id", "%d bytes exceed the limit of %d", len(id), validation.MaxIDLen)
+			default:
+				if prev, dup := seen[id]; dup {
+					l.Add(p+".container_id", "%s is killed twice (also containers_to_kill[%d])", fielderr.Quote(id), prev)
+				}
+				seen[id] = i
+			}
+			if k.GetName() == "" {
+				l.Add(p+".name", "required")
+			} else if !inits[k.GetName()] && !regular[k.GetName()] {
+				l.Add(p+".name", "%s is not a container of the pod", fielderr.Quote(k.GetName()))
+			}
+			maxLen(l, p+".message", k.GetMessage(), validation.MaxMessageLen)
 		}
 	}
-	for i, k := range a.GetContainersToKill() {
-		if k.GetContainerId() == "" {
-			p.add(fmt.Sprintf("actions.containers_to_kill[%d].container_id", i), "required")
-		}
-		if f := fmt.Sprintf("actions.containers_to_kill[%d].name", i); k.GetName() == "" {
-			p.add(f, "required")
-		} else if !inits[k.GetName()] && !regular[k.GetName()] {
-			p.add(f, "%q is not a container of the pod", k.GetName())
-		}
+	if n := len(a.GetInitContainersToStart()) + len(a.GetContainersToStart()); n > 0 && !a.GetCreateSandbox() && a.GetSandboxId() == "" {
+		l.Add("sandbox_id", "required to start containers without create_sandbox")
 	}
-	starts := len(a.GetInitContainersToStart()) + len(a.GetContainersToStart())
-	if starts > 0 && !a.GetCreateSandbox() && a.GetSandboxId() == "" {
-		p.add("actions.sandbox_id", "required to start containers without create_sandbox")
-	}
-	return p.err()
 }
 
-func checkResources(p *problems, path string, cs []*syncpodv1.Container) {
-	for i, c := range cs {
-		r := c.GetResources()
-		for _, q := range []struct{ field, v string }{
-			{"requests.cpu", r.GetRequests().GetCpu()}, {"requests.memory", r.GetRequests().GetMemory()},
-			{"limits.cpu", r.GetLimits().GetCpu()}, {"limits.memory", r.GetLimits().GetMemory()},
-		} {
-			field, v := q.field, q.v
-			if v == "" {
-				continue
-			}
-			if _, err := resource.ParseQuantity(v); err != nil {
-				p.add(fmt.Sprintf("%s[%d].resources.%s", path, i, field), "%q is not a quantity", v)
-			}
-		}
+func maxLen(l *fielderr.List, path, s string, n int) {
+	if len(s) > n {
+		l.Add(path, "%d bytes exceed the limit of %d", len(s), n)
 	}
 }
 
-// ValidateRemoveResources checks that no id is empty.
+// ids checks a list of runtime ids: at most MaxRemove, none empty or over
+// validation.MaxIDLen.
+func ids(l *fielderr.List, field string, list []string) {
+	if len(list) > MaxRemove {
+		l.Add(field, "%d entries exceed the limit of %d", len(list), MaxRemove)
+		return
+	}
+	for i, id := range list {
+		p := fmt.Sprintf("%s[%d]", field, i)
+		if id == "" {
+			l.Add(p, "must not be empty")
+		}
+		maxLen(l, p, id, validation.MaxIDLen)
+	}
+}
+
+// ValidateRemoveResources checks both id lists.
 func ValidateRemoveResources(req *executorv1.RemoveResourcesRequest) error {
-	var p problems
-	for i, id := range req.GetContainerIds() {
-		if id == "" {
-			p.add(fmt.Sprintf("container_ids[%d]", i), "must not be empty")
-		}
-	}
-	for i, id := range req.GetSandboxIds() {
-		if id == "" {
-			p.add(fmt.Sprintf("sandbox_ids[%d]", i), "must not be empty")
-		}
-	}
-	return p.err()
+	var l fielderr.List
+	ids(&l, "container_ids", req.GetContainerIds())
+	ids(&l, "sandbox_ids", req.GetSandboxIds())
+	return l.Err()
 }
 
-// ValidateResetBackoff checks that the pod uid is given.
+// ValidateListBackoffs checks the optional pod uid filter.
+func ValidateListBackoffs(req *executorv1.ListBackoffsRequest) error {
+	var l fielderr.List
+	if u := req.GetPodUid(); u != "" {
+		if msg := validation.UIDProblem(u); msg != "" {
+			l.Add("pod_uid", "%s", msg)
+		}
+	}
+	return l.Err()
+}
+
+// ValidateResetBackoff checks the pod uid (required) and the optional
+// container name.
 func ValidateResetBackoff(req *executorv1.ResetBackoffRequest) error {
-	var p problems
-	if req.GetPodUid() == "" {
-		p.add("pod_uid", "required")
+	var l fielderr.List
+	if u := req.GetPodUid(); u == "" {
+		l.Add("pod_uid", "required")
+	} else if msg := validation.UIDProblem(u); msg != "" {
+		l.Add("pod_uid", "%s", msg)
 	}
-	return p.err()
+	if n := req.GetContainerName(); n != "" {
+		if msg := validation.ContainerNameProblem(n); msg != "" {
+			l.Add("container_name", "%s", msg)
+		}
+	}
+	return l.Err()
 }
 
-// maxExecTimeout bounds ExecSync's timeout.
-const maxExecTimeout = 10 * time.Minute
-
-// ValidateExecSync checks the container id, the command and the timeout.
+// ValidateExecSync checks the container id, the command (an argv within
+// the kernel's bounds) and the timeout.
 func ValidateExecSync(req *executorv1.ExecSyncRequest) error {
-	var p problems
-	if req.GetContainerId() == "" {
-		p.add("container_id", "required")
+	var l fielderr.List
+	switch id := req.GetContainerId(); {
+	case id == "":
+		l.Add("container_id", "required")
+	default:
+		maxLen(&l, "container_id", id, validation.MaxIDLen)
 	}
-	if len(req.GetCommand()) == 0 || req.GetCommand()[0] == "" {
-		p.add("command", "required: argv with a non-empty first element")
+	cmd := req.GetCommand()
+	switch {
+	case len(cmd) == 0 || cmd[0] == "":
+		l.Add("command", "required: argv with a non-empty first element")
+	case len(cmd) > validation.MaxArgs:
+		l.Add("command", "%d entries exceed the limit of %d", len(cmd), validation.MaxArgs)
+	default:
+		total := 0
+		for i, a := range cmd {
+			if len(a)+1 > validation.MaxArgLen {
+				l.Add(fmt.Sprintf("command[%d]", i), "%d bytes exceed the kernel's limit of %d per argument (MAX_ARG_STRLEN)", len(a), validation.MaxArgLen-1)
+			}
+			total += len(a) + 1
+		}
+		if total > validation.MaxArgvBytes {
+			l.Add("command", "%d bytes exceed the kernel's limit of %d (ARG_MAX)", total, validation.MaxArgvBytes)
+		}
 	}
 	if t := req.GetTimeout(); t != nil {
 		if err := t.CheckValid(); err != nil || t.AsDuration() < 0 || t.AsDuration() > maxExecTimeout {
-			p.add("timeout", "must be between 0 and 10m")
+			l.Add("timeout", "must be between 0 and 10m")
 		}
 	}
-	return p.err()
+	return l.Err()
 }

@@ -3,19 +3,19 @@ package service
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/validate"
+	"github.com/syncpod/syncpod/proto/fielderr"
 )
 
 // toStatus is the one place where the planner's errors become gRPC
 // statuses: validation errors are InvalidArgument listing every field error
-// in the message and as google.rpc.BadRequest field violations; store
+// in the message and as google.rpc.BadRequest field violations
+// (fielderr.Status, bounded); store
 // errors map to NotFound, FailedPrecondition (uid mismatch, terminating)
 // and Unavailable (store closed); context errors keep their meaning; an
 // error that already is a status passes through; anything else is
@@ -29,18 +29,11 @@ func toStatus(op string, err error) error {
 	}
 	switch {
 	case errors.Is(err, validate.ErrInvalid), errors.Is(err, store.ErrInvalid):
-		st := status.New(codes.InvalidArgument, fmt.Sprintf("%s: %v", op, err))
 		fields := validate.As(err)
-		br := &errdetails.BadRequest{}
-		for _, fe := range fields {
-			br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{
-				Field: fe.Path, Description: fe.Message,
-			})
+		if len(fields) == 0 {
+			fields = fielderr.Errors{{Message: err.Error()}}
 		}
-		if withDetails, derr := st.WithDetails(br); derr == nil {
-			st = withDetails
-		}
-		return st.Err()
+		return fielderr.Status(op, fields).Err()
 	case errors.Is(err, store.ErrNotFound):
 		return status.Errorf(codes.NotFound, "%s: %v", op, err)
 	case errors.Is(err, store.ErrUIDMismatch), errors.Is(err, store.ErrTerminating):

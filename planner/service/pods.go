@@ -7,6 +7,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
+
 	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/validate"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -37,8 +39,14 @@ func (s *Service) ApplyPod(ctx context.Context, req *plannerv1.ApplyPodRequest) 
 	if s.pods == nil {
 		return nil, errNoStore
 	}
+	// Validated here as well as in the store: the store ignores the
+	// planner-owned fields (deletion_grace_period_seconds, times), but a
+	// request that sets them wrongly is refused as Plan refuses it.
 	if req.GetPod() == nil {
-		return nil, status.Error(codes.InvalidArgument, "pod: required")
+		return nil, toStatus("ApplyPod", fielderr.Errors{{Path: "pod", Message: "required"}})
+	}
+	if err := validate.Pod(req.GetPod()); err != nil {
+		return nil, toStatus("ApplyPod", validate.As(err).Prefix("pod"))
 	}
 	p, res, err := s.pods.Apply(ctx, req.GetPod())
 	if fields := validate.As(err); len(fields) > 0 {
@@ -56,6 +64,14 @@ func (s *Service) DeletePod(ctx context.Context, req *plannerv1.DeletePodRequest
 	if s.pods == nil {
 		return nil, errNoStore
 	}
+	var l fielderr.List
+	l.Append("pod", refProblems(req.GetPod()))
+	if g := req.GracePeriodSeconds; g != nil && *g < 0 {
+		l.Add("grace_period_seconds", "must be >= 0")
+	}
+	if err := l.Err(); err != nil {
+		return nil, toStatus("DeletePod", err)
+	}
 	p, err := s.pods.MarkDeleted(ctx, req.GetPod(), req.GracePeriodSeconds)
 	if err != nil {
 		return nil, toStatus("DeletePod", err)
@@ -67,6 +83,9 @@ func (s *Service) DeletePod(ctx context.Context, req *plannerv1.DeletePodRequest
 func (s *Service) GetPod(ctx context.Context, req *plannerv1.GetPodRequest) (*plannerv1.GetPodResponse, error) {
 	if s.pods == nil {
 		return nil, errNoStore
+	}
+	if errs := refProblems(req.GetPod()); len(errs) > 0 {
+		return nil, toStatus("GetPod", errs.Prefix("pod"))
 	}
 	rec, err := s.pods.Get(ctx, req.GetPod())
 	if err != nil {
@@ -80,7 +99,7 @@ func (s *Service) ListPods(ctx context.Context, req *plannerv1.ListPodsRequest) 
 	if s.pods == nil {
 		return nil, errNoStore
 	}
-	f, err := store.ParseFilter(req.GetNamespace(), req.GetLabelSelector())
+	f, err := parseFilter(req.GetNamespace(), req.GetLabelSelector())
 	if err != nil {
 		return nil, toStatus("ListPods", err)
 	}
@@ -101,7 +120,7 @@ func (s *Service) WatchPods(req *plannerv1.WatchPodsRequest, stream grpc.ServerS
 		return errNoStore
 	}
 	ctx := stream.Context()
-	f, err := store.ParseFilter(req.GetNamespace(), req.GetLabelSelector())
+	f, err := parseFilter(req.GetNamespace(), req.GetLabelSelector())
 	if err != nil {
 		return toStatus("WatchPods", err)
 	}
@@ -121,4 +140,26 @@ func (s *Service) WatchPods(req *plannerv1.WatchPodsRequest, stream grpc.ServerS
 			}
 		}
 	}
+}
+
+// refProblems checks a pod reference; a missing one is a missing name.
+func refProblems(ref *plannerv1.PodRef) fielderr.Errors {
+	if ref == nil {
+		return fielderr.Errors{{Message: "required"}}
+	}
+	return validate.As(validate.Ref(ref))
+}
+
+// parseFilter validates a list or watch filter (namespace and selector size
+// here, selector syntax in the store) and builds it; every problem is a
+// field error.
+func parseFilter(namespace, selector string) (store.Filter, error) {
+	if err := validate.Filter(namespace, selector); err != nil {
+		return store.Filter{}, err
+	}
+	f, err := store.ParseFilter(namespace, selector)
+	if err != nil {
+		return store.Filter{}, fielderr.Errors{{Path: "label_selector", Message: err.Error()}}
+	}
+	return f, nil
 }

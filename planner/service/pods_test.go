@@ -123,7 +123,7 @@ func TestApplyPod(t *testing.T) {
 	})
 	t.Run("another uid is FailedPrecondition", func(t *testing.T) {
 		p := demoPod("web", "nginx:2")
-		p.Uid = "someone-else"
+		p.Uid = "00000000-0000-4000-8000-00000000e15e"
 		_, err := c.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: p})
 		wantCode(t, err, codes.FailedPrecondition, "delete")
 	})
@@ -164,7 +164,7 @@ func TestDeleteAndGetPod(t *testing.T) {
 	if r.GetPod().GetName() != "web" || r.GetStatus().GetPhase() != syncpodv1.PodPhase_POD_PHASE_RUNNING || len(r.GetEvents()) != 1 {
 		t.Errorf("GetPod = %v", r)
 	}
-	_, err = c.GetPod(ctx, &plannerv1.GetPodRequest{Pod: &plannerv1.PodRef{Name: "web", Uid: "other"}})
+	_, err = c.GetPod(ctx, &plannerv1.GetPodRequest{Pod: &plannerv1.PodRef{Name: "web", Uid: "00000000-0000-4000-8000-000000000001"}})
 	wantCode(t, err, codes.NotFound)
 	_, err = c.GetPod(ctx, &plannerv1.GetPodRequest{})
 	wantCode(t, err, codes.InvalidArgument)

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/syncpod/syncpod/pleg/fanout"
+	"github.com/syncpod/syncpod/proto/fielderr"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -23,8 +24,9 @@ type Core interface {
 	ListPodStatuses() ([]*syncpodv1.ObservedPod, time.Time, plegv1.PlegMode)
 }
 
-// ErrInvalid classifies bad requests.
-var ErrInvalid = errors.New("invalid argument")
+// ErrInvalid classifies bad requests; it is fielderr.ErrInvalid, which
+// every validation error of every syncpod service matches.
+var ErrInvalid = fielderr.ErrInvalid
 
 // Service implements plegv1.PlegServiceServer.
 type Service struct {
@@ -38,30 +40,27 @@ func New(core Core) *Service { return &Service{core: core} }
 // maxUIDs bounds a Watch filter.
 const maxUIDs = 10000
 
-// invalid joins field problems into one ErrInvalid error.
-func invalid(problems []string) error {
-	if len(problems) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
-}
-
 func validateWatch(req *plegv1.WatchRequest) error {
-	var problems []string
+	var l fielderr.List
 	if n := len(req.GetPodUids()); n > maxUIDs {
-		problems = append(problems, fmt.Sprintf("pod_uids: at most %d, got %d", maxUIDs, n))
+		l.Add("pod_uids", "%d entries exceed the limit of %d", n, maxUIDs)
+		return l.Err()
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for i, u := range req.GetPodUids() {
-		switch {
+		p := fmt.Sprintf("pod_uids[%d]", i)
+		switch prev, dup := seen[u]; {
 		case u == "":
-			problems = append(problems, fmt.Sprintf("pod_uids[%d]: must not be empty", i))
-		case seen[u]:
-			problems = append(problems, fmt.Sprintf("pod_uids[%d]: duplicate %q", i, u))
+			l.Add(p, "must not be empty")
+		case len(u) > validation.MaxIDLen:
+			l.Add(p, "%d bytes exceed the limit of %d", len(u), validation.MaxIDLen)
+		case dup:
+			l.Add(p, "duplicate %s (also pod_uids[%d])", fielderr.Quote(u), prev)
+		default:
+			seen[u] = i
 		}
-		seen[u] = true
 	}
-	return invalid(problems)
+	return l.Err()
 }
 
 // Watch streams lifecycle events until the client cancels.
@@ -89,19 +88,22 @@ func (s *Service) Watch(req *plegv1.WatchRequest, stream grpc.ServerStreamingSer
 // GetPodStatus returns a pod's status newer than newer_than, waiting until
 // the request deadline at most.
 func (s *Service) GetPodStatus(ctx context.Context, req *plegv1.GetPodStatusRequest) (*plegv1.GetPodStatusResponse, error) {
-	var problems []string
-	if req.GetPodUid() == "" {
-		problems = append(problems, "pod_uid: required")
+	var l fielderr.List
+	switch u := req.GetPodUid(); {
+	case u == "":
+		l.Add("pod_uid", "required")
+	case len(u) > validation.MaxIDLen:
+		l.Add("pod_uid", "%d bytes exceed the limit of %d", len(u), validation.MaxIDLen)
 	}
 	var newer time.Time
 	if req.GetNewerThan() != nil {
 		if err := req.GetNewerThan().CheckValid(); err != nil {
-			problems = append(problems, "newer_than: "+err.Error())
+			l.Add("newer_than", "%v", err)
 		} else {
 			newer = req.GetNewerThan().AsTime()
 		}
 	}
-	if err := invalid(problems); err != nil {
+	if err := l.Err(); err != nil {
 		return nil, toStatus(err)
 	}
 	pod, err := s.core.GetPodStatus(ctx, req.GetPodUid(), newer)
@@ -126,6 +128,8 @@ func toStatus(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case len(fielderr.As(err)) > 0:
+		return fielderr.Status("", fielderr.As(err)).Err()
 	case errors.Is(err, ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):

@@ -115,15 +115,19 @@ func New(opts Options) (*Server, error) {
 	})
 
 	stopping := make(chan struct{})
+	codec := newRequestCodec() // decode.go: undecodable requests are InvalidArgument
 	serverOpts := []grpc.ServerOption{
+		grpc.ForceServerCodecV2(codec),
 		grpc.ChainUnaryInterceptor(
 			srvMetrics.UnaryServerInterceptor(),
+			codec.decodeUnary(),
 			selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(accessLog, logOpts...), notHealth),
 			recovery.UnaryServerInterceptor(panicHandler),
 		),
 		grpc.ChainStreamInterceptor(
 			endStreamsOnShutdown(stopping),
 			srvMetrics.StreamServerInterceptor(),
+			codec.decodeStream(),
 			selector.StreamServerInterceptor(logging.StreamServerInterceptor(accessLog, logOpts...), notHealth),
 			recovery.StreamServerInterceptor(panicHandler),
 		),
@@ -203,9 +207,7 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	if !s.opts.ServiceManagesHealth {
-		s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	}
+	s.registerServiceHealth() // health.go
 	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
 	if s.httpLis != nil {
 		attrs = append(attrs, "metrics", "http://"+s.httpLis.Addr().String()+"/metrics")

@@ -1,0 +1,399 @@
+package badinput
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/critest"
+	"github.com/syncpod/syncpod/executor/runner"
+	executorservice "github.com/syncpod/syncpod/executor/service"
+	plannerservice "github.com/syncpod/syncpod/planner/service"
+	"github.com/syncpod/syncpod/planner/store"
+	"github.com/syncpod/syncpod/planner/validate"
+	"github.com/syncpod/syncpod/pleg"
+	"github.com/syncpod/syncpod/pleg/plegtest"
+	plegservice "github.com/syncpod/syncpod/pleg/service"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	"github.com/syncpod/syncpod/services/server"
+)
+
+// node is the three services, each behind its own server on loopback.
+type node struct {
+	conns   map[string]*grpc.ClientConn // by service full name
+	pods    *store.Store
+	runtime *critest.Runtime
+	images  *critest.Images
+	backoff *backoff.Store
+}
+
+func serve(t *testing.T, register func(*grpc.Server), managesHealth bool) *grpc.ClientConn {
+	t.Helper()
+	s, err := server.New(server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
+		Registry: prometheus.NewRegistry(), ServiceManagesHealth: managesHealth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(s.GRPC())
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(ctx) }()
+	conn, err := grpc.NewClient("passthrough:///"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(); cancel(); <-errc })
+	return conn
+}
+
+func startNode(t *testing.T) *node {
+	t.Helper()
+	dir := t.TempDir()
+	n := &node{conns: map[string]*grpc.ClientConn{}}
+	var err error
+	n.pods, err = store.Open(store.Options{Path: filepath.Join(dir, "planner.db"), Validate: validate.Pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.pods.Close() })
+	n.conns[plannerv1.PlannerService_ServiceDesc.ServiceName] = serve(t, func(g *grpc.Server) {
+		plannerv1.RegisterPlannerServiceServer(g, plannerservice.New(plannerservice.Options{Pods: n.pods}))
+	}, false)
+
+	n.backoff, err = backoff.Open(filepath.Join(dir, "executor.db"), backoff.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.backoff.Close() })
+	n.runtime = critest.NewRuntime()
+	n.images = critest.NewImages("busybox:1.36")
+	r, err := runner.New(runner.Config{
+		Runtime: cri.NewRuntime(n.runtime, nil, cri.Timeouts{}), Images: cri.NewImages(n.images, nil, cri.Timeouts{}),
+		Backoff: n.backoff, LogDir: filepath.Join(dir, "logs"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.conns[executorv1.ExecutorService_ServiceDesc.ServiceName] = serve(t, func(g *grpc.Server) {
+		executorv1.RegisterExecutorServiceServer(g, executorservice.New(r, n.backoff, nil, nil))
+	}, false)
+
+	p, err := pleg.New(pleg.Options{Runtime: plegtest.NewRuntime(plegtest.EventsUnimplemented), Logger: slog.New(slog.DiscardHandler),
+		Registry: prometheus.NewRegistry(), RelistPeriod: 50 * time.Millisecond, Evented: pleg.EventedOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = p.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	n.conns[plegv1.PlegService_ServiceDesc.ServiceName] = serve(t, func(g *grpc.Server) {
+		plegv1.RegisterPlegServiceServer(g, plegservice.New(p))
+	}, true)
+	return n
+}
+
+// rawCodec puts the given bytes on the wire and reads the reply's bytes.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
+}
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*[]byte) = data.Materialize()
+	return nil
+}
+func (rawCodec) Name() string { return "proto" }
+
+// call sends req's bytes to a unary or server-streaming method and returns
+// the error of the call (of the first receive, for a stream).
+func call(ctx context.Context, conn *grpc.ClientConn, md protoreflect.MethodDescriptor, req []byte) error {
+	method := "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
+	var out []byte
+	if !md.IsStreamingServer() {
+		return conn.Invoke(ctx, method, &req, &out, grpc.ForceCodecV2(rawCodec{}))
+	}
+	st, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, method, grpc.ForceCodecV2(rawCodec{}))
+	if err != nil {
+		return err
+	}
+	if err := st.SendMsg(&req); err != nil {
+		return err
+	}
+	_ = st.CloseSend()
+	return st.RecvMsg(&out)
+}
+
+// jsonCase is a malformed request written as grpcurl would send it.
+type jsonCase struct {
+	method, name, json string
+	field              string // the path the error must name
+}
+
+const (
+	uid  = "0b6a7c8e-1f2d-4e3a-9b4c-5d6e7f8a9b0c"
+	spec = `"spec":{"containers":[{"name":"app","image":"busybox:1.36","command":["sleep","3600"]}]}`
+	good = `{"name":"web",` + spec + `}`
+)
+
+// pod is good with one JSON member added at the top level.
+func pod(extra string) string { return `{` + extra + `,` + good[1:] }
+
+// named is good with another name.
+func named(name string) string { return `{"name":"` + name + `",` + spec + `}` }
+
+func jsonCases() []jsonCase {
+	big := strings.Repeat("x", 1<<20)
+	many := `[` + strings.TrimSuffix(strings.Repeat(`{"name":"c","image":"i"},`, 10000), ",") + `]`
+	return []jsonCase{
+		// Planner.
+		{"Plan", "no pod", `{}`, "pod"},
+		{"Plan", "bad name", `{"pod":` + named("Bad Name!") + `}`, "pod.name"},
+		{"Plan", "issue 10: restartCount -5", `{"pod":` + good + `,"observed":{"containers":[{"id":"c1","name":"app","state":"CONTAINER_STATE_EXITED","restartCount":-5}]}}`, "observed.containers[0].restart_count"},
+		{"Plan", "probe for no container", `{"pod":` + good + `,"probes":[{"name":"ghost"}]}`, "probes[0].name"},
+		{"Plan", "deletion grace < 0", `{"pod":` + pod(`"deletionGracePeriodSeconds":"-1"`) + `}`, "pod.deletion_grace_period_seconds"},
+		{"ApplyPod", "issue 10: deletionGracePeriodSeconds -1", `{"pod":` + pod(`"deletionGracePeriodSeconds":"-1"`) + `}`, "pod.deletion_grace_period_seconds"},
+		{"ApplyPod", "issue 10: 1 MB env value", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","env":[{"name":"BIG","value":"` + big + `"}]}]}}}`, "pod.spec.containers[0].env[0].value"},
+		{"ApplyPod", "issue 10: 1 MB argument", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","args":["` + big + `"]}]}}}`, "pod.spec.containers[0].args[0]"},
+		{"ApplyPod", "issue 10: 1 MB name", `{"pod":` + named(big) + `}`, "pod.name"},
+		{"ApplyPod", "10,000 containers", `{"pod":{"name":"web","spec":{"containers":` + many + `}}}`, "pod.spec"},
+		{"ApplyPod", "garbage uid", `{"pod":` + pod(`"uid":"garbage-uid"`) + `}`, "pod.uid"},
+		{"ApplyPod", "bad label", `{"pod":` + pod(`"labels":{"app":"has space"}`) + `}`, `pod.labels["app"]`},
+		{"ApplyPod", "no pod", `{}`, "pod"},
+		{"DeletePod", "no ref", `{}`, "pod"},
+		{"DeletePod", "negative grace", `{"pod":{"name":"web"},"gracePeriodSeconds":"-1"}`, "grace_period_seconds"},
+		{"DeletePod", "bad namespace", `{"pod":{"name":"web","namespace":"Bad_NS"}}`, "pod.namespace"},
+		{"GetPod", "bad uid", `{"pod":{"uid":"garbage"}}`, "pod.uid"},
+		{"GetPod", "1 MB name", `{"pod":{"name":"` + big + `"}}`, "pod.name"},
+		{"ListPods", "issue 10: namespace Bad_NS", `{"namespace":"Bad_NS"}`, "namespace"},
+		{"ListPods", "issue 10: 1 MB namespace", `{"namespace":"` + big + `"}`, "namespace"},
+		{"ListPods", "bad selector", `{"labelSelector":"a in (b"}`, "label_selector"},
+		{"WatchPods", "issue 10: namespace Bad_NS", `{"namespace":"Bad_NS"}`, "namespace"},
+		{"WatchPods", "huge selector", `{"labelSelector":"` + big + `"}`, "label_selector"},
+		// Executor.
+		{"ApplyActions", "issue 10: garbage uid", `{"pod":` + pod(`"uid":"garbage-uid"`) + `,"actions":{"createSandbox":true}}`, "pod.uid"},
+		{"ApplyActions", "issue 10: duplicate container names", `{"pod":{"uid":"` + uid + `","name":"web","spec":{"containers":[{"name":"a","image":"i"},{"name":"a","image":"i"}]}},"actions":{"createSandbox":true}}`, "pod.spec.containers[1].name"},
+		{"ApplyActions", "issue 10: 10,000 containers", `{"pod":{"uid":"` + uid + `","name":"web","spec":{"containers":` + many + `}},"actions":{"createSandbox":true}}`, "pod.spec"},
+		{"ApplyActions", "no actions", `{"pod":` + pod(`"uid":"`+uid+`"`) + `}`, "actions"},
+		{"RemoveResources", "empty id", `{"containerIds":[""]}`, "container_ids[0]"},
+		{"ListBackoffs", "bad uid", `{"podUid":"garbage"}`, "pod_uid"},
+		{"ResetBackoff", "no uid", `{}`, "pod_uid"},
+		{"ExecSync", "no command", `{"containerId":"c1"}`, "command"},
+		// PLEG.
+		{"Watch", "empty uid", `{"podUids":["a",""]}`, "pod_uids[1]"},
+		{"Watch", "duplicate uid", `{"podUids":["a","a"]}`, "pod_uids[1]"},
+		{"GetPodStatus", "no uid", `{}`, "pod_uid"},
+		{"GetPodStatus", "huge uid", `{"podUid":"` + big + `"}`, "pod_uid"},
+	}
+}
+
+// stringPath finds a string field of md, at most two levels down, and
+// returns its path and the numbers leading to it.
+func stringPath(md protoreflect.MessageDescriptor, depth int) (string, []protowire.Number) {
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.Kind() == protoreflect.StringKind && !fd.IsMap() {
+			name := string(fd.Name())
+			if fd.IsList() {
+				name += "[0]"
+			}
+			return name, []protowire.Number{fd.Number()}
+		}
+	}
+	if depth == 0 {
+		return "", nil
+	}
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.Kind() == protoreflect.MessageKind && !fd.IsMap() {
+			if p, nums := stringPath(fd.Message(), depth-1); p != "" {
+				name := string(fd.Name())
+				if fd.IsList() {
+					name += "[0]"
+				}
+				return name + "." + p, append([]protowire.Number{fd.Number()}, nums...)
+			}
+		}
+	}
+	return "", nil
+}
+
+// nest wraps inner in length-delimited fields nums[len-1] ... nums[0].
+func nest(nums []protowire.Number, inner []byte) []byte {
+	b := inner
+	for i := len(nums) - 1; i >= 0; i-- {
+		b = protowire.AppendBytes(protowire.AppendTag(nil, nums[i], protowire.BytesType), b)
+	}
+	return b
+}
+
+// wireCase is malformed bytes for a method.
+type wireCase struct {
+	name  string
+	req   []byte
+	field string // "" when only "does not decode" can be said
+}
+
+func wireCases(md protoreflect.MethodDescriptor) []wireCase {
+	truncated := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.BytesType), 50)
+	var deep []byte
+	for range 20000 {
+		deep = protowire.AppendTag(deep, 999, protowire.StartGroupType)
+	}
+	for range 20000 {
+		deep = protowire.AppendTag(deep, 999, protowire.EndGroupType)
+	}
+	cases := []wireCase{
+		{"truncated", truncated, ""},
+		{"cut in a tag", []byte{0x80}, ""},
+		{"nested 20,000 deep", deep, ""},
+	}
+	if path, nums := stringPath(md.Input(), 2); path != "" {
+		last := nums[len(nums)-1]
+		bad := protowire.AppendBytes(protowire.AppendTag(nil, last, protowire.BytesType), []byte("\xc3\x28bad"))
+		cases = append(cases, wireCase{"invalid UTF-8", nest(nums[:len(nums)-1], bad), path})
+	}
+	return cases
+}
+
+// check asserts InvalidArgument naming field (or saying the request does
+// not decode), with a bounded message.
+func check(t *testing.T, err error, field string) {
+	t.Helper()
+	st := status.Convert(err)
+	if st.Code() != codes.InvalidArgument {
+		t.Fatalf("code %v (%.300v), want InvalidArgument", st.Code(), err)
+	}
+	if len(st.Message()) > 8<<10 {
+		t.Errorf("message of %d bytes", len(st.Message()))
+	}
+	if field == "" {
+		if !strings.Contains(st.Message(), "does not decode") {
+			t.Errorf("message %.300q does not say the request does not decode", st.Message())
+		}
+		return
+	}
+	if !strings.Contains(st.Message(), field+": ") {
+		t.Errorf("message %.300q does not name %s", st.Message(), field)
+	}
+	found := false
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				found = found || v.GetField() == field
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no BadRequest violation for %s", field)
+	}
+}
+
+// TestBadInputEveryRPC is the bad-input part of issue 10's suite.
+func TestBadInputEveryRPC(t *testing.T) {
+	n := startNode(t)
+	services := []protoreflect.ServiceDescriptor{
+		plannerv1.File_syncpod_planner_v1_planner_proto.Services().Get(0),
+		executorv1.File_syncpod_executor_v1_executor_proto.Services().Get(0),
+		plegv1.File_syncpod_pleg_v1_pleg_proto.Services().Get(0),
+	}
+	methods := map[string]protoreflect.MethodDescriptor{}
+	for _, sd := range services {
+		for i := range sd.Methods().Len() {
+			md := sd.Methods().Get(i)
+			methods[string(md.Name())] = md
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tried := map[string]int{}
+	total := 0
+	for _, jc := range jsonCases() {
+		md, ok := methods[jc.method]
+		if !ok {
+			t.Fatalf("no method %s", jc.method)
+		}
+		t.Run("json/"+jc.method+"/"+jc.name, func(t *testing.T) {
+			mt, err := protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName())
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := mt.New().Interface()
+			if err := protojson.Unmarshal([]byte(jc.json), msg); err != nil {
+				t.Fatalf("the case's JSON: %v", err)
+			}
+			b, err := proto.Marshal(msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, call(ctx, n.conns[string(md.Parent().FullName())], md, b), jc.field)
+		})
+		tried[jc.method]++
+		total++
+	}
+	for _, sd := range services {
+		for i := range sd.Methods().Len() {
+			md := sd.Methods().Get(i)
+			for _, wc := range wireCases(md) {
+				t.Run("wire/"+string(md.Name())+"/"+wc.name, func(t *testing.T) {
+					check(t, call(ctx, n.conns[string(sd.FullName())], md, wc.req), wc.field)
+				})
+				tried[string(md.Name())]++
+				total++
+			}
+		}
+	}
+	for _, sd := range services {
+		for i := range sd.Methods().Len() {
+			name := string(sd.Methods().Get(i).Name())
+			t.Logf("%s/%s: %d bad inputs", sd.Name(), name, tried[name])
+			if tried[name] < 3 {
+				t.Errorf("%s has only %d bad inputs in the table", name, tried[name])
+			}
+		}
+	}
+
+	// Nothing was stored, created, pulled or stopped.
+	if recs, err := n.pods.List(ctx, store.Filter{}); err != nil || len(recs) != 0 {
+		t.Errorf("planner stored %d pods (%v)", len(recs), err)
+	}
+	if calls := n.runtime.GetCalls(); len(calls) != 0 {
+		t.Errorf("the runtime was called: %v", calls)
+	}
+	n.images.Lock()
+	imageCalls := append([]string(nil), n.images.Called...)
+	n.images.Unlock()
+	if len(imageCalls) != 0 {
+		t.Errorf("the image service was called: %v", imageCalls)
+	}
+	if entries, err := n.backoff.List(""); err != nil || len(entries) != 0 {
+		t.Errorf("back-off entries: %v %v", entries, err)
+	}
+	// Every service still answers.
+	pc := plegv1.NewPlegServiceClient(n.conns[plegv1.PlegService_ServiceDesc.ServiceName])
+	if _, err := pc.ListPodStatuses(ctx, &plegv1.ListPodStatusesRequest{}); err != nil {
+		t.Errorf("PLEG after bad input: %v", err)
+	}
+	t.Logf("bad inputs tried: %d, nothing stored or started", total)
+}
