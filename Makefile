@@ -16,6 +16,8 @@ BINARIES  := syncpod-planner syncpod-executor syncpod-pleg syncpod-crisim
 
 # Pinned tool versions.
 BUF_VERSION                := v1.75.0
+# sha512 of the npm tarball @bufbuild/buf-linux-x64@1.75.0 (npm view ... dist.integrity).
+BUF_NPM_INTEGRITY          := sha512-YGGJAx0lpMCE7aMWjNOJcfoEaG/e+iYHnTC4SZ0P5eS4IffMryA9Z4/bb1m1wNXAEJ8ATFMEZOAk/5x9VE47ig==
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPCURL_VERSION            := v1.9.3
@@ -85,8 +87,9 @@ images: build
 ## tools: the pinned Go tools
 tools: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) $(GRPCURL)
 
+# Prebuilt from the npm registry, integrity-checked (go install as a fallback).
 $(BUF):
-	GOBIN=$(BIN) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	GO=$(GO) mk/buf.sh $@ $(BUF_VERSION) $(BUF_NPM_INTEGRITY)
 $(PROTOC_GEN_GO):
 	GOBIN=$(BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 $(PROTOC_GEN_GO_GRPC):
