@@ -9,6 +9,7 @@ SHELL := /bin/bash
 GO        ?= go
 BIN       := $(CURDIR)/bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 MODULES   := proto planner executor pleg services
 PKGS      := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 LDFLAGS   := -s -w -X github.com/syncpod/syncpod/services/server.Version=$(VERSION)
@@ -72,17 +73,21 @@ check-generated: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
 	while read -r f; do cmp -s "$$tmp/proto/$$f" "proto/$$f" || { echo "proto/$$f is stale: run make generate"; exit 1; }; done < "$$tmp/want"; \
 	echo "generated code is up to date"
 
-## run: build and start every service in the foreground (Ctrl-C stops all)
-run: build
-	deploy/run-local.sh $(BIN)
+## run: build and start every service in the foreground (Ctrl-C stops all);
+## grpcurl is installed too, for the README's session
+# run-local.sh watches make (SYNCPOD_RUN_PARENT): GNU make passes SIGTERM to
+# its recipe but waits on SIGINT without passing it on.
+run: build $(GRPCURL)
+	SYNCPOD_RUN_PARENT=$$PPID deploy/run-local.sh $(BIN)
 
 ## bench: benchmarks of every module
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## images: container images (FROM scratch) for docker compose; needs a Docker engine
+## images: container images (FROM scratch) for docker compose, and Debian's
+## Prometheus as syncpod/prometheus:debian; needs a Docker engine (DOCKER_HOST)
 images: build
-	for b in $(BINARIES); do docker build -f deploy/Dockerfile --build-arg BINARY=$$b -t syncpod/$$b:$(VERSION) -t syncpod/$$b:latest $(BIN); done
+	mk/images.sh $(BIN) $(VERSION) $(REVISION) $(BINARIES)
 
 ## tools: the pinned Go tools
 tools: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) $(GRPCURL)
