@@ -22,13 +22,32 @@ export DOCKER_BUILDKIT=0
 
 log() { echo "images: $*" >&2; }
 
+# build TAG CONTEXT DOCKERFILE [docker build args...]: starts the build in
+# the background (the engine builds them side by side, which is most of
+# the time saved on a busy machine); `wait_builds` collects them.
+pids=()
+tags=()
 build() {
 	local tag=$1 ctx=$2 dockerfile=$3
 	shift 3
 	cp "$dockerfile" "$ctx/Dockerfile"
 	log "building $tag ($(du -sh "$ctx" | cut -f1) context)"
 	"$docker" build -q "$@" --build-arg VERSION="$version" --build-arg REVISION="$revision" \
-		--build-arg SOURCE="$source_url" -t "$tag:$version" -t "$tag:latest" "$ctx" >/dev/null
+		--build-arg SOURCE="$source_url" -t "$tag:$version" -t "$tag:latest" "$ctx" >"$ctx.log" 2>&1 &
+	pids+=($!)
+	tags+=("$tag")
+}
+
+wait_builds() {
+	local i rc=0
+	for i in "${!pids[@]}"; do
+		if ! wait "${pids[$i]}"; then
+			log "building ${tags[$i]} failed:"
+			cat "$ctx_root/$(basename "${tags[$i]}").log" >&2
+			rc=1
+		fi
+	done
+	return $rc
 }
 
 # libs_of FILE: the absolute paths of the shared libraries FILE loads.
@@ -69,7 +88,10 @@ if [[ -x $prom ]]; then
 	done
 	pv=$("$prom" --version 2>&1 | awk 'NR == 1 {print $3}' | tr -c 'A-Za-z0-9_.\n-' _)
 	version=$pv-debian build syncpod/prometheus "$ctx" "$root/deploy/prometheus/Dockerfile"
+	wait_builds
 	"$docker" tag "syncpod/prometheus:$pv-debian" syncpod/prometheus:debian
 else
 	log "no $prom (apt-get install prometheus): syncpod/prometheus:debian not built; the monitoring profile needs it or SYNCPOD_PROMETHEUS_IMAGE"
+	wait_builds
 fi
+log "built ${tags[*]}"
