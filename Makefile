@@ -102,6 +102,7 @@ $(PROTOC_GEN_GO_GRPC):
 $(GRPCURL):
 	GOBIN=$(BIN) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 
-## clean: remove build output
-clean:
-	rm -rf $(BIN) dist .tmp
+## clean: remove build output (private engines under .tmp are stopped first,
+## so nothing is removed through their mounts)
+clean: dockerd-down containerd-down
+	rm -rf --one-file-system $(BIN) dist .tmp
