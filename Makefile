@@ -9,6 +9,7 @@ SHELL := /bin/bash
 GO        ?= go
 BIN       := $(CURDIR)/bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 MODULES   := proto planner executor pleg services
 PKGS      := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 LDFLAGS   := -s -w -X github.com/syncpod/syncpod/services/server.Version=$(VERSION)
@@ -16,6 +17,8 @@ BINARIES  := syncpod-planner syncpod-executor syncpod-pleg syncpod-crisim
 
 # Pinned tool versions.
 BUF_VERSION                := v1.75.0
+# sha512 of the npm tarball @bufbuild/buf-linux-x64@1.75.0 (npm view ... dist.integrity).
+BUF_NPM_INTEGRITY          := sha512-YGGJAx0lpMCE7aMWjNOJcfoEaG/e+iYHnTC4SZ0P5eS4IffMryA9Z4/bb1m1wNXAEJ8ATFMEZOAk/5x9VE47ig==
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPCURL_VERSION            := v1.9.3
@@ -86,23 +89,28 @@ check-generated: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
 	while read -r f; do cmp -s "$$tmp/proto/$$f" "proto/$$f" || { echo "proto/$$f is stale: run make generate"; exit 1; }; done < "$$tmp/want"; \
 	echo "generated code is up to date"
 
-## run: build and start every service in the foreground (Ctrl-C stops all)
-run: build
-	deploy/run-local.sh $(BIN)
+## run: build and start every service in the foreground (Ctrl-C stops all);
+## grpcurl is installed too, for the README's session
+# run-local.sh watches make (SYNCPOD_RUN_PARENT): GNU make passes SIGTERM to
+# its recipe but waits on SIGINT without passing it on.
+run: build $(GRPCURL)
+	SYNCPOD_RUN_PARENT=$$PPID deploy/run-local.sh $(BIN)
 
 ## bench: benchmarks of every module
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## images: container images (FROM scratch) for docker compose; needs a Docker engine
+## images: container images (FROM scratch) for docker compose, and Debian's
+## Prometheus as syncpod/prometheus:debian; needs a Docker engine (DOCKER_HOST)
 images: build
-	for b in $(BINARIES); do docker build -f deploy/Dockerfile --build-arg BINARY=$$b -t syncpod/$$b:$(VERSION) -t syncpod/$$b:latest $(BIN); done
+	mk/images.sh $(BIN) $(VERSION) $(REVISION) $(BINARIES)
 
 ## tools: the pinned Go tools
 tools: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) $(GRPCURL)
 
+# Prebuilt from the npm registry, integrity-checked (go install as a fallback).
 $(BUF):
-	GOBIN=$(BIN) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	GO=$(GO) mk/buf.sh $@ $(BUF_VERSION) $(BUF_NPM_INTEGRITY)
 $(PROTOC_GEN_GO):
 	GOBIN=$(BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 $(PROTOC_GEN_GO_GRPC):
@@ -110,6 +118,7 @@ $(PROTOC_GEN_GO_GRPC):
 $(GRPCURL):
 	GOBIN=$(BIN) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 
-## clean: remove build output
-clean:
-	rm -rf $(BIN) dist .tmp
+## clean: remove build output (private engines under .tmp are stopped first,
+## so nothing is removed through their mounts)
+clean: dockerd-down containerd-down
+	rm -rf --one-file-system $(BIN) dist .tmp

@@ -3,6 +3,8 @@
 #   make prometheus-deps   install Debian's prometheus when missing (root only),
 #                          without letting its package start a system service
 #
+# policy-rc.d (exit 101) keeps the package from starting a service, so
+# nothing has to be stopped afterwards (and nothing is ever ended by name).
 # The test starts its own prometheus on a free loopback port with a config
 # scraping the syncpod binaries it started, and stops it again.
 
@@ -26,7 +28,6 @@ prometheus-deps:
 	if [ $$had_policy = 0 ]; then printf '#!/bin/sh\nexit 101\n' > $$policy; chmod +x $$policy; fi; \
 	rc=0; { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; } || rc=$$?; \
 	if [ $$had_policy = 0 ]; then rm -f $$policy; fi; \
-	pkill -x prometheus 2>/dev/null || true; \
 	exit $$rc
 
 test-setup:: prometheus-deps

@@ -107,7 +107,7 @@ func New(opts Options) (*Server, error) {
 	accessLog := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		logger.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
-	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
+	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(accessLogLevel)}
 	// Health probes arrive every few seconds from compose; keep them out of
 	// the access log.
 	notHealth := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool {

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# Private Docker engine for the compose test. Called by mk/docker.mk:
+#
+#   mk/dockerd.sh deps        install docker.io and docker-compose if missing (root)
+#   mk/dockerd.sh up DIR      start dockerd with everything under DIR (and a short exec root)
+#   mk/dockerd.sh down DIR    remove its containers and networks, stop it, unmount, remove DIR
+#   mk/dockerd.sh status DIR  exit 0 when it answers
+#
+# The engine leaves the host as it was: --iptables=false, --ip6tables=false,
+# --ip-forward=false, --ip-masq=false (no rules, no sysctls) and
+# --bridge=none (no docker0). Compose's own network is a bridge the engine
+# creates and deletes; published ports go through docker-proxy on
+# 127.0.0.1. Its containerd is the one dockerd supervises under the exec
+# root (unless a system containerd listens on /run/containerd/containerd.sock,
+# which dockerd then uses). It is stopped by the pid it wrote, never by name.
+set -euo pipefail
+
+PACKAGES=(docker.io docker-compose)
+START_TIMEOUT=${SYNCPOD_DOCKERD_START_TIMEOUT:-60}
+STOP_TIMEOUT=${SYNCPOD_DOCKERD_STOP_TIMEOUT:-20}
+# Compose networks come from this pool, away from docker's usual 172.x.
+ADDRESS_POOL=${SYNCPOD_DOCKERD_ADDRESS_POOL:-10.213.0.0/16}
+
+log() { echo "dockerd-harness: $*" >&2; }
+loud() {
+	echo "######################################################################" >&2
+	echo "## dockerd-harness: $*" >&2
+	echo "######################################################################" >&2
+}
+
+missing() {
+	command -v dockerd >/dev/null || echo dockerd
+	command -v docker >/dev/null || echo docker
+	command -v docker-compose >/dev/null || echo docker-compose
+	return 0
+}
+
+cmd_deps() {
+	local m
+	m=$(missing)
+	[[ -z $m ]] && return 0
+	if [[ $(id -u) -ne 0 ]]; then
+		loud "missing: $(echo $m). Not root, so not installing: the compose test will SKIP. As root: apt-get install -y ${PACKAGES[*]}"
+		return 0
+	fi
+	log "missing: $(echo $m); installing ${PACKAGES[*]}"
+	# No service may start from the package (policy-rc.d 101), and the
+	# policy file goes away again only if we created it.
+	local policy=/usr/sbin/policy-rc.d had_policy=0 rc=0
+	[[ -e $policy ]] && had_policy=1
+	if ((!had_policy)); then printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; fi
+	export DEBIAN_FRONTEND=noninteractive
+	{ apt-get -o DPkg::Lock::Timeout=300 update -qq &&
+		apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null; } || rc=$?
+	((had_policy)) || rm -f "$policy"
+	((rc == 0)) || return $rc
+	m=$(missing)
+	[[ -z $m ]] || { loud "still missing after apt-get install: $m"; return 1; }
+}
+
+running() {
+	local stat
+	stat=$(cat /proc/"$1"/stat 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != Z ]]
+}
+
+pid_alive() {
+	local pid
+	[[ -f $DIR/dockerd.pid ]] || return 1
+	pid=$(<"$DIR"/dockerd.pid)
+	[[ -n $pid ]] && running "$pid" || return 1
+	[[ $(cat /proc/"$pid"/comm 2>/dev/null) == dockerd ]] || return 1
+	echo "$pid"
+}
+
+docker_() { DOCKER_HOST=unix://$SOCK docker "$@"; }
+
+answers() {
+	[[ -S $SOCK ]] && docker_ version >/dev/null 2>&1
+}
+
+cmd_up() {
+	if [[ $(id -u) -ne 0 ]]; then
+		loud "not root: not starting dockerd; the compose test will SKIP"
+		return 0
+	fi
+	local m
+	m=$(missing)
+	[[ -z $m ]] || { loud "missing $(echo $m): run 'make dockerd-deps' as root"; return 1; }
+	local pid
+	if pid=$(pid_alive) && answers; then
+		log "already running (pid $pid, $SOCK)"
+		return 0
+	fi
+	cmd_down
+	mkdir -p "$DIR"/data
+	# The exec root holds containerd's and the shims' sockets: keep its
+	# path short.
+	local exec_root
+	exec_root=$(mktemp -d /tmp/spdk.XXXXXX)
+	echo "$exec_root" >"$DIR"/exec-root
+	echo '{}' >"$DIR"/daemon.json
+	rm -f "$DIR"/dockerd.pid
+	setsid bash -c 'dockerd "$@" & echo $! >"$0"; wait' "$DIR"/dockerd.pid \
+		--config-file "$DIR"/daemon.json \
+		--host "unix://$SOCK" \
+		--data-root "$DIR"/data \
+		--exec-root "$exec_root" \
+		--pidfile "$DIR"/dockerd.pid.own \
+		--iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
+		--bridge=none --userland-proxy=true \
+		--default-address-pool "base=$ADDRESS_POOL,size=24" \
+		--log-level=warn \
+		</dev/null >>"$DIR"/dockerd.log 2>&1 9>&- &
+	local deadline=$((SECONDS + START_TIMEOUT))
+	until [[ -s $DIR/dockerd.pid ]]; do
+		((SECONDS < deadline)) || { loud "dockerd did not start; log: $DIR/dockerd.log"; return 1; }
+		sleep 0.05
+	done
+	pid=$(<"$DIR"/dockerd.pid)
+	until answers; do
+		if ! running "$pid"; then
+			loud "dockerd exited during start; log: $DIR/dockerd.log"
+			tail -n 30 "$DIR"/dockerd.log >&2 || true
+			return 1
+		fi
+		if ((SECONDS >= deadline)); then
+			loud "dockerd did not answer within ${START_TIMEOUT}s; log: $DIR/dockerd.log"
+			tail -n 30 "$DIR"/dockerd.log >&2 || true
+			return 1
+		fi
+		sleep 0.2
+	done
+	cat >"$DIR"/env <<-EOF
+		# Source this to use the private engine (written by mk/dockerd.sh).
+		export DOCKER_HOST=unix://$SOCK
+	EOF
+	log "started pid $pid, socket $SOCK, storage driver $(docker_ info --format '{{.Driver}}' 2>/dev/null), log $DIR/dockerd.log"
+}
+
+# descendants PID...: every process below the given ones.
+descendants() {
+	local -A kids=()
+	local p ppid
+	for p in /proc/[0-9]*; do
+		ppid=$(awk '{print $4}' "$p"/stat 2>/dev/null) || continue
+		[[ -n $ppid ]] && kids[$ppid]+=" ${p#/proc/}"
+	done
+	local queue=("$@") out=() c
+	while ((${#queue[@]})); do
+		p=${queue[0]}
+		queue=("${queue[@]:1}")
+		for c in ${kids[$p]:-}; do
+			out+=("$c")
+			queue+=("$c")
+		done
+	done
+	echo "${out[@]:-}"
+}
+
+unmount_under() {
+	local d=$1 m tries=0
+	while :; do
+		mapfile -t mounts < <(awk -v d="$d/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r)
+		((${#mounts[@]})) || return 0
+		if ((tries++ >= 5)); then
+			loud "cannot unmount: ${mounts[*]}"
+			return 1
+		fi
+		for m in "${mounts[@]}"; do
+			m=$(printf '%b' "${m//\\/\\0}")
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+		done
+	done
+}
+
+cmd_down() {
+	[[ -d $DIR ]] || return 0
+	if [[ $(id -u) -ne 0 ]]; then
+		rm -rf --one-file-system "$DIR"
+		return 0
+	fi
+	local pid
+	if pid=$(pid_alive) && answers; then
+		# Containers and compose networks first, while the engine can
+		# remove them (and their bridges, veths and docker-proxies).
+		local ids
+		ids=$(docker_ ps -aq)
+		[[ -z $ids ]] || docker_ rm -f -v $ids >/dev/null 2>&1 || true
+		ids=$(docker_ network ls -q --filter type=custom)
+		[[ -z $ids ]] || docker_ network rm $ids >/dev/null 2>&1 || true
+	fi
+	if pid=$(pid_alive); then
+		local below
+		below=$(descendants "$pid")
+		kill -TERM "$pid" 2>/dev/null || true
+		local deadline=$((SECONDS + STOP_TIMEOUT))
+		while running "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
+		if running "$pid"; then
+			log "dockerd pid $pid ignored SIGTERM for ${STOP_TIMEOUT}s: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+		# Whatever it started and left (its containerd, shims, proxies).
+		local p left=()
+		for p in $below; do running "$p" && left+=("$p"); done
+		if ((${#left[@]})); then
+			log "killing processes dockerd left: ${left[*]}"
+			kill -KILL "${left[@]}" 2>/dev/null || true
+		fi
+		deadline=$((SECONDS + 5))
+		for p in $pid $below; do
+			while [[ -e /proc/$p ]] && running "$p" && ((SECONDS < deadline)); do sleep 0.1; done
+		done
+	fi
+	local exec_root=
+	[[ -f $DIR/exec-root ]] && exec_root=$(<"$DIR"/exec-root)
+	unmount_under "$DIR" || return 1
+	if [[ -n $exec_root && -d $exec_root ]]; then
+		unmount_under "$exec_root" || return 1
+		rm -rf --one-file-system "$exec_root"
+	fi
+	rm -rf --one-file-system "$DIR"
+}
+
+main() {
+	local cmd=${1:-}
+	shift || true
+	case $cmd in
+	deps) cmd_deps ;;
+	up | down | status)
+		DIR=${1:?DIR required}
+		[[ $DIR == /* ]] || { log "DIR must be absolute: $DIR"; exit 2; }
+		SOCK=$DIR/docker.sock
+		if [[ $cmd == status ]]; then
+			answers
+			return
+		fi
+		mkdir -p "$(dirname "$DIR")"
+		exec 9>"$DIR.lock"
+		flock -w 120 9 || { loud "another up/down holds $DIR.lock for 120s"; exit 1; }
+		"cmd_$cmd"
+		;;
+	*)
+		echo "usage: $0 deps | up DIR | down DIR | status DIR" >&2
+		exit 2
+		;;
+	esac
+}
+
+main "$@"
