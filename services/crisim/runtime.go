@@ -316,6 +316,7 @@ type container struct {
 	message    string
 	run        runner // nil until started
 	log        *logWriter
+	starting   bool // a shim is being started, without mu held
 }
 
 // runner is a started container's execution, process or simulated.
