@@ -287,6 +287,7 @@ func (r *Runtime) removeContainerLocked(c *container) error {
 			return err
 		}
 		_ = r.store.remove(filepath.Join("exits", c.id+".json"))
+		_ = r.store.remove(filepath.Join("exits", c.id+".started.json"))
 	}
 	if c.run != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		c.run.kill() // only reachable if a start raced a sandbox removal
