@@ -124,10 +124,16 @@ func (r *Runtime) StartContainer(_ context.Context, req *runtimeapi.StartContain
 		c.starting = true
 		r.mu.Unlock()
 		s, serr := r.startShim(c)
+		if r.afterShimStart != nil && serr == nil {
+			r.afterShimStart(s)
+		}
 		r.mu.Lock()
 		c.starting = false
 		if serr == nil {
 			run = s
+			// Under mu: the exit is recorded only after the state below
+			// is settled, however soon the container ends.
+			s.watch()
 		}
 		err = serr
 		if gone := r.containers[c.id] != c || r.closed; gone || sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {

@@ -127,6 +127,10 @@ type Runtime struct {
 	boot    string        // this boot's id
 	cwd     string        // working directory of containers that name none
 	closing chan struct{} // closed by Shutdown: adoption watchers stop
+
+	// afterShimStart, for tests, runs between a shim's start and the
+	// StartContainer that started it taking mu again.
+	afterShimStart func(*shimRunner)
 }
 
 // New builds a Runtime.

@@ -202,6 +202,7 @@ type shimRunner struct {
 	rec  procRecord
 	sig  syscall.Signal
 	done chan struct{}
+	wait func() error // reaps the shim crisim started; nil when adopted
 }
 
 func (s *shimRunner) proc() *procRecord { rec := s.rec; return &rec }
@@ -295,14 +296,21 @@ func (r *Runtime) startShim(c *container) (*shimRunner, error) {
 	s.rec = procRecord{BootID: r.boot, PID: rep.PID, ShimPID: cmd.Process.Pid, StopSignal: int32(c.stopSignal)}
 	s.rec.ShimStart, _, _ = procStart(cmd.Process.Pid)
 	s.rec.Start, _, _ = procStart(rep.PID)
-	r.running.Add(1)
-	go func() {
-		defer r.running.Done()
-		_ = cmd.Wait()
-		s.finish()
-	}()
+	s.wait = cmd.Wait
 	r.log.Debug("container started under a shim", "container_id", c.id, "pid", rep.PID, "shim_pid", cmd.Process.Pid)
 	return s, nil
+}
+
+// watch waits for the shim crisim started and records the exit. The
+// caller starts it once the container's state says RUNNING (an exit seen
+// earlier would be dropped as the exit of a container not running).
+func (s *shimRunner) watch() {
+	s.r.running.Add(1)
+	go func() {
+		defer s.r.running.Done()
+		_ = s.wait()
+		s.finish()
+	}()
 }
 
 // adoptShim takes over a running container whose shim an earlier crisim

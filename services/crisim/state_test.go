@@ -316,3 +316,24 @@ func TestRestartFindsAStartNotRecorded(t *testing.T) {
 	r2.Shutdown()
 	waitGone(t, p.PID, p.Start)
 }
+
+// A container that ends before StartContainer has recorded it RUNNING (its
+// shim starts without the runtime lock held) still gets its exit recorded,
+// not lost to a container left RUNNING forever.
+func TestShimExitBeforeStartIsRecorded(t *testing.T) {
+	r := persistent(t, ModeProcess, t.TempDir())
+	r.afterShimStart = func(s *shimRunner) {
+		// Let the container end and its shim go before the start goes on;
+		// give a watcher that would record the exit now the chance to.
+		waitGone(t, s.rec.ShimPID, s.rec.ShimStart)
+		select {
+		case <-s.done:
+		case <-time.After(time.Second):
+		}
+	}
+	sb := sandboxFor(t, r, "p")
+	id := startIn(t, r, sb, "quick", []string{"sh", "-c", "exit 3"})
+	if st := waitExited(t, r, id); st.GetExitCode() != 3 {
+		t.Errorf("exit code %d, want 3", st.GetExitCode())
+	}
+}
