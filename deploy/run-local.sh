@@ -49,7 +49,7 @@ declare -A metrics_addr=(
 )
 declare -A grpc_addr=([planner]=$planner_addr [executor]=$executor_addr [pleg]=$pleg_addr)
 parent=${SYNCPOD_RUN_PARENT:-}
-mkdir -p "$run_dir/data/planner" "$run_dir/data/executor" "$run_dir/data/pleg" "$run_dir/manifests"
+mkdir -p "$run_dir/data/planner" "$run_dir/data/executor" "$run_dir/data/pleg" "$run_dir/data/crisim" "$run_dir/manifests"
 run_dir=$(cd "$run_dir" && pwd)
 # Unix socket paths are short-limited: keep the socket and log fifos in a
 # short temporary directory.
@@ -151,7 +151,9 @@ pause() {
 	sleep_pid=
 }
 
-SYNCPOD_METRICS_LISTEN=${metrics_addr[crisim]} start crisim "$bin/syncpod-crisim" --mode process --listen "unix://$sock"
+# crisim keeps its state under the run dir (a restart re-adopts running
+# containers); Ctrl-C stops the containers with it (--kill-on-exit).
+SYNCPOD_METRICS_LISTEN=${metrics_addr[crisim]} start crisim "$bin/syncpod-crisim" --mode process --listen "unix://$sock" --data-dir "$run_dir/data/crisim" --kill-on-exit
 crisim_pid=$started_pid
 for _ in $(seq 100); do
 	[[ -S $sock ]] && break

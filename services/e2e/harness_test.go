@@ -114,7 +114,9 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	if o.criEndpoint != "" {
 		endpoint = o.criEndpoint
 	} else {
-		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: []string{"--mode=process", "--listen=" + endpoint}})
+		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: []string{"--mode=process", "--listen=" + endpoint,
+			// A private state dir; the node's stop must leave no process.
+			"--data-dir=" + filepath.Join(base, "crisim"), "--kill-on-exit"}})
 	}
 	n.executor = startProc(t, "syncpod-executor", procOptions{managed: true, args: []string{
 		"--cri-endpoint=" + endpoint,
