@@ -55,14 +55,8 @@ func expectOpenError(t *testing.T, path string, want error, hints ...string) {
 		_ = s.Close()
 		t.Fatalf("Open succeeded, want %v", want)
 	}
-	if !errors.Is(err, want) || !errors.Is(err, ErrStore) {
-		t.Fatalf("Open = %v, want %v wrapped in %v", err, want, ErrStore)
-	}
-	for _, h := range append([]string{path}, hints...) {
-		if !strings.Contains(err.Error(), h) {
-			t.Errorf("error %q does not say %q", err, h)
-		}
-	}
+	boltfiletest.MustSay(t, err, ErrStore)
+	boltfiletest.MustSay(t, err, want, append([]string{path}, hints...)...)
 }
 
 func TestOpenOfADamagedFileSaysWhatTheExecutorLoses(t *testing.T) {

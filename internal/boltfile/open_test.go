@@ -3,7 +3,6 @@ package boltfile_test
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/syncpod/syncpod/internal/boltfile"
+	"github.com/syncpod/syncpod/internal/boltfile/boltfiletest"
 )
 
 // opts is how the tests open files: a short lock timeout, and a service
@@ -137,14 +137,7 @@ func expectOpenError(t *testing.T, path string, want error, hints ...string) {
 		_ = db.Close()
 		t.Fatalf("Open succeeded, want %v", want)
 	}
-	if !errors.Is(err, want) {
-		t.Fatalf("Open = %v, want %v", err, want)
-	}
-	for _, h := range append([]string{path}, hints...) {
-		if !strings.Contains(err.Error(), h) {
-			t.Errorf("error %q does not say %q", err, h)
-		}
-	}
+	boltfiletest.MustSay(t, err, want, append([]string{path}, hints...)...)
 }
 
 func TestOpenOfAnEmptyFileIsCorruptNotAFreshStart(t *testing.T) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/syncpod/syncpod/internal/boltfile/boltfiletest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -34,14 +31,7 @@ func expectOpenError(t *testing.T, path string, want error, hints ...string) {
 		_ = s.Close()
 		t.Fatalf("Open succeeded, want %v", want)
 	}
-	if !errors.Is(err, want) {
-		t.Fatalf("Open = %v, want %v", err, want)
-	}
-	for _, h := range append([]string{path}, hints...) {
-		if !strings.Contains(err.Error(), h) {
-			t.Errorf("error %q does not say %q", err, h)
-		}
-	}
+	boltfiletest.MustSay(t, err, want, append([]string{path}, hints...)...)
 }
 
 func TestOpenOfADamagedFileSaysWhatThePlannerLoses(t *testing.T) {
@@ -73,16 +63,7 @@ func TestOpenOfALockedFileNamesThePlanner(t *testing.T) {
 }
 
 func TestOpenOfAnUnreadableSchemaVersionIsCorrupt(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "planner.db")
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = db.Update(func(tx *bolt.Tx) error {
-		b, _ := tx.CreateBucketIfNotExists(bucketMeta)
-		return b.Put(keySchema, []byte{0, 0, 0, 0, 0, 0, 0, 1})
-	})
-	_ = db.Close()
+	path := fileWithSchemaVersion(t, []byte{0, 0, 0, 0, 0, 0, 0, 1})
 	expectOpenError(t, path, ErrCorrupt, "schema_version")
 }
 
