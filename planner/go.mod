@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/prometheus/client_golang v1.25.0
+	github.com/syncpod/syncpod/internal v0.0.0
 	github.com/syncpod/syncpod/proto v0.0.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sync v0.24.0
@@ -42,4 +43,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
-replace github.com/syncpod/syncpod/proto => ../proto
+replace (
+	github.com/syncpod/syncpod/internal => ../internal
+	github.com/syncpod/syncpod/proto => ../proto
+)

@@ -37,6 +37,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/syncpod/syncpod/internal v0.0.0 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
@@ -60,6 +61,7 @@ require (
 
 replace (
 	github.com/syncpod/syncpod/executor => ../executor
+	github.com/syncpod/syncpod/internal => ../internal
 	github.com/syncpod/syncpod/planner => ../planner
 	github.com/syncpod/syncpod/pleg => ../pleg
 	github.com/syncpod/syncpod/proto => ../proto

@@ -25,7 +25,8 @@
 // pages, undecodable records: bbolt's own check runs at open) is ErrCorrupt
 // and a file another process holds is ErrLocked (naming the holder's pid),
 // each naming the file and what to do. Permission, read-only and full-disk
-// errors name the file too.
+// errors name the file too. The guarded open is internal/boltfile, shared
+// with the planner; this package gives it the executor's advice (open.go).
 //
 // # Bucket tree
 //

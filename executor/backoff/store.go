@@ -13,6 +13,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/syncpod/syncpod/internal/boltfile"
 )
 
 // Defaults and limits of the back-off curve (rule, DESIGN.md).
@@ -40,11 +42,12 @@ var ErrStore = errors.New("backoff store")
 
 // ErrCorrupt is returned by Open for a damaged database file (truncated,
 // emptied, inconsistent pages); the message names the file and what to do.
-var ErrCorrupt = errors.New("database file is corrupt")
+// It is boltfile.ErrCorrupt, so errors.Is matches either name.
+var ErrCorrupt = boltfile.ErrCorrupt
 
 // ErrLocked is returned by Open when another process (or another Store in
-// this one) holds the database file.
-var ErrLocked = errors.New("database file is locked")
+// this one) holds the database file. It is boltfile.ErrLocked.
+var ErrLocked = boltfile.ErrLocked
 
 // ErrInvalidConfig is returned by Open for a bad Config.
 var ErrInvalidConfig = errors.New("invalid back-off config")
@@ -165,28 +168,29 @@ func Open(path string, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := openDB(path, cfg.OpenTimeout)
+	fo := fileOptions(cfg.OpenTimeout)
+	db, err := boltfile.Open(path, fo)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
-	if err := guarded(func() error { return db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations) }) }); err != nil {
+	if err := boltfile.Guard(func() error { return db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations) }) }); err != nil {
 		_ = db.Close()
-		var p *panicError
+		var p *boltfile.PanicError
 		if errors.As(err, &p) {
-			return nil, fmt.Errorf("%w: %w", ErrStore, classify(path, cfg.OpenTimeout, err))
+			return nil, fmt.Errorf("%w: %w", ErrStore, fo.Explain(path, err))
 		}
 		return nil, fmt.Errorf("%w: migrate %s: %w", ErrStore, path, err)
 	}
 	s := &Store{db: db, cfg: cfg}
 	// The first GC reads every entry: a record that does not decode is
 	// found here, not in the middle of a request.
-	if err := guarded(func() error { _, err := s.GC(); return err }); err != nil {
+	if err := boltfile.Guard(func() error { _, err := s.GC(); return err }); err != nil {
 		_ = db.Close()
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("%w: %w", ErrStore, fileError(path, "cannot write", err))
+			return nil, fmt.Errorf("%w: %w", ErrStore, fo.FileError(path, "cannot write", err))
 		}
-		return nil, fmt.Errorf("%w: %w", ErrStore, fmt.Errorf("open %s: %w: %w: "+corruptAdvice, path, ErrCorrupt, err))
+		return nil, fmt.Errorf("%w: %w", ErrStore, fo.Corrupt(path, err))
 	}
 	return s, nil
 }

@@ -32,7 +32,9 @@
 //     file (truncated, inconsistent pages: bbolt's own check runs at Open)
 //     is ErrCorrupt and a file another process holds is ErrLocked (naming
 //     the holder's pid), each naming the file and what to do. Permission,
-//     read-only and full-disk errors name the file too.
+//     read-only and full-disk errors name the file too. The guarded open is
+//     internal/boltfile, shared with the executor; this package gives it
+//     the planner's advice (open.go).
 //   - The schema version is checked at Open: migrations newer than the file
 //     run in order, in one transaction; a file newer than this code is
 //     refused (ErrSchemaTooNew).

@@ -1,6 +1,10 @@
 package store
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/syncpod/syncpod/internal/boltfile"
+)
 
 // Sentinel errors. Callers classify with errors.Is; the gRPC adapter maps
 // each class to one status code.
@@ -20,10 +24,11 @@ var (
 	ErrSchemaTooNew = errors.New("database schema is newer than this planner")
 	// ErrCorrupt: the database file is damaged (truncated, emptied, or
 	// inconsistent pages); the message names the file and what to do.
-	ErrCorrupt = errors.New("database file is corrupt")
+	// It is boltfile.ErrCorrupt, so errors.Is matches either name.
+	ErrCorrupt = boltfile.ErrCorrupt
 	// ErrLocked: another process (or another Store in this one) holds the
-	// database file.
-	ErrLocked = errors.New("database file is locked")
+	// database file. It is boltfile.ErrLocked.
+	ErrLocked = boltfile.ErrLocked
 	// ErrClosed: the store has been closed.
 	ErrClosed = errors.New("store is closed")
 )

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/internal/boltfile"
 	"github.com/syncpod/syncpod/planner/events"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -84,15 +85,16 @@ func Open(opts Options) (*Store, error) {
 	if opts.WatchBuffer <= 0 {
 		opts.WatchBuffer = 256
 	}
-	db, err := openDB(opts.Path, opts.OpenTimeout)
+	fo := fileOptions(opts.OpenTimeout)
+	db, err := boltfile.Open(opts.Path, fo)
 	if err != nil {
 		return nil, err
 	}
-	if err := guarded(func() error { return db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations()) }) }); err != nil {
+	if err := boltfile.Guard(func() error { return db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations()) }) }); err != nil {
 		_ = db.Close()
-		var p *panicError
+		var p *boltfile.PanicError
 		if errors.As(err, &p) {
-			return nil, classify(opts.Path, opts.OpenTimeout, err)
+			return nil, fo.Explain(opts.Path, err)
 		}
 		return nil, fmt.Errorf("open %s: %w", opts.Path, err)
 	}

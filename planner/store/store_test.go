@@ -109,18 +109,33 @@ func TestOpenCreatesFile0600WithSchemaVersion(t *testing.T) {
 	}
 }
 
-func TestOpenRefusesNewerSchema(t *testing.T) {
+// fileWithSchemaVersion writes a bbolt file whose meta/schema_version is
+// raw and returns its path.
+func fileWithSchemaVersion(t *testing.T, raw []byte) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "planner.db")
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = db.Update(func(tx *bolt.Tx) error {
-		b, _ := tx.CreateBucketIfNotExists(bucketMeta)
-		return b.Put(keySchema, []byte("999"))
+	err = db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		return b.Put(keySchema, raw)
 	})
-	_ = db.Close()
-	_, err = Open(Options{Path: path, Validate: fakeValidate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	_, err := Open(Options{Path: fileWithSchemaVersion(t, []byte("999")), Validate: fakeValidate})
 	if !errors.Is(err, ErrSchemaTooNew) {
 		t.Fatalf("Open = %v, want ErrSchemaTooNew", err)
 	}
