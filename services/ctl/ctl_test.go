@@ -39,6 +39,74 @@ type fakePlanner struct {
 	records map[string]*plannerv1.PodRecord
 	planReq *plannerv1.PlanRequest
 	deleted []*plannerv1.DeletePodRequest
+	// keepDeleted leaves deleted pods terminating until remove is called.
+	keepDeleted bool
+	watchers    []chan *plannerv1.WatchPodsResponse
+	watching    chan struct{} // closed when the first watch has started
+}
+
+// publish sends a change to every watcher; the caller holds mu.
+func (f *fakePlanner) publish(t plannerv1.WatchEventType, r *plannerv1.PodRecord) {
+	for _, w := range f.watchers {
+		w <- &plannerv1.WatchPodsResponse{Type: t, Record: proto.Clone(r).(*plannerv1.PodRecord)}
+	}
+}
+
+// update changes a stored record and tells the watchers.
+func (f *fakePlanner) update(k string, change func(r *plannerv1.PodRecord)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.records[k]
+	change(r)
+	f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, r)
+}
+
+// remove forgets a pod, as the planner does once its containers are gone.
+func (f *fakePlanner) remove(k string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.records[k]
+	delete(f.records, k)
+	f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED, r)
+}
+
+func (f *fakePlanner) WatchPods(req *plannerv1.WatchPodsRequest, stream plannerv1.PlannerService_WatchPodsServer) error {
+	ch := make(chan *plannerv1.WatchPodsResponse, 100)
+	f.mu.Lock()
+	var initial []*plannerv1.WatchPodsResponse
+	for _, k := range sortedRecordKeys(f.records) {
+		r := f.records[k]
+		if req.GetNamespace() == "" || namespaceOf(r.GetPod()) == req.GetNamespace() {
+			initial = append(initial, &plannerv1.WatchPodsResponse{Type: plannerv1.WatchEventType_WATCH_EVENT_TYPE_ADDED, Record: proto.Clone(r).(*plannerv1.PodRecord)})
+		}
+	}
+	f.watchers = append(f.watchers, ch)
+	if f.watching != nil {
+		select {
+		case <-f.watching:
+		default:
+			close(f.watching)
+		}
+	}
+	f.mu.Unlock()
+	for _, ev := range initial {
+		if err := stream.Send(ev); err != nil {
+			return err
+		}
+	}
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case ev := <-ch:
+			if req.GetNamespace() != "" && namespaceOf(ev.GetRecord().GetPod()) != req.GetNamespace() {
+				continue
+			}
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 func key(ns, name string) string {
@@ -104,6 +172,13 @@ func (f *fakePlanner) DeletePod(_ context.Context, req *plannerv1.DeletePodReque
 		return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
 	}
 	f.deleted = append(f.deleted, req)
+	r.Pod.DeletionTime = timestamppb.New(now)
+	if f.keepDeleted {
+		f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, r)
+	} else {
+		delete(f.records, key(req.GetPod().GetNamespace(), req.GetPod().GetName()))
+		f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED, r)
+	}
 	return &plannerv1.DeletePodResponse{Pod: r.GetPod()}, nil
 }
 
@@ -319,8 +394,22 @@ func TestGetPodsTable(t *testing.T) {
 		t.Fatalf("json: exit %d", code)
 	}
 	var decoded map[string]any
-	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || len(decoded["records"].([]any)) != 1 {
-		t.Fatalf("-o json is not one record: %v\n%s", err, h.out)
+	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || decoded["kind"] != "Pod" || decoded["apiVersion"] != "v1" {
+		t.Fatalf("-o json of one pod is not a v1 Pod: %v\n%s", err, h.out)
+	}
+	if code := h.run(t, "get", "pods", "-o", "json"); code != 0 {
+		t.Fatalf("json list: exit %d", code)
+	}
+	decoded = nil
+	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || decoded["kind"] != "List" || len(decoded["items"].([]any)) != 4 {
+		t.Fatalf("-o json of every pod is not a v1 List of 4: %v\n%s", err, h.out)
+	}
+	if code := h.run(t, "get", "pods", "web", "-o", "proto-json"); code != 0 {
+		t.Fatalf("proto-json: exit %d", code)
+	}
+	decoded = nil
+	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || decoded["pod"].(map[string]any)["name"] != "web" {
+		t.Fatalf("-o proto-json is not the syncpod record: %v\n%s", err, h.out)
 	}
 	if code := h.run(t, "get", "nodes"); code != 2 {
 		t.Fatalf("get nodes: exit %d, want 2", code)
@@ -377,11 +466,36 @@ func TestDeletePlanBackoffs(t *testing.T) {
 	if code := h.run(t, "backoffs", "list"); code != 0 || !strings.Contains(h.out.String(), "default/crash   app         40s     25s") {
 		t.Fatalf("backoffs list: exit %d\n%s", code, h.out)
 	}
-	if code := h.run(t, "backoffs", "reset", "u-crash", "app"); code != 0 || h.out.String() != "1 back-off entry cleared\n" {
-		t.Fatalf("backoffs reset: exit %d %q", code, h.out)
-	}
-	if h.executor.reset.GetPodUid() != "u-crash" || h.executor.reset.GetContainerName() != "app" {
-		t.Fatalf("reset request %v", h.executor.reset)
+	h.planner.records["default/crash"] = record("crash", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	const forgotten = "6f1c2d3e-0000-4000-8000-00000000abcd"
+	for _, tc := range []struct {
+		name           string
+		args           []string
+		code           int
+		uid, container string
+	}{
+		{"by name with -c", []string{"crash", "-c", "app"}, 0, "uid-crash", "app"},
+		{"by uid, container positional", []string{"uid-crash", "app"}, 0, "uid-crash", "app"},
+		{"a uid the planner forgot is passed through", []string{forgotten}, 0, forgotten, ""},
+		{"unknown name", []string{"nosuch"}, 3, "", ""},
+		{"namespace flag after the pod", []string{"crash", "-n", "other"}, 3, "", ""},
+	} {
+		t.Run("backoffs reset "+tc.name, func(t *testing.T) {
+			h.executor.reset = nil
+			code := h.run(t, append([]string{"backoffs", "reset"}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %q %q", code, tc.code, h.out, h.err)
+			}
+			if tc.code != 0 {
+				if h.executor.reset != nil {
+					t.Fatalf("reset sent for a pod that does not exist: %v", h.executor.reset)
+				}
+				return
+			}
+			if h.out.String() != "1 back-off entry cleared\n" || h.executor.reset.GetPodUid() != tc.uid || h.executor.reset.GetContainerName() != tc.container {
+				t.Fatalf("out %q, reset request %v; want uid %s container %q", h.out, h.executor.reset, tc.uid, tc.container)
+			}
+		})
 	}
 }
 
@@ -414,10 +528,10 @@ func TestUsage(t *testing.T) {
 		code int
 		out  string
 	}{
-		{nil, 2, "Commands:"},
-		{[]string{"--help"}, 0, "Commands:"},
+		{nil, 2, "Troubleshooting:"},
+		{[]string{"--help"}, 0, "Troubleshooting:"},
 		{[]string{"frobnicate"}, 2, "unknown command"},
-		{[]string{"get", "pods", "-o", "xml"}, 2, "want wide, json or yaml"},
+		{[]string{"get", "pods", "-o", "xml"}, 2, "want wide, name, json, yaml"},
 		{[]string{"backoffs", "reset"}, 2, "usage: backoffs reset"},
 	}
 	for _, tc := range tests {
