@@ -26,6 +26,7 @@ import (
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -213,20 +214,37 @@ func (f *fakeExecutor) ResetBackoff(_ context.Context, req *executorv1.ResetBack
 	return &executorv1.ResetBackoffResponse{Removed: 1}, nil
 }
 
+// fakePleg answers GetPodStatus with one observed pod.
+type fakePleg struct {
+	plegv1.UnimplementedPlegServiceServer
+	mu       sync.Mutex
+	observed *syncpodv1.ObservedPod
+	asked    string
+}
+
+func (f *fakePleg) GetPodStatus(_ context.Context, req *plegv1.GetPodStatusRequest) (*plegv1.GetPodStatusResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = req.GetPodUid()
+	return &plegv1.GetPodStatusResponse{Observed: f.observed}, nil
+}
+
 type harness struct {
 	planner  *fakePlanner
 	executor *fakeExecutor
+	pleg     *fakePleg
 	env      Env
 	out, err *bytes.Buffer
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{planner: &fakePlanner{records: map[string]*plannerv1.PodRecord{}}, executor: &fakeExecutor{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}
+	h := &harness{planner: &fakePlanner{records: map[string]*plannerv1.PodRecord{}}, executor: &fakeExecutor{}, pleg: &fakePleg{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}
 	listeners := map[string]*bufconn.Listener{}
 	for addr, register := range map[string]func(*grpc.Server){
 		"planner":  func(s *grpc.Server) { plannerv1.RegisterPlannerServiceServer(s, h.planner) },
 		"executor": func(s *grpc.Server) { executorv1.RegisterExecutorServiceServer(s, h.executor) },
+		"pleg":     func(s *grpc.Server) { plegv1.RegisterPlegServiceServer(s, h.pleg) },
 	} {
 		l := bufconn.Listen(1 << 20)
 		s := grpc.NewServer()

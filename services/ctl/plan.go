@@ -115,14 +115,16 @@ func liveObserved(ctx context.Context, g *globals, p *syncpodv1.Pod) (*syncpodv1
 		return nil, usagef("pod/%s: the file's uid %s is not the live pod's %s", p.GetName(), p.GetUid(), uid)
 	}
 	p.Uid = uid
-	client, closer, err := g.plegClient()
-	if err != nil {
-		return nil, err
-	}
-	defer closer.Close()
-	rctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	resp, err := client.GetPodStatus(rctx, &plegv1.GetPodStatusRequest{PodUid: uid})
+	resp, err := func() (*plegv1.GetPodStatusResponse, error) {
+		client, closer, err := g.plegClient()
+		if err != nil {
+			return nil, err
+		}
+		defer closer.Close()
+		rctx, cancel := context.WithTimeout(ctx, g.timeout)
+		defer cancel()
+		return client.GetPodStatus(rctx, &plegv1.GetPodStatusRequest{PodUid: uid})
+	}()
 	if err != nil {
 		return nil, fmt.Errorf("reading pod/%s's observed state from the PLEG at %s (use --empty to plan without it): %w", p.GetName(), g.pleg, err)
 	}

@@ -230,6 +230,8 @@ func waitFor(ctx context.Context, g *globals, names []string, timeout time.Durat
 		resp, err := client.GetPod(rctx, &plannerv1.GetPodRequest{Pod: podRef(g.namespace, name)})
 		cancel()
 		switch {
+		case err != nil && ctx.Err() != nil:
+			return timedOut(g, pending)
 		case status.Code(err) == codes.NotFound:
 			err = check(name, nil)
 		case err == nil:
