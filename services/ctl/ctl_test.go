@@ -62,6 +62,13 @@ func (f *fakePlanner) update(k string, change func(r *plannerv1.PodRecord)) {
 	f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, r)
 }
 
+// put stores a record while watches may run.
+func (f *fakePlanner) put(k string, r *plannerv1.PodRecord) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.records[k] = r
+}
+
 // remove forgets a pod, as the planner does once its containers are gone.
 func (f *fakePlanner) remove(k string) {
 	f.mu.Lock()
@@ -143,7 +150,7 @@ func (f *fakePlanner) ListPods(_ context.Context, req *plannerv1.ListPodsRequest
 	for _, k := range sortedRecordKeys(f.records) {
 		r := f.records[k]
 		if req.GetNamespace() == "" || namespaceOf(r.GetPod()) == req.GetNamespace() {
-			out = append(out, r)
+			out = append(out, proto.Clone(r).(*plannerv1.PodRecord))
 		}
 	}
 	return &plannerv1.ListPodsResponse{Records: out}, nil
@@ -159,7 +166,7 @@ func (f *fakePlanner) GetPod(_ context.Context, req *plannerv1.GetPodRequest) (*
 	for _, r := range f.records {
 		if (req.GetPod().GetUid() != "" && r.GetPod().GetUid() == req.GetPod().GetUid()) ||
 			key(req.GetPod().GetNamespace(), req.GetPod().GetName()) == key(r.GetPod().GetNamespace(), r.GetPod().GetName()) {
-			return &plannerv1.GetPodResponse{Record: r}, nil
+			return &plannerv1.GetPodResponse{Record: proto.Clone(r).(*plannerv1.PodRecord)}, nil
 		}
 	}
 	return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())

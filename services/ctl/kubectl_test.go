@@ -266,12 +266,12 @@ func TestWaitForReadyAndDelete(t *testing.T) {
 		t.Fatalf("wait for delete of a gone pod: exit %d %q", code, h.out)
 	}
 	// --wait=false returns at once, leaving the pod terminating.
-	h.planner.records["default/db"] = record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.planner.put("default/db", record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	if code := h.run(t, "delete", "pod/db", "--wait=false"); code != 0 {
 		t.Fatalf("delete --wait=false: exit %d %q", code, h.err)
 	}
 	if code := h.run(t, "delete", "pod/db", "--timeout=1ms"); code != 1 || !strings.Contains(h.err.String(), "timed out") {
-		t.Fatalf("delete of a pod that stays: exit %d, want 1 (timed out)", code)
+		t.Fatalf("delete of a pod that stays: exit %d %q, want 1 (timed out)", code, h.err)
 	}
 }
 

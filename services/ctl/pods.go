@@ -202,14 +202,20 @@ func waitFor(ctx context.Context, g *globals, names []string, timeout time.Durat
 	// began shows up as DELETED, one removed before is NotFound.
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
+	pending := map[string]bool{}
+	for _, name := range names {
+		pending[name] = true
+	}
 	var stream plannerv1.PlannerService_WatchPodsClient
 	if timeout > 0 {
 		stream, err = client.WatchPods(wctx, &plannerv1.WatchPodsRequest{Namespace: g.namespace})
 		if err != nil {
+			if ctx.Err() != nil {
+				return timedOut(g, pending)
+			}
 			return err
 		}
 	}
-	pending := map[string]bool{}
 	check := func(name string, r *plannerv1.PodRecord) error {
 		ok, err := done(name, r)
 		if err != nil {
@@ -225,7 +231,6 @@ func waitFor(ctx context.Context, g *globals, names []string, timeout time.Durat
 		return nil
 	}
 	for _, name := range names {
-		pending[name] = true
 		rctx, cancel := context.WithTimeout(ctx, g.timeout)
 		resp, err := client.GetPod(rctx, &plannerv1.GetPodRequest{Pod: podRef(g.namespace, name)})
 		cancel()
