@@ -97,6 +97,7 @@ type Runtime struct {
 	ips        map[netip.Addr]bool
 	nextIP     netip.Addr
 	running    sync.WaitGroup // process and timer goroutines
+	stats      *statsSampler  // stats.go
 }
 
 // New builds a Runtime.
@@ -127,6 +128,7 @@ func New(opts Options) (*Runtime, error) {
 		images:     map[string]*image{},
 		ips:        map[netip.Addr]bool{},
 		nextIP:     fakePodCIDR.Addr().Next().Next(), // 10.88.0.2
+		stats:      newStatsSampler(),
 	}
 	r.events = newBroker(opts.EventBuffer)
 	m, err := newMetrics(opts.Registry, r)
