@@ -140,7 +140,9 @@ func (r *Runtime) ListContainerStats(_ context.Context, req *runtimeapi.ListCont
 		}
 		out.Stats = append(out.Stats, r.containerStatsLocked(c, groups, now))
 	}
-	sort.Slice(out.Stats, func(i, j int) bool { return out.Stats[i].GetAttributes().GetId() < out.Stats[j].GetAttributes().GetId() })
+	sort.Slice(out.Stats, func(i, j int) bool {
+		return out.Stats[i].GetAttributes().GetId() < out.Stats[j].GetAttributes().GetId()
+	})
 	r.forgetGoneLocked()
 	return out, nil
 }
@@ -220,6 +222,8 @@ func (r *Runtime) ListPodSandboxStats(_ context.Context, req *runtimeapi.ListPod
 		}
 		out.Stats = append(out.Stats, r.sandboxStatsLocked(sb, groups, now))
 	}
-	sort.Slice(out.Stats, func(i, j int) bool { return out.Stats[i].GetAttributes().GetId() < out.Stats[j].GetAttributes().GetId() })
+	sort.Slice(out.Stats, func(i, j int) bool {
+		return out.Stats[i].GetAttributes().GetId() < out.Stats[j].GetAttributes().GetId()
+	})
 	return out, nil
 }
