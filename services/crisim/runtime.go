@@ -98,6 +98,7 @@ type Runtime struct {
 	nextIP     netip.Addr
 	running    sync.WaitGroup // process and timer goroutines
 	stats      *statsSampler  // stats.go
+	streams    streams        // streaming.go
 }
 
 // New builds a Runtime.

@@ -27,3 +27,20 @@ func (s *runtimeService) ListPodSandboxStats(ctx context.Context, req *runtimeap
 	resp, err := s.r.ListPodSandboxStats(ctx, req)
 	return resp, s.r.finish("ListPodSandboxStats", err)
 }
+
+// The gRPC adapters of the streaming calls (streaming.go).
+
+func (s *runtimeService) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	resp, err := s.r.Exec(ctx, req)
+	return resp, s.r.finish("Exec", err)
+}
+
+func (s *runtimeService) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	resp, err := s.r.Attach(ctx, req)
+	return resp, s.r.finish("Attach", err)
+}
+
+func (s *runtimeService) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	resp, err := s.r.PortForward(ctx, req)
+	return resp, s.r.finish("PortForward", err)
+}
