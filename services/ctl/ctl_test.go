@@ -44,6 +44,40 @@ type fakePlanner struct {
 	keepDeleted bool
 	watchers    []chan *plannerv1.WatchPodsResponse
 	watching    chan struct{} // closed when the first watch has started
+	// logs by container, "NAME/previous" for the previous instance.
+	logs    map[string][]*syncpodv1.LogLine
+	logReqs []*plannerv1.ContainerLogsRequest
+}
+
+func (f *fakePlanner) lastLogs() *plannerv1.ContainerLogsRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.logReqs[len(f.logReqs)-1]
+}
+
+func (f *fakePlanner) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plannerv1.PlannerService_ContainerLogsServer) error {
+	f.mu.Lock()
+	f.logReqs = append(f.logReqs, req)
+	r, ok := f.records[key(req.GetPod().GetNamespace(), req.GetPod().GetName())]
+	var names []string
+	if ok {
+		for _, c := range append(append([]*syncpodv1.Container(nil), r.GetPod().GetSpec().GetInitContainers()...), r.GetPod().GetSpec().GetContainers()...) {
+			names = append(names, c.GetName())
+		}
+	}
+	k := req.GetContainer()
+	if req.GetPrevious() {
+		k += "/previous"
+	}
+	lines := f.logs[k]
+	f.mu.Unlock()
+	if !ok {
+		return status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
+	}
+	if !slices.Contains(names, req.GetContainer()) {
+		return status.Errorf(codes.NotFound, "container %s is not valid for pod %s: choose one of [%s]", req.GetContainer(), req.GetPod().GetName(), strings.Join(names, " "))
+	}
+	return stream.Send(&plannerv1.ContainerLogsResponse{Lines: lines})
 }
 
 // publish sends a change to every watcher; the caller holds mu.
@@ -524,25 +558,56 @@ func TestDeletePlanBackoffs(t *testing.T) {
 	}
 }
 
-func TestLogsReadsCRIFormat(t *testing.T) {
+func TestLogsOverGRPC(t *testing.T) {
 	h := newHarness(t)
-	r := record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
-	h.planner.records["default/web"] = r
-	root := t.TempDir()
-	dir := filepath.Join(root, "default_web_uid-web", "app")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+	r := record("web", []*syncpodv1.ContainerStatus{{Name: "setup"}}, []*syncpodv1.ContainerStatus{running("app", true, 1), running("side", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.planner.put("default/web", r)
+	t1 := timestamppb.New(now.Add(-time.Minute))
+	h.planner.logs = map[string][]*syncpodv1.LogLine{
+		"app":          {{Time: t1, Content: []byte("hello")}, {Time: t1, Content: []byte("oops"), Stream: syncpodv1.LogStream_LOG_STREAM_STDERR}},
+		"app/previous": {{Time: t1, Content: []byte("first run")}},
+		"side":         {{Time: t1, Content: []byte("side line")}, {Time: t1, Content: []byte("no newline yet"), Partial: true}},
+		"setup":        {{Time: t1, Content: []byte("set up")}},
 	}
-	writeFile(t, dir, "0.log", "2026-11-21T12:00:00.000000001Z stdout F first run\n")
-	writeFile(t, dir, "1.log", "2026-11-21T12:00:01.000000001Z stdout P hel\n2026-11-21T12:00:01.000000002Z stdout F lo\n2026-11-21T12:00:01.000000003Z stderr F oops\n")
-	if code := h.run(t, "logs", "web", "app", "--log-dir", root); code != 0 || h.out.String() != "hello\noops\n" {
-		t.Fatalf("logs: exit %d %q %q", code, h.out, h.err)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"-c", []string{"logs", "web", "-c", "app"}, 0, "hello\noops\n"},
+		{"container positional", []string{"logs", "pod/web", "side"}, 0, "side line\nno newline yet"},
+		{"previous", []string{"logs", "web", "-c", "app", "--previous"}, 0, "first run\n"},
+		{"timestamps", []string{"logs", "web", "-c", "setup", "--timestamps"}, 0, "2026-11-21T11:59:00Z set up\n"},
+		{"all containers with prefixes", []string{"logs", "web", "--all-containers", "--prefix"}, 0,
+			"[pod/web/setup] set up\n[pod/web/app] hello\n[pod/web/app] oops\n[pod/web/side] side line\n[pod/web/side] no newline yet"},
+		{"first container by default", []string{"logs", "web"}, 0, "hello\noops\n"},
+		{"wrong container", []string{"logs", "web", "-c", "nosuch"}, 3, ""},
+		{"unknown pod", []string{"logs", "nosuch", "-c", "app"}, 3, ""},
 	}
-	if code := h.run(t, "logs", "web", "app", "--log-dir", root, "--previous"); code != 0 || h.out.String() != "first run\n" {
-		t.Fatalf("logs --previous: exit %d %q", code, h.out)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if code := h.run(t, tc.args...); code != tc.code || h.out.String() != tc.out {
+				t.Fatalf("exit %d out %q err %q; want %d %q", code, h.out, h.err, tc.code, tc.out)
+			}
+		})
 	}
-	if code := h.run(t, "logs", "web", "nosuch", "--log-dir", root); code != 3 {
-		t.Fatalf("logs of a missing container: exit %d", code)
+	if code := h.run(t, "logs", "web", "-c", "nosuch"); code != 3 || !strings.Contains(h.err.String(), "choose one of [setup app side]") {
+		t.Fatalf("wrong container: %q", h.err)
+	}
+	if code := h.run(t, "logs", "web"); code != 0 || !strings.Contains(h.err.String(), `Defaulted container "app" out of: setup, app, side`) {
+		t.Fatalf("default container note: %q", h.err)
+	}
+	// The request carries the flags.
+	if code := h.run(t, "logs", "web", "-c", "app", "-f", "--tail", "3", "--since", "90s"); code != 0 {
+		t.Fatalf("exit %d %q", code, h.err)
+	}
+	req := h.planner.lastLogs()
+	if !req.GetFollow() || req.GetTailLines() != 3 || !req.GetSinceTime().AsTime().Equal(now.Add(-90*time.Second)) || req.GetPod().GetName() != "web" {
+		t.Fatalf("request %v", req)
+	}
+	if code := h.run(t, "logs", "web", "-c", "app"); code != 0 || h.planner.lastLogs().TailLines != nil {
+		t.Fatalf("without --tail the request must not limit lines: %v", h.planner.lastLogs())
 	}
 }
 

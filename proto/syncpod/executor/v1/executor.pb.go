@@ -1009,11 +1009,157 @@ func (x *ExecSyncResponse) GetStderr() []byte {
 	return nil
 }
 
+// ContainerLogsRequest selects a container instance's log.
+type ContainerLogsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod_uid of the pod. Required.
+	PodUid string `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
+	// container name. Required.
+	Container string `protobuf:"bytes,2,opt,name=container,proto3" json:"container,omitempty"`
+	// follow keeps the stream open while the instance runs.
+	Follow bool `protobuf:"varint,3,opt,name=follow,proto3" json:"follow,omitempty"`
+	// tail_lines: only the last this many lines (>= 0); unset means all.
+	TailLines *int64 `protobuf:"varint,4,opt,name=tail_lines,json=tailLines,proto3,oneof" json:"tail_lines,omitempty"`
+	// since_time: only lines stamped at or after this instant.
+	SinceTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=since_time,json=sinceTime,proto3" json:"since_time,omitempty"`
+	// previous reads the instance before the newest one.
+	Previous      bool `protobuf:"varint,6,opt,name=previous,proto3" json:"previous,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerLogsRequest) Reset() {
+	*x = ContainerLogsRequest{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerLogsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerLogsRequest) ProtoMessage() {}
+
+func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerLogsRequest.ProtoReflect.Descriptor instead.
+func (*ContainerLogsRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ContainerLogsRequest) GetPodUid() string {
+	if x != nil {
+		return x.PodUid
+	}
+	return ""
+}
+
+func (x *ContainerLogsRequest) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *ContainerLogsRequest) GetFollow() bool {
+	if x != nil {
+		return x.Follow
+	}
+	return false
+}
+
+func (x *ContainerLogsRequest) GetTailLines() int64 {
+	if x != nil && x.TailLines != nil {
+		return *x.TailLines
+	}
+	return 0
+}
+
+func (x *ContainerLogsRequest) GetSinceTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SinceTime
+	}
+	return nil
+}
+
+func (x *ContainerLogsRequest) GetPrevious() bool {
+	if x != nil {
+		return x.Previous
+	}
+	return false
+}
+
+// ContainerLogsResponse is a batch of log lines, oldest first.
+type ContainerLogsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// lines in the order they were written.
+	Lines []*v1.LogLine `protobuf:"bytes,1,rep,name=lines,proto3" json:"lines,omitempty"`
+	// container_id of the instance the lines come from.
+	ContainerId   string `protobuf:"bytes,2,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerLogsResponse) Reset() {
+	*x = ContainerLogsResponse{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerLogsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerLogsResponse) ProtoMessage() {}
+
+func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerLogsResponse.ProtoReflect.Descriptor instead.
+func (*ContainerLogsResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ContainerLogsResponse) GetLines() []*v1.LogLine {
+	if x != nil {
+		return x.Lines
+	}
+	return nil
+}
+
+func (x *ContainerLogsResponse) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
 var File_syncpod_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
-	"\"syncpod/executor/v1/executor.proto\x12\x13syncpod.executor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\"\x9f\x01\n" +
+	"\"syncpod/executor/v1/executor.proto\x12\x13syncpod.executor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\"\x9f\x01\n" +
 	"\x13ApplyActionsRequest\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x123\n" +
 	"\bobserved\x18\x02 \x01(\v2\x17.syncpod.v1.ObservedPodR\bobserved\x120\n" +
@@ -1070,7 +1216,20 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x10ExecSyncResponse\x12\x1b\n" +
 	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06stdout\x18\x02 \x01(\fR\x06stdout\x12\x16\n" +
-	"\x06stderr\x18\x03 \x01(\fR\x06stderr*\xe5\x01\n" +
+	"\x06stderr\x18\x03 \x01(\fR\x06stderr\"\xef\x01\n" +
+	"\x14ContainerLogsRequest\x12\x17\n" +
+	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x1c\n" +
+	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x16\n" +
+	"\x06follow\x18\x03 \x01(\bR\x06follow\x12\"\n" +
+	"\n" +
+	"tail_lines\x18\x04 \x01(\x03H\x00R\ttailLines\x88\x01\x01\x129\n" +
+	"\n" +
+	"since_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tsinceTime\x12\x1a\n" +
+	"\bprevious\x18\x06 \x01(\bR\bpreviousB\r\n" +
+	"\v_tail_lines\"e\n" +
+	"\x15ContainerLogsResponse\x12)\n" +
+	"\x05lines\x18\x01 \x03(\v2\x13.syncpod.v1.LogLineR\x05lines\x12!\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId*\xe5\x01\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -1085,13 +1244,14 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +
 	"\x0eOUTCOME_FAILED\x10\x02\x12\x13\n" +
-	"\x0fOUTCOME_SKIPPED\x10\x032\x87\x04\n" +
+	"\x0fOUTCOME_SKIPPED\x10\x032\xf1\x04\n" +
 	"\x0fExecutorService\x12c\n" +
 	"\fApplyActions\x12(.syncpod.executor.v1.ApplyActionsRequest\x1a).syncpod.executor.v1.ApplyActionsResponse\x12l\n" +
 	"\x0fRemoveResources\x12+.syncpod.executor.v1.RemoveResourcesRequest\x1a,.syncpod.executor.v1.RemoveResourcesResponse\x12c\n" +
 	"\fListBackoffs\x12(.syncpod.executor.v1.ListBackoffsRequest\x1a).syncpod.executor.v1.ListBackoffsResponse\x12c\n" +
 	"\fResetBackoff\x12(.syncpod.executor.v1.ResetBackoffRequest\x1a).syncpod.executor.v1.ResetBackoffResponse\x12W\n" +
-	"\bExecSync\x12$.syncpod.executor.v1.ExecSyncRequest\x1a%.syncpod.executor.v1.ExecSyncResponseBAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
+	"\bExecSync\x12$.syncpod.executor.v1.ExecSyncRequest\x1a%.syncpod.executor.v1.ExecSyncResponse\x12h\n" +
+	"\rContainerLogs\x12).syncpod.executor.v1.ContainerLogsRequest\x1a*.syncpod.executor.v1.ContainerLogsResponse0\x01BAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_syncpod_executor_v1_executor_proto_rawDescOnce sync.Once
@@ -1106,7 +1266,7 @@ func file_syncpod_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(Step)(0),                       // 0: syncpod.executor.v1.Step
 	(Outcome)(0),                    // 1: syncpod.executor.v1.Outcome
@@ -1123,44 +1283,51 @@ var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(*ResetBackoffResponse)(nil),    // 12: syncpod.executor.v1.ResetBackoffResponse
 	(*ExecSyncRequest)(nil),         // 13: syncpod.executor.v1.ExecSyncRequest
 	(*ExecSyncResponse)(nil),        // 14: syncpod.executor.v1.ExecSyncResponse
-	(*v1.Pod)(nil),                  // 15: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),          // 16: syncpod.v1.ObservedPod
-	(*v1.PodActions)(nil),           // 17: syncpod.v1.PodActions
-	(*timestamppb.Timestamp)(nil),   // 18: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 19: google.protobuf.Duration
+	(*ContainerLogsRequest)(nil),    // 15: syncpod.executor.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),   // 16: syncpod.executor.v1.ContainerLogsResponse
+	(*v1.Pod)(nil),                  // 17: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),          // 18: syncpod.v1.ObservedPod
+	(*v1.PodActions)(nil),           // 19: syncpod.v1.PodActions
+	(*timestamppb.Timestamp)(nil),   // 20: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 21: google.protobuf.Duration
+	(*v1.LogLine)(nil),              // 22: syncpod.v1.LogLine
 }
 var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
-	15, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
-	16, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
-	17, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
+	17, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
+	18, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
+	19, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
 	4,  // 3: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
-	18, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
+	20, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
 	0,  // 5: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
 	1,  // 6: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	18, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
-	19, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
+	20, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
+	21, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
 	7,  // 9: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
 	1,  // 10: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
 	10, // 11: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
-	19, // 12: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
-	18, // 13: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
-	18, // 14: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
-	19, // 15: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
-	2,  // 16: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
-	5,  // 17: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
-	8,  // 18: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
-	11, // 19: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
-	13, // 20: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
-	3,  // 21: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
-	6,  // 22: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
-	9,  // 23: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
-	12, // 24: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
-	14, // 25: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
-	21, // [21:26] is the sub-list for method output_type
-	16, // [16:21] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	21, // 12: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
+	20, // 13: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
+	20, // 14: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
+	21, // 15: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
+	20, // 16: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	22, // 17: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	2,  // 18: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
+	5,  // 19: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
+	8,  // 20: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
+	11, // 21: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
+	13, // 22: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
+	15, // 23: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
+	3,  // 24: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
+	6,  // 25: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
+	9,  // 26: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
+	12, // 27: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
+	14, // 28: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
+	16, // 29: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
+	24, // [24:30] is the sub-list for method output_type
+	18, // [18:24] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_executor_v1_executor_proto_init() }
@@ -1168,13 +1335,14 @@ func file_syncpod_executor_v1_executor_proto_init() {
 	if File_syncpod_executor_v1_executor_proto != nil {
 		return
 	}
+	file_syncpod_executor_v1_executor_proto_msgTypes[13].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_executor_v1_executor_proto_rawDesc), len(file_syncpod_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

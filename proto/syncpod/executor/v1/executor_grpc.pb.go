@@ -24,6 +24,7 @@ const (
 	ExecutorService_ListBackoffs_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ListBackoffs"
 	ExecutorService_ResetBackoff_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ResetBackoff"
 	ExecutorService_ExecSync_FullMethodName        = "/syncpod.executor.v1.ExecutorService/ExecSync"
+	ExecutorService_ContainerLogs_FullMethodName   = "/syncpod.executor.v1.ExecutorService/ContainerLogs"
 )
 
 // ExecutorServiceClient is the client API for ExecutorService service.
@@ -53,6 +54,10 @@ type ExecutorServiceClient interface {
 	// fails is a normal response with its exit code; NotFound when the
 	// container is gone, DeadlineExceeded when the timeout passes.
 	ExecSync(ctx context.Context, in *ExecSyncRequest, opts ...grpc.CallOption) (*ExecSyncResponse, error)
+	// ContainerLogs streams the log of a pod's container from the CRI log
+	// file the runtime reports (ContainerStatus.log_path). NotFound when the
+	// pod has no instance of the container (or no previous one).
+	ContainerLogs(ctx context.Context, in *ContainerLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ContainerLogsResponse], error)
 }
 
 type executorServiceClient struct {
@@ -113,6 +118,25 @@ func (c *executorServiceClient) ExecSync(ctx context.Context, in *ExecSyncReques
 	return out, nil
 }
 
+func (c *executorServiceClient) ContainerLogs(ctx context.Context, in *ContainerLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ContainerLogsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ExecutorService_ServiceDesc.Streams[0], ExecutorService_ContainerLogs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ContainerLogsRequest, ContainerLogsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_ContainerLogsClient = grpc.ServerStreamingClient[ContainerLogsResponse]
+
 // ExecutorServiceServer is the server API for ExecutorService service.
 // All implementations must embed UnimplementedExecutorServiceServer
 // for forward compatibility.
@@ -140,6 +164,10 @@ type ExecutorServiceServer interface {
 	// fails is a normal response with its exit code; NotFound when the
 	// container is gone, DeadlineExceeded when the timeout passes.
 	ExecSync(context.Context, *ExecSyncRequest) (*ExecSyncResponse, error)
+	// ContainerLogs streams the log of a pod's container from the CRI log
+	// file the runtime reports (ContainerStatus.log_path). NotFound when the
+	// pod has no instance of the container (or no previous one).
+	ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error
 	mustEmbedUnimplementedExecutorServiceServer()
 }
 
@@ -164,6 +192,9 @@ func (UnimplementedExecutorServiceServer) ResetBackoff(context.Context, *ResetBa
 }
 func (UnimplementedExecutorServiceServer) ExecSync(context.Context, *ExecSyncRequest) (*ExecSyncResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExecSync not implemented")
+}
+func (UnimplementedExecutorServiceServer) ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error {
+	return status.Error(codes.Unimplemented, "method ContainerLogs not implemented")
 }
 func (UnimplementedExecutorServiceServer) mustEmbedUnimplementedExecutorServiceServer() {}
 func (UnimplementedExecutorServiceServer) testEmbeddedByValue()                         {}
@@ -276,6 +307,17 @@ func _ExecutorService_ExecSync_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ExecutorService_ContainerLogs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ContainerLogsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ExecutorServiceServer).ContainerLogs(m, &grpc.GenericServerStream[ContainerLogsRequest, ContainerLogsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_ContainerLogsServer = grpc.ServerStreamingServer[ContainerLogsResponse]
+
 // ExecutorService_ServiceDesc is the grpc.ServiceDesc for ExecutorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -304,6 +346,12 @@ var ExecutorService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ExecutorService_ExecSync_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ContainerLogs",
+			Handler:       _ExecutorService_ContainerLogs_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "syncpod/executor/v1/executor.proto",
 }

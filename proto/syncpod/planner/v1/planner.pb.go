@@ -143,6 +143,154 @@ func (WatchEventType) EnumDescriptor() ([]byte, []int) {
 	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
 }
 
+// ContainerLogsRequest selects a container's log and how to read it.
+type ContainerLogsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod of the container. Required.
+	Pod *PodRef `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// container name. Required (init containers count).
+	Container string `protobuf:"bytes,2,opt,name=container,proto3" json:"container,omitempty"`
+	// follow keeps the stream open and sends lines as they are written,
+	// until the container's instance ends or the caller cancels.
+	Follow bool `protobuf:"varint,3,opt,name=follow,proto3" json:"follow,omitempty"`
+	// tail_lines: only the last this many lines (>= 0); unset means all.
+	TailLines *int64 `protobuf:"varint,4,opt,name=tail_lines,json=tailLines,proto3,oneof" json:"tail_lines,omitempty"`
+	// since_time: only lines stamped at or after this instant.
+	SinceTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=since_time,json=sinceTime,proto3" json:"since_time,omitempty"`
+	// previous reads the instance before the newest one (kubectl's
+	// --previous): the last dead instance that housekeeping kept.
+	Previous      bool `protobuf:"varint,6,opt,name=previous,proto3" json:"previous,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerLogsRequest) Reset() {
+	*x = ContainerLogsRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerLogsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerLogsRequest) ProtoMessage() {}
+
+func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerLogsRequest.ProtoReflect.Descriptor instead.
+func (*ContainerLogsRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ContainerLogsRequest) GetPod() *PodRef {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *ContainerLogsRequest) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *ContainerLogsRequest) GetFollow() bool {
+	if x != nil {
+		return x.Follow
+	}
+	return false
+}
+
+func (x *ContainerLogsRequest) GetTailLines() int64 {
+	if x != nil && x.TailLines != nil {
+		return *x.TailLines
+	}
+	return 0
+}
+
+func (x *ContainerLogsRequest) GetSinceTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SinceTime
+	}
+	return nil
+}
+
+func (x *ContainerLogsRequest) GetPrevious() bool {
+	if x != nil {
+		return x.Previous
+	}
+	return false
+}
+
+// ContainerLogsResponse is a batch of log lines, oldest first.
+type ContainerLogsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// lines in the order they were written.
+	Lines []*v1.LogLine `protobuf:"bytes,1,rep,name=lines,proto3" json:"lines,omitempty"`
+	// container_id of the instance the lines come from.
+	ContainerId   string `protobuf:"bytes,2,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerLogsResponse) Reset() {
+	*x = ContainerLogsResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerLogsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerLogsResponse) ProtoMessage() {}
+
+func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerLogsResponse.ProtoReflect.Descriptor instead.
+func (*ContainerLogsResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ContainerLogsResponse) GetLines() []*v1.LogLine {
+	if x != nil {
+		return x.Lines
+	}
+	return nil
+}
+
+func (x *ContainerLogsResponse) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
 // PlanRequest is the input of a dry-run plan.
 type PlanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -159,7 +307,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -171,7 +319,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -184,7 +332,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{0}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PlanRequest) GetPod() *v1.Pod {
@@ -219,7 +367,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -231,7 +379,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -244,7 +392,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PlanResponse) GetActions() *v1.PodActions {
@@ -266,7 +414,7 @@ type ApplyPodRequest struct {
 
 func (x *ApplyPodRequest) Reset() {
 	*x = ApplyPodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +426,7 @@ func (x *ApplyPodRequest) String() string {
 func (*ApplyPodRequest) ProtoMessage() {}
 
 func (x *ApplyPodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +439,7 @@ func (x *ApplyPodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPodRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ApplyPodRequest) GetPod() *v1.Pod {
@@ -314,7 +462,7 @@ type ApplyPodResponse struct {
 
 func (x *ApplyPodResponse) Reset() {
 	*x = ApplyPodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -326,7 +474,7 @@ func (x *ApplyPodResponse) String() string {
 func (*ApplyPodResponse) ProtoMessage() {}
 
 func (x *ApplyPodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -339,7 +487,7 @@ func (x *ApplyPodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPodResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ApplyPodResponse) GetPod() *v1.Pod {
@@ -371,7 +519,7 @@ type PodRef struct {
 
 func (x *PodRef) Reset() {
 	*x = PodRef{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -383,7 +531,7 @@ func (x *PodRef) String() string {
 func (*PodRef) ProtoMessage() {}
 
 func (x *PodRef) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -396,7 +544,7 @@ func (x *PodRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRef.ProtoReflect.Descriptor instead.
 func (*PodRef) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PodRef) GetNamespace() string {
@@ -434,7 +582,7 @@ type DeletePodRequest struct {
 
 func (x *DeletePodRequest) Reset() {
 	*x = DeletePodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +594,7 @@ func (x *DeletePodRequest) String() string {
 func (*DeletePodRequest) ProtoMessage() {}
 
 func (x *DeletePodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +607,7 @@ func (x *DeletePodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePodRequest.ProtoReflect.Descriptor instead.
 func (*DeletePodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DeletePodRequest) GetPod() *PodRef {
@@ -487,7 +635,7 @@ type DeletePodResponse struct {
 
 func (x *DeletePodResponse) Reset() {
 	*x = DeletePodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -499,7 +647,7 @@ func (x *DeletePodResponse) String() string {
 func (*DeletePodResponse) ProtoMessage() {}
 
 func (x *DeletePodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -512,7 +660,7 @@ func (x *DeletePodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePodResponse.ProtoReflect.Descriptor instead.
 func (*DeletePodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DeletePodResponse) GetPod() *v1.Pod {
@@ -533,7 +681,7 @@ type GetPodRequest struct {
 
 func (x *GetPodRequest) Reset() {
 	*x = GetPodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -545,7 +693,7 @@ func (x *GetPodRequest) String() string {
 func (*GetPodRequest) ProtoMessage() {}
 
 func (x *GetPodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -558,7 +706,7 @@ func (x *GetPodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodRequest.ProtoReflect.Descriptor instead.
 func (*GetPodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetPodRequest) GetPod() *PodRef {
@@ -579,7 +727,7 @@ type GetPodResponse struct {
 
 func (x *GetPodResponse) Reset() {
 	*x = GetPodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +739,7 @@ func (x *GetPodResponse) String() string {
 func (*GetPodResponse) ProtoMessage() {}
 
 func (x *GetPodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +752,7 @@ func (x *GetPodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodResponse.ProtoReflect.Descriptor instead.
 func (*GetPodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetPodResponse) GetRecord() *PodRecord {
@@ -631,7 +779,7 @@ type PodRecord struct {
 
 func (x *PodRecord) Reset() {
 	*x = PodRecord{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -643,7 +791,7 @@ func (x *PodRecord) String() string {
 func (*PodRecord) ProtoMessage() {}
 
 func (x *PodRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -656,7 +804,7 @@ func (x *PodRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRecord.ProtoReflect.Descriptor instead.
 func (*PodRecord) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PodRecord) GetPod() *v1.Pod {
@@ -701,7 +849,7 @@ type ListPodsRequest struct {
 
 func (x *ListPodsRequest) Reset() {
 	*x = ListPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -713,7 +861,7 @@ func (x *ListPodsRequest) String() string {
 func (*ListPodsRequest) ProtoMessage() {}
 
 func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -726,7 +874,7 @@ func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsRequest.ProtoReflect.Descriptor instead.
 func (*ListPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListPodsRequest) GetNamespace() string {
@@ -754,7 +902,7 @@ type ListPodsResponse struct {
 
 func (x *ListPodsResponse) Reset() {
 	*x = ListPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +914,7 @@ func (x *ListPodsResponse) String() string {
 func (*ListPodsResponse) ProtoMessage() {}
 
 func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +927,7 @@ func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsResponse.ProtoReflect.Descriptor instead.
 func (*ListPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListPodsResponse) GetRecords() []*PodRecord {
@@ -802,7 +950,7 @@ type WatchPodsRequest struct {
 
 func (x *WatchPodsRequest) Reset() {
 	*x = WatchPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +962,7 @@ func (x *WatchPodsRequest) String() string {
 func (*WatchPodsRequest) ProtoMessage() {}
 
 func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +975,7 @@ func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsRequest.ProtoReflect.Descriptor instead.
 func (*WatchPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WatchPodsRequest) GetNamespace() string {
@@ -859,7 +1007,7 @@ type WatchPodsResponse struct {
 
 func (x *WatchPodsResponse) Reset() {
 	*x = WatchPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -871,7 +1019,7 @@ func (x *WatchPodsResponse) String() string {
 func (*WatchPodsResponse) ProtoMessage() {}
 
 func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -884,7 +1032,7 @@ func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsResponse.ProtoReflect.Descriptor instead.
 func (*WatchPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WatchPodsResponse) GetType() WatchEventType {
@@ -912,7 +1060,20 @@ var File_syncpod_planner_v1_planner_proto protoreflect.FileDescriptor
 
 const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\n" +
-	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x17syncpod/v1/status.proto\"\xa0\x01\n" +
+	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x17syncpod/v1/status.proto\"\x84\x02\n" +
+	"\x14ContainerLogsRequest\x12,\n" +
+	"\x03pod\x18\x01 \x01(\v2\x1a.syncpod.planner.v1.PodRefR\x03pod\x12\x1c\n" +
+	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x16\n" +
+	"\x06follow\x18\x03 \x01(\bR\x06follow\x12\"\n" +
+	"\n" +
+	"tail_lines\x18\x04 \x01(\x03H\x00R\ttailLines\x88\x01\x01\x129\n" +
+	"\n" +
+	"since_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tsinceTime\x12\x1a\n" +
+	"\bprevious\x18\x06 \x01(\bR\bpreviousB\r\n" +
+	"\v_tail_lines\"e\n" +
+	"\x15ContainerLogsResponse\x12)\n" +
+	"\x05lines\x18\x01 \x03(\v2\x13.syncpod.v1.LogLineR\x05lines\x12!\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\"\xa0\x01\n" +
 	"\vPlanRequest\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x123\n" +
 	"\bobserved\x18\x02 \x01(\v2\x17.syncpod.v1.ObservedPodR\bobserved\x129\n" +
@@ -965,14 +1126,15 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x16WATCH_EVENT_TYPE_ADDED\x10\x01\x12\x1d\n" +
 	"\x19WATCH_EVENT_TYPE_MODIFIED\x10\x02\x12\x1c\n" +
 	"\x18WATCH_EVENT_TYPE_DELETED\x10\x03\x12\x1b\n" +
-	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\x90\x04\n" +
+	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\xf8\x04\n" +
 	"\x0ePlannerService\x12I\n" +
 	"\x04Plan\x12\x1f.syncpod.planner.v1.PlanRequest\x1a .syncpod.planner.v1.PlanResponse\x12U\n" +
 	"\bApplyPod\x12#.syncpod.planner.v1.ApplyPodRequest\x1a$.syncpod.planner.v1.ApplyPodResponse\x12X\n" +
 	"\tDeletePod\x12$.syncpod.planner.v1.DeletePodRequest\x1a%.syncpod.planner.v1.DeletePodResponse\x12O\n" +
 	"\x06GetPod\x12!.syncpod.planner.v1.GetPodRequest\x1a\".syncpod.planner.v1.GetPodResponse\x12U\n" +
 	"\bListPods\x12#.syncpod.planner.v1.ListPodsRequest\x1a$.syncpod.planner.v1.ListPodsResponse\x12Z\n" +
-	"\tWatchPods\x12$.syncpod.planner.v1.WatchPodsRequest\x1a%.syncpod.planner.v1.WatchPodsResponse0\x01B?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
+	"\tWatchPods\x12$.syncpod.planner.v1.WatchPodsRequest\x1a%.syncpod.planner.v1.WatchPodsResponse0\x01\x12f\n" +
+	"\rContainerLogs\x12(.syncpod.planner.v1.ContainerLogsRequest\x1a).syncpod.planner.v1.ContainerLogsResponse0\x01B?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
 
 var (
 	file_syncpod_planner_v1_planner_proto_rawDescOnce sync.Once
@@ -987,69 +1149,77 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
 	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
-	(*PlanRequest)(nil),              // 2: syncpod.planner.v1.PlanRequest
-	(*PlanResponse)(nil),             // 3: syncpod.planner.v1.PlanResponse
-	(*ApplyPodRequest)(nil),          // 4: syncpod.planner.v1.ApplyPodRequest
-	(*ApplyPodResponse)(nil),         // 5: syncpod.planner.v1.ApplyPodResponse
-	(*PodRef)(nil),                   // 6: syncpod.planner.v1.PodRef
-	(*DeletePodRequest)(nil),         // 7: syncpod.planner.v1.DeletePodRequest
-	(*DeletePodResponse)(nil),        // 8: syncpod.planner.v1.DeletePodResponse
-	(*GetPodRequest)(nil),            // 9: syncpod.planner.v1.GetPodRequest
-	(*GetPodResponse)(nil),           // 10: syncpod.planner.v1.GetPodResponse
-	(*PodRecord)(nil),                // 11: syncpod.planner.v1.PodRecord
-	(*ListPodsRequest)(nil),          // 12: syncpod.planner.v1.ListPodsRequest
-	(*ListPodsResponse)(nil),         // 13: syncpod.planner.v1.ListPodsResponse
-	(*WatchPodsRequest)(nil),         // 14: syncpod.planner.v1.WatchPodsRequest
-	(*WatchPodsResponse)(nil),        // 15: syncpod.planner.v1.WatchPodsResponse
-	(*v1.Pod)(nil),                   // 16: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 17: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 18: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 19: syncpod.v1.PodActions
-	(*v1.PodStatus)(nil),             // 20: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 21: syncpod.v1.Event
-	(*timestamppb.Timestamp)(nil),    // 22: google.protobuf.Timestamp
+	(*ContainerLogsRequest)(nil),     // 2: syncpod.planner.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),    // 3: syncpod.planner.v1.ContainerLogsResponse
+	(*PlanRequest)(nil),              // 4: syncpod.planner.v1.PlanRequest
+	(*PlanResponse)(nil),             // 5: syncpod.planner.v1.PlanResponse
+	(*ApplyPodRequest)(nil),          // 6: syncpod.planner.v1.ApplyPodRequest
+	(*ApplyPodResponse)(nil),         // 7: syncpod.planner.v1.ApplyPodResponse
+	(*PodRef)(nil),                   // 8: syncpod.planner.v1.PodRef
+	(*DeletePodRequest)(nil),         // 9: syncpod.planner.v1.DeletePodRequest
+	(*DeletePodResponse)(nil),        // 10: syncpod.planner.v1.DeletePodResponse
+	(*GetPodRequest)(nil),            // 11: syncpod.planner.v1.GetPodRequest
+	(*GetPodResponse)(nil),           // 12: syncpod.planner.v1.GetPodResponse
+	(*PodRecord)(nil),                // 13: syncpod.planner.v1.PodRecord
+	(*ListPodsRequest)(nil),          // 14: syncpod.planner.v1.ListPodsRequest
+	(*ListPodsResponse)(nil),         // 15: syncpod.planner.v1.ListPodsResponse
+	(*WatchPodsRequest)(nil),         // 16: syncpod.planner.v1.WatchPodsRequest
+	(*WatchPodsResponse)(nil),        // 17: syncpod.planner.v1.WatchPodsResponse
+	(*timestamppb.Timestamp)(nil),    // 18: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),               // 19: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                   // 20: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 21: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil), // 22: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),            // 23: syncpod.v1.PodActions
+	(*v1.PodStatus)(nil),             // 24: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                 // 25: syncpod.v1.Event
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
-	16, // 0: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	17, // 1: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	18, // 2: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	19, // 3: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	16, // 4: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	16, // 5: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
-	0,  // 6: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	6,  // 7: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	16, // 8: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
-	6,  // 9: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	11, // 10: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	16, // 11: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	20, // 12: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	21, // 13: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	19, // 14: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
-	11, // 15: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
-	1,  // 16: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
-	11, // 17: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	22, // 18: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	2,  // 19: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	4,  // 20: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	7,  // 21: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	9,  // 22: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	12, // 23: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	14, // 24: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	3,  // 25: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	5,  // 26: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	8,  // 27: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	10, // 28: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	13, // 29: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	15, // 30: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	25, // [25:31] is the sub-list for method output_type
-	19, // [19:25] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	8,  // 0: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	18, // 1: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	19, // 2: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	20, // 3: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	21, // 4: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	22, // 5: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	23, // 6: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	20, // 7: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	20, // 8: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	0,  // 9: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	8,  // 10: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	20, // 11: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	8,  // 12: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	13, // 13: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	20, // 14: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	24, // 15: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	25, // 16: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	23, // 17: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	13, // 18: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
+	1,  // 19: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
+	13, // 20: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	18, // 21: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	4,  // 22: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	6,  // 23: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	9,  // 24: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	11, // 25: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	14, // 26: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	16, // 27: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	2,  // 28: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	5,  // 29: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	7,  // 30: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	10, // 31: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	12, // 32: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	15, // 33: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	17, // 34: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	3,  // 35: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	29, // [29:36] is the sub-list for method output_type
+	22, // [22:29] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -1057,14 +1227,15 @@ func file_syncpod_planner_v1_planner_proto_init() {
 	if File_syncpod_planner_v1_planner_proto != nil {
 		return
 	}
-	file_syncpod_planner_v1_planner_proto_msgTypes[5].OneofWrappers = []any{}
+	file_syncpod_planner_v1_planner_proto_msgTypes[0].OneofWrappers = []any{}
+	file_syncpod_planner_v1_planner_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,12 +19,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PlannerService_Plan_FullMethodName      = "/syncpod.planner.v1.PlannerService/Plan"
-	PlannerService_ApplyPod_FullMethodName  = "/syncpod.planner.v1.PlannerService/ApplyPod"
-	PlannerService_DeletePod_FullMethodName = "/syncpod.planner.v1.PlannerService/DeletePod"
-	PlannerService_GetPod_FullMethodName    = "/syncpod.planner.v1.PlannerService/GetPod"
-	PlannerService_ListPods_FullMethodName  = "/syncpod.planner.v1.PlannerService/ListPods"
-	PlannerService_WatchPods_FullMethodName = "/syncpod.planner.v1.PlannerService/WatchPods"
+	PlannerService_Plan_FullMethodName          = "/syncpod.planner.v1.PlannerService/Plan"
+	PlannerService_ApplyPod_FullMethodName      = "/syncpod.planner.v1.PlannerService/ApplyPod"
+	PlannerService_DeletePod_FullMethodName     = "/syncpod.planner.v1.PlannerService/DeletePod"
+	PlannerService_GetPod_FullMethodName        = "/syncpod.planner.v1.PlannerService/GetPod"
+	PlannerService_ListPods_FullMethodName      = "/syncpod.planner.v1.PlannerService/ListPods"
+	PlannerService_WatchPods_FullMethodName     = "/syncpod.planner.v1.PlannerService/WatchPods"
+	PlannerService_ContainerLogs_FullMethodName = "/syncpod.planner.v1.PlannerService/ContainerLogs"
 )
 
 // PlannerServiceClient is the client API for PlannerService service.
@@ -56,6 +57,10 @@ type PlannerServiceClient interface {
 	// WatchPods streams pod changes: first one ADDED per existing pod that
 	// matches, then every change as it happens.
 	WatchPods(ctx context.Context, in *WatchPodsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPodsResponse], error)
+	// ContainerLogs streams a container's log, which the executor reads from
+	// the runtime's CRI log file. NotFound for an unknown pod, or a
+	// container the pod does not have (the message names those it has).
+	ContainerLogs(ctx context.Context, in *ContainerLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ContainerLogsResponse], error)
 }
 
 type plannerServiceClient struct {
@@ -135,6 +140,25 @@ func (c *plannerServiceClient) WatchPods(ctx context.Context, in *WatchPodsReque
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_WatchPodsClient = grpc.ServerStreamingClient[WatchPodsResponse]
 
+func (c *plannerServiceClient) ContainerLogs(ctx context.Context, in *ContainerLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ContainerLogsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlannerService_ServiceDesc.Streams[1], PlannerService_ContainerLogs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ContainerLogsRequest, ContainerLogsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_ContainerLogsClient = grpc.ServerStreamingClient[ContainerLogsResponse]
+
 // PlannerServiceServer is the server API for PlannerService service.
 // All implementations must embed UnimplementedPlannerServiceServer
 // for forward compatibility.
@@ -164,6 +188,10 @@ type PlannerServiceServer interface {
 	// WatchPods streams pod changes: first one ADDED per existing pod that
 	// matches, then every change as it happens.
 	WatchPods(*WatchPodsRequest, grpc.ServerStreamingServer[WatchPodsResponse]) error
+	// ContainerLogs streams a container's log, which the executor reads from
+	// the runtime's CRI log file. NotFound for an unknown pod, or a
+	// container the pod does not have (the message names those it has).
+	ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error
 	mustEmbedUnimplementedPlannerServiceServer()
 }
 
@@ -191,6 +219,9 @@ func (UnimplementedPlannerServiceServer) ListPods(context.Context, *ListPodsRequ
 }
 func (UnimplementedPlannerServiceServer) WatchPods(*WatchPodsRequest, grpc.ServerStreamingServer[WatchPodsResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchPods not implemented")
+}
+func (UnimplementedPlannerServiceServer) ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error {
+	return status.Error(codes.Unimplemented, "method ContainerLogs not implemented")
 }
 func (UnimplementedPlannerServiceServer) mustEmbedUnimplementedPlannerServiceServer() {}
 func (UnimplementedPlannerServiceServer) testEmbeddedByValue()                        {}
@@ -314,6 +345,17 @@ func _PlannerService_WatchPods_Handler(srv interface{}, stream grpc.ServerStream
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_WatchPodsServer = grpc.ServerStreamingServer[WatchPodsResponse]
 
+func _PlannerService_ContainerLogs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ContainerLogsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PlannerServiceServer).ContainerLogs(m, &grpc.GenericServerStream[ContainerLogsRequest, ContainerLogsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_ContainerLogsServer = grpc.ServerStreamingServer[ContainerLogsResponse]
+
 // PlannerService_ServiceDesc is the grpc.ServiceDesc for PlannerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -346,6 +388,11 @@ var PlannerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "WatchPods",
 			Handler:       _PlannerService_WatchPods_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ContainerLogs",
+			Handler:       _PlannerService_ContainerLogs_Handler,
 			ServerStreams: true,
 		},
 	},
