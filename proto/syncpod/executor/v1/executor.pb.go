@@ -1155,11 +1155,185 @@ func (x *ContainerLogsResponse) GetContainerId() string {
 	return ""
 }
 
+// ExecRequest is one message of an Exec session from the caller.
+type ExecRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// start names the container and the command: in the first message only.
+	Start *ExecStart `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// input is standard input or a resize: in later messages.
+	Input         *v1.StreamInput `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecRequest) Reset() {
+	*x = ExecRequest{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecRequest) ProtoMessage() {}
+
+func (x *ExecRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
+func (*ExecRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ExecRequest) GetStart() *ExecStart {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *ExecRequest) GetInput() *v1.StreamInput {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+// ExecStart opens an Exec session.
+type ExecStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// container_id of a running container. Required.
+	ContainerId string `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	// command and its arguments. Required.
+	Command []string `protobuf:"bytes,2,rep,name=command,proto3" json:"command,omitempty"`
+	// stdin passes the caller's standard input to the command.
+	Stdin bool `protobuf:"varint,3,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	// tty runs the command in a terminal (stdout and stderr are merged).
+	Tty           bool `protobuf:"varint,4,opt,name=tty,proto3" json:"tty,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecStart) Reset() {
+	*x = ExecStart{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecStart) ProtoMessage() {}
+
+func (x *ExecStart) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
+func (*ExecStart) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ExecStart) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ExecStart) GetCommand() []string {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *ExecStart) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *ExecStart) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
+}
+
+// ExecResponse is one message of an Exec session to the caller.
+type ExecResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// output of the command, or its exit code (last).
+	Output        *v1.StreamOutput `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecResponse) Reset() {
+	*x = ExecResponse{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecResponse) ProtoMessage() {}
+
+func (x *ExecResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
+func (*ExecResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ExecResponse) GetOutput() *v1.StreamOutput {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
 var File_syncpod_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
-	"\"syncpod/executor/v1/executor.proto\x12\x13syncpod.executor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\"\x9f\x01\n" +
+	"\"syncpod/executor/v1/executor.proto\x12\x13syncpod.executor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x17syncpod/v1/stream.proto\"\x9f\x01\n" +
 	"\x13ApplyActionsRequest\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x123\n" +
 	"\bobserved\x18\x02 \x01(\v2\x17.syncpod.v1.ObservedPodR\bobserved\x120\n" +
@@ -1229,7 +1403,17 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\v_tail_lines\"e\n" +
 	"\x15ContainerLogsResponse\x12)\n" +
 	"\x05lines\x18\x01 \x03(\v2\x13.syncpod.v1.LogLineR\x05lines\x12!\n" +
-	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId*\xe5\x01\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\"r\n" +
+	"\vExecRequest\x124\n" +
+	"\x05start\x18\x01 \x01(\v2\x1e.syncpod.executor.v1.ExecStartR\x05start\x12-\n" +
+	"\x05input\x18\x02 \x01(\v2\x17.syncpod.v1.StreamInputR\x05input\"p\n" +
+	"\tExecStart\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x18\n" +
+	"\acommand\x18\x02 \x03(\tR\acommand\x12\x14\n" +
+	"\x05stdin\x18\x03 \x01(\bR\x05stdin\x12\x10\n" +
+	"\x03tty\x18\x04 \x01(\bR\x03tty\"@\n" +
+	"\fExecResponse\x120\n" +
+	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output*\xe5\x01\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -1244,14 +1428,15 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +
 	"\x0eOUTCOME_FAILED\x10\x02\x12\x13\n" +
-	"\x0fOUTCOME_SKIPPED\x10\x032\xf1\x04\n" +
+	"\x0fOUTCOME_SKIPPED\x10\x032\xc2\x05\n" +
 	"\x0fExecutorService\x12c\n" +
 	"\fApplyActions\x12(.syncpod.executor.v1.ApplyActionsRequest\x1a).syncpod.executor.v1.ApplyActionsResponse\x12l\n" +
 	"\x0fRemoveResources\x12+.syncpod.executor.v1.RemoveResourcesRequest\x1a,.syncpod.executor.v1.RemoveResourcesResponse\x12c\n" +
 	"\fListBackoffs\x12(.syncpod.executor.v1.ListBackoffsRequest\x1a).syncpod.executor.v1.ListBackoffsResponse\x12c\n" +
 	"\fResetBackoff\x12(.syncpod.executor.v1.ResetBackoffRequest\x1a).syncpod.executor.v1.ResetBackoffResponse\x12W\n" +
 	"\bExecSync\x12$.syncpod.executor.v1.ExecSyncRequest\x1a%.syncpod.executor.v1.ExecSyncResponse\x12h\n" +
-	"\rContainerLogs\x12).syncpod.executor.v1.ContainerLogsRequest\x1a*.syncpod.executor.v1.ContainerLogsResponse0\x01BAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
+	"\rContainerLogs\x12).syncpod.executor.v1.ContainerLogsRequest\x1a*.syncpod.executor.v1.ContainerLogsResponse0\x01\x12O\n" +
+	"\x04Exec\x12 .syncpod.executor.v1.ExecRequest\x1a!.syncpod.executor.v1.ExecResponse(\x010\x01BAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_syncpod_executor_v1_executor_proto_rawDescOnce sync.Once
@@ -1266,7 +1451,7 @@ func file_syncpod_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(Step)(0),                       // 0: syncpod.executor.v1.Step
 	(Outcome)(0),                    // 1: syncpod.executor.v1.Outcome
@@ -1285,49 +1470,59 @@ var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(*ExecSyncResponse)(nil),        // 14: syncpod.executor.v1.ExecSyncResponse
 	(*ContainerLogsRequest)(nil),    // 15: syncpod.executor.v1.ContainerLogsRequest
 	(*ContainerLogsResponse)(nil),   // 16: syncpod.executor.v1.ContainerLogsResponse
-	(*v1.Pod)(nil),                  // 17: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),          // 18: syncpod.v1.ObservedPod
-	(*v1.PodActions)(nil),           // 19: syncpod.v1.PodActions
-	(*timestamppb.Timestamp)(nil),   // 20: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 21: google.protobuf.Duration
-	(*v1.LogLine)(nil),              // 22: syncpod.v1.LogLine
+	(*ExecRequest)(nil),             // 17: syncpod.executor.v1.ExecRequest
+	(*ExecStart)(nil),               // 18: syncpod.executor.v1.ExecStart
+	(*ExecResponse)(nil),            // 19: syncpod.executor.v1.ExecResponse
+	(*v1.Pod)(nil),                  // 20: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),          // 21: syncpod.v1.ObservedPod
+	(*v1.PodActions)(nil),           // 22: syncpod.v1.PodActions
+	(*timestamppb.Timestamp)(nil),   // 23: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 24: google.protobuf.Duration
+	(*v1.LogLine)(nil),              // 25: syncpod.v1.LogLine
+	(*v1.StreamInput)(nil),          // 26: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),         // 27: syncpod.v1.StreamOutput
 }
 var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
-	17, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
-	18, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
-	19, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
+	20, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
+	21, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
+	22, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
 	4,  // 3: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
-	20, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
+	23, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
 	0,  // 5: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
 	1,  // 6: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	20, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
-	21, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
+	23, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
+	24, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
 	7,  // 9: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
 	1,  // 10: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
 	10, // 11: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
-	21, // 12: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
-	20, // 13: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
-	20, // 14: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
-	21, // 15: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
-	20, // 16: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	22, // 17: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	2,  // 18: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
-	5,  // 19: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
-	8,  // 20: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
-	11, // 21: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
-	13, // 22: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
-	15, // 23: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
-	3,  // 24: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
-	6,  // 25: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
-	9,  // 26: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
-	12, // 27: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
-	14, // 28: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
-	16, // 29: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
-	24, // [24:30] is the sub-list for method output_type
-	18, // [18:24] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	24, // 12: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
+	23, // 13: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
+	23, // 14: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
+	24, // 15: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
+	23, // 16: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	25, // 17: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	18, // 18: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
+	26, // 19: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	27, // 20: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	2,  // 21: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
+	5,  // 22: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
+	8,  // 23: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
+	11, // 24: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
+	13, // 25: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
+	15, // 26: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
+	17, // 27: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
+	3,  // 28: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
+	6,  // 29: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
+	9,  // 30: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
+	12, // 31: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
+	14, // 32: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
+	16, // 33: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
+	19, // 34: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
+	28, // [28:35] is the sub-list for method output_type
+	21, // [21:28] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_executor_v1_executor_proto_init() }
@@ -1342,7 +1537,7 @@ func file_syncpod_executor_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_executor_v1_executor_proto_rawDesc), len(file_syncpod_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   15,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,6 +25,7 @@ const (
 	ExecutorService_ResetBackoff_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ResetBackoff"
 	ExecutorService_ExecSync_FullMethodName        = "/syncpod.executor.v1.ExecutorService/ExecSync"
 	ExecutorService_ContainerLogs_FullMethodName   = "/syncpod.executor.v1.ExecutorService/ContainerLogs"
+	ExecutorService_Exec_FullMethodName            = "/syncpod.executor.v1.ExecutorService/Exec"
 )
 
 // ExecutorServiceClient is the client API for ExecutorService service.
@@ -58,6 +59,11 @@ type ExecutorServiceClient interface {
 	// file the runtime reports (ContainerStatus.log_path). NotFound when the
 	// pod has no instance of the container (or no previous one).
 	ContainerLogs(ctx context.Context, in *ContainerLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ContainerLogsResponse], error)
+	// Exec runs a command in a running container through the runtime's
+	// streaming server (CRI Exec): the first request names the container
+	// and the command, later ones carry standard input and resizes;
+	// responses carry the output and, last, the exit code.
+	Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error)
 }
 
 type executorServiceClient struct {
@@ -137,6 +143,19 @@ func (c *executorServiceClient) ContainerLogs(ctx context.Context, in *Container
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ExecutorService_ContainerLogsClient = grpc.ServerStreamingClient[ContainerLogsResponse]
 
+func (c *executorServiceClient) Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ExecutorService_ServiceDesc.Streams[1], ExecutorService_Exec_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExecRequest, ExecResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_ExecClient = grpc.BidiStreamingClient[ExecRequest, ExecResponse]
+
 // ExecutorServiceServer is the server API for ExecutorService service.
 // All implementations must embed UnimplementedExecutorServiceServer
 // for forward compatibility.
@@ -168,6 +187,11 @@ type ExecutorServiceServer interface {
 	// file the runtime reports (ContainerStatus.log_path). NotFound when the
 	// pod has no instance of the container (or no previous one).
 	ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error
+	// Exec runs a command in a running container through the runtime's
+	// streaming server (CRI Exec): the first request names the container
+	// and the command, later ones carry standard input and resizes;
+	// responses carry the output and, last, the exit code.
+	Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error
 	mustEmbedUnimplementedExecutorServiceServer()
 }
 
@@ -195,6 +219,9 @@ func (UnimplementedExecutorServiceServer) ExecSync(context.Context, *ExecSyncReq
 }
 func (UnimplementedExecutorServiceServer) ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error {
 	return status.Error(codes.Unimplemented, "method ContainerLogs not implemented")
+}
+func (UnimplementedExecutorServiceServer) Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error {
+	return status.Error(codes.Unimplemented, "method Exec not implemented")
 }
 func (UnimplementedExecutorServiceServer) mustEmbedUnimplementedExecutorServiceServer() {}
 func (UnimplementedExecutorServiceServer) testEmbeddedByValue()                         {}
@@ -318,6 +345,13 @@ func _ExecutorService_ContainerLogs_Handler(srv interface{}, stream grpc.ServerS
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ExecutorService_ContainerLogsServer = grpc.ServerStreamingServer[ContainerLogsResponse]
 
+func _ExecutorService_Exec_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ExecutorServiceServer).Exec(&grpc.GenericServerStream[ExecRequest, ExecResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_ExecServer = grpc.BidiStreamingServer[ExecRequest, ExecResponse]
+
 // ExecutorService_ServiceDesc is the grpc.ServiceDesc for ExecutorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -351,6 +385,12 @@ var ExecutorService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "ContainerLogs",
 			Handler:       _ExecutorService_ContainerLogs_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Exec",
+			Handler:       _ExecutorService_Exec_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "syncpod/executor/v1/executor.proto",

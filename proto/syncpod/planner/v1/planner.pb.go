@@ -143,6 +143,189 @@ func (WatchEventType) EnumDescriptor() ([]byte, []int) {
 	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
 }
 
+// ExecRequest is one message of an Exec session from the caller.
+type ExecRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// start names the container and the command: in the first message only.
+	Start *ExecStart `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// input is standard input or a resize: in later messages.
+	Input         *v1.StreamInput `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecRequest) Reset() {
+	*x = ExecRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecRequest) ProtoMessage() {}
+
+func (x *ExecRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
+func (*ExecRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ExecRequest) GetStart() *ExecStart {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *ExecRequest) GetInput() *v1.StreamInput {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+// ExecStart opens an Exec session.
+type ExecStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod of the container. Required.
+	Pod *PodRef `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// container name. Required.
+	Container string `protobuf:"bytes,2,opt,name=container,proto3" json:"container,omitempty"`
+	// command and its arguments. Required.
+	Command []string `protobuf:"bytes,3,rep,name=command,proto3" json:"command,omitempty"`
+	// stdin passes the caller's standard input to the command.
+	Stdin bool `protobuf:"varint,4,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	// tty runs the command in a terminal (stdout and stderr are merged).
+	Tty           bool `protobuf:"varint,5,opt,name=tty,proto3" json:"tty,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecStart) Reset() {
+	*x = ExecStart{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecStart) ProtoMessage() {}
+
+func (x *ExecStart) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
+func (*ExecStart) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ExecStart) GetPod() *PodRef {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *ExecStart) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *ExecStart) GetCommand() []string {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *ExecStart) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *ExecStart) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
+}
+
+// ExecResponse is one message of an Exec session to the caller.
+type ExecResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// output of the command, or its exit code (last).
+	Output        *v1.StreamOutput `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecResponse) Reset() {
+	*x = ExecResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecResponse) ProtoMessage() {}
+
+func (x *ExecResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
+func (*ExecResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ExecResponse) GetOutput() *v1.StreamOutput {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
 // ContainerLogsRequest selects a container's log and how to read it.
 type ContainerLogsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -166,7 +349,7 @@ type ContainerLogsRequest struct {
 
 func (x *ContainerLogsRequest) Reset() {
 	*x = ContainerLogsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -178,7 +361,7 @@ func (x *ContainerLogsRequest) String() string {
 func (*ContainerLogsRequest) ProtoMessage() {}
 
 func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -191,7 +374,7 @@ func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLogsRequest.ProtoReflect.Descriptor instead.
 func (*ContainerLogsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{0}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ContainerLogsRequest) GetPod() *PodRef {
@@ -249,7 +432,7 @@ type ContainerLogsResponse struct {
 
 func (x *ContainerLogsResponse) Reset() {
 	*x = ContainerLogsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -261,7 +444,7 @@ func (x *ContainerLogsResponse) String() string {
 func (*ContainerLogsResponse) ProtoMessage() {}
 
 func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -274,7 +457,7 @@ func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLogsResponse.ProtoReflect.Descriptor instead.
 func (*ContainerLogsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ContainerLogsResponse) GetLines() []*v1.LogLine {
@@ -307,7 +490,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -319,7 +502,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -332,7 +515,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PlanRequest) GetPod() *v1.Pod {
@@ -367,7 +550,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +562,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +575,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PlanResponse) GetActions() *v1.PodActions {
@@ -414,7 +597,7 @@ type ApplyPodRequest struct {
 
 func (x *ApplyPodRequest) Reset() {
 	*x = ApplyPodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -426,7 +609,7 @@ func (x *ApplyPodRequest) String() string {
 func (*ApplyPodRequest) ProtoMessage() {}
 
 func (x *ApplyPodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -439,7 +622,7 @@ func (x *ApplyPodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPodRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ApplyPodRequest) GetPod() *v1.Pod {
@@ -462,7 +645,7 @@ type ApplyPodResponse struct {
 
 func (x *ApplyPodResponse) Reset() {
 	*x = ApplyPodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -474,7 +657,7 @@ func (x *ApplyPodResponse) String() string {
 func (*ApplyPodResponse) ProtoMessage() {}
 
 func (x *ApplyPodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -487,7 +670,7 @@ func (x *ApplyPodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPodResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ApplyPodResponse) GetPod() *v1.Pod {
@@ -519,7 +702,7 @@ type PodRef struct {
 
 func (x *PodRef) Reset() {
 	*x = PodRef{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -531,7 +714,7 @@ func (x *PodRef) String() string {
 func (*PodRef) ProtoMessage() {}
 
 func (x *PodRef) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -544,7 +727,7 @@ func (x *PodRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRef.ProtoReflect.Descriptor instead.
 func (*PodRef) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PodRef) GetNamespace() string {
@@ -582,7 +765,7 @@ type DeletePodRequest struct {
 
 func (x *DeletePodRequest) Reset() {
 	*x = DeletePodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -594,7 +777,7 @@ func (x *DeletePodRequest) String() string {
 func (*DeletePodRequest) ProtoMessage() {}
 
 func (x *DeletePodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -607,7 +790,7 @@ func (x *DeletePodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePodRequest.ProtoReflect.Descriptor instead.
 func (*DeletePodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DeletePodRequest) GetPod() *PodRef {
@@ -635,7 +818,7 @@ type DeletePodResponse struct {
 
 func (x *DeletePodResponse) Reset() {
 	*x = DeletePodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -647,7 +830,7 @@ func (x *DeletePodResponse) String() string {
 func (*DeletePodResponse) ProtoMessage() {}
 
 func (x *DeletePodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -660,7 +843,7 @@ func (x *DeletePodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePodResponse.ProtoReflect.Descriptor instead.
 func (*DeletePodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeletePodResponse) GetPod() *v1.Pod {
@@ -681,7 +864,7 @@ type GetPodRequest struct {
 
 func (x *GetPodRequest) Reset() {
 	*x = GetPodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -693,7 +876,7 @@ func (x *GetPodRequest) String() string {
 func (*GetPodRequest) ProtoMessage() {}
 
 func (x *GetPodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -706,7 +889,7 @@ func (x *GetPodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodRequest.ProtoReflect.Descriptor instead.
 func (*GetPodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetPodRequest) GetPod() *PodRef {
@@ -727,7 +910,7 @@ type GetPodResponse struct {
 
 func (x *GetPodResponse) Reset() {
 	*x = GetPodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +922,7 @@ func (x *GetPodResponse) String() string {
 func (*GetPodResponse) ProtoMessage() {}
 
 func (x *GetPodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +935,7 @@ func (x *GetPodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodResponse.ProtoReflect.Descriptor instead.
 func (*GetPodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetPodResponse) GetRecord() *PodRecord {
@@ -779,7 +962,7 @@ type PodRecord struct {
 
 func (x *PodRecord) Reset() {
 	*x = PodRecord{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -791,7 +974,7 @@ func (x *PodRecord) String() string {
 func (*PodRecord) ProtoMessage() {}
 
 func (x *PodRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -804,7 +987,7 @@ func (x *PodRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRecord.ProtoReflect.Descriptor instead.
 func (*PodRecord) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PodRecord) GetPod() *v1.Pod {
@@ -849,7 +1032,7 @@ type ListPodsRequest struct {
 
 func (x *ListPodsRequest) Reset() {
 	*x = ListPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +1044,7 @@ func (x *ListPodsRequest) String() string {
 func (*ListPodsRequest) ProtoMessage() {}
 
 func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +1057,7 @@ func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsRequest.ProtoReflect.Descriptor instead.
 func (*ListPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListPodsRequest) GetNamespace() string {
@@ -902,7 +1085,7 @@ type ListPodsResponse struct {
 
 func (x *ListPodsResponse) Reset() {
 	*x = ListPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +1097,7 @@ func (x *ListPodsResponse) String() string {
 func (*ListPodsResponse) ProtoMessage() {}
 
 func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1110,7 @@ func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsResponse.ProtoReflect.Descriptor instead.
 func (*ListPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListPodsResponse) GetRecords() []*PodRecord {
@@ -950,7 +1133,7 @@ type WatchPodsRequest struct {
 
 func (x *WatchPodsRequest) Reset() {
 	*x = WatchPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1145,7 @@ func (x *WatchPodsRequest) String() string {
 func (*WatchPodsRequest) ProtoMessage() {}
 
 func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1158,7 @@ func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsRequest.ProtoReflect.Descriptor instead.
 func (*WatchPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{14}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WatchPodsRequest) GetNamespace() string {
@@ -1007,7 +1190,7 @@ type WatchPodsResponse struct {
 
 func (x *WatchPodsResponse) Reset() {
 	*x = WatchPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1019,7 +1202,7 @@ func (x *WatchPodsResponse) String() string {
 func (*WatchPodsResponse) ProtoMessage() {}
 
 func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1032,7 +1215,7 @@ func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsResponse.ProtoReflect.Descriptor instead.
 func (*WatchPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{15}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchPodsResponse) GetType() WatchEventType {
@@ -1060,7 +1243,18 @@ var File_syncpod_planner_v1_planner_proto protoreflect.FileDescriptor
 
 const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\n" +
-	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x17syncpod/v1/status.proto\"\x84\x02\n" +
+	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x17syncpod/v1/status.proto\x1a\x17syncpod/v1/stream.proto\"q\n" +
+	"\vExecRequest\x123\n" +
+	"\x05start\x18\x01 \x01(\v2\x1d.syncpod.planner.v1.ExecStartR\x05start\x12-\n" +
+	"\x05input\x18\x02 \x01(\v2\x17.syncpod.v1.StreamInputR\x05input\"\x99\x01\n" +
+	"\tExecStart\x12,\n" +
+	"\x03pod\x18\x01 \x01(\v2\x1a.syncpod.planner.v1.PodRefR\x03pod\x12\x1c\n" +
+	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x18\n" +
+	"\acommand\x18\x03 \x03(\tR\acommand\x12\x14\n" +
+	"\x05stdin\x18\x04 \x01(\bR\x05stdin\x12\x10\n" +
+	"\x03tty\x18\x05 \x01(\bR\x03tty\"@\n" +
+	"\fExecResponse\x120\n" +
+	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output\"\x84\x02\n" +
 	"\x14ContainerLogsRequest\x12,\n" +
 	"\x03pod\x18\x01 \x01(\v2\x1a.syncpod.planner.v1.PodRefR\x03pod\x12\x1c\n" +
 	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x16\n" +
@@ -1126,7 +1320,7 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x16WATCH_EVENT_TYPE_ADDED\x10\x01\x12\x1d\n" +
 	"\x19WATCH_EVENT_TYPE_MODIFIED\x10\x02\x12\x1c\n" +
 	"\x18WATCH_EVENT_TYPE_DELETED\x10\x03\x12\x1b\n" +
-	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\xf8\x04\n" +
+	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\xc7\x05\n" +
 	"\x0ePlannerService\x12I\n" +
 	"\x04Plan\x12\x1f.syncpod.planner.v1.PlanRequest\x1a .syncpod.planner.v1.PlanResponse\x12U\n" +
 	"\bApplyPod\x12#.syncpod.planner.v1.ApplyPodRequest\x1a$.syncpod.planner.v1.ApplyPodResponse\x12X\n" +
@@ -1134,7 +1328,8 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x06GetPod\x12!.syncpod.planner.v1.GetPodRequest\x1a\".syncpod.planner.v1.GetPodResponse\x12U\n" +
 	"\bListPods\x12#.syncpod.planner.v1.ListPodsRequest\x1a$.syncpod.planner.v1.ListPodsResponse\x12Z\n" +
 	"\tWatchPods\x12$.syncpod.planner.v1.WatchPodsRequest\x1a%.syncpod.planner.v1.WatchPodsResponse0\x01\x12f\n" +
-	"\rContainerLogs\x12(.syncpod.planner.v1.ContainerLogsRequest\x1a).syncpod.planner.v1.ContainerLogsResponse0\x01B?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
+	"\rContainerLogs\x12(.syncpod.planner.v1.ContainerLogsRequest\x1a).syncpod.planner.v1.ContainerLogsResponse0\x01\x12M\n" +
+	"\x04Exec\x12\x1f.syncpod.planner.v1.ExecRequest\x1a .syncpod.planner.v1.ExecResponse(\x010\x01B?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
 
 var (
 	file_syncpod_planner_v1_planner_proto_rawDescOnce sync.Once
@@ -1149,77 +1344,88 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
 	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
-	(*ContainerLogsRequest)(nil),     // 2: syncpod.planner.v1.ContainerLogsRequest
-	(*ContainerLogsResponse)(nil),    // 3: syncpod.planner.v1.ContainerLogsResponse
-	(*PlanRequest)(nil),              // 4: syncpod.planner.v1.PlanRequest
-	(*PlanResponse)(nil),             // 5: syncpod.planner.v1.PlanResponse
-	(*ApplyPodRequest)(nil),          // 6: syncpod.planner.v1.ApplyPodRequest
-	(*ApplyPodResponse)(nil),         // 7: syncpod.planner.v1.ApplyPodResponse
-	(*PodRef)(nil),                   // 8: syncpod.planner.v1.PodRef
-	(*DeletePodRequest)(nil),         // 9: syncpod.planner.v1.DeletePodRequest
-	(*DeletePodResponse)(nil),        // 10: syncpod.planner.v1.DeletePodResponse
-	(*GetPodRequest)(nil),            // 11: syncpod.planner.v1.GetPodRequest
-	(*GetPodResponse)(nil),           // 12: syncpod.planner.v1.GetPodResponse
-	(*PodRecord)(nil),                // 13: syncpod.planner.v1.PodRecord
-	(*ListPodsRequest)(nil),          // 14: syncpod.planner.v1.ListPodsRequest
-	(*ListPodsResponse)(nil),         // 15: syncpod.planner.v1.ListPodsResponse
-	(*WatchPodsRequest)(nil),         // 16: syncpod.planner.v1.WatchPodsRequest
-	(*WatchPodsResponse)(nil),        // 17: syncpod.planner.v1.WatchPodsResponse
-	(*timestamppb.Timestamp)(nil),    // 18: google.protobuf.Timestamp
-	(*v1.LogLine)(nil),               // 19: syncpod.v1.LogLine
-	(*v1.Pod)(nil),                   // 20: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 21: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 22: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 23: syncpod.v1.PodActions
-	(*v1.PodStatus)(nil),             // 24: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 25: syncpod.v1.Event
+	(*ExecRequest)(nil),              // 2: syncpod.planner.v1.ExecRequest
+	(*ExecStart)(nil),                // 3: syncpod.planner.v1.ExecStart
+	(*ExecResponse)(nil),             // 4: syncpod.planner.v1.ExecResponse
+	(*ContainerLogsRequest)(nil),     // 5: syncpod.planner.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),    // 6: syncpod.planner.v1.ContainerLogsResponse
+	(*PlanRequest)(nil),              // 7: syncpod.planner.v1.PlanRequest
+	(*PlanResponse)(nil),             // 8: syncpod.planner.v1.PlanResponse
+	(*ApplyPodRequest)(nil),          // 9: syncpod.planner.v1.ApplyPodRequest
+	(*ApplyPodResponse)(nil),         // 10: syncpod.planner.v1.ApplyPodResponse
+	(*PodRef)(nil),                   // 11: syncpod.planner.v1.PodRef
+	(*DeletePodRequest)(nil),         // 12: syncpod.planner.v1.DeletePodRequest
+	(*DeletePodResponse)(nil),        // 13: syncpod.planner.v1.DeletePodResponse
+	(*GetPodRequest)(nil),            // 14: syncpod.planner.v1.GetPodRequest
+	(*GetPodResponse)(nil),           // 15: syncpod.planner.v1.GetPodResponse
+	(*PodRecord)(nil),                // 16: syncpod.planner.v1.PodRecord
+	(*ListPodsRequest)(nil),          // 17: syncpod.planner.v1.ListPodsRequest
+	(*ListPodsResponse)(nil),         // 18: syncpod.planner.v1.ListPodsResponse
+	(*WatchPodsRequest)(nil),         // 19: syncpod.planner.v1.WatchPodsRequest
+	(*WatchPodsResponse)(nil),        // 20: syncpod.planner.v1.WatchPodsResponse
+	(*v1.StreamInput)(nil),           // 21: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 22: syncpod.v1.StreamOutput
+	(*timestamppb.Timestamp)(nil),    // 23: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),               // 24: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                   // 25: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 26: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil), // 27: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),            // 28: syncpod.v1.PodActions
+	(*v1.PodStatus)(nil),             // 29: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                 // 30: syncpod.v1.Event
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
-	8,  // 0: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	18, // 1: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	19, // 2: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	20, // 3: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	21, // 4: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	22, // 5: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	23, // 6: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	20, // 7: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	20, // 8: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
-	0,  // 9: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	8,  // 10: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	20, // 11: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
-	8,  // 12: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	13, // 13: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	20, // 14: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	24, // 15: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	25, // 16: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	23, // 17: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
-	13, // 18: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
-	1,  // 19: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
-	13, // 20: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	18, // 21: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	4,  // 22: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	6,  // 23: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	9,  // 24: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	11, // 25: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	14, // 26: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	16, // 27: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	2,  // 28: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
-	5,  // 29: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	7,  // 30: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	10, // 31: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	12, // 32: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	15, // 33: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	17, // 34: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	3,  // 35: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
-	29, // [29:36] is the sub-list for method output_type
-	22, // [22:29] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	3,  // 0: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
+	21, // 1: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	11, // 2: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
+	22, // 3: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	11, // 4: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	23, // 5: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	24, // 6: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	25, // 7: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	26, // 8: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	27, // 9: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	28, // 10: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	25, // 11: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	25, // 12: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	0,  // 13: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	11, // 14: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	25, // 15: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	11, // 16: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	16, // 17: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	25, // 18: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	29, // 19: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	30, // 20: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	28, // 21: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	16, // 22: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
+	1,  // 23: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
+	16, // 24: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	23, // 25: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	7,  // 26: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	9,  // 27: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	12, // 28: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	14, // 29: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	17, // 30: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	19, // 31: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	5,  // 32: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	2,  // 33: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
+	8,  // 34: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	10, // 35: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	13, // 36: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	15, // 37: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	18, // 38: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	20, // 39: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	6,  // 40: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	4,  // 41: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
+	34, // [34:42] is the sub-list for method output_type
+	26, // [26:34] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -1227,15 +1433,15 @@ func file_syncpod_planner_v1_planner_proto_init() {
 	if File_syncpod_planner_v1_planner_proto != nil {
 		return
 	}
-	file_syncpod_planner_v1_planner_proto_msgTypes[0].OneofWrappers = []any{}
-	file_syncpod_planner_v1_planner_proto_msgTypes[7].OneofWrappers = []any{}
+	file_syncpod_planner_v1_planner_proto_msgTypes[3].OneofWrappers = []any{}
+	file_syncpod_planner_v1_planner_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	PlannerService_ListPods_FullMethodName      = "/syncpod.planner.v1.PlannerService/ListPods"
 	PlannerService_WatchPods_FullMethodName     = "/syncpod.planner.v1.PlannerService/WatchPods"
 	PlannerService_ContainerLogs_FullMethodName = "/syncpod.planner.v1.PlannerService/ContainerLogs"
+	PlannerService_Exec_FullMethodName          = "/syncpod.planner.v1.PlannerService/Exec"
 )
 
 // PlannerServiceClient is the client API for PlannerService service.
@@ -61,6 +62,13 @@ type PlannerServiceClient interface {
 	// the runtime's CRI log file. NotFound for an unknown pod, or a
 	// container the pod does not have (the message names those it has).
 	ContainerLogs(ctx context.Context, in *ContainerLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ContainerLogsResponse], error)
+	// Exec runs a command in a running container, interactively: the first
+	// request names the container and the command, later ones carry
+	// standard input and terminal resizes; responses carry the output and,
+	// last, the exit code. Carried to the executor, which connects to the
+	// runtime's streaming server. NotFound for an unknown pod or container,
+	// FailedPrecondition when the container is not running.
+	Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error)
 }
 
 type plannerServiceClient struct {
@@ -159,6 +167,19 @@ func (c *plannerServiceClient) ContainerLogs(ctx context.Context, in *ContainerL
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_ContainerLogsClient = grpc.ServerStreamingClient[ContainerLogsResponse]
 
+func (c *plannerServiceClient) Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlannerService_ServiceDesc.Streams[2], PlannerService_Exec_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExecRequest, ExecResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_ExecClient = grpc.BidiStreamingClient[ExecRequest, ExecResponse]
+
 // PlannerServiceServer is the server API for PlannerService service.
 // All implementations must embed UnimplementedPlannerServiceServer
 // for forward compatibility.
@@ -192,6 +213,13 @@ type PlannerServiceServer interface {
 	// the runtime's CRI log file. NotFound for an unknown pod, or a
 	// container the pod does not have (the message names those it has).
 	ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error
+	// Exec runs a command in a running container, interactively: the first
+	// request names the container and the command, later ones carry
+	// standard input and terminal resizes; responses carry the output and,
+	// last, the exit code. Carried to the executor, which connects to the
+	// runtime's streaming server. NotFound for an unknown pod or container,
+	// FailedPrecondition when the container is not running.
+	Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error
 	mustEmbedUnimplementedPlannerServiceServer()
 }
 
@@ -222,6 +250,9 @@ func (UnimplementedPlannerServiceServer) WatchPods(*WatchPodsRequest, grpc.Serve
 }
 func (UnimplementedPlannerServiceServer) ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error {
 	return status.Error(codes.Unimplemented, "method ContainerLogs not implemented")
+}
+func (UnimplementedPlannerServiceServer) Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error {
+	return status.Error(codes.Unimplemented, "method Exec not implemented")
 }
 func (UnimplementedPlannerServiceServer) mustEmbedUnimplementedPlannerServiceServer() {}
 func (UnimplementedPlannerServiceServer) testEmbeddedByValue()                        {}
@@ -356,6 +387,13 @@ func _PlannerService_ContainerLogs_Handler(srv interface{}, stream grpc.ServerSt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_ContainerLogsServer = grpc.ServerStreamingServer[ContainerLogsResponse]
 
+func _PlannerService_Exec_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PlannerServiceServer).Exec(&grpc.GenericServerStream[ExecRequest, ExecResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_ExecServer = grpc.BidiStreamingServer[ExecRequest, ExecResponse]
+
 // PlannerService_ServiceDesc is the grpc.ServiceDesc for PlannerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -394,6 +432,12 @@ var PlannerService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "ContainerLogs",
 			Handler:       _PlannerService_ContainerLogs_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Exec",
+			Handler:       _PlannerService_Exec_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "syncpod/planner/v1/planner.proto",
