@@ -26,6 +26,7 @@ const (
 	ExecutorService_ExecSync_FullMethodName        = "/syncpod.executor.v1.ExecutorService/ExecSync"
 	ExecutorService_ContainerLogs_FullMethodName   = "/syncpod.executor.v1.ExecutorService/ContainerLogs"
 	ExecutorService_Exec_FullMethodName            = "/syncpod.executor.v1.ExecutorService/Exec"
+	ExecutorService_PortForward_FullMethodName     = "/syncpod.executor.v1.ExecutorService/PortForward"
 )
 
 // ExecutorServiceClient is the client API for ExecutorService service.
@@ -64,6 +65,10 @@ type ExecutorServiceClient interface {
 	// and the command, later ones carry standard input and resizes;
 	// responses carry the output and, last, the exit code.
 	Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error)
+	// PortForward carries one TCP connection to a port of a pod's ready
+	// sandbox through the runtime's streaming server (CRI PortForward): the
+	// first request names the pod and the port, later ones carry data.
+	PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse], error)
 }
 
 type executorServiceClient struct {
@@ -156,6 +161,19 @@ func (c *executorServiceClient) Exec(ctx context.Context, opts ...grpc.CallOptio
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ExecutorService_ExecClient = grpc.BidiStreamingClient[ExecRequest, ExecResponse]
 
+func (c *executorServiceClient) PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ExecutorService_ServiceDesc.Streams[2], ExecutorService_PortForward_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PortForwardRequest, PortForwardResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_PortForwardClient = grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse]
+
 // ExecutorServiceServer is the server API for ExecutorService service.
 // All implementations must embed UnimplementedExecutorServiceServer
 // for forward compatibility.
@@ -192,6 +210,10 @@ type ExecutorServiceServer interface {
 	// and the command, later ones carry standard input and resizes;
 	// responses carry the output and, last, the exit code.
 	Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error
+	// PortForward carries one TCP connection to a port of a pod's ready
+	// sandbox through the runtime's streaming server (CRI PortForward): the
+	// first request names the pod and the port, later ones carry data.
+	PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error
 	mustEmbedUnimplementedExecutorServiceServer()
 }
 
@@ -222,6 +244,9 @@ func (UnimplementedExecutorServiceServer) ContainerLogs(*ContainerLogsRequest, g
 }
 func (UnimplementedExecutorServiceServer) Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error {
 	return status.Error(codes.Unimplemented, "method Exec not implemented")
+}
+func (UnimplementedExecutorServiceServer) PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error {
+	return status.Error(codes.Unimplemented, "method PortForward not implemented")
 }
 func (UnimplementedExecutorServiceServer) mustEmbedUnimplementedExecutorServiceServer() {}
 func (UnimplementedExecutorServiceServer) testEmbeddedByValue()                         {}
@@ -352,6 +377,13 @@ func _ExecutorService_Exec_Handler(srv interface{}, stream grpc.ServerStream) er
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ExecutorService_ExecServer = grpc.BidiStreamingServer[ExecRequest, ExecResponse]
 
+func _ExecutorService_PortForward_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ExecutorServiceServer).PortForward(&grpc.GenericServerStream[PortForwardRequest, PortForwardResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_PortForwardServer = grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]
+
 // ExecutorService_ServiceDesc is the grpc.ServiceDesc for ExecutorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -389,6 +421,12 @@ var ExecutorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Exec",
 			Handler:       _ExecutorService_Exec_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "PortForward",
+			Handler:       _ExecutorService_PortForward_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

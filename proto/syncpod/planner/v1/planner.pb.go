@@ -143,6 +143,163 @@ func (WatchEventType) EnumDescriptor() ([]byte, []int) {
 	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
 }
 
+// PortForwardRequest is one message of a forwarded connection from the
+// caller.
+type PortForwardRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// start names the pod and the port: in the first message only.
+	Start *PortForwardStart `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// data the caller sends: in later messages.
+	Data          []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortForwardRequest) Reset() {
+	*x = PortForwardRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortForwardRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortForwardRequest) ProtoMessage() {}
+
+func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortForwardRequest.ProtoReflect.Descriptor instead.
+func (*PortForwardRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *PortForwardRequest) GetStart() *PortForwardStart {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *PortForwardRequest) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// PortForwardStart opens a forwarded connection.
+type PortForwardStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod to connect to. Required.
+	Pod *PodRef `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// port of the pod, 1-65535. Required.
+	Port          int32 `protobuf:"varint,2,opt,name=port,proto3" json:"port,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortForwardStart) Reset() {
+	*x = PortForwardStart{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortForwardStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortForwardStart) ProtoMessage() {}
+
+func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortForwardStart.ProtoReflect.Descriptor instead.
+func (*PortForwardStart) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PortForwardStart) GetPod() *PodRef {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *PortForwardStart) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+// PortForwardResponse carries bytes the pod sent.
+type PortForwardResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// data from the pod's port.
+	Data          []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortForwardResponse) Reset() {
+	*x = PortForwardResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortForwardResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortForwardResponse) ProtoMessage() {}
+
+func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortForwardResponse.ProtoReflect.Descriptor instead.
+func (*PortForwardResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PortForwardResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 // ExecRequest is one message of an Exec session from the caller.
 type ExecRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -156,7 +313,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -168,7 +325,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -181,7 +338,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{0}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ExecRequest) GetStart() *ExecStart {
@@ -217,7 +374,7 @@ type ExecStart struct {
 
 func (x *ExecStart) Reset() {
 	*x = ExecStart{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -229,7 +386,7 @@ func (x *ExecStart) String() string {
 func (*ExecStart) ProtoMessage() {}
 
 func (x *ExecStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -242,7 +399,7 @@ func (x *ExecStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
 func (*ExecStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ExecStart) GetPod() *PodRef {
@@ -291,7 +448,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -303,7 +460,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -316,7 +473,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ExecResponse) GetOutput() *v1.StreamOutput {
@@ -349,7 +506,7 @@ type ContainerLogsRequest struct {
 
 func (x *ContainerLogsRequest) Reset() {
 	*x = ContainerLogsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -361,7 +518,7 @@ func (x *ContainerLogsRequest) String() string {
 func (*ContainerLogsRequest) ProtoMessage() {}
 
 func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -374,7 +531,7 @@ func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLogsRequest.ProtoReflect.Descriptor instead.
 func (*ContainerLogsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ContainerLogsRequest) GetPod() *PodRef {
@@ -432,7 +589,7 @@ type ContainerLogsResponse struct {
 
 func (x *ContainerLogsResponse) Reset() {
 	*x = ContainerLogsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -444,7 +601,7 @@ func (x *ContainerLogsResponse) String() string {
 func (*ContainerLogsResponse) ProtoMessage() {}
 
 func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -457,7 +614,7 @@ func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLogsResponse.ProtoReflect.Descriptor instead.
 func (*ContainerLogsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ContainerLogsResponse) GetLines() []*v1.LogLine {
@@ -490,7 +647,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -502,7 +659,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -515,7 +672,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PlanRequest) GetPod() *v1.Pod {
@@ -550,7 +707,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -562,7 +719,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -575,7 +732,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PlanResponse) GetActions() *v1.PodActions {
@@ -597,7 +754,7 @@ type ApplyPodRequest struct {
 
 func (x *ApplyPodRequest) Reset() {
 	*x = ApplyPodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -609,7 +766,7 @@ func (x *ApplyPodRequest) String() string {
 func (*ApplyPodRequest) ProtoMessage() {}
 
 func (x *ApplyPodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -622,7 +779,7 @@ func (x *ApplyPodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPodRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ApplyPodRequest) GetPod() *v1.Pod {
@@ -645,7 +802,7 @@ type ApplyPodResponse struct {
 
 func (x *ApplyPodResponse) Reset() {
 	*x = ApplyPodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -657,7 +814,7 @@ func (x *ApplyPodResponse) String() string {
 func (*ApplyPodResponse) ProtoMessage() {}
 
 func (x *ApplyPodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -670,7 +827,7 @@ func (x *ApplyPodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPodResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ApplyPodResponse) GetPod() *v1.Pod {
@@ -702,7 +859,7 @@ type PodRef struct {
 
 func (x *PodRef) Reset() {
 	*x = PodRef{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -714,7 +871,7 @@ func (x *PodRef) String() string {
 func (*PodRef) ProtoMessage() {}
 
 func (x *PodRef) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -727,7 +884,7 @@ func (x *PodRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRef.ProtoReflect.Descriptor instead.
 func (*PodRef) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PodRef) GetNamespace() string {
@@ -765,7 +922,7 @@ type DeletePodRequest struct {
 
 func (x *DeletePodRequest) Reset() {
 	*x = DeletePodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +934,7 @@ func (x *DeletePodRequest) String() string {
 func (*DeletePodRequest) ProtoMessage() {}
 
 func (x *DeletePodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +947,7 @@ func (x *DeletePodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePodRequest.ProtoReflect.Descriptor instead.
 func (*DeletePodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeletePodRequest) GetPod() *PodRef {
@@ -818,7 +975,7 @@ type DeletePodResponse struct {
 
 func (x *DeletePodResponse) Reset() {
 	*x = DeletePodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +987,7 @@ func (x *DeletePodResponse) String() string {
 func (*DeletePodResponse) ProtoMessage() {}
 
 func (x *DeletePodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +1000,7 @@ func (x *DeletePodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePodResponse.ProtoReflect.Descriptor instead.
 func (*DeletePodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeletePodResponse) GetPod() *v1.Pod {
@@ -864,7 +1021,7 @@ type GetPodRequest struct {
 
 func (x *GetPodRequest) Reset() {
 	*x = GetPodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -876,7 +1033,7 @@ func (x *GetPodRequest) String() string {
 func (*GetPodRequest) ProtoMessage() {}
 
 func (x *GetPodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -889,7 +1046,7 @@ func (x *GetPodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodRequest.ProtoReflect.Descriptor instead.
 func (*GetPodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetPodRequest) GetPod() *PodRef {
@@ -910,7 +1067,7 @@ type GetPodResponse struct {
 
 func (x *GetPodResponse) Reset() {
 	*x = GetPodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1079,7 @@ func (x *GetPodResponse) String() string {
 func (*GetPodResponse) ProtoMessage() {}
 
 func (x *GetPodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1092,7 @@ func (x *GetPodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodResponse.ProtoReflect.Descriptor instead.
 func (*GetPodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetPodResponse) GetRecord() *PodRecord {
@@ -962,7 +1119,7 @@ type PodRecord struct {
 
 func (x *PodRecord) Reset() {
 	*x = PodRecord{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1131,7 @@ func (x *PodRecord) String() string {
 func (*PodRecord) ProtoMessage() {}
 
 func (x *PodRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1144,7 @@ func (x *PodRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRecord.ProtoReflect.Descriptor instead.
 func (*PodRecord) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{14}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PodRecord) GetPod() *v1.Pod {
@@ -1032,7 +1189,7 @@ type ListPodsRequest struct {
 
 func (x *ListPodsRequest) Reset() {
 	*x = ListPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1044,7 +1201,7 @@ func (x *ListPodsRequest) String() string {
 func (*ListPodsRequest) ProtoMessage() {}
 
 func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1057,7 +1214,7 @@ func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsRequest.ProtoReflect.Descriptor instead.
 func (*ListPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{15}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListPodsRequest) GetNamespace() string {
@@ -1085,7 +1242,7 @@ type ListPodsResponse struct {
 
 func (x *ListPodsResponse) Reset() {
 	*x = ListPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1097,7 +1254,7 @@ func (x *ListPodsResponse) String() string {
 func (*ListPodsResponse) ProtoMessage() {}
 
 func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1110,7 +1267,7 @@ func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsResponse.ProtoReflect.Descriptor instead.
 func (*ListPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{16}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListPodsResponse) GetRecords() []*PodRecord {
@@ -1133,7 +1290,7 @@ type WatchPodsRequest struct {
 
 func (x *WatchPodsRequest) Reset() {
 	*x = WatchPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1145,7 +1302,7 @@ func (x *WatchPodsRequest) String() string {
 func (*WatchPodsRequest) ProtoMessage() {}
 
 func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1158,7 +1315,7 @@ func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsRequest.ProtoReflect.Descriptor instead.
 func (*WatchPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{17}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchPodsRequest) GetNamespace() string {
@@ -1190,7 +1347,7 @@ type WatchPodsResponse struct {
 
 func (x *WatchPodsResponse) Reset() {
 	*x = WatchPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1202,7 +1359,7 @@ func (x *WatchPodsResponse) String() string {
 func (*WatchPodsResponse) ProtoMessage() {}
 
 func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1215,7 +1372,7 @@ func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsResponse.ProtoReflect.Descriptor instead.
 func (*WatchPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{18}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WatchPodsResponse) GetType() WatchEventType {
@@ -1243,7 +1400,15 @@ var File_syncpod_planner_v1_planner_proto protoreflect.FileDescriptor
 
 const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\n" +
-	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x17syncpod/v1/status.proto\x1a\x17syncpod/v1/stream.proto\"q\n" +
+	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x17syncpod/v1/status.proto\x1a\x17syncpod/v1/stream.proto\"d\n" +
+	"\x12PortForwardRequest\x12:\n" +
+	"\x05start\x18\x01 \x01(\v2$.syncpod.planner.v1.PortForwardStartR\x05start\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"T\n" +
+	"\x10PortForwardStart\x12,\n" +
+	"\x03pod\x18\x01 \x01(\v2\x1a.syncpod.planner.v1.PodRefR\x03pod\x12\x12\n" +
+	"\x04port\x18\x02 \x01(\x05R\x04port\")\n" +
+	"\x13PortForwardResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"q\n" +
 	"\vExecRequest\x123\n" +
 	"\x05start\x18\x01 \x01(\v2\x1d.syncpod.planner.v1.ExecStartR\x05start\x12-\n" +
 	"\x05input\x18\x02 \x01(\v2\x17.syncpod.v1.StreamInputR\x05input\"\x99\x01\n" +
@@ -1320,7 +1485,7 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x16WATCH_EVENT_TYPE_ADDED\x10\x01\x12\x1d\n" +
 	"\x19WATCH_EVENT_TYPE_MODIFIED\x10\x02\x12\x1c\n" +
 	"\x18WATCH_EVENT_TYPE_DELETED\x10\x03\x12\x1b\n" +
-	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\xc7\x05\n" +
+	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\xab\x06\n" +
 	"\x0ePlannerService\x12I\n" +
 	"\x04Plan\x12\x1f.syncpod.planner.v1.PlanRequest\x1a .syncpod.planner.v1.PlanResponse\x12U\n" +
 	"\bApplyPod\x12#.syncpod.planner.v1.ApplyPodRequest\x1a$.syncpod.planner.v1.ApplyPodResponse\x12X\n" +
@@ -1329,7 +1494,8 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\bListPods\x12#.syncpod.planner.v1.ListPodsRequest\x1a$.syncpod.planner.v1.ListPodsResponse\x12Z\n" +
 	"\tWatchPods\x12$.syncpod.planner.v1.WatchPodsRequest\x1a%.syncpod.planner.v1.WatchPodsResponse0\x01\x12f\n" +
 	"\rContainerLogs\x12(.syncpod.planner.v1.ContainerLogsRequest\x1a).syncpod.planner.v1.ContainerLogsResponse0\x01\x12M\n" +
-	"\x04Exec\x12\x1f.syncpod.planner.v1.ExecRequest\x1a .syncpod.planner.v1.ExecResponse(\x010\x01B?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
+	"\x04Exec\x12\x1f.syncpod.planner.v1.ExecRequest\x1a .syncpod.planner.v1.ExecResponse(\x010\x01\x12b\n" +
+	"\vPortForward\x12&.syncpod.planner.v1.PortForwardRequest\x1a'.syncpod.planner.v1.PortForwardResponse(\x010\x01B?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
 
 var (
 	file_syncpod_planner_v1_planner_proto_rawDescOnce sync.Once
@@ -1344,88 +1510,95 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
 	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
-	(*ExecRequest)(nil),              // 2: syncpod.planner.v1.ExecRequest
-	(*ExecStart)(nil),                // 3: syncpod.planner.v1.ExecStart
-	(*ExecResponse)(nil),             // 4: syncpod.planner.v1.ExecResponse
-	(*ContainerLogsRequest)(nil),     // 5: syncpod.planner.v1.ContainerLogsRequest
-	(*ContainerLogsResponse)(nil),    // 6: syncpod.planner.v1.ContainerLogsResponse
-	(*PlanRequest)(nil),              // 7: syncpod.planner.v1.PlanRequest
-	(*PlanResponse)(nil),             // 8: syncpod.planner.v1.PlanResponse
-	(*ApplyPodRequest)(nil),          // 9: syncpod.planner.v1.ApplyPodRequest
-	(*ApplyPodResponse)(nil),         // 10: syncpod.planner.v1.ApplyPodResponse
-	(*PodRef)(nil),                   // 11: syncpod.planner.v1.PodRef
-	(*DeletePodRequest)(nil),         // 12: syncpod.planner.v1.DeletePodRequest
-	(*DeletePodResponse)(nil),        // 13: syncpod.planner.v1.DeletePodResponse
-	(*GetPodRequest)(nil),            // 14: syncpod.planner.v1.GetPodRequest
-	(*GetPodResponse)(nil),           // 15: syncpod.planner.v1.GetPodResponse
-	(*PodRecord)(nil),                // 16: syncpod.planner.v1.PodRecord
-	(*ListPodsRequest)(nil),          // 17: syncpod.planner.v1.ListPodsRequest
-	(*ListPodsResponse)(nil),         // 18: syncpod.planner.v1.ListPodsResponse
-	(*WatchPodsRequest)(nil),         // 19: syncpod.planner.v1.WatchPodsRequest
-	(*WatchPodsResponse)(nil),        // 20: syncpod.planner.v1.WatchPodsResponse
-	(*v1.StreamInput)(nil),           // 21: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),          // 22: syncpod.v1.StreamOutput
-	(*timestamppb.Timestamp)(nil),    // 23: google.protobuf.Timestamp
-	(*v1.LogLine)(nil),               // 24: syncpod.v1.LogLine
-	(*v1.Pod)(nil),                   // 25: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 26: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 27: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 28: syncpod.v1.PodActions
-	(*v1.PodStatus)(nil),             // 29: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 30: syncpod.v1.Event
+	(*PortForwardRequest)(nil),       // 2: syncpod.planner.v1.PortForwardRequest
+	(*PortForwardStart)(nil),         // 3: syncpod.planner.v1.PortForwardStart
+	(*PortForwardResponse)(nil),      // 4: syncpod.planner.v1.PortForwardResponse
+	(*ExecRequest)(nil),              // 5: syncpod.planner.v1.ExecRequest
+	(*ExecStart)(nil),                // 6: syncpod.planner.v1.ExecStart
+	(*ExecResponse)(nil),             // 7: syncpod.planner.v1.ExecResponse
+	(*ContainerLogsRequest)(nil),     // 8: syncpod.planner.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),    // 9: syncpod.planner.v1.ContainerLogsResponse
+	(*PlanRequest)(nil),              // 10: syncpod.planner.v1.PlanRequest
+	(*PlanResponse)(nil),             // 11: syncpod.planner.v1.PlanResponse
+	(*ApplyPodRequest)(nil),          // 12: syncpod.planner.v1.ApplyPodRequest
+	(*ApplyPodResponse)(nil),         // 13: syncpod.planner.v1.ApplyPodResponse
+	(*PodRef)(nil),                   // 14: syncpod.planner.v1.PodRef
+	(*DeletePodRequest)(nil),         // 15: syncpod.planner.v1.DeletePodRequest
+	(*DeletePodResponse)(nil),        // 16: syncpod.planner.v1.DeletePodResponse
+	(*GetPodRequest)(nil),            // 17: syncpod.planner.v1.GetPodRequest
+	(*GetPodResponse)(nil),           // 18: syncpod.planner.v1.GetPodResponse
+	(*PodRecord)(nil),                // 19: syncpod.planner.v1.PodRecord
+	(*ListPodsRequest)(nil),          // 20: syncpod.planner.v1.ListPodsRequest
+	(*ListPodsResponse)(nil),         // 21: syncpod.planner.v1.ListPodsResponse
+	(*WatchPodsRequest)(nil),         // 22: syncpod.planner.v1.WatchPodsRequest
+	(*WatchPodsResponse)(nil),        // 23: syncpod.planner.v1.WatchPodsResponse
+	(*v1.StreamInput)(nil),           // 24: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 25: syncpod.v1.StreamOutput
+	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),               // 27: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                   // 28: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 29: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil), // 30: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),            // 31: syncpod.v1.PodActions
+	(*v1.PodStatus)(nil),             // 32: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                 // 33: syncpod.v1.Event
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
-	3,  // 0: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
-	21, // 1: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	11, // 2: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
-	22, // 3: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
-	11, // 4: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	23, // 5: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	24, // 6: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	25, // 7: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	26, // 8: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	27, // 9: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	28, // 10: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	25, // 11: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	25, // 12: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
-	0,  // 13: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	11, // 14: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	25, // 15: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
-	11, // 16: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	16, // 17: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	25, // 18: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	29, // 19: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	30, // 20: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	28, // 21: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
-	16, // 22: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
-	1,  // 23: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
-	16, // 24: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	23, // 25: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	7,  // 26: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	9,  // 27: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	12, // 28: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	14, // 29: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	17, // 30: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	19, // 31: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	5,  // 32: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
-	2,  // 33: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
-	8,  // 34: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	10, // 35: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	13, // 36: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	15, // 37: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	18, // 38: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	20, // 39: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	6,  // 40: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
-	4,  // 41: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
-	34, // [34:42] is the sub-list for method output_type
-	26, // [26:34] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	3,  // 0: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
+	14, // 1: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
+	6,  // 2: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
+	24, // 3: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	14, // 4: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
+	25, // 5: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	14, // 6: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	26, // 7: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	27, // 8: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	28, // 9: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	29, // 10: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	30, // 11: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	31, // 12: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	28, // 13: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	28, // 14: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	0,  // 15: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	14, // 16: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	28, // 17: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	14, // 18: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	19, // 19: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	28, // 20: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	32, // 21: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	33, // 22: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	31, // 23: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	19, // 24: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
+	1,  // 25: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
+	19, // 26: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	26, // 27: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	10, // 28: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	12, // 29: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	15, // 30: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	17, // 31: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	20, // 32: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	22, // 33: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	8,  // 34: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	5,  // 35: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
+	2,  // 36: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
+	11, // 37: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	13, // 38: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	16, // 39: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	18, // 40: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	21, // 41: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	23, // 42: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	9,  // 43: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	7,  // 44: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
+	4,  // 45: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
+	37, // [37:46] is the sub-list for method output_type
+	28, // [28:37] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -1433,15 +1606,15 @@ func file_syncpod_planner_v1_planner_proto_init() {
 	if File_syncpod_planner_v1_planner_proto != nil {
 		return
 	}
-	file_syncpod_planner_v1_planner_proto_msgTypes[3].OneofWrappers = []any{}
-	file_syncpod_planner_v1_planner_proto_msgTypes[10].OneofWrappers = []any{}
+	file_syncpod_planner_v1_planner_proto_msgTypes[6].OneofWrappers = []any{}
+	file_syncpod_planner_v1_planner_proto_msgTypes[13].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

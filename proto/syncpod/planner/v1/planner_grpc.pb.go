@@ -27,6 +27,7 @@ const (
 	PlannerService_WatchPods_FullMethodName     = "/syncpod.planner.v1.PlannerService/WatchPods"
 	PlannerService_ContainerLogs_FullMethodName = "/syncpod.planner.v1.PlannerService/ContainerLogs"
 	PlannerService_Exec_FullMethodName          = "/syncpod.planner.v1.PlannerService/Exec"
+	PlannerService_PortForward_FullMethodName   = "/syncpod.planner.v1.PlannerService/PortForward"
 )
 
 // PlannerServiceClient is the client API for PlannerService service.
@@ -69,6 +70,12 @@ type PlannerServiceClient interface {
 	// runtime's streaming server. NotFound for an unknown pod or container,
 	// FailedPrecondition when the container is not running.
 	Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error)
+	// PortForward carries one TCP connection to a port of a pod: the first
+	// request names the pod and the port, later ones carry the bytes the
+	// caller sends (closing the send side half-closes the connection);
+	// responses carry the bytes the pod sends back. Carried to the
+	// executor, which connects through the runtime's streaming server.
+	PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse], error)
 }
 
 type plannerServiceClient struct {
@@ -180,6 +187,19 @@ func (c *plannerServiceClient) Exec(ctx context.Context, opts ...grpc.CallOption
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_ExecClient = grpc.BidiStreamingClient[ExecRequest, ExecResponse]
 
+func (c *plannerServiceClient) PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlannerService_ServiceDesc.Streams[3], PlannerService_PortForward_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PortForwardRequest, PortForwardResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_PortForwardClient = grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse]
+
 // PlannerServiceServer is the server API for PlannerService service.
 // All implementations must embed UnimplementedPlannerServiceServer
 // for forward compatibility.
@@ -220,6 +240,12 @@ type PlannerServiceServer interface {
 	// runtime's streaming server. NotFound for an unknown pod or container,
 	// FailedPrecondition when the container is not running.
 	Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error
+	// PortForward carries one TCP connection to a port of a pod: the first
+	// request names the pod and the port, later ones carry the bytes the
+	// caller sends (closing the send side half-closes the connection);
+	// responses carry the bytes the pod sends back. Carried to the
+	// executor, which connects through the runtime's streaming server.
+	PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error
 	mustEmbedUnimplementedPlannerServiceServer()
 }
 
@@ -253,6 +279,9 @@ func (UnimplementedPlannerServiceServer) ContainerLogs(*ContainerLogsRequest, gr
 }
 func (UnimplementedPlannerServiceServer) Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error {
 	return status.Error(codes.Unimplemented, "method Exec not implemented")
+}
+func (UnimplementedPlannerServiceServer) PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error {
+	return status.Error(codes.Unimplemented, "method PortForward not implemented")
 }
 func (UnimplementedPlannerServiceServer) mustEmbedUnimplementedPlannerServiceServer() {}
 func (UnimplementedPlannerServiceServer) testEmbeddedByValue()                        {}
@@ -394,6 +423,13 @@ func _PlannerService_Exec_Handler(srv interface{}, stream grpc.ServerStream) err
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_ExecServer = grpc.BidiStreamingServer[ExecRequest, ExecResponse]
 
+func _PlannerService_PortForward_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PlannerServiceServer).PortForward(&grpc.GenericServerStream[PortForwardRequest, PortForwardResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_PortForwardServer = grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]
+
 // PlannerService_ServiceDesc is the grpc.ServiceDesc for PlannerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -436,6 +472,12 @@ var PlannerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Exec",
 			Handler:       _PlannerService_Exec_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "PortForward",
+			Handler:       _PlannerService_PortForward_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},
