@@ -47,6 +47,8 @@ type fakePlanner struct {
 	// logs by container, "NAME/previous" for the previous instance.
 	logs    map[string][]*syncpodv1.LogLine
 	logReqs []*plannerv1.ContainerLogsRequest
+	// execStarts are the Exec sessions opened.
+	execStarts []*plannerv1.ExecStart
 }
 
 func (f *fakePlanner) lastLogs() *plannerv1.ContainerLogsRequest {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,17 @@ func TestExecOnCrisim(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{})
 	n.apply(pod("shell", sleeper("main"), sleeper("other")))
+	n.apply(pod("busy", container("loop", "sh", "-c", "while :; do :; done")))
 	n.waitRunning("shell", converge)
+	n.waitRunning("busy", converge)
+
+	// top shows the busy loop's CPU use, from crisim's CRI stats.
+	cpu := regexp.MustCompile(`(?m)^busy\s+(\d+)m\s+(\d+)Mi$`)
+	eventually(t, 20*time.Second, "top pods shows CPU use of the busy loop", func() (bool, string) {
+		code, out, errOut := n.runCtl("", "top", "pods")
+		m := cpu.FindStringSubmatch(out)
+		return code == 0 && m != nil && m[1] != "0", out + errOut
+	})
 
 	code, out, errOut := n.runCtl("", "exec", "shell", "-c", "other", "--", "sh", "-c", "echo out; echo err >&2; exit 4")
 	if code != 4 || out != "out\n" || !strings.Contains(errOut, "err\n") || !strings.Contains(errOut, "command terminated with exit code 4") {

@@ -1486,11 +1486,103 @@ func (x *PortForwardResponse) GetData() []byte {
 	return nil
 }
 
+// ListPodStatsRequest selects pods.
+type ListPodStatsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod_uids to report; empty means every pod with a running container.
+	PodUids       []string `protobuf:"bytes,1,rep,name=pod_uids,json=podUids,proto3" json:"pod_uids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPodStatsRequest) Reset() {
+	*x = ListPodStatsRequest{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPodStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPodStatsRequest) ProtoMessage() {}
+
+func (x *ListPodStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPodStatsRequest.ProtoReflect.Descriptor instead.
+func (*ListPodStatsRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ListPodStatsRequest) GetPodUids() []string {
+	if x != nil {
+		return x.PodUids
+	}
+	return nil
+}
+
+// ListPodStatsResponse holds one entry per pod with a running container.
+type ListPodStatsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// stats of each pod, sorted by uid.
+	Stats         []*v1.PodStats `protobuf:"bytes,1,rep,name=stats,proto3" json:"stats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPodStatsResponse) Reset() {
+	*x = ListPodStatsResponse{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPodStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPodStatsResponse) ProtoMessage() {}
+
+func (x *ListPodStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPodStatsResponse.ProtoReflect.Descriptor instead.
+func (*ListPodStatsResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ListPodStatsResponse) GetStats() []*v1.PodStats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
 var File_syncpod_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
-	"\"syncpod/executor/v1/executor.proto\x12\x13syncpod.executor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x17syncpod/v1/stream.proto\"\x9f\x01\n" +
+	"\"syncpod/executor/v1/executor.proto\x12\x13syncpod.executor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/stream.proto\"\x9f\x01\n" +
 	"\x13ApplyActionsRequest\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x123\n" +
 	"\bobserved\x18\x02 \x01(\v2\x17.syncpod.v1.ObservedPodR\bobserved\x120\n" +
@@ -1578,7 +1670,11 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x12\n" +
 	"\x04port\x18\x02 \x01(\x05R\x04port\")\n" +
 	"\x13PortForwardResponse\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data*\xe5\x01\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"0\n" +
+	"\x13ListPodStatsRequest\x12\x19\n" +
+	"\bpod_uids\x18\x01 \x03(\tR\apodUids\"B\n" +
+	"\x14ListPodStatsResponse\x12*\n" +
+	"\x05stats\x18\x01 \x03(\v2\x14.syncpod.v1.PodStatsR\x05stats*\xe5\x01\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -1593,7 +1689,7 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +
 	"\x0eOUTCOME_FAILED\x10\x02\x12\x13\n" +
-	"\x0fOUTCOME_SKIPPED\x10\x032\xa8\x06\n" +
+	"\x0fOUTCOME_SKIPPED\x10\x032\x8d\a\n" +
 	"\x0fExecutorService\x12c\n" +
 	"\fApplyActions\x12(.syncpod.executor.v1.ApplyActionsRequest\x1a).syncpod.executor.v1.ApplyActionsResponse\x12l\n" +
 	"\x0fRemoveResources\x12+.syncpod.executor.v1.RemoveResourcesRequest\x1a,.syncpod.executor.v1.RemoveResourcesResponse\x12c\n" +
@@ -1602,7 +1698,8 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\bExecSync\x12$.syncpod.executor.v1.ExecSyncRequest\x1a%.syncpod.executor.v1.ExecSyncResponse\x12h\n" +
 	"\rContainerLogs\x12).syncpod.executor.v1.ContainerLogsRequest\x1a*.syncpod.executor.v1.ContainerLogsResponse0\x01\x12O\n" +
 	"\x04Exec\x12 .syncpod.executor.v1.ExecRequest\x1a!.syncpod.executor.v1.ExecResponse(\x010\x01\x12d\n" +
-	"\vPortForward\x12'.syncpod.executor.v1.PortForwardRequest\x1a(.syncpod.executor.v1.PortForwardResponse(\x010\x01BAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
+	"\vPortForward\x12'.syncpod.executor.v1.PortForwardRequest\x1a(.syncpod.executor.v1.PortForwardResponse(\x010\x01\x12c\n" +
+	"\fListPodStats\x12(.syncpod.executor.v1.ListPodStatsRequest\x1a).syncpod.executor.v1.ListPodStatsResponseBAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_syncpod_executor_v1_executor_proto_rawDescOnce sync.Once
@@ -1617,7 +1714,7 @@ func file_syncpod_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(Step)(0),                       // 0: syncpod.executor.v1.Step
 	(Outcome)(0),                    // 1: syncpod.executor.v1.Outcome
@@ -1642,59 +1739,65 @@ var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(*PortForwardRequest)(nil),      // 20: syncpod.executor.v1.PortForwardRequest
 	(*PortForwardStart)(nil),        // 21: syncpod.executor.v1.PortForwardStart
 	(*PortForwardResponse)(nil),     // 22: syncpod.executor.v1.PortForwardResponse
-	(*v1.Pod)(nil),                  // 23: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),          // 24: syncpod.v1.ObservedPod
-	(*v1.PodActions)(nil),           // 25: syncpod.v1.PodActions
-	(*timestamppb.Timestamp)(nil),   // 26: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 27: google.protobuf.Duration
-	(*v1.LogLine)(nil),              // 28: syncpod.v1.LogLine
-	(*v1.StreamInput)(nil),          // 29: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),         // 30: syncpod.v1.StreamOutput
+	(*ListPodStatsRequest)(nil),     // 23: syncpod.executor.v1.ListPodStatsRequest
+	(*ListPodStatsResponse)(nil),    // 24: syncpod.executor.v1.ListPodStatsResponse
+	(*v1.Pod)(nil),                  // 25: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),          // 26: syncpod.v1.ObservedPod
+	(*v1.PodActions)(nil),           // 27: syncpod.v1.PodActions
+	(*timestamppb.Timestamp)(nil),   // 28: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 29: google.protobuf.Duration
+	(*v1.LogLine)(nil),              // 30: syncpod.v1.LogLine
+	(*v1.StreamInput)(nil),          // 31: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),         // 32: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),             // 33: syncpod.v1.PodStats
 }
 var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
-	23, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
-	24, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
-	25, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
+	25, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
+	26, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
+	27, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
 	4,  // 3: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
-	26, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
+	28, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
 	0,  // 5: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
 	1,  // 6: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	26, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
-	27, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
+	28, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
+	29, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
 	7,  // 9: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
 	1,  // 10: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
 	10, // 11: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
-	27, // 12: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
-	26, // 13: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
-	26, // 14: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
-	27, // 15: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
-	26, // 16: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	28, // 17: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	29, // 12: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
+	28, // 13: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
+	28, // 14: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
+	29, // 15: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
+	28, // 16: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	30, // 17: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
 	18, // 18: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
-	29, // 19: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	30, // 20: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	31, // 19: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	32, // 20: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
 	21, // 21: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
-	2,  // 22: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
-	5,  // 23: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
-	8,  // 24: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
-	11, // 25: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
-	13, // 26: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
-	15, // 27: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
-	17, // 28: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
-	20, // 29: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
-	3,  // 30: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
-	6,  // 31: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
-	9,  // 32: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
-	12, // 33: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
-	14, // 34: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
-	16, // 35: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
-	19, // 36: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
-	22, // 37: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
-	30, // [30:38] is the sub-list for method output_type
-	22, // [22:30] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	33, // 22: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	2,  // 23: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
+	5,  // 24: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
+	8,  // 25: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
+	11, // 26: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
+	13, // 27: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
+	15, // 28: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
+	17, // 29: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
+	20, // 30: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
+	23, // 31: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
+	3,  // 32: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
+	6,  // 33: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
+	9,  // 34: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
+	12, // 35: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
+	14, // 36: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
+	16, // 37: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
+	19, // 38: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
+	22, // 39: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
+	24, // 40: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
+	32, // [32:41] is the sub-list for method output_type
+	23, // [23:32] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_executor_v1_executor_proto_init() }
@@ -1709,7 +1812,7 @@ func file_syncpod_executor_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_executor_v1_executor_proto_rawDesc), len(file_syncpod_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	ExecutorService_ContainerLogs_FullMethodName   = "/syncpod.executor.v1.ExecutorService/ContainerLogs"
 	ExecutorService_Exec_FullMethodName            = "/syncpod.executor.v1.ExecutorService/Exec"
 	ExecutorService_PortForward_FullMethodName     = "/syncpod.executor.v1.ExecutorService/PortForward"
+	ExecutorService_ListPodStats_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ListPodStats"
 )
 
 // ExecutorServiceClient is the client API for ExecutorService service.
@@ -69,6 +70,9 @@ type ExecutorServiceClient interface {
 	// sandbox through the runtime's streaming server (CRI PortForward): the
 	// first request names the pod and the port, later ones carry data.
 	PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse], error)
+	// ListPodStats sums the runtime's CRI container stats (ListContainerStats)
+	// per pod, for the running containers the executor manages.
+	ListPodStats(ctx context.Context, in *ListPodStatsRequest, opts ...grpc.CallOption) (*ListPodStatsResponse, error)
 }
 
 type executorServiceClient struct {
@@ -174,6 +178,16 @@ func (c *executorServiceClient) PortForward(ctx context.Context, opts ...grpc.Ca
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ExecutorService_PortForwardClient = grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse]
 
+func (c *executorServiceClient) ListPodStats(ctx context.Context, in *ListPodStatsRequest, opts ...grpc.CallOption) (*ListPodStatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPodStatsResponse)
+	err := c.cc.Invoke(ctx, ExecutorService_ListPodStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ExecutorServiceServer is the server API for ExecutorService service.
 // All implementations must embed UnimplementedExecutorServiceServer
 // for forward compatibility.
@@ -214,6 +228,9 @@ type ExecutorServiceServer interface {
 	// sandbox through the runtime's streaming server (CRI PortForward): the
 	// first request names the pod and the port, later ones carry data.
 	PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error
+	// ListPodStats sums the runtime's CRI container stats (ListContainerStats)
+	// per pod, for the running containers the executor manages.
+	ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error)
 	mustEmbedUnimplementedExecutorServiceServer()
 }
 
@@ -247,6 +264,9 @@ func (UnimplementedExecutorServiceServer) Exec(grpc.BidiStreamingServer[ExecRequ
 }
 func (UnimplementedExecutorServiceServer) PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error {
 	return status.Error(codes.Unimplemented, "method PortForward not implemented")
+}
+func (UnimplementedExecutorServiceServer) ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPodStats not implemented")
 }
 func (UnimplementedExecutorServiceServer) mustEmbedUnimplementedExecutorServiceServer() {}
 func (UnimplementedExecutorServiceServer) testEmbeddedByValue()                         {}
@@ -384,6 +404,24 @@ func _ExecutorService_PortForward_Handler(srv interface{}, stream grpc.ServerStr
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ExecutorService_PortForwardServer = grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]
 
+func _ExecutorService_ListPodStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPodStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExecutorServiceServer).ListPodStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExecutorService_ListPodStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExecutorServiceServer).ListPodStats(ctx, req.(*ListPodStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ExecutorService_ServiceDesc is the grpc.ServiceDesc for ExecutorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -410,6 +448,10 @@ var ExecutorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ExecSync",
 			Handler:    _ExecutorService_ExecSync_Handler,
+		},
+		{
+			MethodName: "ListPodStats",
+			Handler:    _ExecutorService_ListPodStats_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -143,6 +143,108 @@ func (WatchEventType) EnumDescriptor() ([]byte, []int) {
 	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
 }
 
+// ListPodStatsRequest filters pods as ListPodsRequest does.
+type ListPodStatsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// namespace to list; empty means all namespaces.
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// label_selector in Kubernetes equality form.
+	LabelSelector string `protobuf:"bytes,2,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPodStatsRequest) Reset() {
+	*x = ListPodStatsRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPodStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPodStatsRequest) ProtoMessage() {}
+
+func (x *ListPodStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPodStatsRequest.ProtoReflect.Descriptor instead.
+func (*ListPodStatsRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ListPodStatsRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ListPodStatsRequest) GetLabelSelector() string {
+	if x != nil {
+		return x.LabelSelector
+	}
+	return ""
+}
+
+// ListPodStatsResponse holds the pods' stats, sorted by namespace then
+// name.
+type ListPodStatsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// stats of each selected pod.
+	Stats         []*v1.PodStats `protobuf:"bytes,1,rep,name=stats,proto3" json:"stats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPodStatsResponse) Reset() {
+	*x = ListPodStatsResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPodStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPodStatsResponse) ProtoMessage() {}
+
+func (x *ListPodStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPodStatsResponse.ProtoReflect.Descriptor instead.
+func (*ListPodStatsResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ListPodStatsResponse) GetStats() []*v1.PodStats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
 // PortForwardRequest is one message of a forwarded connection from the
 // caller.
 type PortForwardRequest struct {
@@ -157,7 +259,7 @@ type PortForwardRequest struct {
 
 func (x *PortForwardRequest) Reset() {
 	*x = PortForwardRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -169,7 +271,7 @@ func (x *PortForwardRequest) String() string {
 func (*PortForwardRequest) ProtoMessage() {}
 
 func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -182,7 +284,7 @@ func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardRequest.ProtoReflect.Descriptor instead.
 func (*PortForwardRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{0}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PortForwardRequest) GetStart() *PortForwardStart {
@@ -212,7 +314,7 @@ type PortForwardStart struct {
 
 func (x *PortForwardStart) Reset() {
 	*x = PortForwardStart{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -224,7 +326,7 @@ func (x *PortForwardStart) String() string {
 func (*PortForwardStart) ProtoMessage() {}
 
 func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -237,7 +339,7 @@ func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardStart.ProtoReflect.Descriptor instead.
 func (*PortForwardStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PortForwardStart) GetPod() *PodRef {
@@ -265,7 +367,7 @@ type PortForwardResponse struct {
 
 func (x *PortForwardResponse) Reset() {
 	*x = PortForwardResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -277,7 +379,7 @@ func (x *PortForwardResponse) String() string {
 func (*PortForwardResponse) ProtoMessage() {}
 
 func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -290,7 +392,7 @@ func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardResponse.ProtoReflect.Descriptor instead.
 func (*PortForwardResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PortForwardResponse) GetData() []byte {
@@ -313,7 +415,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -325,7 +427,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -338,7 +440,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ExecRequest) GetStart() *ExecStart {
@@ -374,7 +476,7 @@ type ExecStart struct {
 
 func (x *ExecStart) Reset() {
 	*x = ExecStart{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -386,7 +488,7 @@ func (x *ExecStart) String() string {
 func (*ExecStart) ProtoMessage() {}
 
 func (x *ExecStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -399,7 +501,7 @@ func (x *ExecStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
 func (*ExecStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ExecStart) GetPod() *PodRef {
@@ -448,7 +550,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +562,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +575,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ExecResponse) GetOutput() *v1.StreamOutput {
@@ -506,7 +608,7 @@ type ContainerLogsRequest struct {
 
 func (x *ContainerLogsRequest) Reset() {
 	*x = ContainerLogsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -518,7 +620,7 @@ func (x *ContainerLogsRequest) String() string {
 func (*ContainerLogsRequest) ProtoMessage() {}
 
 func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -531,7 +633,7 @@ func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLogsRequest.ProtoReflect.Descriptor instead.
 func (*ContainerLogsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ContainerLogsRequest) GetPod() *PodRef {
@@ -589,7 +691,7 @@ type ContainerLogsResponse struct {
 
 func (x *ContainerLogsResponse) Reset() {
 	*x = ContainerLogsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -601,7 +703,7 @@ func (x *ContainerLogsResponse) String() string {
 func (*ContainerLogsResponse) ProtoMessage() {}
 
 func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -614,7 +716,7 @@ func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLogsResponse.ProtoReflect.Descriptor instead.
 func (*ContainerLogsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ContainerLogsResponse) GetLines() []*v1.LogLine {
@@ -647,7 +749,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +761,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +774,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PlanRequest) GetPod() *v1.Pod {
@@ -707,7 +809,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -719,7 +821,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -732,7 +834,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PlanResponse) GetActions() *v1.PodActions {
@@ -754,7 +856,7 @@ type ApplyPodRequest struct {
 
 func (x *ApplyPodRequest) Reset() {
 	*x = ApplyPodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +868,7 @@ func (x *ApplyPodRequest) String() string {
 func (*ApplyPodRequest) ProtoMessage() {}
 
 func (x *ApplyPodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +881,7 @@ func (x *ApplyPodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPodRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ApplyPodRequest) GetPod() *v1.Pod {
@@ -802,7 +904,7 @@ type ApplyPodResponse struct {
 
 func (x *ApplyPodResponse) Reset() {
 	*x = ApplyPodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +916,7 @@ func (x *ApplyPodResponse) String() string {
 func (*ApplyPodResponse) ProtoMessage() {}
 
 func (x *ApplyPodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +929,7 @@ func (x *ApplyPodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPodResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ApplyPodResponse) GetPod() *v1.Pod {
@@ -859,7 +961,7 @@ type PodRef struct {
 
 func (x *PodRef) Reset() {
 	*x = PodRef{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -871,7 +973,7 @@ func (x *PodRef) String() string {
 func (*PodRef) ProtoMessage() {}
 
 func (x *PodRef) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -884,7 +986,7 @@ func (x *PodRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRef.ProtoReflect.Descriptor instead.
 func (*PodRef) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PodRef) GetNamespace() string {
@@ -922,7 +1024,7 @@ type DeletePodRequest struct {
 
 func (x *DeletePodRequest) Reset() {
 	*x = DeletePodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -934,7 +1036,7 @@ func (x *DeletePodRequest) String() string {
 func (*DeletePodRequest) ProtoMessage() {}
 
 func (x *DeletePodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -947,7 +1049,7 @@ func (x *DeletePodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePodRequest.ProtoReflect.Descriptor instead.
 func (*DeletePodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeletePodRequest) GetPod() *PodRef {
@@ -975,7 +1077,7 @@ type DeletePodResponse struct {
 
 func (x *DeletePodResponse) Reset() {
 	*x = DeletePodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -987,7 +1089,7 @@ func (x *DeletePodResponse) String() string {
 func (*DeletePodResponse) ProtoMessage() {}
 
 func (x *DeletePodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1000,7 +1102,7 @@ func (x *DeletePodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePodResponse.ProtoReflect.Descriptor instead.
 func (*DeletePodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{14}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeletePodResponse) GetPod() *v1.Pod {
@@ -1021,7 +1123,7 @@ type GetPodRequest struct {
 
 func (x *GetPodRequest) Reset() {
 	*x = GetPodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1135,7 @@ func (x *GetPodRequest) String() string {
 func (*GetPodRequest) ProtoMessage() {}
 
 func (x *GetPodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1148,7 @@ func (x *GetPodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodRequest.ProtoReflect.Descriptor instead.
 func (*GetPodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{15}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetPodRequest) GetPod() *PodRef {
@@ -1067,7 +1169,7 @@ type GetPodResponse struct {
 
 func (x *GetPodResponse) Reset() {
 	*x = GetPodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1079,7 +1181,7 @@ func (x *GetPodResponse) String() string {
 func (*GetPodResponse) ProtoMessage() {}
 
 func (x *GetPodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1092,7 +1194,7 @@ func (x *GetPodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodResponse.ProtoReflect.Descriptor instead.
 func (*GetPodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{16}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetPodResponse) GetRecord() *PodRecord {
@@ -1119,7 +1221,7 @@ type PodRecord struct {
 
 func (x *PodRecord) Reset() {
 	*x = PodRecord{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1131,7 +1233,7 @@ func (x *PodRecord) String() string {
 func (*PodRecord) ProtoMessage() {}
 
 func (x *PodRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1144,7 +1246,7 @@ func (x *PodRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRecord.ProtoReflect.Descriptor instead.
 func (*PodRecord) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{17}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PodRecord) GetPod() *v1.Pod {
@@ -1189,7 +1291,7 @@ type ListPodsRequest struct {
 
 func (x *ListPodsRequest) Reset() {
 	*x = ListPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1303,7 @@ func (x *ListPodsRequest) String() string {
 func (*ListPodsRequest) ProtoMessage() {}
 
 func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1316,7 @@ func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsRequest.ProtoReflect.Descriptor instead.
 func (*ListPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{18}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListPodsRequest) GetNamespace() string {
@@ -1242,7 +1344,7 @@ type ListPodsResponse struct {
 
 func (x *ListPodsResponse) Reset() {
 	*x = ListPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[19]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1356,7 @@ func (x *ListPodsResponse) String() string {
 func (*ListPodsResponse) ProtoMessage() {}
 
 func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[19]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1369,7 @@ func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsResponse.ProtoReflect.Descriptor instead.
 func (*ListPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{19}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListPodsResponse) GetRecords() []*PodRecord {
@@ -1290,7 +1392,7 @@ type WatchPodsRequest struct {
 
 func (x *WatchPodsRequest) Reset() {
 	*x = WatchPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[20]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1302,7 +1404,7 @@ func (x *WatchPodsRequest) String() string {
 func (*WatchPodsRequest) ProtoMessage() {}
 
 func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[20]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1315,7 +1417,7 @@ func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsRequest.ProtoReflect.Descriptor instead.
 func (*WatchPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{20}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *WatchPodsRequest) GetNamespace() string {
@@ -1347,7 +1449,7 @@ type WatchPodsResponse struct {
 
 func (x *WatchPodsResponse) Reset() {
 	*x = WatchPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[21]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1461,7 @@ func (x *WatchPodsResponse) String() string {
 func (*WatchPodsResponse) ProtoMessage() {}
 
 func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[21]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1474,7 @@ func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsResponse.ProtoReflect.Descriptor instead.
 func (*WatchPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{21}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchPodsResponse) GetType() WatchEventType {
@@ -1400,7 +1502,12 @@ var File_syncpod_planner_v1_planner_proto protoreflect.FileDescriptor
 
 const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\n" +
-	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x17syncpod/v1/status.proto\x1a\x17syncpod/v1/stream.proto\"d\n" +
+	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/status.proto\x1a\x17syncpod/v1/stream.proto\"Z\n" +
+	"\x13ListPodStatsRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12%\n" +
+	"\x0elabel_selector\x18\x02 \x01(\tR\rlabelSelector\"B\n" +
+	"\x14ListPodStatsResponse\x12*\n" +
+	"\x05stats\x18\x01 \x03(\v2\x14.syncpod.v1.PodStatsR\x05stats\"d\n" +
 	"\x12PortForwardRequest\x12:\n" +
 	"\x05start\x18\x01 \x01(\v2$.syncpod.planner.v1.PortForwardStartR\x05start\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\"T\n" +
@@ -1485,7 +1592,7 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x16WATCH_EVENT_TYPE_ADDED\x10\x01\x12\x1d\n" +
 	"\x19WATCH_EVENT_TYPE_MODIFIED\x10\x02\x12\x1c\n" +
 	"\x18WATCH_EVENT_TYPE_DELETED\x10\x03\x12\x1b\n" +
-	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\xab\x06\n" +
+	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\x8e\a\n" +
 	"\x0ePlannerService\x12I\n" +
 	"\x04Plan\x12\x1f.syncpod.planner.v1.PlanRequest\x1a .syncpod.planner.v1.PlanResponse\x12U\n" +
 	"\bApplyPod\x12#.syncpod.planner.v1.ApplyPodRequest\x1a$.syncpod.planner.v1.ApplyPodResponse\x12X\n" +
@@ -1495,7 +1602,8 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\tWatchPods\x12$.syncpod.planner.v1.WatchPodsRequest\x1a%.syncpod.planner.v1.WatchPodsResponse0\x01\x12f\n" +
 	"\rContainerLogs\x12(.syncpod.planner.v1.ContainerLogsRequest\x1a).syncpod.planner.v1.ContainerLogsResponse0\x01\x12M\n" +
 	"\x04Exec\x12\x1f.syncpod.planner.v1.ExecRequest\x1a .syncpod.planner.v1.ExecResponse(\x010\x01\x12b\n" +
-	"\vPortForward\x12&.syncpod.planner.v1.PortForwardRequest\x1a'.syncpod.planner.v1.PortForwardResponse(\x010\x01B?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
+	"\vPortForward\x12&.syncpod.planner.v1.PortForwardRequest\x1a'.syncpod.planner.v1.PortForwardResponse(\x010\x01\x12a\n" +
+	"\fListPodStats\x12'.syncpod.planner.v1.ListPodStatsRequest\x1a(.syncpod.planner.v1.ListPodStatsResponseB?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
 
 var (
 	file_syncpod_planner_v1_planner_proto_rawDescOnce sync.Once
@@ -1510,95 +1618,101 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
 	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
-	(*PortForwardRequest)(nil),       // 2: syncpod.planner.v1.PortForwardRequest
-	(*PortForwardStart)(nil),         // 3: syncpod.planner.v1.PortForwardStart
-	(*PortForwardResponse)(nil),      // 4: syncpod.planner.v1.PortForwardResponse
-	(*ExecRequest)(nil),              // 5: syncpod.planner.v1.ExecRequest
-	(*ExecStart)(nil),                // 6: syncpod.planner.v1.ExecStart
-	(*ExecResponse)(nil),             // 7: syncpod.planner.v1.ExecResponse
-	(*ContainerLogsRequest)(nil),     // 8: syncpod.planner.v1.ContainerLogsRequest
-	(*ContainerLogsResponse)(nil),    // 9: syncpod.planner.v1.ContainerLogsResponse
-	(*PlanRequest)(nil),              // 10: syncpod.planner.v1.PlanRequest
-	(*PlanResponse)(nil),             // 11: syncpod.planner.v1.PlanResponse
-	(*ApplyPodRequest)(nil),          // 12: syncpod.planner.v1.ApplyPodRequest
-	(*ApplyPodResponse)(nil),         // 13: syncpod.planner.v1.ApplyPodResponse
-	(*PodRef)(nil),                   // 14: syncpod.planner.v1.PodRef
-	(*DeletePodRequest)(nil),         // 15: syncpod.planner.v1.DeletePodRequest
-	(*DeletePodResponse)(nil),        // 16: syncpod.planner.v1.DeletePodResponse
-	(*GetPodRequest)(nil),            // 17: syncpod.planner.v1.GetPodRequest
-	(*GetPodResponse)(nil),           // 18: syncpod.planner.v1.GetPodResponse
-	(*PodRecord)(nil),                // 19: syncpod.planner.v1.PodRecord
-	(*ListPodsRequest)(nil),          // 20: syncpod.planner.v1.ListPodsRequest
-	(*ListPodsResponse)(nil),         // 21: syncpod.planner.v1.ListPodsResponse
-	(*WatchPodsRequest)(nil),         // 22: syncpod.planner.v1.WatchPodsRequest
-	(*WatchPodsResponse)(nil),        // 23: syncpod.planner.v1.WatchPodsResponse
-	(*v1.StreamInput)(nil),           // 24: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),          // 25: syncpod.v1.StreamOutput
-	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
-	(*v1.LogLine)(nil),               // 27: syncpod.v1.LogLine
-	(*v1.Pod)(nil),                   // 28: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 29: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 30: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 31: syncpod.v1.PodActions
-	(*v1.PodStatus)(nil),             // 32: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 33: syncpod.v1.Event
+	(*ListPodStatsRequest)(nil),      // 2: syncpod.planner.v1.ListPodStatsRequest
+	(*ListPodStatsResponse)(nil),     // 3: syncpod.planner.v1.ListPodStatsResponse
+	(*PortForwardRequest)(nil),       // 4: syncpod.planner.v1.PortForwardRequest
+	(*PortForwardStart)(nil),         // 5: syncpod.planner.v1.PortForwardStart
+	(*PortForwardResponse)(nil),      // 6: syncpod.planner.v1.PortForwardResponse
+	(*ExecRequest)(nil),              // 7: syncpod.planner.v1.ExecRequest
+	(*ExecStart)(nil),                // 8: syncpod.planner.v1.ExecStart
+	(*ExecResponse)(nil),             // 9: syncpod.planner.v1.ExecResponse
+	(*ContainerLogsRequest)(nil),     // 10: syncpod.planner.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),    // 11: syncpod.planner.v1.ContainerLogsResponse
+	(*PlanRequest)(nil),              // 12: syncpod.planner.v1.PlanRequest
+	(*PlanResponse)(nil),             // 13: syncpod.planner.v1.PlanResponse
+	(*ApplyPodRequest)(nil),          // 14: syncpod.planner.v1.ApplyPodRequest
+	(*ApplyPodResponse)(nil),         // 15: syncpod.planner.v1.ApplyPodResponse
+	(*PodRef)(nil),                   // 16: syncpod.planner.v1.PodRef
+	(*DeletePodRequest)(nil),         // 17: syncpod.planner.v1.DeletePodRequest
+	(*DeletePodResponse)(nil),        // 18: syncpod.planner.v1.DeletePodResponse
+	(*GetPodRequest)(nil),            // 19: syncpod.planner.v1.GetPodRequest
+	(*GetPodResponse)(nil),           // 20: syncpod.planner.v1.GetPodResponse
+	(*PodRecord)(nil),                // 21: syncpod.planner.v1.PodRecord
+	(*ListPodsRequest)(nil),          // 22: syncpod.planner.v1.ListPodsRequest
+	(*ListPodsResponse)(nil),         // 23: syncpod.planner.v1.ListPodsResponse
+	(*WatchPodsRequest)(nil),         // 24: syncpod.planner.v1.WatchPodsRequest
+	(*WatchPodsResponse)(nil),        // 25: syncpod.planner.v1.WatchPodsResponse
+	(*v1.PodStats)(nil),              // 26: syncpod.v1.PodStats
+	(*v1.StreamInput)(nil),           // 27: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 28: syncpod.v1.StreamOutput
+	(*timestamppb.Timestamp)(nil),    // 29: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),               // 30: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                   // 31: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 32: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil), // 33: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),            // 34: syncpod.v1.PodActions
+	(*v1.PodStatus)(nil),             // 35: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                 // 36: syncpod.v1.Event
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
-	3,  // 0: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
-	14, // 1: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
-	6,  // 2: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
-	24, // 3: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	14, // 4: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
-	25, // 5: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
-	14, // 6: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	26, // 7: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	27, // 8: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	28, // 9: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	29, // 10: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	30, // 11: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	31, // 12: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	28, // 13: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	28, // 14: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
-	0,  // 15: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	14, // 16: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	28, // 17: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
-	14, // 18: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	19, // 19: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	28, // 20: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	32, // 21: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	33, // 22: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	31, // 23: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
-	19, // 24: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
-	1,  // 25: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
-	19, // 26: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	26, // 27: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	10, // 28: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	12, // 29: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	15, // 30: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	17, // 31: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	20, // 32: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	22, // 33: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	8,  // 34: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
-	5,  // 35: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
-	2,  // 36: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
-	11, // 37: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	13, // 38: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	16, // 39: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	18, // 40: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	21, // 41: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	23, // 42: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	9,  // 43: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
-	7,  // 44: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
-	4,  // 45: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
-	37, // [37:46] is the sub-list for method output_type
-	28, // [28:37] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	26, // 0: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	5,  // 1: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
+	16, // 2: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
+	8,  // 3: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
+	27, // 4: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	16, // 5: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
+	28, // 6: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	16, // 7: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	29, // 8: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	30, // 9: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	31, // 10: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	32, // 11: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	33, // 12: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	34, // 13: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	31, // 14: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	31, // 15: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	0,  // 16: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	16, // 17: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	31, // 18: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	16, // 19: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	21, // 20: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	31, // 21: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	35, // 22: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	36, // 23: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	34, // 24: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	21, // 25: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
+	1,  // 26: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
+	21, // 27: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	29, // 28: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	12, // 29: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	14, // 30: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	17, // 31: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	19, // 32: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	22, // 33: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	24, // 34: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	10, // 35: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	7,  // 36: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
+	4,  // 37: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
+	2,  // 38: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
+	13, // 39: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	15, // 40: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	18, // 41: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	20, // 42: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	23, // 43: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	25, // 44: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	11, // 45: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	9,  // 46: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
+	6,  // 47: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
+	3,  // 48: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
+	39, // [39:49] is the sub-list for method output_type
+	29, // [29:39] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -1606,15 +1720,15 @@ func file_syncpod_planner_v1_planner_proto_init() {
 	if File_syncpod_planner_v1_planner_proto != nil {
 		return
 	}
-	file_syncpod_planner_v1_planner_proto_msgTypes[6].OneofWrappers = []any{}
-	file_syncpod_planner_v1_planner_proto_msgTypes[13].OneofWrappers = []any{}
+	file_syncpod_planner_v1_planner_proto_msgTypes[8].OneofWrappers = []any{}
+	file_syncpod_planner_v1_planner_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   22,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	PlannerService_ContainerLogs_FullMethodName = "/syncpod.planner.v1.PlannerService/ContainerLogs"
 	PlannerService_Exec_FullMethodName          = "/syncpod.planner.v1.PlannerService/Exec"
 	PlannerService_PortForward_FullMethodName   = "/syncpod.planner.v1.PlannerService/PortForward"
+	PlannerService_ListPodStats_FullMethodName  = "/syncpod.planner.v1.PlannerService/ListPodStats"
 )
 
 // PlannerServiceClient is the client API for PlannerService service.
@@ -76,6 +77,10 @@ type PlannerServiceClient interface {
 	// responses carry the bytes the pod sends back. Carried to the
 	// executor, which connects through the runtime's streaming server.
 	PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse], error)
+	// ListPodStats returns the CPU and memory use of the pods the filter
+	// selects (as ListPods), read by the executor from the runtime's CRI
+	// container stats. Pods with nothing running are listed with zeros.
+	ListPodStats(ctx context.Context, in *ListPodStatsRequest, opts ...grpc.CallOption) (*ListPodStatsResponse, error)
 }
 
 type plannerServiceClient struct {
@@ -200,6 +205,16 @@ func (c *plannerServiceClient) PortForward(ctx context.Context, opts ...grpc.Cal
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_PortForwardClient = grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse]
 
+func (c *plannerServiceClient) ListPodStats(ctx context.Context, in *ListPodStatsRequest, opts ...grpc.CallOption) (*ListPodStatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPodStatsResponse)
+	err := c.cc.Invoke(ctx, PlannerService_ListPodStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PlannerServiceServer is the server API for PlannerService service.
 // All implementations must embed UnimplementedPlannerServiceServer
 // for forward compatibility.
@@ -246,6 +261,10 @@ type PlannerServiceServer interface {
 	// responses carry the bytes the pod sends back. Carried to the
 	// executor, which connects through the runtime's streaming server.
 	PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error
+	// ListPodStats returns the CPU and memory use of the pods the filter
+	// selects (as ListPods), read by the executor from the runtime's CRI
+	// container stats. Pods with nothing running are listed with zeros.
+	ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error)
 	mustEmbedUnimplementedPlannerServiceServer()
 }
 
@@ -282,6 +301,9 @@ func (UnimplementedPlannerServiceServer) Exec(grpc.BidiStreamingServer[ExecReque
 }
 func (UnimplementedPlannerServiceServer) PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error {
 	return status.Error(codes.Unimplemented, "method PortForward not implemented")
+}
+func (UnimplementedPlannerServiceServer) ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPodStats not implemented")
 }
 func (UnimplementedPlannerServiceServer) mustEmbedUnimplementedPlannerServiceServer() {}
 func (UnimplementedPlannerServiceServer) testEmbeddedByValue()                        {}
@@ -430,6 +452,24 @@ func _PlannerService_PortForward_Handler(srv interface{}, stream grpc.ServerStre
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_PortForwardServer = grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]
 
+func _PlannerService_ListPodStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPodStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).ListPodStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_ListPodStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).ListPodStats(ctx, req.(*ListPodStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PlannerService_ServiceDesc is the grpc.ServiceDesc for PlannerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -456,6 +496,10 @@ var PlannerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListPods",
 			Handler:    _PlannerService_ListPods_Handler,
+		},
+		{
+			MethodName: "ListPodStats",
+			Handler:    _PlannerService_ListPodStats_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
