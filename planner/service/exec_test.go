@@ -52,6 +52,26 @@ func (e *echoExecutor) Exec(stream executorv1.ExecutorService_ExecServer) error 
 	}
 }
 
+// Attach answers like Exec, with the start recorded as an ExecStart.
+func (e *echoExecutor) Attach(stream executorv1.ExecutorService_AttachServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	e.started <- &executorv1.ExecStart{ContainerId: first.GetStart().GetContainerId(), Stdin: first.GetStart().GetStdin(), Tty: first.GetStart().GetTty()}
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			return stream.Send(&executorv1.AttachResponse{Output: &syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: 9}}})
+		}
+		if in := msg.GetInput().GetStdin(); in != nil {
+			if err := stream.Send(&executorv1.AttachResponse{Output: &syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_Stdout{Stdout: in}}}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
 func TestExecGoesThroughTheExecutor(t *testing.T) {
 	st, err := store.Open(store.Options{Path: filepath.Join(t.TempDir(), "planner.db"), Now: func() time.Time { return t0 }, Validate: fakeValidate})
 	if err != nil {
@@ -117,6 +137,49 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 	}
 	if got := <-ex.started; got.GetContainerId() != "ctr-app" || got.GetCommand()[0] != "cat" || !got.GetStdin() || !got.GetTty() {
 		t.Fatalf("executor started %v", got)
+	}
+	// Attach goes the same way, to the running instance.
+	att, err := c.Attach(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := att.Send(&plannerv1.AttachRequest{Start: &plannerv1.AttachStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "app", Stdin: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := att.Send(&plannerv1.AttachRequest{Input: &syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_Stdin{Stdin: []byte("hey")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := att.Recv(); err != nil || string(msg.GetOutput().GetStdout()) != "hey" {
+		t.Fatalf("attach output %v %v", msg, err)
+	}
+	_ = att.CloseSend()
+	if msg, err := att.Recv(); err != nil || msg.GetOutput().GetExitCode() != 9 {
+		t.Fatalf("attach end %v %v", msg, err)
+	}
+	if got := <-ex.started; got.GetContainerId() != "ctr-app" || !got.GetStdin() {
+		t.Fatalf("attach started %v", got)
+	}
+	for _, tc := range []struct {
+		name  string
+		start *plannerv1.AttachStart
+		code  codes.Code
+		msg   string
+	}{
+		{"every problem at once", &plannerv1.AttachStart{}, codes.InvalidArgument, "start.pod.name: required unless start.pod.uid is set; start.container: required"},
+		{"not running", &plannerv1.AttachStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "stopped"}, codes.FailedPrecondition, "not running"},
+	} {
+		t.Run("attach "+tc.name, func(t *testing.T) {
+			s, err := c.Attach(ctx)
+			if err == nil {
+				err = s.Send(&plannerv1.AttachRequest{Start: tc.start})
+			}
+			if err == nil {
+				_, err = s.Recv()
+			}
+			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("got %v, want %s with %q", err, tc.code, tc.msg)
+			}
+		})
 	}
 	for _, tc := range []struct {
 		name  string

@@ -62,30 +62,11 @@ func newExec(g *globals) *cobra.Command {
 }
 
 func runExec(ctx context.Context, g *globals, pod, container string, command []string, withStdin, tty bool) error {
-	if container == "" {
-		rec, err := g.getPod(ctx, g.namespace, pod)
-		if err != nil {
-			return err
-		}
-		main := rec.GetPod().GetSpec().GetContainers()
-		if len(main) == 0 {
-			return notFound("pod %s has no containers", pod)
-		}
-		container = main[0].GetName()
-		if names := containerNames(rec); len(names) > 1 {
-			fmt.Fprintf(g.env.Stderr, "Defaulted container %q out of: %s\n", container, joinNames(names))
-		}
+	container, err := defaultContainer(ctx, g, pod, container)
+	if err != nil {
+		return err
 	}
-	// A terminal on our side: raw mode while the session lasts, and its
-	// size sent to the command, again on every change.
-	in, _ := g.env.Stdin.(*os.File)
-	var termFd = -1
-	if tty && in != nil && term.IsTerminal(int(in.Fd())) {
-		termFd = int(in.Fd())
-	}
-	if tty && termFd < 0 && withStdin {
-		fmt.Fprintln(g.env.Stderr, "Unable to use a TTY - input is not a terminal or the right kind of file")
-	}
+	termFd := localTerminal(g, withStdin, tty)
 	client, closer, err := g.planner()
 	if err != nil {
 		return err
@@ -102,7 +83,63 @@ func runExec(ctx context.Context, g *globals, pod, container string, command []s
 	}}); err != nil {
 		return err
 	}
-	send := func(in *syncpodv1.StreamInput) error { return stream.Send(&plannerv1.ExecRequest{Input: in}) }
+	return runSession(ctx, g, session{
+		send: func(in *syncpodv1.StreamInput) error { return stream.Send(&plannerv1.ExecRequest{Input: in}) },
+		recv: func() (*syncpodv1.StreamOutput, error) {
+			msg, err := stream.Recv()
+			return msg.GetOutput(), err
+		},
+		closeSend: stream.CloseSend,
+	}, withStdin, tty, termFd)
+}
+
+// defaultContainer is container, or the pod's first when it is empty
+// (said on stderr when the pod has several).
+func defaultContainer(ctx context.Context, g *globals, pod, container string) (string, error) {
+	if container != "" {
+		return container, nil
+	}
+	rec, err := g.getPod(ctx, g.namespace, pod)
+	if err != nil {
+		return "", err
+	}
+	main := rec.GetPod().GetSpec().GetContainers()
+	if len(main) == 0 {
+		return "", notFound("pod %s has no containers", pod)
+	}
+	if names := containerNames(rec); len(names) > 1 {
+		fmt.Fprintf(g.env.Stderr, "Defaulted container %q out of: %s\n", main[0].GetName(), joinNames(names))
+	}
+	return main[0].GetName(), nil
+}
+
+// localTerminal returns the file descriptor of our standard input when a
+// tty session can use it as a terminal (raw mode, size), or -1.
+func localTerminal(g *globals, withStdin, tty bool) int {
+	in, _ := g.env.Stdin.(*os.File)
+	if tty && in != nil && term.IsTerminal(int(in.Fd())) {
+		return int(in.Fd())
+	}
+	if tty && withStdin {
+		fmt.Fprintln(g.env.Stderr, "Unable to use a TTY - input is not a terminal or the right kind of file")
+	}
+	return -1
+}
+
+// session is an open interactive stream (exec, attach).
+type session struct {
+	send      func(*syncpodv1.StreamInput) error
+	recv      func() (*syncpodv1.StreamOutput, error)
+	closeSend func() error
+}
+
+// runSession carries the local terminal or standard streams over an
+// interactive session until it ends, and turns its exit code into
+// syncpodctl's.
+func runSession(ctx context.Context, g *globals, s session, withStdin, tty bool, termFd int) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	send, stream := s.send, s
 	if termFd >= 0 {
 		if withStdin {
 			state, err := term.MakeRaw(termFd)
@@ -147,10 +184,10 @@ func runExec(ctx context.Context, g *globals, pod, container string, command []s
 			}
 		}()
 	} else {
-		_ = stream.CloseSend()
+		_ = stream.closeSend()
 	}
 	for {
-		msg, err := stream.Recv()
+		out, err := stream.recv()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -160,7 +197,7 @@ func runExec(ctx context.Context, g *globals, pod, container string, command []s
 			}
 			return err
 		}
-		switch o := msg.GetOutput().GetOutput().(type) {
+		switch o := out.GetOutput().(type) {
 		case *syncpodv1.StreamOutput_Stdout:
 			_, _ = g.env.Stdout.Write(o.Stdout)
 		case *syncpodv1.StreamOutput_Stderr:

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -43,6 +46,25 @@ func (f *fakePlanner) Exec(stream plannerv1.PlannerService_ExecServer) error {
 		}
 	}
 	return out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: int32(n)}})
+}
+
+// Attach: the fake refuses, as crisim does.
+func (f *fakePlanner) Attach(stream plannerv1.PlannerService_AttachServer) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	return status.Error(codes.FailedPrecondition, "executor: crisim cannot attach to container \"c1\"")
+}
+
+func TestAttachRefusedSaysWhy(t *testing.T) {
+	h := newHarness(t)
+	h.planner.put("default/web", record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	if code := h.run(t, "attach", "web"); code != 1 || !strings.Contains(h.err.String(), "cannot attach") {
+		t.Fatalf("attach: exit %d err %q", code, h.err)
+	}
+	if code := h.run(t, "attach", "web", "more"); code != 2 {
+		t.Fatalf("attach with two pods: exit %d", code)
+	}
 }
 
 func TestExecCarriesStdinOutputAndExitCode(t *testing.T) {

@@ -60,6 +60,11 @@ func TestExecOnCrisim(t *testing.T) {
 		t.Fatalf("exec in a wrong container: exit %d %q", code, errOut)
 	}
 
+	// crisim keeps no stdin: attach is refused with the reason.
+	if code, _, errOut := n.runCtl("", "attach", "shell"); code != 1 || !strings.Contains(errOut, "cannot attach") {
+		t.Fatalf("attach on crisim: exit %d %q", code, errOut)
+	}
+
 	// With a terminal: syncpodctl's stdin is a pty, as in a shell.
 	ptmx, tty, err := pty.Open()
 	if err != nil {

@@ -1578,6 +1578,171 @@ func (x *ListPodStatsResponse) GetStats() []*v1.PodStats {
 	return nil
 }
 
+// AttachRequest is one message of an Attach session from the caller.
+type AttachRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// start names the container: in the first message only.
+	Start *AttachStart `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// input is standard input or a resize: in later messages.
+	Input         *v1.StreamInput `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachRequest) Reset() {
+	*x = AttachRequest{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachRequest) ProtoMessage() {}
+
+func (x *AttachRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
+func (*AttachRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *AttachRequest) GetStart() *AttachStart {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *AttachRequest) GetInput() *v1.StreamInput {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+// AttachStart opens an Attach session.
+type AttachStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// container_id of a running container. Required.
+	ContainerId string `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	// stdin passes the caller's standard input to the process.
+	Stdin bool `protobuf:"varint,2,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	// tty: the container was started with a terminal.
+	Tty           bool `protobuf:"varint,3,opt,name=tty,proto3" json:"tty,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachStart) Reset() {
+	*x = AttachStart{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachStart) ProtoMessage() {}
+
+func (x *AttachStart) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachStart.ProtoReflect.Descriptor instead.
+func (*AttachStart) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *AttachStart) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *AttachStart) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *AttachStart) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
+}
+
+// AttachResponse is one message of an Attach session to the caller.
+type AttachResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// output of the process, or its exit code (last).
+	Output        *v1.StreamOutput `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachResponse) Reset() {
+	*x = AttachResponse{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachResponse) ProtoMessage() {}
+
+func (x *AttachResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
+func (*AttachResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *AttachResponse) GetOutput() *v1.StreamOutput {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
 var File_syncpod_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
@@ -1674,7 +1839,16 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x13ListPodStatsRequest\x12\x19\n" +
 	"\bpod_uids\x18\x01 \x03(\tR\apodUids\"B\n" +
 	"\x14ListPodStatsResponse\x12*\n" +
-	"\x05stats\x18\x01 \x03(\v2\x14.syncpod.v1.PodStatsR\x05stats*\xe5\x01\n" +
+	"\x05stats\x18\x01 \x03(\v2\x14.syncpod.v1.PodStatsR\x05stats\"v\n" +
+	"\rAttachRequest\x126\n" +
+	"\x05start\x18\x01 \x01(\v2 .syncpod.executor.v1.AttachStartR\x05start\x12-\n" +
+	"\x05input\x18\x02 \x01(\v2\x17.syncpod.v1.StreamInputR\x05input\"X\n" +
+	"\vAttachStart\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x14\n" +
+	"\x05stdin\x18\x02 \x01(\bR\x05stdin\x12\x10\n" +
+	"\x03tty\x18\x03 \x01(\bR\x03tty\"B\n" +
+	"\x0eAttachResponse\x120\n" +
+	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output*\xe5\x01\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -1689,7 +1863,7 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +
 	"\x0eOUTCOME_FAILED\x10\x02\x12\x13\n" +
-	"\x0fOUTCOME_SKIPPED\x10\x032\x8d\a\n" +
+	"\x0fOUTCOME_SKIPPED\x10\x032\xe4\a\n" +
 	"\x0fExecutorService\x12c\n" +
 	"\fApplyActions\x12(.syncpod.executor.v1.ApplyActionsRequest\x1a).syncpod.executor.v1.ApplyActionsResponse\x12l\n" +
 	"\x0fRemoveResources\x12+.syncpod.executor.v1.RemoveResourcesRequest\x1a,.syncpod.executor.v1.RemoveResourcesResponse\x12c\n" +
@@ -1699,7 +1873,8 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\rContainerLogs\x12).syncpod.executor.v1.ContainerLogsRequest\x1a*.syncpod.executor.v1.ContainerLogsResponse0\x01\x12O\n" +
 	"\x04Exec\x12 .syncpod.executor.v1.ExecRequest\x1a!.syncpod.executor.v1.ExecResponse(\x010\x01\x12d\n" +
 	"\vPortForward\x12'.syncpod.executor.v1.PortForwardRequest\x1a(.syncpod.executor.v1.PortForwardResponse(\x010\x01\x12c\n" +
-	"\fListPodStats\x12(.syncpod.executor.v1.ListPodStatsRequest\x1a).syncpod.executor.v1.ListPodStatsResponseBAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
+	"\fListPodStats\x12(.syncpod.executor.v1.ListPodStatsRequest\x1a).syncpod.executor.v1.ListPodStatsResponse\x12U\n" +
+	"\x06Attach\x12\".syncpod.executor.v1.AttachRequest\x1a#.syncpod.executor.v1.AttachResponse(\x010\x01BAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_syncpod_executor_v1_executor_proto_rawDescOnce sync.Once
@@ -1714,7 +1889,7 @@ func file_syncpod_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(Step)(0),                       // 0: syncpod.executor.v1.Step
 	(Outcome)(0),                    // 1: syncpod.executor.v1.Outcome
@@ -1741,63 +1916,71 @@ var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(*PortForwardResponse)(nil),     // 22: syncpod.executor.v1.PortForwardResponse
 	(*ListPodStatsRequest)(nil),     // 23: syncpod.executor.v1.ListPodStatsRequest
 	(*ListPodStatsResponse)(nil),    // 24: syncpod.executor.v1.ListPodStatsResponse
-	(*v1.Pod)(nil),                  // 25: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),          // 26: syncpod.v1.ObservedPod
-	(*v1.PodActions)(nil),           // 27: syncpod.v1.PodActions
-	(*timestamppb.Timestamp)(nil),   // 28: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 29: google.protobuf.Duration
-	(*v1.LogLine)(nil),              // 30: syncpod.v1.LogLine
-	(*v1.StreamInput)(nil),          // 31: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),         // 32: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),             // 33: syncpod.v1.PodStats
+	(*AttachRequest)(nil),           // 25: syncpod.executor.v1.AttachRequest
+	(*AttachStart)(nil),             // 26: syncpod.executor.v1.AttachStart
+	(*AttachResponse)(nil),          // 27: syncpod.executor.v1.AttachResponse
+	(*v1.Pod)(nil),                  // 28: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),          // 29: syncpod.v1.ObservedPod
+	(*v1.PodActions)(nil),           // 30: syncpod.v1.PodActions
+	(*timestamppb.Timestamp)(nil),   // 31: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 32: google.protobuf.Duration
+	(*v1.LogLine)(nil),              // 33: syncpod.v1.LogLine
+	(*v1.StreamInput)(nil),          // 34: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),         // 35: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),             // 36: syncpod.v1.PodStats
 }
 var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
-	25, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
-	26, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
-	27, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
+	28, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
+	29, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
+	30, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
 	4,  // 3: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
-	28, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
+	31, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
 	0,  // 5: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
 	1,  // 6: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	28, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
-	29, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
+	31, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
+	32, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
 	7,  // 9: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
 	1,  // 10: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
 	10, // 11: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
-	29, // 12: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
-	28, // 13: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
-	28, // 14: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
-	29, // 15: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
-	28, // 16: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	30, // 17: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	32, // 12: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
+	31, // 13: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
+	31, // 14: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
+	32, // 15: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
+	31, // 16: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	33, // 17: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
 	18, // 18: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
-	31, // 19: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	32, // 20: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	34, // 19: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	35, // 20: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
 	21, // 21: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
-	33, // 22: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
-	2,  // 23: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
-	5,  // 24: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
-	8,  // 25: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
-	11, // 26: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
-	13, // 27: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
-	15, // 28: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
-	17, // 29: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
-	20, // 30: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
-	23, // 31: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
-	3,  // 32: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
-	6,  // 33: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
-	9,  // 34: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
-	12, // 35: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
-	14, // 36: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
-	16, // 37: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
-	19, // 38: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
-	22, // 39: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
-	24, // 40: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
-	32, // [32:41] is the sub-list for method output_type
-	23, // [23:32] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	36, // 22: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	26, // 23: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
+	34, // 24: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	35, // 25: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	2,  // 26: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
+	5,  // 27: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
+	8,  // 28: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
+	11, // 29: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
+	13, // 30: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
+	15, // 31: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
+	17, // 32: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
+	20, // 33: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
+	23, // 34: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
+	25, // 35: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
+	3,  // 36: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
+	6,  // 37: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
+	9,  // 38: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
+	12, // 39: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
+	14, // 40: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
+	16, // 41: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
+	19, // 42: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
+	22, // 43: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
+	24, // 44: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
+	27, // 45: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
+	36, // [36:46] is the sub-list for method output_type
+	26, // [26:36] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_executor_v1_executor_proto_init() }
@@ -1812,7 +1995,7 @@ func file_syncpod_executor_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_executor_v1_executor_proto_rawDesc), len(file_syncpod_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	ExecutorService_Exec_FullMethodName            = "/syncpod.executor.v1.ExecutorService/Exec"
 	ExecutorService_PortForward_FullMethodName     = "/syncpod.executor.v1.ExecutorService/PortForward"
 	ExecutorService_ListPodStats_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ListPodStats"
+	ExecutorService_Attach_FullMethodName          = "/syncpod.executor.v1.ExecutorService/Attach"
 )
 
 // ExecutorServiceClient is the client API for ExecutorService service.
@@ -73,6 +74,9 @@ type ExecutorServiceClient interface {
 	// ListPodStats sums the runtime's CRI container stats (ListContainerStats)
 	// per pod, for the running containers the executor manages.
 	ListPodStats(ctx context.Context, in *ListPodStatsRequest, opts ...grpc.CallOption) (*ListPodStatsResponse, error)
+	// Attach connects to a running container's process through the
+	// runtime's streaming server (CRI Attach), as Exec does to a new one.
+	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error)
 }
 
 type executorServiceClient struct {
@@ -188,6 +192,19 @@ func (c *executorServiceClient) ListPodStats(ctx context.Context, in *ListPodSta
 	return out, nil
 }
 
+func (c *executorServiceClient) Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ExecutorService_ServiceDesc.Streams[3], ExecutorService_Attach_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AttachRequest, AttachResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_AttachClient = grpc.BidiStreamingClient[AttachRequest, AttachResponse]
+
 // ExecutorServiceServer is the server API for ExecutorService service.
 // All implementations must embed UnimplementedExecutorServiceServer
 // for forward compatibility.
@@ -231,6 +248,9 @@ type ExecutorServiceServer interface {
 	// ListPodStats sums the runtime's CRI container stats (ListContainerStats)
 	// per pod, for the running containers the executor manages.
 	ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error)
+	// Attach connects to a running container's process through the
+	// runtime's streaming server (CRI Attach), as Exec does to a new one.
+	Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error
 	mustEmbedUnimplementedExecutorServiceServer()
 }
 
@@ -267,6 +287,9 @@ func (UnimplementedExecutorServiceServer) PortForward(grpc.BidiStreamingServer[P
 }
 func (UnimplementedExecutorServiceServer) ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListPodStats not implemented")
+}
+func (UnimplementedExecutorServiceServer) Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error {
+	return status.Error(codes.Unimplemented, "method Attach not implemented")
 }
 func (UnimplementedExecutorServiceServer) mustEmbedUnimplementedExecutorServiceServer() {}
 func (UnimplementedExecutorServiceServer) testEmbeddedByValue()                         {}
@@ -422,6 +445,13 @@ func _ExecutorService_ListPodStats_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ExecutorService_Attach_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ExecutorServiceServer).Attach(&grpc.GenericServerStream[AttachRequest, AttachResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_AttachServer = grpc.BidiStreamingServer[AttachRequest, AttachResponse]
+
 // ExecutorService_ServiceDesc is the grpc.ServiceDesc for ExecutorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -469,6 +499,12 @@ var ExecutorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "PortForward",
 			Handler:       _ExecutorService_PortForward_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Attach",
+			Handler:       _ExecutorService_Attach_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

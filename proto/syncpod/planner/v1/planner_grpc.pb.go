@@ -29,6 +29,7 @@ const (
 	PlannerService_Exec_FullMethodName          = "/syncpod.planner.v1.PlannerService/Exec"
 	PlannerService_PortForward_FullMethodName   = "/syncpod.planner.v1.PlannerService/PortForward"
 	PlannerService_ListPodStats_FullMethodName  = "/syncpod.planner.v1.PlannerService/ListPodStats"
+	PlannerService_Attach_FullMethodName        = "/syncpod.planner.v1.PlannerService/Attach"
 )
 
 // PlannerServiceClient is the client API for PlannerService service.
@@ -81,6 +82,12 @@ type PlannerServiceClient interface {
 	// selects (as ListPods), read by the executor from the runtime's CRI
 	// container stats. Pods with nothing running are listed with zeros.
 	ListPodStats(ctx context.Context, in *ListPodStatsRequest, opts ...grpc.CallOption) (*ListPodStatsResponse, error)
+	// Attach connects to a running container's own process, as Exec does
+	// to a new one: the first request names the container, later ones carry
+	// standard input and resizes; responses carry the output. The session
+	// ends when the process ends or the caller leaves (the process goes
+	// on). Runtimes that keep no standard input (crisim) refuse it.
+	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error)
 }
 
 type plannerServiceClient struct {
@@ -215,6 +222,19 @@ func (c *plannerServiceClient) ListPodStats(ctx context.Context, in *ListPodStat
 	return out, nil
 }
 
+func (c *plannerServiceClient) Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlannerService_ServiceDesc.Streams[4], PlannerService_Attach_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AttachRequest, AttachResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_AttachClient = grpc.BidiStreamingClient[AttachRequest, AttachResponse]
+
 // PlannerServiceServer is the server API for PlannerService service.
 // All implementations must embed UnimplementedPlannerServiceServer
 // for forward compatibility.
@@ -265,6 +285,12 @@ type PlannerServiceServer interface {
 	// selects (as ListPods), read by the executor from the runtime's CRI
 	// container stats. Pods with nothing running are listed with zeros.
 	ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error)
+	// Attach connects to a running container's own process, as Exec does
+	// to a new one: the first request names the container, later ones carry
+	// standard input and resizes; responses carry the output. The session
+	// ends when the process ends or the caller leaves (the process goes
+	// on). Runtimes that keep no standard input (crisim) refuse it.
+	Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error
 	mustEmbedUnimplementedPlannerServiceServer()
 }
 
@@ -304,6 +330,9 @@ func (UnimplementedPlannerServiceServer) PortForward(grpc.BidiStreamingServer[Po
 }
 func (UnimplementedPlannerServiceServer) ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListPodStats not implemented")
+}
+func (UnimplementedPlannerServiceServer) Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error {
+	return status.Error(codes.Unimplemented, "method Attach not implemented")
 }
 func (UnimplementedPlannerServiceServer) mustEmbedUnimplementedPlannerServiceServer() {}
 func (UnimplementedPlannerServiceServer) testEmbeddedByValue()                        {}
@@ -470,6 +499,13 @@ func _PlannerService_ListPodStats_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PlannerService_Attach_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PlannerServiceServer).Attach(&grpc.GenericServerStream[AttachRequest, AttachResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_AttachServer = grpc.BidiStreamingServer[AttachRequest, AttachResponse]
+
 // PlannerService_ServiceDesc is the grpc.ServiceDesc for PlannerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -522,6 +558,12 @@ var PlannerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "PortForward",
 			Handler:       _PlannerService_PortForward_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Attach",
+			Handler:       _PlannerService_Attach_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},
