@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -158,26 +159,7 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 		if err != nil {
 			return err
 		}
-		defer ptmx.Close()
-		go func() {
-			for size := range resize {
-				_ = pty.Setsize(ptmx, &pty.Winsize{Rows: size.Height, Cols: size.Width})
-			}
-		}()
-		if in != nil {
-			go func() { _, _ = io.Copy(ptmx, in) }()
-		}
-		copied := make(chan struct{})
-		go func() {
-			defer close(copied)
-			if out != nil {
-				_, _ = io.Copy(out, ptmx) // ends with EIO once the process side closes
-			}
-		}()
-		err = c.Wait()
-		_ = ptmx.Close()
-		<-copied
-		return exitError(err)
+		return runInTerminal(c, ptmx, in, out, resize)
 	}
 	// In the container's process group, so it ends with the container.
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: t.pgid}
@@ -191,6 +173,63 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 		c.Stderr = errw
 	}
 	return exitError(c.Run())
+}
+
+// ptyDrainTimeout bounds how long a terminal's output is read after its
+// command ended (a background child may keep the terminal open).
+const ptyDrainTimeout = 2 * time.Second
+
+// runInTerminal carries a started command's terminal: input and resizes
+// in, output out, until the command has ended and its output is read.
+// The terminal is closed only once no goroutine uses it.
+func runInTerminal(c *exec.Cmd, ptmx *os.File, in io.Reader, out io.Writer, resize <-chan remotecommandserver.TerminalSize) error {
+	var mu sync.Mutex // guards ptmx against Close while writing or resizing
+	closed := false
+	locked := func(f func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !closed {
+			f()
+		}
+	}
+	go func() {
+		for size := range resize {
+			locked(func() { _ = pty.Setsize(ptmx, &pty.Winsize{Rows: size.Height, Cols: size.Width}) })
+		}
+	}()
+	if in != nil {
+		go func() {
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := in.Read(buf)
+				if n > 0 {
+					locked(func() { _, _ = ptmx.Write(buf[:n]) })
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		if out == nil {
+			out = io.Discard
+		}
+		_, _ = io.Copy(out, ptmx) // ends with EIO once the command's side is closed
+	}()
+	err := c.Wait()
+	select {
+	case <-copied:
+	case <-time.After(ptyDrainTimeout):
+	}
+	mu.Lock()
+	closed = true
+	_ = ptmx.Close()
+	mu.Unlock()
+	<-copied
+	return exitError(err)
 }
 
 // exitError gives a non-zero exit the form the streaming library reports
