@@ -5,13 +5,15 @@ import (
 
 	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/planner/validate"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
 // Service implements plannerv1.PlannerServiceServer.
 type Service struct {
 	plannerv1.UnsafePlannerServiceServer
-	pods PodStore
+	pods     PodStore
+	executor executorv1.ExecutorServiceClient
 }
 
 // Options configure the planner service.
@@ -19,10 +21,13 @@ type Options struct {
 	// Pods is the desired-pod store behind ApplyPod, DeletePod, GetPod,
 	// ListPods and WatchPods (pods.go). Nil makes them Unavailable.
 	Pods PodStore
+	// Executor carries the streaming calls (ContainerLogs, logs.go) to
+	// the executor. Nil makes them Unavailable.
+	Executor executorv1.ExecutorServiceClient
 }
 
 // New returns the planner service.
-func New(opts Options) *Service { return &Service{pods: opts.Pods} }
+func New(opts Options) *Service { return &Service{pods: opts.Pods, executor: opts.Executor} }
 
 // Plan is the dry run of computePodActions: it validates the request (every
 // field error at once, InvalidArgument) and returns plan.Compute's actions.

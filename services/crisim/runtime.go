@@ -131,6 +131,8 @@ type Runtime struct {
 	// afterShimStart, for tests, runs between a shim's start and the
 	// StartContainer that started it taking mu again.
 	afterShimStart func(*shimRunner)
+	stats          *statsSampler // stats.go
+	streams        streams       // streaming.go
 }
 
 // New builds a Runtime.
@@ -163,6 +165,7 @@ func New(opts Options) (*Runtime, error) {
 		nextIP:     fakePodCIDR.Addr().Next().Next(), // 10.88.0.2
 		boot:       bootID(),
 		closing:    make(chan struct{}),
+		stats:      newStatsSampler(),
 	}
 	r.cwd, _ = os.Getwd()
 	r.events = newBroker(opts.EventBuffer)

@@ -3,13 +3,14 @@ package ctl
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -17,6 +18,7 @@ import (
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -42,41 +44,23 @@ const (
 	exitNotFound = 3 // what was named does not exist
 )
 
-const usage = `syncpodctl drives a syncpod node, like kubectl drives a cluster.
+const rootLong = `syncpodctl drives a syncpod node, like kubectl drives a cluster.
 
-Usage:
-  syncpodctl [global flags] COMMAND [flags] [args]
-
-Commands:
-  apply -f FILE|DIR|-          create or update pods from Kubernetes Pod YAML/JSON
-                               or syncpod JSON (several files, or --- separated)
-  get pods [NAME...]           list pods: NAME READY STATUS RESTARTS AGE
-                               (-n NS, -A, -l app=web, -o wide|json|yaml)
-  describe pod NAME            spec, status, conditions and events of a pod
-  delete pod NAME...           stop a pod's containers and forget it (--grace-period N)
-  plan -f FILE                 dry run: what the node would do for this pod and why
-                               (--observed FILE for a given runtime state)
-  events [POD]                 events of a pod or of every pod (--watch to follow)
-  backoffs list                crash-loop back-offs (--pod UID)
-  backoffs reset POD_UID [CONTAINER]
-                               clear a crash loop so the container restarts now
-  logs POD CONTAINER           print a container's log (--previous, --log-dir)
-
-Global flags (also SYNCPOD_SERVER, SYNCPOD_EXECUTOR):
-  --server ADDR     planner address (default 127.0.0.1:7001; unix:///path works)
-  --executor ADDR   executor address, for backoffs (default 127.0.0.1:7002)
-  --timeout DUR     per-request timeout (default 10s)
-
-Examples:
-  syncpodctl apply -f examples/
-  syncpodctl get pods -A -o wide
-  syncpodctl describe pod web
-  syncpodctl plan -f examples/web.yaml
-  syncpodctl backoffs reset 6f1c... web
+Global flags may stand anywhere on the line. Every global flag also reads
+SYNCPOD_ + its upper-cased name (SYNCPOD_SERVER, SYNCPOD_EXECUTOR,
+SYNCPOD_PLEG, SYNCPOD_NAMESPACE, SYNCPOD_TIMEOUT); the command line wins.
 
 Exit codes: 0 ok, 1 the server refused or failed, 2 bad command line,
-3 not found.
-`
+3 not found.`
+
+const rootExample = `  syncpodctl apply -f examples/
+  syncpodctl get pods -A -o wide
+  syncpodctl get pod web -o yaml > web.yaml && syncpodctl apply -f web.yaml
+  syncpodctl wait --for=condition=Ready pod/web --timeout=60s
+  syncpodctl describe pod web
+  syncpodctl plan -f examples/web.yaml
+  syncpodctl backoffs reset crashloop -c crash
+  syncpodctl delete pod web`
 
 // usageError is a bad command line.
 type usageError struct{ msg string }
@@ -96,48 +80,117 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Dial == nil {
 		env.Dial = dialPlaintext
 	}
-	fs := flag.NewFlagSet("syncpodctl", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	g := &globals{env: env}
-	fs.StringVar(&g.server, "server", "127.0.0.1:7001", "")
-	fs.StringVar(&g.executor, "executor", "127.0.0.1:7002", "")
-	fs.DurationVar(&g.timeout, "timeout", 10*time.Second, "")
-	if err := server.Parse(fs, globalArgs(args), env.Getenv); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(env.Stdout, usage)
-			return exitOK
-		}
-		fmt.Fprintf(env.Stderr, "syncpodctl: %v\n\n%s", err, usage)
-		return exitUsage
+	if env.Stdin == nil {
+		env.Stdin = strings.NewReader("")
 	}
-	rest := args[len(globalArgs(args)):]
-	if len(rest) == 0 || rest[0] == "help" || rest[0] == "--help" || rest[0] == "-h" {
-		fmt.Fprint(env.Stdout, usage)
-		if len(rest) == 0 {
+	g := &globals{env: env}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && !g.ran {
+		// Everything that fails before a command runs is the command
+		// line's fault: unknown commands and flags, wrong arguments, bad
+		// environment values.
+		var ue usageError
+		if !errors.As(err, &ue) {
+			err = usageError{err.Error()}
+		}
+		if cmd == nil || cmd == root {
+			fmt.Fprintf(env.Stderr, "error: %s\nRun 'syncpodctl --help' for usage.\n", err)
 			return exitUsage
 		}
-		return exitOK
-	}
-	cmd, ok := lookup(rest[0])
-	if !ok {
-		fmt.Fprintf(env.Stderr, "syncpodctl: unknown command %q\n\n%s", rest[0], usage)
+		fmt.Fprintf(env.Stderr, "error: %s\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
 		return exitUsage
 	}
-	err := cmd(ctx, g, rest[1:])
 	return report(env.Stderr, err)
 }
 
-// globalArgs is the prefix of args made of global flags.
-func globalArgs(args []string) []string {
-	i := 0
-	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-h" && args[i] != "--help" {
-		name := strings.TrimLeft(strings.SplitN(args[i], "=", 2)[0], "-")
-		i++
-		if !strings.Contains(args[i-1], "=") && (name == "server" || name == "executor" || name == "timeout") && i < len(args) {
-			i++
+// newRoot builds the command tree.
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "syncpodctl",
+		Short:         "syncpodctl drives a syncpod node, like kubectl drives a cluster",
+		Long:          rootLong,
+		Example:       rootExample,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// Without a command: help on stdout, and exit 2 like any other
+		// incomplete command line.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.SetOut(g.env.Stdout)
+			_ = cmd.Help()
+			return usagef("no command given")
+		},
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return applyEnv(cmd.Flags(), g.env.Getenv)
+		},
+		Version: server.Version,
+	}
+	root.SetVersionTemplate("syncpodctl {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.server, "server", "127.0.0.1:7001", "planner address (host:port or unix:///path)")
+	pf.StringVar(&g.executor, "executor", "127.0.0.1:7002", "executor address, for backoffs")
+	pf.StringVar(&g.pleg, "pleg", "127.0.0.1:7003", "PLEG address, for plans against a live pod")
+	pf.DurationVar(&g.timeout, "timeout", 10*time.Second, "per-request timeout")
+	pf.StringVarP(&g.namespace, "namespace", "n", "default", "namespace of the pods named")
+	root.AddGroup(&cobra.Group{ID: "basic", Title: "Pods:"}, &cobra.Group{ID: "debug", Title: "Troubleshooting:"}, &cobra.Group{ID: "node", Title: "Node:"})
+	for _, c := range []*cobra.Command{newApply(g), newGet(g), newDescribe(g), newDelete(g), newWait(g)} {
+		c.GroupID = "basic"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{newLogs(g), newExec(g), newAttach(g), newPortForward(g), newTop(g), newEvents(g), newPlan(g)} {
+		c.GroupID = "debug"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{newBackoffs(g), newVersion(g)} {
+		c.GroupID = "node"
+		root.AddCommand(c)
+	}
+	root.SetHelpCommandGroupID("node")
+	root.SetCompletionCommandGroupID("node")
+	// Mark the point where parsing is over and a command runs: errors
+	// from here on are the command's, not the command line's.
+	var mark func(c *cobra.Command)
+	mark = func(c *cobra.Command) {
+		if run := c.RunE; run != nil && c != root {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				g.ran = true
+				return run(cmd, args)
+			}
+		}
+		for _, sub := range c.Commands() {
+			mark(sub)
 		}
 	}
-	return args[:i]
+	mark(root)
+	return root
+}
+
+// applyEnv sets every flag left unset on the command line from its
+// SYNCPOD_ environment variable.
+func applyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
+	var errs []error
+	for _, name := range []string{"server", "executor", "pleg", "timeout", "namespace"} {
+		f := fs.Lookup(name)
+		if f == nil || f.Changed {
+			continue
+		}
+		v := getenv(server.EnvName(name))
+		if v == "" {
+			continue
+		}
+		if err := fs.Set(name, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", server.EnvName(name), v, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return usageError{err.Error()}
+	}
+	return nil
 }
 
 func report(w io.Writer, err error) int {
@@ -149,13 +202,14 @@ func report(w io.Writer, err error) int {
 		fmt.Fprintf(w, "error: %s\nRun 'syncpodctl --help' for usage.\n", ue.msg)
 		return exitUsage
 	}
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
 	var nf notFoundError
 	if errors.As(err, &nf) {
 		fmt.Fprintf(w, "Error: %s\n", nf.msg)
 		return exitNotFound
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
 	}
 	var s silent
 	if errors.As(err, &s) {
@@ -175,17 +229,27 @@ func report(w io.Writer, err error) int {
 		return exitNotFound
 	case codes.Unavailable:
 		fmt.Fprintf(w, "error: cannot reach the server: %s\n", st.Message())
+	case codes.InvalidArgument:
+		fmt.Fprintf(w, "Error from server (BadRequest): %s\n", st.Message())
 	default:
 		fmt.Fprintf(w, "Error from server (%s): %s\n", st.Code(), st.Message())
 	}
 	return exitFailure
 }
 
+// exitError ends syncpodctl with a given code, its message already shown.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
 type globals struct {
-	env      Env
-	server   string
-	executor string
-	timeout  time.Duration
+	env       Env
+	server    string
+	executor  string
+	pleg      string
+	timeout   time.Duration
+	namespace string
+	ran       bool // a command's RunE has started
 }
 
 func (g *globals) planner() (plannerv1.PlannerServiceClient, io.Closer, error) {
@@ -204,6 +268,14 @@ func (g *globals) executorClient() (executorv1.ExecutorServiceClient, io.Closer,
 	return executorv1.NewExecutorServiceClient(conn), closer, nil
 }
 
+func (g *globals) plegClient() (plegv1.PlegServiceClient, io.Closer, error) {
+	conn, closer, err := g.env.Dial(g.pleg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return plegv1.NewPlegServiceClient(conn), closer, nil
+}
+
 func dialPlaintext(addr string) (grpc.ClientConnInterface, io.Closer, error) {
 	target, err := server.DialTarget(addr)
 	if err != nil {
@@ -216,57 +288,47 @@ func dialPlaintext(addr string) (grpc.ClientConnInterface, io.Closer, error) {
 	return conn, conn, nil
 }
 
-type command func(ctx context.Context, g *globals, args []string) error
-
-// lookup returns the command called name.
-func lookup(name string) (command, bool) {
-	switch name {
-	case "apply":
-		return cmdApply, true
-	case "get":
-		return cmdGet, true
-	case "describe":
-		return cmdDescribe, true
-	case "delete":
-		return cmdDelete, true
-	case "plan":
-		return cmdPlan, true
-	case "events":
-		return cmdEvents, true
-	case "backoffs":
-		return cmdBackoffs, true
-	case "logs":
-		return cmdLogs, true
+// podArg splits "NAME", "pod/NAME" or "pods/NAME".
+func podArg(arg string) (string, error) {
+	if kind, name, ok := strings.Cut(arg, "/"); ok {
+		if !isPods(kind) {
+			return "", usagef("%q: only pods are supported", arg)
+		}
+		arg = name
 	}
-	return nil, false
+	if arg == "" {
+		return "", usagef("a pod name is required")
+	}
+	return arg, nil
 }
 
-// subFlags makes a flag set for a subcommand whose --help prints help.
-func subFlags(name, help string, w io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(w)
-	fs.Usage = func() {
-		fmt.Fprintf(w, "%s\n\nFlags:\n", help)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseInterleaved parses flags that may come after positional arguments.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usagef("%v", err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
+// podNames reads "pod NAME..." or "pod/NAME ..." arguments.
+func podNames(args []string) ([]string, error) {
+	if len(args) > 0 && isPods(args[0]) {
 		args = args[1:]
+		if len(args) == 0 {
+			return nil, usagef("a pod name is required")
+		}
+		for _, a := range args {
+			if strings.Contains(a, "/") {
+				return nil, usagef("%q: there is no need to specify a resource type as a separate argument when passing arguments in resource/name form", a)
+			}
+		}
+		return args, nil
 	}
+	if len(args) == 0 {
+		return nil, usagef("a pod name is required")
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		if !strings.Contains(a, "/") {
+			return nil, usagef("%q: name a pod as \"pod NAME\" or \"pod/NAME\"", a)
+		}
+		n, err := podArg(a)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
 }

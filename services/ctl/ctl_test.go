@@ -26,6 +26,7 @@ import (
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -39,6 +40,117 @@ type fakePlanner struct {
 	records map[string]*plannerv1.PodRecord
 	planReq *plannerv1.PlanRequest
 	deleted []*plannerv1.DeletePodRequest
+	// keepDeleted leaves deleted pods terminating until remove is called.
+	keepDeleted bool
+	watchers    []chan *plannerv1.WatchPodsResponse
+	watching    chan struct{} // closed when the first watch has started
+	// logs by container, "NAME/previous" for the previous instance.
+	logs    map[string][]*syncpodv1.LogLine
+	logReqs []*plannerv1.ContainerLogsRequest
+	// execStarts are the Exec sessions opened.
+	execStarts []*plannerv1.ExecStart
+}
+
+func (f *fakePlanner) lastLogs() *plannerv1.ContainerLogsRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.logReqs[len(f.logReqs)-1]
+}
+
+func (f *fakePlanner) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plannerv1.PlannerService_ContainerLogsServer) error {
+	f.mu.Lock()
+	f.logReqs = append(f.logReqs, req)
+	r, ok := f.records[key(req.GetPod().GetNamespace(), req.GetPod().GetName())]
+	var names []string
+	if ok {
+		for _, c := range append(append([]*syncpodv1.Container(nil), r.GetPod().GetSpec().GetInitContainers()...), r.GetPod().GetSpec().GetContainers()...) {
+			names = append(names, c.GetName())
+		}
+	}
+	k := req.GetContainer()
+	if req.GetPrevious() {
+		k += "/previous"
+	}
+	lines := f.logs[k]
+	f.mu.Unlock()
+	if !ok {
+		return status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
+	}
+	if !slices.Contains(names, req.GetContainer()) {
+		return status.Errorf(codes.NotFound, "container %s is not valid for pod %s: choose one of [%s]", req.GetContainer(), req.GetPod().GetName(), strings.Join(names, " "))
+	}
+	return stream.Send(&plannerv1.ContainerLogsResponse{Lines: lines})
+}
+
+// publish sends a change to every watcher; the caller holds mu.
+func (f *fakePlanner) publish(t plannerv1.WatchEventType, r *plannerv1.PodRecord) {
+	for _, w := range f.watchers {
+		w <- &plannerv1.WatchPodsResponse{Type: t, Record: proto.Clone(r).(*plannerv1.PodRecord)}
+	}
+}
+
+// update changes a stored record and tells the watchers.
+func (f *fakePlanner) update(k string, change func(r *plannerv1.PodRecord)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.records[k]
+	change(r)
+	f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, r)
+}
+
+// put stores a record while watches may run.
+func (f *fakePlanner) put(k string, r *plannerv1.PodRecord) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.records[k] = r
+}
+
+// remove forgets a pod, as the planner does once its containers are gone.
+func (f *fakePlanner) remove(k string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.records[k]
+	delete(f.records, k)
+	f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED, r)
+}
+
+func (f *fakePlanner) WatchPods(req *plannerv1.WatchPodsRequest, stream plannerv1.PlannerService_WatchPodsServer) error {
+	ch := make(chan *plannerv1.WatchPodsResponse, 100)
+	f.mu.Lock()
+	var initial []*plannerv1.WatchPodsResponse
+	for _, k := range sortedRecordKeys(f.records) {
+		r := f.records[k]
+		if req.GetNamespace() == "" || namespaceOf(r.GetPod()) == req.GetNamespace() {
+			initial = append(initial, &plannerv1.WatchPodsResponse{Type: plannerv1.WatchEventType_WATCH_EVENT_TYPE_ADDED, Record: proto.Clone(r).(*plannerv1.PodRecord)})
+		}
+	}
+	f.watchers = append(f.watchers, ch)
+	if f.watching != nil {
+		select {
+		case <-f.watching:
+		default:
+			close(f.watching)
+		}
+	}
+	f.mu.Unlock()
+	for _, ev := range initial {
+		if err := stream.Send(ev); err != nil {
+			return err
+		}
+	}
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case ev := <-ch:
+			if req.GetNamespace() != "" && namespaceOf(ev.GetRecord().GetPod()) != req.GetNamespace() {
+				continue
+			}
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 func key(ns, name string) string {
@@ -74,7 +186,7 @@ func (f *fakePlanner) ListPods(_ context.Context, req *plannerv1.ListPodsRequest
 	for _, k := range sortedRecordKeys(f.records) {
 		r := f.records[k]
 		if req.GetNamespace() == "" || namespaceOf(r.GetPod()) == req.GetNamespace() {
-			out = append(out, r)
+			out = append(out, proto.Clone(r).(*plannerv1.PodRecord))
 		}
 	}
 	return &plannerv1.ListPodsResponse{Records: out}, nil
@@ -90,7 +202,7 @@ func (f *fakePlanner) GetPod(_ context.Context, req *plannerv1.GetPodRequest) (*
 	for _, r := range f.records {
 		if (req.GetPod().GetUid() != "" && r.GetPod().GetUid() == req.GetPod().GetUid()) ||
 			key(req.GetPod().GetNamespace(), req.GetPod().GetName()) == key(r.GetPod().GetNamespace(), r.GetPod().GetName()) {
-			return &plannerv1.GetPodResponse{Record: r}, nil
+			return &plannerv1.GetPodResponse{Record: proto.Clone(r).(*plannerv1.PodRecord)}, nil
 		}
 	}
 	return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
@@ -104,6 +216,13 @@ func (f *fakePlanner) DeletePod(_ context.Context, req *plannerv1.DeletePodReque
 		return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
 	}
 	f.deleted = append(f.deleted, req)
+	r.Pod.DeletionTime = timestamppb.New(now)
+	if f.keepDeleted {
+		f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, r)
+	} else {
+		delete(f.records, key(req.GetPod().GetNamespace(), req.GetPod().GetName()))
+		f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED, r)
+	}
 	return &plannerv1.DeletePodResponse{Pod: r.GetPod()}, nil
 }
 
@@ -138,20 +257,37 @@ func (f *fakeExecutor) ResetBackoff(_ context.Context, req *executorv1.ResetBack
 	return &executorv1.ResetBackoffResponse{Removed: 1}, nil
 }
 
+// fakePleg answers GetPodStatus with one observed pod.
+type fakePleg struct {
+	plegv1.UnimplementedPlegServiceServer
+	mu       sync.Mutex
+	observed *syncpodv1.ObservedPod
+	asked    string
+}
+
+func (f *fakePleg) GetPodStatus(_ context.Context, req *plegv1.GetPodStatusRequest) (*plegv1.GetPodStatusResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = req.GetPodUid()
+	return &plegv1.GetPodStatusResponse{Observed: f.observed}, nil
+}
+
 type harness struct {
 	planner  *fakePlanner
 	executor *fakeExecutor
+	pleg     *fakePleg
 	env      Env
 	out, err *bytes.Buffer
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{planner: &fakePlanner{records: map[string]*plannerv1.PodRecord{}}, executor: &fakeExecutor{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}
+	h := &harness{planner: &fakePlanner{records: map[string]*plannerv1.PodRecord{}}, executor: &fakeExecutor{}, pleg: &fakePleg{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}
 	listeners := map[string]*bufconn.Listener{}
 	for addr, register := range map[string]func(*grpc.Server){
 		"planner":  func(s *grpc.Server) { plannerv1.RegisterPlannerServiceServer(s, h.planner) },
 		"executor": func(s *grpc.Server) { executorv1.RegisterExecutorServiceServer(s, h.executor) },
+		"pleg":     func(s *grpc.Server) { plegv1.RegisterPlegServiceServer(s, h.pleg) },
 	} {
 		l := bufconn.Listen(1 << 20)
 		s := grpc.NewServer()
@@ -319,8 +455,22 @@ func TestGetPodsTable(t *testing.T) {
 		t.Fatalf("json: exit %d", code)
 	}
 	var decoded map[string]any
-	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || len(decoded["records"].([]any)) != 1 {
-		t.Fatalf("-o json is not one record: %v\n%s", err, h.out)
+	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || decoded["kind"] != "Pod" || decoded["apiVersion"] != "v1" {
+		t.Fatalf("-o json of one pod is not a v1 Pod: %v\n%s", err, h.out)
+	}
+	if code := h.run(t, "get", "pods", "-o", "json"); code != 0 {
+		t.Fatalf("json list: exit %d", code)
+	}
+	decoded = nil
+	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || decoded["kind"] != "List" || len(decoded["items"].([]any)) != 4 {
+		t.Fatalf("-o json of every pod is not a v1 List of 4: %v\n%s", err, h.out)
+	}
+	if code := h.run(t, "get", "pods", "web", "-o", "proto-json"); code != 0 {
+		t.Fatalf("proto-json: exit %d", code)
+	}
+	decoded = nil
+	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || decoded["pod"].(map[string]any)["name"] != "web" {
+		t.Fatalf("-o proto-json is not the syncpod record: %v\n%s", err, h.out)
 	}
 	if code := h.run(t, "get", "nodes"); code != 2 {
 		t.Fatalf("get nodes: exit %d, want 2", code)
@@ -377,33 +527,89 @@ func TestDeletePlanBackoffs(t *testing.T) {
 	if code := h.run(t, "backoffs", "list"); code != 0 || !strings.Contains(h.out.String(), "default/crash   app         40s     25s") {
 		t.Fatalf("backoffs list: exit %d\n%s", code, h.out)
 	}
-	if code := h.run(t, "backoffs", "reset", "u-crash", "app"); code != 0 || h.out.String() != "1 back-off entry cleared\n" {
-		t.Fatalf("backoffs reset: exit %d %q", code, h.out)
-	}
-	if h.executor.reset.GetPodUid() != "u-crash" || h.executor.reset.GetContainerName() != "app" {
-		t.Fatalf("reset request %v", h.executor.reset)
+	h.planner.records["default/crash"] = record("crash", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	const forgotten = "6f1c2d3e-0000-4000-8000-00000000abcd"
+	for _, tc := range []struct {
+		name           string
+		args           []string
+		code           int
+		uid, container string
+	}{
+		{"by name with -c", []string{"crash", "-c", "app"}, 0, "uid-crash", "app"},
+		{"by uid, container positional", []string{"uid-crash", "app"}, 0, "uid-crash", "app"},
+		{"a uid the planner forgot is passed through", []string{forgotten}, 0, forgotten, ""},
+		{"unknown name", []string{"nosuch"}, 3, "", ""},
+		{"namespace flag after the pod", []string{"crash", "-n", "other"}, 3, "", ""},
+	} {
+		t.Run("backoffs reset "+tc.name, func(t *testing.T) {
+			h.executor.reset = nil
+			code := h.run(t, append([]string{"backoffs", "reset"}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %q %q", code, tc.code, h.out, h.err)
+			}
+			if tc.code != 0 {
+				if h.executor.reset != nil {
+					t.Fatalf("reset sent for a pod that does not exist: %v", h.executor.reset)
+				}
+				return
+			}
+			if h.out.String() != "1 back-off entry cleared\n" || h.executor.reset.GetPodUid() != tc.uid || h.executor.reset.GetContainerName() != tc.container {
+				t.Fatalf("out %q, reset request %v; want uid %s container %q", h.out, h.executor.reset, tc.uid, tc.container)
+			}
+		})
 	}
 }
 
-func TestLogsReadsCRIFormat(t *testing.T) {
+func TestLogsOverGRPC(t *testing.T) {
 	h := newHarness(t)
-	r := record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
-	h.planner.records["default/web"] = r
-	root := t.TempDir()
-	dir := filepath.Join(root, "default_web_uid-web", "app")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+	r := record("web", []*syncpodv1.ContainerStatus{{Name: "setup"}}, []*syncpodv1.ContainerStatus{running("app", true, 1), running("side", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.planner.put("default/web", r)
+	t1 := timestamppb.New(now.Add(-time.Minute))
+	h.planner.logs = map[string][]*syncpodv1.LogLine{
+		"app":          {{Time: t1, Content: []byte("hello")}, {Time: t1, Content: []byte("oops"), Stream: syncpodv1.LogStream_LOG_STREAM_STDERR}},
+		"app/previous": {{Time: t1, Content: []byte("first run")}},
+		"side":         {{Time: t1, Content: []byte("side line")}, {Time: t1, Content: []byte("no newline yet"), Partial: true}},
+		"setup":        {{Time: t1, Content: []byte("set up")}},
 	}
-	writeFile(t, dir, "0.log", "2026-11-21T12:00:00.000000001Z stdout F first run\n")
-	writeFile(t, dir, "1.log", "2026-11-21T12:00:01.000000001Z stdout P hel\n2026-11-21T12:00:01.000000002Z stdout F lo\n2026-11-21T12:00:01.000000003Z stderr F oops\n")
-	if code := h.run(t, "logs", "web", "app", "--log-dir", root); code != 0 || h.out.String() != "hello\noops\n" {
-		t.Fatalf("logs: exit %d %q %q", code, h.out, h.err)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"-c", []string{"logs", "web", "-c", "app"}, 0, "hello\noops\n"},
+		{"container positional", []string{"logs", "pod/web", "side"}, 0, "side line\nno newline yet"},
+		{"previous", []string{"logs", "web", "-c", "app", "--previous"}, 0, "first run\n"},
+		{"timestamps", []string{"logs", "web", "-c", "setup", "--timestamps"}, 0, "2026-11-21T11:59:00Z set up\n"},
+		{"all containers with prefixes", []string{"logs", "web", "--all-containers", "--prefix"}, 0,
+			"[pod/web/setup] set up\n[pod/web/app] hello\n[pod/web/app] oops\n[pod/web/side] side line\n[pod/web/side] no newline yet"},
+		{"first container by default", []string{"logs", "web"}, 0, "hello\noops\n"},
+		{"wrong container", []string{"logs", "web", "-c", "nosuch"}, 3, ""},
+		{"unknown pod", []string{"logs", "nosuch", "-c", "app"}, 3, ""},
 	}
-	if code := h.run(t, "logs", "web", "app", "--log-dir", root, "--previous"); code != 0 || h.out.String() != "first run\n" {
-		t.Fatalf("logs --previous: exit %d %q", code, h.out)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if code := h.run(t, tc.args...); code != tc.code || h.out.String() != tc.out {
+				t.Fatalf("exit %d out %q err %q; want %d %q", code, h.out, h.err, tc.code, tc.out)
+			}
+		})
 	}
-	if code := h.run(t, "logs", "web", "nosuch", "--log-dir", root); code != 3 {
-		t.Fatalf("logs of a missing container: exit %d", code)
+	if code := h.run(t, "logs", "web", "-c", "nosuch"); code != 3 || !strings.Contains(h.err.String(), "choose one of [setup app side]") {
+		t.Fatalf("wrong container: %q", h.err)
+	}
+	if code := h.run(t, "logs", "web"); code != 0 || !strings.Contains(h.err.String(), `Defaulted container "app" out of: setup, app, side`) {
+		t.Fatalf("default container note: %q", h.err)
+	}
+	// The request carries the flags.
+	if code := h.run(t, "logs", "web", "-c", "app", "-f", "--tail", "3", "--since", "90s"); code != 0 {
+		t.Fatalf("exit %d %q", code, h.err)
+	}
+	req := h.planner.lastLogs()
+	if !req.GetFollow() || req.GetTailLines() != 3 || !req.GetSinceTime().AsTime().Equal(now.Add(-90*time.Second)) || req.GetPod().GetName() != "web" {
+		t.Fatalf("request %v", req)
+	}
+	if code := h.run(t, "logs", "web", "-c", "app"); code != 0 || h.planner.lastLogs().TailLines != nil {
+		t.Fatalf("without --tail the request must not limit lines: %v", h.planner.lastLogs())
 	}
 }
 
@@ -414,10 +620,10 @@ func TestUsage(t *testing.T) {
 		code int
 		out  string
 	}{
-		{nil, 2, "Commands:"},
-		{[]string{"--help"}, 0, "Commands:"},
+		{nil, 2, "Troubleshooting:"},
+		{[]string{"--help"}, 0, "Troubleshooting:"},
 		{[]string{"frobnicate"}, 2, "unknown command"},
-		{[]string{"get", "pods", "-o", "xml"}, 2, "want wide, json or yaml"},
+		{[]string{"get", "pods", "-o", "xml"}, 2, "want wide, name, json, yaml"},
 		{[]string{"backoffs", "reset"}, 2, "usage: backoffs reset"},
 	}
 	for _, tc := range tests {

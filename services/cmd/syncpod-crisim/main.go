@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -54,6 +55,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	mode := fs.String("mode", string(crisim.ModeProcess), "process: containers are host processes (NO ISOLATION, image ignored); simulated: no processes, for scale tests")
 	unpullable := fs.String("unpullable", `(^|/)unpullable([:@]|$)`, "regexp: PullImage fails for matching image names (empty: every pull succeeds)")
 	forceRemove := fs.Bool("force-remove-running", false, "RemoveContainer stops a running container first (as containerd) instead of failing")
+	streamListen := fs.String("stream-listen", "127.0.0.1:0", "TCP address of the exec/attach/port-forward streaming server (loopback; port 0 picks one)")
 	eventBuffer := fs.Int("event-buffer", crisim.DefaultEventBuffer, "events buffered per GetContainerEvents subscriber before its stream is cut")
 	dataDir := fs.String("data-dir", "", "where crisim keeps its sandboxes, containers and images, so a restart re-adopts running containers; one crisim per directory (default in process mode: the socket path with .state for .sock; in simulated mode, where no process can be orphaned, state stays in memory unless this is set)")
 	killOnExit := fs.Bool("kill-on-exit", false, "on SIGTERM/SIGINT kill every container (recorded as exited) instead of leaving them running for the next crisim")
@@ -113,6 +115,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if m == crisim.ModeProcess {
 		logger.Warn("process mode: containers are plain host processes with NO ISOLATION; images are ignored")
 	}
+	streamLis, err := net.Listen("tcp", *streamListen)
+	if err != nil {
+		logger.Error("cannot listen for streaming", "address", *streamListen, "err", err)
+		return 1
+	}
 	state := opts.StateDir
 	if state == "" {
 		state = "in memory"
@@ -123,6 +130,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	defer stop()
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx) })
+	g.Go(func() error { return rt.ServeStreams(ctx, streamLis) })
 	g.Go(func() error {
 		// Ends the event streams (so the gRPC drain is not held up by
 		// them) and leaves the containers running for the next crisim,

@@ -84,14 +84,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			Help: "Open WatchPods subscriptions.",
 		}, func() float64 { return float64(pods.Stats().Watchers) }),
 	)
-	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{Pods: pods}))
-
 	execConn, err := dial(*executorAddr)
 	if err != nil {
 		logger.Error("bad --executor", "err", err)
 		return 2
 	}
 	defer execConn.Close()
+	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{
+		Pods: pods, Executor: executorv1.NewExecutorServiceClient(execConn),
+	}))
 	plegConn, err := dial(*plegAddr)
 	if err != nil {
 		logger.Error("bad --pleg", "err", err)

@@ -24,6 +24,11 @@ const (
 	ExecutorService_ListBackoffs_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ListBackoffs"
 	ExecutorService_ResetBackoff_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ResetBackoff"
 	ExecutorService_ExecSync_FullMethodName        = "/syncpod.executor.v1.ExecutorService/ExecSync"
+	ExecutorService_ContainerLogs_FullMethodName   = "/syncpod.executor.v1.ExecutorService/ContainerLogs"
+	ExecutorService_Exec_FullMethodName            = "/syncpod.executor.v1.ExecutorService/Exec"
+	ExecutorService_PortForward_FullMethodName     = "/syncpod.executor.v1.ExecutorService/PortForward"
+	ExecutorService_ListPodStats_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ListPodStats"
+	ExecutorService_Attach_FullMethodName          = "/syncpod.executor.v1.ExecutorService/Attach"
 )
 
 // ExecutorServiceClient is the client API for ExecutorService service.
@@ -53,6 +58,25 @@ type ExecutorServiceClient interface {
 	// fails is a normal response with its exit code; NotFound when the
 	// container is gone, DeadlineExceeded when the timeout passes.
 	ExecSync(ctx context.Context, in *ExecSyncRequest, opts ...grpc.CallOption) (*ExecSyncResponse, error)
+	// ContainerLogs streams the log of a pod's container from the CRI log
+	// file the runtime reports (ContainerStatus.log_path). NotFound when the
+	// pod has no instance of the container (or no previous one).
+	ContainerLogs(ctx context.Context, in *ContainerLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ContainerLogsResponse], error)
+	// Exec runs a command in a running container through the runtime's
+	// streaming server (CRI Exec): the first request names the container
+	// and the command, later ones carry standard input and resizes;
+	// responses carry the output and, last, the exit code.
+	Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error)
+	// PortForward carries one TCP connection to a port of a pod's ready
+	// sandbox through the runtime's streaming server (CRI PortForward): the
+	// first request names the pod and the port, later ones carry data.
+	PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse], error)
+	// ListPodStats sums the runtime's CRI container stats (ListContainerStats)
+	// per pod, for the running containers the executor manages.
+	ListPodStats(ctx context.Context, in *ListPodStatsRequest, opts ...grpc.CallOption) (*ListPodStatsResponse, error)
+	// Attach connects to a running container's process through the
+	// runtime's streaming server (CRI Attach), as Exec does to a new one.
+	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error)
 }
 
 type executorServiceClient struct {
@@ -113,6 +137,74 @@ func (c *executorServiceClient) ExecSync(ctx context.Context, in *ExecSyncReques
 	return out, nil
 }
 
+func (c *executorServiceClient) ContainerLogs(ctx context.Context, in *ContainerLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ContainerLogsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ExecutorService_ServiceDesc.Streams[0], ExecutorService_ContainerLogs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ContainerLogsRequest, ContainerLogsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_ContainerLogsClient = grpc.ServerStreamingClient[ContainerLogsResponse]
+
+func (c *executorServiceClient) Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ExecutorService_ServiceDesc.Streams[1], ExecutorService_Exec_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExecRequest, ExecResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_ExecClient = grpc.BidiStreamingClient[ExecRequest, ExecResponse]
+
+func (c *executorServiceClient) PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ExecutorService_ServiceDesc.Streams[2], ExecutorService_PortForward_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PortForwardRequest, PortForwardResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_PortForwardClient = grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse]
+
+func (c *executorServiceClient) ListPodStats(ctx context.Context, in *ListPodStatsRequest, opts ...grpc.CallOption) (*ListPodStatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPodStatsResponse)
+	err := c.cc.Invoke(ctx, ExecutorService_ListPodStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *executorServiceClient) Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ExecutorService_ServiceDesc.Streams[3], ExecutorService_Attach_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AttachRequest, AttachResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_AttachClient = grpc.BidiStreamingClient[AttachRequest, AttachResponse]
+
 // ExecutorServiceServer is the server API for ExecutorService service.
 // All implementations must embed UnimplementedExecutorServiceServer
 // for forward compatibility.
@@ -140,6 +232,25 @@ type ExecutorServiceServer interface {
 	// fails is a normal response with its exit code; NotFound when the
 	// container is gone, DeadlineExceeded when the timeout passes.
 	ExecSync(context.Context, *ExecSyncRequest) (*ExecSyncResponse, error)
+	// ContainerLogs streams the log of a pod's container from the CRI log
+	// file the runtime reports (ContainerStatus.log_path). NotFound when the
+	// pod has no instance of the container (or no previous one).
+	ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error
+	// Exec runs a command in a running container through the runtime's
+	// streaming server (CRI Exec): the first request names the container
+	// and the command, later ones carry standard input and resizes;
+	// responses carry the output and, last, the exit code.
+	Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error
+	// PortForward carries one TCP connection to a port of a pod's ready
+	// sandbox through the runtime's streaming server (CRI PortForward): the
+	// first request names the pod and the port, later ones carry data.
+	PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error
+	// ListPodStats sums the runtime's CRI container stats (ListContainerStats)
+	// per pod, for the running containers the executor manages.
+	ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error)
+	// Attach connects to a running container's process through the
+	// runtime's streaming server (CRI Attach), as Exec does to a new one.
+	Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error
 	mustEmbedUnimplementedExecutorServiceServer()
 }
 
@@ -164,6 +275,21 @@ func (UnimplementedExecutorServiceServer) ResetBackoff(context.Context, *ResetBa
 }
 func (UnimplementedExecutorServiceServer) ExecSync(context.Context, *ExecSyncRequest) (*ExecSyncResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExecSync not implemented")
+}
+func (UnimplementedExecutorServiceServer) ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error {
+	return status.Error(codes.Unimplemented, "method ContainerLogs not implemented")
+}
+func (UnimplementedExecutorServiceServer) Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error {
+	return status.Error(codes.Unimplemented, "method Exec not implemented")
+}
+func (UnimplementedExecutorServiceServer) PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error {
+	return status.Error(codes.Unimplemented, "method PortForward not implemented")
+}
+func (UnimplementedExecutorServiceServer) ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPodStats not implemented")
+}
+func (UnimplementedExecutorServiceServer) Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error {
+	return status.Error(codes.Unimplemented, "method Attach not implemented")
 }
 func (UnimplementedExecutorServiceServer) mustEmbedUnimplementedExecutorServiceServer() {}
 func (UnimplementedExecutorServiceServer) testEmbeddedByValue()                         {}
@@ -276,6 +402,56 @@ func _ExecutorService_ExecSync_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ExecutorService_ContainerLogs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ContainerLogsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ExecutorServiceServer).ContainerLogs(m, &grpc.GenericServerStream[ContainerLogsRequest, ContainerLogsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_ContainerLogsServer = grpc.ServerStreamingServer[ContainerLogsResponse]
+
+func _ExecutorService_Exec_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ExecutorServiceServer).Exec(&grpc.GenericServerStream[ExecRequest, ExecResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_ExecServer = grpc.BidiStreamingServer[ExecRequest, ExecResponse]
+
+func _ExecutorService_PortForward_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ExecutorServiceServer).PortForward(&grpc.GenericServerStream[PortForwardRequest, PortForwardResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_PortForwardServer = grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]
+
+func _ExecutorService_ListPodStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPodStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExecutorServiceServer).ListPodStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExecutorService_ListPodStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExecutorServiceServer).ListPodStats(ctx, req.(*ListPodStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExecutorService_Attach_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ExecutorServiceServer).Attach(&grpc.GenericServerStream[AttachRequest, AttachResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExecutorService_AttachServer = grpc.BidiStreamingServer[AttachRequest, AttachResponse]
+
 // ExecutorService_ServiceDesc is the grpc.ServiceDesc for ExecutorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -303,7 +479,35 @@ var ExecutorService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ExecSync",
 			Handler:    _ExecutorService_ExecSync_Handler,
 		},
+		{
+			MethodName: "ListPodStats",
+			Handler:    _ExecutorService_ListPodStats_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ContainerLogs",
+			Handler:       _ExecutorService_ContainerLogs_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Exec",
+			Handler:       _ExecutorService_Exec_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "PortForward",
+			Handler:       _ExecutorService_PortForward_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Attach",
+			Handler:       _ExecutorService_Attach_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "syncpod/executor/v1/executor.proto",
 }

@@ -143,6 +143,770 @@ func (WatchEventType) EnumDescriptor() ([]byte, []int) {
 	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
 }
 
+// AttachRequest is one message of an Attach session from the caller.
+type AttachRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// start names the container: in the first message only.
+	Start *AttachStart `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// input is standard input or a resize: in later messages.
+	Input         *v1.StreamInput `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachRequest) Reset() {
+	*x = AttachRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachRequest) ProtoMessage() {}
+
+func (x *AttachRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
+func (*AttachRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *AttachRequest) GetStart() *AttachStart {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *AttachRequest) GetInput() *v1.StreamInput {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+// AttachStart opens an Attach session.
+type AttachStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod of the container. Required.
+	Pod *PodRef `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// container name. Required.
+	Container string `protobuf:"bytes,2,opt,name=container,proto3" json:"container,omitempty"`
+	// stdin passes the caller's standard input to the process.
+	Stdin bool `protobuf:"varint,3,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	// tty: the container was started with a terminal.
+	Tty           bool `protobuf:"varint,4,opt,name=tty,proto3" json:"tty,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachStart) Reset() {
+	*x = AttachStart{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachStart) ProtoMessage() {}
+
+func (x *AttachStart) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachStart.ProtoReflect.Descriptor instead.
+func (*AttachStart) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AttachStart) GetPod() *PodRef {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *AttachStart) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *AttachStart) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *AttachStart) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
+}
+
+// AttachResponse is one message of an Attach session to the caller.
+type AttachResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// output of the process, or its exit code (last).
+	Output        *v1.StreamOutput `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachResponse) Reset() {
+	*x = AttachResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachResponse) ProtoMessage() {}
+
+func (x *AttachResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
+func (*AttachResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AttachResponse) GetOutput() *v1.StreamOutput {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+// ListPodStatsRequest filters pods as ListPodsRequest does.
+type ListPodStatsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// namespace to list; empty means all namespaces.
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// label_selector in Kubernetes equality form.
+	LabelSelector string `protobuf:"bytes,2,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPodStatsRequest) Reset() {
+	*x = ListPodStatsRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPodStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPodStatsRequest) ProtoMessage() {}
+
+func (x *ListPodStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPodStatsRequest.ProtoReflect.Descriptor instead.
+func (*ListPodStatsRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListPodStatsRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ListPodStatsRequest) GetLabelSelector() string {
+	if x != nil {
+		return x.LabelSelector
+	}
+	return ""
+}
+
+// ListPodStatsResponse holds the pods' stats, sorted by namespace then
+// name.
+type ListPodStatsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// stats of each selected pod.
+	Stats         []*v1.PodStats `protobuf:"bytes,1,rep,name=stats,proto3" json:"stats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPodStatsResponse) Reset() {
+	*x = ListPodStatsResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPodStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPodStatsResponse) ProtoMessage() {}
+
+func (x *ListPodStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPodStatsResponse.ProtoReflect.Descriptor instead.
+func (*ListPodStatsResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListPodStatsResponse) GetStats() []*v1.PodStats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
+// PortForwardRequest is one message of a forwarded connection from the
+// caller.
+type PortForwardRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// start names the pod and the port: in the first message only.
+	Start *PortForwardStart `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// data the caller sends: in later messages.
+	Data          []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortForwardRequest) Reset() {
+	*x = PortForwardRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortForwardRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortForwardRequest) ProtoMessage() {}
+
+func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortForwardRequest.ProtoReflect.Descriptor instead.
+func (*PortForwardRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PortForwardRequest) GetStart() *PortForwardStart {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *PortForwardRequest) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// PortForwardStart opens a forwarded connection.
+type PortForwardStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod to connect to. Required.
+	Pod *PodRef `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// port of the pod, 1-65535. Required.
+	Port          int32 `protobuf:"varint,2,opt,name=port,proto3" json:"port,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortForwardStart) Reset() {
+	*x = PortForwardStart{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortForwardStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortForwardStart) ProtoMessage() {}
+
+func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortForwardStart.ProtoReflect.Descriptor instead.
+func (*PortForwardStart) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PortForwardStart) GetPod() *PodRef {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *PortForwardStart) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+// PortForwardResponse carries bytes the pod sent.
+type PortForwardResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// data from the pod's port.
+	Data          []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortForwardResponse) Reset() {
+	*x = PortForwardResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortForwardResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortForwardResponse) ProtoMessage() {}
+
+func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortForwardResponse.ProtoReflect.Descriptor instead.
+func (*PortForwardResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PortForwardResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// ExecRequest is one message of an Exec session from the caller.
+type ExecRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// start names the container and the command: in the first message only.
+	Start *ExecStart `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// input is standard input or a resize: in later messages.
+	Input         *v1.StreamInput `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecRequest) Reset() {
+	*x = ExecRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecRequest) ProtoMessage() {}
+
+func (x *ExecRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
+func (*ExecRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ExecRequest) GetStart() *ExecStart {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *ExecRequest) GetInput() *v1.StreamInput {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+// ExecStart opens an Exec session.
+type ExecStart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod of the container. Required.
+	Pod *PodRef `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// container name. Required.
+	Container string `protobuf:"bytes,2,opt,name=container,proto3" json:"container,omitempty"`
+	// command and its arguments. Required.
+	Command []string `protobuf:"bytes,3,rep,name=command,proto3" json:"command,omitempty"`
+	// stdin passes the caller's standard input to the command.
+	Stdin bool `protobuf:"varint,4,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	// tty runs the command in a terminal (stdout and stderr are merged).
+	Tty           bool `protobuf:"varint,5,opt,name=tty,proto3" json:"tty,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecStart) Reset() {
+	*x = ExecStart{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecStart) ProtoMessage() {}
+
+func (x *ExecStart) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
+func (*ExecStart) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ExecStart) GetPod() *PodRef {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *ExecStart) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *ExecStart) GetCommand() []string {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *ExecStart) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *ExecStart) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
+}
+
+// ExecResponse is one message of an Exec session to the caller.
+type ExecResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// output of the command, or its exit code (last).
+	Output        *v1.StreamOutput `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecResponse) Reset() {
+	*x = ExecResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecResponse) ProtoMessage() {}
+
+func (x *ExecResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
+func (*ExecResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ExecResponse) GetOutput() *v1.StreamOutput {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+// ContainerLogsRequest selects a container's log and how to read it.
+type ContainerLogsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod of the container. Required.
+	Pod *PodRef `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// container name. Required (init containers count).
+	Container string `protobuf:"bytes,2,opt,name=container,proto3" json:"container,omitempty"`
+	// follow keeps the stream open and sends lines as they are written,
+	// until the container's instance ends or the caller cancels.
+	Follow bool `protobuf:"varint,3,opt,name=follow,proto3" json:"follow,omitempty"`
+	// tail_lines: only the last this many lines (>= 0); unset means all.
+	TailLines *int64 `protobuf:"varint,4,opt,name=tail_lines,json=tailLines,proto3,oneof" json:"tail_lines,omitempty"`
+	// since_time: only lines stamped at or after this instant.
+	SinceTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=since_time,json=sinceTime,proto3" json:"since_time,omitempty"`
+	// previous reads the instance before the newest one (kubectl's
+	// --previous): the last dead instance that housekeeping kept.
+	Previous      bool `protobuf:"varint,6,opt,name=previous,proto3" json:"previous,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerLogsRequest) Reset() {
+	*x = ContainerLogsRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerLogsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerLogsRequest) ProtoMessage() {}
+
+func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerLogsRequest.ProtoReflect.Descriptor instead.
+func (*ContainerLogsRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ContainerLogsRequest) GetPod() *PodRef {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *ContainerLogsRequest) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *ContainerLogsRequest) GetFollow() bool {
+	if x != nil {
+		return x.Follow
+	}
+	return false
+}
+
+func (x *ContainerLogsRequest) GetTailLines() int64 {
+	if x != nil && x.TailLines != nil {
+		return *x.TailLines
+	}
+	return 0
+}
+
+func (x *ContainerLogsRequest) GetSinceTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SinceTime
+	}
+	return nil
+}
+
+func (x *ContainerLogsRequest) GetPrevious() bool {
+	if x != nil {
+		return x.Previous
+	}
+	return false
+}
+
+// ContainerLogsResponse is a batch of log lines, oldest first.
+type ContainerLogsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// lines in the order they were written.
+	Lines []*v1.LogLine `protobuf:"bytes,1,rep,name=lines,proto3" json:"lines,omitempty"`
+	// container_id of the instance the lines come from.
+	ContainerId   string `protobuf:"bytes,2,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerLogsResponse) Reset() {
+	*x = ContainerLogsResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerLogsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerLogsResponse) ProtoMessage() {}
+
+func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerLogsResponse.ProtoReflect.Descriptor instead.
+func (*ContainerLogsResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ContainerLogsResponse) GetLines() []*v1.LogLine {
+	if x != nil {
+		return x.Lines
+	}
+	return nil
+}
+
+func (x *ContainerLogsResponse) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
 // PlanRequest is the input of a dry-run plan.
 type PlanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -159,7 +923,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -171,7 +935,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[0]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -184,7 +948,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{0}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PlanRequest) GetPod() *v1.Pod {
@@ -219,7 +983,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -231,7 +995,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[1]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -244,7 +1008,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PlanResponse) GetActions() *v1.PodActions {
@@ -266,7 +1030,7 @@ type ApplyPodRequest struct {
 
 func (x *ApplyPodRequest) Reset() {
 	*x = ApplyPodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +1042,7 @@ func (x *ApplyPodRequest) String() string {
 func (*ApplyPodRequest) ProtoMessage() {}
 
 func (x *ApplyPodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[2]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +1055,7 @@ func (x *ApplyPodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPodRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ApplyPodRequest) GetPod() *v1.Pod {
@@ -314,7 +1078,7 @@ type ApplyPodResponse struct {
 
 func (x *ApplyPodResponse) Reset() {
 	*x = ApplyPodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -326,7 +1090,7 @@ func (x *ApplyPodResponse) String() string {
 func (*ApplyPodResponse) ProtoMessage() {}
 
 func (x *ApplyPodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[3]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -339,7 +1103,7 @@ func (x *ApplyPodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPodResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ApplyPodResponse) GetPod() *v1.Pod {
@@ -371,7 +1135,7 @@ type PodRef struct {
 
 func (x *PodRef) Reset() {
 	*x = PodRef{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -383,7 +1147,7 @@ func (x *PodRef) String() string {
 func (*PodRef) ProtoMessage() {}
 
 func (x *PodRef) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[4]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -396,7 +1160,7 @@ func (x *PodRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRef.ProtoReflect.Descriptor instead.
 func (*PodRef) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PodRef) GetNamespace() string {
@@ -434,7 +1198,7 @@ type DeletePodRequest struct {
 
 func (x *DeletePodRequest) Reset() {
 	*x = DeletePodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +1210,7 @@ func (x *DeletePodRequest) String() string {
 func (*DeletePodRequest) ProtoMessage() {}
 
 func (x *DeletePodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[5]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +1223,7 @@ func (x *DeletePodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePodRequest.ProtoReflect.Descriptor instead.
 func (*DeletePodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeletePodRequest) GetPod() *PodRef {
@@ -487,7 +1251,7 @@ type DeletePodResponse struct {
 
 func (x *DeletePodResponse) Reset() {
 	*x = DeletePodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -499,7 +1263,7 @@ func (x *DeletePodResponse) String() string {
 func (*DeletePodResponse) ProtoMessage() {}
 
 func (x *DeletePodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[6]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -512,7 +1276,7 @@ func (x *DeletePodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePodResponse.ProtoReflect.Descriptor instead.
 func (*DeletePodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeletePodResponse) GetPod() *v1.Pod {
@@ -533,7 +1297,7 @@ type GetPodRequest struct {
 
 func (x *GetPodRequest) Reset() {
 	*x = GetPodRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -545,7 +1309,7 @@ func (x *GetPodRequest) String() string {
 func (*GetPodRequest) ProtoMessage() {}
 
 func (x *GetPodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[7]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -558,7 +1322,7 @@ func (x *GetPodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodRequest.ProtoReflect.Descriptor instead.
 func (*GetPodRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetPodRequest) GetPod() *PodRef {
@@ -579,7 +1343,7 @@ type GetPodResponse struct {
 
 func (x *GetPodResponse) Reset() {
 	*x = GetPodResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +1355,7 @@ func (x *GetPodResponse) String() string {
 func (*GetPodResponse) ProtoMessage() {}
 
 func (x *GetPodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[8]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +1368,7 @@ func (x *GetPodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPodResponse.ProtoReflect.Descriptor instead.
 func (*GetPodResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetPodResponse) GetRecord() *PodRecord {
@@ -631,7 +1395,7 @@ type PodRecord struct {
 
 func (x *PodRecord) Reset() {
 	*x = PodRecord{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -643,7 +1407,7 @@ func (x *PodRecord) String() string {
 func (*PodRecord) ProtoMessage() {}
 
 func (x *PodRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[9]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -656,7 +1420,7 @@ func (x *PodRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRecord.ProtoReflect.Descriptor instead.
 func (*PodRecord) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PodRecord) GetPod() *v1.Pod {
@@ -701,7 +1465,7 @@ type ListPodsRequest struct {
 
 func (x *ListPodsRequest) Reset() {
 	*x = ListPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -713,7 +1477,7 @@ func (x *ListPodsRequest) String() string {
 func (*ListPodsRequest) ProtoMessage() {}
 
 func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[10]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -726,7 +1490,7 @@ func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsRequest.ProtoReflect.Descriptor instead.
 func (*ListPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListPodsRequest) GetNamespace() string {
@@ -754,7 +1518,7 @@ type ListPodsResponse struct {
 
 func (x *ListPodsResponse) Reset() {
 	*x = ListPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +1530,7 @@ func (x *ListPodsResponse) String() string {
 func (*ListPodsResponse) ProtoMessage() {}
 
 func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[11]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +1543,7 @@ func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsResponse.ProtoReflect.Descriptor instead.
 func (*ListPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListPodsResponse) GetRecords() []*PodRecord {
@@ -802,7 +1566,7 @@ type WatchPodsRequest struct {
 
 func (x *WatchPodsRequest) Reset() {
 	*x = WatchPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +1578,7 @@ func (x *WatchPodsRequest) String() string {
 func (*WatchPodsRequest) ProtoMessage() {}
 
 func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[12]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +1591,7 @@ func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsRequest.ProtoReflect.Descriptor instead.
 func (*WatchPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchPodsRequest) GetNamespace() string {
@@ -859,7 +1623,7 @@ type WatchPodsResponse struct {
 
 func (x *WatchPodsResponse) Reset() {
 	*x = WatchPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -871,7 +1635,7 @@ func (x *WatchPodsResponse) String() string {
 func (*WatchPodsResponse) ProtoMessage() {}
 
 func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[13]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -884,7 +1648,7 @@ func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsResponse.ProtoReflect.Descriptor instead.
 func (*WatchPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WatchPodsResponse) GetType() WatchEventType {
@@ -912,7 +1676,54 @@ var File_syncpod_planner_v1_planner_proto protoreflect.FileDescriptor
 
 const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\n" +
-	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x17syncpod/v1/status.proto\"\xa0\x01\n" +
+	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/status.proto\x1a\x17syncpod/v1/stream.proto\"u\n" +
+	"\rAttachRequest\x125\n" +
+	"\x05start\x18\x01 \x01(\v2\x1f.syncpod.planner.v1.AttachStartR\x05start\x12-\n" +
+	"\x05input\x18\x02 \x01(\v2\x17.syncpod.v1.StreamInputR\x05input\"\x81\x01\n" +
+	"\vAttachStart\x12,\n" +
+	"\x03pod\x18\x01 \x01(\v2\x1a.syncpod.planner.v1.PodRefR\x03pod\x12\x1c\n" +
+	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x14\n" +
+	"\x05stdin\x18\x03 \x01(\bR\x05stdin\x12\x10\n" +
+	"\x03tty\x18\x04 \x01(\bR\x03tty\"B\n" +
+	"\x0eAttachResponse\x120\n" +
+	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output\"Z\n" +
+	"\x13ListPodStatsRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12%\n" +
+	"\x0elabel_selector\x18\x02 \x01(\tR\rlabelSelector\"B\n" +
+	"\x14ListPodStatsResponse\x12*\n" +
+	"\x05stats\x18\x01 \x03(\v2\x14.syncpod.v1.PodStatsR\x05stats\"d\n" +
+	"\x12PortForwardRequest\x12:\n" +
+	"\x05start\x18\x01 \x01(\v2$.syncpod.planner.v1.PortForwardStartR\x05start\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"T\n" +
+	"\x10PortForwardStart\x12,\n" +
+	"\x03pod\x18\x01 \x01(\v2\x1a.syncpod.planner.v1.PodRefR\x03pod\x12\x12\n" +
+	"\x04port\x18\x02 \x01(\x05R\x04port\")\n" +
+	"\x13PortForwardResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"q\n" +
+	"\vExecRequest\x123\n" +
+	"\x05start\x18\x01 \x01(\v2\x1d.syncpod.planner.v1.ExecStartR\x05start\x12-\n" +
+	"\x05input\x18\x02 \x01(\v2\x17.syncpod.v1.StreamInputR\x05input\"\x99\x01\n" +
+	"\tExecStart\x12,\n" +
+	"\x03pod\x18\x01 \x01(\v2\x1a.syncpod.planner.v1.PodRefR\x03pod\x12\x1c\n" +
+	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x18\n" +
+	"\acommand\x18\x03 \x03(\tR\acommand\x12\x14\n" +
+	"\x05stdin\x18\x04 \x01(\bR\x05stdin\x12\x10\n" +
+	"\x03tty\x18\x05 \x01(\bR\x03tty\"@\n" +
+	"\fExecResponse\x120\n" +
+	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output\"\x84\x02\n" +
+	"\x14ContainerLogsRequest\x12,\n" +
+	"\x03pod\x18\x01 \x01(\v2\x1a.syncpod.planner.v1.PodRefR\x03pod\x12\x1c\n" +
+	"\tcontainer\x18\x02 \x01(\tR\tcontainer\x12\x16\n" +
+	"\x06follow\x18\x03 \x01(\bR\x06follow\x12\"\n" +
+	"\n" +
+	"tail_lines\x18\x04 \x01(\x03H\x00R\ttailLines\x88\x01\x01\x129\n" +
+	"\n" +
+	"since_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tsinceTime\x12\x1a\n" +
+	"\bprevious\x18\x06 \x01(\bR\bpreviousB\r\n" +
+	"\v_tail_lines\"e\n" +
+	"\x15ContainerLogsResponse\x12)\n" +
+	"\x05lines\x18\x01 \x03(\v2\x13.syncpod.v1.LogLineR\x05lines\x12!\n" +
+	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\"\xa0\x01\n" +
 	"\vPlanRequest\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x123\n" +
 	"\bobserved\x18\x02 \x01(\v2\x17.syncpod.v1.ObservedPodR\bobserved\x129\n" +
@@ -965,14 +1776,19 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x16WATCH_EVENT_TYPE_ADDED\x10\x01\x12\x1d\n" +
 	"\x19WATCH_EVENT_TYPE_MODIFIED\x10\x02\x12\x1c\n" +
 	"\x18WATCH_EVENT_TYPE_DELETED\x10\x03\x12\x1b\n" +
-	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\x90\x04\n" +
+	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\xe3\a\n" +
 	"\x0ePlannerService\x12I\n" +
 	"\x04Plan\x12\x1f.syncpod.planner.v1.PlanRequest\x1a .syncpod.planner.v1.PlanResponse\x12U\n" +
 	"\bApplyPod\x12#.syncpod.planner.v1.ApplyPodRequest\x1a$.syncpod.planner.v1.ApplyPodResponse\x12X\n" +
 	"\tDeletePod\x12$.syncpod.planner.v1.DeletePodRequest\x1a%.syncpod.planner.v1.DeletePodResponse\x12O\n" +
 	"\x06GetPod\x12!.syncpod.planner.v1.GetPodRequest\x1a\".syncpod.planner.v1.GetPodResponse\x12U\n" +
 	"\bListPods\x12#.syncpod.planner.v1.ListPodsRequest\x1a$.syncpod.planner.v1.ListPodsResponse\x12Z\n" +
-	"\tWatchPods\x12$.syncpod.planner.v1.WatchPodsRequest\x1a%.syncpod.planner.v1.WatchPodsResponse0\x01B?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
+	"\tWatchPods\x12$.syncpod.planner.v1.WatchPodsRequest\x1a%.syncpod.planner.v1.WatchPodsResponse0\x01\x12f\n" +
+	"\rContainerLogs\x12(.syncpod.planner.v1.ContainerLogsRequest\x1a).syncpod.planner.v1.ContainerLogsResponse0\x01\x12M\n" +
+	"\x04Exec\x12\x1f.syncpod.planner.v1.ExecRequest\x1a .syncpod.planner.v1.ExecResponse(\x010\x01\x12b\n" +
+	"\vPortForward\x12&.syncpod.planner.v1.PortForwardRequest\x1a'.syncpod.planner.v1.PortForwardResponse(\x010\x01\x12a\n" +
+	"\fListPodStats\x12'.syncpod.planner.v1.ListPodStatsRequest\x1a(.syncpod.planner.v1.ListPodStatsResponse\x12S\n" +
+	"\x06Attach\x12!.syncpod.planner.v1.AttachRequest\x1a\".syncpod.planner.v1.AttachResponse(\x010\x01B?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
 
 var (
 	file_syncpod_planner_v1_planner_proto_rawDescOnce sync.Once
@@ -987,69 +1803,110 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
 	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
-	(*PlanRequest)(nil),              // 2: syncpod.planner.v1.PlanRequest
-	(*PlanResponse)(nil),             // 3: syncpod.planner.v1.PlanResponse
-	(*ApplyPodRequest)(nil),          // 4: syncpod.planner.v1.ApplyPodRequest
-	(*ApplyPodResponse)(nil),         // 5: syncpod.planner.v1.ApplyPodResponse
-	(*PodRef)(nil),                   // 6: syncpod.planner.v1.PodRef
-	(*DeletePodRequest)(nil),         // 7: syncpod.planner.v1.DeletePodRequest
-	(*DeletePodResponse)(nil),        // 8: syncpod.planner.v1.DeletePodResponse
-	(*GetPodRequest)(nil),            // 9: syncpod.planner.v1.GetPodRequest
-	(*GetPodResponse)(nil),           // 10: syncpod.planner.v1.GetPodResponse
-	(*PodRecord)(nil),                // 11: syncpod.planner.v1.PodRecord
-	(*ListPodsRequest)(nil),          // 12: syncpod.planner.v1.ListPodsRequest
-	(*ListPodsResponse)(nil),         // 13: syncpod.planner.v1.ListPodsResponse
-	(*WatchPodsRequest)(nil),         // 14: syncpod.planner.v1.WatchPodsRequest
-	(*WatchPodsResponse)(nil),        // 15: syncpod.planner.v1.WatchPodsResponse
-	(*v1.Pod)(nil),                   // 16: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 17: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 18: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 19: syncpod.v1.PodActions
-	(*v1.PodStatus)(nil),             // 20: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 21: syncpod.v1.Event
-	(*timestamppb.Timestamp)(nil),    // 22: google.protobuf.Timestamp
+	(*AttachRequest)(nil),            // 2: syncpod.planner.v1.AttachRequest
+	(*AttachStart)(nil),              // 3: syncpod.planner.v1.AttachStart
+	(*AttachResponse)(nil),           // 4: syncpod.planner.v1.AttachResponse
+	(*ListPodStatsRequest)(nil),      // 5: syncpod.planner.v1.ListPodStatsRequest
+	(*ListPodStatsResponse)(nil),     // 6: syncpod.planner.v1.ListPodStatsResponse
+	(*PortForwardRequest)(nil),       // 7: syncpod.planner.v1.PortForwardRequest
+	(*PortForwardStart)(nil),         // 8: syncpod.planner.v1.PortForwardStart
+	(*PortForwardResponse)(nil),      // 9: syncpod.planner.v1.PortForwardResponse
+	(*ExecRequest)(nil),              // 10: syncpod.planner.v1.ExecRequest
+	(*ExecStart)(nil),                // 11: syncpod.planner.v1.ExecStart
+	(*ExecResponse)(nil),             // 12: syncpod.planner.v1.ExecResponse
+	(*ContainerLogsRequest)(nil),     // 13: syncpod.planner.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),    // 14: syncpod.planner.v1.ContainerLogsResponse
+	(*PlanRequest)(nil),              // 15: syncpod.planner.v1.PlanRequest
+	(*PlanResponse)(nil),             // 16: syncpod.planner.v1.PlanResponse
+	(*ApplyPodRequest)(nil),          // 17: syncpod.planner.v1.ApplyPodRequest
+	(*ApplyPodResponse)(nil),         // 18: syncpod.planner.v1.ApplyPodResponse
+	(*PodRef)(nil),                   // 19: syncpod.planner.v1.PodRef
+	(*DeletePodRequest)(nil),         // 20: syncpod.planner.v1.DeletePodRequest
+	(*DeletePodResponse)(nil),        // 21: syncpod.planner.v1.DeletePodResponse
+	(*GetPodRequest)(nil),            // 22: syncpod.planner.v1.GetPodRequest
+	(*GetPodResponse)(nil),           // 23: syncpod.planner.v1.GetPodResponse
+	(*PodRecord)(nil),                // 24: syncpod.planner.v1.PodRecord
+	(*ListPodsRequest)(nil),          // 25: syncpod.planner.v1.ListPodsRequest
+	(*ListPodsResponse)(nil),         // 26: syncpod.planner.v1.ListPodsResponse
+	(*WatchPodsRequest)(nil),         // 27: syncpod.planner.v1.WatchPodsRequest
+	(*WatchPodsResponse)(nil),        // 28: syncpod.planner.v1.WatchPodsResponse
+	(*v1.StreamInput)(nil),           // 29: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 30: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),              // 31: syncpod.v1.PodStats
+	(*timestamppb.Timestamp)(nil),    // 32: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),               // 33: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                   // 34: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 35: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil), // 36: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),            // 37: syncpod.v1.PodActions
+	(*v1.PodStatus)(nil),             // 38: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                 // 39: syncpod.v1.Event
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
-	16, // 0: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	17, // 1: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	18, // 2: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	19, // 3: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	16, // 4: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	16, // 5: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
-	0,  // 6: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	6,  // 7: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	16, // 8: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
-	6,  // 9: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	11, // 10: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	16, // 11: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	20, // 12: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	21, // 13: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	19, // 14: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
-	11, // 15: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
-	1,  // 16: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
-	11, // 17: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	22, // 18: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	2,  // 19: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	4,  // 20: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	7,  // 21: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	9,  // 22: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	12, // 23: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	14, // 24: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	3,  // 25: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	5,  // 26: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	8,  // 27: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	10, // 28: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	13, // 29: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	15, // 30: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	25, // [25:31] is the sub-list for method output_type
-	19, // [19:25] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	3,  // 0: syncpod.planner.v1.AttachRequest.start:type_name -> syncpod.planner.v1.AttachStart
+	29, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	19, // 2: syncpod.planner.v1.AttachStart.pod:type_name -> syncpod.planner.v1.PodRef
+	30, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	31, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	8,  // 5: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
+	19, // 6: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
+	11, // 7: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
+	29, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	19, // 9: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
+	30, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	19, // 11: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	32, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	33, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	34, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	35, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	36, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	37, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	34, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	34, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	0,  // 20: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	19, // 21: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	34, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	19, // 23: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	24, // 24: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	34, // 25: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	38, // 26: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	39, // 27: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	37, // 28: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	24, // 29: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
+	1,  // 30: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
+	24, // 31: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	32, // 32: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	15, // 33: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	17, // 34: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	20, // 35: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	22, // 36: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	25, // 37: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	27, // 38: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	13, // 39: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	10, // 40: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
+	7,  // 41: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
+	5,  // 42: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
+	2,  // 43: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
+	16, // 44: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	18, // 45: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	21, // 46: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	23, // 47: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	26, // 48: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	28, // 49: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	14, // 50: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	12, // 51: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
+	9,  // 52: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
+	6,  // 53: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
+	4,  // 54: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
+	44, // [44:55] is the sub-list for method output_type
+	33, // [33:44] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -1057,14 +1914,15 @@ func file_syncpod_planner_v1_planner_proto_init() {
 	if File_syncpod_planner_v1_planner_proto != nil {
 		return
 	}
-	file_syncpod_planner_v1_planner_proto_msgTypes[5].OneofWrappers = []any{}
+	file_syncpod_planner_v1_planner_proto_msgTypes[11].OneofWrappers = []any{}
+	file_syncpod_planner_v1_planner_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   14,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

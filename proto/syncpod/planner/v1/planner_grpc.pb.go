@@ -19,12 +19,17 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PlannerService_Plan_FullMethodName      = "/syncpod.planner.v1.PlannerService/Plan"
-	PlannerService_ApplyPod_FullMethodName  = "/syncpod.planner.v1.PlannerService/ApplyPod"
-	PlannerService_DeletePod_FullMethodName = "/syncpod.planner.v1.PlannerService/DeletePod"
-	PlannerService_GetPod_FullMethodName    = "/syncpod.planner.v1.PlannerService/GetPod"
-	PlannerService_ListPods_FullMethodName  = "/syncpod.planner.v1.PlannerService/ListPods"
-	PlannerService_WatchPods_FullMethodName = "/syncpod.planner.v1.PlannerService/WatchPods"
+	PlannerService_Plan_FullMethodName          = "/syncpod.planner.v1.PlannerService/Plan"
+	PlannerService_ApplyPod_FullMethodName      = "/syncpod.planner.v1.PlannerService/ApplyPod"
+	PlannerService_DeletePod_FullMethodName     = "/syncpod.planner.v1.PlannerService/DeletePod"
+	PlannerService_GetPod_FullMethodName        = "/syncpod.planner.v1.PlannerService/GetPod"
+	PlannerService_ListPods_FullMethodName      = "/syncpod.planner.v1.PlannerService/ListPods"
+	PlannerService_WatchPods_FullMethodName     = "/syncpod.planner.v1.PlannerService/WatchPods"
+	PlannerService_ContainerLogs_FullMethodName = "/syncpod.planner.v1.PlannerService/ContainerLogs"
+	PlannerService_Exec_FullMethodName          = "/syncpod.planner.v1.PlannerService/Exec"
+	PlannerService_PortForward_FullMethodName   = "/syncpod.planner.v1.PlannerService/PortForward"
+	PlannerService_ListPodStats_FullMethodName  = "/syncpod.planner.v1.PlannerService/ListPodStats"
+	PlannerService_Attach_FullMethodName        = "/syncpod.planner.v1.PlannerService/Attach"
 )
 
 // PlannerServiceClient is the client API for PlannerService service.
@@ -56,6 +61,33 @@ type PlannerServiceClient interface {
 	// WatchPods streams pod changes: first one ADDED per existing pod that
 	// matches, then every change as it happens.
 	WatchPods(ctx context.Context, in *WatchPodsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPodsResponse], error)
+	// ContainerLogs streams a container's log, which the executor reads from
+	// the runtime's CRI log file. NotFound for an unknown pod, or a
+	// container the pod does not have (the message names those it has).
+	ContainerLogs(ctx context.Context, in *ContainerLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ContainerLogsResponse], error)
+	// Exec runs a command in a running container, interactively: the first
+	// request names the container and the command, later ones carry
+	// standard input and terminal resizes; responses carry the output and,
+	// last, the exit code. Carried to the executor, which connects to the
+	// runtime's streaming server. NotFound for an unknown pod or container,
+	// FailedPrecondition when the container is not running.
+	Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error)
+	// PortForward carries one TCP connection to a port of a pod: the first
+	// request names the pod and the port, later ones carry the bytes the
+	// caller sends (closing the send side half-closes the connection);
+	// responses carry the bytes the pod sends back. Carried to the
+	// executor, which connects through the runtime's streaming server.
+	PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse], error)
+	// ListPodStats returns the CPU and memory use of the pods the filter
+	// selects (as ListPods), read by the executor from the runtime's CRI
+	// container stats. Pods with nothing running are listed with zeros.
+	ListPodStats(ctx context.Context, in *ListPodStatsRequest, opts ...grpc.CallOption) (*ListPodStatsResponse, error)
+	// Attach connects to a running container's own process, as Exec does
+	// to a new one: the first request names the container, later ones carry
+	// standard input and resizes; responses carry the output. The session
+	// ends when the process ends or the caller leaves (the process goes
+	// on). Runtimes that keep no standard input (crisim) refuse it.
+	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error)
 }
 
 type plannerServiceClient struct {
@@ -135,6 +167,74 @@ func (c *plannerServiceClient) WatchPods(ctx context.Context, in *WatchPodsReque
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_WatchPodsClient = grpc.ServerStreamingClient[WatchPodsResponse]
 
+func (c *plannerServiceClient) ContainerLogs(ctx context.Context, in *ContainerLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ContainerLogsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlannerService_ServiceDesc.Streams[1], PlannerService_ContainerLogs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ContainerLogsRequest, ContainerLogsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_ContainerLogsClient = grpc.ServerStreamingClient[ContainerLogsResponse]
+
+func (c *plannerServiceClient) Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlannerService_ServiceDesc.Streams[2], PlannerService_Exec_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExecRequest, ExecResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_ExecClient = grpc.BidiStreamingClient[ExecRequest, ExecResponse]
+
+func (c *plannerServiceClient) PortForward(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlannerService_ServiceDesc.Streams[3], PlannerService_PortForward_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PortForwardRequest, PortForwardResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_PortForwardClient = grpc.BidiStreamingClient[PortForwardRequest, PortForwardResponse]
+
+func (c *plannerServiceClient) ListPodStats(ctx context.Context, in *ListPodStatsRequest, opts ...grpc.CallOption) (*ListPodStatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPodStatsResponse)
+	err := c.cc.Invoke(ctx, PlannerService_ListPodStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerServiceClient) Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlannerService_ServiceDesc.Streams[4], PlannerService_Attach_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AttachRequest, AttachResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_AttachClient = grpc.BidiStreamingClient[AttachRequest, AttachResponse]
+
 // PlannerServiceServer is the server API for PlannerService service.
 // All implementations must embed UnimplementedPlannerServiceServer
 // for forward compatibility.
@@ -164,6 +264,33 @@ type PlannerServiceServer interface {
 	// WatchPods streams pod changes: first one ADDED per existing pod that
 	// matches, then every change as it happens.
 	WatchPods(*WatchPodsRequest, grpc.ServerStreamingServer[WatchPodsResponse]) error
+	// ContainerLogs streams a container's log, which the executor reads from
+	// the runtime's CRI log file. NotFound for an unknown pod, or a
+	// container the pod does not have (the message names those it has).
+	ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error
+	// Exec runs a command in a running container, interactively: the first
+	// request names the container and the command, later ones carry
+	// standard input and terminal resizes; responses carry the output and,
+	// last, the exit code. Carried to the executor, which connects to the
+	// runtime's streaming server. NotFound for an unknown pod or container,
+	// FailedPrecondition when the container is not running.
+	Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error
+	// PortForward carries one TCP connection to a port of a pod: the first
+	// request names the pod and the port, later ones carry the bytes the
+	// caller sends (closing the send side half-closes the connection);
+	// responses carry the bytes the pod sends back. Carried to the
+	// executor, which connects through the runtime's streaming server.
+	PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error
+	// ListPodStats returns the CPU and memory use of the pods the filter
+	// selects (as ListPods), read by the executor from the runtime's CRI
+	// container stats. Pods with nothing running are listed with zeros.
+	ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error)
+	// Attach connects to a running container's own process, as Exec does
+	// to a new one: the first request names the container, later ones carry
+	// standard input and resizes; responses carry the output. The session
+	// ends when the process ends or the caller leaves (the process goes
+	// on). Runtimes that keep no standard input (crisim) refuse it.
+	Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error
 	mustEmbedUnimplementedPlannerServiceServer()
 }
 
@@ -191,6 +318,21 @@ func (UnimplementedPlannerServiceServer) ListPods(context.Context, *ListPodsRequ
 }
 func (UnimplementedPlannerServiceServer) WatchPods(*WatchPodsRequest, grpc.ServerStreamingServer[WatchPodsResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchPods not implemented")
+}
+func (UnimplementedPlannerServiceServer) ContainerLogs(*ContainerLogsRequest, grpc.ServerStreamingServer[ContainerLogsResponse]) error {
+	return status.Error(codes.Unimplemented, "method ContainerLogs not implemented")
+}
+func (UnimplementedPlannerServiceServer) Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error {
+	return status.Error(codes.Unimplemented, "method Exec not implemented")
+}
+func (UnimplementedPlannerServiceServer) PortForward(grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]) error {
+	return status.Error(codes.Unimplemented, "method PortForward not implemented")
+}
+func (UnimplementedPlannerServiceServer) ListPodStats(context.Context, *ListPodStatsRequest) (*ListPodStatsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPodStats not implemented")
+}
+func (UnimplementedPlannerServiceServer) Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error {
+	return status.Error(codes.Unimplemented, "method Attach not implemented")
 }
 func (UnimplementedPlannerServiceServer) mustEmbedUnimplementedPlannerServiceServer() {}
 func (UnimplementedPlannerServiceServer) testEmbeddedByValue()                        {}
@@ -314,6 +456,56 @@ func _PlannerService_WatchPods_Handler(srv interface{}, stream grpc.ServerStream
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_WatchPodsServer = grpc.ServerStreamingServer[WatchPodsResponse]
 
+func _PlannerService_ContainerLogs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ContainerLogsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PlannerServiceServer).ContainerLogs(m, &grpc.GenericServerStream[ContainerLogsRequest, ContainerLogsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_ContainerLogsServer = grpc.ServerStreamingServer[ContainerLogsResponse]
+
+func _PlannerService_Exec_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PlannerServiceServer).Exec(&grpc.GenericServerStream[ExecRequest, ExecResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_ExecServer = grpc.BidiStreamingServer[ExecRequest, ExecResponse]
+
+func _PlannerService_PortForward_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PlannerServiceServer).PortForward(&grpc.GenericServerStream[PortForwardRequest, PortForwardResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_PortForwardServer = grpc.BidiStreamingServer[PortForwardRequest, PortForwardResponse]
+
+func _PlannerService_ListPodStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPodStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).ListPodStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_ListPodStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).ListPodStats(ctx, req.(*ListPodStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PlannerService_Attach_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PlannerServiceServer).Attach(&grpc.GenericServerStream[AttachRequest, AttachResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlannerService_AttachServer = grpc.BidiStreamingServer[AttachRequest, AttachResponse]
+
 // PlannerService_ServiceDesc is the grpc.ServiceDesc for PlannerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -341,12 +533,39 @@ var PlannerService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ListPods",
 			Handler:    _PlannerService_ListPods_Handler,
 		},
+		{
+			MethodName: "ListPodStats",
+			Handler:    _PlannerService_ListPodStats_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "WatchPods",
 			Handler:       _PlannerService_WatchPods_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "ContainerLogs",
+			Handler:       _PlannerService_ContainerLogs_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Exec",
+			Handler:       _PlannerService_Exec_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "PortForward",
+			Handler:       _PlannerService_PortForward_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Attach",
+			Handler:       _PlannerService_Attach_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "syncpod/planner/v1/planner.proto",

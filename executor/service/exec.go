@@ -1,0 +1,197 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/url"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	clientexec "k8s.io/client-go/util/exec"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/proto/fielderr"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// streamingRuntime is a runtime whose raw CRI service can be had, for
+// the streaming calls.
+type streamingRuntime interface {
+	Service(ctx context.Context) (internalapi.RuntimeService, error)
+}
+
+// criService returns the runner's raw CRI runtime service.
+func (s *Service) criService(ctx context.Context) (internalapi.RuntimeService, error) {
+	rt, ok := s.runner.Runtime().(streamingRuntime)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "this runtime client cannot stream")
+	}
+	return rt.Service(ctx)
+}
+
+// ValidateExecStart checks the first message of an Exec session, every
+// problem at once.
+func ValidateExecStart(start *executorv1.ExecStart) error {
+	var l fielderr.List
+	if start == nil {
+		l.Add("start", "required in the first message")
+		return l.Err()
+	}
+	if start.GetContainerId() == "" {
+		l.Add("start.container_id", "required")
+	}
+	if len(start.GetCommand()) == 0 {
+		l.Add("start.command", "required")
+	}
+	return l.Err()
+}
+
+// Exec runs a command in a container through the runtime's streaming
+// server, with client-go's remote command client (SPDY, as the kubelet's
+// clients speak to CRI streaming servers).
+func (s *Service) Exec(stream executorv1.ExecutorService_ExecServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.GetStart()
+	if err := ValidateExecStart(start); err != nil {
+		return ToGRPC(err)
+	}
+	ctx := stream.Context()
+	rs, err := s.criService(ctx)
+	if err != nil {
+		return ToGRPC(err)
+	}
+	resp, err := rs.Exec(ctx, &runtimeapi.ExecRequest{
+		ContainerId: start.GetContainerId(), Cmd: start.GetCommand(), Tty: start.GetTty(),
+		Stdin: start.GetStdin(), Stdout: true, Stderr: !start.GetTty(),
+	})
+	if err != nil {
+		return ToGRPC(err)
+	}
+	s.log.Debug("exec", "container_id", start.GetContainerId(), "tty", start.GetTty())
+	code, err := runRemoteCommand(ctx, resp.GetUrl(), start.GetStdin(), start.GetTty(), stream.Recv, func(out *syncpodv1.StreamOutput) error {
+		return stream.Send(&executorv1.ExecResponse{Output: out})
+	})
+	if err != nil {
+		return err
+	}
+	return stream.Send(&executorv1.ExecResponse{Output: &syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: code}}})
+}
+
+// inputMessage is a request that may carry session input.
+type inputMessage interface{ GetInput() *syncpodv1.StreamInput }
+
+// runRemoteCommand connects to a CRI streaming URL and carries a session:
+// input read by recv goes to the command, its output to send. It returns
+// the command's exit code.
+func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withStdin, tty bool, recv func() (M, error), send func(*syncpodv1.StreamOutput) error) (int32, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return 0, status.Errorf(codes.Internal, "the runtime's streaming URL %q: %v", rawURL, err)
+	}
+	exe, err := remotecommand.NewSPDYExecutor(&rest.Config{}, "POST", u)
+	if err != nil {
+		return 0, status.Errorf(codes.Internal, "streaming client: %v", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stdinR, stdinW := io.Pipe()
+	sizes := &sizeQueue{ch: make(chan remotecommand.TerminalSize, 4), done: ctx.Done()}
+	go func() {
+		defer stdinW.Close()
+		for {
+			msg, err := recv()
+			if err != nil {
+				// The caller closed its side, or went away.
+				return
+			}
+			switch in := msg.GetInput().GetInput().(type) {
+			case *syncpodv1.StreamInput_Stdin:
+				if _, err := stdinW.Write(in.Stdin); err != nil {
+					return
+				}
+			case *syncpodv1.StreamInput_StdinClosed:
+				_ = stdinW.Close()
+			case *syncpodv1.StreamInput_Resize:
+				select {
+				case sizes.ch <- remotecommand.TerminalSize{Width: uint16(in.Resize.GetWidth()), Height: uint16(in.Resize.GetHeight())}:
+				default: // a newer size follows; never block input on resizes
+				}
+			}
+		}
+	}()
+	var sendMu sync.Mutex
+	var sendErr error
+	out := func(wrap func([]byte) *syncpodv1.StreamOutput) io.Writer {
+		return writerFunc(func(p []byte) (int, error) {
+			sendMu.Lock()
+			defer sendMu.Unlock()
+			if sendErr == nil {
+				sendErr = send(wrap(append([]byte(nil), p...)))
+			}
+			if sendErr != nil {
+				cancel()
+				return 0, sendErr
+			}
+			return len(p), nil
+		})
+	}
+	opts := remotecommand.StreamOptions{
+		Stdout: out(func(b []byte) *syncpodv1.StreamOutput {
+			return &syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_Stdout{Stdout: b}}
+		}),
+		Tty: tty,
+	}
+	if !tty {
+		opts.Stderr = out(func(b []byte) *syncpodv1.StreamOutput {
+			return &syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_Stderr{Stderr: b}}
+		})
+	} else {
+		opts.TerminalSizeQueue = sizes
+	}
+	if withStdin {
+		opts.Stdin = stdinR
+	}
+	err = exe.StreamWithContext(ctx, opts)
+	_ = stdinR.Close()
+	var exit clientexec.CodeExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit):
+		return int32(exit.Code), nil
+	case sendErr != nil:
+		return 0, sendErr
+	case ctx.Err() != nil:
+		return 0, status.FromContextError(ctx.Err()).Err()
+	}
+	return 0, status.Errorf(codes.Unavailable, "streaming session: %v", err)
+}
+
+// sizeQueue hands terminal sizes to the remote command client.
+type sizeQueue struct {
+	ch   chan remotecommand.TerminalSize
+	done <-chan struct{}
+}
+
+// Next blocks for the next size; nil ends the resizes.
+func (q *sizeQueue) Next() *remotecommand.TerminalSize {
+	select {
+	case s := <-q.ch:
+		return &s
+	case <-q.done:
+		return nil
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -1,0 +1,73 @@
+package service
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/proto/crilabels"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// ListPodStats sums the runtime's container stats per pod, for running
+// containers the executor manages.
+func (s *Service) ListPodStats(ctx context.Context, req *executorv1.ListPodStatsRequest) (*executorv1.ListPodStatsResponse, error) {
+	rs, err := s.criService(ctx)
+	if err != nil {
+		return nil, ToGRPC(err)
+	}
+	running, err := rs.ListContainers(ctx, &runtimeapi.ContainerFilter{
+		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
+		LabelSelector: map[string]string{crilabels.Managed: crilabels.ManagedValue},
+	})
+	if err != nil {
+		return nil, ToGRPC(err)
+	}
+	stats, err := rs.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{LabelSelector: map[string]string{crilabels.Managed: crilabels.ManagedValue}})
+	if err != nil {
+		return nil, ToGRPC(err)
+	}
+	byID := map[string]*runtimeapi.ContainerStats{}
+	for _, st := range stats {
+		byID[st.GetAttributes().GetId()] = st
+	}
+	return &executorv1.ListPodStatsResponse{Stats: sumPodStats(running, byID, req.GetPodUids())}, nil
+}
+
+// sumPodStats groups running containers' stats by pod; only the pods in
+// want, unless want is empty. Pods and containers come out sorted.
+func sumPodStats(running []*runtimeapi.Container, byID map[string]*runtimeapi.ContainerStats, want []string) []*syncpodv1.PodStats {
+	pods := map[string]*syncpodv1.PodStats{}
+	for _, c := range running {
+		uid := c.GetLabels()[crilabels.PodUID]
+		if uid == "" || (len(want) > 0 && !slices.Contains(want, uid)) {
+			continue
+		}
+		p := pods[uid]
+		if p == nil {
+			p = &syncpodv1.PodStats{PodUid: uid, PodName: c.GetLabels()[crilabels.PodName], PodNamespace: c.GetLabels()[crilabels.PodNamespace]}
+			pods[uid] = p
+		}
+		st := byID[c.GetId()]
+		cs := &syncpodv1.ContainerStats{
+			Name: c.GetLabels()[crilabels.ContainerName], ContainerId: c.GetId(),
+			CpuNanoCores:            st.GetCpu().GetUsageNanoCores().GetValue(),
+			CpuUsageCoreNanoseconds: st.GetCpu().GetUsageCoreNanoSeconds().GetValue(),
+			MemoryWorkingSetBytes:   st.GetMemory().GetWorkingSetBytes().GetValue(),
+			MemoryRssBytes:          st.GetMemory().GetRssBytes().GetValue(),
+		}
+		p.Containers = append(p.Containers, cs)
+		p.CpuNanoCores += cs.GetCpuNanoCores()
+		p.MemoryWorkingSetBytes += cs.GetMemoryWorkingSetBytes()
+	}
+	out := make([]*syncpodv1.PodStats, 0, len(pods))
+	for _, p := range pods {
+		slices.SortFunc(p.Containers, func(a, b *syncpodv1.ContainerStats) int { return strings.Compare(a.GetName(), b.GetName()) })
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *syncpodv1.PodStats) int { return strings.Compare(a.GetPodUid(), b.GetPodUid()) })
+	return out
+}

@@ -1,0 +1,54 @@
+package service
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/encoding/prototext"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/proto/crilabels"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+)
+
+func TestSumPodStats(t *testing.T) {
+	ctr := func(id, pod, name string) *runtimeapi.Container {
+		return &runtimeapi.Container{Id: id, Labels: map[string]string{crilabels.PodUID: pod, crilabels.PodName: "p-" + pod, crilabels.ContainerName: name}}
+	}
+	stat := func(cpu, mem uint64) *runtimeapi.ContainerStats {
+		return &runtimeapi.ContainerStats{Cpu: &runtimeapi.CpuUsage{UsageNanoCores: &runtimeapi.UInt64Value{Value: cpu}},
+			Memory: &runtimeapi.MemoryUsage{WorkingSetBytes: &runtimeapi.UInt64Value{Value: mem}}}
+	}
+	running := []*runtimeapi.Container{ctr("c3", "b", "z"), ctr("c1", "a", "web"), ctr("c2", "a", "side"), ctr("c4", "c", "x"), {Id: "foreign"}}
+	byID := map[string]*runtimeapi.ContainerStats{"c1": stat(100, 10), "c2": stat(50, 5), "c3": stat(7, 1)}
+	got := sumPodStats(running, byID, nil)
+	if len(got) != 3 || got[0].GetPodUid() != "a" || got[0].GetCpuNanoCores() != 150 || got[0].GetMemoryWorkingSetBytes() != 15 ||
+		got[0].GetContainers()[0].GetName() != "side" || got[0].GetPodName() != "p-a" || got[2].GetCpuNanoCores() != 0 {
+		for _, p := range got {
+			t.Log(prototext.Format(p))
+		}
+		t.Fatal("sums by pod are wrong")
+	}
+	if only := sumPodStats(running, byID, []string{"b"}); len(only) != 1 || only[0].GetPodUid() != "b" {
+		t.Fatalf("filtered: %v", only)
+	}
+}
+
+func TestValidateStreamingStarts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"exec without start", ValidateExecStart(nil), "start: required in the first message"},
+		{"exec empty", ValidateExecStart(&executorv1.ExecStart{}), "start.container_id: required; start.command: required"},
+		{"port-forward without start", ValidatePortForwardStart(nil), "start: required in the first message"},
+		{"port-forward bad port", ValidatePortForwardStart(&executorv1.PortForwardStart{PodUid: "u", Port: 70000}), "start.port: must be 1-65535, got 70000"},
+		{"port-forward empty", ValidatePortForwardStart(&executorv1.PortForwardStart{}), "start.pod_uid: required; start.port: must be 1-65535, got 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.err == nil || tc.err.Error() != tc.want {
+				t.Fatalf("got %v, want %q", tc.err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,118 @@
+package service
+
+import (
+	"errors"
+	"io"
+	"slices"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// Exec checks the pod and its container, finds the running instance's
+// id, and carries the session to the executor and back.
+func (s *Service) Exec(stream plannerv1.PlannerService_ExecServer) error {
+	if s.pods == nil {
+		return errNoStore
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.GetStart()
+	var bad []string
+	switch {
+	case start == nil:
+		bad = append(bad, "start: required in the first message")
+	default:
+		if start.GetPod() == nil || (start.GetPod().GetName() == "" && start.GetPod().GetUid() == "") {
+			bad = append(bad, "start.pod.name: required unless start.pod.uid is set")
+		}
+		if start.GetContainer() == "" {
+			bad = append(bad, "start.container: required")
+		}
+		if len(start.GetCommand()) == 0 {
+			bad = append(bad, "start.command: required")
+		}
+	}
+	if len(bad) > 0 {
+		return status.Error(codes.InvalidArgument, "Exec: "+strings.Join(bad, "; "))
+	}
+	if s.executor == nil {
+		return status.Error(codes.Unavailable, "Exec: no executor is configured")
+	}
+	ctx := stream.Context()
+	rec, err := s.pods.Get(ctx, start.GetPod())
+	if err != nil {
+		return toStatus("Exec", err)
+	}
+	id, err := runningContainerID(rec, start.GetContainer())
+	if err != nil {
+		return err
+	}
+	out, err := s.executor.Exec(ctx)
+	if err != nil {
+		return executorStatus(err)
+	}
+	if err := out.Send(&executorv1.ExecRequest{Start: &executorv1.ExecStart{
+		ContainerId: id, Command: start.GetCommand(), Stdin: start.GetStdin(), Tty: start.GetTty(),
+	}}); err != nil {
+		return executorStatus(err)
+	}
+	// Caller -> executor: input until the caller is done.
+	go func() {
+		for {
+			msg, err := stream.Recv()
+			if err != nil {
+				_ = out.CloseSend()
+				return
+			}
+			if msg.GetInput() == nil {
+				continue
+			}
+			if err := out.Send(&executorv1.ExecRequest{Input: msg.GetInput()}); err != nil {
+				return
+			}
+		}
+	}()
+	// Executor -> caller: output, then the exit code.
+	for {
+		msg, err := out.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return executorStatus(err)
+		}
+		if err := stream.Send(&plannerv1.ExecResponse{Output: msg.GetOutput()}); err != nil {
+			return err
+		}
+	}
+}
+
+// runningContainerID returns the id of the container's running instance,
+// NotFound naming the pod's containers for a wrong name, or
+// FailedPrecondition when it is not running.
+func runningContainerID(rec *plannerv1.PodRecord, name string) (string, error) {
+	var names []string
+	for _, c := range rec.GetPod().GetSpec().GetInitContainers() {
+		names = append(names, c.GetName())
+	}
+	for _, c := range rec.GetPod().GetSpec().GetContainers() {
+		names = append(names, c.GetName())
+	}
+	if !slices.Contains(names, name) {
+		return "", status.Errorf(codes.NotFound, "container %s is not valid for pod %s: choose one of [%s]", name, rec.GetPod().GetName(), strings.Join(names, " "))
+	}
+	all := append(slices.Clone(rec.GetStatus().GetInitContainerStatuses()), rec.GetStatus().GetContainerStatuses()...)
+	i := slices.IndexFunc(all, func(cs *syncpodv1.ContainerStatus) bool { return cs.GetName() == name })
+	if i < 0 || all[i].GetState().GetRunning() == nil || all[i].GetContainerId() == "" {
+		return "", status.Errorf(codes.FailedPrecondition, "container %s of pod %s is not running", name, rec.GetPod().GetName())
+	}
+	return all[i].GetContainerId(), nil
+}

@@ -1,0 +1,203 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/syncpod/syncpod/planner/store"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// echoExecutor's Exec echoes standard input to standard output, reports
+// resizes on standard error, and exits 5 when standard input ends.
+type echoExecutor struct {
+	executorv1.UnimplementedExecutorServiceServer
+	started chan *executorv1.ExecStart
+}
+
+func (e *echoExecutor) Exec(stream executorv1.ExecutorService_ExecServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	e.started <- first.GetStart()
+	out := func(o *syncpodv1.StreamOutput) error { return stream.Send(&executorv1.ExecResponse{Output: o}) }
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			return out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: 5}})
+		}
+		switch in := msg.GetInput().GetInput().(type) {
+		case *syncpodv1.StreamInput_Stdin:
+			err = out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_Stdout{Stdout: in.Stdin}})
+		case *syncpodv1.StreamInput_Resize:
+			err = out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_Stderr{Stderr: []byte("resized")}})
+		case *syncpodv1.StreamInput_StdinClosed:
+			return out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: 5}})
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// Attach answers like Exec, with the start recorded as an ExecStart.
+func (e *echoExecutor) Attach(stream executorv1.ExecutorService_AttachServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	e.started <- &executorv1.ExecStart{ContainerId: first.GetStart().GetContainerId(), Stdin: first.GetStart().GetStdin(), Tty: first.GetStart().GetTty()}
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			return stream.Send(&executorv1.AttachResponse{Output: &syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: 9}}})
+		}
+		if in := msg.GetInput().GetStdin(); in != nil {
+			if err := stream.Send(&executorv1.AttachResponse{Output: &syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_Stdout{Stdout: in}}}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func TestExecGoesThroughTheExecutor(t *testing.T) {
+	st, err := store.Open(store.Options{Path: filepath.Join(t.TempDir(), "planner.db"), Now: func() time.Time { return t0 }, Validate: fakeValidate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	ex := &echoExecutor{started: make(chan *executorv1.ExecStart, 10)}
+	execConn := serve(t, func(s *grpc.Server) { executorv1.RegisterExecutorServiceServer(s, ex) })
+	conn := serve(t, func(s *grpc.Server) {
+		plannerv1.RegisterPlannerServiceServer(s, New(Options{Pods: st, Executor: executorv1.NewExecutorServiceClient(execConn)}))
+	})
+	c := plannerv1.NewPlannerServiceClient(conn)
+	ctx := context.Background()
+	p, _, err := st.Apply(ctx, &syncpodv1.Pod{Name: "web", Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{
+		{Name: "app", Image: "busybox"}, {Name: "stopped", Image: "busybox"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UpdateStatus(ctx, p.GetUid(), &syncpodv1.PodStatus{ContainerStatuses: []*syncpodv1.ContainerStatus{
+		{Name: "app", ContainerId: "ctr-app", State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Running{Running: &syncpodv1.ContainerStateRunning{}}}},
+		{Name: "stopped", ContainerId: "ctr-stopped", State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Terminated{Terminated: &syncpodv1.ContainerStateTerminated{}}}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	session := func(start *plannerv1.ExecStart, inputs ...*syncpodv1.StreamInput) (string, int32, error) {
+		stream, err := c.Exec(ctx)
+		if err != nil {
+			return "", 0, err
+		}
+		if err := stream.Send(&plannerv1.ExecRequest{Start: start}); err != nil {
+			return "", 0, err
+		}
+		for _, in := range inputs {
+			if err := stream.Send(&plannerv1.ExecRequest{Input: in}); err != nil {
+				return "", 0, err
+			}
+		}
+		var out strings.Builder
+		for {
+			msg, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return out.String(), -1, nil
+			}
+			if err != nil {
+				return out.String(), 0, err
+			}
+			switch o := msg.GetOutput().GetOutput().(type) {
+			case *syncpodv1.StreamOutput_Stdout:
+				out.Write(o.Stdout)
+			case *syncpodv1.StreamOutput_Stderr:
+				out.WriteString("<" + string(o.Stderr) + ">")
+			case *syncpodv1.StreamOutput_ExitCode:
+				return out.String(), o.ExitCode, nil
+			}
+		}
+	}
+	out, code, err := session(&plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "app", Command: []string{"cat"}, Stdin: true, Tty: true},
+		&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_Resize{Resize: &syncpodv1.TerminalSize{Width: 80, Height: 24}}},
+		&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_Stdin{Stdin: []byte("hello")}},
+		&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_StdinClosed{StdinClosed: true}})
+	if err != nil || out != "<resized>hello" || code != 5 {
+		t.Fatalf("session: %q exit %d, %v", out, code, err)
+	}
+	if got := <-ex.started; got.GetContainerId() != "ctr-app" || got.GetCommand()[0] != "cat" || !got.GetStdin() || !got.GetTty() {
+		t.Fatalf("executor started %v", got)
+	}
+	// Attach goes the same way, to the running instance.
+	att, err := c.Attach(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := att.Send(&plannerv1.AttachRequest{Start: &plannerv1.AttachStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "app", Stdin: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := att.Send(&plannerv1.AttachRequest{Input: &syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_Stdin{Stdin: []byte("hey")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := att.Recv(); err != nil || string(msg.GetOutput().GetStdout()) != "hey" {
+		t.Fatalf("attach output %v %v", msg, err)
+	}
+	_ = att.CloseSend()
+	if msg, err := att.Recv(); err != nil || msg.GetOutput().GetExitCode() != 9 {
+		t.Fatalf("attach end %v %v", msg, err)
+	}
+	if got := <-ex.started; got.GetContainerId() != "ctr-app" || !got.GetStdin() {
+		t.Fatalf("attach started %v", got)
+	}
+	for _, tc := range []struct {
+		name  string
+		start *plannerv1.AttachStart
+		code  codes.Code
+		msg   string
+	}{
+		{"every problem at once", &plannerv1.AttachStart{}, codes.InvalidArgument, "start.pod.name: required unless start.pod.uid is set; start.container: required"},
+		{"not running", &plannerv1.AttachStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "stopped"}, codes.FailedPrecondition, "not running"},
+	} {
+		t.Run("attach "+tc.name, func(t *testing.T) {
+			s, err := c.Attach(ctx)
+			if err == nil {
+				err = s.Send(&plannerv1.AttachRequest{Start: tc.start})
+			}
+			if err == nil {
+				_, err = s.Recv()
+			}
+			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("got %v, want %s with %q", err, tc.code, tc.msg)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		start *plannerv1.ExecStart
+		code  codes.Code
+		msg   string
+	}{
+		{"every problem at once", &plannerv1.ExecStart{}, codes.InvalidArgument, "start.pod.name: required unless start.pod.uid is set; start.container: required; start.command: required"},
+		{"no start", nil, codes.InvalidArgument, "start: required"},
+		{"wrong container", &plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "nosuch", Command: []string{"sh"}}, codes.NotFound, "choose one of [app stopped]"},
+		{"not running", &plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "stopped", Command: []string{"sh"}}, codes.FailedPrecondition, "not running"},
+		{"unknown pod", &plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: "nosuch"}, Container: "app", Command: []string{"sh"}}, codes.NotFound, "nosuch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := session(tc.start)
+			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("got %v, want %s with %q", err, tc.code, tc.msg)
+			}
+		})
+	}
+}

@@ -1,0 +1,86 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+)
+
+// ContainerLogs streams a container's log from the executor, after
+// checking that the pod exists and has the container.
+func (s *Service) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plannerv1.PlannerService_ContainerLogsServer) error {
+	if s.pods == nil {
+		return errNoStore
+	}
+	var bad []string
+	if req.GetPod() == nil {
+		bad = append(bad, "pod: required")
+	} else if req.GetPod().GetName() == "" && req.GetPod().GetUid() == "" {
+		bad = append(bad, "pod.name: required unless pod.uid is set")
+	}
+	if req.GetContainer() == "" {
+		bad = append(bad, "container: required")
+	}
+	if req.TailLines != nil && req.GetTailLines() < 0 {
+		bad = append(bad, "tail_lines: must be >= 0")
+	}
+	if len(bad) > 0 {
+		return status.Error(codes.InvalidArgument, "ContainerLogs: "+strings.Join(bad, "; "))
+	}
+	if s.executor == nil {
+		return status.Error(codes.Unavailable, "ContainerLogs: no executor is configured")
+	}
+	ctx := stream.Context()
+	rec, err := s.pods.Get(ctx, req.GetPod())
+	if err != nil {
+		return toStatus("ContainerLogs", err)
+	}
+	var names []string
+	for _, c := range rec.GetPod().GetSpec().GetInitContainers() {
+		names = append(names, c.GetName())
+	}
+	for _, c := range rec.GetPod().GetSpec().GetContainers() {
+		names = append(names, c.GetName())
+	}
+	if !slices.Contains(names, req.GetContainer()) {
+		return status.Errorf(codes.NotFound, "container %s is not valid for pod %s: choose one of [%s]",
+			req.GetContainer(), rec.GetPod().GetName(), strings.Join(names, " "))
+	}
+	in, err := s.executor.ContainerLogs(ctx, &executorv1.ContainerLogsRequest{
+		PodUid: rec.GetPod().GetUid(), Container: req.GetContainer(), Follow: req.GetFollow(),
+		TailLines: req.TailLines, SinceTime: req.GetSinceTime(), Previous: req.GetPrevious(),
+	})
+	if err != nil {
+		return executorStatus(err)
+	}
+	for {
+		msg, err := in.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return executorStatus(err)
+		}
+		if err := stream.Send(&plannerv1.ContainerLogsResponse{Lines: msg.GetLines(), ContainerId: msg.GetContainerId()}); err != nil {
+			return err
+		}
+	}
+}
+
+// executorStatus passes the executor's status on, saying where it came
+// from; a broken connection to the executor is Unavailable.
+func executorStatus(err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return status.Errorf(codes.Unavailable, "executor: %v", err)
+	}
+	return status.Error(st.Code(), fmt.Sprintf("executor: %s", st.Message()))
+}

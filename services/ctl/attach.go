@@ -1,0 +1,73 @@
+package ctl
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+func newAttach(g *globals) *cobra.Command {
+	var container string
+	var stdin, tty bool
+	cmd := &cobra.Command{
+		Use:   "attach POD [-c CONTAINER] [-i] [-t]",
+		Short: "Attach to a running container's own process",
+		Long: "Attach to the process a running container runs: see its output, and with -i\n" +
+			"feed its standard input. Leaving (Ctrl-C) does not stop it. Runtimes that\n" +
+			"keep no standard input refuse (crisim does).",
+		Example: "  syncpodctl attach -it web -c shell",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("usage: attach POD [-c CONTAINER] [-i] [-t]")
+			}
+			return nil
+		},
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			return g.completePods(args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pod, err := podArg(args[0])
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			container, err := defaultContainer(ctx, g, pod, container)
+			if err != nil {
+				return err
+			}
+			termFd := localTerminal(g, stdin, tty)
+			client, closer, err := g.planner()
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			stream, err := client.Attach(ctx)
+			if err != nil {
+				return err
+			}
+			if err := stream.Send(&plannerv1.AttachRequest{Start: &plannerv1.AttachStart{
+				Pod: podRef(g.namespace, pod), Container: container, Stdin: stdin, Tty: tty,
+			}}); err != nil {
+				return err
+			}
+			return runSession(ctx, g, session{
+				send: func(in *syncpodv1.StreamInput) error { return stream.Send(&plannerv1.AttachRequest{Input: in}) },
+				recv: func() (*syncpodv1.StreamOutput, error) {
+					msg, err := stream.Recv()
+					return msg.GetOutput(), err
+				},
+				closeSend: stream.CloseSend,
+			}, stdin, tty, termFd)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&container, "container", "c", "", "the container (default: the pod's first)")
+	f.BoolVarP(&stdin, "stdin", "i", false, "pass standard input to the process")
+	f.BoolVarP(&tty, "tty", "t", false, "the container has a terminal")
+	return cmd
+}

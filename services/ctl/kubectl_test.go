@@ -1,0 +1,378 @@
+package ctl
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// lockedBuffer is a bytes.Buffer safe to read while a command writes;
+// changed is signalled after every write.
+type lockedBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{}
+}
+
+func newLockedBuffer() *lockedBuffer { return &lockedBuffer{changed: make(chan struct{}, 1)} }
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// start runs syncpodctl in the background; wait returns its exit code.
+func (h *harness) start(ctx context.Context, args ...string) (out *lockedBuffer, wait func() int) {
+	out = newLockedBuffer()
+	env := h.env
+	env.Stdout, env.Stderr = out, out
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, append([]string{"--server=planner", "--executor=executor"}, args...), env)
+	}()
+	return out, func() int { return <-done }
+}
+
+func TestGlobalFlagsAnywhere(t *testing.T) {
+	h := newHarness(t)
+	h.planner.records["other/web"] = record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.planner.records["other/web"].Pod.Namespace = "other"
+	for _, args := range [][]string{
+		{"--server", "planner", "get", "pods", "-n", "other"},
+		{"get", "pods", "--server", "planner", "--namespace=other"},
+		{"get", "--server=planner", "pods", "web", "-n", "other"},
+		{"-n", "other", "get", "pods", "--server", "planner"},
+	} {
+		h.out.Reset()
+		h.err.Reset()
+		if code := Run(context.Background(), args, h.env); code != 0 || !strings.Contains(h.out.String(), "web") {
+			t.Errorf("%v: exit %d out %q err %q", args, code, h.out, h.err)
+		}
+	}
+	// The environment fills in what the command line leaves out.
+	h.env.Getenv = func(k string) string {
+		return map[string]string{"SYNCPOD_SERVER": "planner", "SYNCPOD_NAMESPACE": "other"}[k]
+	}
+	h.out.Reset()
+	if code := Run(context.Background(), []string{"get", "pods"}, h.env); code != 0 || !strings.Contains(h.out.String(), "web") {
+		t.Fatalf("from the environment: exit %d out %q err %q", code, h.out, h.err)
+	}
+	h.env.Getenv = func(k string) string { return map[string]string{"SYNCPOD_TIMEOUT": "soon"}[k] }
+	h.err.Reset()
+	if code := Run(context.Background(), []string{"get", "pods"}, h.env); code != 2 || !strings.Contains(h.err.String(), "SYNCPOD_TIMEOUT") {
+		t.Fatalf("bad environment value: exit %d err %q", code, h.err)
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	h := newHarness(t)
+	for _, args := range [][]string{
+		{"get"},
+		{"get", "nodes"},
+		{"get", "pods", "--frobnicate"},
+		{"describe", "pod"},
+		{"describe", "web"},
+		{"delete"},
+		{"wait", "pod/web"},
+		{"wait", "--for=ready", "pod/web"},
+		{"plan"},
+		{"plan", "-f", "x.yaml", "--empty", "--observed", "o.yaml"},
+		{"backoffs"},
+		{"backoffs", "frob"},
+		{"events", "a", "b"},
+		{"logs"},
+		{"--timeout", "soon", "get", "pods"},
+		{"get", "pods", "-o", "jsonpath={.items[}"},
+	} {
+		if code := h.run(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2; out %q err %q", args, code, h.out, h.err)
+		}
+	}
+}
+
+func TestGetOutputFormats(t *testing.T) {
+	h := newHarness(t)
+	h.planner.records["default/web"] = record("web", nil, []*syncpodv1.ContainerStatus{running("a", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.planner.records["default/web"].Status.PodIp = "10.1.2.3"
+	h.planner.records["default/db"] = record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_PENDING)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "pods", "-o", "name"}, "pod/db\npod/web\n"},
+		{[]string{"get", "pod/web", "-o", "name"}, "pod/web\n"},
+		{[]string{"get", "pods", "web", "-o", "jsonpath={.status.podIP}"}, "10.1.2.3"},
+		{[]string{"get", "pods", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}"}, "db=Pending web=Running "},
+	}
+	for _, tc := range tests {
+		if code := h.run(t, tc.args...); code != 0 || h.out.String() != tc.want {
+			t.Errorf("%v: exit %d out %q, want %q (err %q)", tc.args, code, h.out, tc.want, h.err)
+		}
+	}
+	if code := h.run(t, "get", "pods", "web", "nosuch"); code != 3 || !strings.Contains(h.out.String(), "web") || !strings.Contains(h.err.String(), `"nosuch" not found`) {
+		t.Fatalf("one missing of two: exit %d out %q err %q", code, h.out, h.err)
+	}
+}
+
+// TestGetYAMLRoundTrips: `get pod X -o yaml` is a v1 Pod that `apply -f`
+// takes back unchanged, through the planner's own manifest conversion.
+func TestGetYAMLRoundTrips(t *testing.T) {
+	h := newHarness(t)
+	h.env.ConvertKubernetes = ConvertManifest
+	grace := int64(7)
+	probeGrace := int64(3)
+	pod := &syncpodv1.Pod{
+		Name: "web", Namespace: "default", Uid: "0d6f9c1e-0000-4000-8000-000000000001",
+		Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"note": "x"},
+		CreationTime: timestamppb.New(now.Add(-time.Hour)), Generation: 2,
+		Spec: &syncpodv1.PodSpec{
+			RestartPolicy: syncpodv1.RestartPolicy_RESTART_POLICY_ON_FAILURE, TerminationGracePeriodSeconds: &grace,
+			HostNetwork: true, Hostname: "h",
+			InitContainers: []*syncpodv1.Container{{Name: "side", Image: "busybox", RestartPolicy: syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS,
+				Command: []string{"sleep", "inf"}}},
+			Containers: []*syncpodv1.Container{{
+				Name: "app", Image: "busybox:1.36", Command: []string{"sh", "-c"}, Args: []string{"httpd -f"}, WorkingDir: "/tmp",
+				Env:             []*syncpodv1.EnvVar{{Name: "A", Value: "1"}},
+				ImagePullPolicy: syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER,
+				RestartPolicy:   syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ON_FAILURE,
+				RestartPolicyRules: []*syncpodv1.ContainerRestartRule{{Action: syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART,
+					ExitCodes: &syncpodv1.ContainerRestartRuleOnExitCodes{Operator: syncpodv1.ExitCodeOperator_EXIT_CODE_OPERATOR_IN, Values: []int32{42}}}},
+				Ports:     []*syncpodv1.ContainerPort{{Name: "http", ContainerPort: 8080, HostPort: 8080, Protocol: syncpodv1.Protocol_PROTOCOL_TCP, HostIp: "127.0.0.1"}},
+				Resources: &syncpodv1.ResourceRequirements{Requests: &syncpodv1.ResourceList{Cpu: "100m", Memory: "64Mi"}, Limits: &syncpodv1.ResourceList{Memory: "128Mi"}},
+				LivenessProbe: &syncpodv1.Probe{Handler: &syncpodv1.Probe_HttpGet{HttpGet: &syncpodv1.HTTPGetAction{Path: "/", Port: 8080, Host: "127.0.0.1", Scheme: "HTTP",
+					HttpHeaders: []*syncpodv1.HTTPHeader{{Name: "X", Value: "y"}}}}, PeriodSeconds: 5, FailureThreshold: 2, TerminationGracePeriodSeconds: &probeGrace},
+				ReadinessProbe: &syncpodv1.Probe{Handler: &syncpodv1.Probe_TcpSocket{TcpSocket: &syncpodv1.TCPSocketAction{Port: 8080}}, InitialDelaySeconds: 1, TimeoutSeconds: 2, SuccessThreshold: 1},
+				StartupProbe:   &syncpodv1.Probe{Handler: &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"true"}}}},
+			}},
+		},
+	}
+	r := record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	r.Pod = pod
+	r.Status.Conditions = []*syncpodv1.PodCondition{{Type: "Ready", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE}}
+	h.planner.records["default/web"] = r
+	if code := h.run(t, "get", "pod", "web", "-o", "yaml"); code != 0 {
+		t.Fatalf("get -o yaml: exit %d %s", code, h.err)
+	}
+	y := h.out.String()
+	for _, want := range []string{"apiVersion: v1\n", "kind: Pod\n", "  name: web\n", "restartPolicy: OnFailure", "phase: Running", "type: Ready"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("yaml lacks %q:\n%s", want, y)
+		}
+	}
+	f := writeFile(t, t.TempDir(), "web.yaml", y)
+	if code := h.run(t, "apply", "-f", f); code != 0 || h.out.String() != "pod/web unchanged\n" {
+		t.Fatalf("apply of get -o yaml: exit %d out %q err %q", code, h.out, h.err)
+	}
+	// The converted pod equals the stored one field for field (the fake's
+	// "unchanged" compares only the spec).
+	back, _, err := ConvertManifest(mustYAMLToJSON(t, y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := proto.Clone(pod).(*syncpodv1.Pod)
+	want.CreationTime, want.Generation = nil, 0
+	if !proto.Equal(back, want) {
+		t.Fatalf("round trip changed the pod:\n got %v\nwant %v", back, want)
+	}
+}
+
+func TestGetWatchPrintsChanges(t *testing.T) {
+	h := newHarness(t)
+	h.planner.watching = make(chan struct{})
+	h.planner.records["default/web"] = record("web", nil, []*syncpodv1.ContainerStatus{waiting("a", "ContainerCreating", 0)}, syncpodv1.PodPhase_POD_PHASE_PENDING)
+	ctx, cancel := context.WithCancel(context.Background())
+	out, wait := h.start(ctx, "get", "pods", "-w")
+	<-h.planner.watching
+	h.planner.update("default/web", func(r *plannerv1.PodRecord) {
+		r.Status.ContainerStatuses = []*syncpodv1.ContainerStatus{running("a", true, 0)}
+		r.Status.Phase = syncpodv1.PodPhase_POD_PHASE_RUNNING
+	})
+	h.planner.remove("default/web")
+	waitForOutput(t, out, "Deleted")
+	cancel()
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[1], "ContainerCreating") ||
+		!strings.Contains(lines[2], "Running") || !strings.Contains(lines[3], "Deleted") {
+		t.Fatalf("watch output:\n%s", out)
+	}
+}
+
+// waitForOutput blocks until out holds want; the test's deadline bounds it.
+func waitForOutput(t *testing.T, out *lockedBuffer, want string) {
+	t.Helper()
+	for !strings.Contains(out.String(), want) {
+		<-out.changed
+	}
+}
+
+func TestWaitForReadyAndDelete(t *testing.T) {
+	h := newHarness(t)
+	h.planner.watching = make(chan struct{})
+	h.planner.records["default/web"] = record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_PENDING)
+	out, wait := h.start(context.Background(), "wait", "--for=condition=Ready", "pod/web", "--timeout=1h")
+	<-h.planner.watching
+	h.planner.update("default/web", func(r *plannerv1.PodRecord) {
+		r.Status.Conditions = []*syncpodv1.PodCondition{{Type: "Ready", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE}}
+	})
+	if code := wait(); code != 0 || out.String() != "pod/web condition met\n" {
+		t.Fatalf("wait Ready: exit %d %q", code, out)
+	}
+	// Already met: no watch needed.
+	if code := h.run(t, "wait", "--for=condition=Ready", "pod", "web"); code != 0 {
+		t.Fatalf("wait on a ready pod: exit %d %q", code, h.err)
+	}
+	if code := h.run(t, "wait", "--for=condition=Ready", "pod/nosuch"); code != 3 {
+		t.Fatalf("wait on a missing pod: exit %d, want 3", code)
+	}
+	if code := h.run(t, "wait", "--for=condition=Ready=False", "pod/web", "--timeout=0"); code != 1 || !strings.Contains(h.err.String(), "timed out waiting for the condition on pods/web") {
+		t.Fatalf("unmet with --timeout=0: exit %d %q", code, h.err)
+	}
+
+	// delete waits for the pod to be gone.
+	h.planner.keepDeleted = true
+	h.planner.watching = make(chan struct{})
+	out, wait = h.start(context.Background(), "delete", "pod", "web")
+	<-h.planner.watching
+	waitForOutput(t, out, `pod "web" deleted`)
+	h.planner.remove("default/web")
+	if code := wait(); code != 0 {
+		t.Fatalf("delete --wait: exit %d %q", code, out)
+	}
+	if code := h.run(t, "wait", "--for=delete", "pod/web"); code != 0 || h.out.String() != "pod/web deleted\n" {
+		t.Fatalf("wait for delete of a gone pod: exit %d %q", code, h.out)
+	}
+	// --wait=false returns at once, leaving the pod terminating.
+	h.planner.put("default/db", record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	if code := h.run(t, "delete", "pod/db", "--wait=false"); code != 0 {
+		t.Fatalf("delete --wait=false: exit %d %q", code, h.err)
+	}
+	if code := h.run(t, "delete", "pod/db", "--timeout=1ms"); code != 1 || !strings.Contains(h.err.String(), "timed out") {
+		t.Fatalf("delete of a pod that stays: exit %d %q, want 1 (timed out)", code, h.err)
+	}
+}
+
+func TestEventsTable(t *testing.T) {
+	h := newHarness(t)
+	r := record("crash", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	r.Events = []*syncpodv1.Event{
+		{Type: syncpodv1.EventType_EVENT_TYPE_WARNING, Reason: "BackOff", Message: "Back-off restarting failed container app", InvolvedContainer: "app",
+			Count: 5, FirstTime: timestamppb.New(now.Add(-3 * time.Minute)), LastTime: timestamppb.New(now.Add(-10 * time.Second))},
+		{Type: syncpodv1.EventType_EVENT_TYPE_NORMAL, Reason: "Scheduled", Message: "accepted",
+			Count: 1, FirstTime: timestamppb.New(now.Add(-4 * time.Minute)), LastTime: timestamppb.New(now.Add(-4 * time.Minute))},
+	}
+	h.planner.records["default/crash"] = r
+	if code := h.run(t, "events", "crash"); code != 0 {
+		t.Fatalf("exit %d %s", code, h.err)
+	}
+	want := "" +
+		"LAST SEEN   TYPE      REASON      OBJECT          COUNT   FIRST SEEN   MESSAGE\n" +
+		"4m0s        Normal    Scheduled   pod/crash       1       4m0s         accepted\n" +
+		"10s         Warning   BackOff     pod/crash/app   5       3m0s         Back-off restarting failed container app\n"
+	if h.out.String() != want {
+		t.Fatalf("events:\n%s\nwant:\n%s", h.out, want)
+	}
+	if code := h.run(t, "events", "nosuch"); code != 3 {
+		t.Fatalf("events of an unknown pod: exit %d, want 3", code)
+	}
+}
+
+func TestCompletionScriptsLoadInBash(t *testing.T) {
+	h := newHarness(t)
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		if code := h.run(t, "completion", shell); code != 0 || !strings.Contains(h.out.String(), "syncpodctl") {
+			t.Fatalf("completion %s: exit %d err %q", shell, code, h.err)
+		}
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("LOUD SKIP: no bash on this machine to load the completion script into")
+	}
+	if code := h.run(t, "completion", "bash"); code != 0 {
+		t.Fatal(code)
+	}
+	script := writeFile(t, t.TempDir(), "syncpodctl.bash", h.out.String())
+	out, err := exec.Command(bash, "-c", "source "+script+" && complete -p syncpodctl").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "__start_syncpodctl") {
+		t.Fatalf("bash could not load the script: %v\n%s", err, out)
+	}
+	// The shell asks the binary for candidates through __complete.
+	h.planner.records["default/web"] = record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	if code := h.run(t, "__complete", "describe", "pod", ""); code != 0 || !strings.Contains(h.out.String(), "web\n") {
+		t.Fatalf("pod names are not completed: exit %d %q", code, h.out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	h := newHarness(t)
+	if code := h.run(t, "version", "--client"); code != 0 || !strings.HasPrefix(h.out.String(), "Client Version: ") {
+		t.Fatalf("version --client: exit %d %q", code, h.out)
+	}
+	// The fake servers have no health service: version says so and fails.
+	if code := h.run(t, "version"); code != 1 || !strings.Contains(h.out.String(), "Planner (planner): unreachable") {
+		t.Fatalf("version: exit %d %q", code, h.out)
+	}
+}
+
+func TestPlanAgainstLivePod(t *testing.T) {
+	h := newHarness(t)
+	f := writeFile(t, t.TempDir(), "web.yaml", "name: web\nspec:\n  containers:\n  - {name: a, image: busybox}\n")
+	// No such pod: an empty node, said on stderr.
+	if code := h.run(t, "plan", "-f", f); code != 0 || !strings.Contains(h.err.String(), "planning against an empty node") {
+		t.Fatalf("plan of a new pod: exit %d %q", code, h.err)
+	}
+	if h.planner.planReq.GetObserved() != nil {
+		t.Fatal("a new pod was planned against an observed state")
+	}
+	// A live pod: its observed state comes from the PLEG.
+	h.planner.records["default/web"] = record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.pleg.observed = &syncpodv1.ObservedPod{Uid: "uid-web", Sandboxes: []*syncpodv1.ObservedSandbox{{Id: "sb-1", State: syncpodv1.SandboxState_SANDBOX_STATE_READY}}}
+	if code := h.run(t, "plan", "-f", f, "--pleg", "pleg"); code != 0 {
+		t.Fatalf("plan of a live pod: exit %d %q", code, h.err)
+	}
+	if got := h.planner.planReq; got.GetObserved().GetSandboxes()[0].GetId() != "sb-1" || got.GetPod().GetUid() != "uid-web" || h.pleg.asked != "uid-web" {
+		t.Fatalf("plan request %v, pleg asked for %q", got, h.pleg.asked)
+	}
+	// --empty plans as if nothing existed.
+	if code := h.run(t, "plan", "-f", f, "--empty"); code != 0 || h.planner.planReq.GetObserved() != nil {
+		t.Fatalf("plan --empty: exit %d, observed %v", code, h.planner.planReq.GetObserved())
+	}
+	// Without a PLEG, the error says how to do without.
+	if code := h.run(t, "plan", "-f", f, "--pleg", "nowhere"); code != 1 || !strings.Contains(h.err.String(), "--empty") {
+		t.Fatalf("plan without a PLEG: exit %d %q", code, h.err)
+	}
+}
+
+func mustYAMLToJSON(t *testing.T, y string) []byte {
+	t.Helper()
+	docs, err := DecodePods([]byte(y), func(js []byte) (*syncpodv1.Pod, []string, error) {
+		return &syncpodv1.Pod{Name: string(js)}, nil, nil
+	}, func(string) {})
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("decode: %v", err)
+	}
+	return []byte(docs[0].GetName())
+}

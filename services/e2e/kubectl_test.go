@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/services/ctl"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while syncpodctl writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Issue 14: the commands a kubectl user reaches for, against a node of
+// real processes on crisim: wait, logs -f until the container is killed,
+// logs --previous after a crash, get -o yaml taken back by apply, events,
+// plan against the live pod, back-offs by name.
+func TestKubectlStyleCommandsOnCrisim(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOptions{})
+	n.apply(pod("ticker", container("tick", "sh", "-c", `i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 0.2; done`)))
+	n.apply(pod("crashy", container("crash", "sh", "-c", `echo "run at $(date +%s%N)"; echo "to stderr" >&2; exit 3`)))
+
+	if code, out, errOut := n.ctl("wait", "--for=condition=Ready", "pod/ticker", "--timeout=45s"); code != 0 || out != "pod/ticker condition met\n" {
+		t.Fatalf("wait: exit %d %q %q", code, out, errOut)
+	}
+
+	// logs -f follows the ticking container until it is killed.
+	var out, errOut syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- ctl.Run(ctx, []string{"--server=" + n.planner.grpc, "logs", "-f", "ticker"}, ctl.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
+	}()
+	eventually(t, 20*time.Second, "logs -f shows new ticks", func() (bool, string) {
+		return strings.Contains(out.String(), "tick 5\n"), out.String()
+	})
+	if code, o, e := n.ctl("delete", "pod", "ticker", "--grace-period=0"); code != 0 {
+		t.Fatalf("delete: exit %d %q %q", code, o, e)
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("logs -f: exit %d %q", code, errOut.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("logs -f did not end when its container was killed")
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, l := range lines {
+		if want := "tick " + strconv.Itoa(i+1); l != want {
+			t.Fatalf("line %d is %q, want %q (lines lost or repeated):\n%s", i, l, want, out.String())
+		}
+	}
+
+	// --previous after a crash: the dead instance's output.
+	n.waitRecord("crashy", converge, "restarted once", func(r *plannerv1.PodRecord) bool {
+		return cstatus(r, "crash").GetRestartCount() >= 1
+	})
+	code, prev, e := n.ctl("logs", "crashy", "--previous", "--timestamps")
+	if code != 0 || !strings.Contains(prev, "run at ") || !strings.Contains(prev, "to stderr") || !strings.Contains(prev, "Z run at") {
+		t.Fatalf("logs --previous: exit %d %q %q", code, prev, e)
+	}
+	if code, _, e := n.ctl("logs", "crashy", "-c", "nosuch"); code != 3 || !strings.Contains(e, "choose one of [crash]") {
+		t.Fatalf("logs of a wrong container: exit %d %q", code, e)
+	}
+
+	// backoffs by name.
+	if code, o, e := n.ctl("backoffs", "list", "crashy"); code != 0 || !strings.Contains(o, "default/crashy") {
+		t.Fatalf("backoffs list crashy: exit %d %q %q", code, o, e)
+	}
+	if code, o, e := n.ctl("backoffs", "reset", "crashy", "-c", "crash"); code != 0 || !strings.Contains(o, "cleared") {
+		t.Fatalf("backoffs reset crashy: exit %d %q %q", code, o, e)
+	}
+
+	// get -o yaml is taken back unchanged by apply.
+	code, y, e := n.ctl("get", "pod", "crashy", "-o", "yaml")
+	if code != 0 || !strings.Contains(y, "kind: Pod") {
+		t.Fatalf("get -o yaml: exit %d %q", code, e)
+	}
+	f := filepath.Join(t.TempDir(), "crashy.yaml")
+	if err := os.WriteFile(f, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, o, e := n.ctl("apply", "-f", f); code != 0 || o != "pod/crashy unchanged\n" {
+		t.Fatalf("apply of get -o yaml: exit %d %q %q", code, o, e)
+	}
+
+	// plan against the live pod: the crashed container's restart, with
+	// its reason; against an empty node: a sandbox first.
+	code, plan, e := n.ctl("--pleg="+n.pleg.grpc, "plan", "-f", f)
+	if code != 0 || !strings.Contains(e, "Planning against pod/crashy as observed") || strings.Contains(plan, "create a sandbox") {
+		t.Fatalf("plan against the live pod: exit %d\n%s\n%s", code, plan, e)
+	}
+	if code, plan, e := n.ctl("plan", "-f", f, "--empty"); code != 0 || !strings.Contains(plan, "create a sandbox") {
+		t.Fatalf("plan --empty: exit %d\n%s\n%s", code, plan, e)
+	}
+
+	// events: a table with counts; an unknown pod is exit 3.
+	if code, o, e := n.ctl("events", "crashy"); code != 0 || !strings.Contains(o, "COUNT") || !strings.Contains(o, "BackOff") {
+		t.Fatalf("events crashy: exit %d\n%s\n%s", code, o, e)
+	}
+	if code, _, _ := n.ctl("events", "nosuch"); code != 3 {
+		t.Fatalf("events of an unknown pod: exit %d, want 3", code)
+	}
+	if code, o, e := n.ctl("delete", "pod/crashy"); code != 0 {
+		t.Fatalf("delete crashy: exit %d %q %q", code, o, e)
+	}
+	if code, _, _ := n.ctl("get", "pod", "crashy"); code != 3 {
+		t.Fatal("delete returned before the pod was gone")
+	}
+}
