@@ -38,6 +38,7 @@ type node struct {
 	workDir     string
 	manifestDir string
 	sock        string
+	endpoint    string // the runtime's CRI endpoint
 
 	crisim, executor, pleg, planner *proc
 	plannerArgs                     []string
@@ -62,6 +63,18 @@ type nodeOptions struct {
 	// criEndpoint, when set, is an existing runtime (containerd) to use
 	// instead of starting crisim.
 	criEndpoint string
+	// crisimMode is crisim's --mode; empty means process.
+	crisimMode string
+	// sockets puts the planner, executor and PLEG on unix sockets in the
+	// node's short directory, so each can be killed and restarted on the
+	// same address while clients keep their connections.
+	sockets bool
+	// executorCRI, when set, is the executor's CRI endpoint instead of the
+	// runtime's (a proxy in front of it).
+	executorCRI string
+	// executorArgs, plegArgs and crisimArgs are extra flags (later flags
+	// win).
+	executorArgs, plegArgs, crisimArgs []string
 }
 
 // startNode starts every process of a node and stops them all, in order,
@@ -111,33 +124,50 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	t.Cleanup(n.shutdown)
 
 	endpoint := "unix://" + n.sock
+	n.endpoint = endpoint
+	if o.crisimMode == "" {
+		o.crisimMode = "process"
+	}
+	// listen is the address flag of a service: a random loopback port, or
+	// a socket of its own in sockets mode.
+	listen := func(name string) []string {
+		if !o.sockets {
+			return nil
+		}
+		return []string{"--listen=unix://" + filepath.Join(short, name+".sock")}
+	}
 	if o.criEndpoint != "" {
 		endpoint = o.criEndpoint
+		n.endpoint = endpoint
 	} else {
-		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: []string{"--mode=process", "--listen=" + endpoint}})
+		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: append([]string{"--mode=" + o.crisimMode, "--listen=" + endpoint}, o.crisimArgs...)})
 	}
-	n.executor = startProc(t, "syncpod-executor", procOptions{managed: true, args: []string{
-		"--cri-endpoint=" + endpoint,
-		"--data-dir=" + filepath.Join(base, "executor"),
-		"--log-dir=" + filepath.Join(base, "logs"),
-		"--backoff-initial=" + o.backoffInitial.String(),
-		"--backoff-max=" + o.backoffMax.String(),
-	}})
-	n.pleg = startProc(t, "syncpod-pleg", procOptions{managed: true, args: []string{
-		"--cri-endpoint=" + endpoint,
+	executorCRI := endpoint
+	if o.executorCRI != "" {
+		executorCRI = o.executorCRI
+	}
+	n.executor = startProc(t, "syncpod-executor", procOptions{managed: true, args: append(append(listen("executor"),
+		"--cri-endpoint="+executorCRI,
+		"--data-dir="+filepath.Join(base, "executor"),
+		"--log-dir="+filepath.Join(base, "logs"),
+		"--backoff-initial="+o.backoffInitial.String(),
+		"--backoff-max="+o.backoffMax.String(),
+	), o.executorArgs...)})
+	n.pleg = startProc(t, "syncpod-pleg", procOptions{managed: true, args: append(append(listen("pleg"),
+		"--cri-endpoint="+endpoint,
 		"--relist-period=500ms",
-	}})
+	), o.plegArgs...)})
 	n.plegConn = dial(t, n.pleg.grpc)
 	n.plegc = plegv1.NewPlegServiceClient(n.plegConn)
-	n.plannerArgs = []string{
-		"--executor=" + n.executor.grpc,
-		"--pleg=" + n.pleg.grpc,
-		"--data-dir=" + filepath.Join(base, "planner"),
-		"--manifest-dir=" + n.manifestDir,
+	n.plannerArgs = append(listen("planner"),
+		"--executor="+target(n.executor.grpc),
+		"--pleg="+target(n.pleg.grpc),
+		"--data-dir="+filepath.Join(base, "planner"),
+		"--manifest-dir="+n.manifestDir,
 		"--manifest-interval=200ms",
-		"--resync-period=" + o.resyncPeriod.String(),
-		"--housekeeping-period=" + o.resyncPeriod.String(),
-	}
+		"--resync-period="+o.resyncPeriod.String(),
+		"--housekeeping-period="+o.resyncPeriod.String(),
+	)
 	n.startPlanner()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -149,9 +179,22 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	return n
 }
 
+// target is the address a peer or a client dials for a service's bound
+// address: unix:///path for a socket path, host:port as it is.
+func target(addr string) string {
+	if strings.HasPrefix(addr, "/") {
+		return "unix://" + addr
+	}
+	return addr
+}
+
 func dial(t *testing.T, addr string) *grpc.ClientConn {
 	t.Helper()
-	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	tgt := "passthrough:///" + addr
+	if strings.HasPrefix(addr, "/") {
+		tgt = "unix://" + addr
+	}
+	conn, err := grpc.NewClient(tgt, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +341,7 @@ func (n *node) ctl(args ...string) (code int, stdout, stderr string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	code = ctl.Run(ctx, append([]string{"--server=" + n.planner.grpc, "--executor=" + n.executor.grpc}, args...), env)
+	code = ctl.Run(ctx, append([]string{"--server=" + target(n.planner.grpc), "--executor=" + target(n.executor.grpc)}, args...), env)
 	return code, out.String(), errb.String()
 }
 
