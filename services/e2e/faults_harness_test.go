@@ -200,20 +200,20 @@ func (pt *processTracker) record(ps []hostProc) {
 // checkGone fails the test for every tracked process (by pid and start
 // time) or process group still alive, killing it so the host is left
 // clean. Call it after the node's shutdown.
-func (pt *processTracker) checkGone(t *testing.T) (tracked int) {
+func (pt *processTracker) checkGone(t *testing.T) (tracked, left int) {
 	t.Helper()
-	var left []string
+	var alive []string
 	for _, p := range pt.seen {
 		if p.alive() {
-			left = append(left, p.String())
+			alive = append(alive, p.String())
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 	}
-	sort.Strings(left)
-	if len(left) > 0 {
-		t.Errorf("%d container processes left on the host after the node stopped: %s", len(left), strings.Join(left, "; "))
+	sort.Strings(alive)
+	if len(alive) > 0 {
+		t.Errorf("%d container processes left on the host after the node stopped: %s", len(alive), strings.Join(alive, "; "))
 	}
-	return len(pt.seen)
+	return len(pt.seen), len(alive)
 }
 
 // trackProcesses returns a tracker whose check runs at cleanup. Call it
@@ -222,8 +222,8 @@ func (pt *processTracker) checkGone(t *testing.T) (tracked int) {
 func trackProcesses(t *testing.T) *processTracker {
 	pt := &processTracker{}
 	t.Cleanup(func() {
-		n := pt.checkGone(t)
-		t.Logf("container processes tracked: %d, none left on the host", n)
+		tracked, left := pt.checkGone(t)
+		t.Logf("container processes tracked: %d; left on the host after the node stopped: %d", tracked, left)
 	})
 	return pt
 }

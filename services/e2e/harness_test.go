@@ -69,9 +69,10 @@ type nodeOptions struct {
 	// node's short directory, so each can be killed and restarted on the
 	// same address while clients keep their connections.
 	sockets bool
-	// executorCRI, when set, is the executor's CRI endpoint instead of the
-	// runtime's (a proxy in front of it).
-	executorCRI string
+	// executorCRI, when set, is given the runtime's endpoint and the node's
+	// short directory and returns the executor's CRI endpoint (a proxy in
+	// front of the runtime).
+	executorCRI func(endpoint, dir string) string
 	// executorArgs, plegArgs and crisimArgs are extra flags (later flags
 	// win).
 	executorArgs, plegArgs, crisimArgs []string
@@ -143,8 +144,8 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: append([]string{"--mode=" + o.crisimMode, "--listen=" + endpoint}, o.crisimArgs...)})
 	}
 	executorCRI := endpoint
-	if o.executorCRI != "" {
-		executorCRI = o.executorCRI
+	if o.executorCRI != nil {
+		executorCRI = o.executorCRI(endpoint, short)
 	}
 	n.executor = startProc(t, "syncpod-executor", procOptions{managed: true, args: append(append(listen("executor"),
 		"--cri-endpoint="+executorCRI,
