@@ -68,7 +68,14 @@ type churn struct {
 	logFile *os.File
 	seq     atomic.Int64
 
-	requests, acks, refused, unknown, unexpected atomic.Int64
+	// budget bounds each worker's steps (0: until stop); timeout bounds
+	// each call (0: 5 s); reads adds a GetPod and, now and then, a ListPods
+	// to every step.
+	budget  int
+	timeout time.Duration
+	reads   bool
+
+	requests, acks, refused, unknown, unexpected, readCalls atomic.Int64
 }
 
 // newChurn makes a client for pods named <prefix>-0 .. <prefix>-(count-1)
@@ -101,7 +108,7 @@ func (c *churn) start() {
 			if len(mine) == 0 {
 				return
 			}
-			for {
+			for i := 0; c.budget == 0 || i < c.budget; i++ {
 				select {
 				case <-c.stopc:
 					return
@@ -110,6 +117,9 @@ func (c *churn) start() {
 				p := mine[rng.IntN(len(mine))]
 				c.pause.RLock()
 				ok := c.step(p, rng)
+				if c.reads {
+					c.read(p, rng)
+				}
 				c.pause.RUnlock()
 				pace := 20 + rng.IntN(60)
 				if !ok {
@@ -131,6 +141,36 @@ func (c *churn) stop() {
 	c.wg.Wait()
 }
 
+// wait waits for workers with a budget to finish it.
+func (c *churn) wait() { c.wg.Wait() }
+
+// read makes the read calls of a step: GetPod of p (OK or NotFound) and,
+// one step in ten, ListPods.
+func (c *churn) read(p *churnPod, rng *rand.Rand) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.callTimeout())
+	defer cancel()
+	c.readCalls.Add(1)
+	_, err := c.n.pods.GetPod(ctx, &plannerv1.GetPodRequest{Pod: &plannerv1.PodRef{Namespace: "default", Name: p.name}})
+	if code := status.Code(err); code != codes.OK && code != codes.NotFound {
+		c.unexpected.Add(1)
+		c.t.Errorf("GetPod %s: %v", p.name, err)
+	}
+	if rng.IntN(10) == 0 {
+		c.readCalls.Add(1)
+		if _, err := c.n.pods.ListPods(ctx, &plannerv1.ListPodsRequest{}); err != nil {
+			c.unexpected.Add(1)
+			c.t.Errorf("ListPods: %v", err)
+		}
+	}
+}
+
+func (c *churn) callTimeout() time.Duration {
+	if c.timeout > 0 {
+		return c.timeout
+	}
+	return 5 * time.Second
+}
+
 // step makes one call for p: retries its pending call, or applies a new
 // revision (create or change), or deletes it. It reports false when the
 // answer was lost.
@@ -147,7 +187,7 @@ func (c *churn) step(p *churnPod, rng *rand.Rand) bool {
 
 // call makes one ApplyPod or DeletePod for p and updates its view.
 func (c *churn) call(p *churnPod, op string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), c.callTimeout())
 	defer cancel()
 	c.requests.Add(1)
 	var err error
@@ -285,8 +325,8 @@ func (c *churn) expected() map[string]int {
 
 // counts is a one-line account of the client's calls.
 func (c *churn) counts() string {
-	return fmt.Sprintf("requests=%d acks=%d refused=%d unanswered=%d unexpected=%d",
-		c.requests.Load(), c.acks.Load(), c.refused.Load(), c.unknown.Load(), c.unexpected.Load())
+	return fmt.Sprintf("requests=%d acks=%d refused=%d unanswered=%d unexpected=%d reads=%d",
+		c.requests.Load(), c.acks.Load(), c.refused.Load(), c.unknown.Load(), c.unexpected.Load(), c.readCalls.Load())
 }
 
 // converged checks the node against want (pod name -> revision, each pod

@@ -385,6 +385,19 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 	}
 }
 
+// poll is eventually without the failure: it reports whether cond held
+// within timeout, and what cond saw last.
+func poll(timeout time.Duration, cond func() (bool, string)) (bool, string) {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, saw := cond()
+		if ok || time.Now().After(deadline) {
+			return ok, saw
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
 // waitRecord polls GetPod until cond holds on the record.
 func (n *node) waitRecord(name string, timeout time.Duration, what string, cond func(*plannerv1.PodRecord) bool) *plannerv1.PodRecord {
 	n.t.Helper()
