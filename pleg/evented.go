@@ -6,26 +6,28 @@ import (
 	"sync"
 	"time"
 
+	"github.com/syncpod/syncpod/pleg/diff"
 	"github.com/syncpod/syncpod/pleg/evented"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// bumpInterval: while the event stream is up, the cache's global
-// timestamp moves forward this often, so newer-than waiters are answered
-// without waiting for the slow safety-net relist.
-const bumpInterval = 2 * time.Second
-
 // runEvented consumes the runtime's container-event stream: a
 // stream that is confirmed switches the PLEG to evented mode; each failure
-// is counted, switches back to relist mode and forces a relist; after
-// EventedMaxFailures it gives up for good. Unimplemented (containerd 1.6)
-// is a quiet fallback to relist mode, except with --evented=on.
+// is counted, switches back to relist mode and forces a relist.
+// The first EventedMaxFailures-1 retries follow each failure after
+// EventedRetryDelay; from the EventedMaxFailures-th failure in a row on,
+// the PLEG stays in relist mode and retries after a backoff doubling up to
+// EventedBackoffMax, instead of giving evented mode up for good as the
+// kubelet does. Unimplemented (containerd 1.6) is a quiet fallback to
+// relist mode for good, except with --evented=on.
 func (p *PLEG) runEvented(ctx context.Context) error {
 	failures := 0
 	for {
+		opened := p.opts.Now()
 		err := p.consumeOnce(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -39,16 +41,21 @@ func (p *PLEG) runEvented(ctx context.Context) error {
 				"relist_period", p.opts.RelistPeriod.String(), "reason", err.Error())
 			return nil
 		}
+		if p.opts.Now().Sub(opened) > p.opts.EventedBackoffMax {
+			failures = 0 // the stream held: this is a fresh failure
+		}
 		failures++
 		p.metrics.EventedErrors.Inc()
 		p.kickRelist() // a failure forces a relist
+		delay := p.retryDelay(failures)
 		if failures >= p.opts.EventedMaxFailures {
-			p.log.Warn("container event stream failed too often; falling back to relist mode for good",
-				"failures", failures, "relist_period", p.opts.RelistPeriod.String(), "err", err)
-			return nil
+			p.log.Warn("container event stream failed too often; relist mode until it is retried",
+				"failures", failures, "retry_in", delay.String(), "relist_period", p.opts.RelistPeriod.String(), "err", err)
+		} else {
+			p.log.Warn("container event stream failed; relisting and retrying",
+				"failures", failures, "retry_in", delay.String(), "err", err)
 		}
-		p.log.Warn("container event stream failed; relisting and retrying", "failures", failures, "err", err)
-		t := time.NewTimer(p.opts.EventedRetryDelay)
+		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -56,6 +63,21 @@ func (p *PLEG) runEvented(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// retryDelay is the pause after the failures-th stream failure in a row.
+func (p *PLEG) retryDelay(failures int) time.Duration {
+	if failures < p.opts.EventedMaxFailures {
+		return p.opts.EventedRetryDelay
+	}
+	d := p.opts.EventedBackoff
+	for range failures - p.opts.EventedMaxFailures {
+		if d >= p.opts.EventedBackoffMax {
+			break
+		}
+		d *= 2
+	}
+	return min(d, p.opts.EventedBackoffMax)
 }
 
 // consumeOnce runs one stream until it fails. Once it returns, nothing of
@@ -84,7 +106,6 @@ func (p *PLEG) consumeOnce(ctx context.Context) error {
 		once.Do(func() {
 			p.metrics.EventedConnections.Inc()
 			p.setMode(plegv1.PlegMode_PLEG_MODE_EVENTED)
-			go p.bumpLoop(ctx)
 		})
 	}
 	established := func() {
@@ -98,38 +119,102 @@ func (p *PLEG) consumeOnce(ctx context.Context) error {
 			}
 		}()
 	}
-	return evented.Consume(ctx, p.opts.Runtime, func(ev *runtimeapi.ContainerEventResponse) {
+	return evented.Consume(ctx, p.opts.Runtime, func(evs []*runtimeapi.ContainerEventResponse) {
 		confirm()
-		p.applyEvent(ev)
+		p.applyEvents(evs)
 	}, established)
 }
 
-// bumpLoop moves the cache's global timestamp forward while the stream
-// is up (until ctx, the stream's, is done).
-func (p *PLEG) bumpLoop(ctx context.Context) {
-	t := time.NewTicker(bumpInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			p.cache.UpdateTime(p.opts.Now())
+// applyEvents applies a batch of CRI events in order to the cache and the
+// records, each in O(statuses it carries), then publishes what they map
+// to, each pod's status built once for the batch (a later, never an
+// older, status than the event's own).
+func (p *PLEG) applyEvents(evs []*runtimeapi.ContainerEventResponse) {
+	p.stateMu.Lock()
+	defer p.stateMu.Unlock()
+	type timed struct {
+		diff.Event
+		at time.Time
+	}
+	var out []timed
+	now := p.opts.Now()
+	for _, ev := range evs {
+		ch := evented.Decode(ev)
+		if ch.UID == "" {
+			p.metrics.RuntimeEvents.WithLabelValues("ignored").Inc()
+			continue
+		}
+		var removed []string
+		if ch.SandboxDeleted {
+			// The sandbox's containers go with it: find them (O(pod), once
+			// per sandbox) for the record.
+			if pod, _ := p.cache.Get(ch.UID); pod != nil {
+				for _, c := range pod.GetContainers() {
+					if c.GetSandboxId() == ch.ContainerID {
+						removed = append(removed, c.GetId())
+					}
+				}
+			}
+		}
+		taken, forward := evented.Apply(p.cache, ch)
+		if taken {
+			p.metrics.RuntimeEvents.WithLabelValues("applied").Inc()
+			p.metrics.EventLag.Observe(max(now.Sub(ch.Time), 0).Seconds())
+		} else {
+			p.metrics.RuntimeEvents.WithLabelValues("stale").Inc()
+		}
+		if taken || ch.Deleted {
+			p.noteEvent(ch, taken, removed)
+		}
+		for _, e := range forward {
+			out = append(out, timed{e, ch.Time})
 		}
 	}
-}
-
-// applyEvent updates the cache from one CRI event and publishes what it
-// maps to.
-func (p *PLEG) applyEvent(ev *runtimeapi.ContainerEventResponse) {
-	res := evented.Apply(p.cache, ev)
-	if res.UID == "" || len(res.Events) == 0 {
+	if len(out) == 0 {
 		return
 	}
-	if res.Observed == nil {
-		if cur, _ := p.cache.Get(res.UID); cur != nil {
-			res.Observed = cur
+	status := map[string]*syncpodv1.ObservedPod{}
+	for _, e := range out {
+		pod, ok := status[e.PodUID]
+		if !ok {
+			if pod, _ = p.cache.Get(e.PodUID); pod == nil {
+				pod = &syncpodv1.ObservedPod{Uid: e.PodUID}
+			}
+			status[e.PodUID] = pod
+		}
+		p.publish([]diff.Event{e.Event}, pod, e.at)
+	}
+	p.log.Debug("applied container events", "events", len(evs), "published", len(out))
+}
+
+// noteEvent records what an applied event says in the pod's diff record
+// and the event times, so a relist that started earlier neither undoes it
+// nor publishes its transitions again. A stale DELETED event (taken false)
+// only removes. Callers hold stateMu.
+func (p *PLEG) noteEvent(ch evented.Change, taken bool, removedWithSandbox []string) {
+	rec := p.records[ch.UID]
+	if rec == nil {
+		rec = &diff.Record{UID: ch.UID}
+		p.records[ch.UID] = rec
+	}
+	if taken {
+		for _, e := range ch.Entries {
+			rec.Set(e)
+			p.eventAt[e.ID] = ch.Time
 		}
 	}
-	p.publish(res.Events, res.Observed, res.Time)
+	for _, ids := range [][]string{ch.Removed, removedWithSandbox} {
+		for _, id := range ids {
+			rec.Remove(id)
+			if ch.Time.After(p.eventAt[id]) {
+				p.eventAt[id] = ch.Time
+			}
+		}
+	}
+	if ch.Time.After(p.podEventAt[ch.UID]) {
+		p.podEventAt[ch.UID] = ch.Time
+	}
+	if len(rec.Entries) == 0 {
+		delete(p.records, ch.UID)
+	}
 }

@@ -21,6 +21,13 @@ type Metrics struct {
 	Mode               *prometheus.GaugeVec
 	PodRelistDuration  prometheus.Histogram
 	PodRelistsDropped  prometheus.Counter
+	// RuntimeEvents counts CRI container events by what became of them:
+	// applied, stale (older than the cached status; a DELETED one still
+	// removes) or ignored (no syncpod sandbox, R-14.1).
+	RuntimeEvents *prometheus.CounterVec
+	// EventLag is how old a CRI container event is when applied: the
+	// evented PLEG's backlog.
+	EventLag prometheus.Histogram
 }
 
 // newMetrics creates the metrics and registers them, with lastSeen (the
@@ -72,13 +79,23 @@ func newMetrics(reg prometheus.Registerer, lastSeen, subscribers func() float64)
 			Buckets: prometheus.DefBuckets,
 		}),
 		PodRelistsDropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "syncpod_pleg_pod_relists_dropped_total", Help: "On-demand pod relist requests dropped because the queue was full.",
+			Name: "syncpod_pleg_pod_relists_dropped_total", Help: "On-demand pod relist requests not queued because the queue was full (a global relist is run instead).",
 		}),
+		RuntimeEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_pleg_runtime_events_total", Help: "CRI container events received, by result: applied, stale or ignored.",
+		}, []string{"result"}),
+		EventLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "syncpod_pleg_runtime_event_lag_seconds", Help: "Age of a CRI container event when the PLEG applied it (its backlog).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}),
+	}
+	for _, r := range []string{"applied", "stale", "ignored"} {
+		m.RuntimeEvents.WithLabelValues(r)
 	}
 	cs := []prometheus.Collector{
 		m.RelistDuration, m.RelistInterval, m.Events, m.Discarded, m.Resyncs, m.InspectionErrors, m.RelistErrors,
 		m.RunningPods, m.RunningContainers, m.EventedErrors, m.EventedConnections, m.Mode,
-		m.PodRelistDuration, m.PodRelistsDropped,
+		m.PodRelistDuration, m.PodRelistsDropped, m.RuntimeEvents, m.EventLag,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "syncpod_pleg_last_seen_timestamp_seconds", Help: "Unix time of the last successful relist (0 before the first).",
 		}, lastSeen),

@@ -61,12 +61,19 @@ type Options struct {
 	InspectTimeout time.Duration
 	// ListTimeout bounds each list call (default 30 s).
 	ListTimeout time.Duration
-	// EventedMaxFailures: stream failures before evented mode is given up
-	// (default 5, R-13.1).
+	// EventedMaxFailures: stream failures in a row after which the PLEG
+	// stops retrying every EventedRetryDelay and backs off (default 5,
+	// the kubelet gives evented mode up for good there).
 	EventedMaxFailures int
 	// EventedRetryDelay is the pause before re-opening a failed stream
 	// (default 1 s).
 	EventedRetryDelay time.Duration
+	// EventedBackoff is the pause before re-opening the stream after
+	// EventedMaxFailures failures in a row, doubling with every further
+	// failure up to EventedBackoffMax (defaults 10 s and 300 s). A stream
+	// that stays up longer than EventedBackoffMax resets the count.
+	EventedBackoff    time.Duration
+	EventedBackoffMax time.Duration
 	// EventedConfirm: a stream that stays open this long, or delivers an
 	// event, puts the PLEG in evented mode (default 1 s). A runtime without
 	// the RPC answers Unimplemented at once, so the PLEG never claims
@@ -108,6 +115,8 @@ func (o *Options) defaults() error {
 	def(&o.InspectTimeout, 10*time.Second, "inspect timeout")
 	def(&o.ListTimeout, 30*time.Second, "list timeout")
 	def(&o.EventedRetryDelay, time.Second, "evented retry delay")
+	def(&o.EventedBackoff, 10*time.Second, "evented backoff")
+	def(&o.EventedBackoffMax, 300*time.Second, "evented backoff max")
 	def(&o.EventedConfirm, time.Second, "evented confirm")
 	if o.InspectParallelism == 0 {
 		o.InspectParallelism = 8
@@ -147,14 +156,29 @@ type PLEG struct {
 	pendingMu  sync.Mutex
 	pending    map[string]bool
 
-	// relistMu serialises relists; the fields below belong to the relist.
+	// relistMu serialises relists (global and single-pod); the fields
+	// below it belong to the relist.
 	relistMu  sync.Mutex
 	lastStart time.Time
 	// lastGoodStart is the start of the last relist whose lists succeeded:
 	// the one that answers on-demand requests made before it.
 	lastGoodStart time.Time
-	records       map[string]*diff.Record
-	reinspect     map[string]bool
+
+	// stateMu guards what relists and runtime events both change: the
+	// cache writes, the records, and the order in which their lifecycle
+	// events are published. It is held briefly (never across a CRI call),
+	// so events are applied while a relist inspects.
+	stateMu   sync.Mutex
+	records   map[string]*diff.Record
+	reinspect map[string]bool
+	// eventAt is, per sandbox or container id, the creation time of the
+	// last runtime event applied about it, and podEventAt the same per pod
+	// uid. A relist's picture dates from its start: what an event applied
+	// after that start says about an object is newer and wins (see
+	// mergeRelist). Entries no newer than the last global relist's start
+	// can no longer matter and are pruned by it.
+	eventAt    map[string]time.Time
+	podEventAt map[string]time.Time
 }
 
 // New builds a PLEG from opts; it does not touch the runtime.
@@ -171,6 +195,8 @@ func New(opts Options) (*PLEG, error) {
 		pending:    map[string]bool{},
 		records:    map[string]*diff.Record{},
 		reinspect:  map[string]bool{},
+		eventAt:    map[string]time.Time{},
+		podEventAt: map[string]time.Time{},
 	}
 	var m *Metrics
 	p.fan = fanout.New(fanout.Counters{
@@ -343,11 +369,14 @@ func (p *PLEG) Subscribe(podUIDs []string) *fanout.Subscription {
 	return p.fan.Subscribe(SubscriberBuffer, podUIDs)
 }
 
-// GetPodStatus waits until the cache holds a status of uid newer than
+// GetPodStatus waits until the cache holds a status of uid current after
 // newerThan (zero: any), or ctx is done (its error). When the cache cannot
 // answer at once, that one pod is relisted on demand, so the
 // caller waits for a single pod's inspection rather than for the next
-// relist or evented timestamp bump.
+// relist. In evented mode a status is current only up to the last runtime
+// event actually applied (never up to "now" because the stream is open),
+// so a caller never gets a status older than it asked for while events
+// are still queued.
 func (p *PLEG) GetPodStatus(ctx context.Context, uid string, newerThan time.Time) (*syncpodv1.ObservedPod, error) {
 	if pod, ok := p.cache.Peek(uid, newerThan); ok {
 		return pod, nil

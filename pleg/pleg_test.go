@@ -305,9 +305,12 @@ func TestEventedMode(t *testing.T) {
 		if n := rt.Calls("ListPodSandbox"); n != relists {
 			t.Fatalf("relisted %d times in evented mode within 10s", n-relists)
 		}
-		// GetPodStatus newer-than is answered by the timestamp bump.
+		// GetPodStatus newer-than is answered by an on-demand pod relist
+		// (no timestamp bump: it served stale statuses, issue 10).
 		wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
-		if _, err := p.GetPodStatus(wctx, "unknown", time.Now()); err != nil {
+		asked := time.Now()
+		time.Sleep(time.Millisecond)
+		if _, err := p.GetPodStatus(wctx, "unknown", asked); err != nil {
 			t.Fatalf("newer-than wait in evented mode: %v", err)
 		}
 		wcancel()
@@ -325,7 +328,7 @@ func TestEventedMode(t *testing.T) {
 			t.Fatalf("stream errors %v", got)
 		}
 		if rt.Streams() != 0 {
-			t.Fatal("a stream is still open after giving up")
+			t.Fatal("a stream is open before the backoff after 5 failures ran out")
 		}
 		before := rt.Calls("ListPodSandbox")
 		time.Sleep(5 * time.Second)
@@ -489,14 +492,20 @@ func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 
 
 // TestEventedFallbackIsFinalWhenTheStreamDiesAsItIsConfirmed: the stream
 // confirmation timer and a stream failure can fall due at the same
-// instant; whichever the runtime picks first, a PLEG that has given up on
-// events must end in RELIST mode, never in EVENTED without a
-// stream (which would relist only every 300 s).
+// instant; whichever the runtime picks first, a PLEG that has fallen back
+// from events must stay in RELIST mode until it retries the stream
+// never in EVENTED without a stream (which would relist only
+// every 300 s).
 func TestEventedFallbackIsFinalWhenTheStreamDiesAsItIsConfirmed(t *testing.T) {
 	for range 100 {
 		synctest.Test(t, func(t *testing.T) {
 			rt := plegtest.NewRuntime(plegtest.EventsOffered)
-			p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto; o.EventedMaxFailures = 1 })
+			p, _ := newTest(t, rt, func(o *Options) {
+				o.Evented = EventedAuto
+				o.EventedMaxFailures = 1
+				o.EventedBackoff = time.Hour
+				o.EventedBackoffMax = time.Hour
+			})
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error)
 			go func() { done <- p.Run(ctx) }()

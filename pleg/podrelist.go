@@ -12,8 +12,9 @@ import (
 )
 
 // PodRelistQueue bounds the queue of on-demand pod relists (the kubelet's
-// is 200); requests beyond it are dropped and counted, since the next
-// global relist answers them anyway.
+// is 200). A request beyond it is counted and answered by a global relist
+// run at once instead: in evented mode the next periodic one is minutes
+// away, and nothing else moves the cache's freshness forward.
 const PodRelistQueue = 200
 
 type podRelist struct {
@@ -33,6 +34,7 @@ func (p *PLEG) requestPodRelist(uid string) {
 		p.pending[uid] = true
 	default:
 		p.metrics.PodRelistsDropped.Inc()
+		p.kickRelist()
 	}
 }
 
@@ -82,7 +84,9 @@ func (p *PLEG) RelistPod(ctx context.Context, uid string) bool {
 		return false
 	}
 	listing := observe.Group(sandboxes, containers)[uid]
+	p.stateMu.Lock()
 	in := &inspection{uid: uid, listing: listing, events: diff.Compute(uid, p.records[uid], listing.Record()), onDemand: true}
+	p.stateMu.Unlock()
 	if listing != nil {
 		in.pod, in.err = p.inspect(ctx, uid, listing, start)
 	}

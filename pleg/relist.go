@@ -1,13 +1,15 @@
 package pleg
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"maps"
 	"slices"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/pleg/diff"
 	"github.com/syncpod/syncpod/pleg/observe"
@@ -65,6 +67,7 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 	p.metrics.RunningPods.Set(float64(runPods))
 	p.metrics.RunningContainers.Set(float64(runContainers))
 
+	p.stateMu.Lock()
 	uids := slices.Collect(maps.Keys(p.records))
 	for uid := range listings {
 		if _, ok := p.records[uid]; !ok {
@@ -80,7 +83,13 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 			todo = append(todo, &inspection{uid: uid, listing: l, events: events})
 		}
 	}
+	p.stateMu.Unlock()
 	p.inspectAll(ctx, todo, start)
+	p.stateMu.Lock()
+	// What events said before this relist started is in its picture now.
+	maps.DeleteFunc(p.eventAt, func(_ string, t time.Time) bool { return !t.After(start) })
+	maps.DeleteFunc(p.podEventAt, func(_ string, t time.Time) bool { return !t.After(start) })
+	p.stateMu.Unlock()
 	p.cache.UpdateTime(start)
 	return true
 }
@@ -160,18 +169,17 @@ func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, star
 }
 
 // apply writes one inspection into the cache and the records and
-// publishes its events.
+// publishes its events. The relist's picture dates from its
+// start: for an object a runtime event told about after that start, the
+// event's word stands (mergeRelist), and the events are recomputed
+// against the record as it is now, so a relist neither undoes a newer
+// event-derived state nor publishes a transition out of order with the
+// events already published (issue 10: CONTAINER_DIED then
+// CONTAINER_STARTED for one container).
 func (p *PLEG) apply(in *inspection, start time.Time) {
+	p.stateMu.Lock()
+	defer p.stateMu.Unlock()
 	now := p.opts.Now()
-	// A relist's picture dates from its start: an evented update stored
-	// meanwhile is newer and must not be overwritten or deleted by it.
-	if in.listing == nil {
-		p.cache.DeleteIfOlder(in.uid, start)
-		delete(p.records, in.uid)
-		delete(p.reinspect, in.uid)
-		p.publish(in.events, &syncpodv1.ObservedPod{Uid: in.uid}, now)
-		return
-	}
 	if in.err != nil {
 		p.metrics.InspectionErrors.Inc()
 		p.reinspect[in.uid] = true
@@ -179,23 +187,101 @@ func (p *PLEG) apply(in *inspection, start time.Time) {
 			"pod_uid", in.uid, "events", len(in.events), "err", in.err)
 		return
 	}
-	p.cache.SetIfNewer(in.uid, in.pod, start)
 	delete(p.reinspect, in.uid)
-	events := in.events
-	if len(events) == 0 && !in.onDemand {
+	pod := in.pod
+	if pod == nil { // vanished
+		pod = &syncpodv1.ObservedPod{Uid: in.uid}
+	}
+	rec := in.listing.Record()
+	if rec == nil {
+		rec = &diff.Record{UID: in.uid}
+	}
+	modified := start
+	if evAt := p.podEventAt[in.uid]; evAt.After(start) {
+		cached, at := p.cache.Get(in.uid)
+		pod, rec = p.mergeRelist(start, pod, rec, cached, p.records[in.uid])
+		modified = evAt
+		if at.After(evAt) {
+			modified = at
+		}
+	}
+	events := diff.Compute(in.uid, p.records[in.uid], rec)
+	if len(pod.GetSandboxes()) == 0 && len(pod.GetContainers()) == 0 {
+		p.cache.DeleteIfOlder(in.uid, modified)
+		pod = &syncpodv1.ObservedPod{Uid: in.uid}
+	} else if modified.Equal(start) {
+		p.cache.SetIfNewer(in.uid, pod, start)
+	} else {
+		p.cache.Set(in.uid, pod, modified)
+	}
+	if len(rec.Entries) == 0 {
+		delete(p.records, in.uid)
+	} else {
+		p.records[in.uid] = rec
+	}
+	if len(events) == 0 && !in.onDemand && in.listing != nil {
 		events = []diff.Event{{PodUID: in.uid, Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_POD_SYNC}}
 	}
-	p.records[in.uid] = in.listing.Record()
 	for _, e := range events {
 		if e.Type != plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED {
 			continue
 		}
-		for _, c := range in.pod.GetContainers() {
+		for _, c := range pod.GetContainers() {
 			if c.GetId() == e.ContainerID {
-				p.log.Info("container died", "pod_uid", in.uid, "container_id", c.GetId(), "container", c.GetName(),
+				p.log.Debug("container died", "pod_uid", in.uid, "container_id", c.GetId(), "container", c.GetName(),
 					"exit_code", c.GetExitCode(), "reason", c.GetReason())
 			}
 		}
 	}
-	p.publish(events, in.pod, now)
+	p.publish(events, pod, now)
+}
+
+// mergeRelist combines a relist's status and record of a pod (as of
+// start) with the cached status and current record, which runtime events
+// applied after start have changed: each sandbox or container an event
+// told about after start keeps its event-derived state (or absence);
+// every other one takes the relist's. Neither input is modified. Callers
+// hold stateMu.
+func (p *PLEG) mergeRelist(start time.Time, relisted *syncpodv1.ObservedPod, relistRec *diff.Record,
+	cached *syncpodv1.ObservedPod, curRec *diff.Record) (*syncpodv1.ObservedPod, *diff.Record) {
+	newer := func(id string) bool { return p.eventAt[id].After(start) }
+	pod := &syncpodv1.ObservedPod{
+		Uid: relisted.GetUid(), Name: cmp.Or(relisted.GetName(), cached.GetName()),
+		Namespace: cmp.Or(relisted.GetNamespace(), cached.GetNamespace()), ObservedAt: cached.GetObservedAt(),
+	}
+	for _, s := range relisted.GetSandboxes() {
+		if !newer(s.GetId()) {
+			pod.Sandboxes = append(pod.Sandboxes, s)
+		}
+	}
+	for _, s := range cached.GetSandboxes() {
+		if newer(s.GetId()) {
+			pod.Sandboxes = append(pod.Sandboxes, s)
+		}
+	}
+	for _, c := range relisted.GetContainers() {
+		if !newer(c.GetId()) {
+			pod.Containers = append(pod.Containers, c)
+		}
+	}
+	for _, c := range cached.GetContainers() {
+		if newer(c.GetId()) {
+			pod.Containers = append(pod.Containers, c)
+		}
+	}
+	observe.Sort(pod)
+	rec := &diff.Record{UID: relistRec.UID}
+	for _, e := range relistRec.Entries {
+		if !newer(e.ID) {
+			rec.Entries = append(rec.Entries, e)
+		}
+	}
+	if curRec != nil {
+		for _, e := range curRec.Entries {
+			if newer(e.ID) {
+				rec.Entries = append(rec.Entries, e)
+			}
+		}
+	}
+	return pod, rec
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -8,25 +9,80 @@ import (
 	"time"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
+// entry is one pod's status. pod is the status as readers get it; it is
+// nil after an Apply until the next read builds it from idx.
 type entry struct {
 	pod      *syncpodv1.ObservedPod
 	modified time.Time
+	idx      *index // built by the first Apply; nil until then
+}
+
+// index is a pod's status keyed by object id, for O(1) event updates. The
+// sandboxes and containers it points to are never modified: an update
+// replaces the pointer.
+type index struct {
+	uid, name, namespace string
+	sandboxes            map[string]*syncpodv1.ObservedSandbox
+	containers           map[string]*syncpodv1.ObservedContainer
+}
+
+func newIndex(p *syncpodv1.ObservedPod) *index {
+	ix := &index{
+		uid: p.GetUid(), name: p.GetName(), namespace: p.GetNamespace(),
+		sandboxes:  make(map[string]*syncpodv1.ObservedSandbox, len(p.GetSandboxes())),
+		containers: make(map[string]*syncpodv1.ObservedContainer, len(p.GetContainers())),
+	}
+	for _, s := range p.GetSandboxes() {
+		ix.sandboxes[s.GetId()] = s
+	}
+	for _, c := range p.GetContainers() {
+		ix.containers[c.GetId()] = c
+	}
+	return ix
+}
+
+// build returns the status the index holds, sorted newest first.
+func (ix *index) build(observedAt time.Time) *syncpodv1.ObservedPod {
+	p := &syncpodv1.ObservedPod{
+		Uid: ix.uid, Name: ix.name, Namespace: ix.namespace, ObservedAt: timestamppb.New(observedAt),
+		Sandboxes:  slices.Collect(maps.Values(ix.sandboxes)),
+		Containers: slices.Collect(maps.Values(ix.containers)),
+	}
+	sortPod(p)
+	return p
+}
+
+// sortPod orders a pod's sandboxes and containers newest first (by
+// created_at, then id for a stable order), in place.
+func sortPod(p *syncpodv1.ObservedPod) {
+	slices.SortFunc(p.Sandboxes, func(a, b *syncpodv1.ObservedSandbox) int {
+		return cmp.Or(cmpTime(b.GetCreatedAt(), a.GetCreatedAt()), cmp.Compare(a.GetId(), b.GetId()))
+	})
+	slices.SortFunc(p.Containers, func(a, b *syncpodv1.ObservedContainer) int {
+		return cmp.Or(cmpTime(b.GetCreatedAt(), a.GetCreatedAt()), cmp.Compare(a.GetId(), b.GetId()))
+	})
+}
+
+func cmpTime(a, b *timestamppb.Timestamp) int {
+	return cmp.Or(cmp.Compare(a.GetSeconds(), b.GetSeconds()), cmp.Compare(a.GetNanos(), b.GetNanos()))
 }
 
 // Cache holds the observed status of every pod. The zero value is not
 // usable; call New.
 type Cache struct {
 	mu        sync.Mutex
-	pods      map[string]entry
-	timestamp time.Time // zero until the first complete relist
+	pods      map[string]*entry
+	absent    map[string]time.Time // tombstones newer than timestamp
+	timestamp time.Time            // zero until the first complete relist
 	changed   chan struct{}
 }
 
 // New returns an empty cache.
 func New() *Cache {
-	return &Cache{pods: map[string]entry{}, changed: make(chan struct{})}
+	return &Cache{pods: map[string]*entry{}, absent: map[string]time.Time{}, changed: make(chan struct{})}
 }
 
 // broadcast wakes every waiter. Callers hold mu.
@@ -35,13 +91,21 @@ func (c *Cache) broadcast() {
 	c.changed = make(chan struct{})
 }
 
-// Set stores pod's status read at modified (a relist's start time),
-// replacing any previous one.
+// set stores e and clears an older tombstone. Callers hold mu.
+func (c *Cache) set(uid string, e *entry) {
+	c.pods[uid] = e
+	if t, ok := c.absent[uid]; ok && !t.After(e.modified) {
+		delete(c.absent, uid)
+	}
+	c.broadcast()
+}
+
+// Set stores pod's status current as of modified, replacing any previous
+// one.
 func (c *Cache) Set(uid string, pod *syncpodv1.ObservedPod, modified time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pods[uid] = entry{pod: pod, modified: modified}
-	c.broadcast()
+	c.set(uid, &entry{pod: pod, modified: modified})
 }
 
 // SetIfNewer stores pod's status only when modified is after the cached
@@ -52,14 +116,95 @@ func (c *Cache) SetIfNewer(uid string, pod *syncpodv1.ObservedPod, modified time
 	if e, ok := c.pods[uid]; ok && !modified.After(e.modified) {
 		return false
 	}
-	c.pods[uid] = entry{pod: pod, modified: modified}
-	c.broadcast()
+	c.set(uid, &entry{pod: pod, modified: modified})
 	return true
 }
 
-// Delete forgets a pod (it vanished from the runtime) as of modified; the
-// pod then reads as empty once the global timestamp passes the caller's
-// newer-than time.
+// Delta is a change to one pod's status, from one runtime event. Objects
+// are matched by id; everything the delta does not name is kept.
+type Delta struct {
+	// Name and Namespace, when not empty, replace the pod's.
+	Name, Namespace string
+	// Sandboxes are added or replace the sandbox with the same id.
+	Sandboxes []*syncpodv1.ObservedSandbox
+	// Containers are added or replace the container with the same id.
+	Containers []*syncpodv1.ObservedContainer
+	// RemoveContainers are container ids to drop (after the upserts).
+	RemoveContainers []string
+	// RemoveSandboxes are sandbox ids to drop with their containers
+	// (costs O(containers of the pod); a sandbox is removed once).
+	RemoveSandboxes []string
+	// Force applies the delta even when it is not newer than the entry
+	// (removals are final whatever their time); the entry's time then
+	// stays the later of the two.
+	Force bool
+}
+
+// Apply changes uid's status by d as of modified, creating the entry if
+// there is none. Unless d.Force, it does nothing when modified is not
+// after the entry's time. It reports whether it changed the
+// cache; a pod left with no sandbox and no container is removed and
+// marked absent as of modified. It costs O(objects in d).
+func (c *Cache) Apply(uid string, d Delta, modified time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.pods[uid]
+	if !d.Force {
+		switch {
+		case ok && !modified.After(e.modified):
+			return false
+		case !ok && !c.timestamp.IsZero() && !modified.After(c.timestamp):
+			return false // the pod was absent at a later relist
+		case !ok && !modified.After(c.absent[uid]):
+			return false // ...or at a later single-pod relist
+		}
+	}
+	if !ok {
+		e = &entry{idx: &index{uid: uid, sandboxes: map[string]*syncpodv1.ObservedSandbox{}, containers: map[string]*syncpodv1.ObservedContainer{}}}
+	}
+	if e.idx == nil {
+		e.idx = newIndex(e.pod)
+	}
+	ix := e.idx
+	ix.uid = uid
+	ix.name = cmp.Or(d.Name, ix.name)
+	ix.namespace = cmp.Or(d.Namespace, ix.namespace)
+	for _, s := range d.Sandboxes {
+		ix.sandboxes[s.GetId()] = s
+	}
+	for _, ct := range d.Containers {
+		ix.containers[ct.GetId()] = ct
+	}
+	for _, id := range d.RemoveContainers {
+		delete(ix.containers, id)
+	}
+	for _, id := range d.RemoveSandboxes {
+		delete(ix.sandboxes, id)
+		maps.DeleteFunc(ix.containers, func(_ string, ct *syncpodv1.ObservedContainer) bool { return ct.GetSandboxId() == id })
+	}
+	e.pod = nil
+	if modified.After(e.modified) {
+		e.modified = modified
+	}
+	if len(ix.sandboxes) == 0 && len(ix.containers) == 0 {
+		delete(c.pods, uid)
+		c.markAbsent(uid, e.modified)
+		c.broadcast()
+		return true
+	}
+	c.set(uid, e)
+	return true
+}
+
+// markAbsent records that uid was absent as of t. Callers hold mu.
+func (c *Cache) markAbsent(uid string, t time.Time) {
+	if t.After(c.timestamp) && t.After(c.absent[uid]) {
+		c.absent[uid] = t
+	}
+}
+
+// Delete forgets a pod (it vanished from the runtime); the pod then reads
+// as empty once the global timestamp passes the caller's newer-than time.
 func (c *Cache) Delete(uid string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,8 +213,8 @@ func (c *Cache) Delete(uid string) {
 }
 
 // DeleteIfOlder forgets a pod unless its cached status is newer than t (an
-// event stored it after a relist that started at t listed nothing); it
-// reports whether it did.
+// event stored it after a relist that started at t listed nothing), and
+// marks it absent as of t; it reports whether it did.
 func (c *Cache) DeleteIfOlder(uid string, t time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -77,6 +222,7 @@ func (c *Cache) DeleteIfOlder(uid string, t time.Time) bool {
 		return false
 	}
 	delete(c.pods, uid)
+	c.markAbsent(uid, t)
 	c.broadcast()
 	return true
 }
@@ -87,16 +233,40 @@ func (c *Cache) UpdateTime(t time.Time) {
 	defer c.mu.Unlock()
 	if t.After(c.timestamp) {
 		c.timestamp = t
+		maps.DeleteFunc(c.absent, func(_ string, at time.Time) bool { return !at.After(t) })
 		c.broadcast()
 	}
+}
+
+// snapshot returns e's status, building it if an Apply changed it. Callers
+// hold mu.
+func snapshot(e *entry) *syncpodv1.ObservedPod {
+	if e.pod == nil {
+		e.pod = e.idx.build(e.modified)
+	}
+	return e.pod
 }
 
 // Get returns the cached status of uid (nil when none) and its time.
 func (c *Cache) Get(uid string) (*syncpodv1.ObservedPod, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.pods[uid]
-	return e.pod, e.modified
+	e, ok := c.pods[uid]
+	if !ok {
+		return nil, time.Time{}
+	}
+	return snapshot(e), e.modified
+}
+
+// Modified returns the time uid's cached status is current as of (zero
+// when none), without building the status.
+func (c *Cache) Modified(uid string) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.pods[uid]; ok {
+		return e.modified
+	}
+	return time.Time{}
 }
 
 // lookup answers GetNewerThan without waiting; ok is false when the cache
@@ -104,22 +274,26 @@ func (c *Cache) Get(uid string) (*syncpodv1.ObservedPod, time.Time) {
 func (c *Cache) lookup(uid string, minTime time.Time) (*syncpodv1.ObservedPod, bool) {
 	e, found := c.pods[uid]
 	if found && e.modified.After(minTime) {
-		return e.pod, true
+		return snapshot(e), true
+	}
+	if at, ok := c.absent[uid]; !found && ok && at.After(minTime) {
+		return &syncpodv1.ObservedPod{Uid: uid}, true
 	}
 	if !c.timestamp.IsZero() && c.timestamp.After(minTime) {
 		if found {
-			return e.pod, true
+			return snapshot(e), true
 		}
 		return &syncpodv1.ObservedPod{Uid: uid}, true
 	}
 	return nil, false
 }
 
-// GetNewerThan returns the status of uid once the cache holds one read
-// after minTime, or once the global timestamp is after minTime (then a pod
-// the runtime does not know is an empty ObservedPod with only uid set). A
-// zero minTime accepts any status after the first complete relist. It
-// waits until ctx is done and then returns ctx's error.
+// GetNewerThan returns the status of uid once the cache holds one current
+// after minTime, or once the pod is known absent after minTime (then an
+// empty ObservedPod with only uid set), or once the global timestamp is
+// after minTime. A zero minTime accepts any status after the first
+// complete relist. It waits until ctx is done and then returns ctx's
+// error.
 func (c *Cache) GetNewerThan(ctx context.Context, uid string, minTime time.Time) (*syncpodv1.ObservedPod, error) {
 	for {
 		c.mu.Lock()
@@ -152,7 +326,7 @@ func (c *Cache) List() ([]*syncpodv1.ObservedPod, time.Time) {
 	defer c.mu.Unlock()
 	out := make([]*syncpodv1.ObservedPod, 0, len(c.pods))
 	for _, uid := range slices.Sorted(maps.Keys(c.pods)) {
-		out = append(out, c.pods[uid].pod)
+		out = append(out, snapshot(c.pods[uid]))
 	}
 	return out, c.timestamp
 }

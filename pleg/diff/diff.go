@@ -84,13 +84,62 @@ type Entry struct {
 type Record struct {
 	// UID is the pod's uid.
 	UID string
-	// Entries are the pod's sandboxes and containers, in any order.
+	// Entries are the pod's sandboxes and containers, in any order, each
+	// id once.
 	Entries []Entry
+	// idx maps an id to its position in Entries; built by the first Set
+	// or Remove, kept up to date by them.
+	idx map[string]int
 }
 
-// state returns the state of id in r, NonExistent when absent.
-func (r *Record) state(id string) State {
+// index returns id -> position, building it if needed.
+func (r *Record) index() map[string]int {
+	if r.idx == nil || len(r.idx) != len(r.Entries) {
+		r.idx = make(map[string]int, len(r.Entries))
+		for i, e := range r.Entries {
+			r.idx[e.ID] = i
+		}
+	}
+	return r.idx
+}
+
+// Set adds e or replaces the entry with e's id, in O(1) once indexed (a
+// runtime event updating one container of a large pod). r is modified.
+func (r *Record) Set(e Entry) {
+	idx := r.index()
+	if i, ok := idx[e.ID]; ok {
+		r.Entries[i] = e
+		return
+	}
+	idx[e.ID] = len(r.Entries)
+	r.Entries = append(r.Entries, e)
+}
+
+// Remove drops the entry of id, if any, in O(1) once indexed (the order of
+// Entries changes). r is modified.
+func (r *Record) Remove(id string) {
+	idx := r.index()
+	i, ok := idx[id]
+	if !ok {
+		return
+	}
+	last := len(r.Entries) - 1
+	r.Entries[i] = r.Entries[last]
+	idx[r.Entries[i].ID] = i
+	r.Entries = r.Entries[:last]
+	delete(idx, id)
+}
+
+// State returns the state of id in r, NonExistent when absent or r is
+// nil. It scans the entries unless r is indexed.
+func (r *Record) State(id string) State {
 	if r == nil {
+		return NonExistent
+	}
+	if r.idx != nil && len(r.idx) == len(r.Entries) {
+		if i, ok := r.idx[id]; ok {
+			return r.Entries[i].State
+		}
 		return NonExistent
 	}
 	for _, e := range r.Entries {
@@ -99,6 +148,18 @@ func (r *Record) state(id string) State {
 		}
 	}
 	return NonExistent
+}
+
+// states returns id -> state of r's entries.
+func (r *Record) states() map[string]State {
+	if r == nil {
+		return nil
+	}
+	m := make(map[string]State, len(r.Entries))
+	for _, e := range r.Entries {
+		m[e.ID] = e.State
+	}
+	return m
 }
 
 // IDs returns the sorted IDs of r's entries.
@@ -156,9 +217,10 @@ func Compute(uid string, old, cur *Record) []Event {
 	ids := append(old.IDs(), cur.IDs()...)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
+	oldStates, curStates := old.states(), cur.states() // O(n), not a scan per id
 	var out []Event
 	for _, id := range ids {
-		for _, t := range Transition(old.state(id), cur.state(id)) {
+		for _, t := range Transition(oldStates[id], curStates[id]) {
 			out = append(out, Event{PodUID: uid, Type: t, ContainerID: id})
 		}
 	}

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/syncpod/syncpod/pleg/cache"
+	"github.com/syncpod/syncpod/pleg/diff"
 	"github.com/syncpod/syncpod/pleg/plegtest"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-func names(res Result) string {
+func names(events []diff.Event) string {
 	var out []string
-	for _, e := range res.Events {
+	for _, e := range events {
 		out = append(out, strings.TrimPrefix(e.Type.String(), "POD_LIFECYCLE_EVENT_TYPE_")+" "+e.ContainerID)
 	}
 	return fmt.Sprint(out)
@@ -40,7 +41,9 @@ func TestApply(t *testing.T) {
 		{"R-14.3/deleted-container", "c1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, t0 + 10, false, false, "[CONTAINER_DIED c1 CONTAINER_REMOVED c1]", true, -1},
 		{"R-14.2/deleted-sandbox-drops-entry", "sb1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, t0 + 10, false, false, "[CONTAINER_DIED sb1 CONTAINER_REMOVED sb1]", false, -1},
 		{"R-14.2/stale-not-forwarded", "c1", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, t0, false, false, "[]", true, 0},
-		{"R-14.2/stale-deleted-still-forwarded", "c1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, t0 - 5, false, false, "[CONTAINER_DIED c1 CONTAINER_REMOVED c1]", true, 0},
+		// A removal is final whatever its time: the stale DELETED event is
+		// forwarded and removes c1, but changes nothing else.
+		{"R-14.2/stale-deleted-still-forwarded-and-removes", "c1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, t0 - 5, false, false, "[CONTAINER_DIED c1 CONTAINER_REMOVED c1]", true, -1},
 		{"R-14.1/no-sandbox-ignored", "c1", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, t0 + 10, false, true, "[]", true, 0},
 		{"unmanaged-ignored", "c1", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, t0 + 10, true, false, "[]", true, 0},
 	}
@@ -51,7 +54,8 @@ func TestApply(t *testing.T) {
 			rt.AddContainer("sb1", "c1", "app", "h", 0, 2)
 			c := cache.New()
 			// Seed the cache with the running state at t0.
-			Apply(c, rt.Event("c1", "sb1", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, t0))
+			rt.AddContainer("sb1", "c0", "side", "h", 0, 1)
+			Apply(c, Decode(rt.Event("c1", "sb1", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, t0)))
 			rt.ExitContainer("c1", 7, "Error", tc.at)
 			ev := rt.Event(tc.id, "sb1", tc.typ, tc.at)
 			if tc.typ == runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT && tc.id == "c1" {
@@ -63,8 +67,8 @@ func TestApply(t *testing.T) {
 			if tc.noSandbox {
 				ev.PodSandboxStatus = nil
 			}
-			res := Apply(c, ev)
-			if got := names(res); got != tc.want {
+			_, forward := Apply(c, Decode(ev))
+			if got := names(forward); got != tc.want {
 				t.Errorf("events %s, want %s", got, tc.want)
 			}
 			pod, _ := c.Get("u1")
@@ -72,10 +76,15 @@ func TestApply(t *testing.T) {
 				t.Fatalf("cached %v, want present=%v", pod, tc.wantCached)
 			}
 			exit := int32(-1)
+			sawC0 := false
 			for _, oc := range pod.GetContainers() {
 				if oc.GetId() == "c1" {
 					exit = oc.GetExitCode()
 				}
+				sawC0 = sawC0 || oc.GetId() == "c0"
+			}
+			if tc.wantCached && !sawC0 {
+				t.Errorf("c0, which the event was not about, is gone: %v", pod.GetContainers())
 			}
 			if exit != tc.wantExit {
 				t.Errorf("cached exit code %d, want %d", exit, tc.wantExit)
@@ -86,7 +95,7 @@ func TestApply(t *testing.T) {
 
 func TestConsumeUnimplementedAndFailure(t *testing.T) {
 	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
-	err := Consume(context.Background(), rt, func(*runtimeapi.ContainerEventResponse) { t.Error("event from an unimplemented stream") }, nil)
+	err := Consume(context.Background(), rt, func([]*runtimeapi.ContainerEventResponse) { t.Error("event from an unimplemented stream") }, nil)
 	if err == nil || !strings.Contains(err.Error(), "Unimplemented") {
 		t.Fatalf("err = %v", err)
 	}
@@ -97,7 +106,11 @@ func TestConsumeUnimplementedAndFailure(t *testing.T) {
 	established := make(chan struct{})
 	errc := make(chan error)
 	go func() {
-		errc <- Consume(context.Background(), rt, func(ev *runtimeapi.ContainerEventResponse) { got <- ev.GetContainerId() }, func() { close(established) })
+		errc <- Consume(context.Background(), rt, func(evs []*runtimeapi.ContainerEventResponse) {
+			for _, ev := range evs {
+				got <- ev.GetContainerId()
+			}
+		}, func() { close(established) })
 	}()
 	<-established
 	rt.Emit(rt.Event("sb1", "sb1", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, time.Now().UnixNano()))
@@ -108,5 +121,64 @@ func TestConsumeUnimplementedAndFailure(t *testing.T) {
 	rt.FailStreams(boom)
 	if err := <-errc; !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestApplyMergesByContainerID (issue 10 item 2): crisim's events carry
+// only the container they are about, containerd's every container of the
+// sandbox; either way the event's statuses are merged into the cached pod
+// by id, never taken as the complete list, and a DELETED event removes
+// just its container.
+func TestApplyMergesByContainerID(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		event func(rt *plegtest.Runtime, id string, typ runtimeapi.ContainerEventType, at int64) *runtimeapi.ContainerEventResponse
+	}{
+		{"single-container-events", func(rt *plegtest.Runtime, id string, typ runtimeapi.ContainerEventType, at int64) *runtimeapi.ContainerEventResponse {
+			return rt.SingleEvent(id, "sb1", typ, at)
+		}},
+		{"whole-sandbox-events", func(rt *plegtest.Runtime, id string, typ runtimeapi.ContainerEventType, at int64) *runtimeapi.ContainerEventResponse {
+			return rt.Event(id, "sb1", typ, at)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := plegtest.NewRuntime(plegtest.EventsOffered)
+			rt.AddSandbox("u1", "sb1", 0, 1)
+			c := cache.New()
+			at := int64(100)
+			for _, id := range []string{"a", "b", "c"} {
+				at++
+				rt.AddContainer("sb1", id, id, "h", 0, at)
+				Apply(c, Decode(tc.event(rt, id, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, at)))
+			}
+			at++
+			rt.ExitContainer("b", 2, "Error", at)
+			Apply(c, Decode(tc.event(rt, "b", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, at)))
+			at++
+			rt.Remove("a")
+			if _, fwd := Apply(c, Decode(tc.event(rt, "a", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, at))); names(fwd) != "[CONTAINER_DIED a CONTAINER_REMOVED a]" {
+				t.Errorf("deleted: forwarded %s", names(fwd))
+			}
+			pod, modified := c.Get("u1")
+			var got []string
+			for _, oc := range pod.GetContainers() {
+				got = append(got, oc.GetId()+":"+oc.GetState().String())
+			}
+			want := "[c:CONTAINER_STATE_RUNNING b:CONTAINER_STATE_EXITED]" // newest first
+			if fmt.Sprint(got) != want {
+				t.Errorf("containers %v, want %s", got, want)
+			}
+			if len(pod.GetSandboxes()) != 1 || pod.GetName() != "pod-u1" || modified.UnixNano() != at || pod.GetObservedAt().AsTime().UnixNano() != at {
+				t.Errorf("pod %v modified %d", pod, modified.UnixNano())
+			}
+			// The sandbox's removal takes its containers and the pod with it.
+			at++
+			ev := tc.event(rt, "sb1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, at) // with its last status
+			rt.Remove("sb1")
+			Apply(c, Decode(ev))
+			if pod, _ := c.Get("u1"); pod != nil {
+				t.Errorf("pod still cached after its sandbox was deleted: %v", pod)
+			}
+		})
 	}
 }

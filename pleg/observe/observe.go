@@ -9,7 +9,6 @@ import (
 	"github.com/syncpod/syncpod/pleg/diff"
 	"github.com/syncpod/syncpod/proto/crilabels"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -214,31 +213,5 @@ func Pod(uid string, in Inspected, observedAt time.Time) *syncpodv1.ObservedPod 
 	if newest != nil {
 		PodIdentity(p, newest)
 	}
-	return p
-}
-
-// MergeEvent applies a CRI container event to the cached status of its pod
-// (prev, nil when none) and returns the new status, stamped observedAt.
-// The event carries one sandbox's status and the statuses of that
-// sandbox's containers: they replace what prev held for that sandbox, and
-// the pod's other (older) sandboxes and their containers are kept. prev is
-// not modified.
-func MergeEvent(prev *syncpodv1.ObservedPod, ev *runtimeapi.ContainerEventResponse, observedAt time.Time) *syncpodv1.ObservedPod {
-	sb := ev.GetPodSandboxStatus()
-	var p *syncpodv1.ObservedPod
-	if prev != nil {
-		p = proto.Clone(prev).(*syncpodv1.ObservedPod)
-	} else {
-		p = &syncpodv1.ObservedPod{}
-	}
-	PodIdentity(p, sb)
-	p.ObservedAt = timestamppb.New(observedAt)
-	p.Sandboxes = slices.DeleteFunc(p.Sandboxes, func(s *syncpodv1.ObservedSandbox) bool { return s.GetId() == sb.GetId() })
-	p.Sandboxes = append(p.Sandboxes, Sandbox(sb))
-	p.Containers = slices.DeleteFunc(p.Containers, func(c *syncpodv1.ObservedContainer) bool { return c.GetSandboxId() == sb.GetId() })
-	for _, c := range ev.GetContainersStatuses() {
-		p.Containers = append(p.Containers, Container(c, sb.GetId()))
-	}
-	Sort(p)
 	return p
 }

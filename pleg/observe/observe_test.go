@@ -58,28 +58,6 @@ func TestPodConversionAndOrder(t *testing.T) {
 	}
 }
 
-func TestMergeEventKeepsOtherSandboxes(t *testing.T) {
-	prev := Pod("u1", Inspected{
-		Sandboxes:  []*runtimeapi.PodSandboxStatus{sandbox("old", 1, true, ""), sandbox("new", 2, true, "")},
-		Containers: []*runtimeapi.ContainerStatus{container("c-old", 10, runtimeapi.ContainerState_CONTAINER_EXITED), container("c-new", 20, runtimeapi.ContainerState_CONTAINER_RUNNING)},
-		SandboxOf:  map[string]string{"c-old": "old", "c-new": "new"},
-	}, time.Unix(1, 0))
-	ev := &runtimeapi.ContainerEventResponse{
-		ContainerId: "c-new", PodSandboxStatus: sandbox("new", 2, true, ""),
-		ContainersStatuses: []*runtimeapi.ContainerStatus{container("c-new", 20, runtimeapi.ContainerState_CONTAINER_EXITED)},
-	}
-	got := MergeEvent(prev, ev, time.Unix(2, 0))
-	if len(got.GetSandboxes()) != 2 || len(got.GetContainers()) != 2 {
-		t.Fatalf("merge lost objects: %v", got)
-	}
-	if got.GetContainers()[0].GetState() != syncpodv1.ContainerState_CONTAINER_STATE_EXITED || got.GetContainers()[1].GetId() != "c-old" {
-		t.Errorf("merged containers %v", got.GetContainers())
-	}
-	if prev.GetContainers()[0].GetState() != syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
-		t.Error("MergeEvent modified prev")
-	}
-}
-
 func TestGroupAndRecord(t *testing.T) {
 	sbs := []*runtimeapi.PodSandbox{
 		{Id: "s1", State: runtimeapi.PodSandboxState_SANDBOX_READY, Labels: map[string]string{crilabels.PodUID: "a"}},

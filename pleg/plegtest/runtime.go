@@ -37,7 +37,11 @@ type Runtime struct {
 	inspectHook func(ctx context.Context, id string) error
 	events      EventsMode
 	streams     map[chan *runtimeapi.ContainerEventResponse]chan error
-	calls       map[string]int
+	// held queues emitted events while HoldEvents(true) is in force: a
+	// backlog the runtime has produced and the PLEG not yet received.
+	holding bool
+	held    []*runtimeapi.ContainerEventResponse
+	calls   map[string]int
 }
 
 type containerRec struct {
@@ -300,14 +304,12 @@ func (r *Runtime) Streams() int {
 }
 
 // Event builds the CRI event the runtime would send about container (or
-// sandbox) id of sandbox sandboxID, with the current statuses.
+// sandbox) id of sandbox sandboxID, with the current statuses of every
+// container of the sandbox, as containerd sends it.
 func (r *Runtime) Event(id, sandboxID string, t runtimeapi.ContainerEventType, createdAt int64) *runtimeapi.ContainerEventResponse {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ev := &runtimeapi.ContainerEventResponse{ContainerId: id, ContainerEventType: t, CreatedAt: createdAt}
-	if s, ok := r.sandboxes[sandboxID]; ok {
-		ev.PodSandboxStatus = proto.Clone(s).(*runtimeapi.PodSandboxStatus)
-	}
+	ev := r.event(id, sandboxID, t, createdAt)
 	for _, cid := range slices.Sorted(maps.Keys(r.containers)) {
 		if c := r.containers[cid]; c.sandboxID == sandboxID {
 			ev.ContainersStatuses = append(ev.ContainersStatuses, r.containerCopy(c))
@@ -316,12 +318,61 @@ func (r *Runtime) Event(id, sandboxID string, t runtimeapi.ContainerEventType, c
 	return ev
 }
 
-// Emit sends ev on every open event stream.
+// SingleEvent builds the CRI event about container (or sandbox) id of
+// sandbox sandboxID as crisim sends it: the sandbox's status and only the
+// status of the container the event is about (none when id is the sandbox
+// or the container is gone).
+func (r *Runtime) SingleEvent(id, sandboxID string, t runtimeapi.ContainerEventType, createdAt int64) *runtimeapi.ContainerEventResponse {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev := r.event(id, sandboxID, t, createdAt)
+	if c, ok := r.containers[id]; ok && c.sandboxID == sandboxID {
+		ev.ContainersStatuses = []*runtimeapi.ContainerStatus{r.containerCopy(c)}
+	}
+	return ev
+}
+
+func (r *Runtime) event(id, sandboxID string, t runtimeapi.ContainerEventType, createdAt int64) *runtimeapi.ContainerEventResponse {
+	ev := &runtimeapi.ContainerEventResponse{ContainerId: id, ContainerEventType: t, CreatedAt: createdAt}
+	if s, ok := r.sandboxes[sandboxID]; ok {
+		ev.PodSandboxStatus = proto.Clone(s).(*runtimeapi.PodSandboxStatus)
+	}
+	return ev
+}
+
+// Emit sends ev on every open event stream, or queues it while events are
+// held (HoldEvents).
 func (r *Runtime) Emit(ev *runtimeapi.ContainerEventResponse) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.holding {
+		r.held = append(r.held, ev)
+		return
+	}
 	for in := range r.streams {
 		in <- ev
+	}
+}
+
+// HoldEvents(true) makes Emit queue events instead of sending them, like a
+// runtime (or a transport) that has a backlog the PLEG has not received
+// yet; HoldEvents(false) sends the queue, in order, on every open stream.
+// The queue is unbounded: streams forward events as they get them, so a
+// test can release more events than a stream buffers.
+func (r *Runtime) HoldEvents(hold bool) {
+	r.mu.Lock()
+	r.holding = hold
+	var release []*runtimeapi.ContainerEventResponse
+	var streams []chan *runtimeapi.ContainerEventResponse
+	if !hold {
+		release, r.held = r.held, nil
+		streams = slices.Collect(maps.Keys(r.streams))
+	}
+	r.mu.Unlock()
+	for _, ev := range release {
+		for _, in := range streams {
+			in <- ev
+		}
 	}
 }
 
