@@ -81,6 +81,9 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 	if sb.logDir != "" && cfg.GetLogPath() != "" {
 		c.logPath = filepath.Join(sb.logDir, cfg.GetLogPath())
 	}
+	if err := r.saveContainerLocked(c); err != nil {
+		return nil, err
+	}
 	r.containers[c.id] = c
 	r.ctrNames[name] = c.id
 	r.metrics.containers.WithLabelValues(containerStateName(c.state)).Inc()
@@ -108,30 +111,43 @@ func (r *Runtime) StartContainer(_ context.Context, req *runtimeapi.StartContain
 	if sb == nil || sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 		return nil, fmt.Errorf("%w: sandbox %q of container %q is not ready", ErrFailedPrecondition, c.sandboxID, c.id)
 	}
-	lw, err := openLog(c.logPath, r.now)
+	var run runner
+	var err error
+	switch {
+	case r.opts.Mode == ModeSimulated:
+		if c.log, err = openLog(c.logPath, r.now); err == nil {
+			run = r.startSimulated(c, c.sim.exitAfter)
+		}
+	case r.store != nil:
+		run, err = r.startShim(c)
+	default:
+		if c.log, err = openLog(c.logPath, r.now); err == nil {
+			if run, err = r.startProcess(c, c.log); err != nil {
+				c.log.close()
+			}
+		}
+	}
 	if err == nil {
-		c.log = lw
-		var run runner
-		switch r.opts.Mode {
-		case ModeSimulated:
-			run = r.startSimulated(c)
-		default:
-			run, err = r.startProcess(c, lw)
+		c.run = run
+		r.setContainerStateLocked(c, runtimeapi.ContainerState_CONTAINER_RUNNING)
+		c.startedAt = r.nowNano()
+		if err := r.saveContainerLocked(c); err != nil {
+			// Not acknowledged, so not left running: the exit is
+			// recorded as the process ends.
+			run.kill()
+			return nil, err
 		}
-		if err == nil {
-			c.run = run
-			r.setContainerStateLocked(c, runtimeapi.ContainerState_CONTAINER_RUNNING)
-			c.startedAt = r.nowNano()
-			r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, sb)
-			return &runtimeapi.StartContainerResponse{}, nil
-		}
-		lw.close()
+		r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, sb)
+		return &runtimeapi.StartContainerResponse{}, nil
 	}
 	now := r.nowNano()
 	c.startedAt, c.finishedAt = now, now
 	c.exitCode, c.reason, c.message = 128, "StartError", err.Error()
 	r.setContainerStateLocked(c, runtimeapi.ContainerState_CONTAINER_EXITED)
 	r.metrics.exits.WithLabelValues(c.reason).Inc()
+	if serr := r.saveContainerLocked(c); serr != nil {
+		r.log.Error("cannot record a failed start", "container_id", c.id, "err", serr)
+	}
 	r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, sb)
 	return nil, fmt.Errorf("%w: start container %q: %w", ErrFailedPrecondition, c.id, stripClass(err))
 }
@@ -144,28 +160,46 @@ func stripClass(err error) error {
 	return err
 }
 
-// recordExit marks c EXITED with code; reason is derived when empty.
+// recordExit marks c EXITED with code now; reason is derived when empty.
 func (r *Runtime) recordExit(c *container, code int32, reason, message string) {
+	r.recordExitAt(c, code, reason, message, 0)
+}
+
+// recordExitAt marks c EXITED with code at finishedAt (now when 0).
+// After a Shutdown that left the containers running it records nothing:
+// the next crisim finds out.
+func (r *Runtime) recordExitAt(c *container, code int32, reason, message string, finishedAt int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || r.keep {
 		return
 	}
+	r.exitLocked(c, code, reason, message, finishedAt)
+	if err := r.saveContainerLocked(c); err != nil {
+		r.log.Error("cannot record a container's exit", "container_id", c.id, "err", err)
+	}
+	if _, ok := r.containers[c.id]; ok {
+		r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, r.sandboxes[c.sandboxID])
+	}
+}
+
+// exitLocked marks c EXITED in memory; mu must be held.
+func (r *Runtime) exitLocked(c *container, code int32, reason, message string, finishedAt int64) {
 	if reason == "" {
 		reason = "Completed"
 		if code != 0 {
 			reason = "Error"
 		}
 	}
+	if finishedAt == 0 {
+		finishedAt = r.nowNano()
+	}
 	c.exitCode, c.reason, c.message = code, reason, message
-	c.finishedAt = r.nowNano()
+	c.finishedAt = finishedAt
 	r.setContainerStateLocked(c, runtimeapi.ContainerState_CONTAINER_EXITED)
 	r.metrics.exits.WithLabelValues(reason).Inc()
 	if c.log != nil {
 		c.log.close()
-	}
-	if _, ok := r.containers[c.id]; ok {
-		r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, r.sandboxes[c.sandboxID])
 	}
 }
 
@@ -217,12 +251,21 @@ func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveCon
 	}
 	defer r.mu.Unlock()
 	if r.containers[id] == c {
-		r.removeContainerLocked(c)
+		if err := r.removeContainerLocked(c); err != nil {
+			return nil, err
+		}
 	}
 	return &runtimeapi.RemoveContainerResponse{}, nil
 }
 
-func (r *Runtime) removeContainerLocked(c *container) {
+// removeContainerLocked forgets c, on disk first; mu must be held.
+func (r *Runtime) removeContainerLocked(c *container) error {
+	if r.store != nil {
+		if err := r.store.remove(filepath.Join("containers", c.id+".json")); err != nil {
+			return err
+		}
+		_ = r.store.remove(filepath.Join("exits", c.id+".json"))
+	}
 	if c.run != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		c.run.kill() // only reachable if a start raced a sandbox removal
 	}
@@ -230,6 +273,16 @@ func (r *Runtime) removeContainerLocked(c *container) {
 	delete(r.ctrNames, c.reservedAs)
 	r.metrics.containers.WithLabelValues(containerStateName(c.state)).Dec()
 	r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, r.sandboxes[c.sandboxID])
+	return nil
+}
+
+// saveContainerLocked writes c's record, when there is a state dir; mu
+// must be held.
+func (r *Runtime) saveContainerLocked(c *container) error {
+	if r.store == nil {
+		return nil
+	}
+	return r.store.putJSON(filepath.Join("containers", c.id+".json"), c.record())
 }
 
 func (r *Runtime) setContainerStateLocked(c *container, s runtimeapi.ContainerState) {
@@ -317,10 +370,10 @@ func (r *Runtime) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenCo
 	if !ok {
 		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
 	}
-	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.log == nil {
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.run == nil {
 		return nil, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, c.id)
 	}
-	if err := c.log.reopen(); err != nil {
+	if err := c.run.reopenLog(); err != nil {
 		return nil, fmt.Errorf("reopen log of container %q: %w", c.id, err)
 	}
 	return &runtimeapi.ReopenContainerLogResponse{}, nil

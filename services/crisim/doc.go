@@ -69,7 +69,13 @@
 //   - GetContainerEvents streams CONTAINER_CREATED/STARTED/STOPPED/DELETED
 //     events for containers and, as containerd does, for sandboxes (with
 //     the sandbox id as container_id). Every event carries the sandbox's
-//     status and the statuses of all its containers. Every subscriber gets
+//     status and the status of the one container it is about (none for a
+//     sandbox event or a DELETED container: it is gone), never the whole
+//     sandbox's: a consumer merges statuses by container id, and an event
+//     costs the same in a sandbox of 3,000 containers as in one of a
+//     single container (the kubelet's evented PLEG expects every status
+//     of the sandbox; containerd sends them, which grows with the square
+//     of the sandbox's size). Every subscriber gets
 //     every event in the order the changes happened; each has a bounded
 //     buffer, and a subscriber that falls behind has its stream closed with
 //     ResourceExhausted (counted in a metric), never a silent drop.

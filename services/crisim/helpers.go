@@ -179,15 +179,38 @@ func sandboxStateName(s runtimeapi.PodSandboxState) string {
 // publishLocked sends an event about id (a container or sandbox) in sb to
 // every subscriber; mu must be held so events leave in the order the
 // changes happened.
+//
+// The event carries the sandbox's status and the status of the container
+// it is about only (none for a sandbox event or a removed container), so
+// building it costs the same in a sandbox of 3,000 containers as in one
+// of a single container; subscribers merge statuses by container id.
 func (r *Runtime) publishLocked(id string, typ runtimeapi.ContainerEventType, sb *sandbox) {
-	r.metrics.events.WithLabelValues(strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(typ.String(), "CONTAINER_"), "_EVENT"))).Inc()
+	r.metrics.events.WithLabelValues(eventTypeName(typ)).Inc()
 	if !r.events.hasSubscribers() {
 		return
 	}
 	ev := &runtimeapi.ContainerEventResponse{ContainerId: id, ContainerEventType: typ, CreatedAt: r.nowNano()}
 	if sb != nil {
 		ev.PodSandboxStatus = r.sandboxStatusLocked(sb)
-		ev.ContainersStatuses = r.sandboxContainerStatusesLocked(sb.id)
+	}
+	if c, ok := r.containers[id]; ok {
+		ev.ContainersStatuses = []*runtimeapi.ContainerStatus{containerStatus(c)}
 	}
 	r.events.publish(ev)
+}
+
+// eventTypeName is an event type's metric label: created, started,
+// stopped or deleted.
+func eventTypeName(typ runtimeapi.ContainerEventType) string {
+	switch typ {
+	case runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT:
+		return "created"
+	case runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT:
+		return "started"
+	case runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT:
+		return "stopped"
+	case runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT:
+		return "deleted"
+	}
+	return strings.ToLower(typ.String())
 }

@@ -67,6 +67,10 @@ func (r *Runtime) PullImage(_ context.Context, req *runtimeapi.PullImageRequest)
 	if !ok {
 		img = &image{id: imageID(name), name: name}
 		r.images[name] = img
+		if err := r.saveImagesLocked(); err != nil {
+			delete(r.images, name)
+			return nil, err
+		}
 	}
 	r.metrics.pulls.WithLabelValues("pulled").Inc()
 	return &runtimeapi.PullImageResponse{ImageRef: img.id}, nil
@@ -104,8 +108,26 @@ func (r *Runtime) RemoveImage(_ context.Context, req *runtimeapi.RemoveImageRequ
 	defer r.mu.Unlock()
 	if img := r.lookupImageLocked(req.GetImage().GetImage()); img != nil {
 		delete(r.images, img.name)
+		if err := r.saveImagesLocked(); err != nil {
+			r.images[img.name] = img
+			return nil, err
+		}
 	}
 	return &runtimeapi.RemoveImageResponse{}, nil
+}
+
+// saveImagesLocked writes the image names, when there is a state dir; mu
+// must be held.
+func (r *Runtime) saveImagesLocked() error {
+	if r.store == nil {
+		return nil
+	}
+	names := make([]string, 0, len(r.images))
+	for n := range r.images {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return r.store.putJSON("images.json", names)
 }
 
 // ImageFsInfo reports a made-up image filesystem holding the images.

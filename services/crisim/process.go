@@ -25,8 +25,11 @@ const maxExecOutput = 16 << 20
 type procRunner struct {
 	pgid int
 	sig  syscall.Signal
+	lw   *logWriter
 	done chan struct{}
 }
+
+func (p *procRunner) reopenLog() error { return p.lw.reopen() }
 
 // startProcess execs c's command in its own process group with its output
 // going to lw. mu is held by the caller.
@@ -58,7 +61,7 @@ func (r *Runtime) startProcess(c *container, lw *logWriter) (*procRunner, error)
 		errR.Close()
 		return nil, err
 	}
-	p := &procRunner{pgid: cmd.Process.Pid, sig: stopSignal(c.stopSignal), done: make(chan struct{})}
+	p := &procRunner{pgid: cmd.Process.Pid, sig: stopSignal(c.stopSignal), lw: lw, done: make(chan struct{})}
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); lw.copyLines("stdout", outR) }()

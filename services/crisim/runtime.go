@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os"
 	"regexp"
 	"sync"
 	"time"
@@ -76,7 +77,28 @@ type Options struct {
 	Registry prometheus.Registerer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// StateDir, when set, is where the runtime keeps its sandboxes,
+	// containers and images (see state.go), so a restarted crisim finds
+	// them again and re-adopts the container processes still running.
+	// One crisim per directory. In ModeProcess it needs Shim.
+	StateDir string
+	// Shim starts container shims; required in ModeProcess with a
+	// StateDir (a container crisim started itself would lose its output
+	// pipes when crisim ends).
+	Shim *Shim
+	// KillOnShutdown makes Shutdown kill every container. Without a
+	// StateDir Shutdown always does (nothing could re-adopt them); with
+	// one, by default it leaves them running for the next crisim.
+	KillOnShutdown bool
 }
+
+// What crisim reports for a container whose exit it could not see (its
+// process ended while no crisim watched it, or its shim died), as
+// containerd does.
+const (
+	unknownExitCode   = 255
+	unknownExitReason = "Unknown"
+)
 
 // Runtime is the in-memory CRI runtime. All methods are safe for
 // concurrent use.
@@ -97,6 +119,14 @@ type Runtime struct {
 	ips        map[netip.Addr]bool
 	nextIP     netip.Addr
 	running    sync.WaitGroup // process and timer goroutines
+	// keep: Shutdown left the containers running; nothing is recorded
+	// any more, the next crisim will find out.
+	keep bool
+
+	store   *store        // nil without a StateDir
+	boot    string        // this boot's id
+	cwd     string        // working directory of containers that name none
+	closing chan struct{} // closed by Shutdown: adoption watchers stop
 }
 
 // New builds a Runtime.
@@ -127,7 +157,10 @@ func New(opts Options) (*Runtime, error) {
 		images:     map[string]*image{},
 		ips:        map[netip.Addr]bool{},
 		nextIP:     fakePodCIDR.Addr().Next().Next(), // 10.88.0.2
+		boot:       bootID(),
+		closing:    make(chan struct{}),
 	}
+	r.cwd, _ = os.Getwd()
 	r.events = newBroker(opts.EventBuffer)
 	m, err := newMetrics(opts.Registry, r)
 	if err != nil {
@@ -135,15 +168,31 @@ func New(opts Options) (*Runtime, error) {
 	}
 	r.metrics = m
 	r.events.onOverflow = m.eventOverflows.Inc
+	if opts.StateDir != "" {
+		if opts.Mode == ModeProcess && (opts.Shim == nil || opts.Shim.Path == "") {
+			return nil, fmt.Errorf("%w: crisim: a StateDir in process mode needs a Shim", ErrInvalid)
+		}
+		st, err := openStore(opts.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		r.store = st
+		if err := r.restore(); err != nil {
+			st.close()
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
 // Mode is the runtime's execution mode.
 func (r *Runtime) Mode() Mode { return r.opts.Mode }
 
-// Shutdown ends every event stream, kills every container process group
-// crisim started and waits for them to be reaped. Calls after the first
-// return at once; every later CRI call fails with Unavailable.
+// Shutdown ends every event stream and then either kills every container
+// and waits for their exits to be recorded (without a StateDir, or with
+// KillOnShutdown), or leaves them running, recorded as RUNNING for the
+// next crisim to re-adopt. Calls after the first return at once; every
+// later CRI call fails with Unavailable.
 func (r *Runtime) Shutdown() {
 	r.mu.Lock()
 	if r.closed {
@@ -151,18 +200,35 @@ func (r *Runtime) Shutdown() {
 		return
 	}
 	r.closed = true
+	kill := r.store == nil || r.opts.KillOnShutdown
 	var runs []runner
 	for _, c := range r.containers {
-		if c.run != nil {
+		if c.run != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			runs = append(runs, c.run)
 		}
 	}
+	if !kill {
+		r.keep = true
+		close(r.closing)
+	}
 	r.mu.Unlock()
 	r.events.close()
+	if !kill {
+		r.mu.Lock()
+		r.store.close()
+		r.mu.Unlock()
+		r.log.Info("crisim runtime stopped; containers left running for the next crisim", "running", len(runs), "state_dir", r.store.dir)
+		return
+	}
 	for _, run := range runs {
 		run.kill()
 	}
 	r.running.Wait()
+	r.mu.Lock()
+	if r.store != nil {
+		r.store.close()
+	}
+	r.mu.Unlock()
 	r.log.Info("crisim runtime stopped", "killed", len(runs))
 }
 
@@ -261,6 +327,8 @@ type runner interface {
 	kill()
 	// exited is closed once the exit is recorded.
 	exited() <-chan struct{}
+	// reopenLog reopens the container's log file (after a rotation).
+	reopenLog() error
 }
 
 // Version names the runtime.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"sort"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -46,6 +47,12 @@ func (r *Runtime) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandbox
 			return nil, err
 		}
 		sb.ip = ip
+	}
+	if err := r.saveSandboxLocked(sb); err != nil {
+		if sb.ip.IsValid() {
+			delete(r.ips, sb.ip)
+		}
+		return nil, err
 	}
 	r.sandboxes[sb.id] = sb
 	r.sbNames[name] = sb.id
@@ -90,6 +97,12 @@ func (r *Runtime) stopSandbox(ctx context.Context, id string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if sb.state == runtimeapi.PodSandboxState_SANDBOX_READY && r.sandboxes[id] == sb {
+		sb.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+		if err := r.saveSandboxLocked(sb); err != nil {
+			sb.state = runtimeapi.PodSandboxState_SANDBOX_READY
+			return err
+		}
+		sb.state = runtimeapi.PodSandboxState_SANDBOX_READY
 		r.metrics.sandboxes.WithLabelValues(sandboxStateName(sb.state)).Dec()
 		sb.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 		r.metrics.sandboxes.WithLabelValues(sandboxStateName(sb.state)).Inc()
@@ -138,11 +151,18 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePo
 	defer r.mu.Unlock()
 	for _, cid := range ids {
 		if c, ok := r.containers[cid]; ok {
-			r.removeContainerLocked(c)
+			if err := r.removeContainerLocked(c); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if r.sandboxes[id] != sb {
 		return &runtimeapi.RemovePodSandboxResponse{}, nil
+	}
+	if r.store != nil {
+		if err := r.store.remove(filepath.Join("sandboxes", id+".json")); err != nil {
+			return nil, err
+		}
 	}
 	delete(r.sandboxes, id)
 	delete(r.sbNames, sb.reservedAs)
@@ -198,4 +218,13 @@ func (r *Runtime) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandb
 		return out[i].Id < out[j].Id
 	})
 	return &runtimeapi.ListPodSandboxResponse{Items: out}, nil
+}
+
+// saveSandboxLocked writes sb's record, when there is a state dir; mu must
+// be held.
+func (r *Runtime) saveSandboxLocked(sb *sandbox) error {
+	if r.store == nil {
+		return nil
+	}
+	return r.store.putJSON(filepath.Join("sandboxes", sb.id+".json"), sb.record())
 }

@@ -71,15 +71,23 @@ type simRunner struct {
 	timer *time.Timer
 }
 
-// startSimulated starts c; mu is held by the caller.
-func (r *Runtime) startSimulated(c *container) *simRunner {
+// startSimulated starts c, to exit on its own after exitAfter if its
+// annotations ask for that; mu is held by the caller.
+func (r *Runtime) startSimulated(c *container, exitAfter time.Duration) *simRunner {
 	s := &simRunner{r: r, c: c, spec: c.sim, done: make(chan struct{})}
 	if s.spec.hasExit {
 		s.mu.Lock()
-		s.timer = time.AfterFunc(s.spec.exitAfter, func() { s.exit(s.spec.exitCode) })
+		s.timer = time.AfterFunc(max(exitAfter, 0), func() { s.exit(s.spec.exitCode) })
 		s.mu.Unlock()
 	}
 	return s
+}
+
+func (s *simRunner) reopenLog() error {
+	if s.c.log == nil {
+		return nil
+	}
+	return s.c.log.reopen()
 }
 
 func (s *simRunner) exit(code int32) {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,17 +38,29 @@ func defaultSocket(getenv func(string) string) string {
 	return filepath.Join(os.TempDir(), "syncpod-crisim-"+strconv.Itoa(os.Getuid()), "crisim.sock")
 }
 
+// defaultStateDir is the socket's path with ".state" for ".sock": each
+// socket, so each crisim, gets its own state.
+func defaultStateDir(sock string) string {
+	return strings.TrimSuffix(sock, ".sock") + ".state"
+}
+
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == crisim.ShimArg {
+		// This binary started as a container's shim (see crisim.Shim).
+		return crisim.RunShim(os.Stdin, os.Stdout)
+	}
 	fs := flag.NewFlagSet("syncpod-crisim", flag.ContinueOnError)
 	common := server.RegisterFlags(fs, server.Defaults{Listen: "unix://" + defaultSocket(getenv), MetricsListen: "127.0.0.1:9104"})
 	mode := fs.String("mode", string(crisim.ModeProcess), "process: containers are host processes (NO ISOLATION, image ignored); simulated: no processes, for scale tests")
 	unpullable := fs.String("unpullable", `(^|/)unpullable([:@]|$)`, "regexp: PullImage fails for matching image names (empty: every pull succeeds)")
 	forceRemove := fs.Bool("force-remove-running", false, "RemoveContainer stops a running container first (as containerd) instead of failing")
 	eventBuffer := fs.Int("event-buffer", crisim.DefaultEventBuffer, "events buffered per GetContainerEvents subscriber before its stream is cut")
+	dataDir := fs.String("data-dir", "", "where crisim keeps its sandboxes, containers and images, so a restart re-adopts running containers (default: the socket path with .state for .sock); one crisim per directory")
+	killOnExit := fs.Bool("kill-on-exit", false, "on SIGTERM/SIGINT kill every container (recorded as exited) instead of leaving them running for the next crisim")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
 	}
-	opts := crisim.Options{ForceRemoveRunning: *forceRemove, EventBuffer: *eventBuffer, Version: server.Version}
+	opts := crisim.Options{ForceRemoveRunning: *forceRemove, EventBuffer: *eventBuffer, Version: server.Version, KillOnShutdown: *killOnExit}
 	m, err := crisim.ParseMode(*mode)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --mode: %v\n", fs.Name(), err)
@@ -71,6 +84,16 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "%s: --listen: %v\n", fs.Name(), err)
 		return 1
 	}
+	opts.StateDir = *dataDir
+	if opts.StateDir == "" {
+		opts.StateDir = defaultStateDir(sock)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: cannot find its own binary to run container shims: %v\n", fs.Name(), err)
+		return 1
+	}
+	opts.Shim = &crisim.Shim{Path: self, Args: []string{crisim.ShimArg}}
 
 	logger := common.Logger(stderr, fs.Name())
 	reg := prometheus.NewRegistry()
@@ -78,6 +101,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	rt, err := crisim.New(opts)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return 1
 	}
 	srv, err := server.New(common.Options(logger, reg))
@@ -89,7 +113,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if m == crisim.ModeProcess {
 		logger.Warn("process mode: containers are plain host processes with NO ISOLATION; images are ignored")
 	}
-	fmt.Fprintf(stdout, "syncpod-crisim: CRI endpoint unix://%s (mode %s)\n", sock, m)
+	fmt.Fprintf(stdout, "syncpod-crisim: CRI endpoint unix://%s (mode %s, state %s)\n", sock, m, opts.StateDir)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -97,7 +121,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	g.Go(func() error { return srv.Run(ctx) })
 	g.Go(func() error {
 		// Ends the event streams (so the gRPC drain is not held up by
-		// them) and kills every container process group.
+		// them) and leaves the containers running for the next crisim,
+		// or kills them with --kill-on-exit.
 		<-ctx.Done()
 		rt.Shutdown()
 		return nil

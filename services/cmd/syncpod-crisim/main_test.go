@@ -43,8 +43,9 @@ func gone(pid int) bool {
 }
 
 // The binary starts, prints its socket, answers Version over it, runs a
-// container, and on SIGTERM exits 0 having killed the container's whole
-// process group (including a child that ignores SIGTERM).
+// container, and on SIGTERM with --kill-on-exit exits 0 having killed the
+// container's whole process group (including a child that ignores
+// SIGTERM).
 func TestBinaryServesAndStopsCleanly(t *testing.T) {
 	dir, err := os.MkdirTemp("", "crisim-main")
 	if err != nil {
@@ -52,7 +53,7 @@ func TestBinaryServesAndStopsCleanly(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "crisim.sock")
-	cmd := exec.Command(os.Args[0], "--listen", "unix://"+sock, "--metrics-listen", "127.0.0.1:0")
+	cmd := exec.Command(os.Args[0], "--listen", "unix://"+sock, "--metrics-listen", "127.0.0.1:0", "--kill-on-exit")
 	cmd.Env = append(os.Environ(), execEnv+"=1")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

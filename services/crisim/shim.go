@@ -1,0 +1,358 @@
+package crisim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ShimArg, as the first argument of a binary that calls RunShim, makes it
+// a container shim (see Shim).
+const ShimArg = "crisim-shim"
+
+// Shim is how crisim starts a container shim: a small process that
+// starts the container, owns its output pipes and log file, waits for it
+// and writes its exit code into the state directory. Like containerd's
+// shims, it lets a container outlive crisim (a restart, a crash) with its
+// logs still written and its exit code still known: the new crisim finds
+// the shim by PID and start time and waits for it to end.
+type Shim struct {
+	// Path is the binary, usually the running syncpod-crisim itself.
+	Path string
+	// Args come before nothing else: the binary must call RunShim when it
+	// sees them (syncpod-crisim: ShimArg).
+	Args []string
+	// Env is added to crisim's environment for the shim (not for the
+	// container, whose environment is its own).
+	Env []string
+}
+
+// shimSpec is what crisim tells a shim, as JSON on its stdin.
+type shimSpec struct {
+	Argv     []string `json:"argv"`
+	Dir      string   `json:"dir"`
+	Env      []string `json:"env"`
+	LogPath  string   `json:"log_path"`
+	ExitFile string   `json:"exit_file"`
+}
+
+// shimReply is the shim's one line on its stdout.
+type shimReply struct {
+	PID   int    `json:"pid"`
+	Error string `json:"error,omitempty"`
+}
+
+// RunShim is a container shim's main: it reads a shimSpec from in,
+// starts the container in its own process group, answers its PID on out
+// (then closes out), copies its output into the CRI log, reopens the log
+// on SIGUSR1, and when the container's first process exits kills the rest
+// of its group and writes the exit record. It returns the shim's exit
+// code.
+func RunShim(in io.Reader, out *os.File) int {
+	reply := func(r shimReply) {
+		b, _ := json.Marshal(r)
+		_, _ = out.Write(append(b, '\n'))
+		_ = out.Close()
+	}
+	var spec shimSpec
+	if err := json.NewDecoder(in).Decode(&spec); err != nil {
+		reply(shimReply{Error: "shim: bad spec: " + err.Error()})
+		return 2
+	}
+	if len(spec.Argv) == 0 || spec.ExitFile == "" {
+		reply(shimReply{Error: "shim: spec lacks argv or exit_file"})
+		return 2
+	}
+	// Terminal signals are not the shim's business; SIGUSR1 reopens the
+	// log. (Caught, not ignored: the container gets default handlers.)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+	lw, err := openLog(spec.LogPath, time.Now)
+	if err != nil {
+		reply(shimReply{Error: err.Error()})
+		return 1
+	}
+	p, err := startGroup(spec.Argv, spec.Dir, spec.Env, lw)
+	if err != nil {
+		reply(shimReply{Error: err.Error()})
+		return 1
+	}
+	reply(shimReply{PID: p.pid})
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGUSR1 {
+				_ = lw.reopen()
+			}
+		}
+	}()
+	code := p.wait()
+	lw.close()
+	b, _ := json.Marshal(exitRecord{ExitCode: code, FinishedAt: time.Now().UnixNano()})
+	tmp := filepath.Join(filepath.Dir(spec.ExitFile), "."+filepath.Base(spec.ExitFile)+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return 1
+	}
+	if err := os.Rename(tmp, spec.ExitFile); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// group is a started process group whose output is copied into a log.
+type group struct {
+	pid  int
+	cmd  *exec.Cmd
+	outR *os.File
+	errR *os.File
+	read sync.WaitGroup
+}
+
+// startGroup execs argv in its own process group with stdout and stderr
+// going to lw.
+func startGroup(argv []string, dir string, env []string, lw *logWriter) (*group, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
+	g := &group{pid: cmd.Process.Pid, cmd: cmd, outR: outR, errR: errR}
+	g.read.Add(2)
+	go func() { defer g.read.Done(); lw.copyLines("stdout", outR) }()
+	go func() { defer g.read.Done(); lw.copyLines("stderr", errR) }()
+	return g, nil
+}
+
+// wait waits for the group's first process, kills the rest of the group
+// (as the end of a container's PID namespace would), drains the output
+// for a bounded time and returns the exit code.
+func (g *group) wait() int32 {
+	_ = g.cmd.Wait()
+	code := exitCode(g.cmd.ProcessState)
+	_ = syscall.Kill(-g.pid, syscall.SIGKILL)
+	drained := make(chan struct{})
+	go func() { g.read.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(pipeDrainTimeout):
+	}
+	g.outR.Close()
+	g.errR.Close()
+	<-drained
+	return code
+}
+
+// shimRunner is a container run by a shim, started by this crisim or
+// adopted from an earlier one.
+type shimRunner struct {
+	r    *Runtime
+	c    *container
+	rec  procRecord
+	sig  syscall.Signal
+	done chan struct{}
+}
+
+func (s *shimRunner) proc() *procRecord { rec := s.rec; return &rec }
+
+func (s *shimRunner) exited() <-chan struct{} { return s.done }
+
+// signal sends sig to the container's process group, if its first process
+// is still the one crisim started (a PID may be reused once it is gone).
+func (s *shimRunner) signal(sig syscall.Signal) {
+	if sameProcess(s.r.boot, s.rec.BootID, s.rec.PID, s.rec.Start) {
+		_ = syscall.Kill(-s.rec.PID, sig)
+	}
+}
+
+func (s *shimRunner) kill() { s.signal(syscall.SIGKILL) }
+
+func (s *shimRunner) stop(ctx context.Context, timeout time.Duration) error {
+	if timeout > 0 {
+		s.signal(s.sig)
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case <-s.done:
+			return nil
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.kill()
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *shimRunner) reopenLog() error {
+	if !sameProcess(s.r.boot, s.rec.BootID, s.rec.ShimPID, s.rec.ShimStart) {
+		return fmt.Errorf("%w: the shim of container %q is gone", ErrFailedPrecondition, s.c.id)
+	}
+	return syscall.Kill(s.rec.ShimPID, syscall.SIGUSR1)
+}
+
+// startShim starts c under a shim; mu is held by the caller.
+func (r *Runtime) startShim(c *container) (*shimRunner, error) {
+	if len(c.command) == 0 {
+		return nil, fmt.Errorf("%w: container %q has no command; crisim runs no image entrypoint, so the command must be set", ErrFailedPrecondition, c.meta.GetName())
+	}
+	dir := c.workingDir
+	if dir == "" {
+		dir = r.cwd
+	}
+	spec := shimSpec{Argv: append(append([]string{}, c.command...), c.args...), Dir: dir, Env: c.env, LogPath: c.logPath, ExitFile: r.store.exitFile(c.id)}
+	_ = os.Remove(spec.ExitFile)
+	in, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	sh := r.opts.Shim
+	cmd := exec.Command(sh.Path, sh.Args...)
+	cmd.Env = append(os.Environ(), sh.Env...)
+	cmd.Dir = "/"
+	// Its own session: a terminal's Ctrl-C or a kill of crisim's process
+	// group does not reach it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Stdin = bytes.NewReader(in)
+	outR, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start shim %s: %w", sh.Path, err)
+	}
+	line, rerr := bufio.NewReader(outR).ReadBytes('\n')
+	var rep shimReply
+	if rerr == nil {
+		rerr = json.Unmarshal(line, &rep)
+	}
+	if rerr != nil || rep.Error != "" || rep.PID <= 0 {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if rep.Error != "" {
+			return nil, errors.New(rep.Error)
+		}
+		return nil, fmt.Errorf("shim %s gave no container pid: %v", sh.Path, rerr)
+	}
+	s := &shimRunner{r: r, c: c, sig: stopSignal(c.stopSignal), done: make(chan struct{})}
+	s.rec = procRecord{BootID: r.boot, PID: rep.PID, ShimPID: cmd.Process.Pid, StopSignal: int32(c.stopSignal)}
+	s.rec.ShimStart, _, _ = procStart(cmd.Process.Pid)
+	s.rec.Start, _, _ = procStart(rep.PID)
+	r.running.Add(1)
+	go func() {
+		defer r.running.Done()
+		_ = cmd.Wait()
+		s.finish()
+	}()
+	r.log.Debug("container started under a shim", "container_id", c.id, "pid", rep.PID, "shim_pid", cmd.Process.Pid)
+	return s, nil
+}
+
+// adoptShim takes over a running container whose shim an earlier crisim
+// started, waiting for the shim to end; mu is held by the caller.
+func (r *Runtime) adoptShim(c *container, rec procRecord) *shimRunner {
+	s := &shimRunner{r: r, c: c, rec: rec, sig: stopSignal(c.stopSignal), done: make(chan struct{})}
+	r.running.Add(1)
+	go func() {
+		defer r.running.Done()
+		if err := waitForeign(r.closing, rec.ShimPID, func() bool { return sameProcess(r.boot, rec.BootID, rec.ShimPID, rec.ShimStart) }); err != nil {
+			return // crisim is shutting down and leaves the container running
+		}
+		s.finish()
+	}()
+	return s
+}
+
+// finish records the container's exit once its shim is gone: the code the
+// shim wrote, or 255 "Unknown" (as containerd reports an exit it could
+// not see) when the shim died without writing one, after making sure no
+// process of the container is left.
+func (s *shimRunner) finish() {
+	if e, ok := s.r.store.readExit(s.c.id); ok {
+		s.r.recordExitAt(s.c, e.ExitCode, "", "", e.FinishedAt)
+	} else {
+		s.kill()
+		s.r.recordExitAt(s.c, unknownExitCode, unknownExitReason, "the container's shim ended without recording its exit", 0)
+	}
+	close(s.done)
+}
+
+// waitForeign waits until the process pid, not a child of crisim, ends
+// (alive reports whether it is still the same process), or closing is
+// closed (then it returns an error). It watches a pidfd through the Go
+// poller, or polls /proc every second where pidfds are not available.
+func waitForeign(closing <-chan struct{}, pid int, alive func() bool) error {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err == nil {
+		// Opened after the check below could race a PID reuse: check the
+		// identity once the pidfd pins the process.
+		f := os.NewFile(uintptr(fd), "pidfd")
+		defer f.Close()
+		if !alive() {
+			return nil
+		}
+		rc, err := f.SyscallConn()
+		if err == nil {
+			ended := make(chan struct{})
+			go func() {
+				_ = rc.Read(func(fd uintptr) bool {
+					n, _ := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+					return n > 0
+				})
+				close(ended)
+			}()
+			select {
+			case <-ended:
+				// Also when the poller could not watch the pidfd: the
+				// loop below then finds the process still alive.
+			case <-closing:
+				_ = f.Close() // ends the Read
+				return errors.New("closing")
+			}
+		}
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for alive() {
+		select {
+		case <-t.C:
+		case <-closing:
+			return errors.New("closing")
+		}
+	}
+	return nil
+}
