@@ -112,6 +112,7 @@ func (n *node) plegHealth() (healthpb.HealthCheckResponse_ServingStatus, error) 
 // hostProc is one container process crisim started, as the host shows it.
 type hostProc struct {
 	pid, pgid int
+	ppid      int    // its parent: crisim, or the shim that started it
 	start     uint64 // start time in clock ticks: tells a reused pid apart
 	env       map[string]string
 }
@@ -161,6 +162,7 @@ func readHostProc(pid int) (hostProc, bool) {
 		return hostProc{}, false
 	}
 	h := hostProc{pid: pid, env: map[string]string{}}
+	h.ppid, _ = strconv.Atoi(rest[1])
 	h.pgid, _ = strconv.Atoi(rest[2])
 	h.start, _ = strconv.ParseUint(rest[19], 10, 64)
 	if rest[0] == "Z" {
@@ -194,6 +196,13 @@ func (pt *processTracker) record(ps []hostProc) {
 	}
 	for _, p := range ps {
 		pt.seen[p.pid] = p
+		// Its parent (a shim, or crisim) must be gone too; pid 1 adopts
+		// the orphans of a dead parent.
+		if p.ppid > 1 {
+			if parent, ok := readHostProc(p.ppid); ok {
+				pt.seen[parent.pid] = parent
+			}
+		}
 	}
 }
 

@@ -141,7 +141,10 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		endpoint = o.criEndpoint
 		n.endpoint = endpoint
 	} else {
-		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: append([]string{"--mode=" + o.crisimMode, "--listen=" + endpoint}, o.crisimArgs...)})
+		// --kill-on-exit: a node's SIGTERM shutdown ends every container,
+		// which the check below relies on; a SIGKILLed crisim leaves them
+		// running for the next one to re-adopt.
+		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: append([]string{"--mode=" + o.crisimMode, "--listen=" + endpoint, "--kill-on-exit"}, o.crisimArgs...)})
 	}
 	executorCRI := endpoint
 	if o.executorCRI != nil {
