@@ -144,7 +144,7 @@ func TestFloodHundredConcurrentClients(t *testing.T) {
 func TestFloodWidePodsEventedNoAlreadyExists(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{crisimMode: "simulated", plegArgs: []string{"--evented=on"}})
-	pods, ctrs := size(10, 30), 64
+	pods, ctrs := 30, 64
 	want := map[string]int{}
 	for i := range pods {
 		want["wide-"+strconv.Itoa(i)] = 1
