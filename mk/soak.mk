@@ -13,6 +13,11 @@ SOAK_TIMEOUT ?= 60m
 
 .PHONY: soak
 
-soak:
+soak: containerd-images
 	SYNCPOD_SOAK=1 $(GO) test -race -count=1 -v -timeout $(SOAK_TIMEOUT) -run '$(SOAK_RUN)' ./services/e2e \
 		| grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|SUMMARY|faults injected|\.go:[0-9]+:'
+
+# The private containerd of TestRuntimeFaultContainerdSIGKILLRestart imports
+# the same image tarballs as make test's (mk/containerd.mk); it needs them
+# built (soak depends on containerd-images for that).
+export SYNCPOD_TEST_CONTAINERD_IMAGE_TARS ?= $(PAUSE_IMAGE_TAR) $(BUSYBOX_IMAGE_TAR)

@@ -20,6 +20,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
 // ack is one line of the churn client's acknowledgement log: an ApplyPod
@@ -74,6 +75,8 @@ type churn struct {
 	budget  int
 	timeout time.Duration
 	reads   bool
+	// build makes the pod of a revision (nil: revPod).
+	build func(name string, ctrs, rev int) *syncpodv1.Pod
 
 	requests, acks, refused, unknown, unexpected, readCalls atomic.Int64
 }
@@ -116,14 +119,17 @@ func (c *churn) start() {
 				}
 				p := mine[rng.IntN(len(mine))]
 				c.pause.RLock()
+				refusedBefore := c.refused.Load()
 				ok := c.step(p, rng)
 				if c.reads {
 					c.read(p, rng)
 				}
 				c.pause.RUnlock()
 				pace := 20 + rng.IntN(60)
-				if !ok {
-					pace = 200 // the planner is away: do not spin
+				if !ok || c.refused.Load() != refusedBefore {
+					// The planner is away, or the pod is still
+					// terminating: do not spin on it.
+					pace = 250
 				}
 				select {
 				case <-c.stopc:
@@ -193,7 +199,11 @@ func (c *churn) call(p *churnPod, op string) bool {
 	var err error
 	rev := p.next
 	if op == "apply" {
-		_, err = c.n.pods.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: revPod(p.name, c.ctrs, rev)})
+		build := c.build
+		if build == nil {
+			build = revPod
+		}
+		_, err = c.n.pods.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: build(p.name, c.ctrs, rev)})
 	} else {
 		_, err = c.n.pods.DeletePod(ctx, &plannerv1.DeletePodRequest{Pod: &plannerv1.PodRef{Namespace: "default", Name: p.name}})
 	}
