@@ -14,7 +14,7 @@ bin=${1:?usage: run-local.sh <bin dir>}
 bin=$(cd "$bin" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
 run_dir=${SYNCPOD_RUN_DIR:-$root/.tmp/run}
-mkdir -p "$run_dir/data/planner" "$run_dir/data/executor" "$run_dir/data/pleg" "$run_dir/manifests"
+mkdir -p "$run_dir/data/planner" "$run_dir/data/executor" "$run_dir/data/pleg" "$run_dir/data/crisim" "$run_dir/manifests"
 run_dir=$(cd "$run_dir" && pwd)
 # Unix socket paths are short-limited: keep the socket and log fifos in a
 # short temporary directory.
@@ -62,7 +62,9 @@ start() {
 	started_pid=$!
 }
 
-start crisim "$bin/syncpod-crisim" --mode process --listen "unix://$sock"
+# crisim keeps its state under the run dir (a restart re-adopts running
+# containers); Ctrl-C stops the containers with it (--kill-on-exit).
+start crisim "$bin/syncpod-crisim" --mode process --listen "unix://$sock" --data-dir "$run_dir/data/crisim" --kill-on-exit
 crisim_pid=$started_pid
 for _ in $(seq 100); do
 	[[ -S $sock ]] && break

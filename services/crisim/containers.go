@@ -104,7 +104,7 @@ func (r *Runtime) StartContainer(_ context.Context, req *runtimeapi.StartContain
 	if !ok {
 		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
 	}
-	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
+	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED || c.starting {
 		return nil, fmt.Errorf("%w: container %q is %s, not CREATED", ErrFailedPrecondition, c.id, containerStateName(c.state))
 	}
 	sb := r.sandboxes[c.sandboxID]
@@ -119,7 +119,35 @@ func (r *Runtime) StartContainer(_ context.Context, req *runtimeapi.StartContain
 			run = r.startSimulated(c, c.sim.exitAfter)
 		}
 	case r.store != nil:
-		run, err = r.startShim(c)
+		// A shim takes a while to start (a Go binary): not under mu, so
+		// the other calls go on. The container's config cannot change.
+		c.starting = true
+		r.mu.Unlock()
+		s, serr := r.startShim(c)
+		if r.afterShimStart != nil && serr == nil {
+			r.afterShimStart(s)
+		}
+		r.mu.Lock()
+		c.starting = false
+		if serr == nil {
+			run = s
+			// Under mu: the exit is recorded only after the state below
+			// is settled, however soon the container ends.
+			s.watch()
+		}
+		err = serr
+		if gone := r.containers[c.id] != c || r.closed; gone || sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+			if run != nil {
+				run.kill()
+			}
+			if gone {
+				if r.closed {
+					return nil, ErrShuttingDown
+				}
+				return nil, fmt.Errorf("%w: container %q was removed while it started", ErrNotFound, c.id)
+			}
+			run, err = nil, fmt.Errorf("%w: sandbox %q was stopped while the container started", ErrFailedPrecondition, sb.id)
+		}
 	default:
 		if c.log, err = openLog(c.logPath, r.now); err == nil {
 			if run, err = r.startProcess(c, c.log); err != nil {
@@ -265,6 +293,7 @@ func (r *Runtime) removeContainerLocked(c *container) error {
 			return err
 		}
 		_ = r.store.remove(filepath.Join("exits", c.id+".json"))
+		_ = r.store.remove(filepath.Join("exits", c.id+".started.json"))
 	}
 	if c.run != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		c.run.kill() // only reachable if a start raced a sandbox removal

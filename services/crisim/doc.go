@@ -82,6 +82,47 @@
 //   - Images are names: PullImage succeeds at once unless the name matches
 //     Options.Unpullable; the image id is "sha256:" + sha256(name).
 //
-// All state is in memory and is lost when crisim stops; Shutdown kills
-// every process group crisim started.
+// # State and restarts
+//
+// Without Options.StateDir all state is in memory and is lost when crisim
+// stops, and Shutdown kills every process group crisim started.
+//
+// With a StateDir (syncpod-crisim always has one: --data-dir, by default
+// the socket path with ".state") crisim is a runtime that does not lose its
+// containers, as containerd with its shims does:
+//
+//   - Sandboxes, containers (state, exit code, reason, timestamps,
+//     attempt, labels and annotations, hence the restart count; log path)
+//     and images are written to the directory, one file per object
+//     replaced atomically, before the call that changed them is answered.
+//     One crisim per directory (a lock file).
+//   - In ModeProcess a container runs under a shim (Options.Shim: the
+//     crisim binary run again as "syncpod-crisim crisim-shim"), a process
+//     in its own session that owns the container's output pipes and log
+//     file and writes its exit code to the directory. A container thus
+//     outlives crisim (killed, crashed or stopped) with its log still
+//     written and its exit code still known.
+//   - On start crisim loads the directory. A RUNNING container whose shim
+//     still runs (same PID, same start time, same boot id: a reused PID is
+//     never mistaken for it) is re-adopted: it stays RUNNING with the same
+//     id and crisim sees its exit through a pidfd. One whose shim ended
+//     while crisim was down is EXITED with the code the shim recorded, or
+//     with exit code 255 and reason "Unknown" (containerd's words for an
+//     exit it did not see) if the shim itself died; any process it left
+//     is killed. Names stay reserved, so nothing is created twice.
+//     Simulated containers keep running; exit-after counts from their
+//     original start.
+//   - Shutdown leaves the containers running, recorded, for the next
+//     crisim, unless Options.KillOnShutdown (--kill-on-exit): then it
+//     kills them and records their exits.
+//   - A state file that cannot be read back (corrupt, truncated, empty)
+//     stops crisim from starting with an error naming the file: starting
+//     empty while container processes it started may still run would
+//     create every container twice. The operator stops those processes
+//     (their PIDs are in the container files) and moves the file or the
+//     directory aside. After a reboot no such process can exist, so an
+//     unreadable file is renamed *.corrupt with a warning instead.
+//   - Files are not fsync'ed: the state survives crisim's own death at
+//     any instant; a host crash may lose the last changes, and ends every
+//     container anyway.
 package crisim

@@ -51,6 +51,14 @@ func (r *Runtime) restore() error {
 		if sim, err := parseSimSpec(c.annotations); err == nil {
 			c.sim = sim
 		}
+		if c.state == runtimeapi.ContainerState_CONTAINER_CREATED {
+			// crisim may have died between its shim starting the
+			// container and recording the start: the shim's started
+			// file tells, and the container must not be started twice.
+			if p, ok := r.store.readStarted(c.id); ok {
+				c.state, c.startedAt, rec.Proc = runtimeapi.ContainerState_CONTAINER_RUNNING, p.StartedAt, p
+			}
+		}
 		r.containers[c.id] = c
 		r.ctrNames[c.reservedAs] = c.id
 		r.metrics.containers.WithLabelValues(containerStateName(c.state)).Inc()

@@ -127,6 +127,10 @@ type Runtime struct {
 	boot    string        // this boot's id
 	cwd     string        // working directory of containers that name none
 	closing chan struct{} // closed by Shutdown: adoption watchers stop
+
+	// afterShimStart, for tests, runs between a shim's start and the
+	// StartContainer that started it taking mu again.
+	afterShimStart func(*shimRunner)
 }
 
 // New builds a Runtime.
@@ -316,6 +320,7 @@ type container struct {
 	message    string
 	run        runner // nil until started
 	log        *logWriter
+	starting   bool // a shim is being started, without mu held
 }
 
 // runner is a started container's execution, process or simulated.

@@ -47,6 +47,10 @@ type shimSpec struct {
 	Env      []string `json:"env"`
 	LogPath  string   `json:"log_path"`
 	ExitFile string   `json:"exit_file"`
+	// StartedFile receives the container's procRecord once it runs, so a
+	// crisim that dies before recording the start still finds it.
+	StartedFile string `json:"started_file"`
+	BootID      string `json:"boot_id"`
 }
 
 // shimReply is the shim's one line on its stdout.
@@ -90,6 +94,14 @@ func RunShim(in io.Reader, out *os.File) int {
 		reply(shimReply{Error: err.Error()})
 		return 1
 	}
+	if spec.StartedFile != "" {
+		rec := procRecord{BootID: spec.BootID, PID: p.pid, ShimPID: os.Getpid(), StartedAt: time.Now().UnixNano()}
+		rec.Start, _, _ = procStart(p.pid)
+		rec.ShimStart, _, _ = procStart(os.Getpid())
+		if b, err := json.Marshal(rec); err == nil {
+			_ = writeAtomic(spec.StartedFile, b)
+		}
+	}
 	reply(shimReply{PID: p.pid})
 	go func() {
 		for s := range sigs {
@@ -101,14 +113,24 @@ func RunShim(in io.Reader, out *os.File) int {
 	code := p.wait()
 	lw.close()
 	b, _ := json.Marshal(exitRecord{ExitCode: code, FinishedAt: time.Now().UnixNano()})
-	tmp := filepath.Join(filepath.Dir(spec.ExitFile), "."+filepath.Base(spec.ExitFile)+".tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return 1
-	}
-	if err := os.Rename(tmp, spec.ExitFile); err != nil {
+	if err := writeAtomic(spec.ExitFile, b); err != nil {
 		return 1
 	}
 	return 0
+}
+
+// writeAtomic replaces path with data through a temporary file and a
+// rename, so a reader sees the old or the new content, never a part.
+func writeAtomic(path string, data []byte) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // group is a started process group whose output is copied into a log.
@@ -180,6 +202,7 @@ type shimRunner struct {
 	rec  procRecord
 	sig  syscall.Signal
 	done chan struct{}
+	wait func() error // reaps the shim crisim started; nil when adopted
 }
 
 func (s *shimRunner) proc() *procRecord { rec := s.rec; return &rec }
@@ -234,7 +257,8 @@ func (r *Runtime) startShim(c *container) (*shimRunner, error) {
 	if dir == "" {
 		dir = r.cwd
 	}
-	spec := shimSpec{Argv: append(append([]string{}, c.command...), c.args...), Dir: dir, Env: c.env, LogPath: c.logPath, ExitFile: r.store.exitFile(c.id)}
+	spec := shimSpec{Argv: append(append([]string{}, c.command...), c.args...), Dir: dir, Env: c.env, LogPath: c.logPath,
+		ExitFile: r.store.exitFile(c.id), StartedFile: r.store.startedFile(c.id), BootID: r.boot}
 	_ = os.Remove(spec.ExitFile)
 	in, err := json.Marshal(spec)
 	if err != nil {
@@ -272,14 +296,21 @@ func (r *Runtime) startShim(c *container) (*shimRunner, error) {
 	s.rec = procRecord{BootID: r.boot, PID: rep.PID, ShimPID: cmd.Process.Pid, StopSignal: int32(c.stopSignal)}
 	s.rec.ShimStart, _, _ = procStart(cmd.Process.Pid)
 	s.rec.Start, _, _ = procStart(rep.PID)
-	r.running.Add(1)
-	go func() {
-		defer r.running.Done()
-		_ = cmd.Wait()
-		s.finish()
-	}()
+	s.wait = cmd.Wait
 	r.log.Debug("container started under a shim", "container_id", c.id, "pid", rep.PID, "shim_pid", cmd.Process.Pid)
 	return s, nil
+}
+
+// watch waits for the shim crisim started and records the exit. The
+// caller starts it once the container's state says RUNNING (an exit seen
+// earlier would be dropped as the exit of a container not running).
+func (s *shimRunner) watch() {
+	s.r.running.Add(1)
+	go func() {
+		defer s.r.running.Done()
+		_ = s.wait()
+		s.finish()
+	}()
 }
 
 // adoptShim takes over a running container whose shim an earlier crisim

@@ -27,6 +27,7 @@ import (
 //	  containers/<id>.json    one containerRecord per container, with the
 //	                          identity of its live process
 //	  exits/<id>.json         a container's exit, written by its shim
+//	  exits/<id>.started.json its processes, written by its shim once started
 //
 // Every file is written whole to a temporary name and renamed into place,
 // so a reader (and a crisim restarted after a SIGKILL at any instant) sees
@@ -105,6 +106,8 @@ type procRecord struct {
 	ShimPID    int    `json:"shim_pid"`
 	ShimStart  uint64 `json:"shim_start_ticks"`
 	StopSignal int32  `json:"stop_signal"`
+	// StartedAt is set in a shim's started file only.
+	StartedAt int64 `json:"started_at,omitempty"`
 }
 
 // exitRecord is what a shim writes when its container exits.
@@ -175,12 +178,7 @@ func (s *store) close() {
 // write replaces dir/rel atomically.
 func (s *store) write(rel string, data []byte) error {
 	path := filepath.Join(s.dir, rel)
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("write state %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
+	if err := writeAtomic(path, data); err != nil {
 		return fmt.Errorf("write state %s: %w", path, err)
 	}
 	return nil
@@ -202,6 +200,20 @@ func (s *store) putJSON(rel string, v any) error {
 }
 
 func (s *store) exitFile(id string) string { return filepath.Join(s.dir, "exits", id+".json") }
+
+func (s *store) startedFile(id string) string {
+	return filepath.Join(s.dir, "exits", id+".started.json")
+}
+
+// readStarted reads the started file a shim wrote for container id.
+func (s *store) readStarted(id string) (*procRecord, bool) {
+	var p procRecord
+	b, err := os.ReadFile(s.startedFile(id))
+	if err != nil || json.Unmarshal(b, &p) != nil || p.PID <= 0 {
+		return nil, false
+	}
+	return &p, true
+}
 
 // loaded is what a state directory holds.
 type loaded struct {
@@ -257,7 +269,9 @@ func (s *store) load() (*loaded, error) {
 			name := e.Name()
 			path := filepath.Join(s.dir, kind, name)
 			if strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp") {
-				_ = os.Remove(path) // a write cut short: the old record stands
+				if kind != "exits" { // a live shim may be writing there
+					_ = os.Remove(path) // a write cut short: the old record stands
+				}
 				continue
 			}
 			if !strings.HasSuffix(name, ".json") || kind == "exits" {

@@ -2,6 +2,7 @@ package crisim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -276,5 +277,63 @@ func TestStateDirLocked(t *testing.T) {
 	_, err := New(Options{Mode: ModeSimulated, StateDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if !errors.Is(err, ErrStateLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
 		t.Fatalf("second New on the same state dir: %v; want ErrStateLocked naming pid %d", err, os.Getpid())
+	}
+}
+
+// crisim can die after a shim started a container and before recording
+// the start: the shim's started file makes the next crisim list it
+// RUNNING (with its process re-adopted), so it is not started twice.
+func TestRestartFindsAStartNotRecorded(t *testing.T) {
+	dir := t.TempDir()
+	r1 := persistent(t, ModeProcess, dir)
+	sb := sandboxFor(t, r1, "p")
+	id := startIn(t, r1, sb, "c", []string{"sleep", "3600"})
+	p := procOf(t, r1, id)
+	r1.mu.Lock()
+	rec := r1.containers[id].record()
+	r1.mu.Unlock()
+	leave(r1)
+	// The record as it was before the start was recorded.
+	rec.State, rec.StartedAt, rec.Proc = int32(runtimeapi.ContainerState_CONTAINER_CREATED), 0, nil
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "containers", id+".json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	r2 := persistent(t, ModeProcess, dir)
+	if st := statusOf(t, r2, id); st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || st.GetStartedAt() == 0 {
+		t.Fatalf("after restart: %s started_at %d; want RUNNING with its start time", st.GetState(), st.GetStartedAt())
+	}
+	if got := procOf(t, r2, id); got.PID != p.PID || got.ShimPID != p.ShimPID {
+		t.Fatalf("re-adopted %+v, want the processes %+v", got, p)
+	}
+	if _, err := r2.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id}); !errors.Is(err, ErrFailedPrecondition) {
+		t.Errorf("StartContainer again: %v, want FailedPrecondition (it runs)", err)
+	}
+	r2.Shutdown()
+	waitGone(t, p.PID, p.Start)
+}
+
+// A container that ends before StartContainer has recorded it RUNNING (its
+// shim starts without the runtime lock held) still gets its exit recorded,
+// not lost to a container left RUNNING forever.
+func TestShimExitBeforeStartIsRecorded(t *testing.T) {
+	r := persistent(t, ModeProcess, t.TempDir())
+	r.afterShimStart = func(s *shimRunner) {
+		// Let the container end and its shim go before the start goes on;
+		// give a watcher that would record the exit now the chance to.
+		waitGone(t, s.rec.ShimPID, s.rec.ShimStart)
+		select {
+		case <-s.done:
+		case <-time.After(time.Second):
+		}
+	}
+	sb := sandboxFor(t, r, "p")
+	id := startIn(t, r, sb, "quick", []string{"sh", "-c", "exit 3"})
+	if st := waitExited(t, r, id); st.GetExitCode() != 3 {
+		t.Errorf("exit code %d, want 3", st.GetExitCode())
 	}
 }

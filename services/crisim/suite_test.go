@@ -17,10 +17,17 @@ import (
 )
 
 // crisimTarget runs a fresh crisim in mode for each test, over its real
-// unix socket.
-func crisimTarget(mode crisim.Mode) crisuite.Factory {
+// unix socket; persistent ones keep state on disk and run containers
+// under shims (this test binary, see TestMain), as syncpod-crisim does.
+func crisimTarget(mode crisim.Mode, persistent bool) crisuite.Factory {
 	return func(t *testing.T) *crisuite.Target {
-		ep, _ := crisimtest.Start(t, crisim.Options{Mode: mode, Unpullable: regexp.MustCompile("unpullable")})
+		opts := crisim.Options{Mode: mode, Unpullable: regexp.MustCompile("unpullable")}
+		if persistent {
+			opts.StateDir = t.TempDir()
+			opts.Shim = &crisim.Shim{Path: os.Args[0], Env: []string{"CRISIM_TEST_AS_SHIM=1"}}
+			opts.KillOnShutdown = true
+		}
+		ep, _ := crisimtest.Start(t, opts)
 		rs, is := crisimtest.Clients(t, ep)
 		return &crisuite.Target{
 			Runtime: rs,
@@ -38,11 +45,20 @@ func crisimTarget(mode crisim.Mode) crisuite.Factory {
 }
 
 func TestCRISuiteProcess(t *testing.T) {
-	crisuite.Run(t, crisimTarget(crisim.ModeProcess))
+	crisuite.Run(t, crisimTarget(crisim.ModeProcess, false))
 }
 
 func TestCRISuiteSimulated(t *testing.T) {
-	crisuite.Run(t, crisimTarget(crisim.ModeSimulated))
+	crisuite.Run(t, crisimTarget(crisim.ModeSimulated, false))
+}
+
+// The suite against containers run by shims, with state on disk.
+func TestCRISuiteProcessPersistent(t *testing.T) {
+	crisuite.Run(t, crisimTarget(crisim.ModeProcess, true))
+}
+
+func TestCRISuiteSimulatedPersistent(t *testing.T) {
+	crisuite.Run(t, crisimTarget(crisim.ModeSimulated, true))
 }
 
 // The containerd variant follows the harness contract of mk/containerd.mk:

@@ -141,10 +141,12 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		endpoint = o.criEndpoint
 		n.endpoint = endpoint
 	} else {
-		// --kill-on-exit: a node's SIGTERM shutdown ends every container,
-		// which the check below relies on; a SIGKILLed crisim leaves them
-		// running for the next one to re-adopt.
-		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: append([]string{"--mode=" + o.crisimMode, "--listen=" + endpoint, "--kill-on-exit"}, o.crisimArgs...)})
+		// A private state dir; --kill-on-exit: a node's SIGTERM shutdown
+		// ends every container, which the check below relies on, while a
+		// SIGKILLed crisim leaves them running for the next one to
+		// re-adopt.
+		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: append([]string{"--mode=" + o.crisimMode, "--listen=" + endpoint,
+			"--data-dir=" + filepath.Join(base, "crisim"), "--kill-on-exit"}, o.crisimArgs...)})
 	}
 	executorCRI := endpoint
 	if o.executorCRI != nil {
