@@ -6,8 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/syncpod/syncpod/pleg/evented"
 	"github.com/syncpod/syncpod/pleg/plegtest"
 	"github.com/syncpod/syncpod/proto/crilabels"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -58,6 +61,96 @@ func BenchmarkRelist(b *testing.B) {
 				if !p.Relist(ctx) {
 					b.Fatal("relist failed")
 				}
+			}
+		})
+	}
+}
+
+// wideSandbox is a runtime with one pod whose sandbox holds n running
+// containers, and a PLEG that has relisted it.
+func wideSandbox(b *testing.B, n int) (*plegtest.Runtime, *PLEG) {
+	b.Helper()
+	rt := plegtest.NewRuntime(plegtest.EventsOffered)
+	rt.AddSandbox("wide", "sb", 0, 1)
+	for i := range n {
+		rt.AddContainer("sb", fmt.Sprintf("c%05d", i), fmt.Sprintf("app%05d", i), "h", 0, int64(10+i))
+	}
+	p, err := New(Options{Runtime: rt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(), Evented: EventedOff})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !p.Relist(context.Background()) {
+		b.Fatal("relist failed")
+	}
+	return rt, p
+}
+
+// BenchmarkEventApply (issue 10 item 2) measures applying one container
+// event about a pod whose sandbox holds 3,000 containers: the event as
+// crisim sends it (only its container) and as containerd sends it (every
+// container of the sandbox), each alone and as part of a drained backlog
+// (batches of evented.MaxBatch). Events alternate STOPPED and STARTED
+// over the containers, with rising creation times, and are published to
+// one subscriber. ns/op is per event.
+func BenchmarkEventApply(b *testing.B) {
+	const n = 3000
+	for _, tc := range []struct {
+		name  string
+		whole bool
+		batch int
+	}{
+		{"single-container/one-at-a-time", false, 1},
+		{"single-container/backlog", false, evented.MaxBatch},
+		{"whole-sandbox/one-at-a-time", true, 1},
+		{"whole-sandbox/backlog", true, evented.MaxBatch},
+	} {
+		b.Run(fmt.Sprintf("%s/containers=%d", tc.name, n), func(b *testing.B) {
+			rt, p := wideSandbox(b, n)
+			sub := p.Subscribe(nil)
+			defer sub.Close()
+			// Pre-build the statuses: building them is the runtime's cost.
+			// Each event is a fresh response sharing them (Decode does not
+			// modify its input).
+			whole := rt.Event("c00000", "sb", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, 0)
+			single := make([]*runtimeapi.ContainerEventResponse, n)
+			for i := range single {
+				single[i] = rt.SingleEvent(fmt.Sprintf("c%05d", i), "sb", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, 0)
+			}
+			at := time.Now().UnixNano()
+			batch := make([]*runtimeapi.ContainerEventResponse, 0, tc.batch)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			i := 0
+			for b.Loop() {
+				typ := runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT
+				if (i/n)%2 == 1 {
+					typ = runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT
+				}
+				ev := &runtimeapi.ContainerEventResponse{ContainerId: single[i%n].ContainerId, ContainerEventType: typ,
+					PodSandboxStatus: whole.PodSandboxStatus, ContainersStatuses: single[i%n].ContainersStatuses}
+				if tc.whole {
+					ev.ContainersStatuses = whole.ContainersStatuses
+				}
+				i++
+				at++
+				ev.CreatedAt = at
+				batch = append(batch, ev)
+				if len(batch) == tc.batch {
+					p.applyEvents(batch)
+					batch = batch[:0]
+					for {
+						if _, err := sub.Next(ctx); err != nil {
+							break
+						}
+					}
+				}
+			}
+			if len(batch) > 0 {
+				p.applyEvents(batch)
+			}
+			b.StopTimer()
+			if got := testutil.ToFloat64(p.metrics.RuntimeEvents.WithLabelValues("applied")); got != float64(i) {
+				b.Fatalf("applied %v of %d events", got, i)
 			}
 		})
 	}

@@ -14,4 +14,25 @@
 // again next relist, so no event is lost; the health check fails when the
 // last successful relist is older than the threshold; nothing is
 // dropped silently (a slow subscriber gets one RESYNC, counted).
+//
+// Freshness, where syncpod does better than the kubelet's evented PLEG: a
+// status is current as of the relist that read it or the last runtime
+// event applied to it, never as of "now because the stream is open" (the
+// kubelet's 2 s timestamp bump, which served stale statuses as fresh while
+// events were queued). A GetPodStatus the cache cannot answer relists that
+// one pod at once. This relies on the runtime sending the events of one
+// pod in the order it created them, each before it answers the CRI call
+// that caused it.
+//
+// Relists and events agree: an event updates the diff records as well as
+// the cache, and a relist's picture, which dates from its start, gives way
+// for every object an event told about after that start. So a relist
+// never publishes a transition older than one an event already published
+// (no CONTAINER_STARTED after the same container's CONTAINER_DIED), nor
+// publishes an event's transition again.
+//
+// Evented mode is never given up for good: after EventedMaxFailures stream
+// failures in a row the PLEG relists at the normal period and retries the
+// stream with a capped backoff. Routine work (relists, pod relists, status
+// reads, events, container deaths) logs at DEBUG.
 package pleg

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/syncpod/syncpod/pleg/plegtest"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -274,6 +276,136 @@ func TestRoutineWorkLogsOnlyAtDebug(t *testing.T) {
 		}
 		if len(h.above(slog.LevelDebug)) == before {
 			t.Error("nothing logged at DEBUG either: the test saw no routine work")
+		}
+	})
+}
+
+// TestBacklogOfAWideSandboxDrains (issue 10 item 2): 7,000 single-container
+// events about a 3,000-container sandbox, queued while the PLEG was behind,
+// are applied through the stream in order; the cache ends up as the
+// runtime is (every old container stopped and deleted, 1,000 new ones
+// running: nothing of the earlier ones lost by merging), and the relist
+// that follows agrees with what the events published.
+func TestBacklogOfAWideSandboxDrains(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const old, fresh = 3000, 1000
+		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto })
+		rt.AddSandbox("wide", "sb", 0, time.Now().UnixNano())
+		for i := range old {
+			rt.AddContainer("sb", fmt.Sprintf("old%04d", i), fmt.Sprintf("app%04d", i), "h", 0, time.Now().UnixNano()+int64(i))
+		}
+		runPLEG(t, p)
+		time.Sleep(2 * time.Second)
+		if p.Mode() != plegv1.PlegMode_PLEG_MODE_EVENTED || len(cached(t, p, "wide").GetContainers()) != old {
+			t.Fatalf("mode %v, %d containers cached", p.Mode(), len(cached(t, p, "wide").GetContainers()))
+		}
+		rt.HoldEvents(true)
+		at := time.Now().UnixNano()
+		for i := range old {
+			id := fmt.Sprintf("old%04d", i)
+			at++
+			rt.ExitContainer(id, 0, "Completed", at)
+			rt.Emit(rt.SingleEvent(id, "sb", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, at))
+		}
+		for i := range old {
+			id := fmt.Sprintf("old%04d", i)
+			at++
+			rt.Remove(id)
+			rt.Emit(rt.SingleEvent(id, "sb", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, at))
+		}
+		for i := range fresh {
+			id := fmt.Sprintf("new%04d", i)
+			at++
+			rt.AddContainer("sb", id, fmt.Sprintf("app%04d", i), "h", 1, at)
+			rt.Emit(rt.SingleEvent(id, "sb", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, at))
+		}
+		rt.HoldEvents(false)
+		synctest.Wait()
+		if got := testutil.ToFloat64(p.metrics.RuntimeEvents.WithLabelValues("applied")); got != 2*old+fresh {
+			t.Fatalf("applied %v events, want %d", got, 2*old+fresh)
+		}
+		pod := cached(t, p, "wide")
+		if len(pod.GetContainers()) != fresh || len(pod.GetSandboxes()) != 1 {
+			t.Fatalf("cached %d containers and %d sandboxes, want %d and 1", len(pod.GetContainers()), len(pod.GetSandboxes()), fresh)
+		}
+		for _, c := range pod.GetContainers() {
+			if !strings.HasPrefix(c.GetId(), "new") || c.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+				t.Fatalf("container %s in state %v", c.GetId(), c.GetState())
+			}
+		}
+		sub := p.Subscribe(nil)
+		defer sub.Close()
+		time.Sleep(time.Second)
+		p.Relist(context.Background())
+		for _, e := range drain(sub) {
+			if e != "POD_SYNC " {
+				t.Errorf("the relist after the backlog disagrees with the events: %s", e)
+			}
+		}
+	})
+}
+
+// TestPodRelistOverflowRunsAGlobalRelist: a pod relist request that does
+// not fit the queue is not left to the next periodic relist (300 s away
+// in evented mode, with no timestamp bump any more): it is counted and a
+// global relist is run at once, which answers every waiter.
+func TestPodRelistOverflowRunsAGlobalRelist(t *testing.T) {
+	rt := plegtest.NewRuntime(plegtest.EventsOffered)
+	p, _ := newTest(t, rt, nil)
+	for i := range PodRelistQueue + 1 {
+		p.requestPodRelist(fmt.Sprintf("u%d", i))
+	}
+	if got := testutil.ToFloat64(p.metrics.PodRelistsDropped); got != 1 {
+		t.Fatalf("overflowed requests %v, want 1", got)
+	}
+	select {
+	case <-p.kick:
+	default:
+		t.Fatal("an overflowing pod relist request did not ask for a global relist")
+	}
+}
+
+// TestRelistReconcilesWhatEventsMissed: events are merged by id, so a
+// container the runtime removed without a DELETED event stays cached
+// until a relist, the safety net, removes it; that relist keeps what an
+// event told about another container while it ran.
+func TestRelistReconcilesWhatEventsMissed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		p, _ := newTest(t, rt, nil)
+		ctx := context.Background()
+		ns := time.Now().UnixNano()
+		rt.AddSandbox("u1", "sb1", 0, ns)
+		rt.AddContainer("sb1", "lost", "a", "h", 0, ns+1)
+		rt.AddContainer("sb1", "live", "b", "h", 0, ns+2)
+		p.Relist(ctx)
+		sub := p.Subscribe(nil)
+		defer sub.Close()
+		time.Sleep(time.Second)
+		rt.Remove("lost") // no event: crisim restarted, say
+		if got := containerIDs(cached(t, p, "u1")); fmt.Sprint(got) != "[live lost]" {
+			t.Fatalf("cached %v before the relist", got)
+		}
+		fired := false
+		rt.SetInspectHook(func(_ context.Context, id string) error {
+			if fired {
+				return nil
+			}
+			fired = true
+			time.Sleep(10 * time.Millisecond)
+			now := time.Now().UnixNano()
+			rt.ExitContainer("live", 1, "Error", now)
+			p.applyEvents([]*runtimeapi.ContainerEventResponse{rt.SingleEvent("live", "sb1", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, now)})
+			return nil
+		})
+		p.Relist(ctx)
+		if got := drain(sub); fmt.Sprint(got) != "[CONTAINER_DIED live CONTAINER_DIED lost CONTAINER_REMOVED lost]" {
+			t.Errorf("events %v", got)
+		}
+		pod := cached(t, p, "u1")
+		if got := containerIDs(pod); fmt.Sprint(got) != "[live]" || pod.GetContainers()[0].GetState() != syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
+			t.Errorf("cached %v", pod.GetContainers())
 		}
 	})
 }

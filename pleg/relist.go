@@ -16,6 +16,7 @@ import (
 	"github.com/syncpod/syncpod/proto/crilabels"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"google.golang.org/protobuf/types/known/timestamppb"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -204,6 +205,7 @@ func (p *PLEG) apply(in *inspection, start time.Time) {
 		if at.After(evAt) {
 			modified = at
 		}
+		pod.ObservedAt = timestamppb.New(modified)
 	}
 	events := diff.Compute(in.uid, p.records[in.uid], rec)
 	if len(pod.GetSandboxes()) == 0 && len(pod.GetContainers()) == 0 {
@@ -247,7 +249,7 @@ func (p *PLEG) mergeRelist(start time.Time, relisted *syncpodv1.ObservedPod, rel
 	newer := func(id string) bool { return p.eventAt[id].After(start) }
 	pod := &syncpodv1.ObservedPod{
 		Uid: relisted.GetUid(), Name: cmp.Or(relisted.GetName(), cached.GetName()),
-		Namespace: cmp.Or(relisted.GetNamespace(), cached.GetNamespace()), ObservedAt: cached.GetObservedAt(),
+		Namespace: cmp.Or(relisted.GetNamespace(), cached.GetNamespace()),
 	}
 	for _, s := range relisted.GetSandboxes() {
 		if !newer(s.GetId()) {

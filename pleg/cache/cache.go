@@ -20,54 +20,109 @@ type entry struct {
 	idx      *index // built by the first Apply; nil until then
 }
 
-// index is a pod's status keyed by object id, for O(1) event updates. The
-// sandboxes and containers it points to are never modified: an update
-// replaces the pointer.
+// index is a pod's status kept sorted newest first and keyed by object
+// id, for event updates in O(log n) plus a pointer memmove, and reads that
+// copy two slices of pointers. The sandboxes and containers it points to
+// are never modified: an update replaces the pointer, and a mutation of
+// the slices never touches a slice already handed to a reader.
 type index struct {
 	uid, name, namespace string
-	sandboxes            map[string]*syncpodv1.ObservedSandbox
-	containers           map[string]*syncpodv1.ObservedContainer
+	sandboxes            sorted[*syncpodv1.ObservedSandbox]
+	containers           sorted[*syncpodv1.ObservedContainer]
 }
 
 func newIndex(p *syncpodv1.ObservedPod) *index {
-	ix := &index{
+	return &index{
 		uid: p.GetUid(), name: p.GetName(), namespace: p.GetNamespace(),
-		sandboxes:  make(map[string]*syncpodv1.ObservedSandbox, len(p.GetSandboxes())),
-		containers: make(map[string]*syncpodv1.ObservedContainer, len(p.GetContainers())),
+		sandboxes:  newSorted(p.GetSandboxes()),
+		containers: newSorted(p.GetContainers()),
 	}
-	for _, s := range p.GetSandboxes() {
-		ix.sandboxes[s.GetId()] = s
-	}
-	for _, c := range p.GetContainers() {
-		ix.containers[c.GetId()] = c
-	}
-	return ix
 }
 
-// build returns the status the index holds, sorted newest first.
+// build returns the status the index holds.
 func (ix *index) build(observedAt time.Time) *syncpodv1.ObservedPod {
-	p := &syncpodv1.ObservedPod{
+	return &syncpodv1.ObservedPod{
 		Uid: ix.uid, Name: ix.name, Namespace: ix.namespace, ObservedAt: timestamppb.New(observedAt),
-		Sandboxes:  slices.Collect(maps.Values(ix.sandboxes)),
-		Containers: slices.Collect(maps.Values(ix.containers)),
+		Sandboxes:  slices.Clone(ix.sandboxes.list),
+		Containers: slices.Clone(ix.containers.list),
 	}
-	sortPod(p)
-	return p
 }
 
-// sortPod orders a pod's sandboxes and containers newest first (by
-// created_at, then id for a stable order), in place.
-func sortPod(p *syncpodv1.ObservedPod) {
-	slices.SortFunc(p.Sandboxes, func(a, b *syncpodv1.ObservedSandbox) int {
-		return cmp.Or(cmpTime(b.GetCreatedAt(), a.GetCreatedAt()), cmp.Compare(a.GetId(), b.GetId()))
-	})
-	slices.SortFunc(p.Containers, func(a, b *syncpodv1.ObservedContainer) int {
-		return cmp.Or(cmpTime(b.GetCreatedAt(), a.GetCreatedAt()), cmp.Compare(a.GetId(), b.GetId()))
-	})
+// object is a sandbox or container status.
+type object interface {
+	comparable
+	GetId() string
+	GetCreatedAt() *timestamppb.Timestamp
+}
+
+// newestFirst orders objects newest first (by created_at, then id), the
+// order of ObservedPod's lists.
+func newestFirst[T object](a, b T) int {
+	return cmp.Or(cmpTime(b.GetCreatedAt(), a.GetCreatedAt()), cmp.Compare(a.GetId(), b.GetId()))
 }
 
 func cmpTime(a, b *timestamppb.Timestamp) int {
 	return cmp.Or(cmp.Compare(a.GetSeconds(), b.GetSeconds()), cmp.Compare(a.GetNanos(), b.GetNanos()))
+}
+
+// sorted is a list of objects in newestFirst order with an id index.
+type sorted[T object] struct {
+	list []T
+	byID map[string]T
+}
+
+func newSorted[T object](in []T) sorted[T] {
+	s := sorted[T]{list: slices.Clone(in), byID: make(map[string]T, len(in))}
+	slices.SortFunc(s.list, newestFirst[T])
+	s.list = slices.CompactFunc(s.list, func(a, b T) bool { return a.GetId() == b.GetId() })
+	for _, v := range s.list {
+		s.byID[v.GetId()] = v
+	}
+	return s
+}
+
+// pos is the position of v (present or not) in the list.
+func (s *sorted[T]) pos(v T) (int, bool) {
+	return slices.BinarySearchFunc(s.list, v, newestFirst[T])
+}
+
+// upsert adds v or replaces the object with v's id.
+func (s *sorted[T]) upsert(v T) {
+	if old, ok := s.byID[v.GetId()]; ok {
+		i, found := s.pos(old)
+		if found && newestFirst(old, v) == 0 {
+			s.list[i] = v
+			s.byID[v.GetId()] = v
+			return
+		}
+		s.remove(v.GetId())
+	}
+	i, _ := s.pos(v)
+	s.list = slices.Insert(s.list, i, v)
+	s.byID[v.GetId()] = v
+}
+
+// remove drops the object with id, if any.
+func (s *sorted[T]) remove(id string) {
+	old, ok := s.byID[id]
+	if !ok {
+		return
+	}
+	if i, found := s.pos(old); found {
+		s.list = slices.Delete(s.list, i, i+1)
+	}
+	delete(s.byID, id)
+}
+
+// removeIf drops every object f selects, in O(n).
+func (s *sorted[T]) removeIf(f func(T) bool) {
+	s.list = slices.DeleteFunc(s.list, func(v T) bool {
+		if f(v) {
+			delete(s.byID, v.GetId())
+			return true
+		}
+		return false
+	})
 }
 
 // Cache holds the observed status of every pod. The zero value is not
@@ -160,7 +215,7 @@ func (c *Cache) Apply(uid string, d Delta, modified time.Time) bool {
 		}
 	}
 	if !ok {
-		e = &entry{idx: &index{uid: uid, sandboxes: map[string]*syncpodv1.ObservedSandbox{}, containers: map[string]*syncpodv1.ObservedContainer{}}}
+		e = &entry{idx: newIndex(&syncpodv1.ObservedPod{Uid: uid})}
 	}
 	if e.idx == nil {
 		e.idx = newIndex(e.pod)
@@ -170,23 +225,23 @@ func (c *Cache) Apply(uid string, d Delta, modified time.Time) bool {
 	ix.name = cmp.Or(d.Name, ix.name)
 	ix.namespace = cmp.Or(d.Namespace, ix.namespace)
 	for _, s := range d.Sandboxes {
-		ix.sandboxes[s.GetId()] = s
+		ix.sandboxes.upsert(s)
 	}
 	for _, ct := range d.Containers {
-		ix.containers[ct.GetId()] = ct
+		ix.containers.upsert(ct)
 	}
 	for _, id := range d.RemoveContainers {
-		delete(ix.containers, id)
+		ix.containers.remove(id)
 	}
 	for _, id := range d.RemoveSandboxes {
-		delete(ix.sandboxes, id)
-		maps.DeleteFunc(ix.containers, func(_ string, ct *syncpodv1.ObservedContainer) bool { return ct.GetSandboxId() == id })
+		ix.sandboxes.remove(id)
+		ix.containers.removeIf(func(ct *syncpodv1.ObservedContainer) bool { return ct.GetSandboxId() == id })
 	}
 	e.pod = nil
 	if modified.After(e.modified) {
 		e.modified = modified
 	}
-	if len(ix.sandboxes) == 0 && len(ix.containers) == 0 {
+	if len(ix.sandboxes.list) == 0 && len(ix.containers.list) == 0 {
 		delete(c.pods, uid)
 		c.markAbsent(uid, e.modified)
 		c.broadcast()
