@@ -144,7 +144,9 @@ func (c *privateContainerd) restart(t *testing.T) {
 // acknowledgement log says.
 func TestRuntimeFaultContainerdSIGKILLRestart(t *testing.T) {
 	t.Parallel() // its containerd is its own
+	began := time.Now()
 	cd := startPrivateContainerd(t)
+	t.Logf("%5.1fs private containerd up", time.Since(began).Seconds())
 	busybox := containerdtest.BusyboxImage()
 	build := func(name string, ctrs, rev int) *syncpodv1.Pod {
 		p := revPod(name, ctrs, rev)
@@ -156,7 +158,10 @@ func TestRuntimeFaultContainerdSIGKILLRestart(t *testing.T) {
 		return p
 	}
 	n := startNode(t, nodeOptions{criEndpoint: cd.endpoint, sockets: true, plegArgs: []string{"--relist-threshold=2s"}})
-	t.Cleanup(func() { n.deleteAll(t, 4, 2*converge) }) // runs before the node's shutdown
+	t.Cleanup(func() { // runs before the node's shutdown
+		n.deleteAll(t, 4, 2*converge)
+		t.Logf("%5.1fs every pod removed from containerd", time.Since(began).Seconds())
+	})
 	ctrs := 1
 	steady := map[string]int{"steady-0": 1}
 	n.apply(build("steady-0", ctrs, 1))
@@ -166,7 +171,7 @@ func TestRuntimeFaultContainerdSIGKILLRestart(t *testing.T) {
 	rounds := size(1, 3)
 	c := newChurn(t, n, "churn", size(3, 6), ctrs, size(2, 3))
 	c.build, c.timeout = build, 20*time.Second
-	began := time.Now()
+	t.Logf("%5.1fs node up, steady pod running", time.Since(began).Seconds())
 	c.start()
 	for r := range rounds {
 		time.Sleep(3 * time.Second)

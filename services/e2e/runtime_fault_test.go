@@ -22,7 +22,9 @@ import (
 func TestRuntimeFaultCrisimSIGKILLRestart(t *testing.T) {
 	t.Parallel()
 	pt := trackProcesses(t)
-	n := startNode(t, nodeOptions{sockets: true, plegArgs: []string{"--relist-threshold=2s"}})
+	// crisim logs at debug: a failure report then says what became of
+	// each container across the restart.
+	n := startNode(t, nodeOptions{sockets: true, plegArgs: []string{"--relist-threshold=2s"}, crisimArgs: []string{"--log-level=debug"}})
 	rounds := size(1, 5)
 	pods, workers, ctrs := size(6, 30), size(3, 8), 2
 	steady := map[string]int{"steady-0": 1, "steady-1": 1}
