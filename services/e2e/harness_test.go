@@ -38,7 +38,6 @@ type node struct {
 	workDir     string
 	manifestDir string
 	sock        string
-	endpoint    string // the runtime's CRI endpoint
 
 	crisim, executor, pleg, planner *proc
 	plannerArgs                     []string
@@ -125,7 +124,6 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	t.Cleanup(n.shutdown)
 
 	endpoint := "unix://" + n.sock
-	n.endpoint = endpoint
 	if o.crisimMode == "" {
 		o.crisimMode = "process"
 	}
@@ -139,7 +137,6 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	}
 	if o.criEndpoint != "" {
 		endpoint = o.criEndpoint
-		n.endpoint = endpoint
 	} else {
 		// A private state dir; --kill-on-exit: a node's SIGTERM shutdown
 		// ends every container, which the check below relies on, while a
