@@ -8,7 +8,7 @@
 # `make test` runs the same tests at small sizes; SYNCPOD_SOAK=1 selects the
 # full ones. SOAK_RUN narrows the tests (a go test -run regexp).
 
-SOAK_RUN     ?= Crash|RuntimeFault|Flood|Converged
+SOAK_RUN     ?= ^Test(CrashConsistency|RuntimeFault|Flood|ConvergedCheck)
 SOAK_TIMEOUT ?= 60m
 
 .PHONY: soak
