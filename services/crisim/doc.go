@@ -87,8 +87,10 @@
 // Without Options.StateDir all state is in memory and is lost when crisim
 // stops, and Shutdown kills every process group crisim started.
 //
-// With a StateDir (syncpod-crisim always has one: --data-dir, by default
-// the socket path with ".state") crisim is a runtime that does not lose its
+// With a StateDir (syncpod-crisim's --data-dir; in process mode by default
+// the socket path with ".state"; in simulated mode only when given, since
+// each change costs a file write, about 0.8 ms on a loaded machine against
+// microseconds in memory) crisim is a runtime that does not lose its
 // containers, as containerd with its shims does:
 //
 //   - Sandboxes, containers (state, exit code, reason, timestamps,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -78,4 +80,43 @@ func TestEventCarriesOnlyItsContainer(t *testing.T) {
 		t.Errorf("unexpected extra event %s of %.8s", ev.GetContainerEventType(), ev.GetContainerId())
 	default:
 	}
+}
+
+// A 3,000-container sandbox with a subscriber that stops reading: what
+// crisim holds for it is bounded by its buffer of small events (a few
+// hundred bytes each, whatever the sandbox's size), and the overflow cuts
+// the subscriber off and is counted (issue 10, item 2: such a sandbox
+// drove crisim to 5 GB).
+func TestWideSandboxEventsStayBounded(t *testing.T) {
+	const n, buffer = 3000, 512
+	r, _ := newTestRuntime(t, Options{Mode: ModeSimulated, EventBuffer: buffer})
+	sb := sandboxFor(t, r, "wide")
+	s, err := r.events.subscribe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.events.unsubscribe(s)
+	for i := range n {
+		if _, err := containerIn(t, r, sb, fmt.Sprintf("c%d", i), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-s.failed:
+	default:
+		t.Fatalf("a subscriber %d events behind was not cut off", n)
+	}
+	if got := testutil.ToFloat64(r.metrics.eventOverflows); got != 1 {
+		t.Errorf("overflows counted: %v, want 1", got)
+	}
+	held, maxStatuses := 0, 0
+	for len(s.ch) > 0 {
+		ev := <-s.ch
+		held += proto.Size(ev)
+		maxStatuses = max(maxStatuses, len(ev.GetContainersStatuses()))
+	}
+	if maxStatuses > 1 || held > buffer*1024 {
+		t.Errorf("the cut subscriber's buffer holds %d bytes, events with up to %d statuses; want at most %d bytes, 1 status each", held, maxStatuses, buffer*1024)
+	}
+	t.Logf("%d buffered events of a %d-container sandbox hold %d bytes", buffer, n, held)
 }

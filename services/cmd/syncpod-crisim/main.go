@@ -55,7 +55,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	unpullable := fs.String("unpullable", `(^|/)unpullable([:@]|$)`, "regexp: PullImage fails for matching image names (empty: every pull succeeds)")
 	forceRemove := fs.Bool("force-remove-running", false, "RemoveContainer stops a running container first (as containerd) instead of failing")
 	eventBuffer := fs.Int("event-buffer", crisim.DefaultEventBuffer, "events buffered per GetContainerEvents subscriber before its stream is cut")
-	dataDir := fs.String("data-dir", "", "where crisim keeps its sandboxes, containers and images, so a restart re-adopts running containers (default: the socket path with .state for .sock); one crisim per directory")
+	dataDir := fs.String("data-dir", "", "where crisim keeps its sandboxes, containers and images, so a restart re-adopts running containers; one crisim per directory (default in process mode: the socket path with .state for .sock; in simulated mode, where no process can be orphaned, state stays in memory unless this is set)")
 	killOnExit := fs.Bool("kill-on-exit", false, "on SIGTERM/SIGINT kill every container (recorded as exited) instead of leaving them running for the next crisim")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
@@ -85,7 +85,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	opts.StateDir = *dataDir
-	if opts.StateDir == "" {
+	if opts.StateDir == "" && m == crisim.ModeProcess {
 		opts.StateDir = defaultStateDir(sock)
 	}
 	self, err := os.Executable()
@@ -113,7 +113,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if m == crisim.ModeProcess {
 		logger.Warn("process mode: containers are plain host processes with NO ISOLATION; images are ignored")
 	}
-	fmt.Fprintf(stdout, "syncpod-crisim: CRI endpoint unix://%s (mode %s, state %s)\n", sock, m, opts.StateDir)
+	state := opts.StateDir
+	if state == "" {
+		state = "in memory"
+	}
+	fmt.Fprintf(stdout, "syncpod-crisim: CRI endpoint unix://%s (mode %s, state %s)\n", sock, m, state)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -257,3 +257,40 @@ func TestSIGKILLedCrisimReadoptsItsContainers(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Process mode keeps state beside the socket by default; simulated mode,
+// where no process can be orphaned, keeps it in memory unless --data-dir
+// says otherwise.
+func TestDefaultStateDir(t *testing.T) {
+	for _, tc := range []struct {
+		mode      string
+		wantState bool
+	}{{"process", true}, {"simulated", false}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			dir, err := os.MkdirTemp("", "crisim-state")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			sock := filepath.Join(dir, "x.sock")
+			cmd := exec.Command(os.Args[0], "--listen", "unix://"+sock, "--metrics-listen", "127.0.0.1:0", "--mode", tc.mode, "--kill-on-exit")
+			cmd.Env = append(os.Environ(), execEnv+"=1")
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+			line, _ := bufio.NewReader(out).ReadString('\n')
+			_, statErr := os.Stat(filepath.Join(dir, "x.state", "VERSION"))
+			if tc.wantState && (!strings.Contains(line, filepath.Join(dir, "x.state")) || statErr != nil) {
+				t.Errorf("process mode: first line %q, state %v; want state in %s", line, statErr, filepath.Join(dir, "x.state"))
+			}
+			if !tc.wantState && (!strings.Contains(line, "state in memory") || statErr == nil) {
+				t.Errorf("simulated mode: first line %q, state dir made: %v; want state in memory", line, statErr == nil)
+			}
+		})
+	}
+}
