@@ -138,12 +138,16 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	if o.criEndpoint != "" {
 		endpoint = o.criEndpoint
 	} else {
-		// A private state dir; --kill-on-exit: a node's SIGTERM shutdown
-		// ends every container, which the check below relies on, while a
-		// SIGKILLed crisim leaves them running for the next one to
-		// re-adopt.
-		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: append([]string{"--mode=" + o.crisimMode, "--listen=" + endpoint,
-			"--data-dir=" + filepath.Join(base, "crisim"), "--kill-on-exit"}, o.crisimArgs...)})
+		// --kill-on-exit: a node's SIGTERM shutdown ends every container,
+		// which the check below relies on, while a SIGKILLed crisim leaves
+		// them running for the next one to re-adopt from its private state
+		// dir. Simulated mode keeps its state in memory: the scale tests
+		// never restart it, and need no disk writes per call.
+		args := []string{"--mode=" + o.crisimMode, "--listen=" + endpoint, "--kill-on-exit"}
+		if o.crisimMode == "process" {
+			args = append(args, "--data-dir="+filepath.Join(base, "crisim"))
+		}
+		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: append(args, o.crisimArgs...)})
 	}
 	executorCRI := endpoint
 	if o.executorCRI != nil {
