@@ -72,6 +72,7 @@ func startPrivateContainerd(t *testing.T) *privateContainerd {
 			t.Errorf("stopping the private containerd: %v\n%s", err, out)
 		}
 		_ = os.RemoveAll(dir)
+		_ = os.Remove(dir + ".lock") // mk/containerd.sh's flock file beside it
 	})
 	args := append([]string{script, "up", dir, containerdtest.PauseImage(), containerdtest.BusyboxImage()}, tars...)
 	if out, err := exec.Command("bash", args...).CombinedOutput(); err != nil {
