@@ -62,6 +62,19 @@ type nodeOptions struct {
 	// criEndpoint, when set, is an existing runtime (containerd) to use
 	// instead of starting crisim.
 	criEndpoint string
+	// crisimMode is crisim's --mode; empty means process.
+	crisimMode string
+	// sockets puts the planner, executor and PLEG on unix sockets in the
+	// node's short directory, so each can be killed and restarted on the
+	// same address while clients keep their connections.
+	sockets bool
+	// executorCRI, when set, is given the runtime's endpoint and the node's
+	// short directory and returns the executor's CRI endpoint (a proxy in
+	// front of the runtime).
+	executorCRI func(endpoint, dir string) string
+	// executorArgs, plegArgs and crisimArgs are extra flags (later flags
+	// win).
+	executorArgs, plegArgs, crisimArgs []string
 }
 
 // startNode starts every process of a node and stops them all, in order,
@@ -111,35 +124,57 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	t.Cleanup(n.shutdown)
 
 	endpoint := "unix://" + n.sock
+	if o.crisimMode == "" {
+		o.crisimMode = "process"
+	}
+	// listen is the address flag of a service: a random loopback port, or
+	// a socket of its own in sockets mode.
+	listen := func(name string) []string {
+		if !o.sockets {
+			return nil
+		}
+		return []string{"--listen=unix://" + filepath.Join(short, name+".sock")}
+	}
 	if o.criEndpoint != "" {
 		endpoint = o.criEndpoint
 	} else {
-		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: []string{"--mode=process", "--listen=" + endpoint,
-			// A private state dir; the node's stop must leave no process.
-			"--data-dir=" + filepath.Join(base, "crisim"), "--kill-on-exit"}})
+		// --kill-on-exit: a node's SIGTERM shutdown ends every container,
+		// which the check below relies on, while a SIGKILLed crisim leaves
+		// them running for the next one to re-adopt from its private state
+		// dir. Simulated mode keeps its state in memory: the scale tests
+		// never restart it, and need no disk writes per call.
+		args := []string{"--mode=" + o.crisimMode, "--listen=" + endpoint, "--kill-on-exit"}
+		if o.crisimMode == "process" {
+			args = append(args, "--data-dir="+filepath.Join(base, "crisim"))
+		}
+		n.crisim = startProc(t, "syncpod-crisim", procOptions{managed: true, dir: n.workDir, args: append(args, o.crisimArgs...)})
 	}
-	n.executor = startProc(t, "syncpod-executor", procOptions{managed: true, args: []string{
-		"--cri-endpoint=" + endpoint,
-		"--data-dir=" + filepath.Join(base, "executor"),
-		"--log-dir=" + filepath.Join(base, "logs"),
-		"--backoff-initial=" + o.backoffInitial.String(),
-		"--backoff-max=" + o.backoffMax.String(),
-	}})
-	n.pleg = startProc(t, "syncpod-pleg", procOptions{managed: true, args: []string{
-		"--cri-endpoint=" + endpoint,
+	executorCRI := endpoint
+	if o.executorCRI != nil {
+		executorCRI = o.executorCRI(endpoint, short)
+	}
+	n.executor = startProc(t, "syncpod-executor", procOptions{managed: true, args: append(append(listen("executor"),
+		"--cri-endpoint="+executorCRI,
+		"--data-dir="+filepath.Join(base, "executor"),
+		"--log-dir="+filepath.Join(base, "logs"),
+		"--backoff-initial="+o.backoffInitial.String(),
+		"--backoff-max="+o.backoffMax.String(),
+	), o.executorArgs...)})
+	n.pleg = startProc(t, "syncpod-pleg", procOptions{managed: true, args: append(append(listen("pleg"),
+		"--cri-endpoint="+endpoint,
 		"--relist-period=500ms",
-	}})
+	), o.plegArgs...)})
 	n.plegConn = dial(t, n.pleg.grpc)
 	n.plegc = plegv1.NewPlegServiceClient(n.plegConn)
-	n.plannerArgs = []string{
-		"--executor=" + n.executor.grpc,
-		"--pleg=" + n.pleg.grpc,
-		"--data-dir=" + filepath.Join(base, "planner"),
-		"--manifest-dir=" + n.manifestDir,
+	n.plannerArgs = append(listen("planner"),
+		"--executor="+target(n.executor.grpc),
+		"--pleg="+target(n.pleg.grpc),
+		"--data-dir="+filepath.Join(base, "planner"),
+		"--manifest-dir="+n.manifestDir,
 		"--manifest-interval=200ms",
-		"--resync-period=" + o.resyncPeriod.String(),
-		"--housekeeping-period=" + o.resyncPeriod.String(),
-	}
+		"--resync-period="+o.resyncPeriod.String(),
+		"--housekeeping-period="+o.resyncPeriod.String(),
+	)
 	n.startPlanner()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -151,9 +186,22 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	return n
 }
 
+// target is the address a peer or a client dials for a service's bound
+// address: unix:///path for a socket path, host:port as it is.
+func target(addr string) string {
+	if strings.HasPrefix(addr, "/") {
+		return "unix://" + addr
+	}
+	return addr
+}
+
 func dial(t *testing.T, addr string) *grpc.ClientConn {
 	t.Helper()
-	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	tgt := "passthrough:///" + addr
+	if strings.HasPrefix(addr, "/") {
+		tgt = "unix://" + addr
+	}
+	conn, err := grpc.NewClient(tgt, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +348,7 @@ func (n *node) ctl(args ...string) (code int, stdout, stderr string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	code = ctl.Run(ctx, append([]string{"--server=" + n.planner.grpc, "--executor=" + n.executor.grpc}, args...), env)
+	code = ctl.Run(ctx, append([]string{"--server=" + target(n.planner.grpc), "--executor=" + target(n.executor.grpc)}, args...), env)
 	return code, out.String(), errb.String()
 }
 
@@ -338,6 +386,19 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %s; last seen: %s", what, timeout, saw)
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+// poll is eventually without the failure: it reports whether cond held
+// within timeout, and what cond saw last.
+func poll(timeout time.Duration, cond func() (bool, string)) (bool, string) {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, saw := cond()
+		if ok || time.Now().After(deadline) {
+			return ok, saw
 		}
 		time.Sleep(150 * time.Millisecond)
 	}

@@ -24,6 +24,7 @@ type proc struct {
 	logs    *strings.Builder
 	mu      sync.Mutex
 	err     error // exit error, valid once exited is closed
+	opts    procOptions
 }
 
 // procOptions says how to run a binary.
@@ -62,7 +63,7 @@ func startProc(t *testing.T, name string, o procOptions) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{name: name, cmd: cmd, done: make(chan error, 1), exited: make(chan struct{}), logs: &strings.Builder{}}
+	p := &proc{name: name, cmd: cmd, done: make(chan error, 1), exited: make(chan struct{}), logs: &strings.Builder{}, opts: o}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stderr)
