@@ -19,6 +19,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/internal/testsummary"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -43,10 +44,11 @@ func size(short, long int) int {
 	return short
 }
 
-// summaryf logs the final summary line of a test.
+// summaryf records the final summary line of a test, for the closing
+// report of `make test`.
 func summaryf(t *testing.T, format string, args ...any) {
 	t.Helper()
-	t.Logf("SUMMARY %s: "+format, append([]any{t.Name()}, args...)...)
+	testsummary.Record(t, format, args...)
 }
 
 // kill ends p with SIGKILL, keeps its log for failure reports, and

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/syncpod/syncpod/internal/testsummary"
 )
 
 // childEnv carries the scenario a child process plays.
@@ -33,6 +35,7 @@ func Faults(t *testing.T, size string, scenarios []string, play func(t *testing.
 		return
 	}
 	top := t.Name()
+	injected := 0
 	for _, scenario := range scenarios {
 		t.Run(scenario, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^"+top+"$", "-test.v", "-test.count=1")
@@ -63,8 +66,10 @@ func Faults(t *testing.T, size string, scenarios []string, play func(t *testing.
 				t.Fatalf("child ran no scenario:\n%s", out)
 			}
 			t.Logf("child:\n%s", out)
+			injected++
 		})
 	}
+	testsummary.Record(t, "storage faults injected: %d of %d (%s), each a clear error naming the file, no panic", injected, len(scenarios), strings.Join(scenarios, "; "))
 }
 
 // playInChild mounts the tmpfs and plays one scenario.
