@@ -1,12 +1,15 @@
 package service
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/prototext"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/proto/crilabels"
+	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 )
 
@@ -46,8 +49,8 @@ func TestValidateStreamingStarts(t *testing.T) {
 		{"port-forward empty", ValidatePortForwardStart(&executorv1.PortForwardStart{}), "start.pod_uid: required; start.port: must be 1-65535, got 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.err == nil || tc.err.Error() != tc.want {
-				t.Fatalf("got %v, want %q", tc.err, tc.want)
+			if !errors.Is(tc.err, fielderr.ErrInvalid) || !strings.HasSuffix(tc.err.Error(), "field(s): "+tc.want) {
+				t.Fatalf("got %v, want the field errors %q", tc.err, tc.want)
 			}
 		})
 	}
