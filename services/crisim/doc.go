@@ -111,7 +111,11 @@
 //     while crisim was down is EXITED with the code the shim recorded, or
 //     with exit code 255 and reason "Unknown" (containerd's words for an
 //     exit it did not see) if the shim itself died; any process it left
-//     is killed. Names stay reserved, so nothing is created twice.
+//     is killed. Names stay reserved, so nothing is created twice. A
+//     CREATED container that a shim of the crashed crisim was still
+//     starting (its start lock, held from before the spawn until the shim
+//     ends, is taken) is waited for until the shim records the start, and
+//     then re-adopted, so nothing is started twice either.
 //     Simulated containers keep running; exit-after counts from their
 //     original start.
 //   - Shutdown leaves the containers running, recorded, for the next

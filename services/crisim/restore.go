@@ -55,6 +55,9 @@ func (r *Runtime) restore() error {
 			// crisim may have died between its shim starting the
 			// container and recording the start: the shim's started
 			// file tells, and the container must not be started twice.
+			// A shim still starting it (its start lock held) is waited
+			// for, so that its start is not missed and repeated.
+			r.awaitStartInFlight(c.id)
 			if p, ok := r.store.readStarted(c.id); ok {
 				c.state, c.startedAt, rec.Proc = runtimeapi.ContainerState_CONTAINER_RUNNING, p.StartedAt, p
 			}

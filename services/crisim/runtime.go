@@ -90,6 +90,9 @@ type Options struct {
 	// StateDir Shutdown always does (nothing could re-adopt them); with
 	// one, by default it leaves them running for the next crisim.
 	KillOnShutdown bool
+	// startInFlight, for tests, runs when a restart finds a container's
+	// start lock held by a shim of the crisim before.
+	startInFlight func(id string)
 }
 
 // What crisim reports for a container whose exit it could not see (its

@@ -51,6 +51,10 @@ type shimSpec struct {
 	// crisim that dies before recording the start still finds it.
 	StartedFile string `json:"started_file"`
 	BootID      string `json:"boot_id"`
+	// StartLockFD is the shim's inherited descriptor of the container's
+	// start lock (see startLock); 0 when there is none. The shim keeps it
+	// open for its whole life.
+	StartLockFD int `json:"start_lock_fd,omitempty"`
 }
 
 // shimReply is the shim's one line on its stdout.
@@ -71,10 +75,19 @@ func RunShim(in io.Reader, out *os.File) int {
 		_, _ = out.Write(append(b, '\n'))
 		_ = out.Close()
 	}
+	// A crisim that dies before reading the reply must not take the shim
+	// (and so the container's exit record) with it: a write to the closed
+	// pipe fails instead of killing the shim.
+	signal.Ignore(syscall.SIGPIPE)
 	var spec shimSpec
 	if err := json.NewDecoder(in).Decode(&spec); err != nil {
 		reply(shimReply{Error: "shim: bad spec: " + err.Error()})
 		return 2
+	}
+	if spec.StartLockFD > 0 {
+		// Held (never closed) while the shim lives; not passed on to the
+		// container.
+		syscall.CloseOnExec(spec.StartLockFD)
 	}
 	if len(spec.Argv) == 0 || spec.ExitFile == "" {
 		reply(shimReply{Error: "shim: spec lacks argv or exit_file"})
@@ -257,8 +270,16 @@ func (r *Runtime) startShim(c *container) (*shimRunner, error) {
 	if dir == "" {
 		dir = r.cwd
 	}
+	lock, err := takeStartLock(r.store.startLockFile(c.id))
+	if err != nil {
+		return nil, err
+	}
+	// The shim inherits the lock (as its fd 3, the first of ExtraFiles)
+	// and holds it while it lives; this copy goes once the shim has
+	// started, or failed to.
+	defer lock.Close()
 	spec := shimSpec{Argv: append(append([]string{}, c.command...), c.args...), Dir: dir, Env: c.env, LogPath: c.logPath,
-		ExitFile: r.store.exitFile(c.id), StartedFile: r.store.startedFile(c.id), BootID: r.boot}
+		ExitFile: r.store.exitFile(c.id), StartedFile: r.store.startedFile(c.id), BootID: r.boot, StartLockFD: 3}
 	_ = os.Remove(spec.ExitFile)
 	in, err := json.Marshal(spec)
 	if err != nil {
@@ -266,6 +287,7 @@ func (r *Runtime) startShim(c *container) (*shimRunner, error) {
 	}
 	sh := r.opts.Shim
 	cmd := exec.Command(sh.Path, sh.Args...)
+	cmd.ExtraFiles = []*os.File{lock}
 	cmd.Env = append(os.Environ(), sh.Env...)
 	cmd.Dir = "/"
 	// Its own session: a terminal's Ctrl-C or a kill of crisim's process

@@ -205,6 +205,11 @@ func (s *store) startedFile(id string) string {
 	return filepath.Join(s.dir, "exits", id+".started.json")
 }
 
+// startLockFile is the container's start lock (see takeStartLock).
+func (s *store) startLockFile(id string) string {
+	return filepath.Join(s.dir, "exits", id+".start.lock")
+}
+
 // readStarted reads the started file a shim wrote for container id.
 func (s *store) readStarted(id string) (*procRecord, bool) {
 	var p procRecord

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -315,6 +316,93 @@ func TestRestartFindsAStartNotRecorded(t *testing.T) {
 	}
 	r2.Shutdown()
 	waitGone(t, p.PID, p.Start)
+}
+
+// A crisim SIGKILLed after spawning a shim but before the shim wrote its
+// started file: the shim still holds the container's start lock, so the
+// next crisim waits for the started file instead of leaving the container
+// CREATED for the planner to start a second time (issue 10, item 3).
+func TestRestartWaitsForAShimStillStarting(t *testing.T) {
+	dir := t.TempDir()
+	r1 := persistent(t, ModeProcess, dir)
+	sb := sandboxFor(t, r1, "p")
+	id := startIn(t, r1, sb, "c", []string{"sleep", "3600"})
+	p := procOf(t, r1, id)
+	r1.mu.Lock()
+	rec := r1.containers[id].record()
+	r1.mu.Unlock()
+	leave(r1)
+	// As it was while the shim was starting: no start recorded by crisim,
+	// no started file yet, the shim (alive) holding the start lock.
+	rec.State, rec.StartedAt, rec.Proc = int32(runtimeapi.ContainerState_CONTAINER_CREATED), 0, nil
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "containers", id+".json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	started := filepath.Join(dir, "exits", id+".started.json")
+	if err := os.Rename(started, started+".later"); err != nil {
+		t.Fatal(err)
+	}
+
+	waited := false
+	r2, err := New(Options{Mode: ModeProcess, StateDir: dir, Shim: testShim(), KillOnShutdown: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		startInFlight: func(got string) {
+			// The shim "gets to" write its started file only now.
+			waited = got == id
+			if err := os.Rename(started+".later", started); err != nil {
+				t.Error(err)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r2.Shutdown)
+	if !waited {
+		t.Fatal("the restart did not notice the shim still holding the start lock")
+	}
+	if st := statusOf(t, r2, id); st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Fatalf("after restart: %s; want RUNNING (adopted from the in-flight shim)", st.GetState())
+	}
+	if got := procOf(t, r2, id); got.PID != p.PID || got.ShimPID != p.ShimPID {
+		t.Fatalf("re-adopted %+v, want the processes %+v", got, p)
+	}
+	if _, err := r2.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id}); !errors.Is(err, ErrFailedPrecondition) {
+		t.Errorf("StartContainer again: %v, want FailedPrecondition (it runs)", err)
+	}
+	r2.Shutdown()
+	waitGone(t, p.PID, p.Start)
+}
+
+// A shim's start lock never reaches the container: the container cannot
+// keep it (and so fake an in-flight start) after its shim is gone.
+func TestStartLockIsNotInheritedByTheContainer(t *testing.T) {
+	r := persistent(t, ModeProcess, t.TempDir())
+	sb := sandboxFor(t, r, "p")
+	id := startIn(t, r, sb, "c", []string{"sleep", "3600"})
+	p := procOf(t, r, id)
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		if target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", p.PID, fd.Name())); strings.HasSuffix(target, ".start.lock") {
+			t.Errorf("container process holds fd %s -> %s", fd.Name(), target)
+		}
+	}
+	shimHolds := false
+	fds, _ = os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.ShimPID))
+	for _, fd := range fds {
+		if target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", p.ShimPID, fd.Name())); strings.HasSuffix(target, id+".start.lock") {
+			shimHolds = true
+		}
+	}
+	if !shimHolds {
+		t.Error("the shim does not hold its container's start lock")
+	}
 }
 
 // A container that ends before StartContainer has recorded it RUNNING (its
