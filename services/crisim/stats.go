@@ -87,11 +87,27 @@ func readProcessGroups() (map[int]groupUsage, error) {
 	return out, nil
 }
 
+// processGroup is the process group of a running container in process
+// mode, whether crisim started it directly or under a shim (which makes
+// the container's first process its group's leader).
+func processGroup(c *container) (int, bool) {
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return 0, false
+	}
+	switch p := c.run.(type) {
+	case *procRunner:
+		return p.pgid, true
+	case *shimRunner:
+		return p.rec.PID, true
+	}
+	return 0, false
+}
+
 // containerStatsLocked builds one container's stats; r.mu is held.
 func (r *Runtime) containerStatsLocked(c *container, groups map[int]groupUsage, now int64) *runtimeapi.ContainerStats {
 	var u groupUsage
-	if p, ok := c.run.(*procRunner); ok && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-		u = groups[p.pgid]
+	if pgid, ok := processGroup(c); ok {
+		u = groups[pgid]
 	}
 	cs := &runtimeapi.ContainerStats{
 		Attributes: &runtimeapi.ContainerAttributes{Id: c.id, Metadata: c.meta, Labels: c.labels, Annotations: c.annotations},
@@ -179,8 +195,8 @@ func (r *Runtime) sandboxStatsLocked(sb *sandbox, groups map[int]groupUsage, now
 		linux.Memory.WorkingSetBytes.Value += cs.GetMemory().GetWorkingSetBytes().GetValue()
 		linux.Memory.RssBytes.Value += cs.GetMemory().GetRssBytes().GetValue()
 		linux.Memory.UsageBytes.Value += cs.GetMemory().GetUsageBytes().GetValue()
-		if p, ok := c.run.(*procRunner); ok && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			linux.Process.ProcessCount.Value += groups[p.pgid].procs
+		if pgid, ok := processGroup(c); ok {
+			linux.Process.ProcessCount.Value += groups[pgid].procs
 		}
 	}
 	return &runtimeapi.PodSandboxStats{

@@ -32,6 +32,17 @@ func TestStatsSamplerRate(t *testing.T) {
 // the same sandbox shows up in the sandbox's sums.
 func TestContainerStatsOfABusyLoop(t *testing.T) {
 	r, _ := newTestRuntime(t, Options{Mode: ModeProcess})
+	busyLoopStats(t, r)
+}
+
+// With a state dir, containers run under a shim: their stats come from
+// the same process group.
+func TestContainerStatsOfABusyLoopUnderAShim(t *testing.T) {
+	busyLoopStats(t, persistent(t, ModeProcess, t.TempDir()))
+}
+
+func busyLoopStats(t *testing.T, r *Runtime) {
+	t.Helper()
 	ctx := context.Background()
 	sb := sandboxFor(t, r, "busy")
 	busy, err := containerIn(t, r, sb, "busy", []string{"sh", "-c", "while :; do :; done"}, nil)

@@ -123,7 +123,7 @@ func TestReadmeSessions(t *testing.T) {
 		"127.0.0.1:7003", r.pleg,
 		".tmp/run/", r.runDir+"/",
 	)
-	env := append(os.Environ(), "SYNCPOD_SERVER="+r.planner, "SYNCPOD_EXECUTOR="+r.executor)
+	env := append(os.Environ(), "SYNCPOD_SERVER="+r.planner, "SYNCPOD_EXECUTOR="+r.executor, "SYNCPOD_PLEG="+r.pleg)
 
 	for _, c := range cmds {
 		command := replacer.Replace(c.command)
