@@ -119,8 +119,10 @@ func (r *Runtime) PortForward(_ context.Context, req *runtimeapi.PortForwardRequ
 
 // execTarget is what an exec needs of a running process-mode container.
 type execTarget struct {
-	dir  string
-	env  []string
+	dir string
+	env []string
+	// pgid is the container's process group the command joins, so that
+	// it ends with the container; 0 for a group of its own.
 	pgid int
 }
 
@@ -134,11 +136,18 @@ func (r *Runtime) execTarget(id string) (execTarget, error) {
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return execTarget{}, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, id)
 	}
-	p, ok := c.run.(*procRunner)
-	if !ok {
+	t := execTarget{dir: c.workingDir, env: c.env}
+	switch p := c.run.(type) {
+	case *procRunner:
+		t.pgid = p.pgid
+	case *shimRunner:
+		// The container's group lives in its shim's session, which no
+		// process of crisim's may join: the command gets a group of its
+		// own and ends with its session instead.
+	default:
 		return execTarget{}, fmt.Errorf("%w: container %q is simulated: there is no process to exec beside", ErrFailedPrecondition, id)
 	}
-	return execTarget{dir: c.workingDir, env: c.env, pgid: p.pgid}, nil
+	return t, nil
 }
 
 // streamRuntime carries out the sessions the streaming server accepts.
@@ -161,7 +170,8 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 		}
 		return runInTerminal(c, ptmx, in, out, resize)
 	}
-	// In the container's process group, so it ends with the container.
+	// In the container's process group where it can be (so it ends with
+	// the container), else in one of its own.
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: t.pgid}
 	if in != nil {
 		c.Stdin = in
