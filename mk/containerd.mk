@@ -46,7 +46,7 @@ containerd-images: containerd-deps
 	fi
 
 $(MKIMAGE): $(MKIMAGE_SRCS) services/go.mod
-	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./services/cmd/syncpod-mkimage
+	$(STATIC_GO) build -trimpath -o $@ ./services/cmd/syncpod-mkimage
 
 $(PAUSE_IMAGE_TAR): $(MKIMAGE) $(HOST_BUSYBOX)
 	@mkdir -p $(@D)

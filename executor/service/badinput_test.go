@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"github.com/syncpod/syncpod/executor/validate"
 	"strings"
 	"testing"
 
@@ -98,7 +99,7 @@ func TestBadInputEveryRPC(t *testing.T) {
 			return err
 		}, "sandbox_ids[0]"},
 		{"remove: too many ids", func(ctx context.Context, c executorv1.ExecutorServiceClient) error {
-			_, err := c.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: make([]string, MaxRemove+1)})
+			_, err := c.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: make([]string, validate.MaxRemove+1)})
 			return err
 		}, "container_ids"},
 		{"list back-offs: bad uid", func(ctx context.Context, c executorv1.ExecutorServiceClient) error {
@@ -168,42 +169,6 @@ func checkBad(t *testing.T, err error, field string) {
 	if !found {
 		t.Errorf("no BadRequest violation for %s in %.300q", field, st.Message())
 	}
-}
-
-// FuzzValidateApplyActions: whatever the bytes of a request, validation
-// neither panics nor accepts a request whose pod the shared rules refuse,
-// and its error is a bounded InvalidArgument status.
-func FuzzValidateApplyActions(f *testing.F) {
-	good := &executorv1.ApplyActionsRequest{Pod: goodPod(), Observed: &syncpodv1.ObservedPod{Uid: testUID,
-		Containers: []*syncpodv1.ObservedContainer{{Id: "c1", Name: "web", State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING}}},
-		Actions: &syncpodv1.PodActions{SandboxId: "s1", ContainersToStart: []*syncpodv1.ContainerStart{{Name: "web", SpecHash: "h"}},
-			ContainersToKill: []*syncpodv1.ContainerKill{{ContainerId: "c1", Name: "web"}}}}
-	b, _ := proto.Marshal(good)
-	f.Add(b)
-	bad := proto.Clone(good).(*executorv1.ApplyActionsRequest)
-	bad.Pod.Uid, bad.Pod.Name = "garbage-uid", "Bad Name!"
-	b, _ = proto.Marshal(bad)
-	f.Add(b)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		req := &executorv1.ApplyActionsRequest{}
-		if proto.Unmarshal(data, req) != nil {
-			return
-		}
-		err := ValidateApplyActions(req)
-		if err == nil {
-			if req.GetPod().GetUid() == "" || req.GetActions() == nil {
-				t.Fatalf("accepted a request without uid or actions: %v", req)
-			}
-			if n := len(req.GetPod().GetSpec().GetContainers()) + len(req.GetPod().GetSpec().GetInitContainers()); n > 64 {
-				t.Fatalf("accepted %d containers", n)
-			}
-			return
-		}
-		st := status.Convert(ToGRPC(err))
-		if st.Code() != codes.InvalidArgument || len(st.Message()) > 8<<10 {
-			t.Fatalf("code %v, %d-byte message", st.Code(), len(st.Message()))
-		}
-	})
 }
 
 // TestObservedFromARuntimeIsAccepted: a container whose sandbox is not in

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"github.com/syncpod/syncpod/executor/validate"
 	"log/slog"
 	"time"
 
@@ -36,7 +37,7 @@ func New(r *runner.Runner, store *backoff.Store, clock backoff.Clock, logger *sl
 
 // ApplyActions carries out a change set.
 func (s *Service) ApplyActions(ctx context.Context, req *executorv1.ApplyActionsRequest) (*executorv1.ApplyActionsResponse, error) {
-	if err := ValidateApplyActions(req); err != nil {
+	if err := validate.ApplyActions(req); err != nil {
 		return nil, ToGRPC(err)
 	}
 	resp, err := s.runner.ApplyActions(ctx, req.GetPod(), req.GetObserved(), req.GetActions())
@@ -45,7 +46,7 @@ func (s *Service) ApplyActions(ctx context.Context, req *executorv1.ApplyActions
 
 // RemoveResources removes exited containers and stopped sandboxes.
 func (s *Service) RemoveResources(ctx context.Context, req *executorv1.RemoveResourcesRequest) (*executorv1.RemoveResourcesResponse, error) {
-	if err := ValidateRemoveResources(req); err != nil {
+	if err := validate.RemoveResources(req); err != nil {
 		return nil, ToGRPC(err)
 	}
 	resp, err := s.runner.RemoveResources(ctx, req.GetContainerIds(), req.GetSandboxIds())
@@ -54,7 +55,7 @@ func (s *Service) RemoveResources(ctx context.Context, req *executorv1.RemoveRes
 
 // ListBackoffs lists crash-loop back-off entries.
 func (s *Service) ListBackoffs(_ context.Context, req *executorv1.ListBackoffsRequest) (*executorv1.ListBackoffsResponse, error) {
-	if err := ValidateListBackoffs(req); err != nil {
+	if err := validate.ListBackoffs(req); err != nil {
 		return nil, ToGRPC(err)
 	}
 	entries, err := s.store.List(req.GetPodUid())
@@ -79,7 +80,7 @@ func (s *Service) ListBackoffs(_ context.Context, req *executorv1.ListBackoffsRe
 
 // ResetBackoff clears crash-loop back-off entries.
 func (s *Service) ResetBackoff(_ context.Context, req *executorv1.ResetBackoffRequest) (*executorv1.ResetBackoffResponse, error) {
-	if err := ValidateResetBackoff(req); err != nil {
+	if err := validate.ResetBackoff(req); err != nil {
 		return nil, ToGRPC(err)
 	}
 	n, err := s.store.Reset(req.GetPodUid(), req.GetContainerName())
@@ -92,7 +93,7 @@ func (s *Service) ResetBackoff(_ context.Context, req *executorv1.ResetBackoffRe
 
 // ExecSync runs a command in a container, for exec probes.
 func (s *Service) ExecSync(ctx context.Context, req *executorv1.ExecSyncRequest) (*executorv1.ExecSyncResponse, error) {
-	if err := ValidateExecSync(req); err != nil {
+	if err := validate.ExecSync(req); err != nil {
 		return nil, ToGRPC(err)
 	}
 	timeout := req.GetTimeout().AsDuration()

@@ -33,8 +33,11 @@ func binary(t *testing.T, name string) string {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir+"/", "./cmd/...")
+		// Built as `make build` builds them (static, -trimpath), which
+		// also lets them share its compiled packages.
+		cmd := exec.Command("go", "build", "-trimpath", "-o", binDir+"/", "./cmd/...")
 		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = errors.New(string(out))

@@ -1,4 +1,4 @@
-package service
+package validate
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ const (
 	maxExecTimeout = 10 * time.Minute
 )
 
-// ValidateApplyActions checks an ApplyActions request the way the planner
+// ApplyActions checks an ApplyActions request the way the planner
 // checks a pod (proto/validation: a uid in RFC 4122 form — required here —,
 // DNS-1123 name and namespace, unique container names, every string and
 // list bounded, at most validation.MaxContainers containers), the observed
@@ -33,7 +33,7 @@ const (
 // runtime's): its identity is only bounded. Every problem is reported at
 // once (a fielderr.Errors); nothing may be created for a request that
 // fails it.
-func ValidateApplyActions(req *executorv1.ApplyActionsRequest) error {
+func ApplyActions(req *executorv1.ApplyActionsRequest) error {
 	var l fielderr.List
 	pod := req.GetPod()
 	a := req.GetActions()
@@ -174,16 +174,16 @@ func ids(l *fielderr.List, field string, list []string) {
 	}
 }
 
-// ValidateRemoveResources checks both id lists.
-func ValidateRemoveResources(req *executorv1.RemoveResourcesRequest) error {
+// RemoveResources checks both id lists.
+func RemoveResources(req *executorv1.RemoveResourcesRequest) error {
 	var l fielderr.List
 	ids(&l, "container_ids", req.GetContainerIds())
 	ids(&l, "sandbox_ids", req.GetSandboxIds())
 	return l.Err()
 }
 
-// ValidateListBackoffs checks the optional pod uid filter.
-func ValidateListBackoffs(req *executorv1.ListBackoffsRequest) error {
+// ListBackoffs checks the optional pod uid filter.
+func ListBackoffs(req *executorv1.ListBackoffsRequest) error {
 	var l fielderr.List
 	if u := req.GetPodUid(); u != "" {
 		if msg := validation.UIDProblem(u); msg != "" {
@@ -193,9 +193,9 @@ func ValidateListBackoffs(req *executorv1.ListBackoffsRequest) error {
 	return l.Err()
 }
 
-// ValidateResetBackoff checks the pod uid (required) and the optional
+// ResetBackoff checks the pod uid (required) and the optional
 // container name.
-func ValidateResetBackoff(req *executorv1.ResetBackoffRequest) error {
+func ResetBackoff(req *executorv1.ResetBackoffRequest) error {
 	var l fielderr.List
 	if u := req.GetPodUid(); u == "" {
 		l.Add("pod_uid", "required")
@@ -210,9 +210,9 @@ func ValidateResetBackoff(req *executorv1.ResetBackoffRequest) error {
 	return l.Err()
 }
 
-// ValidateExecSync checks the container id, the command (an argv within
+// ExecSync checks the container id, the command (an argv within
 // the kernel's bounds) and the timeout.
-func ValidateExecSync(req *executorv1.ExecSyncRequest) error {
+func ExecSync(req *executorv1.ExecSyncRequest) error {
 	var l fielderr.List
 	switch id := req.GetContainerId(); {
 	case id == "":

@@ -1,0 +1,56 @@
+package validate
+
+import (
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/syncpod/syncpod/proto/fielderr"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+const testUID = "0b6a7c8e-1f2d-4e3a-9b4c-5d6e7f8a9b0c"
+
+func goodPod() *syncpodv1.Pod {
+	return &syncpodv1.Pod{Uid: testUID, Name: "demo", Spec: &syncpodv1.PodSpec{HostNetwork: true,
+		InitContainers: []*syncpodv1.Container{{Name: "init", Image: "busybox:1.36"}},
+		Containers:     []*syncpodv1.Container{{Name: "web", Image: "busybox:1.36"}}}}
+}
+
+// FuzzApplyActions: whatever the bytes of a request, validation
+// neither panics nor accepts a request whose pod the shared rules refuse,
+// and its error is a bounded InvalidArgument status.
+func FuzzApplyActions(f *testing.F) {
+	good := &executorv1.ApplyActionsRequest{Pod: goodPod(), Observed: &syncpodv1.ObservedPod{Uid: testUID,
+		Containers: []*syncpodv1.ObservedContainer{{Id: "c1", Name: "web", State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING}}},
+		Actions: &syncpodv1.PodActions{SandboxId: "s1", ContainersToStart: []*syncpodv1.ContainerStart{{Name: "web", SpecHash: "h"}},
+			ContainersToKill: []*syncpodv1.ContainerKill{{ContainerId: "c1", Name: "web"}}}}
+	b, _ := proto.Marshal(good)
+	f.Add(b)
+	bad := proto.Clone(good).(*executorv1.ApplyActionsRequest)
+	bad.Pod.Uid, bad.Pod.Name = "garbage-uid", "Bad Name!"
+	b, _ = proto.Marshal(bad)
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req := &executorv1.ApplyActionsRequest{}
+		if proto.Unmarshal(data, req) != nil {
+			return
+		}
+		err := ApplyActions(req)
+		if err == nil {
+			if req.GetPod().GetUid() == "" || req.GetActions() == nil {
+				t.Fatalf("accepted a request without uid or actions: %v", req)
+			}
+			if n := len(req.GetPod().GetSpec().GetContainers()) + len(req.GetPod().GetSpec().GetInitContainers()); n > 64 {
+				t.Fatalf("accepted %d containers", n)
+			}
+			return
+		}
+		st := fielderr.Status("", fielderr.As(err))
+		if st.Code() != codes.InvalidArgument || len(st.Message()) > 8<<10 {
+			t.Fatalf("code %v, %d-byte message", st.Code(), len(st.Message()))
+		}
+	})
+}
