@@ -216,6 +216,9 @@ func retryFor(t *testing.T, d time.Duration, what string, f func() error) {
 // leaving nothing. The engine is private and leaves the host's iptables
 // and links as they were.
 func TestComposeDeployment(t *testing.T) {
+	// Alongside the other slow tests: most of its time is the engine and
+	// compose waiting. Its engine, ports and images are its own.
+	t.Parallel()
 	root := repoRoot(t)
 	if os.Getuid() != 0 {
 		dockerUnavailable(t, "not root")
@@ -259,7 +262,9 @@ func TestComposeDeployment(t *testing.T) {
 	}
 
 	began := time.Now()
-	mk := exec.Command("make", "--no-print-directory", "images")
+	// Its own bin dir: the README and make-run tests, running at the same
+	// time, build and run bin/.
+	mk := exec.Command("make", "--no-print-directory", "images", "BIN="+filepath.Join(t.TempDir(), "bin"))
 	mk.Dir, mk.Env = root, env
 	if out, err := mk.CombinedOutput(); err != nil {
 		t.Fatalf("make images: %v\n%s", err, out)

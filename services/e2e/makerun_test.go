@@ -82,8 +82,10 @@ type makeRun struct {
 var criEndpointLine = regexp.MustCompile(`run-local: CRI endpoint unix://(\S+)/crisim.sock`)
 
 // startMakeRun runs `make run` on free ports and waits until every service
-// answers. Cleanup stops it if the test did not.
-func startMakeRun(t *testing.T) *makeRun {
+// answers. Cleanup stops it if the test did not. bin, when set, is the
+// directory make builds into instead of the repository's bin/, so tests
+// running at the same time never rewrite a binary another one runs.
+func startMakeRun(t *testing.T, bin string) *makeRun {
 	t.Helper()
 	root := repoRoot(t)
 	p := freePorts(t, 7)
@@ -102,7 +104,11 @@ func startMakeRun(t *testing.T) *makeRun {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r.cmd = exec.Command("make", "--no-print-directory", "run")
+	args := []string{"--no-print-directory", "run"}
+	if bin != "" {
+		args = append(args, "BIN="+bin)
+	}
+	r.cmd = exec.Command("make", args...)
 	r.cmd.Dir = root
 	r.cmd.Stdout, r.cmd.Stderr = f, f
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -256,6 +262,8 @@ func runLocalPid(t *testing.T, makePid int) int {
 // must exit 0 unless it was itself the one signalled (then GNU make ends
 // by that signal, as it always does).
 func TestMakeRunStopsOnSignalFromAScript(t *testing.T) {
+	t.Parallel() // its binaries, ports and run dirs are its own
+	bin := filepath.Join(t.TempDir(), "bin")
 	for _, tc := range []struct {
 		name string
 		send func(t *testing.T, makePid int)
@@ -269,7 +277,7 @@ func TestMakeRunStopsOnSignalFromAScript(t *testing.T) {
 		{"SIGINT to run-local.sh", func(t *testing.T, pid int) { _ = syscall.Kill(runLocalPid(t, pid), syscall.SIGINT) }, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := startMakeRun(t)
+			r := startMakeRun(t, bin)
 			pid := r.cmd.Process.Pid
 			tc.send(t, pid)
 			ws := r.wait(t)

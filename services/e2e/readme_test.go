@@ -108,6 +108,9 @@ func outputMatches(expected []string, out string) (bool, string) {
 // drift from what the binaries do. Outputs are checked for shape, not
 // timings.
 func TestReadmeSessions(t *testing.T) {
+	// The one test that builds into bin/ (the README's commands run from
+	// there); the others that run make use bin dirs of their own.
+	t.Parallel()
 	root := repoRoot(t)
 	b, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
@@ -116,7 +119,7 @@ func TestReadmeSessions(t *testing.T) {
 	readme := string(b)
 	cmds := append(readmeCommands(t, readme, "A first session"), readmeCommands(t, readme, "Talking to it with grpcurl")...)
 
-	r := startMakeRun(t)
+	r := startMakeRun(t, "") // the README's commands use bin/
 	replacer := strings.NewReplacer(
 		"127.0.0.1:7001", r.planner,
 		"127.0.0.1:7002", r.executor,
