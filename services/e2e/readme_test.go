@@ -108,9 +108,10 @@ func outputMatches(expected []string, out string) (bool, string) {
 // drift from what the binaries do. Outputs are checked for shape, not
 // timings.
 func TestReadmeSessions(t *testing.T) {
-	// The one test that builds into bin/ (the README's commands run from
-	// there); the others that run make use bin dirs of their own.
-	t.Parallel()
+	// Not parallel: the examples it applies run as host processes on
+	// crisim and share host paths (the liveness example's marker file in
+	// /tmp) with TestExamples' copies. It is the one test that builds into
+	// bin/; the others that run make use bin dirs of their own.
 	root := repoRoot(t)
 	b, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
