@@ -270,7 +270,7 @@ func TestWaitForReadyAndDelete(t *testing.T) {
 	if code := h.run(t, "delete", "pod/db", "--wait=false"); code != 0 {
 		t.Fatalf("delete --wait=false: exit %d %q", code, h.err)
 	}
-	if code := h.run(t, "delete", "pod/db", "--timeout=1ms"); code != 1 || !strings.Contains(h.err.String(), "timed out") {
+	if code := h.run(t, "delete", "pod/db", "--timeout=2s"); code != 1 || !strings.Contains(h.err.String(), "timed out") {
 		t.Fatalf("delete of a pod that stays: exit %d %q, want 1 (timed out)", code, h.err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -235,7 +236,7 @@ func waitFor(ctx context.Context, g *globals, names []string, timeout time.Durat
 		resp, err := client.GetPod(rctx, &plannerv1.GetPodRequest{Pod: podRef(g.namespace, name)})
 		cancel()
 		switch {
-		case err != nil && ctx.Err() != nil:
+		case err != nil && endedByDeadline(ctx, err):
 			return timedOut(g, pending)
 		case status.Code(err) == codes.NotFound:
 			err = check(name, nil)
@@ -252,7 +253,7 @@ func waitFor(ctx context.Context, g *globals, names []string, timeout time.Durat
 		}
 		ev, err := stream.Recv()
 		if err != nil {
-			if ctx.Err() != nil {
+			if endedByDeadline(ctx, err) {
 				return timedOut(g, pending)
 			}
 			return err
@@ -273,6 +274,26 @@ func waitFor(ctx context.Context, g *globals, names []string, timeout time.Durat
 		}
 	}
 	return nil
+}
+
+// endedByDeadline reports whether a call failed because the wait's own
+// deadline passed. The server learns that deadline from the request and
+// may end the stream (EOF, or DeadlineExceeded) a moment before the
+// client's timer fires: such an end within a second of the deadline waits
+// that moment out.
+func endedByDeadline(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	if !errors.Is(err, io.EOF) && status.Code(err) != codes.DeadlineExceeded {
+		return false
+	}
+	dl, ok := ctx.Deadline()
+	if !ok || time.Until(dl) > time.Second {
+		return false
+	}
+	<-ctx.Done()
+	return true
 }
 
 func timedOut(g *globals, pending map[string]bool) error {
