@@ -1,8 +1,6 @@
 package service
 
 import (
-	"errors"
-	"io"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -56,31 +54,12 @@ func (s *Service) Attach(stream plannerv1.PlannerService_AttachServer) error {
 	if err := out.Send(&executorv1.AttachRequest{Start: &executorv1.AttachStart{ContainerId: id, Stdin: start.GetStdin(), Tty: start.GetTty()}}); err != nil {
 		return executorStatus(err)
 	}
-	go func() {
-		for {
-			msg, err := stream.Recv()
-			if err != nil {
-				_ = out.CloseSend()
-				return
-			}
-			if msg.GetInput() == nil {
-				continue
-			}
-			if err := out.Send(&executorv1.AttachRequest{Input: msg.GetInput()}); err != nil {
-				return
-			}
-		}
-	}()
-	for {
-		msg, err := out.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return executorStatus(err)
-		}
-		if err := stream.Send(&plannerv1.AttachResponse{Output: msg.GetOutput()}); err != nil {
-			return err
-		}
-	}
+	return relay(stream.Recv,
+		func(m *plannerv1.AttachRequest) (*executorv1.AttachRequest, bool) {
+			return &executorv1.AttachRequest{Input: m.GetInput()}, m.GetInput() != nil
+		},
+		out.Send, out.CloseSend, out.Recv,
+		func(m *executorv1.AttachResponse) error {
+			return stream.Send(&plannerv1.AttachResponse{Output: m.GetOutput()})
+		})
 }

@@ -1,8 +1,6 @@
 package service
 
 import (
-	"errors"
-	"io"
 	"slices"
 	"strings"
 
@@ -64,35 +62,14 @@ func (s *Service) Exec(stream plannerv1.PlannerService_ExecServer) error {
 	}}); err != nil {
 		return executorStatus(err)
 	}
-	// Caller -> executor: input until the caller is done.
-	go func() {
-		for {
-			msg, err := stream.Recv()
-			if err != nil {
-				_ = out.CloseSend()
-				return
-			}
-			if msg.GetInput() == nil {
-				continue
-			}
-			if err := out.Send(&executorv1.ExecRequest{Input: msg.GetInput()}); err != nil {
-				return
-			}
-		}
-	}()
-	// Executor -> caller: output, then the exit code.
-	for {
-		msg, err := out.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return executorStatus(err)
-		}
-		if err := stream.Send(&plannerv1.ExecResponse{Output: msg.GetOutput()}); err != nil {
-			return err
-		}
-	}
+	return relay(stream.Recv,
+		func(m *plannerv1.ExecRequest) (*executorv1.ExecRequest, bool) {
+			return &executorv1.ExecRequest{Input: m.GetInput()}, m.GetInput() != nil
+		},
+		out.Send, out.CloseSend, out.Recv,
+		func(m *executorv1.ExecResponse) error {
+			return stream.Send(&plannerv1.ExecResponse{Output: m.GetOutput()})
+		})
 }
 
 // runningContainerID returns the id of the container's running instance,

@@ -1,8 +1,6 @@
 package service
 
 import (
-	"errors"
-	"io"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -52,28 +50,12 @@ func (s *Service) PortForward(stream plannerv1.PlannerService_PortForwardServer)
 	if err := out.Send(&executorv1.PortForwardRequest{Start: &executorv1.PortForwardStart{PodUid: rec.GetPod().GetUid(), Port: start.GetPort()}}); err != nil {
 		return executorStatus(err)
 	}
-	go func() {
-		for {
-			msg, err := stream.Recv()
-			if err != nil {
-				_ = out.CloseSend()
-				return
-			}
-			if err := out.Send(&executorv1.PortForwardRequest{Data: msg.GetData()}); err != nil {
-				return
-			}
-		}
-	}()
-	for {
-		msg, err := out.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return executorStatus(err)
-		}
-		if err := stream.Send(&plannerv1.PortForwardResponse{Data: msg.GetData()}); err != nil {
-			return err
-		}
-	}
+	return relay(stream.Recv,
+		func(m *plannerv1.PortForwardRequest) (*executorv1.PortForwardRequest, bool) {
+			return &executorv1.PortForwardRequest{Data: m.GetData()}, true
+		},
+		out.Send, out.CloseSend, out.Recv,
+		func(m *executorv1.PortForwardResponse) error {
+			return stream.Send(&plannerv1.PortForwardResponse{Data: m.GetData()})
+		})
 }
