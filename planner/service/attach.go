@@ -1,11 +1,10 @@
 package service
 
 import (
-	"strings"
-
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
@@ -21,19 +20,19 @@ func (s *Service) Attach(stream plannerv1.PlannerService_AttachServer) error {
 		return err
 	}
 	start := first.GetStart()
-	var bad []string
+	var l fielderr.List
 	if start == nil {
-		bad = append(bad, "start: required in the first message")
+		l.Add("start", "required in the first message")
 	} else {
 		if start.GetPod() == nil || (start.GetPod().GetName() == "" && start.GetPod().GetUid() == "") {
-			bad = append(bad, "start.pod.name: required unless start.pod.uid is set")
+			l.Add("start.pod.name", "required unless start.pod.uid is set")
 		}
 		if start.GetContainer() == "" {
-			bad = append(bad, "start.container: required")
+			l.Add("start.container", "required")
 		}
 	}
-	if len(bad) > 0 {
-		return status.Error(codes.InvalidArgument, "Attach: "+strings.Join(bad, "; "))
+	if l.Len() > 0 {
+		return fielderr.Status("Attach", l.Errors()).Err()
 	}
 	if s.executor == nil {
 		return status.Error(codes.Unavailable, "Attach: no executor is configured")

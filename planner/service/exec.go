@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -23,23 +24,23 @@ func (s *Service) Exec(stream plannerv1.PlannerService_ExecServer) error {
 		return err
 	}
 	start := first.GetStart()
-	var bad []string
+	var l fielderr.List
 	switch {
 	case start == nil:
-		bad = append(bad, "start: required in the first message")
+		l.Add("start", "required in the first message")
 	default:
 		if start.GetPod() == nil || (start.GetPod().GetName() == "" && start.GetPod().GetUid() == "") {
-			bad = append(bad, "start.pod.name: required unless start.pod.uid is set")
+			l.Add("start.pod.name", "required unless start.pod.uid is set")
 		}
 		if start.GetContainer() == "" {
-			bad = append(bad, "start.container: required")
+			l.Add("start.container", "required")
 		}
 		if len(start.GetCommand()) == 0 {
-			bad = append(bad, "start.command: required")
+			l.Add("start.command", "required")
 		}
 	}
-	if len(bad) > 0 {
-		return status.Error(codes.InvalidArgument, "Exec: "+strings.Join(bad, "; "))
+	if l.Len() > 0 {
+		return fielderr.Status("Exec", l.Errors()).Err()
 	}
 	if s.executor == nil {
 		return status.Error(codes.Unavailable, "Exec: no executor is configured")

@@ -179,6 +179,9 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("got %v, want %s with %q", err, tc.code, tc.msg)
 			}
+			if tc.code == codes.InvalidArgument && len(status.Convert(err).Details()) == 0 {
+				t.Errorf("%v carries no BadRequest detail naming the fields", err)
+			}
 		})
 	}
 	for _, tc := range []struct {
@@ -197,6 +200,9 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 			_, _, err := session(tc.start)
 			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("got %v, want %s with %q", err, tc.code, tc.msg)
+			}
+			if tc.code == codes.InvalidArgument && len(status.Convert(err).Details()) == 0 {
+				t.Errorf("%v carries no BadRequest detail naming the fields", err)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
@@ -20,20 +21,20 @@ func (s *Service) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plan
 	if s.pods == nil {
 		return errNoStore
 	}
-	var bad []string
+	var l fielderr.List
 	if req.GetPod() == nil {
-		bad = append(bad, "pod: required")
+		l.Add("pod", "required")
 	} else if req.GetPod().GetName() == "" && req.GetPod().GetUid() == "" {
-		bad = append(bad, "pod.name: required unless pod.uid is set")
+		l.Add("pod.name", "required unless pod.uid is set")
 	}
 	if req.GetContainer() == "" {
-		bad = append(bad, "container: required")
+		l.Add("container", "required")
 	}
 	if req.TailLines != nil && req.GetTailLines() < 0 {
-		bad = append(bad, "tail_lines: must be >= 0")
+		l.Add("tail_lines", "must be >= 0")
 	}
-	if len(bad) > 0 {
-		return status.Error(codes.InvalidArgument, "ContainerLogs: "+strings.Join(bad, "; "))
+	if l.Len() > 0 {
+		return fielderr.Status("ContainerLogs", l.Errors()).Err()
 	}
 	if s.executor == nil {
 		return status.Error(codes.Unavailable, "ContainerLogs: no executor is configured")

@@ -1,11 +1,10 @@
 package service
 
 import (
-	"strings"
-
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
@@ -21,19 +20,19 @@ func (s *Service) PortForward(stream plannerv1.PlannerService_PortForwardServer)
 		return err
 	}
 	start := first.GetStart()
-	var bad []string
+	var l fielderr.List
 	if start == nil {
-		bad = append(bad, "start: required in the first message")
+		l.Add("start", "required in the first message")
 	} else {
 		if start.GetPod() == nil || (start.GetPod().GetName() == "" && start.GetPod().GetUid() == "") {
-			bad = append(bad, "start.pod.name: required unless start.pod.uid is set")
+			l.Add("start.pod.name", "required unless start.pod.uid is set")
 		}
 		if start.GetPort() < 1 || start.GetPort() > 65535 {
-			bad = append(bad, "start.port: must be 1-65535")
+			l.Add("start.port", "must be 1-65535")
 		}
 	}
-	if len(bad) > 0 {
-		return status.Error(codes.InvalidArgument, "PortForward: "+strings.Join(bad, "; "))
+	if l.Len() > 0 {
+		return fielderr.Status("PortForward", l.Errors()).Err()
 	}
 	if s.executor == nil {
 		return status.Error(codes.Unavailable, "PortForward: no executor is configured")
