@@ -167,7 +167,10 @@ func TestReadmeSessions(t *testing.T) {
 // runReadmeCommand runs command with bash in dir. A streaming command
 // runs for 3 s and is then interrupted, as a user would with Ctrl-C.
 func runReadmeCommand(dir string, env []string, command string, streams bool) (string, error) {
-	timeout := 30 * time.Second
+	// Generous: `delete` waits until the pods are gone, and a pod deleted
+	// while its container waits out a crash-loop back-off has been seen to
+	// take over 30 s (see the session note).
+	timeout := 2 * time.Minute
 	if streams {
 		timeout = 3 * time.Second
 	}
