@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/syncpod/syncpod/planner/plan"
+	"github.com/syncpod/syncpod/planner/podsync"
 	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/validate"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
@@ -26,7 +26,6 @@ import (
 
 // fakePLEG serves observed pods set by the test and streams its events.
 type fakePLEG struct {
-	plegv1.UnimplementedPlegServiceServer
 	mu       sync.Mutex
 	observed map[string]*syncpodv1.ObservedPod
 	gets     map[string]int
@@ -86,7 +85,6 @@ func (f *fakePLEG) newerThans(uid string) []time.Time {
 
 // fakeExecutor records requests and answers from a function.
 type fakeExecutor struct {
-	executorv1.UnimplementedExecutorServiceServer
 	mu      sync.Mutex
 	applies []*executorv1.ApplyActionsRequest
 	removes []*executorv1.RemoveResourcesRequest
@@ -144,56 +142,53 @@ type env struct {
 // synctest bubble (no sockets, virtual time).
 type plegClient struct{ f *fakePLEG }
 
-func (c plegClient) GetPodStatus(ctx context.Context, in *plegv1.GetPodStatusRequest, _ ...grpc.CallOption) (*plegv1.GetPodStatusResponse, error) {
-	return c.f.GetPodStatus(ctx, in)
+func (c plegClient) PodStatus(ctx context.Context, uid string, newerThan time.Time) (*syncpodv1.ObservedPod, error) {
+	req := &plegv1.GetPodStatusRequest{PodUid: uid}
+	if !newerThan.IsZero() {
+		req.NewerThan = timestamppb.New(newerThan)
+	}
+	resp, err := c.f.GetPodStatus(ctx, req)
+	return resp.GetObserved(), err
 }
 
-func (c plegClient) ListPodStatuses(ctx context.Context, in *plegv1.ListPodStatusesRequest, _ ...grpc.CallOption) (*plegv1.ListPodStatusesResponse, error) {
-	return c.f.ListPodStatuses(ctx, in)
+func (c plegClient) PodStatuses(ctx context.Context) ([]*syncpodv1.ObservedPod, error) {
+	resp, err := c.f.ListPodStatuses(ctx, &plegv1.ListPodStatusesRequest{})
+	return resp.GetPods(), err
 }
 
-func (c plegClient) Watch(ctx context.Context, _ *plegv1.WatchRequest, _ ...grpc.CallOption) (grpc.ServerStreamingClient[plegv1.WatchResponse], error) {
+func (c plegClient) Watch(ctx context.Context) (EventStream, error) {
 	return &watchStream{ctx: ctx, events: c.f.events}, nil
 }
 
-// watchStream is a PLEG Watch stream fed by the fake's events channel;
-// the syncer only calls Recv.
+// watchStream is a PLEG event stream fed by the fake's events channel.
 type watchStream struct {
-	grpc.ClientStream
 	ctx    context.Context
 	events chan *plegv1.PodLifecycleEvent
 }
 
-func (w *watchStream) Recv() (*plegv1.WatchResponse, error) {
+func (w *watchStream) Recv() (*plegv1.PodLifecycleEvent, error) {
 	select {
 	case <-w.ctx.Done():
 		return nil, w.ctx.Err()
 	case ev := <-w.events:
-		return &plegv1.WatchResponse{Event: ev}, nil
+		return ev, nil
 	}
 }
 
 // execClient calls the fake executor in-process.
 type execClient struct{ f *fakeExecutor }
 
-func (c execClient) ApplyActions(ctx context.Context, in *executorv1.ApplyActionsRequest, _ ...grpc.CallOption) (*executorv1.ApplyActionsResponse, error) {
-	return c.f.ApplyActions(ctx, in)
+func (c execClient) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
+	return c.f.ApplyActions(ctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions})
 }
 
-func (c execClient) RemoveResources(ctx context.Context, in *executorv1.RemoveResourcesRequest, _ ...grpc.CallOption) (*executorv1.RemoveResourcesResponse, error) {
-	return c.f.RemoveResources(ctx, in)
+func (c execClient) RemoveResources(ctx context.Context, r podsync.Removal) ([]*executorv1.RemoveResult, error) {
+	resp, err := c.f.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: r.Containers, SandboxIds: r.Sandboxes})
+	return resp.GetResults(), err
 }
 
-func (c execClient) ListBackoffs(ctx context.Context, in *executorv1.ListBackoffsRequest, _ ...grpc.CallOption) (*executorv1.ListBackoffsResponse, error) {
-	return c.f.ListBackoffs(ctx, in)
-}
-
-func (c execClient) ResetBackoff(ctx context.Context, in *executorv1.ResetBackoffRequest, _ ...grpc.CallOption) (*executorv1.ResetBackoffResponse, error) {
-	return c.f.ResetBackoff(ctx, in)
-}
-
-func (c execClient) ExecSync(ctx context.Context, in *executorv1.ExecSyncRequest, _ ...grpc.CallOption) (*executorv1.ExecSyncResponse, error) {
-	return c.f.ExecSync(ctx, in)
+func (c execClient) ExecSync(context.Context, string, []string, time.Duration) (int32, error) {
+	return 0, status.Error(codes.Unimplemented, "the fake executor runs no probes")
 }
 
 func newEnv(t *testing.T) *env {
@@ -407,7 +402,8 @@ func TestGarbage(t *testing.T) {
 			{Id: "job-1", Name: "job", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(11)},
 		},
 	}
-	containers, sandboxes := garbage(o)
+	r := podsync.Garbage(o)
+	containers, sandboxes := r.Containers, r.Sandboxes
 	// app-3 runs; app-2 is the newest dead "app" (its last termination
 	// state) and stays; app-1 goes; job-1 is the only "job" and stays.
 	if want := []string{"app-1"}; !equal(containers, want) {

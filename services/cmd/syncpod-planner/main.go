@@ -101,8 +101,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	defer plegConn.Close()
 	loop, err := syncer.New(syncer.Options{
 		Store:              pods,
-		PLEG:               plegv1.NewPlegServiceClient(plegConn),
-		Executor:           executorv1.NewExecutorServiceClient(execConn),
+		PLEG:               syncer.GRPCPLEG(plegv1.NewPlegServiceClient(plegConn)),
+		Executor:           syncer.GRPCExecutor(executorv1.NewExecutorServiceClient(execConn)),
 		ResyncPeriod:       *resync,
 		HousekeepingPeriod: *housekeeping,
 		RPCTimeout:         *rpcTimeout,
