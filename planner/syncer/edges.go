@@ -88,7 +88,9 @@ func (e grpcEvents) Recv() (*plegv1.PodLifecycleEvent, error) {
 // GRPCExecutor adapts the executor service's gRPC client to Executor.
 func GRPCExecutor(c executorv1.ExecutorServiceClient) Executor { return grpcExecutor{c} }
 
-type grpcExecutor struct{ c executorv1.ExecutorServiceClient }
+type grpcExecutor struct {
+	c executorv1.ExecutorServiceClient
+}
 
 func (e grpcExecutor) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
 	return e.c.ApplyActions(ctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions})
