@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -387,45 +388,6 @@ func TestFinishedPodIsNotReplanned(t *testing.T) {
 	})
 }
 
-func TestGarbage(t *testing.T) {
-	at := func(s int) *timestamppb.Timestamp { return timestamppb.New(time.Unix(int64(1000+s), 0)) }
-	o := &syncpodv1.ObservedPod{
-		Sandboxes: []*syncpodv1.ObservedSandbox{
-			{Id: "old-stopped", State: syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY, CreatedAt: at(1)},
-			{Id: "new", State: syncpodv1.SandboxState_SANDBOX_STATE_READY, CreatedAt: at(10)},
-		},
-		Containers: []*syncpodv1.ObservedContainer{
-			{Id: "in-old-sandbox", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "old-stopped", CreatedAt: at(2)},
-			{Id: "app-1", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(11)},
-			{Id: "app-2", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(12)},
-			{Id: "app-3", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING, SandboxId: "new", CreatedAt: at(13)},
-			{Id: "job-1", Name: "job", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(11)},
-		},
-	}
-	r := podsync.Garbage(o)
-	containers, sandboxes := r.Containers, r.Sandboxes
-	// app-3 runs; app-2 is the newest dead "app" (its last termination
-	// state) and stays; app-1 goes; job-1 is the only "job" and stays.
-	if want := []string{"app-1"}; !equal(containers, want) {
-		t.Errorf("containers %v, want %v (dead ones beyond the newest dead per name, not those going with a sandbox)", containers, want)
-	}
-	if want := []string{"old-stopped"}; !equal(sandboxes, want) {
-		t.Errorf("sandboxes %v, want %v", sandboxes, want)
-	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestStatusIsNeverOlderThanTheLastExecutorCallEvenAFailedOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
@@ -554,7 +516,7 @@ func TestHousekeepingRemovesATrueOrphan(t *testing.T) {
 		synctest.Wait()
 		e.s.housekeeping(context.Background())
 		_, removes := e.exec.snapshot()
-		if len(removes) != 1 || !equal(removes[0].GetContainerIds(), []string{"c1"}) || !equal(removes[0].GetSandboxIds(), []string{"sb1"}) {
+		if len(removes) != 1 || !slices.Equal(removes[0].GetContainerIds(), []string{"c1"}) || !slices.Equal(removes[0].GetSandboxIds(), []string{"sb1"}) {
 			t.Fatalf("removes %v, want the orphan's container and sandbox once", removes)
 		}
 		if nt := e.pleg.newerThans(uid); len(nt) != 1 || nt[0].IsZero() {
