@@ -18,14 +18,8 @@ import (
 	"github.com/syncpod/syncpod/planner/events"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
-
-// DefaultNamespace is the namespace of a pod that names none.
-const DefaultNamespace = "default"
-
-// DefaultGracePeriodSeconds is the termination grace period of a pod whose
-// spec sets none, as in Kubernetes.
-const DefaultGracePeriodSeconds = 30
 
 // Options configure a Store.
 type Options struct {
@@ -211,7 +205,7 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 	p.DeletionTime = nil
 	p.DeletionGracePeriodSeconds = nil
 	if p.Namespace == "" {
-		p.Namespace = DefaultNamespace
+		p.Namespace = validation.DefaultNamespace
 	}
 	var errs []error
 	if strings.Contains(p.Name, "/") {
@@ -301,7 +295,7 @@ func normaliseRef(ref *plannerv1.PodRef) (*plannerv1.PodRef, error) {
 	}
 	out := proto.Clone(ref).(*plannerv1.PodRef)
 	if out.Namespace == "" {
-		out.Namespace = DefaultNamespace
+		out.Namespace = validation.DefaultNamespace
 	}
 	return out, nil
 }
@@ -413,7 +407,7 @@ func (s *Store) MarkDeleted(ctx context.Context, ref *plannerv1.PodRef, grace *i
 	var out *syncpodv1.Pod
 	err := s.update(ctx, ref, func(rec *plannerv1.PodRecord) (bool, error) {
 		p := rec.GetPod()
-		g := int64(DefaultGracePeriodSeconds)
+		g := validation.DefaultGracePeriodSeconds
 		if v := p.GetSpec().TerminationGracePeriodSeconds; v != nil {
 			g = *v
 		}

@@ -19,6 +19,7 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // Options configure a Syncer.
@@ -340,14 +341,8 @@ func (s *Syncer) apply(ctx context.Context, pod *syncpodv1.Pod, observed *syncpo
 
 // killTime is the longest a kill of the pod may take: its grace period.
 func killTime(pod *syncpodv1.Pod) time.Duration {
-	g := int64(store.DefaultGracePeriodSeconds)
-	if pod.GetSpec().TerminationGracePeriodSeconds != nil {
-		g = pod.GetSpec().GetTerminationGracePeriodSeconds()
-	}
-	if pod.DeletionGracePeriodSeconds != nil {
-		g = pod.GetDeletionGracePeriodSeconds()
-	}
-	return time.Duration(max(g, 2)) * time.Second
+	g := validation.PodGracePeriodSeconds(pod)
+	return time.Duration(max(g, validation.MinGracePeriodSeconds)) * time.Second
 }
 
 // remove asks the executor to remove containers and sandboxes; any that
