@@ -524,3 +524,45 @@ func TestHousekeepingRemovesATrueOrphan(t *testing.T) {
 		}
 	})
 }
+
+// A sync that applies a change set commits its events, last actions and
+// status in one store transaction: watchers see one MODIFIED carrying all
+// three, not three partial writes.
+func TestASyncIsOneStoreCommit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+			return &executorv1.ApplyActionsResponse{SandboxId: "sb1", Steps: []*executorv1.StepResult{
+				{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "sb1"},
+				{Step: executorv1.Step_STEP_START_CONTAINER, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "app", ContainerId: "c1"},
+			}}
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		sub, err := e.store.Subscribe(ctx, store.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		e.apply(t, webPod())
+		settled(t, "an ApplyActions call", func() bool { a, _ := e.exec.snapshot(); return len(a) >= 1 })
+		applies, _ := e.exec.snapshot()
+		evs, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var modified []*plannerv1.PodRecord
+		for _, ev := range evs {
+			if ev.GetType() == plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED {
+				modified = append(modified, ev.GetRecord())
+			}
+		}
+		if len(modified) != len(applies) {
+			t.Fatalf("%d MODIFIED events for %d syncs that applied, want one each", len(modified), len(applies))
+		}
+		rec := modified[0]
+		if len(rec.GetEvents()) == 0 || rec.GetLastActions() == nil || rec.GetStatus() == nil {
+			t.Errorf("the sync's commit lacks a part: events %d, last actions %v, status %v", len(rec.GetEvents()), rec.GetLastActions(), rec.GetStatus())
+		}
+	})
+}
