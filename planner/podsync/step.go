@@ -49,8 +49,10 @@ type Applied struct {
 
 // Removal names containers and sandboxes to remove from the runtime.
 type Removal struct {
+	// Containers are container ids.
 	Containers []string
-	Sandboxes  []string
+	// Sandboxes are sandbox ids; their containers go with them.
+	Sandboxes []string
 }
 
 // Empty reports whether there is nothing to remove.
