@@ -13,7 +13,8 @@ import (
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-func TestGarbage(t *testing.T) {
+// at least one dead container per name is kept.
+func TestGarbageKeepsTheNewestDeadInstance(t *testing.T) {
 	at := func(s int) *timestamppb.Timestamp { return timestamppb.New(time.Unix(int64(1000+s), 0)) }
 	o := &syncpodv1.ObservedPod{
 		Sandboxes: []*syncpodv1.ObservedSandbox{
