@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // ChangeType is the kind of a pod change found in the manifest directory.
@@ -155,11 +156,7 @@ func isManifest(e os.DirEntry) bool {
 }
 
 func podKey(p *syncpodv1.Pod) string {
-	ns := p.GetNamespace()
-	if ns == "" {
-		ns = "default"
-	}
-	return ns + "/" + p.GetName()
+	return validation.NamespaceOrDefault(p.GetNamespace()) + "/" + p.GetName()
 }
 
 // Scan reads the directory once and returns what changed since the last
@@ -283,10 +280,7 @@ const (
 
 // Owns reports whether the last scan found a manifest for the pod.
 func (s *Source) Owns(namespace, name string) bool {
-	if namespace == "" {
-		namespace = "default"
-	}
-	_, ok := s.pods[namespace+"/"+name]
+	_, ok := s.pods[validation.NamespaceOrDefault(namespace)+"/"+name]
 	return ok
 }
 

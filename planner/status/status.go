@@ -78,6 +78,21 @@ type Input struct {
 
 // Compute returns the pod's status.
 func Compute(in Input) *syncpodv1.PodStatus {
+	st, c, init, anyStarted := compute(in)
+	st.Conditions = c.conditions(st, init, anyStarted)
+	return st
+}
+
+// Phase returns the phase Compute(in) reports, without the conditions: what
+// a sync needs to decide whether the pod has finished before it knows what
+// it will apply (the full status is computed once, after the apply).
+func Phase(in Input) syncpodv1.PodPhase {
+	st, _, _, _ := compute(in)
+	return st.GetPhase()
+}
+
+// compute builds the status without its conditions.
+func compute(in Input) (*syncpodv1.PodStatus, *computer, initState, bool) {
 	pod := in.Pod
 	spec := pod.GetSpec()
 	byName := observedByName(in.Observed)
@@ -111,8 +126,7 @@ func Compute(in Input) *syncpodv1.PodStatus {
 		prev.GetObservedGeneration() == pod.GetGeneration() && !isTerminal(st.Phase) {
 		st.Phase = prev.GetPhase()
 	}
-	st.Conditions = c.conditions(st, init, anyStarted)
-	return st
+	return st, &c, init, anyStarted
 }
 
 func isTerminal(p syncpodv1.PodPhase) bool {

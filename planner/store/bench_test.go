@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
 func benchStore(b *testing.B) *Store {
@@ -73,5 +75,44 @@ func BenchmarkOpen2000Pods(b *testing.B) {
 	}
 	if fi, err := os.Stat(path); err == nil {
 		b.ReportMetric(float64(fi.Size())/1e6, "file_MB")
+	}
+}
+
+// BenchmarkSyncCommit is what a pod sync that applied a change set writes:
+// "one" is CommitSync (one transaction), "three" the three separate writes
+// the sync loop used to make. Each iteration changes the status so that
+// every write commits.
+func BenchmarkSyncCommit(b *testing.B) {
+	for _, mode := range []string{"one", "three"} {
+		b.Run(mode, func(b *testing.B) {
+			s := benchStore(b)
+			ctx := context.Background()
+			p, _, err := s.Apply(ctx, pod("web", "img"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := syncCommit()
+			i := int32(0)
+			for b.Loop() {
+				i++
+				c.Status.ContainerStatuses = []*syncpodv1.ContainerStatus{{Name: "app", RestartCount: i}}
+				c.LastActions.Attempt = uint32(i)
+				if mode == "one" {
+					if _, err := s.CommitSync(ctx, p.GetUid(), c); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
+				if err := s.AppendEvents(ctx, p.GetUid(), c.Events); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.SetLastActions(ctx, p.GetUid(), c.LastActions); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.UpdateStatus(ctx, p.GetUid(), c.Status); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

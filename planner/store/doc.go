@@ -23,6 +23,10 @@
 //     is published to watchers.
 //   - Invalid pods (as judged by the injected validator) are never stored.
 //   - Re-applying an identical pod writes nothing and reports UNCHANGED.
+//   - A pod sync's events, last actions and status are committed together
+//     (CommitSync): one transaction, one fsync, one watch event, or
+//     nothing when the commit fails. A status that differs from the
+//     stored one only in updated_at is not written.
 //   - Watchers see every change after its commit, in commit order. A watcher
 //     whose bounded buffer is full has its queue replaced by a single RESYNC
 //     event (counted in Stats) instead of blocking writers.

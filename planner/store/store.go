@@ -18,14 +18,8 @@ import (
 	"github.com/syncpod/syncpod/planner/events"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
-
-// DefaultNamespace is the namespace of a pod that names none.
-const DefaultNamespace = "default"
-
-// DefaultGracePeriodSeconds is the termination grace period of a pod whose
-// spec sets none, as in Kubernetes.
-const DefaultGracePeriodSeconds = 30
 
 // Options configure a Store.
 type Options struct {
@@ -59,6 +53,10 @@ type Store struct {
 	// Subscribe's snapshot with both, so a watcher never misses or repeats
 	// a change.
 	mu sync.Mutex
+
+	// failCommit, set only by this package's tests, fails a CommitSync
+	// after it changed the record, before the transaction commits.
+	failCommit func() error
 }
 
 // Open opens (creating if needed) the database at opts.Path and brings its
@@ -207,7 +205,7 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 	p.DeletionTime = nil
 	p.DeletionGracePeriodSeconds = nil
 	if p.Namespace == "" {
-		p.Namespace = DefaultNamespace
+		p.Namespace = validation.DefaultNamespace
 	}
 	var errs []error
 	if strings.Contains(p.Name, "/") {
@@ -297,7 +295,7 @@ func normaliseRef(ref *plannerv1.PodRef) (*plannerv1.PodRef, error) {
 	}
 	out := proto.Clone(ref).(*plannerv1.PodRef)
 	if out.Namespace == "" {
-		out.Namespace = DefaultNamespace
+		out.Namespace = validation.DefaultNamespace
 	}
 	return out, nil
 }
@@ -409,7 +407,7 @@ func (s *Store) MarkDeleted(ctx context.Context, ref *plannerv1.PodRef, grace *i
 	var out *syncpodv1.Pod
 	err := s.update(ctx, ref, func(rec *plannerv1.PodRecord) (bool, error) {
 		p := rec.GetPod()
-		g := int64(DefaultGracePeriodSeconds)
+		g := validation.DefaultGracePeriodSeconds
 		if v := p.GetSpec().TerminationGracePeriodSeconds; v != nil {
 			g = *v
 		}
@@ -472,15 +470,7 @@ func (s *Store) Remove(ctx context.Context, uid string) error {
 // stored one except for updated_at is not written; changed reports whether
 // anything was. ErrNotFound when no pod has this uid.
 func (s *Store) UpdateStatus(ctx context.Context, uid string, st *syncpodv1.PodStatus) (changed bool, err error) {
-	err = s.update(ctx, &plannerv1.PodRef{Uid: uid}, func(rec *plannerv1.PodRecord) (bool, error) {
-		if statusEqual(rec.GetStatus(), st) {
-			return false, nil
-		}
-		rec.Status = proto.Clone(st).(*syncpodv1.PodStatus)
-		changed = true
-		return true, nil
-	})
-	return changed, err
+	return s.CommitSync(ctx, uid, SyncCommit{Status: st})
 }
 
 func statusEqual(a, b *syncpodv1.PodStatus) bool {
@@ -500,29 +490,67 @@ func (s *Store) AppendEvents(ctx context.Context, uid string, evs []*syncpodv1.E
 	if len(evs) == 0 {
 		return nil
 	}
-	return s.update(ctx, &plannerv1.PodRef{Uid: uid}, func(rec *plannerv1.PodRecord) (bool, error) {
-		p := rec.GetPod()
-		stamped := make([]*syncpodv1.Event, len(evs))
-		for i, e := range evs {
-			c := proto.Clone(e).(*syncpodv1.Event)
-			c.PodUid, c.PodName, c.PodNamespace = p.GetUid(), p.GetName(), p.GetNamespace()
-			stamped[i] = c
-		}
-		rec.Events = events.Merge(rec.GetEvents(), stamped, s.opts.MaxEvents)
-		return true, nil
-	})
+	_, err := s.CommitSync(ctx, uid, SyncCommit{Events: evs})
+	return err
 }
 
 // SetLastActions records the last change set applied to the pod.
 // ErrNotFound when no pod has this uid.
 func (s *Store) SetLastActions(ctx context.Context, uid string, a *syncpodv1.PodActions) error {
-	return s.update(ctx, &plannerv1.PodRef{Uid: uid}, func(rec *plannerv1.PodRecord) (bool, error) {
-		if proto.Equal(rec.GetLastActions(), a) {
-			return false, nil
+	if a == nil {
+		a = &syncpodv1.PodActions{}
+	}
+	_, err := s.CommitSync(ctx, uid, SyncCommit{LastActions: a})
+	return err
+}
+
+// SyncCommit is what one pod sync writes: its events, the change set it
+// applied and the status it computed. A nil or empty part leaves that part
+// of the record as it is.
+type SyncCommit struct {
+	// Events are folded into the event list as AppendEvents does.
+	Events []*syncpodv1.Event
+	// LastActions, when set, replaces the last change set.
+	LastActions *syncpodv1.PodActions
+	// Status, when set, replaces the status unless it equals the stored
+	// one except for updated_at.
+	Status *syncpodv1.PodStatus
+}
+
+// CommitSync writes a sync's events, last actions and status in one
+// transaction: one commit (one fsync), and watchers see one MODIFIED
+// carrying all of it, or, when the commit fails, nothing. changed reports
+// whether anything was written. ErrNotFound when no pod has this uid.
+func (s *Store) CommitSync(ctx context.Context, uid string, c SyncCommit) (changed bool, err error) {
+	err = s.update(ctx, &plannerv1.PodRef{Uid: uid}, func(rec *plannerv1.PodRecord) (bool, error) {
+		if len(c.Events) > 0 {
+			p := rec.GetPod()
+			stamped := make([]*syncpodv1.Event, len(c.Events))
+			for i, e := range c.Events {
+				ev := proto.Clone(e).(*syncpodv1.Event)
+				ev.PodUid, ev.PodName, ev.PodNamespace = p.GetUid(), p.GetName(), p.GetNamespace()
+				stamped[i] = ev
+			}
+			rec.Events = events.Merge(rec.GetEvents(), stamped, s.opts.MaxEvents)
+			changed = true
 		}
-		rec.LastActions = proto.Clone(a).(*syncpodv1.PodActions)
-		return true, nil
+		if c.LastActions != nil && !proto.Equal(rec.GetLastActions(), c.LastActions) {
+			rec.LastActions = proto.Clone(c.LastActions).(*syncpodv1.PodActions)
+			changed = true
+		}
+		if c.Status != nil && !statusEqual(rec.GetStatus(), c.Status) {
+			rec.Status = proto.Clone(c.Status).(*syncpodv1.PodStatus)
+			changed = true
+		}
+		if changed && s.failCommit != nil {
+			return false, s.failCommit()
+		}
+		return changed, nil
 	})
+	if err != nil {
+		return false, err
+	}
+	return changed, nil
 }
 
 // update applies fn to the record named by ref in one transaction; fn

@@ -441,7 +441,7 @@ func TestMarkDeletedAndRemove(t *testing.T) {
 		t.Errorf("unknown pod: %v, want ErrNotFound", err)
 	}
 	plain, err := s.MarkDeleted(ctx, &plannerv1.PodRef{Name: "plain"}, nil)
-	if err != nil || plain.GetDeletionGracePeriodSeconds() != DefaultGracePeriodSeconds {
+	if err != nil || plain.GetDeletionGracePeriodSeconds() != 30 {
 		t.Errorf("default grace: %v, %v; want 30", plain.GetDeletionGracePeriodSeconds(), err)
 	}
 

@@ -1,28 +1,29 @@
 // Package syncer keeps the desired pods running: it is the planner's sync
-// loop, the kubelet's syncPod and housekeeping made of syncpod's parts.
+// loop, the goroutine-and-trigger wrapper around podsync.Step (raft's Node
+// around its RawNode). Every decision is podsync's; this package owns the
+// goroutines, triggers and streams, and carries each work order out
+// through two small interfaces it declares, PLEG and Executor (GRPCPLEG
+// and GRPCExecutor adapt the generated clients; tests pass in-process
+// fakes, no gRPC server).
 //
 // Every desired pod has a worker (podworkers: one sync in flight, triggers
 // coalesced, exact wake-ups, error back-off). A sync reads the pod from
 // the store, waits for a PLEG status newer than its own last action
-// (GetPodStatus newer_than), runs the probes' results and plan.Compute,
-// hands a non-empty change set to the executor, and writes the kubelet-
-// style status, events and last actions back into the store. Syncs are
-// triggered by desired changes (a store watch: new pods, spec or deletion
-// changes — not the status writes of the syncs themselves), by PLEG
-// lifecycle events (a Watch stream, reconnected with back-off and followed
-// by a resync of everything), by a periodic resync, by probe result
-// changes and at the instant an executor back-off expires.
-//
-// Terminal pods (Succeeded, Failed) are not re-planned: only anything
-// still running in them is stopped. A deleted pod is killed with its grace
-// period; once nothing of it runs, its containers and sandboxes are
-// removed and only then is it dropped from the store.
+// (PLEG.PodStatus newer than), updates the probes, and steps: a change set
+// goes to the executor and its answer is handed back to a second step; the
+// sync's events, last actions and status are then committed in one store
+// transaction (store.CommitSync); containers and sandboxes to remove are
+// removed, and a deleted pod whose removal succeeded is dropped from the
+// store. Syncs are triggered by desired changes (a store watch: new pods,
+// spec or deletion changes — not the status writes of the syncs
+// themselves), by PLEG lifecycle events (a Watch stream, reconnected with
+// back-off and followed by a resync of everything), by a periodic resync,
+// by probe result changes and at the instant an executor back-off expires.
 //
 // Housekeeping, periodically: runtime pods labelled as syncpod's that are
-// not desired are killed and removed, once a status read after the store
+// not desired are stepped as orphans (killed through the same apply path
+// as any sync, removed once stopped), once a status read after the store
 // was found without them still shows them (the PLEG's list lags the
-// runtime, so a pod whose worker has just removed it is no orphan);
-// exited containers beyond the newest
-// per container name, and stopped sandboxes beyond the newest, are
-// removed.
+// runtime, so a pod whose worker has just removed it is no orphan); what a
+// desired pod no longer needs (podsync.Garbage) is removed.
 package syncer

@@ -5,37 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
-	"google.golang.org/grpc/codes"
-	grpcstatus "google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/syncpod/syncpod/planner/events"
-	"github.com/syncpod/syncpod/planner/plan"
+	"github.com/syncpod/syncpod/planner/podsync"
 	"github.com/syncpod/syncpod/planner/podworkers"
 	"github.com/syncpod/syncpod/planner/prober"
-	"github.com/syncpod/syncpod/planner/status"
 	"github.com/syncpod/syncpod/planner/store"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // Options configure a Syncer.
 type Options struct {
 	// Store holds the desired pods. Required.
 	Store *store.Store
-	// PLEG is the PLEG service. Required.
-	PLEG plegv1.PlegServiceClient
-	// Executor is the executor service. Required.
-	Executor executorv1.ExecutorServiceClient
+	// PLEG is the PLEG (GRPCPLEG adapts its client). Required.
+	PLEG PLEG
+	// Executor is the executor (GRPCExecutor adapts its client). Required.
+	Executor Executor
 	// ResyncPeriod resyncs every pod this often (default 10 s).
 	ResyncPeriod time.Duration
 	// HousekeepingPeriod is how often orphans and dead containers are
@@ -103,7 +97,7 @@ func New(opts Options) (*Syncer, error) {
 		Observe: m.observeSync,
 	})
 	s.probes = prober.New(prober.Options{
-		Exec:     executorExec{opts.Executor},
+		Exec:     opts.Executor,
 		OnChange: s.workers.Trigger,
 		Logger:   opts.Logger,
 	})
@@ -198,17 +192,16 @@ func (s *Syncer) watchStore(ctx context.Context) error {
 func (s *Syncer) watchPLEG(ctx context.Context) {
 	delay := 500 * time.Millisecond
 	for ctx.Err() == nil {
-		stream, err := s.opts.PLEG.Watch(ctx, &plegv1.WatchRequest{})
+		stream, err := s.opts.PLEG.Watch(ctx)
 		if err == nil {
 			s.resyncAll(ctx)
 			for {
-				var resp *plegv1.WatchResponse
-				resp, err = stream.Recv()
+				var ev *plegv1.PodLifecycleEvent
+				ev, err = stream.Recv()
 				if err != nil {
 					break
 				}
 				delay = 500 * time.Millisecond
-				ev := resp.GetEvent()
 				switch ev.GetType() {
 				case plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_RESYNC:
 					s.resyncAll(ctx)
@@ -251,8 +244,9 @@ func (s *Syncer) forget(uid string) {
 	s.mu.Unlock()
 }
 
-// sync is one pod's sync. It returns when the pod wants to be synced
-// again (an executor back-off expiring), or an error to retry with back-off.
+// sync is one pod's sync: podsync.Step decides, this carries the work
+// out. It returns when the pod wants to be synced again (an executor
+// back-off expiring), or an error to retry with back-off.
 func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 	rec, err := s.opts.Store.Get(ctx, &plannerv1.PodRef{Uid: uid})
 	if errors.Is(err, store.ErrNotFound) {
@@ -267,44 +261,50 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
+	var probes []*syncpodv1.ContainerProbeResults
 	if pod.GetDeletionTime() != nil {
-		return s.terminate(ctx, rec, observed)
-	}
-
-	s.probes.Sync(pod, observed)
-	probes := s.probes.Results(uid)
-	now := time.Now()
-	current := status.Compute(status.Input{Pod: pod, Observed: observed, Previous: rec.GetStatus(), Probes: probes, Now: now})
-
-	var actions *syncpodv1.PodActions
-	if isTerminal(current.GetPhase()) {
-		// Finished pods are not re-planned (computePodActions would keep
-		// killing and re-creating the sandbox); stop what still runs.
-		if anythingRunning(observed) {
-			actions = &syncpodv1.PodActions{KillPod: true, KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN,
-				Message: "the pod has finished"}
-		}
+		s.probes.Remove(uid)
 	} else {
-		actions = plan.Compute(pod, observed, probes)
+		s.probes.Sync(pod, observed)
+		probes = s.probes.Results(uid)
 	}
-
-	var wake time.Time
-	var steps []*executorv1.StepResult
-	if actions != nil && !plan.IsEmpty(actions) {
-		resp, err := s.apply(ctx, pod, observed, actions)
+	in := podsync.Input{Record: rec, Observed: observed, Probes: probes, Now: time.Now()}
+	w := podsync.Step(in)
+	if w.Apply != nil {
+		resp, err := s.apply(ctx, w.Pod, observed, w.Apply)
+		// Whatever the outcome, the runtime may have changed (a call that
+		// timed out may still have created containers): the next sync
+		// waits for a status taken after this moment.
+		done := time.Now()
+		s.mu.Lock()
+		s.lastSync[uid] = done
+		s.mu.Unlock()
 		if err != nil {
 			return time.Time{}, err
 		}
-		steps = resp.GetSteps()
-		if t := resp.GetRetryAt(); t != nil {
-			wake = t.AsTime()
+		in.Applied, in.Now = &podsync.Applied{Actions: w.Apply, Result: resp}, done
+		w = podsync.Step(in)
+	}
+	if w.Commits() {
+		_, err := s.opts.Store.CommitSync(ctx, uid, store.SyncCommit{Events: w.Events, LastActions: w.LastActions, Status: w.Status})
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return time.Time{}, fmt.Errorf("write the sync's status and events: %w", err)
 		}
-		current = status.Compute(status.Input{Pod: pod, Observed: observed, Previous: rec.GetStatus(), Steps: steps, Probes: probes, Now: time.Now()})
 	}
-	if _, err := s.opts.Store.UpdateStatus(ctx, uid, current); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return time.Time{}, fmt.Errorf("write status: %w", err)
+	if w.Err != nil {
+		return time.Time{}, w.Err
 	}
-	return wake, nil
+	if err := s.remove(ctx, w.Remove); err != nil {
+		return time.Time{}, err
+	}
+	if w.Drop {
+		if err := s.opts.Store.Remove(ctx, uid); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return time.Time{}, fmt.Errorf("remove pod: %w", err)
+		}
+		s.log.Info("pod removed", "pod_uid", uid, "pod", pod.GetNamespace()+"/"+pod.GetName())
+		s.forget(uid)
+	}
+	return w.Wake, nil
 }
 
 // podStatus asks the PLEG for a status newer than this pod's last executor
@@ -318,104 +318,47 @@ func (s *Syncer) podStatus(ctx context.Context, uid string) (*syncpodv1.Observed
 		newer = s.started
 	}
 	s.mu.Unlock()
-	req := &plegv1.GetPodStatusRequest{PodUid: uid}
-	if !newer.IsZero() {
-		req.NewerThan = timestamppb.New(newer)
-	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
 	defer cancel()
-	resp, err := s.opts.PLEG.GetPodStatus(ctx, req)
+	o, err := s.opts.PLEG.PodStatus(ctx, uid, newer)
 	if err != nil {
 		return nil, fmt.Errorf("PLEG status: %w", err)
 	}
-	return resp.GetObserved(), nil
+	return o, nil
 }
 
-// apply hands a change set to the executor and records its events and the
-// actions; the next sync then waits for a status newer than this moment.
+// apply hands a change set to the executor: the one way anything is
+// applied, for desired pods and orphans alike.
 func (s *Syncer) apply(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
-	uid := pod.GetUid()
-	rctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout+killTime(pod))
-	resp, err := s.opts.Executor.ApplyActions(rctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions})
-	cancel()
-	// Whatever the outcome, the runtime may have changed (a call that
-	// timed out may still have created containers): the next sync waits
-	// for a status taken after this moment.
-	done := time.Now()
-	s.mu.Lock()
-	s.lastSync[uid] = done
-	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout+killTime(pod))
+	defer cancel()
+	resp, err := s.opts.Executor.ApplyActions(ctx, pod, observed, actions)
 	if err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
-	}
-	if evs := events.FromApplyResult(pod, actions, resp, done); len(evs) > 0 {
-		if err := s.opts.Store.AppendEvents(ctx, uid, evs); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("write events: %w", err)
-		}
-	}
-	if err := s.opts.Store.SetLastActions(ctx, uid, actions); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("write actions: %w", err)
 	}
 	return resp, nil
 }
 
 // killTime is the longest a kill of the pod may take: its grace period.
 func killTime(pod *syncpodv1.Pod) time.Duration {
-	g := int64(store.DefaultGracePeriodSeconds)
-	if pod.GetSpec().TerminationGracePeriodSeconds != nil {
-		g = pod.GetSpec().GetTerminationGracePeriodSeconds()
-	}
-	if pod.DeletionGracePeriodSeconds != nil {
-		g = pod.GetDeletionGracePeriodSeconds()
-	}
-	return time.Duration(max(g, 2)) * time.Second
-}
-
-// terminate drives a deleted pod to removal: kill what runs, then remove
-// every container and sandbox, then drop the pod from the store.
-func (s *Syncer) terminate(ctx context.Context, rec *plannerv1.PodRecord, observed *syncpodv1.ObservedPod) (time.Time, error) {
-	pod := rec.GetPod()
-	uid := pod.GetUid()
-	s.probes.Remove(uid)
-	if anythingRunning(observed) {
-		actions := &syncpodv1.PodActions{KillPod: true, Message: "the pod was deleted"}
-		resp, err := s.apply(ctx, pod, observed, actions)
-		if err != nil {
-			return time.Time{}, err
-		}
-		if failed := failedSteps(resp); failed != "" {
-			// Retried with the pod's error back-off, not at once: a
-			// container that cannot be stopped must not make this spin.
-			return time.Time{}, fmt.Errorf("killing the deleted pod: %s", failed)
-		}
-		// Come back at once: the next status must show everything stopped.
-		return time.Now(), nil
-	}
-	if err := s.remove(ctx, containerIDs(observed), sandboxIDs(observed)); err != nil {
-		return time.Time{}, err
-	}
-	if err := s.opts.Store.Remove(ctx, uid); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return time.Time{}, fmt.Errorf("remove pod: %w", err)
-	}
-	s.log.Info("pod removed", "pod_uid", uid, "pod", pod.GetNamespace()+"/"+pod.GetName())
-	s.forget(uid)
-	return time.Time{}, nil
+	g := validation.PodGracePeriodSeconds(pod)
+	return time.Duration(max(g, validation.MinGracePeriodSeconds)) * time.Second
 }
 
 // remove asks the executor to remove containers and sandboxes; any that
 // could not be removed is an error (the caller retries).
-func (s *Syncer) remove(ctx context.Context, containers, sandboxes []string) error {
-	if len(containers)+len(sandboxes) == 0 {
+func (s *Syncer) remove(ctx context.Context, r podsync.Removal) error {
+	if r.Empty() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
 	defer cancel()
-	resp, err := s.opts.Executor.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: containers, SandboxIds: sandboxes})
+	results, err := s.opts.Executor.RemoveResources(ctx, r)
 	if err != nil {
 		return fmt.Errorf("executor remove: %w", err)
 	}
 	var errs []error
-	for _, r := range resp.GetResults() {
+	for _, r := range results {
 		kind := "container"
 		if r.GetSandbox() {
 			kind = "sandbox"
@@ -427,62 +370,4 @@ func (s *Syncer) remove(ctx context.Context, containers, sandboxes []string) err
 		s.m.removed.WithLabelValues(kind).Inc()
 	}
 	return errors.Join(errs...)
-}
-
-// failedSteps describes the steps of resp that failed, "" when none did.
-func failedSteps(resp *executorv1.ApplyActionsResponse) string {
-	var out []string
-	for _, st := range resp.GetSteps() {
-		if st.GetOutcome() == executorv1.Outcome_OUTCOME_FAILED {
-			out = append(out, fmt.Sprintf("%s %s: %s %s", st.GetStep(), st.GetTarget(), st.GetReason(), st.GetMessage()))
-		}
-	}
-	return strings.Join(out, "; ")
-}
-
-func isTerminal(p syncpodv1.PodPhase) bool {
-	return p == syncpodv1.PodPhase_POD_PHASE_SUCCEEDED || p == syncpodv1.PodPhase_POD_PHASE_FAILED
-}
-
-func anythingRunning(o *syncpodv1.ObservedPod) bool {
-	for _, c := range o.GetContainers() {
-		if c.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
-			return true
-		}
-	}
-	for _, sb := range o.GetSandboxes() {
-		if sb.GetState() == syncpodv1.SandboxState_SANDBOX_STATE_READY {
-			return true
-		}
-	}
-	return false
-}
-
-func containerIDs(o *syncpodv1.ObservedPod) []string {
-	ids := make([]string, 0, len(o.GetContainers()))
-	for _, c := range o.GetContainers() {
-		ids = append(ids, c.GetId())
-	}
-	return ids
-}
-
-func sandboxIDs(o *syncpodv1.ObservedPod) []string {
-	ids := make([]string, 0, len(o.GetSandboxes()))
-	for _, sb := range o.GetSandboxes() {
-		ids = append(ids, sb.GetId())
-	}
-	return ids
-}
-
-// executorExec runs exec probes through the executor's ExecSync.
-type executorExec struct {
-	c executorv1.ExecutorServiceClient
-}
-
-func (e executorExec) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (int32, error) {
-	resp, err := e.c.ExecSync(ctx, &executorv1.ExecSyncRequest{ContainerId: containerID, Command: cmd, Timeout: durationpb.New(timeout)})
-	if grpcstatus.Code(err) == codes.DeadlineExceeded {
-		return 0, context.DeadlineExceeded
-	}
-	return resp.GetExitCode(), err
 }

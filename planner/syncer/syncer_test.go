@@ -3,19 +3,20 @@ package syncer
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/syncpod/syncpod/planner/plan"
+	"github.com/syncpod/syncpod/planner/podsync"
 	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/validate"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
@@ -26,7 +27,6 @@ import (
 
 // fakePLEG serves observed pods set by the test and streams its events.
 type fakePLEG struct {
-	plegv1.UnimplementedPlegServiceServer
 	mu       sync.Mutex
 	observed map[string]*syncpodv1.ObservedPod
 	gets     map[string]int
@@ -86,7 +86,6 @@ func (f *fakePLEG) newerThans(uid string) []time.Time {
 
 // fakeExecutor records requests and answers from a function.
 type fakeExecutor struct {
-	executorv1.UnimplementedExecutorServiceServer
 	mu      sync.Mutex
 	applies []*executorv1.ApplyActionsRequest
 	removes []*executorv1.RemoveResourcesRequest
@@ -144,56 +143,53 @@ type env struct {
 // synctest bubble (no sockets, virtual time).
 type plegClient struct{ f *fakePLEG }
 
-func (c plegClient) GetPodStatus(ctx context.Context, in *plegv1.GetPodStatusRequest, _ ...grpc.CallOption) (*plegv1.GetPodStatusResponse, error) {
-	return c.f.GetPodStatus(ctx, in)
+func (c plegClient) PodStatus(ctx context.Context, uid string, newerThan time.Time) (*syncpodv1.ObservedPod, error) {
+	req := &plegv1.GetPodStatusRequest{PodUid: uid}
+	if !newerThan.IsZero() {
+		req.NewerThan = timestamppb.New(newerThan)
+	}
+	resp, err := c.f.GetPodStatus(ctx, req)
+	return resp.GetObserved(), err
 }
 
-func (c plegClient) ListPodStatuses(ctx context.Context, in *plegv1.ListPodStatusesRequest, _ ...grpc.CallOption) (*plegv1.ListPodStatusesResponse, error) {
-	return c.f.ListPodStatuses(ctx, in)
+func (c plegClient) PodStatuses(ctx context.Context) ([]*syncpodv1.ObservedPod, error) {
+	resp, err := c.f.ListPodStatuses(ctx, &plegv1.ListPodStatusesRequest{})
+	return resp.GetPods(), err
 }
 
-func (c plegClient) Watch(ctx context.Context, _ *plegv1.WatchRequest, _ ...grpc.CallOption) (grpc.ServerStreamingClient[plegv1.WatchResponse], error) {
+func (c plegClient) Watch(ctx context.Context) (EventStream, error) {
 	return &watchStream{ctx: ctx, events: c.f.events}, nil
 }
 
-// watchStream is a PLEG Watch stream fed by the fake's events channel;
-// the syncer only calls Recv.
+// watchStream is a PLEG event stream fed by the fake's events channel.
 type watchStream struct {
-	grpc.ClientStream
 	ctx    context.Context
 	events chan *plegv1.PodLifecycleEvent
 }
 
-func (w *watchStream) Recv() (*plegv1.WatchResponse, error) {
+func (w *watchStream) Recv() (*plegv1.PodLifecycleEvent, error) {
 	select {
 	case <-w.ctx.Done():
 		return nil, w.ctx.Err()
 	case ev := <-w.events:
-		return &plegv1.WatchResponse{Event: ev}, nil
+		return ev, nil
 	}
 }
 
 // execClient calls the fake executor in-process.
 type execClient struct{ f *fakeExecutor }
 
-func (c execClient) ApplyActions(ctx context.Context, in *executorv1.ApplyActionsRequest, _ ...grpc.CallOption) (*executorv1.ApplyActionsResponse, error) {
-	return c.f.ApplyActions(ctx, in)
+func (c execClient) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
+	return c.f.ApplyActions(ctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions})
 }
 
-func (c execClient) RemoveResources(ctx context.Context, in *executorv1.RemoveResourcesRequest, _ ...grpc.CallOption) (*executorv1.RemoveResourcesResponse, error) {
-	return c.f.RemoveResources(ctx, in)
+func (c execClient) RemoveResources(ctx context.Context, r podsync.Removal) ([]*executorv1.RemoveResult, error) {
+	resp, err := c.f.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: r.Containers, SandboxIds: r.Sandboxes})
+	return resp.GetResults(), err
 }
 
-func (c execClient) ListBackoffs(ctx context.Context, in *executorv1.ListBackoffsRequest, _ ...grpc.CallOption) (*executorv1.ListBackoffsResponse, error) {
-	return c.f.ListBackoffs(ctx, in)
-}
-
-func (c execClient) ResetBackoff(ctx context.Context, in *executorv1.ResetBackoffRequest, _ ...grpc.CallOption) (*executorv1.ResetBackoffResponse, error) {
-	return c.f.ResetBackoff(ctx, in)
-}
-
-func (c execClient) ExecSync(ctx context.Context, in *executorv1.ExecSyncRequest, _ ...grpc.CallOption) (*executorv1.ExecSyncResponse, error) {
-	return c.f.ExecSync(ctx, in)
+func (c execClient) ExecSync(context.Context, string, []string, time.Duration) (int32, error) {
+	return 0, status.Error(codes.Unimplemented, "the fake executor runs no probes")
 }
 
 func newEnv(t *testing.T) *env {
@@ -392,44 +388,6 @@ func TestFinishedPodIsNotReplanned(t *testing.T) {
 	})
 }
 
-func TestGarbage(t *testing.T) {
-	at := func(s int) *timestamppb.Timestamp { return timestamppb.New(time.Unix(int64(1000+s), 0)) }
-	o := &syncpodv1.ObservedPod{
-		Sandboxes: []*syncpodv1.ObservedSandbox{
-			{Id: "old-stopped", State: syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY, CreatedAt: at(1)},
-			{Id: "new", State: syncpodv1.SandboxState_SANDBOX_STATE_READY, CreatedAt: at(10)},
-		},
-		Containers: []*syncpodv1.ObservedContainer{
-			{Id: "in-old-sandbox", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "old-stopped", CreatedAt: at(2)},
-			{Id: "app-1", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(11)},
-			{Id: "app-2", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(12)},
-			{Id: "app-3", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING, SandboxId: "new", CreatedAt: at(13)},
-			{Id: "job-1", Name: "job", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(11)},
-		},
-	}
-	containers, sandboxes := garbage(o)
-	// app-3 runs; app-2 is the newest dead "app" (its last termination
-	// state) and stays; app-1 goes; job-1 is the only "job" and stays.
-	if want := []string{"app-1"}; !equal(containers, want) {
-		t.Errorf("containers %v, want %v (dead ones beyond the newest dead per name, not those going with a sandbox)", containers, want)
-	}
-	if want := []string{"old-stopped"}; !equal(sandboxes, want) {
-		t.Errorf("sandboxes %v, want %v", sandboxes, want)
-	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestStatusIsNeverOlderThanTheLastExecutorCallEvenAFailedOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
@@ -558,11 +516,53 @@ func TestHousekeepingRemovesATrueOrphan(t *testing.T) {
 		synctest.Wait()
 		e.s.housekeeping(context.Background())
 		_, removes := e.exec.snapshot()
-		if len(removes) != 1 || !equal(removes[0].GetContainerIds(), []string{"c1"}) || !equal(removes[0].GetSandboxIds(), []string{"sb1"}) {
+		if len(removes) != 1 || !slices.Equal(removes[0].GetContainerIds(), []string{"c1"}) || !slices.Equal(removes[0].GetSandboxIds(), []string{"sb1"}) {
 			t.Fatalf("removes %v, want the orphan's container and sandbox once", removes)
 		}
 		if nt := e.pleg.newerThans(uid); len(nt) != 1 || nt[0].IsZero() {
 			t.Fatalf("housekeeping read the orphan's status %v, want once with newer_than set", nt)
+		}
+	})
+}
+
+// A sync that applies a change set commits its events, last actions and
+// status in one store transaction: watchers see one MODIFIED carrying all
+// three, not three partial writes.
+func TestASyncIsOneStoreCommit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+			return &executorv1.ApplyActionsResponse{SandboxId: "sb1", Steps: []*executorv1.StepResult{
+				{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "sb1"},
+				{Step: executorv1.Step_STEP_START_CONTAINER, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "app", ContainerId: "c1"},
+			}}
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		sub, err := e.store.Subscribe(ctx, store.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		e.apply(t, webPod())
+		settled(t, "an ApplyActions call", func() bool { a, _ := e.exec.snapshot(); return len(a) >= 1 })
+		applies, _ := e.exec.snapshot()
+		evs, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var modified []*plannerv1.PodRecord
+		for _, ev := range evs {
+			if ev.GetType() == plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED {
+				modified = append(modified, ev.GetRecord())
+			}
+		}
+		if len(modified) != len(applies) {
+			t.Fatalf("%d MODIFIED events for %d syncs that applied, want one each", len(modified), len(applies))
+		}
+		rec := modified[0]
+		if len(rec.GetEvents()) == 0 || rec.GetLastActions() == nil || rec.GetStatus() == nil {
+			t.Errorf("the sync's commit lacks a part: events %d, last actions %v, status %v", len(rec.GetEvents()), rec.GetLastActions(), rec.GetStatus())
 		}
 	})
 }

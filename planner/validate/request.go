@@ -110,18 +110,11 @@ func Request(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*sync
 		if n := observed.GetName(); n != "" && n != pod.GetName() {
 			l.Add("observed.name", "is %s but pod.name is %s", fielderr.Quote(n), fielderr.Quote(pod.GetName()))
 		}
-		if ns, pns := observed.GetNamespace(), defaultNS(pod.GetNamespace()); ns != "" && defaultNS(ns) != pns {
+		if ns, pns := observed.GetNamespace(), validation.NamespaceOrDefault(pod.GetNamespace()); ns != "" && validation.NamespaceOrDefault(ns) != pns {
 			l.Add("observed.namespace", "is %s but pod.namespace is %s", fielderr.Quote(ns), fielderr.Quote(pns))
 		}
 	}
 	return l.Err()
-}
-
-func defaultNS(ns string) string {
-	if ns == "" {
-		return "default"
-	}
-	return ns
 }
 
 // Ref checks a reference to a stored pod: a name or a uid (at least one),

@@ -58,3 +58,29 @@ func TestProblemHelpers(t *testing.T) {
 		t.Errorf("MapPath = %.120q", p)
 	}
 }
+
+func TestDefaults(t *testing.T) {
+	if got := validation.NamespaceOrDefault(""); got != "default" {
+		t.Errorf("NamespaceOrDefault(\"\") = %q", got)
+	}
+	if got := validation.NamespaceOrDefault("kube-system"); got != "kube-system" {
+		t.Errorf("NamespaceOrDefault(kube-system) = %q", got)
+	}
+	ten, zero := int64(10), int64(0)
+	for _, tc := range []struct {
+		name string
+		pod  *syncpodv1.Pod
+		want int64
+	}{
+		{"nothing set: 30 s", &syncpodv1.Pod{}, 30},
+		{"nil pod: 30 s", nil, 30},
+		{"spec", &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{TerminationGracePeriodSeconds: &ten}}, 10},
+		{"deletion wins over spec, even 0", &syncpodv1.Pod{DeletionGracePeriodSeconds: &zero, Spec: &syncpodv1.PodSpec{TerminationGracePeriodSeconds: &ten}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := validation.PodGracePeriodSeconds(tc.pod); got != tc.want {
+				t.Errorf("PodGracePeriodSeconds = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

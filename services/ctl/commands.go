@@ -18,6 +18,7 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 func newApply(g *globals) *cobra.Command {
@@ -60,7 +61,7 @@ func runApply(ctx context.Context, g *globals, files []string) error {
 	defer closer.Close()
 	var firstErr error
 	for _, p := range pods {
-		if p.pod.GetNamespace() == "" && g.namespace != "default" {
+		if p.pod.GetNamespace() == "" && g.namespace != validation.DefaultNamespace {
 			p.pod.Namespace = g.namespace
 		}
 		rctx, cancel := context.WithTimeout(ctx, g.timeout)
@@ -239,10 +240,7 @@ func splitYAML(data []byte) [][]byte {
 }
 
 func namespaceOf(p *syncpodv1.Pod) string {
-	if p.GetNamespace() == "" {
-		return "default"
-	}
-	return p.GetNamespace()
+	return validation.NamespaceOrDefault(p.GetNamespace())
 }
 
 // notFound is a NotFound error found on this side.
@@ -325,8 +323,5 @@ func eventType(t syncpodv1.EventType) string {
 }
 
 func namespaceOrDefault(ns string) string {
-	if ns == "" {
-		return "default"
-	}
-	return ns
+	return validation.NamespaceOrDefault(ns)
 }

@@ -19,6 +19,7 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -136,7 +137,7 @@ func newRoot(g *globals) *cobra.Command {
 	pf.StringVar(&g.executor, "executor", "127.0.0.1:7002", "executor address, for backoffs")
 	pf.StringVar(&g.pleg, "pleg", "127.0.0.1:7003", "PLEG address, for plans against a live pod")
 	pf.DurationVar(&g.timeout, "timeout", 10*time.Second, "per-request timeout")
-	pf.StringVarP(&g.namespace, "namespace", "n", "default", "namespace of the pods named")
+	pf.StringVarP(&g.namespace, "namespace", "n", validation.DefaultNamespace, "namespace of the pods named")
 	root.AddGroup(&cobra.Group{ID: "basic", Title: "Pods:"}, &cobra.Group{ID: "debug", Title: "Troubleshooting:"}, &cobra.Group{ID: "node", Title: "Node:"})
 	for _, c := range []*cobra.Command{newApply(g), newGet(g), newDescribe(g), newDelete(g), newWait(g)} {
 		c.GroupID = "basic"

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 func newDescribe(g *globals) *cobra.Command {
@@ -83,7 +84,7 @@ func runDelete(ctx context.Context, g *globals, names []string, grace int64, wai
 	defer closer.Close()
 	var firstErr error
 	var deleted []string
-	longestGrace := int64(30)
+	longestGrace := validation.DefaultGracePeriodSeconds
 	for _, name := range names {
 		req := &plannerv1.DeletePodRequest{Pod: podRef(g.namespace, name)}
 		if grace >= 0 {

@@ -4,11 +4,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,16 +17,15 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/syncpod/syncpod/planner/events"
 	"github.com/syncpod/syncpod/planner/manifest"
 	"github.com/syncpod/syncpod/planner/service"
+	"github.com/syncpod/syncpod/planner/static"
 	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/syncer"
 	"github.com/syncpod/syncpod/planner/validate"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
-	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -101,8 +97,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	defer plegConn.Close()
 	loop, err := syncer.New(syncer.Options{
 		Store:              pods,
-		PLEG:               plegv1.NewPlegServiceClient(plegConn),
-		Executor:           executorv1.NewExecutorServiceClient(execConn),
+		PLEG:               syncer.GRPCPLEG(plegv1.NewPlegServiceClient(plegConn)),
+		Executor:           syncer.GRPCExecutor(executorv1.NewExecutorServiceClient(execConn)),
 		ResyncPeriod:       *resync,
 		HousekeepingPeriod: *housekeeping,
 		RPCTimeout:         *rpcTimeout,
@@ -124,21 +120,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			Dir: *manifestDir, Interval: *manifestInterval, DisableWatch: !*manifestWatch,
 			Logger: logger.With("component", "manifest"),
 		})
-		g.Go(func() error {
-			// First bring the store in line with the directory as it is
-			// now, including files removed while the planner was down.
-			if d, err := src.Scan(); err == nil {
-				src.Retry(applyManifests(ctx, logger, pods, d))
-				forgetVanishedStaticPods(ctx, logger, pods, src)
-			}
-			err := src.Run(ctx, func(ctx context.Context, d manifest.Diff) []manifest.Change {
-				return applyManifests(ctx, logger, pods, d)
-			})
-			if errors.Is(err, context.Canceled) {
-				return nil
-			}
-			return err
-		})
+		rec, err := static.New(static.Options{Source: src, Store: pods, Logger: logger.With("component", "manifest")})
+		if err != nil {
+			logger.Error("cannot start the static pod source", "err", err)
+			return 1
+		}
+		g.Go(func() error { return rec.Run(ctx) })
 	}
 	if err := g.Wait(); err != nil {
 		logger.Error("exiting on error", "err", err)
@@ -154,81 +141,4 @@ func dial(addr string) (*grpc.ClientConn, error) {
 		return nil, err
 	}
 	return grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
-}
-
-// forgetVanishedStaticPods deletes the static pods (marked by the manifest
-// source) whose manifest is gone: removed while the planner was not
-// running, so no scan saw the removal.
-func forgetVanishedStaticPods(ctx context.Context, logger *slog.Logger, pods *store.Store, src *manifest.Source) {
-	recs, err := pods.List(ctx, store.Filter{})
-	if err != nil {
-		logger.Warn("cannot list pods to reconcile static manifests", "err", err)
-		return
-	}
-	for _, r := range recs {
-		p := r.GetPod()
-		if p.GetAnnotations()[manifest.SourceAnnotation] != manifest.SourceFile || p.GetDeletionTime() != nil || src.Owns(p.GetNamespace(), p.GetName()) {
-			continue
-		}
-		ref := &plannerv1.PodRef{Namespace: p.GetNamespace(), Name: p.GetName(), Uid: p.GetUid()}
-		if _, err := pods.MarkDeleted(ctx, ref, nil); err != nil && !errors.Is(err, store.ErrNotFound) {
-			logger.Warn("cannot delete a static pod whose manifest is gone", "pod", p.GetNamespace()+"/"+p.GetName(), "err", err)
-			continue
-		}
-		logger.Info("static pod deleted: its manifest is gone", "pod", p.GetNamespace()+"/"+p.GetName())
-	}
-}
-
-// applyManifests carries a manifest diff into the store: added and updated
-// pods are applied, removed ones marked for deletion. Failures are logged
-// per pod and the other pods go on; those that may succeed later (a pod
-// re-added while its old incarnation terminates, a store hiccup) are
-// returned to be tried again on the next scan. An invalid pod is not: its
-// file has to change first, which is a new change anyway.
-func applyManifests(ctx context.Context, logger *slog.Logger, pods *store.Store, d manifest.Diff) (retry []manifest.Change) {
-	for _, fe := range d.Errors {
-		logger.Warn("static manifest refused; its pods are left as they were", "file", fe.File, "err", fe.Err)
-		// Tell the pods' readers too, where they look: in their events.
-		for _, p := range fe.Kept {
-			rec, err := pods.Get(ctx, &plannerv1.PodRef{Namespace: p.GetNamespace(), Name: p.GetName()})
-			if err != nil {
-				continue
-			}
-			ev := events.New(rec.GetPod(), syncpodv1.EventType_EVENT_TYPE_WARNING, "FailedStaticManifest", "",
-				fmt.Sprintf("static manifest %s is broken; the last good version keeps running: %v", fe.File, fe.Err), time.Now())
-			if err := pods.AppendEvents(ctx, rec.GetPod().GetUid(), []*syncpodv1.Event{ev}); err != nil {
-				logger.Warn("cannot record the broken-manifest event", "file", fe.File, "err", err)
-			}
-		}
-	}
-	for _, c := range d.Changes {
-		log := logger.With("file", c.File, "pod", c.Pod.GetNamespace()+"/"+c.Pod.GetName(), "change", c.Type.String())
-		for _, w := range c.Warnings {
-			log.Warn("static manifest field ignored", "field", w.Path, "reason", w.Message)
-		}
-		switch c.Type {
-		case manifest.Added, manifest.Updated:
-			if _, res, err := pods.Apply(ctx, c.Pod); err != nil {
-				if errors.Is(err, store.ErrTerminating) {
-					log.Info("static pod still terminating; it is applied again once it is gone")
-				} else {
-					log.Error("cannot apply static pod", "err", err)
-				}
-				if !errors.Is(err, store.ErrInvalid) {
-					retry = append(retry, c)
-				}
-			} else {
-				log.Info("static pod applied", "result", res.String())
-			}
-		case manifest.Removed:
-			ref := &plannerv1.PodRef{Namespace: c.Pod.GetNamespace(), Name: c.Pod.GetName()}
-			if _, err := pods.MarkDeleted(ctx, ref, nil); err != nil && !errors.Is(err, store.ErrNotFound) {
-				log.Error("cannot delete static pod", "err", err)
-				retry = append(retry, c)
-			} else {
-				log.Info("static pod deleted")
-			}
-		}
-	}
-	return retry
 }

@@ -1,0 +1,38 @@
+// Package podsync is one pod sync as a pure step: the kubelet's syncPod
+// decisions, one level above plan.Compute, with every input an argument and
+// every effect a field of the returned work order. It does no I/O, reads no
+// clock and modifies none of its inputs; package syncer carries the work
+// out (raft's RawNode beside its Node).
+//
+// A sync is at most two steps. Step is first called with the pod's stored
+// record, the observed pod (a PLEG status newer than the last apply), the
+// probe results and now. When the Work asks for an Apply, the caller hands
+// the change set to the executor and calls Step again with the same input,
+// Applied set to the executor's answer and now the time it answered; that
+// second step never plans again, it only turns the answer into the sync's
+// events, status and wake-up. A sync's Status, Events and LastActions are
+// meant to be committed together (store.CommitSync).
+//
+// What it decides, following the kubelet:
+//
+//   - a running pod is planned with plan.Compute; its status (package
+//     status) is computed once per sync, after the apply when there is one,
+//     from the apply's step results; an executor back-off becomes the
+//     wake-up (a restart whose back-off expires is woken at that instant);
+//   - a pod in a terminal phase (Succeeded, Failed) is not re-planned: only
+//     what still runs of it is killed (the kubelet's computePodActions would
+//     keep killing and re-creating the sandbox);
+//   - a deleted pod is killed with its grace period (a kill with a failed
+//     step is an error, retried with back-off, so a container that cannot
+//     be stopped does not make it spin; a kill that succeeded asks to be
+//     synced again at once); once nothing of it runs, its containers and
+//     sandboxes are removed and only then is it dropped from the store;
+//   - a runtime pod with no record (an orphan, left over from a deletion
+//     while the planner was down) is killed, and once stopped removed; it
+//     has no record, so nothing is committed for it;
+//   - Garbage lists what a desired pod no longer needs: exited containers
+//     beyond the newest of their name, stopped sandboxes beyond the newest.
+//
+// The scenarios in testdata/*.txt specify these lives as golden files
+// (go test -rewrite rewrites their expected output).
+package podsync

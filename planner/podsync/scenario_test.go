@@ -1,0 +1,476 @@
+package podsync_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"sigs.k8s.io/yaml"
+
+	"github.com/syncpod/syncpod/planner/events"
+	"github.com/syncpod/syncpod/planner/plan"
+	"github.com/syncpod/syncpod/planner/podsync"
+	"github.com/syncpod/syncpod/planner/validate"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt")
+
+const podUID = "0b3c5d7e-1f2a-4b6c-8d0e-2f4a6b8c0d1e"
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// world is a scenario's state: the store's record (nil once dropped, or
+// for an orphan) and a tiny runtime the executor answers change.
+type world struct {
+	rec      *plannerv1.PodRecord
+	obs      *syncpodv1.ObservedPod
+	now      time.Time
+	ids      int
+	restarts map[string]int32
+}
+
+// block is one command: "command args", optional input lines, "----",
+// the expected output up to a blank line.
+type block struct {
+	leading string
+	cmd     string
+	args    []string
+	input   string
+	output  string
+	line    int
+}
+
+func parse(t *testing.T, path string) (blocks []block, trailing string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var lead []string
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			lead = append(lead, l)
+			continue
+		}
+		b := block{line: i + 1}
+		f := strings.Fields(l)
+		b.cmd, b.args = f[0], f[1:]
+		lead = append(lead, l)
+		var input []string
+		for i++; i < len(lines) && lines[i] != "----"; i++ {
+			input = append(input, lines[i])
+			lead = append(lead, lines[i])
+		}
+		if i == len(lines) {
+			t.Fatalf("%s:%d: %q has no ---- line", path, b.line, l)
+		}
+		lead = append(lead, "----")
+		var out []string
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
+			out = append(out, lines[i])
+		}
+		b.leading, b.input, b.output = strings.Join(lead, "\n"), strings.Join(input, "\n"), strings.Join(out, "\n")
+		lead = nil
+		blocks = append(blocks, b)
+		if i < len(lines) {
+			lead = append(lead, lines[i])
+		}
+	}
+	return blocks, strings.Join(lead, "\n")
+}
+
+// TestScenarios replays testdata/*.txt through Step, carrying the work out
+// as the syncer does (apply, step again, commit, remove, drop).
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			blocks, trailing := parse(t, path)
+			w := &world{now: t0, restarts: map[string]int32{}, obs: &syncpodv1.ObservedPod{Uid: podUID}}
+			var out strings.Builder
+			for i := range blocks {
+				b := &blocks[i]
+				got, err := w.run(b)
+				if err != nil {
+					t.Fatalf("%s:%d: %s: %v", path, b.line, b.cmd, err)
+				}
+				fmt.Fprintf(&out, "%s\n%s\n", b.leading, got)
+				if !*rewrite && got != b.output {
+					t.Errorf("%s:%d: %s %s:\n got:\n%s\nwant:\n%s", path, b.line, b.cmd, strings.Join(b.args, " "), got, b.output)
+				}
+			}
+			if trailing != "" {
+				out.WriteString(trailing + "\n")
+			}
+			if *rewrite {
+				if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// run runs one command:
+//
+//	pod (YAML input)               the desired pod (validated), stored
+//	sync [fail=NAME:REASON] [retry-at=SECONDS] [seconds=N]
+//	                               one sync, N seconds (default 10) after the
+//	                               last; the executor's answer succeeds
+//	                               except the listed starts (or "kill-pod")
+//	exit NAME CODE                 the newest instance of NAME exits
+//	delete                         the pod's deletion_time is set
+//	drop-record                    the record disappears (an orphan is left)
+//	observed                       the runtime's state
+func (w *world) run(b *block) (string, error) {
+	switch b.cmd {
+	case "pod":
+		j, err := yaml.YAMLToJSON([]byte(b.input))
+		if err != nil {
+			return "", err
+		}
+		p := &syncpodv1.Pod{}
+		if err := protojson.Unmarshal(j, p); err != nil {
+			return "", err
+		}
+		p.Uid, p.Namespace, p.Generation = podUID, "default", 1
+		if err := validate.Pod(p); err != nil {
+			return "", err
+		}
+		w.rec = &plannerv1.PodRecord{Pod: p}
+		w.obs.Name, w.obs.Namespace = p.GetName(), p.GetNamespace()
+		return "ok", nil
+	case "sync":
+		return w.sync(b.args)
+	case "exit":
+		if len(b.args) != 2 {
+			return "", fmt.Errorf("exit NAME CODE")
+		}
+		code, err := strconv.Atoi(b.args[1])
+		if err != nil {
+			return "", err
+		}
+		c := w.newest(b.args[0])
+		if c == nil {
+			return "", fmt.Errorf("no container %q", b.args[0])
+		}
+		w.now = w.now.Add(time.Second)
+		w.exit(c, int32(code))
+		return w.describe(), nil
+	case "delete":
+		if w.rec == nil {
+			return "", fmt.Errorf("no record")
+		}
+		w.rec.Pod.DeletionTime = timestamppb.New(w.now)
+		return "ok", nil
+	case "drop-record":
+		w.rec = nil
+		return "ok", nil
+	case "observed":
+		return w.describe(), nil
+	}
+	return "", fmt.Errorf("unknown command %q", b.cmd)
+}
+
+func (w *world) sync(args []string) (string, error) {
+	fails := map[string]string{}
+	var retryAt time.Time
+	gap := 10 * time.Second
+	for _, a := range args {
+		k, v, _ := strings.Cut(a, "=")
+		switch k {
+		case "fail":
+			name, reason, ok := strings.Cut(v, ":")
+			if !ok {
+				return "", fmt.Errorf("fail=NAME:REASON")
+			}
+			fails[name] = reason
+		case "retry-at":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return "", err
+			}
+			retryAt = t0.Add(time.Duration(n) * time.Second)
+		case "seconds":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return "", err
+			}
+			gap = time.Duration(n) * time.Second
+		default:
+			return "", fmt.Errorf("unknown sync option %q", a)
+		}
+	}
+	w.now = w.now.Add(gap)
+	var out []string
+	in := podsync.Input{Record: w.rec, Observed: proto.Clone(w.obs).(*syncpodv1.ObservedPod), Now: w.now}
+	before := proto.Clone(w.rec)
+	work := podsync.Step(in)
+	if again := podsync.Step(in); !sameWork(work, again) {
+		return "", fmt.Errorf("Step is not deterministic")
+	}
+	if work.Apply != nil {
+		out = append(out, "apply "+actions(work.Apply))
+		resp := w.execute(work.Pod, work.Apply, fails, retryAt)
+		out = append(out, "answer "+steps(resp))
+		w.now = w.now.Add(time.Second)
+		in.Applied, in.Now = &podsync.Applied{Actions: work.Apply, Result: resp}, w.now
+		work = podsync.Step(in)
+	}
+	if w.rec != nil && !proto.Equal(before, w.rec) {
+		return "", fmt.Errorf("Step modified its input record")
+	}
+	out = append(out, w.carry(work)...)
+	if len(out) == 0 {
+		out = append(out, "nothing to do")
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+func sameWork(a, b podsync.Work) bool {
+	return proto.Equal(a.Apply, b.Apply) && proto.Equal(a.Status, b.Status) && slices.EqualFunc(a.Events, b.Events, events.Same) &&
+		slices.Equal(a.Remove.Containers, b.Remove.Containers) && slices.Equal(a.Remove.Sandboxes, b.Remove.Sandboxes) &&
+		a.Drop == b.Drop && a.Wake.Equal(b.Wake) && fmt.Sprint(a.Err) == fmt.Sprint(b.Err)
+}
+
+// carry commits, removes and drops as the syncer does, and describes it.
+func (w *world) carry(work podsync.Work) []string {
+	var out []string
+	if work.Commits() {
+		if w.rec == nil {
+			out = append(out, "BUG: commit without a record")
+		} else {
+			if work.Status != nil {
+				w.rec.Status = work.Status
+				out = append(out, "status "+statusLine(work.Status))
+			}
+			for _, e := range work.Events {
+				c := e.GetInvolvedContainer()
+				if c != "" {
+					c = " " + c
+				}
+				out = append(out, fmt.Sprintf("event %s %s%s: %s", strings.TrimPrefix(e.GetType().String(), "EVENT_TYPE_"), e.GetReason(), c, e.GetMessage()))
+			}
+			if work.LastActions != nil {
+				w.rec.LastActions = work.LastActions
+			}
+		}
+	}
+	if work.Err != nil {
+		out = append(out, "error "+work.Err.Error())
+		return out
+	}
+	if !work.Remove.Empty() {
+		out = append(out, fmt.Sprintf("remove containers=%v sandboxes=%v", work.Remove.Containers, work.Remove.Sandboxes))
+		w.obs.Containers = slices.DeleteFunc(w.obs.Containers, func(c *syncpodv1.ObservedContainer) bool {
+			return slices.Contains(work.Remove.Containers, c.GetId())
+		})
+		w.obs.Sandboxes = slices.DeleteFunc(w.obs.Sandboxes, func(s *syncpodv1.ObservedSandbox) bool {
+			return slices.Contains(work.Remove.Sandboxes, s.GetId())
+		})
+	}
+	if work.Drop {
+		out = append(out, "drop")
+		w.rec = nil
+	}
+	if !work.Wake.IsZero() {
+		out = append(out, fmt.Sprintf("wake at %ds", int(work.Wake.Sub(t0).Seconds())))
+	}
+	return out
+}
+
+// execute carries a change set out in the runtime, as the executor would.
+func (w *world) execute(pod *syncpodv1.Pod, a *syncpodv1.PodActions, fails map[string]string, retryAt time.Time) *executorv1.ApplyActionsResponse {
+	resp := &executorv1.ApplyActionsResponse{}
+	if !retryAt.IsZero() {
+		resp.RetryAt = timestamppb.New(retryAt)
+	}
+	ok := func(step executorv1.Step, target, id string) {
+		resp.Steps = append(resp.Steps, &executorv1.StepResult{Step: step, Target: target, ContainerId: id, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED})
+	}
+	if a.GetKillPod() {
+		if r, failed := fails["kill-pod"]; failed {
+			resp.Steps = append(resp.Steps, &executorv1.StepResult{Step: executorv1.Step_STEP_KILL_POD, Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: r, Message: "the runtime did not answer"})
+			return resp
+		}
+		for _, c := range w.obs.Containers {
+			if c.State == syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+				w.exit(c, 137)
+			}
+		}
+		for _, s := range w.obs.Sandboxes {
+			s.State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+		}
+		ok(executorv1.Step_STEP_KILL_POD, "", "")
+	}
+	for _, k := range a.GetContainersToKill() {
+		for _, c := range w.obs.Containers {
+			if c.Id == k.GetContainerId() && c.State == syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+				w.exit(c, 137)
+			}
+		}
+		ok(executorv1.Step_STEP_KILL_CONTAINER, k.GetName(), k.GetContainerId())
+	}
+	if a.GetCreateSandbox() {
+		w.ids++
+		w.obs.Sandboxes = append(w.obs.Sandboxes, &syncpodv1.ObservedSandbox{Id: fmt.Sprintf("s%d", w.ids), State: syncpodv1.SandboxState_SANDBOX_STATE_READY,
+			Attempt: a.GetAttempt(), HostNetwork: pod.GetSpec().GetHostNetwork(), Ip: "10.0.0.2", CreatedAt: timestamppb.New(w.now)})
+		ok(executorv1.Step_STEP_CREATE_SANDBOX, "", "")
+	}
+	start := func(step executorv1.Step, starts []*syncpodv1.ContainerStart) {
+		for _, s := range starts {
+			if r, failed := fails[s.GetName()]; failed {
+				st := &executorv1.StepResult{Step: step, Target: s.GetName(), Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: r}
+				if r == "CrashLoopBackOff" {
+					st.Outcome, st.BackoffUntil = executorv1.Outcome_OUTCOME_SKIPPED, resp.GetRetryAt()
+				}
+				resp.Steps = append(resp.Steps, st)
+				continue
+			}
+			w.ids++
+			sbs, _ := plan.NewestFirst(w.obs)
+			c := &syncpodv1.ObservedContainer{Id: fmt.Sprintf("c%d", w.ids), Name: s.GetName(), State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING,
+				SpecHash: s.GetSpecHash(), RestartCount: w.restarts[s.GetName()], SandboxId: sbs[0].GetId(),
+				CreatedAt: timestamppb.New(w.now), StartedAt: timestamppb.New(w.now)}
+			w.restarts[s.GetName()]++
+			w.obs.Containers = append(w.obs.Containers, c)
+			ok(step, s.GetName(), c.Id)
+		}
+	}
+	start(executorv1.Step_STEP_START_INIT_CONTAINER, a.GetInitContainersToStart())
+	start(executorv1.Step_STEP_START_CONTAINER, a.GetContainersToStart())
+	return resp
+}
+
+func (w *world) exit(c *syncpodv1.ObservedContainer, code int32) {
+	c.State, c.ExitCode, c.FinishedAt = syncpodv1.ContainerState_CONTAINER_STATE_EXITED, code, timestamppb.New(w.now)
+	if code != 0 {
+		c.Reason = "Error"
+	}
+}
+
+func (w *world) newest(name string) *syncpodv1.ObservedContainer {
+	_, cs := plan.NewestFirst(w.obs)
+	for _, c := range cs {
+		if c.GetName() == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func (w *world) describe() string {
+	var out []string
+	if w.rec == nil {
+		out = append(out, "record none")
+	} else {
+		out = append(out, "record "+statusLine(w.rec.GetStatus()))
+	}
+	for _, s := range w.obs.GetSandboxes() {
+		out = append(out, fmt.Sprintf("sandbox %s %s", s.GetId(), strings.TrimPrefix(s.GetState().String(), "SANDBOX_STATE_")))
+	}
+	for _, c := range w.obs.GetContainers() {
+		line := fmt.Sprintf("container %s %s %s", c.GetId(), c.GetName(), strings.TrimPrefix(c.GetState().String(), "CONTAINER_STATE_"))
+		if c.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
+			line += fmt.Sprintf(" exit=%d", c.GetExitCode())
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+func actions(a *syncpodv1.PodActions) string {
+	var parts []string
+	if a.GetKillPod() {
+		k := "kill_pod"
+		if r := a.GetKillPodReason(); r != syncpodv1.KillPodReason_KILL_POD_REASON_UNSPECIFIED {
+			k += "(" + strings.TrimPrefix(r.String(), "KILL_POD_REASON_") + ")"
+		}
+		parts = append(parts, k)
+	}
+	if a.GetCreateSandbox() {
+		parts = append(parts, fmt.Sprintf("create_sandbox attempt=%d", a.GetAttempt()))
+	}
+	names := func(ss []*syncpodv1.ContainerStart) string {
+		var n []string
+		for _, s := range ss {
+			n = append(n, s.GetName())
+		}
+		return strings.Join(n, " ")
+	}
+	if len(a.GetInitContainersToStart()) > 0 {
+		parts = append(parts, "start_init=["+names(a.GetInitContainersToStart())+"]")
+	}
+	if len(a.GetContainersToStart()) > 0 {
+		parts = append(parts, "start=["+names(a.GetContainersToStart())+"]")
+	}
+	for _, k := range a.GetContainersToKill() {
+		parts = append(parts, "kill="+k.GetContainerId())
+	}
+	if m := a.GetMessage(); m != "" {
+		parts = append(parts, strconv.Quote(m))
+	}
+	return strings.Join(parts, " ")
+}
+
+func steps(resp *executorv1.ApplyActionsResponse) string {
+	var parts []string
+	for _, s := range resp.GetSteps() {
+		p := strings.ToLower(strings.TrimPrefix(s.GetStep().String(), "STEP_"))
+		if s.GetTarget() != "" {
+			p += ":" + s.GetTarget()
+		}
+		p += "=" + strings.ToLower(strings.TrimPrefix(s.GetOutcome().String(), "OUTCOME_"))
+		if s.GetReason() != "" {
+			p += "(" + s.GetReason() + ")"
+		}
+		parts = append(parts, p)
+	}
+	if t := resp.GetRetryAt(); t != nil {
+		parts = append(parts, fmt.Sprintf("retry_at=%ds", int(t.AsTime().Sub(t0).Seconds())))
+	}
+	if len(parts) == 0 {
+		return "(no steps)"
+	}
+	return strings.Join(parts, " ")
+}
+
+func statusLine(st *syncpodv1.PodStatus) string {
+	if st == nil {
+		return "no status"
+	}
+	parts := []string{strings.TrimPrefix(st.GetPhase().String(), "POD_PHASE_")}
+	for _, cs := range append(slices.Clone(st.GetInitContainerStatuses()), st.GetContainerStatuses()...) {
+		s := cs.GetName() + ":"
+		switch {
+		case cs.GetState().GetRunning() != nil:
+			s += "running"
+		case cs.GetState().GetTerminated() != nil:
+			s += fmt.Sprintf("terminated(%s,%d)", cs.GetState().GetTerminated().GetReason(), cs.GetState().GetTerminated().GetExitCode())
+		case cs.GetState().GetWaiting() != nil:
+			s += "waiting(" + cs.GetState().GetWaiting().GetReason() + ")"
+		}
+		if cs.GetRestartCount() > 0 {
+			s += fmt.Sprintf(" restarts=%d", cs.GetRestartCount())
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " ")
+}

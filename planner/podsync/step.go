@@ -1,0 +1,243 @@
+package podsync
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/syncpod/syncpod/planner/events"
+	"github.com/syncpod/syncpod/planner/plan"
+	"github.com/syncpod/syncpod/planner/status"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// Messages of the kills this package makes up (plan.Compute makes the
+// others); they become the executor's kill message and the events'.
+const (
+	MessageFinished = "the pod has finished"
+	MessageDeleted  = "the pod was deleted"
+	MessageOrphan   = "the pod is not desired (orphan)"
+)
+
+// Input is everything one step looks at. Nothing in it is modified and
+// nothing in the returned Work aliases it except Pod.
+type Input struct {
+	// Record is the pod's stored record: the desired pod, its previous
+	// status. Nil for a runtime pod nobody wants (an orphan).
+	Record *plannerv1.PodRecord
+	// Observed is the runtime's state of the pod; nil means nothing exists.
+	Observed *syncpodv1.ObservedPod
+	// Probes are the current probe results (none for a deleted pod).
+	Probes []*syncpodv1.ContainerProbeResults
+	// Applied is the executor's answer to the Work.Apply of the first
+	// step of this sync; nil in the first step.
+	Applied *Applied
+	// Now is the time of the step (for the second step: when the
+	// executor answered).
+	Now time.Time
+}
+
+// Applied is a change set the executor carried out and its answer.
+type Applied struct {
+	// Actions are the change set sent (the first step's Work.Apply).
+	Actions *syncpodv1.PodActions
+	// Result is the executor's answer: step results, retry_at.
+	Result *executorv1.ApplyActionsResponse
+}
+
+// Removal names containers and sandboxes to remove from the runtime.
+type Removal struct {
+	// Containers are container ids.
+	Containers []string
+	// Sandboxes are sandbox ids; their containers go with them.
+	Sandboxes []string
+}
+
+// Empty reports whether there is nothing to remove.
+func (r Removal) Empty() bool { return len(r.Containers)+len(r.Sandboxes) == 0 }
+
+// Work is what a step asks the caller to do, in this order: carry out
+// Apply (then step again) or Remove; commit Status, Events and LastActions
+// in one transaction; when Err is set, fail the sync (it is retried with
+// back-off); after a successful Remove with Drop, drop the pod from the
+// store and forget it; sync again at Wake.
+type Work struct {
+	// Pod is the pod Apply is for: the record's pod, or for an orphan a
+	// stand-in with its identity (the grace periods then come from the
+	// containers' own labels).
+	Pod *syncpodv1.Pod
+	// Apply is a non-empty change set for the executor; nil: none.
+	Apply *syncpodv1.PodActions
+	// Remove lists what to remove from the runtime.
+	Remove Removal
+	// Drop: once Remove succeeded, drop the pod from the store.
+	Drop bool
+	// Status is the pod's status to store; nil: leave it.
+	Status *syncpodv1.PodStatus
+	// Events are the sync's events, to fold into the pod's list.
+	Events []*syncpodv1.Event
+	// LastActions is the change set applied, to record; nil: leave it.
+	LastActions *syncpodv1.PodActions
+	// Err fails the sync after the commit.
+	Err error
+	// Wake is when the pod wants to be synced again; zero: no wish.
+	Wake time.Time
+}
+
+// Commits reports whether the work has anything to store.
+func (w Work) Commits() bool {
+	return w.Status != nil || len(w.Events) > 0 || w.LastActions != nil
+}
+
+// Step is one step of a pod sync: see the package documentation.
+func Step(in Input) Work {
+	switch {
+	case in.Record == nil:
+		return orphan(in)
+	case in.Record.GetPod().GetDeletionTime() != nil:
+		return terminate(in)
+	case in.Applied != nil:
+		return applied(in)
+	}
+	pod := in.Record.GetPod()
+	var actions *syncpodv1.PodActions
+	if isTerminal(status.Phase(statusInput(in, nil))) {
+		if anythingRunning(in.Observed) {
+			actions = &syncpodv1.PodActions{KillPod: true,
+				KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN, Message: MessageFinished}
+		}
+	} else {
+		actions = plan.Compute(pod, in.Observed, in.Probes)
+	}
+	if actions == nil || plan.IsEmpty(actions) {
+		return Work{Status: status.Compute(statusInput(in, nil))}
+	}
+	return Work{Pod: pod, Apply: actions}
+}
+
+// applied turns the executor's answer for a desired pod into the sync's
+// events, last actions, status and wake-up.
+func applied(in Input) Work {
+	pod := in.Record.GetPod()
+	resp := in.Applied.Result
+	w := Work{
+		Events:      events.FromApplyResult(pod, in.Applied.Actions, resp, in.Now),
+		LastActions: in.Applied.Actions,
+		Status:      status.Compute(statusInput(in, resp.GetSteps())),
+	}
+	if t := resp.GetRetryAt(); t != nil {
+		w.Wake = t.AsTime()
+	}
+	return w
+}
+
+func statusInput(in Input, steps []*executorv1.StepResult) status.Input {
+	return status.Input{Pod: in.Record.GetPod(), Observed: in.Observed, Previous: in.Record.GetStatus(),
+		Steps: steps, Probes: in.Probes, Now: in.Now}
+}
+
+// terminate drives a deleted pod to removal: kill what runs, then remove
+// every container and sandbox, then drop the pod.
+func terminate(in Input) Work {
+	pod := in.Record.GetPod()
+	if in.Applied != nil {
+		resp := in.Applied.Result
+		w := Work{Events: events.FromApplyResult(pod, in.Applied.Actions, resp, in.Now), LastActions: in.Applied.Actions}
+		if failed := failedSteps(resp); failed != "" {
+			w.Err = fmt.Errorf("killing the deleted pod: %s", failed)
+			return w
+		}
+		w.Wake = in.Now // the next status must show everything stopped
+		return w
+	}
+	if anythingRunning(in.Observed) {
+		return Work{Pod: pod, Apply: &syncpodv1.PodActions{KillPod: true, Message: MessageDeleted}}
+	}
+	return Work{Remove: everything(in.Observed), Drop: true}
+}
+
+// orphan kills a runtime pod nobody wants, and once it is stopped removes
+// it. Nothing is committed: there is no record.
+func orphan(in Input) Work {
+	o := in.Observed
+	switch {
+	case in.Applied != nil:
+		return Work{}
+	case anythingRunning(o):
+		pod := &syncpodv1.Pod{Uid: o.GetUid(), Name: o.GetName(), Namespace: o.GetNamespace(), Spec: &syncpodv1.PodSpec{}}
+		return Work{Pod: pod, Apply: &syncpodv1.PodActions{KillPod: true, Message: MessageOrphan}}
+	}
+	return Work{Remove: everything(o)}
+}
+
+// Garbage lists what a desired pod no longer needs: exited containers
+// beyond the newest exited instance of their name, and stopped sandboxes
+// that are not the newest sandbox (their containers go with them). The
+// newest dead instance is kept, as the kubelet's container GC keeps one
+// per container: its exit code and finish time are the container's last
+// termination state and drive restart decisions and back-off.
+func Garbage(o *syncpodv1.ObservedPod) Removal {
+	var r Removal
+	sbs, cs := plan.NewestFirst(o)
+	removedSandbox := map[string]bool{}
+	for i, sb := range sbs {
+		if i > 0 && sb.GetState() != syncpodv1.SandboxState_SANDBOX_STATE_READY {
+			r.Sandboxes = append(r.Sandboxes, sb.GetId())
+			removedSandbox[sb.GetId()] = true
+		}
+	}
+	keptDead := map[string]bool{}
+	for _, c := range cs {
+		if removedSandbox[c.GetSandboxId()] || c.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
+			continue // goes with its sandbox, or is not dead
+		}
+		if keptDead[c.GetName()] {
+			r.Containers = append(r.Containers, c.GetId())
+		}
+		keptDead[c.GetName()] = true
+	}
+	return r
+}
+
+// failedSteps describes the steps of resp that failed, "" when none did.
+func failedSteps(resp *executorv1.ApplyActionsResponse) string {
+	var out []string
+	for _, st := range resp.GetSteps() {
+		if st.GetOutcome() == executorv1.Outcome_OUTCOME_FAILED {
+			out = append(out, fmt.Sprintf("%s %s: %s %s", st.GetStep(), st.GetTarget(), st.GetReason(), st.GetMessage()))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func isTerminal(p syncpodv1.PodPhase) bool {
+	return p == syncpodv1.PodPhase_POD_PHASE_SUCCEEDED || p == syncpodv1.PodPhase_POD_PHASE_FAILED
+}
+
+func anythingRunning(o *syncpodv1.ObservedPod) bool {
+	for _, c := range o.GetContainers() {
+		if c.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+			return true
+		}
+	}
+	for _, sb := range o.GetSandboxes() {
+		if sb.GetState() == syncpodv1.SandboxState_SANDBOX_STATE_READY {
+			return true
+		}
+	}
+	return false
+}
+
+// everything lists every container and sandbox of o.
+func everything(o *syncpodv1.ObservedPod) Removal {
+	var r Removal
+	for _, c := range o.GetContainers() {
+		r.Containers = append(r.Containers, c.GetId())
+	}
+	for _, sb := range o.GetSandboxes() {
+		r.Sandboxes = append(r.Sandboxes, sb.GetId())
+	}
+	return r
+}
