@@ -10,9 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/pleg/evented"
 	"github.com/syncpod/syncpod/pleg/plegtest"
-	"github.com/syncpod/syncpod/proto/crilabels"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 

@@ -6,9 +6,9 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/pleg/diff"
 	"github.com/syncpod/syncpod/pleg/observe"
-	"github.com/syncpod/syncpod/proto/crilabels"
 )
 
 // PodRelistQueue bounds the queue of on-demand pod relists (the kubelet's

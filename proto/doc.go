@@ -6,5 +6,4 @@
 //	syncpod/planner/v1   PlannerService
 //	syncpod/executor/v1  ExecutorService
 //	syncpod/pleg/v1      PlegService
-//	crilabels            CRI label and annotation keys syncpod writes
 package proto

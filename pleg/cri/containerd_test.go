@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/pleg"
 	"github.com/syncpod/syncpod/pleg/service"
-	"github.com/syncpod/syncpod/proto/crilabels"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"

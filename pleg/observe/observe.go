@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/pleg/diff"
-	"github.com/syncpod/syncpod/proto/crilabels"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/pleg/diff"
-	"github.com/syncpod/syncpod/proto/crilabels"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
