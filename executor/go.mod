@@ -14,8 +14,9 @@ require (
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 	k8s.io/cri-api v0.37.2
-	k8s.io/cri-client v0.37.2
 )
+
+require k8s.io/cri-client v0.37.2 // indirect
 
 require (
 	github.com/Microsoft/go-winio v0.6.2 // indirect

@@ -7,8 +7,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/pleg/diff"
-	"github.com/syncpod/syncpod/pleg/observe"
 )
 
 // PodRelistQueue bounds the queue of on-demand pod relists (the kubelet's
@@ -85,7 +85,7 @@ func (p *PLEG) RelistPod(ctx context.Context, uid string) bool {
 	}
 	listing := observe.Group(sandboxes, containers)[uid]
 	p.stateMu.Lock()
-	in := &inspection{uid: uid, listing: listing, events: diff.Compute(uid, p.records[uid], listing.Record()), onDemand: true}
+	in := &inspection{uid: uid, listing: listing, events: diff.Compute(uid, p.records[uid], diff.FromListing(listing)), onDemand: true}
 	p.stateMu.Unlock()
 	if listing != nil {
 		in.pod, in.err = p.inspect(ctx, uid, listing, start)

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/pleg/diff"
-	"github.com/syncpod/syncpod/pleg/observe"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -79,7 +79,7 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 	var todo []*inspection
 	for _, uid := range uids {
 		l := listings[uid]
-		events := diff.Compute(uid, p.records[uid], l.Record())
+		events := diff.Compute(uid, p.records[uid], diff.FromListing(l))
 		if len(events) > 0 || p.reinspect[uid] {
 			todo = append(todo, &inspection{uid: uid, listing: l, events: events})
 		}
@@ -193,7 +193,7 @@ func (p *PLEG) apply(in *inspection, start time.Time) {
 	if pod == nil { // vanished
 		pod = &syncpodv1.ObservedPod{Uid: in.uid}
 	}
-	rec := in.listing.Record()
+	rec := diff.FromListing(in.listing)
 	if rec == nil {
 		rec = &diff.Record{UID: in.uid}
 	}

@@ -18,9 +18,9 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
-	"github.com/syncpod/syncpod/executor/critest"
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"

@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/pleg/cache"
 	"github.com/syncpod/syncpod/pleg/diff"
-	"github.com/syncpod/syncpod/pleg/observe"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"

@@ -21,9 +21,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
-	"github.com/syncpod/syncpod/executor/critest"
 	"github.com/syncpod/syncpod/executor/runner"
 	executorservice "github.com/syncpod/syncpod/executor/service"
 	"github.com/syncpod/syncpod/internal/testsummary"
@@ -31,7 +31,6 @@ import (
 	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/validate"
 	"github.com/syncpod/syncpod/pleg"
-	"github.com/syncpod/syncpod/pleg/plegtest"
 	plegservice "github.com/syncpod/syncpod/pleg/service"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -99,7 +98,7 @@ func startNode(t *testing.T) *node {
 		executorv1.RegisterExecutorServiceServer(g, executorservice.New(r, n.backoff, nil, nil))
 	}, false)
 
-	p, err := pleg.New(pleg.Options{Runtime: plegtest.NewRuntime(plegtest.EventsUnimplemented), Logger: slog.New(slog.DiscardHandler),
+	p, err := pleg.New(pleg.Options{Runtime: critest.NewRuntime(), Logger: slog.New(slog.DiscardHandler),
 		Registry: prometheus.NewRegistry(), RelistPeriod: 50 * time.Millisecond, Evented: pleg.EventedOff})
 	if err != nil {
 		t.Fatal(err)

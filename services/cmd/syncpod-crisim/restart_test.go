@@ -21,7 +21,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
-	"github.com/syncpod/syncpod/pleg/observe"
+	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/services/crisim/crisimtest"
 )
 
