@@ -184,8 +184,12 @@ func TestToGRPC(t *testing.T) {
 		{"anything else", errors.New("boom"), codes.Internal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := status.Code(ToGRPC(tc.err)); got != tc.want {
-				t.Fatalf("code %v, want %v", got, tc.want)
+			got := ToGRPC(tc.err)
+			if status.Code(got) != tc.want {
+				t.Fatalf("code %v, want %v", status.Code(got), tc.want)
+			}
+			if tc.want == codes.InvalidArgument && len(fielderr.FromStatus(status.Convert(got))) == 0 {
+				t.Error("InvalidArgument without BadRequest details")
 			}
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/pleg"
 	"github.com/syncpod/syncpod/pleg/fanout"
+	"github.com/syncpod/syncpod/proto/fielderr"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -212,8 +213,12 @@ func TestToStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
-			if got := status.Code(toStatus(tc.err)); got != tc.want {
-				t.Errorf("toStatus(%v) = %v, want %v", tc.err, got, tc.want)
+			got := toStatus(tc.err)
+			if status.Code(got) != tc.want {
+				t.Errorf("toStatus(%v) = %v, want %v", tc.err, status.Code(got), tc.want)
+			}
+			if tc.want == codes.InvalidArgument && len(fielderr.FromStatus(status.Convert(got))) == 0 {
+				t.Errorf("toStatus(%v): InvalidArgument without BadRequest details", tc.err)
 			}
 		})
 	}

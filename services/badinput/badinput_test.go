@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -32,6 +31,7 @@ import (
 	"github.com/syncpod/syncpod/planner/validate"
 	"github.com/syncpod/syncpod/pleg"
 	plegservice "github.com/syncpod/syncpod/pleg/service"
+	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -298,12 +298,8 @@ func check(t *testing.T, err error, field string) {
 		t.Errorf("message %.300q does not name %s", st.Message(), field)
 	}
 	found := false
-	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				found = found || v.GetField() == field
-			}
-		}
+	for _, fe := range fielderr.FromStatus(st) {
+		found = found || fe.Path == field
 	}
 	if !found {
 		t.Errorf("no BadRequest violation for %s", field)
