@@ -162,7 +162,7 @@ func TestReinspectionWithoutEventsSendsPodSync(t *testing.T) {
 		rt.AddPodSandbox("u1", "sb1", 0, 1)
 		p.Relist(context.Background())
 		drain(sub)
-		p.reinspect["u1"] = true
+		p.core.Reinspect("u1")
 		p.Relist(context.Background())
 		if got := drain(sub); fmt.Sprint(got) != "[POD_SYNC ]" {
 			t.Fatalf("got %v", got)
@@ -200,7 +200,7 @@ func TestHangingInspectionDoesNotStallOthers(t *testing.T) {
 			t.Fatalf("while slow hangs: %v", got)
 		}
 		<-done
-		if !p.reinspect["slow"] {
+		if !p.core.Reinspecting("slow") {
 			t.Fatal("slow pod not marked for re-inspection")
 		}
 		rt.SetInspectHook(nil)
