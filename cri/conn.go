@@ -105,36 +105,23 @@ func NewConn(endpoint string, timeout time.Duration, logger *slog.Logger) *Conn 
 
 // Runtime returns the runtime service, dialling it if not connected yet.
 func (c *Conn) Runtime(ctx context.Context) (internalapi.RuntimeService, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.rs != nil {
-		return c.rs, nil
-	}
-	rs, err := dialOnce(ctx, c, &c.rsDialed, "runtime", Dial)
-	if err == nil {
-		c.rs = rs
-	}
-	return rs, err
+	return connect(ctx, c, &c.rs, &c.rsDialed, "runtime", Dial)
 }
 
 // Images returns the image service, dialling it if not connected yet.
 func (c *Conn) Images(ctx context.Context) (internalapi.ImageManagerService, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.is != nil {
-		return c.is, nil
-	}
-	is, err := dialOnce(ctx, c, &c.isDialed, "image", DialImages)
-	if err == nil {
-		c.is = is
-	}
-	return is, err
+	return connect(ctx, c, &c.is, &c.isDialed, "image", DialImages)
 }
 
-// dialOnce dials with dial unless the last try was less than
-// RetryInterval ago; c.mu is held.
-func dialOnce[S any](ctx context.Context, c *Conn, d *lazyDial, what string, dial func(context.Context, string, time.Duration) (S, error)) (S, error) {
+// connect returns *svc, dialling it with dial unless the last try was less
+// than RetryInterval ago (then the last error is returned).
+func connect[S comparable](ctx context.Context, c *Conn, svc *S, d *lazyDial, what string, dial func(context.Context, string, time.Duration) (S, error)) (S, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var zero S
+	if *svc != zero {
+		return *svc, nil
+	}
 	now := time.Now()
 	if !d.due(now) {
 		return zero, d.lastErr
@@ -147,6 +134,7 @@ func dialOnce[S any](ctx context.Context, c *Conn, d *lazyDial, what string, dia
 		return zero, err
 	}
 	d.lastErr = nil
+	*svc = s
 	c.log.Info("connected to the CRI runtime", "cri_endpoint", c.endpoint, "service", what)
 	return s, nil
 }
