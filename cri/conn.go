@@ -221,3 +221,13 @@ func (o *Observer) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.C
 	}
 	return rs.GetContainerEvents(ctx, ch, cb)
 }
+
+// Version is RuntimeService.Version: the runtime's name and versions.
+func (o *Observer) Version(ctx context.Context, apiVersion string) (*runtimeapi.VersionResponse, error) {
+	ctx = quiet(ctx)
+	rs, err := o.c.Runtime(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rs.Version(ctx, apiVersion)
+}

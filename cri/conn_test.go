@@ -47,6 +47,9 @@ func TestConnUnavailableUntilRuntimeUp(t *testing.T) {
 	if _, err := o.ListContainers(t.Context(), nil); status.Code(err) != codes.Unimplemented {
 		t.Errorf("a call through the observer reaches the runtime: %v", err)
 	}
+	if v, err := o.Version(t.Context(), "v1"); err != nil || v.GetRuntimeName() != "test" {
+		t.Errorf("Version through the observer: %v, %v", v, err)
+	}
 }
 
 // TestConnImagesDialledSeparately: the image service is its own lazy dial
