@@ -14,8 +14,9 @@ require (
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 	k8s.io/cri-api v0.37.2
-	k8s.io/cri-client v0.37.2
 )
+
+require k8s.io/cri-client v0.37.2 // indirect
 
 require (
 	github.com/Microsoft/go-winio v0.6.2 // indirect
@@ -35,6 +36,7 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/syncpod/syncpod/cri v0.0.0
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.68.0 // indirect
@@ -67,3 +69,5 @@ replace (
 	github.com/syncpod/syncpod/internal => ../internal
 	github.com/syncpod/syncpod/proto => ../proto
 )
+
+replace github.com/syncpod/syncpod/cri => ../cri

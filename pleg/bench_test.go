@@ -10,21 +10,21 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/pleg/evented"
-	"github.com/syncpod/syncpod/pleg/plegtest"
-	"github.com/syncpod/syncpod/proto/crilabels"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // benchRuntime has n containers, two per pod.
-func benchRuntime(n int) *plegtest.Runtime {
-	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+func benchRuntime(n int) *critest.Runtime {
+	rt := critest.NewRuntime()
 	for i := range n / 2 {
 		uid := fmt.Sprintf("pod-%05d", i)
 		sb := "sb-" + uid
-		rt.AddSandbox(uid, sb, 0, int64(i+1))
-		rt.AddContainer(sb, "c1-"+uid, "app", "h", 0, int64(i+2))
-		rt.AddContainer(sb, "c2-"+uid, "side", "h", 0, int64(i+3))
+		rt.AddPodSandbox(uid, sb, 0, int64(i+1))
+		rt.AddPodContainer(sb, "c1-"+uid, "app", "h", 0, int64(i+2))
+		rt.AddPodContainer(sb, "c2-"+uid, "side", "h", 0, int64(i+3))
 	}
 	return rt
 }
@@ -68,12 +68,12 @@ func BenchmarkRelist(b *testing.B) {
 
 // wideSandbox is a runtime with one pod whose sandbox holds n running
 // containers, and a PLEG that has relisted it.
-func wideSandbox(b *testing.B, n int) (*plegtest.Runtime, *PLEG) {
+func wideSandbox(b *testing.B, n int) (*critest.Runtime, *PLEG) {
 	b.Helper()
-	rt := plegtest.NewRuntime(plegtest.EventsOffered)
-	rt.AddSandbox("wide", "sb", 0, 1)
+	rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
+	rt.AddPodSandbox("wide", "sb", 0, 1)
 	for i := range n {
-		rt.AddContainer("sb", fmt.Sprintf("c%05d", i), fmt.Sprintf("app%05d", i), "h", 0, int64(10+i))
+		rt.AddPodContainer("sb", fmt.Sprintf("c%05d", i), fmt.Sprintf("app%05d", i), "h", 0, int64(10+i))
 	}
 	p, err := New(Options{Runtime: rt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(), Evented: EventedOff})
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/syncpod/syncpod/pleg/plegtest"
+	"github.com/syncpod/syncpod/cri/critest"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -48,9 +48,9 @@ func runPLEG(t *testing.T, p *PLEG) context.Context {
 // (R-14.4's 2 s timestamp bump did exactly that).
 func TestEventedStatusIsNeverFresherThanTheLastAppliedEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 		p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto })
-		rt.AddSandbox("u1", "sb1", 0, time.Now().UnixNano())
+		rt.AddPodSandbox("u1", "sb1", 0, time.Now().UnixNano())
 		ctx := runPLEG(t, p)
 		time.Sleep(2 * time.Second)
 		if p.Mode() != plegv1.PlegMode_PLEG_MODE_EVENTED {
@@ -59,7 +59,7 @@ func TestEventedStatusIsNeverFresherThanTheLastAppliedEvent(t *testing.T) {
 
 		rt.HoldEvents(true) // the PLEG falls behind the runtime
 		at := time.Now().UnixNano()
-		rt.AddContainer("sb1", "c1", "app", "h", 0, at)
+		rt.AddPodContainer("sb1", "c1", "app", "h", 0, at)
 		rt.Emit(rt.SingleEvent("c1", "sb1", runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, at))
 		rt.Emit(rt.SingleEvent("c1", "sb1", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, at+1))
 		time.Sleep(time.Millisecond)
@@ -89,9 +89,9 @@ func TestEventedStatusIsNeverFresherThanTheLastAppliedEvent(t *testing.T) {
 // before the 300 s safety-net relist.
 func TestEventedIdleNewerThanIsAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 		p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto })
-		rt.AddSandbox("u1", "sb1", 0, time.Now().UnixNano())
+		rt.AddPodSandbox("u1", "sb1", 0, time.Now().UnixNano())
 		ctx := runPLEG(t, p)
 		time.Sleep(2 * time.Second)
 		for _, uid := range []string{"u1", "unknown"} {
@@ -120,15 +120,15 @@ func TestEventedIdleNewerThanIsAnswered(t *testing.T) {
 // contradicts.
 func TestStaleRelistNeverReordersEventedTransitions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 		p, _ := newTest(t, rt, nil)
 		ctx := context.Background()
-		rt.AddSandbox("u1", "sb1", 0, time.Now().UnixNano())
+		rt.AddPodSandbox("u1", "sb1", 0, time.Now().UnixNano())
 		p.Relist(ctx)
 		sub := p.Subscribe(nil)
 		defer sub.Close()
 		time.Sleep(time.Second)
-		rt.AddContainer("sb1", "c1", "app", "h", 0, time.Now().UnixNano())
+		rt.AddPodContainer("sb1", "c1", "app", "h", 0, time.Now().UnixNano())
 		fired := false
 		rt.SetInspectHook(func(_ context.Context, id string) error {
 			if id != "c1" || fired {
@@ -169,7 +169,7 @@ func TestStaleRelistNeverReordersEventedTransitions(t *testing.T) {
 // the count.
 func TestEventedRetriesAfterGivingUpWithCappedBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 		p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto })
 		runPLEG(t, p)
 		synctest.Wait()
@@ -248,13 +248,13 @@ func (h *levelCounter) above(l slog.Level) []string {
 // routine and log at DEBUG only.
 func TestRoutineWorkLogsOnlyAtDebug(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 		h := &levelCounter{msgs: map[slog.Level][]string{}}
 		p, _ := newTest(t, rt, func(o *Options) { o.Logger = slog.New(h) })
 		ctx := context.Background()
 		ns := time.Now().UnixNano()
-		rt.AddSandbox("u1", "sb1", 0, ns)
-		rt.AddContainer("sb1", "c1", "app", "h", 0, ns+1)
+		rt.AddPodSandbox("u1", "sb1", 0, ns)
+		rt.AddPodContainer("sb1", "c1", "app", "h", 0, ns+1)
 		before := len(h.above(slog.LevelInfo)) // start-up lines are fine
 		for i := range 20 {
 			time.Sleep(time.Second)
@@ -262,7 +262,7 @@ func TestRoutineWorkLogsOnlyAtDebug(t *testing.T) {
 				rt.ExitContainer("c1", 1, "Error", time.Now().UnixNano())
 			}
 			if i == 10 {
-				rt.AddContainer("sb1", fmt.Sprintf("c%d", i), "app", "h", 1, time.Now().UnixNano())
+				rt.AddPodContainer("sb1", fmt.Sprintf("c%d", i), "app", "h", 1, time.Now().UnixNano())
 				p.applyEvents([]*runtimeapi.ContainerEventResponse{rt.SingleEvent(fmt.Sprintf("c%d", i), "sb1", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, time.Now().UnixNano())})
 			}
 			p.Relist(ctx)
@@ -289,11 +289,11 @@ func TestRoutineWorkLogsOnlyAtDebug(t *testing.T) {
 func TestBacklogOfAWideSandboxDrains(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const old, fresh = 3000, 1000
-		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 		p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto })
-		rt.AddSandbox("wide", "sb", 0, time.Now().UnixNano())
+		rt.AddPodSandbox("wide", "sb", 0, time.Now().UnixNano())
 		for i := range old {
-			rt.AddContainer("sb", fmt.Sprintf("old%04d", i), fmt.Sprintf("app%04d", i), "h", 0, time.Now().UnixNano()+int64(i))
+			rt.AddPodContainer("sb", fmt.Sprintf("old%04d", i), fmt.Sprintf("app%04d", i), "h", 0, time.Now().UnixNano()+int64(i))
 		}
 		runPLEG(t, p)
 		time.Sleep(2 * time.Second)
@@ -317,7 +317,7 @@ func TestBacklogOfAWideSandboxDrains(t *testing.T) {
 		for i := range fresh {
 			id := fmt.Sprintf("new%04d", i)
 			at++
-			rt.AddContainer("sb", id, fmt.Sprintf("app%04d", i), "h", 1, at)
+			rt.AddPodContainer("sb", id, fmt.Sprintf("app%04d", i), "h", 1, at)
 			rt.Emit(rt.SingleEvent(id, "sb", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, at))
 		}
 		rt.HoldEvents(false)
@@ -351,7 +351,7 @@ func TestBacklogOfAWideSandboxDrains(t *testing.T) {
 // in evented mode, with no timestamp bump any more): it is counted and a
 // global relist is run at once, which answers every waiter.
 func TestPodRelistOverflowRunsAGlobalRelist(t *testing.T) {
-	rt := plegtest.NewRuntime(plegtest.EventsOffered)
+	rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 	p, _ := newTest(t, rt, nil)
 	for i := range PodRelistQueue + 1 {
 		p.requestPodRelist(fmt.Sprintf("u%d", i))
@@ -372,13 +372,13 @@ func TestPodRelistOverflowRunsAGlobalRelist(t *testing.T) {
 // event told about another container while it ran.
 func TestRelistReconcilesWhatEventsMissed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 		p, _ := newTest(t, rt, nil)
 		ctx := context.Background()
 		ns := time.Now().UnixNano()
-		rt.AddSandbox("u1", "sb1", 0, ns)
-		rt.AddContainer("sb1", "lost", "a", "h", 0, ns+1)
-		rt.AddContainer("sb1", "live", "b", "h", 0, ns+2)
+		rt.AddPodSandbox("u1", "sb1", 0, ns)
+		rt.AddPodContainer("sb1", "lost", "a", "h", 0, ns+1)
+		rt.AddPodContainer("sb1", "live", "b", "h", 0, ns+2)
 		p.Relist(ctx)
 		sub := p.Subscribe(nil)
 		defer sub.Close()

@@ -3,13 +3,18 @@ module github.com/syncpod/syncpod/pleg
 go 1.26.0
 
 require (
-	github.com/go-logr/logr v1.4.4
 	github.com/prometheus/client_golang v1.25.0
 	github.com/syncpod/syncpod/proto v0.0.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/cri-api v0.37.2
-	k8s.io/cri-client v0.37.2
+)
+
+require (
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	k8s.io/cri-client v0.37.2 // indirect
 )
 
 require (
@@ -23,6 +28,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/syncpod/syncpod/cri v0.0.0
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.68.0 // indirect
@@ -42,3 +48,5 @@ require (
 )
 
 replace github.com/syncpod/syncpod/proto => ../proto
+
+replace github.com/syncpod/syncpod/cri => ../cri

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/syncpod/syncpod/pleg/cache"
+	"github.com/syncpod/syncpod/pleg/core"
 	"github.com/syncpod/syncpod/pleg/diff"
 	"github.com/syncpod/syncpod/pleg/fanout"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -164,21 +165,9 @@ type PLEG struct {
 	// the one that answers on-demand requests made before it.
 	lastGoodStart time.Time
 
-	// stateMu guards what relists and runtime events both change: the
-	// cache writes, the records, and the order in which their lifecycle
-	// events are published. It is held briefly (never across a CRI call),
-	// so events are applied while a relist inspects.
-	stateMu   sync.Mutex
-	records   map[string]*diff.Record
-	reinspect map[string]bool
-	// eventAt is, per sandbox or container id, the creation time of the
-	// last runtime event applied about it, and podEventAt the same per pod
-	// uid. A relist's picture dates from its start: what an event applied
-	// after that start says about an object is newer and wins (see
-	// mergeRelist). Entries no newer than the last global relist's start
-	// can no longer matter and are pruned by it.
-	eventAt    map[string]time.Time
-	podEventAt map[string]time.Time
+	// core is the state relists and runtime events both change: the
+	// records, the cache writes and the order of their events.
+	core *core.State
 }
 
 // New builds a PLEG from opts; it does not touch the runtime.
@@ -193,10 +182,6 @@ func New(opts Options) (*PLEG, error) {
 		kick:       make(chan struct{}, 1),
 		podRelists: make(chan podRelist, PodRelistQueue),
 		pending:    map[string]bool{},
-		records:    map[string]*diff.Record{},
-		reinspect:  map[string]bool{},
-		eventAt:    map[string]time.Time{},
-		podEventAt: map[string]time.Time{},
 	}
 	var m *Metrics
 	p.fan = fanout.New(fanout.Counters{
@@ -214,6 +199,7 @@ func New(opts Options) (*PLEG, error) {
 		return nil, fmt.Errorf("pleg: metrics: %w", err)
 	}
 	p.metrics = m
+	p.core = core.New(p.cache, p.publish)
 	p.setMode(plegv1.PlegMode_PLEG_MODE_RELIST)
 	return p, nil
 }

@@ -15,14 +15,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/pleg/fanout"
-	"github.com/syncpod/syncpod/pleg/plegtest"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-func newTest(t *testing.T, rt *plegtest.Runtime, mod func(*Options)) (*PLEG, *prometheus.Registry) {
+func newTest(t *testing.T, rt *critest.Runtime, mod func(*Options)) (*PLEG, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	o := Options{Runtime: rt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg, Evented: EventedOff}
@@ -66,7 +66,7 @@ func cached(t *testing.T, p *PLEG, uid string) *syncpodv1.ObservedPod {
 // metrics at each step.
 func TestScriptedSequence(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		rt := critest.NewRuntime()
 		p, reg := newTest(t, rt, nil)
 		sub := p.Subscribe(nil)
 		defer sub.Close()
@@ -81,8 +81,8 @@ func TestScriptedSequence(t *testing.T) {
 		}
 		steps := []step{
 			{"R-13.3/start", func() {
-				rt.AddSandbox("u1", "sb1", 0, ns)
-				rt.AddContainer("sb1", "c1", "app", "hash1", 2, ns+10)
+				rt.AddPodSandbox("u1", "sb1", 0, ns)
+				rt.AddPodContainer("sb1", "c1", "app", "hash1", 2, ns+10)
 			}, []string{"CONTAINER_STARTED c1", "CONTAINER_STARTED sb1"}, func(t *testing.T) {
 				pod := cached(t, p, "u1")
 				c := pod.GetContainers()[0]
@@ -100,7 +100,7 @@ func TestScriptedSequence(t *testing.T) {
 				}
 			}},
 			{"R-13.4/inspection-error-no-events-no-advance", func() {
-				rt.AddContainer("sb1", "c2", "app", "hash1", 3, ns+200)
+				rt.AddPodContainer("sb1", "c2", "app", "hash1", 3, ns+200)
 				rt.SetInspectHook(func(context.Context, string) error { return errors.New("runtime hiccup") })
 			}, nil, func(t *testing.T) {
 				if got := testutil.ToFloat64(p.metrics.InspectionErrors); got != 1 {
@@ -155,14 +155,14 @@ func TestScriptedSequence(t *testing.T) {
 // re-inspection whose containers did not change gets one POD_SYNC.
 func TestReinspectionWithoutEventsSendsPodSync(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		rt := critest.NewRuntime()
 		p, _ := newTest(t, rt, nil)
 		sub := p.Subscribe(nil)
 		defer sub.Close()
-		rt.AddSandbox("u1", "sb1", 0, 1)
+		rt.AddPodSandbox("u1", "sb1", 0, 1)
 		p.Relist(context.Background())
 		drain(sub)
-		p.reinspect["u1"] = true
+		p.core.Reinspect("u1")
 		p.Relist(context.Background())
 		if got := drain(sub); fmt.Sprint(got) != "[POD_SYNC ]" {
 			t.Fatalf("got %v", got)
@@ -175,12 +175,12 @@ func TestReinspectionWithoutEventsSendsPodSync(t *testing.T) {
 // out, is marked for re-inspection and gets its events next relist.
 func TestHangingInspectionDoesNotStallOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		rt := critest.NewRuntime()
 		p, _ := newTest(t, rt, func(o *Options) { o.InspectTimeout = 5 * time.Second })
 		sub := p.Subscribe(nil)
 		defer sub.Close()
-		rt.AddSandbox("fast", "sbf", 0, 1)
-		rt.AddSandbox("slow", "sbs", 0, 1)
+		rt.AddPodSandbox("fast", "sbf", 0, 1)
+		rt.AddPodSandbox("slow", "sbs", 0, 1)
 		rt.SetInspectHook(func(ctx context.Context, id string) error {
 			if id == "sbs" {
 				<-ctx.Done()
@@ -200,7 +200,7 @@ func TestHangingInspectionDoesNotStallOthers(t *testing.T) {
 			t.Fatalf("while slow hangs: %v", got)
 		}
 		<-done
-		if !p.reinspect["slow"] {
+		if !p.core.Reinspecting("slow") {
 			t.Fatal("slow pod not marked for re-inspection")
 		}
 		rt.SetInspectHook(nil)
@@ -215,7 +215,7 @@ func TestHangingInspectionDoesNotStallOthers(t *testing.T) {
 // unhealthy after the threshold, and a successful relist recovers.
 func TestHealth(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		rt := critest.NewRuntime()
 		p, reg := newTest(t, rt, func(o *Options) { o.RelistThreshold = 10 * time.Second })
 		if ok, why := p.Healthy(); ok || !strings.Contains(why, "yet to be successful") {
 			t.Fatalf("fresh PLEG: %v %q", ok, why)
@@ -268,12 +268,12 @@ func TestHealth(t *testing.T) {
 // lifecycle events; after 5 stream failures it falls back to relisting.
 func TestEventedMode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsOffered)
+		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 		p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto })
 		sub := p.Subscribe(nil)
 		defer sub.Close()
-		rt.AddSandbox("u1", "sb1", 0, 1)
-		rt.AddContainer("sb1", "c1", "app", "h", 0, 2)
+		rt.AddPodSandbox("u1", "sb1", 0, 1)
+		rt.AddPodContainer("sb1", "c1", "app", "h", 0, 2)
 		ctx, cancel := context.WithCancel(context.Background())
 		runDone := make(chan error)
 		go func() { runDone <- p.Run(ctx) }()
@@ -347,7 +347,7 @@ func TestEventedMode(t *testing.T) {
 // fails instead.
 func TestEventedUnimplementedFallsBackQuietly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		rt := critest.NewRuntime()
 		p, _ := newTest(t, rt, func(o *Options) { o.Evented = EventedAuto })
 		ctx, cancel := context.WithCancel(context.Background())
 		runDone := make(chan error)
@@ -381,7 +381,7 @@ func TestOptionsValidation(t *testing.T) {
 }
 
 func TestMetricsLint(t *testing.T) {
-	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+	rt := critest.NewRuntime()
 	_, reg := newTest(t, rt, nil)
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
@@ -398,10 +398,10 @@ func TestMetricsLint(t *testing.T) {
 // seeing a sandbox without the container it had just created, and
 // retried into "name is reserved").
 func TestRelistNeverOverwritesANewerEventedStatus(t *testing.T) {
-	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+	rt := critest.NewRuntime()
 	p, _ := newTest(t, rt, nil)
 	ns := time.Now().UnixNano()
-	rt.AddSandbox("u1", "sb1", 0, ns)
+	rt.AddPodSandbox("u1", "sb1", 0, ns)
 	ctx := context.Background()
 	if !p.Relist(ctx) {
 		t.Fatal("first relist failed")
@@ -436,11 +436,11 @@ func TestRelistNeverOverwritesANewerEventedStatus(t *testing.T) {
 // of leaving the caller to the next relist, an hour away here.
 func TestGetPodStatusRelistsThePodOnDemand(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+		rt := critest.NewRuntime()
 		p, reg := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })
 		ns := time.Now().UnixNano()
-		rt.AddSandbox("u1", "sb1", 0, ns)
-		rt.AddSandbox("u2", "sb2", 0, ns)
+		rt.AddPodSandbox("u1", "sb1", 0, ns)
+		rt.AddPodSandbox("u2", "sb2", 0, ns)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { _ = p.Run(ctx); close(done) }()
@@ -448,8 +448,8 @@ func TestGetPodStatusRelistsThePodOnDemand(t *testing.T) {
 		synctest.Wait() // the first relist ran
 
 		time.Sleep(time.Second)
-		rt.AddContainer("sb1", "c1", "app", "h", 0, time.Now().UnixNano())
-		rt.AddContainer("sb2", "c2", "app", "h", 0, time.Now().UnixNano())
+		rt.AddPodContainer("sb1", "c1", "app", "h", 0, time.Now().UnixNano())
+		rt.AddPodContainer("sb2", "c2", "app", "h", 0, time.Now().UnixNano())
 		lastAction := time.Now() // the caller's last action ended here...
 		time.Sleep(time.Millisecond)
 		asked := time.Now() // ...and it asks for a status newer than that
@@ -499,7 +499,7 @@ func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 
 func TestEventedFallbackIsFinalWhenTheStreamDiesAsItIsConfirmed(t *testing.T) {
 	for range 100 {
 		synctest.Test(t, func(t *testing.T) {
-			rt := plegtest.NewRuntime(plegtest.EventsOffered)
+			rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 			p, _ := newTest(t, rt, func(o *Options) {
 				o.Evented = EventedAuto
 				o.EventedMaxFailures = 1
@@ -527,12 +527,12 @@ func TestEventedFallbackIsFinalWhenTheStreamDiesAsItIsConfirmed(t *testing.T) {
 // the list and its status call is gone, not a failed inspection (which
 // would hold back every event of the pod until the next relist).
 func TestInspectionSkipsAnObjectRemovedMeanwhile(t *testing.T) {
-	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+	rt := critest.NewRuntime()
 	p, _ := newTest(t, rt, nil)
 	ns := time.Now().UnixNano()
-	rt.AddSandbox("u1", "sb1", 0, ns)
-	rt.AddContainer("sb1", "old", "app", "h", 0, ns+1)
-	rt.AddContainer("sb1", "new", "app", "h", 1, ns+2)
+	rt.AddPodSandbox("u1", "sb1", 0, ns)
+	rt.AddPodContainer("sb1", "old", "app", "h", 0, ns+1)
+	rt.AddPodContainer("sb1", "new", "app", "h", 1, ns+2)
 	rt.SetInspectHook(func(_ context.Context, id string) error {
 		if id == "old" {
 			return grpcstatus.Error(codes.NotFound, "container removed by the executor's GC")

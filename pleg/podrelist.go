@@ -6,9 +6,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/syncpod/syncpod/pleg/diff"
-	"github.com/syncpod/syncpod/pleg/observe"
-	"github.com/syncpod/syncpod/proto/crilabels"
+	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/observe"
 )
 
 // PodRelistQueue bounds the queue of on-demand pod relists (the kubelet's
@@ -84,11 +83,9 @@ func (p *PLEG) RelistPod(ctx context.Context, uid string) bool {
 		return false
 	}
 	listing := observe.Group(sandboxes, containers)[uid]
-	p.stateMu.Lock()
-	in := &inspection{uid: uid, listing: listing, events: diff.Compute(uid, p.records[uid], listing.Record()), onDemand: true}
-	p.stateMu.Unlock()
+	in := p.core.ChangedPod(uid, listing)
 	if listing != nil {
-		in.pod, in.err = p.inspect(ctx, uid, listing, start)
+		in.Pod, in.Err = p.inspect(ctx, uid, listing, start)
 	}
 	p.apply(in, start)
 	return true

@@ -1,35 +1,20 @@
 package pleg
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/syncpod/syncpod/pleg/diff"
-	"github.com/syncpod/syncpod/pleg/observe"
-	"github.com/syncpod/syncpod/proto/crilabels"
+	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/observe"
+	"github.com/syncpod/syncpod/pleg/core"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"google.golang.org/protobuf/types/known/timestamppb"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
-
-// inspection is one pod to inspect in a relist and, once done, its result.
-type inspection struct {
-	uid     string
-	listing *observe.Listing // nil: the pod vanished
-	events  []diff.Event
-	pod     *syncpodv1.ObservedPod
-	err     error
-	// onDemand: a single-pod relist someone waits for; no POD_SYNC.
-	onDemand bool
-}
 
 // Relist runs one relist: list, diff every pod against
 // its record, inspect the pods with events or marked for re-inspection (in
@@ -68,30 +53,8 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 	p.metrics.RunningPods.Set(float64(runPods))
 	p.metrics.RunningContainers.Set(float64(runContainers))
 
-	p.stateMu.Lock()
-	uids := slices.Collect(maps.Keys(p.records))
-	for uid := range listings {
-		if _, ok := p.records[uid]; !ok {
-			uids = append(uids, uid)
-		}
-	}
-	slices.Sort(uids)
-	var todo []*inspection
-	for _, uid := range uids {
-		l := listings[uid]
-		events := diff.Compute(uid, p.records[uid], l.Record())
-		if len(events) > 0 || p.reinspect[uid] {
-			todo = append(todo, &inspection{uid: uid, listing: l, events: events})
-		}
-	}
-	p.stateMu.Unlock()
-	p.inspectAll(ctx, todo, start)
-	p.stateMu.Lock()
-	// What events said before this relist started is in its picture now.
-	maps.DeleteFunc(p.eventAt, func(_ string, t time.Time) bool { return !t.After(start) })
-	maps.DeleteFunc(p.podEventAt, func(_ string, t time.Time) bool { return !t.After(start) })
-	p.stateMu.Unlock()
-	p.cache.UpdateTime(start)
+	p.inspectAll(ctx, p.core.Changed(listings), start)
+	p.core.Relisted(start)
 	return true
 }
 
@@ -111,22 +74,22 @@ func (p *PLEG) list(ctx context.Context) ([]*runtimeapi.PodSandbox, []*runtimeap
 
 // inspectAll inspects todo with bounded parallelism and applies each
 // result as it arrives.
-func (p *PLEG) inspectAll(ctx context.Context, todo []*inspection, start time.Time) {
+func (p *PLEG) inspectAll(ctx context.Context, todo []*core.Inspection, start time.Time) {
 	if len(todo) == 0 {
 		return
 	}
-	results := make(chan *inspection, len(todo))
+	results := make(chan *core.Inspection, len(todo))
 	sem := make(chan struct{}, p.opts.InspectParallelism)
 	go func() {
 		for _, in := range todo {
-			if in.listing == nil { // vanished: nothing to read
+			if in.Listing == nil { // vanished: nothing to read
 				results <- in
 				continue
 			}
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem }()
-				in.pod, in.err = p.inspect(ctx, in.uid, in.listing, start)
+				in.Pod, in.Err = p.inspect(ctx, in.UID, in.Listing, start)
 				results <- in
 			}()
 		}
@@ -169,121 +132,25 @@ func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, star
 	return observe.Pod(uid, in, start), nil
 }
 
-// apply writes one inspection into the cache and the records and
-// publishes its events. The relist's picture dates from its
-// start: for an object a runtime event told about after that start, the
-// event's word stands (mergeRelist), and the events are recomputed
-// against the record as it is now, so a relist neither undoes a newer
-// event-derived state nor publishes a transition out of order with the
-// events already published (issue 10: CONTAINER_DIED then
-// CONTAINER_STARTED for one container).
-func (p *PLEG) apply(in *inspection, start time.Time) {
-	p.stateMu.Lock()
-	defer p.stateMu.Unlock()
-	now := p.opts.Now()
-	if in.err != nil {
+// apply applies one inspection to the core and logs and counts what it
+// did.
+func (p *PLEG) apply(in *core.Inspection, start time.Time) {
+	res := p.core.Apply(in, start, p.opts.Now())
+	if res.Failed {
 		p.metrics.InspectionErrors.Inc()
-		p.reinspect[in.uid] = true
 		p.log.Warn("relist: cannot inspect pod; will re-inspect and regenerate its events next relist",
-			"pod_uid", in.uid, "events", len(in.events), "err", in.err)
+			"pod_uid", in.UID, "events", len(in.Events), "err", in.Err)
 		return
 	}
-	delete(p.reinspect, in.uid)
-	pod := in.pod
-	if pod == nil { // vanished
-		pod = &syncpodv1.ObservedPod{Uid: in.uid}
-	}
-	rec := in.listing.Record()
-	if rec == nil {
-		rec = &diff.Record{UID: in.uid}
-	}
-	modified := start
-	if evAt := p.podEventAt[in.uid]; evAt.After(start) {
-		cached, at := p.cache.Get(in.uid)
-		pod, rec = p.mergeRelist(start, pod, rec, cached, p.records[in.uid])
-		modified = evAt
-		if at.After(evAt) {
-			modified = at
-		}
-		pod.ObservedAt = timestamppb.New(modified)
-	}
-	events := diff.Compute(in.uid, p.records[in.uid], rec)
-	if len(pod.GetSandboxes()) == 0 && len(pod.GetContainers()) == 0 {
-		p.cache.DeleteIfOlder(in.uid, modified)
-		pod = &syncpodv1.ObservedPod{Uid: in.uid}
-	} else if modified.Equal(start) {
-		p.cache.SetIfNewer(in.uid, pod, start)
-	} else {
-		p.cache.Set(in.uid, pod, modified)
-	}
-	if len(rec.Entries) == 0 {
-		delete(p.records, in.uid)
-	} else {
-		p.records[in.uid] = rec
-	}
-	if len(events) == 0 && !in.onDemand && in.listing != nil {
-		events = []diff.Event{{PodUID: in.uid, Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_POD_SYNC}}
-	}
-	for _, e := range events {
+	for _, e := range res.Events {
 		if e.Type != plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED {
 			continue
 		}
-		for _, c := range pod.GetContainers() {
+		for _, c := range res.Pod.GetContainers() {
 			if c.GetId() == e.ContainerID {
-				p.log.Debug("container died", "pod_uid", in.uid, "container_id", c.GetId(), "container", c.GetName(),
+				p.log.Debug("container died", "pod_uid", in.UID, "container_id", c.GetId(), "container", c.GetName(),
 					"exit_code", c.GetExitCode(), "reason", c.GetReason())
 			}
 		}
 	}
-	p.publish(events, pod, now)
-}
-
-// mergeRelist combines a relist's status and record of a pod (as of
-// start) with the cached status and current record, which runtime events
-// applied after start have changed: each sandbox or container an event
-// told about after start keeps its event-derived state (or absence);
-// every other one takes the relist's. Neither input is modified. Callers
-// hold stateMu.
-func (p *PLEG) mergeRelist(start time.Time, relisted *syncpodv1.ObservedPod, relistRec *diff.Record,
-	cached *syncpodv1.ObservedPod, curRec *diff.Record) (*syncpodv1.ObservedPod, *diff.Record) {
-	newer := func(id string) bool { return p.eventAt[id].After(start) }
-	pod := &syncpodv1.ObservedPod{
-		Uid: relisted.GetUid(), Name: cmp.Or(relisted.GetName(), cached.GetName()),
-		Namespace: cmp.Or(relisted.GetNamespace(), cached.GetNamespace()),
-	}
-	for _, s := range relisted.GetSandboxes() {
-		if !newer(s.GetId()) {
-			pod.Sandboxes = append(pod.Sandboxes, s)
-		}
-	}
-	for _, s := range cached.GetSandboxes() {
-		if newer(s.GetId()) {
-			pod.Sandboxes = append(pod.Sandboxes, s)
-		}
-	}
-	for _, c := range relisted.GetContainers() {
-		if !newer(c.GetId()) {
-			pod.Containers = append(pod.Containers, c)
-		}
-	}
-	for _, c := range cached.GetContainers() {
-		if newer(c.GetId()) {
-			pod.Containers = append(pod.Containers, c)
-		}
-	}
-	observe.Sort(pod)
-	rec := &diff.Record{UID: relistRec.UID}
-	for _, e := range relistRec.Entries {
-		if !newer(e.ID) {
-			rec.Entries = append(rec.Entries, e)
-		}
-	}
-	if curRec != nil {
-		for _, e := range curRec.Entries {
-			if newer(e.ID) {
-				rec.Entries = append(rec.Entries, e)
-			}
-		}
-	}
-	return pod, rec
 }

@@ -6,5 +6,7 @@
 //	syncpod/planner/v1   PlannerService
 //	syncpod/executor/v1  ExecutorService
 //	syncpod/pleg/v1      PlegService
-//	crilabels            CRI label and annotation keys syncpod writes
+//	fielderr             bad input: field paths, InvalidArgument with BadRequest details
+//	validation           the pod and observed-pod rules
+//	k8snames             API enums spelled as Kubernetes spells them
 package proto

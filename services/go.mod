@@ -53,6 +53,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/syncpod/syncpod/cri v0.0.0
 	github.com/x448/float16 v0.8.4 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
@@ -82,3 +83,5 @@ replace (
 	github.com/syncpod/syncpod/pleg => ../pleg
 	github.com/syncpod/syncpod/proto => ../proto
 )
+
+replace github.com/syncpod/syncpod/cri => ../cri

@@ -38,6 +38,7 @@
 //	        <container name> 0x00 <spec hash> → JSON record
 //	            {"delay_ns","last_update_ns","held_until_ns","pod_name","pod_namespace"}
 //
-// Migrations are ordered and run in one transaction on Open; each
-// migration must have a test (migrate_test.go enforces it).
+// Migrations are ordered and run in one transaction on Open by
+// boltfile.Schema; each migration must have a test (migrate_test.go
+// enforces it).
 package backoff

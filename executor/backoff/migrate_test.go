@@ -73,30 +73,30 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 
 func TestEveryMigrationHasATest(t *testing.T) {
 	for _, m := range migrations {
-		if migrationTests[m.version] == nil {
-			t.Errorf("migration %d (%s) has no test in migrationTests", m.version, m.name)
+		if migrationTests[m.Version] == nil {
+			t.Errorf("migration %d (%s) has no test in migrationTests", m.Version, m.Name)
 		}
 	}
 }
 
 func TestMigrations(t *testing.T) {
 	for i, m := range migrations {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m.Name, func(t *testing.T) {
 			db, err := bolt.Open(filepath.Join(t.TempDir(), "m.db"), 0o600, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			if err := db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations[:i+1]) }); err != nil {
+			if err := db.Update(func(tx *bolt.Tx) error { return schema.Migrate(tx, migrations[:i+1]) }); err != nil {
 				t.Fatal(err)
 			}
 			_ = db.View(func(tx *bolt.Tx) error {
-				if v, err := schemaVersion(tx); err != nil || v != m.version {
-					t.Errorf("schema version %d (%v), want %d", v, err, m.version)
+				if v, err := schema.Version(tx); err != nil || v != m.Version {
+					t.Errorf("schema version %d (%v), want %d", v, err, m.Version)
 				}
 				return nil
 			})
-			migrationTests[m.version](t, db)
+			migrationTests[m.Version](t, db)
 		})
 	}
 }

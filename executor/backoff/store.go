@@ -173,7 +173,7 @@ func Open(path string, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
-	if err := boltfile.Guard(func() error { return db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations) }) }); err != nil {
+	if err := boltfile.Guard(func() error { return db.Update(func(tx *bolt.Tx) error { return schema.Migrate(tx, migrations) }) }); err != nil {
 		_ = db.Close()
 		var p *boltfile.PanicError
 		if errors.As(err, &p) {

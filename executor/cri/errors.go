@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	edge "github.com/syncpod/syncpod/cri"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -13,8 +14,8 @@ import (
 // Error classes of runtime failures.
 var (
 	// ErrUnavailable: the runtime cannot be reached (socket missing,
-	// connection refused, runtime down).
-	ErrUnavailable = errors.New("container runtime unavailable")
+	// connection refused, runtime down); the connection's own sentinel.
+	ErrUnavailable = edge.ErrUnavailable
 	// ErrNotFound: the container, sandbox or image does not exist.
 	ErrNotFound = errors.New("not found")
 	// ErrNameReserved: a sandbox or container with the same metadata

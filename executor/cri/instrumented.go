@@ -3,6 +3,7 @@ package cri
 import (
 	"context"
 	"errors"
+	edge "github.com/syncpod/syncpod/cri"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -120,8 +121,8 @@ func NewRuntime(rs internalapi.RuntimeService, m *Metrics, t Timeouts) *Runtime 
 
 // NewLazyRuntime wraps the runtime service of conn, which connects on
 // first use; calls fail with ErrUnavailable until it does.
-func NewLazyRuntime(conn *Conn, m *Metrics, t Timeouts) *Runtime {
-	return &Runtime{get: conn.runtime, c: caller{m: m, t: t.orDefault()}}
+func NewLazyRuntime(conn *edge.Conn, m *Metrics, t Timeouts) *Runtime {
+	return &Runtime{get: conn.Runtime, c: caller{m: m, t: t.orDefault()}}
 }
 
 // RuntimeAPI is the part of internalapi.RuntimeService the executor uses;
@@ -350,8 +351,8 @@ func NewImages(is internalapi.ImageManagerService, m *Metrics, t Timeouts) *Imag
 }
 
 // NewLazyImages wraps the image service of conn like NewLazyRuntime.
-func NewLazyImages(conn *Conn, m *Metrics, t Timeouts) *Images {
-	return &Images{get: conn.images, c: caller{m: m, t: t.orDefault()}}
+func NewLazyImages(conn *edge.Conn, m *Metrics, t Timeouts) *Images {
+	return &Images{get: conn.Images, c: caller{m: m, t: t.orDefault()}}
 }
 
 // ListImages lists images.

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/syncpod/syncpod/proto/crilabels"
+	"github.com/syncpod/syncpod/cri/crilabels"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncpod/syncpod/cri/critest"
+	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
-	"github.com/syncpod/syncpod/executor/critest"
 	"github.com/syncpod/syncpod/executor/runner"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -68,7 +69,7 @@ func (x *real) apply(t *testing.T, pod *syncpodv1.Pod, a *syncpodv1.PodActions) 
 
 func (x *real) observe(t *testing.T, uid string) *syncpodv1.ObservedPod {
 	t.Helper()
-	o, err := critest.Observe(context.Background(), x.cd.Runtime, uid)
+	o, err := observe.Read(context.Background(), x.cd.Runtime, uid, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

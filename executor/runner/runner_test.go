@@ -16,10 +16,11 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/critest"
+	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
-	"github.com/syncpod/syncpod/executor/critest"
-	"github.com/syncpod/syncpod/proto/crilabels"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -83,7 +84,7 @@ func newEnv(t *testing.T, images ...string) *env {
 
 func (e *env) observe(t *testing.T, uid string) *syncpodv1.ObservedPod {
 	t.Helper()
-	o, err := critest.Observe(context.Background(), e.rt, uid)
+	o, err := observe.Read(context.Background(), e.rt, uid, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestNewPodStepOrderAndConfigs(t *testing.T) {
 	}
 	// The init container exits 0; the next plan starts web.
 	o := e.observe(t, "uid-1")
-	e.rt.Exit(o.GetContainers()[0].GetId(), 0, e.clock.Now())
+	e.rt.ExitContainer(o.GetContainers()[0].GetId(), 0, "", e.clock.Now().UnixNano())
 	o = e.observe(t, "uid-1")
 	resp = e.apply(t, pod, o, &syncpodv1.PodActions{SandboxId: sbID, ContainersToStart: starts("web")})
 	if got, want := summary(resp), "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n"; got != want {
@@ -374,7 +375,7 @@ func TestCrashLoopBackOff(t *testing.T) {
 	sb := o.GetSandboxes()[0].GetId()
 	crash := func() *syncpodv1.ObservedPod {
 		o := e.observe(t, "uid-1")
-		e.rt.Exit(o.GetContainers()[0].GetId(), 1, e.clock.Now())
+		e.rt.ExitContainer(o.GetContainers()[0].GetId(), 1, "", e.clock.Now().UnixNano())
 		return e.observe(t, "uid-1")
 	}
 	startWeb := &syncpodv1.PodActions{SandboxId: sb, ContainersToStart: starts("web")}
@@ -547,7 +548,7 @@ func TestPruneInitContainers(t *testing.T) {
 		e.clock.Step(time.Hour) // past any back-off
 		id := resp.GetSteps()[len(resp.GetSteps())-1].GetContainerId()
 		e.rt.SetCreatedAt(id, time.Unix(int64(1000+i), 0))
-		e.rt.Exit(id, 1, time.Unix(int64(1000+i), 5))
+		e.rt.ExitContainer(id, 1, "", time.Unix(int64(1000+i), 5).UnixNano())
 	}
 	o := e.observe(t, "uid-1")
 	newest := o.GetContainers()[0].GetId()
@@ -612,7 +613,7 @@ func TestRemoveResources(t *testing.T) {
 			doneID = c.GetId()
 		}
 	}
-	e.rt.Exit(doneID, 0, e.clock.Now())
+	e.rt.ExitContainer(doneID, 0, "", e.clock.Now().UnixNano())
 	sb := o.GetSandboxes()[0].GetId()
 	resp, err := e.r.RemoveResources(context.Background(), []string{doneID, runID, "missing"}, []string{sb})
 	if err != nil {

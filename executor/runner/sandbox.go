@@ -9,8 +9,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/executor/cri"
-	"github.com/syncpod/syncpod/proto/crilabels"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 )
 

@@ -26,11 +26,12 @@ func ToGRPC(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
+	if st, ok := fielderr.StatusOf("", err); ok {
+		return st.Err()
+	}
 	switch {
-	case len(fielderr.As(err)) > 0:
-		return fielderr.Status("", fielderr.As(err)).Err()
-	case errors.Is(err, ErrInvalidArgument), errors.Is(err, backoff.ErrInvalidConfig):
-		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, backoff.ErrInvalidConfig):
+		return fielderr.Status("", fielderr.Errors{{Message: err.Error()}}).Err()
 	case errors.Is(err, cri.ErrUnavailable):
 		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, cri.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/executor/cri"
-	"github.com/syncpod/syncpod/proto/crilabels"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"

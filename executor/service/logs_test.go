@@ -15,8 +15,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/syncpod/syncpod/executor/critest"
-	"github.com/syncpod/syncpod/proto/crilabels"
+	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/critest"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -207,7 +207,7 @@ func TestContainerLogsFollow(t *testing.T) {
 	if _, err := f.WriteString("2026-11-21T12:00:02Z stdout F last words\n"); err != nil {
 		t.Fatal(err)
 	}
-	rt.Exit("run", 0, time.Now())
+	rt.ExitContainer("run", 0, "", time.Now().UnixNano())
 	var rest []string
 	for {
 		msg, err := stream.Recv()

@@ -18,9 +18,9 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
-	"github.com/syncpod/syncpod/executor/critest"
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
@@ -184,8 +184,12 @@ func TestToGRPC(t *testing.T) {
 		{"anything else", errors.New("boom"), codes.Internal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := status.Code(ToGRPC(tc.err)); got != tc.want {
-				t.Fatalf("code %v, want %v", got, tc.want)
+			got := ToGRPC(tc.err)
+			if status.Code(got) != tc.want {
+				t.Fatalf("code %v, want %v", status.Code(got), tc.want)
+			}
+			if tc.want == codes.InvalidArgument && len(fielderr.FromStatus(status.Convert(got))) == 0 {
+				t.Error("InvalidArgument without BadRequest details")
 			}
 		})
 	}

@@ -1,8 +1,11 @@
 // Package boltfile opens a service's bbolt database file and proves it
 // sound before anyone uses it. It is written once here for every syncpod
 // service that keeps a bbolt file (the planner's desired pods, the
-// executor's crash-loop back-off); each of them keeps its own bucket tree,
-// schema and migrations, and says in Options what losing its file costs.
+// executor's crash-loop back-off); each of them keeps its own bucket tree
+// and migrations, and says in Options what losing its file costs. Schema
+// is the one way a database records its schema version (decimal ASCII
+// under a meta key) and runs its ordered migrations in the opening
+// transaction, refusing a file newer than the program (ErrSchemaTooNew).
 //
 // # Promises
 //

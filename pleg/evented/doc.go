@@ -1,7 +1,9 @@
-// Package evented consumes the CRI container-event stream
-// (GetContainerEvents) for the PLEG: Consume runs one stream and hands the
-// events over in batches (whatever is queued, so a backlog drains in few
-// large steps), Decode turns one event into a Change, and Apply applies a
+// Package evented is everything about the CRI container-event stream
+// (GetContainerEvents) for the PLEG: Stream keeps it open with the PLEG's
+// retry policy (confirmation, failure counting, capped backoff), Consume
+// runs one stream and hands the events over in batches (whatever is
+// queued, so a backlog drains in few large steps), Decode turns one event
+// into a Change, and Apply applies a
 // Change to the cache with the kubelet's evented rules:
 // events without sandbox status are ignored; STOPPED is CONTAINER_DIED,
 // STARTED is CONTAINER_STARTED, CREATED only updates the cache, DELETED is
@@ -16,6 +18,7 @@
 // would otherwise grow with the square of a sandbox's size); both work,
 // and applying an event costs O(statuses in it). Removals come from
 // DELETED events, and the relist, the safety net, reconciles any other.
-// The choice between evented and relist mode, failure counting and
-// fallback live in package pleg.
+// Stream reports a confirmed stream and each end through hooks; the PLEG's
+// mode, metrics and forced relists are package pleg's, and the records
+// an event updates are package core's.
 package evented

@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/pleg/cache"
 	"github.com/syncpod/syncpod/pleg/diff"
-	"github.com/syncpod/syncpod/pleg/observe"
-	"github.com/syncpod/syncpod/proto/crilabels"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"

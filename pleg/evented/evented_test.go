@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/pleg/cache"
 	"github.com/syncpod/syncpod/pleg/diff"
-	"github.com/syncpod/syncpod/pleg/plegtest"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -49,12 +49,12 @@ func TestApply(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := plegtest.NewRuntime(plegtest.EventsOffered)
-			rt.AddSandbox("u1", "sb1", 0, 1)
-			rt.AddContainer("sb1", "c1", "app", "h", 0, 2)
+			rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
+			rt.AddPodSandbox("u1", "sb1", 0, 1)
+			rt.AddPodContainer("sb1", "c1", "app", "h", 0, 2)
 			c := cache.New()
 			// Seed the cache with the running state at t0.
-			rt.AddContainer("sb1", "c0", "side", "h", 0, 1)
+			rt.AddPodContainer("sb1", "c0", "side", "h", 0, 1)
 			Apply(c, Decode(rt.Event("c1", "sb1", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, t0)))
 			rt.ExitContainer("c1", 7, "Error", tc.at)
 			ev := rt.Event(tc.id, "sb1", tc.typ, tc.at)
@@ -94,14 +94,14 @@ func TestApply(t *testing.T) {
 }
 
 func TestConsumeUnimplementedAndFailure(t *testing.T) {
-	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+	rt := critest.NewRuntime()
 	err := Consume(context.Background(), rt, func([]*runtimeapi.ContainerEventResponse) { t.Error("event from an unimplemented stream") }, nil)
 	if err == nil || !strings.Contains(err.Error(), "Unimplemented") {
 		t.Fatalf("err = %v", err)
 	}
 
-	rt = plegtest.NewRuntime(plegtest.EventsOffered)
-	rt.AddSandbox("u1", "sb1", 0, 1)
+	rt = critest.NewRuntime().WithEvents(critest.EventsOffered)
+	rt.AddPodSandbox("u1", "sb1", 0, 1)
 	got := make(chan string, 10)
 	established := make(chan struct{})
 	errc := make(chan error)
@@ -132,23 +132,23 @@ func TestConsumeUnimplementedAndFailure(t *testing.T) {
 func TestApplyMergesByContainerID(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		event func(rt *plegtest.Runtime, id string, typ runtimeapi.ContainerEventType, at int64) *runtimeapi.ContainerEventResponse
+		event func(rt *critest.Runtime, id string, typ runtimeapi.ContainerEventType, at int64) *runtimeapi.ContainerEventResponse
 	}{
-		{"single-container-events", func(rt *plegtest.Runtime, id string, typ runtimeapi.ContainerEventType, at int64) *runtimeapi.ContainerEventResponse {
+		{"single-container-events", func(rt *critest.Runtime, id string, typ runtimeapi.ContainerEventType, at int64) *runtimeapi.ContainerEventResponse {
 			return rt.SingleEvent(id, "sb1", typ, at)
 		}},
-		{"whole-sandbox-events", func(rt *plegtest.Runtime, id string, typ runtimeapi.ContainerEventType, at int64) *runtimeapi.ContainerEventResponse {
+		{"whole-sandbox-events", func(rt *critest.Runtime, id string, typ runtimeapi.ContainerEventType, at int64) *runtimeapi.ContainerEventResponse {
 			return rt.Event(id, "sb1", typ, at)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := plegtest.NewRuntime(plegtest.EventsOffered)
-			rt.AddSandbox("u1", "sb1", 0, 1)
+			rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
+			rt.AddPodSandbox("u1", "sb1", 0, 1)
 			c := cache.New()
 			at := int64(100)
 			for _, id := range []string{"a", "b", "c"} {
 				at++
-				rt.AddContainer("sb1", id, id, "h", 0, at)
+				rt.AddPodContainer("sb1", id, id, "h", 0, at)
 				Apply(c, Decode(tc.event(rt, id, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, at)))
 			}
 			at++

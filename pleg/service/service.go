@@ -125,13 +125,12 @@ func (s *Service) ListPodStatuses(context.Context, *plegv1.ListPodStatusesReques
 
 // toStatus is the one place errors become gRPC statuses.
 func toStatus(err error) error {
+	if st, ok := fielderr.StatusOf("", err); ok {
+		return st.Err()
+	}
 	switch {
 	case err == nil:
 		return nil
-	case len(fielderr.As(err)) > 0:
-		return fielderr.Status("", fielderr.As(err)).Err()
-	case errors.Is(err, ErrInvalid):
-		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, "no status newer than asked before the deadline")
 	case errors.Is(err, context.Canceled):

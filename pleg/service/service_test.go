@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/pleg"
 	"github.com/syncpod/syncpod/pleg/fanout"
-	"github.com/syncpod/syncpod/pleg/plegtest"
+	"github.com/syncpod/syncpod/proto/fielderr"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -25,14 +26,14 @@ import (
 )
 
 type harness struct {
-	rt     *plegtest.Runtime
+	rt     *critest.Runtime
 	p      *pleg.PLEG
 	client plegv1.PlegServiceClient
 }
 
 func start(t *testing.T) *harness {
 	t.Helper()
-	rt := plegtest.NewRuntime(plegtest.EventsUnimplemented)
+	rt := critest.NewRuntime()
 	p, err := pleg.New(pleg.Options{
 		Runtime: rt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(),
 		RelistPeriod: 10 * time.Millisecond, Evented: pleg.EventedOff,
@@ -93,8 +94,8 @@ func TestWatchFilterAndIncludeStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "two subscribers", func() bool { return h.p.Subscribers() == 2 })
-	h.rt.AddSandbox("u2", "sb2", 0, 1)
-	h.rt.AddSandbox("u1", "sb1", 0, 2)
+	h.rt.AddPodSandbox("u2", "sb2", 0, 1)
+	h.rt.AddPodSandbox("u1", "sb1", 0, 2)
 
 	got, err := withStatus.Recv()
 	if err != nil {
@@ -135,7 +136,7 @@ func TestWatchCancelFreesSubscription(t *testing.T) {
 
 func TestGetPodStatusNewerThan(t *testing.T) {
 	h := start(t)
-	h.rt.AddSandbox("u1", "sb1", 0, 1)
+	h.rt.AddPodSandbox("u1", "sb1", 0, 1)
 	ctx := ctxT(t)
 	// A status newer than now arrives with a later relist.
 	resp, err := h.client.GetPodStatus(ctx, &plegv1.GetPodStatusRequest{PodUid: "u1", NewerThan: timestamppb.Now()})
@@ -161,8 +162,8 @@ func TestGetPodStatusNewerThan(t *testing.T) {
 
 func TestListPodStatuses(t *testing.T) {
 	h := start(t)
-	h.rt.AddSandbox("b", "sb-b", 0, 1)
-	h.rt.AddSandbox("a", "sb-a", 0, 1)
+	h.rt.AddPodSandbox("b", "sb-b", 0, 1)
+	h.rt.AddPodSandbox("a", "sb-a", 0, 1)
 	ctx := ctxT(t)
 	// Wait for a global relist that saw both pods.
 	var resp *plegv1.ListPodStatusesResponse
@@ -212,8 +213,12 @@ func TestToStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
-			if got := status.Code(toStatus(tc.err)); got != tc.want {
-				t.Errorf("toStatus(%v) = %v, want %v", tc.err, got, tc.want)
+			got := toStatus(tc.err)
+			if status.Code(got) != tc.want {
+				t.Errorf("toStatus(%v) = %v, want %v", tc.err, status.Code(got), tc.want)
+			}
+			if tc.want == codes.InvalidArgument && len(fielderr.FromStatus(status.Convert(got))) == 0 {
+				t.Errorf("toStatus(%v): InvalidArgument without BadRequest details", tc.err)
 			}
 		})
 	}

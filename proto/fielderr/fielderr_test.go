@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/proto/fielderr"
 )
@@ -76,5 +77,45 @@ func TestStatusIsBounded(t *testing.T) {
 	}
 	if br == nil || len(br.GetFieldViolations()) != fielderr.MaxReported || br.GetFieldViolations()[5].GetField() != "spec.containers[5].name" {
 		t.Fatalf("BadRequest detail %v", br)
+	}
+}
+
+// TestStatusOfAndBack: field errors, a bare ErrInvalid and other errors
+// map as every service maps them, and FromStatus reads the field errors
+// back on the client side.
+func TestStatusOfAndBack(t *testing.T) {
+	var l fielderr.List
+	l.Add("pod.name", "must not be empty")
+	l.Add("pod.spec.containers[1].image", "must not be empty")
+	for _, tc := range []struct {
+		name string
+		err  error
+		ok   bool
+		want fielderr.Errors
+	}{
+		{"field errors", fmt.Errorf("apply: %w", l.Err()), true, l.Errors()},
+		{"bare ErrInvalid", fmt.Errorf("%w: mode %q", fielderr.ErrInvalid, "x"), true,
+			fielderr.Errors{{Message: `invalid argument: mode "x"`}}},
+		{"another class", errors.New("disk full"), false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, ok := fielderr.StatusOf("Op", tc.err)
+			if ok != tc.ok {
+				t.Fatalf("ok %v, want %v", ok, tc.ok)
+			}
+			if !ok {
+				return
+			}
+			if st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), "Op: ") {
+				t.Errorf("status %v %q", st.Code(), st.Message())
+			}
+			got := fielderr.FromStatus(st)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("FromStatus %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if got := fielderr.FromStatus(status.New(codes.InvalidArgument, "no details")); got != nil {
+		t.Errorf("FromStatus of a status without details: %v", got)
 	}
 }

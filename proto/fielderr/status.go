@@ -1,6 +1,7 @@
 package fielderr
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -60,4 +61,38 @@ func cut(s string) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// StatusOf is the one mapping of the ErrInvalid class to gRPC that every
+// service uses: an error carrying field errors becomes Status(op, them),
+// one that only matches ErrInvalid becomes Status with a single
+// path-less problem (its text), so a client always finds a BadRequest
+// detail on InvalidArgument. ok is false for errors of any other class.
+func StatusOf(op string, err error) (st *status.Status, ok bool) {
+	fields := As(err)
+	if len(fields) == 0 {
+		if !errors.Is(err, ErrInvalid) {
+			return nil, false
+		}
+		fields = Errors{{Message: err.Error()}}
+	}
+	return Status(op, fields), true
+}
+
+// FromStatus is the client side of Status: the field errors listed in
+// st's google.rpc.BadRequest details, in order (Path from the violation's
+// field, Message from its description); nil when st carries none. The
+// status message may count more problems than are listed (MaxReported).
+func FromStatus(st *status.Status) Errors {
+	var out Errors
+	for _, d := range st.Details() {
+		br, ok := d.(*errdetails.BadRequest)
+		if !ok {
+			continue
+		}
+		for _, v := range br.GetFieldViolations() {
+			out = append(out, FieldError{Path: v.GetField(), Message: v.GetDescription()})
+		}
+	}
+	return out
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -21,9 +20,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
-	"github.com/syncpod/syncpod/executor/critest"
 	"github.com/syncpod/syncpod/executor/runner"
 	executorservice "github.com/syncpod/syncpod/executor/service"
 	"github.com/syncpod/syncpod/internal/testsummary"
@@ -31,8 +30,8 @@ import (
 	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/validate"
 	"github.com/syncpod/syncpod/pleg"
-	"github.com/syncpod/syncpod/pleg/plegtest"
 	plegservice "github.com/syncpod/syncpod/pleg/service"
+	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -99,7 +98,7 @@ func startNode(t *testing.T) *node {
 		executorv1.RegisterExecutorServiceServer(g, executorservice.New(r, n.backoff, nil, nil))
 	}, false)
 
-	p, err := pleg.New(pleg.Options{Runtime: plegtest.NewRuntime(plegtest.EventsUnimplemented), Logger: slog.New(slog.DiscardHandler),
+	p, err := pleg.New(pleg.Options{Runtime: critest.NewRuntime(), Logger: slog.New(slog.DiscardHandler),
 		Registry: prometheus.NewRegistry(), RelistPeriod: 50 * time.Millisecond, Evented: pleg.EventedOff})
 	if err != nil {
 		t.Fatal(err)
@@ -299,12 +298,8 @@ func check(t *testing.T, err error, field string) {
 		t.Errorf("message %.300q does not name %s", st.Message(), field)
 	}
 	found := false
-	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				found = found || v.GetField() == field
-			}
-		}
+	for _, fe := range fielderr.FromStatus(st) {
+		found = found || fe.Path == field
 	}
 	if !found {
 		t.Errorf("no BadRequest violation for %s", field)

@@ -258,7 +258,7 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
 	id := req.GetContainerId()
 	if id == "" {
-		return nil, fmt.Errorf("%w: container_id: must not be empty", ErrInvalid)
+		return nil, required("container_id")
 	}
 	r.mu.Lock()
 	c, ok := r.containers[id]
@@ -371,7 +371,7 @@ func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContaine
 // ExecSync runs cmd in a running container and waits for it.
 func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
 	if len(req.GetCmd()) == 0 {
-		return nil, fmt.Errorf("%w: cmd: must not be empty", ErrInvalid)
+		return nil, required("cmd")
 	}
 	r.mu.Lock()
 	c, ok := r.containers[req.GetContainerId()]

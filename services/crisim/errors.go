@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -15,8 +16,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrReserved: the sandbox or container name is already in use.
 	ErrReserved = errors.New("name is reserved")
-	// ErrInvalid: the request is malformed.
-	ErrInvalid = errors.New("invalid argument")
+	// ErrInvalid: the request is malformed; fielderr.ErrInvalid, the class
+	// of every syncpod service's bad input, so problems carry field paths.
+	ErrInvalid = fielderr.ErrInvalid
 	// ErrFailedPrecondition: the object is in the wrong state for the call
 	// (removing a running container, starting a container twice or with
 	// no command, creating a container in a stopped sandbox).
@@ -39,14 +41,15 @@ func toGRPC(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
+	if st, ok := fielderr.StatusOf("", err); ok {
+		return st.Err()
+	}
 	code := codes.Unknown
 	switch {
 	case errors.Is(err, ErrNotFound):
 		code = codes.NotFound
 	case errors.Is(err, ErrReserved):
 		code = codes.AlreadyExists
-	case errors.Is(err, ErrInvalid):
-		code = codes.InvalidArgument
 	case errors.Is(err, ErrFailedPrecondition):
 		code = codes.FailedPrecondition
 	case errors.Is(err, ErrPullFailed):

@@ -2,57 +2,58 @@ package crisim
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// validateSandboxConfig reports every problem of a sandbox config at once.
+// validateSandboxConfig reports every problem of a sandbox config at once,
+// as field errors (fielderr).
 func validateSandboxConfig(cfg *runtimeapi.PodSandboxConfig) error {
-	var errs []error
+	var l fielderr.List
 	if cfg == nil {
-		return fmt.Errorf("%w: config: must be set", ErrInvalid)
+		l.Add("config", "must be set")
+		return l.Err()
 	}
 	md := cfg.GetMetadata()
 	if md == nil {
-		errs = append(errs, errors.New("config.metadata: must be set"))
+		l.Add("config.metadata", "must be set")
 	} else {
 		if md.GetName() == "" {
-			errs = append(errs, errors.New("config.metadata.name: must not be empty"))
+			l.Add("config.metadata.name", "must not be empty")
 		}
 		if md.GetUid() == "" {
-			errs = append(errs, errors.New("config.metadata.uid: must not be empty"))
+			l.Add("config.metadata.uid", "must not be empty")
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
-	}
-	return nil
+	return l.Err()
 }
 
 // validateContainerConfig reports every problem of a container config at
-// once.
+// once, as field errors (fielderr).
 func validateContainerConfig(sandboxID string, cfg *runtimeapi.ContainerConfig) error {
-	var errs []error
+	var l fielderr.List
 	if sandboxID == "" {
-		errs = append(errs, errors.New("pod_sandbox_id: must not be empty"))
+		l.Add("pod_sandbox_id", "must not be empty")
 	}
 	if cfg == nil {
-		errs = append(errs, errors.New("config: must be set"))
+		l.Add("config", "must be set")
 	} else {
 		if cfg.GetMetadata().GetName() == "" {
-			errs = append(errs, errors.New("config.metadata.name: must not be empty"))
+			l.Add("config.metadata.name", "must not be empty")
 		}
 		if cfg.GetImage().GetImage() == "" {
-			errs = append(errs, errors.New("config.image.image: must not be empty"))
+			l.Add("config.image.image", "must not be empty")
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
-	}
-	return nil
+	return l.Err()
+}
+
+// required is the field error of a required field left empty.
+func required(path string) error {
+	return fielderr.Errors{{Path: path, Message: "must not be empty"}}
 }
 
 func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

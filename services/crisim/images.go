@@ -52,7 +52,7 @@ func (r *Runtime) lookupImageLocked(ref string) *image {
 func (r *Runtime) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
 	name := req.GetImage().GetImage()
 	if name == "" {
-		return nil, fmt.Errorf("%w: image.image: must not be empty", ErrInvalid)
+		return nil, required("image.image")
 	}
 	if p := r.opts.Unpullable; p != nil && p.MatchString(name) {
 		r.metrics.pulls.WithLabelValues("failed").Inc()

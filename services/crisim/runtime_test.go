@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/syncpod/syncpod/proto/fielderr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -83,6 +84,7 @@ func TestToGRPC(t *testing.T) {
 		{"not found", fmt.Errorf("%w: x", ErrNotFound), codes.NotFound},
 		{"reserved name", fmt.Errorf("%w: x", ErrReserved), codes.AlreadyExists},
 		{"invalid", fmt.Errorf("%w: x", ErrInvalid), codes.InvalidArgument},
+		{"invalid fields", validateSandboxConfig(&runtimeapi.PodSandboxConfig{}), codes.InvalidArgument},
 		{"failed precondition", fmt.Errorf("%w: x", ErrFailedPrecondition), codes.FailedPrecondition},
 		{"pull failed", fmt.Errorf("%w: x", ErrPullFailed), codes.NotFound},
 		{"shutting down", ErrShuttingDown, codes.Unavailable},
@@ -95,8 +97,12 @@ func TestToGRPC(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := status.Code(toGRPC(tc.err)); got != tc.want {
-				t.Errorf("toGRPC(%v) = %s, want %s", tc.err, got, tc.want)
+			got := toGRPC(tc.err)
+			if status.Code(got) != tc.want {
+				t.Errorf("toGRPC(%v) = %s, want %s", tc.err, status.Code(got), tc.want)
+			}
+			if tc.want == codes.InvalidArgument && len(fielderr.FromStatus(status.Convert(got))) == 0 {
+				t.Errorf("toGRPC(%v): InvalidArgument without BadRequest details", tc.err)
 			}
 		})
 	}

@@ -67,7 +67,7 @@ func (r *Runtime) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandbox
 // NOTREADY. Stopping a stopped sandbox is fine.
 func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
 	if req.GetPodSandboxId() == "" {
-		return nil, fmt.Errorf("%w: pod_sandbox_id: must not be empty", ErrInvalid)
+		return nil, required("pod_sandbox_id")
 	}
 	if err := r.stopSandbox(ctx, req.GetPodSandboxId()); err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func (r *Runtime) stopSandbox(ctx context.Context, id string) error {
 func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
 	id := req.GetPodSandboxId()
 	if id == "" {
-		return nil, fmt.Errorf("%w: pod_sandbox_id: must not be empty", ErrInvalid)
+		return nil, required("pod_sandbox_id")
 	}
 	if err := r.stopSandbox(ctx, id); err != nil {
 		if isNotFound(err) {

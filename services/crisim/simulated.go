@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/syncpod/syncpod/proto/fielderr"
 )
 
 // simSpec is what a simulated container's annotations ask for.
@@ -20,43 +22,29 @@ type simSpec struct {
 // value at once.
 func parseSimSpec(ann map[string]string) (simSpec, error) {
 	var s simSpec
-	var errs []string
+	var l fielderr.List
 	if v, ok := ann[AnnotationExitAfter]; ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			errs = append(errs, fmt.Sprintf("config.annotations[%q]: %q is not a non-negative Go duration", AnnotationExitAfter, v))
+			l.Add(fmt.Sprintf("config.annotations[%q]", AnnotationExitAfter), "%s is not a non-negative Go duration", fielderr.Quote(v))
 		}
 		s.exitAfter, s.hasExit = d, true
 	}
 	if v, ok := ann[AnnotationExitCode]; ok {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < 0 || n > 255 {
-			errs = append(errs, fmt.Sprintf("config.annotations[%q]: %q is not an exit code 0-255", AnnotationExitCode, v))
+			l.Add(fmt.Sprintf("config.annotations[%q]", AnnotationExitCode), "%s is not an exit code 0-255", fielderr.Quote(v))
 		}
 		s.exitCode = int32(n)
 	}
 	if v, ok := ann[AnnotationIgnoreSIGTERM]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("config.annotations[%q]: %q is not a boolean", AnnotationIgnoreSIGTERM, v))
+			l.Add(fmt.Sprintf("config.annotations[%q]", AnnotationIgnoreSIGTERM), "%s is not a boolean", fielderr.Quote(v))
 		}
 		s.ignoreTerm = b
 	}
-	if len(errs) > 0 {
-		return s, fmt.Errorf("%w: %s", ErrInvalid, joinLines(errs))
-	}
-	return s, nil
-}
-
-func joinLines(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += "; "
-		}
-		out += s
-	}
-	return out
+	return s, l.Err()
 }
 
 // simRunner is a simulated container: a timer at most.

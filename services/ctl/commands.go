@@ -315,13 +315,6 @@ func isPods(resource string) bool {
 	return resource == "pod" || resource == "pods" || resource == "po"
 }
 
-func eventType(t syncpodv1.EventType) string {
-	if t == syncpodv1.EventType_EVENT_TYPE_WARNING {
-		return "Warning"
-	}
-	return "Normal"
-}
-
 func namespaceOrDefault(ns string) string {
 	return validation.NamespaceOrDefault(ns)
 }

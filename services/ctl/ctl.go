@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -231,7 +232,7 @@ func report(w io.Writer, err error) int {
 	case codes.Unavailable:
 		fmt.Fprintf(w, "error: cannot reach the server: %s\n", st.Message())
 	case codes.InvalidArgument:
-		fmt.Fprintf(w, "Error from server (BadRequest): %s\n", st.Message())
+		printBadRequest(w, st)
 	default:
 		fmt.Fprintf(w, "Error from server (%s): %s\n", st.Code(), st.Message())
 	}
@@ -332,4 +333,23 @@ func podNames(args []string) ([]string, error) {
 		out[i] = n
 	}
 	return out, nil
+}
+
+// printBadRequest prints an InvalidArgument status: its message, or, when
+// it lists field errors (fielderr.FromStatus), the message's head and one
+// field error a line, so a long list stays readable.
+func printBadRequest(w io.Writer, st *status.Status) {
+	fields := fielderr.FromStatus(st)
+	head, _, listed := strings.Cut(st.Message(), " invalid field(s): ")
+	if len(fields) == 0 || !listed {
+		fmt.Fprintf(w, "Error from server (BadRequest): %s\n", st.Message())
+		return
+	}
+	fmt.Fprintf(w, "Error from server (BadRequest): %s invalid field(s):\n", head)
+	for _, fe := range fields {
+		fmt.Fprintf(w, "  %s\n", fe.Error())
+	}
+	if i := strings.LastIndex(st.Message(), "; and "); i >= 0 && strings.HasSuffix(st.Message(), " more") {
+		fmt.Fprintf(w, "  %s\n", st.Message()[i+2:]) // the problems Status did not list
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncpod/syncpod/proto/k8snames"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -44,7 +45,7 @@ func describe(r *plannerv1.PodRecord, now time.Time) string {
 		ip = "<host network>"
 	}
 	line(0, "IP", ip)
-	line(0, "Restart Policy", restartPolicyName(p.GetSpec().GetRestartPolicy()))
+	line(0, "Restart Policy", k8snames.RestartPolicy(p.GetSpec().GetRestartPolicy()))
 
 	statuses := map[string]*syncpodv1.ContainerStatus{}
 	for _, cs := range append(slices.Clone(st.GetInitContainerStatuses()), st.GetContainerStatuses()...) {
@@ -98,7 +99,7 @@ func describe(r *plannerv1.PodRecord, now time.Time) string {
 		b.WriteString("Conditions:\n")
 		rows := [][]string{{"  Type", "Status"}}
 		for _, c := range st.GetConditions() {
-			rows = append(rows, []string{"  " + c.GetType(), conditionName(c.GetStatus())})
+			rows = append(rows, []string{"  " + c.GetType(), k8snames.ConditionStatus(c.GetStatus())})
 		}
 		b.WriteString(table(rows))
 	}
@@ -118,7 +119,7 @@ func describe(r *plannerv1.PodRecord, now time.Time) string {
 		if c := e.GetInvolvedContainer(); c != "" {
 			msg = "[" + c + "] " + msg
 		}
-		rows = append(rows, []string{"  " + eventType(e.GetType()), e.GetReason(), age, msg})
+		rows = append(rows, []string{"  " + k8snames.EventType(e.GetType()), e.GetReason(), age, msg})
 	}
 	b.WriteString(table(rows))
 	return b.String()
@@ -204,26 +205,6 @@ func titleBool(v bool) string {
 		return "True"
 	}
 	return "False"
-}
-
-func conditionName(s syncpodv1.ConditionStatus) string {
-	switch s {
-	case syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE:
-		return "True"
-	case syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE:
-		return "False"
-	}
-	return "Unknown"
-}
-
-func restartPolicyName(p syncpodv1.RestartPolicy) string {
-	switch p {
-	case syncpodv1.RestartPolicy_RESTART_POLICY_ON_FAILURE:
-		return "OnFailure"
-	case syncpodv1.RestartPolicy_RESTART_POLICY_NEVER:
-		return "Never"
-	}
-	return "Always"
 }
 
 // describeActions explains a change set in plain words, in the order the

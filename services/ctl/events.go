@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/syncpod/syncpod/proto/k8snames"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -65,7 +66,7 @@ func eventRow(e podEvent, now time.Time, all bool) []string {
 		obj += "/" + c
 	}
 	count := max(e.ev.GetCount(), 1)
-	row := []string{humanDuration(now.Sub(e.ev.GetLastTime().AsTime())), eventType(e.ev.GetType()), e.ev.GetReason(), obj,
+	row := []string{humanDuration(now.Sub(e.ev.GetLastTime().AsTime())), k8snames.EventType(e.ev.GetType()), e.ev.GetReason(), obj,
 		strconv.Itoa(int(count)), humanDuration(now.Sub(e.ev.GetFirstTime().AsTime())), e.ev.GetMessage()}
 	if all {
 		row = append([]string{namespaceOf(e.pod)}, row...)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncpod/syncpod/proto/k8snames"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -13,7 +14,7 @@ import (
 // among the pod's deletion, init containers, containers and phase.
 func podStatusColumn(r *plannerv1.PodRecord) string {
 	pod, st := r.GetPod(), r.GetStatus()
-	reason := phaseName(st.GetPhase())
+	reason := k8snames.PodPhase(st.GetPhase())
 	if st.GetReason() != "" {
 		reason = st.GetReason()
 	}
@@ -79,22 +80,6 @@ func podStatusColumn(r *plannerv1.PodRecord) string {
 		reason = "Pending"
 	}
 	return reason
-}
-
-func phaseName(p syncpodv1.PodPhase) string {
-	switch p {
-	case syncpodv1.PodPhase_POD_PHASE_PENDING:
-		return "Pending"
-	case syncpodv1.PodPhase_POD_PHASE_RUNNING:
-		return "Running"
-	case syncpodv1.PodPhase_POD_PHASE_SUCCEEDED:
-		return "Succeeded"
-	case syncpodv1.PodPhase_POD_PHASE_FAILED:
-		return "Failed"
-	case syncpodv1.PodPhase_POD_PHASE_UNKNOWN:
-		return "Unknown"
-	}
-	return ""
 }
 
 // readyColumn is "ready/total" over regular containers and sidecars.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/syncpod/syncpod/proto/k8snames"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -169,7 +170,7 @@ func kubeTime(t *timestamppb.Timestamp) metav1.Time {
 
 func kubeStatus(st *syncpodv1.PodStatus) corev1.PodStatus {
 	out := corev1.PodStatus{
-		Phase:   corev1.PodPhase(phaseName(st.GetPhase())),
+		Phase:   corev1.PodPhase(k8snames.PodPhase(st.GetPhase())),
 		Reason:  st.GetReason(),
 		Message: st.GetMessage(),
 		PodIP:   st.GetPodIp(),
@@ -183,7 +184,7 @@ func kubeStatus(st *syncpodv1.PodStatus) corev1.PodStatus {
 	}
 	for _, c := range st.GetConditions() {
 		out.Conditions = append(out.Conditions, corev1.PodCondition{
-			Type: corev1.PodConditionType(c.GetType()), Status: corev1.ConditionStatus(conditionName(c.GetStatus())),
+			Type: corev1.PodConditionType(c.GetType()), Status: corev1.ConditionStatus(k8snames.ConditionStatus(c.GetStatus())),
 			LastTransitionTime: kubeTime(c.GetLastTransitionTime()), Reason: c.GetReason(), Message: c.GetMessage(),
 		})
 	}

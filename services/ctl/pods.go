@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/proto/k8snames"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	"github.com/syncpod/syncpod/proto/validation"
 )
@@ -180,7 +181,7 @@ func parseWaitFor(v string) (func(*plannerv1.PodRecord) (bool, error), error) {
 		}
 		for _, c := range r.GetStatus().GetConditions() {
 			if strings.EqualFold(c.GetType(), name) {
-				return strings.EqualFold(conditionName(c.GetStatus()), want), nil
+				return strings.EqualFold(k8snames.ConditionStatus(c.GetStatus()), want), nil
 			}
 		}
 		return false, nil

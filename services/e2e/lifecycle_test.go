@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -468,13 +468,9 @@ func TestBadPodRefusedWithEveryFieldError(t *testing.T) {
 		t.Fatalf("ApplyPod of a bad pod: %v, want InvalidArgument", err)
 	}
 	var fields []string
-	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				// Paths are relative to the request, as Plan's are.
-				fields = append(fields, v.GetField())
-			}
-		}
+	for _, fe := range fielderr.FromStatus(st) {
+		// Paths are relative to the request, as Plan's are.
+		fields = append(fields, fe.Path)
 	}
 	for _, want := range []string{"pod.name", "pod.spec.containers[0].name", "pod.spec.containers[0].image", "pod.spec.containers[2].name"} {
 		if !slices.Contains(fields, want) {

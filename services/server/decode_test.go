@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -93,12 +93,8 @@ func checkDecodeError(t *testing.T, err error, field string) {
 		t.Errorf("message %q lacks %q", st.Message(), want)
 	}
 	var got []string
-	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				got = append(got, v.GetField())
-			}
-		}
+	for _, fe := range fielderr.FromStatus(st) {
+		got = append(got, fe.Path)
 	}
 	if len(got) != 1 || got[0] != field {
 		t.Errorf("BadRequest fields %q, want [%q]", got, field)

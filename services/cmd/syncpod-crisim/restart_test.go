@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/syncpod/syncpod/pleg/observe"
-	"github.com/syncpod/syncpod/proto/crilabels"
+	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/services/crisim/crisimtest"
 )
 

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/klog/v2"
 
+	edge "github.com/syncpod/syncpod/cri"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
@@ -127,7 +128,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 	// The runtime is dialled on first use, so the executor serves (and
 	// answers Unavailable) while the runtime is still coming up.
-	conn := cri.NewConn(f.criEndpoint, f.criTimeout, logger)
+	conn := edge.NewConn(f.criEndpoint, f.criTimeout, logger)
 	defer conn.Close()
 
 	reg := prometheus.NewRegistry()

@@ -17,8 +17,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/syncpod/syncpod/cri"
 	"github.com/syncpod/syncpod/pleg"
-	"github.com/syncpod/syncpod/pleg/cri"
 	"github.com/syncpod/syncpod/pleg/service"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	"github.com/syncpod/syncpod/services/server"
@@ -94,8 +94,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	defer stop()
 	// Connect lazily: the service starts (health NOT_SERVING, reason
 	// logged) even when the runtime is not up yet.
-	rt := cri.NewLazy(pf.criEndpoint, pf.criTimeout)
-	defer rt.Close(context.Background())
+	conn := cri.NewConn(pf.criEndpoint, pf.criTimeout, logger)
+	defer conn.Close()
+	rt := conn.Observer()
 
 	p, err := pleg.New(pleg.Options{
 		Runtime:             rt,

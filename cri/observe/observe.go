@@ -6,8 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/syncpod/syncpod/pleg/diff"
-	"github.com/syncpod/syncpod/proto/crilabels"
+	"github.com/syncpod/syncpod/cri/crilabels"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -61,21 +60,6 @@ func Group(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Containe
 		l.Containers = append(l.Containers, c)
 	}
 	return out
-}
-
-// Record turns a listing into the pod record the diff compares.
-func (l *Listing) Record() *diff.Record {
-	if l == nil {
-		return nil
-	}
-	r := &diff.Record{UID: l.UID, Entries: make([]diff.Entry, 0, len(l.Sandboxes)+len(l.Containers))}
-	for _, s := range l.Sandboxes {
-		r.Entries = append(r.Entries, diff.Entry{ID: s.GetId(), State: diff.FromSandboxState(s.GetState()), Sandbox: true})
-	}
-	for _, c := range l.Containers {
-		r.Entries = append(r.Entries, diff.Entry{ID: c.GetId(), State: diff.FromContainerState(c.GetState())})
-	}
-	return r
 }
 
 // Running counts the listing's ready sandboxes and running containers.

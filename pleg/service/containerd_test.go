@@ -1,4 +1,4 @@
-package cri
+package service
 
 import (
 	"context"
@@ -13,53 +13,18 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/syncpod/syncpod/cri"
+	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/pleg"
-	"github.com/syncpod/syncpod/pleg/service"
-	"github.com/syncpod/syncpod/proto/crilabels"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/test/bufconn"
-	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
-
-// The env contract of the real-containerd harness (mk/containerd.mk).
-const (
-	envEndpoint = "SYNCPOD_TEST_CONTAINERD_ENDPOINT"
-	envBusybox  = "SYNCPOD_TEST_BUSYBOX_IMAGE"
-	envRequire  = "SYNCPOD_TEST_REQUIRE_CONTAINERD"
-)
-
-// containerd returns a client of the test containerd and its socket path,
-// skipping loudly (or failing with SYNCPOD_TEST_REQUIRE_CONTAINERD=1) when
-// there is none.
-func containerd(t *testing.T) (internalapi.RuntimeService, string) {
-	t.Helper()
-	unavailable := func(why string) {
-		t.Helper()
-		if os.Getenv(envRequire) == "1" {
-			t.Fatalf("containerd required (%s=1) but unavailable: %s", envRequire, why)
-		}
-		fmt.Fprintf(os.Stderr, "!!! SKIP %s: no containerd: %s (run `make containerd-up`, then `source .tmp/containerd/env`)\n", t.Name(), why)
-		t.Skipf("SKIP: no containerd: %s", why)
-	}
-	ep := os.Getenv(envEndpoint)
-	path, ok := strings.CutPrefix(ep, "unix://")
-	if !ok {
-		unavailable(fmt.Sprintf("%s=%q is not unix:///path", envEndpoint, ep))
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	rs, err := Dial(ctx, ep, 10*time.Second)
-	if err != nil {
-		unavailable(err.Error())
-	}
-	t.Cleanup(func() { _ = rs.Close(context.Background()) })
-	return rs, path
-}
 
 func call(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.Context(), time.Minute)
@@ -71,11 +36,9 @@ func call(t *testing.T) (context.Context, context.CancelFunc) {
 // of containerd, so the shared containerd keeps running for other tests)
 // turns health NOT_SERVING after the threshold, and restoring it recovers.
 func TestContainerdDiedEventAndHealth(t *testing.T) {
-	rs, sock := containerd(t)
-	busybox := os.Getenv(envBusybox)
-	if busybox == "" {
-		busybox = "localhost/syncpod/busybox:1.36"
-	}
+	cd := critest.RequireContainerd(t)
+	rs, busybox := cd.Runtime, cd.Busybox
+	sock := strings.TrimPrefix(cd.Endpoint, "unix://")
 
 	// Short socket path: unix socket paths are limited to ~108 bytes.
 	dir, err := os.MkdirTemp("", "plegct")
@@ -86,14 +49,14 @@ func TestContainerdDiedEventAndHealth(t *testing.T) {
 	px := newProxy(t, filepath.Join(dir, "cri.sock"), sock)
 
 	const period, threshold = time.Second, 3 * time.Second
-	lazy := NewLazy("unix://"+px.path, 5*time.Second)
-	t.Cleanup(func() { _ = lazy.Close(context.Background()) })
+	criConn := cri.NewConn("unix://"+px.path, 5*time.Second, nil)
+	t.Cleanup(func() { _ = criConn.Close() })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	p, err := pleg.New(pleg.Options{
-		Runtime: lazy, Logger: logger, Registry: prometheus.NewRegistry(),
+		Runtime: criConn.Observer(), Logger: logger, Registry: prometheus.NewRegistry(),
 		RelistPeriod: period, RelistThreshold: threshold, ListTimeout: 5 * time.Second, InspectTimeout: 5 * time.Second,
 	})
 	if err != nil {
@@ -109,7 +72,7 @@ func TestContainerdDiedEventAndHealth(t *testing.T) {
 	srv := grpc.NewServer()
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
-	plegv1.RegisterPlegServiceServer(srv, service.New(p))
+	plegv1.RegisterPlegServiceServer(srv, New(p))
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
 	healthDone := make(chan error, 1)

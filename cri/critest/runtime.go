@@ -21,16 +21,21 @@ type Stop struct {
 	Timeout int64
 }
 
-// Runtime is an in-memory CRI runtime service. It embeds the cri-api fake
-// and adds: RunPodSandbox refuses metadata already in use with containerd's
-// "name is reserved" error; StopContainer and StopPodSandbox calls are
-// recorded in order.
+// Runtime is the in-memory CRI runtime service every syncpod module tests
+// against. It embeds the cri-api fake and adds what syncpod depends on in
+// real runtimes: RunPodSandbox refuses metadata already in use with
+// containerd's "name is reserved" error; a missing object is gRPC
+// NotFound; lists come back sorted by id. For the executor it records
+// StopContainer and StopPodSandbox calls in order; for the PLEG it has
+// knobs for failing lists, hanging inspections and a GetContainerEvents
+// stream (observer.go). All methods are safe for concurrent use.
 type Runtime struct {
 	*critesting.FakeRuntimeService
 
 	mu           sync.Mutex
 	stops        []Stop
 	sandboxStops []string
+	obs          observerState
 	// ExecFunc, when set, answers ExecSync. A non-zero code comes back the
 	// way the kubelet's remote client reports it: as an error with an
 	// ExitStatus method.
@@ -57,9 +62,16 @@ func (e ExitError) Error() string { return fmt.Sprintf("command exited with %d",
 // ExitStatus is the exit code.
 func (e ExitError) ExitStatus() int { return int(e) }
 
-// NewRuntime returns an empty fake runtime.
+// NewRuntime returns an empty fake runtime whose GetContainerEvents
+// answers Unimplemented (see WithEvents).
 func NewRuntime() *Runtime {
-	return &Runtime{FakeRuntimeService: critesting.NewFakeRuntimeService()}
+	return &Runtime{
+		FakeRuntimeService: critesting.NewFakeRuntimeService(),
+		obs: observerState{
+			streams: map[chan *runtimeapi.ContainerEventResponse]chan error{},
+			calls:   map[string]int{},
+		},
+	}
 }
 
 // RunPodSandbox creates a sandbox unless one with the same metadata exists.
@@ -94,21 +106,9 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
 // "not found"; real runtimes (containerd, crisim) answer gRPC NotFound.
 // These methods answer as the real ones do.
 
-// ContainerStatus is the fake's, with NotFound as runtimes report it.
-func (r *Runtime) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
-	resp, err := r.FakeRuntimeService.ContainerStatus(ctx, id, verbose)
-	return resp, asNotFound(err)
-}
-
 // RemoveContainer is the fake's, with NotFound as runtimes report it.
 func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	return asNotFound(r.FakeRuntimeService.RemoveContainer(ctx, id))
-}
-
-// PodSandboxStatus is the fake's, with NotFound as runtimes report it.
-func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error) {
-	resp, err := r.FakeRuntimeService.PodSandboxStatus(ctx, id, verbose)
-	return resp, asNotFound(err)
 }
 
 // RemovePodSandbox is the fake's, with NotFound as runtimes report it.
@@ -185,14 +185,14 @@ func NewImages(images ...string) *Images {
 // String describes a stop for test messages.
 func (s Stop) String() string { return fmt.Sprintf("%s(%ds)", s.ID, s.Timeout) }
 
-// Exit marks a container exited with code at finishedAt.
-func (r *Runtime) Exit(id string, code int32, finishedAt time.Time) {
+// ExitContainer marks a container exited with code and reason at
+// finishedAt (nanoseconds); an unknown id is ignored.
+func (r *Runtime) ExitContainer(id string, code int32, reason string, finishedAt int64) {
 	r.FakeRuntimeService.Lock()
 	defer r.FakeRuntimeService.Unlock()
 	if c, ok := r.Containers[id]; ok {
 		c.State = runtimeapi.ContainerState_CONTAINER_EXITED
-		c.ExitCode = code
-		c.FinishedAt = finishedAt.UnixNano()
+		c.ExitCode, c.Reason, c.FinishedAt = code, reason, finishedAt
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
 
-	"github.com/syncpod/syncpod/proto/crilabels"
+	"github.com/syncpod/syncpod/cri/crilabels"
 )
 
 // The environment contract of tests against a real containerd (set by

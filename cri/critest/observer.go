@@ -1,18 +1,19 @@
-package plegtest
+package critest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
 
-	"github.com/syncpod/syncpod/proto/crilabels"
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	critesting "k8s.io/cri-api/pkg/apis/testing"
 )
 
 // EventsMode is how the fake answers GetContainerEvents.
@@ -25,13 +26,9 @@ const (
 	EventsOffered
 )
 
-// Runtime is an in-memory CRI runtime. All methods are safe for concurrent
-// use. Objects are stored as given; list and status calls return copies.
-type Runtime struct {
-	mu         sync.Mutex
-	sandboxes  map[string]*runtimeapi.PodSandboxStatus
-	containers map[string]*containerRec
-	// ListErr, when set, fails every list call.
+// observerState is what the PLEG's knobs keep; guarded by Runtime.mu.
+type observerState struct {
+	// listErr, when set, fails every list call.
 	listErr error
 	// inspectHook runs before every status call with the object id.
 	inspectHook func(ctx context.Context, id string) error
@@ -44,27 +41,19 @@ type Runtime struct {
 	calls   map[string]int
 }
 
-type containerRec struct {
-	status    *runtimeapi.ContainerStatus
-	sandboxID string
-}
-
-// NewRuntime returns an empty runtime answering GetContainerEvents per mode.
-func NewRuntime(mode EventsMode) *Runtime {
-	return &Runtime{
-		sandboxes:  map[string]*runtimeapi.PodSandboxStatus{},
-		containers: map[string]*containerRec{},
-		events:     mode,
-		streams:    map[chan *runtimeapi.ContainerEventResponse]chan error{},
-		calls:      map[string]int{},
-	}
+// WithEvents sets how GetContainerEvents answers and returns r.
+func (r *Runtime) WithEvents(mode EventsMode) *Runtime {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.obs.events = mode
+	return r
 }
 
 // SetListErr makes list calls fail with err (nil: succeed).
 func (r *Runtime) SetListErr(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.listErr = err
+	r.obs.listErr = err
 }
 
 // SetInspectHook runs hook before every PodSandboxStatus and
@@ -73,22 +62,31 @@ func (r *Runtime) SetListErr(err error) {
 func (r *Runtime) SetInspectHook(hook func(ctx context.Context, id string) error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.inspectHook = hook
+	r.obs.inspectHook = hook
 }
 
-// Calls returns how many times method was called.
+// Calls returns how many times method was called, for the methods the
+// PLEG uses (lists, statuses and GetContainerEvents).
 func (r *Runtime) Calls(method string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.calls[method]
+	return r.obs.calls[method]
 }
 
-// AddSandbox adds a ready, host-network sandbox of pod uid, labelled as the
-// executor labels it.
-func (r *Runtime) AddSandbox(uid, id string, attempt uint32, createdAt int64) {
+// count counts a call of method and returns the list error in force.
+func (r *Runtime) count(method string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sandboxes[id] = &runtimeapi.PodSandboxStatus{
+	r.obs.calls[method]++
+	return r.obs.listErr
+}
+
+// AddPodSandbox adds a ready, host-network sandbox of pod uid, labelled as
+// the executor labels it.
+func (r *Runtime) AddPodSandbox(uid, id string, attempt uint32, createdAt int64) {
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	r.Sandboxes[id] = &critesting.FakePodSandbox{PodSandboxStatus: runtimeapi.PodSandboxStatus{
 		Id:        id,
 		Metadata:  &runtimeapi.PodSandboxMetadata{Name: "pod-" + uid, Namespace: "default", Uid: uid, Attempt: attempt},
 		State:     runtimeapi.PodSandboxState_SANDBOX_READY,
@@ -100,23 +98,24 @@ func (r *Runtime) AddSandbox(uid, id string, attempt uint32, createdAt int64) {
 			crilabels.Managed: crilabels.ManagedValue, crilabels.PodUID: uid,
 			crilabels.PodName: "pod-" + uid, crilabels.PodNamespace: "default",
 		},
-	}
+	}}
 }
 
 // SetSandboxState sets a sandbox's state.
 func (r *Runtime) SetSandboxState(id string, st runtimeapi.PodSandboxState) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.sandboxes[id].State = st
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	r.Sandboxes[id].State = st
 }
 
-// AddContainer adds a running container named name to a sandbox, with the
-// given spec hash label and restart count annotation.
-func (r *Runtime) AddContainer(sandboxID, id, name, specHash string, restarts int, createdAt int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	uid := r.sandboxes[sandboxID].GetMetadata().GetUid()
-	r.containers[id] = &containerRec{sandboxID: sandboxID, status: &runtimeapi.ContainerStatus{
+// AddPodContainer adds a running container named name to a sandbox added
+// by AddPodSandbox, labelled as the executor labels it with specHash and
+// annotated with restarts.
+func (r *Runtime) AddPodContainer(sandboxID, id, name, specHash string, restarts int, createdAt int64) {
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	uid := r.Sandboxes[sandboxID].GetMetadata().GetUid()
+	r.Containers[id] = &critesting.FakeContainer{SandboxID: sandboxID, ContainerStatus: runtimeapi.ContainerStatus{
 		Id:        id,
 		Metadata:  &runtimeapi.ContainerMetadata{Name: name},
 		State:     runtimeapi.ContainerState_CONTAINER_RUNNING,
@@ -131,89 +130,56 @@ func (r *Runtime) AddContainer(sandboxID, id, name, specHash string, restarts in
 	}}
 }
 
-// ExitContainer marks a container exited with code at finishedAt.
-func (r *Runtime) ExitContainer(id string, code int32, reason string, finishedAt int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.containers[id].status
-	s.State = runtimeapi.ContainerState_CONTAINER_EXITED
-	s.ExitCode, s.Reason, s.FinishedAt = code, reason, finishedAt
-}
-
 // SetContainerState sets a container's state.
 func (r *Runtime) SetContainerState(id string, st runtimeapi.ContainerState) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.containers[id].status.State = st
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	r.Containers[id].State = st
 }
 
-// Remove removes a container or sandbox (a sandbox with its containers).
+// Remove removes a container or sandbox (a sandbox with its containers)
+// behind the runtime service's back.
 func (r *Runtime) Remove(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.containers, id)
-	if _, ok := r.sandboxes[id]; ok {
-		delete(r.sandboxes, id)
-		for cid, c := range r.containers {
-			if c.sandboxID == id {
-				delete(r.containers, cid)
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	delete(r.Containers, id)
+	if _, ok := r.Sandboxes[id]; ok {
+		delete(r.Sandboxes, id)
+		for cid, c := range r.Containers {
+			if c.SandboxID == id {
+				delete(r.Containers, cid)
 			}
 		}
 	}
 }
 
-func matches(sel, labels map[string]string) bool {
-	for k, v := range sel {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-// ListPodSandbox lists sandboxes matching the filter's label selector.
+// ListPodSandbox lists the sandboxes matching the filter, by id, unless
+// SetListErr is in force.
 func (r *Runtime) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls["ListPodSandbox"]++
-	if r.listErr != nil {
-		return nil, r.listErr
+	if err := r.count("ListPodSandbox"); err != nil {
+		return nil, err
 	}
-	out := make([]*runtimeapi.PodSandbox, 0, len(r.sandboxes))
-	for _, id := range slices.Sorted(maps.Keys(r.sandboxes)) {
-		s := r.sandboxes[id]
-		if !matches(f.GetLabelSelector(), s.Labels) {
-			continue
-		}
-		out = append(out, &runtimeapi.PodSandbox{Id: s.Id, Metadata: s.Metadata, State: s.State, CreatedAt: s.CreatedAt, Labels: s.Labels})
-	}
-	return out, nil
+	out, err := r.FakeRuntimeService.ListPodSandbox(ctx, f)
+	slices.SortFunc(out, func(a, b *runtimeapi.PodSandbox) int { return cmp.Compare(a.GetId(), b.GetId()) })
+	return out, err
 }
 
-// ListContainers lists containers matching the filter's label selector.
+// ListContainers lists the containers matching the filter, by id, unless
+// SetListErr is in force.
 func (r *Runtime) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls["ListContainers"]++
-	if r.listErr != nil {
-		return nil, r.listErr
+	if err := r.count("ListContainers"); err != nil {
+		return nil, err
 	}
-	out := make([]*runtimeapi.Container, 0, len(r.containers))
-	for _, id := range slices.Sorted(maps.Keys(r.containers)) {
-		c := r.containers[id]
-		if !matches(f.GetLabelSelector(), c.status.Labels) {
-			continue
-		}
-		s := c.status
-		out = append(out, &runtimeapi.Container{Id: s.Id, PodSandboxId: c.sandboxID, Metadata: s.Metadata, State: s.State, CreatedAt: s.CreatedAt, Labels: s.Labels, Annotations: s.Annotations, Image: s.Image})
-	}
-	return out, nil
+	out, err := r.FakeRuntimeService.ListContainers(ctx, f)
+	slices.SortFunc(out, func(a, b *runtimeapi.Container) int { return cmp.Compare(a.GetId(), b.GetId()) })
+	return out, err
 }
 
+// hook counts a status call and runs the inspect hook, outside any lock.
 func (r *Runtime) hook(ctx context.Context, method, id string) error {
 	r.mu.Lock()
-	r.calls[method]++
-	h := r.inspectHook
+	r.obs.calls[method]++
+	h := r.obs.inspectHook
 	r.mu.Unlock()
 	if h != nil {
 		return h(ctx, id)
@@ -221,41 +187,24 @@ func (r *Runtime) hook(ctx context.Context, method, id string) error {
 	return nil
 }
 
-// PodSandboxStatus returns a copy of a sandbox's status.
-func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, _ bool) (*runtimeapi.PodSandboxStatusResponse, error) {
+// PodSandboxStatus returns a copy of a sandbox's status, after the inspect
+// hook; a missing sandbox is NotFound.
+func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error) {
 	if err := r.hook(ctx, "PodSandboxStatus", id); err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.sandboxes[id]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "sandbox %s not found", id)
-	}
-	return &runtimeapi.PodSandboxStatusResponse{Status: proto.Clone(s).(*runtimeapi.PodSandboxStatus)}, nil
+	resp, err := r.FakeRuntimeService.PodSandboxStatus(ctx, id, verbose)
+	return resp, asNotFound(err)
 }
 
-// ContainerStatus returns a copy of a container's status.
-func (r *Runtime) ContainerStatus(ctx context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
+// ContainerStatus returns a copy of a container's status, after the
+// inspect hook; a missing container is NotFound.
+func (r *Runtime) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
 	if err := r.hook(ctx, "ContainerStatus", id); err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c, ok := r.containers[id]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "container %s not found", id)
-	}
-	return &runtimeapi.ContainerStatusResponse{Status: r.containerCopy(c)}, nil
-}
-
-func (r *Runtime) containerCopy(c *containerRec) *runtimeapi.ContainerStatus {
-	s := c.status
-	return &runtimeapi.ContainerStatus{
-		Id: s.Id, Metadata: s.Metadata, State: s.State, CreatedAt: s.CreatedAt, StartedAt: s.StartedAt,
-		FinishedAt: s.FinishedAt, ExitCode: s.ExitCode, Image: s.Image, Reason: s.Reason, Message: s.Message,
-		Labels: s.Labels, Annotations: s.Annotations,
-	}
+	resp, err := r.FakeRuntimeService.ContainerStatus(ctx, id, verbose)
+	return resp, asNotFound(err)
 }
 
 // GetContainerEvents streams events given to Emit until ctx is done or
@@ -263,18 +212,18 @@ func (r *Runtime) containerCopy(c *containerRec) *runtimeapi.ContainerStatus {
 // mode.
 func (r *Runtime) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse, cb func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
 	r.mu.Lock()
-	r.calls["GetContainerEvents"]++
-	if r.events == EventsUnimplemented {
+	r.obs.calls["GetContainerEvents"]++
+	if r.obs.events == EventsUnimplemented {
 		r.mu.Unlock()
 		return status.Error(codes.Unimplemented, "unknown method GetContainerEvents for service runtime.v1.RuntimeService")
 	}
 	in := make(chan *runtimeapi.ContainerEventResponse, 100)
 	fail := make(chan error, 1)
-	r.streams[in] = fail
+	r.obs.streams[in] = fail
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
-		delete(r.streams, in)
+		delete(r.obs.streams, in)
 		r.mu.Unlock()
 	}()
 	if cb != nil {
@@ -300,19 +249,19 @@ func (r *Runtime) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.Co
 func (r *Runtime) Streams() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.streams)
+	return len(r.obs.streams)
 }
 
 // Event builds the CRI event the runtime would send about container (or
 // sandbox) id of sandbox sandboxID, with the current statuses of every
 // container of the sandbox, as containerd sends it.
 func (r *Runtime) Event(id, sandboxID string, t runtimeapi.ContainerEventType, createdAt int64) *runtimeapi.ContainerEventResponse {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
 	ev := r.event(id, sandboxID, t, createdAt)
-	for _, cid := range slices.Sorted(maps.Keys(r.containers)) {
-		if c := r.containers[cid]; c.sandboxID == sandboxID {
-			ev.ContainersStatuses = append(ev.ContainersStatuses, r.containerCopy(c))
+	for _, cid := range slices.Sorted(maps.Keys(r.Containers)) {
+		if c := r.Containers[cid]; c.SandboxID == sandboxID {
+			ev.ContainersStatuses = append(ev.ContainersStatuses, proto.Clone(&c.ContainerStatus).(*runtimeapi.ContainerStatus))
 		}
 	}
 	return ev
@@ -323,19 +272,20 @@ func (r *Runtime) Event(id, sandboxID string, t runtimeapi.ContainerEventType, c
 // status of the container the event is about (none when id is the sandbox
 // or the container is gone).
 func (r *Runtime) SingleEvent(id, sandboxID string, t runtimeapi.ContainerEventType, createdAt int64) *runtimeapi.ContainerEventResponse {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
 	ev := r.event(id, sandboxID, t, createdAt)
-	if c, ok := r.containers[id]; ok && c.sandboxID == sandboxID {
-		ev.ContainersStatuses = []*runtimeapi.ContainerStatus{r.containerCopy(c)}
+	if c, ok := r.Containers[id]; ok && c.SandboxID == sandboxID {
+		ev.ContainersStatuses = []*runtimeapi.ContainerStatus{proto.Clone(&c.ContainerStatus).(*runtimeapi.ContainerStatus)}
 	}
 	return ev
 }
 
+// event builds an event with the sandbox's status; the fake's lock is held.
 func (r *Runtime) event(id, sandboxID string, t runtimeapi.ContainerEventType, createdAt int64) *runtimeapi.ContainerEventResponse {
 	ev := &runtimeapi.ContainerEventResponse{ContainerId: id, ContainerEventType: t, CreatedAt: createdAt}
-	if s, ok := r.sandboxes[sandboxID]; ok {
-		ev.PodSandboxStatus = proto.Clone(s).(*runtimeapi.PodSandboxStatus)
+	if s, ok := r.Sandboxes[sandboxID]; ok {
+		ev.PodSandboxStatus = proto.Clone(&s.PodSandboxStatus).(*runtimeapi.PodSandboxStatus)
 	}
 	return ev
 }
@@ -345,11 +295,11 @@ func (r *Runtime) event(id, sandboxID string, t runtimeapi.ContainerEventType, c
 func (r *Runtime) Emit(ev *runtimeapi.ContainerEventResponse) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.holding {
-		r.held = append(r.held, ev)
+	if r.obs.holding {
+		r.obs.held = append(r.obs.held, ev)
 		return
 	}
-	for in := range r.streams {
+	for in := range r.obs.streams {
 		in <- ev
 	}
 }
@@ -361,12 +311,12 @@ func (r *Runtime) Emit(ev *runtimeapi.ContainerEventResponse) {
 // test can release more events than a stream buffers.
 func (r *Runtime) HoldEvents(hold bool) {
 	r.mu.Lock()
-	r.holding = hold
+	r.obs.holding = hold
 	var release []*runtimeapi.ContainerEventResponse
 	var streams []chan *runtimeapi.ContainerEventResponse
 	if !hold {
-		release, r.held = r.held, nil
-		streams = slices.Collect(maps.Keys(r.streams))
+		release, r.obs.held = r.obs.held, nil
+		streams = slices.Collect(maps.Keys(r.obs.streams))
 	}
 	r.mu.Unlock()
 	for _, ev := range release {
@@ -380,7 +330,7 @@ func (r *Runtime) HoldEvents(hold bool) {
 func (r *Runtime) FailStreams(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, fail := range r.streams {
+	for _, fail := range r.obs.streams {
 		select {
 		case fail <- err:
 		default:
@@ -390,7 +340,7 @@ func (r *Runtime) FailStreams(err error) {
 
 // String summarises the runtime for test failure messages.
 func (r *Runtime) String() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return fmt.Sprintf("runtime{%d sandboxes, %d containers}", len(r.sandboxes), len(r.containers))
+	r.FakeRuntimeService.Lock()
+	defer r.FakeRuntimeService.Unlock()
+	return fmt.Sprintf("runtime{%d sandboxes, %d containers}", len(r.Sandboxes), len(r.Containers))
 }
