@@ -214,7 +214,7 @@ func Resources(r *syncpodv1.ResourceRequirements) (*runtimeapi.LinuxContainerRes
 // Termination message policies as the kubelet writes them in the
 // container's annotation.
 const (
-	TerminationMessagePolicyFile                   = "File"
+	TerminationMessagePolicyFile                  = "File"
 	TerminationMessagePolicyFallbackToLogsOnError = "FallbackToLogsOnError"
 )
 
