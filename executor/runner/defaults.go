@@ -49,7 +49,8 @@ func (p *pass) containerOptions(ctx context.Context, c *syncpodv1.Container) (Co
 
 // podIPs are the IPs of the sandbox the pass starts containers in: from
 // the observed pod when it lists that sandbox with an IP, else from CRI.
-// Host-network pods have none of their own.
+// Host-network pods have none of their own. Safe for concurrent use
+// within a pass.
 func (p *pass) podIPs(ctx context.Context) ([]string, error) {
 	if p.pod.GetSpec().GetHostNetwork() {
 		return nil, nil
@@ -61,9 +62,8 @@ func (p *pass) podIPs(ctx context.Context) ([]string, error) {
 	}
 	st, err := p.r.rt.PodSandboxStatus(ctx, p.sandboxID, false)
 	if err != nil {
-		if p.fatal(err) {
-			return nil, err
-		}
+		// Not p.fatal here: preStop hooks call this from the kill
+		// goroutines; the caller classifies the error.
 		return nil, cri.IgnoreNotFound(err)
 	}
 	net := st.GetStatus().GetNetwork()

@@ -117,6 +117,9 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 		}
 		return failed("RunContainerError", err.Error(), withContainer(id))
 	}
+	if msg, ok := p.postStart(ctx, c, id); !ok {
+		return failed(ReasonPostStartHookError, msg, withContainer(id))
+	}
 	p.add(step, name, executorv1.Outcome_OUTCOME_SUCCEEDED, t0, withContainer(id),
 		withMessage(fmt.Sprintf("Started container %s (restart count %d)", name, restartCount)))
 	return true
