@@ -208,13 +208,23 @@ func TestContainerdKubeletDefaults(t *testing.T) {
 		t.Errorf("sandbox has no seccomp profile: %+v", s.RuntimeSpec.Linux)
 	}
 	// The termination message landed in the pod directory.
-	logs, _ := filepath.Glob(filepath.Join(podDir, pod.GetUid(), "containers", "probe", "*"))
+	if msg := readTerminationLog(t, podDir, pod.GetUid(), "probe"); msg != "bye from 0\n" {
+		t.Errorf("termination log = %q", msg)
+	}
+}
+
+// readTerminationLog reads the one termination-log file of container name.
+func readTerminationLog(t *testing.T, podDir, uid, name string) string {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(podDir, uid, "containers", name, "*"))
 	if len(logs) != 1 {
-		t.Fatalf("termination logs %v", logs)
+		t.Fatalf("termination logs of %s: %v", name, logs)
 	}
-	if b, _ := os.ReadFile(logs[0]); string(b) != "bye from 0\n" {
-		t.Errorf("termination log = %q", b)
+	b, err := os.ReadFile(logs[0])
+	if err != nil {
+		t.Fatal(err)
 	}
+	return string(b)
 }
 
 // TestContainerdSecurityContext: users, groups, capabilities,
