@@ -142,7 +142,7 @@ func (p *pass) httpHook(ctx context.Context, g *syncpodv1.HTTPGetAction) error {
 			req.Header.Add(hd.GetName(), hd.GetValue())
 		}
 		client := &http.Client{
-			Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}, //nolint:gosec // the kubelet does not verify hook certificates either
+			Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}, //nolint:gosec // the kubelet does not verify hook certificates either
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 		resp, err := client.Do(req)

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"slices"
 	"maps"
 	"reflect"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
