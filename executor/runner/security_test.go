@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
