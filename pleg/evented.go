@@ -8,6 +8,7 @@ import (
 
 	"github.com/syncpod/syncpod/pleg/diff"
 	"github.com/syncpod/syncpod/pleg/evented"
+	"github.com/syncpod/syncpod/pleg/observe"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"google.golang.org/grpc/codes"
@@ -139,6 +140,9 @@ func (p *PLEG) applyEvents(evs []*runtimeapi.ContainerEventResponse) {
 	var out []timed
 	now := p.opts.Now()
 	for _, ev := range evs {
+		for _, c := range ev.GetContainersStatuses() {
+			observe.AddTerminationMessage(c, p.opts.ReadTail)
+		}
 		ch := evented.Decode(ev)
 		if ch.UID == "" {
 			p.metrics.RuntimeEvents.WithLabelValues("ignored").Inc()

@@ -13,6 +13,7 @@ import (
 	"github.com/syncpod/syncpod/pleg/cache"
 	"github.com/syncpod/syncpod/pleg/diff"
 	"github.com/syncpod/syncpod/pleg/fanout"
+	"github.com/syncpod/syncpod/pleg/observe"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -81,10 +82,16 @@ type Options struct {
 	EventedConfirm time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ReadTail reads the end of an exited container's termination-message
+	// file or log (default observe.ReadTail, the local file system).
+	ReadTail observe.TailReader
 }
 
 func (o *Options) defaults() error {
 	var errs []error
+	if o.ReadTail == nil {
+		o.ReadTail = observe.ReadTail
+	}
 	if o.Runtime == nil {
 		errs = append(errs, errors.New("Runtime is required"))
 	}

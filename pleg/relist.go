@@ -163,6 +163,7 @@ func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, star
 		if err != nil {
 			return nil, fmt.Errorf("ContainerStatus %s: %w", c.GetId(), err)
 		}
+		observe.AddTerminationMessage(resp.GetStatus(), p.opts.ReadTail)
 		in.Containers = append(in.Containers, resp.GetStatus())
 		in.SandboxOf[c.GetId()] = c.GetPodSandboxId()
 	}
