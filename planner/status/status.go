@@ -114,6 +114,7 @@ func Compute(in Input) *syncpodv1.PodStatus {
 		prev.GetObservedGeneration() == pod.GetGeneration() && !isTerminal(st.Phase) {
 		st.Phase = prev.GetPhase()
 	}
+	applyDeadline(pod, in.Previous, st, in.Now)
 	st.Conditions = c.conditions(st, init, anyStarted)
 	return st
 }

@@ -277,12 +277,22 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 	current := status.Compute(status.Input{Pod: pod, Observed: observed, Previous: rec.GetStatus(), Probes: probes, Now: now})
 
 	var actions *syncpodv1.PodActions
+	if current.GetReason() == status.ReasonDeadlineExceeded && rec.GetStatus().GetReason() != status.ReasonDeadlineExceeded {
+		ev := events.New(pod, syncpodv1.EventType_EVENT_TYPE_NORMAL, status.ReasonDeadlineExceeded, "", status.MessageDeadlineExceeded, now)
+		if err := s.opts.Store.AppendEvents(ctx, uid, []*syncpodv1.Event{ev}); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return time.Time{}, fmt.Errorf("write events: %w", err)
+		}
+	}
 	if isTerminal(current.GetPhase()) {
 		// Finished pods are not re-planned (computePodActions would keep
 		// killing and re-creating the sandbox); stop what still runs.
 		if anythingRunning(observed) {
+			msg := "the pod has finished"
+			if current.GetReason() == status.ReasonDeadlineExceeded {
+				msg = status.MessageDeadlineExceeded
+			}
 			actions = &syncpodv1.PodActions{KillPod: true, KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN,
-				Message: "the pod has finished"}
+				Message: msg}
 		}
 	} else {
 		actions = plan.Compute(pod, observed, probes)
@@ -303,6 +313,10 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 	}
 	if _, err := s.opts.Store.UpdateStatus(ctx, uid, current); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return time.Time{}, fmt.Errorf("write status: %w", err)
+	}
+	// A pod with an active deadline is woken when it runs out.
+	if at, ok := status.Deadline(pod, current); ok && !isTerminal(current.GetPhase()) && (wake.IsZero() || at.Before(wake)) {
+		wake = at
 	}
 	return wake, nil
 }
