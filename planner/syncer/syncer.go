@@ -103,9 +103,10 @@ func New(opts Options) (*Syncer, error) {
 		Observe: m.observeSync,
 	})
 	s.probes = prober.New(prober.Options{
-		Exec:     executorExec{opts.Executor},
-		OnChange: s.workers.Trigger,
-		Logger:   opts.Logger,
+		Exec:        executorExec{opts.Executor},
+		OnChange:    s.workers.Trigger,
+		Logger:      opts.Logger,
+		OnUnhealthy: s.unhealthy,
 	})
 	return s, nil
 }
@@ -493,10 +494,34 @@ type executorExec struct {
 	c executorv1.ExecutorServiceClient
 }
 
+// ExecSyncOutput is ExecSync with the command's stdout and stderr.
+func (e executorExec) ExecSyncOutput(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (int32, []byte, error) {
+	resp, err := e.c.ExecSync(ctx, &executorv1.ExecSyncRequest{ContainerId: containerID, Command: cmd, Timeout: durationpb.New(timeout)})
+	if grpcstatus.Code(err) == codes.DeadlineExceeded {
+		return 0, nil, context.DeadlineExceeded
+	}
+	return resp.GetExitCode(), append(append([]byte{}, resp.GetStdout()...), resp.GetStderr()...), err
+}
+
 func (e executorExec) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (int32, error) {
 	resp, err := e.c.ExecSync(ctx, &executorv1.ExecSyncRequest{ContainerId: containerID, Command: cmd, Timeout: durationpb.New(timeout)})
 	if grpcstatus.Code(err) == codes.DeadlineExceeded {
 		return 0, context.DeadlineExceeded
 	}
 	return resp.GetExitCode(), err
+}
+
+// unhealthy records the kubelet's Warning Unhealthy event of a failed
+// probe attempt, with the probe's output.
+func (s *Syncer) unhealthy(uid, container, message string) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.RPCTimeout)
+	defer cancel()
+	rec, err := s.opts.Store.Get(ctx, &plannerv1.PodRef{Uid: uid})
+	if err != nil {
+		return // deleted meanwhile
+	}
+	ev := events.New(rec.GetPod(), syncpodv1.EventType_EVENT_TYPE_WARNING, "Unhealthy", container, message, time.Now())
+	if err := s.opts.Store.AppendEvents(ctx, uid, []*syncpodv1.Event{ev}); err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.opts.Logger.Warn("cannot record a probe event", "pod_uid", uid, "container", container, "err", err)
+	}
 }
