@@ -73,6 +73,7 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		labels:      maps.Clone(cfg.GetLabels()),
 		annotations: maps.Clone(cfg.GetAnnotations()),
 		stopSignal:  cfg.GetStopSignal(),
+		user:        processUser(cfg.GetLinux().GetSecurityContext(), effectiveUID()),
 		reservedAs:  name,
 		sim:         sim,
 		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
@@ -383,12 +384,12 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, c.id)
 	}
-	dir, env := c.workingDir, c.env
+	dir, env, user := c.workingDir, c.env, c.user
 	r.mu.Unlock()
 	if r.opts.Mode == ModeSimulated {
 		return &runtimeapi.ExecSyncResponse{}, nil
 	}
-	return execSync(ctx, req.GetCmd(), dir, env, time.Duration(req.GetTimeout())*time.Second)
+	return execSync(ctx, req.GetCmd(), dir, env, user, time.Duration(req.GetTimeout())*time.Second)
 }
 
 // ReopenContainerLog reopens a running container's log file, so a
