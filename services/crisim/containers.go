@@ -38,6 +38,14 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		env = append(env, "PATH="+os.Getenv("PATH"))
 	}
 
+	user := processUser(cfg.GetLinux().GetSecurityContext(), effectiveUID())
+	workingDir := cfg.GetWorkingDir()
+	if user != nil && workingDir == "" {
+		// crisim's own directory may be closed to that user; a container
+		// without a working dir starts in "/" anyway.
+		workingDir = "/"
+	}
+
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.checkOpen(); err != nil {
@@ -68,12 +76,12 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		imageRef:    img.id,
 		command:     slices.Clone(cfg.GetCommand()),
 		args:        slices.Clone(cfg.GetArgs()),
-		workingDir:  cfg.GetWorkingDir(),
+		workingDir:  workingDir,
 		env:         env,
 		labels:      maps.Clone(cfg.GetLabels()),
 		annotations: maps.Clone(cfg.GetAnnotations()),
 		stopSignal:  cfg.GetStopSignal(),
-		user:        processUser(cfg.GetLinux().GetSecurityContext(), effectiveUID()),
+		user:        user,
 		reservedAs:  name,
 		sim:         sim,
 		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
