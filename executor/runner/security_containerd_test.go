@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
@@ -328,5 +330,46 @@ func TestContainerdPrivilegedAndSysctls(t *testing.T) {
 	}
 	if s := sandboxSpec(t, x, oc.GetSandboxId()); s.RuntimeSpec.Linux.Sysctl["kernel.shm_rmid_forced"] != "1" {
 		t.Errorf("sandbox sysctls %v", s.RuntimeSpec.Linux.Sysctl)
+	}
+}
+
+// TestContainerdCommonSpec: dnsPolicy None with dnsConfig becomes the
+// container's resolv.conf, shareProcessNamespace puts the sandbox's PID 1
+// in the container's view, tty gives a terminal, and runtimeClassName
+// reaches RunPodSandbox as the handler (an unknown one is refused there).
+func TestContainerdCommonSpec(t *testing.T) {
+	x := newReal(t, backoff.Config{})
+	c := sh("probe", x.cd.Busybox, `cat /etc/resolv.conf; echo "pid1 $(tr '\0' ' ' < /proc/1/cmdline)"; if [ -t 1 ]; then echo tty; else echo no-tty; fi`)
+	c.Tty = true
+	pod := realPod(t, x, nil, c)
+	share := true
+	pod.Spec.ShareProcessNamespace = &share
+	pod.Spec.RuntimeClassName = "runc"
+	pod.Spec.DnsPolicy = syncpodv1.DNSPolicy_DNS_POLICY_NONE
+	pod.Spec.DnsConfig = &syncpodv1.PodDNSConfig{Nameservers: []string{"192.0.2.53"}, Searches: []string{"syncpod.example"},
+		Options: []*syncpodv1.PodDNSConfigOption{{Name: "ndots", Value: proto.String("2")}}}
+	oc := runToExit(t, x, pod, "probe")
+	log := containerLog(t, x, oc.GetId())
+	text := strings.ReplaceAll(strings.Join(log, "\n"), "\r", "")
+	for _, want := range []string{"nameserver 192.0.2.53", "search syncpod.example", "options ndots:2", "tty"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("container output lacks %q:\n%s", want, text)
+		}
+	}
+	if !strings.Contains(text, "pid1 /bin/sh -c trap 'exit 0' TERM INT") {
+		t.Errorf("PID 1 is not the sandbox's with shareProcessNamespace:\n%s", text)
+	}
+
+	bad := realPod(t, x, nil, sh("c", x.cd.Busybox, "true"))
+	bad.Spec.RuntimeClassName = "no-such-handler"
+	resp := x.apply(t, bad, &syncpodv1.PodActions{KillPod: true, CreateSandbox: true, ContainersToStart: start("c")})
+	var sbStep *executorv1.StepResult
+	for _, s := range resp.GetSteps() {
+		if s.GetStep() == executorv1.Step_STEP_CREATE_SANDBOX {
+			sbStep = s
+		}
+	}
+	if sbStep.GetOutcome() != executorv1.Outcome_OUTCOME_FAILED || !strings.Contains(sbStep.GetMessage(), "no-such-handler") {
+		t.Errorf("sandbox with an unknown runtime handler: %v", sbStep)
 	}
 }
