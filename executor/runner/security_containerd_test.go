@@ -213,6 +213,14 @@ func TestContainerdKubeletDefaults(t *testing.T) {
 	if msg := readTerminationLog(t, podDir, pod.GetUid(), "probe"); msg != "bye from 0\n" {
 		t.Errorf("termination log = %q", msg)
 	}
+	// Removing the pod's last sandbox removes its directory.
+	mustSucceed(t, x.apply(t, pod, &syncpodv1.PodActions{KillPod: true}))
+	if _, err := x.r.RemoveResources(context.Background(), []string{c.GetId()}, []string{c.GetSandboxId()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(podDir, pod.GetUid())); !os.IsNotExist(err) {
+		t.Errorf("pod directory after removal: %v", err)
+	}
 }
 
 // readTerminationLog reads the one termination-log file of container name.
