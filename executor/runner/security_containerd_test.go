@@ -381,3 +381,35 @@ func TestContainerdCommonSpec(t *testing.T) {
 		t.Errorf("sandbox with an unknown runtime handler: %v", sbStep)
 	}
 }
+
+// TestContainerdLocalhostSeccompProfile: a Localhost profile is read by
+// the runtime from the executor's seccomp directory and filters the
+// container's system calls.
+func TestContainerdLocalhostSeccompProfile(t *testing.T) {
+	x := newReal(t, backoff.Config{})
+	root := t.TempDir()
+	profile := `{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}`
+	if err := os.MkdirAll(filepath.Join(root, "profiles"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "profiles", "no-mkdir.json"), []byte(profile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	x.r, err = runner.New(runner.Config{
+		Runtime: cri.NewRuntime(x.cd.Runtime, nil, cri.Timeouts{Call: 30 * time.Second}),
+		Images:  cri.NewImages(x.cd.Images, nil, cri.Timeouts{Call: 30 * time.Second}),
+		Backoff: x.store, LogDir: x.logDir, Security: runner.SecurityOptions{SeccompRoot: root},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sh("probe", x.cd.Busybox, `if mkdir /tmp/seccomp-probe 2>/dev/null; then echo mkdir-allowed; else echo mkdir-denied; fi; grep Seccomp: /proc/self/status`)
+	c.SecurityContext = &syncpodv1.SecurityContext{SeccompProfile: &syncpodv1.SeccompProfile{
+		Type: syncpodv1.SeccompProfileType_SECCOMP_PROFILE_TYPE_LOCALHOST, LocalhostProfile: "profiles/no-mkdir.json"}}
+	oc := runToExit(t, x, realPod(t, x, nil, c), "probe")
+	log := containerLog(t, x, oc.GetId())
+	if !hasLine(log, "mkdir-denied") || lineWithPrefix(log, "Seccomp:") != "2" {
+		t.Errorf("container output under the Localhost profile:\n%s", strings.Join(log, "\n"))
+	}
+}
