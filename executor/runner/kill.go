@@ -110,13 +110,15 @@ func (p *pass) killPod(ctx context.Context) bool {
 		go func() {
 			defer wg.Done()
 			defer close(t.done)
-			if len(prereq) > 0 {
-				t.waited = waitAll(ctx, prereq, deadline)
-				// The wait is taken from the grace period.
-				t.grace = max(grace-int64(t.waited/time.Second), MinGracePeriod)
-			}
+			// the preStop hook runs first (a sidecar's too, while
+			// the regular containers stop), then the ordering wait; both
+			// are taken from the grace period.
 			if t.spec != nil {
 				t.grace, t.hook = p.preStop(ctx, t.spec, t.oc.GetId(), t.grace)
+			}
+			if len(prereq) > 0 {
+				t.waited = waitAll(ctx, prereq, deadline)
+				t.grace = max(t.grace-int64(t.waited/time.Second), MinGracePeriod)
 			}
 			t.startedAt = time.Now()
 			t.err = cri.IgnoreNotFound(p.r.rt.StopContainer(ctx, t.oc.GetId(), t.grace))
