@@ -10,11 +10,15 @@ import (
 // processUser is the user a container's process runs as: the config's
 // run_as_user, with run_as_group (0 when unset, as a runtime does for a
 // numeric user without a passwd entry) and its supplemental groups. It is
-// honoured only when crisim itself runs as root (euid 0); otherwise, and
-// when the config names no user, it is nil and the process runs as
-// crisim's own user.
+// honoured only when crisim itself runs as root (euid 0); otherwise, when
+// the config names no user, or when it names root with no groups (what
+// the executor asks for an image without a user), it is nil and the
+// process runs as crisim's own user, in crisim's own directory.
 func processUser(sc *runtimeapi.LinuxContainerSecurityContext, euid int) *processCred {
 	if euid != 0 || sc.GetRunAsUser() == nil {
+		return nil
+	}
+	if sc.GetRunAsUser().GetValue() == 0 && sc.GetRunAsGroup().GetValue() == 0 && len(sc.GetSupplementalGroups()) == 0 {
 		return nil
 	}
 	c := &processCred{UID: uint32(sc.GetRunAsUser().GetValue())}

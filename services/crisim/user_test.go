@@ -22,6 +22,10 @@ func TestProcessUser(t *testing.T) {
 	if c := processUser(&runtimeapi.LinuxContainerSecurityContext{}, 0); c != nil {
 		t.Errorf("no user asked: %+v", c)
 	}
+	root := &runtimeapi.LinuxContainerSecurityContext{RunAsUser: &runtimeapi.Int64Value{Value: 0}}
+	if c := processUser(root, 0); c != nil {
+		t.Errorf("root asked of a root crisim: %+v, want nil (nothing to change)", c)
+	}
 }
 
 // TestRunAsUserWhenRoot: crisim running as root starts the container's
