@@ -14,6 +14,7 @@ import (
 	"github.com/syncpod/syncpod/pleg/core"
 	"github.com/syncpod/syncpod/pleg/diff"
 	"github.com/syncpod/syncpod/pleg/fanout"
+	"github.com/syncpod/syncpod/pleg/termination"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -82,10 +83,16 @@ type Options struct {
 	EventedConfirm time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ReadTail reads the end of an exited container's termination-message
+	// file or log (default termination.ReadTail, the local file system).
+	ReadTail termination.TailReader
 }
 
 func (o *Options) defaults() error {
 	var errs []error
+	if o.ReadTail == nil {
+		o.ReadTail = termination.ReadTail
+	}
 	if o.Runtime == nil {
 		errs = append(errs, errors.New("Runtime is required"))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/pleg/core"
+	"github.com/syncpod/syncpod/pleg/termination"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -126,6 +127,7 @@ func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, star
 		if err != nil {
 			return nil, fmt.Errorf("ContainerStatus %s: %w", c.GetId(), err)
 		}
+		termination.AddTerminationMessage(resp.GetStatus(), p.opts.ReadTail)
 		in.Containers = append(in.Containers, resp.GetStatus())
 		in.SandboxOf[c.GetId()] = c.GetPodSandboxId()
 	}

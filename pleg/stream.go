@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/syncpod/syncpod/pleg/evented"
+	"github.com/syncpod/syncpod/pleg/termination"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -43,6 +44,11 @@ func (p *PLEG) runEvented(ctx context.Context) error {
 // applyEvents applies a batch of CRI events to the core and records what
 // it did.
 func (p *PLEG) applyEvents(evs []*runtimeapi.ContainerEventResponse) {
+	for _, ev := range evs {
+		for _, c := range ev.GetContainersStatuses() {
+			termination.AddTerminationMessage(c, p.opts.ReadTail)
+		}
+	}
 	n := p.core.ApplyEvents(evs, p.opts.Now())
 	p.metrics.RuntimeEvents.WithLabelValues("ignored").Add(float64(n.Ignored))
 	p.metrics.RuntimeEvents.WithLabelValues("applied").Add(float64(n.Applied))

@@ -27,6 +27,12 @@ const (
 	// seconds, decimal, so a kill can honour it without the pod object
 	// (rule; container annotation).
 	TerminationGracePeriod = "io.kubernetes.pod.terminationGracePeriod"
+	// TerminationMessagePath is the path in the container its termination
+	// message is read from (container annotation, as the kubelet's).
+	TerminationMessagePath = "io.kubernetes.container.terminationMessagePath"
+	// TerminationMessagePolicy is "File" or "FallbackToLogsOnError"
+	// (container annotation, as the kubelet's).
+	TerminationMessagePolicy = "io.kubernetes.container.terminationMessagePolicy"
 )
 
 // Container type values of the ContainerType label.

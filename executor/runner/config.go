@@ -34,16 +34,11 @@ func podLabels(pod *syncpodv1.Pod) map[string]string {
 	}
 }
 
-func networkMode(pod *syncpodv1.Pod) runtimeapi.NamespaceMode {
-	if pod.GetSpec().GetHostNetwork() {
-		return runtimeapi.NamespaceMode_NODE
-	}
-	return runtimeapi.NamespaceMode_POD
-}
-
 // SandboxConfig builds the CRI sandbox config of pod with attempt: user
 // labels and annotations, syncpod's labels on top, log directory under
-// logRoot, the pod's network mode and its host port mappings.
+// logRoot, the pod's namespaces and security settings as the kubelet fills
+// them (sandboxLinux) and its host port mappings. The DNS configuration,
+// which depends on the node, is added by the runner (DNSConfig).
 func SandboxConfig(pod *syncpodv1.Pod, attempt uint32, logRoot string) *runtimeapi.PodSandboxConfig {
 	labels := maps.Clone(pod.GetLabels())
 	if labels == nil {
@@ -57,15 +52,7 @@ func SandboxConfig(pod *syncpodv1.Pod, attempt uint32, logRoot string) *runtimea
 		LogDirectory: PodLogDir(logRoot, pod),
 		Labels:       labels,
 		Annotations:  maps.Clone(pod.GetAnnotations()),
-		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: &runtimeapi.NamespaceOption{
-					Network: networkMode(pod),
-					Pid:     runtimeapi.NamespaceMode_CONTAINER,
-					Ipc:     runtimeapi.NamespaceMode_POD,
-				},
-			},
-		},
+		Linux:        sandboxLinux(pod),
 	}
 	if !pod.GetSpec().GetHostNetwork() {
 		cfg.Hostname = pod.GetSpec().GetHostname()
@@ -113,10 +100,26 @@ func ContainerType(c *syncpodv1.Container, init bool) string {
 	}
 }
 
+// ContainerOptions are the node- and image-dependent inputs of a
+// container config.
+type ContainerOptions struct {
+	// Image is the user the image runs as (from CRI ImageStatus).
+	Image ImageUser
+	// Security holds the node's seccomp settings.
+	Security SecurityOptions
+	// MemoryCapacity is the node's memory in bytes (Burstable OOM score).
+	MemoryCapacity int64
+	// Mounts are the container's mounts, the kubelet's defaults included.
+	Mounts []*runtimeapi.Mount
+}
+
 // ContainerConfig builds the CRI config of container c of pod: metadata
 // attempt = restart count, labels (syncpod's, container name, type, spec
-// hash) and annotations (restart count, grace period) the PLEG reads back.
-func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, specHash string, restartCount int32) (*runtimeapi.ContainerConfig, error) {
+// hash) and annotations (restart count, grace period, termination message
+// path and policy) the PLEG reads back, and, as the kubelet fills them,
+// the security context (containerSecurity), the OOM score adjustment of
+// the pod's QoS class, stdin/tty and the mounts of opts.
+func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, specHash string, restartCount int32, opts ContainerOptions) (*runtimeapi.ContainerConfig, error) {
 	res, err := Resources(c.GetResources())
 	if err != nil {
 		return nil, err
@@ -138,16 +141,17 @@ func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, spec
 		},
 		LogPath: ContainerLogPath(c.GetName(), restartCount),
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources: res,
-			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
-				NamespaceOptions: &runtimeapi.NamespaceOption{
-					Network: networkMode(pod),
-					Pid:     runtimeapi.NamespaceMode_CONTAINER,
-					Ipc:     runtimeapi.NamespaceMode_POD,
-				},
-			},
+			Resources:       res,
+			SecurityContext: containerSecurity(pod, c, opts.Image, opts.Security),
 		},
+		Stdin:     c.GetStdin(),
+		StdinOnce: c.GetStdinOnce(),
+		Tty:       c.GetTty(),
+		Mounts:    opts.Mounts,
 	}
+	res.OomScoreAdj = OOMScoreAdj(pod, c, init, opts.MemoryCapacity)
+	cfg.Annotations[crilabels.TerminationMessagePath] = TerminationMessagePath(c)
+	cfg.Annotations[crilabels.TerminationMessagePolicy] = terminationMessagePolicy(c)
 	for _, e := range c.GetEnv() {
 		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.GetName(), Value: []byte(e.GetValue())})
 	}
@@ -205,4 +209,18 @@ func Resources(r *syncpodv1.ResourceRequirements) (*runtimeapi.LinuxContainerRes
 		out.MemoryLimitInBytes = limMem.Value()
 	}
 	return out, nil
+}
+
+// Termination message policies as the kubelet writes them in the
+// container's annotation.
+const (
+	TerminationMessagePolicyFile                  = "File"
+	TerminationMessagePolicyFallbackToLogsOnError = "FallbackToLogsOnError"
+)
+
+func terminationMessagePolicy(c *syncpodv1.Container) string {
+	if c.GetTerminationMessagePolicy() == syncpodv1.TerminationMessagePolicy_TERMINATION_MESSAGE_POLICY_FALLBACK_TO_LOGS_ON_ERROR {
+		return TerminationMessagePolicyFallbackToLogsOnError
+	}
+	return TerminationMessagePolicyFile
 }

@@ -16,7 +16,13 @@
 //
 // Every start first asks the crash-loop back-off store, then
 // ensures the image by pull policy with its own pull back-off, then creates
-// and starts the container. Steps for one pod are serialized; different
+// and starts the container, filled as the kubelet fills its CRI configs
+// (security.go: seccomp, masked and read-only paths, OOM score by QoS,
+// security context, the runAsNonRoot refusal; podfiles.go: the managed
+// /etc/hosts and termination-log mounts under Config.PodDir, DNS). A
+// container's postStart hook runs right after its start and its preStop
+// hook before its stop, within the grace period (hooks.go), each reported
+// as a hook step. Steps for one pod are serialized; different
 // pods run in parallel up to a bound. A runtime that cannot be reached
 // aborts the pass with cri.ErrUnavailable.
 package runner

@@ -60,6 +60,8 @@ type killTarget struct {
 	grace     int64
 	waited    time.Duration
 	startedAt time.Time
+	spec      *syncpodv1.Container // nil when no longer in the pod spec
+	hook      *executorv1.StepResult
 }
 
 // killPod stops every running container in parallel (sidecars after the
@@ -74,9 +76,11 @@ func (p *pass) killPod(ctx context.Context) bool {
 			continue
 		}
 		t := &killTarget{oc: oc, sidecar: -1, done: make(chan struct{}), grace: grace}
-		if c, init, idx := findContainer(p.pod, oc.GetName()); init && isSidecar(c) {
+		c, init, idx := findContainer(p.pod, oc.GetName())
+		if init && isSidecar(c) {
 			t.sidecar = idx
 		}
+		t.spec = c
 		targets = append(targets, t)
 	}
 	// Kill order for the report: regular containers by name, then sidecars
@@ -106,10 +110,15 @@ func (p *pass) killPod(ctx context.Context) bool {
 		go func() {
 			defer wg.Done()
 			defer close(t.done)
+			// the preStop hook runs first (a sidecar's too, while
+			// the regular containers stop), then the ordering wait; both
+			// are taken from the grace period.
+			if t.spec != nil {
+				t.grace, t.hook = p.preStop(ctx, t.spec, t.oc.GetId(), t.grace)
+			}
 			if len(prereq) > 0 {
 				t.waited = waitAll(ctx, prereq, deadline)
-				// The wait is taken from the grace period.
-				t.grace = max(grace-int64(t.waited/time.Second), MinGracePeriod)
+				t.grace = max(t.grace-int64(t.waited/time.Second), MinGracePeriod)
 			}
 			t.startedAt = time.Now()
 			t.err = cri.IgnoreNotFound(p.r.rt.StopContainer(ctx, t.oc.GetId(), t.grace))
@@ -118,6 +127,9 @@ func (p *pass) killPod(ctx context.Context) bool {
 	wg.Wait()
 	ok := true
 	for _, t := range targets {
+		if t.hook != nil {
+			p.steps = append(p.steps, t.hook)
+		}
 		msg := fmt.Sprintf("Stopping container %s (grace %ds)", t.oc.GetName(), t.grace)
 		if t.err != nil {
 			ok = false
@@ -172,6 +184,12 @@ func waitAll(ctx context.Context, ts []*killTarget, deadline time.Time) time.Dur
 func (p *pass) killContainer(ctx context.Context, k *syncpodv1.ContainerKill) bool {
 	c, _, _ := findContainer(p.pod, k.GetName())
 	grace := GracePeriod(p.pod, c, k.GetReason())
+	if c != nil {
+		var hook *executorv1.StepResult
+		if grace, hook = p.preStop(ctx, c, k.GetContainerId(), grace); hook != nil {
+			p.steps = append(p.steps, hook)
+		}
+	}
 	t0 := time.Now()
 	if err := cri.IgnoreNotFound(p.r.rt.StopContainer(ctx, k.GetContainerId(), grace)); err != nil {
 		p.fatal(err)

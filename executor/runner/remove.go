@@ -3,9 +3,13 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/executor/cri"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 )
@@ -56,10 +60,29 @@ func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs [
 			refused = "sandbox is ready; stop the pod first"
 		default:
 			err = cri.IgnoreNotFound(r.rt.RemovePodSandbox(ctx, id))
+			if err == nil {
+				r.removePodDirIfGone(ctx, st.GetStatus().GetMetadata().GetUid())
+			}
 		}
 		if e := add(id, true, err, refused); e != nil {
 			return nil, e
 		}
 	}
 	return resp, nil
+}
+
+// removePodDirIfGone removes the pod's directory (hosts file, termination
+// logs) once the runtime lists no sandbox of the pod any more. A failure
+// is logged: the files are small and a later removal retries.
+func (r *Runner) removePodDirIfGone(ctx context.Context, uid string) {
+	if r.podRoot == "" || uid == "" || strings.ContainsAny(uid, "/\\") || uid == "." || uid == ".." {
+		return
+	}
+	left, err := r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{crilabels.PodUID: uid}})
+	if err != nil || len(left) > 0 {
+		return
+	}
+	if err := os.RemoveAll(filepath.Join(r.podRoot, uid)); err != nil {
+		r.log.Warn("cannot remove the pod directory", "pod_uid", uid, "err", err)
+	}
 }

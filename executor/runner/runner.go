@@ -54,6 +54,21 @@ type Config struct {
 	// ImagePullBackoffInitial and ImagePullBackoffMax shape the image pull
 	// back-off (kubelet: 10 s and 300 s); zero means those.
 	ImagePullBackoffInitial, ImagePullBackoffMax time.Duration
+	// PodDir is the root of per-pod directories (managed /etc/hosts,
+	// termination-log files). Empty means no such files are made and the
+	// containers get neither mount.
+	PodDir string
+	// HostsFile is the node's hosts file copied for host-network pods;
+	// empty means /etc/hosts.
+	HostsFile string
+	// ResolvConf is the node's resolver configuration used for the pods'
+	// DNS; empty means /etc/resolv.conf.
+	ResolvConf string
+	// Security holds the node's seccomp settings.
+	Security SecurityOptions
+	// MemoryCapacity is the node's memory in bytes for Burstable OOM
+	// scores; 0 means MachineMemory().
+	MemoryCapacity int64
 }
 
 // Runner carries out change sets. Safe for concurrent use.
@@ -69,6 +84,12 @@ type Runner struct {
 	pulls   *memBackoff
 	podsMu  sync.Mutex
 	podLock map[string]*podLock
+
+	podRoot    string
+	hostsFile  string
+	resolvConf string
+	security   SecurityOptions
+	memCap     int64
 }
 
 type podLock struct {
@@ -90,6 +111,15 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.LogDir == "" {
 		cfg.LogDir = DefaultLogDir
 	}
+	if cfg.HostsFile == "" {
+		cfg.HostsFile = "/etc/hosts"
+	}
+	if cfg.ResolvConf == "" {
+		cfg.ResolvConf = "/etc/resolv.conf"
+	}
+	if cfg.MemoryCapacity <= 0 {
+		cfg.MemoryCapacity = MachineMemory()
+	}
 	if cfg.MaxParallelPods <= 0 {
 		cfg.MaxParallelPods = DefaultMaxParallelPods
 	}
@@ -105,6 +135,8 @@ func New(cfg Config) (*Runner, error) {
 		sem:     make(chan struct{}, cfg.MaxParallelPods),
 		pulls:   newMemBackoff(cfg.ImagePullBackoffInitial, cfg.ImagePullBackoffMax),
 		podLock: map[string]*podLock{},
+		podRoot: cfg.PodDir, hostsFile: cfg.HostsFile, resolvConf: cfg.ResolvConf,
+		security: cfg.Security, memCap: cfg.MemoryCapacity,
 	}, nil
 }
 

@@ -36,7 +36,7 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 	if err := os.MkdirAll(cfg.GetLogDirectory(), 0o755); err != nil {
 		return fail(fmt.Errorf("create pod log directory: %w", err))
 	}
-	id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+	id, err := p.r.rt.RunPodSandbox(ctx, cfg, p.pod.GetSpec().GetRuntimeClassName())
 	msg := ""
 	if errors.Is(err, cri.ErrNameReserved) {
 		id, msg, err = p.recoverReserved(ctx, cfg)
@@ -52,8 +52,14 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 	return true
 }
 
+// sandboxConfig is SandboxConfig with the node's DNS configuration for the
+// pod (an unreadable resolv.conf counts as empty, as for the kubelet with
+// no resolvConf).
 func (p *pass) sandboxConfig() *runtimeapi.PodSandboxConfig {
-	return SandboxConfig(p.pod, p.actions.GetAttempt(), p.r.logDir)
+	cfg := SandboxConfig(p.pod, p.actions.GetAttempt(), p.r.logDir)
+	resolv, _ := os.ReadFile(p.r.resolvConf)
+	cfg.DnsConfig = DNSConfig(p.pod, resolv)
+	return cfg
 }
 
 func (p *pass) recoverReserved(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (id, msg string, err error) {
@@ -81,7 +87,7 @@ func (p *pass) recoverReserved(ctx context.Context, cfg *runtimeapi.PodSandboxCo
 		if err := cri.IgnoreNotFound(p.r.rt.RemovePodSandbox(ctx, sb.GetId())); err != nil {
 			return "", "", err
 		}
-		id, err := p.r.rt.RunPodSandbox(ctx, cfg, "")
+		id, err := p.r.rt.RunPodSandbox(ctx, cfg, p.pod.GetSpec().GetRuntimeClassName())
 		if err != nil {
 			return "", "", err
 		}

@@ -89,7 +89,14 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if newest != nil {
 		restartCount = newest.GetRestartCount() + 1
 	}
-	cfg, err := ContainerConfig(p.pod, c, init, cs.GetSpecHash(), restartCount)
+	opts, err := p.containerOptions(ctx, c)
+	if err != nil {
+		if p.fatal(err) {
+			return false
+		}
+		return failed("CreateContainerConfigError", err.Error())
+	}
+	cfg, err := ContainerConfig(p.pod, c, init, cs.GetSpecHash(), restartCount, opts)
 	if err != nil {
 		return failed("CreateContainerConfigError", err.Error())
 	}
@@ -109,6 +116,9 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 			return false
 		}
 		return failed("RunContainerError", err.Error(), withContainer(id))
+	}
+	if msg, ok := p.postStart(ctx, c, id); !ok {
+		return failed(ReasonPostStartHookError, msg, withContainer(id))
 	}
 	p.add(step, name, executorv1.Outcome_OUTCOME_SUCCEEDED, t0, withContainer(id),
 		withMessage(fmt.Sprintf("Started container %s (restart count %d)", name, restartCount)))

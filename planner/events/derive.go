@@ -20,6 +20,8 @@ const (
 	ReasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
 	ReasonFailedKillPod          = "FailedKillPod"
 	ReasonErrImageNeverPull      = "ErrImageNeverPull"
+	ReasonFailedPostStartHook    = "FailedPostStartHook"
+	ReasonFailedPreStopHook      = "FailedPreStopHook"
 )
 
 // Step failure reasons reported by the executor (StepResult.reason).
@@ -29,6 +31,7 @@ const (
 	stepErrImagePull      = "ErrImagePull"
 	stepErrImageNeverPull = "ErrImageNeverPull"
 	stepInvalidImageName  = "InvalidImageName"
+	stepPostStartHookErr  = "PostStartHookError"
 )
 
 var (
@@ -47,7 +50,12 @@ var (
 //   - pull image, succeeded: Normal Pulled; ErrImagePull / InvalidImageName:
 //     Warning Failed; ImagePullBackOff: Normal BackOff; ErrImageNeverPull:
 //     Warning ErrImageNeverPull;
-//   - start (init) container, succeeded: Normal Created and Normal Started;
+//   - postStart hook, failed: Warning FailedPostStartHook "PostStartHook
+//     failed"; preStop hook, failed: Warning FailedPreStopHook "PreStopHook
+//     failed" (the kubelet keeps the hook's output out of events; it is in
+//     the step message and the container's waiting message);
+//   - start (init) container, succeeded, or failed only in its postStart
+//     hook (PostStartHookError): Normal Created and Normal Started;
 //     CrashLoopBackOff: Warning BackOff "Back-off restarting failed
 //     container" (R-11.3); any other failure: Warning Failed "Error: <reason>".
 //
@@ -114,9 +122,17 @@ func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *ex
 				add(warning, ReasonFailed, name, "Failed to pull image %q: %s", img, orDefault(msg, reason))
 				add(warning, ReasonFailed, name, "Error: %s", orDefault(reason, stepErrImagePull))
 			}
+		case executorv1.Step_STEP_POST_START_HOOK:
+			if failed {
+				add(warning, ReasonFailedPostStartHook, name, "PostStartHook failed")
+			}
+		case executorv1.Step_STEP_PRE_STOP_HOOK:
+			if failed {
+				add(warning, ReasonFailedPreStopHook, name, "PreStopHook failed")
+			}
 		case executorv1.Step_STEP_START_INIT_CONTAINER, executorv1.Step_STEP_START_CONTAINER:
 			switch {
-			case ok:
+			case ok, reason == stepPostStartHookErr:
 				add(normal, ReasonCreated, name, "Created container: %s", name)
 				add(normal, ReasonStarted, name, "Started container %s", name)
 			case reason == stepCrashLoopBackOff:

@@ -238,3 +238,31 @@ func TestFromApplyResult(t *testing.T) {
 		})
 	}
 }
+
+// TestFromApplyResultHooksAndConfigErrors: hook failures give the
+// kubelet's FailedPostStartHook / FailedPreStopHook warnings (without the
+// hook's output), a start that failed only in its postStart hook still
+// says Created and Started, and CreateContainerConfigError is a Failed
+// warning carrying the refusal.
+func TestFromApplyResultHooksAndConfigErrors(t *testing.T) {
+	failed, ok := executorv1.Outcome_OUTCOME_FAILED, executorv1.Outcome_OUTCOME_SUCCEEDED
+	resp := &executorv1.ApplyActionsResponse{Steps: []*executorv1.StepResult{
+		{Step: executorv1.Step_STEP_PRE_STOP_HOOK, Target: "web", Outcome: failed, Reason: "FailedPreStopHook", Message: "secret output"},
+		{Step: executorv1.Step_STEP_PRE_STOP_HOOK, Target: "init", Outcome: ok},
+		{Step: executorv1.Step_STEP_POST_START_HOOK, Target: "web", Outcome: failed, Reason: "FailedPostStartHook", Message: "secret output"},
+		{Step: executorv1.Step_STEP_START_CONTAINER, Target: "web", Outcome: failed, Reason: "PostStartHookError", Message: "secret output"},
+		{Step: executorv1.Step_STEP_START_INIT_CONTAINER, Target: "init", Outcome: failed, Reason: "CreateContainerConfigError",
+			Message: "container has runAsNonRoot and image will run as root"},
+	}}
+	got := short(FromApplyResult(demo, &syncpodv1.PodActions{}, resp, t0))
+	want := []string{
+		"WARNING FailedPreStopHook web: PreStopHook failed",
+		"WARNING FailedPostStartHook web: PostStartHook failed",
+		"NORMAL Created web: Created container: web",
+		"NORMAL Started web: Started container web",
+		"WARNING Failed init: Error: container has runAsNonRoot and image will run as root",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -144,7 +147,7 @@ func parseDocument(doc []byte) (*syncpodv1.Pod, []Issue) {
 	if k, _ := obj["kind"].(string); k != "Pod" {
 		issues = append(issues, Issue{Path: "kind", Message: fmt.Sprintf("must be \"Pod\", got %q", k), Severity: Error})
 	}
-	issues = append(issues, walk("", obj, podSchema())...)
+	issues = append(issues, walk("", obj, podSchema(), reflect.TypeFor[corev1.Pod]())...)
 
 	var kp corev1.Pod
 	if err := json.Unmarshal(js, &kp); err != nil {
@@ -198,6 +201,7 @@ func (c *converter) pod(kp *corev1.Pod) *syncpodv1.Pod {
 	default:
 		c.errorf("spec.restartPolicy", "must be Always, OnFailure or Never, got %q", kp.Spec.RestartPolicy)
 	}
+	c.specExtras(kp, p.Spec)
 	for i := range kp.Spec.InitContainers {
 		p.Spec.InitContainers = append(p.Spec.InitContainers, c.container(fmt.Sprintf("spec.initContainers[%d]", i), &kp.Spec.InitContainers[i]))
 	}
@@ -281,6 +285,7 @@ func (c *converter) container(path string, kc *corev1.Container) *syncpodv1.Cont
 	out.LivenessProbe = c.probe(path+".livenessProbe", kc.LivenessProbe)
 	out.ReadinessProbe = c.probe(path+".readinessProbe", kc.ReadinessProbe)
 	out.StartupProbe = c.probe(path+".startupProbe", kc.StartupProbe)
+	c.containerExtras(path, kc, out)
 	return out
 }
 
@@ -383,20 +388,23 @@ func podSchema() *schema {
 		"readinessProbe": probe,
 		"startupProbe":   probe,
 	})
+	maps.Copy(container.fields, containerExtrasSchema())
+	spec := obj(map[string]*schema{
+		"initContainers":                listOf(container),
+		"containers":                    listOf(container),
+		"restartPolicy":                 leaf(),
+		"terminationGracePeriodSeconds": leaf(),
+		"hostNetwork":                   leaf(),
+		"hostname":                      leaf(),
+	})
+	maps.Copy(spec.fields, specExtrasSchema())
 	return obj(map[string]*schema{
 		"apiVersion": leaf(),
 		"kind":       leaf(),
 		"metadata": obj(map[string]*schema{
 			"name": leaf(), "namespace": leaf(), "uid": leaf(), "labels": freeMap(), "annotations": freeMap(),
 		}),
-		"spec": obj(map[string]*schema{
-			"initContainers":                listOf(container),
-			"containers":                    listOf(container),
-			"restartPolicy":                 leaf(),
-			"terminationGracePeriodSeconds": leaf(),
-			"hostNetwork":                   leaf(),
-			"hostname":                      leaf(),
-		}),
+		"spec": spec,
 	})
 }
 
@@ -414,12 +422,12 @@ func ignoredPath(path string) (string, bool) {
 		"spec.priority", "spec.priorityClassName", "spec.preemptionPolicy", "spec.topologySpreadConstraints",
 		"spec.schedulingGates":
 		return "scheduling does not apply to a single-node syncpod; ignored", true
-	case "spec.dnsPolicy", "spec.enableServiceLinks", "spec.serviceAccountName", "spec.serviceAccount",
-		"spec.automountServiceAccountToken":
+	case "spec.enableServiceLinks", "spec.serviceAccountName", "spec.serviceAccount",
+		"spec.automountServiceAccountToken", "spec.subdomain", "spec.setHostnameAsFQDN", "spec.readinessGates":
 		return "cluster integration is not supported; ignored", true
-	case "spec.containers[].terminationMessagePath", "spec.containers[].terminationMessagePolicy",
-		"spec.initContainers[].terminationMessagePath", "spec.initContainers[].terminationMessagePolicy":
-		return "termination messages are not supported; ignored", true
+	case "spec.securityContext.windowsOptions", "spec.containers[].securityContext.windowsOptions",
+		"spec.initContainers[].securityContext.windowsOptions":
+		return "Windows options do not apply to a Linux node; ignored", true
 	}
 	return "", false
 }
@@ -450,8 +458,11 @@ func isEmpty(v any) bool {
 	return false
 }
 
-// walk reports every non-empty field of v that s does not describe.
-func walk(path string, v any, s *schema) []Issue {
+// walk reports every non-empty field of v that s does not describe: as
+// unknown (with the closest field name) when t, the Kubernetes type at
+// this point (nil when unknown), has no such field; otherwise as ignored
+// (a warning) or not supported.
+func walk(path string, v any, s *schema, t reflect.Type) []Issue {
 	join := func(k string) string {
 		if path == "" {
 			return k
@@ -465,6 +476,7 @@ func walk(path string, v any, s *schema) []Issue {
 		if !ok {
 			return nil // type errors are reported by the typed decode
 		}
+		kfields := jsonFields(t)
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)
@@ -474,7 +486,11 @@ func walk(path string, v any, s *schema) []Issue {
 			p := join(k)
 			sub, known := s.fields[k]
 			if known {
-				out = append(out, walk(p, m[k], sub)...)
+				out = append(out, walk(p, m[k], sub, kfields[k])...)
+				continue
+			}
+			if _, isField := kfields[k]; kfields != nil && !isField {
+				out = append(out, unknownField(p, k, slices.Sorted(maps.Keys(kfields))))
 				continue
 			}
 			if isEmpty(m[k]) {
@@ -491,9 +507,46 @@ func walk(path string, v any, s *schema) []Issue {
 		if !ok {
 			return nil
 		}
-		for i, e := range l {
-			out = append(out, walk(fmt.Sprintf("%s[%d]", path, i), e, s.elem)...)
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
 		}
+		for i, e := range l {
+			out = append(out, walk(fmt.Sprintf("%s[%d]", path, i), e, s.elem, et)...)
+		}
+	}
+	return out
+}
+
+// jsonFields maps the JSON names of struct type t's fields (inline ones
+// flattened, pointers followed) to their types; nil when t is not a
+// struct.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" && (strings.Contains(opts, "inline") || f.Anonymous) {
+			maps.Copy(out, jsonFields(f.Type))
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		out[name] = ft
 	}
 	return out
 }

@@ -42,9 +42,16 @@ const (
 // is its length then its items; an integer is a uvarint of its 32-bit
 // two's-complement value.
 //
+// Then, each only when set (so older hashes stay valid), the security
+// context, termination message path and policy, stdin, stdin_once and tty
+// (specHashExtras).
+//
 // Not hashed, because they never reach the CRI container config:
-// image_pull_policy, restart_policy, restart_policy_rules and the liveness,
-// readiness and startup probes. Changing them never restarts a container.
+// image_pull_policy, restart_policy, restart_policy_rules, the liveness,
+// readiness and startup probes and the lifecycle hooks. Changing them
+// never restarts a container. Pod-level settings (the pod security
+// context, host namespaces) are not container fields and are not hashed
+// either: a change applies to containers started afterwards.
 //
 // The value is stable across processes, builds and versions (it does not use
 // proto.Marshal or map iteration); a golden test pins known values. A nil
@@ -101,7 +108,87 @@ func specHash(c *syncpodv1.Container) hasher {
 	h.str(r.GetRequests().GetMemory())
 	h.str(r.GetLimits().GetCpu())
 	h.str(r.GetLimits().GetMemory())
+	specHashExtras(&h, c)
 	return h
+}
+
+// Field tags of the fields added with the security context (proto field
+// numbers of Container in the 100 range).
+const (
+	tagSecurityContext          = 100
+	tagTerminationMessagePath   = 102
+	tagTerminationMessagePolicy = 103
+	tagStdin                    = 104
+	tagStdinOnce                = 105
+	tagTty                      = 106
+)
+
+// specHashExtras hashes the container fields added with the security
+// context, each only when set, so a container that sets none keeps the
+// hash it had before they existed: security_context (each optional field
+// as presence then value; capabilities; seccomp type and localhost
+// profile), termination_message_path and _policy, stdin, stdin_once, tty.
+// lifecycle is not hashed: hooks are run by the executor, not put in the
+// CRI config, so changing one restarts nothing (as with probes).
+func specHashExtras(h *hasher, c *syncpodv1.Container) {
+	if sc := c.GetSecurityContext(); sc != nil {
+		h.field(tagSecurityContext)
+		optInt := func(v *int64) {
+			if v == nil {
+				h.byte(0)
+				return
+			}
+			h.byte(1)
+			h.uvarint(uint64(*v))
+		}
+		optBool := func(v *bool) {
+			switch {
+			case v == nil:
+				h.byte(0)
+			case *v:
+				h.byte(2)
+			default:
+				h.byte(1)
+			}
+		}
+		optInt(sc.RunAsUser)
+		optInt(sc.RunAsGroup)
+		optBool(sc.RunAsNonRoot)
+		optBool(sc.ReadOnlyRootFilesystem)
+		optBool(sc.Privileged)
+		optBool(sc.AllowPrivilegeEscalation)
+		if caps := sc.GetCapabilities(); caps != nil {
+			h.byte(1)
+			h.strs(caps.GetAdd())
+			h.strs(caps.GetDrop())
+		} else {
+			h.byte(0)
+		}
+		if sp := sc.GetSeccompProfile(); sp != nil {
+			h.byte(1)
+			h.int32(int32(sp.GetType()))
+			h.str(sp.GetLocalhostProfile())
+		} else {
+			h.byte(0)
+		}
+	}
+	if p := c.GetTerminationMessagePath(); p != "" {
+		h.field(tagTerminationMessagePath)
+		h.str(p)
+	}
+	if p := c.GetTerminationMessagePolicy(); p != syncpodv1.TerminationMessagePolicy_TERMINATION_MESSAGE_POLICY_UNSPECIFIED {
+		h.field(tagTerminationMessagePolicy)
+		h.int32(int32(p))
+	}
+	if c.GetStdin() {
+		h.field(tagStdin)
+	}
+	if c.GetStdinOnce() {
+		h.field(tagStdinOnce)
+	}
+	if c.GetTty() {
+		h.field(tagTty)
+	}
 }
 
 // hasher is an allocation-free FNV-64a state.

@@ -70,7 +70,24 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 		"request↔limit": func(c *syncpodv1.Container) {
 			c.Resources.Requests, c.Resources.Limits = c.Resources.Limits, c.Resources.Requests
 		},
-		"ports dropped":    func(c *syncpodv1.Container) { c.Ports = nil },
+		"ports dropped": func(c *syncpodv1.Container) { c.Ports = nil },
+		"run_as_user": func(c *syncpodv1.Container) {
+			u := int64(1000)
+			c.SecurityContext = &syncpodv1.SecurityContext{RunAsUser: &u}
+		},
+		"capabilities": func(c *syncpodv1.Container) {
+			c.SecurityContext = &syncpodv1.SecurityContext{Capabilities: &syncpodv1.Capabilities{Drop: []string{"ALL"}}}
+		},
+		"empty security context": func(c *syncpodv1.Container) { c.SecurityContext = &syncpodv1.SecurityContext{} },
+		"seccomp": func(c *syncpodv1.Container) {
+			c.SecurityContext = &syncpodv1.SecurityContext{SeccompProfile: &syncpodv1.SeccompProfile{Type: syncpodv1.SeccompProfileType_SECCOMP_PROFILE_TYPE_UNCONFINED}}
+		},
+		"termination_message_path": func(c *syncpodv1.Container) { c.TerminationMessagePath = "/tmp/m" },
+		"termination_message_policy": func(c *syncpodv1.Container) {
+			c.TerminationMessagePolicy = syncpodv1.TerminationMessagePolicy_TERMINATION_MESSAGE_POLICY_FILE
+		},
+		"stdin":            func(c *syncpodv1.Container) { c.Stdin = true },
+		"tty":              func(c *syncpodv1.Container) { c.Tty = true },
 		"resources absent": func(c *syncpodv1.Container) { c.Resources = nil },
 	}
 	for name, change := range changes {
@@ -89,7 +106,10 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 		"probes": func(c *syncpodv1.Container) {
 			c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = execProbe(), execProbe(), execProbe()
 		},
-		"explicit TCP":    func(c *syncpodv1.Container) { c.Ports[0].Protocol = syncpodv1.Protocol_PROTOCOL_TCP },
+		"explicit TCP": func(c *syncpodv1.Container) { c.Ports[0].Protocol = syncpodv1.Protocol_PROTOCOL_TCP },
+		"lifecycle": func(c *syncpodv1.Container) {
+			c.Lifecycle = &syncpodv1.Lifecycle{PreStop: &syncpodv1.LifecycleHandler{Action: &syncpodv1.LifecycleHandler_Sleep{Sleep: &syncpodv1.SleepAction{Seconds: 1}}}}
+		},
 		"empty resources": func(c *syncpodv1.Container) {},
 	}
 	for name, change := range same {

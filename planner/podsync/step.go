@@ -103,18 +103,38 @@ func Step(in Input) Work {
 	}
 	pod := in.Record.GetPod()
 	var actions *syncpodv1.PodActions
-	if isTerminal(status.Phase(statusInput(in, nil))) {
+	if phase, reason := status.PhaseReason(statusInput(in, nil)); isTerminal(phase) {
 		if anythingRunning(in.Observed) {
+			msg := MessageFinished
+			if reason == status.ReasonDeadlineExceeded {
+				msg = status.MessageDeadlineExceeded
+			}
 			actions = &syncpodv1.PodActions{KillPod: true,
-				KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN, Message: MessageFinished}
+				KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN, Message: msg}
 		}
 	} else {
 		actions = plan.Compute(pod, in.Observed, in.Probes)
 	}
 	if actions == nil || plan.IsEmpty(actions) {
-		return Work{Status: status.Compute(statusInput(in, nil))}
+		return withDeadline(in, Work{Status: status.Compute(statusInput(in, nil))})
 	}
 	return Work{Pod: pod, Apply: actions}
+}
+
+// withDeadline adds what a pod's active deadline asks of a sync whose
+// status w carries: the kubelet's DeadlineExceeded event the first time the
+// status says so, and a wake-up at the deadline while the pod still runs.
+func withDeadline(in Input, w Work) Work {
+	pod := in.Record.GetPod()
+	st := w.Status
+	if st.GetReason() == status.ReasonDeadlineExceeded && in.Record.GetStatus().GetReason() != status.ReasonDeadlineExceeded {
+		w.Events = append(w.Events, events.New(pod, syncpodv1.EventType_EVENT_TYPE_NORMAL,
+			status.ReasonDeadlineExceeded, "", status.MessageDeadlineExceeded, in.Now))
+	}
+	if at, ok := status.Deadline(pod, st); ok && !isTerminal(st.GetPhase()) && (w.Wake.IsZero() || at.Before(w.Wake)) {
+		w.Wake = at
+	}
+	return w
 }
 
 // applied turns the executor's answer for a desired pod into the sync's
@@ -130,7 +150,7 @@ func applied(in Input) Work {
 	if t := resp.GetRetryAt(); t != nil {
 		w.Wake = t.AsTime()
 	}
-	return w
+	return withDeadline(in, w)
 }
 
 func statusInput(in Input, steps []*executorv1.StepResult) status.Input {

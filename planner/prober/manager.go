@@ -26,6 +26,12 @@ func (k Kind) String() string {
 	return [...]string{"liveness", "readiness", "startup"}[k]
 }
 
+// UnhealthyMessage is the kubelet's Unhealthy event message for a failed
+// attempt of a k probe with output.
+func UnhealthyMessage(k Kind, output string) string {
+	return [...]string{"Liveness", "Readiness", "Startup"}[k] + " probe failed: " + output
+}
+
 // Options configure a Manager.
 type Options struct {
 	// Exec runs exec probes. Without it exec probes never conclude.
@@ -35,6 +41,10 @@ type Options struct {
 	OnChange func(podUID string)
 	// Logger receives probe failures at debug level. Default: discard.
 	Logger *slog.Logger
+	// OnUnhealthy is called (outside any lock) after every failed attempt
+	// with the kubelet's Unhealthy event message, "Liveness probe failed:
+	// <output>". Nil records nothing.
+	OnUnhealthy func(podUID, container, message string)
 }
 
 // Manager runs probe workers for every probed, running container of the
@@ -227,6 +237,9 @@ func (m *Manager) probeOnce(ctx context.Context, uid string, key workerKey, w *w
 	}
 	if out == outcomeFailure {
 		m.opts.Logger.Debug("probe failed", "pod_uid", uid, "container", w.name, "probe", key.kind.String(), "detail", detail)
+		if m.opts.OnUnhealthy != nil {
+			m.opts.OnUnhealthy(uid, w.name, UnhealthyMessage(key.kind, detail))
+		}
 	}
 
 	m.mu.Lock()

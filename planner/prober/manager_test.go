@@ -246,3 +246,49 @@ func TestSyncStopsWorkersOfStoppedContainers(t *testing.T) {
 		}
 	})
 }
+
+// outputExec is a fakeExec that also returns output.
+type outputExec struct {
+	*fakeExec
+	output string
+}
+
+func (o outputExec) ExecSyncOutput(ctx context.Context, id string, cmd []string, to time.Duration) (int32, []byte, error) {
+	code, err := o.ExecSync(ctx, id, cmd, to)
+	return code, []byte(o.output), err
+}
+
+// TestUnhealthyEventPerFailedAttempt: every failed attempt reports the
+// kubelet's Unhealthy message with the probe's output, before and after
+// the threshold; successes report nothing.
+func TestUnhealthyEventPerFailedAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex := newFakeExec()
+		ex.codes["check"] = func(n int) (int32, error) {
+			if n == 2 {
+				return 0, nil
+			}
+			return 1, nil
+		}
+		var mu sync.Mutex
+		var got []string
+		m := New(Options{Exec: outputExec{ex, "cat: can't open '/tmp/healthy': No such file or directory\n"},
+			OnUnhealthy: func(uid, c, msg string) {
+				mu.Lock()
+				got = append(got, uid+"/"+c+": "+msg)
+				mu.Unlock()
+			}})
+		defer m.Stop()
+		pod, obs := podWith(&syncpodv1.Container{ReadinessProbe: execProbe("check", 1, 3, 1, 0)}, "c1", time.Now())
+		m.Sync(pod, obs)
+		synctest.Wait()
+		time.Sleep(2 * time.Second) // attempts at 0, 1 and 2 s: fail, succeed, fail
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		want := "u1/app: Readiness probe failed: cat: can't open '/tmp/healthy': No such file or directory\n"
+		if len(got) != 2 || got[0] != want || got[1] != want {
+			t.Errorf("events %q, want twice %q", got, want)
+		}
+	})
+}

@@ -72,7 +72,15 @@ func failureThreshold(p *syncpodv1.Probe) int {
 	return defaultFailureThreshold
 }
 
-// runProbe makes one attempt and says how it went, with a detail for logs.
+// OutputExecer is an Execer that also returns the command's output
+// (stdout then stderr), which becomes the message of an Unhealthy event as
+// with the kubelet. Execers without it give "command exited with N".
+type OutputExecer interface {
+	ExecSyncOutput(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (exitCode int32, output []byte, err error)
+}
+
+// runProbe makes one attempt and says how it went, with a detail for logs
+// and events (the kubelet's probe output).
 func runProbe(ctx context.Context, exec Execer, p *syncpodv1.Probe, t target) (outcome, string) {
 	to := timeout(p)
 	switch h := p.GetHandler().(type) {
@@ -82,12 +90,23 @@ func runProbe(ctx context.Context, exec Execer, p *syncpodv1.Probe, t target) (o
 		}
 		ctx, cancel := context.WithTimeout(ctx, to)
 		defer cancel()
-		code, err := exec.ExecSync(ctx, t.containerID, h.Exec.GetCommand(), to)
+		var (
+			code   int32
+			output []byte
+			err    error
+		)
+		if oe, ok := exec.(OutputExecer); ok {
+			code, output, err = oe.ExecSyncOutput(ctx, t.containerID, h.Exec.GetCommand(), to)
+		} else {
+			code, err = exec.ExecSync(ctx, t.containerID, h.Exec.GetCommand(), to)
+		}
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			return outcomeFailure, fmt.Sprintf("command timed out after %s", to)
+			return outcomeFailure, fmt.Sprintf("command %q timed out", strings.Join(h.Exec.GetCommand(), " "))
 		case err != nil:
 			return outcomeError, err.Error()
+		case code != 0 && output != nil:
+			return outcomeFailure, string(output)
 		case code != 0:
 			return outcomeFailure, fmt.Sprintf("command exited with %d", code)
 		}
@@ -97,7 +116,7 @@ func runProbe(ctx context.Context, exec Execer, p *syncpodv1.Probe, t target) (o
 		d := net.Dialer{Timeout: to}
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
-			return outcomeFailure, fmt.Sprintf("dial %s: %v", addr, err)
+			return outcomeFailure, err.Error()
 		}
 		c.Close()
 		return outcomeSuccess, ""
@@ -157,5 +176,5 @@ func httpProbe(ctx context.Context, g *syncpodv1.HTTPGetAction, t target, to tim
 	if resp.StatusCode >= 200 && resp.StatusCode < 400 {
 		return outcomeSuccess, ""
 	}
-	return outcomeFailure, fmt.Sprintf("HTTP probe failed with status %d", resp.StatusCode)
+	return outcomeFailure, fmt.Sprintf("HTTP probe failed with statuscode: %d", resp.StatusCode)
 }

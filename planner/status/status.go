@@ -15,18 +15,20 @@ import (
 
 // Waiting and terminated reasons, as the kubelet names them.
 const (
-	ReasonContainerCreating      = "ContainerCreating"
-	ReasonPodInitializing        = "PodInitializing"
-	ReasonCrashLoopBackOff       = "CrashLoopBackOff"
-	ReasonImagePullBackOff       = "ImagePullBackOff"
-	ReasonErrImagePull           = "ErrImagePull"
-	ReasonErrImageNeverPull      = "ErrImageNeverPull"
-	ReasonInvalidImageName       = "InvalidImageName"
-	ReasonCreateContainerError   = "CreateContainerError"
-	ReasonRunContainerError      = "RunContainerError"
-	ReasonContainerStatusUnknown = "ContainerStatusUnknown"
-	ReasonCompleted              = "Completed"
-	ReasonError                  = "Error"
+	ReasonContainerCreating          = "ContainerCreating"
+	ReasonPodInitializing            = "PodInitializing"
+	ReasonCrashLoopBackOff           = "CrashLoopBackOff"
+	ReasonImagePullBackOff           = "ImagePullBackOff"
+	ReasonErrImagePull               = "ErrImagePull"
+	ReasonErrImageNeverPull          = "ErrImageNeverPull"
+	ReasonInvalidImageName           = "InvalidImageName"
+	ReasonCreateContainerError       = "CreateContainerError"
+	ReasonRunContainerError          = "RunContainerError"
+	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+	ReasonPostStartHookError         = "PostStartHookError"
+	ReasonContainerStatusUnknown     = "ContainerStatusUnknown"
+	ReasonCompleted                  = "Completed"
+	ReasonError                      = "Error"
 )
 
 // Condition types and reasons.
@@ -45,7 +47,8 @@ const (
 func isStepWaitingReason(r string) bool {
 	switch r {
 	case ReasonCrashLoopBackOff, ReasonImagePullBackOff, ReasonErrImagePull, ReasonErrImageNeverPull,
-		ReasonInvalidImageName, ReasonCreateContainerError, ReasonRunContainerError:
+		ReasonInvalidImageName, ReasonCreateContainerError, ReasonRunContainerError,
+		ReasonCreateContainerConfigError, ReasonPostStartHookError:
 		return true
 	}
 	return false
@@ -87,8 +90,15 @@ func Compute(in Input) *syncpodv1.PodStatus {
 // a sync needs to decide whether the pod has finished before it knows what
 // it will apply (the full status is computed once, after the apply).
 func Phase(in Input) syncpodv1.PodPhase {
+	phase, _ := PhaseReason(in)
+	return phase
+}
+
+// PhaseReason is Phase with the pod-level reason Compute(in) reports (e.g.
+// DeadlineExceeded), so a sync can say why it stops a finished pod.
+func PhaseReason(in Input) (syncpodv1.PodPhase, string) {
 	st, _, _, _ := compute(in)
-	return st.GetPhase()
+	return st.GetPhase(), st.GetReason()
 }
 
 // compute builds the status without its conditions.
@@ -126,6 +136,7 @@ func compute(in Input) (*syncpodv1.PodStatus, *computer, initState, bool) {
 		prev.GetObservedGeneration() == pod.GetGeneration() && !isTerminal(st.Phase) {
 		st.Phase = prev.GetPhase()
 	}
+	applyDeadline(pod, in.Previous, st, in.Now)
 	return st, &c, init, anyStarted
 }
 

@@ -315,6 +315,15 @@ func TestCompute(t *testing.T) {
 			wantConds: "Initialized=T ContainersReady=F:ContainersNotReady Ready=F:ContainersNotReady",
 		},
 		{
+			name: "runAsNonRoot refused: CreateContainerConfigError",
+			pod:  mkPod(nil, []*syncpodv1.Container{ctr("web")}),
+			steps: []*executorv1.StepResult{{Step: executorv1.Step_STEP_START_CONTAINER, Target: "web",
+				Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: "CreateContainerConfigError", Message: "container has runAsNonRoot and image will run as root"}},
+			wantPhase: syncpodv1.PodPhase_POD_PHASE_PENDING,
+			wantCtrs:  []string{"web=waiting:CreateContainerConfigError"},
+			wantConds: "Initialized=T ContainersReady=F:ContainersNotReady Ready=F:ContainersNotReady",
+		},
+		{
 			name:      "created, not started: ContainerCreating",
 			pod:       mkPod(nil, []*syncpodv1.Container{ctr("web")}),
 			obs:       observed(inst("web", 1, created, 0, 0)),

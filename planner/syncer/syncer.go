@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/syncpod/syncpod/planner/events"
 	"github.com/syncpod/syncpod/planner/podsync"
 	"github.com/syncpod/syncpod/planner/podworkers"
 	"github.com/syncpod/syncpod/planner/prober"
@@ -97,9 +98,10 @@ func New(opts Options) (*Syncer, error) {
 		Observe: m.observeSync,
 	})
 	s.probes = prober.New(prober.Options{
-		Exec:     opts.Executor,
-		OnChange: s.workers.Trigger,
-		Logger:   opts.Logger,
+		Exec:        opts.Executor,
+		OnChange:    s.workers.Trigger,
+		Logger:      opts.Logger,
+		OnUnhealthy: s.unhealthy,
 	})
 	return s, nil
 }
@@ -370,4 +372,19 @@ func (s *Syncer) remove(ctx context.Context, r podsync.Removal) error {
 		s.m.removed.WithLabelValues(kind).Inc()
 	}
 	return errors.Join(errs...)
+}
+
+// unhealthy records the kubelet's Warning Unhealthy event of a failed
+// probe attempt, with the probe's output.
+func (s *Syncer) unhealthy(uid, container, message string) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.RPCTimeout)
+	defer cancel()
+	rec, err := s.opts.Store.Get(ctx, &plannerv1.PodRef{Uid: uid})
+	if err != nil {
+		return // deleted meanwhile
+	}
+	ev := events.New(rec.GetPod(), syncpodv1.EventType_EVENT_TYPE_WARNING, "Unhealthy", container, message, time.Now())
+	if err := s.opts.Store.AppendEvents(ctx, uid, []*syncpodv1.Event{ev}); err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.opts.Logger.Warn("cannot record a probe event", "pod_uid", uid, "container", container, "err", err)
+	}
 }

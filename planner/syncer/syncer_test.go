@@ -566,3 +566,50 @@ func TestASyncIsOneStoreCommit(t *testing.T) {
 		}
 	})
 }
+
+// TestActiveDeadlineFailsAndKillsThePodAtTheDeadline: a running pod with
+// activeDeadlineSeconds is woken at its deadline, fails with
+// DeadlineExceeded (status and a Normal event, as the kubelet) and is
+// killed.
+func TestActiveDeadlineFailsAndKillsThePodAtTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		p := webPod()
+		d := int64(60)
+		p.Spec.ActiveDeadlineSeconds = &d
+		e.pleg.set(runningObserved(uid))
+		e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+			return &executorv1.ApplyActionsResponse{}
+		})
+		began := time.Now()
+		pod := e.apply(t, p)
+		settled(t, "a wake-up at the deadline", func() bool {
+			return e.s.workers.NextWake(pod.GetUid()).Equal(began.Add(60 * time.Second))
+		})
+		applies, _ := e.exec.snapshot()
+		if len(applies) != 0 {
+			t.Fatalf("applies before the deadline: %v", applies)
+		}
+		time.Sleep(61 * time.Second)
+		settled(t, "Failed with DeadlineExceeded", func() bool {
+			rec, _ := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+			st := rec.GetStatus()
+			return st.GetPhase() == syncpodv1.PodPhase_POD_PHASE_FAILED && st.GetReason() == "DeadlineExceeded"
+		})
+		applies, _ = e.exec.snapshot()
+		if len(applies) == 0 || !applies[0].GetActions().GetKillPod() ||
+			applies[0].GetActions().GetMessage() != "Pod was active on the node longer than the specified deadline" {
+			t.Fatalf("applies %v, want a kill of the pod past its deadline", applies)
+		}
+		rec, _ := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+		n := 0
+		for _, ev := range rec.GetEvents() {
+			if ev.GetReason() == "DeadlineExceeded" {
+				n += int(ev.GetCount())
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d DeadlineExceeded events, want 1: %v", n, rec.GetEvents())
+		}
+	})
+}

@@ -38,6 +38,14 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		env = append(env, "PATH="+os.Getenv("PATH"))
 	}
 
+	user := processUser(cfg.GetLinux().GetSecurityContext(), effectiveUID())
+	workingDir := cfg.GetWorkingDir()
+	if user != nil && workingDir == "" {
+		// crisim's own directory may be closed to that user; a container
+		// without a working dir starts in "/" anyway.
+		workingDir = "/"
+	}
+
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.checkOpen(); err != nil {
@@ -68,11 +76,12 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		imageRef:    img.id,
 		command:     slices.Clone(cfg.GetCommand()),
 		args:        slices.Clone(cfg.GetArgs()),
-		workingDir:  cfg.GetWorkingDir(),
+		workingDir:  workingDir,
 		env:         env,
 		labels:      maps.Clone(cfg.GetLabels()),
 		annotations: maps.Clone(cfg.GetAnnotations()),
 		stopSignal:  cfg.GetStopSignal(),
+		user:        user,
 		reservedAs:  name,
 		sim:         sim,
 		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
@@ -383,12 +392,12 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, c.id)
 	}
-	dir, env := c.workingDir, c.env
+	dir, env, user := c.workingDir, c.env, c.user
 	r.mu.Unlock()
 	if r.opts.Mode == ModeSimulated {
 		return &runtimeapi.ExecSyncResponse{}, nil
 	}
-	return execSync(ctx, req.GetCmd(), dir, env, time.Duration(req.GetTimeout())*time.Second)
+	return execSync(ctx, req.GetCmd(), dir, env, user, time.Duration(req.GetTimeout())*time.Second)
 }
 
 // ReopenContainerLog reopens a running container's log file, so a

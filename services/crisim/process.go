@@ -41,7 +41,7 @@ func (r *Runtime) startProcess(c *container, lw *logWriter) (*procRunner, error)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.workingDir
 	cmd.Env = c.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr(c.user)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -159,13 +159,14 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// execSync runs argv as a host process group in dir with env, killing the
-// group when timeout (if positive) passes or ctx ends.
-func execSync(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration) (*runtimeapi.ExecSyncResponse, error) {
+// execSync runs argv as a host process group in dir with env, as user
+// (nil: crisim's own), killing the group when timeout (if positive)
+// passes or ctx ends.
+func execSync(ctx context.Context, argv []string, dir string, env []string, user *processCred, timeout time.Duration) (*runtimeapi.ExecSyncResponse, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr(user)
 	stdout, stderr := &cappedBuffer{max: maxExecOutput}, &cappedBuffer{max: maxExecOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = pipeDrainTimeout

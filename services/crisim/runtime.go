@@ -316,6 +316,7 @@ type container struct {
 	stopSignal  runtimeapi.Signal
 	reservedAs  string
 	sim         simSpec
+	user        *processCred // nil: crisim's own user
 
 	state      runtimeapi.ContainerState
 	createdAt  int64

@@ -47,6 +47,8 @@ type shimSpec struct {
 	Env      []string `json:"env"`
 	LogPath  string   `json:"log_path"`
 	ExitFile string   `json:"exit_file"`
+	// User is the container process's user, nil for the shim's own.
+	User *processCred `json:"user,omitempty"`
 	// StartedFile receives the container's procRecord once it runs, so a
 	// crisim that dies before recording the start still finds it.
 	StartedFile string `json:"started_file"`
@@ -102,7 +104,7 @@ func RunShim(in io.Reader, out *os.File) int {
 		reply(shimReply{Error: err.Error()})
 		return 1
 	}
-	p, err := startGroup(spec.Argv, spec.Dir, spec.Env, lw)
+	p, err := startGroup(spec.Argv, spec.Dir, spec.Env, spec.User, lw)
 	if err != nil {
 		reply(shimReply{Error: err.Error()})
 		return 1
@@ -157,11 +159,11 @@ type group struct {
 
 // startGroup execs argv in its own process group with stdout and stderr
 // going to lw.
-func startGroup(argv []string, dir string, env []string, lw *logWriter) (*group, error) {
+func startGroup(argv []string, dir string, env []string, user *processCred, lw *logWriter) (*group, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr(user)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -278,7 +280,7 @@ func (r *Runtime) startShim(c *container) (*shimRunner, error) {
 	// and holds it while it lives; this copy goes once the shim has
 	// started, or failed to.
 	defer lock.Close()
-	spec := shimSpec{Argv: append(append([]string{}, c.command...), c.args...), Dir: dir, Env: c.env, LogPath: c.logPath,
+	spec := shimSpec{Argv: append(append([]string{}, c.command...), c.args...), Dir: dir, Env: c.env, LogPath: c.logPath, User: c.user,
 		ExitFile: r.store.exitFile(c.id), StartedFile: r.store.startedFile(c.id), BootID: r.boot, StartLockFD: 3}
 	_ = os.Remove(spec.ExitFile)
 	in, err := json.Marshal(spec)

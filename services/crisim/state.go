@@ -84,6 +84,7 @@ type containerRecord struct {
 	Annotations        map[string]string `json:"annotations,omitempty"`
 	LogPath            string            `json:"log_path,omitempty"`
 	StopSignal         int32             `json:"stop_signal,omitempty"`
+	User               *processCred      `json:"user,omitempty"`
 	State              int32             `json:"state"`
 	CreatedAt          int64             `json:"created_at"`
 	StartedAt          int64             `json:"started_at,omitempty"`
@@ -367,7 +368,7 @@ func (c *container) record() *containerRecord {
 		ID: c.id, SandboxID: c.sandboxID, Name: c.meta.GetName(), Attempt: c.meta.GetAttempt(),
 		Image: c.image.GetImage(), ImageAnnotations: c.image.GetAnnotations(), UserSpecifiedImage: c.image.GetUserSpecifiedImage(), ImageRef: c.imageRef,
 		Command: c.command, Args: c.args, WorkingDir: c.workingDir, Env: c.env,
-		Labels: c.labels, Annotations: c.annotations, LogPath: c.logPath, StopSignal: int32(c.stopSignal),
+		Labels: c.labels, Annotations: c.annotations, LogPath: c.logPath, StopSignal: int32(c.stopSignal), User: c.user,
 		State: int32(c.state), CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
 		ExitCode: c.exitCode, Reason: c.reason, Message: c.message,
 	}
@@ -395,6 +396,7 @@ func containerFromRecord(rec *containerRecord) *container {
 		annotations: maps.Clone(rec.Annotations),
 		logPath:     rec.LogPath,
 		stopSignal:  runtimeapi.Signal(rec.StopSignal),
+		user:        rec.User,
 		reservedAs:  fmt.Sprintf("%s_%s_%d", rec.SandboxID, rec.Name, rec.Attempt),
 		state:       runtimeapi.ContainerState(rec.State),
 		createdAt:   rec.CreatedAt,

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,13 @@ func TestExamplesDoWhatTheySay(t *testing.T) {
 	n.waitRecord("liveness", time.Minute, "restarted by its liveness probe", func(r *plannerv1.PodRecord) bool {
 		e := findEvent(r, "Killing", "app")
 		return cstatus(r, "app").GetRestartCount() >= 1 && e != nil
+	})
+	n.waitRecord("hooks", time.Minute, "Running after its postStart hook", func(r *plannerv1.PodRecord) bool {
+		return r.GetStatus().GetPhase() == syncpodv1.PodPhase_POD_PHASE_RUNNING && allReady(r)
+	})
+	eventually(t, time.Minute, "the hooks example printing its postStart greeting", func() (bool, string) {
+		code, out, errOut := n.ctl("logs", "hooks", "-c", "app")
+		return code == 0 && strings.Contains(out, "hello from postStart (uid "), out + errOut
 	})
 	code, out, _ := n.ctl("get", "pods")
 	if code != 0 {

@@ -513,7 +513,7 @@ func TestExecLivenessProbeFailureRestartsContainer(t *testing.T) {
 	}
 	probe := func(file string) *syncpodv1.Probe {
 		return &syncpodv1.Probe{
-			Handler:       &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"sh", "-c", "test -f " + file}}},
+			Handler:       &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"sh", "-c", "test -f " + file + " || { echo no " + file + "; exit 1; }"}}},
 			PeriodSeconds: 1, FailureThreshold: 1, TimeoutSeconds: 1,
 		}
 	}
@@ -528,6 +528,15 @@ func TestExecLivenessProbeFailureRestartsContainer(t *testing.T) {
 	ev := findEvent(rec, "Killing", "sick")
 	if !strings.Contains(strings.ToLower(ev.GetMessage()), "liveness") {
 		t.Errorf("Killing event message %q does not name the liveness probe", ev.GetMessage())
+	}
+	// Every failed attempt is a Warning Unhealthy event with the probe's
+	// output, as the kubelet records it.
+	if ev := findEvent(rec, "Unhealthy", "sick"); ev.GetType() != syncpodv1.EventType_EVENT_TYPE_WARNING ||
+		ev.GetMessage() != "Liveness probe failed: no "+filepath.Join(dir, "missing")+"\n" {
+		t.Errorf("Unhealthy event of sick: %v", ev)
+	}
+	if findEvent(rec, "Unhealthy", "healthy") != nil {
+		t.Error("Unhealthy event for the healthy container")
 	}
 	if h := cstatus(rec, "healthy"); h.GetRestartCount() != 0 || findEvent(rec, "Killing", "healthy") != nil {
 		t.Errorf("healthy container (probe passes) was restarted: %s", summary(rec))

@@ -79,6 +79,180 @@ func (RestartPolicy) EnumDescriptor() ([]byte, []int) {
 	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{0}
 }
 
+// SeccompProfileType is the kind of seccomp profile.
+type SeccompProfileType int32
+
+const (
+	// SECCOMP_PROFILE_TYPE_UNSPECIFIED is invalid inside a set profile.
+	SeccompProfileType_SECCOMP_PROFILE_TYPE_UNSPECIFIED SeccompProfileType = 0
+	// SECCOMP_PROFILE_TYPE_RUNTIME_DEFAULT is the runtime's default profile.
+	SeccompProfileType_SECCOMP_PROFILE_TYPE_RUNTIME_DEFAULT SeccompProfileType = 1
+	// SECCOMP_PROFILE_TYPE_UNCONFINED applies no seccomp filter.
+	SeccompProfileType_SECCOMP_PROFILE_TYPE_UNCONFINED SeccompProfileType = 2
+	// SECCOMP_PROFILE_TYPE_LOCALHOST is a profile file on the node.
+	SeccompProfileType_SECCOMP_PROFILE_TYPE_LOCALHOST SeccompProfileType = 3
+)
+
+// Enum value maps for SeccompProfileType.
+var (
+	SeccompProfileType_name = map[int32]string{
+		0: "SECCOMP_PROFILE_TYPE_UNSPECIFIED",
+		1: "SECCOMP_PROFILE_TYPE_RUNTIME_DEFAULT",
+		2: "SECCOMP_PROFILE_TYPE_UNCONFINED",
+		3: "SECCOMP_PROFILE_TYPE_LOCALHOST",
+	}
+	SeccompProfileType_value = map[string]int32{
+		"SECCOMP_PROFILE_TYPE_UNSPECIFIED":     0,
+		"SECCOMP_PROFILE_TYPE_RUNTIME_DEFAULT": 1,
+		"SECCOMP_PROFILE_TYPE_UNCONFINED":      2,
+		"SECCOMP_PROFILE_TYPE_LOCALHOST":       3,
+	}
+)
+
+func (x SeccompProfileType) Enum() *SeccompProfileType {
+	p := new(SeccompProfileType)
+	*p = x
+	return p
+}
+
+func (x SeccompProfileType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SeccompProfileType) Descriptor() protoreflect.EnumDescriptor {
+	return file_syncpod_v1_pod_proto_enumTypes[1].Descriptor()
+}
+
+func (SeccompProfileType) Type() protoreflect.EnumType {
+	return &file_syncpod_v1_pod_proto_enumTypes[1]
+}
+
+func (x SeccompProfileType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SeccompProfileType.Descriptor instead.
+func (SeccompProfileType) EnumDescriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{1}
+}
+
+// DNSPolicy is a pod's DNS policy.
+type DNSPolicy int32
+
+const (
+	// DNS_POLICY_UNSPECIFIED means DNS_POLICY_CLUSTER_FIRST.
+	DNSPolicy_DNS_POLICY_UNSPECIFIED DNSPolicy = 0
+	// DNS_POLICY_CLUSTER_FIRST uses cluster DNS; syncpod has none, so the
+	// node's resolv.conf is used (the kubelet's fallback).
+	DNSPolicy_DNS_POLICY_CLUSTER_FIRST DNSPolicy = 1
+	// DNS_POLICY_CLUSTER_FIRST_WITH_HOST_NET is CLUSTER_FIRST for
+	// host-network pods.
+	DNSPolicy_DNS_POLICY_CLUSTER_FIRST_WITH_HOST_NET DNSPolicy = 2
+	// DNS_POLICY_DEFAULT uses the node's resolv.conf.
+	DNSPolicy_DNS_POLICY_DEFAULT DNSPolicy = 3
+	// DNS_POLICY_NONE uses dns_config alone.
+	DNSPolicy_DNS_POLICY_NONE DNSPolicy = 4
+)
+
+// Enum value maps for DNSPolicy.
+var (
+	DNSPolicy_name = map[int32]string{
+		0: "DNS_POLICY_UNSPECIFIED",
+		1: "DNS_POLICY_CLUSTER_FIRST",
+		2: "DNS_POLICY_CLUSTER_FIRST_WITH_HOST_NET",
+		3: "DNS_POLICY_DEFAULT",
+		4: "DNS_POLICY_NONE",
+	}
+	DNSPolicy_value = map[string]int32{
+		"DNS_POLICY_UNSPECIFIED":                 0,
+		"DNS_POLICY_CLUSTER_FIRST":               1,
+		"DNS_POLICY_CLUSTER_FIRST_WITH_HOST_NET": 2,
+		"DNS_POLICY_DEFAULT":                     3,
+		"DNS_POLICY_NONE":                        4,
+	}
+)
+
+func (x DNSPolicy) Enum() *DNSPolicy {
+	p := new(DNSPolicy)
+	*p = x
+	return p
+}
+
+func (x DNSPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DNSPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_syncpod_v1_pod_proto_enumTypes[2].Descriptor()
+}
+
+func (DNSPolicy) Type() protoreflect.EnumType {
+	return &file_syncpod_v1_pod_proto_enumTypes[2]
+}
+
+func (x DNSPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DNSPolicy.Descriptor instead.
+func (DNSPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{2}
+}
+
+// TerminationMessagePolicy decides a terminated container's message.
+type TerminationMessagePolicy int32
+
+const (
+	// TERMINATION_MESSAGE_POLICY_UNSPECIFIED means FILE.
+	TerminationMessagePolicy_TERMINATION_MESSAGE_POLICY_UNSPECIFIED TerminationMessagePolicy = 0
+	// TERMINATION_MESSAGE_POLICY_FILE reads termination_message_path only.
+	TerminationMessagePolicy_TERMINATION_MESSAGE_POLICY_FILE TerminationMessagePolicy = 1
+	// TERMINATION_MESSAGE_POLICY_FALLBACK_TO_LOGS_ON_ERROR uses the tail of
+	// the log when the file is empty and the container failed.
+	TerminationMessagePolicy_TERMINATION_MESSAGE_POLICY_FALLBACK_TO_LOGS_ON_ERROR TerminationMessagePolicy = 2
+)
+
+// Enum value maps for TerminationMessagePolicy.
+var (
+	TerminationMessagePolicy_name = map[int32]string{
+		0: "TERMINATION_MESSAGE_POLICY_UNSPECIFIED",
+		1: "TERMINATION_MESSAGE_POLICY_FILE",
+		2: "TERMINATION_MESSAGE_POLICY_FALLBACK_TO_LOGS_ON_ERROR",
+	}
+	TerminationMessagePolicy_value = map[string]int32{
+		"TERMINATION_MESSAGE_POLICY_UNSPECIFIED":               0,
+		"TERMINATION_MESSAGE_POLICY_FILE":                      1,
+		"TERMINATION_MESSAGE_POLICY_FALLBACK_TO_LOGS_ON_ERROR": 2,
+	}
+)
+
+func (x TerminationMessagePolicy) Enum() *TerminationMessagePolicy {
+	p := new(TerminationMessagePolicy)
+	*p = x
+	return p
+}
+
+func (x TerminationMessagePolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TerminationMessagePolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_syncpod_v1_pod_proto_enumTypes[3].Descriptor()
+}
+
+func (TerminationMessagePolicy) Type() protoreflect.EnumType {
+	return &file_syncpod_v1_pod_proto_enumTypes[3]
+}
+
+func (x TerminationMessagePolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TerminationMessagePolicy.Descriptor instead.
+func (TerminationMessagePolicy) EnumDescriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{3}
+}
+
 // ImagePullPolicy decides when an image is pulled before a container starts.
 type ImagePullPolicy int32
 
@@ -121,11 +295,11 @@ func (x ImagePullPolicy) String() string {
 }
 
 func (ImagePullPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[1].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[4].Descriptor()
 }
 
 func (ImagePullPolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[1]
+	return &file_syncpod_v1_pod_proto_enumTypes[4]
 }
 
 func (x ImagePullPolicy) Number() protoreflect.EnumNumber {
@@ -134,7 +308,7 @@ func (x ImagePullPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ImagePullPolicy.Descriptor instead.
 func (ImagePullPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{1}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
 }
 
 // ContainerRestartPolicy is a container's own restart policy.
@@ -179,11 +353,11 @@ func (x ContainerRestartPolicy) String() string {
 }
 
 func (ContainerRestartPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[2].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[5].Descriptor()
 }
 
 func (ContainerRestartPolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[2]
+	return &file_syncpod_v1_pod_proto_enumTypes[5]
 }
 
 func (x ContainerRestartPolicy) Number() protoreflect.EnumNumber {
@@ -192,7 +366,7 @@ func (x ContainerRestartPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerRestartPolicy.Descriptor instead.
 func (ContainerRestartPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
 }
 
 // ContainerRestartRuleAction is what a matching restart rule does.
@@ -228,11 +402,11 @@ func (x ContainerRestartRuleAction) String() string {
 }
 
 func (ContainerRestartRuleAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[3].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[6].Descriptor()
 }
 
 func (ContainerRestartRuleAction) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[3]
+	return &file_syncpod_v1_pod_proto_enumTypes[6]
 }
 
 func (x ContainerRestartRuleAction) Number() protoreflect.EnumNumber {
@@ -241,7 +415,7 @@ func (x ContainerRestartRuleAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerRestartRuleAction.Descriptor instead.
 func (ContainerRestartRuleAction) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
 }
 
 // ExitCodeOperator is how ContainerRestartRuleOnExitCodes.values match.
@@ -281,11 +455,11 @@ func (x ExitCodeOperator) String() string {
 }
 
 func (ExitCodeOperator) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[4].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[7].Descriptor()
 }
 
 func (ExitCodeOperator) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[4]
+	return &file_syncpod_v1_pod_proto_enumTypes[7]
 }
 
 func (x ExitCodeOperator) Number() protoreflect.EnumNumber {
@@ -294,7 +468,7 @@ func (x ExitCodeOperator) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ExitCodeOperator.Descriptor instead.
 func (ExitCodeOperator) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
 }
 
 // Protocol is a port's transport protocol.
@@ -338,11 +512,11 @@ func (x Protocol) String() string {
 }
 
 func (Protocol) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[5].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[8].Descriptor()
 }
 
 func (Protocol) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[5]
+	return &file_syncpod_v1_pod_proto_enumTypes[8]
 }
 
 func (x Protocol) Number() protoreflect.EnumNumber {
@@ -351,7 +525,7 @@ func (x Protocol) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Protocol.Descriptor instead.
 func (Protocol) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
 }
 
 // Pod is a desired pod: what a user asks syncpod to keep running on this
@@ -516,9 +690,36 @@ type PodSpec struct {
 	// containerd use host-network pods only.
 	HostNetwork bool `protobuf:"varint,5,opt,name=host_network,json=hostNetwork,proto3" json:"host_network,omitempty"`
 	// hostname is the pod's hostname; empty means the pod name.
-	Hostname      string `protobuf:"bytes,6,opt,name=hostname,proto3" json:"hostname,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Hostname string `protobuf:"bytes,6,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	// security_context holds pod-level security attributes; the user and
+	// group fields and seccomp_profile apply to every container that does
+	// not set its own (the kubelet's effective security context).
+	SecurityContext *PodSecurityContext `protobuf:"bytes,100,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	// active_deadline_seconds, when set (>= 1), is how long the pod may be
+	// active, counted from its start; past it the pod fails with reason
+	// DeadlineExceeded and its containers are stopped.
+	ActiveDeadlineSeconds *int64 `protobuf:"varint,101,opt,name=active_deadline_seconds,json=activeDeadlineSeconds,proto3,oneof" json:"active_deadline_seconds,omitempty"`
+	// host_aliases are appended to the pod's managed /etc/hosts.
+	HostAliases []*HostAlias `protobuf:"bytes,102,rep,name=host_aliases,json=hostAliases,proto3" json:"host_aliases,omitempty"`
+	// dns_policy decides where the pod's resolv.conf comes from. Unspecified
+	// means CLUSTER_FIRST, which on a node without cluster DNS behaves as
+	// DEFAULT (the node's resolv.conf), as the kubelet does.
+	DnsPolicy DNSPolicy `protobuf:"varint,103,opt,name=dns_policy,json=dnsPolicy,proto3,enum=syncpod.v1.DNSPolicy" json:"dns_policy,omitempty"`
+	// dns_config adds to (or, with DNS_POLICY_NONE, makes up all of) the
+	// pod's DNS configuration.
+	DnsConfig *PodDNSConfig `protobuf:"bytes,104,opt,name=dns_config,json=dnsConfig,proto3" json:"dns_config,omitempty"`
+	// host_pid runs the pod in the node's PID namespace.
+	HostPid bool `protobuf:"varint,105,opt,name=host_pid,json=hostPid,proto3" json:"host_pid,omitempty"`
+	// host_ipc runs the pod in the node's IPC namespace.
+	HostIpc bool `protobuf:"varint,106,opt,name=host_ipc,json=hostIpc,proto3" json:"host_ipc,omitempty"`
+	// share_process_namespace puts every container of the pod in one PID
+	// namespace (the sandbox's). Not allowed with host_pid.
+	ShareProcessNamespace *bool `protobuf:"varint,107,opt,name=share_process_namespace,json=shareProcessNamespace,proto3,oneof" json:"share_process_namespace,omitempty"`
+	// runtime_class_name selects the CRI runtime handler; empty means the
+	// runtime's default handler.
+	RuntimeClassName string `protobuf:"bytes,108,opt,name=runtime_class_name,json=runtimeClassName,proto3" json:"runtime_class_name,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PodSpec) Reset() {
@@ -593,6 +794,623 @@ func (x *PodSpec) GetHostname() string {
 	return ""
 }
 
+func (x *PodSpec) GetSecurityContext() *PodSecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *PodSpec) GetActiveDeadlineSeconds() int64 {
+	if x != nil && x.ActiveDeadlineSeconds != nil {
+		return *x.ActiveDeadlineSeconds
+	}
+	return 0
+}
+
+func (x *PodSpec) GetHostAliases() []*HostAlias {
+	if x != nil {
+		return x.HostAliases
+	}
+	return nil
+}
+
+func (x *PodSpec) GetDnsPolicy() DNSPolicy {
+	if x != nil {
+		return x.DnsPolicy
+	}
+	return DNSPolicy_DNS_POLICY_UNSPECIFIED
+}
+
+func (x *PodSpec) GetDnsConfig() *PodDNSConfig {
+	if x != nil {
+		return x.DnsConfig
+	}
+	return nil
+}
+
+func (x *PodSpec) GetHostPid() bool {
+	if x != nil {
+		return x.HostPid
+	}
+	return false
+}
+
+func (x *PodSpec) GetHostIpc() bool {
+	if x != nil {
+		return x.HostIpc
+	}
+	return false
+}
+
+func (x *PodSpec) GetShareProcessNamespace() bool {
+	if x != nil && x.ShareProcessNamespace != nil {
+		return *x.ShareProcessNamespace
+	}
+	return false
+}
+
+func (x *PodSpec) GetRuntimeClassName() string {
+	if x != nil {
+		return x.RuntimeClassName
+	}
+	return ""
+}
+
+// PodSecurityContext holds pod-level security attributes (Kubernetes
+// PodSecurityContext).
+type PodSecurityContext struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// run_as_user is the UID containers run as unless they set their own.
+	RunAsUser *int64 `protobuf:"varint,1,opt,name=run_as_user,json=runAsUser,proto3,oneof" json:"run_as_user,omitempty"`
+	// run_as_group is the primary GID containers run as unless they set their
+	// own.
+	RunAsGroup *int64 `protobuf:"varint,2,opt,name=run_as_group,json=runAsGroup,proto3,oneof" json:"run_as_group,omitempty"`
+	// run_as_non_root refuses to start a container that would run as UID 0.
+	RunAsNonRoot *bool `protobuf:"varint,3,opt,name=run_as_non_root,json=runAsNonRoot,proto3,oneof" json:"run_as_non_root,omitempty"`
+	// supplemental_groups are added to every container's process.
+	SupplementalGroups []int64 `protobuf:"varint,4,rep,packed,name=supplemental_groups,json=supplementalGroups,proto3" json:"supplemental_groups,omitempty"`
+	// fs_group is added to every container's supplemental groups and owns
+	// the pod's volumes.
+	FsGroup *int64 `protobuf:"varint,5,opt,name=fs_group,json=fsGroup,proto3,oneof" json:"fs_group,omitempty"`
+	// seccomp_profile applies to containers that set none of their own.
+	SeccompProfile *SeccompProfile `protobuf:"bytes,6,opt,name=seccomp_profile,json=seccompProfile,proto3" json:"seccomp_profile,omitempty"`
+	// sysctls are namespaced kernel parameters set in the pod sandbox.
+	Sysctls       []*Sysctl `protobuf:"bytes,7,rep,name=sysctls,proto3" json:"sysctls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodSecurityContext) Reset() {
+	*x = PodSecurityContext{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodSecurityContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodSecurityContext) ProtoMessage() {}
+
+func (x *PodSecurityContext) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodSecurityContext.ProtoReflect.Descriptor instead.
+func (*PodSecurityContext) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PodSecurityContext) GetRunAsUser() int64 {
+	if x != nil && x.RunAsUser != nil {
+		return *x.RunAsUser
+	}
+	return 0
+}
+
+func (x *PodSecurityContext) GetRunAsGroup() int64 {
+	if x != nil && x.RunAsGroup != nil {
+		return *x.RunAsGroup
+	}
+	return 0
+}
+
+func (x *PodSecurityContext) GetRunAsNonRoot() bool {
+	if x != nil && x.RunAsNonRoot != nil {
+		return *x.RunAsNonRoot
+	}
+	return false
+}
+
+func (x *PodSecurityContext) GetSupplementalGroups() []int64 {
+	if x != nil {
+		return x.SupplementalGroups
+	}
+	return nil
+}
+
+func (x *PodSecurityContext) GetFsGroup() int64 {
+	if x != nil && x.FsGroup != nil {
+		return *x.FsGroup
+	}
+	return 0
+}
+
+func (x *PodSecurityContext) GetSeccompProfile() *SeccompProfile {
+	if x != nil {
+		return x.SeccompProfile
+	}
+	return nil
+}
+
+func (x *PodSecurityContext) GetSysctls() []*Sysctl {
+	if x != nil {
+		return x.Sysctls
+	}
+	return nil
+}
+
+// SecurityContext holds container-level security attributes (Kubernetes
+// SecurityContext); set fields override the pod's.
+type SecurityContext struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// run_as_user is the container process's UID.
+	RunAsUser *int64 `protobuf:"varint,1,opt,name=run_as_user,json=runAsUser,proto3,oneof" json:"run_as_user,omitempty"`
+	// run_as_group is the container process's primary GID.
+	RunAsGroup *int64 `protobuf:"varint,2,opt,name=run_as_group,json=runAsGroup,proto3,oneof" json:"run_as_group,omitempty"`
+	// run_as_non_root refuses to start the container as UID 0.
+	RunAsNonRoot *bool `protobuf:"varint,3,opt,name=run_as_non_root,json=runAsNonRoot,proto3,oneof" json:"run_as_non_root,omitempty"`
+	// read_only_root_filesystem mounts the container's root read-only.
+	ReadOnlyRootFilesystem *bool `protobuf:"varint,4,opt,name=read_only_root_filesystem,json=readOnlyRootFilesystem,proto3,oneof" json:"read_only_root_filesystem,omitempty"`
+	// privileged gives the container every capability and device.
+	Privileged *bool `protobuf:"varint,5,opt,name=privileged,proto3,oneof" json:"privileged,omitempty"`
+	// capabilities added to and dropped from the runtime's default set.
+	Capabilities *Capabilities `protobuf:"bytes,6,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// allow_privilege_escalation false sets no_new_privs on the process.
+	AllowPrivilegeEscalation *bool `protobuf:"varint,7,opt,name=allow_privilege_escalation,json=allowPrivilegeEscalation,proto3,oneof" json:"allow_privilege_escalation,omitempty"`
+	// seccomp_profile overrides the pod's.
+	SeccompProfile *SeccompProfile `protobuf:"bytes,8,opt,name=seccomp_profile,json=seccompProfile,proto3" json:"seccomp_profile,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SecurityContext) Reset() {
+	*x = SecurityContext{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecurityContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecurityContext) ProtoMessage() {}
+
+func (x *SecurityContext) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecurityContext.ProtoReflect.Descriptor instead.
+func (*SecurityContext) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SecurityContext) GetRunAsUser() int64 {
+	if x != nil && x.RunAsUser != nil {
+		return *x.RunAsUser
+	}
+	return 0
+}
+
+func (x *SecurityContext) GetRunAsGroup() int64 {
+	if x != nil && x.RunAsGroup != nil {
+		return *x.RunAsGroup
+	}
+	return 0
+}
+
+func (x *SecurityContext) GetRunAsNonRoot() bool {
+	if x != nil && x.RunAsNonRoot != nil {
+		return *x.RunAsNonRoot
+	}
+	return false
+}
+
+func (x *SecurityContext) GetReadOnlyRootFilesystem() bool {
+	if x != nil && x.ReadOnlyRootFilesystem != nil {
+		return *x.ReadOnlyRootFilesystem
+	}
+	return false
+}
+
+func (x *SecurityContext) GetPrivileged() bool {
+	if x != nil && x.Privileged != nil {
+		return *x.Privileged
+	}
+	return false
+}
+
+func (x *SecurityContext) GetCapabilities() *Capabilities {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
+func (x *SecurityContext) GetAllowPrivilegeEscalation() bool {
+	if x != nil && x.AllowPrivilegeEscalation != nil {
+		return *x.AllowPrivilegeEscalation
+	}
+	return false
+}
+
+func (x *SecurityContext) GetSeccompProfile() *SeccompProfile {
+	if x != nil {
+		return x.SeccompProfile
+	}
+	return nil
+}
+
+// Capabilities are POSIX capability names, e.g. "NET_ADMIN" (without the
+// CAP_ prefix, as Kubernetes writes them).
+type Capabilities struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// add are added to the default set.
+	Add []string `protobuf:"bytes,1,rep,name=add,proto3" json:"add,omitempty"`
+	// drop are removed from it; "ALL" drops every one.
+	Drop          []string `protobuf:"bytes,2,rep,name=drop,proto3" json:"drop,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Capabilities) Reset() {
+	*x = Capabilities{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Capabilities) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Capabilities) ProtoMessage() {}
+
+func (x *Capabilities) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
+func (*Capabilities) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Capabilities) GetAdd() []string {
+	if x != nil {
+		return x.Add
+	}
+	return nil
+}
+
+func (x *Capabilities) GetDrop() []string {
+	if x != nil {
+		return x.Drop
+	}
+	return nil
+}
+
+// SeccompProfile selects a seccomp profile.
+type SeccompProfile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// type of the profile. Required.
+	Type SeccompProfileType `protobuf:"varint,1,opt,name=type,proto3,enum=syncpod.v1.SeccompProfileType" json:"type,omitempty"`
+	// localhost_profile is the profile's path relative to the executor's
+	// seccomp directory; required for, and only allowed with, LOCALHOST.
+	LocalhostProfile string `protobuf:"bytes,2,opt,name=localhost_profile,json=localhostProfile,proto3" json:"localhost_profile,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SeccompProfile) Reset() {
+	*x = SeccompProfile{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeccompProfile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeccompProfile) ProtoMessage() {}
+
+func (x *SeccompProfile) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeccompProfile.ProtoReflect.Descriptor instead.
+func (*SeccompProfile) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SeccompProfile) GetType() SeccompProfileType {
+	if x != nil {
+		return x.Type
+	}
+	return SeccompProfileType_SECCOMP_PROFILE_TYPE_UNSPECIFIED
+}
+
+func (x *SeccompProfile) GetLocalhostProfile() string {
+	if x != nil {
+		return x.LocalhostProfile
+	}
+	return ""
+}
+
+// Sysctl is one namespaced kernel parameter.
+type Sysctl struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name, e.g. "net.ipv4.ip_local_port_range". Required.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// value to set.
+	Value         string `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Sysctl) Reset() {
+	*x = Sysctl{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Sysctl) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Sysctl) ProtoMessage() {}
+
+func (x *Sysctl) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Sysctl.ProtoReflect.Descriptor instead.
+func (*Sysctl) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Sysctl) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Sysctl) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+// HostAlias is one extra line of the pod's /etc/hosts.
+type HostAlias struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ip address the names resolve to. Required.
+	Ip string `protobuf:"bytes,1,opt,name=ip,proto3" json:"ip,omitempty"`
+	// hostnames for ip; at least one.
+	Hostnames     []string `protobuf:"bytes,2,rep,name=hostnames,proto3" json:"hostnames,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostAlias) Reset() {
+	*x = HostAlias{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostAlias) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostAlias) ProtoMessage() {}
+
+func (x *HostAlias) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostAlias.ProtoReflect.Descriptor instead.
+func (*HostAlias) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *HostAlias) GetIp() string {
+	if x != nil {
+		return x.Ip
+	}
+	return ""
+}
+
+func (x *HostAlias) GetHostnames() []string {
+	if x != nil {
+		return x.Hostnames
+	}
+	return nil
+}
+
+// PodDNSConfig is the pod's own DNS configuration.
+type PodDNSConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// nameservers, at most 3 in all.
+	Nameservers []string `protobuf:"bytes,1,rep,name=nameservers,proto3" json:"nameservers,omitempty"`
+	// searches are search domains, at most 32.
+	Searches []string `protobuf:"bytes,2,rep,name=searches,proto3" json:"searches,omitempty"`
+	// options are resolver options.
+	Options       []*PodDNSConfigOption `protobuf:"bytes,3,rep,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodDNSConfig) Reset() {
+	*x = PodDNSConfig{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodDNSConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodDNSConfig) ProtoMessage() {}
+
+func (x *PodDNSConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodDNSConfig.ProtoReflect.Descriptor instead.
+func (*PodDNSConfig) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PodDNSConfig) GetNameservers() []string {
+	if x != nil {
+		return x.Nameservers
+	}
+	return nil
+}
+
+func (x *PodDNSConfig) GetSearches() []string {
+	if x != nil {
+		return x.Searches
+	}
+	return nil
+}
+
+func (x *PodDNSConfig) GetOptions() []*PodDNSConfigOption {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+// PodDNSConfigOption is one resolver option, e.g. ndots:2.
+type PodDNSConfigOption struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the option. Required.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// value, if the option takes one.
+	Value         *string `protobuf:"bytes,2,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodDNSConfigOption) Reset() {
+	*x = PodDNSConfigOption{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodDNSConfigOption) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodDNSConfigOption) ProtoMessage() {}
+
+func (x *PodDNSConfigOption) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodDNSConfigOption.ProtoReflect.Descriptor instead.
+func (*PodDNSConfigOption) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *PodDNSConfigOption) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PodDNSConfigOption) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
 // Container is one container of a pod. Every field that reaches the CRI
 // container config is covered by the container's spec hash: changing any of
 // them restarts the container (DESIGN.md).
@@ -637,14 +1455,31 @@ type Container struct {
 	ReadinessProbe *Probe `protobuf:"bytes,13,opt,name=readiness_probe,json=readinessProbe,proto3" json:"readiness_probe,omitempty"`
 	// startup_probe holds off liveness and readiness until it succeeds, and
 	// restarts the container when it fails (rule R-4.3).
-	StartupProbe  *Probe `protobuf:"bytes,14,opt,name=startup_probe,json=startupProbe,proto3" json:"startup_probe,omitempty"`
+	StartupProbe *Probe `protobuf:"bytes,14,opt,name=startup_probe,json=startupProbe,proto3" json:"startup_probe,omitempty"`
+	// security_context holds container-level security attributes.
+	SecurityContext *SecurityContext `protobuf:"bytes,100,opt,name=security_context,json=securityContext,proto3" json:"security_context,omitempty"`
+	// lifecycle holds the post-start and pre-stop hooks.
+	Lifecycle *Lifecycle `protobuf:"bytes,101,opt,name=lifecycle,proto3" json:"lifecycle,omitempty"`
+	// termination_message_path is where the container may write its
+	// termination message; empty means "/dev/termination-log". The message
+	// (at most 4096 bytes) is read into the terminated state.
+	TerminationMessagePath string `protobuf:"bytes,102,opt,name=termination_message_path,json=terminationMessagePath,proto3" json:"termination_message_path,omitempty"`
+	// termination_message_policy decides what the message is when the file is
+	// empty.
+	TerminationMessagePolicy TerminationMessagePolicy `protobuf:"varint,103,opt,name=termination_message_policy,json=terminationMessagePolicy,proto3,enum=syncpod.v1.TerminationMessagePolicy" json:"termination_message_policy,omitempty"`
+	// stdin keeps a stdin stream open for attach.
+	Stdin bool `protobuf:"varint,104,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	// stdin_once closes stdin after the first attach ends.
+	StdinOnce bool `protobuf:"varint,105,opt,name=stdin_once,json=stdinOnce,proto3" json:"stdin_once,omitempty"`
+	// tty allocates a terminal for the container.
+	Tty           bool `protobuf:"varint,106,opt,name=tty,proto3" json:"tty,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Container) Reset() {
 	*x = Container{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[2]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -656,7 +1491,7 @@ func (x *Container) String() string {
 func (*Container) ProtoMessage() {}
 
 func (x *Container) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[2]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -669,7 +1504,7 @@ func (x *Container) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Container.ProtoReflect.Descriptor instead.
 func (*Container) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Container) GetName() string {
@@ -770,6 +1605,279 @@ func (x *Container) GetStartupProbe() *Probe {
 	return nil
 }
 
+func (x *Container) GetSecurityContext() *SecurityContext {
+	if x != nil {
+		return x.SecurityContext
+	}
+	return nil
+}
+
+func (x *Container) GetLifecycle() *Lifecycle {
+	if x != nil {
+		return x.Lifecycle
+	}
+	return nil
+}
+
+func (x *Container) GetTerminationMessagePath() string {
+	if x != nil {
+		return x.TerminationMessagePath
+	}
+	return ""
+}
+
+func (x *Container) GetTerminationMessagePolicy() TerminationMessagePolicy {
+	if x != nil {
+		return x.TerminationMessagePolicy
+	}
+	return TerminationMessagePolicy_TERMINATION_MESSAGE_POLICY_UNSPECIFIED
+}
+
+func (x *Container) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *Container) GetStdinOnce() bool {
+	if x != nil {
+		return x.StdinOnce
+	}
+	return false
+}
+
+func (x *Container) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
+}
+
+// Lifecycle holds a container's hooks.
+type Lifecycle struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// post_start runs right after the container starts; when it fails the
+	// container is killed (FailedPostStartHook).
+	PostStart *LifecycleHandler `protobuf:"bytes,1,opt,name=post_start,json=postStart,proto3" json:"post_start,omitempty"`
+	// pre_stop runs before the container is stopped, within its grace period.
+	PreStop       *LifecycleHandler `protobuf:"bytes,2,opt,name=pre_stop,json=preStop,proto3" json:"pre_stop,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Lifecycle) Reset() {
+	*x = Lifecycle{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Lifecycle) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Lifecycle) ProtoMessage() {}
+
+func (x *Lifecycle) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Lifecycle.ProtoReflect.Descriptor instead.
+func (*Lifecycle) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Lifecycle) GetPostStart() *LifecycleHandler {
+	if x != nil {
+		return x.PostStart
+	}
+	return nil
+}
+
+func (x *Lifecycle) GetPreStop() *LifecycleHandler {
+	if x != nil {
+		return x.PreStop
+	}
+	return nil
+}
+
+// LifecycleHandler is one hook action. Exactly one is required.
+type LifecycleHandler struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// action is the hook's action.
+	//
+	// Types that are valid to be assigned to Action:
+	//
+	//	*LifecycleHandler_Exec
+	//	*LifecycleHandler_HttpGet
+	//	*LifecycleHandler_TcpSocket
+	//	*LifecycleHandler_Sleep
+	Action        isLifecycleHandler_Action `protobuf_oneof:"action"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LifecycleHandler) Reset() {
+	*x = LifecycleHandler{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LifecycleHandler) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LifecycleHandler) ProtoMessage() {}
+
+func (x *LifecycleHandler) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LifecycleHandler.ProtoReflect.Descriptor instead.
+func (*LifecycleHandler) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *LifecycleHandler) GetAction() isLifecycleHandler_Action {
+	if x != nil {
+		return x.Action
+	}
+	return nil
+}
+
+func (x *LifecycleHandler) GetExec() *ExecAction {
+	if x != nil {
+		if x, ok := x.Action.(*LifecycleHandler_Exec); ok {
+			return x.Exec
+		}
+	}
+	return nil
+}
+
+func (x *LifecycleHandler) GetHttpGet() *HTTPGetAction {
+	if x != nil {
+		if x, ok := x.Action.(*LifecycleHandler_HttpGet); ok {
+			return x.HttpGet
+		}
+	}
+	return nil
+}
+
+func (x *LifecycleHandler) GetTcpSocket() *TCPSocketAction {
+	if x != nil {
+		if x, ok := x.Action.(*LifecycleHandler_TcpSocket); ok {
+			return x.TcpSocket
+		}
+	}
+	return nil
+}
+
+func (x *LifecycleHandler) GetSleep() *SleepAction {
+	if x != nil {
+		if x, ok := x.Action.(*LifecycleHandler_Sleep); ok {
+			return x.Sleep
+		}
+	}
+	return nil
+}
+
+type isLifecycleHandler_Action interface {
+	isLifecycleHandler_Action()
+}
+
+type LifecycleHandler_Exec struct {
+	// exec runs a command in the container.
+	Exec *ExecAction `protobuf:"bytes,1,opt,name=exec,proto3,oneof"`
+}
+
+type LifecycleHandler_HttpGet struct {
+	// http_get issues an HTTP GET; a status from 200 to 399 succeeds.
+	HttpGet *HTTPGetAction `protobuf:"bytes,2,opt,name=http_get,json=httpGet,proto3,oneof"`
+}
+
+type LifecycleHandler_TcpSocket struct {
+	// tcp_socket opens a TCP connection (deprecated in Kubernetes but
+	// accepted).
+	TcpSocket *TCPSocketAction `protobuf:"bytes,3,opt,name=tcp_socket,json=tcpSocket,proto3,oneof"`
+}
+
+type LifecycleHandler_Sleep struct {
+	// sleep waits.
+	Sleep *SleepAction `protobuf:"bytes,4,opt,name=sleep,proto3,oneof"`
+}
+
+func (*LifecycleHandler_Exec) isLifecycleHandler_Action() {}
+
+func (*LifecycleHandler_HttpGet) isLifecycleHandler_Action() {}
+
+func (*LifecycleHandler_TcpSocket) isLifecycleHandler_Action() {}
+
+func (*LifecycleHandler_Sleep) isLifecycleHandler_Action() {}
+
+// SleepAction waits for a number of seconds.
+type SleepAction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// seconds to sleep, >= 0.
+	Seconds       int64 `protobuf:"varint,1,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SleepAction) Reset() {
+	*x = SleepAction{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SleepAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SleepAction) ProtoMessage() {}
+
+func (x *SleepAction) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SleepAction.ProtoReflect.Descriptor instead.
+func (*SleepAction) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SleepAction) GetSeconds() int64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
 // EnvVar is one environment variable.
 type EnvVar struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -784,7 +1892,7 @@ type EnvVar struct {
 
 func (x *EnvVar) Reset() {
 	*x = EnvVar{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[3]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -796,7 +1904,7 @@ func (x *EnvVar) String() string {
 func (*EnvVar) ProtoMessage() {}
 
 func (x *EnvVar) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[3]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -809,7 +1917,7 @@ func (x *EnvVar) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvVar.ProtoReflect.Descriptor instead.
 func (*EnvVar) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *EnvVar) GetName() string {
@@ -839,7 +1947,7 @@ type ContainerRestartRule struct {
 
 func (x *ContainerRestartRule) Reset() {
 	*x = ContainerRestartRule{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +1959,7 @@ func (x *ContainerRestartRule) String() string {
 func (*ContainerRestartRule) ProtoMessage() {}
 
 func (x *ContainerRestartRule) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +1972,7 @@ func (x *ContainerRestartRule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRestartRule.ProtoReflect.Descriptor instead.
 func (*ContainerRestartRule) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ContainerRestartRule) GetAction() ContainerRestartRuleAction {
@@ -894,7 +2002,7 @@ type ContainerRestartRuleOnExitCodes struct {
 
 func (x *ContainerRestartRuleOnExitCodes) Reset() {
 	*x = ContainerRestartRuleOnExitCodes{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -906,7 +2014,7 @@ func (x *ContainerRestartRuleOnExitCodes) String() string {
 func (*ContainerRestartRuleOnExitCodes) ProtoMessage() {}
 
 func (x *ContainerRestartRuleOnExitCodes) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -919,7 +2027,7 @@ func (x *ContainerRestartRuleOnExitCodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRestartRuleOnExitCodes.ProtoReflect.Descriptor instead.
 func (*ContainerRestartRuleOnExitCodes) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ContainerRestartRuleOnExitCodes) GetOperator() ExitCodeOperator {
@@ -957,7 +2065,7 @@ type ContainerPort struct {
 
 func (x *ContainerPort) Reset() {
 	*x = ContainerPort{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -969,7 +2077,7 @@ func (x *ContainerPort) String() string {
 func (*ContainerPort) ProtoMessage() {}
 
 func (x *ContainerPort) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -982,7 +2090,7 @@ func (x *ContainerPort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerPort.ProtoReflect.Descriptor instead.
 func (*ContainerPort) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ContainerPort) GetName() string {
@@ -1034,7 +2142,7 @@ type ResourceRequirements struct {
 
 func (x *ResourceRequirements) Reset() {
 	*x = ResourceRequirements{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1046,7 +2154,7 @@ func (x *ResourceRequirements) String() string {
 func (*ResourceRequirements) ProtoMessage() {}
 
 func (x *ResourceRequirements) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1059,7 +2167,7 @@ func (x *ResourceRequirements) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceRequirements.ProtoReflect.Descriptor instead.
 func (*ResourceRequirements) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ResourceRequirements) GetRequests() *ResourceList {
@@ -1090,7 +2198,7 @@ type ResourceList struct {
 
 func (x *ResourceList) Reset() {
 	*x = ResourceList{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +2210,7 @@ func (x *ResourceList) String() string {
 func (*ResourceList) ProtoMessage() {}
 
 func (x *ResourceList) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +2223,7 @@ func (x *ResourceList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceList.ProtoReflect.Descriptor instead.
 func (*ResourceList) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ResourceList) GetCpu() string {
@@ -1166,7 +2274,7 @@ type Probe struct {
 
 func (x *Probe) Reset() {
 	*x = Probe{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +2286,7 @@ func (x *Probe) String() string {
 func (*Probe) ProtoMessage() {}
 
 func (x *Probe) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +2299,7 @@ func (x *Probe) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Probe.ProtoReflect.Descriptor instead.
 func (*Probe) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Probe) GetHandler() isProbe_Handler {
@@ -1307,7 +2415,7 @@ type ExecAction struct {
 
 func (x *ExecAction) Reset() {
 	*x = ExecAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +2427,7 @@ func (x *ExecAction) String() string {
 func (*ExecAction) ProtoMessage() {}
 
 func (x *ExecAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +2440,7 @@ func (x *ExecAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecAction.ProtoReflect.Descriptor instead.
 func (*ExecAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExecAction) GetCommand() []string {
@@ -1356,7 +2464,7 @@ type TCPSocketAction struct {
 
 func (x *TCPSocketAction) Reset() {
 	*x = TCPSocketAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +2476,7 @@ func (x *TCPSocketAction) String() string {
 func (*TCPSocketAction) ProtoMessage() {}
 
 func (x *TCPSocketAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +2489,7 @@ func (x *TCPSocketAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TCPSocketAction.ProtoReflect.Descriptor instead.
 func (*TCPSocketAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TCPSocketAction) GetPort() int32 {
@@ -1418,7 +2526,7 @@ type HTTPGetAction struct {
 
 func (x *HTTPGetAction) Reset() {
 	*x = HTTPGetAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1430,7 +2538,7 @@ func (x *HTTPGetAction) String() string {
 func (*HTTPGetAction) ProtoMessage() {}
 
 func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1443,7 +2551,7 @@ func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPGetAction.ProtoReflect.Descriptor instead.
 func (*HTTPGetAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *HTTPGetAction) GetPath() string {
@@ -1494,7 +2602,7 @@ type HTTPHeader struct {
 
 func (x *HTTPHeader) Reset() {
 	*x = HTTPHeader{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1506,7 +2614,7 @@ func (x *HTTPHeader) String() string {
 func (*HTTPHeader) ProtoMessage() {}
 
 func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1519,7 +2627,7 @@ func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPHeader.ProtoReflect.Descriptor instead.
 func (*HTTPHeader) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *HTTPHeader) GetName() string {
@@ -1562,7 +2670,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B \n" +
-	"\x1e_deletion_grace_period_seconds\"\xf4\x02\n" +
+	"\x1e_deletion_grace_period_seconds\"\xfe\x06\n" +
 	"\aPodSpec\x12>\n" +
 	"\x0finit_containers\x18\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x0einitContainers\x125\n" +
 	"\n" +
@@ -1571,8 +2679,72 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x0erestart_policy\x18\x03 \x01(\x0e2\x19.syncpod.v1.RestartPolicyR\rrestartPolicy\x12L\n" +
 	" termination_grace_period_seconds\x18\x04 \x01(\x03H\x00R\x1dterminationGracePeriodSeconds\x88\x01\x01\x12!\n" +
 	"\fhost_network\x18\x05 \x01(\bR\vhostNetwork\x12\x1a\n" +
-	"\bhostname\x18\x06 \x01(\tR\bhostnameB#\n" +
-	"!_termination_grace_period_seconds\"\xb1\x05\n" +
+	"\bhostname\x18\x06 \x01(\tR\bhostname\x12I\n" +
+	"\x10security_context\x18d \x01(\v2\x1e.syncpod.v1.PodSecurityContextR\x0fsecurityContext\x12;\n" +
+	"\x17active_deadline_seconds\x18e \x01(\x03H\x01R\x15activeDeadlineSeconds\x88\x01\x01\x128\n" +
+	"\fhost_aliases\x18f \x03(\v2\x15.syncpod.v1.HostAliasR\vhostAliases\x124\n" +
+	"\n" +
+	"dns_policy\x18g \x01(\x0e2\x15.syncpod.v1.DNSPolicyR\tdnsPolicy\x127\n" +
+	"\n" +
+	"dns_config\x18h \x01(\v2\x18.syncpod.v1.PodDNSConfigR\tdnsConfig\x12\x19\n" +
+	"\bhost_pid\x18i \x01(\bR\ahostPid\x12\x19\n" +
+	"\bhost_ipc\x18j \x01(\bR\ahostIpc\x12;\n" +
+	"\x17share_process_namespace\x18k \x01(\bH\x02R\x15shareProcessNamespace\x88\x01\x01\x12,\n" +
+	"\x12runtime_class_name\x18l \x01(\tR\x10runtimeClassNameB#\n" +
+	"!_termination_grace_period_secondsB\x1a\n" +
+	"\x18_active_deadline_secondsB\x1a\n" +
+	"\x18_share_process_namespace\"\x92\x03\n" +
+	"\x12PodSecurityContext\x12#\n" +
+	"\vrun_as_user\x18\x01 \x01(\x03H\x00R\trunAsUser\x88\x01\x01\x12%\n" +
+	"\frun_as_group\x18\x02 \x01(\x03H\x01R\n" +
+	"runAsGroup\x88\x01\x01\x12*\n" +
+	"\x0frun_as_non_root\x18\x03 \x01(\bH\x02R\frunAsNonRoot\x88\x01\x01\x12/\n" +
+	"\x13supplemental_groups\x18\x04 \x03(\x03R\x12supplementalGroups\x12\x1e\n" +
+	"\bfs_group\x18\x05 \x01(\x03H\x03R\afsGroup\x88\x01\x01\x12C\n" +
+	"\x0fseccomp_profile\x18\x06 \x01(\v2\x1a.syncpod.v1.SeccompProfileR\x0eseccompProfile\x12,\n" +
+	"\asysctls\x18\a \x03(\v2\x12.syncpod.v1.SysctlR\asysctlsB\x0e\n" +
+	"\f_run_as_userB\x0f\n" +
+	"\r_run_as_groupB\x12\n" +
+	"\x10_run_as_non_rootB\v\n" +
+	"\t_fs_group\"\xb5\x04\n" +
+	"\x0fSecurityContext\x12#\n" +
+	"\vrun_as_user\x18\x01 \x01(\x03H\x00R\trunAsUser\x88\x01\x01\x12%\n" +
+	"\frun_as_group\x18\x02 \x01(\x03H\x01R\n" +
+	"runAsGroup\x88\x01\x01\x12*\n" +
+	"\x0frun_as_non_root\x18\x03 \x01(\bH\x02R\frunAsNonRoot\x88\x01\x01\x12>\n" +
+	"\x19read_only_root_filesystem\x18\x04 \x01(\bH\x03R\x16readOnlyRootFilesystem\x88\x01\x01\x12#\n" +
+	"\n" +
+	"privileged\x18\x05 \x01(\bH\x04R\n" +
+	"privileged\x88\x01\x01\x12<\n" +
+	"\fcapabilities\x18\x06 \x01(\v2\x18.syncpod.v1.CapabilitiesR\fcapabilities\x12A\n" +
+	"\x1aallow_privilege_escalation\x18\a \x01(\bH\x05R\x18allowPrivilegeEscalation\x88\x01\x01\x12C\n" +
+	"\x0fseccomp_profile\x18\b \x01(\v2\x1a.syncpod.v1.SeccompProfileR\x0eseccompProfileB\x0e\n" +
+	"\f_run_as_userB\x0f\n" +
+	"\r_run_as_groupB\x12\n" +
+	"\x10_run_as_non_rootB\x1c\n" +
+	"\x1a_read_only_root_filesystemB\r\n" +
+	"\v_privilegedB\x1d\n" +
+	"\x1b_allow_privilege_escalation\"4\n" +
+	"\fCapabilities\x12\x10\n" +
+	"\x03add\x18\x01 \x03(\tR\x03add\x12\x12\n" +
+	"\x04drop\x18\x02 \x03(\tR\x04drop\"q\n" +
+	"\x0eSeccompProfile\x122\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x1e.syncpod.v1.SeccompProfileTypeR\x04type\x12+\n" +
+	"\x11localhost_profile\x18\x02 \x01(\tR\x10localhostProfile\"2\n" +
+	"\x06Sysctl\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"9\n" +
+	"\tHostAlias\x12\x0e\n" +
+	"\x02ip\x18\x01 \x01(\tR\x02ip\x12\x1c\n" +
+	"\thostnames\x18\x02 \x03(\tR\thostnames\"\x86\x01\n" +
+	"\fPodDNSConfig\x12 \n" +
+	"\vnameservers\x18\x01 \x03(\tR\vnameservers\x12\x1a\n" +
+	"\bsearches\x18\x02 \x03(\tR\bsearches\x128\n" +
+	"\aoptions\x18\x03 \x03(\v2\x1e.syncpod.v1.PodDNSConfigOptionR\aoptions\"M\n" +
+	"\x12PodDNSConfigOption\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
+	"\x05value\x18\x02 \x01(\tH\x00R\x05value\x88\x01\x01B\b\n" +
+	"\x06_value\"\x93\b\n" +
 	"\tContainer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12\x18\n" +
@@ -1589,7 +2761,28 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\tresources\x18\v \x01(\v2 .syncpod.v1.ResourceRequirementsR\tresources\x128\n" +
 	"\x0eliveness_probe\x18\f \x01(\v2\x11.syncpod.v1.ProbeR\rlivenessProbe\x12:\n" +
 	"\x0freadiness_probe\x18\r \x01(\v2\x11.syncpod.v1.ProbeR\x0ereadinessProbe\x126\n" +
-	"\rstartup_probe\x18\x0e \x01(\v2\x11.syncpod.v1.ProbeR\fstartupProbe\"2\n" +
+	"\rstartup_probe\x18\x0e \x01(\v2\x11.syncpod.v1.ProbeR\fstartupProbe\x12F\n" +
+	"\x10security_context\x18d \x01(\v2\x1b.syncpod.v1.SecurityContextR\x0fsecurityContext\x123\n" +
+	"\tlifecycle\x18e \x01(\v2\x15.syncpod.v1.LifecycleR\tlifecycle\x128\n" +
+	"\x18termination_message_path\x18f \x01(\tR\x16terminationMessagePath\x12b\n" +
+	"\x1atermination_message_policy\x18g \x01(\x0e2$.syncpod.v1.TerminationMessagePolicyR\x18terminationMessagePolicy\x12\x14\n" +
+	"\x05stdin\x18h \x01(\bR\x05stdin\x12\x1d\n" +
+	"\n" +
+	"stdin_once\x18i \x01(\bR\tstdinOnce\x12\x10\n" +
+	"\x03tty\x18j \x01(\bR\x03tty\"\x81\x01\n" +
+	"\tLifecycle\x12;\n" +
+	"\n" +
+	"post_start\x18\x01 \x01(\v2\x1c.syncpod.v1.LifecycleHandlerR\tpostStart\x127\n" +
+	"\bpre_stop\x18\x02 \x01(\v2\x1c.syncpod.v1.LifecycleHandlerR\apreStop\"\xf1\x01\n" +
+	"\x10LifecycleHandler\x12,\n" +
+	"\x04exec\x18\x01 \x01(\v2\x16.syncpod.v1.ExecActionH\x00R\x04exec\x126\n" +
+	"\bhttp_get\x18\x02 \x01(\v2\x19.syncpod.v1.HTTPGetActionH\x00R\ahttpGet\x12<\n" +
+	"\n" +
+	"tcp_socket\x18\x03 \x01(\v2\x1b.syncpod.v1.TCPSocketActionH\x00R\ttcpSocket\x12/\n" +
+	"\x05sleep\x18\x04 \x01(\v2\x17.syncpod.v1.SleepActionH\x00R\x05sleepB\b\n" +
+	"\x06action\"'\n" +
+	"\vSleepAction\x12\x18\n" +
+	"\aseconds\x18\x01 \x01(\x03R\aseconds\"2\n" +
 	"\x06EnvVar\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"\xa2\x01\n" +
@@ -1645,7 +2838,22 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x1aRESTART_POLICY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15RESTART_POLICY_ALWAYS\x10\x01\x12\x1d\n" +
 	"\x19RESTART_POLICY_ON_FAILURE\x10\x02\x12\x18\n" +
-	"\x14RESTART_POLICY_NEVER\x10\x03*\x95\x01\n" +
+	"\x14RESTART_POLICY_NEVER\x10\x03*\xad\x01\n" +
+	"\x12SeccompProfileType\x12$\n" +
+	" SECCOMP_PROFILE_TYPE_UNSPECIFIED\x10\x00\x12(\n" +
+	"$SECCOMP_PROFILE_TYPE_RUNTIME_DEFAULT\x10\x01\x12#\n" +
+	"\x1fSECCOMP_PROFILE_TYPE_UNCONFINED\x10\x02\x12\"\n" +
+	"\x1eSECCOMP_PROFILE_TYPE_LOCALHOST\x10\x03*\x9e\x01\n" +
+	"\tDNSPolicy\x12\x1a\n" +
+	"\x16DNS_POLICY_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18DNS_POLICY_CLUSTER_FIRST\x10\x01\x12*\n" +
+	"&DNS_POLICY_CLUSTER_FIRST_WITH_HOST_NET\x10\x02\x12\x16\n" +
+	"\x12DNS_POLICY_DEFAULT\x10\x03\x12\x13\n" +
+	"\x0fDNS_POLICY_NONE\x10\x04*\xa5\x01\n" +
+	"\x18TerminationMessagePolicy\x12*\n" +
+	"&TERMINATION_MESSAGE_POLICY_UNSPECIFIED\x10\x00\x12#\n" +
+	"\x1fTERMINATION_MESSAGE_POLICY_FILE\x10\x01\x128\n" +
+	"4TERMINATION_MESSAGE_POLICY_FALLBACK_TO_LOGS_ON_ERROR\x10\x02*\x95\x01\n" +
 	"\x0fImagePullPolicy\x12!\n" +
 	"\x1dIMAGE_PULL_POLICY_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18IMAGE_PULL_POLICY_ALWAYS\x10\x01\x12$\n" +
@@ -1681,66 +2889,99 @@ func file_syncpod_v1_pod_proto_rawDescGZIP() []byte {
 	return file_syncpod_v1_pod_proto_rawDescData
 }
 
-var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_syncpod_v1_pod_proto_goTypes = []any{
 	(RestartPolicy)(0),                      // 0: syncpod.v1.RestartPolicy
-	(ImagePullPolicy)(0),                    // 1: syncpod.v1.ImagePullPolicy
-	(ContainerRestartPolicy)(0),             // 2: syncpod.v1.ContainerRestartPolicy
-	(ContainerRestartRuleAction)(0),         // 3: syncpod.v1.ContainerRestartRuleAction
-	(ExitCodeOperator)(0),                   // 4: syncpod.v1.ExitCodeOperator
-	(Protocol)(0),                           // 5: syncpod.v1.Protocol
-	(*Pod)(nil),                             // 6: syncpod.v1.Pod
-	(*PodSpec)(nil),                         // 7: syncpod.v1.PodSpec
-	(*Container)(nil),                       // 8: syncpod.v1.Container
-	(*EnvVar)(nil),                          // 9: syncpod.v1.EnvVar
-	(*ContainerRestartRule)(nil),            // 10: syncpod.v1.ContainerRestartRule
-	(*ContainerRestartRuleOnExitCodes)(nil), // 11: syncpod.v1.ContainerRestartRuleOnExitCodes
-	(*ContainerPort)(nil),                   // 12: syncpod.v1.ContainerPort
-	(*ResourceRequirements)(nil),            // 13: syncpod.v1.ResourceRequirements
-	(*ResourceList)(nil),                    // 14: syncpod.v1.ResourceList
-	(*Probe)(nil),                           // 15: syncpod.v1.Probe
-	(*ExecAction)(nil),                      // 16: syncpod.v1.ExecAction
-	(*TCPSocketAction)(nil),                 // 17: syncpod.v1.TCPSocketAction
-	(*HTTPGetAction)(nil),                   // 18: syncpod.v1.HTTPGetAction
-	(*HTTPHeader)(nil),                      // 19: syncpod.v1.HTTPHeader
-	nil,                                     // 20: syncpod.v1.Pod.LabelsEntry
-	nil,                                     // 21: syncpod.v1.Pod.AnnotationsEntry
-	(*timestamppb.Timestamp)(nil),           // 22: google.protobuf.Timestamp
+	(SeccompProfileType)(0),                 // 1: syncpod.v1.SeccompProfileType
+	(DNSPolicy)(0),                          // 2: syncpod.v1.DNSPolicy
+	(TerminationMessagePolicy)(0),           // 3: syncpod.v1.TerminationMessagePolicy
+	(ImagePullPolicy)(0),                    // 4: syncpod.v1.ImagePullPolicy
+	(ContainerRestartPolicy)(0),             // 5: syncpod.v1.ContainerRestartPolicy
+	(ContainerRestartRuleAction)(0),         // 6: syncpod.v1.ContainerRestartRuleAction
+	(ExitCodeOperator)(0),                   // 7: syncpod.v1.ExitCodeOperator
+	(Protocol)(0),                           // 8: syncpod.v1.Protocol
+	(*Pod)(nil),                             // 9: syncpod.v1.Pod
+	(*PodSpec)(nil),                         // 10: syncpod.v1.PodSpec
+	(*PodSecurityContext)(nil),              // 11: syncpod.v1.PodSecurityContext
+	(*SecurityContext)(nil),                 // 12: syncpod.v1.SecurityContext
+	(*Capabilities)(nil),                    // 13: syncpod.v1.Capabilities
+	(*SeccompProfile)(nil),                  // 14: syncpod.v1.SeccompProfile
+	(*Sysctl)(nil),                          // 15: syncpod.v1.Sysctl
+	(*HostAlias)(nil),                       // 16: syncpod.v1.HostAlias
+	(*PodDNSConfig)(nil),                    // 17: syncpod.v1.PodDNSConfig
+	(*PodDNSConfigOption)(nil),              // 18: syncpod.v1.PodDNSConfigOption
+	(*Container)(nil),                       // 19: syncpod.v1.Container
+	(*Lifecycle)(nil),                       // 20: syncpod.v1.Lifecycle
+	(*LifecycleHandler)(nil),                // 21: syncpod.v1.LifecycleHandler
+	(*SleepAction)(nil),                     // 22: syncpod.v1.SleepAction
+	(*EnvVar)(nil),                          // 23: syncpod.v1.EnvVar
+	(*ContainerRestartRule)(nil),            // 24: syncpod.v1.ContainerRestartRule
+	(*ContainerRestartRuleOnExitCodes)(nil), // 25: syncpod.v1.ContainerRestartRuleOnExitCodes
+	(*ContainerPort)(nil),                   // 26: syncpod.v1.ContainerPort
+	(*ResourceRequirements)(nil),            // 27: syncpod.v1.ResourceRequirements
+	(*ResourceList)(nil),                    // 28: syncpod.v1.ResourceList
+	(*Probe)(nil),                           // 29: syncpod.v1.Probe
+	(*ExecAction)(nil),                      // 30: syncpod.v1.ExecAction
+	(*TCPSocketAction)(nil),                 // 31: syncpod.v1.TCPSocketAction
+	(*HTTPGetAction)(nil),                   // 32: syncpod.v1.HTTPGetAction
+	(*HTTPHeader)(nil),                      // 33: syncpod.v1.HTTPHeader
+	nil,                                     // 34: syncpod.v1.Pod.LabelsEntry
+	nil,                                     // 35: syncpod.v1.Pod.AnnotationsEntry
+	(*timestamppb.Timestamp)(nil),           // 36: google.protobuf.Timestamp
 }
 var file_syncpod_v1_pod_proto_depIdxs = []int32{
-	20, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
-	21, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
-	7,  // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
-	22, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
-	22, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
-	8,  // 5: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
-	8,  // 6: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
+	34, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
+	35, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
+	10, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
+	36, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
+	36, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
+	19, // 5: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
+	19, // 6: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
 	0,  // 7: syncpod.v1.PodSpec.restart_policy:type_name -> syncpod.v1.RestartPolicy
-	9,  // 8: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
-	1,  // 9: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
-	2,  // 10: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
-	10, // 11: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
-	12, // 12: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
-	13, // 13: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
-	15, // 14: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
-	15, // 15: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
-	15, // 16: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
-	3,  // 17: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
-	11, // 18: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
-	4,  // 19: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
-	5,  // 20: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
-	14, // 21: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
-	14, // 22: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
-	16, // 23: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
-	17, // 24: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	18, // 25: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	19, // 26: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	11, // 8: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
+	16, // 9: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
+	2,  // 10: syncpod.v1.PodSpec.dns_policy:type_name -> syncpod.v1.DNSPolicy
+	17, // 11: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
+	14, // 12: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	15, // 13: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
+	13, // 14: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
+	14, // 15: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	1,  // 16: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
+	18, // 17: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
+	23, // 18: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
+	4,  // 19: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	5,  // 20: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
+	24, // 21: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
+	26, // 22: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
+	27, // 23: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
+	29, // 24: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
+	29, // 25: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
+	29, // 26: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
+	12, // 27: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
+	20, // 28: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
+	3,  // 29: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
+	21, // 30: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
+	21, // 31: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
+	30, // 32: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
+	32, // 33: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	31, // 34: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	22, // 35: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
+	6,  // 36: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
+	25, // 37: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
+	7,  // 38: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
+	8,  // 39: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
+	28, // 40: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
+	28, // 41: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
+	30, // 42: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
+	31, // 43: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	32, // 44: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	33, // 45: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }
@@ -1750,7 +2991,16 @@ func file_syncpod_v1_pod_proto_init() {
 	}
 	file_syncpod_v1_pod_proto_msgTypes[0].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[1].OneofWrappers = []any{}
-	file_syncpod_v1_pod_proto_msgTypes[9].OneofWrappers = []any{
+	file_syncpod_v1_pod_proto_msgTypes[2].OneofWrappers = []any{}
+	file_syncpod_v1_pod_proto_msgTypes[3].OneofWrappers = []any{}
+	file_syncpod_v1_pod_proto_msgTypes[9].OneofWrappers = []any{}
+	file_syncpod_v1_pod_proto_msgTypes[12].OneofWrappers = []any{
+		(*LifecycleHandler_Exec)(nil),
+		(*LifecycleHandler_HttpGet)(nil),
+		(*LifecycleHandler_TcpSocket)(nil),
+		(*LifecycleHandler_Sleep)(nil),
+	}
+	file_syncpod_v1_pod_proto_msgTypes[20].OneofWrappers = []any{
 		(*Probe_Exec)(nil),
 		(*Probe_TcpSocket)(nil),
 		(*Probe_HttpGet)(nil),
@@ -1760,8 +3010,8 @@ func file_syncpod_v1_pod_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_pod_proto_rawDesc), len(file_syncpod_v1_pod_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   16,
+			NumEnums:      9,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

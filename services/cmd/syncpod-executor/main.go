@@ -13,6 +13,11 @@
 //	--cri-timeout        timeout of each CRI call (default 2m)
 //	--image-pull-timeout timeout of an image pull (default 10m)
 //	--log-dir            root of pod log directories (default /var/log/pods)
+//	--pod-dir            per-pod files: managed /etc/hosts, termination logs
+//	                     (default <data-dir>/pods)
+//	--seccomp-root       directory of Localhost seccomp profiles (default <data-dir>/seccomp)
+//	--seccomp-default    RuntimeDefault seccomp for containers that set none
+//	                     (the kubelet's seccompDefault; default false = Unconfined)
 package main
 
 import (
@@ -54,6 +59,9 @@ type flags struct {
 	criTimeout      time.Duration
 	pullTimeout     time.Duration
 	logDir          string
+	podDir          string
+	seccompRoot     string
+	seccompDefault  bool
 }
 
 // defaultDataDir is where the back-off database lives unless --data-dir
@@ -80,6 +88,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fs.DurationVar(&f.criTimeout, "cri-timeout", cri.DefaultTimeouts.Call, "timeout of each CRI call (stops get the grace period on top)")
 	fs.DurationVar(&f.pullTimeout, "image-pull-timeout", cri.DefaultTimeouts.Pull, "timeout of an image pull")
 	fs.StringVar(&f.logDir, "log-dir", runner.DefaultLogDir, "root of the pod log directories (<ns>_<name>_<uid>/<container>/<n>.log)")
+	fs.StringVar(&f.podDir, "pod-dir", "", "directory of per-pod files: managed /etc/hosts, termination logs (default <data-dir>/pods)")
+	fs.StringVar(&f.seccompRoot, "seccomp-root", "", "directory of Localhost seccomp profiles (default <data-dir>/seccomp)")
+	fs.BoolVar(&f.seccompDefault, "seccomp-default", false, "RuntimeDefault seccomp for containers that set no profile (the kubelet's seccompDefault)")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
 	}
@@ -155,6 +166,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		Metrics:         runMetrics,
 		LogDir:          f.logDir,
 		MaxParallelPods: f.maxParallelPods,
+		PodDir:          orDefault(f.podDir, filepath.Join(f.dataDir, "pods")),
+		Security: runner.SecurityOptions{
+			SeccompRoot:    orDefault(f.seccompRoot, filepath.Join(f.dataDir, "seccomp")),
+			SeccompDefault: f.seccompDefault,
+		},
 	})
 	if err != nil {
 		logger.Error("cannot build the runner", "err", err)
@@ -177,4 +193,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	return 0
+}
+
+func orDefault(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
 }

@@ -46,20 +46,30 @@ const (
 	Step_STEP_START_CONTAINER Step = 7
 	// STEP_STOP_SANDBOX stops one sandbox (part of a pod kill).
 	Step_STEP_STOP_SANDBOX Step = 8
+	// STEP_PRE_STOP_HOOK runs a container's preStop hook before it is
+	// stopped, within its grace period. Failed: the kubelet's
+	// FailedPreStopHook; the stop goes ahead either way.
+	Step_STEP_PRE_STOP_HOOK Step = 100
+	// STEP_POST_START_HOOK runs a container's postStart hook right after it
+	// started. Failed: the kubelet's FailedPostStartHook; the container is
+	// then killed and its start step fails with PostStartHookError.
+	Step_STEP_POST_START_HOOK Step = 101
 )
 
 // Enum value maps for Step.
 var (
 	Step_name = map[int32]string{
-		0: "STEP_UNSPECIFIED",
-		1: "STEP_KILL_POD",
-		2: "STEP_KILL_CONTAINER",
-		3: "STEP_PRUNE_INIT_CONTAINER",
-		4: "STEP_CREATE_SANDBOX",
-		5: "STEP_PULL_IMAGE",
-		6: "STEP_START_INIT_CONTAINER",
-		7: "STEP_START_CONTAINER",
-		8: "STEP_STOP_SANDBOX",
+		0:   "STEP_UNSPECIFIED",
+		1:   "STEP_KILL_POD",
+		2:   "STEP_KILL_CONTAINER",
+		3:   "STEP_PRUNE_INIT_CONTAINER",
+		4:   "STEP_CREATE_SANDBOX",
+		5:   "STEP_PULL_IMAGE",
+		6:   "STEP_START_INIT_CONTAINER",
+		7:   "STEP_START_CONTAINER",
+		8:   "STEP_STOP_SANDBOX",
+		100: "STEP_PRE_STOP_HOOK",
+		101: "STEP_POST_START_HOOK",
 	}
 	Step_value = map[string]int32{
 		"STEP_UNSPECIFIED":          0,
@@ -71,6 +81,8 @@ var (
 		"STEP_START_INIT_CONTAINER": 6,
 		"STEP_START_CONTAINER":      7,
 		"STEP_STOP_SANDBOX":         8,
+		"STEP_PRE_STOP_HOOK":        100,
+		"STEP_POST_START_HOOK":      101,
 	}
 )
 
@@ -303,7 +315,9 @@ type StepResult struct {
 	// reason is the kubelet's CamelCase reason for a failure or skip:
 	// CrashLoopBackOff, ErrImagePull, ImagePullBackOff, ErrImageNeverPull,
 	// CreateContainerError, RunContainerError, CreatePodSandboxError,
-	// KillContainerError, KillPodSandboxError.
+	// KillContainerError, KillPodSandboxError, CreateContainerConfigError,
+	// PostStartHookError, and for hook steps FailedPostStartHook and
+	// FailedPreStopHook.
 	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	// message for humans.
 	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
@@ -1848,7 +1862,7 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x05stdin\x18\x02 \x01(\bR\x05stdin\x12\x10\n" +
 	"\x03tty\x18\x03 \x01(\bR\x03tty\"B\n" +
 	"\x0eAttachResponse\x120\n" +
-	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output*\xe5\x01\n" +
+	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output*\x97\x02\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -1858,7 +1872,9 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x0fSTEP_PULL_IMAGE\x10\x05\x12\x1d\n" +
 	"\x19STEP_START_INIT_CONTAINER\x10\x06\x12\x18\n" +
 	"\x14STEP_START_CONTAINER\x10\a\x12\x15\n" +
-	"\x11STEP_STOP_SANDBOX\x10\b*b\n" +
+	"\x11STEP_STOP_SANDBOX\x10\b\x12\x16\n" +
+	"\x12STEP_PRE_STOP_HOOK\x10d\x12\x18\n" +
+	"\x14STEP_POST_START_HOOK\x10e*b\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +

@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/executor/cri"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// containerOptions gathers what the kubelet's generateContainerConfig
+// looks up before it builds a container config: the image's user (and the
+// runAsNonRoot check against it), the pod's hosts file and a fresh
+// termination-log file. An error refuses the start with
+// CreateContainerConfigError, as the kubelet does; an unreachable runtime
+// is returned as is (the caller aborts the pass).
+func (p *pass) containerOptions(ctx context.Context, c *syncpodv1.Container) (ContainerOptions, error) {
+	opts := ContainerOptions{Security: p.r.security, MemoryCapacity: p.r.memCap}
+	st, err := p.r.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: c.GetImage()}, false)
+	if err != nil {
+		return opts, err
+	}
+	opts.Image = imageUser(st.GetImage())
+	if err := VerifyRunAsNonRoot(p.pod, c, opts.Image); err != nil {
+		return opts, err
+	}
+	if p.r.podRoot == "" {
+		return opts, nil
+	}
+	hosts := ""
+	ips, err := p.podIPs(ctx)
+	if err != nil {
+		return opts, err
+	}
+	if p.pod.GetSpec().GetHostNetwork() || len(ips) > 0 {
+		if hosts, err = p.r.writeHostsFile(p.pod, ips); err != nil {
+			return opts, fmt.Errorf("write the pod's hosts file: %w", err)
+		}
+	}
+	termLog, err := p.r.newTerminationLog(p.pod, c.GetName())
+	if err != nil {
+		return opts, fmt.Errorf("create the termination log: %w", err)
+	}
+	opts.Mounts = defaultMounts(c, nil, hosts, termLog)
+	return opts, nil
+}
+
+// podIPs are the IPs of the sandbox the pass starts containers in: from
+// the observed pod when it lists that sandbox with an IP, else from CRI.
+// Host-network pods have none of their own. Safe for concurrent use
+// within a pass.
+func (p *pass) podIPs(ctx context.Context) ([]string, error) {
+	if p.pod.GetSpec().GetHostNetwork() {
+		return nil, nil
+	}
+	for _, sb := range p.observed.GetSandboxes() {
+		if sb.GetId() == p.sandboxID && sb.GetIp() != "" {
+			return []string{sb.GetIp()}, nil
+		}
+	}
+	st, err := p.r.rt.PodSandboxStatus(ctx, p.sandboxID, false)
+	if err != nil {
+		// Not p.fatal here: preStop hooks call this from the kill
+		// goroutines; the caller classifies the error.
+		return nil, cri.IgnoreNotFound(err)
+	}
+	net := st.GetStatus().GetNetwork()
+	var ips []string
+	if net.GetIp() != "" {
+		ips = append(ips, net.GetIp())
+	}
+	for _, ip := range net.GetAdditionalIps() {
+		if ip.GetIp() != "" {
+			ips = append(ips, ip.GetIp())
+		}
+	}
+	return ips, nil
+}

@@ -1,0 +1,85 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+func sleepHook(s int64) *syncpodv1.LifecycleHandler {
+	return &syncpodv1.LifecycleHandler{Action: &syncpodv1.LifecycleHandler_Sleep{Sleep: &syncpodv1.SleepAction{Seconds: s}}}
+}
+
+// TestPreStopTakesItsTimeFromTheGracePeriod (R-9.5): the preStop hook runs
+// before the stop and its duration in whole seconds is taken from the
+// grace period StopContainer gets; a hook longer than the grace period is
+// abandoned when it runs out and the stop gets the 2 s floor; a failing
+// hook is reported as FailedPreStopHook and the stop goes ahead.
+func TestPreStopTakesItsTimeFromTheGracePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		hook      *syncpodv1.LifecycleHandler
+		wantGrace int64
+		wantStep  string
+	}{
+		{"R-9.5 a 3 s sleep leaves 7 of 10 s", sleepHook(3), 7, "SUCCEEDED "},
+		{"R-9.5 a hook past the grace period is cut off; the floor is 2 s", sleepHook(60), 2, "FAILED FailedPreStopHook"},
+		{"R-9.5 a failing exec hook: reported, stop with the full grace", &syncpodv1.LifecycleHandler{
+			Action: &syncpodv1.LifecycleHandler_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"fail"}}}}, 10, "FAILED FailedPreStopHook"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, busybox)
+				e.rt.ExecFunc = func(string, []string) (int32, []byte, error) { return 1, []byte("boom"), nil }
+				c := ctr("app")
+				c.Lifecycle = &syncpodv1.Lifecycle{PreStop: tc.hook}
+				pod := testPod(nil, c)
+				grace := int64(10)
+				pod.Spec.TerminationGracePeriodSeconds = &grace
+				resp := e.apply(t, pod, e.observe(t, pod.GetUid()), &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("app")})
+				o := e.observe(t, pod.GetUid())
+				if len(o.GetContainers()) != 1 {
+					t.Fatalf("start: %s", summary(resp))
+				}
+				resp = e.apply(t, pod, o, &syncpodv1.PodActions{SandboxId: resp.GetSandboxId(),
+					ContainersToKill: []*syncpodv1.ContainerKill{{ContainerId: o.GetContainers()[0].GetId(), Name: "app"}}})
+				stops := e.rt.Stops()
+				if len(stops) != 1 || stops[0].Timeout != tc.wantGrace {
+					t.Errorf("stops %v, want one with grace %d", stops, tc.wantGrace)
+				}
+				got := summary(resp)
+				if want := "PRE_STOP_HOOK app " + strings.TrimSpace(tc.wantStep) + "\nKILL_CONTAINER app SUCCEEDED\n"; got != want {
+					t.Errorf("steps:\n%s\nwant:\n%s", got, want)
+				}
+			})
+		})
+	}
+}
+
+// TestFailingPostStartKillsTheContainer: the hook's failure is a
+// FailedPostStartHook step with the kubelet's message, the container is
+// stopped, and the start fails with PostStartHookError.
+func TestFailingPostStartKillsTheContainer(t *testing.T) {
+	e := newEnv(t, busybox)
+	e.rt.ExecFunc = func(string, []string) (int32, []byte, error) { return 2, []byte("no config"), nil }
+	c := ctr("app")
+	c.Lifecycle = &syncpodv1.Lifecycle{PostStart: &syncpodv1.LifecycleHandler{
+		Action: &syncpodv1.LifecycleHandler_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"check", "--config"}}}}}
+	pod := testPod(nil, c)
+	resp := e.apply(t, pod, e.observe(t, pod.GetUid()), &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("app")})
+	if got, want := summary(stepsOnly(resp, executorv1.Step_STEP_POST_START_HOOK, executorv1.Step_STEP_KILL_CONTAINER, executorv1.Step_STEP_START_CONTAINER)),
+		"POST_START_HOOK app FAILED FailedPostStartHook\nKILL_CONTAINER app SUCCEEDED\nSTART_CONTAINER app FAILED PostStartHookError\n"; got != want {
+		t.Fatalf("steps:\n%s\nwant:\n%s", got, want)
+	}
+	last := resp.GetSteps()[len(resp.GetSteps())-1]
+	want := `Exec lifecycle hook ([check --config]) for Container "app" in Pod "demo_ns(uid-1)" failed - error: command 'check --config' exited with 2: , message: "no config"`
+	if last.GetMessage() != want {
+		t.Errorf("message\n%s\nwant\n%s", last.GetMessage(), want)
+	}
+	if len(e.rt.Stops()) != 1 {
+		t.Errorf("stops %v, want the started container stopped", e.rt.Stops())
+	}
+}

@@ -1,0 +1,416 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// This file fills the security parts of the CRI sandbox and container
+// configs as the kubelet does (kuberuntime generatePodSandboxLinuxConfig,
+// determineEffectiveSecurityContext, verifyRunAsNonRoot, qos policy).
+
+// DefaultReadonlyPaths are the /proc paths the kubelet asks the runtime to
+// mount read-only in every container (securitycontext defaults).
+var defaultReadonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+
+// baseMaskedPaths are the paths the kubelet asks the runtime to mask in
+// every container; DefaultMaskedPaths adds the CPUs' thermal_throttle
+// directories that exist on the node, as the kubelet does.
+var baseMaskedPaths = []string{
+	"/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+	"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+	"/sys/devices/virtual/powercap",
+}
+
+// DefaultReadonlyPaths returns a fresh copy of the kubelet's default
+// read-only paths.
+func DefaultReadonlyPaths() []string { return append([]string(nil), defaultReadonlyPaths...) }
+
+var cpuDir = regexp.MustCompile(`/cpu(\d+)/thermal_throttle$`)
+
+// DefaultMaskedPaths returns the kubelet's default masked paths for this
+// node: the fixed list plus /sys/devices/system/cpu/cpuN/thermal_throttle
+// for every N where it exists, in CPU order.
+func DefaultMaskedPaths() []string {
+	out := append([]string(nil), baseMaskedPaths...)
+	found, _ := filepath.Glob("/sys/devices/system/cpu/cpu*/thermal_throttle")
+	sort.Slice(found, func(i, j int) bool { return cpuNum(found[i]) < cpuNum(found[j]) })
+	for _, f := range found {
+		if cpuDir.MatchString(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func cpuNum(p string) int {
+	m := cpuDir.FindStringSubmatch(p)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// namespaceOptions is the kubelet's NamespacesForPod: host network, PID
+// and IPC when asked; one PID namespace for the pod with
+// share_process_namespace, else one per container.
+func namespaceOptions(pod *syncpodv1.Pod) *runtimeapi.NamespaceOption {
+	s := pod.GetSpec()
+	ns := &runtimeapi.NamespaceOption{
+		Network: runtimeapi.NamespaceMode_POD,
+		Pid:     runtimeapi.NamespaceMode_CONTAINER,
+		Ipc:     runtimeapi.NamespaceMode_POD,
+	}
+	if s.GetHostNetwork() {
+		ns.Network = runtimeapi.NamespaceMode_NODE
+	}
+	if s.GetHostIpc() {
+		ns.Ipc = runtimeapi.NamespaceMode_NODE
+	}
+	switch {
+	case s.GetHostPid():
+		ns.Pid = runtimeapi.NamespaceMode_NODE
+	case s.GetShareProcessNamespace():
+		ns.Pid = runtimeapi.NamespaceMode_POD
+	}
+	return ns
+}
+
+func hasPrivileged(pod *syncpodv1.Pod) bool {
+	for _, c := range allContainers(pod) {
+		if c.GetSecurityContext().GetPrivileged() {
+			return true
+		}
+	}
+	return false
+}
+
+func allContainers(pod *syncpodv1.Pod) []*syncpodv1.Container {
+	return append(append([]*syncpodv1.Container(nil), pod.GetSpec().GetInitContainers()...), pod.GetSpec().GetContainers()...)
+}
+
+// sandboxLinux fills the Linux part of the sandbox config as the kubelet's
+// generatePodSandboxLinuxConfig: RuntimeDefault seccomp for the sandbox
+// always, privileged when any container is, the pod's sysctls, user and
+// group, namespaces, and fs_group then supplemental_groups.
+func sandboxLinux(pod *syncpodv1.Pod) *runtimeapi.LinuxPodSandboxConfig {
+	psc := pod.GetSpec().GetSecurityContext()
+	lc := &runtimeapi.LinuxPodSandboxConfig{
+		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+			NamespaceOptions: namespaceOptions(pod),
+			Privileged:       hasPrivileged(pod),
+			Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+		},
+		Sysctls: map[string]string{},
+	}
+	for _, s := range psc.GetSysctls() {
+		lc.Sysctls[s.GetName()] = s.GetValue()
+	}
+	if psc != nil && psc.RunAsUser != nil {
+		lc.SecurityContext.RunAsUser = &runtimeapi.Int64Value{Value: psc.GetRunAsUser()}
+	}
+	if psc != nil && psc.RunAsGroup != nil {
+		lc.SecurityContext.RunAsGroup = &runtimeapi.Int64Value{Value: psc.GetRunAsGroup()}
+	}
+	lc.SecurityContext.SupplementalGroups = podGroups(psc)
+	return lc
+}
+
+// podGroups is fs_group (when set) followed by supplemental_groups.
+func podGroups(psc *syncpodv1.PodSecurityContext) []int64 {
+	var out []int64
+	if psc != nil && psc.FsGroup != nil {
+		out = append(out, psc.GetFsGroup())
+	}
+	return append(out, psc.GetSupplementalGroups()...)
+}
+
+// effectiveSecurity is the kubelet's DetermineEffectiveSecurityContext:
+// the container's context with the pod's user, group, non-root and seccomp
+// settings filled in where the container sets none. Nil when neither sets
+// anything.
+func effectiveSecurity(pod *syncpodv1.Pod, c *syncpodv1.Container) *syncpodv1.SecurityContext {
+	psc := pod.GetSpec().GetSecurityContext()
+	csc := c.GetSecurityContext()
+	if csc == nil && psc == nil {
+		return nil
+	}
+	out := &syncpodv1.SecurityContext{}
+	if csc != nil {
+		out = cloneSC(csc)
+	}
+	if psc == nil {
+		return out
+	}
+	if out.RunAsUser == nil && psc.RunAsUser != nil {
+		v := psc.GetRunAsUser()
+		out.RunAsUser = &v
+	}
+	if out.RunAsGroup == nil && psc.RunAsGroup != nil {
+		v := psc.GetRunAsGroup()
+		out.RunAsGroup = &v
+	}
+	if out.RunAsNonRoot == nil && psc.RunAsNonRoot != nil {
+		v := psc.GetRunAsNonRoot()
+		out.RunAsNonRoot = &v
+	}
+	if out.SeccompProfile == nil && psc.GetSeccompProfile() != nil {
+		out.SeccompProfile = psc.GetSeccompProfile()
+	}
+	return out
+}
+
+func cloneSC(s *syncpodv1.SecurityContext) *syncpodv1.SecurityContext {
+	out := &syncpodv1.SecurityContext{
+		RunAsUser: s.RunAsUser, RunAsGroup: s.RunAsGroup, RunAsNonRoot: s.RunAsNonRoot,
+		ReadOnlyRootFilesystem: s.ReadOnlyRootFilesystem, Privileged: s.Privileged,
+		Capabilities: s.Capabilities, AllowPrivilegeEscalation: s.AllowPrivilegeEscalation,
+		SeccompProfile: s.SeccompProfile,
+	}
+	return out
+}
+
+// ImageUser is who an image runs as: its numeric UID when it has one,
+// else its user name; both unset means root (the kubelet's getImageUser).
+type ImageUser struct {
+	UID      *int64
+	Username string
+}
+
+func imageUser(img *runtimeapi.Image) ImageUser {
+	if img != nil {
+		if img.GetUid() != nil {
+			v := img.GetUid().GetValue()
+			return ImageUser{UID: &v}
+		}
+		if img.GetUsername() != "" {
+			return ImageUser{Username: img.GetUsername()}
+		}
+	}
+	zero := int64(0)
+	return ImageUser{UID: &zero}
+}
+
+// VerifyRunAsNonRoot is the kubelet's verifyRunAsNonRoot: with an
+// effective run_as_non_root, a run_as_user of 0, an image running as UID 0
+// or an image user that is not numeric refuses the start with the
+// kubelet's message.
+func VerifyRunAsNonRoot(pod *syncpodv1.Pod, c *syncpodv1.Container, u ImageUser) error {
+	sc := effectiveSecurity(pod, c)
+	if sc == nil || !sc.GetRunAsNonRoot() {
+		return nil
+	}
+	if sc.RunAsUser != nil {
+		if sc.GetRunAsUser() == 0 {
+			return fmt.Errorf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", podDesc(pod), c.GetName())
+		}
+		return nil
+	}
+	switch {
+	case u.UID == nil && u.Username != "":
+		return fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root (pod: %q, container: %s)", u.Username, podDesc(pod), c.GetName())
+	case u.UID != nil && *u.UID == 0:
+		return fmt.Errorf("container has runAsNonRoot and image will run as root (pod: %q, container: %s)", podDesc(pod), c.GetName())
+	case u.UID != nil && (*u.UID < 0 || *u.UID > 1<<31-1):
+		return fmt.Errorf("container has runAsNonRoot and image has an invalid user id (%d). (Must be 1-(%d)) (pod: %q, container: %s)", *u.UID, 1<<31-1, podDesc(pod), c.GetName())
+	}
+	return nil
+}
+
+// seccompProfile is the kubelet's getSeccompProfile with its seccompDefault
+// setting as fallbackRuntimeDefault: the container's profile, else the
+// pod's, else RuntimeDefault or Unconfined. Localhost profiles are files
+// under root.
+func seccompProfile(pod *syncpodv1.Pod, c *syncpodv1.Container, root string, fallbackRuntimeDefault bool) *runtimeapi.SecurityProfile {
+	p := c.GetSecurityContext().GetSeccompProfile()
+	if p == nil {
+		p = pod.GetSpec().GetSecurityContext().GetSeccompProfile()
+	}
+	switch p.GetType() {
+	case syncpodv1.SeccompProfileType_SECCOMP_PROFILE_TYPE_RUNTIME_DEFAULT:
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}
+	case syncpodv1.SeccompProfileType_SECCOMP_PROFILE_TYPE_LOCALHOST:
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost,
+			LocalhostRef: filepath.Join(root, p.GetLocalhostProfile())}
+	case syncpodv1.SeccompProfileType_SECCOMP_PROFILE_TYPE_UNCONFINED:
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}
+	}
+	if fallbackRuntimeDefault {
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}
+	}
+	return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}
+}
+
+// SecurityOptions are the node settings the container security context
+// depends on.
+type SecurityOptions struct {
+	// SeccompRoot is the directory of Localhost seccomp profiles (the
+	// kubelet's <root-dir>/seccomp).
+	SeccompRoot string
+	// SeccompDefault makes RuntimeDefault the default container profile
+	// (the kubelet's seccompDefault); false means Unconfined.
+	SeccompDefault bool
+}
+
+// containerSecurity is the kubelet's determineEffectiveSecurityContext for
+// c of pod, with u the image's user.
+func containerSecurity(pod *syncpodv1.Pod, c *syncpodv1.Container, u ImageUser, opts SecurityOptions) *runtimeapi.LinuxContainerSecurityContext {
+	sc := effectiveSecurity(pod, c)
+	out := &runtimeapi.LinuxContainerSecurityContext{}
+	if sc != nil {
+		if caps := sc.GetCapabilities(); caps != nil {
+			out.Capabilities = &runtimeapi.Capability{
+				AddCapabilities:  append([]string{}, caps.GetAdd()...),
+				DropCapabilities: append([]string{}, caps.GetDrop()...),
+			}
+		}
+		if sc.RunAsUser != nil {
+			out.RunAsUser = &runtimeapi.Int64Value{Value: sc.GetRunAsUser()}
+		}
+		if sc.RunAsGroup != nil {
+			out.RunAsGroup = &runtimeapi.Int64Value{Value: sc.GetRunAsGroup()}
+		}
+		out.Privileged = sc.GetPrivileged()
+		out.ReadonlyRootfs = sc.GetReadOnlyRootFilesystem()
+		// AddNoNewPrivileges: only an explicit false sets no_new_privs.
+		out.NoNewPrivs = sc.AllowPrivilegeEscalation != nil && !sc.GetAllowPrivilegeEscalation()
+	}
+	out.Seccomp = seccompProfile(pod, c, opts.SeccompRoot, opts.SeccompDefault)
+	if out.RunAsUser == nil {
+		if u.UID != nil {
+			out.RunAsUser = &runtimeapi.Int64Value{Value: *u.UID}
+		}
+		out.RunAsUsername = u.Username
+	}
+	out.NamespaceOptions = namespaceOptions(pod)
+	out.SupplementalGroups = podGroups(pod.GetSpec().GetSecurityContext())
+	out.MaskedPaths = DefaultMaskedPaths()
+	out.ReadonlyPaths = DefaultReadonlyPaths()
+	return out
+}
+
+// QOSClass is a pod's Kubernetes quality-of-service class.
+type QOSClass string
+
+// The QoS classes.
+const (
+	QOSGuaranteed QOSClass = "Guaranteed"
+	QOSBurstable  QOSClass = "Burstable"
+	QOSBestEffort QOSClass = "BestEffort"
+)
+
+// PodQOS is the kubelet's GetPodQOS over CPU and memory, the resources
+// syncpod knows: BestEffort when no container (init ones included) asks
+// for anything; Guaranteed when every container has CPU and memory limits
+// and its requests (defaulted to the limits, as the API server does) equal
+// them; Burstable otherwise.
+func PodQOS(pod *syncpodv1.Pod) QOSClass {
+	anything := false
+	guaranteed := true
+	for _, c := range allContainers(pod) {
+		r := c.GetResources()
+		reqCPU, reqMem := r.GetRequests().GetCpu(), r.GetRequests().GetMemory()
+		limCPU, limMem := r.GetLimits().GetCpu(), r.GetLimits().GetMemory()
+		if reqCPU != "" || reqMem != "" || limCPU != "" || limMem != "" {
+			anything = true
+		}
+		if limCPU == "" || limMem == "" {
+			guaranteed = false
+			continue
+		}
+		if reqCPU != "" && !sameQuantity(reqCPU, limCPU) || reqMem != "" && !sameQuantity(reqMem, limMem) {
+			guaranteed = false
+		}
+	}
+	switch {
+	case !anything:
+		return QOSBestEffort
+	case guaranteed:
+		return QOSGuaranteed
+	}
+	return QOSBurstable
+}
+
+func sameQuantity(a, b string) bool {
+	qa, err1 := resource.ParseQuantity(a)
+	qb, err2 := resource.ParseQuantity(b)
+	return err1 == nil && err2 == nil && qa.Cmp(qb) == 0
+}
+
+// memoryRequest is c's memory request in bytes, defaulted to its limit.
+func memoryRequest(c *syncpodv1.Container) int64 {
+	s := c.GetResources().GetRequests().GetMemory()
+	if s == "" {
+		s = c.GetResources().GetLimits().GetMemory()
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0
+	}
+	return q.Value()
+}
+
+// OOM score adjustments of the kubelet's qos policy.
+const (
+	guaranteedOOMScoreAdj = -997
+	bestEffortOOMScoreAdj = 1000
+)
+
+// OOMScoreAdj is the kubelet's GetContainerOOMScoreAdjust for c of pod on a
+// node with memCapacity bytes: -997 for Guaranteed pods, 1000 for
+// BestEffort, and for Burstable 1000 minus the container's share of memory
+// in thousandths (a sidecar never above the smallest regular container),
+// kept within 3..999.
+func OOMScoreAdj(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, memCapacity int64) int64 {
+	switch PodQOS(pod) {
+	case QOSGuaranteed:
+		return guaranteedOOMScoreAdj
+	case QOSBestEffort:
+		return bestEffortOOMScoreAdj
+	}
+	if memCapacity <= 0 {
+		memCapacity = 1
+	}
+	adj := 1000 - (1000*memoryRequest(c))/memCapacity
+	if init && isSidecar(c) {
+		var minReq int64
+		for i, rc := range pod.GetSpec().GetContainers() {
+			if m := memoryRequest(rc); i == 0 || m < minReq {
+				minReq = m
+			}
+		}
+		adj = min(adj, 1000-(1000*minReq)/memCapacity)
+	}
+	if adj < 1000+guaranteedOOMScoreAdj {
+		return 1000 + guaranteedOOMScoreAdj
+	}
+	if adj == bestEffortOOMScoreAdj {
+		return adj - 1
+	}
+	return adj
+}
+
+// MachineMemory reads MemTotal from /proc/meminfo in bytes (0 when
+// unreadable), the memory capacity the kubelet's OOM score uses.
+func MachineMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	m := regexp.MustCompile(`(?m)^MemTotal:\s+(\d+) kB`).FindSubmatch(b)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return n * 1024
+}

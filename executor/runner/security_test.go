@@ -1,0 +1,219 @@
+package runner
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+func i64p(v int64) *int64 { return &v }
+func boolp(v bool) *bool  { return &v }
+
+func res(reqCPU, reqMem, limCPU, limMem string) *syncpodv1.ResourceRequirements {
+	return &syncpodv1.ResourceRequirements{
+		Requests: &syncpodv1.ResourceList{Cpu: reqCPU, Memory: reqMem},
+		Limits:   &syncpodv1.ResourceList{Cpu: limCPU, Memory: limMem},
+	}
+}
+
+func TestPodQOSAndOOMScoreAdj(t *testing.T) {
+	const gi = int64(1 << 30)
+	for _, tc := range []struct {
+		name   string
+		ctrs   []*syncpodv1.ResourceRequirements
+		qos    QOSClass
+		oomAdj int64 // of the first container, on a 4 GiB node
+	}{
+		{"nothing asked: BestEffort", []*syncpodv1.ResourceRequirements{nil}, QOSBestEffort, 1000},
+		{"limits only (requests default to them): Guaranteed", []*syncpodv1.ResourceRequirements{res("", "", "1", "1Gi")}, QOSGuaranteed, -997},
+		{"equal requests and limits, written differently: Guaranteed", []*syncpodv1.ResourceRequirements{res("1000m", "1024Mi", "1", "1Gi")}, QOSGuaranteed, -997},
+		{"memory request of a quarter: Burstable 750", []*syncpodv1.ResourceRequirements{res("", "1Gi", "", "")}, QOSBurstable, 750},
+		{"tiny request: Burstable 999, never BestEffort's 1000", []*syncpodv1.ResourceRequirements{res("100m", "", "", "")}, QOSBurstable, 999},
+		{"request of all memory: Burstable floor 3", []*syncpodv1.ResourceRequirements{res("", "4Gi", "", "")}, QOSBurstable, 3},
+		{"one guaranteed, one empty: Burstable", []*syncpodv1.ResourceRequirements{res("", "", "1", "1Gi"), nil}, QOSBurstable, 750},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{}}
+			for i, r := range tc.ctrs {
+				pod.Spec.Containers = append(pod.Spec.Containers, &syncpodv1.Container{Name: string(rune('a' + i)), Resources: r})
+			}
+			if got := PodQOS(pod); got != tc.qos {
+				t.Errorf("PodQOS = %s, want %s", got, tc.qos)
+			}
+			if got := OOMScoreAdj(pod, pod.Spec.Containers[0], false, 4*gi); got != tc.oomAdj {
+				t.Errorf("OOMScoreAdj = %d, want %d", got, tc.oomAdj)
+			}
+		})
+	}
+	// A sidecar never scores above the smallest regular container.
+	side := &syncpodv1.Container{Name: "side", RestartPolicy: syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS,
+		Resources: res("", "", "", "")}
+	pod := &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{InitContainers: []*syncpodv1.Container{side},
+		Containers: []*syncpodv1.Container{{Name: "app", Resources: res("", "2Gi", "", "")}}}}
+	if got := OOMScoreAdj(pod, side, true, 4*gi); got != 500 {
+		t.Errorf("sidecar OOMScoreAdj = %d, want 500 (the app's)", got)
+	}
+}
+
+func TestVerifyRunAsNonRootMessages(t *testing.T) {
+	pod := &syncpodv1.Pod{Uid: "u1", Name: "web", Namespace: "apps", Spec: &syncpodv1.PodSpec{
+		SecurityContext: &syncpodv1.PodSecurityContext{RunAsNonRoot: boolp(true)}}}
+	c := &syncpodv1.Container{Name: "app"}
+	root := ImageUser{UID: i64p(0)}
+	for _, tc := range []struct {
+		name string
+		c    *syncpodv1.Container
+		u    ImageUser
+		want string
+	}{
+		{"image runs as root", c, root, `container has runAsNonRoot and image will run as root (pod: "web_apps(u1)", container: app)`},
+		{"image without user is root", c, imageUser(nil), `container has runAsNonRoot and image will run as root (pod: "web_apps(u1)", container: app)`},
+		{"non-numeric image user", c, ImageUser{Username: "nginx"}, `container has runAsNonRoot and image has non-numeric user (nginx), cannot verify user is non-root (pod: "web_apps(u1)", container: app)`},
+		{"numeric image user", c, ImageUser{UID: i64p(101)}, ""},
+		{"runAsUser 0", &syncpodv1.Container{Name: "app", SecurityContext: &syncpodv1.SecurityContext{RunAsUser: i64p(0)}}, root,
+			`container's runAsUser breaks non-root policy (pod: "web_apps(u1)", container: app)`},
+		{"runAsUser 1000 wins over the image", &syncpodv1.Container{Name: "app", SecurityContext: &syncpodv1.SecurityContext{RunAsUser: i64p(1000)}}, root, ""},
+		{"container allows root", &syncpodv1.Container{Name: "app", SecurityContext: &syncpodv1.SecurityContext{RunAsNonRoot: boolp(false)}}, root, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := VerifyRunAsNonRoot(pod, tc.c, tc.u)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+	if err := VerifyRunAsNonRoot(&syncpodv1.Pod{Spec: &syncpodv1.PodSpec{}}, c, root); err != nil {
+		t.Errorf("no runAsNonRoot: %v", err)
+	}
+}
+
+// TestConfigsAsTheKubeletFillsThem pins the CRI fields of a pod with a
+// pod and a container security context.
+func TestConfigsAsTheKubeletFillsThem(t *testing.T) {
+	pod := &syncpodv1.Pod{Uid: "u1", Name: "web", Spec: &syncpodv1.PodSpec{
+		HostPid: false, HostIpc: true, ShareProcessNamespace: boolp(true),
+		SecurityContext: &syncpodv1.PodSecurityContext{
+			RunAsUser: i64p(1000), RunAsGroup: i64p(3000), FsGroup: i64p(2000), SupplementalGroups: []int64{4000, 5000},
+			SeccompProfile: &syncpodv1.SeccompProfile{Type: syncpodv1.SeccompProfileType_SECCOMP_PROFILE_TYPE_LOCALHOST, LocalhostProfile: "p.json"},
+			Sysctls:        []*syncpodv1.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "1"}},
+		},
+		Containers: []*syncpodv1.Container{{Name: "app", Image: "busybox", Stdin: true, Tty: true,
+			SecurityContext: &syncpodv1.SecurityContext{
+				RunAsUser: i64p(7), Privileged: boolp(true), ReadOnlyRootFilesystem: boolp(true), AllowPrivilegeEscalation: boolp(true),
+				Capabilities: &syncpodv1.Capabilities{Add: []string{"NET_ADMIN"}, Drop: []string{"ALL"}},
+			}}},
+	}}
+	sb := SandboxConfig(pod, 0, "/logs")
+	wantSB := &runtimeapi.LinuxPodSandboxConfig{
+		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+			NamespaceOptions:   &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_POD, Ipc: runtimeapi.NamespaceMode_NODE},
+			Privileged:         true,
+			Seccomp:            &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+			RunAsUser:          &runtimeapi.Int64Value{Value: 1000},
+			RunAsGroup:         &runtimeapi.Int64Value{Value: 3000},
+			SupplementalGroups: []int64{2000, 4000, 5000},
+		},
+		Sysctls: map[string]string{"kernel.shm_rmid_forced": "1"},
+	}
+	if !proto.Equal(sb.GetLinux(), wantSB) {
+		t.Errorf("sandbox linux =\n%v\nwant\n%v", sb.GetLinux(), wantSB)
+	}
+	cfg, err := ContainerConfig(pod, pod.Spec.Containers[0], false, "h", 0, ContainerOptions{
+		Image: ImageUser{Username: "ignored-when-run-as-user-set"}, Security: SecurityOptions{SeccompRoot: "/seccomp"}, MemoryCapacity: 1 << 30,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := cfg.GetLinux().GetSecurityContext()
+	wantSC := &runtimeapi.LinuxContainerSecurityContext{
+		Capabilities:       &runtimeapi.Capability{AddCapabilities: []string{"NET_ADMIN"}, DropCapabilities: []string{"ALL"}},
+		Privileged:         true,
+		NamespaceOptions:   wantSB.SecurityContext.NamespaceOptions,
+		RunAsUser:          &runtimeapi.Int64Value{Value: 7},
+		RunAsGroup:         &runtimeapi.Int64Value{Value: 3000},
+		ReadonlyRootfs:     true,
+		SupplementalGroups: []int64{2000, 4000, 5000},
+		NoNewPrivs:         false,
+		Seccomp:            &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: "/seccomp/p.json"},
+		MaskedPaths:        DefaultMaskedPaths(),
+		ReadonlyPaths:      DefaultReadonlyPaths(),
+	}
+	if !proto.Equal(sc, wantSC) {
+		t.Errorf("container security =\n%v\nwant\n%v", sc, wantSC)
+	}
+	if !cfg.GetStdin() || !cfg.GetTty() || cfg.GetStdinOnce() {
+		t.Errorf("stdin/tty: %v %v %v", cfg.GetStdin(), cfg.GetTty(), cfg.GetStdinOnce())
+	}
+	if got := cfg.GetLinux().GetResources().GetOomScoreAdj(); got != 1000 {
+		t.Errorf("oom_score_adj %d, want BestEffort 1000", got)
+	}
+	if a := cfg.GetAnnotations(); a["io.kubernetes.container.terminationMessagePath"] != "/dev/termination-log" ||
+		a["io.kubernetes.container.terminationMessagePolicy"] != "File" {
+		t.Errorf("annotations %v", a)
+	}
+
+	// A container with nothing set: Unconfined (RuntimeDefault with
+	// seccompDefault), the image's user, no_new_privs only on an explicit
+	// allowPrivilegeEscalation=false, per-container PID namespace.
+	bare := &syncpodv1.Pod{Uid: "u2", Name: "bare", Spec: &syncpodv1.PodSpec{HostNetwork: true,
+		Containers: []*syncpodv1.Container{{Name: "c", Image: "i"}}}}
+	for _, def := range []bool{false, true} {
+		cfg, _ := ContainerConfig(bare, bare.Spec.Containers[0], false, "h", 0, ContainerOptions{Image: ImageUser{UID: i64p(101)}, Security: SecurityOptions{SeccompDefault: def}})
+		sc := cfg.GetLinux().GetSecurityContext()
+		want := runtimeapi.SecurityProfile_Unconfined
+		if def {
+			want = runtimeapi.SecurityProfile_RuntimeDefault
+		}
+		if sc.GetSeccomp().GetProfileType() != want || sc.GetRunAsUser().GetValue() != 101 || sc.GetNoNewPrivs() || sc.GetPrivileged() ||
+			sc.GetNamespaceOptions().GetPid() != runtimeapi.NamespaceMode_CONTAINER || sc.GetNamespaceOptions().GetNetwork() != runtimeapi.NamespaceMode_NODE {
+			t.Errorf("seccompDefault=%v: %v", def, sc)
+		}
+	}
+	noEsc := &syncpodv1.Container{Name: "c", SecurityContext: &syncpodv1.SecurityContext{AllowPrivilegeEscalation: boolp(false)}}
+	if !containerSecurity(bare, noEsc, ImageUser{}, SecurityOptions{}).GetNoNewPrivs() {
+		t.Error("allowPrivilegeEscalation=false does not set no_new_privs")
+	}
+}
+
+func TestHostsFileAndDNS(t *testing.T) {
+	pod := &syncpodv1.Pod{Name: "web", Spec: &syncpodv1.PodSpec{Hostname: "h1",
+		HostAliases: []*syncpodv1.HostAlias{{Ip: "10.0.0.9", Hostnames: []string{"a", "b"}}}}}
+	got := string(HostsFile(pod, []string{"10.88.0.5"}, nil))
+	want := "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" +
+		"fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n" +
+		"10.88.0.5\th1\n\n# Entries added by HostAliases.\n10.0.0.9\ta\tb\n"
+	if got != want {
+		t.Errorf("hosts file:\n%s\nwant:\n%s", got, want)
+	}
+	pod.Spec.HostNetwork = true
+	pod.Spec.HostAliases = nil
+	if got := string(HostsFile(pod, nil, []byte("127.0.0.1 node"))); got != "# Kubernetes-managed hosts file (host network).\n127.0.0.1 node\n" {
+		t.Errorf("host-network hosts file %q", got)
+	}
+
+	resolv := []byte("# comment\nnameserver 192.0.2.53\nsearch a.example b.example\nsearch c.example\noptions ndots:1 rotate\n")
+	dc := DNSConfig(&syncpodv1.Pod{Spec: &syncpodv1.PodSpec{DnsConfig: &syncpodv1.PodDNSConfig{
+		Nameservers: []string{"192.0.2.53", "192.0.2.54"}, Searches: []string{"d.example"},
+		Options: []*syncpodv1.PodDNSConfigOption{{Name: "ndots", Value: proto.String("5")}, {Name: "edns0"}}}}}, resolv)
+	if strings.Join(dc.GetServers(), ",") != "192.0.2.53,192.0.2.54" || strings.Join(dc.GetSearches(), ",") != "c.example,d.example" ||
+		!slices.Equal(dc.GetOptions(), []string{"ndots:5", "rotate", "edns0"}) {
+		t.Errorf("ClusterFirst merge: %v", dc)
+	}
+	none := DNSConfig(&syncpodv1.Pod{Spec: &syncpodv1.PodSpec{DnsPolicy: syncpodv1.DNSPolicy_DNS_POLICY_NONE,
+		DnsConfig: &syncpodv1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}}}}, resolv)
+	if strings.Join(none.GetServers(), ",") != "1.1.1.1" || len(none.GetSearches())+len(none.GetOptions()) != 0 {
+		t.Errorf("None: %v", none)
+	}
+	if DNSConfig(&syncpodv1.Pod{Spec: &syncpodv1.PodSpec{}}, nil) != nil {
+		t.Error("nothing to say must be nil (the runtime's default)")
+	}
+}
