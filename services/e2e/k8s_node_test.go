@@ -301,6 +301,48 @@ func TestKubernetesNodesJoinAndRunPods(t *testing.T) {
 		return len(missing) == 0, fmt.Sprintf("missing %v; have %v", missing, keys)
 	})
 
+	// 4b. A static pod (a manifest in the planner's directory) gets a
+	// mirror pod on the API server with its status; it goes with the file.
+	n2 := nodes[2]
+	static := strings.Replace(k8sPodYAML("static-web", "", 2, "while true; do sleep 1; done"), "  nodeName: \n", "", 1)
+	tmp := filepath.Join(n2.manifestDir, ".static-web.yaml")
+	if err := os.WriteFile(tmp, []byte(static), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(n2.manifestDir, "static-web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	mirrorName := "static-web-" + n2.name
+	eventually(t, 60*time.Second, "mirror pod Running", func() (bool, string) {
+		p, err := pods.Get(ctx, mirrorName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Annotations[corev1.MirrorPodAnnotationKey] != "" && p.Spec.NodeName == n2.name && p.Status.Phase == corev1.PodRunning, podSummary(p)
+	})
+	// A deleted mirror pod is made again: the static pod still runs.
+	cp.mustKubectl("delete", "pod", mirrorName, "--timeout=60s")
+	eventually(t, 60*time.Second, "mirror pod made again", func() (bool, string) {
+		p, err := pods.Get(ctx, mirrorName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Status.Phase == corev1.PodRunning, podSummary(p)
+	})
+	if err := os.Remove(filepath.Join(n2.manifestDir, "static-web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "mirror pod gone with its manifest", func() (bool, string) {
+		p, err := pods.Get(ctx, mirrorName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, podSummary(p)
+	})
+
 	// 5. Agent SIGKILLed and restarted: pods adopted, not restarted.
 	n1 := nodes[1]
 	before, err := pods.Get(ctx, "web-1", metav1.GetOptions{})

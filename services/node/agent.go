@@ -69,10 +69,14 @@ type Agent struct {
 	o        Options
 	m        *metrics
 	podQueue workqueue.TypedRateLimitingInterface[string]
-	status   *statusWriter
-	relay    *eventRelay
-	lister   corelisters.PodLister
-	recorder record.EventRecorder
+	// mirrorQueue holds static pods (planner keys) whose mirror pod needs
+	// a look.
+	mirrorQueue workqueue.TypedRateLimitingInterface[string]
+	mirror      *mirrors
+	status      *statusWriter
+	relay       *eventRelay
+	lister      corelisters.PodLister
+	recorder    record.EventRecorder
 }
 
 // New checks o and builds an Agent.
@@ -117,7 +121,7 @@ func New(o Options) (*Agent, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Agent{o: o, m: newMetrics(o.Registry)}, nil
+	return &Agent{o: o, m: newMetrics(o.Registry), mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}}}, nil
 }
 
 // Run registers the node and keeps it, its lease, its pods, their status
@@ -140,13 +144,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.podQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods"})
+	a.mirrorQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "mirror-pods"})
+	// The queue's limiter spaces out retries of a failed write; the
+	// bucket bounds all writes.
 	statusQueue := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedMaxOfRateLimiter(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
-			&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(a.o.StatusQPS), a.o.StatusBurst)},
-		),
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pod-status"})
-	a.status = newStatusWriter(statusQueue, a.o.Host.InternalIP, log, a.m,
+	a.status = newStatusWriter(statusQueue, rate.NewLimiter(rate.Limit(a.o.StatusQPS), a.o.StatusBurst), a.o.Host.InternalIP, log, a.m,
 		func(ns, name string) (*corev1.Pod, error) { return a.lister.Pods(ns).Get(name) },
 		func(ctx context.Context, ns, name string, patch []byte) (*corev1.Pod, error) {
 			return a.o.Client.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
@@ -186,7 +192,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return a.runLease(ctx, node) })
 	g.Go(func() error { return a.runNodeStatus(ctx, node) })
 	g.Go(func() error { return a.status.Run(ctx, a.o.Workers) })
-	g.Go(func() error { return a.runPodWorkers(ctx) })
+	g.Go(func() error { return a.runQueue(ctx, a.podQueue, a.o.Workers, "pod sync", a.syncPod) })
+	g.Go(func() error { return a.runQueue(ctx, a.mirrorQueue, 1, "mirror pod sync", a.syncMirror) })
 	g.Go(func() error { return a.runPlannerWatch(ctx) })
 	g.Go(func() error { return a.runOrphanSweep(ctx) })
 	return g.Wait()

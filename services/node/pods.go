@@ -13,7 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
 	"github.com/syncpod/syncpod/planner/manifest"
@@ -27,40 +29,38 @@ const plannerCallTimeout = 30 * time.Second
 // errRetry asks for the pod to be synced again after a back-off.
 var errRetry = errors.New("retry later")
 
-// runPodWorkers carries API pods into the planner until ctx ends.
-func (a *Agent) runPodWorkers(ctx context.Context) error {
+// runQueue processes queue with n workers running sync until ctx ends: a
+// failed key is retried with the queue's back-off.
+func (a *Agent) runQueue(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], n int, what string,
+	fn func(context.Context, string) error) error {
 	var wg sync.WaitGroup
-	for range a.o.Workers {
+	for range n {
 		wg.Go(func() {
-			for a.processNextPod(ctx) {
+			for {
+				key, quit := queue.Get()
+				if quit {
+					return
+				}
+				err := fn(ctx, key)
+				switch {
+				case err == nil:
+					queue.Forget(key)
+				case ctx.Err() != nil:
+				default:
+					a.m.podSyncs.WithLabelValues("error").Inc()
+					if !errors.Is(err, errRetry) {
+						a.o.Logger.Warn(what+" failed; retrying", "pod", key, "err", err)
+					}
+					queue.AddRateLimited(key)
+				}
+				queue.Done(key)
 			}
 		})
 	}
 	<-ctx.Done()
-	a.podQueue.ShutDown()
+	queue.ShutDown()
 	wg.Wait()
 	return nil
-}
-
-func (a *Agent) processNextPod(ctx context.Context) bool {
-	key, quit := a.podQueue.Get()
-	if quit {
-		return false
-	}
-	defer a.podQueue.Done(key)
-	if err := a.syncPod(ctx, key); err != nil {
-		if ctx.Err() != nil {
-			return true
-		}
-		a.m.podSyncs.WithLabelValues("error").Inc()
-		if !errors.Is(err, errRetry) {
-			a.o.Logger.Warn("pod sync failed; retrying", "pod", key, "err", err)
-		}
-		a.podQueue.AddRateLimited(key)
-		return true
-	}
-	a.podQueue.Forget(key)
-	return true
 }
 
 // syncPod makes the planner hold what the API server binds to this node
@@ -72,6 +72,9 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	}
 	kp, err := a.lister.Pods(ns).Get(name)
 	if apierrors.IsNotFound(err) {
+		if sk := a.staticKey(ns, name); sk != "" {
+			a.mirrorQueue.Add(sk) // a deleted mirror pod is made again
+		}
 		return a.forget(ctx, ns, name)
 	}
 	if err != nil {
@@ -79,6 +82,14 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	}
 	if kp.Spec.NodeName != a.o.NodeName {
 		return a.forget(ctx, ns, name)
+	}
+	if _, mirror := kp.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		// A mirror pod stands for a static pod: it is never run, only
+		// kept in step with its static pod.
+		if sk := a.staticKey(ns, name); sk != "" {
+			a.mirrorQueue.Add(sk)
+		}
+		return nil
 	}
 	if kp.DeletionTimestamp != nil {
 		return a.terminate(ctx, kp)
@@ -307,14 +318,19 @@ func (a *Agent) relistPlanner(ctx context.Context) error {
 
 func (a *Agent) onPlannerRecord(typ plannerv1.WatchEventType, rec *plannerv1.PodRecord) {
 	p := rec.GetPod()
-	if p.GetAnnotations()[manifest.SourceAnnotation] != SourceAPI {
-		return
-	}
 	ns := p.GetNamespace()
 	if ns == "" {
 		ns = metav1.NamespaceDefault
 	}
 	key := ns + "/" + p.GetName()
+	switch p.GetAnnotations()[manifest.SourceAnnotation] {
+	case SourceAPI:
+	case manifest.SourceFile:
+		a.observeStatic(key, rec, typ == plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED)
+		return
+	default:
+		return
+	}
 	uid := types.UID(p.GetUid())
 	if typ == plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED {
 		a.status.Forget(key, uid)
@@ -355,8 +371,12 @@ func (a *Agent) sweepOrphans(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	static := map[string]bool{}
 	for _, r := range resp.GetRecords() {
 		p := r.GetPod()
+		if p.GetAnnotations()[manifest.SourceAnnotation] == manifest.SourceFile {
+			static[p.GetNamespace()+"/"+p.GetName()] = true
+		}
 		if p.GetAnnotations()[manifest.SourceAnnotation] != SourceAPI {
 			continue
 		}
@@ -372,6 +392,20 @@ func (a *Agent) sweepOrphans(ctx context.Context) error {
 			if err := a.plannerDelete(ctx, p, nil); err != nil {
 				return err
 			}
+		}
+	}
+	// Mirror pods of static pods that are gone (removed while the agent
+	// was down) go too.
+	all, err := a.lister.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, kp := range all {
+		if _, mirror := kp.Annotations[corev1.MirrorPodAnnotationKey]; !mirror {
+			continue
+		}
+		if sk := a.staticKey(kp.Namespace, kp.Name); sk != "" && !static[sk] {
+			a.mirrorQueue.Add(sk)
 		}
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 
+	"golang.org/x/time/rate"
+
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,8 +41,12 @@ type statusWriter struct {
 	patch  func(ctx context.Context, namespace, name string, patch []byte) (*corev1.Pod, error)
 	hostIP string
 	queue  workqueue.TypedRateLimitingInterface[string]
-	logger *slog.Logger
-	m      *metrics
+	// limiter bounds the writes per second (nil: unbounded). A worker
+	// waits on it before it reads the pod's newest status, so whatever
+	// arrives meanwhile is part of the same write.
+	limiter *rate.Limiter
+	logger  *slog.Logger
+	m       *metrics
 
 	mu      sync.Mutex
 	pending map[string]statusSource
@@ -49,11 +55,11 @@ type statusWriter struct {
 	written map[string]*corev1.Pod
 }
 
-func newStatusWriter(queue workqueue.TypedRateLimitingInterface[string], hostIP string, logger *slog.Logger, m *metrics,
+func newStatusWriter(queue workqueue.TypedRateLimitingInterface[string], limiter *rate.Limiter, hostIP string, logger *slog.Logger, m *metrics,
 	get func(string, string) (*corev1.Pod, error),
 	patch func(context.Context, string, string, []byte) (*corev1.Pod, error)) *statusWriter {
 	return &statusWriter{
-		get: get, patch: patch, hostIP: hostIP, queue: queue, logger: logger, m: m,
+		get: get, patch: patch, hostIP: hostIP, queue: queue, limiter: limiter, logger: logger, m: m,
 		pending: map[string]statusSource{}, written: map[string]*corev1.Pod{},
 	}
 }
@@ -129,6 +135,11 @@ func (w *statusWriter) sync(ctx context.Context, key string) error {
 	ns, name, err := splitKey(key)
 	if err != nil {
 		return nil
+	}
+	if w.limiter != nil {
+		if err := w.limiter.Wait(ctx); err != nil {
+			return err
+		}
 	}
 	w.mu.Lock()
 	src, ok := w.pending[key]

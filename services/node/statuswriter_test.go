@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -84,7 +85,7 @@ func restarts(n int32) *syncpodv1.PodStatus {
 func newTestWriter(api *fakeAPI) (*statusWriter, *metrics) {
 	m := newMetrics(prometheus.NewRegistry())
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 10*time.Millisecond))
-	return newStatusWriter(q, "192.0.2.1", slog.New(slog.NewTextHandler(io.Discard, nil)), m, api.get, api.patch), m
+	return newStatusWriter(q, rate.NewLimiter(rate.Limit(1000), 1), "192.0.2.1", slog.New(slog.NewTextHandler(io.Discard, nil)), m, api.get, api.patch), m
 }
 
 func TestStatusWriterWritesTheNewestAfterFailures(t *testing.T) {
