@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
@@ -173,8 +174,17 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		AddFunc: enqueue,
+		UpdateFunc: func(old, obj any) {
+			// Our own status writes come back as updates: only a change
+			// of what the planner holds needs a sync.
+			if o, ok := old.(*corev1.Pod); ok {
+				if n, ok := obj.(*corev1.Pod); ok && !podChanged(o, n) {
+					return
+				}
+			}
+			enqueue(obj)
+		},
 		DeleteFunc: enqueue,
 	}); err != nil {
 		return err
@@ -209,4 +219,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// podChanged says whether a pod update touches what the node carries into
+// the planner: spec, labels, annotations, deletion, or a phase that ended.
+func podChanged(old, cur *corev1.Pod) bool {
+	return !apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) ||
+		!apiequality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
+		!apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
+		!apiequality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
+		old.UID != cur.UID || old.Status.Phase != cur.Status.Phase
 }
