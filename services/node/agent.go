@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -136,12 +136,14 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	log.Info("node registered", "node", a.o.NodeName, "uid", node.UID)
 
-	factory := informers.NewSharedInformerFactoryWithOptions(a.o.Client, 0,
-		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+	// Only the pod informer is built (not client-go's informer factory,
+	// which compiles an informer for every API group).
+	podInformer := coreinformers.NewFilteredPodInformer(a.o.Client, metav1.NamespaceAll, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		func(lo *metav1.ListOptions) {
 			lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.o.NodeName).String()
-		}))
-	podInformer := factory.Core().V1().Pods()
-	a.lister = podInformer.Lister()
+		})
+	a.lister = corelisters.NewPodLister(podInformer.GetIndexer())
 	a.podQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods"})
@@ -173,7 +175,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			a.podQueue.Add(key)
 		}
 	}
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue,
 		UpdateFunc: func(old, obj any) {
 			// Our own status writes come back as updates: only a change
@@ -189,14 +191,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("informer cache for %v did not sync: %w", typ, ctx.Err())
-		}
+	informerCtx, stopInformer := context.WithCancel(ctx)
+	defer stopInformer()
+	go podInformer.RunWithContext(informerCtx)
+	if !cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced) {
+		return fmt.Errorf("pod informer cache did not sync: %w", ctx.Err())
 	}
-	log.Info("pod informer synced", "pods", len(podInformer.Informer().GetStore().ListKeys()))
+	log.Info("pod informer synced", "pods", len(podInformer.GetStore().ListKeys()))
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.runLease(ctx, node) })
