@@ -1,0 +1,211 @@
+// Command syncpod-node joins a syncpod node to a Kubernetes cluster: it
+// registers the Node, keeps its Lease, runs the pods bound to it through
+// the planner and writes their status and events back. See services/node;
+// flags: syncpod-node --help.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/services/node"
+	"github.com/syncpod/syncpod/services/server"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+type nodeFlags struct {
+	kubeconfig    string
+	nodeName      string
+	planner       string
+	criEndpoint   string
+	nodeIP        string
+	nodeLabels    string
+	rootDir       string
+	maxPods       int64
+	leaseDuration time.Duration
+	leaseRenew    time.Duration
+	statusFreq    time.Duration
+	statusQPS     float64
+	statusBurst   int
+	workers       int
+	apiQPS        float64
+	apiBurst      int
+}
+
+func registerNodeFlags(fs *flag.FlagSet) *nodeFlags {
+	f := &nodeFlags{}
+	host, _ := os.Hostname()
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the API server and the node's credentials (required)")
+	fs.StringVar(&f.nodeName, "node-name", strings.ToLower(host), "name of the Node object")
+	fs.StringVar(&f.planner, "planner", "127.0.0.1:7001", "address of the node's planner (host:port or unix:///path)")
+	fs.StringVar(&f.criEndpoint, "cri-endpoint", "", "CRI runtime endpoint, asked for its name and version (the Node's containerRuntimeVersion); empty reports unknown")
+	fs.StringVar(&f.nodeIP, "node-ip", "", "the node's InternalIP and its pods' hostIP; empty picks the host's first global IPv4 address")
+	fs.StringVar(&f.nodeLabels, "node-labels", "", "extra node labels, key=value,...")
+	fs.StringVar(&f.rootDir, "root-dir", "/", "directory whose filesystem is reported as ephemeral-storage")
+	fs.Int64Var(&f.maxPods, "max-pods", 110, "pods capacity")
+	fs.DurationVar(&f.leaseDuration, "node-lease-duration", 40*time.Second, "leaseDurationSeconds of the node's Lease")
+	fs.DurationVar(&f.leaseRenew, "node-lease-renew-interval", 10*time.Second, "how often the node's Lease is renewed")
+	fs.DurationVar(&f.statusFreq, "node-status-update-frequency", time.Minute, "how often the Node status is posted when nothing changed")
+	fs.Float64Var(&f.statusQPS, "pod-status-qps", 10, "pod status writes per second")
+	fs.IntVar(&f.statusBurst, "pod-status-burst", 20, "pod status writes in a burst")
+	fs.IntVar(&f.workers, "workers", 4, "pod sync workers and status workers (each)")
+	fs.Float64Var(&f.apiQPS, "kube-api-qps", 50, "queries per second to the API server")
+	fs.IntVar(&f.apiBurst, "kube-api-burst", 100, "burst of queries to the API server")
+	return f
+}
+
+func (f *nodeFlags) labels() (map[string]string, error) {
+	out := map[string]string{}
+	if f.nodeLabels == "" {
+		return out, nil
+	}
+	for _, kv := range strings.Split(f.nodeLabels, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--node-labels: %q is not key=value", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (f *nodeFlags) validate() error {
+	var errs []error
+	if f.kubeconfig == "" {
+		errs = append(errs, errors.New("--kubeconfig: required"))
+	}
+	if f.nodeName == "" {
+		errs = append(errs, errors.New("--node-name: required"))
+	}
+	if _, _, err := server.SplitAddress(f.planner); err != nil {
+		errs = append(errs, fmt.Errorf("--planner: %w", err))
+	}
+	for name, d := range map[string]time.Duration{
+		"--node-lease-duration": f.leaseDuration, "--node-lease-renew-interval": f.leaseRenew,
+		"--node-status-update-frequency": f.statusFreq,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", name, d))
+		}
+	}
+	if f.statusQPS <= 0 || f.statusBurst < 1 || f.workers < 1 || f.maxPods < 1 || f.apiQPS <= 0 || f.apiBurst < 1 {
+		errs = append(errs, errors.New("--pod-status-qps, --pod-status-burst, --workers, --max-pods, --kube-api-qps and --kube-api-burst must be positive"))
+	}
+	if _, err := f.labels(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("syncpod-node", flag.ContinueOnError)
+	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7005", MetricsListen: "127.0.0.1:9105"})
+	nf := registerNodeFlags(fs)
+	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
+		return code
+	}
+	if err := nf.validate(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return 2
+	}
+	logger := common.Logger(stderr, fs.Name())
+	reg := prometheus.NewRegistry()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", nf.kubeconfig)
+	if err != nil {
+		logger.Error("cannot read --kubeconfig", "path", nf.kubeconfig, "err", err)
+		return 1
+	}
+	cfg.UserAgent = "syncpod-node/" + server.Version
+	cfg.QPS, cfg.Burst = float32(nf.apiQPS), nf.apiBurst
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		logger.Error("cannot build the API client", "err", err)
+		return 1
+	}
+	target, err := server.DialTarget(nf.planner)
+	if err != nil {
+		logger.Error("bad --planner", "err", err)
+		return 2
+	}
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		logger.Error("cannot dial the planner", "err", err)
+		return 1
+	}
+	defer conn.Close()
+
+	host := node.ReadHost(nf.rootDir)
+	host.MaxPods = nf.maxPods
+	host.InternalIP = nf.nodeIP
+	if host.InternalIP == "" {
+		host.InternalIP = node.DefaultIP()
+	}
+	host.AgentVersion = "syncpod-" + server.Version
+	if nf.criEndpoint != "" {
+		v, err := node.RuntimeVersion(ctx, nf.criEndpoint)
+		if err != nil {
+			logger.Warn("cannot read the runtime's version; reporting it unknown", "err", err)
+		}
+		host.RuntimeVersion = v
+	}
+	labels, _ := nf.labels()
+	agent, err := node.New(node.Options{
+		Client:                client,
+		Planner:               plannerv1.NewPlannerServiceClient(conn),
+		PlannerHealth:         healthpb.NewHealthClient(conn),
+		NodeName:              nf.nodeName,
+		Host:                  host,
+		Labels:                labels,
+		LeaseDuration:         nf.leaseDuration,
+		LeaseRenewInterval:    nf.leaseRenew,
+		StatusUpdateFrequency: nf.statusFreq,
+		StatusQPS:             nf.statusQPS,
+		StatusBurst:           nf.statusBurst,
+		Workers:               nf.workers,
+		Logger:                logger,
+		Registry:              reg,
+	})
+	if err != nil {
+		logger.Error("cannot start", "err", err)
+		return 1
+	}
+	// The gRPC server carries only health (and reflection), for probes and
+	// `syncpod-node healthcheck`; metrics are on --metrics-listen.
+	srv, err := server.New(common.Options(logger, reg))
+	if err != nil {
+		logger.Error("cannot start", "err", err)
+		return 1
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return srv.Run(ctx) })
+	g.Go(func() error { return agent.Run(ctx) })
+	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		logger.Error("exiting on error", "err", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,233 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/time/rate"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+)
+
+// Options configure an Agent. Client, Planner, NodeName and Logger are
+// required.
+type Options struct {
+	// Client talks to the API server.
+	Client kubernetes.Interface
+	// Planner is the node's planner.
+	Planner plannerv1.PlannerServiceClient
+	// PlannerHealth, when set, decides the node's Ready condition: Ready
+	// while the planner's health check answers SERVING.
+	PlannerHealth healthpb.HealthClient
+	// NodeName is the Node object's name.
+	NodeName string
+	// Host is what the Node says about the machine.
+	Host Host
+	// Labels are added to the well-known node labels.
+	Labels map[string]string
+	// LeaseDuration is the Lease's leaseDurationSeconds (default 40 s).
+	LeaseDuration time.Duration
+	// LeaseRenewInterval is how often the Lease is renewed (default 10 s).
+	LeaseRenewInterval time.Duration
+	// StatusUpdateFrequency is how often the Node status is posted when
+	// nothing changes (default 1 min); a readiness change is posted at once.
+	StatusUpdateFrequency time.Duration
+	// StatusQPS and StatusBurst bound the pod status writes (default 10
+	// and 20 per second).
+	StatusQPS   float64
+	StatusBurst int
+	// Workers is the number of pod sync and status workers each (default 4).
+	Workers int
+	// Logger receives the agent's logs.
+	Logger *slog.Logger
+	// Registry gets the agent's metrics; nil means none.
+	Registry prometheus.Registerer
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Agent is the node agent. Build it with New; Run does the work.
+type Agent struct {
+	o        Options
+	m        *metrics
+	podQueue workqueue.TypedRateLimitingInterface[string]
+	// mirrorQueue holds static pods (planner keys) whose mirror pod needs
+	// a look.
+	mirrorQueue workqueue.TypedRateLimitingInterface[string]
+	mirror      *mirrors
+	status      *statusWriter
+	relay       *eventRelay
+	lister      corelisters.PodLister
+	recorder    record.EventRecorder
+}
+
+// New checks o and builds an Agent.
+func New(o Options) (*Agent, error) {
+	var errs []error
+	if o.Client == nil {
+		errs = append(errs, errors.New("node: Client is required"))
+	}
+	if o.Planner == nil {
+		errs = append(errs, errors.New("node: Planner is required"))
+	}
+	if o.NodeName == "" {
+		errs = append(errs, errors.New("node: NodeName is required"))
+	}
+	if o.Logger == nil {
+		errs = append(errs, errors.New("node: Logger is required"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if o.LeaseDuration <= 0 {
+		o.LeaseDuration = 40 * time.Second
+	}
+	if o.LeaseRenewInterval <= 0 {
+		o.LeaseRenewInterval = 10 * time.Second
+	}
+	if o.StatusUpdateFrequency <= 0 {
+		o.StatusUpdateFrequency = time.Minute
+	}
+	if o.StatusQPS <= 0 {
+		o.StatusQPS = 10
+	}
+	if o.StatusBurst <= 0 {
+		o.StatusBurst = 20
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.Host.MaxPods <= 0 {
+		o.Host.MaxPods = 110
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Agent{o: o, m: newMetrics(o.Registry), mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}}}, nil
+}
+
+// Run registers the node and keeps it, its lease, its pods, their status
+// and events in step with the API server until ctx ends.
+func (a *Agent) Run(ctx context.Context) error {
+	log := a.o.Logger
+	started := a.o.Now()
+	node, err := a.register(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info("node registered", "node", a.o.NodeName, "uid", node.UID)
+
+	// Only the pod informer is built (not client-go's informer factory,
+	// which compiles an informer for every API group).
+	podInformer := coreinformers.NewFilteredPodInformer(a.o.Client, metav1.NamespaceAll, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.o.NodeName).String()
+		})
+	a.lister = corelisters.NewPodLister(podInformer.GetIndexer())
+	a.podQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pods"})
+	a.mirrorQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "mirror-pods"})
+	// The queue's limiter spaces out retries of a failed write; the
+	// bucket bounds all writes.
+	statusQueue := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "pod-status"})
+	a.status = newStatusWriter(statusQueue, rate.NewLimiter(rate.Limit(a.o.StatusQPS), a.o.StatusBurst), a.o.Host.InternalIP, log, a.m,
+		func(ns, name string) (*corev1.Pod, error) { return a.lister.Pods(ns).Get(name) },
+		func(ctx context.Context, ns, name string, patch []byte) (*corev1.Pod, error) {
+			return a.o.Client.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		})
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.o.Client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	a.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: a.o.NodeName})
+	a.relay = newEventRelay(started, func(ref *corev1.ObjectReference, typ, reason, msg string) {
+		a.m.events.Inc()
+		a.recorder.Event(ref, typ, reason, msg)
+	})
+
+	enqueue := func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			a.podQueue.Add(key)
+		}
+	}
+	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		UpdateFunc: func(old, obj any) {
+			// Our own status writes come back as updates: only a change
+			// of what the planner holds needs a sync.
+			if o, ok := old.(*corev1.Pod); ok {
+				if n, ok := obj.(*corev1.Pod); ok && !podChanged(o, n) {
+					return
+				}
+			}
+			enqueue(obj)
+		},
+		DeleteFunc: enqueue,
+	}); err != nil {
+		return err
+	}
+	informerCtx, stopInformer := context.WithCancel(ctx)
+	defer stopInformer()
+	go podInformer.RunWithContext(informerCtx)
+	if !cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced) {
+		return fmt.Errorf("pod informer cache did not sync: %w", ctx.Err())
+	}
+	log.Info("pod informer synced", "pods", len(podInformer.GetStore().ListKeys()))
+
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return a.runLease(ctx, node) })
+	g.Go(func() error { return a.runNodeStatus(ctx, node) })
+	g.Go(func() error { return a.status.Run(ctx, a.o.Workers) })
+	g.Go(func() error { return a.runQueue(ctx, a.podQueue, a.o.Workers, "pod sync", a.syncPod) })
+	g.Go(func() error { return a.runQueue(ctx, a.mirrorQueue, 1, "mirror pod sync", a.syncMirror) })
+	g.Go(func() error { return a.runPlannerWatch(ctx) })
+	g.Go(func() error { return a.runOrphanSweep(ctx) })
+	return g.Wait()
+}
+
+// sleep waits d or until ctx ends; false when ctx ended.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// podChanged says whether a pod update touches what the node carries into
+// the planner: spec, labels, annotations, deletion, or a phase that ended.
+func podChanged(old, cur *corev1.Pod) bool {
+	return !apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) ||
+		!apiequality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
+		!apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
+		!apiequality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
+		old.UID != cur.UID || old.Status.Phase != cur.Status.Phase
+}

@@ -1,0 +1,34 @@
+package node
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestPodChangedIgnoresStatusWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*corev1.Pod)
+		want   bool
+	}{
+		{"status only (our own write)", func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: 3}}
+			p.ResourceVersion = "43"
+		}, false},
+		{"phase ended", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }, true},
+		{"image changed", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "busybox:1.37" }, true},
+		{"label added", func(p *corev1.Pod) { p.Labels["tier"] = "db" }, true},
+		{"deletion", func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := apiPod()
+			cur := old.DeepCopy()
+			tc.change(cur)
+			if got := podChanged(old, cur); got != tc.want {
+				t.Errorf("podChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,28 @@
+// Package node makes a syncpod node a Kubernetes node: it is the kubelet's
+// API-server side, on top of the planner.
+//
+// An Agent registers the Node object (capacity and allocatable read from
+// the host, node info with the CRI runtime's name and version, addresses,
+// conditions, the well-known labels), renews its Lease in kube-node-lease
+// and refreshes the Node status on the kubelet's default periods. It
+// watches the pods bound to the node (spec.nodeName) with an informer and
+// turns each into a desired pod in the planner through its gRPC API, marked
+// with the kubelet's source annotation (kubernetes.io/config.source=api).
+// A pod with a deletionTimestamp is deleted in the planner with the pod's
+// grace period; once the planner reports it gone, the API object is
+// deleted with grace 0, as the kubelet does.
+//
+// Status flows back from the planner's WatchPods stream: each pod's newest
+// status is kept per pod and written through the status subresource by a
+// rate-limited work queue as a strategic-merge patch of what changed; a
+// failed write is retried and a newer status replaces a pending one, so
+// the newest status is never lost. The planner's pod events become Events
+// on the API server through client-go's event recorder.
+//
+// Restarting the agent is harmless: applying a pod the planner already
+// holds is a no-op (same uid, same spec), so running pods are adopted, not
+// restarted. Pods the planner holds from the api source that the API
+// server no longer binds to the node are deleted in the planner.
+//
+// Only this package and its binary, syncpod-node, import client-go.
+package node

@@ -1,0 +1,41 @@
+package node
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the agent's Prometheus metrics.
+type metrics struct {
+	podSyncs      *prometheus.CounterVec
+	statusWrites  *prometheus.CounterVec
+	leaseRenewals *prometheus.CounterVec
+	nodeStatus    *prometheus.CounterVec
+	events        prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		podSyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_node_pod_syncs_total",
+			Help: "API pods carried into the planner, by result (applied, deleted, refused, error).",
+		}, []string{"result"}),
+		statusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_node_status_writes_total",
+			Help: "Pod status writes through the status subresource, by result (patched, unchanged, error).",
+		}, []string{"result"}),
+		leaseRenewals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_node_lease_renewals_total",
+			Help: "Node lease renewals, by result (ok, error).",
+		}, []string{"result"}),
+		nodeStatus: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_node_status_updates_total",
+			Help: "Node status updates, by result (ok, error).",
+		}, []string{"result"}),
+		events: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_node_events_recorded_total",
+			Help: "Pod events handed to the API server's event recorder.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.podSyncs, m.statusWrites, m.leaseRenewals, m.nodeStatus, m.events)
+	}
+	return m
+}

@@ -1,0 +1,412 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+
+	"github.com/syncpod/syncpod/planner/manifest"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// plannerCallTimeout bounds one call to the planner.
+const plannerCallTimeout = 30 * time.Second
+
+// errRetry asks for the pod to be synced again after a back-off.
+var errRetry = errors.New("retry later")
+
+// runQueue processes queue with n workers running sync until ctx ends: a
+// failed key is retried with the queue's back-off.
+func (a *Agent) runQueue(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], n int, what string,
+	fn func(context.Context, string) error) error {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for {
+				key, quit := queue.Get()
+				if quit {
+					return
+				}
+				err := fn(ctx, key)
+				switch {
+				case err == nil:
+					queue.Forget(key)
+				case ctx.Err() != nil:
+				default:
+					a.m.podSyncs.WithLabelValues("error").Inc()
+					if !errors.Is(err, errRetry) {
+						a.o.Logger.Warn(what+" failed; retrying", "pod", key, "err", err)
+					}
+					queue.AddRateLimited(key)
+				}
+				queue.Done(key)
+			}
+		})
+	}
+	<-ctx.Done()
+	queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// syncPod makes the planner hold what the API server binds to this node
+// under key: the pod, its deletion, or nothing.
+func (a *Agent) syncPod(ctx context.Context, key string) error {
+	ns, name, err := splitKey(key)
+	if err != nil {
+		return nil
+	}
+	kp, err := a.lister.Pods(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		if sk := a.staticKey(ns, name); sk != "" {
+			a.mirrorQueue.Add(sk) // a deleted mirror pod is made again
+		}
+		return a.forget(ctx, ns, name)
+	}
+	if err != nil {
+		return err
+	}
+	if kp.Spec.NodeName != a.o.NodeName {
+		return a.forget(ctx, ns, name)
+	}
+	if _, mirror := kp.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		// A mirror pod stands for a static pod: it is never run, only
+		// kept in step with its static pod.
+		if sk := a.staticKey(ns, name); sk != "" {
+			a.mirrorQueue.Add(sk)
+		}
+		return nil
+	}
+	if kp.DeletionTimestamp != nil {
+		return a.terminate(ctx, kp)
+	}
+	if kp.Status.Phase == corev1.PodSucceeded || kp.Status.Phase == corev1.PodFailed {
+		// A finished pod is never started again: only one the planner
+		// still holds is kept in step.
+		if rec, err := a.plannerPod(ctx, ns, name); err != nil || rec == nil || rec.GetPod().GetUid() != string(kp.UID) {
+			return err
+		}
+	}
+	sp, warnings, err := PodFromAPI(kp)
+	if errors.Is(err, ErrUnsupported) {
+		return a.refuse(kp, err)
+	}
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
+	defer cancel()
+	resp, err := a.o.Planner.ApplyPod(cctx, &plannerv1.ApplyPodRequest{Pod: sp})
+	switch status.Code(err) {
+	case codes.OK:
+	case codes.InvalidArgument:
+		return a.refuse(kp, fmt.Errorf("%w: %v", ErrUnsupported, status.Convert(err).Message()))
+	case codes.FailedPrecondition:
+		// An older incarnation under this name: have it stopped first.
+		return a.replaceIncarnation(ctx, kp)
+	default:
+		return err
+	}
+	if resp.GetResult() != plannerv1.ApplyResult_APPLY_RESULT_UNCHANGED {
+		a.m.podSyncs.WithLabelValues("applied").Inc()
+		a.o.Logger.Info("pod applied to the planner", "pod", key, "uid", kp.UID, "result", resp.GetResult().String())
+		for _, w := range warnings {
+			a.o.Logger.Debug("pod field ignored", "pod", key, "warning", w)
+		}
+	}
+	return nil
+}
+
+// plannerPod reads a pod from the planner; nil when it has none.
+func (a *Agent) plannerPod(ctx context.Context, ns, name string) (*plannerv1.PodRecord, error) {
+	ctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
+	defer cancel()
+	resp, err := a.o.Planner.GetPod(ctx, &plannerv1.GetPodRequest{Pod: &plannerv1.PodRef{Namespace: ns, Name: name}})
+	if status.Code(err) == codes.NotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetRecord(), nil
+}
+
+// replaceIncarnation deletes the planner's pod of the same name but
+// another uid (when it came from the API server) and retries later.
+func (a *Agent) replaceIncarnation(ctx context.Context, kp *corev1.Pod) error {
+	rec, err := a.plannerPod(ctx, kp.Namespace, kp.Name)
+	if err != nil || rec == nil {
+		return errors.Join(err, errRetry)
+	}
+	old := rec.GetPod()
+	if old.GetUid() != string(kp.UID) && old.GetDeletionTime() == nil && old.GetAnnotations()[manifest.SourceAnnotation] == SourceAPI {
+		if err := a.plannerDelete(ctx, old, nil); err != nil {
+			return err
+		}
+	}
+	return errRetry
+}
+
+// plannerDelete marks a planner pod (by uid) as terminating.
+func (a *Agent) plannerDelete(ctx context.Context, p *syncpodv1.Pod, grace *int64) error {
+	ctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
+	defer cancel()
+	_, err := a.o.Planner.DeletePod(ctx, &plannerv1.DeletePodRequest{
+		Pod:                &plannerv1.PodRef{Namespace: p.GetNamespace(), Name: p.GetName(), Uid: p.GetUid()},
+		GracePeriodSeconds: grace,
+	})
+	if status.Code(err) == codes.NotFound {
+		return nil
+	}
+	if err == nil {
+		a.m.podSyncs.WithLabelValues("deleted").Inc()
+		a.o.Logger.Info("pod deleted in the planner", "pod", p.GetNamespace()+"/"+p.GetName(), "uid", p.GetUid(), "grace_seconds", ptr.Deref(grace, -1))
+	}
+	return err
+}
+
+// forget deletes from the planner the api pod the API server no longer
+// binds here (deleted outright, or never ours), with the pod's own grace
+// period.
+func (a *Agent) forget(ctx context.Context, ns, name string) error {
+	rec, err := a.plannerPod(ctx, ns, name)
+	if err != nil || rec == nil {
+		return err
+	}
+	p := rec.GetPod()
+	if p.GetAnnotations()[manifest.SourceAnnotation] != SourceAPI || p.GetDeletionTime() != nil {
+		return nil
+	}
+	return a.plannerDelete(ctx, p, nil)
+}
+
+// terminate carries a deletionTimestamp: the planner stops the pod with
+// the grace period the API server chose; once the planner has no such pod
+// left, the API object is deleted with grace 0, as the kubelet does.
+func (a *Agent) terminate(ctx context.Context, kp *corev1.Pod) error {
+	rec, err := a.plannerPod(ctx, kp.Namespace, kp.Name)
+	if err != nil {
+		return err
+	}
+	if rec == nil || rec.GetPod().GetUid() != string(kp.UID) {
+		return a.deleteAPIPod(ctx, kp)
+	}
+	if rec.GetPod().GetDeletionTime() == nil {
+		grace := kp.DeletionGracePeriodSeconds
+		if grace == nil {
+			grace = kp.Spec.TerminationGracePeriodSeconds
+		}
+		return a.plannerDelete(ctx, rec.GetPod(), grace)
+	}
+	// Terminating: the planner's DELETED event requeues the pod.
+	return nil
+}
+
+// deleteAPIPod removes the pod object with grace 0, on the condition that
+// it still is this incarnation.
+func (a *Agent) deleteAPIPod(ctx context.Context, kp *corev1.Pod) error {
+	err := a.o.Client.CoreV1().Pods(kp.Namespace).Delete(ctx, kp.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0),
+		Preconditions:      &metav1.Preconditions{UID: ptr.To(kp.UID)},
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err == nil {
+		a.o.Logger.Info("pod object deleted: its containers are gone", "pod", kp.Namespace+"/"+kp.Name, "uid", kp.UID)
+	}
+	return err
+}
+
+// refuse reports a pod the node cannot run: phase Failed with the reason,
+// and a Warning event, as the kubelet reports a pod its admission refuses.
+func (a *Agent) refuse(kp *corev1.Pod, why error) error {
+	a.m.podSyncs.WithLabelValues("refused").Inc()
+	a.o.Logger.Warn("pod refused", "pod", kp.Namespace+"/"+kp.Name, "err", why)
+	msg := "Pod was rejected: " + why.Error()
+	a.recorder.Event(kp, corev1.EventTypeWarning, "UnsupportedPodSpec", msg)
+	st := corev1.PodStatus{
+		Phase: corev1.PodFailed, Reason: "UnsupportedPodSpec", Message: msg, QOSClass: QOSClass(&kp.Spec),
+	}
+	if ip := a.o.Host.InternalIP; ip != "" {
+		st.HostIP, st.HostIPs = ip, []corev1.HostIP{{IP: ip}}
+	}
+	if kp.Status.StartTime != nil {
+		st.StartTime = kp.Status.StartTime
+	} else {
+		now := metav1.NewTime(a.o.Now().Truncate(time.Second))
+		st.StartTime = &now
+	}
+	for _, c := range kp.Status.Conditions {
+		if !ownedConditions[c.Type] {
+			st.Conditions = append(st.Conditions, c)
+		}
+	}
+	a.status.Set(kp.Namespace+"/"+kp.Name, statusSource{uid: kp.UID, override: &st})
+	return nil
+}
+
+// runPlannerWatch follows the planner's WatchPods stream (reconnecting
+// when it breaks): status and events of api pods go to the API server, and
+// a pod the planner removed is requeued so its API object goes too.
+func (a *Agent) runPlannerWatch(ctx context.Context) error {
+	delay := 200 * time.Millisecond
+	for ctx.Err() == nil {
+		err := a.watchOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		a.o.Logger.Warn("planner watch ended; reconnecting", "err", err, "in", delay)
+		if !sleep(ctx, delay) {
+			return nil
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+	return nil
+}
+
+func (a *Agent) watchOnce(ctx context.Context) error {
+	stream, err := a.o.Planner.WatchPods(ctx, &plannerv1.WatchPodsRequest{})
+	if err != nil {
+		return err
+	}
+	for {
+		resp, err := stream.Recv()
+		if err == io.EOF {
+			return errors.New("stream closed")
+		}
+		if err != nil {
+			return err
+		}
+		if resp.GetType() == plannerv1.WatchEventType_WATCH_EVENT_TYPE_RESYNC {
+			if err := a.relistPlanner(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		a.onPlannerRecord(resp.GetType(), resp.GetRecord())
+	}
+}
+
+// relistPlanner catches up after the watch fell behind.
+func (a *Agent) relistPlanner(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
+	defer cancel()
+	resp, err := a.o.Planner.ListPods(ctx, &plannerv1.ListPodsRequest{})
+	if err != nil {
+		return err
+	}
+	for _, r := range resp.GetRecords() {
+		a.onPlannerRecord(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, r)
+	}
+	return nil
+}
+
+func (a *Agent) onPlannerRecord(typ plannerv1.WatchEventType, rec *plannerv1.PodRecord) {
+	p := rec.GetPod()
+	ns := p.GetNamespace()
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	key := ns + "/" + p.GetName()
+	switch p.GetAnnotations()[manifest.SourceAnnotation] {
+	case SourceAPI:
+	case manifest.SourceFile:
+		a.observeStatic(key, rec, typ == plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED)
+		return
+	default:
+		return
+	}
+	uid := types.UID(p.GetUid())
+	if typ == plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED {
+		a.status.Forget(key, uid)
+		a.relay.Forget(uid)
+		a.podQueue.Add(key)
+		return
+	}
+	kp, err := a.lister.Pods(ns).Get(p.GetName())
+	if err != nil || kp.UID != uid {
+		return
+	}
+	if rec.GetStatus() != nil {
+		a.status.Set(key, statusSource{uid: uid, planner: rec.GetStatus()})
+	}
+	if len(rec.GetEvents()) > 0 {
+		a.relay.Observe(kp, rec.GetEvents())
+	}
+}
+
+// runOrphanSweep deletes, now and every minute, the planner's api pods
+// that the API server does not bind to this node (removed while the agent
+// was down).
+func (a *Agent) runOrphanSweep(ctx context.Context) error {
+	for {
+		if err := a.sweepOrphans(ctx); err != nil && ctx.Err() == nil {
+			a.o.Logger.Warn("cannot reconcile the planner's api pods", "err", err)
+		}
+		if !sleep(ctx, time.Minute) {
+			return nil
+		}
+	}
+}
+
+func (a *Agent) sweepOrphans(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
+	defer cancel()
+	resp, err := a.o.Planner.ListPods(cctx, &plannerv1.ListPodsRequest{})
+	if err != nil {
+		return err
+	}
+	static := map[string]bool{}
+	for _, r := range resp.GetRecords() {
+		p := r.GetPod()
+		if p.GetAnnotations()[manifest.SourceAnnotation] == manifest.SourceFile {
+			static[p.GetNamespace()+"/"+p.GetName()] = true
+		}
+		if p.GetAnnotations()[manifest.SourceAnnotation] != SourceAPI {
+			continue
+		}
+		ns := p.GetNamespace()
+		if ns == "" {
+			ns = metav1.NamespaceDefault
+		}
+		kp, err := a.lister.Pods(ns).Get(p.GetName())
+		if err == nil && kp.UID == types.UID(p.GetUid()) {
+			continue
+		}
+		if p.GetDeletionTime() == nil {
+			if err := a.plannerDelete(ctx, p, nil); err != nil {
+				return err
+			}
+		}
+	}
+	// Mirror pods of static pods that are gone (removed while the agent
+	// was down) go too.
+	all, err := a.lister.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, kp := range all {
+		if _, mirror := kp.Annotations[corev1.MirrorPodAnnotationKey]; !mirror {
+			continue
+		}
+		if sk := a.staticKey(kp.Namespace, kp.Name); sk != "" && !static[sk] {
+			a.mirrorQueue.Add(sk)
+		}
+	}
+	return nil
+}

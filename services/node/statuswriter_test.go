@@ -1,0 +1,178 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/util/workqueue"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// fakeAPI is one pod on a pretend API server: patches apply to it; the
+// first failures patches fail.
+type fakeAPI struct {
+	mu       sync.Mutex
+	pod      *corev1.Pod
+	patches  []map[string]any
+	failures int
+	rv       int
+}
+
+func (f *fakeAPI) get(ns, name string) (*corev1.Pod, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pod == nil || f.pod.Namespace != ns || f.pod.Name != name {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
+	}
+	return f.pod.DeepCopy(), nil
+}
+
+func (f *fakeAPI) patch(_ context.Context, ns, name string, patch []byte) (*corev1.Pod, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failures > 0 {
+		f.failures--
+		return nil, errors.New("etcd is having a moment")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return nil, err
+	}
+	if uid := m["metadata"].(map[string]any)["uid"]; uid != string(f.pod.UID) {
+		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, name, errors.New("uid precondition"))
+	}
+	f.patches = append(f.patches, m)
+	cur, _ := json.Marshal(f.pod)
+	next, err := strategicpatch.StrategicMergePatch(cur, patch, corev1.Pod{})
+	if err != nil {
+		return nil, err
+	}
+	var p corev1.Pod
+	if err := json.Unmarshal(next, &p); err != nil {
+		return nil, err
+	}
+	f.rv++
+	p.ResourceVersion = strconv.Itoa(f.rv)
+	f.pod = &p
+	return p.DeepCopy(), nil
+}
+
+func restarts(n int32) *syncpodv1.PodStatus {
+	return &syncpodv1.PodStatus{
+		Phase: syncpodv1.PodPhase_POD_PHASE_RUNNING,
+		ContainerStatuses: []*syncpodv1.ContainerStatus{{Name: "app", RestartCount: n,
+			State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Running{Running: &syncpodv1.ContainerStateRunning{}}}}},
+	}
+}
+
+func newTestWriter(api *fakeAPI) (*statusWriter, *metrics) {
+	m := newMetrics(prometheus.NewRegistry())
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 10*time.Millisecond))
+	return newStatusWriter(q, rate.NewLimiter(rate.Limit(1000), 1), "192.0.2.1", slog.New(slog.NewTextHandler(io.Discard, nil)), m, api.get, api.patch), m
+}
+
+func TestStatusWriterWritesTheNewestAfterFailures(t *testing.T) {
+	kp := apiPod()
+	api := &fakeAPI{pod: kp, failures: 2, rv: 1}
+	w, m := newTestWriter(api)
+	key := "team/web"
+	// Three statuses before any write: only the newest may land.
+	for n := int32(1); n <= 3; n++ {
+		w.Set(key, statusSource{uid: kp.UID, planner: restarts(n)})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Run(ctx, 2) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p, _ := api.get("team", "web")
+		if len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("newest status never written; pod status %+v", p.Status)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A change after the write is patched alone: only what changed.
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(4)})
+	for {
+		p, _ := api.get("team", "web")
+		if p.Status.ContainerStatuses[0].RestartCount == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("second status never written")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if len(api.patches) != 2 {
+		t.Fatalf("%d patches, want 2 (the newest, then the change): %v", len(api.patches), api.patches)
+	}
+	last, _ := json.Marshal(api.patches[1]["status"])
+	for _, unchanged := range []string{"hostIP", "qosClass", "phase"} {
+		if strings.Contains(string(last), unchanged) {
+			t.Errorf("second patch %s carries unchanged %s", last, unchanged)
+		}
+	}
+	if got := testutil.ToFloat64(m.statusWrites.WithLabelValues("error")); got != 2 {
+		t.Errorf("error writes = %v, want 2", got)
+	}
+}
+
+func TestStatusWriterDropsStatusOfAnotherIncarnation(t *testing.T) {
+	kp := apiPod()
+	api := &fakeAPI{pod: kp, rv: 1}
+	w, _ := newTestWriter(api)
+	w.Set("team/web", statusSource{uid: types.UID("an-older-uid"), planner: restarts(7)})
+	if err := w.sync(context.Background(), "team/web"); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.patches) != 0 {
+		t.Errorf("patched another incarnation: %v", api.patches)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.pending) != 0 {
+		t.Errorf("stale status kept: %v", w.pending)
+	}
+}
+
+func TestStatusWriterSkipsAnUnchangedStatus(t *testing.T) {
+	kp := apiPod()
+	api := &fakeAPI{pod: kp, rv: 1}
+	w, m := newTestWriter(api)
+	w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
+	for range 2 {
+		if err := w.sync(context.Background(), "team/web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(api.patches) != 1 {
+		t.Errorf("%d patches for one status, want 1", len(api.patches))
+	}
+	if got := testutil.ToFloat64(m.statusWrites.WithLabelValues("unchanged")); got != 1 {
+		t.Errorf("unchanged = %v, want 1", got)
+	}
+}
