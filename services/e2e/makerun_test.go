@@ -138,6 +138,13 @@ func startMakeRun(t *testing.T, bin string) *makeRun {
 				<-r.done
 			}
 		}
+		// run-local.sh starts each service in a process group of its own,
+		// which a kill of make's group does not reach: when the script was
+		// killed (or a failed test left it mid-stop), end what it started.
+		for _, pid := range processesWithEnv("SYNCPOD_RUN_DIR=" + r.runDir) {
+			t.Logf("make run left pid %d running; killing it", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	})
 	// A cold build can take minutes on a loaded machine.
 	deadline := time.Now().Add(5 * time.Minute)
@@ -318,4 +325,32 @@ func TestMakeRunStopsOnSignalFromAScript(t *testing.T) {
 			}
 		})
 	}
+}
+
+// processesWithEnv returns the pids of processes whose environment holds
+// the entry kv exactly. A per-test value (a temporary directory) finds
+// what one test started and nothing else on the machine.
+func processesWithEnv(kv string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, v := range strings.Split(string(env), "\x00") {
+			if v == kv {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
 }
