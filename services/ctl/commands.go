@@ -63,7 +63,7 @@ func runApply(ctx context.Context, g *globals, files []string) error {
 		if p.pod.GetNamespace() == "" && g.namespace != "default" {
 			p.pod.Namespace = g.namespace
 		}
-		rctx, cancel := context.WithTimeout(ctx, g.timeout)
+		rctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 		resp, err := client.ApplyPod(rctx, &plannerv1.ApplyPodRequest{Pod: p.pod})
 		cancel()
 		if err != nil {
@@ -283,7 +283,7 @@ func onPlanner[T any](ctx context.Context, g *globals, call func(context.Context
 		return zero, err
 	}
 	defer closer.Close()
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	ctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 	defer cancel()
 	return call(ctx, client)
 }
@@ -296,7 +296,7 @@ func onExecutor[T any](ctx context.Context, g *globals, call func(context.Contex
 		return zero, err
 	}
 	defer closer.Close()
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	ctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 	defer cancel()
 	return call(ctx, client)
 }

@@ -49,6 +49,8 @@ type fakePlanner struct {
 	logReqs []*plannerv1.ContainerLogsRequest
 	// execStarts are the Exec sessions opened.
 	execStarts []*plannerv1.ExecStart
+	// deleteBudgets is, per DeletePod call, how long its deadline left it.
+	deleteBudgets []time.Duration
 }
 
 func (f *fakePlanner) lastLogs() *plannerv1.ContainerLogsRequest {
@@ -208,9 +210,14 @@ func (f *fakePlanner) GetPod(_ context.Context, req *plannerv1.GetPodRequest) (*
 	return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
 }
 
-func (f *fakePlanner) DeletePod(_ context.Context, req *plannerv1.DeletePodRequest) (*plannerv1.DeletePodResponse, error) {
+func (f *fakePlanner) DeletePod(ctx context.Context, req *plannerv1.DeletePodRequest) (*plannerv1.DeletePodResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	budget := time.Duration(-1) // no deadline
+	if dl, ok := ctx.Deadline(); ok {
+		budget = time.Until(dl)
+	}
+	f.deleteBudgets = append(f.deleteBudgets, budget)
 	r, ok := f.records[key(req.GetPod().GetNamespace(), req.GetPod().GetName())]
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())

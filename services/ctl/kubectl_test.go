@@ -78,9 +78,9 @@ func TestGlobalFlagsAnywhere(t *testing.T) {
 	if code := Run(context.Background(), []string{"get", "pods"}, h.env); code != 0 || !strings.Contains(h.out.String(), "web") {
 		t.Fatalf("from the environment: exit %d out %q err %q", code, h.out, h.err)
 	}
-	h.env.Getenv = func(k string) string { return map[string]string{"SYNCPOD_TIMEOUT": "soon"}[k] }
+	h.env.Getenv = func(k string) string { return map[string]string{"SYNCPOD_REQUEST_TIMEOUT": "soon"}[k] }
 	h.err.Reset()
-	if code := Run(context.Background(), []string{"get", "pods"}, h.env); code != 2 || !strings.Contains(h.err.String(), "SYNCPOD_TIMEOUT") {
+	if code := Run(context.Background(), []string{"get", "pods"}, h.env); code != 2 || !strings.Contains(h.err.String(), "SYNCPOD_REQUEST_TIMEOUT") {
 		t.Fatalf("bad environment value: exit %d err %q", code, h.err)
 	}
 }
@@ -102,7 +102,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"backoffs", "frob"},
 		{"events", "a", "b"},
 		{"logs"},
-		{"--timeout", "soon", "get", "pods"},
+		{"--request-timeout", "soon", "get", "pods"}, {"--timeout", "1s", "get", "pods"},
 		{"get", "pods", "-o", "jsonpath={.items[}"},
 	} {
 		if code := h.run(t, args...); code != 2 {
@@ -272,6 +272,36 @@ func TestWaitForReadyAndDelete(t *testing.T) {
 	}
 	if code := h.run(t, "delete", "pod/db", "--timeout=2s"); code != 1 || !strings.Contains(h.err.String(), "timed out") {
 		t.Fatalf("delete of a pod that stays: exit %d %q, want 1 (timed out)", code, h.err)
+	}
+}
+
+// TestDeleteTimeoutAndRequestTimeout: delete's --timeout bounds the wait
+// for the pods to be gone (kubectl's), the global --request-timeout each
+// request; given together, each does its own job.
+func TestDeleteTimeoutAndRequestTimeout(t *testing.T) {
+	h := newHarness(t)
+	h.planner.keepDeleted = true
+	h.planner.put("default/db", record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	if code := h.run(t, "delete", "pod/db", "--timeout=1s", "--request-timeout=7s"); code != 1 || !strings.Contains(h.err.String(), "timed out") {
+		t.Fatalf("delete of a pod that stays, 1 s wait: exit %d %q, want 1 (timed out)", code, h.err)
+	}
+	// The request itself had the 7 s budget, not the 1 s of the wait.
+	h.planner.mu.Lock()
+	budget := h.planner.deleteBudgets[len(h.planner.deleteBudgets)-1]
+	h.planner.mu.Unlock()
+	if budget <= time.Second || budget > 7*time.Second {
+		t.Fatalf("DeletePod deadline %v away, want within (1s, 7s]: --request-timeout, not --timeout", budget)
+	}
+	// A global flag placed before the command and the environment work too.
+	h.env.Getenv = func(k string) string { return map[string]string{"SYNCPOD_REQUEST_TIMEOUT": "3s"}[k] }
+	if code := h.run(t, "delete", "pod/db", "--wait=false"); code != 0 {
+		t.Fatalf("delete --wait=false: exit %d %q", code, h.err)
+	}
+	h.planner.mu.Lock()
+	budget = h.planner.deleteBudgets[len(h.planner.deleteBudgets)-1]
+	h.planner.mu.Unlock()
+	if budget <= 0 || budget > 3*time.Second {
+		t.Fatalf("DeletePod deadline %v away, want within (0, 3s] from SYNCPOD_REQUEST_TIMEOUT", budget)
 	}
 }
 

@@ -47,7 +47,7 @@ func serverHealth(ctx context.Context, g *globals, addr string) (string, error) 
 		return "", err
 	}
 	defer closer.Close()
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	ctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 	defer cancel()
 	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
 	if err != nil {
