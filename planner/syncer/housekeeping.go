@@ -35,7 +35,7 @@ func (s *Syncer) housekeeping(ctx context.Context) {
 		switch {
 		case err == nil && rec.GetPod().GetDeletionTime() == nil:
 			containers, sandboxes := garbage(o)
-			if err := s.remove(ctx, containers, sandboxes); err != nil {
+			if err := s.remove(ctx, containers, sandboxes, nil); err != nil {
 				s.log.Warn("housekeeping: cannot remove dead containers", "pod_uid", o.GetUid(), "err", err)
 			}
 		case err == nil:
@@ -87,7 +87,9 @@ func (s *Syncer) removeOrphan(ctx context.Context, uid string, notDesiredAt time
 		s.m.orphans.Inc()
 		return // removed on a later pass, once the PLEG sees it stopped
 	}
-	if err := s.remove(ctx, containerIDs(o), sandboxIDs(o)); err != nil {
+	// A runtime pod syncpod labelled has a name it validated; one whose
+	// identity would not make a safe log path keeps its directory.
+	if err := s.remove(ctx, containerIDs(o), sandboxIDs(o), forgetRef(o.GetUid(), o.GetNamespace(), o.GetName())); err != nil {
 		log.Warn("housekeeping: cannot remove orphaned pod", "err", err)
 		return
 	}

@@ -26,6 +26,7 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // Options configure a Syncer.
@@ -391,7 +392,9 @@ func (s *Syncer) terminate(ctx context.Context, rec *plannerv1.PodRecord, observ
 		// Come back at once: the next status must show everything stopped.
 		return time.Now(), nil
 	}
-	if err := s.remove(ctx, containerIDs(observed), sandboxIDs(observed)); err != nil {
+	// With the runtime objects go the pod's log directory and back-off
+	// entries (the kubelet removes the log directories of deleted pods).
+	if err := s.remove(ctx, containerIDs(observed), sandboxIDs(observed), forgetRef(uid, pod.GetNamespace(), pod.GetName())); err != nil {
 		return time.Time{}, err
 	}
 	if err := s.opts.Store.Remove(ctx, uid); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -402,15 +405,17 @@ func (s *Syncer) terminate(ctx context.Context, rec *plannerv1.PodRecord, observ
 	return time.Time{}, nil
 }
 
-// remove asks the executor to remove containers and sandboxes; any that
-// could not be removed is an error (the caller retries).
-func (s *Syncer) remove(ctx context.Context, containers, sandboxes []string) error {
-	if len(containers)+len(sandboxes) == 0 {
+// remove asks the executor to remove containers and sandboxes, and with
+// forget set, the deleted pod's log directory and back-off entries once
+// they are gone; any that could not be removed is an error (the caller
+// retries).
+func (s *Syncer) remove(ctx context.Context, containers, sandboxes []string, forget *executorv1.ForgetPodRef) error {
+	if len(containers)+len(sandboxes) == 0 && forget == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
 	defer cancel()
-	resp, err := s.opts.Executor.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: containers, SandboxIds: sandboxes})
+	resp, err := s.opts.Executor.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: containers, SandboxIds: sandboxes, ForgetPod: forget})
 	if err != nil {
 		return fmt.Errorf("executor remove: %w", err)
 	}
@@ -427,6 +432,19 @@ func (s *Syncer) remove(ctx context.Context, containers, sandboxes []string) err
 		s.m.removed.WithLabelValues(kind).Inc()
 	}
 	return errors.Join(errs...)
+}
+
+// forgetRef names a deleted pod for the executor to forget, or nil when
+// its identity is not one the executor takes (a runtime pod another tool
+// labelled): its leftovers then stay rather than fail the removal.
+func forgetRef(uid, namespace, name string) *executorv1.ForgetPodRef {
+	if namespace == "" {
+		namespace = "default"
+	}
+	if validation.UIDProblem(uid) != "" || validation.NamespaceProblem(namespace) != "" || validation.NameProblem(name) != "" {
+		return nil
+	}
+	return &executorv1.ForgetPodRef{Uid: uid, Namespace: namespace, Name: name}
 }
 
 // failedSteps describes the steps of resp that failed, "" when none did.

@@ -337,10 +337,41 @@ func TestDeletedPodIsKilledThenRemovedThenForgotten(t *testing.T) {
 		if len(removes) != 1 || len(removes[0].GetContainerIds()) != 1 || len(removes[0].GetSandboxIds()) != 1 {
 			t.Fatalf("removes %v, want the container and the sandbox", removes)
 		}
+		// The pod's log directory and back-offs go with it (issue 14).
+		want := &executorv1.ForgetPodRef{Uid: uid, Namespace: "default", Name: "web"}
+		if !proto.Equal(removes[0].GetForgetPod(), want) {
+			t.Fatalf("forget_pod %v, want %v", removes[0].GetForgetPod(), want)
+		}
 		if e.s.workers.Known() != 0 {
 			t.Fatalf("a removed pod still has a worker")
 		}
 	})
+}
+
+// TestForgetRefOnlyForSafeIdentities: a runtime pod another tool labelled
+// may carry any name; such a pod is removed without forget_pod (which the
+// executor would refuse) rather than not at all.
+func TestForgetRefOnlyForSafeIdentities(t *testing.T) {
+	for _, tc := range []struct {
+		name, uid, ns, pod string
+		want               bool
+	}{
+		{"syncpod pod", uid, "default", "web", true},
+		{"empty namespace is default", uid, "", "web", true},
+		{"foreign uid", "uid-from-another-tool", "default", "web", false},
+		{"name with a slash", uid, "default", "a/b", false},
+		{"upper-case namespace", uid, "K8s_IO", "web", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := forgetRef(tc.uid, tc.ns, tc.pod)
+			if (got != nil) != tc.want {
+				t.Fatalf("forgetRef(%q, %q, %q) = %v, want set %v", tc.uid, tc.ns, tc.pod, got, tc.want)
+			}
+			if got != nil && got.GetNamespace() == "" {
+				t.Fatalf("namespace left empty: %v", got)
+			}
+		})
+	}
 }
 
 func TestBackoffRetryAtArmsAWakeUp(t *testing.T) {
@@ -560,6 +591,9 @@ func TestHousekeepingRemovesATrueOrphan(t *testing.T) {
 		_, removes := e.exec.snapshot()
 		if len(removes) != 1 || !equal(removes[0].GetContainerIds(), []string{"c1"}) || !equal(removes[0].GetSandboxIds(), []string{"sb1"}) {
 			t.Fatalf("removes %v, want the orphan's container and sandbox once", removes)
+		}
+		if f := removes[0].GetForgetPod(); f.GetUid() != uid || f.GetName() != "web" || f.GetNamespace() != "default" {
+			t.Fatalf("orphan removal forgets %v, want default/web %s", f, uid)
 		}
 		if nt := e.pleg.newerThans(uid); len(nt) != 1 || nt[0].IsZero() {
 			t.Fatalf("housekeeping read the orphan's status %v, want once with newer_than set", nt)
