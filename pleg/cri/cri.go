@@ -129,3 +129,13 @@ func (l *Lazy) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.Conta
 	}
 	return rs.GetContainerEvents(ctx, ch, cb)
 }
+
+// Version is RuntimeService.Version: the runtime's name and versions.
+func (l *Lazy) Version(ctx context.Context, apiVersion string) (*runtimeapi.VersionResponse, error) {
+	ctx = quiet(ctx)
+	rs, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rs.Version(ctx, apiVersion)
+}

@@ -275,7 +275,7 @@ func podRef(ns, name string) *plannerv1.PodRef {
 	return &plannerv1.PodRef{Namespace: ns, Name: name}
 }
 
-// onPlanner makes one call to the planner, bounded by --timeout.
+// onPlanner makes one call to the planner, bounded by --request-timeout.
 func onPlanner[T any](ctx context.Context, g *globals, call func(context.Context, plannerv1.PlannerServiceClient) (T, error)) (T, error) {
 	client, closer, err := g.planner()
 	if err != nil {
@@ -288,7 +288,7 @@ func onPlanner[T any](ctx context.Context, g *globals, call func(context.Context
 	return call(ctx, client)
 }
 
-// onExecutor makes one call to the executor, bounded by --timeout.
+// onExecutor makes one call to the executor, bounded by --request-timeout.
 func onExecutor[T any](ctx context.Context, g *globals, call func(context.Context, executorv1.ExecutorServiceClient) (T, error)) (T, error) {
 	client, closer, err := g.executorClient()
 	if err != nil {

@@ -3,6 +3,7 @@ package ctl
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os/exec"
 	"strings"
 	"sync"
@@ -356,14 +357,55 @@ func TestCompletionScriptsLoadInBash(t *testing.T) {
 	}
 }
 
+// TestVersion: the client's version, then the planner's and, asked by
+// the planner, its executor's (with the runtime) and PLEG's; a server
+// that cannot be asked is named with the reason, and the exit is 1.
 func TestVersion(t *testing.T) {
 	h := newHarness(t)
-	if code := h.run(t, "version", "--client"); code != 0 || !strings.HasPrefix(h.out.String(), "Client Version: ") {
+	if code := h.run(t, "version", "--client"); code != 0 || !strings.HasPrefix(h.out.String(), "Client Version: ") || strings.Contains(h.out.String(), "Planner") {
 		t.Fatalf("version --client: exit %d %q", code, h.out)
 	}
-	// The fake servers have no health service: version says so and fails.
-	if code := h.run(t, "version"); code != 1 || !strings.Contains(h.out.String(), "Planner (planner): unreachable") {
-		t.Fatalf("version: exit %d %q", code, h.out)
+	// The fake PLEG serves no version: said, and exit 1.
+	code := h.run(t, "version")
+	out := h.out.String()
+	for _, want := range []string{
+		"Client Version: ",
+		"Planner Version: v9.9.9 (go",
+		" at planner\n",
+		"Executor Version: v9.9.8 (go",
+		" at executor; runtime fakeruntime 1.2.3 (CRI v1)\n",
+		"PLEG Version: unknown: cannot ask it at pleg: ",
+		"Unimplemented",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("version output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("version with the PLEG unanswering: exit %d, want 1", code)
+	}
+	// -o json: the planner's answer as on the wire.
+	code = h.run(t, "version", "-o", "json")
+	var decoded struct {
+		ClientVersion  map[string]any `json:"clientVersion"`
+		ServerVersions struct {
+			Server map[string]any   `json:"server"`
+			Peers  []map[string]any `json:"peers"`
+		} `json:"serverVersions"`
+	}
+	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || code != 1 {
+		t.Fatalf("version -o json: exit %d %v\n%s", code, err, h.out)
+	}
+	if decoded.ClientVersion["component"] != "syncpodctl" || decoded.ServerVersions.Server["version"] != "v9.9.9" || len(decoded.ServerVersions.Peers) != 2 ||
+		decoded.ServerVersions.Peers[0]["runtime"].(map[string]any)["name"] != "fakeruntime" || decoded.ServerVersions.Peers[1]["error"] == nil {
+		t.Errorf("version -o json: %s", h.out)
+	}
+	// No planner at all: exit 1, and the reason.
+	if code := h.run(t, "--server=nowhere", "version"); code != 1 || !strings.Contains(h.out.String(), "Planner Version: unknown: cannot ask it at nowhere") {
+		t.Fatalf("version without a planner: exit %d %q", code, h.out)
+	}
+	if code := h.run(t, "version", "-o", "wide"); code != 2 {
+		t.Fatalf("version -o wide: exit %d, want 2", code)
 	}
 }
 

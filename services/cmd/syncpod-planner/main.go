@@ -99,6 +99,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	defer plegConn.Close()
+	syncpodv1.RegisterVersionServiceServer(srv.GRPC(), server.NewVersionService(server.VersionOptions{
+		Component: "planner",
+		Peers: []server.VersionPeer{
+			{Component: "executor", Address: *executorAddr, Conn: execConn},
+			{Component: "pleg", Address: *plegAddr, Conn: plegConn},
+		},
+	}))
 	loop, err := syncer.New(syncer.Options{
 		Store:              pods,
 		PLEG:               plegv1.NewPlegServiceClient(plegConn),
