@@ -318,7 +318,7 @@ func newHarness(t *testing.T) *harness {
 					return &runtimeapi.VersionResponse{RuntimeName: "fakeruntime", RuntimeVersion: "1.2.3", RuntimeApiVersion: "v1"}, nil
 				}}))
 		},
-		"pleg":     func(s *grpc.Server) { plegv1.RegisterPlegServiceServer(s, h.pleg) },
+		"pleg": func(s *grpc.Server) { plegv1.RegisterPlegServiceServer(s, h.pleg) },
 	} {
 		l := bufconn.Listen(1 << 20)
 		s := grpc.NewServer()
