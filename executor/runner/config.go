@@ -131,6 +131,9 @@ func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, spec
 		Command:    c.GetCommand(),
 		Args:       c.GetArgs(),
 		WorkingDir: c.GetWorkingDir(),
+		Stdin:      c.GetStdin(),
+		StdinOnce:  c.GetStdinOnce(),
+		Tty:        c.GetTty(),
 		Labels:     labels,
 		Annotations: map[string]string{
 			crilabels.RestartCount:           strconv.Itoa(int(restartCount)),

@@ -24,6 +24,7 @@ const (
 	tagEnv        = 6
 	tagPorts      = 10
 	tagResources  = 11
+	tagStdio      = 200 // stdin, stdin_once, tty: only when one is set
 )
 
 // SpecHash returns the spec hash of a container: 16 lower-case hex digits of
@@ -38,7 +39,9 @@ const (
 // in order), ports (name, container_port, host_port, protocol with
 // unspecified = TCP, host_ip of each entry, in order), resources (requests.cpu,
 // requests.memory, limits.cpu, limits.memory, as written: "1" and "1000m"
-// hash differently). A string is its length (uvarint) then its bytes; a list
+// hash differently), and, only when one of them is set (so the hash of
+// every container without them is what it was before they existed), a
+// byte of flags: stdin 1, stdin_once 2, tty 4. A string is its length (uvarint) then its bytes; a list
 // is its length then its items; an integer is a uvarint of its 32-bit
 // two's-complement value.
 //
@@ -101,6 +104,20 @@ func specHash(c *syncpodv1.Container) hasher {
 	h.str(r.GetRequests().GetMemory())
 	h.str(r.GetLimits().GetCpu())
 	h.str(r.GetLimits().GetMemory())
+	var stdio byte
+	if c.GetStdin() {
+		stdio |= 1
+	}
+	if c.GetStdinOnce() {
+		stdio |= 2
+	}
+	if c.GetTty() {
+		stdio |= 4
+	}
+	if stdio != 0 {
+		h.field(tagStdio)
+		h.byte(stdio)
+	}
 	return h
 }
 

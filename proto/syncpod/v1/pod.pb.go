@@ -637,7 +637,17 @@ type Container struct {
 	ReadinessProbe *Probe `protobuf:"bytes,13,opt,name=readiness_probe,json=readinessProbe,proto3" json:"readiness_probe,omitempty"`
 	// startup_probe holds off liveness and readiness until it succeeds, and
 	// restarts the container when it fails (rule R-4.3).
-	StartupProbe  *Probe `protobuf:"bytes,14,opt,name=startup_probe,json=startupProbe,proto3" json:"startup_probe,omitempty"`
+	StartupProbe *Probe `protobuf:"bytes,14,opt,name=startup_probe,json=startupProbe,proto3" json:"startup_probe,omitempty"`
+	// stdin keeps a standard input open for the container, which attach
+	// (syncpodctl attach -i) writes to; without it the container reads
+	// nothing (Kubernetes' stdin).
+	Stdin bool `protobuf:"varint,200,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	// stdin_once closes the container's standard input when the first
+	// attach session that wrote to it ends (Kubernetes' stdinOnce).
+	StdinOnce bool `protobuf:"varint,201,opt,name=stdin_once,json=stdinOnce,proto3" json:"stdin_once,omitempty"`
+	// tty gives the container a terminal for its standard streams
+	// (Kubernetes' tty); its output is all stdout.
+	Tty           bool `protobuf:"varint,202,opt,name=tty,proto3" json:"tty,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -768,6 +778,27 @@ func (x *Container) GetStartupProbe() *Probe {
 		return x.StartupProbe
 	}
 	return nil
+}
+
+func (x *Container) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *Container) GetStdinOnce() bool {
+	if x != nil {
+		return x.StdinOnce
+	}
+	return false
+}
+
+func (x *Container) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
 }
 
 // EnvVar is one environment variable.
@@ -1572,7 +1603,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	" termination_grace_period_seconds\x18\x04 \x01(\x03H\x00R\x1dterminationGracePeriodSeconds\x88\x01\x01\x12!\n" +
 	"\fhost_network\x18\x05 \x01(\bR\vhostNetwork\x12\x1a\n" +
 	"\bhostname\x18\x06 \x01(\tR\bhostnameB#\n" +
-	"!_termination_grace_period_seconds\"\xb1\x05\n" +
+	"!_termination_grace_period_seconds\"\xfb\x05\n" +
 	"\tContainer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12\x18\n" +
@@ -1589,7 +1620,11 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\tresources\x18\v \x01(\v2 .syncpod.v1.ResourceRequirementsR\tresources\x128\n" +
 	"\x0eliveness_probe\x18\f \x01(\v2\x11.syncpod.v1.ProbeR\rlivenessProbe\x12:\n" +
 	"\x0freadiness_probe\x18\r \x01(\v2\x11.syncpod.v1.ProbeR\x0ereadinessProbe\x126\n" +
-	"\rstartup_probe\x18\x0e \x01(\v2\x11.syncpod.v1.ProbeR\fstartupProbe\"2\n" +
+	"\rstartup_probe\x18\x0e \x01(\v2\x11.syncpod.v1.ProbeR\fstartupProbe\x12\x15\n" +
+	"\x05stdin\x18\xc8\x01 \x01(\bR\x05stdin\x12\x1e\n" +
+	"\n" +
+	"stdin_once\x18\xc9\x01 \x01(\bR\tstdinOnce\x12\x11\n" +
+	"\x03tty\x18\xca\x01 \x01(\bR\x03tty\"2\n" +
 	"\x06EnvVar\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"\xa2\x01\n" +
