@@ -128,15 +128,59 @@ func TestExecOnCrisim(t *testing.T) {
 		_, _ = ptmx.Write([]byte("\n"))
 		return strings.Contains(rout.String(), "41 123"), rout.String() + rerr.String()
 	})
-	if _, err := ptmx.Write([]byte{4}); err != nil { // Ctrl-D: end of input in the command's terminal
+	if code := ctrlDUntilDone(rctx, t, ptmx, rdone); code != 7 {
+		t.Fatalf("exec -it with a resize: exit %d, want 7\n%s%s", code, rout.String(), rerr.String())
+	}
+
+	// attach -it to a container with a terminal (tty, stdin, stdinOnce):
+	// lines typed reach it, it sees syncpodctl's terminal size, and
+	// Ctrl-D ends its input, so it ends, and the session with it.
+	term := pod("term", container("sh", "sh", "-c", `while read l; do stty size; done`))
+	term.Spec.Containers[0].Stdin, term.Spec.Containers[0].StdinOnce, term.Spec.Containers[0].Tty = true, true, true
+	term.Spec.RestartPolicy = syncpodv1.RestartPolicy_RESTART_POLICY_NEVER
+	n.apply(term)
+	n.waitRunning("term", converge)
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 33, Cols: 99}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case code := <-rdone:
-		if code != 7 {
-			t.Fatalf("exec -it with a resize: exit %d, want 7\n%s%s", code, rout.String(), rerr.String())
+	var aout, aerr syncBuffer
+	actx, acancel := context.WithTimeout(context.Background(), time.Minute)
+	defer acancel()
+	adone := make(chan int, 1)
+	go func() {
+		adone <- ctl.Run(actx, []string{"--server=" + n.planner.grpc, "attach", "-it", "term"},
+			ctl.Env{Stdin: tty, Stdout: &aout, Stderr: &aerr, Getenv: func(string) string { return "" }})
+	}()
+	eventually(t, 20*time.Second, "the container's terminal has syncpodctl's size", func() (bool, string) {
+		_, _ = ptmx.Write([]byte("\n"))
+		return strings.Contains(aout.String(), "33 99"), aout.String() + aerr.String()
+	})
+	if code := ctrlDUntilDone(actx, t, ptmx, adone); code != 0 {
+		t.Fatalf("attach -it: exit %d\n%s%s", code, aout.String(), aerr.String())
+	}
+	n.waitRecord("term", converge, "the terminal container completed", func(r *plannerv1.PodRecord) bool {
+		return cstatus(r, "sh").GetState().GetTerminated() != nil
+	})
+}
+
+// ctrlDUntilDone types Ctrl-D (end of input in a cooked terminal) into
+// the terminal until the session reports its exit code, again every half
+// second: a reader an earlier session left on the same terminal may take
+// one keystroke.
+func ctrlDUntilDone(ctx context.Context, t *testing.T, ptmx *os.File, done <-chan int) int {
+	t.Helper()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := ptmx.Write([]byte{4}); err != nil {
+			t.Fatal(err)
 		}
-	case <-rctx.Done():
-		t.Fatalf("exec -it did not end at Ctrl-D:\n%s", rout.String())
+		select {
+		case code := <-done:
+			return code
+		case <-ctx.Done():
+			t.Fatal("the session did not end at Ctrl-D")
+		case <-tick.C:
+		}
 	}
 }
