@@ -724,3 +724,21 @@ func TestMetricsLint(t *testing.T) {
 		}
 	}
 }
+
+// Issue 14: a container's stdin, stdinOnce and tty reach the runtime's
+// config, so its runtime keeps an input for attach; a container without
+// them gets none.
+func TestContainerConfigCarriesStdinAndTTY(t *testing.T) {
+	pod := testPod(nil, &syncpodv1.Container{Name: "shell", Image: busybox, Stdin: true, StdinOnce: true, Tty: true}, ctr("plain"))
+	cfg, err := ContainerConfig(pod, pod.GetSpec().GetContainers()[0], false, "h", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.GetStdin() || !cfg.GetStdinOnce() || !cfg.GetTty() {
+		t.Errorf("CRI config stdin %v stdinOnce %v tty %v, want all true", cfg.GetStdin(), cfg.GetStdinOnce(), cfg.GetTty())
+	}
+	cfg, err = ContainerConfig(pod, pod.GetSpec().GetContainers()[1], false, "h", 0)
+	if err != nil || cfg.GetStdin() || cfg.GetStdinOnce() || cfg.GetTty() {
+		t.Errorf("plain container's CRI config: %v %v", cfg, err)
+	}
+}

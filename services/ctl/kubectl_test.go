@@ -151,7 +151,7 @@ func TestGetYAMLRoundTrips(t *testing.T) {
 			RestartPolicy: syncpodv1.RestartPolicy_RESTART_POLICY_ON_FAILURE, TerminationGracePeriodSeconds: &grace,
 			HostNetwork: true, Hostname: "h",
 			InitContainers: []*syncpodv1.Container{{Name: "side", Image: "busybox", RestartPolicy: syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS,
-				Command: []string{"sleep", "inf"}}},
+				Command: []string{"sleep", "inf"}, Stdin: true, StdinOnce: true, Tty: true}},
 			Containers: []*syncpodv1.Container{{
 				Name: "app", Image: "busybox:1.36", Command: []string{"sh", "-c"}, Args: []string{"httpd -f"}, WorkingDir: "/tmp",
 				Env:             []*syncpodv1.EnvVar{{Name: "A", Value: "1"}},
