@@ -224,7 +224,8 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.field) || len(status.Convert(err).Details()) == 0 {
 				t.Fatalf("got %v (output %q), want InvalidArgument naming %s", err, out, tc.field)
 			}
-			<-ex.started
+			// The executor's session may have been cut before it read its
+			// start: ex.started (buffered) is not waited for here.
 		})
 	}
 	// Every bad field of a start at once, with the bounds.
