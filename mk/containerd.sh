@@ -12,8 +12,10 @@
 # sockets (not configurable; the hash includes our socket path, so no clash).
 set -euo pipefail
 
-PACKAGES=(containerd runc containernetworking-plugins busybox-static)
-NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox)
+# bash-completion: the e2e test that loads syncpodctl's completion script
+# into bash as a shell does (cobra's script needs its _get_comp_words_by_ref).
+PACKAGES=(containerd runc containernetworking-plugins busybox-static bash-completion)
+NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox /usr/share/bash-completion/bash_completion)
 # Knobs (environment): SYNCPOD_CONTAINERD_SNAPSHOTTER forces a snapshotter
 # (default: overlayfs when an overlay mount works under DIR, else native).
 START_TIMEOUT=${SYNCPOD_CONTAINERD_START_TIMEOUT:-30}

@@ -134,6 +134,9 @@ func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, spec
 		Command:    c.GetCommand(),
 		Args:       c.GetArgs(),
 		WorkingDir: c.GetWorkingDir(),
+		Stdin:      c.GetStdin(),
+		StdinOnce:  c.GetStdinOnce(),
+		Tty:        c.GetTty(),
 		Labels:     labels,
 		Annotations: map[string]string{
 			crilabels.RestartCount:           strconv.Itoa(int(restartCount)),
@@ -144,10 +147,7 @@ func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, spec
 			Resources:       res,
 			SecurityContext: containerSecurity(pod, c, opts.Image, opts.Security),
 		},
-		Stdin:     c.GetStdin(),
-		StdinOnce: c.GetStdinOnce(),
-		Tty:       c.GetTty(),
-		Mounts:    opts.Mounts,
+		Mounts: opts.Mounts,
 	}
 	res.OomScoreAdj = OOMScoreAdj(pod, c, init, opts.MemoryCapacity)
 	cfg.Annotations[crilabels.TerminationMessagePath] = TerminationMessagePath(c)

@@ -183,7 +183,7 @@ func TestContainerdPodWithInitSidecarAndContainers(t *testing.T) {
 		ids = append(ids, c.GetId())
 	}
 	for range 2 {
-		rm, err := x.r.RemoveResources(context.Background(), ids, []string{sb})
+		rm, err := x.r.RemoveResources(context.Background(), ids, []string{sb}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +312,7 @@ func TestContainerdRemoveRefusesRunning(t *testing.T) {
 	resp := x.apply(t, pod, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: start("run")})
 	mustSucceed(t, resp)
 	o := x.waitFor(t, pod.GetUid(), "running", inState("run", syncpodv1.ContainerState_CONTAINER_STATE_RUNNING))
-	rm, err := x.r.RemoveResources(context.Background(), []string{newest(o, "run").GetId()}, []string{resp.GetSandboxId()})
+	rm, err := x.r.RemoveResources(context.Background(), []string{newest(o, "run").GetId()}, []string{resp.GetSandboxId()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,13 +13,15 @@ import (
 	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/executor/cri"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
 // RemoveResources removes exited containers and stopped sandboxes, in
 // request order, containers first. NotFound counts as success; a running
 // container or a ready sandbox is refused. An unreachable runtime aborts
-// with cri.ErrUnavailable.
-func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs []string) (*executorv1.RemoveResourcesResponse, error) {
+// with cri.ErrUnavailable. With forget set (a deleted pod) and every
+// removal done, the pod's log directory and back-off entries go too.
+func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs []string, forget *executorv1.ForgetPodRef) (*executorv1.RemoveResourcesResponse, error) {
 	resp := &executorv1.RemoveResourcesResponse{}
 	add := func(id string, sandbox bool, err error, refused string) error {
 		res := &executorv1.RemoveResult{Id: id, Sandbox: sandbox, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED}
@@ -68,6 +71,17 @@ func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs [
 			return nil, e
 		}
 	}
+	if forget == nil {
+		return resp, nil
+	}
+	for _, res := range resp.GetResults() {
+		if res.GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
+			return resp, nil // the caller retries; the pod is not gone yet
+		}
+	}
+	if err := r.forgetPod(forget, resp); err != nil {
+		return nil, err
+	}
 	return resp, nil
 }
 
@@ -85,4 +99,30 @@ func (r *Runner) removePodDirIfGone(ctx context.Context, uid string) {
 	if err := os.RemoveAll(filepath.Join(r.podRoot, uid)); err != nil {
 		r.log.Warn("cannot remove the pod directory", "pod_uid", uid, "err", err)
 	}
+}
+
+// forgetPod removes a deleted pod's log directory and its crash-loop
+// back-off entries (the kubelet removes the log directories of deleted
+// pods in its container garbage collection; syncpod's back-off store,
+// which outlives restarts, must not keep entries nobody can reach).
+// Both are idempotent: a second call finds nothing to remove.
+func (r *Runner) forgetPod(ref *executorv1.ForgetPodRef, resp *executorv1.RemoveResourcesResponse) error {
+	pod := &syncpodv1.Pod{Uid: ref.GetUid(), Namespace: ref.GetNamespace(), Name: ref.GetName()}
+	dir := PodLogDir(r.logDir, pod)
+	if _, err := os.Lstat(dir); err == nil {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove the log directory of pod %s: %w", ref.GetUid(), err)
+		}
+		resp.LogDirRemoved = true
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("log directory of pod %s: %w", ref.GetUid(), err)
+	}
+	n, err := r.store.Reset(ref.GetUid(), "")
+	if err != nil {
+		return fmt.Errorf("remove the back-offs of pod %s: %w", ref.GetUid(), err)
+	}
+	resp.BackoffsRemoved = int32(n)
+	r.log.Info("deleted pod forgotten", "pod_uid", ref.GetUid(), "pod", ref.GetNamespace()+"/"+ref.GetName(),
+		"log_dir_removed", resp.GetLogDirRemoved(), "backoffs_removed", n)
+	return nil
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -615,7 +616,7 @@ func TestRemoveResources(t *testing.T) {
 	}
 	e.rt.ExitContainer(doneID, 0, "", e.clock.Now().UnixNano())
 	sb := o.GetSandboxes()[0].GetId()
-	resp, err := e.r.RemoveResources(context.Background(), []string{doneID, runID, "missing"}, []string{sb})
+	resp, err := e.r.RemoveResources(context.Background(), []string{doneID, runID, "missing"}, []string{sb}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -629,9 +630,70 @@ func TestRemoveResources(t *testing.T) {
 	if err := e.rt.FakeRuntimeService.StopPodSandbox(context.Background(), sb); err != nil {
 		t.Fatal(err)
 	}
-	resp, err = e.r.RemoveResources(context.Background(), nil, []string{sb})
+	resp, err = e.r.RemoveResources(context.Background(), nil, []string{sb}, nil)
 	if err != nil || resp.GetResults()[0].GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
 		t.Fatalf("stopped sandbox removal: %v %v", resp, err)
+	}
+}
+
+// TestRemoveResourcesForgetsDeletedPod: removing a deleted pod's last
+// resources also removes its log directory (as the kubelet's container GC
+// removes the log directories of deleted pods) and its crash-loop
+// back-off entries, but only once every removal succeeded; another pod's
+// directory and entries stay.
+func TestRemoveResourcesForgetsDeletedPod(t *testing.T) {
+	e := newEnv(t, busybox)
+	pod := testPod(nil, ctr("done"))
+	o := runningPod(t, e, pod)
+	doneID, sb := o.GetContainers()[0].GetId(), o.GetSandboxes()[0].GetId()
+	other := &syncpodv1.Pod{Uid: "uid-2", Name: "other", Namespace: "ns"}
+	for _, p := range []*syncpodv1.Pod{pod, other} {
+		if _, err := e.store.Next(backoff.Key{PodUID: p.GetUid(), ContainerName: "done", SpecHash: "h"}, backoff.PodRef{Name: p.GetName(), Namespace: p.GetNamespace()}, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	podDir, otherDir := PodLogDir(e.logDir, pod), PodLogDir(e.logDir, other)
+	if err := os.MkdirAll(filepath.Join(otherDir, "done"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(podDir, "done")); err != nil {
+		t.Fatalf("the pod's log directory was not made at start: %v", err)
+	}
+	forget := &executorv1.ForgetPodRef{Uid: pod.GetUid(), Namespace: pod.GetNamespace(), Name: pod.GetName()}
+
+	// The container still runs: its removal fails, nothing is forgotten.
+	resp, err := e.r.RemoveResources(context.Background(), []string{doneID}, nil, forget)
+	if err != nil || resp.GetResults()[0].GetOutcome() != executorv1.Outcome_OUTCOME_FAILED || resp.GetLogDirRemoved() || resp.GetBackoffsRemoved() != 0 {
+		t.Fatalf("removal of a running container: %v %v", resp, err)
+	}
+	if _, err := os.Stat(podDir); err != nil {
+		t.Fatalf("log directory removed although a removal failed: %v", err)
+	}
+
+	e.rt.ExitContainer(doneID, 0, "Completed", e.clock.Now().UnixNano())
+	if err := e.rt.FakeRuntimeService.StopPodSandbox(context.Background(), sb); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = e.r.RemoveResources(context.Background(), []string{doneID}, []string{sb}, forget)
+	if err != nil || !resp.GetLogDirRemoved() || resp.GetBackoffsRemoved() != 1 {
+		t.Fatalf("forget: %v %v, want the log dir and 1 back-off removed", resp, err)
+	}
+	if _, err := os.Stat(podDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("log directory %s still there: %v", podDir, err)
+	}
+	if left, err := e.store.List(pod.GetUid()); err != nil || len(left) != 0 {
+		t.Fatalf("back-offs of the deleted pod left: %v %v", left, err)
+	}
+	if left, err := e.store.List(other.GetUid()); err != nil || len(left) != 1 {
+		t.Fatalf("another pod's back-offs: %v %v, want 1", left, err)
+	}
+	if _, err := os.Stat(filepath.Join(otherDir, "done")); err != nil {
+		t.Fatalf("another pod's log directory went: %v", err)
+	}
+	// Again, with nothing left: still succeeds, nothing more to remove.
+	resp, err = e.r.RemoveResources(context.Background(), nil, nil, forget)
+	if err != nil || resp.GetLogDirRemoved() || resp.GetBackoffsRemoved() != 0 {
+		t.Fatalf("second forget: %v %v", resp, err)
 	}
 }
 
@@ -661,5 +723,23 @@ func TestMetricsLint(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("metric %s missing from %v", want, names)
 		}
+	}
+}
+
+// Issue 14: a container's stdin, stdinOnce and tty reach the runtime's
+// config, so its runtime keeps an input for attach; a container without
+// them gets none.
+func TestContainerConfigCarriesStdinAndTTY(t *testing.T) {
+	pod := testPod(nil, &syncpodv1.Container{Name: "shell", Image: busybox, Stdin: true, StdinOnce: true, Tty: true}, ctr("plain"))
+	cfg, err := ContainerConfig(pod, pod.GetSpec().GetContainers()[0], false, "h", 0, ContainerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.GetStdin() || !cfg.GetStdinOnce() || !cfg.GetTty() {
+		t.Errorf("CRI config stdin %v stdinOnce %v tty %v, want all true", cfg.GetStdin(), cfg.GetStdinOnce(), cfg.GetTty())
+	}
+	cfg, err = ContainerConfig(pod, pod.GetSpec().GetContainers()[1], false, "h", 0, ContainerOptions{})
+	if err != nil || cfg.GetStdin() || cfg.GetStdinOnce() || cfg.GetTty() {
+		t.Errorf("plain container's CRI config: %v %v", cfg, err)
 	}
 }

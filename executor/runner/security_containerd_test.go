@@ -215,7 +215,7 @@ func TestContainerdKubeletDefaults(t *testing.T) {
 	}
 	// Removing the pod's last sandbox removes its directory.
 	mustSucceed(t, x.apply(t, pod, &syncpodv1.PodActions{KillPod: true}))
-	if _, err := x.r.RemoveResources(context.Background(), []string{c.GetId()}, []string{c.GetSandboxId()}); err != nil {
+	if _, err := x.r.RemoveResources(context.Background(), []string{c.GetId()}, []string{c.GetSandboxId()}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(podDir, pod.GetUid())); !os.IsNotExist(err) {

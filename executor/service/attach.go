@@ -11,11 +11,10 @@ import (
 // ValidateAttachStart checks the first message of an Attach session.
 func ValidateAttachStart(start *executorv1.AttachStart) error {
 	var l fielderr.List
-	switch {
-	case start == nil:
+	if start == nil {
 		l.Add("start", "required in the first message")
-	case start.GetContainerId() == "":
-		l.Add("start.container_id", "required")
+	} else {
+		containerIDProblems(&l, start.GetContainerId())
 	}
 	return l.Err()
 }
@@ -28,7 +27,7 @@ func (s *Service) Attach(stream executorv1.ExecutorService_AttachServer) error {
 		return err
 	}
 	start := first.GetStart()
-	if err := ValidateAttachStart(start); err != nil {
+	if err := firstProblems(ValidateAttachStart(start), first.GetInput()); err != nil {
 		return ToGRPC(err)
 	}
 	ctx := stream.Context()
@@ -43,7 +42,7 @@ func (s *Service) Attach(stream executorv1.ExecutorService_AttachServer) error {
 		return ToGRPC(err)
 	}
 	s.log.Debug("attach", "container_id", start.GetContainerId(), "tty", start.GetTty())
-	code, err := runRemoteCommand(ctx, resp.GetUrl(), start.GetStdin(), start.GetTty(), stream.Recv, func(out *syncpodv1.StreamOutput) error {
+	code, err := runRemoteCommand(ctx, resp.GetUrl(), start.GetStdin(), start.GetTty(), stream.Recv, func(m *executorv1.AttachRequest) bool { return m.GetStart() != nil }, func(out *syncpodv1.StreamOutput) error {
 		return stream.Send(&executorv1.AttachResponse{Output: out})
 	})
 	if err != nil {

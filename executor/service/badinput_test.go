@@ -102,6 +102,18 @@ func TestBadInputEveryRPC(t *testing.T) {
 			_, err := c.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: make([]string, validate.MaxRemove+1)})
 			return err
 		}, "container_ids"},
+		{"remove: forget a pod with no uid", func(ctx context.Context, c executorv1.ExecutorServiceClient) error {
+			_, err := c.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ForgetPod: &executorv1.ForgetPodRef{Namespace: "default", Name: "web"}})
+			return err
+		}, "forget_pod.uid"},
+		{"remove: forget a pod whose name climbs out of the log root", func(ctx context.Context, c executorv1.ExecutorServiceClient) error {
+			_, err := c.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ForgetPod: &executorv1.ForgetPodRef{Uid: testUID, Namespace: "default", Name: "../../etc"}})
+			return err
+		}, "forget_pod.name"},
+		{"remove: forget a pod with a 1 MB namespace", func(ctx context.Context, c executorv1.ExecutorServiceClient) error {
+			_, err := c.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ForgetPod: &executorv1.ForgetPodRef{Uid: testUID, Namespace: huge, Name: "web"}})
+			return err
+		}, "forget_pod.namespace"},
 		{"list back-offs: bad uid", func(ctx context.Context, c executorv1.ExecutorServiceClient) error {
 			_, err := c.ListBackoffs(ctx, &executorv1.ListBackoffsRequest{PodUid: huge})
 			return err

@@ -18,6 +18,7 @@ import (
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // streamingRuntime is a runtime whose raw CRI service can be had, for
@@ -43,12 +44,29 @@ func ValidateExecStart(start *executorv1.ExecStart) error {
 		l.Add("start", "required in the first message")
 		return l.Err()
 	}
-	if start.GetContainerId() == "" {
+	containerIDProblems(&l, start.GetContainerId())
+	l.Append("", validation.CommandProblems("start.command", start.GetCommand()))
+	return l.Err()
+}
+
+// containerIDProblems checks a session's container id: required, bounded.
+func containerIDProblems(l *fielderr.List, id string) {
+	switch {
+	case id == "":
 		l.Add("start.container_id", "required")
+	case len(id) > validation.MaxIDLen:
+		l.Add("start.container_id", "%d bytes exceed the limit of %d", len(id), validation.MaxIDLen)
 	}
-	if len(start.GetCommand()) == 0 {
-		l.Add("start.command", "required")
+}
+
+// inputProblems checks a message of a session after its start (or the
+// input beside it): no second start, bounded input.
+func inputProblems(hasStart bool, in *syncpodv1.StreamInput) error {
+	var l fielderr.List
+	if hasStart {
+		l.Add("start", "only in the first message")
 	}
+	l.Append("", validation.StreamInputProblems("input", in))
 	return l.Err()
 }
 
@@ -61,7 +79,7 @@ func (s *Service) Exec(stream executorv1.ExecutorService_ExecServer) error {
 		return err
 	}
 	start := first.GetStart()
-	if err := ValidateExecStart(start); err != nil {
+	if err := firstProblems(ValidateExecStart(start), first.GetInput()); err != nil {
 		return ToGRPC(err)
 	}
 	ctx := stream.Context()
@@ -77,7 +95,7 @@ func (s *Service) Exec(stream executorv1.ExecutorService_ExecServer) error {
 		return ToGRPC(err)
 	}
 	s.log.Debug("exec", "container_id", start.GetContainerId(), "tty", start.GetTty())
-	code, err := runRemoteCommand(ctx, resp.GetUrl(), start.GetStdin(), start.GetTty(), stream.Recv, func(out *syncpodv1.StreamOutput) error {
+	code, err := runRemoteCommand(ctx, resp.GetUrl(), start.GetStdin(), start.GetTty(), stream.Recv, func(m *executorv1.ExecRequest) bool { return m.GetStart() != nil }, func(out *syncpodv1.StreamOutput) error {
 		return stream.Send(&executorv1.ExecResponse{Output: out})
 	})
 	if err != nil {
@@ -89,10 +107,19 @@ func (s *Service) Exec(stream executorv1.ExecutorService_ExecServer) error {
 // inputMessage is a request that may carry session input.
 type inputMessage interface{ GetInput() *syncpodv1.StreamInput }
 
+// firstProblems joins the problems of a session's start with those of
+// the input its first message may carry.
+func firstProblems(startErr error, in *syncpodv1.StreamInput) error {
+	var l fielderr.List
+	l.Append("", fielderr.As(startErr))
+	l.Append("", fielderr.As(inputProblems(false, in)))
+	return l.Err()
+}
+
 // runRemoteCommand connects to a CRI streaming URL and carries a session:
 // input read by recv goes to the command, its output to send. It returns
 // the command's exit code.
-func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withStdin, tty bool, recv func() (M, error), send func(*syncpodv1.StreamOutput) error) (int32, error) {
+func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withStdin, tty bool, recv func() (M, error), hasStart func(M) bool, send func(*syncpodv1.StreamOutput) error) (int32, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return 0, status.Errorf(codes.Internal, "the runtime's streaming URL %q: %v", rawURL, err)
@@ -105,12 +132,18 @@ func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withSt
 	defer cancel()
 	stdinR, stdinW := io.Pipe()
 	sizes := &sizeQueue{ch: make(chan remotecommand.TerminalSize, 4), done: ctx.Done()}
+	bad := make(chan error, 1) // a bad input message ends the session
 	go func() {
 		defer stdinW.Close()
 		for {
 			msg, err := recv()
 			if err != nil {
 				// The caller closed its side, or went away.
+				return
+			}
+			if err := inputProblems(hasStart(msg), msg.GetInput()); err != nil {
+				bad <- ToGRPC(err)
+				cancel()
 				return
 			}
 			switch in := msg.GetInput().GetInput().(type) {
@@ -162,6 +195,11 @@ func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withSt
 	}
 	err = exe.StreamWithContext(ctx, opts)
 	_ = stdinR.Close()
+	select {
+	case b := <-bad:
+		return 0, b
+	default:
+	}
 	var exit clientexec.CodeExitError
 	switch {
 	case err == nil:

@@ -19,6 +19,7 @@ import (
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // logBatch is the most lines sent in one ContainerLogsResponse.
@@ -34,10 +35,11 @@ func ValidateContainerLogs(req *executorv1.ContainerLogsRequest) error {
 	var l fielderr.List
 	if req.GetPodUid() == "" {
 		l.Add("pod_uid", "required")
+	} else if n := len(req.GetPodUid()); n > validation.MaxIDLen {
+		l.Add("pod_uid", "%d bytes exceed the limit of %d", n, validation.MaxIDLen)
 	}
-	if req.GetContainer() == "" {
-		l.Add("container", "required")
-	}
+	l.Append("", validation.ContainerRefProblems("container", req.GetContainer()))
+	l.Append("", validation.TimestampProblems("since_time", req.GetSinceTime()))
 	if req.TailLines != nil && req.GetTailLines() < 0 {
 		l.Add("tail_lines", "must be >= 0")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // ValidatePortForwardStart checks the first message of a PortForward
@@ -32,6 +33,8 @@ func ValidatePortForwardStart(start *executorv1.PortForwardStart) error {
 	}
 	if start.GetPodUid() == "" {
 		l.Add("start.pod_uid", "required")
+	} else if n := len(start.GetPodUid()); n > validation.MaxIDLen {
+		l.Add("start.pod_uid", "%d bytes exceed the limit of %d", n, validation.MaxIDLen)
 	}
 	if start.GetPort() < 1 || start.GetPort() > 65535 {
 		l.Add("start.port", "must be 1-65535, got %d", start.GetPort())
@@ -49,8 +52,11 @@ func (s *Service) PortForward(stream executorv1.ExecutorService_PortForwardServe
 		return err
 	}
 	start := first.GetStart()
-	if err := ValidatePortForwardStart(start); err != nil {
-		return ToGRPC(err)
+	var l fielderr.List
+	l.Append("", fielderr.As(ValidatePortForwardStart(start)))
+	l.Append("", validation.StreamDataProblems("data", first.GetData()))
+	if l.Len() > 0 {
+		return ToGRPC(l.Err())
 	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
@@ -85,12 +91,26 @@ func (s *Service) PortForward(stream executorv1.ExecutorService_PortForwardServe
 	defer stop()
 	defer conn.Close()
 	s.log.Debug("port-forward", "pod_uid", start.GetPodUid(), "port", start.GetPort(), "sandbox_id", newest.GetId())
+	if _, err := conn.Write(first.GetData()); err != nil {
+		return status.Errorf(codes.Unavailable, "port-forward connection: %v", err)
+	}
 	// Caller -> pod.
+	bad := make(chan error, 1) // a bad message ends the connection
 	go func() {
 		for {
 			msg, err := stream.Recv()
 			if err != nil {
 				_ = conn.(*net.TCPConn).CloseWrite()
+				return
+			}
+			var l fielderr.List
+			if msg.GetStart() != nil {
+				l.Add("start", "only in the first message")
+			}
+			l.Append("", validation.StreamDataProblems("data", msg.GetData()))
+			if l.Len() > 0 {
+				bad <- ToGRPC(l.Err())
+				cancel()
 				return
 			}
 			if _, err := conn.Write(msg.GetData()); err != nil {
@@ -112,6 +132,11 @@ func (s *Service) PortForward(stream executorv1.ExecutorService_PortForwardServe
 			return nil
 		}
 		if err != nil {
+			select {
+			case b := <-bad:
+				return b
+			default:
+			}
 			if ctx.Err() != nil {
 				return status.FromContextError(ctx.Err()).Err()
 			}

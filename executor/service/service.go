@@ -49,7 +49,7 @@ func (s *Service) RemoveResources(ctx context.Context, req *executorv1.RemoveRes
 	if err := validate.RemoveResources(req); err != nil {
 		return nil, ToGRPC(err)
 	}
-	resp, err := s.runner.RemoveResources(ctx, req.GetContainerIds(), req.GetSandboxIds())
+	resp, err := s.runner.RemoveResources(ctx, req.GetContainerIds(), req.GetSandboxIds(), req.GetForgetPod())
 	return resp, ToGRPC(err)
 }
 

@@ -179,6 +179,18 @@ func RemoveResources(req *executorv1.RemoveResourcesRequest) error {
 	var l fielderr.List
 	ids(&l, "container_ids", req.GetContainerIds())
 	ids(&l, "sandbox_ids", req.GetSandboxIds())
+	if f := req.GetForgetPod(); f != nil {
+		// These make a path under the log root: only well-formed names.
+		for _, c := range []struct{ field, problem string }{
+			{"forget_pod.uid", validation.UIDProblem(f.GetUid())},
+			{"forget_pod.namespace", validation.NamespaceProblem(f.GetNamespace())},
+			{"forget_pod.name", validation.NameProblem(f.GetName())},
+		} {
+			if c.problem != "" {
+				l.Add(c.field, "%s", c.problem)
+			}
+		}
+	}
 	return l.Err()
 }
 

@@ -218,6 +218,9 @@ func (c *converter) container(path string, kc *corev1.Container) *syncpodv1.Cont
 		Command:    kc.Command,
 		Args:       kc.Args,
 		WorkingDir: kc.WorkingDir,
+		Stdin:      kc.Stdin,
+		StdinOnce:  kc.StdinOnce,
+		Tty:        kc.TTY,
 	}
 	for _, e := range kc.Env {
 		out.Env = append(out.Env, &syncpodv1.EnvVar{Name: e.Name, Value: e.Value})
@@ -375,6 +378,7 @@ func podSchema() *schema {
 	resList := obj(map[string]*schema{"cpu": leaf(), "memory": leaf()})
 	container := obj(map[string]*schema{
 		"name": leaf(), "image": leaf(), "command": listOf(leaf()), "args": listOf(leaf()), "workingDir": leaf(),
+		"stdin": leaf(), "stdinOnce": leaf(), "tty": leaf(),
 		"env":             listOf(obj(map[string]*schema{"name": leaf(), "value": leaf()})),
 		"imagePullPolicy": leaf(),
 		"restartPolicy":   leaf(),

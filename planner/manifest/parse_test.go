@@ -299,3 +299,20 @@ spec:
 		t.Errorf("paths %v, want %s", got, want)
 	}
 }
+
+// Issue 14: stdin, stdinOnce and tty are taken (attach needs them), not
+// refused as unsupported.
+func TestParseStdinAndTTY(t *testing.T) {
+	data := "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - {name: shell, image: i, stdin: true, stdinOnce: true, tty: true}\n  - {name: plain, image: i}\n"
+	pods, warns, err := Parse([]byte(data))
+	if err != nil || len(pods) != 1 || len(warns) != 0 {
+		t.Fatalf("Parse = %d pods, warnings %v, err %v", len(pods), warns, err)
+	}
+	shell, plain := pods[0].GetSpec().GetContainers()[0], pods[0].GetSpec().GetContainers()[1]
+	if !shell.GetStdin() || !shell.GetStdinOnce() || !shell.GetTty() {
+		t.Errorf("shell: stdin %v stdinOnce %v tty %v, want all true", shell.GetStdin(), shell.GetStdinOnce(), shell.GetTty())
+	}
+	if plain.GetStdin() || plain.GetStdinOnce() || plain.GetTty() {
+		t.Errorf("plain container got stdin or tty: %v", plain)
+	}
+}

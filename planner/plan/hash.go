@@ -38,7 +38,9 @@ const (
 // in order), ports (name, container_port, host_port, protocol with
 // unspecified = TCP, host_ip of each entry, in order), resources (requests.cpu,
 // requests.memory, limits.cpu, limits.memory, as written: "1" and "1000m"
-// hash differently). A string is its length (uvarint) then its bytes; a list
+// hash differently), and, only when one of them is set (so the hash of
+// every container without them is what it was before they existed), a
+// byte of flags: stdin 1, stdin_once 2, tty 4. A string is its length (uvarint) then its bytes; a list
 // is its length then its items; an integer is a uvarint of its 32-bit
 // two's-complement value.
 //

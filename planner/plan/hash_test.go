@@ -89,6 +89,7 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 		"stdin":            func(c *syncpodv1.Container) { c.Stdin = true },
 		"tty":              func(c *syncpodv1.Container) { c.Tty = true },
 		"resources absent": func(c *syncpodv1.Container) { c.Resources = nil },
+		"stdin_once":       func(c *syncpodv1.Container) { c.Stdin, c.StdinOnce = true, true },
 	}
 	for name, change := range changes {
 		t.Run("R-10.1 changes with "+name, func(t *testing.T) {
@@ -120,6 +121,11 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 				t.Errorf("hash changed after changing %s: %s != %s", name, got, baseHash)
 			}
 		})
+	}
+	stdinOnly, ttyOnly := hashFixtures()["full"], hashFixtures()["full"]
+	stdinOnly.Stdin, ttyOnly.Tty = true, true
+	if plan.SpecHash(stdinOnly) == plan.SpecHash(ttyOnly) {
+		t.Error("stdin and tty hash alike")
 	}
 	a := &syncpodv1.Container{Name: "x"}
 	b := &syncpodv1.Container{Name: "x", Resources: &syncpodv1.ResourceRequirements{}}

@@ -11,6 +11,7 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // Messages of the kills this package makes up (plan.Compute makes the
@@ -47,16 +48,36 @@ type Applied struct {
 	Result *executorv1.ApplyActionsResponse
 }
 
-// Removal names containers and sandboxes to remove from the runtime.
+// Removal is what to remove from the runtime.
 type Removal struct {
-	// Containers are container ids.
+	// Containers are container ids to remove.
 	Containers []string
-	// Sandboxes are sandbox ids; their containers go with them.
+	// Sandboxes are sandbox ids to remove.
 	Sandboxes []string
+	// Forget, when set, names a pod that is gone for good (deleted, or an
+	// orphan): once everything above is removed, the executor removes its
+	// log directory and back-off entries too.
+	Forget *PodRef
 }
 
-// Empty reports whether there is nothing to remove.
-func (r Removal) Empty() bool { return len(r.Containers)+len(r.Sandboxes) == 0 }
+// PodRef names a pod for the executor to forget.
+type PodRef struct {
+	UID, Namespace, Name string
+}
+
+// Empty reports whether r asks for nothing.
+func (r Removal) Empty() bool { return len(r.Containers)+len(r.Sandboxes) == 0 && r.Forget == nil }
+
+// forget names a pod for the executor to forget, or nil when its identity
+// is not one the executor takes (a runtime pod another tool labelled): its
+// leftovers then stay rather than fail the removal.
+func forget(uid, namespace, name string) *PodRef {
+	namespace = validation.NamespaceOrDefault(namespace)
+	if validation.UIDProblem(uid) != "" || validation.NamespaceProblem(namespace) != "" || validation.NameProblem(name) != "" {
+		return nil
+	}
+	return &PodRef{UID: uid, Namespace: namespace, Name: name}
+}
 
 // Work is what a step asks the caller to do, in this order: carry out
 // Apply (then step again) or Remove; commit Status, Events and LastActions
@@ -175,7 +196,9 @@ func terminate(in Input) Work {
 	if anythingRunning(in.Observed) {
 		return Work{Pod: pod, Apply: &syncpodv1.PodActions{KillPod: true, Message: MessageDeleted}}
 	}
-	return Work{Remove: everything(in.Observed), Drop: true}
+	r := everything(in.Observed)
+	r.Forget = forget(pod.GetUid(), pod.GetNamespace(), pod.GetName())
+	return Work{Remove: r, Drop: true}
 }
 
 // orphan kills a runtime pod nobody wants, and once it is stopped removes
@@ -189,7 +212,12 @@ func orphan(in Input) Work {
 		pod := &syncpodv1.Pod{Uid: o.GetUid(), Name: o.GetName(), Namespace: o.GetNamespace(), Spec: &syncpodv1.PodSpec{}}
 		return Work{Pod: pod, Apply: &syncpodv1.PodActions{KillPod: true, Message: MessageOrphan}}
 	}
-	return Work{Remove: everything(o)}
+	r := everything(o)
+	if !r.Empty() {
+		// With its last runtime objects go its log directory and back-offs.
+		r.Forget = forget(o.GetUid(), o.GetNamespace(), o.GetName())
+	}
+	return Work{Remove: r}
 }
 
 // Garbage lists what a desired pod no longer needs: exited containers

@@ -1,12 +1,15 @@
 package service
 
 import (
+	"context"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // Attach checks the pod and its container and carries the session to the
@@ -24,20 +27,18 @@ func (s *Service) Attach(stream plannerv1.PlannerService_AttachServer) error {
 	if start == nil {
 		l.Add("start", "required in the first message")
 	} else {
-		if start.GetPod() == nil || (start.GetPod().GetName() == "" && start.GetPod().GetUid() == "") {
-			l.Add("start.pod.name", "required unless start.pod.uid is set")
-		}
-		if start.GetContainer() == "" {
-			l.Add("start.container", "required")
-		}
+		l.Append("", validation.PodRefProblems("start.pod", start.GetPod().GetNamespace(), start.GetPod().GetName(), start.GetPod().GetUid()))
+		l.Append("", validation.ContainerRefProblems("start.container", start.GetContainer()))
 	}
+	l.Append("", validation.StreamInputProblems("input", first.GetInput()))
 	if l.Len() > 0 {
 		return fielderr.Status("Attach", l.Errors()).Err()
 	}
 	if s.executor == nil {
 		return status.Error(codes.Unavailable, "Attach: no executor is configured")
 	}
-	ctx := stream.Context()
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
 	rec, err := s.pods.Get(ctx, start.GetPod())
 	if err != nil {
 		return toStatus("Attach", err)
@@ -53,9 +54,9 @@ func (s *Service) Attach(stream plannerv1.PlannerService_AttachServer) error {
 	if err := out.Send(&executorv1.AttachRequest{Start: &executorv1.AttachStart{ContainerId: id, Stdin: start.GetStdin(), Tty: start.GetTty()}}); err != nil {
 		return executorStatus(err)
 	}
-	return relay(stream.Recv,
-		func(m *plannerv1.AttachRequest) (*executorv1.AttachRequest, bool) {
-			return &executorv1.AttachRequest{Input: m.GetInput()}, m.GetInput() != nil
+	return relay("Attach", cancel, stream.Recv,
+		func(m *plannerv1.AttachRequest) (*executorv1.AttachRequest, bool, fielderr.Errors) {
+			return &executorv1.AttachRequest{Input: m.GetInput()}, m.GetInput() != nil, inputProblems(m.GetStart() != nil, m.GetInput())
 		},
 		out.Send, out.CloseSend, out.Recv,
 		func(m *executorv1.AttachResponse) error {

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // Exec checks the pod and its container, finds the running instance's
@@ -29,23 +31,19 @@ func (s *Service) Exec(stream plannerv1.PlannerService_ExecServer) error {
 	case start == nil:
 		l.Add("start", "required in the first message")
 	default:
-		if start.GetPod() == nil || (start.GetPod().GetName() == "" && start.GetPod().GetUid() == "") {
-			l.Add("start.pod.name", "required unless start.pod.uid is set")
-		}
-		if start.GetContainer() == "" {
-			l.Add("start.container", "required")
-		}
-		if len(start.GetCommand()) == 0 {
-			l.Add("start.command", "required")
-		}
+		l.Append("", validation.PodRefProblems("start.pod", start.GetPod().GetNamespace(), start.GetPod().GetName(), start.GetPod().GetUid()))
+		l.Append("", validation.ContainerRefProblems("start.container", start.GetContainer()))
+		l.Append("", validation.CommandProblems("start.command", start.GetCommand()))
 	}
+	l.Append("", validation.StreamInputProblems("input", first.GetInput()))
 	if l.Len() > 0 {
 		return fielderr.Status("Exec", l.Errors()).Err()
 	}
 	if s.executor == nil {
 		return status.Error(codes.Unavailable, "Exec: no executor is configured")
 	}
-	ctx := stream.Context()
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
 	rec, err := s.pods.Get(ctx, start.GetPod())
 	if err != nil {
 		return toStatus("Exec", err)
@@ -63,9 +61,9 @@ func (s *Service) Exec(stream plannerv1.PlannerService_ExecServer) error {
 	}}); err != nil {
 		return executorStatus(err)
 	}
-	return relay(stream.Recv,
-		func(m *plannerv1.ExecRequest) (*executorv1.ExecRequest, bool) {
-			return &executorv1.ExecRequest{Input: m.GetInput()}, m.GetInput() != nil
+	return relay("Exec", cancel, stream.Recv,
+		func(m *plannerv1.ExecRequest) (*executorv1.ExecRequest, bool, fielderr.Errors) {
+			return &executorv1.ExecRequest{Input: m.GetInput()}, m.GetInput() != nil, inputProblems(m.GetStart() != nil, m.GetInput())
 		},
 		out.Send, out.CloseSend, out.Recv,
 		func(m *executorv1.ExecResponse) error {

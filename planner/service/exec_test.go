@@ -17,6 +17,7 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // echoExecutor's Exec echoes standard input to standard output, reports
@@ -205,5 +206,33 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 				t.Errorf("%v carries no BadRequest detail naming the fields", err)
 			}
 		})
+	}
+	// Later messages are bounded too: the session ends with the field,
+	// after the good input before it went through.
+	big := make([]byte, validation.MaxStreamChunk+1)
+	for _, tc := range []struct {
+		name  string
+		input *syncpodv1.StreamInput
+		field string
+	}{
+		{"stdin over 1 MiB in one message", &syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_Stdin{Stdin: big}}, "input.stdin: "},
+		{"a terminal 70,000 columns wide", &syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_Resize{Resize: &syncpodv1.TerminalSize{Width: 70000, Height: 24}}}, "input.resize.width: "},
+	} {
+		t.Run("later message: "+tc.name, func(t *testing.T) {
+			out, _, err := session(&plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "app", Command: []string{"cat"}, Stdin: true},
+				&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_Stdin{Stdin: []byte("ok")}}, tc.input)
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.field) || len(status.Convert(err).Details()) == 0 {
+				t.Fatalf("got %v (output %q), want InvalidArgument naming %s", err, out, tc.field)
+			}
+			// The executor's session may have been cut before it read its
+			// start: ex.started (buffered) is not waited for here.
+		})
+	}
+	// Every bad field of a start at once, with the bounds.
+	_, _, err = session(&plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: strings.Repeat("n", 300), Namespace: "Bad_NS", Uid: "garbage"}, Container: "../x", Command: make([]string, validation.MaxArgs+1)})
+	for _, field := range []string{"start.pod.name: ", "start.pod.namespace: ", "start.pod.uid: ", "start.container: ", "start.command: "} {
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), field) {
+			t.Errorf("bad start: %v, want InvalidArgument naming %s", err, field)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // ContainerLogs streams a container's log from the executor, after
@@ -24,12 +25,11 @@ func (s *Service) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plan
 	var l fielderr.List
 	if req.GetPod() == nil {
 		l.Add("pod", "required")
-	} else if req.GetPod().GetName() == "" && req.GetPod().GetUid() == "" {
-		l.Add("pod.name", "required unless pod.uid is set")
+	} else {
+		l.Append("", validation.PodRefProblems("pod", req.GetPod().GetNamespace(), req.GetPod().GetName(), req.GetPod().GetUid()))
 	}
-	if req.GetContainer() == "" {
-		l.Add("container", "required")
-	}
+	l.Append("", validation.ContainerRefProblems("container", req.GetContainer()))
+	l.Append("", validation.TimestampProblems("since_time", req.GetSinceTime()))
 	if req.TailLines != nil && req.GetTailLines() < 0 {
 		l.Add("tail_lines", "must be >= 0")
 	}

@@ -1,12 +1,15 @@
 package service
 
 import (
+	"context"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // PortForward checks the pod and carries one connection to the executor
@@ -24,20 +27,20 @@ func (s *Service) PortForward(stream plannerv1.PlannerService_PortForwardServer)
 	if start == nil {
 		l.Add("start", "required in the first message")
 	} else {
-		if start.GetPod() == nil || (start.GetPod().GetName() == "" && start.GetPod().GetUid() == "") {
-			l.Add("start.pod.name", "required unless start.pod.uid is set")
-		}
+		l.Append("", validation.PodRefProblems("start.pod", start.GetPod().GetNamespace(), start.GetPod().GetName(), start.GetPod().GetUid()))
 		if start.GetPort() < 1 || start.GetPort() > 65535 {
 			l.Add("start.port", "must be 1-65535")
 		}
 	}
+	l.Append("", validation.StreamDataProblems("data", first.GetData()))
 	if l.Len() > 0 {
 		return fielderr.Status("PortForward", l.Errors()).Err()
 	}
 	if s.executor == nil {
 		return status.Error(codes.Unavailable, "PortForward: no executor is configured")
 	}
-	ctx := stream.Context()
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
 	rec, err := s.pods.Get(ctx, start.GetPod())
 	if err != nil {
 		return toStatus("PortForward", err)
@@ -49,9 +52,20 @@ func (s *Service) PortForward(stream plannerv1.PlannerService_PortForwardServer)
 	if err := out.Send(&executorv1.PortForwardRequest{Start: &executorv1.PortForwardStart{PodUid: rec.GetPod().GetUid(), Port: start.GetPort()}}); err != nil {
 		return executorStatus(err)
 	}
-	return relay(stream.Recv,
-		func(m *plannerv1.PortForwardRequest) (*executorv1.PortForwardRequest, bool) {
-			return &executorv1.PortForwardRequest{Data: m.GetData()}, true
+	if len(first.GetData()) > 0 {
+		// Bytes in the first message go first.
+		if err := out.Send(&executorv1.PortForwardRequest{Data: first.GetData()}); err != nil {
+			return executorStatus(err)
+		}
+	}
+	return relay("PortForward", cancel, stream.Recv,
+		func(m *plannerv1.PortForwardRequest) (*executorv1.PortForwardRequest, bool, fielderr.Errors) {
+			var l fielderr.List
+			if m.GetStart() != nil {
+				l.Add("start", "only in the first message")
+			}
+			l.Append("", validation.StreamDataProblems("data", m.GetData()))
+			return &executorv1.PortForwardRequest{Data: m.GetData()}, true, l.Errors()
 		},
 		out.Send, out.CloseSend, out.Recv,
 		func(m *executorv1.PortForwardResponse) error {

@@ -97,7 +97,7 @@ func (e grpcExecutor) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, obse
 }
 
 func (e grpcExecutor) RemoveResources(ctx context.Context, r podsync.Removal) ([]*executorv1.RemoveResult, error) {
-	resp, err := e.c.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: r.Containers, SandboxIds: r.Sandboxes})
+	resp, err := e.c.RemoveResources(ctx, removeRequest(r))
 	return resp.GetResults(), err
 }
 
@@ -107,4 +107,13 @@ func (e grpcExecutor) ExecSync(ctx context.Context, containerID string, cmd []st
 		return 0, context.DeadlineExceeded
 	}
 	return resp.GetExitCode(), err
+}
+
+// removeRequest is the executor's request for a removal.
+func removeRequest(r podsync.Removal) *executorv1.RemoveResourcesRequest {
+	req := &executorv1.RemoveResourcesRequest{ContainerIds: r.Containers, SandboxIds: r.Sandboxes}
+	if f := r.Forget; f != nil {
+		req.ForgetPod = &executorv1.ForgetPodRef{Uid: f.UID, Namespace: f.Namespace, Name: f.Name}
+	}
+	return req
 }

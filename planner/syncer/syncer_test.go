@@ -184,7 +184,7 @@ func (c execClient) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observ
 }
 
 func (c execClient) RemoveResources(ctx context.Context, r podsync.Removal) ([]*executorv1.RemoveResult, error) {
-	resp, err := c.f.RemoveResources(ctx, &executorv1.RemoveResourcesRequest{ContainerIds: r.Containers, SandboxIds: r.Sandboxes})
+	resp, err := c.f.RemoveResources(ctx, removeRequest(r))
 	return resp.GetResults(), err
 }
 
@@ -332,6 +332,11 @@ func TestDeletedPodIsKilledThenRemovedThenForgotten(t *testing.T) {
 		}
 		if len(removes) != 1 || len(removes[0].GetContainerIds()) != 1 || len(removes[0].GetSandboxIds()) != 1 {
 			t.Fatalf("removes %v, want the container and the sandbox", removes)
+		}
+		// The pod's log directory and back-offs go with it (issue 14).
+		want := &executorv1.ForgetPodRef{Uid: uid, Namespace: "default", Name: "web"}
+		if !proto.Equal(removes[0].GetForgetPod(), want) {
+			t.Fatalf("forget_pod %v, want %v", removes[0].GetForgetPod(), want)
 		}
 		if e.s.workers.Known() != 0 {
 			t.Fatalf("a removed pod still has a worker")
@@ -518,6 +523,9 @@ func TestHousekeepingRemovesATrueOrphan(t *testing.T) {
 		_, removes := e.exec.snapshot()
 		if len(removes) != 1 || !slices.Equal(removes[0].GetContainerIds(), []string{"c1"}) || !slices.Equal(removes[0].GetSandboxIds(), []string{"sb1"}) {
 			t.Fatalf("removes %v, want the orphan's container and sandbox once", removes)
+		}
+		if f := removes[0].GetForgetPod(); f.GetUid() != uid || f.GetName() != "web" || f.GetNamespace() != "default" {
+			t.Fatalf("orphan removal forgets %v, want default/web %s", f, uid)
 		}
 		if nt := e.pleg.newerThans(uid); len(nt) != 1 || nt[0].IsZero() {
 			t.Fatalf("housekeeping read the orphan's status %v, want once with newer_than set", nt)

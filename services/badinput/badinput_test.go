@@ -2,6 +2,7 @@ package badinput
 
 import (
 	"context"
+	"encoding/base64"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,8 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -78,7 +81,9 @@ func startNode(t *testing.T) *node {
 	t.Cleanup(func() { _ = n.pods.Close() })
 	n.conns[plannerv1.PlannerService_ServiceDesc.ServiceName] = serve(t, func(g *grpc.Server) {
 		plannerv1.RegisterPlannerServiceServer(g, plannerservice.New(plannerservice.Options{Pods: n.pods}))
+		syncpodv1.RegisterVersionServiceServer(g, server.NewVersionService(server.VersionOptions{Component: "planner"}))
 	}, false)
+	n.conns[syncpodv1.VersionService_ServiceDesc.ServiceName] = n.conns[plannerv1.PlannerService_ServiceDesc.ServiceName]
 
 	n.backoff, err = backoff.Open(filepath.Join(dir, "executor.db"), backoff.Config{})
 	if err != nil {
@@ -130,10 +135,12 @@ func (rawCodec) Name() string { return "proto" }
 func call(ctx context.Context, conn *grpc.ClientConn, md protoreflect.MethodDescriptor, req []byte) error {
 	method := "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
 	var out []byte
-	if !md.IsStreamingServer() {
+	if !md.IsStreamingServer() && !md.IsStreamingClient() {
 		return conn.Invoke(ctx, method, &req, &out, grpc.ForceCodecV2(rawCodec{}))
 	}
-	st, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, method, grpc.ForceCodecV2(rawCodec{}))
+	// A stream (exec, attach, port-forward: both ways) gets the one
+	// message, then the end of the caller's side.
+	st, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: md.IsStreamingServer(), ClientStreams: md.IsStreamingClient()}, method, grpc.ForceCodecV2(rawCodec{}))
 	if err != nil {
 		return err
 	}
@@ -146,6 +153,8 @@ func call(ctx context.Context, conn *grpc.ClientConn, md protoreflect.MethodDesc
 
 // jsonCase is a malformed request written as grpcurl would send it.
 type jsonCase struct {
+	// method is the method's name, with its service's ("ExecutorService/Exec")
+	// where both the planner and the executor have one of that name.
 	method, name, json string
 	field              string // the path the error must name
 }
@@ -164,6 +173,9 @@ func named(name string) string { return `{"name":"` + name + `",` + spec + `}` }
 
 func jsonCases() []jsonCase {
 	big := strings.Repeat("x", 1<<20)
+	// bigStdin is one byte over a stream message's limit, base64 as JSON
+	// carries bytes.
+	bigStdin := base64.StdEncoding.EncodeToString(make([]byte, validation.MaxStreamChunk+1))
 	many := `[` + strings.TrimSuffix(strings.Repeat(`{"name":"c","image":"i"},`, 10000), ",") + `]`
 	return []jsonCase{
 		// Planner.
@@ -199,12 +211,50 @@ func jsonCases() []jsonCase {
 		{"ListBackoffs", "bad uid", `{"podUid":"garbage"}`, "pod_uid"},
 		{"ResetBackoff", "no uid", `{}`, "pod_uid"},
 		{"ExecSync", "no command", `{"containerId":"c1"}`, "command"},
+		// Streaming RPCs (issue 14): the first message's fields are
+		// bounded like every other request's.
+		{"PlannerService/Exec", "no start", `{}`, "start"},
+		{"PlannerService/Exec", "1 MB argument", `{"start":{"pod":{"name":"web"},"container":"app","command":["sh","` + big + `"]}}`, "start.command[1]"},
+		{"PlannerService/Exec", "2,000 arguments", `{"start":{"pod":{"name":"web"},"container":"app","command":[` + strings.TrimSuffix(strings.Repeat(`"x",`, 2000), ",") + `]}}`, "start.command"},
+		{"PlannerService/Exec", "container name climbing out", `{"start":{"pod":{"name":"web"},"container":"../etc","command":["sh"]}}`, "start.container"},
+		{"PlannerService/Exec", "1 MB pod name", `{"start":{"pod":{"name":"` + big + `"},"container":"app","command":["sh"]}}`, "start.pod.name"},
+		{"PlannerService/Exec", "over 1 MiB of stdin in one message", `{"start":{"pod":{"name":"web"},"container":"app","command":["cat"],"stdin":true},"input":{"stdin":"` + bigStdin + `"}}`, "input.stdin"},
+		{"PlannerService/Attach", "no start", `{}`, "start"},
+		{"PlannerService/Attach", "bad namespace", `{"start":{"pod":{"name":"web","namespace":"Bad_NS"},"container":"app"}}`, "start.pod.namespace"},
+		{"PlannerService/Attach", "a terminal 70,000 columns wide", `{"start":{"pod":{"name":"web"},"container":"app","tty":true},"input":{"resize":{"width":70000,"height":24}}}`, "input.resize.width"},
+		{"PlannerService/PortForward", "no start", `{}`, "start"},
+		{"PlannerService/PortForward", "port 0", `{"start":{"pod":{"name":"web"}}}`, "start.port"},
+		{"PlannerService/PortForward", "garbage uid", `{"start":{"pod":{"uid":"garbage"},"port":80}}`, "start.pod.uid"},
+		{"PlannerService/PortForward", "over 1 MiB of data in one message", `{"start":{"pod":{"name":"web"},"port":80},"data":"` + bigStdin + `"}`, "data"},
+		{"PlannerService/ContainerLogs", "no container", `{"pod":{"name":"web"}}`, "container"},
+		{"PlannerService/ContainerLogs", "container name climbing out", `{"pod":{"name":"web"},"container":"../../etc"}`, "container"},
+		{"PlannerService/ContainerLogs", "1 MB pod name", `{"pod":{"name":"` + big + `"},"container":"app"}`, "pod.name"},
+		{"PlannerService/ContainerLogs", "negative tail", `{"pod":{"name":"web"},"container":"app","tailLines":"-1"}`, "tail_lines"},
+		{"ExecutorService/Exec", "no start", `{}`, "start"},
+		{"ExecutorService/Exec", "1 MB container id", `{"start":{"containerId":"` + big + `","command":["sh"]}}`, "start.container_id"},
+		{"ExecutorService/Exec", "1 MB argument", `{"start":{"containerId":"c1","command":["` + big + `"]}}`, "start.command[0]"},
+		{"ExecutorService/Exec", "over 1 MiB of stdin in one message", `{"start":{"containerId":"c1","command":["cat"],"stdin":true},"input":{"stdin":"` + bigStdin + `"}}`, "input.stdin"},
+		{"ExecutorService/Attach", "no start", `{}`, "start"},
+		{"ExecutorService/Attach", "1 MB container id", `{"start":{"containerId":"` + big + `"}}`, "start.container_id"},
+		{"ExecutorService/Attach", "a terminal 70,000 rows high", `{"start":{"containerId":"c1","tty":true},"input":{"resize":{"width":80,"height":70000}}}`, "input.resize.height"},
+		{"ExecutorService/PortForward", "no start", `{}`, "start"},
+		{"ExecutorService/PortForward", "port 70000", `{"start":{"podUid":"` + uid + `","port":70000}}`, "start.port"},
+		{"ExecutorService/PortForward", "1 MB pod uid", `{"start":{"podUid":"` + big + `","port":80}}`, "start.pod_uid"},
+		{"ExecutorService/PortForward", "over 1 MiB of data in one message", `{"start":{"podUid":"` + uid + `","port":80},"data":"` + bigStdin + `"}`, "data"},
+		{"ExecutorService/ContainerLogs", "no pod uid", `{"container":"app"}`, "pod_uid"},
+		{"ExecutorService/ContainerLogs", "container name climbing out", `{"podUid":"` + uid + `","container":"../x"}`, "container"},
+		{"ExecutorService/ContainerLogs", "negative tail", `{"podUid":"` + uid + `","container":"app","tailLines":"-1"}`, "tail_lines"},
 		// PLEG.
 		{"Watch", "empty uid", `{"podUids":["a",""]}`, "pod_uids[1]"},
 		{"Watch", "duplicate uid", `{"podUids":["a","a"]}`, "pod_uids[1]"},
 		{"GetPodStatus", "no uid", `{}`, "pod_uid"},
 		{"GetPodStatus", "huge uid", `{"podUid":"` + big + `"}`, "pod_uid"},
 	}
+}
+
+// methodKey is "Service/Method".
+func methodKey(md protoreflect.MethodDescriptor) string {
+	return string(md.Parent().Name()) + "/" + string(md.Name())
 }
 
 // stringPath finds a string field of md, at most two levels down, and
@@ -313,12 +363,23 @@ func TestBadInputEveryRPC(t *testing.T) {
 		plannerv1.File_syncpod_planner_v1_planner_proto.Services().Get(0),
 		executorv1.File_syncpod_executor_v1_executor_proto.Services().Get(0),
 		plegv1.File_syncpod_pleg_v1_pleg_proto.Services().Get(0),
+		syncpodv1.File_syncpod_v1_version_proto.Services().Get(0),
 	}
+	// By "Service/Method", and by the method's name alone where only one
+	// service has it.
 	methods := map[string]protoreflect.MethodDescriptor{}
+	seen := map[string]int{}
 	for _, sd := range services {
 		for i := range sd.Methods().Len() {
 			md := sd.Methods().Get(i)
+			methods[methodKey(md)] = md
 			methods[string(md.Name())] = md
+			seen[string(md.Name())]++
+		}
+	}
+	for name, n := range seen {
+		if n > 1 {
+			delete(methods, name)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -345,7 +406,7 @@ func TestBadInputEveryRPC(t *testing.T) {
 			}
 			check(t, call(ctx, n.conns[string(md.Parent().FullName())], md, b), jc.field)
 		})
-		tried[jc.method]++
+		tried[methodKey(md)]++
 		total++
 	}
 	for _, sd := range services {
@@ -355,17 +416,17 @@ func TestBadInputEveryRPC(t *testing.T) {
 				t.Run("wire/"+string(md.Name())+"/"+wc.name, func(t *testing.T) {
 					check(t, call(ctx, n.conns[string(sd.FullName())], md, wc.req), wc.field)
 				})
-				tried[string(md.Name())]++
+				tried[methodKey(md)]++
 				total++
 			}
 		}
 	}
 	for _, sd := range services {
 		for i := range sd.Methods().Len() {
-			name := string(sd.Methods().Get(i).Name())
-			t.Logf("%s/%s: %d bad inputs", sd.Name(), name, tried[name])
-			if tried[name] < 3 {
-				t.Errorf("%s has only %d bad inputs in the table", name, tried[name])
+			key := methodKey(sd.Methods().Get(i))
+			t.Logf("%s: %d bad inputs", key, tried[key])
+			if tried[key] < 3 {
+				t.Errorf("%s has only %d bad inputs in the table", key, tried[key])
 			}
 		}
 	}

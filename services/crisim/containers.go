@@ -82,6 +82,9 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		annotations: maps.Clone(cfg.GetAnnotations()),
 		stopSignal:  cfg.GetStopSignal(),
 		user:        user,
+		stdin:       cfg.GetStdin(),
+		stdinOnce:   cfg.GetStdinOnce(),
+		tty:         cfg.GetTty(),
 		reservedAs:  name,
 		sim:         sim,
 		state:       runtimeapi.ContainerState_CONTAINER_CREATED,
@@ -177,6 +180,10 @@ func (r *Runtime) StartContainer(_ context.Context, req *runtimeapi.StartContain
 		r.publishLocked(c.id, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, sb)
 		return &runtimeapi.StartContainerResponse{}, nil
 	}
+	if c.in != nil { // a shim started the container, then it had to go
+		c.in.close()
+		c.in = nil
+	}
 	now := r.nowNano()
 	c.startedAt, c.finishedAt = now, now
 	c.exitCode, c.reason, c.message = 128, "StartError", err.Error()
@@ -237,6 +244,10 @@ func (r *Runtime) exitLocked(c *container, code int32, reason, message string, f
 	r.metrics.exits.WithLabelValues(reason).Inc()
 	if c.log != nil {
 		c.log.close()
+	}
+	if c.in != nil {
+		c.in.close()
+		c.in = nil
 	}
 }
 

@@ -30,7 +30,11 @@
 // "Completed" for 0 and "Error" otherwise. StopContainer sends the stop
 // signal (SIGTERM unless the config names another) to the process group
 // and SIGKILL after the timeout. ExecSync runs the command as a host
-// process with the container's working dir and env.
+// process with the container's working dir and env. A container created
+// with stdin gets a standard input crisim keeps open (a pipe; with tty, a
+// terminal that is also its stdout and stderr, a session leader): attach
+// writes to it and shows the output from the container's CRI log (see
+// attach.go); stdinOnce closes it when the first attach ends.
 //
 // ModeSimulated: no processes at all, for scale tests with thousands of
 // containers. A started container runs until stopped, or exits on its own

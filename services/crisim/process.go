@@ -24,9 +24,12 @@ const maxExecOutput = 16 << 20
 // procRunner is a container running as a host process group.
 type procRunner struct {
 	pgid int
-	sig  syscall.Signal
-	lw   *logWriter
-	done chan struct{}
+	// session: the container leads a session of its own (it has a
+	// terminal), which an exec's process cannot join.
+	session bool
+	sig     syscall.Signal
+	lw      *logWriter
+	done    chan struct{}
 }
 
 func (p *procRunner) reopenLog() error { return p.lw.reopen() }
@@ -42,30 +45,58 @@ func (r *Runtime) startProcess(c *container, lw *logWriter) (*procRunner, error)
 	cmd.Dir = c.workingDir
 	cmd.Env = c.env
 	cmd.SysProcAttr = sysProcAttr(c.user)
-	outR, outW, err := os.Pipe()
+	stdio, err := openStdio(c.stdin, c.tty)
 	if err != nil {
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
+	var outR, errR *os.File
+	if c.tty {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.stdin, stdio.stdin, stdio.stdin
+		cmd.SysProcAttr = ttyAttr(c.user)
+		outR = stdio.master
+		if err := cmd.Start(); err != nil {
+			stdio.closeAll()
+			return nil, err
+		}
+		_ = stdio.stdin.Close()
+	} else {
+		var outW, errW *os.File
+		if outR, outW, err = os.Pipe(); err != nil {
+			stdio.closeAll()
+			return nil, err
+		}
+		if errR, errW, err = os.Pipe(); err != nil {
+			stdio.closeAll()
+			outR.Close()
+			outW.Close()
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = outW, errW
+		if stdio != nil {
+			cmd.Stdin = stdio.stdin
+		}
+		err = cmd.Start()
 		outW.Close()
-		return nil, err
+		errW.Close()
+		if err != nil {
+			stdio.closeAll()
+			outR.Close()
+			errR.Close()
+			return nil, err
+		}
+		stdio.closeChild()
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		return nil, err
+	if stdio != nil {
+		c.in = stdio.end
 	}
-	p := &procRunner{pgid: cmd.Process.Pid, sig: stopSignal(c.stopSignal), lw: lw, done: make(chan struct{})}
+	p := &procRunner{pgid: cmd.Process.Pid, session: c.tty, sig: stopSignal(c.stopSignal), lw: lw, done: make(chan struct{})}
 	var readers sync.WaitGroup
-	readers.Add(2)
+	readers.Add(1)
 	go func() { defer readers.Done(); lw.copyLines("stdout", outR) }()
-	go func() { defer readers.Done(); lw.copyLines("stderr", errR) }()
+	if errR != nil {
+		readers.Add(1)
+		go func() { defer readers.Done(); lw.copyLines("stderr", errR) }()
+	}
 	r.running.Add(1)
 	go func() {
 		defer r.running.Done()
@@ -81,7 +112,9 @@ func (r *Runtime) startProcess(c *container, lw *logWriter) (*procRunner, error)
 		case <-time.After(pipeDrainTimeout):
 		}
 		outR.Close()
-		errR.Close()
+		if errR != nil {
+			errR.Close()
+		}
 		<-drained
 		r.recordExit(c, code, "", "")
 		close(p.done)

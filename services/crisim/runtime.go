@@ -317,6 +317,9 @@ type container struct {
 	reservedAs  string
 	sim         simSpec
 	user        *processCred // nil: crisim's own user
+	// stdin, stdinOnce and tty are the CRI config's: a standard input
+	// kept open for attach, closed after the first attach; a terminal.
+	stdin, stdinOnce, tty bool
 
 	state      runtimeapi.ContainerState
 	createdAt  int64
@@ -327,7 +330,11 @@ type container struct {
 	message    string
 	run        runner // nil until started
 	log        *logWriter
-	starting   bool // a shim is being started, without mu held
+	// in is crisim's end of the running container's standard input (or
+	// terminal); nil when it has none, or was started by an earlier
+	// crisim.
+	in       *stdinEnd
+	starting bool // a shim is being started, without mu held
 }
 
 // runner is a started container's execution, process or simulated.

@@ -57,6 +57,16 @@ type shimSpec struct {
 	// start lock (see startLock); 0 when there is none. The shim keeps it
 	// open for its whole life.
 	StartLockFD int `json:"start_lock_fd,omitempty"`
+	// StdinFD is the inherited descriptor of the container's standard
+	// input (a pipe's read end, or its terminal with TTY); 0 for none.
+	StdinFD int `json:"stdin_fd,omitempty"`
+	// StdinKeepFD is the pipe's write end, which the shim holds (and never
+	// writes) so the input stays open while crisim restarts.
+	StdinKeepFD int `json:"stdin_keep_fd,omitempty"`
+	// TTY: StdinFD is a terminal, also the container's stdout and stderr,
+	// whose output is read from TTYMasterFD.
+	TTY         bool `json:"tty,omitempty"`
+	TTYMasterFD int  `json:"tty_master_fd,omitempty"`
 }
 
 // shimReply is the shim's one line on its stdout.
@@ -104,7 +114,20 @@ func RunShim(in io.Reader, out *os.File) int {
 		reply(shimReply{Error: err.Error()})
 		return 1
 	}
-	p, err := startGroup(spec.Argv, spec.Dir, spec.Env, spec.User, lw)
+	for _, fd := range []int{spec.StdinFD, spec.StdinKeepFD, spec.TTYMasterFD} {
+		if fd > 0 {
+			syscall.CloseOnExec(fd) // the container gets only 0, 1 and 2
+		}
+	}
+	var stdio *shimStdio
+	if spec.StdinFD > 0 {
+		stdio = &shimStdio{in: os.NewFile(uintptr(spec.StdinFD), "stdin"), tty: spec.TTY}
+		if spec.TTY {
+			stdio.master = os.NewFile(uintptr(spec.TTYMasterFD), "ptmx")
+		}
+		// StdinKeepFD stays open, unused, for the shim's life.
+	}
+	p, err := startGroup(spec.Argv, spec.Dir, spec.Env, spec.User, lw, stdio)
 	if err != nil {
 		reply(shimReply{Error: err.Error()})
 		return 1
@@ -148,6 +171,13 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
+// shimStdio is a container's standard input, as a shim inherits it.
+type shimStdio struct {
+	in     *os.File // pipe read end, or the terminal
+	master *os.File // the terminal's master (tty)
+	tty    bool
+}
+
 // group is a started process group whose output is copied into a log.
 type group struct {
 	pid  int
@@ -158,12 +188,28 @@ type group struct {
 }
 
 // startGroup execs argv in its own process group with stdout and stderr
-// going to lw.
-func startGroup(argv []string, dir string, env []string, user *processCred, lw *logWriter) (*group, error) {
+// going to lw, and standard input from stdio (nil: none). A container
+// with a terminal leads a session of its own, the terminal its
+// controlling one, and its output is all stdout.
+func startGroup(argv []string, dir string, env []string, user *processCred, lw *logWriter, stdio *shimStdio) (*group, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.SysProcAttr = sysProcAttr(user)
+	if stdio != nil && stdio.tty {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.in, stdio.in, stdio.in
+		cmd.SysProcAttr = ttyAttr(user)
+		err := cmd.Start()
+		_ = stdio.in.Close()
+		if err != nil {
+			_ = stdio.master.Close()
+			return nil, err
+		}
+		g := &group{pid: cmd.Process.Pid, cmd: cmd, outR: stdio.master}
+		g.read.Add(1)
+		go func() { defer g.read.Done(); lw.copyLines("stdout", stdio.master) }()
+		return g, nil
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -175,9 +221,15 @@ func startGroup(argv []string, dir string, env []string, user *processCred, lw *
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
+	if stdio != nil {
+		cmd.Stdin = stdio.in
+	}
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
+	if stdio != nil {
+		_ = stdio.in.Close()
+	}
 	if err != nil {
 		outR.Close()
 		errR.Close()
@@ -204,7 +256,9 @@ func (g *group) wait() int32 {
 	case <-time.After(pipeDrainTimeout):
 	}
 	g.outR.Close()
-	g.errR.Close()
+	if g.errR != nil {
+		g.errR.Close()
+	}
 	<-drained
 	return code
 }
@@ -282,6 +336,35 @@ func (r *Runtime) startShim(c *container) (*shimRunner, error) {
 	defer lock.Close()
 	spec := shimSpec{Argv: append(append([]string{}, c.command...), c.args...), Dir: dir, Env: c.env, LogPath: c.logPath, User: c.user,
 		ExitFile: r.store.exitFile(c.id), StartedFile: r.store.startedFile(c.id), BootID: r.boot, StartLockFD: 3}
+	stdio, err := openStdio(c.stdin, c.tty)
+	if err != nil {
+		return nil, err
+	}
+	extra := []*os.File{lock}
+	if stdio != nil {
+		// Inherited as 4, and 5: the terminal's master or the pipe's
+		// write end.
+		spec.StdinFD, spec.TTY = 4, c.tty
+		extra = append(extra, stdio.stdin)
+		if c.tty {
+			spec.TTYMasterFD = 5
+			extra = append(extra, stdio.master)
+		} else if !c.stdinOnce {
+			// The shim holds the write end too, so the input stays open
+			// while crisim restarts; not for stdinOnce, whose input must
+			// end when crisim closes its end.
+			spec.StdinKeepFD = 5
+			extra = append(extra, stdio.keep)
+		}
+	}
+	started := false
+	defer func() {
+		if started {
+			stdio.closeChild()
+		} else {
+			stdio.closeAll()
+		}
+	}()
 	_ = os.Remove(spec.ExitFile)
 	in, err := json.Marshal(spec)
 	if err != nil {
@@ -289,7 +372,7 @@ func (r *Runtime) startShim(c *container) (*shimRunner, error) {
 	}
 	sh := r.opts.Shim
 	cmd := exec.Command(sh.Path, sh.Args...)
-	cmd.ExtraFiles = []*os.File{lock}
+	cmd.ExtraFiles = extra
 	cmd.Env = append(os.Environ(), sh.Env...)
 	cmd.Dir = "/"
 	// Its own session: a terminal's Ctrl-C or a kill of crisim's process
@@ -315,6 +398,10 @@ func (r *Runtime) startShim(c *container) (*shimRunner, error) {
 			return nil, errors.New(rep.Error)
 		}
 		return nil, fmt.Errorf("shim %s gave no container pid: %v", sh.Path, rerr)
+	}
+	started = true
+	if stdio != nil {
+		c.in = stdio.end
 	}
 	s := &shimRunner{r: r, c: c, sig: stopSignal(c.stopSignal), done: make(chan struct{})}
 	s.rec = procRecord{BootID: r.boot, PID: rep.PID, ShimPID: cmd.Process.Pid, StopSignal: int32(c.stopSignal)}

@@ -92,6 +92,9 @@ type containerRecord struct {
 	ExitCode           int32             `json:"exit_code"`
 	Reason             string            `json:"reason,omitempty"`
 	Message            string            `json:"message,omitempty"`
+	Stdin              bool              `json:"stdin,omitempty"`
+	StdinOnce          bool              `json:"stdin_once,omitempty"`
+	TTY                bool              `json:"tty,omitempty"`
 	// Proc identifies the live process of a RUNNING process-mode
 	// container; nil for a simulated one.
 	Proc *procRecord `json:"proc,omitempty"`
@@ -368,6 +371,7 @@ func (c *container) record() *containerRecord {
 		ID: c.id, SandboxID: c.sandboxID, Name: c.meta.GetName(), Attempt: c.meta.GetAttempt(),
 		Image: c.image.GetImage(), ImageAnnotations: c.image.GetAnnotations(), UserSpecifiedImage: c.image.GetUserSpecifiedImage(), ImageRef: c.imageRef,
 		Command: c.command, Args: c.args, WorkingDir: c.workingDir, Env: c.env,
+		Stdin: c.stdin, StdinOnce: c.stdinOnce, TTY: c.tty,
 		Labels: c.labels, Annotations: c.annotations, LogPath: c.logPath, StopSignal: int32(c.stopSignal), User: c.user,
 		State: int32(c.state), CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
 		ExitCode: c.exitCode, Reason: c.reason, Message: c.message,
@@ -391,6 +395,9 @@ func containerFromRecord(rec *containerRecord) *container {
 		command:     slices.Clone(rec.Command),
 		args:        slices.Clone(rec.Args),
 		workingDir:  rec.WorkingDir,
+		stdin:       rec.Stdin,
+		stdinOnce:   rec.StdinOnce,
+		tty:         rec.TTY,
 		env:         slices.Clone(rec.Env),
 		labels:      maps.Clone(rec.Labels),
 		annotations: maps.Clone(rec.Annotations),

@@ -93,9 +93,18 @@ func (r *Runtime) Exec(_ context.Context, req *runtimeapi.ExecRequest) (*runtime
 	return srv.GetExec(req)
 }
 
-// Attach is refused: crisim does not keep a container's standard input.
+// Attach returns the URL of an attach session to a running process
+// container (see attach.go). Standard input is refused when the
+// container was not created with stdin.
 func (r *Runtime) Attach(_ context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	return nil, fmt.Errorf("%w: crisim cannot attach to container %q: its processes' standard streams go to the log only", ErrFailedPrecondition, req.GetContainerId())
+	srv, err := r.streams.get()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.attachTarget(req.GetContainerId(), req.GetStdin()); err != nil {
+		return nil, err
+	}
+	return srv.GetAttach(req)
 }
 
 // PortForward returns the URL of a port-forward session.
@@ -139,7 +148,9 @@ func (r *Runtime) execTarget(id string) (execTarget, error) {
 	t := execTarget{dir: c.workingDir, env: c.env}
 	switch p := c.run.(type) {
 	case *procRunner:
-		t.pgid = p.pgid
+		if !p.session {
+			t.pgid = p.pgid
+		} // a container with a terminal leads a session no other may join
 	case *shimRunner:
 		// The container's group lives in its shim's session, which no
 		// process of crisim's may join: the command gets a group of its
@@ -254,10 +265,6 @@ func exitError(err error) error {
 		return utilexec.CodeExitError{Err: err, Code: code}
 	}
 	return err
-}
-
-func (s streamRuntime) Attach(_ context.Context, id string, _ io.Reader, _, _ io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize) error {
-	return fmt.Errorf("%w: crisim cannot attach to container %q", ErrFailedPrecondition, id)
 }
 
 func (s streamRuntime) PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error {

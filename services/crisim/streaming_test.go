@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,12 +133,133 @@ func TestExecRefusals(t *testing.T) {
 	if _, err := r.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: "nosuch", Cmd: []string{"true"}, Stdout: true}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("exec in an unknown container: %v", err)
 	}
-	if _, err := r.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: "x", Stdout: true}); !errors.Is(err, ErrFailedPrecondition) {
-		t.Fatalf("attach: %v", err)
+	if _, err := r.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: "x", Stdout: true}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("attach to an unknown container: %v", err)
 	}
 	if _, err := r.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: "nosuch"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("port-forward to an unknown sandbox: %v", err)
 	}
+}
+
+// attachTo opens an attach session to id through client-go's SPDY
+// executor, as crictl and the executor connect.
+func attachTo(t *testing.T, r *Runtime, req *runtimeapi.AttachRequest) remotecommand.Executor {
+	t.Helper()
+	resp, err := r.Attach(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(resp.GetUrl())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := remotecommand.NewSPDYExecutor(&rest.Config{}, "POST", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex
+}
+
+// Issue 14: a container created with stdin (and stdinOnce) takes what an
+// attach session writes, and the session shows its output, stdout and
+// stderr apart, until the container ends, with its exit code; a
+// container without stdin is attached to for its output only.
+func TestAttachToAContainerReadingStdin(t *testing.T) {
+	r, sb, sleeper := streamingRuntime(t)
+	ctx := context.Background()
+	id := startStdioContainer(t, r, sb, "reader", []string{"sh", "-c", `while read l; do echo "got $l"; echo "seen $l" >&2; done; exit 4`}, false)
+	ex := attachTo(t, r, &runtimeapi.AttachRequest{ContainerId: id, Stdin: true, Stdout: true, Stderr: true})
+	var out, errb bytes.Buffer
+	// The session ends with the container (attach carries no exit code).
+	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: strings.NewReader("one\ntwo\n"), Stdout: &out, Stderr: &errb}); err != nil {
+		t.Fatalf("attach: %v", err)
+	}
+	if st := waitExited(t, r, id); st.GetExitCode() != 4 {
+		t.Fatalf("the container exited %d, want 4 (its input closed)", st.GetExitCode())
+	}
+	if out.String() != "got one\ngot two\n" || errb.String() != "seen one\nseen two\n" {
+		t.Fatalf("stdout %q stderr %q", out.String(), errb.String())
+	}
+	// stdinOnce: the input is closed for good, so a second attach with
+	// input is refused (the container is gone anyway).
+	if _, err := r.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: id, Stdin: true, Stdout: true}); !errors.Is(err, ErrFailedPrecondition) {
+		t.Fatalf("attach with stdin to an ended container: %v", err)
+	}
+	// A container without stdin: output only; input is refused saying why.
+	if _, err := r.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: sleeper, Stdin: true, Stdout: true}); !errors.Is(err, ErrFailedPrecondition) || !strings.Contains(err.Error(), "stdin: true") {
+		t.Fatalf("attach with stdin to a container without: %v", err)
+	}
+}
+
+// A container with a terminal: attach writes to it and follows its size.
+func TestAttachToAContainerWithATerminal(t *testing.T) {
+	r, sb, _ := streamingRuntime(t)
+	ctx := context.Background()
+	id := startStdioContainer(t, r, sb, "term", []string{"sh", "-c", `while read l; do stty size; done`}, true)
+	ex := attachTo(t, r, &runtimeapi.AttachRequest{ContainerId: id, Stdin: true, Stdout: true, Tty: true})
+	var out bytes.Buffer
+	// The size and the input travel on streams of their own: a line is
+	// typed until the command's answer shows the new size.
+	in, inW := io.Pipe()
+	done := make(chan error, 1)
+	var mu sync.Mutex
+	go func() {
+		done <- ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: in, Stdout: lockedWriter{&mu, &out}, Tty: true, TerminalSizeQueue: &fixedSize{}})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		got := out.String()
+		mu.Unlock()
+		if strings.Contains(got, "40 100") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal's size never showed: %q", got)
+		}
+		_, _ = inW.Write([]byte("\n"))
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = inW.Close() // stdinOnce: the terminal closes, read ends, the container exits 0
+	if err := <-done; err != nil {
+		t.Fatalf("attach: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(out.String(), "stderr") || strings.Contains(out.String(), "not a tty") {
+		t.Fatalf("no terminal: %q", out.String())
+	}
+}
+
+// startStdioContainer starts a container created with stdin and
+// stdinOnce (and a terminal with tty).
+func startStdioContainer(t *testing.T, r *Runtime, sb, name string, cmd []string, tty bool) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := r.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "img"}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := r.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb, Config: &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: name}, Image: &runtimeapi.ImageSpec{Image: "img"}, Command: cmd, LogPath: name + ".log",
+		Stdin: true, StdinOnce: true, Tty: tty}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: resp.GetContainerId()}); err != nil {
+		t.Fatal(err)
+	}
+	return resp.GetContainerId()
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Port-forward through client-go's port forwarder to a server on a

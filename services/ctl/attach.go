@@ -16,8 +16,9 @@ func newAttach(g *globals) *cobra.Command {
 		Use:   "attach POD [-c CONTAINER] [-i] [-t]",
 		Short: "Attach to a running container's own process",
 		Long: "Attach to the process a running container runs: see its output, and with -i\n" +
-			"feed its standard input. Leaving (Ctrl-C) does not stop it. Runtimes that\n" +
-			"keep no standard input refuse (crisim does).",
+			"feed its standard input, which needs a container created with stdin: true\n" +
+			"(-t: tty: true). Leaving (Ctrl-C) does not stop it; with stdinOnce: true the\n" +
+			"container's input closes when the first attach ends.",
 		Example: "  syncpodctl attach -it web -c shell",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {

@@ -64,7 +64,7 @@ func runApply(ctx context.Context, g *globals, files []string) error {
 		if p.pod.GetNamespace() == "" && g.namespace != validation.DefaultNamespace {
 			p.pod.Namespace = g.namespace
 		}
-		rctx, cancel := context.WithTimeout(ctx, g.timeout)
+		rctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 		resp, err := client.ApplyPod(rctx, &plannerv1.ApplyPodRequest{Pod: p.pod})
 		cancel()
 		if err != nil {
@@ -273,7 +273,7 @@ func podRef(ns, name string) *plannerv1.PodRef {
 	return &plannerv1.PodRef{Namespace: ns, Name: name}
 }
 
-// onPlanner makes one call to the planner, bounded by --timeout.
+// onPlanner makes one call to the planner, bounded by --request-timeout.
 func onPlanner[T any](ctx context.Context, g *globals, call func(context.Context, plannerv1.PlannerServiceClient) (T, error)) (T, error) {
 	client, closer, err := g.planner()
 	if err != nil {
@@ -281,12 +281,12 @@ func onPlanner[T any](ctx context.Context, g *globals, call func(context.Context
 		return zero, err
 	}
 	defer closer.Close()
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	ctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 	defer cancel()
 	return call(ctx, client)
 }
 
-// onExecutor makes one call to the executor, bounded by --timeout.
+// onExecutor makes one call to the executor, bounded by --request-timeout.
 func onExecutor[T any](ctx context.Context, g *globals, call func(context.Context, executorv1.ExecutorServiceClient) (T, error)) (T, error) {
 	client, closer, err := g.executorClient()
 	if err != nil {
@@ -294,7 +294,7 @@ func onExecutor[T any](ctx context.Context, g *globals, call func(context.Contex
 		return zero, err
 	}
 	defer closer.Close()
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	ctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 	defer cancel()
 	return call(ctx, client)
 }

@@ -50,7 +50,9 @@ const rootLong = `syncpodctl drives a syncpod node, like kubectl drives a cluste
 
 Global flags may stand anywhere on the line. Every global flag also reads
 SYNCPOD_ + its upper-cased name (SYNCPOD_SERVER, SYNCPOD_EXECUTOR,
-SYNCPOD_PLEG, SYNCPOD_NAMESPACE, SYNCPOD_TIMEOUT); the command line wins.
+SYNCPOD_PLEG, SYNCPOD_NAMESPACE, SYNCPOD_REQUEST_TIMEOUT); the command line
+wins. --request-timeout bounds each request to a server; the --timeout of
+wait and delete bounds the whole wait, as with kubectl.
 
 Exit codes: 0 ok, 1 the server refused or failed, 2 bad command line,
 3 not found.`
@@ -137,7 +139,7 @@ func newRoot(g *globals) *cobra.Command {
 	pf.StringVar(&g.server, "server", "127.0.0.1:7001", "planner address (host:port or unix:///path)")
 	pf.StringVar(&g.executor, "executor", "127.0.0.1:7002", "executor address, for backoffs")
 	pf.StringVar(&g.pleg, "pleg", "127.0.0.1:7003", "PLEG address, for plans against a live pod")
-	pf.DurationVar(&g.timeout, "timeout", 10*time.Second, "per-request timeout")
+	pf.DurationVar(&g.requestTimeout, "request-timeout", 10*time.Second, "how long each request to a server may take (kubectl's --request-timeout; wait and delete --timeout bound the whole wait)")
 	pf.StringVarP(&g.namespace, "namespace", "n", validation.DefaultNamespace, "namespace of the pods named")
 	root.AddGroup(&cobra.Group{ID: "basic", Title: "Pods:"}, &cobra.Group{ID: "debug", Title: "Troubleshooting:"}, &cobra.Group{ID: "node", Title: "Node:"})
 	for _, c := range []*cobra.Command{newApply(g), newGet(g), newDescribe(g), newDelete(g), newWait(g)} {
@@ -176,7 +178,7 @@ func newRoot(g *globals) *cobra.Command {
 // SYNCPOD_ environment variable.
 func applyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
 	var errs []error
-	for _, name := range []string{"server", "executor", "pleg", "timeout", "namespace"} {
+	for _, name := range []string{"server", "executor", "pleg", "request-timeout", "namespace"} {
 		f := fs.Lookup(name)
 		if f == nil || f.Changed {
 			continue
@@ -249,9 +251,11 @@ type globals struct {
 	server    string
 	executor  string
 	pleg      string
-	timeout   time.Duration
 	namespace string
-	ran       bool // a command's RunE has started
+	// requestTimeout (--request-timeout) bounds one request to a server;
+	// the --timeout of wait and delete bounds their whole wait.
+	requestTimeout time.Duration
+	ran            bool // a command's RunE has started
 }
 
 func (g *globals) planner() (plannerv1.PlannerServiceClient, io.Closer, error) {

@@ -23,11 +23,13 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/services/server"
 )
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -49,6 +51,8 @@ type fakePlanner struct {
 	logReqs []*plannerv1.ContainerLogsRequest
 	// execStarts are the Exec sessions opened.
 	execStarts []*plannerv1.ExecStart
+	// deleteBudgets is, per DeletePod call, how long its deadline left it.
+	deleteBudgets []time.Duration
 }
 
 func (f *fakePlanner) lastLogs() *plannerv1.ContainerLogsRequest {
@@ -208,9 +212,14 @@ func (f *fakePlanner) GetPod(_ context.Context, req *plannerv1.GetPodRequest) (*
 	return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
 }
 
-func (f *fakePlanner) DeletePod(_ context.Context, req *plannerv1.DeletePodRequest) (*plannerv1.DeletePodResponse, error) {
+func (f *fakePlanner) DeletePod(ctx context.Context, req *plannerv1.DeletePodRequest) (*plannerv1.DeletePodResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	budget := time.Duration(-1) // no deadline
+	if dl, ok := ctx.Deadline(); ok {
+		budget = time.Until(dl)
+	}
+	f.deleteBudgets = append(f.deleteBudgets, budget)
 	r, ok := f.records[key(req.GetPod().GetNamespace(), req.GetPod().GetName())]
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
@@ -284,10 +293,32 @@ func newHarness(t *testing.T) *harness {
 	t.Helper()
 	h := &harness{planner: &fakePlanner{records: map[string]*plannerv1.PodRecord{}}, executor: &fakeExecutor{}, pleg: &fakePleg{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}
 	listeners := map[string]*bufconn.Listener{}
+	// peer dials another fake server, as the planner dials its peers.
+	peer := func(addr string) grpc.ClientConnInterface {
+		conn, err := grpc.NewClient("passthrough:///"+addr,
+			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return listeners[addr].DialContext(ctx) }),
+			grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
 	for addr, register := range map[string]func(*grpc.Server){
-		"planner":  func(s *grpc.Server) { plannerv1.RegisterPlannerServiceServer(s, h.planner) },
-		"executor": func(s *grpc.Server) { executorv1.RegisterExecutorServiceServer(s, h.executor) },
-		"pleg":     func(s *grpc.Server) { plegv1.RegisterPlegServiceServer(s, h.pleg) },
+		"planner": func(s *grpc.Server) {
+			plannerv1.RegisterPlannerServiceServer(s, h.planner)
+			// The real version service; the fake PLEG serves none.
+			syncpodv1.RegisterVersionServiceServer(s, server.NewVersionService(server.VersionOptions{Component: "planner", Version: "v9.9.9",
+				Peers: []server.VersionPeer{{Component: "executor", Address: "executor", Conn: peer("executor")}, {Component: "pleg", Address: "pleg", Conn: peer("pleg")}}}))
+		},
+		"executor": func(s *grpc.Server) {
+			executorv1.RegisterExecutorServiceServer(s, h.executor)
+			syncpodv1.RegisterVersionServiceServer(s, server.NewVersionService(server.VersionOptions{Component: "executor", Version: "v9.9.8",
+				Runtime: func(context.Context) (*runtimeapi.VersionResponse, error) {
+					return &runtimeapi.VersionResponse{RuntimeName: "fakeruntime", RuntimeVersion: "1.2.3", RuntimeApiVersion: "v1"}, nil
+				}}))
+		},
+		"pleg": func(s *grpc.Server) { plegv1.RegisterPlegServiceServer(s, h.pleg) },
 	} {
 		l := bufconn.Listen(1 << 20)
 		s := grpc.NewServer()

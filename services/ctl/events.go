@@ -92,7 +92,7 @@ func runEvents(ctx context.Context, g *globals, pod string, all, watch bool) err
 	}
 	keep := func(r *plannerv1.PodRecord) bool { return pod == "" || r.GetPod().GetName() == pod }
 	if !watch {
-		rctx, cancel := context.WithTimeout(ctx, g.timeout)
+		rctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 		defer cancel()
 		list, err := client.ListPods(rctx, &plannerv1.ListPodsRequest{Namespace: namespace})
 		if err != nil {

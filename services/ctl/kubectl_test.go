@@ -3,6 +3,7 @@ package ctl
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os/exec"
 	"strings"
 	"sync"
@@ -78,9 +79,9 @@ func TestGlobalFlagsAnywhere(t *testing.T) {
 	if code := Run(context.Background(), []string{"get", "pods"}, h.env); code != 0 || !strings.Contains(h.out.String(), "web") {
 		t.Fatalf("from the environment: exit %d out %q err %q", code, h.out, h.err)
 	}
-	h.env.Getenv = func(k string) string { return map[string]string{"SYNCPOD_TIMEOUT": "soon"}[k] }
+	h.env.Getenv = func(k string) string { return map[string]string{"SYNCPOD_REQUEST_TIMEOUT": "soon"}[k] }
 	h.err.Reset()
-	if code := Run(context.Background(), []string{"get", "pods"}, h.env); code != 2 || !strings.Contains(h.err.String(), "SYNCPOD_TIMEOUT") {
+	if code := Run(context.Background(), []string{"get", "pods"}, h.env); code != 2 || !strings.Contains(h.err.String(), "SYNCPOD_REQUEST_TIMEOUT") {
 		t.Fatalf("bad environment value: exit %d err %q", code, h.err)
 	}
 }
@@ -102,7 +103,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"backoffs", "frob"},
 		{"events", "a", "b"},
 		{"logs"},
-		{"--timeout", "soon", "get", "pods"},
+		{"--request-timeout", "soon", "get", "pods"}, {"--timeout", "1s", "get", "pods"},
 		{"get", "pods", "-o", "jsonpath={.items[}"},
 	} {
 		if code := h.run(t, args...); code != 2 {
@@ -150,7 +151,7 @@ func TestGetYAMLRoundTrips(t *testing.T) {
 			RestartPolicy: syncpodv1.RestartPolicy_RESTART_POLICY_ON_FAILURE, TerminationGracePeriodSeconds: &grace,
 			HostNetwork: true, Hostname: "h",
 			InitContainers: []*syncpodv1.Container{{Name: "side", Image: "busybox", RestartPolicy: syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS,
-				Command: []string{"sleep", "inf"}}},
+				Command: []string{"sleep", "inf"}, Stdin: true, StdinOnce: true, Tty: true}},
 			Containers: []*syncpodv1.Container{{
 				Name: "app", Image: "busybox:1.36", Command: []string{"sh", "-c"}, Args: []string{"httpd -f"}, WorkingDir: "/tmp",
 				Env:             []*syncpodv1.EnvVar{{Name: "A", Value: "1"}},
@@ -275,6 +276,36 @@ func TestWaitForReadyAndDelete(t *testing.T) {
 	}
 }
 
+// TestDeleteTimeoutAndRequestTimeout: delete's --timeout bounds the wait
+// for the pods to be gone (kubectl's), the global --request-timeout each
+// request; given together, each does its own job.
+func TestDeleteTimeoutAndRequestTimeout(t *testing.T) {
+	h := newHarness(t)
+	h.planner.keepDeleted = true
+	h.planner.put("default/db", record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	if code := h.run(t, "delete", "pod/db", "--timeout=1s", "--request-timeout=7s"); code != 1 || !strings.Contains(h.err.String(), "timed out") {
+		t.Fatalf("delete of a pod that stays, 1 s wait: exit %d %q, want 1 (timed out)", code, h.err)
+	}
+	// The request itself had the 7 s budget, not the 1 s of the wait.
+	h.planner.mu.Lock()
+	budget := h.planner.deleteBudgets[len(h.planner.deleteBudgets)-1]
+	h.planner.mu.Unlock()
+	if budget <= time.Second || budget > 7*time.Second {
+		t.Fatalf("DeletePod deadline %v away, want within (1s, 7s]: --request-timeout, not --timeout", budget)
+	}
+	// A global flag placed before the command and the environment work too.
+	h.env.Getenv = func(k string) string { return map[string]string{"SYNCPOD_REQUEST_TIMEOUT": "3s"}[k] }
+	if code := h.run(t, "delete", "pod/db", "--wait=false"); code != 0 {
+		t.Fatalf("delete --wait=false: exit %d %q", code, h.err)
+	}
+	h.planner.mu.Lock()
+	budget = h.planner.deleteBudgets[len(h.planner.deleteBudgets)-1]
+	h.planner.mu.Unlock()
+	if budget <= 0 || budget > 3*time.Second {
+		t.Fatalf("DeletePod deadline %v away, want within (0, 3s] from SYNCPOD_REQUEST_TIMEOUT", budget)
+	}
+}
+
 func TestEventsTable(t *testing.T) {
 	h := newHarness(t)
 	r := record("crash", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
@@ -326,14 +357,55 @@ func TestCompletionScriptsLoadInBash(t *testing.T) {
 	}
 }
 
+// TestVersion: the client's version, then the planner's and, asked by
+// the planner, its executor's (with the runtime) and PLEG's; a server
+// that cannot be asked is named with the reason, and the exit is 1.
 func TestVersion(t *testing.T) {
 	h := newHarness(t)
-	if code := h.run(t, "version", "--client"); code != 0 || !strings.HasPrefix(h.out.String(), "Client Version: ") {
+	if code := h.run(t, "version", "--client"); code != 0 || !strings.HasPrefix(h.out.String(), "Client Version: ") || strings.Contains(h.out.String(), "Planner") {
 		t.Fatalf("version --client: exit %d %q", code, h.out)
 	}
-	// The fake servers have no health service: version says so and fails.
-	if code := h.run(t, "version"); code != 1 || !strings.Contains(h.out.String(), "Planner (planner): unreachable") {
-		t.Fatalf("version: exit %d %q", code, h.out)
+	// The fake PLEG serves no version: said, and exit 1.
+	code := h.run(t, "version")
+	out := h.out.String()
+	for _, want := range []string{
+		"Client Version: ",
+		"Planner Version: v9.9.9 (go",
+		" at planner\n",
+		"Executor Version: v9.9.8 (go",
+		" at executor; runtime fakeruntime 1.2.3 (CRI v1)\n",
+		"PLEG Version: unknown: cannot ask it at pleg: ",
+		"Unimplemented",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("version output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("version with the PLEG unanswering: exit %d, want 1", code)
+	}
+	// -o json: the planner's answer as on the wire.
+	code = h.run(t, "version", "-o", "json")
+	var decoded struct {
+		ClientVersion  map[string]any `json:"clientVersion"`
+		ServerVersions struct {
+			Server map[string]any   `json:"server"`
+			Peers  []map[string]any `json:"peers"`
+		} `json:"serverVersions"`
+	}
+	if err := json.Unmarshal(h.out.Bytes(), &decoded); err != nil || code != 1 {
+		t.Fatalf("version -o json: exit %d %v\n%s", code, err, h.out)
+	}
+	if decoded.ClientVersion["component"] != "syncpodctl" || decoded.ServerVersions.Server["version"] != "v9.9.9" || len(decoded.ServerVersions.Peers) != 2 ||
+		decoded.ServerVersions.Peers[0]["runtime"].(map[string]any)["name"] != "fakeruntime" || decoded.ServerVersions.Peers[1]["error"] == nil {
+		t.Errorf("version -o json: %s", h.out)
+	}
+	// No planner at all: exit 1, and the reason.
+	if code := h.run(t, "--server=nowhere", "version"); code != 1 || !strings.Contains(h.out.String(), "Planner Version: unknown: cannot ask it at nowhere") {
+		t.Fatalf("version without a planner: exit %d %q", code, h.out)
+	}
+	if code := h.run(t, "version", "-o", "wide"); code != 2 {
+		t.Fatalf("version -o wide: exit %d, want 2", code)
 	}
 }
 

@@ -67,6 +67,9 @@ func kubeContainer(c *syncpodv1.Container) corev1.Container {
 		Command:    c.GetCommand(),
 		Args:       c.GetArgs(),
 		WorkingDir: c.GetWorkingDir(),
+		Stdin:      c.GetStdin(),
+		StdinOnce:  c.GetStdinOnce(),
+		TTY:        c.GetTty(),
 		ImagePullPolicy: map[syncpodv1.ImagePullPolicy]corev1.PullPolicy{
 			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS:         corev1.PullAlways,
 			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT: corev1.PullIfNotPresent,

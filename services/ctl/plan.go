@@ -121,7 +121,7 @@ func liveObserved(ctx context.Context, g *globals, p *syncpodv1.Pod) (*syncpodv1
 			return nil, err
 		}
 		defer closer.Close()
-		rctx, cancel := context.WithTimeout(ctx, g.timeout)
+		rctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 		defer cancel()
 		return client.GetPodStatus(rctx, &plegv1.GetPodStatusRequest{PodUid: uid})
 	}()

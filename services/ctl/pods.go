@@ -91,7 +91,7 @@ func runDelete(ctx context.Context, g *globals, names []string, grace int64, wai
 		if grace >= 0 {
 			req.GracePeriodSeconds = &grace
 		}
-		rctx, cancel := context.WithTimeout(ctx, g.timeout)
+		rctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 		resp, err := client.DeletePod(rctx, req)
 		cancel()
 		if err != nil {
@@ -234,7 +234,7 @@ func waitFor(ctx context.Context, g *globals, names []string, timeout time.Durat
 		return nil
 	}
 	for _, name := range names {
-		rctx, cancel := context.WithTimeout(ctx, g.timeout)
+		rctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 		resp, err := client.GetPod(rctx, &plannerv1.GetPodRequest{Pod: podRef(g.namespace, name)})
 		cancel()
 		switch {

@@ -48,18 +48,18 @@ func (f *fakePlanner) Exec(stream plannerv1.PlannerService_ExecServer) error {
 	return out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: int32(n)}})
 }
 
-// Attach: the fake refuses, as crisim does.
+// Attach: the fake refuses, as a runtime does input to a container created without stdin.
 func (f *fakePlanner) Attach(stream plannerv1.PlannerService_AttachServer) error {
 	if _, err := stream.Recv(); err != nil {
 		return err
 	}
-	return status.Error(codes.FailedPrecondition, "executor: crisim cannot attach to container \"c1\"")
+	return status.Error(codes.FailedPrecondition, "executor: container \"c1\" was not created with stdin")
 }
 
 func TestAttachRefusedSaysWhy(t *testing.T) {
 	h := newHarness(t)
 	h.planner.put("default/web", record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING))
-	if code := h.run(t, "attach", "web"); code != 1 || !strings.Contains(h.err.String(), "cannot attach") {
+	if code := h.run(t, "attach", "web"); code != 1 || !strings.Contains(h.err.String(), "not created with stdin") {
 		t.Fatalf("attach: exit %d err %q", code, h.err)
 	}
 	if code := h.run(t, "attach", "web", "more"); code != 2 {

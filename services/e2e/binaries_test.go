@@ -99,7 +99,7 @@ func TestBinariesServeHealthReflectionAndMetrics(t *testing.T) {
 		t.Run(tc.binary, func(t *testing.T) {
 			p := start(t, tc.binary, tc.args...)
 			services := strings.Join(listServices(t, p.grpc), " ")
-			for _, want := range []string{tc.service, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"} {
+			for _, want := range []string{tc.service, "syncpod.v1.VersionService", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"} {
 				if !strings.Contains(services, want) {
 					t.Errorf("reflection lists %q, missing %s", services, want)
 				}

@@ -6,12 +6,14 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/containerdtest"
 	"github.com/syncpod/syncpod/services/ctl"
@@ -34,9 +36,19 @@ func TestStreamsOnContainerd(t *testing.T) {
 	p := pod("streams",
 		c("tick", "sh", "-c", `trap 'exit 0' TERM; i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 0.2; done`),
 		c("httpd", "sh", "-c", `mkdir -p /tmp/www && echo "hello from containerd" > /tmp/www/index.html && exec /bin/busybox httpd -f -p `+addr+` -h /tmp/www`),
-		c("busy", "sh", "-c", `trap 'exit 0' TERM; while :; do :; done`))
+		c("busy", "sh", "-c", `trap 'exit 0' TERM; while :; do :; done`),
+		c("reader", "sh", "-c", `while read l; do echo "got $l"; done; sleep 3600`))
+	// Its input is kept for attach, and closed when the first one ends.
+	p.Spec.Containers[3].Stdin, p.Spec.Containers[3].StdinOnce = true, true
 	p.Spec.HostNetwork = true
 	n.apply(p)
+	crashy := pod("crashy", c("crash", "sh", "-c", `echo "run at $(date +%s%N)"; exit 3`))
+	crashy.Spec.HostNetwork = true
+	n.apply(crashy)
+	// wait returns when the pod is Ready.
+	if code, out, errOut := n.ctl("wait", "--for=condition=Ready", "pod/streams", "--timeout=60s"); code != 0 || out != "pod/streams condition met\n" {
+		t.Fatalf("wait: exit %d %q %q", code, out, errOut)
+	}
 	n.waitRunning("streams", time.Minute)
 
 	code, out, errOut := n.runCtl("", "exec", "streams", "-c", "tick", "--", "sh", "-c", "echo out; echo err >&2; exit 4")
@@ -76,6 +88,23 @@ func TestStreamsOnContainerd(t *testing.T) {
 	if code := <-adone; code != 0 {
 		t.Fatalf("attach: exit %d %q", code, aerr.String())
 	}
+
+	// attach -i to a container reading stdin: the lines go in, the
+	// answers come back; the session ends once its input is closed
+	// (stdinOnce) and Ctrl-C leaves.
+	var rout, rerr syncBuffer
+	rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
+	defer rcancel()
+	rdone := make(chan int, 1)
+	go func() {
+		rdone <- ctl.Run(rctx, []string{"--server=" + n.planner.grpc, "attach", "-i", "streams", "-c", "reader"},
+			ctl.Env{Stdin: strings.NewReader("one\ntwo\n"), Stdout: &rout, Stderr: &rerr, Getenv: func(string) string { return "" }})
+	}()
+	eventually(t, 20*time.Second, "attach -i shows the answers", func() (bool, string) {
+		return rout.String() == "got one\ngot two\n", rout.String() + rerr.String()
+	})
+	rcancel()
+	<-rdone
 
 	if code, out, errOut := n.runCtl("", "logs", "streams", "-c", "tick", "--tail", "2"); code != 0 || strings.Count(out, "tick ") != 2 {
 		t.Fatalf("logs --tail 2: exit %d %q %q", code, out, errOut)
@@ -120,7 +149,46 @@ func TestStreamsOnContainerd(t *testing.T) {
 		return code == 0 && m != nil && m[1] != "0", out + errOut
 	})
 
-	if code, out, errOut := n.ctl("delete", "pod", "streams", "--grace-period", "3"); code != 0 {
+	// --previous after a crash: the dead instance's output.
+	n.waitRecord("crashy", time.Minute, "restarted once", func(r *plannerv1.PodRecord) bool {
+		return cstatus(r, "crash").GetRestartCount() >= 1
+	})
+	if code, prev, e := n.ctl("logs", "crashy", "--previous"); code != 0 || !strings.Contains(prev, "run at ") {
+		t.Fatalf("logs --previous: exit %d %q %q", code, prev, e)
+	}
+
+	// logs -f follows the ticking container until it is killed (the pod
+	// is deleted), every line once, in order.
+	var fout, ferr syncBuffer
+	fctx, fcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer fcancel()
+	fdone := make(chan int, 1)
+	go func() {
+		fdone <- ctl.Run(fctx, []string{"--server=" + n.planner.grpc, "logs", "-f", "streams", "-c", "tick"}, ctl.Env{Stdout: &fout, Stderr: &ferr, Getenv: func(string) string { return "" }})
+	}()
+	var first int
+	eventually(t, 20*time.Second, "logs -f shows ticks", func() (bool, string) {
+		m := regexp.MustCompile(`(?m)^tick (\d+)$`).FindAllStringSubmatch(fout.String(), -1)
+		if len(m) < 3 {
+			return false, fout.String() + ferr.String()
+		}
+		first, _ = strconv.Atoi(m[0][1])
+		return true, ""
+	})
+	if code, out, errOut := n.ctl("delete", "pod", "streams", "crashy", "--grace-period", "3"); code != 0 {
 		t.Fatalf("delete: exit %d %q %q", code, out, errOut)
+	}
+	select {
+	case code := <-fdone:
+		if code != 0 {
+			t.Fatalf("logs -f: exit %d %q", code, ferr.String())
+		}
+	case <-fctx.Done():
+		t.Fatal("logs -f did not end when its container was killed")
+	}
+	for i, l := range strings.Split(strings.TrimSpace(fout.String()), "\n") {
+		if want := "tick " + strconv.Itoa(first+i); l != want {
+			t.Fatalf("line %d is %q, want %q (lines lost or repeated):\n%s", i, l, want, fout.String())
+		}
 	}
 }

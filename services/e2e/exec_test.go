@@ -2,13 +2,17 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/ctl"
 )
 
@@ -60,9 +64,23 @@ func TestExecOnCrisim(t *testing.T) {
 		t.Fatalf("exec in a wrong container: exit %d %q", code, errOut)
 	}
 
-	// crisim keeps no stdin: attach is refused with the reason.
-	if code, _, errOut := n.runCtl("", "attach", "shell"); code != 1 || !strings.Contains(errOut, "cannot attach") {
-		t.Fatalf("attach on crisim: exit %d %q", code, errOut)
+	// attach to a container reading stdin (stdin: true, stdinOnce): what
+	// syncpodctl attach -i reads goes in, the output comes back, and the
+	// session ends when the container does (its input closed).
+	reader := pod("reader", container("echo", "sh", "-c", `while read l; do echo "got $l"; done; exit 6`))
+	reader.Spec.Containers[0].Stdin, reader.Spec.Containers[0].StdinOnce = true, true
+	reader.Spec.RestartPolicy = syncpodv1.RestartPolicy_RESTART_POLICY_NEVER
+	n.apply(reader)
+	n.waitRunning("reader", converge)
+	if code, out, errOut := n.runCtl("one\ntwo\n", "attach", "-i", "reader"); code != 0 || out != "got one\ngot two\n" {
+		t.Fatalf("attach -i: exit %d out %q err %q", code, out, errOut)
+	}
+	n.waitRecord("reader", converge, "the reader exited 6", func(r *plannerv1.PodRecord) bool {
+		return cstatus(r, "echo").GetState().GetTerminated().GetExitCode() == 6
+	})
+	// Input to a container created without stdin is refused, saying why.
+	if code, _, errOut := n.runCtl("x\n", "attach", "-i", "shell"); code != 1 || !strings.Contains(errOut, "stdin: true") {
+		t.Fatalf("attach -i to a container without stdin: exit %d %q", code, errOut)
 	}
 
 	// With a terminal: syncpodctl's stdin is a pty, as in a shell.
@@ -81,5 +99,88 @@ func TestExecOnCrisim(t *testing.T) {
 	code, out, errOut = n.runCtl(tty, "exec", "-it", "shell", "--", "sh", "-c", "tty; read x; echo read $x; exit 2")
 	if code != 2 || !strings.Contains(out, "/dev/pts/") || !strings.Contains(out, "read typed") {
 		t.Fatalf("exec -it: exit %d out %q err %q", code, out, errOut)
+	}
+
+	// Terminal resize, end to end: the command's terminal takes the size
+	// of syncpodctl's, and follows it when it changes (SIGWINCH, as a
+	// terminal emulator sends it).
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 30, Cols: 90}); err != nil {
+		t.Fatal(err)
+	}
+	var rout, rerr syncBuffer
+	rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
+	defer rcancel()
+	rdone := make(chan int, 1)
+	go func() {
+		rdone <- ctl.Run(rctx, []string{"--server=" + n.planner.grpc, "exec", "-it", "shell", "--", "sh", "-c", "stty size; while read x; do stty size; done; exit 7"},
+			ctl.Env{Stdin: tty, Stdout: &rout, Stderr: &rerr, Getenv: func(string) string { return "" }})
+	}()
+	// Output is written only once syncpodctl follows SIGWINCH.
+	eventually(t, 20*time.Second, "the first size", func() (bool, string) { return strings.Contains(rout.String(), "30 90"), rout.String() + rerr.String() })
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 41, Cols: 123}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGWINCH); err != nil {
+		t.Fatal(err)
+	}
+	// Each line typed makes the command print its terminal's size again.
+	eventually(t, 20*time.Second, "the new size after the resize", func() (bool, string) {
+		_, _ = ptmx.Write([]byte("\n"))
+		return strings.Contains(rout.String(), "41 123"), rout.String() + rerr.String()
+	})
+	if code := ctrlDUntilDone(rctx, t, ptmx, rdone); code != 7 {
+		t.Fatalf("exec -it with a resize: exit %d, want 7\n%s%s", code, rout.String(), rerr.String())
+	}
+
+	// attach -it to a container with a terminal (tty, stdin, stdinOnce):
+	// lines typed reach it, it sees syncpodctl's terminal size, and
+	// Ctrl-D ends its input, so it ends, and the session with it.
+	term := pod("term", container("sh", "sh", "-c", `while read l; do stty size; done`))
+	term.Spec.Containers[0].Stdin, term.Spec.Containers[0].StdinOnce, term.Spec.Containers[0].Tty = true, true, true
+	term.Spec.RestartPolicy = syncpodv1.RestartPolicy_RESTART_POLICY_NEVER
+	n.apply(term)
+	n.waitRunning("term", converge)
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 33, Cols: 99}); err != nil {
+		t.Fatal(err)
+	}
+	var aout, aerr syncBuffer
+	actx, acancel := context.WithTimeout(context.Background(), time.Minute)
+	defer acancel()
+	adone := make(chan int, 1)
+	go func() {
+		adone <- ctl.Run(actx, []string{"--server=" + n.planner.grpc, "attach", "-it", "term"},
+			ctl.Env{Stdin: tty, Stdout: &aout, Stderr: &aerr, Getenv: func(string) string { return "" }})
+	}()
+	eventually(t, 20*time.Second, "the container's terminal has syncpodctl's size", func() (bool, string) {
+		_, _ = ptmx.Write([]byte("\n"))
+		return strings.Contains(aout.String(), "33 99"), aout.String() + aerr.String()
+	})
+	if code := ctrlDUntilDone(actx, t, ptmx, adone); code != 0 {
+		t.Fatalf("attach -it: exit %d\n%s%s", code, aout.String(), aerr.String())
+	}
+	n.waitRecord("term", converge, "the terminal container completed", func(r *plannerv1.PodRecord) bool {
+		return cstatus(r, "sh").GetState().GetTerminated() != nil
+	})
+}
+
+// ctrlDUntilDone types Ctrl-D (end of input in a cooked terminal) into
+// the terminal until the session reports its exit code, again every half
+// second: a reader an earlier session left on the same terminal may take
+// one keystroke.
+func ctrlDUntilDone(ctx context.Context, t *testing.T, ptmx *os.File, done <-chan int) int {
+	t.Helper()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := ptmx.Write([]byte{4}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case code := <-done:
+			return code
+		case <-ctx.Done():
+			t.Fatal("the session did not end at Ctrl-D")
+		case <-tick.C:
+		}
 	}
 }

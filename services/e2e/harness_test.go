@@ -38,6 +38,9 @@ type node struct {
 	workDir     string
 	manifestDir string
 	sock        string
+	// logDir is the executor's --log-dir, the root of the pod log
+	// directories.
+	logDir string
 
 	crisim, executor, pleg, planner *proc
 	plannerArgs                     []string
@@ -111,6 +114,7 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		workDir:     filepath.Join(base, "work"),
 		manifestDir: filepath.Join(base, "manifests"),
 		sock:        filepath.Join(short, "cri.sock"),
+		logDir:      filepath.Join(base, "logs"),
 	}
 	for _, d := range []string{n.workDir, n.manifestDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -156,7 +160,7 @@ func startNode(t *testing.T, o nodeOptions) *node {
 	n.executor = startProc(t, "syncpod-executor", procOptions{managed: true, args: append(append(listen("executor"),
 		"--cri-endpoint="+executorCRI,
 		"--data-dir="+filepath.Join(base, "executor"),
-		"--log-dir="+filepath.Join(base, "logs"),
+		"--log-dir="+n.logDir,
 		"--backoff-initial="+o.backoffInitial.String(),
 		"--backoff-max="+o.backoffMax.String(),
 	), o.executorArgs...)})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -126,6 +127,44 @@ func TestKubectlStyleCommandsOnCrisim(t *testing.T) {
 	if code, _, _ := n.ctl("events", "nosuch"); code != 3 {
 		t.Fatalf("events of an unknown pod: exit %d, want 3", code)
 	}
+	// version: the client, and every server of this node, with the runtime.
+	code, v, e := n.ctl("version")
+	for _, want := range []string{"Client Version: ", "Planner Version: ", "Executor Version: ", "PLEG Version: ", "runtime syncpod-crisim "} {
+		if code != 0 || !strings.Contains(v, want) {
+			t.Fatalf("version: exit %d, no %q\n%s%s", code, want, v, e)
+		}
+	}
+
+	// Completion, as a shell does it: bash loads the script the binary
+	// prints, and the completion function asks the binary, which asks the
+	// planner, for the pod names.
+	t.Run("completion in bash", func(t *testing.T) {
+		// cobra's script uses the bash-completion package, as shells that
+		// complete anything have it (make test installs it, as root).
+		const bashCompletion = "/usr/share/bash-completion/bash_completion"
+		bash, err := exec.LookPath("bash")
+		if _, serr := os.Stat(bashCompletion); err != nil || serr != nil {
+			if os.Getenv("CI") != "" || os.Getuid() == 0 {
+				t.Fatalf("bash with the bash-completion package is needed (apt-get install bash-completion): %v %v", err, serr)
+			}
+			t.Skipf("LOUD SKIP: no bash with bash-completion here: %v %v", err, serr)
+		}
+		script := `source ` + bashCompletion + ` || exit 1
+source <("$CTL" completion bash) || exit 1
+COMP_WORDS=("$CTL" --server="$SERVER" describe pod cr)
+COMP_CWORD=4
+COMP_LINE="${COMP_WORDS[*]}"
+COMP_POINT=${#COMP_LINE}
+__start_syncpodctl
+printf '%s\n' "${COMPREPLY[@]}"`
+		cmd := exec.Command(bash, "-c", script)
+		cmd.Env = append(os.Environ(), "CTL="+binary(t, "syncpodctl"), "SERVER="+n.planner.grpc)
+		comp, err := cmd.Output() // stderr: bash's compopt outside a real completion
+		if err != nil || strings.TrimSpace(string(comp)) != "crashy" {
+			t.Fatalf("bash completion of \"describe pod cr\": %v\n%s", err, comp)
+		}
+	})
+
 	if code, o, e := n.ctl("delete", "pod/crashy"); code != 0 {
 		t.Fatalf("delete crashy: exit %d %q %q", code, o, e)
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -343,6 +344,49 @@ func TestDeleteWithGraceRemovesEverything(t *testing.T) {
 	})
 	if code, _, _ := n.ctl("get", "pods", "graceful"); code != 3 {
 		t.Errorf("syncpodctl get pods graceful after deletion: exit %d, want 3 (not found)", code)
+	}
+}
+
+// Issue 14 (logs, backoffs): deleting a pod removes its log directory, as
+// the kubelet removes the log directories of deleted pods, and its
+// crash-loop back-off entries; another pod's stay.
+func TestDeleteRemovesLogDirectoryAndBackoffs(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOptions{})
+	crashy := n.apply(pod("crashy", container("crash", "sh", "-c", "echo bye; exit 1"), sleeper("steady")))
+	n.apply(pod("keeper", container("crash", "sh", "-c", "exit 2")))
+	for _, name := range []string{"crashy", "keeper"} {
+		n.waitRecord(name, converge, "a restart in back-off", func(r *plannerv1.PodRecord) bool { return cstatus(r, "crash").GetRestartCount() >= 1 })
+	}
+	dirOf := func(p *syncpodv1.Pod) string {
+		return filepath.Join(n.logDir, "default_"+p.GetName()+"_"+p.GetUid())
+	}
+	keeper, err := n.get("keeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*syncpodv1.Pod{crashy, keeper.GetPod()} {
+		if _, err := os.Stat(filepath.Join(dirOf(p), "crash")); err != nil {
+			t.Fatalf("no log directory for %s: %v", p.GetName(), err)
+		}
+	}
+	if code, out, errOut := n.ctl("backoffs", "list"); code != 0 || !strings.Contains(out, "default/crashy") || !strings.Contains(out, "default/keeper") {
+		t.Fatalf("backoffs list before delete: exit %d\n%s%s", code, out, errOut)
+	}
+
+	if code, out, errOut := n.ctl("delete", "pod", "crashy"); code != 0 || !strings.Contains(out, `pod "crashy" deleted`) {
+		t.Fatalf("delete: exit %d: %s %s", code, out, errOut)
+	}
+	// delete waits until the pod is gone; its leftovers went first.
+	if _, err := os.Stat(dirOf(crashy)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("log directory %s of the deleted pod: %v, want it removed", dirOf(crashy), err)
+	}
+	code, out, errOut := n.ctl("backoffs", "list")
+	if code != 0 || strings.Contains(out, "crashy") || strings.Contains(out, crashy.GetUid()[:8]) || !strings.Contains(out, "default/keeper") {
+		t.Errorf("backoffs list after delete: exit %d, want keeper's only\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dirOf(keeper.GetPod()), "crash")); err != nil {
+		t.Errorf("another pod's log directory went: %v", err)
 	}
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	edge "github.com/syncpod/syncpod/cri"
@@ -42,6 +43,7 @@ import (
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/executor/service"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -158,8 +160,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	timeouts := cri.Timeouts{Call: f.criTimeout, Pull: f.pullTimeout}
+	rt := cri.NewLazyRuntime(conn, criMetrics, timeouts)
 	r, err := runner.New(runner.Config{
-		Runtime:         cri.NewLazyRuntime(conn, criMetrics, timeouts),
+		Runtime:         rt,
 		Images:          cri.NewLazyImages(conn, criMetrics, timeouts),
 		Backoff:         store,
 		Logger:          logger,
@@ -182,6 +185,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	executorv1.RegisterExecutorServiceServer(srv.GRPC(), service.New(r, store, nil, logger))
+	syncpodv1.RegisterVersionServiceServer(srv.GRPC(), server.NewVersionService(server.VersionOptions{
+		Component: "executor",
+		Runtime:   func(ctx context.Context) (*runtimeapi.VersionResponse, error) { return rt.Version(ctx, "v1") },
+	}))
 	logger.Info("executor ready", "cri_endpoint", f.criEndpoint, "data_dir", f.dataDir,
 		"backoff_initial", store.Config().Initial.String(), "backoff_max", store.Config().Max.String())
 

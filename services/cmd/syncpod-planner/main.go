@@ -26,6 +26,7 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -95,6 +96,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	defer plegConn.Close()
+	syncpodv1.RegisterVersionServiceServer(srv.GRPC(), server.NewVersionService(server.VersionOptions{
+		Component: "planner",
+		Peers: []server.VersionPeer{
+			{Component: "executor", Address: *executorAddr, Conn: execConn},
+			{Component: "pleg", Address: *plegAddr, Conn: plegConn},
+		},
+	}))
 	loop, err := syncer.New(syncer.Options{
 		Store:              pods,
 		PLEG:               syncer.GRPCPLEG(plegv1.NewPlegServiceClient(plegConn)),

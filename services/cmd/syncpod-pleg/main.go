@@ -16,11 +16,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri"
 	"github.com/syncpod/syncpod/pleg"
 	"github.com/syncpod/syncpod/pleg/service"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -122,6 +124,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	plegv1.RegisterPlegServiceServer(srv.GRPC(), service.New(p))
+	syncpodv1.RegisterVersionServiceServer(srv.GRPC(), server.NewVersionService(server.VersionOptions{
+		Component: "pleg",
+		Runtime:   func(ctx context.Context) (*runtimeapi.VersionResponse, error) { return rt.Version(ctx, "v1") },
+	}))
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx) })

@@ -424,7 +424,14 @@ type RemoveResourcesRequest struct {
 	// with a failed result.
 	ContainerIds []string `protobuf:"bytes,1,rep,name=container_ids,json=containerIds,proto3" json:"container_ids,omitempty"`
 	// sandbox_ids of stopped sandboxes to remove (with their containers).
-	SandboxIds    []string `protobuf:"bytes,2,rep,name=sandbox_ids,json=sandboxIds,proto3" json:"sandbox_ids,omitempty"`
+	SandboxIds []string `protobuf:"bytes,2,rep,name=sandbox_ids,json=sandboxIds,proto3" json:"sandbox_ids,omitempty"`
+	// forget_pod names the deleted pod these resources belong to: once
+	// every listed removal has succeeded, the executor also removes the
+	// pod's log directory (<log-dir>/<namespace>_<name>_<uid>, as the
+	// kubelet removes the log directories of deleted pods) and its
+	// crash-loop back-off entries. Both are left when a removal fails (the
+	// caller retries). The lists may be empty when only this is wanted.
+	ForgetPod     *ForgetPodRef `protobuf:"bytes,200,opt,name=forget_pod,json=forgetPod,proto3" json:"forget_pod,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -473,18 +480,93 @@ func (x *RemoveResourcesRequest) GetSandboxIds() []string {
 	return nil
 }
 
-// RemoveResourcesResponse reports each removal.
-type RemoveResourcesResponse struct {
+func (x *RemoveResourcesRequest) GetForgetPod() *ForgetPodRef {
+	if x != nil {
+		return x.ForgetPod
+	}
+	return nil
+}
+
+// ForgetPodRef names a deleted pod whose node-local leftovers go.
+type ForgetPodRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// results, containers first, in request order.
-	Results       []*RemoveResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// uid of the pod. Required.
+	Uid string `protobuf:"bytes,1,opt,name=uid,proto3" json:"uid,omitempty"`
+	// namespace of the pod. Required.
+	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// name of the pod. Required.
+	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
+func (x *ForgetPodRef) Reset() {
+	*x = ForgetPodRef{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetPodRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetPodRef) ProtoMessage() {}
+
+func (x *ForgetPodRef) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetPodRef.ProtoReflect.Descriptor instead.
+func (*ForgetPodRef) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ForgetPodRef) GetUid() string {
+	if x != nil {
+		return x.Uid
+	}
+	return ""
+}
+
+func (x *ForgetPodRef) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ForgetPodRef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// RemoveResourcesResponse reports each removal.
+type RemoveResourcesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// results, containers first, in request order.
+	Results []*RemoveResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// log_dir_removed: forget_pod's log directory existed and was removed.
+	LogDirRemoved bool `protobuf:"varint,200,opt,name=log_dir_removed,json=logDirRemoved,proto3" json:"log_dir_removed,omitempty"`
+	// backoffs_removed is how many of forget_pod's back-off entries went.
+	BackoffsRemoved int32 `protobuf:"varint,201,opt,name=backoffs_removed,json=backoffsRemoved,proto3" json:"backoffs_removed,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
 func (x *RemoveResourcesResponse) Reset() {
 	*x = RemoveResourcesResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[4]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -496,7 +578,7 @@ func (x *RemoveResourcesResponse) String() string {
 func (*RemoveResourcesResponse) ProtoMessage() {}
 
 func (x *RemoveResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[4]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -509,7 +591,7 @@ func (x *RemoveResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveResourcesResponse.ProtoReflect.Descriptor instead.
 func (*RemoveResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RemoveResourcesResponse) GetResults() []*RemoveResult {
@@ -517,6 +599,20 @@ func (x *RemoveResourcesResponse) GetResults() []*RemoveResult {
 		return x.Results
 	}
 	return nil
+}
+
+func (x *RemoveResourcesResponse) GetLogDirRemoved() bool {
+	if x != nil {
+		return x.LogDirRemoved
+	}
+	return false
+}
+
+func (x *RemoveResourcesResponse) GetBackoffsRemoved() int32 {
+	if x != nil {
+		return x.BackoffsRemoved
+	}
+	return 0
 }
 
 // RemoveResult is the outcome of one removal.
@@ -536,7 +632,7 @@ type RemoveResult struct {
 
 func (x *RemoveResult) Reset() {
 	*x = RemoveResult{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[5]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -548,7 +644,7 @@ func (x *RemoveResult) String() string {
 func (*RemoveResult) ProtoMessage() {}
 
 func (x *RemoveResult) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[5]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -561,7 +657,7 @@ func (x *RemoveResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveResult.ProtoReflect.Descriptor instead.
 func (*RemoveResult) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RemoveResult) GetId() string {
@@ -603,7 +699,7 @@ type ListBackoffsRequest struct {
 
 func (x *ListBackoffsRequest) Reset() {
 	*x = ListBackoffsRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[6]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +711,7 @@ func (x *ListBackoffsRequest) String() string {
 func (*ListBackoffsRequest) ProtoMessage() {}
 
 func (x *ListBackoffsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[6]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +724,7 @@ func (x *ListBackoffsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBackoffsRequest.ProtoReflect.Descriptor instead.
 func (*ListBackoffsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListBackoffsRequest) GetPodUid() string {
@@ -649,7 +745,7 @@ type ListBackoffsResponse struct {
 
 func (x *ListBackoffsResponse) Reset() {
 	*x = ListBackoffsResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[7]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -661,7 +757,7 @@ func (x *ListBackoffsResponse) String() string {
 func (*ListBackoffsResponse) ProtoMessage() {}
 
 func (x *ListBackoffsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[7]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -674,7 +770,7 @@ func (x *ListBackoffsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBackoffsResponse.ProtoReflect.Descriptor instead.
 func (*ListBackoffsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListBackoffsResponse) GetEntries() []*BackoffEntry {
@@ -710,7 +806,7 @@ type BackoffEntry struct {
 
 func (x *BackoffEntry) Reset() {
 	*x = BackoffEntry{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[8]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +818,7 @@ func (x *BackoffEntry) String() string {
 func (*BackoffEntry) ProtoMessage() {}
 
 func (x *BackoffEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[8]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +831,7 @@ func (x *BackoffEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackoffEntry.ProtoReflect.Descriptor instead.
 func (*BackoffEntry) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BackoffEntry) GetPodUid() string {
@@ -807,7 +903,7 @@ type ResetBackoffRequest struct {
 
 func (x *ResetBackoffRequest) Reset() {
 	*x = ResetBackoffRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[9]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -819,7 +915,7 @@ func (x *ResetBackoffRequest) String() string {
 func (*ResetBackoffRequest) ProtoMessage() {}
 
 func (x *ResetBackoffRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[9]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -832,7 +928,7 @@ func (x *ResetBackoffRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetBackoffRequest.ProtoReflect.Descriptor instead.
 func (*ResetBackoffRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ResetBackoffRequest) GetPodUid() string {
@@ -860,7 +956,7 @@ type ResetBackoffResponse struct {
 
 func (x *ResetBackoffResponse) Reset() {
 	*x = ResetBackoffResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[10]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +968,7 @@ func (x *ResetBackoffResponse) String() string {
 func (*ResetBackoffResponse) ProtoMessage() {}
 
 func (x *ResetBackoffResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[10]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +981,7 @@ func (x *ResetBackoffResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetBackoffResponse.ProtoReflect.Descriptor instead.
 func (*ResetBackoffResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ResetBackoffResponse) GetRemoved() int32 {
@@ -910,7 +1006,7 @@ type ExecSyncRequest struct {
 
 func (x *ExecSyncRequest) Reset() {
 	*x = ExecSyncRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[11]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1018,7 @@ func (x *ExecSyncRequest) String() string {
 func (*ExecSyncRequest) ProtoMessage() {}
 
 func (x *ExecSyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[11]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1031,7 @@ func (x *ExecSyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecSyncRequest.ProtoReflect.Descriptor instead.
 func (*ExecSyncRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExecSyncRequest) GetContainerId() string {
@@ -974,7 +1070,7 @@ type ExecSyncResponse struct {
 
 func (x *ExecSyncResponse) Reset() {
 	*x = ExecSyncResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[12]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1082,7 @@ func (x *ExecSyncResponse) String() string {
 func (*ExecSyncResponse) ProtoMessage() {}
 
 func (x *ExecSyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[12]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1095,7 @@ func (x *ExecSyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecSyncResponse.ProtoReflect.Descriptor instead.
 func (*ExecSyncResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExecSyncResponse) GetExitCode() int32 {
@@ -1044,7 +1140,7 @@ type ContainerLogsRequest struct {
 
 func (x *ContainerLogsRequest) Reset() {
 	*x = ContainerLogsRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[13]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1056,7 +1152,7 @@ func (x *ContainerLogsRequest) String() string {
 func (*ContainerLogsRequest) ProtoMessage() {}
 
 func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[13]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1069,7 +1165,7 @@ func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLogsRequest.ProtoReflect.Descriptor instead.
 func (*ContainerLogsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ContainerLogsRequest) GetPodUid() string {
@@ -1127,7 +1223,7 @@ type ContainerLogsResponse struct {
 
 func (x *ContainerLogsResponse) Reset() {
 	*x = ContainerLogsResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[14]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1139,7 +1235,7 @@ func (x *ContainerLogsResponse) String() string {
 func (*ContainerLogsResponse) ProtoMessage() {}
 
 func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[14]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1152,7 +1248,7 @@ func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLogsResponse.ProtoReflect.Descriptor instead.
 func (*ContainerLogsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{14}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ContainerLogsResponse) GetLines() []*v1.LogLine {
@@ -1182,7 +1278,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[15]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1194,7 +1290,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[15]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1207,7 +1303,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{15}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ExecRequest) GetStart() *ExecStart {
@@ -1241,7 +1337,7 @@ type ExecStart struct {
 
 func (x *ExecStart) Reset() {
 	*x = ExecStart{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[16]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1349,7 @@ func (x *ExecStart) String() string {
 func (*ExecStart) ProtoMessage() {}
 
 func (x *ExecStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[16]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1362,7 @@ func (x *ExecStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
 func (*ExecStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{16}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ExecStart) GetContainerId() string {
@@ -1308,7 +1404,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[17]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1320,7 +1416,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[17]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1333,7 +1429,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{17}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ExecResponse) GetOutput() *v1.StreamOutput {
@@ -1357,7 +1453,7 @@ type PortForwardRequest struct {
 
 func (x *PortForwardRequest) Reset() {
 	*x = PortForwardRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[18]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1465,7 @@ func (x *PortForwardRequest) String() string {
 func (*PortForwardRequest) ProtoMessage() {}
 
 func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[18]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1478,7 @@ func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardRequest.ProtoReflect.Descriptor instead.
 func (*PortForwardRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{18}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PortForwardRequest) GetStart() *PortForwardStart {
@@ -1412,7 +1508,7 @@ type PortForwardStart struct {
 
 func (x *PortForwardStart) Reset() {
 	*x = PortForwardStart{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[19]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1520,7 @@ func (x *PortForwardStart) String() string {
 func (*PortForwardStart) ProtoMessage() {}
 
 func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[19]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1533,7 @@ func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardStart.ProtoReflect.Descriptor instead.
 func (*PortForwardStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{19}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PortForwardStart) GetPodUid() string {
@@ -1465,7 +1561,7 @@ type PortForwardResponse struct {
 
 func (x *PortForwardResponse) Reset() {
 	*x = PortForwardResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[20]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1573,7 @@ func (x *PortForwardResponse) String() string {
 func (*PortForwardResponse) ProtoMessage() {}
 
 func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[20]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1586,7 @@ func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardResponse.ProtoReflect.Descriptor instead.
 func (*PortForwardResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{20}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PortForwardResponse) GetData() []byte {
@@ -1511,7 +1607,7 @@ type ListPodStatsRequest struct {
 
 func (x *ListPodStatsRequest) Reset() {
 	*x = ListPodStatsRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[21]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1523,7 +1619,7 @@ func (x *ListPodStatsRequest) String() string {
 func (*ListPodStatsRequest) ProtoMessage() {}
 
 func (x *ListPodStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[21]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1536,7 +1632,7 @@ func (x *ListPodStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodStatsRequest.ProtoReflect.Descriptor instead.
 func (*ListPodStatsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{21}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListPodStatsRequest) GetPodUids() []string {
@@ -1557,7 +1653,7 @@ type ListPodStatsResponse struct {
 
 func (x *ListPodStatsResponse) Reset() {
 	*x = ListPodStatsResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[22]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1569,7 +1665,7 @@ func (x *ListPodStatsResponse) String() string {
 func (*ListPodStatsResponse) ProtoMessage() {}
 
 func (x *ListPodStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[22]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1582,7 +1678,7 @@ func (x *ListPodStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodStatsResponse.ProtoReflect.Descriptor instead.
 func (*ListPodStatsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{22}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListPodStatsResponse) GetStats() []*v1.PodStats {
@@ -1605,7 +1701,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[23]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1617,7 +1713,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[23]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1630,7 +1726,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{23}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AttachRequest) GetStart() *AttachStart {
@@ -1662,7 +1758,7 @@ type AttachStart struct {
 
 func (x *AttachStart) Reset() {
 	*x = AttachStart{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[24]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1674,7 +1770,7 @@ func (x *AttachStart) String() string {
 func (*AttachStart) ProtoMessage() {}
 
 func (x *AttachStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[24]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1687,7 +1783,7 @@ func (x *AttachStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachStart.ProtoReflect.Descriptor instead.
 func (*AttachStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{24}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AttachStart) GetContainerId() string {
@@ -1722,7 +1818,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[25]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1734,7 +1830,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[25]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1747,7 +1843,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{25}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AttachResponse) GetOutput() *v1.StreamOutput {
@@ -1780,13 +1876,21 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12!\n" +
 	"\fcontainer_id\x18\x06 \x01(\tR\vcontainerId\x12?\n" +
 	"\rbackoff_until\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\fbackoffUntil\x125\n" +
-	"\bduration\x18\b \x01(\v2\x19.google.protobuf.DurationR\bduration\"^\n" +
+	"\bduration\x18\b \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xa1\x01\n" +
 	"\x16RemoveResourcesRequest\x12#\n" +
 	"\rcontainer_ids\x18\x01 \x03(\tR\fcontainerIds\x12\x1f\n" +
 	"\vsandbox_ids\x18\x02 \x03(\tR\n" +
-	"sandboxIds\"V\n" +
+	"sandboxIds\x12A\n" +
+	"\n" +
+	"forget_pod\x18\xc8\x01 \x01(\v2!.syncpod.executor.v1.ForgetPodRefR\tforgetPod\"R\n" +
+	"\fForgetPodRef\x12\x10\n" +
+	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\xab\x01\n" +
 	"\x17RemoveResourcesResponse\x12;\n" +
-	"\aresults\x18\x01 \x03(\v2!.syncpod.executor.v1.RemoveResultR\aresults\"\x8a\x01\n" +
+	"\aresults\x18\x01 \x03(\v2!.syncpod.executor.v1.RemoveResultR\aresults\x12'\n" +
+	"\x0flog_dir_removed\x18\xc8\x01 \x01(\bR\rlogDirRemoved\x12*\n" +
+	"\x10backoffs_removed\x18\xc9\x01 \x01(\x05R\x0fbackoffsRemoved\"\x8a\x01\n" +
 	"\fRemoveResult\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\asandbox\x18\x02 \x01(\bR\asandbox\x126\n" +
@@ -1905,7 +2009,7 @@ func file_syncpod_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(Step)(0),                       // 0: syncpod.executor.v1.Step
 	(Outcome)(0),                    // 1: syncpod.executor.v1.Outcome
@@ -1913,90 +2017,92 @@ var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(*ApplyActionsResponse)(nil),    // 3: syncpod.executor.v1.ApplyActionsResponse
 	(*StepResult)(nil),              // 4: syncpod.executor.v1.StepResult
 	(*RemoveResourcesRequest)(nil),  // 5: syncpod.executor.v1.RemoveResourcesRequest
-	(*RemoveResourcesResponse)(nil), // 6: syncpod.executor.v1.RemoveResourcesResponse
-	(*RemoveResult)(nil),            // 7: syncpod.executor.v1.RemoveResult
-	(*ListBackoffsRequest)(nil),     // 8: syncpod.executor.v1.ListBackoffsRequest
-	(*ListBackoffsResponse)(nil),    // 9: syncpod.executor.v1.ListBackoffsResponse
-	(*BackoffEntry)(nil),            // 10: syncpod.executor.v1.BackoffEntry
-	(*ResetBackoffRequest)(nil),     // 11: syncpod.executor.v1.ResetBackoffRequest
-	(*ResetBackoffResponse)(nil),    // 12: syncpod.executor.v1.ResetBackoffResponse
-	(*ExecSyncRequest)(nil),         // 13: syncpod.executor.v1.ExecSyncRequest
-	(*ExecSyncResponse)(nil),        // 14: syncpod.executor.v1.ExecSyncResponse
-	(*ContainerLogsRequest)(nil),    // 15: syncpod.executor.v1.ContainerLogsRequest
-	(*ContainerLogsResponse)(nil),   // 16: syncpod.executor.v1.ContainerLogsResponse
-	(*ExecRequest)(nil),             // 17: syncpod.executor.v1.ExecRequest
-	(*ExecStart)(nil),               // 18: syncpod.executor.v1.ExecStart
-	(*ExecResponse)(nil),            // 19: syncpod.executor.v1.ExecResponse
-	(*PortForwardRequest)(nil),      // 20: syncpod.executor.v1.PortForwardRequest
-	(*PortForwardStart)(nil),        // 21: syncpod.executor.v1.PortForwardStart
-	(*PortForwardResponse)(nil),     // 22: syncpod.executor.v1.PortForwardResponse
-	(*ListPodStatsRequest)(nil),     // 23: syncpod.executor.v1.ListPodStatsRequest
-	(*ListPodStatsResponse)(nil),    // 24: syncpod.executor.v1.ListPodStatsResponse
-	(*AttachRequest)(nil),           // 25: syncpod.executor.v1.AttachRequest
-	(*AttachStart)(nil),             // 26: syncpod.executor.v1.AttachStart
-	(*AttachResponse)(nil),          // 27: syncpod.executor.v1.AttachResponse
-	(*v1.Pod)(nil),                  // 28: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),          // 29: syncpod.v1.ObservedPod
-	(*v1.PodActions)(nil),           // 30: syncpod.v1.PodActions
-	(*timestamppb.Timestamp)(nil),   // 31: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 32: google.protobuf.Duration
-	(*v1.LogLine)(nil),              // 33: syncpod.v1.LogLine
-	(*v1.StreamInput)(nil),          // 34: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),         // 35: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),             // 36: syncpod.v1.PodStats
+	(*ForgetPodRef)(nil),            // 6: syncpod.executor.v1.ForgetPodRef
+	(*RemoveResourcesResponse)(nil), // 7: syncpod.executor.v1.RemoveResourcesResponse
+	(*RemoveResult)(nil),            // 8: syncpod.executor.v1.RemoveResult
+	(*ListBackoffsRequest)(nil),     // 9: syncpod.executor.v1.ListBackoffsRequest
+	(*ListBackoffsResponse)(nil),    // 10: syncpod.executor.v1.ListBackoffsResponse
+	(*BackoffEntry)(nil),            // 11: syncpod.executor.v1.BackoffEntry
+	(*ResetBackoffRequest)(nil),     // 12: syncpod.executor.v1.ResetBackoffRequest
+	(*ResetBackoffResponse)(nil),    // 13: syncpod.executor.v1.ResetBackoffResponse
+	(*ExecSyncRequest)(nil),         // 14: syncpod.executor.v1.ExecSyncRequest
+	(*ExecSyncResponse)(nil),        // 15: syncpod.executor.v1.ExecSyncResponse
+	(*ContainerLogsRequest)(nil),    // 16: syncpod.executor.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),   // 17: syncpod.executor.v1.ContainerLogsResponse
+	(*ExecRequest)(nil),             // 18: syncpod.executor.v1.ExecRequest
+	(*ExecStart)(nil),               // 19: syncpod.executor.v1.ExecStart
+	(*ExecResponse)(nil),            // 20: syncpod.executor.v1.ExecResponse
+	(*PortForwardRequest)(nil),      // 21: syncpod.executor.v1.PortForwardRequest
+	(*PortForwardStart)(nil),        // 22: syncpod.executor.v1.PortForwardStart
+	(*PortForwardResponse)(nil),     // 23: syncpod.executor.v1.PortForwardResponse
+	(*ListPodStatsRequest)(nil),     // 24: syncpod.executor.v1.ListPodStatsRequest
+	(*ListPodStatsResponse)(nil),    // 25: syncpod.executor.v1.ListPodStatsResponse
+	(*AttachRequest)(nil),           // 26: syncpod.executor.v1.AttachRequest
+	(*AttachStart)(nil),             // 27: syncpod.executor.v1.AttachStart
+	(*AttachResponse)(nil),          // 28: syncpod.executor.v1.AttachResponse
+	(*v1.Pod)(nil),                  // 29: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),          // 30: syncpod.v1.ObservedPod
+	(*v1.PodActions)(nil),           // 31: syncpod.v1.PodActions
+	(*timestamppb.Timestamp)(nil),   // 32: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 33: google.protobuf.Duration
+	(*v1.LogLine)(nil),              // 34: syncpod.v1.LogLine
+	(*v1.StreamInput)(nil),          // 35: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),         // 36: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),             // 37: syncpod.v1.PodStats
 }
 var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
-	28, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
-	29, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
-	30, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
+	29, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
+	30, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
+	31, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
 	4,  // 3: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
-	31, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
+	32, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
 	0,  // 5: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
 	1,  // 6: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	31, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
-	32, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
-	7,  // 9: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
-	1,  // 10: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	10, // 11: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
-	32, // 12: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
-	31, // 13: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
-	31, // 14: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
-	32, // 15: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
-	31, // 16: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	33, // 17: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	18, // 18: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
-	34, // 19: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	35, // 20: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
-	21, // 21: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
-	36, // 22: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
-	26, // 23: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
-	34, // 24: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
-	35, // 25: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	2,  // 26: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
-	5,  // 27: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
-	8,  // 28: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
-	11, // 29: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
-	13, // 30: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
-	15, // 31: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
-	17, // 32: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
-	20, // 33: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
-	23, // 34: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
-	25, // 35: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
-	3,  // 36: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
-	6,  // 37: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
-	9,  // 38: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
-	12, // 39: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
-	14, // 40: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
-	16, // 41: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
-	19, // 42: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
-	22, // 43: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
-	24, // 44: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
-	27, // 45: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
-	36, // [36:46] is the sub-list for method output_type
-	26, // [26:36] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	32, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
+	33, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
+	6,  // 9: syncpod.executor.v1.RemoveResourcesRequest.forget_pod:type_name -> syncpod.executor.v1.ForgetPodRef
+	8,  // 10: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
+	1,  // 11: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
+	11, // 12: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
+	33, // 13: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
+	32, // 14: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
+	32, // 15: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
+	33, // 16: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
+	32, // 17: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	34, // 18: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	19, // 19: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
+	35, // 20: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	36, // 21: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	22, // 22: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
+	37, // 23: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	27, // 24: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
+	35, // 25: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	36, // 26: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	2,  // 27: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
+	5,  // 28: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
+	9,  // 29: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
+	12, // 30: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
+	14, // 31: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
+	16, // 32: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
+	18, // 33: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
+	21, // 34: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
+	24, // 35: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
+	26, // 36: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
+	3,  // 37: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
+	7,  // 38: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
+	10, // 39: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
+	13, // 40: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
+	15, // 41: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
+	17, // 42: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
+	20, // 43: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
+	23, // 44: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
+	25, // 45: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
+	28, // 46: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
+	37, // [37:47] is the sub-list for method output_type
+	27, // [27:37] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_executor_v1_executor_proto_init() }
@@ -2004,14 +2110,14 @@ func file_syncpod_executor_v1_executor_proto_init() {
 	if File_syncpod_executor_v1_executor_proto != nil {
 		return
 	}
-	file_syncpod_executor_v1_executor_proto_msgTypes[13].OneofWrappers = []any{}
+	file_syncpod_executor_v1_executor_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_executor_v1_executor_proto_rawDesc), len(file_syncpod_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -86,7 +86,7 @@ type PlannerServiceClient interface {
 	// to a new one: the first request names the container, later ones carry
 	// standard input and resizes; responses carry the output. The session
 	// ends when the process ends or the caller leaves (the process goes
-	// on). Runtimes that keep no standard input (crisim) refuse it.
+	// on). Input needs a container created with stdin (Container.stdin).
 	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error)
 }
 
@@ -289,7 +289,7 @@ type PlannerServiceServer interface {
 	// to a new one: the first request names the container, later ones carry
 	// standard input and resizes; responses carry the output. The session
 	// ends when the process ends or the caller leaves (the process goes
-	// on). Runtimes that keep no standard input (crisim) refuse it.
+	// on). Input needs a container created with stdin (Container.stdin).
 	Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error
 	mustEmbedUnimplementedPlannerServiceServer()
 }
