@@ -22,6 +22,7 @@ import (
 	"github.com/syncpod/syncpod/planner/prober"
 	"github.com/syncpod/syncpod/planner/status"
 	"github.com/syncpod/syncpod/planner/store"
+	"github.com/syncpod/syncpod/planner/timeline"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -48,6 +49,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer receives the sync loop's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
+	// Timeline records each sync's stages (GetPod's last_sync); nil makes
+	// one registered on Registerer.
+	Timeline *timeline.Recorder
 }
 
 // Syncer runs the sync loop. Create with New, run with Run.
@@ -57,6 +61,7 @@ type Syncer struct {
 	workers *podworkers.Workers
 	probes  *prober.Manager
 	m       *metrics
+	tl      *timeline.Recorder
 
 	mu       sync.Mutex
 	started  time.Time            // when Run began: no status older than this is acted on
@@ -98,13 +103,18 @@ func New(opts Options) (*Syncer, error) {
 		return nil, err
 	}
 	s.m = m
-	s.workers = podworkers.New(s.sync, podworkers.Options{
+	if s.tl = opts.Timeline; s.tl == nil {
+		if s.tl, err = timeline.New(opts.Registerer, nil); err != nil {
+			return nil, err
+		}
+	}
+	s.workers = podworkers.New(s.timedSync, podworkers.Options{
 		Logger:  opts.Logger,
 		Observe: m.observeSync,
 	})
 	s.probes = prober.New(prober.Options{
 		Exec:     executorExec{opts.Executor},
-		OnChange: s.workers.Trigger,
+		OnChange: func(uid string) { s.trigger(uid, timeline.SourceProbe, time.Time{}) },
 		Logger:   opts.Logger,
 	})
 	return s, nil
@@ -150,7 +160,7 @@ func (s *Syncer) resyncAll(ctx context.Context) {
 		return
 	}
 	for _, r := range recs {
-		s.workers.Trigger(r.GetPod().GetUid())
+		s.trigger(r.GetPod().GetUid(), timeline.SourceResync, time.Time{})
 	}
 }
 
@@ -185,7 +195,7 @@ func (s *Syncer) watchStore(ctx context.Context) error {
 				s.seen[uid] = now
 				s.mu.Unlock()
 				if !known || before != now {
-					s.workers.Trigger(uid)
+					s.trigger(uid, timeline.SourceStore, time.Time{})
 				}
 			}
 		}
@@ -216,7 +226,7 @@ func (s *Syncer) watchPLEG(ctx context.Context) {
 					// removals trigger no sync.
 				default:
 					if s.known(ev.GetPodUid()) {
-						s.workers.Trigger(ev.GetPodUid())
+						s.trigger(ev.GetPodUid(), plegSource(ev.GetType()), ev.GetTime().AsTime())
 					}
 				}
 			}
@@ -245,6 +255,7 @@ func (s *Syncer) known(uid string) bool {
 func (s *Syncer) forget(uid string) {
 	s.workers.Forget(uid)
 	s.probes.Remove(uid)
+	s.tl.Forget(uid)
 	s.mu.Lock()
 	delete(s.seen, uid)
 	delete(s.lastSync, uid)
@@ -263,7 +274,9 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("read pod: %w", err)
 	}
 	pod := rec.GetPod()
+	endRead := timeline.Stage(ctx, timeline.StageStatusRead)
 	observed, err := s.podStatus(ctx, uid)
+	endRead()
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -271,6 +284,7 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		return s.terminate(ctx, rec, observed)
 	}
 
+	endPlan := timeline.Stage(ctx, timeline.StagePlan)
 	s.probes.Sync(pod, observed)
 	probes := s.probes.Results(uid)
 	now := time.Now()
@@ -287,6 +301,7 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 	} else {
 		actions = plan.Compute(pod, observed, probes)
 	}
+	endPlan()
 
 	var wake time.Time
 	var steps []*executorv1.StepResult
@@ -301,7 +316,10 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		}
 		current = status.Compute(status.Input{Pod: pod, Observed: observed, Previous: rec.GetStatus(), Steps: steps, Probes: probes, Now: time.Now()})
 	}
-	if _, err := s.opts.Store.UpdateStatus(ctx, uid, current); err != nil && !errors.Is(err, store.ErrNotFound) {
+	endWrite := timeline.Stage(ctx, timeline.StageStatusWritten)
+	_, err = s.opts.Store.UpdateStatus(ctx, uid, current)
+	endWrite()
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return time.Time{}, fmt.Errorf("write status: %w", err)
 	}
 	return wake, nil
@@ -336,7 +354,10 @@ func (s *Syncer) podStatus(ctx context.Context, uid string) (*syncpodv1.Observed
 func (s *Syncer) apply(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
 	uid := pod.GetUid()
 	rctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout+killTime(pod))
+	endExec := timeline.Stage(ctx, timeline.StageExecutor)
 	resp, err := s.opts.Executor.ApplyActions(rctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions})
+	endExec()
+	timeline.FromContext(ctx).CRICalls(resp.GetCriCalls())
 	cancel()
 	// Whatever the outcome, the runtime may have changed (a call that
 	// timed out may still have created containers): the next sync waits
@@ -378,6 +399,9 @@ func (s *Syncer) terminate(ctx context.Context, rec *plannerv1.PodRecord, observ
 	uid := pod.GetUid()
 	s.probes.Remove(uid)
 	if anythingRunning(observed) {
+		// A kill lasts up to the grace period: it must not hold one of
+		// the sync bound's places that other pods' syncs wait for.
+		podworkers.ReleaseSlot(ctx)
 		actions := &syncpodv1.PodActions{KillPod: true, Message: "the pod was deleted"}
 		resp, err := s.apply(ctx, pod, observed, actions)
 		if err != nil {
