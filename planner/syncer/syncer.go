@@ -275,7 +275,7 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 	}
 	pod := rec.GetPod()
 	endRead := timeline.Stage(ctx, timeline.StageStatusRead)
-	observed, err := s.podStatus(ctx, uid)
+	observed, err := s.podStatus(ctx, pod)
 	endRead()
 	if err != nil {
 		return time.Time{}, err
@@ -329,10 +329,14 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 // call (or, for a pod not acted on since Run began, newer than that: the
 // PLEG outlives a planner restart and may hold a status older than what a
 // previous planner did), so a sync never acts twice on a stale picture.
-func (s *Syncer) podStatus(ctx context.Context, uid string) (*syncpodv1.ObservedPod, error) {
+// A pod first stored after Run began needs neither: nothing has acted on
+// it, so any status will do (asking for a newer one cost a new pod an
+// on-demand relist, two CRI list calls, before its first CRI call).
+func (s *Syncer) podStatus(ctx context.Context, pod *syncpodv1.Pod) (*syncpodv1.ObservedPod, error) {
+	uid := pod.GetUid()
 	s.mu.Lock()
 	newer, ok := s.lastSync[uid]
-	if !ok {
+	if !ok && !storedSince(pod, s.started) {
 		newer = s.started
 	}
 	s.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/syncpod/syncpod/planner/timeline"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
 // The syncer's side of the sync timelines (package timeline): triggers are
@@ -36,3 +37,9 @@ func plegSource(t plegv1.PodLifecycleEventType) string {
 
 // Timeline is the recorder of this syncer's sync timelines.
 func (s *Syncer) Timeline() *timeline.Recorder { return s.tl }
+
+// storedSince reports whether pod was first stored after t: no planner
+// before this one can have acted on it.
+func storedSince(pod *syncpodv1.Pod, t time.Time) bool {
+	return !t.IsZero() && pod.GetCreationTime() != nil && pod.GetCreationTime().AsTime().After(t)
+}

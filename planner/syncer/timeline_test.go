@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/syncpod/syncpod/planner/store"
+	"github.com/syncpod/syncpod/planner/validate"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -138,5 +140,51 @@ func TestDeletionsAreNotSerializedBehindGrace_R9_4(t *testing.T) {
 			recs, err := e.store.List(context.Background(), store.Filter{})
 			return err == nil && len(recs) == 0
 		})
+	})
+}
+
+// TestPodStoredBeforeTheLoopWaitsForAStatusNewerThanItsStart: a pod
+// stored before this planner's loop began (a previous planner may have
+// acted on it, and the PLEG may hold an older picture) is first read with
+// newer_than the loop's start; a pod stored after it is read with none,
+// so its first sync does not wait for an on-demand relist.
+func TestPodStoredBeforeTheLoopWaitsForAStatusNewerThanItsStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pl := &fakePLEG{observed: map[string]*syncpodv1.ObservedPod{}, gets: map[string]int{}, newer: map[string][]time.Time{}, events: make(chan *plegv1.PodLifecycleEvent, 16)}
+		st, err := store.Open(store.Options{Path: filepath.Join(t.TempDir(), "p.db"), Validate: validate.Pod})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		before, _, err := st.Apply(context.Background(), webPod())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl.set(runningObserved(before.GetUid()))
+		time.Sleep(time.Second)
+		s, err := New(Options{Store: st, PLEG: plegClient{pl}, Executor: execClient{&fakeExecutor{}},
+			ResyncPeriod: time.Hour, HousekeepingPeriod: time.Hour, RPCTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = s.Run(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		start := time.Now()
+		time.Sleep(time.Second)
+		after := webPod()
+		after.Uid, after.Name = "", "later"
+		later, _, err := st.Apply(context.Background(), after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if nt := pl.newerThans(before.GetUid()); len(nt) == 0 || !nt[0].Equal(start) {
+			t.Errorf("pod stored before the loop: newer_than %v, want the loop's start %v first", nt, start)
+		}
+		if nt := pl.newerThans(later.GetUid()); len(nt) == 0 || !nt[0].Equal(time.Unix(0, 0).UTC()) {
+			t.Errorf("pod stored after the loop started: newer_than %v, want unset first", nt)
+		}
 	})
 }
