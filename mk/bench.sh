@@ -101,7 +101,7 @@ run_syncpod() { # OUT
 	wait_socket "$d"/pleg.sock "${pids[1]}" pleg "$d"/pleg.log
 	"$BIN"/syncpod-planner --listen "unix://$d/planner.sock" --metrics-listen 127.0.0.1:19201 \
 		--executor "unix://$d/executor.sock" --pleg "unix://$d/pleg.sock" \
-		--data-dir "$d"/planner --manifest-dir "$d"/manifests >"$d"/planner.log 2>&1 &
+		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug >"$d"/planner.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/planner.sock "${pids[2]}" planner "$d"/planner.log
 	sleep 2 # the PLEG's event stream confirms evented mode within 1 s
@@ -110,6 +110,10 @@ run_syncpod() { # OUT
 	# Where syncpod's syncs spent their time, for the record.
 	curl -s 127.0.0.1:19201/metrics | grep -E '^syncpod_planner_sync_(stage_duration_seconds|trigger_lag_seconds)_(sum|count)' >"$B"/syncpod-stages.txt || true
 	curl -s 127.0.0.1:19203/metrics | grep -E '^syncpod_pleg_mode' >>"$B"/syncpod-stages.txt || true
+	# Every sync's timeline (debug log); the restarts after a kill, by trigger.
+	grep 'msg="pod sync timeline"' "$d"/planner.log >"$B"/syncpod-timelines.log || true
+	grep -c . "$B"/syncpod-timelines.log >&2 || true
+	grep 'trigger=pleg:CONTAINER_DIED' "$B"/syncpod-timelines.log | grep 'cri:create_container' | tail -n 5 >&2 || true
 	stop_procs
 }
 

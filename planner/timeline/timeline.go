@@ -3,6 +3,7 @@ package timeline
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +44,7 @@ const (
 // with New; safe for concurrent use.
 type Recorder struct {
 	now func() time.Time
+	log *slog.Logger
 
 	stage *prometheus.HistogramVec
 	lag   *prometheus.HistogramVec
@@ -66,6 +68,7 @@ func New(reg prometheus.Registerer, now func() time.Time) (*Recorder, error) {
 	}
 	r := &Recorder{
 		now:     now,
+		log:     slog.New(slog.DiscardHandler),
 		pending: map[string]pending{},
 		last:    map[string]*plannerv1.PodSyncTimeline{},
 		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -88,6 +91,15 @@ func New(reg prometheus.Registerer, now func() time.Time) (*Recorder, error) {
 		}
 	}
 	return r, nil
+}
+
+// SetLogger makes the recorder log every completed timeline at debug
+// level ("pod sync timeline", with its stages as name@offset+duration).
+// Call it before the recorder is used.
+func (r *Recorder) SetLogger(l *slog.Logger) {
+	if r != nil && l != nil {
+		r.log = l
+	}
 }
 
 // Triggered notes that a sync of uid was asked for by source; eventAt is
@@ -202,6 +214,14 @@ func (s *Sync) End(err error) {
 		s.r.stage.WithLabelValues(metricStage(st.GetName())).Observe(st.GetDuration().AsDuration().Seconds())
 	}
 	s.r.stage.WithLabelValues(stageTotal).Observe(total.Seconds())
+	if s.r.log.Enabled(context.Background(), slog.LevelDebug) {
+		var eventLag time.Duration
+		if s.t.GetEventAt() != nil {
+			eventLag = s.at.Sub(s.t.GetEventAt().AsTime())
+		}
+		s.r.log.Debug("pod sync timeline", "pod_uid", s.uid, "trigger", s.t.GetTrigger(), "event_lag", eventLag.String(),
+			"total", total.String(), "stages", Format(s.t), "err", s.t.GetError())
+	}
 	s.r.mu.Lock()
 	s.r.last[s.uid] = s.t
 	s.r.mu.Unlock()
@@ -211,6 +231,15 @@ func (s *Sync) add(name string, start time.Time, took time.Duration) {
 	s.t.Stages = append(s.t.Stages, &plannerv1.PodSyncStage{
 		Name: name, Offset: durationpb.New(start.Sub(s.at)), Duration: durationpb.New(max(took, 0)),
 	})
+}
+
+// Format renders a timeline's stages as "name@offset+duration ...".
+func Format(t *plannerv1.PodSyncTimeline) string {
+	parts := make([]string, 0, len(t.GetStages()))
+	for _, st := range t.GetStages() {
+		parts = append(parts, st.GetName()+"@"+st.GetOffset().AsDuration().String()+"+"+st.GetDuration().AsDuration().String())
+	}
+	return strings.Join(parts, " ")
 }
 
 // metricStage is a stage's label: "cri:run_podsandbox" → "cri_run_podsandbox".

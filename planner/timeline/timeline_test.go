@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,8 @@ func TestTimelineStagesOffsetsAndMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var logs strings.Builder
+	r.SetLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	event := c.t
 	c.step(ms(4))
 	r.Triggered("u1", SourcePLEG+"CONTAINER_DIED", event)
@@ -60,13 +63,12 @@ func TestTimelineStagesOffsetsAndMetrics(t *testing.T) {
 	if got.GetTrigger() != "pleg:CONTAINER_DIED" || !got.GetEventAt().AsTime().Equal(event) || !got.GetTriggeredAt().AsTime().Equal(event.Add(ms(4))) {
 		t.Fatalf("trigger %q event_at %v triggered_at %v", got.GetTrigger(), got.GetEventAt().AsTime(), got.GetTriggeredAt().AsTime())
 	}
-	var lines []string
-	for _, st := range got.GetStages() {
-		lines = append(lines, st.GetName()+"@"+st.GetOffset().AsDuration().String()+"+"+st.GetDuration().AsDuration().String())
-	}
 	want := "queued@0s+3ms status_read@3ms+10ms plan@13ms+1ms executor@14ms+75ms cri:create_container@15ms+30ms cri:start_container@45ms+40ms"
-	if strings.Join(lines, " ") != want {
-		t.Fatalf("stages\n got %s\nwant %s", strings.Join(lines, " "), want)
+	if got := Format(got); got != want {
+		t.Fatalf("stages\n got %s\nwant %s", got, want)
+	}
+	if !strings.Contains(logs.String(), "stages=\""+want+"\"") || !strings.Contains(logs.String(), "trigger=pleg:CONTAINER_DIED") {
+		t.Fatalf("debug log lacks the timeline: %s", logs.String())
 	}
 	if got.GetTotal().AsDuration() != ms(89) || got.GetError() != "" {
 		t.Fatalf("total %v error %q, want 89ms and none", got.GetTotal().AsDuration(), got.GetError())

@@ -97,6 +97,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot register the sync timeline metrics", "err", err)
 		return 1
 	}
+	timelines.SetLogger(logger.With("component", "timeline"))
 	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{
 		Pods: pods, Executor: executorv1.NewExecutorServiceClient(execConn), Timelines: timelines,
 	}))
