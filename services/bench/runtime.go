@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	internalapi "k8s.io/cri-api/pkg/apis"
@@ -184,4 +185,44 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// StopEvents follows the runtime's CRI container events (containerd 2.x;
+// a runtime without them answers Unimplemented and this records nothing)
+// and keeps when each container's CONTAINER_STOPPED event was emitted, so
+// the time a runtime takes from a process's exit to telling about it can
+// be told apart from the agent's.
+type StopEvents struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// FollowStops starts following the events until ctx ends.
+func (r *Runtime) FollowStops(ctx context.Context) *StopEvents {
+	s := &StopEvents{at: map[string]time.Time{}}
+	ch := make(chan *runtimeapi.ContainerEventResponse, 1024)
+	go func() { _ = r.RS.GetContainerEvents(ctx, ch, nil) }()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-ch:
+				if ev.GetContainerEventType() == runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT {
+					s.mu.Lock()
+					s.at[ev.GetContainerId()] = time.Unix(0, ev.GetCreatedAt())
+					s.mu.Unlock()
+				}
+			}
+		}
+	}()
+	return s
+}
+
+// At is when container id's stop event was emitted, if it was seen.
+func (s *StopEvents) At(id string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.at[id]
+	return t, ok
 }

@@ -233,7 +233,8 @@ func (s *run) delete(ctx context.Context, via Via, n int) (Result, error) {
 // container's finish to the new one's start. The note splits it where
 // the runtime's timestamps allow: old finished → new created (the runtime
 // handling the exit, its event or the agent's relist, the agent's sync),
-// and new created → started (the runtime's start).
+// and new created → started (the runtime's start); on a runtime with CRI
+// events, also old finished → the runtime's CONTAINER_STOPPED event.
 func (s *run) replacement(ctx context.Context, via Via) (Result, error) {
 	res := Result{Measure: MeasureReplacement, Agent: s.a.Name()}
 	names := s.names(s.o.Kills)
@@ -241,7 +242,10 @@ func (s *run) replacement(ctx context.Context, via Via) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	var toCreate, toStart Sample
+	var toCreate, toStart, toEvent Sample
+	evctx, stopEvents := context.WithCancel(ctx)
+	defer stopEvents()
+	stops := s.rt.FollowStops(evctx)
 	for _, n := range names {
 		sb := s.a.SandboxName(n)
 		wctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
@@ -254,6 +258,9 @@ func (s *run) replacement(ctx context.Context, via Via) (Result, error) {
 				res.Seconds.Add(started[sb].Started.Sub(finished))
 				toCreate.Add(started[sb].Created.Sub(finished))
 				toStart.Add(started[sb].Started.Sub(started[sb].Created))
+				if at, ok := stops.At(old); ok {
+					toEvent.Add(at.Sub(finished))
+				}
 			}
 		}
 		cancel()
@@ -261,7 +268,13 @@ func (s *run) replacement(ctx context.Context, via Via) (Result, error) {
 			return res, err
 		}
 	}
-	res.Note = fmt.Sprintf("[finished → created %s, created → started %s]", fmtDur(toCreate.Quantile(0.5)), fmtDur(toStart.Quantile(0.5)))
+	res.Note = fmt.Sprintf("[finished → created %s, created → started %s", fmtDur(toCreate.Quantile(0.5)), fmtDur(toStart.Quantile(0.5)))
+	if len(toEvent) > 0 {
+		// The runtime's own share: exit to its CRI event (evented agents
+		// cannot act before it; relisting ones see the exit no earlier).
+		res.Note += fmt.Sprintf("; finished → runtime's stop event %s", fmtDur(toEvent.Quantile(0.5)))
+	}
+	res.Note += "]"
 	_, err = s.down(ctx, names, via)
 	return res, err
 }
