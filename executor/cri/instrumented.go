@@ -97,6 +97,9 @@ func (c caller) do(ctx context.Context, op string, timeout time.Duration, fn fun
 	defer cancel()
 	start := time.Now()
 	err := Classify(fn(ctx))
+	if l := callLogFrom(ctx); l != nil {
+		l.add(Call{Op: op, Start: start, Took: time.Since(start), Failed: err != nil})
+	}
 	if c.m != nil {
 		c.m.ops.WithLabelValues(op).Inc()
 		c.m.duration.WithLabelValues(op).Observe(time.Since(start).Seconds())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,8 +21,11 @@ import (
 // DefaultLogDir is where pod log directories live, as with the kubelet.
 const DefaultLogDir = "/var/log/pods"
 
-// DefaultMaxParallelPods bounds how many pods are worked on at once.
-const DefaultMaxParallelPods = 8
+// DefaultMaxParallelPods bounds how many pods are created and started at
+// once (the planner runs up to 16 syncs at once: with the same bound no
+// sync waits here for a slot). Stopping takes no slot, so whatever the
+// bound, a deletion never queues behind other pods' grace periods.
+const DefaultMaxParallelPods = 16
 
 // DefaultGracePeriod is the termination grace period of a pod that sets
 // none (the Kubernetes API default).
@@ -48,8 +52,8 @@ type Config struct {
 	Metrics *Metrics
 	// LogDir is the root of pod log directories; empty means DefaultLogDir.
 	LogDir string
-	// MaxParallelPods bounds concurrent passes of different pods; 0 means
-	// DefaultMaxParallelPods.
+	// MaxParallelPods bounds how many pods are created and started at once
+	// (stopping is not bounded); 0 means DefaultMaxParallelPods.
 	MaxParallelPods int
 	// ImagePullBackoffInitial and ImagePullBackoffMax shape the image pull
 	// back-off (kubelet: 10 s and 300 s); zero means those.
@@ -140,7 +144,10 @@ func New(cfg Config) (*Runner, error) {
 	}, nil
 }
 
-// lockPod serializes passes of one pod and bounds passes of all pods.
+// lockPod serializes passes of one pod. It does not take one of the
+// MaxParallelPods slots: a pass takes one (acquireSlot) only for the work
+// that loads the node, creating and starting; stopping is mostly waiting
+// out grace periods, and a deletion must never queue behind other pods'.
 func (r *Runner) lockPod(ctx context.Context, uid string) (func(), error) {
 	r.podsMu.Lock()
 	l := r.podLock[uid]
@@ -164,18 +171,21 @@ func (r *Runner) lockPod(ctx context.Context, uid string) (func(), error) {
 		drop()
 		return nil, ctx.Err()
 	}
-	select {
-	case r.sem <- struct{}{}:
-	case <-ctx.Done():
-		<-l.ch
-		drop()
-		return nil, ctx.Err()
-	}
 	return func() {
-		<-r.sem
 		<-l.ch
 		drop()
 	}, nil
+}
+
+// acquireSlot takes one of the MaxParallelPods slots, bounding the pods
+// being created and started at once.
+func (r *Runner) acquireSlot(ctx context.Context) (func(), error) {
+	select {
+	case r.sem <- struct{}{}:
+		return func() { <-r.sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // pass is the state of one ApplyActions call.
@@ -189,6 +199,8 @@ type pass struct {
 	// sandboxID is the sandbox containers start in.
 	sandboxID string
 	retryAt   time.Time
+	// releaseSlot gives back the MaxParallelPods slot; nil until taken.
+	releaseSlot func()
 }
 
 // ApplyActions carries out actions for pod, planned from observed. The
@@ -205,11 +217,15 @@ func (r *Runner) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed 
 		observed = &syncpodv1.ObservedPod{}
 	}
 	p := &pass{r: r, pod: pod, observed: observed, actions: actions, sandboxID: actions.GetSandboxId()}
-	p.run(ctx)
+	calls := &cri.CallLog{}
+	p.run(cri.WithCallLog(ctx, calls))
+	if p.releaseSlot != nil {
+		p.releaseSlot()
+	}
 	if p.abort != nil {
 		return nil, p.abort
 	}
-	resp := &executorv1.ApplyActionsResponse{Steps: p.steps, SandboxId: p.sandboxID}
+	resp := &executorv1.ApplyActionsResponse{Steps: p.steps, SandboxId: p.sandboxID, CriCalls: callTimings(calls.Calls())}
 	if !p.retryAt.IsZero() {
 		resp.RetryAt = timestamppb.New(p.retryAt)
 	}
@@ -242,6 +258,14 @@ func (p *pass) run(ctx context.Context) {
 	}
 	if p.abort != nil {
 		return
+	}
+	if a.GetCreateSandbox() || len(a.GetInitContainersToStart())+len(a.GetContainersToStart()) > 0 {
+		release, err := p.r.acquireSlot(ctx)
+		if err != nil {
+			p.abort = err
+			return
+		}
+		p.releaseSlot = release
 	}
 	if a.GetCreateSandbox() {
 		if !p.createSandbox(ctx) {
@@ -336,4 +360,18 @@ func namespace(pod *syncpodv1.Pod) string {
 		return ns
 	}
 	return "default"
+}
+
+// callTimings converts a pass's CRI calls for the response, in the order
+// they began.
+func callTimings(calls []cri.Call) []*executorv1.CriCallTiming {
+	if len(calls) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(calls, func(a, b cri.Call) int { return a.Start.Compare(b.Start) })
+	out := make([]*executorv1.CriCallTiming, len(calls))
+	for i, c := range calls {
+		out[i] = &executorv1.CriCallTiming{Operation: c.Op, StartedAt: timestamppb.New(c.Start), Duration: durationpb.New(c.Took), Failed: c.Failed}
+	}
+	return out
 }

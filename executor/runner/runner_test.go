@@ -576,7 +576,7 @@ func TestRuntimeUnavailableAborts(t *testing.T) {
 	}
 }
 
-func TestPodLockSerializesAndBounds(t *testing.T) {
+func TestPodLockSerializesAndSlotsBound(t *testing.T) {
 	e := newEnv(t)
 	e.r.sem = make(chan struct{}, 1)
 	release, err := e.r.lockPod(context.Background(), "a")
@@ -588,15 +588,26 @@ func TestPodLockSerializesAndBounds(t *testing.T) {
 	if _, err := e.r.lockPod(canceled, "a"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("second lock of the same pod: %v, want to block until ctx ends", err)
 	}
-	if _, err := e.r.lockPod(canceled, "b"); !errors.Is(err, context.Canceled) {
-		t.Fatalf("other pod over the bound: %v, want to block until ctx ends", err)
-	}
-	release()
-	r2, err := e.r.lockPod(context.Background(), "b")
+	// Another pod's lock is free: the lock alone bounds nothing.
+	rb, err := e.r.lockPod(context.Background(), "b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2()
+	slot, err := e.r.acquireSlot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.r.acquireSlot(canceled); !errors.Is(err, context.Canceled) {
+		t.Fatalf("slot over the bound: %v, want to block until ctx ends", err)
+	}
+	slot()
+	slot, err = e.r.acquireSlot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot()
+	release()
+	rb()
 	if len(e.r.podLock) != 0 {
 		t.Fatalf("pod locks leak: %v", e.r.podLock)
 	}

@@ -20,7 +20,8 @@ type Options struct {
 	ErrorBackoffInitial time.Duration
 	// ErrorBackoffMax caps the retry delay (default 1 min).
 	ErrorBackoffMax time.Duration
-	// MaxConcurrent bounds syncs running at once across pods (default 16).
+	// MaxConcurrent bounds syncs running at once across pods (default 16);
+	// a sync leaves the bound early with ReleaseSlot.
 	MaxConcurrent int
 	// Logger receives sync errors. Default: discard.
 	Logger *slog.Logger
@@ -220,9 +221,10 @@ func (w *Workers) loop(uid string, p *pod) {
 			return
 		}
 		start := time.Now()
-		wakeAt, err := w.sync(ctx, uid)
+		sl := &slot{sem: w.sem}
+		wakeAt, err := w.sync(context.WithValue(ctx, slotKey{}, sl), uid)
 		took := time.Since(start)
-		<-w.sem
+		sl.release()
 		if w.opts.Observe != nil {
 			w.opts.Observe(uid, took, err)
 		}
@@ -251,6 +253,28 @@ func (w *Workers) loop(uid string, p *pod) {
 		}
 		p.again = false
 		w.mu.Unlock()
+	}
+}
+
+// slot is one of the MaxConcurrent places a running sync holds.
+type slot struct {
+	once sync.Once
+	sem  chan struct{}
+}
+
+func (s *slot) release() { s.once.Do(func() { <-s.sem }) }
+
+type slotKey struct{}
+
+// ReleaseSlot gives back the MaxConcurrent place of the sync running with
+// ctx before it ends, for a sync about to wait on something that does not
+// load the node (a pod's kill, which lasts up to its grace period): other
+// pods' syncs then do not queue behind that wait. The pod itself stays
+// owned by the sync; only the bound is released. A no-op for any other
+// ctx, and after the first call.
+func ReleaseSlot(ctx context.Context) {
+	if s, ok := ctx.Value(slotKey{}).(*slot); ok {
+		s.release()
 	}
 }
 

@@ -276,3 +276,56 @@ func equalDurations(a, b []time.Duration) bool {
 	}
 	return true
 }
+
+// TestReleasedSlotsLetOtherPodsRun: syncs that release their slot (pod
+// kills waiting out a grace period) no longer count toward the bound, so
+// more pods than MaxConcurrent are all in their waits at once; a second
+// release is a no-op and the bound still holds for the rest.
+func TestReleasedSlotsLetOtherPodsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		waiting := 0
+		grace := make(chan struct{})
+		w := New(func(ctx context.Context, uid string) (time.Time, error) {
+			ReleaseSlot(ctx)
+			ReleaseSlot(ctx) // idempotent: must not free a second slot
+			mu.Lock()
+			waiting++
+			mu.Unlock()
+			select {
+			case <-grace:
+			case <-ctx.Done():
+			}
+			return time.Time{}, nil
+		}, Options{MaxConcurrent: 2})
+		stop := run(t, w)
+		defer stop()
+		const pods = 7
+		for i := range pods {
+			w.Trigger(string(rune('a' + i)))
+		}
+		synctest.Wait()
+		mu.Lock()
+		got := waiting
+		mu.Unlock()
+		if got != pods {
+			t.Fatalf("%d syncs in their grace wait at once, want all %d (bound 2 released)", got, pods)
+		}
+		close(grace)
+		synctest.Wait()
+		if n := len(w.sem); n != 0 {
+			t.Fatalf("%d slots still held after every sync ended", n)
+		}
+	})
+}
+
+// TestReleaseSlotOutsideASyncIsANoOp: ReleaseSlot with a context that is
+// not a sync's does nothing.
+func TestReleaseSlotOutsideASyncIsANoOp(t *testing.T) {
+	w := New(func(context.Context, string) (time.Time, error) { return time.Time{}, nil }, Options{MaxConcurrent: 1})
+	w.sem <- struct{}{}
+	ReleaseSlot(context.Background())
+	if len(w.sem) != 1 {
+		t.Fatal("ReleaseSlot freed a slot it did not hold")
+	}
+}

@@ -91,7 +91,11 @@ func (s *Service) GetPod(ctx context.Context, req *plannerv1.GetPodRequest) (*pl
 	if err != nil {
 		return nil, toStatus("GetPod", err)
 	}
-	return &plannerv1.GetPodResponse{Record: rec}, nil
+	resp := &plannerv1.GetPodResponse{Record: rec}
+	if s.timelines != nil {
+		resp.LastSync = s.timelines.Last(rec.GetPod().GetUid())
+	}
+	return resp, nil
 }
 
 // ListPods lists pods, without their events.

@@ -12,8 +12,15 @@ import (
 // Service implements plannerv1.PlannerServiceServer.
 type Service struct {
 	plannerv1.UnsafePlannerServiceServer
-	pods     PodStore
-	executor executorv1.ExecutorServiceClient
+	pods      PodStore
+	executor  executorv1.ExecutorServiceClient
+	timelines Timelines
+}
+
+// Timelines answers GetPod's last_sync: the last completed sync of a pod
+// (the sync loop's timeline.Recorder).
+type Timelines interface {
+	Last(uid string) *plannerv1.PodSyncTimeline
 }
 
 // Options configure the planner service.
@@ -24,10 +31,14 @@ type Options struct {
 	// Executor carries the streaming calls (ContainerLogs, logs.go) to
 	// the executor. Nil makes them Unavailable.
 	Executor executorv1.ExecutorServiceClient
+	// Timelines fills GetPod's last_sync. Nil leaves it unset.
+	Timelines Timelines
 }
 
 // New returns the planner service.
-func New(opts Options) *Service { return &Service{pods: opts.Pods, executor: opts.Executor} }
+func New(opts Options) *Service {
+	return &Service{pods: opts.Pods, executor: opts.Executor, timelines: opts.Timelines}
+}
 
 // Plan is the dry run of computePodActions: it validates the request (every
 // field error at once, InvalidArgument) and returns plan.Compute's actions.

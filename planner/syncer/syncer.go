@@ -16,6 +16,7 @@ import (
 	"github.com/syncpod/syncpod/planner/podworkers"
 	"github.com/syncpod/syncpod/planner/prober"
 	"github.com/syncpod/syncpod/planner/store"
+	"github.com/syncpod/syncpod/planner/timeline"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -43,6 +44,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer receives the sync loop's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
+	// Timeline records each sync's stages (GetPod's last_sync); nil makes
+	// one registered on Registerer.
+	Timeline *timeline.Recorder
 }
 
 // Syncer runs the sync loop. Create with New, run with Run.
@@ -52,6 +56,7 @@ type Syncer struct {
 	workers *podworkers.Workers
 	probes  *prober.Manager
 	m       *metrics
+	tl      *timeline.Recorder
 
 	mu       sync.Mutex
 	started  time.Time            // when Run began: no status older than this is acted on
@@ -93,13 +98,18 @@ func New(opts Options) (*Syncer, error) {
 		return nil, err
 	}
 	s.m = m
-	s.workers = podworkers.New(s.sync, podworkers.Options{
+	if s.tl = opts.Timeline; s.tl == nil {
+		if s.tl, err = timeline.New(opts.Registerer, nil); err != nil {
+			return nil, err
+		}
+	}
+	s.workers = podworkers.New(s.timedSync, podworkers.Options{
 		Logger:  opts.Logger,
 		Observe: m.observeSync,
 	})
 	s.probes = prober.New(prober.Options{
 		Exec:        opts.Executor,
-		OnChange:    s.workers.Trigger,
+		OnChange:    func(uid string) { s.trigger(uid, timeline.SourceProbe, time.Time{}) },
 		Logger:      opts.Logger,
 		OnUnhealthy: s.unhealthy,
 	})
@@ -146,7 +156,7 @@ func (s *Syncer) resyncAll(ctx context.Context) {
 		return
 	}
 	for _, r := range recs {
-		s.workers.Trigger(r.GetPod().GetUid())
+		s.trigger(r.GetPod().GetUid(), timeline.SourceResync, time.Time{})
 	}
 }
 
@@ -181,7 +191,7 @@ func (s *Syncer) watchStore(ctx context.Context) error {
 				s.seen[uid] = now
 				s.mu.Unlock()
 				if !known || before != now {
-					s.workers.Trigger(uid)
+					s.trigger(uid, timeline.SourceStore, time.Time{})
 				}
 			}
 		}
@@ -211,7 +221,7 @@ func (s *Syncer) watchPLEG(ctx context.Context) {
 					// removals trigger no sync.
 				default:
 					if s.known(ev.GetPodUid()) {
-						s.workers.Trigger(ev.GetPodUid())
+						s.trigger(ev.GetPodUid(), plegSource(ev.GetType()), ev.GetTime().AsTime())
 					}
 				}
 			}
@@ -240,6 +250,7 @@ func (s *Syncer) known(uid string) bool {
 func (s *Syncer) forget(uid string) {
 	s.workers.Forget(uid)
 	s.probes.Remove(uid)
+	s.tl.Forget(uid)
 	s.mu.Lock()
 	delete(s.seen, uid)
 	delete(s.lastSync, uid)
@@ -259,7 +270,9 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("read pod: %w", err)
 	}
 	pod := rec.GetPod()
-	observed, err := s.podStatus(ctx, uid)
+	endRead := timeline.Stage(ctx, timeline.StageStatusRead)
+	observed, err := s.podStatus(ctx, pod)
+	endRead()
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -271,8 +284,15 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		probes = s.probes.Results(uid)
 	}
 	in := podsync.Input{Record: rec, Observed: observed, Probes: probes, Now: time.Now()}
+	endPlan := timeline.Stage(ctx, timeline.StagePlan)
 	w := podsync.Step(in)
+	endPlan()
 	if w.Apply != nil {
+		if w.Apply.GetKillPod() {
+			// A kill lasts up to the grace period: it must not hold one of
+			// the sync bound's places that other pods' syncs wait for.
+			podworkers.ReleaseSlot(ctx)
+		}
 		resp, err := s.apply(ctx, w.Pod, observed, w.Apply)
 		// Whatever the outcome, the runtime may have changed (a call that
 		// timed out may still have created containers): the next sync
@@ -288,7 +308,9 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		w = podsync.Step(in)
 	}
 	if w.Commits() {
+		endWrite := timeline.Stage(ctx, timeline.StageStatusWritten)
 		_, err := s.opts.Store.CommitSync(ctx, uid, store.SyncCommit{Events: w.Events, LastActions: w.LastActions, Status: w.Status})
+		endWrite()
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return time.Time{}, fmt.Errorf("write the sync's status and events: %w", err)
 		}
@@ -313,10 +335,14 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 // call (or, for a pod not acted on since Run began, newer than that: the
 // PLEG outlives a planner restart and may hold a status older than what a
 // previous planner did), so a sync never acts twice on a stale picture.
-func (s *Syncer) podStatus(ctx context.Context, uid string) (*syncpodv1.ObservedPod, error) {
+// A pod first stored after Run began needs neither: nothing has acted on
+// it, so any status will do (asking for a newer one cost a new pod an
+// on-demand relist, two CRI list calls, before its first CRI call).
+func (s *Syncer) podStatus(ctx context.Context, pod *syncpodv1.Pod) (*syncpodv1.ObservedPod, error) {
+	uid := pod.GetUid()
 	s.mu.Lock()
 	newer, ok := s.lastSync[uid]
-	if !ok {
+	if !ok && !storedSince(pod, s.started) {
 		newer = s.started
 	}
 	s.mu.Unlock()
@@ -334,7 +360,10 @@ func (s *Syncer) podStatus(ctx context.Context, uid string) (*syncpodv1.Observed
 func (s *Syncer) apply(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout+killTime(pod))
 	defer cancel()
+	endExec := timeline.Stage(ctx, timeline.StageExecutor)
 	resp, err := s.opts.Executor.ApplyActions(ctx, pod, observed, actions)
+	endExec()
+	timeline.FromContext(ctx).CRICalls(resp.GetCriCalls())
 	if err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
 	}

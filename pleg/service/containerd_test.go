@@ -26,6 +26,10 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
+// envMode is the PLEG mode the test containerd must give: "relist" on
+// Debian's containerd 1.6, "evented" on 2.x (unset: not checked).
+const envMode = "SYNCPOD_TEST_CONTAINERD_PLEG_MODE"
+
 func call(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.Context(), time.Minute)
 }
@@ -183,6 +187,14 @@ func TestContainerdDiedEventAndHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("PLEG mode against this containerd: %s", list.GetMode())
+	wantMode := map[string]plegv1.PlegMode{"relist": plegv1.PlegMode_PLEG_MODE_RELIST, "evented": plegv1.PlegMode_PLEG_MODE_EVENTED}
+	if w := os.Getenv(envMode); w != "" {
+		if want, ok := wantMode[w]; !ok {
+			t.Errorf("%s=%q: want relist or evented", envMode, w)
+		} else if list.GetMode() != want {
+			t.Errorf("PLEG mode on this containerd = %s, want %s (%s)", list.GetMode(), want, envMode)
+		}
+	}
 
 	// Health: cut the runtime, wait for NOT_SERVING, restore, wait for SERVING.
 	waitHealth := func(want healthpb.HealthCheckResponse_ServingStatus) {

@@ -24,6 +24,7 @@ const (
 	EnvPauseImage   = "SYNCPOD_TEST_PAUSE_IMAGE"
 	EnvBusyboxImage = "SYNCPOD_TEST_BUSYBOX_IMAGE"
 	EnvRequire      = "SYNCPOD_TEST_REQUIRE_CONTAINERD"
+	EnvPLEGMode     = "SYNCPOD_TEST_CONTAINERD_PLEG_MODE"
 )
 
 // Image names used when the environment does not name them; mk/containerd.mk
@@ -42,6 +43,13 @@ const ConnectTimeout = 5 * time.Second
 // when running as root).
 func Required() bool {
 	return os.Getenv(EnvRequire) == "1"
+}
+
+// ExpectedPLEGMode is the mode ("relist" or "evented") a PLEG must reach on
+// the test containerd, from SYNCPOD_TEST_CONTAINERD_PLEG_MODE; "" when the
+// environment does not say (then nothing is checked).
+func ExpectedPLEGMode() string {
+	return os.Getenv(EnvPLEGMode)
 }
 
 // PauseImage is the sandbox (pause) image containerd is configured with.

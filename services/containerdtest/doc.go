@@ -10,9 +10,14 @@
 //	SYNCPOD_TEST_BUSYBOX_IMAGE        localhost/syncpod/busybox:1.36 (Cmd ["sh"])
 //	SYNCPOD_TEST_REQUIRE_CONTAINERD   "1": an unreachable containerd fails the
 //	                                  test; otherwise it skips, loudly
+//	SYNCPOD_TEST_CONTAINERD_PLEG_MODE "relist" or "evented": the mode a PLEG
+//	                                  must reach on this runtime (unset: not
+//	                                  checked); see ExpectedPLEGMode
 //
-// The runtime is containerd 1.6 (Debian bookworm): CRI v1, no
-// GetContainerEvents (Unimplemented), no CRI list streaming. Tests must use
+// The runtime is Debian's containerd 1.6 (CRI v1, no GetContainerEvents:
+// Unimplemented, so the PLEG relists; no CRI list streaming), or, in
+// `make unit-containerd2`, containerd 2.x built by mk/containerdbin.sh
+// (GetContainerEvents works: the PLEG runs evented). Tests must use
 // host-network sandboxes only, never pull (no registry is reachable), and
 // never send traffic to pod IPs.
 //

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/containerdtest"
 )
@@ -47,6 +48,7 @@ func TestLifecycleOnContainerd(t *testing.T) {
 		t.Errorf("%d READY sandboxes in containerd, want 1", got)
 	}
 	appID := cstatus(rec, "app").GetContainerId()
+	n.checkPLEGMode()
 
 	// A spec change of the sidecar restarts it alone.
 	p.Spec.InitContainers[1].Env = []*syncpodv1.EnvVar{{Name: "V", Value: "2"}}
@@ -68,4 +70,28 @@ func TestLifecycleOnContainerd(t *testing.T) {
 		return err != nil && len(sbs) == 0 && len(cs) == 0,
 			fmt.Sprintf("%d sandboxes and %d containers left; planner: %v", len(sbs), len(cs), err)
 	})
+}
+
+// checkPLEGMode fails the test when the node's PLEG is not in the mode
+// the test containerd must give (containerdtest.ExpectedPLEGMode): relist
+// on Debian's 1.6, evented on 2.x, where this proves the evented PLEG on a
+// real runtime. The mode is read once the pod runs, so an evented stream
+// has had its confirmation time.
+func (n *node) checkPLEGMode() {
+	n.t.Helper()
+	want := map[string]plegv1.PlegMode{"relist": plegv1.PlegMode_PLEG_MODE_RELIST, "evented": plegv1.PlegMode_PLEG_MODE_EVENTED}
+	w := containerdtest.ExpectedPLEGMode()
+	if w == "" {
+		return
+	}
+	resp, err := n.plegc.ListPodStatuses(rpcCtx(n.t), &plegv1.ListPodStatusesRequest{})
+	if err != nil {
+		n.t.Fatalf("ListPodStatuses: %v", err)
+	}
+	n.t.Logf("PLEG mode on this containerd: %s", resp.GetMode())
+	if mode, ok := want[w]; !ok {
+		n.t.Errorf("%s=%q: want relist or evented", containerdtest.EnvPLEGMode, w)
+	} else if resp.GetMode() != mode {
+		n.t.Errorf("PLEG mode = %s, want %s (%s)", resp.GetMode(), mode, containerdtest.EnvPLEGMode)
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/syncpod/syncpod/planner/static"
 	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/syncer"
+	"github.com/syncpod/syncpod/planner/timeline"
 	"github.com/syncpod/syncpod/planner/validate"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -87,8 +88,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	defer execConn.Close()
+	// Where each sync spends its time: histograms, and GetPod's last_sync.
+	timelines, err := timeline.New(reg, nil)
+	if err != nil {
+		logger.Error("cannot register the sync timeline metrics", "err", err)
+		return 1
+	}
+	timelines.SetLogger(logger.With("component", "timeline"))
 	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{
-		Pods: pods, Executor: executorv1.NewExecutorServiceClient(execConn),
+		Pods: pods, Executor: executorv1.NewExecutorServiceClient(execConn), Timelines: timelines,
 	}))
 	plegConn, err := dial(*plegAddr)
 	if err != nil {
@@ -112,6 +120,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		RPCTimeout:         *rpcTimeout,
 		Logger:             logger,
 		Registerer:         reg,
+		Timeline:           timelines,
 	})
 	if err != nil {
 		logger.Error("cannot start the sync loop", "err", err)

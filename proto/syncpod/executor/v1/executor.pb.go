@@ -247,7 +247,10 @@ type ApplyActionsResponse struct {
 	SandboxId string `protobuf:"bytes,2,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
 	// retry_at is the earliest instant a start skipped for back-off may run;
 	// unset when nothing was skipped. The caller should sync again then.
-	RetryAt       *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=retry_at,json=retryAt,proto3" json:"retry_at,omitempty"`
+	RetryAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=retry_at,json=retryAt,proto3" json:"retry_at,omitempty"`
+	// cri_calls are the CRI calls this pass made, in the order they began,
+	// each with its start and duration: where the pass spent its time.
+	CriCalls      []*CriCallTiming `protobuf:"bytes,220,rep,name=cri_calls,json=criCalls,proto3" json:"cri_calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -303,6 +306,87 @@ func (x *ApplyActionsResponse) GetRetryAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ApplyActionsResponse) GetCriCalls() []*CriCallTiming {
+	if x != nil {
+		return x.CriCalls
+	}
+	return nil
+}
+
+// CriCallTiming is one CRI call an ApplyActions pass made.
+type CriCallTiming struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// operation is the call, as in the runtime-operation metrics
+	// (run_podsandbox, create_container, start_container, ...).
+	Operation string `protobuf:"bytes,1,opt,name=operation,proto3" json:"operation,omitempty"`
+	// started_at is when the call began.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// duration is how long it took.
+	Duration *durationpb.Duration `protobuf:"bytes,3,opt,name=duration,proto3" json:"duration,omitempty"`
+	// failed is true when the call returned an error.
+	Failed        bool `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CriCallTiming) Reset() {
+	*x = CriCallTiming{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CriCallTiming) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CriCallTiming) ProtoMessage() {}
+
+func (x *CriCallTiming) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CriCallTiming.ProtoReflect.Descriptor instead.
+func (*CriCallTiming) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CriCallTiming) GetOperation() string {
+	if x != nil {
+		return x.Operation
+	}
+	return ""
+}
+
+func (x *CriCallTiming) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *CriCallTiming) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+func (x *CriCallTiming) GetFailed() bool {
+	if x != nil {
+		return x.Failed
+	}
+	return false
+}
+
 // StepResult is the outcome of one step.
 type StepResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -333,7 +417,7 @@ type StepResult struct {
 
 func (x *StepResult) Reset() {
 	*x = StepResult{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[2]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +429,7 @@ func (x *StepResult) String() string {
 func (*StepResult) ProtoMessage() {}
 
 func (x *StepResult) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[2]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +442,7 @@ func (x *StepResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepResult.ProtoReflect.Descriptor instead.
 func (*StepResult) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *StepResult) GetStep() Step {
@@ -438,7 +522,7 @@ type RemoveResourcesRequest struct {
 
 func (x *RemoveResourcesRequest) Reset() {
 	*x = RemoveResourcesRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[3]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -450,7 +534,7 @@ func (x *RemoveResourcesRequest) String() string {
 func (*RemoveResourcesRequest) ProtoMessage() {}
 
 func (x *RemoveResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[3]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -463,7 +547,7 @@ func (x *RemoveResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveResourcesRequest.ProtoReflect.Descriptor instead.
 func (*RemoveResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RemoveResourcesRequest) GetContainerIds() []string {
@@ -502,7 +586,7 @@ type ForgetPodRef struct {
 
 func (x *ForgetPodRef) Reset() {
 	*x = ForgetPodRef{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[4]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +598,7 @@ func (x *ForgetPodRef) String() string {
 func (*ForgetPodRef) ProtoMessage() {}
 
 func (x *ForgetPodRef) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[4]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +611,7 @@ func (x *ForgetPodRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetPodRef.ProtoReflect.Descriptor instead.
 func (*ForgetPodRef) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ForgetPodRef) GetUid() string {
@@ -566,7 +650,7 @@ type RemoveResourcesResponse struct {
 
 func (x *RemoveResourcesResponse) Reset() {
 	*x = RemoveResourcesResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[5]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -578,7 +662,7 @@ func (x *RemoveResourcesResponse) String() string {
 func (*RemoveResourcesResponse) ProtoMessage() {}
 
 func (x *RemoveResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[5]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -591,7 +675,7 @@ func (x *RemoveResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveResourcesResponse.ProtoReflect.Descriptor instead.
 func (*RemoveResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RemoveResourcesResponse) GetResults() []*RemoveResult {
@@ -632,7 +716,7 @@ type RemoveResult struct {
 
 func (x *RemoveResult) Reset() {
 	*x = RemoveResult{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[6]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -644,7 +728,7 @@ func (x *RemoveResult) String() string {
 func (*RemoveResult) ProtoMessage() {}
 
 func (x *RemoveResult) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[6]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -657,7 +741,7 @@ func (x *RemoveResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveResult.ProtoReflect.Descriptor instead.
 func (*RemoveResult) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RemoveResult) GetId() string {
@@ -699,7 +783,7 @@ type ListBackoffsRequest struct {
 
 func (x *ListBackoffsRequest) Reset() {
 	*x = ListBackoffsRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[7]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -711,7 +795,7 @@ func (x *ListBackoffsRequest) String() string {
 func (*ListBackoffsRequest) ProtoMessage() {}
 
 func (x *ListBackoffsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[7]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -724,7 +808,7 @@ func (x *ListBackoffsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBackoffsRequest.ProtoReflect.Descriptor instead.
 func (*ListBackoffsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListBackoffsRequest) GetPodUid() string {
@@ -745,7 +829,7 @@ type ListBackoffsResponse struct {
 
 func (x *ListBackoffsResponse) Reset() {
 	*x = ListBackoffsResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[8]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +841,7 @@ func (x *ListBackoffsResponse) String() string {
 func (*ListBackoffsResponse) ProtoMessage() {}
 
 func (x *ListBackoffsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[8]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -770,7 +854,7 @@ func (x *ListBackoffsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBackoffsResponse.ProtoReflect.Descriptor instead.
 func (*ListBackoffsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListBackoffsResponse) GetEntries() []*BackoffEntry {
@@ -806,7 +890,7 @@ type BackoffEntry struct {
 
 func (x *BackoffEntry) Reset() {
 	*x = BackoffEntry{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[9]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +902,7 @@ func (x *BackoffEntry) String() string {
 func (*BackoffEntry) ProtoMessage() {}
 
 func (x *BackoffEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[9]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +915,7 @@ func (x *BackoffEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackoffEntry.ProtoReflect.Descriptor instead.
 func (*BackoffEntry) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *BackoffEntry) GetPodUid() string {
@@ -903,7 +987,7 @@ type ResetBackoffRequest struct {
 
 func (x *ResetBackoffRequest) Reset() {
 	*x = ResetBackoffRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[10]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -915,7 +999,7 @@ func (x *ResetBackoffRequest) String() string {
 func (*ResetBackoffRequest) ProtoMessage() {}
 
 func (x *ResetBackoffRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[10]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -928,7 +1012,7 @@ func (x *ResetBackoffRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetBackoffRequest.ProtoReflect.Descriptor instead.
 func (*ResetBackoffRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ResetBackoffRequest) GetPodUid() string {
@@ -956,7 +1040,7 @@ type ResetBackoffResponse struct {
 
 func (x *ResetBackoffResponse) Reset() {
 	*x = ResetBackoffResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[11]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -968,7 +1052,7 @@ func (x *ResetBackoffResponse) String() string {
 func (*ResetBackoffResponse) ProtoMessage() {}
 
 func (x *ResetBackoffResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[11]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -981,7 +1065,7 @@ func (x *ResetBackoffResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetBackoffResponse.ProtoReflect.Descriptor instead.
 func (*ResetBackoffResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ResetBackoffResponse) GetRemoved() int32 {
@@ -1006,7 +1090,7 @@ type ExecSyncRequest struct {
 
 func (x *ExecSyncRequest) Reset() {
 	*x = ExecSyncRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[12]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1018,7 +1102,7 @@ func (x *ExecSyncRequest) String() string {
 func (*ExecSyncRequest) ProtoMessage() {}
 
 func (x *ExecSyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[12]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1031,7 +1115,7 @@ func (x *ExecSyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecSyncRequest.ProtoReflect.Descriptor instead.
 func (*ExecSyncRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExecSyncRequest) GetContainerId() string {
@@ -1070,7 +1154,7 @@ type ExecSyncResponse struct {
 
 func (x *ExecSyncResponse) Reset() {
 	*x = ExecSyncResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[13]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1166,7 @@ func (x *ExecSyncResponse) String() string {
 func (*ExecSyncResponse) ProtoMessage() {}
 
 func (x *ExecSyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[13]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1179,7 @@ func (x *ExecSyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecSyncResponse.ProtoReflect.Descriptor instead.
 func (*ExecSyncResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ExecSyncResponse) GetExitCode() int32 {
@@ -1140,7 +1224,7 @@ type ContainerLogsRequest struct {
 
 func (x *ContainerLogsRequest) Reset() {
 	*x = ContainerLogsRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[14]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1152,7 +1236,7 @@ func (x *ContainerLogsRequest) String() string {
 func (*ContainerLogsRequest) ProtoMessage() {}
 
 func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[14]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1249,7 @@ func (x *ContainerLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLogsRequest.ProtoReflect.Descriptor instead.
 func (*ContainerLogsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{14}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ContainerLogsRequest) GetPodUid() string {
@@ -1223,7 +1307,7 @@ type ContainerLogsResponse struct {
 
 func (x *ContainerLogsResponse) Reset() {
 	*x = ContainerLogsResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[15]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1235,7 +1319,7 @@ func (x *ContainerLogsResponse) String() string {
 func (*ContainerLogsResponse) ProtoMessage() {}
 
 func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[15]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1248,7 +1332,7 @@ func (x *ContainerLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLogsResponse.ProtoReflect.Descriptor instead.
 func (*ContainerLogsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{15}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ContainerLogsResponse) GetLines() []*v1.LogLine {
@@ -1278,7 +1362,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[16]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1374,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[16]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1387,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{16}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ExecRequest) GetStart() *ExecStart {
@@ -1337,7 +1421,7 @@ type ExecStart struct {
 
 func (x *ExecStart) Reset() {
 	*x = ExecStart{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[17]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1349,7 +1433,7 @@ func (x *ExecStart) String() string {
 func (*ExecStart) ProtoMessage() {}
 
 func (x *ExecStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[17]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1362,7 +1446,7 @@ func (x *ExecStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
 func (*ExecStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{17}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ExecStart) GetContainerId() string {
@@ -1404,7 +1488,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[18]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1500,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[18]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1513,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{18}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ExecResponse) GetOutput() *v1.StreamOutput {
@@ -1453,7 +1537,7 @@ type PortForwardRequest struct {
 
 func (x *PortForwardRequest) Reset() {
 	*x = PortForwardRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[19]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1549,7 @@ func (x *PortForwardRequest) String() string {
 func (*PortForwardRequest) ProtoMessage() {}
 
 func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[19]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1562,7 @@ func (x *PortForwardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardRequest.ProtoReflect.Descriptor instead.
 func (*PortForwardRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{19}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PortForwardRequest) GetStart() *PortForwardStart {
@@ -1508,7 +1592,7 @@ type PortForwardStart struct {
 
 func (x *PortForwardStart) Reset() {
 	*x = PortForwardStart{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[20]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1604,7 @@ func (x *PortForwardStart) String() string {
 func (*PortForwardStart) ProtoMessage() {}
 
 func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[20]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1617,7 @@ func (x *PortForwardStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardStart.ProtoReflect.Descriptor instead.
 func (*PortForwardStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{20}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PortForwardStart) GetPodUid() string {
@@ -1561,7 +1645,7 @@ type PortForwardResponse struct {
 
 func (x *PortForwardResponse) Reset() {
 	*x = PortForwardResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[21]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1657,7 @@ func (x *PortForwardResponse) String() string {
 func (*PortForwardResponse) ProtoMessage() {}
 
 func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[21]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1670,7 @@ func (x *PortForwardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortForwardResponse.ProtoReflect.Descriptor instead.
 func (*PortForwardResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{21}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PortForwardResponse) GetData() []byte {
@@ -1607,7 +1691,7 @@ type ListPodStatsRequest struct {
 
 func (x *ListPodStatsRequest) Reset() {
 	*x = ListPodStatsRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[22]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1619,7 +1703,7 @@ func (x *ListPodStatsRequest) String() string {
 func (*ListPodStatsRequest) ProtoMessage() {}
 
 func (x *ListPodStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[22]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1632,7 +1716,7 @@ func (x *ListPodStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodStatsRequest.ProtoReflect.Descriptor instead.
 func (*ListPodStatsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{22}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListPodStatsRequest) GetPodUids() []string {
@@ -1653,7 +1737,7 @@ type ListPodStatsResponse struct {
 
 func (x *ListPodStatsResponse) Reset() {
 	*x = ListPodStatsResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[23]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1665,7 +1749,7 @@ func (x *ListPodStatsResponse) String() string {
 func (*ListPodStatsResponse) ProtoMessage() {}
 
 func (x *ListPodStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[23]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1678,7 +1762,7 @@ func (x *ListPodStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodStatsResponse.ProtoReflect.Descriptor instead.
 func (*ListPodStatsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{23}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListPodStatsResponse) GetStats() []*v1.PodStats {
@@ -1701,7 +1785,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[24]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1713,7 +1797,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[24]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1726,7 +1810,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{24}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AttachRequest) GetStart() *AttachStart {
@@ -1758,7 +1842,7 @@ type AttachStart struct {
 
 func (x *AttachStart) Reset() {
 	*x = AttachStart{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[25]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1770,7 +1854,7 @@ func (x *AttachStart) String() string {
 func (*AttachStart) ProtoMessage() {}
 
 func (x *AttachStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[25]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1783,7 +1867,7 @@ func (x *AttachStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachStart.ProtoReflect.Descriptor instead.
 func (*AttachStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{25}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AttachStart) GetContainerId() string {
@@ -1818,7 +1902,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[26]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1830,7 +1914,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[26]
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1843,7 +1927,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{26}
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AttachResponse) GetOutput() *v1.StreamOutput {
@@ -1861,12 +1945,19 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x13ApplyActionsRequest\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x123\n" +
 	"\bobserved\x18\x02 \x01(\v2\x17.syncpod.v1.ObservedPodR\bobserved\x120\n" +
-	"\aactions\x18\x03 \x01(\v2\x16.syncpod.v1.PodActionsR\aactions\"\xa3\x01\n" +
+	"\aactions\x18\x03 \x01(\v2\x16.syncpod.v1.PodActionsR\aactions\"\xe5\x01\n" +
 	"\x14ApplyActionsResponse\x125\n" +
 	"\x05steps\x18\x01 \x03(\v2\x1f.syncpod.executor.v1.StepResultR\x05steps\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\x02 \x01(\tR\tsandboxId\x125\n" +
-	"\bretry_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aretryAt\"\xd8\x02\n" +
+	"\bretry_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aretryAt\x12@\n" +
+	"\tcri_calls\x18\xdc\x01 \x03(\v2\".syncpod.executor.v1.CriCallTimingR\bcriCalls\"\xb7\x01\n" +
+	"\rCriCallTiming\x12\x1c\n" +
+	"\toperation\x18\x01 \x01(\tR\toperation\x129\n" +
+	"\n" +
+	"started_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
+	"\bduration\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x16\n" +
+	"\x06failed\x18\x04 \x01(\bR\x06failed\"\xd8\x02\n" +
 	"\n" +
 	"StepResult\x12-\n" +
 	"\x04step\x18\x01 \x01(\x0e2\x19.syncpod.executor.v1.StepR\x04step\x12\x16\n" +
@@ -2009,100 +2100,104 @@ func file_syncpod_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(Step)(0),                       // 0: syncpod.executor.v1.Step
 	(Outcome)(0),                    // 1: syncpod.executor.v1.Outcome
 	(*ApplyActionsRequest)(nil),     // 2: syncpod.executor.v1.ApplyActionsRequest
 	(*ApplyActionsResponse)(nil),    // 3: syncpod.executor.v1.ApplyActionsResponse
-	(*StepResult)(nil),              // 4: syncpod.executor.v1.StepResult
-	(*RemoveResourcesRequest)(nil),  // 5: syncpod.executor.v1.RemoveResourcesRequest
-	(*ForgetPodRef)(nil),            // 6: syncpod.executor.v1.ForgetPodRef
-	(*RemoveResourcesResponse)(nil), // 7: syncpod.executor.v1.RemoveResourcesResponse
-	(*RemoveResult)(nil),            // 8: syncpod.executor.v1.RemoveResult
-	(*ListBackoffsRequest)(nil),     // 9: syncpod.executor.v1.ListBackoffsRequest
-	(*ListBackoffsResponse)(nil),    // 10: syncpod.executor.v1.ListBackoffsResponse
-	(*BackoffEntry)(nil),            // 11: syncpod.executor.v1.BackoffEntry
-	(*ResetBackoffRequest)(nil),     // 12: syncpod.executor.v1.ResetBackoffRequest
-	(*ResetBackoffResponse)(nil),    // 13: syncpod.executor.v1.ResetBackoffResponse
-	(*ExecSyncRequest)(nil),         // 14: syncpod.executor.v1.ExecSyncRequest
-	(*ExecSyncResponse)(nil),        // 15: syncpod.executor.v1.ExecSyncResponse
-	(*ContainerLogsRequest)(nil),    // 16: syncpod.executor.v1.ContainerLogsRequest
-	(*ContainerLogsResponse)(nil),   // 17: syncpod.executor.v1.ContainerLogsResponse
-	(*ExecRequest)(nil),             // 18: syncpod.executor.v1.ExecRequest
-	(*ExecStart)(nil),               // 19: syncpod.executor.v1.ExecStart
-	(*ExecResponse)(nil),            // 20: syncpod.executor.v1.ExecResponse
-	(*PortForwardRequest)(nil),      // 21: syncpod.executor.v1.PortForwardRequest
-	(*PortForwardStart)(nil),        // 22: syncpod.executor.v1.PortForwardStart
-	(*PortForwardResponse)(nil),     // 23: syncpod.executor.v1.PortForwardResponse
-	(*ListPodStatsRequest)(nil),     // 24: syncpod.executor.v1.ListPodStatsRequest
-	(*ListPodStatsResponse)(nil),    // 25: syncpod.executor.v1.ListPodStatsResponse
-	(*AttachRequest)(nil),           // 26: syncpod.executor.v1.AttachRequest
-	(*AttachStart)(nil),             // 27: syncpod.executor.v1.AttachStart
-	(*AttachResponse)(nil),          // 28: syncpod.executor.v1.AttachResponse
-	(*v1.Pod)(nil),                  // 29: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),          // 30: syncpod.v1.ObservedPod
-	(*v1.PodActions)(nil),           // 31: syncpod.v1.PodActions
-	(*timestamppb.Timestamp)(nil),   // 32: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 33: google.protobuf.Duration
-	(*v1.LogLine)(nil),              // 34: syncpod.v1.LogLine
-	(*v1.StreamInput)(nil),          // 35: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),         // 36: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),             // 37: syncpod.v1.PodStats
+	(*CriCallTiming)(nil),           // 4: syncpod.executor.v1.CriCallTiming
+	(*StepResult)(nil),              // 5: syncpod.executor.v1.StepResult
+	(*RemoveResourcesRequest)(nil),  // 6: syncpod.executor.v1.RemoveResourcesRequest
+	(*ForgetPodRef)(nil),            // 7: syncpod.executor.v1.ForgetPodRef
+	(*RemoveResourcesResponse)(nil), // 8: syncpod.executor.v1.RemoveResourcesResponse
+	(*RemoveResult)(nil),            // 9: syncpod.executor.v1.RemoveResult
+	(*ListBackoffsRequest)(nil),     // 10: syncpod.executor.v1.ListBackoffsRequest
+	(*ListBackoffsResponse)(nil),    // 11: syncpod.executor.v1.ListBackoffsResponse
+	(*BackoffEntry)(nil),            // 12: syncpod.executor.v1.BackoffEntry
+	(*ResetBackoffRequest)(nil),     // 13: syncpod.executor.v1.ResetBackoffRequest
+	(*ResetBackoffResponse)(nil),    // 14: syncpod.executor.v1.ResetBackoffResponse
+	(*ExecSyncRequest)(nil),         // 15: syncpod.executor.v1.ExecSyncRequest
+	(*ExecSyncResponse)(nil),        // 16: syncpod.executor.v1.ExecSyncResponse
+	(*ContainerLogsRequest)(nil),    // 17: syncpod.executor.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),   // 18: syncpod.executor.v1.ContainerLogsResponse
+	(*ExecRequest)(nil),             // 19: syncpod.executor.v1.ExecRequest
+	(*ExecStart)(nil),               // 20: syncpod.executor.v1.ExecStart
+	(*ExecResponse)(nil),            // 21: syncpod.executor.v1.ExecResponse
+	(*PortForwardRequest)(nil),      // 22: syncpod.executor.v1.PortForwardRequest
+	(*PortForwardStart)(nil),        // 23: syncpod.executor.v1.PortForwardStart
+	(*PortForwardResponse)(nil),     // 24: syncpod.executor.v1.PortForwardResponse
+	(*ListPodStatsRequest)(nil),     // 25: syncpod.executor.v1.ListPodStatsRequest
+	(*ListPodStatsResponse)(nil),    // 26: syncpod.executor.v1.ListPodStatsResponse
+	(*AttachRequest)(nil),           // 27: syncpod.executor.v1.AttachRequest
+	(*AttachStart)(nil),             // 28: syncpod.executor.v1.AttachStart
+	(*AttachResponse)(nil),          // 29: syncpod.executor.v1.AttachResponse
+	(*v1.Pod)(nil),                  // 30: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),          // 31: syncpod.v1.ObservedPod
+	(*v1.PodActions)(nil),           // 32: syncpod.v1.PodActions
+	(*timestamppb.Timestamp)(nil),   // 33: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 34: google.protobuf.Duration
+	(*v1.LogLine)(nil),              // 35: syncpod.v1.LogLine
+	(*v1.StreamInput)(nil),          // 36: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),         // 37: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),             // 38: syncpod.v1.PodStats
 }
 var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
-	29, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
-	30, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
-	31, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
-	4,  // 3: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
-	32, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
-	0,  // 5: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
-	1,  // 6: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	32, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
-	33, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
-	6,  // 9: syncpod.executor.v1.RemoveResourcesRequest.forget_pod:type_name -> syncpod.executor.v1.ForgetPodRef
-	8,  // 10: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
-	1,  // 11: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	11, // 12: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
-	33, // 13: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
-	32, // 14: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
-	32, // 15: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
-	33, // 16: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
-	32, // 17: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	34, // 18: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	19, // 19: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
-	35, // 20: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	36, // 21: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
-	22, // 22: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
-	37, // 23: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
-	27, // 24: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
-	35, // 25: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
-	36, // 26: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	2,  // 27: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
-	5,  // 28: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
-	9,  // 29: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
-	12, // 30: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
-	14, // 31: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
-	16, // 32: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
-	18, // 33: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
-	21, // 34: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
-	24, // 35: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
-	26, // 36: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
-	3,  // 37: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
-	7,  // 38: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
-	10, // 39: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
-	13, // 40: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
-	15, // 41: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
-	17, // 42: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
-	20, // 43: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
-	23, // 44: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
-	25, // 45: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
-	28, // 46: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
-	37, // [37:47] is the sub-list for method output_type
-	27, // [27:37] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	30, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
+	31, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
+	32, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
+	5,  // 3: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
+	33, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
+	4,  // 5: syncpod.executor.v1.ApplyActionsResponse.cri_calls:type_name -> syncpod.executor.v1.CriCallTiming
+	33, // 6: syncpod.executor.v1.CriCallTiming.started_at:type_name -> google.protobuf.Timestamp
+	34, // 7: syncpod.executor.v1.CriCallTiming.duration:type_name -> google.protobuf.Duration
+	0,  // 8: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
+	1,  // 9: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
+	33, // 10: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
+	34, // 11: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
+	7,  // 12: syncpod.executor.v1.RemoveResourcesRequest.forget_pod:type_name -> syncpod.executor.v1.ForgetPodRef
+	9,  // 13: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
+	1,  // 14: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
+	12, // 15: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
+	34, // 16: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
+	33, // 17: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
+	33, // 18: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
+	34, // 19: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
+	33, // 20: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	35, // 21: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	20, // 22: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
+	36, // 23: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	37, // 24: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	23, // 25: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
+	38, // 26: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	28, // 27: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
+	36, // 28: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	37, // 29: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	2,  // 30: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
+	6,  // 31: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
+	10, // 32: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
+	13, // 33: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
+	15, // 34: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
+	17, // 35: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
+	19, // 36: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
+	22, // 37: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
+	25, // 38: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
+	27, // 39: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
+	3,  // 40: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
+	8,  // 41: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
+	11, // 42: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
+	14, // 43: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
+	16, // 44: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
+	18, // 45: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
+	21, // 46: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
+	24, // 47: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
+	26, // 48: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
+	29, // 49: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
+	40, // [40:50] is the sub-list for method output_type
+	30, // [30:40] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_executor_v1_executor_proto_init() }
@@ -2110,14 +2205,14 @@ func file_syncpod_executor_v1_executor_proto_init() {
 	if File_syncpod_executor_v1_executor_proto != nil {
 		return
 	}
-	file_syncpod_executor_v1_executor_proto_msgTypes[14].OneofWrappers = []any{}
+	file_syncpod_executor_v1_executor_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_executor_v1_executor_proto_rawDesc), len(file_syncpod_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -1336,7 +1337,10 @@ func (x *GetPodRequest) GetPod() *PodRef {
 type GetPodResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// record of the pod.
-	Record        *PodRecord `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	Record *PodRecord `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
+	// last_sync is where the pod's last completed sync spent its time
+	// (kept in memory: unset until this planner has synced the pod).
+	LastSync      *PodSyncTimeline `protobuf:"bytes,220,opt,name=last_sync,json=lastSync,proto3" json:"last_sync,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1378,6 +1382,177 @@ func (x *GetPodResponse) GetRecord() *PodRecord {
 	return nil
 }
 
+func (x *GetPodResponse) GetLastSync() *PodSyncTimeline {
+	if x != nil {
+		return x.LastSync
+	}
+	return nil
+}
+
+// PodSyncTimeline is one sync of a pod, stage by stage: what triggered it,
+// how long it waited to run, then reading the status, planning, the
+// executor call with each CRI call it made, and writing the status.
+type PodSyncTimeline struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// trigger is what asked for the sync: "pleg:<event type>", "store"
+	// (a spec change or a deletion), "resync", "timer" (a back-off or
+	// retry wake-up), "probe".
+	Trigger string `protobuf:"bytes,1,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	// event_at is the time of the PLEG event that triggered the sync (the
+	// runtime event's own time in evented mode, when the relist saw the
+	// change in relist mode); unset for other triggers.
+	EventAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=event_at,json=eventAt,proto3" json:"event_at,omitempty"`
+	// triggered_at is when the planner received the trigger; stage offsets
+	// count from it.
+	TriggeredAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=triggered_at,json=triggeredAt,proto3" json:"triggered_at,omitempty"`
+	// stages in the order they began.
+	Stages []*PodSyncStage `protobuf:"bytes,4,rep,name=stages,proto3" json:"stages,omitempty"`
+	// total is from triggered_at to the end of the sync.
+	Total *durationpb.Duration `protobuf:"bytes,5,opt,name=total,proto3" json:"total,omitempty"`
+	// error is the sync's error, empty when it succeeded.
+	Error         string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodSyncTimeline) Reset() {
+	*x = PodSyncTimeline{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodSyncTimeline) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodSyncTimeline) ProtoMessage() {}
+
+func (x *PodSyncTimeline) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodSyncTimeline.ProtoReflect.Descriptor instead.
+func (*PodSyncTimeline) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *PodSyncTimeline) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *PodSyncTimeline) GetEventAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventAt
+	}
+	return nil
+}
+
+func (x *PodSyncTimeline) GetTriggeredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.TriggeredAt
+	}
+	return nil
+}
+
+func (x *PodSyncTimeline) GetStages() []*PodSyncStage {
+	if x != nil {
+		return x.Stages
+	}
+	return nil
+}
+
+func (x *PodSyncTimeline) GetTotal() *durationpb.Duration {
+	if x != nil {
+		return x.Total
+	}
+	return nil
+}
+
+func (x *PodSyncTimeline) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// PodSyncStage is one stage of a sync.
+type PodSyncStage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the stage: "queued" (trigger to start), "status_read",
+	// "plan", "executor", "cri:<operation>" (inside "executor"),
+	// "status_written".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// offset is when it began, from the timeline's triggered_at.
+	Offset *durationpb.Duration `protobuf:"bytes,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	// duration is how long it took.
+	Duration      *durationpb.Duration `protobuf:"bytes,3,opt,name=duration,proto3" json:"duration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodSyncStage) Reset() {
+	*x = PodSyncStage{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodSyncStage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodSyncStage) ProtoMessage() {}
+
+func (x *PodSyncStage) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodSyncStage.ProtoReflect.Descriptor instead.
+func (*PodSyncStage) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *PodSyncStage) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PodSyncStage) GetOffset() *durationpb.Duration {
+	if x != nil {
+		return x.Offset
+	}
+	return nil
+}
+
+func (x *PodSyncStage) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
 // PodRecord is a pod with its status and events.
 type PodRecord struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1395,7 +1570,7 @@ type PodRecord struct {
 
 func (x *PodRecord) Reset() {
 	*x = PodRecord{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[22]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1407,7 +1582,7 @@ func (x *PodRecord) String() string {
 func (*PodRecord) ProtoMessage() {}
 
 func (x *PodRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[22]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1420,7 +1595,7 @@ func (x *PodRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodRecord.ProtoReflect.Descriptor instead.
 func (*PodRecord) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{22}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PodRecord) GetPod() *v1.Pod {
@@ -1465,7 +1640,7 @@ type ListPodsRequest struct {
 
 func (x *ListPodsRequest) Reset() {
 	*x = ListPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[23]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1652,7 @@ func (x *ListPodsRequest) String() string {
 func (*ListPodsRequest) ProtoMessage() {}
 
 func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[23]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1665,7 @@ func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsRequest.ProtoReflect.Descriptor instead.
 func (*ListPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{23}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListPodsRequest) GetNamespace() string {
@@ -1518,7 +1693,7 @@ type ListPodsResponse struct {
 
 func (x *ListPodsResponse) Reset() {
 	*x = ListPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[24]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1705,7 @@ func (x *ListPodsResponse) String() string {
 func (*ListPodsResponse) ProtoMessage() {}
 
 func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[24]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1718,7 @@ func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsResponse.ProtoReflect.Descriptor instead.
 func (*ListPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{24}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListPodsResponse) GetRecords() []*PodRecord {
@@ -1566,7 +1741,7 @@ type WatchPodsRequest struct {
 
 func (x *WatchPodsRequest) Reset() {
 	*x = WatchPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1578,7 +1753,7 @@ func (x *WatchPodsRequest) String() string {
 func (*WatchPodsRequest) ProtoMessage() {}
 
 func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,7 +1766,7 @@ func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsRequest.ProtoReflect.Descriptor instead.
 func (*WatchPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{25}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WatchPodsRequest) GetNamespace() string {
@@ -1623,7 +1798,7 @@ type WatchPodsResponse struct {
 
 func (x *WatchPodsResponse) Reset() {
 	*x = WatchPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1635,7 +1810,7 @@ func (x *WatchPodsResponse) String() string {
 func (*WatchPodsResponse) ProtoMessage() {}
 
 func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1648,7 +1823,7 @@ func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsResponse.ProtoReflect.Descriptor instead.
 func (*WatchPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{26}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WatchPodsResponse) GetType() WatchEventType {
@@ -1676,7 +1851,7 @@ var File_syncpod_planner_v1_planner_proto protoreflect.FileDescriptor
 
 const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\n" +
-	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/status.proto\x1a\x17syncpod/v1/stream.proto\"u\n" +
+	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/status.proto\x1a\x17syncpod/v1/stream.proto\"u\n" +
 	"\rAttachRequest\x125\n" +
 	"\x05start\x18\x01 \x01(\v2\x1f.syncpod.planner.v1.AttachStartR\x05start\x12-\n" +
 	"\x05input\x18\x02 \x01(\v2\x17.syncpod.v1.StreamInputR\x05input\"\x81\x01\n" +
@@ -1746,9 +1921,21 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x11DeletePodResponse\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\"=\n" +
 	"\rGetPodRequest\x12,\n" +
-	"\x03pod\x18\x01 \x01(\v2\x1a.syncpod.planner.v1.PodRefR\x03pod\"G\n" +
+	"\x03pod\x18\x01 \x01(\v2\x1a.syncpod.planner.v1.PodRefR\x03pod\"\x8a\x01\n" +
 	"\x0eGetPodResponse\x125\n" +
-	"\x06record\x18\x01 \x01(\v2\x1d.syncpod.planner.v1.PodRecordR\x06record\"\xc3\x01\n" +
+	"\x06record\x18\x01 \x01(\v2\x1d.syncpod.planner.v1.PodRecordR\x06record\x12A\n" +
+	"\tlast_sync\x18\xdc\x01 \x01(\v2#.syncpod.planner.v1.PodSyncTimelineR\blastSync\"\xa2\x02\n" +
+	"\x0fPodSyncTimeline\x12\x18\n" +
+	"\atrigger\x18\x01 \x01(\tR\atrigger\x125\n" +
+	"\bevent_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\aeventAt\x12=\n" +
+	"\ftriggered_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vtriggeredAt\x128\n" +
+	"\x06stages\x18\x04 \x03(\v2 .syncpod.planner.v1.PodSyncStageR\x06stages\x12/\n" +
+	"\x05total\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x05total\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\"\x8c\x01\n" +
+	"\fPodSyncStage\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x121\n" +
+	"\x06offset\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06offset\x125\n" +
+	"\bduration\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xc3\x01\n" +
 	"\tPodRecord\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x12-\n" +
 	"\x06status\x18\x02 \x01(\v2\x15.syncpod.v1.PodStatusR\x06status\x12)\n" +
@@ -1803,7 +1990,7 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
 	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
@@ -1829,84 +2016,94 @@ var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(*DeletePodResponse)(nil),        // 21: syncpod.planner.v1.DeletePodResponse
 	(*GetPodRequest)(nil),            // 22: syncpod.planner.v1.GetPodRequest
 	(*GetPodResponse)(nil),           // 23: syncpod.planner.v1.GetPodResponse
-	(*PodRecord)(nil),                // 24: syncpod.planner.v1.PodRecord
-	(*ListPodsRequest)(nil),          // 25: syncpod.planner.v1.ListPodsRequest
-	(*ListPodsResponse)(nil),         // 26: syncpod.planner.v1.ListPodsResponse
-	(*WatchPodsRequest)(nil),         // 27: syncpod.planner.v1.WatchPodsRequest
-	(*WatchPodsResponse)(nil),        // 28: syncpod.planner.v1.WatchPodsResponse
-	(*v1.StreamInput)(nil),           // 29: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),          // 30: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),              // 31: syncpod.v1.PodStats
-	(*timestamppb.Timestamp)(nil),    // 32: google.protobuf.Timestamp
-	(*v1.LogLine)(nil),               // 33: syncpod.v1.LogLine
-	(*v1.Pod)(nil),                   // 34: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 35: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 36: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 37: syncpod.v1.PodActions
-	(*v1.PodStatus)(nil),             // 38: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 39: syncpod.v1.Event
+	(*PodSyncTimeline)(nil),          // 24: syncpod.planner.v1.PodSyncTimeline
+	(*PodSyncStage)(nil),             // 25: syncpod.planner.v1.PodSyncStage
+	(*PodRecord)(nil),                // 26: syncpod.planner.v1.PodRecord
+	(*ListPodsRequest)(nil),          // 27: syncpod.planner.v1.ListPodsRequest
+	(*ListPodsResponse)(nil),         // 28: syncpod.planner.v1.ListPodsResponse
+	(*WatchPodsRequest)(nil),         // 29: syncpod.planner.v1.WatchPodsRequest
+	(*WatchPodsResponse)(nil),        // 30: syncpod.planner.v1.WatchPodsResponse
+	(*v1.StreamInput)(nil),           // 31: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 32: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),              // 33: syncpod.v1.PodStats
+	(*timestamppb.Timestamp)(nil),    // 34: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),               // 35: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                   // 36: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 37: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil), // 38: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),            // 39: syncpod.v1.PodActions
+	(*durationpb.Duration)(nil),      // 40: google.protobuf.Duration
+	(*v1.PodStatus)(nil),             // 41: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                 // 42: syncpod.v1.Event
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
 	3,  // 0: syncpod.planner.v1.AttachRequest.start:type_name -> syncpod.planner.v1.AttachStart
-	29, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	31, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
 	19, // 2: syncpod.planner.v1.AttachStart.pod:type_name -> syncpod.planner.v1.PodRef
-	30, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	31, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	32, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	33, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
 	8,  // 5: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
 	19, // 6: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
 	11, // 7: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
-	29, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	31, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
 	19, // 9: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
-	30, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	32, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
 	19, // 11: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	32, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	33, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	34, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	35, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	36, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	37, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	34, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	34, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	34, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	35, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	36, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	37, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	38, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	39, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	36, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	36, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
 	0,  // 20: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
 	19, // 21: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	34, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	36, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
 	19, // 23: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	24, // 24: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	34, // 25: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	38, // 26: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	39, // 27: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	37, // 28: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
-	24, // 29: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
-	1,  // 30: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
-	24, // 31: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	32, // 32: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	15, // 33: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	17, // 34: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	20, // 35: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	22, // 36: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	25, // 37: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	27, // 38: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	13, // 39: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
-	10, // 40: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
-	7,  // 41: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
-	5,  // 42: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
-	2,  // 43: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
-	16, // 44: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	18, // 45: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	21, // 46: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	23, // 47: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	26, // 48: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	28, // 49: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	14, // 50: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
-	12, // 51: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
-	9,  // 52: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
-	6,  // 53: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
-	4,  // 54: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
-	44, // [44:55] is the sub-list for method output_type
-	33, // [33:44] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	26, // 24: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	24, // 25: syncpod.planner.v1.GetPodResponse.last_sync:type_name -> syncpod.planner.v1.PodSyncTimeline
+	34, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
+	34, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
+	25, // 28: syncpod.planner.v1.PodSyncTimeline.stages:type_name -> syncpod.planner.v1.PodSyncStage
+	40, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
+	40, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
+	40, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
+	36, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	41, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	42, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	39, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	26, // 36: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
+	1,  // 37: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
+	26, // 38: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	34, // 39: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	15, // 40: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	17, // 41: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	20, // 42: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	22, // 43: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	27, // 44: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	29, // 45: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	13, // 46: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	10, // 47: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
+	7,  // 48: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
+	5,  // 49: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
+	2,  // 50: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
+	16, // 51: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	18, // 52: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	21, // 53: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	23, // 54: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	28, // 55: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	30, // 56: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	14, // 57: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	12, // 58: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
+	9,  // 59: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
+	6,  // 60: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
+	4,  // 61: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
+	51, // [51:62] is the sub-list for method output_type
+	40, // [40:51] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -1922,7 +2119,7 @@ func file_syncpod_planner_v1_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

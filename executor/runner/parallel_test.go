@@ -1,0 +1,190 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/critest"
+	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/cri"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// graceRuntime is a fake runtime whose containers ignore SIGTERM:
+// StopContainer takes the whole grace period (virtual time in a synctest
+// bubble), and RunPodSandbox can be held, as a slow runtime would. It
+// counts the calls in flight.
+type graceRuntime struct {
+	*critest.Runtime
+	hold chan struct{} // RunPodSandbox waits on it when non-nil
+
+	mu                    sync.Mutex
+	stopping, maxStopping int
+	creating, maxCreating int
+}
+
+func (g *graceRuntime) StopContainer(ctx context.Context, id string, timeout int64) error {
+	g.mu.Lock()
+	g.stopping++
+	g.maxStopping = max(g.maxStopping, g.stopping)
+	g.mu.Unlock()
+	defer func() { g.mu.Lock(); g.stopping--; g.mu.Unlock() }()
+	select {
+	case <-time.After(time.Duration(timeout) * time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.Runtime.StopContainer(ctx, id, timeout)
+}
+
+func (g *graceRuntime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, handler string) (string, error) {
+	g.mu.Lock()
+	g.creating++
+	g.maxCreating = max(g.maxCreating, g.creating)
+	g.mu.Unlock()
+	defer func() { g.mu.Lock(); g.creating--; g.mu.Unlock() }()
+	if g.hold != nil {
+		select {
+		case <-g.hold:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	return g.Runtime.RunPodSandbox(ctx, config, handler)
+}
+
+func (g *graceRuntime) counts() (stopping, maxStopping, creating, maxCreating int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stopping, g.maxStopping, g.creating, g.maxCreating
+}
+
+func newGraceRunner(t *testing.T, g *graceRuntime, maxParallel int) *Runner {
+	t.Helper()
+	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	r, err := New(Config{
+		Runtime: cri.NewRuntime(g, nil, cri.Timeouts{}), Images: cri.NewImages(critest.NewImages(busybox), nil, cri.Timeouts{}),
+		Backoff: store, LogDir: t.TempDir(), MaxParallelPods: maxParallel,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestDeletionsAreNotSerializedBehindGrace_R9_4: deleting more pods than
+// MaxParallelPods, whose containers each take their whole grace period to
+// stop, stops every one of them at once; no deletion waits for a slot
+// that another pod's grace period holds.
+func TestDeletionsAreNotSerializedBehindGrace_R9_4(t *testing.T) {
+	const pods, bound = 6, 2
+	synctest.Test(t, func(t *testing.T) {
+		g := &graceRuntime{Runtime: critest.NewRuntime()}
+		r := newGraceRunner(t, g, bound)
+		var wg sync.WaitGroup
+		errs := make([]error, pods)
+		for i := range pods {
+			uid := fmt.Sprintf("uid-%d", i)
+			sb, c := "sb-"+uid, "c-"+uid
+			g.AddSandbox(sb, &runtimeapi.PodSandboxMetadata{Name: uid, Uid: uid, Namespace: "default"}, runtimeapi.PodSandboxState_SANDBOX_READY,
+				map[string]string{crilabels.PodUID: uid})
+			g.AddContainer(sb, c, "app", runtimeapi.ContainerState_CONTAINER_RUNNING)
+			grace := int64(30)
+			pod := &syncpodv1.Pod{Uid: uid, Name: uid, DeletionGracePeriodSeconds: &grace,
+				Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: "app", Image: busybox}}}}
+			observed := &syncpodv1.ObservedPod{Uid: uid,
+				Sandboxes:  []*syncpodv1.ObservedSandbox{{Id: sb, State: syncpodv1.SandboxState_SANDBOX_STATE_READY}},
+				Containers: []*syncpodv1.ObservedContainer{{Id: c, Name: "app", SandboxId: sb, State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING}}}
+			wg.Go(func() {
+				resp, err := r.ApplyActions(t.Context(), pod, observed, &syncpodv1.PodActions{KillPod: true})
+				if err == nil {
+					for _, st := range resp.GetSteps() {
+						if st.GetOutcome() == executorv1.Outcome_OUTCOME_FAILED {
+							err = fmt.Errorf("step %s %s failed: %s", st.GetStep(), st.GetTarget(), st.GetMessage())
+						}
+					}
+				}
+				errs[i] = err
+			})
+		}
+		// Every pass is now blocked: the ones stopping inside their grace
+		// period, and any waiting for a slot.
+		synctest.Wait()
+		if stopping, _, _, _ := g.counts(); stopping != pods {
+			t.Fatalf("%d containers stopping at once, want all %d (MaxParallelPods %d must not bound deletions)", stopping, pods, bound)
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("pod %d: %v", i, err)
+			}
+		}
+	})
+}
+
+// TestCreationsAreBoundedByMaxParallelPods: sandbox creations beyond
+// MaxParallelPods wait for a slot, and every pass completes once the
+// runtime answers. Each pass reports the CRI calls it made.
+func TestCreationsAreBoundedByMaxParallelPods(t *testing.T) {
+	const pods, bound = 5, 2
+	synctest.Test(t, func(t *testing.T) {
+		g := &graceRuntime{Runtime: critest.NewRuntime(), hold: make(chan struct{})}
+		r := newGraceRunner(t, g, bound)
+		var wg sync.WaitGroup
+		resps := make([]*executorv1.ApplyActionsResponse, pods)
+		for i := range pods {
+			pod := testPod(nil, ctr("web"))
+			pod.Uid, pod.Name = fmt.Sprintf("uid-%d", i), fmt.Sprintf("web-%d", i)
+			wg.Go(func() {
+				resp, err := r.ApplyActions(t.Context(), pod, nil, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("web")})
+				if err != nil {
+					t.Errorf("pod %d: %v", i, err)
+				}
+				resps[i] = resp
+			})
+		}
+		synctest.Wait()
+		if _, _, creating, _ := g.counts(); creating != bound {
+			t.Fatalf("%d sandboxes being created at once, want the bound %d", creating, bound)
+		}
+		close(g.hold)
+		wg.Wait()
+		if _, _, _, most := g.counts(); most != bound {
+			t.Fatalf("at most %d sandboxes created at once, want %d", most, bound)
+		}
+		for i, resp := range resps {
+			var ops []string
+			for _, c := range resp.GetCriCalls() {
+				ops = append(ops, c.GetOperation())
+				if c.GetStartedAt() == nil || c.GetDuration() == nil {
+					t.Errorf("pod %d: call %v lacks its timing", i, c)
+				}
+			}
+			if !contains(ops, cri.OpRunPodSandbox) || !contains(ops, cri.OpCreateContainer) || !contains(ops, cri.OpStartContainer) {
+				t.Errorf("pod %d: CRI calls %v, want run_podsandbox, create_container and start_container", i, ops)
+			}
+		}
+	})
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

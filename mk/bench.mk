@@ -1,0 +1,15 @@
+# Side-by-side benchmarks on a real runtime (mk/bench.sh; README, Performance).
+#
+#   make bench           the raw-CRI floor, then syncpod, on a private containerd
+#   make bench-kubelet   the kubelet v1.37.2 standalone, then syncpod, then the
+#                        raw-CRI floor, each on a fresh identical containerd
+#
+# BENCH_RUNTIME=containerd uses Debian's 1.6 (relist) instead of 2.x
+# (evented); BENCH_ARGS passes flags to `syncpod-bench measure`. Root only.
+.PHONY: bench bench-kubelet
+
+bench: build containerd-deps containerd-images
+	mk/bench.sh syncpod
+
+bench-kubelet: build containerd-deps containerd-images
+	mk/bench.sh kubelet

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# mk/bench.sh syncpod|kubelet — the side-by-side benchmark (see README,
+# Performance). Run as root: it starts private containerds.
+#
+#   mk/bench.sh syncpod   the raw-CRI floor, then syncpod, on one private containerd
+#   mk/bench.sh kubelet   the kubelet v1.37.2 standalone (static pods), then syncpod,
+#                         then the raw-CRI floor, each on a fresh, identical
+#                         private containerd, one after the other
+#
+# Knobs (environment):
+#   BENCH_RUNTIME   containerd2 (default: 2.x built by mk/containerdbin.sh, CRI
+#                   events, syncpod's PLEG evented) or containerd (Debian's 1.6)
+#   BENCH_ARGS      extra flags for `syncpod-bench measure` (e.g. --runs 10 --big=false)
+#
+# The host is left as found: everything lives under .tmp/bench; the kubelet
+# runs in a private mount namespace with the sysctl files it rewrites,
+# /var/lib/kubelet and /var/log/containers bind-mounted over; every process
+# started here is stopped by pid, and each containerd's pods are stopped
+# before it (mk/containerd.sh down). Tables go to stdout and .tmp/bench/.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=$ROOT/bin
+B=$ROOT/.tmp/bench
+RUNTIME=${BENCH_RUNTIME:-containerd2}
+PAUSE=localhost/syncpod/pause:3.10
+BUSYBOX=localhost/syncpod/busybox:1.36
+TARS=("$ROOT/.tmp/images/localhost_syncpod_pause_3.10.tar" "$ROOT/.tmp/images/localhost_syncpod_busybox_1.36.tar")
+CD=$B/containerd
+SOCK=$CD/containerd.sock
+NODE=bench-node
+read -r -a EXTRA <<<"${BENCH_ARGS:-}"
+
+log() { echo "bench: $*" >&2; }
+
+if [[ $(id -u) -ne 0 ]]; then
+	log "needs root (it runs private containerds)"
+	exit 1
+fi
+if [[ $RUNTIME == containerd2 ]]; then
+	SYNCPOD_CONTAINERD_BIN=$("$ROOT"/mk/containerdbin.sh)
+	export SYNCPOD_CONTAINERD_BIN
+fi
+
+procs=() # pids started here, stopped at exit
+stop_procs() {
+	local p
+	for p in "${procs[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${procs[@]}"; do
+		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	procs=()
+}
+runtime_up() {
+	"$ROOT"/mk/containerd.sh down "$CD"
+	"$ROOT"/mk/containerd.sh up "$CD" "$PAUSE" "$BUSYBOX" "${TARS[@]}"
+}
+runtime_down() { "$ROOT"/mk/containerd.sh down "$CD"; }
+kubelet_cleanup() {
+	# Only what this script made: the bind-mount sources live under $B.
+	rm -rf "$B"/kubelet
+}
+cleanup() {
+	stop_procs
+	runtime_down || true
+	kubelet_cleanup
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+measure() { # AGENT OUT [flags]
+	local agent=$1 out=$2
+	shift 2
+	"$BIN"/syncpod-bench measure --agent "$agent" --cri-endpoint "unix://$SOCK" --image "$BUSYBOX" \
+		--out "$out" "$@" "${EXTRA[@]}"
+}
+
+wait_socket() { # PATH PID NAME
+	for _ in $(seq 300); do
+		[[ -S $1 ]] && return 0
+		kill -0 "$2" 2>/dev/null || { log "$3 exited; log: ${4:-}"; tail -n 20 "${4:-/dev/null}" >&2; return 1; }
+		sleep 0.1
+	done
+	log "$3: no socket $1 after 30 s"
+	return 1
+}
+
+run_syncpod() { # OUT
+	local d=$B/syncpod pids=()
+	rm -rf "$d"
+	mkdir -p "$d"/manifests "$d"/logs
+	"$BIN"/syncpod-executor --listen "unix://$d/executor.sock" --metrics-listen 127.0.0.1:19202 \
+		--cri-endpoint "unix://$SOCK" --data-dir "$d"/executor --log-dir "$d"/logs >"$d"/executor.log 2>&1 &
+	procs+=($!) pids+=($!)
+	"$BIN"/syncpod-pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:19203 \
+		--cri-endpoint "unix://$SOCK" >"$d"/pleg.log 2>&1 &
+	procs+=($!) pids+=($!)
+	wait_socket "$d"/executor.sock "${pids[0]}" executor "$d"/executor.log
+	wait_socket "$d"/pleg.sock "${pids[1]}" pleg "$d"/pleg.log
+	"$BIN"/syncpod-planner --listen "unix://$d/planner.sock" --metrics-listen 127.0.0.1:19201 \
+		--executor "unix://$d/executor.sock" --pleg "unix://$d/pleg.sock" \
+		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug >"$d"/planner.log 2>&1 &
+	procs+=($!) pids+=($!)
+	wait_socket "$d"/planner.sock "${pids[2]}" planner "$d"/planner.log
+	sleep 2 # the PLEG's event stream confirms evented mode within 1 s
+	measure syncpod "$1" --planner "unix://$d/planner.sock" --manifest-dir "$d"/manifests \
+		--pids "$(IFS=,; echo "${pids[*]}")"
+	# Where syncpod's syncs spent their time, for the record.
+	curl -s 127.0.0.1:19201/metrics | grep -E '^syncpod_planner_sync_(stage_duration_seconds|trigger_lag_seconds)_(sum|count)' >"$B"/syncpod-stages.txt || true
+	curl -s 127.0.0.1:19203/metrics | grep -E '^syncpod_pleg_mode' >>"$B"/syncpod-stages.txt || true
+	# Every sync's timeline (debug log); the restarts after a kill, by trigger.
+	grep 'msg="pod sync timeline"' "$d"/planner.log >"$B"/syncpod-timelines.log || true
+	grep -c . "$B"/syncpod-timelines.log >&2 || true
+	grep 'trigger=pleg:CONTAINER_DIED' "$B"/syncpod-timelines.log | grep 'cri:create_container' | tail -n 5 >&2 || true
+	stop_procs
+}
+
+run_kubelet() { # OUT
+	local bin d=$B/kubelet
+	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
+	rm -rf "$d"
+	mkdir -p "$d"/{manifests,root,pki,pod-logs,plugins,sysctl,varlibkubelet,varlogcontainers}
+	local f
+	for f in vm/overcommit_memory kernel/panic kernel/panic_on_oops; do cat /proc/sys/$f >"$d/sysctl/${f##*/}"; done
+	cat >"$d"/config.yaml <<-YAML
+		apiVersion: kubelet.config.k8s.io/v1beta1
+		kind: KubeletConfiguration
+		staticPodPath: $d/manifests
+		containerRuntimeEndpoint: unix://$SOCK
+		podLogsDir: $d/pod-logs
+		address: 127.0.0.1
+		port: 19250
+		readOnlyPort: 0
+		healthzBindAddress: 127.0.0.1
+		healthzPort: 19248
+		authentication:
+		  anonymous: {enabled: true}
+		  webhook: {enabled: false}
+		authorization: {mode: AlwaysAllow}
+		cgroupDriver: cgroupfs
+		failCgroupV1: false
+		failSwapOn: false
+		cgroupsPerQOS: false
+		enforceNodeAllocatable: []
+		oomScoreAdj: 0
+		makeIPTablesUtilChains: false
+		volumePluginDir: $d/plugins
+	YAML
+	log "kubelet: $("$bin"/kubelet --version)"
+	unshare --mount --propagation slave "$ROOT"/mk/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
+		--config "$d"/config.yaml --root-dir "$d"/root --cert-dir "$d"/pki --hostname-override "$NODE" \
+		>"$d"/kubelet.log 2>&1 &
+	procs+=($!)
+	local pid=$!
+	for _ in $(seq 600); do
+		curl -sf 127.0.0.1:19248/healthz >/dev/null 2>&1 && break
+		kill -0 "$pid" 2>/dev/null || { log "kubelet exited; log $d/kubelet.log"; tail -n 30 "$d"/kubelet.log >&2; return 1; }
+		sleep 0.1
+	done
+	# The kubelet's pid is the one exec'd inside the namespace script.
+	measure kubelet "$1" --manifest-dir "$d"/manifests --node "$NODE" --pids "$pid"
+	rm -f "$d"/manifests/*.yaml
+	stop_procs
+}
+
+mkdir -p "$B"
+case ${1:-} in
+syncpod)
+	runtime_up
+	measure cri "$B"/cri.json --only desired,10,50 --idle 0 --log-dir "$B"/cri-logs
+	runtime_up # a fresh, identical runtime for syncpod
+	run_syncpod "$B"/syncpod.json
+	runtime_down
+	echo
+	"$BIN"/syncpod-bench table "$B"/cri.json "$B"/syncpod.json | tee "$B"/table-syncpod.md
+	;;
+kubelet)
+	runtime_up
+	run_kubelet "$B"/kubelet.json
+	runtime_up
+	run_syncpod "$B"/syncpod.json
+	runtime_up
+	measure cri "$B"/cri.json --only desired,10,50 --idle 0 --log-dir "$B"/cri-logs
+	runtime_down
+	echo
+	"$BIN"/syncpod-bench table "$B"/kubelet.json "$B"/syncpod.json "$B"/cri.json | tee "$B"/table-kubelet.md
+	;;
+*)
+	echo "usage: $0 syncpod|kubelet" >&2
+	exit 2
+	;;
+esac

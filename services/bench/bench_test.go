@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncpod/syncpod/planner/manifest"
+)
+
+func TestQuantileNearestRank(t *testing.T) {
+	s := Sample{0.5, 0.1, 0.4, 0.2, 0.3}
+	for _, c := range []struct {
+		q    float64
+		want float64
+	}{{0, 0.1}, {0.5, 0.3}, {0.99, 0.5}, {1, 0.5}} {
+		if got := s.Quantile(c.q); got != c.want {
+			t.Errorf("Quantile(%v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if !math.IsNaN(Sample{}.Quantile(0.5)) {
+		t.Error("empty sample: want NaN")
+	}
+	if s[0] != 0.5 {
+		t.Error("Quantile sorted its receiver")
+	}
+}
+
+// TestTableRatiosAndMissingRows: rows appear in Measures order, only when
+// some agent has them; the ratio is the second agent's median over the
+// first's; a row one agent lacks has no ratio.
+func TestTableRatiosAndMissingRows(t *testing.T) {
+	kubelet := Report{Agent: "kubelet", Runtime: "containerd v2.4.2", Load: [3]float64{1, 2, 3}, Results: []Result{
+		{Measure: MeasureStartFile, Seconds: Sample{0.300, 0.400, 0.350}},
+		{Measure: MeasureIdleCPU, Value: 2, Unit: "% of a core"},
+	}}
+	syncpod := Report{Agent: "syncpod", Runtime: "containerd v2.4.2", Results: []Result{
+		{Measure: MeasureStartAPI, Seconds: Sample{0.2}},
+		{Measure: MeasureStartFile, Seconds: Sample{0.175, 0.150, 0.2}},
+		{Measure: MeasureIdleCPU, Value: 0.5, Unit: "% of a core"},
+	}}
+	got := Table([]Report{kubelet, syncpod})
+	for _, want := range []string{
+		"| measure (p50, p99) | kubelet | syncpod | syncpod / kubelet |",
+		"| desired → started, API | — | 200 ms | — |",
+		"| desired → started, manifest file | 350 ms (p99 400 ms, n=3) | 175 ms (p99 200 ms, n=3) | 0.50× |",
+		"| idle, 10 pods: CPU | 2.00 % of a core | 0.50 % of a core | 0.25× |",
+		"load average 1.00 2.00 3.00",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, Measure50API) {
+		t.Errorf("a row no agent measured is shown:\n%s", got)
+	}
+	if strings.Index(got, MeasureStartAPI) > strings.Index(got, MeasureIdleCPU) {
+		t.Errorf("rows out of order:\n%s", got)
+	}
+}
+
+// TestManifestIsTheAPIPod: the manifest file the kubelet and syncpod's
+// manifest directory read is the pod the API benchmark applies, so every
+// way in starts the same container.
+func TestManifestIsTheAPIPod(t *testing.T) {
+	pods, issues, err := manifest.Parse([]byte(Manifest("bench-x-1", "localhost/syncpod/busybox:1.36")))
+	if err != nil || len(pods) != 1 {
+		t.Fatalf("parse: %v %v %v", pods, issues, err)
+	}
+	for _, is := range issues {
+		if is.Severity == manifest.Error {
+			t.Fatalf("issue %v", is)
+		}
+	}
+	got, want := pods[0], SyncpodPod("bench-x-1", "localhost/syncpod/busybox:1.36")
+	if got.GetName() != want.GetName() || got.GetNamespace() != want.GetNamespace() ||
+		got.GetSpec().GetTerminationGracePeriodSeconds() != want.GetSpec().GetTerminationGracePeriodSeconds() ||
+		got.GetSpec().GetHostNetwork() != want.GetSpec().GetHostNetwork() ||
+		len(got.GetSpec().GetContainers()) != 1 {
+		t.Fatalf("manifest pod %v\nAPI pod %v", got, want)
+	}
+	gc, wc := got.GetSpec().GetContainers()[0], want.GetSpec().GetContainers()[0]
+	if gc.GetName() != wc.GetName() || gc.GetImage() != wc.GetImage() || !slicesEqual(gc.GetCommand(), wc.GetCommand()) ||
+		gc.GetImagePullPolicy() != wc.GetImagePullPolicy() {
+		t.Fatalf("manifest container %v\nAPI container %v", gc, wc)
+	}
+}
+
+func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
+
+func TestKubeletSandboxName(t *testing.T) {
+	if got := (Kubelet{Node: "bench"}).SandboxName("p"); got != "p-bench" {
+		t.Fatalf("SandboxName = %q", got)
+	}
+	var s Sample
+	s.Add(1500 * time.Millisecond)
+	if s[0] != 1.5 {
+		t.Fatalf("Add stored %v", s[0])
+	}
+}

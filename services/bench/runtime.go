@@ -1,0 +1,228 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	remote "k8s.io/cri-client/pkg"
+)
+
+// PollInterval is how often the runtime is listed while waiting.
+const PollInterval = 10 * time.Millisecond
+
+// Runtime watches (and, for the raw-CRI agent and the kills, drives) the
+// CRI runtime every agent runs on.
+type Runtime struct {
+	RS internalapi.RuntimeService
+	IS internalapi.ImageManagerService
+}
+
+// Dial connects to a CRI endpoint.
+func Dial(ctx context.Context, endpoint string) (*Runtime, error) {
+	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).
+		WithTracerProvider(nil).WithUseStreaming(false).Build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	is, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).
+		WithTracerProvider(nil).WithUseStreaming(false).Build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Runtime{RS: rs, IS: is}, nil
+}
+
+// Version is the runtime's name and version.
+func (r *Runtime) Version(ctx context.Context) string {
+	v, err := r.RS.Version(ctx, "v1")
+	if err != nil {
+		return "unknown runtime"
+	}
+	return v.GetRuntimeName() + " " + v.GetRuntimeVersion()
+}
+
+// snapshot is the runtime's sandboxes and containers by sandbox name.
+type snapshot struct {
+	ready      map[string]bool                    // sandbox name → a READY sandbox exists
+	containers map[string][]*runtimeapi.Container // sandbox name → containers
+	byID       map[string]*runtimeapi.PodSandbox  // sandbox id → sandbox
+}
+
+func (r *Runtime) snapshot(ctx context.Context) (snapshot, error) {
+	sbs, err := r.RS.ListPodSandbox(ctx, nil)
+	if err != nil {
+		return snapshot{}, err
+	}
+	cs, err := r.RS.ListContainers(ctx, nil)
+	if err != nil {
+		return snapshot{}, err
+	}
+	s := snapshot{ready: map[string]bool{}, containers: map[string][]*runtimeapi.Container{}, byID: map[string]*runtimeapi.PodSandbox{}}
+	for _, sb := range sbs {
+		s.byID[sb.GetId()] = sb
+		if sb.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+			s.ready[sb.GetMetadata().GetName()] = true
+		}
+	}
+	for _, c := range cs {
+		if sb := s.byID[c.GetPodSandboxId()]; sb != nil {
+			n := sb.GetMetadata().GetName()
+			s.containers[n] = append(s.containers[n], c)
+		}
+	}
+	return s, nil
+}
+
+// Started is a running container as the runtime reports it.
+type Started struct {
+	ID string
+	// SandboxCreated, Created and Started are the runtime's times: the
+	// pod's sandbox created, the container created, the container started.
+	SandboxCreated, Created, Started time.Time
+}
+
+// WaitStarted waits until every sandbox name has a running container
+// other than the ids in except, and returns each one.
+func (r *Runtime) WaitStarted(ctx context.Context, names []string, except map[string]bool) (map[string]Started, error) {
+	started := map[string]Started{}
+	for len(started) < len(names) {
+		s, err := r.snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			if _, ok := started[n]; ok {
+				continue
+			}
+			for _, c := range s.containers[n] {
+				if c.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || except[c.GetId()] {
+					continue
+				}
+				st, err := r.RS.ContainerStatus(ctx, c.GetId(), false)
+				if err != nil || st.GetStatus().GetStartedAt() == 0 {
+					continue
+				}
+				started[n] = Started{ID: c.GetId(), SandboxCreated: time.Unix(0, s.byID[c.GetPodSandboxId()].GetCreatedAt()),
+					Created: time.Unix(0, st.GetStatus().GetCreatedAt()), Started: time.Unix(0, st.GetStatus().GetStartedAt())}
+			}
+		}
+		if len(started) == len(names) {
+			break
+		}
+		if err := sleep(ctx, PollInterval); err != nil {
+			return nil, fmt.Errorf("waiting for %d of %d pods to start: %w", len(names)-len(started), len(names), err)
+		}
+	}
+	return started, nil
+}
+
+// WaitStopped waits until no sandbox of names is READY and returns when
+// that was first seen.
+func (r *Runtime) WaitStopped(ctx context.Context, names []string) (time.Time, error) {
+	for {
+		s, err := r.snapshot(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		seen := time.Now()
+		left := 0
+		for _, n := range names {
+			if s.ready[n] {
+				left++
+			}
+		}
+		if left == 0 {
+			return seen, nil
+		}
+		if err := sleep(ctx, PollInterval); err != nil {
+			return time.Time{}, fmt.Errorf("waiting for %d sandboxes to stop: %w", left, err)
+		}
+	}
+}
+
+// Kill stops container id at once (SIGKILL, as a crash or an OOM kill
+// would end it), behind the agent's back, and returns when it finished.
+func (r *Runtime) Kill(ctx context.Context, id string) (time.Time, error) {
+	if err := r.RS.StopContainer(ctx, id, 0); err != nil {
+		return time.Time{}, err
+	}
+	st, err := r.RS.ContainerStatus(ctx, id, false)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Unix(0, st.GetStatus().GetFinishedAt()), nil
+}
+
+// RemoveSandboxes stops and removes every sandbox whose name is in names
+// (what an agent left behind, e.g. the kubelet's exited sandboxes).
+func (r *Runtime) RemoveSandboxes(ctx context.Context, names map[string]bool) error {
+	sbs, err := r.RS.ListPodSandbox(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, sb := range sbs {
+		if names != nil && !names[sb.GetMetadata().GetName()] {
+			continue
+		}
+		_ = r.RS.StopPodSandbox(ctx, sb.GetId())
+		if err := r.RS.RemovePodSandbox(ctx, sb.GetId()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// StopEvents follows the runtime's CRI container events (containerd 2.x;
+// a runtime without them answers Unimplemented and this records nothing)
+// and keeps when each container's CONTAINER_STOPPED event was emitted, so
+// the time a runtime takes from a process's exit to telling about it can
+// be told apart from the agent's.
+type StopEvents struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// FollowStops starts following the events until ctx ends.
+func (r *Runtime) FollowStops(ctx context.Context) *StopEvents {
+	s := &StopEvents{at: map[string]time.Time{}}
+	ch := make(chan *runtimeapi.ContainerEventResponse, 1024)
+	go func() { _ = r.RS.GetContainerEvents(ctx, ch, nil) }()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-ch:
+				if ev.GetContainerEventType() == runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT {
+					s.mu.Lock()
+					s.at[ev.GetContainerId()] = time.Unix(0, ev.GetCreatedAt())
+					s.mu.Unlock()
+				}
+			}
+		}
+	}()
+	return s
+}
+
+// At is when container id's stop event was emitted, if it was seen.
+func (s *StopEvents) At(id string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.at[id]
+	return t, ok
+}

@@ -1,0 +1,359 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options shape a run.
+type Options struct {
+	// Runs is how often the single-pod start is measured (default 5).
+	Runs int
+	// Kills is how many pods get their container killed once (default 10).
+	Kills int
+	// Big runs the 50-pod rows.
+	Big bool
+	// Idle is how long idle cost is sampled (0: not measured).
+	Idle time.Duration
+	// PIDs are the agent's processes, for the idle cost.
+	PIDs []int
+	// Only, when non-empty, runs only these rows (by a prefix of the
+	// measure name, e.g. "desired").
+	Only []string
+	// Timeout bounds each wait (default 2 min).
+	Timeout time.Duration
+	// Logger receives progress.
+	Logger *slog.Logger
+}
+
+// Run measures agent a on runtime rt: every row of Measures the agent
+// offers a way in for.
+func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error) {
+	if o.Runs <= 0 {
+		o.Runs = 5
+	}
+	if o.Kills <= 0 {
+		o.Kills = 10
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &run{rt: rt, a: a, o: o, tag: randTag()}
+	var out []Result
+	offers := func(v Via) bool {
+		for _, w := range a.Vias() {
+			if w == v {
+				return true
+			}
+		}
+		return false
+	}
+	type row struct {
+		measure string
+		fn      func(context.Context) (Result, error)
+	}
+	var rows []row
+	for _, v := range []Via{ViaAPI, ViaFile} {
+		if !offers(v) {
+			continue
+		}
+		m := map[Via][3]string{ViaAPI: {MeasureStartAPI, Measure10API, Measure50API}, ViaFile: {MeasureStartFile, Measure10File, Measure50File}}[v]
+		rows = append(rows, row{m[0], func(ctx context.Context) (Result, error) { return s.single(ctx, m[0], v) }})
+		rows = append(rows, row{m[1], func(ctx context.Context) (Result, error) { return s.burst(ctx, m[1], v, 10) }})
+		if o.Big {
+			rows = append(rows, row{m[2], func(ctx context.Context) (Result, error) { return s.burst(ctx, m[2], v, 50) }})
+		}
+	}
+	if a.Name() != "cri" {
+		via := a.Vias()[0]
+		rows = append(rows,
+			row{MeasureDelete10, func(ctx context.Context) (Result, error) { return s.delete(ctx, via, 10) }},
+			row{MeasureReplacement, func(ctx context.Context) (Result, error) { return s.replacement(ctx, via) }})
+		if o.Idle > 0 && len(o.PIDs) > 0 {
+			rows = append(rows, row{MeasureIdleCPU, func(ctx context.Context) (Result, error) { return s.idle(ctx, via) }})
+		}
+	}
+	for _, r := range rows {
+		if !selected(o.Only, r.measure) {
+			continue
+		}
+		o.Logger.Info("measuring", "agent", a.Name(), "measure", r.measure)
+		res, err := r.fn(ctx)
+		if err != nil {
+			return out, fmt.Errorf("%s: %s: %w", a.Name(), r.measure, err)
+		}
+		if res.Measure == MeasureIdleCPU {
+			rss := res
+			rss.Measure, rss.Value, rss.Unit = MeasureIdleRSS, res.Seconds.Quantile(0), "MB"
+			res.Seconds = nil
+			out = append(out, res, rss)
+			continue
+		}
+		o.Logger.Info("measured", "agent", a.Name(), "measure", r.measure, "result", res.cell())
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func selected(only []string, m string) bool {
+	if len(only) == 0 {
+		return true
+	}
+	for _, p := range only {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+type run struct {
+	rt  *Runtime
+	a   Agent
+	o   Options
+	tag string
+	n   int
+}
+
+func randTag() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// names returns n fresh pod names.
+func (s *run) names(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		s.n++
+		out[i] = fmt.Sprintf("bench-%s-%d", s.tag, s.n)
+	}
+	return out
+}
+
+func (s *run) sandboxNames(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = s.a.SandboxName(n)
+	}
+	return out
+}
+
+// up asks for pods and waits until they run; it returns their start
+// times, counted from just before asking.
+func (s *run) up(ctx context.Context, names []string, via Via) (time.Time, map[string]Started, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+	defer cancel()
+	t0 := time.Now()
+	if err := s.a.Apply(ctx, names, via); err != nil {
+		return t0, nil, err
+	}
+	started, err := s.rt.WaitStarted(ctx, s.sandboxNames(names), nil)
+	return t0, started, err
+}
+
+// down removes pods and waits until their sandboxes stopped; it returns
+// when that was seen, counted from just before asking.
+func (s *run) down(ctx context.Context, names []string, via Via) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+	defer cancel()
+	t0 := time.Now()
+	if err := s.a.Delete(ctx, names, via); err != nil {
+		return 0, err
+	}
+	at, err := s.rt.WaitStopped(ctx, s.sandboxNames(names))
+	return at.Sub(t0), err
+}
+
+func (s *run) single(ctx context.Context, measure string, via Via) (res Result, err error) {
+	res = Result{Measure: measure, Agent: s.a.Name()}
+	var toSandbox Sample
+	defer func() {
+		res.Note = fmt.Sprintf("[→ sandbox created %s]", fmtDur(toSandbox.Quantile(0.5)))
+	}()
+	for range s.o.Runs {
+		names := s.names(1)
+		var t0 time.Time
+		var started map[string]Started
+		t0, started, err = s.up(ctx, names, via)
+		if err != nil {
+			return res, err
+		}
+		st := started[s.a.SandboxName(names[0])]
+		res.Seconds.Add(st.Started.Sub(t0))
+		toSandbox.Add(st.SandboxCreated.Sub(t0))
+		if _, err := s.down(ctx, names, via); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (s *run) burst(ctx context.Context, measure string, via Via, n int) (Result, error) {
+	res := Result{Measure: measure, Agent: s.a.Name()}
+	names := s.names(n)
+	t0, started, err := s.up(ctx, names, via)
+	if err != nil {
+		return res, err
+	}
+	var last time.Time
+	for _, st := range started {
+		if st.Started.After(last) {
+			last = st.Started
+		}
+	}
+	res.Seconds.Add(last.Sub(t0))
+	_, err = s.down(ctx, names, via)
+	return res, err
+}
+
+func (s *run) delete(ctx context.Context, via Via, n int) (Result, error) {
+	res := Result{Measure: MeasureDelete10, Agent: s.a.Name()}
+	names := s.names(n)
+	if _, _, err := s.up(ctx, names, via); err != nil {
+		return res, err
+	}
+	took, err := s.down(ctx, names, via)
+	res.Seconds.Add(took)
+	return res, err
+}
+
+// replacement kills each pod's container once (a pod of its own for every
+// kill, so no crash-loop back-off applies) and measures from the old
+// container's finish to the new one's start. The note splits it where
+// the runtime's timestamps allow: old finished → new created (the runtime
+// handling the exit, its event or the agent's relist, the agent's sync),
+// and new created → started (the runtime's start); on a runtime with CRI
+// events, also old finished → the runtime's CONTAINER_STOPPED event.
+func (s *run) replacement(ctx context.Context, via Via) (Result, error) {
+	res := Result{Measure: MeasureReplacement, Agent: s.a.Name()}
+	names := s.names(s.o.Kills)
+	_, first, err := s.up(ctx, names, via)
+	if err != nil {
+		return res, err
+	}
+	var toCreate, toStart, toEvent Sample
+	evctx, stopEvents := context.WithCancel(ctx)
+	defer stopEvents()
+	stops := s.rt.FollowStops(evctx)
+	for _, n := range names {
+		sb := s.a.SandboxName(n)
+		wctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+		old := first[sb].ID
+		finished, err := s.rt.Kill(wctx, old)
+		if err == nil {
+			var started map[string]Started
+			started, err = s.rt.WaitStarted(wctx, []string{sb}, map[string]bool{old: true})
+			if err == nil {
+				res.Seconds.Add(started[sb].Started.Sub(finished))
+				toCreate.Add(started[sb].Created.Sub(finished))
+				toStart.Add(started[sb].Started.Sub(started[sb].Created))
+				if at, ok := stops.At(old); ok {
+					toEvent.Add(at.Sub(finished))
+				}
+			}
+		}
+		cancel()
+		if err != nil {
+			return res, err
+		}
+	}
+	res.Note = fmt.Sprintf("[finished → created %s, created → started %s", fmtDur(toCreate.Quantile(0.5)), fmtDur(toStart.Quantile(0.5)))
+	if len(toEvent) > 0 {
+		// The runtime's own share: exit to its CRI event (evented agents
+		// cannot act before it; relisting ones see the exit no earlier).
+		res.Note += fmt.Sprintf("; finished → runtime's stop event %s", fmtDur(toEvent.Quantile(0.5)))
+	}
+	res.Note += "]"
+	_, err = s.down(ctx, names, via)
+	return res, err
+}
+
+// idle runs 10 pods and samples the agent's processes' CPU time over the
+// idle period and their resident memory at its end. The RSS rides in
+// Seconds[0] until Run splits it out.
+func (s *run) idle(ctx context.Context, via Via) (Result, error) {
+	res := Result{Measure: MeasureIdleCPU, Agent: s.a.Name(), Unit: "% of a core"}
+	names := s.names(10)
+	if _, _, err := s.up(ctx, names, via); err != nil {
+		return res, err
+	}
+	// Let the start-up work settle first.
+	if err := sleep(ctx, 5*time.Second); err != nil {
+		return res, err
+	}
+	before, err := cpuTicks(s.o.PIDs)
+	if err != nil {
+		return res, err
+	}
+	t0 := time.Now()
+	if err := sleep(ctx, s.o.Idle); err != nil {
+		return res, err
+	}
+	after, err := cpuTicks(s.o.PIDs)
+	if err != nil {
+		return res, err
+	}
+	const clkTck = 100 // USER_HZ on Linux
+	res.Value = float64(after-before) / clkTck / time.Since(t0).Seconds() * 100
+	rss, err := rssMB(s.o.PIDs)
+	if err != nil {
+		return res, err
+	}
+	res.Seconds = Sample{rss}
+	_, err = s.down(ctx, names, via)
+	return res, err
+}
+
+// cpuTicks is the user+system CPU time of pids, in clock ticks.
+func cpuTicks(pids []int) (int64, error) {
+	var total int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0, err
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		// Fields after the command: state is [0], utime [11], stime [12].
+		for _, i := range []int{11, 12} {
+			v, err := strconv.ParseInt(f[i], 10, 64)
+			if err != nil {
+				return 0, err
+			}
+			total += v
+		}
+	}
+	return total, nil
+}
+
+// rssMB is the summed resident memory of pids, in MB.
+func rssMB(pids []int) (float64, error) {
+	var kb int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return 0, err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				if err != nil {
+					return 0, err
+				}
+				kb += n
+			}
+		}
+	}
+	return float64(kb) / 1024, nil
+}

@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sample is a set of durations of one measure, in seconds.
+type Sample []float64
+
+// Add appends d.
+func (s *Sample) Add(d time.Duration) { *s = append(*s, d.Seconds()) }
+
+// Quantile is the q-quantile (0..1) by the nearest-rank method; NaN when
+// empty.
+func (s Sample) Quantile(q float64) float64 {
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	v := slices.Clone(s)
+	slices.Sort(v)
+	i := int(math.Ceil(q*float64(len(v)))) - 1
+	return v[min(max(i, 0), len(v)-1)]
+}
+
+// Result is one measure of one agent.
+type Result struct {
+	// Measure is the row name (see Measures).
+	Measure string `json:"measure"`
+	// Agent is "syncpod", "kubelet" or "cri".
+	Agent string `json:"agent"`
+	// Seconds are the samples (durations); Value is for non-duration
+	// measures (CPU %, MB), with Unit.
+	Seconds Sample  `json:"seconds,omitempty"`
+	Value   float64 `json:"value,omitempty"`
+	Unit    string  `json:"unit,omitempty"`
+	// Note qualifies the run (e.g. the PLEG mode).
+	Note string `json:"note,omitempty"`
+}
+
+// Report is everything one run of the driver measured.
+type Report struct {
+	Agent   string     `json:"agent"`
+	Runtime string     `json:"runtime"`
+	Started time.Time  `json:"started"`
+	Load    [3]float64 `json:"load"`
+	Results []Result   `json:"results"`
+}
+
+// Measure names, in table order.
+const (
+	MeasureStartAPI    = "desired → started, API"
+	MeasureStartFile   = "desired → started, manifest file"
+	Measure10API       = "10 pods at once → last started, API"
+	Measure10File      = "10 pods at once → last started, file"
+	Measure50API       = "50 pods at once → last started, API"
+	Measure50File      = "50 pods at once → last started, file"
+	MeasureDelete10    = "delete 10 pods → all sandboxes stopped"
+	MeasureReplacement = "container stopped behind its back → replacement started"
+	MeasureIdleCPU     = "idle, 10 pods: CPU"
+	MeasureIdleRSS     = "idle, 10 pods: RSS"
+)
+
+// Measures is the table order.
+var Measures = []string{MeasureStartAPI, MeasureStartFile, Measure10API, Measure10File, Measure50API, Measure50File,
+	MeasureDelete10, MeasureReplacement, MeasureIdleCPU, MeasureIdleRSS}
+
+func (r Result) cell() string {
+	if r.Unit != "" {
+		return fmt.Sprintf("%.2f %s", r.Value, r.Unit)
+	}
+	if len(r.Seconds) == 0 {
+		return "—"
+	}
+	p50, p99 := r.Seconds.Quantile(0.5), r.Seconds.Quantile(0.99)
+	if len(r.Seconds) == 1 {
+		return fmtDur(p50)
+	}
+	return fmt.Sprintf("%s (p99 %s, n=%d)", fmtDur(p50), fmtDur(p99), len(r.Seconds))
+}
+
+func (r Result) key() float64 {
+	if r.Unit != "" {
+		return r.Value
+	}
+	return r.Seconds.Quantile(0.5)
+}
+
+func fmtDur(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.0f ms", s*1000)
+	}
+	return fmt.Sprintf("%.2f s", s)
+}
+
+// Table renders reports side by side as a Markdown table: one row per
+// measure, one column per agent in the order given, and the ratio of the
+// second agent's median to the first's (e.g. syncpod / kubelet) when
+// there are two or more.
+func Table(reports []Report) string {
+	var b strings.Builder
+	head := []string{"measure (p50, p99)"}
+	for _, r := range reports {
+		head = append(head, r.Agent)
+	}
+	if len(reports) >= 2 {
+		head = append(head, reports[1].Agent+" / "+reports[0].Agent)
+	}
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat(" --- |", len(head)) + "\n")
+	for _, m := range Measures {
+		row := []string{m}
+		var found []*Result
+		any := false
+		for i := range reports {
+			var hit *Result
+			for j := range reports[i].Results {
+				if reports[i].Results[j].Measure == m {
+					hit = &reports[i].Results[j]
+				}
+			}
+			found = append(found, hit)
+			if hit == nil {
+				row = append(row, "—")
+				continue
+			}
+			any = true
+			c := hit.cell()
+			if hit.Note != "" {
+				c += " " + hit.Note
+			}
+			row = append(row, c)
+		}
+		if !any {
+			continue
+		}
+		if len(reports) >= 2 {
+			if found[0] != nil && found[1] != nil && found[0].key() > 0 && !math.IsNaN(found[1].key()) {
+				row = append(row, fmt.Sprintf("%.2f×", found[1].key()/found[0].key()))
+			} else {
+				row = append(row, "—")
+			}
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	for _, r := range reports {
+		fmt.Fprintf(&b, "\n%s on %s, started %s, load average %.2f %.2f %.2f", r.Agent, r.Runtime,
+			r.Started.UTC().Format(time.RFC3339), r.Load[0], r.Load[1], r.Load[2])
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// LoadAverage is the host's 1, 5 and 15 minute load average (zeros when
+// it cannot be read).
+func LoadAverage() [3]float64 {
+	var l [3]float64
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return l
+	}
+	f := strings.Fields(string(b))
+	for i := 0; i < 3 && i < len(f); i++ {
+		l[i], _ = strconv.ParseFloat(f[i], 64)
+	}
+	return l
+}

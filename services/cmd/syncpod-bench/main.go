@@ -1,0 +1,150 @@
+// Command syncpod-bench measures a node agent on a real CRI runtime (see
+// package bench) and prints the results side by side. mk/bench.sh runs it
+// for `make bench` (syncpod and the raw CRI floor) and `make bench-kubelet`
+// (the kubelet standalone, then syncpod, on identical private containerds).
+//
+//	syncpod-bench measure --agent syncpod|kubelet|cri --cri-endpoint unix:///... --out r.json [flags]
+//	syncpod-bench table r1.json r2.json ...   the Markdown table, ratios of the second to the first
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/services/bench"
+	"github.com/syncpod/syncpod/services/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | table FILE...")
+		return 2
+	}
+	switch args[0] {
+	case "table":
+		var reports []bench.Report
+		for _, f := range args[1:] {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				return 1
+			}
+			var r bench.Report
+			if err := json.Unmarshal(b, &r); err != nil {
+				fmt.Fprintf(stderr, "%s: %v\n", f, err)
+				return 1
+			}
+			reports = append(reports, r)
+		}
+		fmt.Fprint(stdout, bench.Table(reports))
+		return 0
+	case "measure":
+		return measure(ctx, args[1:], stderr)
+	}
+	fmt.Fprintf(stderr, "unknown command %q\n", args[0])
+	return 2
+}
+
+func measure(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("measure", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	agent := fs.String("agent", "syncpod", "syncpod, kubelet or cri")
+	endpoint := fs.String("cri-endpoint", "", "the runtime's CRI endpoint (unix:///...)")
+	image := fs.String("image", "localhost/syncpod/busybox:1.36", "container image (present in the runtime)")
+	manifestDir := fs.String("manifest-dir", "", "the agent's manifest directory (syncpod --manifest-dir, kubelet staticPodPath)")
+	planner := fs.String("planner", "", "syncpod planner address")
+	node := fs.String("node", "", "the kubelet's node name (static pods are <name>-<node>)")
+	pids := fs.String("pids", "", "comma-separated pids of the agent's processes (idle cost)")
+	logDir := fs.String("log-dir", os.TempDir(), "log directory of the raw CRI agent's pods")
+	runs := fs.Int("runs", 5, "single-pod starts measured")
+	kills := fs.Int("kills", 10, "containers killed behind the agent's back (one pod each)")
+	big := fs.Bool("big", true, "run the 50-pod rows")
+	idle := fs.Duration("idle", 30*time.Second, "idle cost sampling period (0: skip)")
+	only := fs.String("only", "", "comma-separated measure name prefixes to run")
+	out := fs.String("out", "", "JSON report file (default stdout)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	rt, err := bench.Dial(ctx, *endpoint)
+	if err != nil {
+		log.Error("cannot connect to the runtime", "endpoint", *endpoint, "err", err)
+		return 1
+	}
+	files := bench.FileAgent{Dir: *manifestDir, Image: *image}
+	var a bench.Agent
+	switch *agent {
+	case "cri":
+		a = &bench.RawCRI{RT: rt, Image: *image, LogDir: *logDir}
+	case "kubelet":
+		a = bench.Kubelet{FileAgent: files, Node: *node}
+	case "syncpod":
+		target, err := server.DialTarget(*planner)
+		if err != nil {
+			log.Error("bad --planner", "err", err)
+			return 2
+		}
+		conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			log.Error("bad --planner", "err", err)
+			return 2
+		}
+		defer conn.Close()
+		a = bench.Syncpod{FileAgent: files, Planner: plannerv1.NewPlannerServiceClient(conn)}
+	default:
+		fmt.Fprintf(stderr, "--agent: %q is not syncpod, kubelet or cri\n", *agent)
+		return 2
+	}
+	var pidList []int
+	for _, p := range strings.Split(*pids, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "--pids: %v\n", err)
+			return 2
+		}
+		pidList = append(pidList, n)
+	}
+	var onlyList []string
+	if *only != "" {
+		onlyList = strings.Split(*only, ",")
+	}
+	rep := bench.Report{Agent: a.Name(), Runtime: rt.Version(ctx), Started: time.Now(), Load: bench.LoadAverage()}
+	res, err := bench.Run(ctx, rt, a, bench.Options{Runs: *runs, Kills: *kills, Big: *big, Idle: *idle, PIDs: pidList, Only: onlyList, Logger: log})
+	rep.Results = res
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	if *out == "" {
+		fmt.Println(string(b))
+	} else if werr := os.WriteFile(*out, b, 0o644); werr != nil {
+		log.Error("cannot write the report", "err", werr)
+		return 1
+	}
+	if err != nil {
+		log.Error("run failed", "err", err)
+		return 1
+	}
+	return 0
+}
