@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/syncpod/syncpod/proto/k8snames"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -182,7 +183,7 @@ func (v *view) whyNoRestart(c *syncpodv1.Container, st *syncpodv1.ObservedContai
 		return "; " + why
 	}
 	if hasContainerPolicy(c) {
-		return "; container restart policy " + containerPolicyName(c.GetRestartPolicy())
+		return "; container restart policy " + k8snames.ContainerRestartPolicy(c.GetRestartPolicy())
 	}
-	return "; restart policy " + podPolicyName(v.podPolicy())
+	return "; restart policy " + k8snames.RestartPolicy(v.podPolicy())
 }

@@ -4,39 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/syncpod/syncpod/proto/k8snames"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
-
-// podPolicyName is the kubelet's name of a pod restart policy.
-func podPolicyName(p syncpodv1.RestartPolicy) string {
-	switch p {
-	case syncpodv1.RestartPolicy_RESTART_POLICY_ON_FAILURE:
-		return "OnFailure"
-	case syncpodv1.RestartPolicy_RESTART_POLICY_NEVER:
-		return "Never"
-	default:
-		return "Always"
-	}
-}
-
-// containerPolicyName is the kubelet's name of a container restart policy.
-func containerPolicyName(p syncpodv1.ContainerRestartPolicy) string {
-	switch p {
-	case syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS:
-		return "Always"
-	case syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ON_FAILURE:
-		return "OnFailure"
-	case syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_NEVER:
-		return "Never"
-	default:
-		return ""
-	}
-}
 
 // hasContainerPolicy reports whether c sets a (known) restart policy of its
 // own; unknown enum values count as unset.
 func hasContainerPolicy(c *syncpodv1.Container) bool {
-	return containerPolicyName(c.GetRestartPolicy()) != ""
+	return k8snames.ContainerRestartPolicy(c.GetRestartPolicy()) != ""
 }
 
 // isSidecar reports whether an init container is restartable.
@@ -102,7 +77,7 @@ func (v *view) exitDecision(c *syncpodv1.Container, code int32) (bool, string) {
 				return restart, fmt.Sprintf("restart rule %d (%s) matched", i, describeRule(r))
 			}
 		}
-		why := "container restart policy " + containerPolicyName(c.GetRestartPolicy())
+		why := "container restart policy " + k8snames.ContainerRestartPolicy(c.GetRestartPolicy())
 		switch c.GetRestartPolicy() {
 		case syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS:
 			return true, why
@@ -113,7 +88,7 @@ func (v *view) exitDecision(c *syncpodv1.Container, code int32) (bool, string) {
 		}
 	}
 	p := v.podPolicy()
-	why := "restart policy " + podPolicyName(p)
+	why := "restart policy " + k8snames.RestartPolicy(p)
 	switch p {
 	case syncpodv1.RestartPolicy_RESTART_POLICY_NEVER:
 		return false, why

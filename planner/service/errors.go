@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/planner/store"
-	"github.com/syncpod/syncpod/planner/validate"
 	"github.com/syncpod/syncpod/proto/fielderr"
 )
 
@@ -27,13 +26,13 @@ func toStatus(op string, err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
+	// Bad input, with its field paths: the mapping every service shares.
+	if st, ok := fielderr.StatusOf(op, err); ok {
+		return st.Err()
+	}
 	switch {
-	case errors.Is(err, validate.ErrInvalid), errors.Is(err, store.ErrInvalid):
-		fields := validate.As(err)
-		if len(fields) == 0 {
-			fields = fielderr.Errors{{Message: err.Error()}}
-		}
-		return fielderr.Status(op, fields).Err()
+	case errors.Is(err, store.ErrInvalid):
+		return fielderr.Status(op, fielderr.Errors{{Message: err.Error()}}).Err()
 	case errors.Is(err, store.ErrNotFound):
 		return status.Errorf(codes.NotFound, "%s: %v", op, err)
 	case errors.Is(err, store.ErrUIDMismatch), errors.Is(err, store.ErrTerminating):
