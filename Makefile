@@ -44,23 +44,31 @@ build:
 	$(STATIC_GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./services/cmd/...
 
 ## test: the whole suite (lint, generated code, every module with -race,
-## the bounded fuzzing)
+## the bounded fuzzing, the tests against containerd 2.x)
 # On a fresh machine most of the time is compiling, and two parts of the
 # suite mostly wait: the set-up (downloads, starting containerd) and the
 # end of the unit run (end-to-end tests waiting on containers). So lint runs
 # beside the set-up, and the fuzzing (its own instrumented build) runs beside
 # the unit tests at low priority, taking the cores they leave idle. Each
 # part's output is kept apart; any part failing fails the target.
+# (Plain background jobs, not make -j with --output-sync: the daemons the
+# set-up starts would inherit make's output lock and hold it for ever.)
+LINT_LOG := $(CURDIR)/.tmp/lint.log
 test:
-	$(MAKE) -j2 --output-sync=target lint-and-generated test-setup-serial
-	rc=0; $(MAKE) unit-and-fuzz || rc=$$?; $(MAKE) unit-extra || rc=$$?; $(MAKE) test-teardown; exit $$rc
+	@mkdir -p $(dir $(LINT_LOG))
+	$(MAKE) --no-print-directory lint-and-generated > $(LINT_LOG) 2>&1 & lint=$$!; \
+	rc=0; $(MAKE) test-setup || rc=$$?; \
+	lrc=0; wait $$lint || lrc=$$?; \
+	echo "== lint and generated code (ran beside the set-up; exit $$lrc; log $(LINT_LOG)) =="; \
+	cat $(LINT_LOG); \
+	if [ $$rc -eq 0 ] && [ $$lrc -eq 0 ]; then \
+	  $(MAKE) unit-and-fuzz || rc=$$?; $(MAKE) unit-extra || rc=$$?; \
+	else rc=1; fi; \
+	$(MAKE) test-teardown; exit $$rc
 	@$(MAKE) --no-print-directory test-summary
 
-.PHONY: lint-and-generated test-setup-serial unit-and-fuzz
+.PHONY: lint-and-generated unit-and-fuzz
 lint-and-generated: lint check-generated
-# The set-up installs Debian packages: one apt-get at a time.
-test-setup-serial:
-	$(MAKE) -j1 test-setup
 
 FUZZ_LOG := $(CURDIR)/.tmp/fuzz.log
 unit-and-fuzz:
