@@ -516,7 +516,9 @@ type PodSpec struct {
 	// containerd use host-network pods only.
 	HostNetwork bool `protobuf:"varint,5,opt,name=host_network,json=hostNetwork,proto3" json:"host_network,omitempty"`
 	// hostname is the pod's hostname; empty means the pod name.
-	Hostname      string `protobuf:"bytes,6,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Hostname string `protobuf:"bytes,6,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	// volumes the containers may mount, by name.
+	Volumes       []*Volume `protobuf:"bytes,140,rep,name=volumes,proto3" json:"volumes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -593,6 +595,13 @@ func (x *PodSpec) GetHostname() string {
 	return ""
 }
 
+func (x *PodSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
 // Container is one container of a pod. Every field that reaches the CRI
 // container config is covered by the container's spec hash: changing any of
 // them restarts the container (DESIGN.md).
@@ -637,7 +646,12 @@ type Container struct {
 	ReadinessProbe *Probe `protobuf:"bytes,13,opt,name=readiness_probe,json=readinessProbe,proto3" json:"readiness_probe,omitempty"`
 	// startup_probe holds off liveness and readiness until it succeeds, and
 	// restarts the container when it fails (rule R-4.3).
-	StartupProbe  *Probe `protobuf:"bytes,14,opt,name=startup_probe,json=startupProbe,proto3" json:"startup_probe,omitempty"`
+	StartupProbe *Probe `protobuf:"bytes,14,opt,name=startup_probe,json=startupProbe,proto3" json:"startup_probe,omitempty"`
+	// volume_mounts mount pod volumes into the container.
+	VolumeMounts []*VolumeMount `protobuf:"bytes,140,rep,name=volume_mounts,json=volumeMounts,proto3" json:"volume_mounts,omitempty"`
+	// env_from sets a variable per key of ConfigMaps and Secrets, before env
+	// (env wins on a clash).
+	EnvFrom       []*EnvFromSource `protobuf:"bytes,141,rep,name=env_from,json=envFrom,proto3" json:"env_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -770,6 +784,20 @@ func (x *Container) GetStartupProbe() *Probe {
 	return nil
 }
 
+func (x *Container) GetVolumeMounts() []*VolumeMount {
+	if x != nil {
+		return x.VolumeMounts
+	}
+	return nil
+}
+
+func (x *Container) GetEnvFrom() []*EnvFromSource {
+	if x != nil {
+		return x.EnvFrom
+	}
+	return nil
+}
+
 // EnvVar is one environment variable.
 type EnvVar struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -777,7 +805,10 @@ type EnvVar struct {
 	// not starting with a digit. Required.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// value is the variable's value; may be empty.
-	Value         string `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	Value string `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	// value_from resolves the value when the container starts; not
+	// together with a non-empty value.
+	ValueFrom     *EnvVarSource `protobuf:"bytes,140,opt,name=value_from,json=valueFrom,proto3" json:"value_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -824,6 +855,13 @@ func (x *EnvVar) GetValue() string {
 		return x.Value
 	}
 	return ""
+}
+
+func (x *EnvVar) GetValueFrom() *EnvVarSource {
+	if x != nil {
+		return x.ValueFrom
+	}
+	return nil
 }
 
 // ContainerRestartRule is one entry of restart_policy_rules (KEP-5307).
@@ -1541,7 +1579,7 @@ var File_syncpod_v1_pod_proto protoreflect.FileDescriptor
 const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\n" +
 	"\x14syncpod/v1/pod.proto\x12\n" +
-	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf2\x04\n" +
+	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17syncpod/v1/volume.proto\"\xf2\x04\n" +
 	"\x03Pod\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -1562,7 +1600,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B \n" +
-	"\x1e_deletion_grace_period_seconds\"\xf4\x02\n" +
+	"\x1e_deletion_grace_period_seconds\"\xa3\x03\n" +
 	"\aPodSpec\x12>\n" +
 	"\x0finit_containers\x18\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x0einitContainers\x125\n" +
 	"\n" +
@@ -1571,8 +1609,9 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x0erestart_policy\x18\x03 \x01(\x0e2\x19.syncpod.v1.RestartPolicyR\rrestartPolicy\x12L\n" +
 	" termination_grace_period_seconds\x18\x04 \x01(\x03H\x00R\x1dterminationGracePeriodSeconds\x88\x01\x01\x12!\n" +
 	"\fhost_network\x18\x05 \x01(\bR\vhostNetwork\x12\x1a\n" +
-	"\bhostname\x18\x06 \x01(\tR\bhostnameB#\n" +
-	"!_termination_grace_period_seconds\"\xb1\x05\n" +
+	"\bhostname\x18\x06 \x01(\tR\bhostname\x12-\n" +
+	"\avolumes\x18\x8c\x01 \x03(\v2\x12.syncpod.v1.VolumeR\avolumesB#\n" +
+	"!_termination_grace_period_seconds\"\xa7\x06\n" +
 	"\tContainer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12\x18\n" +
@@ -1589,10 +1628,14 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\tresources\x18\v \x01(\v2 .syncpod.v1.ResourceRequirementsR\tresources\x128\n" +
 	"\x0eliveness_probe\x18\f \x01(\v2\x11.syncpod.v1.ProbeR\rlivenessProbe\x12:\n" +
 	"\x0freadiness_probe\x18\r \x01(\v2\x11.syncpod.v1.ProbeR\x0ereadinessProbe\x126\n" +
-	"\rstartup_probe\x18\x0e \x01(\v2\x11.syncpod.v1.ProbeR\fstartupProbe\"2\n" +
+	"\rstartup_probe\x18\x0e \x01(\v2\x11.syncpod.v1.ProbeR\fstartupProbe\x12=\n" +
+	"\rvolume_mounts\x18\x8c\x01 \x03(\v2\x17.syncpod.v1.VolumeMountR\fvolumeMounts\x125\n" +
+	"\benv_from\x18\x8d\x01 \x03(\v2\x19.syncpod.v1.EnvFromSourceR\aenvFrom\"l\n" +
 	"\x06EnvVar\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value\"\xa2\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\x128\n" +
+	"\n" +
+	"value_from\x18\x8c\x01 \x01(\v2\x18.syncpod.v1.EnvVarSourceR\tvalueFrom\"\xa2\x01\n" +
 	"\x14ContainerRestartRule\x12>\n" +
 	"\x06action\x18\x01 \x01(\x0e2&.syncpod.v1.ContainerRestartRuleActionR\x06action\x12J\n" +
 	"\n" +
@@ -1707,6 +1750,10 @@ var file_syncpod_v1_pod_proto_goTypes = []any{
 	nil,                                     // 20: syncpod.v1.Pod.LabelsEntry
 	nil,                                     // 21: syncpod.v1.Pod.AnnotationsEntry
 	(*timestamppb.Timestamp)(nil),           // 22: google.protobuf.Timestamp
+	(*Volume)(nil),                          // 23: syncpod.v1.Volume
+	(*VolumeMount)(nil),                     // 24: syncpod.v1.VolumeMount
+	(*EnvFromSource)(nil),                   // 25: syncpod.v1.EnvFromSource
+	(*EnvVarSource)(nil),                    // 26: syncpod.v1.EnvVarSource
 }
 var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	20, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
@@ -1717,30 +1764,34 @@ var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	8,  // 5: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
 	8,  // 6: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
 	0,  // 7: syncpod.v1.PodSpec.restart_policy:type_name -> syncpod.v1.RestartPolicy
-	9,  // 8: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
-	1,  // 9: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
-	2,  // 10: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
-	10, // 11: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
-	12, // 12: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
-	13, // 13: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
-	15, // 14: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
-	15, // 15: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
-	15, // 16: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
-	3,  // 17: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
-	11, // 18: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
-	4,  // 19: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
-	5,  // 20: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
-	14, // 21: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
-	14, // 22: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
-	16, // 23: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
-	17, // 24: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	18, // 25: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	19, // 26: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	23, // 8: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
+	9,  // 9: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
+	1,  // 10: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	2,  // 11: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
+	10, // 12: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
+	12, // 13: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
+	13, // 14: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
+	15, // 15: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
+	15, // 16: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
+	15, // 17: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
+	24, // 18: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
+	25, // 19: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
+	26, // 20: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
+	3,  // 21: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
+	11, // 22: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
+	4,  // 23: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
+	5,  // 24: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
+	14, // 25: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
+	14, // 26: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
+	16, // 27: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
+	17, // 28: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	18, // 29: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	19, // 30: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }
@@ -1748,6 +1799,7 @@ func file_syncpod_v1_pod_proto_init() {
 	if File_syncpod_v1_pod_proto != nil {
 		return
 	}
+	file_syncpod_v1_volume_proto_init()
 	file_syncpod_v1_pod_proto_msgTypes[0].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[1].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[9].OneofWrappers = []any{
