@@ -13,6 +13,7 @@ import (
 
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -54,6 +55,12 @@ type Config struct {
 	// ImagePullBackoffInitial and ImagePullBackoffMax shape the image pull
 	// back-off (kubelet: 10 s and 300 s); zero means those.
 	ImagePullBackoffInitial, ImagePullBackoffMax time.Duration
+	// Volumes materialises pod volumes; nil refuses pods with volumes
+	// (CreateContainerConfigError).
+	Volumes *volumes.Manager
+	// NodeName and HostIP answer the downward API's spec.nodeName and
+	// status.hostIP.
+	NodeName, HostIP string
 }
 
 // Runner carries out change sets. Safe for concurrent use.
@@ -69,6 +76,9 @@ type Runner struct {
 	pulls   *memBackoff
 	podsMu  sync.Mutex
 	podLock map[string]*podLock
+	volumes *volumes.Manager
+	// nodeName and hostIP feed the downward API.
+	nodeName, hostIP string
 }
 
 type podLock struct {
@@ -105,6 +115,7 @@ func New(cfg Config) (*Runner, error) {
 		sem:     make(chan struct{}, cfg.MaxParallelPods),
 		pulls:   newMemBackoff(cfg.ImagePullBackoffInitial, cfg.ImagePullBackoffMax),
 		podLock: map[string]*podLock{},
+		volumes: cfg.Volumes, nodeName: cfg.NodeName, hostIP: cfg.HostIP,
 	}, nil
 }
 
@@ -157,6 +168,8 @@ type pass struct {
 	// sandboxID is the sandbox containers start in.
 	sandboxID string
 	retryAt   time.Time
+	// src are the ConfigMaps and Secrets the pod may read.
+	src volumes.Sources
 }
 
 // ApplyActions carries out actions for pod, planned from observed. The
@@ -164,6 +177,10 @@ type pass struct {
 // waiting, runtime unavailable, back-off store failure); step failures are
 // reported in the response.
 func (r *Runner) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
+	return r.applyActions(ctx, pod, observed, actions, volumes.Sources{})
+}
+
+func (r *Runner) applyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions, src volumes.Sources) (*executorv1.ApplyActionsResponse, error) {
 	release, err := r.lockPod(ctx, pod.GetUid())
 	if err != nil {
 		return nil, err
@@ -172,7 +189,7 @@ func (r *Runner) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed 
 	if observed == nil {
 		observed = &syncpodv1.ObservedPod{}
 	}
-	p := &pass{r: r, pod: pod, observed: observed, actions: actions, sandboxID: actions.GetSandboxId()}
+	p := &pass{r: r, pod: pod, observed: observed, actions: actions, sandboxID: actions.GetSandboxId(), src: src}
 	p.run(ctx)
 	if p.abort != nil {
 		return nil, p.abort

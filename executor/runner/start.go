@@ -93,6 +93,12 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if err != nil {
 		return failed("CreateContainerConfigError", err.Error())
 	}
+	if err := p.containerVolumesAndEnv(ctx, c, cfg); err != nil {
+		if p.fatal(err) {
+			return false
+		}
+		return failed("CreateContainerConfigError", err.Error())
+	}
 	sbCfg := p.sandboxConfig()
 	if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), name), 0o755); err != nil {
 		return failed("CreateContainerConfigError", fmt.Sprintf("create container log directory: %v", err))

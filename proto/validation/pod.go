@@ -121,6 +121,7 @@ func (l *list) spec(s *syncpodv1.PodSpec) {
 	}
 	check("init_containers", s.GetInitContainers(), true)
 	check("containers", s.GetContainers(), false)
+	l.podVolumes(s)
 }
 
 func protocolName(p syncpodv1.Protocol) string {
