@@ -78,4 +78,3 @@ func (l *list) objectMeta(name, ns string, labels map[string]string) {
 		}
 	}
 }
-
