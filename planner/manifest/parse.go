@@ -198,6 +198,7 @@ func (c *converter) pod(kp *corev1.Pod) *syncpodv1.Pod {
 	default:
 		c.errorf("spec.restartPolicy", "must be Always, OnFailure or Never, got %q", kp.Spec.RestartPolicy)
 	}
+	p.Spec.Volumes = c.volumes(kp.Spec.Volumes)
 	for i := range kp.Spec.InitContainers {
 		p.Spec.InitContainers = append(p.Spec.InitContainers, c.container(fmt.Sprintf("spec.initContainers[%d]", i), &kp.Spec.InitContainers[i]))
 	}
@@ -215,9 +216,12 @@ func (c *converter) container(path string, kc *corev1.Container) *syncpodv1.Cont
 		Args:       kc.Args,
 		WorkingDir: kc.WorkingDir,
 	}
-	for _, e := range kc.Env {
-		out.Env = append(out.Env, &syncpodv1.EnvVar{Name: e.Name, Value: e.Value})
+	for i, e := range kc.Env {
+		out.Env = append(out.Env, &syncpodv1.EnvVar{Name: e.Name, Value: e.Value,
+			ValueFrom: c.envValueFrom(fmt.Sprintf("%s.env[%d].valueFrom", path, i), e.ValueFrom)})
 	}
+	out.EnvFrom = c.envFrom(kc.EnvFrom)
+	out.VolumeMounts = c.volumeMounts(path, kc.VolumeMounts)
 	switch kc.ImagePullPolicy {
 	case "":
 	case corev1.PullAlways:
@@ -370,7 +374,9 @@ func podSchema() *schema {
 	resList := obj(map[string]*schema{"cpu": leaf(), "memory": leaf()})
 	container := obj(map[string]*schema{
 		"name": leaf(), "image": leaf(), "command": listOf(leaf()), "args": listOf(leaf()), "workingDir": leaf(),
-		"env":             listOf(obj(map[string]*schema{"name": leaf(), "value": leaf()})),
+		"env":             envSchema(),
+		"envFrom":         envFromSchema(),
+		"volumeMounts":    volumeMountSchema(),
 		"imagePullPolicy": leaf(),
 		"restartPolicy":   leaf(),
 		"restartPolicyRules": listOf(obj(map[string]*schema{
@@ -396,6 +402,7 @@ func podSchema() *schema {
 			"terminationGracePeriodSeconds": leaf(),
 			"hostNetwork":                   leaf(),
 			"hostname":                      leaf(),
+			"volumes":                       listOf(volumeSchema()),
 		}),
 	})
 }

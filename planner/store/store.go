@@ -59,6 +59,10 @@ type Store struct {
 	// Subscribe's snapshot with both, so a watcher never misses or repeats
 	// a change.
 	mu sync.Mutex
+
+	// cfgCh signals ConfigMap and Secret changes (config.go).
+	cfgOnce sync.Once
+	cfgCh   chan struct{}
 }
 
 // Open opens (creating if needed) the database at opts.Path and brings its
