@@ -284,7 +284,9 @@ func resourceValue(_ *syncpodv1.Pod, c *syncpodv1.Container, rf *syncpodv1.Resou
 	return strconv.FormatInt(int64(math.Ceil(float64(q.Value())/float64(divisor.Value()))), 10), nil
 }
 
-func nodeCPU() resource.Quantity { return *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI) }
+func nodeCPU() resource.Quantity {
+	return *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI)
+}
 
 func nodeMemory() resource.Quantity {
 	b, err := os.ReadFile("/proc/meminfo")

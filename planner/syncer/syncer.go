@@ -122,6 +122,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 	g.Go(func() error { s.watchPLEG(ctx); return nil })
 	g.Go(func() error { s.every(ctx, s.opts.ResyncPeriod, s.resyncAll); return nil })
 	g.Go(func() error { s.every(ctx, s.opts.HousekeepingPeriod, s.housekeeping); return nil })
+	g.Go(func() error { s.watchConfig(ctx); return nil })
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {
 		return nil
@@ -300,6 +301,8 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 			wake = t.AsTime()
 		}
 		current = status.Compute(status.Input{Pod: pod, Observed: observed, Previous: rec.GetStatus(), Steps: steps, Probes: probes, Now: time.Now()})
+	} else if !isTerminal(current.GetPhase()) {
+		s.refreshVolumes(ctx, pod, observed)
 	}
 	if _, err := s.opts.Store.UpdateStatus(ctx, uid, current); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return time.Time{}, fmt.Errorf("write status: %w", err)
@@ -335,8 +338,13 @@ func (s *Syncer) podStatus(ctx context.Context, uid string) (*syncpodv1.Observed
 // actions; the next sync then waits for a status newer than this moment.
 func (s *Syncer) apply(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
 	uid := pod.GetUid()
+	cms, secs, err := s.configFor(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
 	rctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout+killTime(pod))
-	resp, err := s.opts.Executor.ApplyActions(rctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions})
+	resp, err := s.opts.Executor.ApplyActions(rctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions,
+		ConfigMaps: cms, Secrets: secs})
 	cancel()
 	// Whatever the outcome, the runtime may have changed (a call that
 	// timed out may still have created containers): the next sync waits
@@ -392,6 +400,9 @@ func (s *Syncer) terminate(ctx context.Context, rec *plannerv1.PodRecord, observ
 		return time.Now(), nil
 	}
 	if err := s.remove(ctx, containerIDs(observed), sandboxIDs(observed)); err != nil {
+		return time.Time{}, err
+	}
+	if err := s.removeVolumes(ctx, uid); err != nil {
 		return time.Time{}, err
 	}
 	if err := s.opts.Store.Remove(ctx, uid); err != nil && !errors.Is(err, store.ErrNotFound) {

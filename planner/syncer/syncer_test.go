@@ -92,6 +92,9 @@ type fakeExecutor struct {
 	removes []*executorv1.RemoveResourcesRequest
 	answer  func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse
 	fail    error // when set, ApplyActions fails with it
+	// volume RPCs (execclient_volumes_test.go)
+	volumeUpdates  []*executorv1.UpdatePodVolumesRequest
+	volumeRemovals []string
 }
 
 func (f *fakeExecutor) ApplyActions(_ context.Context, req *executorv1.ApplyActionsRequest) (*executorv1.ApplyActionsResponse, error) {
