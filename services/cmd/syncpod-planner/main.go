@@ -128,10 +128,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			// First bring the store in line with the directory as it is
 			// now, including files removed while the planner was down.
 			if d, err := src.Scan(); err == nil {
+				src.RetryConfig(applyManifestConfigs(ctx, logger, pods, d))
 				src.Retry(applyManifests(ctx, logger, pods, d))
 				forgetVanishedStaticPods(ctx, logger, pods, src)
 			}
 			err := src.Run(ctx, func(ctx context.Context, d manifest.Diff) []manifest.Change {
+				src.RetryConfig(applyManifestConfigs(ctx, logger, pods, d))
 				return applyManifests(ctx, logger, pods, d)
 			})
 			if errors.Is(err, context.Canceled) {
