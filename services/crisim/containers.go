@@ -37,6 +37,8 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 	if !hasPath {
 		env = append(env, "PATH="+os.Getenv("PATH"))
 	}
+	pm := mountMap(cfg.GetMounts())
+	env = mapEnv(env, pm)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -66,9 +68,10 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		meta:        &runtimeapi.ContainerMetadata{Name: md.GetName(), Attempt: md.GetAttempt()},
 		image:       &runtimeapi.ImageSpec{Image: imgName, Annotations: maps.Clone(cfg.GetImage().GetAnnotations()), UserSpecifiedImage: cfg.GetImage().GetUserSpecifiedImage()},
 		imageRef:    img.id,
-		command:     slices.Clone(cfg.GetCommand()),
-		args:        slices.Clone(cfg.GetArgs()),
-		workingDir:  cfg.GetWorkingDir(),
+		command:     mapArgv(slices.Clone(cfg.GetCommand()), pm),
+		args:        mapArgv(slices.Clone(cfg.GetArgs()), pm),
+		workingDir:  mapPaths(cfg.GetWorkingDir(), pm),
+		pathMap:     pm,
 		env:         env,
 		labels:      maps.Clone(cfg.GetLabels()),
 		annotations: maps.Clone(cfg.GetAnnotations()),
@@ -383,12 +386,12 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, c.id)
 	}
-	dir, env := c.workingDir, c.env
+	dir, env, pm := c.workingDir, c.env, c.pathMap
 	r.mu.Unlock()
 	if r.opts.Mode == ModeSimulated {
 		return &runtimeapi.ExecSyncResponse{}, nil
 	}
-	return execSync(ctx, req.GetCmd(), dir, env, time.Duration(req.GetTimeout())*time.Second)
+	return execSync(ctx, mapArgv(req.GetCmd(), pm), dir, env, time.Duration(req.GetTimeout())*time.Second)
 }
 
 // ReopenContainerLog reopens a running container's log file, so a

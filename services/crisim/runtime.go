@@ -316,6 +316,7 @@ type container struct {
 	stopSignal  runtimeapi.Signal
 	reservedAs  string
 	sim         simSpec
+	pathMap     []pathMapping // mounts.go
 
 	state      runtimeapi.ContainerState
 	createdAt  int64
