@@ -72,37 +72,15 @@ const MaxSize = 1 << 20
 var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?\r?$`)
 
 // Parse converts the Pod documents in data. It returns the pods, the
-// warnings, and a *ParseError listing every error (then no pods).
+// warnings, and a *ParseError listing every error (then no pods). v1
+// ConfigMap and Secret documents are parsed and checked too (an error in
+// one refuses the file) but not returned: ParseObjects returns them.
 func Parse(data []byte) ([]*syncpodv1.Pod, []Issue, error) {
-	if len(data) > MaxSize {
-		return nil, nil, &ParseError{Issues: []Issue{{Path: "(file)", Message: fmt.Sprintf("larger than %d bytes", MaxSize), Severity: Error}}}
+	objs, warns, err := ParseObjects(data)
+	if err != nil {
+		return nil, warns, err
 	}
-	var (
-		pods   []*syncpodv1.Pod
-		issues []Issue
-	)
-	for i, doc := range splitDocuments(data) {
-		p, is := parseDocument(doc)
-		for j := range is {
-			is[j].Doc = i
-		}
-		issues = append(issues, is...)
-		if p != nil {
-			pods = append(pods, p)
-		}
-	}
-	var errs, warns []Issue
-	for _, is := range issues {
-		if is.Severity == Error {
-			errs = append(errs, is)
-		} else {
-			warns = append(warns, is)
-		}
-	}
-	if len(errs) > 0 {
-		return nil, warns, &ParseError{Issues: errs}
-	}
-	return pods, warns, nil
+	return objs.Pods, warns, nil
 }
 
 // splitDocuments splits YAML documents on "---" lines, dropping empty ones
