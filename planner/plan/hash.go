@@ -42,6 +42,9 @@ const (
 // is its length then its items; an integer is a uvarint of its 32-bit
 // two's-complement value.
 //
+// Then, only when set (hash_volumes.go): volume_mounts, env_from and the
+// env entries' value_from.
+//
 // Not hashed, because they never reach the CRI container config:
 // image_pull_policy, restart_policy, restart_policy_rules and the liveness,
 // readiness and startup probes. Changing them never restarts a container.
@@ -101,6 +104,7 @@ func specHash(c *syncpodv1.Container) hasher {
 	h.str(r.GetRequests().GetMemory())
 	h.str(r.GetLimits().GetCpu())
 	h.str(r.GetLimits().GetMemory())
+	hashVolumeFields(&h, c)
 	return h
 }
 
