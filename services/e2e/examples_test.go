@@ -30,6 +30,7 @@ func TestExamplesDoWhatTheySay(t *testing.T) {
 		e := findEvent(r, "Killing", "app")
 		return cstatus(r, "app").GetRestartCount() >= 1 && e != nil
 	})
+	checkSiteExample(t, n)
 	code, out, _ := n.ctl("get", "pods")
 	if code != 0 {
 		t.Fatalf("get pods: exit %d", code)
