@@ -166,7 +166,7 @@ func TestParseRejectsHugeFiles(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"full.yaml", "two.yaml", "pod.json", "unsupported.yaml"} {
+	for _, name := range []string{"full.yaml", "two.yaml", "pod.json", "unsupported.yaml", "volumes.yaml"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

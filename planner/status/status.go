@@ -15,18 +15,21 @@ import (
 
 // Waiting and terminated reasons, as the kubelet names them.
 const (
-	ReasonContainerCreating      = "ContainerCreating"
-	ReasonPodInitializing        = "PodInitializing"
-	ReasonCrashLoopBackOff       = "CrashLoopBackOff"
-	ReasonImagePullBackOff       = "ImagePullBackOff"
-	ReasonErrImagePull           = "ErrImagePull"
-	ReasonErrImageNeverPull      = "ErrImageNeverPull"
-	ReasonInvalidImageName       = "InvalidImageName"
-	ReasonCreateContainerError   = "CreateContainerError"
-	ReasonRunContainerError      = "RunContainerError"
-	ReasonContainerStatusUnknown = "ContainerStatusUnknown"
-	ReasonCompleted              = "Completed"
-	ReasonError                  = "Error"
+	ReasonContainerCreating    = "ContainerCreating"
+	ReasonPodInitializing      = "PodInitializing"
+	ReasonCrashLoopBackOff     = "CrashLoopBackOff"
+	ReasonImagePullBackOff     = "ImagePullBackOff"
+	ReasonErrImagePull         = "ErrImagePull"
+	ReasonErrImageNeverPull    = "ErrImageNeverPull"
+	ReasonInvalidImageName     = "InvalidImageName"
+	ReasonCreateContainerError = "CreateContainerError"
+	// ReasonCreateContainerConfigError: a ConfigMap, Secret, key or volume
+	// the container needs is missing (issue 13).
+	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+	ReasonRunContainerError          = "RunContainerError"
+	ReasonContainerStatusUnknown     = "ContainerStatusUnknown"
+	ReasonCompleted                  = "Completed"
+	ReasonError                      = "Error"
 )
 
 // Condition types and reasons.
@@ -45,7 +48,7 @@ const (
 func isStepWaitingReason(r string) bool {
 	switch r {
 	case ReasonCrashLoopBackOff, ReasonImagePullBackOff, ReasonErrImagePull, ReasonErrImageNeverPull,
-		ReasonInvalidImageName, ReasonCreateContainerError, ReasonRunContainerError:
+		ReasonInvalidImageName, ReasonCreateContainerError, ReasonRunContainerError, ReasonCreateContainerConfigError:
 		return true
 	}
 	return false
