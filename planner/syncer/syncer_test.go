@@ -564,6 +564,9 @@ func TestHousekeepingRemovesATrueOrphan(t *testing.T) {
 		if len(removes) != 1 || !equal(removes[0].GetContainerIds(), []string{"c1"}) || !equal(removes[0].GetSandboxIds(), []string{"sb1"}) {
 			t.Fatalf("removes %v, want the orphan's container and sandbox once", removes)
 		}
+		if _, rm := e.exec.volumeCalls(); len(rm) != 1 || rm[0] != uid {
+			t.Fatalf("volume removals %v, want the orphan's", rm)
+		}
 		if nt := e.pleg.newerThans(uid); len(nt) != 1 || nt[0].IsZero() {
 			t.Fatalf("housekeeping read the orphan's status %v, want once with newer_than set", nt)
 		}
