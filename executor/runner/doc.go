@@ -16,7 +16,11 @@
 //
 // Every start first asks the crash-loop back-off store, then
 // ensures the image by pull policy with its own pull back-off, then creates
-// and starts the container. Steps for one pod are serialized; different
+// and starts the container; before the create, the pod's volumes are set
+// up (Config.Volumes, package volumes) and the container's mounts and
+// environment (env sources, the downward API) resolved: a missing
+// ConfigMap, Secret, key or volume source fails the start with
+// CreateContainerConfigError. Steps for one pod are serialized; different
 // pods run in parallel up to a bound. A runtime that cannot be reached
 // aborts the pass with cri.ErrUnavailable.
 package runner

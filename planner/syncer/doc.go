@@ -16,7 +16,15 @@
 // Terminal pods (Succeeded, Failed) are not re-planned: only anything
 // still running in them is stopped. A deleted pod is killed with its grace
 // period; once nothing of it runs, its containers and sandboxes are
-// removed and only then is it dropped from the store.
+// removed, then its volume directory (RemovePodVolumes), and only then is
+// it dropped from the store.
+//
+// ConfigMaps and Secrets (config.go): every change set carries the ones
+// the pod references, read in one transaction, so the executor resolves
+// volumes and env at container start; every sync of a running pod with
+// configMap, secret, projected or downwardAPI volumes asks the executor to
+// refresh them in place (UpdatePodVolumes: nothing restarts); a committed
+// ConfigMap or Secret change syncs at once every pod that references one.
 //
 // Housekeeping, periodically: runtime pods labelled as syncpod's that are
 // not desired are killed and removed, once a status read after the store

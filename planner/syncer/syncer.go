@@ -301,7 +301,11 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 			wake = t.AsTime()
 		}
 		current = status.Compute(status.Input{Pod: pod, Observed: observed, Previous: rec.GetStatus(), Steps: steps, Probes: probes, Now: time.Now()})
-	} else if !isTerminal(current.GetPhase()) {
+	}
+	if !isTerminal(current.GetPhase()) {
+		// Config-fed volumes follow their ConfigMaps, Secrets and the
+		// pod's metadata whatever else this sync did (a pod with a
+		// container in back-off has actions on every sync).
 		s.refreshVolumes(ctx, pod, observed)
 	}
 	if _, err := s.opts.Store.UpdateStatus(ctx, uid, current); err != nil && !errors.Is(err, store.ErrNotFound) {
