@@ -124,6 +124,7 @@ func containerStatus(c *container) *runtimeapi.ContainerStatus {
 		Annotations: c.annotations,
 		LogPath:     c.logPath,
 		StopSignal:  c.stopSignal,
+		Mounts:      statusMounts(c.pathMap),
 	}
 }
 

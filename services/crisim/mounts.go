@@ -99,3 +99,16 @@ func mapEnv(env []string, m []pathMapping) []string {
 	}
 	return out
 }
+
+// statusMounts reports a mount map in a container status (as crictl
+// inspect shows mounts); nil for none.
+func statusMounts(m []pathMapping) []*runtimeapi.Mount {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]*runtimeapi.Mount, len(m))
+	for i, pm := range m {
+		out[i] = &runtimeapi.Mount{ContainerPath: pm.ContainerPath, HostPath: pm.HostPath}
+	}
+	return out
+}
