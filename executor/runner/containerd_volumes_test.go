@@ -82,6 +82,7 @@ echo "note=$(cat /cache/note)"
 echo "conf=$(cat /etc/app/app.conf)"
 echo "single=$(cat /etc/single.conf)"
 echo "motd=$(cat /host/motd)"
+echo "file-pw=$(cat /secrets/password)"
 echo "pw=$PASSWORD user=$DB_user mode=$mode"
 echo "pod=$POD_NAME ns=$POD_NS node=$NODE ip=$POD_IP hostip=$HOST_IP app=$APP mem=$MEM_MI"
 echo "labels=$(cat /info/labels | tr '\n' ' ')"
@@ -93,6 +94,7 @@ while true; do echo "live=$(cat /etc/app/app.conf)"; sleep 0.2; done`)
 		{Name: "config", MountPath: "/etc/single.conf", SubPath: "app.conf"},
 		{Name: "host", MountPath: "/host", ReadOnly: true},
 		{Name: "info", MountPath: "/info"},
+		{Name: "secret-files", MountPath: "/secrets"},
 	}
 	reader.EnvFrom = []*syncpodv1.EnvFromSource{{Prefix: "DB_", SecretRef: &syncpodv1.SecretEnvSource{Name: "creds"}}, {ConfigMapRef: &syncpodv1.ConfigMapEnvSource{Name: "cfg"}}}
 	field := func(n, p string) *syncpodv1.EnvVar {
@@ -122,6 +124,7 @@ while true; do echo "live=$(cat /etc/app/app.conf)"; sleep 0.2; done`)
 		{Name: "cache", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}},
 		{Name: "fast", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{Medium: syncpodv1.StorageMedium_STORAGE_MEDIUM_MEMORY, SizeLimit: "8Mi"}}},
 		{Name: "config", Source: &syncpodv1.Volume_ConfigMap{ConfigMap: &syncpodv1.ConfigMapVolumeSource{Name: "cfg"}}},
+		{Name: "secret-files", Source: &syncpodv1.Volume_Secret{Secret: &syncpodv1.SecretVolumeSource{SecretName: "creds", DefaultMode: i32p(0o400)}}},
 		{Name: "host", Source: &syncpodv1.Volume_HostPath{HostPath: &syncpodv1.HostPathVolumeSource{Path: hostDir, Type: syncpodv1.HostPathType_HOST_PATH_TYPE_DIRECTORY}}},
 		{Name: "info", Source: &syncpodv1.Volume_DownwardApi{DownwardApi: &syncpodv1.DownwardAPIVolumeSource{Items: []*syncpodv1.DownwardAPIVolumeFile{
 			{Path: "labels", FieldRef: &syncpodv1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
@@ -139,7 +142,7 @@ while true; do echo "live=$(cat /etc/app/app.conf)"; sleep 0.2; done`)
 	mustSucceed(t, resp)
 	got := waitLog(t, x, pod, "reader", "live=port=80")
 	for _, want := range []string{
-		"note=shared-by-sidecar", "conf=port=80", "single=port=80", "motd=from the node",
+		"note=shared-by-sidecar", "conf=port=80", "file-pw=s3cret", "single=port=80", "motd=from the node",
 		"pw=s3cret user=admin mode=prod",
 		"pod=itest ns=syncpod-test node=itest-node ip=127.0.0.1 hostip=127.0.0.1 app=shop mem=64",
 		`labels=app="shop"`, "ro=read-only",
@@ -199,3 +202,5 @@ func TestContainerdMissingConfigMapIsCreateContainerConfigError(t *testing.T) {
 		t.Fatalf("containers created: %v", o.GetContainers())
 	}
 }
+
+func i32p(v int32) *int32 { return &v }

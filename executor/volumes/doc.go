@@ -31,8 +31,9 @@
 //     it as the kubelet does (configmap "x" not found); an optional one
 //     projects nothing.
 //   - medium: Memory is a tmpfs (size = sizeLimit) when the executor may
-//     mount (root); otherwise a plain directory, logged once. Remove
-//     unmounts before it deletes, and never follows a mount point it did
-//     not make into the host.
+//     mount (root), and so is every secret volume, as with the kubelet
+//     (Secret values stay in RAM); otherwise a plain directory, logged
+//     once. Remove unmounts them before it deletes, and never deletes
+//     through a mount point it did not make.
 //   - Secret values are never logged.
 package volumes

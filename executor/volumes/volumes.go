@@ -168,16 +168,19 @@ func (m *Manager) Remove(uid string) error {
 	if _, err := os.Lstat(pod); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	ed := filepath.Join(pod, "volumes", kindEmptyDir)
-	entries, err := os.ReadDir(ed)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	for _, e := range entries {
-		p := filepath.Join(ed, e.Name())
-		if isMountPoint(p) {
-			if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
-				return fmt.Errorf("unmount %s: %w", p, err)
+	// Our tmpfs mounts: memory emptyDirs and secret volumes.
+	for _, kind := range []string{kindEmptyDir, kindSecret} {
+		dir := filepath.Join(pod, "volumes", kind)
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			if isMountPoint(p) {
+				if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
+					return fmt.Errorf("unmount %s: %w", p, err)
+				}
 			}
 		}
 	}
@@ -244,10 +247,37 @@ func (m *Manager) setupOne(pod *syncpodv1.Pod, v *syncpodv1.Volume, src Sources)
 		return "", err
 	}
 	dir := m.volumeDir(uid, kind, v.GetName())
+	if kind == kindSecret {
+		// As the kubelet: a Secret's files live in RAM, never on disk.
+		if err := m.tmpfsOnce(dir, "mode=0755"); err != nil {
+			return "", err
+		}
+	}
 	if _, err := writeAtomic(dir, files, m.opts.Now()); err != nil {
 		return "", err
 	}
 	return dir, nil
+}
+
+// tmpfsOnce creates dir and mounts a tmpfs on it with opts, unless dir
+// exists already (set up before: kept as it is). A refused mount (no
+// privilege) leaves a plain directory, logged once.
+func (m *Manager) tmpfsOnce(dir, opts string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if m.opts.NoTmpfs {
+		return nil
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		m.warnOnce.Do(func() {
+			m.opts.Logger.Warn("cannot mount a tmpfs (emptyDir medium Memory, secret volumes); using directories on disk", "err", err)
+		})
+	}
+	return nil
 }
 
 func (m *Manager) emptyDir(uid string, v *syncpodv1.Volume) (string, error) {
@@ -256,30 +286,23 @@ func (m *Manager) emptyDir(uid string, v *syncpodv1.Volume) (string, error) {
 	if _, err := os.Stat(dir); err == nil {
 		return dir, nil // kept across container restarts
 	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if ed.GetMedium() == syncpodv1.StorageMedium_STORAGE_MEDIUM_MEMORY {
+		opts := "mode=0777"
+		if s := ed.GetSizeLimit(); s != "" {
+			q, err := resource.ParseQuantity(s)
+			if err != nil {
+				return "", fmt.Errorf("sizeLimit %q: %w", s, err)
+			}
+			opts += fmt.Sprintf(",size=%d", q.Value())
+		}
+		if err := m.tmpfsOnce(dir, opts); err != nil {
+			return "", err
+		}
+	} else if err := os.MkdirAll(dir, 0o777); err != nil {
 		return "", err
 	}
 	if err := os.Chmod(dir, 0o777); err != nil { // as the kubelet: world-writable
 		return "", err
-	}
-	if ed.GetMedium() != syncpodv1.StorageMedium_STORAGE_MEDIUM_MEMORY {
-		return dir, nil
-	}
-	opts := "mode=0777"
-	if s := ed.GetSizeLimit(); s != "" {
-		q, err := resource.ParseQuantity(s)
-		if err != nil {
-			return "", fmt.Errorf("sizeLimit %q: %w", s, err)
-		}
-		opts += fmt.Sprintf(",size=%d", q.Value())
-	}
-	if m.opts.NoTmpfs {
-		return dir, nil
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
-		m.warnOnce.Do(func() {
-			m.opts.Logger.Warn("cannot mount a tmpfs for emptyDir medium Memory; using a directory on disk", "err", err)
-		})
 	}
 	return dir, nil
 }

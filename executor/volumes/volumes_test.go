@@ -437,3 +437,38 @@ func TestMountsReadOnlySubPathAndPropagation(t *testing.T) {
 		t.Fatalf("bad mounts: %v", err)
 	}
 }
+
+func TestSecretVolumeIsATmpfsWhenRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPING: mounting a tmpfs needs root")
+	}
+	m, err := New(Options{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := testPod(&syncpodv1.Volume{Name: "sec", Source: &syncpodv1.Volume_Secret{Secret: &syncpodv1.SecretVolumeSource{SecretName: "creds"}}})
+	t.Cleanup(func() { _ = m.Remove(pod.GetUid()) })
+	paths, err := m.Setup(pod, sources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isMountPoint(paths["sec"]) {
+		t.Skip("SKIPPING: this host refused the tmpfs mount; the fallback is a plain directory")
+	}
+	if got := read(t, filepath.Join(paths["sec"], "password")); got != "s3cret" {
+		t.Errorf("password = %q", got)
+	}
+	// A second setup (a container restart) keeps the mount, not a second one on top.
+	if _, err := m.Setup(pod, sources()); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(mustRead(t, "/proc/self/mountinfo")), " "+paths["sec"]+" "); n != 1 {
+		t.Fatalf("%d mounts on the secret volume, want 1", n)
+	}
+	if err := m.Remove(pod.GetUid()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(mustRead(t, "/proc/self/mountinfo")), paths["sec"]) {
+		t.Fatal("tmpfs still mounted after Remove")
+	}
+}
