@@ -59,10 +59,12 @@ type Removal struct {
 func (r Removal) Empty() bool { return len(r.Containers)+len(r.Sandboxes) == 0 }
 
 // Work is what a step asks the caller to do, in this order: carry out
-// Apply (then step again) or Remove; commit Status, Events and LastActions
-// in one transaction; when Err is set, fail the sync (it is retried with
-// back-off); after a successful Remove with Drop, drop the pod from the
-// store and forget it; sync again at Wake.
+// Apply (then step again) or Remove; refresh the pod's volumes when
+// RefreshVolumes is set; commit Status, Events and LastActions in one
+// transaction; when Err is set, fail the sync (it is retried with
+// back-off); after a successful Remove, remove the pod's volume directory
+// when RemoveVolumes is set, then with Drop drop the pod from the store
+// and forget it; sync again at Wake.
 type Work struct {
 	// Pod is the pod Apply is for: the record's pod, or for an orphan a
 	// stand-in with its identity (the grace periods then come from the
@@ -74,6 +76,14 @@ type Work struct {
 	Remove Removal
 	// Drop: once Remove succeeded, drop the pod from the store.
 	Drop bool
+	// RefreshVolumes asks the executor to bring the pod's configMap,
+	// secret, projected and downwardAPI volumes up to date in place
+	// (nothing restarts); set on every sync of a desired pod that is not
+	// terminal and has a ready sandbox.
+	RefreshVolumes bool
+	// RemoveVolumes: once Remove succeeded, remove the pod's volume
+	// directory (a deleted pod, an orphan).
+	RemoveVolumes bool
 	// Status is the pod's status to store; nil: leave it.
 	Status *syncpodv1.PodStatus
 	// Events are the sync's events, to fold into the pod's list.
@@ -116,7 +126,7 @@ func Step(in Input) Work {
 		actions = plan.Compute(pod, in.Observed, in.Probes)
 	}
 	if actions == nil || plan.IsEmpty(actions) {
-		return withDeadline(in, Work{Status: status.Compute(statusInput(in, nil))})
+		return withVolumeRefresh(in, withDeadline(in, Work{Status: status.Compute(statusInput(in, nil))}))
 	}
 	return Work{Pod: pod, Apply: actions}
 }
@@ -150,7 +160,7 @@ func applied(in Input) Work {
 	if t := resp.GetRetryAt(); t != nil {
 		w.Wake = t.AsTime()
 	}
-	return withDeadline(in, w)
+	return withVolumeRefresh(in, withDeadline(in, w))
 }
 
 func statusInput(in Input, steps []*executorv1.StepResult) status.Input {
@@ -175,7 +185,7 @@ func terminate(in Input) Work {
 	if anythingRunning(in.Observed) {
 		return Work{Pod: pod, Apply: &syncpodv1.PodActions{KillPod: true, Message: MessageDeleted}}
 	}
-	return Work{Remove: everything(in.Observed), Drop: true}
+	return Work{Remove: everything(in.Observed), RemoveVolumes: true, Drop: true}
 }
 
 // orphan kills a runtime pod nobody wants, and once it is stopped removes
@@ -189,7 +199,7 @@ func orphan(in Input) Work {
 		pod := &syncpodv1.Pod{Uid: o.GetUid(), Name: o.GetName(), Namespace: o.GetNamespace(), Spec: &syncpodv1.PodSpec{}}
 		return Work{Pod: pod, Apply: &syncpodv1.PodActions{KillPod: true, Message: MessageOrphan}}
 	}
-	return Work{Remove: everything(o)}
+	return Work{Remove: everything(o), RemoveVolumes: true}
 }
 
 // Garbage lists what a desired pod no longer needs: exited containers

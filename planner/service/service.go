@@ -14,6 +14,7 @@ type Service struct {
 	plannerv1.UnsafePlannerServiceServer
 	pods     PodStore
 	executor executorv1.ExecutorServiceClient
+	config   ConfigStore
 }
 
 // Options configure the planner service.
@@ -24,10 +25,15 @@ type Options struct {
 	// Executor carries the streaming calls (ContainerLogs, logs.go) to
 	// the executor. Nil makes them Unavailable.
 	Executor executorv1.ExecutorServiceClient
+	// Config is the ConfigMap and Secret store (config.go). Nil makes
+	// those RPCs Unavailable.
+	Config ConfigStore
 }
 
 // New returns the planner service.
-func New(opts Options) *Service { return &Service{pods: opts.Pods, executor: opts.Executor} }
+func New(opts Options) *Service {
+	return &Service{pods: opts.Pods, executor: opts.Executor, config: opts.Config}
+}
 
 // Plan is the dry run of computePodActions: it validates the request (every
 // field error at once, InvalidArgument) and returns plan.Compute's actions.

@@ -316,7 +316,8 @@ type container struct {
 	stopSignal  runtimeapi.Signal
 	reservedAs  string
 	sim         simSpec
-	user        *processCred // nil: crisim's own user
+	user        *processCred  // nil: crisim's own user
+	pathMap     []pathMapping // mounts.go
 
 	state      runtimeapi.ContainerState
 	createdAt  int64

@@ -95,6 +95,8 @@ type containerRecord struct {
 	// Proc identifies the live process of a RUNNING process-mode
 	// container; nil for a simulated one.
 	Proc *procRecord `json:"proc,omitempty"`
+	// PathMap is the container's mount map (mounts.go).
+	PathMap []pathMapping `json:"path_map,omitempty"`
 }
 
 // procRecord identifies a container's processes safely across a crisim
@@ -370,7 +372,7 @@ func (c *container) record() *containerRecord {
 		Command: c.command, Args: c.args, WorkingDir: c.workingDir, Env: c.env,
 		Labels: c.labels, Annotations: c.annotations, LogPath: c.logPath, StopSignal: int32(c.stopSignal), User: c.user,
 		State: int32(c.state), CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
-		ExitCode: c.exitCode, Reason: c.reason, Message: c.message,
+		ExitCode: c.exitCode, Reason: c.reason, Message: c.message, PathMap: c.pathMap,
 	}
 	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		if p, ok := c.run.(interface{ proc() *procRecord }); ok {
@@ -392,6 +394,7 @@ func containerFromRecord(rec *containerRecord) *container {
 		args:        slices.Clone(rec.Args),
 		workingDir:  rec.WorkingDir,
 		env:         slices.Clone(rec.Env),
+		pathMap:     slices.Clone(rec.PathMap),
 		labels:      maps.Clone(rec.Labels),
 		annotations: maps.Clone(rec.Annotations),
 		logPath:     rec.LogPath,

@@ -87,7 +87,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	defer execConn.Close()
 	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{
-		Pods: pods, Executor: executorv1.NewExecutorServiceClient(execConn),
+		Pods: pods, Executor: executorv1.NewExecutorServiceClient(execConn), Config: pods,
 	}))
 	plegConn, err := dial(*plegAddr)
 	if err != nil {

@@ -181,7 +181,12 @@ type ApplyActionsRequest struct {
 	// find running containers to kill and init containers to prune).
 	Observed *v1.ObservedPod `protobuf:"bytes,2,opt,name=observed,proto3" json:"observed,omitempty"`
 	// actions to carry out. Required.
-	Actions       *v1.PodActions `protobuf:"bytes,3,opt,name=actions,proto3" json:"actions,omitempty"`
+	Actions *v1.PodActions `protobuf:"bytes,3,opt,name=actions,proto3" json:"actions,omitempty"`
+	// config_maps the pod references (volumes, env, envFrom), from the
+	// planner's store; one that is missing here is missing for the pod.
+	ConfigMaps []*v1.ConfigMap `protobuf:"bytes,140,rep,name=config_maps,json=configMaps,proto3" json:"config_maps,omitempty"`
+	// secrets the pod references, likewise.
+	Secrets       []*v1.Secret `protobuf:"bytes,141,rep,name=secrets,proto3" json:"secrets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -233,6 +238,20 @@ func (x *ApplyActionsRequest) GetObserved() *v1.ObservedPod {
 func (x *ApplyActionsRequest) GetActions() *v1.PodActions {
 	if x != nil {
 		return x.Actions
+	}
+	return nil
+}
+
+func (x *ApplyActionsRequest) GetConfigMaps() []*v1.ConfigMap {
+	if x != nil {
+		return x.ConfigMaps
+	}
+	return nil
+}
+
+func (x *ApplyActionsRequest) GetSecrets() []*v1.Secret {
+	if x != nil {
+		return x.Secrets
 	}
 	return nil
 }
@@ -1757,15 +1776,221 @@ func (x *AttachResponse) GetOutput() *v1.StreamOutput {
 	return nil
 }
 
+// UpdatePodVolumesRequest carries a pod and its current config objects.
+type UpdatePodVolumesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod whose volumes to refresh. Required, with uid.
+	Pod *v1.Pod `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// config_maps the pod references.
+	ConfigMaps []*v1.ConfigMap `protobuf:"bytes,2,rep,name=config_maps,json=configMaps,proto3" json:"config_maps,omitempty"`
+	// secrets the pod references.
+	Secrets       []*v1.Secret `protobuf:"bytes,3,rep,name=secrets,proto3" json:"secrets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePodVolumesRequest) Reset() {
+	*x = UpdatePodVolumesRequest{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePodVolumesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePodVolumesRequest) ProtoMessage() {}
+
+func (x *UpdatePodVolumesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePodVolumesRequest.ProtoReflect.Descriptor instead.
+func (*UpdatePodVolumesRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *UpdatePodVolumesRequest) GetPod() *v1.Pod {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *UpdatePodVolumesRequest) GetConfigMaps() []*v1.ConfigMap {
+	if x != nil {
+		return x.ConfigMaps
+	}
+	return nil
+}
+
+func (x *UpdatePodVolumesRequest) GetSecrets() []*v1.Secret {
+	if x != nil {
+		return x.Secrets
+	}
+	return nil
+}
+
+// UpdatePodVolumesResponse names the volumes rewritten.
+type UpdatePodVolumesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// updated volume names, sorted.
+	Updated []string `protobuf:"bytes,1,rep,name=updated,proto3" json:"updated,omitempty"`
+	// errors per volume that could not be refreshed (e.g. a ConfigMap that
+	// is now missing keeps its old files), "name: message".
+	Errors        []string `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePodVolumesResponse) Reset() {
+	*x = UpdatePodVolumesResponse{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePodVolumesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePodVolumesResponse) ProtoMessage() {}
+
+func (x *UpdatePodVolumesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePodVolumesResponse.ProtoReflect.Descriptor instead.
+func (*UpdatePodVolumesResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *UpdatePodVolumesResponse) GetUpdated() []string {
+	if x != nil {
+		return x.Updated
+	}
+	return nil
+}
+
+func (x *UpdatePodVolumesResponse) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+// RemovePodVolumesRequest names the pod.
+type RemovePodVolumesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod_uid of the removed pod. Required.
+	PodUid        string `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemovePodVolumesRequest) Reset() {
+	*x = RemovePodVolumesRequest{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemovePodVolumesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemovePodVolumesRequest) ProtoMessage() {}
+
+func (x *RemovePodVolumesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemovePodVolumesRequest.ProtoReflect.Descriptor instead.
+func (*RemovePodVolumesRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RemovePodVolumesRequest) GetPodUid() string {
+	if x != nil {
+		return x.PodUid
+	}
+	return ""
+}
+
+// RemovePodVolumesResponse is empty.
+type RemovePodVolumesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemovePodVolumesResponse) Reset() {
+	*x = RemovePodVolumesResponse{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemovePodVolumesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemovePodVolumesResponse) ProtoMessage() {}
+
+func (x *RemovePodVolumesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemovePodVolumesResponse.ProtoReflect.Descriptor instead.
+func (*RemovePodVolumesResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{29}
+}
+
 var File_syncpod_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
-	"\"syncpod/executor/v1/executor.proto\x12\x13syncpod.executor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/stream.proto\"\x9f\x01\n" +
+	"\"syncpod/executor/v1/executor.proto\x12\x13syncpod.executor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x17syncpod/v1/config.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/stream.proto\"\x87\x02\n" +
 	"\x13ApplyActionsRequest\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x123\n" +
 	"\bobserved\x18\x02 \x01(\v2\x17.syncpod.v1.ObservedPodR\bobserved\x120\n" +
-	"\aactions\x18\x03 \x01(\v2\x16.syncpod.v1.PodActionsR\aactions\"\xa3\x01\n" +
+	"\aactions\x18\x03 \x01(\v2\x16.syncpod.v1.PodActionsR\aactions\x127\n" +
+	"\vconfig_maps\x18\x8c\x01 \x03(\v2\x15.syncpod.v1.ConfigMapR\n" +
+	"configMaps\x12-\n" +
+	"\asecrets\x18\x8d\x01 \x03(\v2\x12.syncpod.v1.SecretR\asecrets\"\xa3\x01\n" +
 	"\x14ApplyActionsResponse\x125\n" +
 	"\x05steps\x18\x01 \x03(\v2\x1f.syncpod.executor.v1.StepResultR\x05steps\x12\x1d\n" +
 	"\n" +
@@ -1862,7 +2087,18 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x05stdin\x18\x02 \x01(\bR\x05stdin\x12\x10\n" +
 	"\x03tty\x18\x03 \x01(\bR\x03tty\"B\n" +
 	"\x0eAttachResponse\x120\n" +
-	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output*\x97\x02\n" +
+	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output\"\xa2\x01\n" +
+	"\x17UpdatePodVolumesRequest\x12!\n" +
+	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x126\n" +
+	"\vconfig_maps\x18\x02 \x03(\v2\x15.syncpod.v1.ConfigMapR\n" +
+	"configMaps\x12,\n" +
+	"\asecrets\x18\x03 \x03(\v2\x12.syncpod.v1.SecretR\asecrets\"L\n" +
+	"\x18UpdatePodVolumesResponse\x12\x18\n" +
+	"\aupdated\x18\x01 \x03(\tR\aupdated\x12\x16\n" +
+	"\x06errors\x18\x02 \x03(\tR\x06errors\"2\n" +
+	"\x17RemovePodVolumesRequest\x12\x17\n" +
+	"\apod_uid\x18\x01 \x01(\tR\x06podUid\"\x1a\n" +
+	"\x18RemovePodVolumesResponse*\x97\x02\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -1879,7 +2115,7 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +
 	"\x0eOUTCOME_FAILED\x10\x02\x12\x13\n" +
-	"\x0fOUTCOME_SKIPPED\x10\x032\xe4\a\n" +
+	"\x0fOUTCOME_SKIPPED\x10\x032\xc6\t\n" +
 	"\x0fExecutorService\x12c\n" +
 	"\fApplyActions\x12(.syncpod.executor.v1.ApplyActionsRequest\x1a).syncpod.executor.v1.ApplyActionsResponse\x12l\n" +
 	"\x0fRemoveResources\x12+.syncpod.executor.v1.RemoveResourcesRequest\x1a,.syncpod.executor.v1.RemoveResourcesResponse\x12c\n" +
@@ -1890,7 +2126,9 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x04Exec\x12 .syncpod.executor.v1.ExecRequest\x1a!.syncpod.executor.v1.ExecResponse(\x010\x01\x12d\n" +
 	"\vPortForward\x12'.syncpod.executor.v1.PortForwardRequest\x1a(.syncpod.executor.v1.PortForwardResponse(\x010\x01\x12c\n" +
 	"\fListPodStats\x12(.syncpod.executor.v1.ListPodStatsRequest\x1a).syncpod.executor.v1.ListPodStatsResponse\x12U\n" +
-	"\x06Attach\x12\".syncpod.executor.v1.AttachRequest\x1a#.syncpod.executor.v1.AttachResponse(\x010\x01BAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
+	"\x06Attach\x12\".syncpod.executor.v1.AttachRequest\x1a#.syncpod.executor.v1.AttachResponse(\x010\x01\x12o\n" +
+	"\x10UpdatePodVolumes\x12,.syncpod.executor.v1.UpdatePodVolumesRequest\x1a-.syncpod.executor.v1.UpdatePodVolumesResponse\x12o\n" +
+	"\x10RemovePodVolumes\x12,.syncpod.executor.v1.RemovePodVolumesRequest\x1a-.syncpod.executor.v1.RemovePodVolumesResponseBAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_syncpod_executor_v1_executor_proto_rawDescOnce sync.Once
@@ -1905,98 +2143,113 @@ func file_syncpod_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_syncpod_executor_v1_executor_proto_goTypes = []any{
-	(Step)(0),                       // 0: syncpod.executor.v1.Step
-	(Outcome)(0),                    // 1: syncpod.executor.v1.Outcome
-	(*ApplyActionsRequest)(nil),     // 2: syncpod.executor.v1.ApplyActionsRequest
-	(*ApplyActionsResponse)(nil),    // 3: syncpod.executor.v1.ApplyActionsResponse
-	(*StepResult)(nil),              // 4: syncpod.executor.v1.StepResult
-	(*RemoveResourcesRequest)(nil),  // 5: syncpod.executor.v1.RemoveResourcesRequest
-	(*RemoveResourcesResponse)(nil), // 6: syncpod.executor.v1.RemoveResourcesResponse
-	(*RemoveResult)(nil),            // 7: syncpod.executor.v1.RemoveResult
-	(*ListBackoffsRequest)(nil),     // 8: syncpod.executor.v1.ListBackoffsRequest
-	(*ListBackoffsResponse)(nil),    // 9: syncpod.executor.v1.ListBackoffsResponse
-	(*BackoffEntry)(nil),            // 10: syncpod.executor.v1.BackoffEntry
-	(*ResetBackoffRequest)(nil),     // 11: syncpod.executor.v1.ResetBackoffRequest
-	(*ResetBackoffResponse)(nil),    // 12: syncpod.executor.v1.ResetBackoffResponse
-	(*ExecSyncRequest)(nil),         // 13: syncpod.executor.v1.ExecSyncRequest
-	(*ExecSyncResponse)(nil),        // 14: syncpod.executor.v1.ExecSyncResponse
-	(*ContainerLogsRequest)(nil),    // 15: syncpod.executor.v1.ContainerLogsRequest
-	(*ContainerLogsResponse)(nil),   // 16: syncpod.executor.v1.ContainerLogsResponse
-	(*ExecRequest)(nil),             // 17: syncpod.executor.v1.ExecRequest
-	(*ExecStart)(nil),               // 18: syncpod.executor.v1.ExecStart
-	(*ExecResponse)(nil),            // 19: syncpod.executor.v1.ExecResponse
-	(*PortForwardRequest)(nil),      // 20: syncpod.executor.v1.PortForwardRequest
-	(*PortForwardStart)(nil),        // 21: syncpod.executor.v1.PortForwardStart
-	(*PortForwardResponse)(nil),     // 22: syncpod.executor.v1.PortForwardResponse
-	(*ListPodStatsRequest)(nil),     // 23: syncpod.executor.v1.ListPodStatsRequest
-	(*ListPodStatsResponse)(nil),    // 24: syncpod.executor.v1.ListPodStatsResponse
-	(*AttachRequest)(nil),           // 25: syncpod.executor.v1.AttachRequest
-	(*AttachStart)(nil),             // 26: syncpod.executor.v1.AttachStart
-	(*AttachResponse)(nil),          // 27: syncpod.executor.v1.AttachResponse
-	(*v1.Pod)(nil),                  // 28: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),          // 29: syncpod.v1.ObservedPod
-	(*v1.PodActions)(nil),           // 30: syncpod.v1.PodActions
-	(*timestamppb.Timestamp)(nil),   // 31: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 32: google.protobuf.Duration
-	(*v1.LogLine)(nil),              // 33: syncpod.v1.LogLine
-	(*v1.StreamInput)(nil),          // 34: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),         // 35: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),             // 36: syncpod.v1.PodStats
+	(Step)(0),                        // 0: syncpod.executor.v1.Step
+	(Outcome)(0),                     // 1: syncpod.executor.v1.Outcome
+	(*ApplyActionsRequest)(nil),      // 2: syncpod.executor.v1.ApplyActionsRequest
+	(*ApplyActionsResponse)(nil),     // 3: syncpod.executor.v1.ApplyActionsResponse
+	(*StepResult)(nil),               // 4: syncpod.executor.v1.StepResult
+	(*RemoveResourcesRequest)(nil),   // 5: syncpod.executor.v1.RemoveResourcesRequest
+	(*RemoveResourcesResponse)(nil),  // 6: syncpod.executor.v1.RemoveResourcesResponse
+	(*RemoveResult)(nil),             // 7: syncpod.executor.v1.RemoveResult
+	(*ListBackoffsRequest)(nil),      // 8: syncpod.executor.v1.ListBackoffsRequest
+	(*ListBackoffsResponse)(nil),     // 9: syncpod.executor.v1.ListBackoffsResponse
+	(*BackoffEntry)(nil),             // 10: syncpod.executor.v1.BackoffEntry
+	(*ResetBackoffRequest)(nil),      // 11: syncpod.executor.v1.ResetBackoffRequest
+	(*ResetBackoffResponse)(nil),     // 12: syncpod.executor.v1.ResetBackoffResponse
+	(*ExecSyncRequest)(nil),          // 13: syncpod.executor.v1.ExecSyncRequest
+	(*ExecSyncResponse)(nil),         // 14: syncpod.executor.v1.ExecSyncResponse
+	(*ContainerLogsRequest)(nil),     // 15: syncpod.executor.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),    // 16: syncpod.executor.v1.ContainerLogsResponse
+	(*ExecRequest)(nil),              // 17: syncpod.executor.v1.ExecRequest
+	(*ExecStart)(nil),                // 18: syncpod.executor.v1.ExecStart
+	(*ExecResponse)(nil),             // 19: syncpod.executor.v1.ExecResponse
+	(*PortForwardRequest)(nil),       // 20: syncpod.executor.v1.PortForwardRequest
+	(*PortForwardStart)(nil),         // 21: syncpod.executor.v1.PortForwardStart
+	(*PortForwardResponse)(nil),      // 22: syncpod.executor.v1.PortForwardResponse
+	(*ListPodStatsRequest)(nil),      // 23: syncpod.executor.v1.ListPodStatsRequest
+	(*ListPodStatsResponse)(nil),     // 24: syncpod.executor.v1.ListPodStatsResponse
+	(*AttachRequest)(nil),            // 25: syncpod.executor.v1.AttachRequest
+	(*AttachStart)(nil),              // 26: syncpod.executor.v1.AttachStart
+	(*AttachResponse)(nil),           // 27: syncpod.executor.v1.AttachResponse
+	(*UpdatePodVolumesRequest)(nil),  // 28: syncpod.executor.v1.UpdatePodVolumesRequest
+	(*UpdatePodVolumesResponse)(nil), // 29: syncpod.executor.v1.UpdatePodVolumesResponse
+	(*RemovePodVolumesRequest)(nil),  // 30: syncpod.executor.v1.RemovePodVolumesRequest
+	(*RemovePodVolumesResponse)(nil), // 31: syncpod.executor.v1.RemovePodVolumesResponse
+	(*v1.Pod)(nil),                   // 32: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 33: syncpod.v1.ObservedPod
+	(*v1.PodActions)(nil),            // 34: syncpod.v1.PodActions
+	(*v1.ConfigMap)(nil),             // 35: syncpod.v1.ConfigMap
+	(*v1.Secret)(nil),                // 36: syncpod.v1.Secret
+	(*timestamppb.Timestamp)(nil),    // 37: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),      // 38: google.protobuf.Duration
+	(*v1.LogLine)(nil),               // 39: syncpod.v1.LogLine
+	(*v1.StreamInput)(nil),           // 40: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 41: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),              // 42: syncpod.v1.PodStats
 }
 var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
-	28, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
-	29, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
-	30, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
-	4,  // 3: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
-	31, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
-	0,  // 5: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
-	1,  // 6: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	31, // 7: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
-	32, // 8: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
-	7,  // 9: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
-	1,  // 10: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	10, // 11: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
-	32, // 12: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
-	31, // 13: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
-	31, // 14: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
-	32, // 15: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
-	31, // 16: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	33, // 17: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	18, // 18: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
-	34, // 19: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	35, // 20: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
-	21, // 21: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
-	36, // 22: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
-	26, // 23: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
-	34, // 24: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
-	35, // 25: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	2,  // 26: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
-	5,  // 27: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
-	8,  // 28: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
-	11, // 29: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
-	13, // 30: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
-	15, // 31: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
-	17, // 32: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
-	20, // 33: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
-	23, // 34: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
-	25, // 35: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
-	3,  // 36: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
-	6,  // 37: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
-	9,  // 38: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
-	12, // 39: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
-	14, // 40: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
-	16, // 41: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
-	19, // 42: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
-	22, // 43: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
-	24, // 44: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
-	27, // 45: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
-	36, // [36:46] is the sub-list for method output_type
-	26, // [26:36] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	32, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
+	33, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
+	34, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
+	35, // 3: syncpod.executor.v1.ApplyActionsRequest.config_maps:type_name -> syncpod.v1.ConfigMap
+	36, // 4: syncpod.executor.v1.ApplyActionsRequest.secrets:type_name -> syncpod.v1.Secret
+	4,  // 5: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
+	37, // 6: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
+	0,  // 7: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
+	1,  // 8: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
+	37, // 9: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
+	38, // 10: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
+	7,  // 11: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
+	1,  // 12: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
+	10, // 13: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
+	38, // 14: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
+	37, // 15: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
+	37, // 16: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
+	38, // 17: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
+	37, // 18: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	39, // 19: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	18, // 20: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
+	40, // 21: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	41, // 22: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	21, // 23: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
+	42, // 24: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	26, // 25: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
+	40, // 26: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	41, // 27: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	32, // 28: syncpod.executor.v1.UpdatePodVolumesRequest.pod:type_name -> syncpod.v1.Pod
+	35, // 29: syncpod.executor.v1.UpdatePodVolumesRequest.config_maps:type_name -> syncpod.v1.ConfigMap
+	36, // 30: syncpod.executor.v1.UpdatePodVolumesRequest.secrets:type_name -> syncpod.v1.Secret
+	2,  // 31: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
+	5,  // 32: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
+	8,  // 33: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
+	11, // 34: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
+	13, // 35: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
+	15, // 36: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
+	17, // 37: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
+	20, // 38: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
+	23, // 39: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
+	25, // 40: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
+	28, // 41: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:input_type -> syncpod.executor.v1.UpdatePodVolumesRequest
+	30, // 42: syncpod.executor.v1.ExecutorService.RemovePodVolumes:input_type -> syncpod.executor.v1.RemovePodVolumesRequest
+	3,  // 43: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
+	6,  // 44: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
+	9,  // 45: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
+	12, // 46: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
+	14, // 47: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
+	16, // 48: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
+	19, // 49: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
+	22, // 50: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
+	24, // 51: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
+	27, // 52: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
+	29, // 53: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:output_type -> syncpod.executor.v1.UpdatePodVolumesResponse
+	31, // 54: syncpod.executor.v1.ExecutorService.RemovePodVolumes:output_type -> syncpod.executor.v1.RemovePodVolumesResponse
+	43, // [43:55] is the sub-list for method output_type
+	31, // [31:43] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_executor_v1_executor_proto_init() }
@@ -2011,7 +2264,7 @@ func file_syncpod_executor_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_executor_v1_executor_proto_rawDesc), len(file_syncpod_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   26,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
