@@ -13,38 +13,46 @@ import (
 // containerOptions gathers what the kubelet's generateContainerConfig
 // looks up before it builds a container config: the image's user (and the
 // runAsNonRoot check against it), the pod's hosts file and a fresh
-// termination-log file. An error refuses the start with
+// termination-log file, then the pod's volumes, the container's volume
+// mounts and its environment (env sources, the downward API), returned as
+// env. The kubelet's default mounts are added after the volume mounts and
+// yield to them. An error refuses the start with
 // CreateContainerConfigError, as the kubelet does; an unreachable runtime
 // is returned as is (the caller aborts the pass).
-func (p *pass) containerOptions(ctx context.Context, c *syncpodv1.Container) (ContainerOptions, error) {
+func (p *pass) containerOptions(ctx context.Context, c *syncpodv1.Container) (ContainerOptions, []*runtimeapi.KeyValue, error) {
 	opts := ContainerOptions{Security: p.r.security, MemoryCapacity: p.r.memCap}
 	st, err := p.r.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: c.GetImage()}, false)
 	if err != nil {
-		return opts, err
+		return opts, nil, err
 	}
 	opts.Image = imageUser(st.GetImage())
 	if err := VerifyRunAsNonRoot(p.pod, c, opts.Image); err != nil {
-		return opts, err
+		return opts, nil, err
 	}
+	mounts, env, err := p.containerVolumesAndEnv(ctx, c)
+	if err != nil {
+		return opts, nil, err
+	}
+	opts.Mounts = mounts
 	if p.r.podRoot == "" {
-		return opts, nil
+		return opts, env, nil
 	}
 	hosts := ""
 	ips, err := p.podIPs(ctx)
 	if err != nil {
-		return opts, err
+		return opts, nil, err
 	}
 	if p.pod.GetSpec().GetHostNetwork() || len(ips) > 0 {
 		if hosts, err = p.r.writeHostsFile(p.pod, ips); err != nil {
-			return opts, fmt.Errorf("write the pod's hosts file: %w", err)
+			return opts, nil, fmt.Errorf("write the pod's hosts file: %w", err)
 		}
 	}
 	termLog, err := p.r.newTerminationLog(p.pod, c.GetName())
 	if err != nil {
-		return opts, fmt.Errorf("create the termination log: %w", err)
+		return opts, nil, fmt.Errorf("create the termination log: %w", err)
 	}
-	opts.Mounts = defaultMounts(c, nil, hosts, termLog)
-	return opts, nil
+	opts.Mounts = append(opts.Mounts, defaultMounts(c, opts.Mounts, hosts, termLog)...)
+	return opts, env, nil
 }
 
 // podIPs are the IPs of the sandbox the pass starts containers in: from

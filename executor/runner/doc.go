@@ -19,10 +19,14 @@
 // and starts the container, filled as the kubelet fills its CRI configs
 // (security.go: seccomp, masked and read-only paths, OOM score by QoS,
 // security context, the runAsNonRoot refusal; podfiles.go: the managed
-// /etc/hosts and termination-log mounts under Config.PodDir, DNS). A
-// container's postStart hook runs right after its start and its preStop
-// hook before its stop, within the grace period (hooks.go), each reported
-// as a hook step. Steps for one pod are serialized; different
+// /etc/hosts and termination-log mounts under Config.PodDir, DNS). Before
+// the create, the pod's volumes are set up (Config.Volumes, package
+// volumes) and the container's mounts and environment (env sources, the
+// downward API) resolved: a missing ConfigMap, Secret, key or volume
+// source fails the start with CreateContainerConfigError. A container's
+// postStart hook runs right after its start and its preStop hook before
+// its stop, within the grace period (hooks.go), each reported as a hook
+// step. Steps for one pod are serialized; different
 // pods run in parallel up to a bound. A runtime that cannot be reached
 // aborts the pass with cri.ErrUnavailable.
 package runner

@@ -86,7 +86,7 @@ func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs [
 }
 
 // removePodDirIfGone removes the pod's directory (hosts file, termination
-// logs) once the runtime lists no sandbox of the pod any more. A failure
+// logs, volumes) under the pod's lock once the runtime lists no sandbox of the pod any more. A failure
 // is logged: the files are small and a later removal retries.
 func (r *Runner) removePodDirIfGone(ctx context.Context, uid string) {
 	if r.podRoot == "" || uid == "" || strings.ContainsAny(uid, "/\\") || uid == "." || uid == ".." {
@@ -96,7 +96,20 @@ func (r *Runner) removePodDirIfGone(ctx context.Context, uid string) {
 	if err != nil || len(left) > 0 {
 		return
 	}
-	if err := os.RemoveAll(filepath.Join(r.podRoot, uid)); err != nil {
+	release, err := r.lockPod(ctx, uid)
+	if err != nil {
+		return
+	}
+	defer release()
+	if r.volumes != nil {
+		// The volume manager unmounts its tmpfs volumes before it deletes
+		// its pod directory (the same <pod-dir>/<uid> in the executor).
+		err = r.volumes.Remove(uid)
+	}
+	if err == nil {
+		err = os.RemoveAll(filepath.Join(r.podRoot, uid))
+	}
+	if err != nil {
 		r.log.Warn("cannot remove the pod directory", "pod_uid", uid, "err", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -73,6 +74,12 @@ type Config struct {
 	// MemoryCapacity is the node's memory in bytes for Burstable OOM
 	// scores; 0 means MachineMemory().
 	MemoryCapacity int64
+	// Volumes materialises pod volumes; nil refuses pods with volumes
+	// (CreateContainerConfigError).
+	Volumes *volumes.Manager
+	// NodeName and HostIP answer the downward API's spec.nodeName and
+	// status.hostIP.
+	NodeName, HostIP string
 }
 
 // Runner carries out change sets. Safe for concurrent use.
@@ -94,6 +101,9 @@ type Runner struct {
 	resolvConf string
 	security   SecurityOptions
 	memCap     int64
+	volumes    *volumes.Manager
+	// nodeName and hostIP feed the downward API.
+	nodeName, hostIP string
 }
 
 type podLock struct {
@@ -141,6 +151,7 @@ func New(cfg Config) (*Runner, error) {
 		podLock: map[string]*podLock{},
 		podRoot: cfg.PodDir, hostsFile: cfg.HostsFile, resolvConf: cfg.ResolvConf,
 		security: cfg.Security, memCap: cfg.MemoryCapacity,
+		volumes: cfg.Volumes, nodeName: cfg.NodeName, hostIP: cfg.HostIP,
 	}, nil
 }
 
@@ -201,6 +212,8 @@ type pass struct {
 	retryAt   time.Time
 	// releaseSlot gives back the MaxParallelPods slot; nil until taken.
 	releaseSlot func()
+	// src are the ConfigMaps and Secrets the pod may read.
+	src volumes.Sources
 }
 
 // ApplyActions carries out actions for pod, planned from observed. The
@@ -208,6 +221,10 @@ type pass struct {
 // waiting, runtime unavailable, back-off store failure); step failures are
 // reported in the response.
 func (r *Runner) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
+	return r.applyActions(ctx, pod, observed, actions, volumes.Sources{})
+}
+
+func (r *Runner) applyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions, src volumes.Sources) (*executorv1.ApplyActionsResponse, error) {
 	release, err := r.lockPod(ctx, pod.GetUid())
 	if err != nil {
 		return nil, err
@@ -216,7 +233,7 @@ func (r *Runner) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed 
 	if observed == nil {
 		observed = &syncpodv1.ObservedPod{}
 	}
-	p := &pass{r: r, pod: pod, observed: observed, actions: actions, sandboxID: actions.GetSandboxId()}
+	p := &pass{r: r, pod: pod, observed: observed, actions: actions, sandboxID: actions.GetSandboxId(), src: src}
 	calls := &cri.CallLog{}
 	p.run(cri.WithCallLog(ctx, calls))
 	if p.releaseSlot != nil {

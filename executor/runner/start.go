@@ -89,7 +89,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if newest != nil {
 		restartCount = newest.GetRestartCount() + 1
 	}
-	opts, err := p.containerOptions(ctx, c)
+	opts, env, err := p.containerOptions(ctx, c)
 	if err != nil {
 		if p.fatal(err) {
 			return false
@@ -100,6 +100,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if err != nil {
 		return failed("CreateContainerConfigError", err.Error())
 	}
+	cfg.Envs = env
 	sbCfg := p.sandboxConfig()
 	if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), name), 0o755); err != nil {
 		return failed("CreateContainerConfigError", fmt.Sprintf("create container log directory: %v", err))

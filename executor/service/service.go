@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 )
 
@@ -40,7 +41,8 @@ func (s *Service) ApplyActions(ctx context.Context, req *executorv1.ApplyActions
 	if err := validate.ApplyActions(req); err != nil {
 		return nil, ToGRPC(err)
 	}
-	resp, err := s.runner.ApplyActions(ctx, req.GetPod(), req.GetObserved(), req.GetActions())
+	resp, err := s.runner.ApplyActionsWithSources(ctx, req.GetPod(), req.GetObserved(), req.GetActions(),
+		volumes.NewSources(req.GetConfigMaps(), req.GetSecrets()))
 	return resp, ToGRPC(err)
 }
 

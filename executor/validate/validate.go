@@ -70,6 +70,7 @@ func ApplyActions(req *executorv1.ApplyActionsRequest) error {
 			l.Add("observed.uid", "%s is not the pod's uid %s", fielderr.Quote(o.GetUid()), fielderr.Quote(pod.GetUid()))
 		}
 	}
+	configObjects(&l, req.GetConfigMaps(), req.GetSecrets())
 	if a == nil {
 		l.Add("actions", "required")
 		return l.Err()

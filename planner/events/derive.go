@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
@@ -22,6 +23,7 @@ const (
 	ReasonErrImageNeverPull      = "ErrImageNeverPull"
 	ReasonFailedPostStartHook    = "FailedPostStartHook"
 	ReasonFailedPreStopHook      = "FailedPreStopHook"
+	ReasonFailedMount            = "FailedMount"
 )
 
 // Step failure reasons reported by the executor (StepResult.reason).
@@ -60,6 +62,11 @@ var (
 //     container" (R-11.3); any other failure: Warning Failed "Error: <reason>".
 //
 // Steps skipped because an earlier step failed give no event.
+// failedMountPrefix starts the executor's message for a volume that could
+// not be set up (the kubelet's MountVolume.SetUp text): such a failed start
+// is a FailedMount event as well.
+const failedMountPrefix = "MountVolume.SetUp failed"
+
 func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *executorv1.ApplyActionsResponse, at time.Time) []*syncpodv1.Event {
 	var out []*syncpodv1.Event
 	add := func(typ syncpodv1.EventType, reason, container, format string, args ...any) {
@@ -140,6 +147,9 @@ func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *ex
 			case reason == stepImagePullBackOff:
 				add(normal, ReasonBackOff, name, "Back-off pulling image %q", images[name])
 			case reason == stepErrImagePull || reason == stepInvalidImageName:
+				add(warning, ReasonFailed, name, "Error: %s", reason)
+			case failed && strings.HasPrefix(msg, failedMountPrefix):
+				add(warning, ReasonFailedMount, name, "%s", msg)
 				add(warning, ReasonFailed, name, "Error: %s", reason)
 			case failed:
 				add(warning, ReasonFailed, name, "Error: %s", orDefault(msg, reason))

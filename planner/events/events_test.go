@@ -189,6 +189,19 @@ func TestFromApplyResult(t *testing.T) {
 			},
 		},
 		{
+			name:    "missing volume source: FailedMount and Failed (issue 13)",
+			actions: &syncpodv1.PodActions{},
+			steps: []*executorv1.StepResult{
+				step(executorv1.Step_STEP_START_CONTAINER, "web", failed, "CreateContainerConfigError", `MountVolume.SetUp failed for volume "cfg" : configmap "web" not found`),
+				step(executorv1.Step_STEP_START_CONTAINER, "side", failed, "CreateContainerConfigError", `secret "creds" not found`),
+			},
+			want: []string{
+				`WARNING FailedMount web: MountVolume.SetUp failed for volume "cfg" : configmap "web" not found`,
+				"WARNING Failed web: Error: CreateContainerConfigError",
+				`WARNING Failed side: Error: secret "creds" not found`,
+			},
+		},
+		{
 			name:    "crash-loop back-off (R-11.3)",
 			actions: &syncpodv1.PodActions{},
 			steps: []*executorv1.StepResult{

@@ -1,5 +1,6 @@
-// Package manifest reads static pod manifests: Kubernetes v1 Pod objects in
-// YAML or JSON, converted to syncpod's Pod.
+// Package manifest reads static pod manifests: Kubernetes v1 Pod,
+// ConfigMap and Secret objects in YAML or JSON, converted to syncpod's Pod,
+// ConfigMap and Secret (ParseObjects; Parse returns the pods).
 //
 // # What is accepted
 //
@@ -13,18 +14,24 @@
 //
 // Every field that is set (non-empty) and that syncpod does not implement
 // is reported with its field path, e.g.
-// "spec.containers[0].volumeMounts: not supported". Fields that only matter
+// "spec.volumes[0].nfs: not supported". Fields that only matter
 // to a cluster (scheduling hints, server-set metadata, status,
 // terminationMessagePath...) are warnings and the pod is still accepted;
-// everything else (volumes, securityContext, lifecycle hooks, envFrom,
-// env[].valueFrom, grpc probes, named probe ports, resources other than cpu
-// and memory, unknown fields...) is an error and the file is refused. What
-// is converted: metadata name, namespace, uid, labels and annotations; the
-// pod's restart policy, termination grace period, host network and
-// hostname; init and regular containers with image, command, args, working
-// dir, env values, pull policy, container restart policy and restart policy
-// rules, ports, cpu/memory requests and limits, and exec, tcpSocket and
-// httpGet probes with their timing fields.
+// everything else (volume types other than emptyDir, hostPath, configMap,
+// secret, projected and downwardAPI, securityContext, lifecycle hooks, grpc
+// probes, named probe ports, resources other than cpu and memory, unknown
+// fields...) is an error and the file is refused. What is converted:
+// metadata name, namespace, uid, labels and annotations; the pod's restart
+// policy, termination grace period, host network, hostname and volumes (a
+// volume naming no source is an emptyDir, as the API server defaults it);
+// init and regular containers with image, command, args, working dir, env
+// values and valueFrom (fieldRef, resourceFieldRef, configMapKeyRef,
+// secretKeyRef), envFrom, volumeMounts, pull policy, container restart
+// policy and restart policy rules, ports, cpu/memory requests and limits,
+// and exec, tcpSocket and httpGet probes with their timing fields. A
+// ConfigMap keeps data, binaryData and immutable; a Secret data (base64),
+// stringData (merged into data, winning), type and immutable. Secret
+// values never appear in an Issue.
 //
 // # Watching a directory
 //

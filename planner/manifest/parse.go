@@ -75,37 +75,15 @@ const MaxSize = 1 << 20
 var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?\r?$`)
 
 // Parse converts the Pod documents in data. It returns the pods, the
-// warnings, and a *ParseError listing every error (then no pods).
+// warnings, and a *ParseError listing every error (then no pods). v1
+// ConfigMap and Secret documents are parsed and checked too (an error in
+// one refuses the file) but not returned: ParseObjects returns them.
 func Parse(data []byte) ([]*syncpodv1.Pod, []Issue, error) {
-	if len(data) > MaxSize {
-		return nil, nil, &ParseError{Issues: []Issue{{Path: "(file)", Message: fmt.Sprintf("larger than %d bytes", MaxSize), Severity: Error}}}
+	objs, warns, err := ParseObjects(data)
+	if err != nil {
+		return nil, warns, err
 	}
-	var (
-		pods   []*syncpodv1.Pod
-		issues []Issue
-	)
-	for i, doc := range splitDocuments(data) {
-		p, is := parseDocument(doc)
-		for j := range is {
-			is[j].Doc = i
-		}
-		issues = append(issues, is...)
-		if p != nil {
-			pods = append(pods, p)
-		}
-	}
-	var errs, warns []Issue
-	for _, is := range issues {
-		if is.Severity == Error {
-			errs = append(errs, is)
-		} else {
-			warns = append(warns, is)
-		}
-	}
-	if len(errs) > 0 {
-		return nil, warns, &ParseError{Issues: errs}
-	}
-	return pods, warns, nil
+	return objs.Pods, warns, nil
 }
 
 // splitDocuments splits YAML documents on "---" lines, dropping empty ones
@@ -202,6 +180,7 @@ func (c *converter) pod(kp *corev1.Pod) *syncpodv1.Pod {
 		c.errorf("spec.restartPolicy", "must be Always, OnFailure or Never, got %q", kp.Spec.RestartPolicy)
 	}
 	c.specExtras(kp, p.Spec)
+	p.Spec.Volumes = c.volumes(kp.Spec.Volumes)
 	for i := range kp.Spec.InitContainers {
 		p.Spec.InitContainers = append(p.Spec.InitContainers, c.container(fmt.Sprintf("spec.initContainers[%d]", i), &kp.Spec.InitContainers[i]))
 	}
@@ -222,9 +201,12 @@ func (c *converter) container(path string, kc *corev1.Container) *syncpodv1.Cont
 		StdinOnce:  kc.StdinOnce,
 		Tty:        kc.TTY,
 	}
-	for _, e := range kc.Env {
-		out.Env = append(out.Env, &syncpodv1.EnvVar{Name: e.Name, Value: e.Value})
+	for i, e := range kc.Env {
+		out.Env = append(out.Env, &syncpodv1.EnvVar{Name: e.Name, Value: e.Value,
+			ValueFrom: c.envValueFrom(fmt.Sprintf("%s.env[%d].valueFrom", path, i), e.ValueFrom)})
 	}
+	out.EnvFrom = c.envFrom(kc.EnvFrom)
+	out.VolumeMounts = c.volumeMounts(path, kc.VolumeMounts)
 	switch kc.ImagePullPolicy {
 	case "":
 	case corev1.PullAlways:
@@ -379,7 +361,9 @@ func podSchema() *schema {
 	container := obj(map[string]*schema{
 		"name": leaf(), "image": leaf(), "command": listOf(leaf()), "args": listOf(leaf()), "workingDir": leaf(),
 		"stdin": leaf(), "stdinOnce": leaf(), "tty": leaf(),
-		"env":             listOf(obj(map[string]*schema{"name": leaf(), "value": leaf()})),
+		"env":             envSchema(),
+		"envFrom":         envFromSchema(),
+		"volumeMounts":    volumeMountSchema(),
 		"imagePullPolicy": leaf(),
 		"restartPolicy":   leaf(),
 		"restartPolicyRules": listOf(obj(map[string]*schema{
@@ -400,6 +384,7 @@ func podSchema() *schema {
 		"terminationGracePeriodSeconds": leaf(),
 		"hostNetwork":                   leaf(),
 		"hostname":                      leaf(),
+		"volumes":                       listOf(volumeSchema()),
 	})
 	maps.Copy(spec.fields, specExtrasSchema())
 	return obj(map[string]*schema{

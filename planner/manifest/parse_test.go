@@ -86,8 +86,8 @@ func TestParseDocuments(t *testing.T) {
 			wantErr: []string{"metadata.name: required"}},
 		{name: "bad enums", data: "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  restartPolicy: Sometimes\n  containers: [{name: c, image: i, imagePullPolicy: Maybe}]\n",
 			wantErr: []string{"spec.restartPolicy: must be", "spec.containers[0].imagePullPolicy: must be"}},
-		{name: "one bad document refuses the file", data: "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {volumes: [{name: v}]}\n",
-			wantErr: []string{"document 1: spec.volumes: not supported"}},
+		{name: "one bad document refuses the file", data: "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {volumes: [{name: v, nfs: {server: s, path: /}}]}\n",
+			wantErr: []string{"document 1: spec.volumes[0].nfs: not supported"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,15 +135,14 @@ func TestParseReportsEveryUnsupportedFieldWithItsPath(t *testing.T) {
 		got = append(got, is.Path)
 	}
 	want := []string{ // walk order (keys sorted), then conversion errors
-		"spec.containers[0].env[0].valueFrom",
-		"spec.containers[0].envFrom",
+		"spec.containers[0].env[0].valueFrom.fileKeyRef",
 		"spec.containers[0].imagePulPolicy",
 		"spec.containers[0].lifecycle.stopSignal",
 		"spec.containers[0].resources.limits.ephemeral-storage",
 		"spec.containers[0].securityContext.runAsUsr",
-		"spec.containers[0].volumeMounts",
+		"spec.containers[0].volumeMounts[0].subPathExpr",
 		"spec.securityContext.seLinuxOptions",
-		"spec.volumes",
+		"spec.volumes[0].persistentVolumeClaim",
 		"spec.containers[0].readinessProbe.httpGet.port",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -185,7 +184,7 @@ func TestParseRejectsHugeFiles(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"full.yaml", "two.yaml", "pod.json", "unsupported.yaml", "security.yaml"} {
+	for _, name := range []string{"full.yaml", "two.yaml", "pod.json", "unsupported.yaml", "security.yaml", "volumes.yaml"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

@@ -72,10 +72,15 @@ type Diff struct {
 	Changes []Change
 	// Errors sorted by file.
 	Errors []FileError
+	// ConfigChanges are the ConfigMaps and Secrets added, updated or
+	// removed, sorted by kind, namespace and name.
+	ConfigChanges []ConfigChange
 }
 
 // Empty reports a scan that found nothing new.
-func (d Diff) Empty() bool { return len(d.Changes) == 0 && len(d.Errors) == 0 }
+func (d Diff) Empty() bool {
+	return len(d.Changes) == 0 && len(d.Errors) == 0 && len(d.ConfigChanges) == 0
+}
 
 // Options configure a Source.
 type Options struct {
@@ -107,11 +112,15 @@ type Source struct {
 	opts  Options
 	files map[string]*fileState // by path
 	pods  map[string]owned      // desired pods by "namespace/name"
+	// configs are the desired ConfigMaps and Secrets (configsource.go).
+	configs map[string]ownedConfig
 }
 
 type fileState struct {
 	hash  [sha256.Size]byte
 	pods  []*syncpodv1.Pod // last good parse
+	cms   []*syncpodv1.ConfigMap
+	secs  []*syncpodv1.Secret
 	warns []Issue
 	err   error
 }
@@ -138,7 +147,7 @@ func NewSource(opts Options) *Source {
 			return t.C, t.Stop
 		}
 	}
-	return &Source{opts: opts, files: map[string]*fileState{}, pods: map[string]owned{}}
+	return &Source{opts: opts, files: map[string]*fileState{}, pods: map[string]owned{}, configs: map[string]ownedConfig{}}
 }
 
 // isManifest reports whether a directory entry is a manifest file: a
@@ -191,7 +200,8 @@ func (s *Source) Scan() (Diff, error) {
 		if st != nil && st.hash == sum {
 			continue // unchanged (a broken file was reported when it changed)
 		}
-		pods, warns, perr := Parse(data)
+		objs, warns, perr := ParseObjects(data)
+		pods := objs.Pods
 		if perr != nil {
 			diff.Errors = append(diff.Errors, s.fail(path, sum, perr)...)
 			continue
@@ -202,7 +212,7 @@ func (s *Source) Scan() (Diff, error) {
 			}
 			p.Annotations[SourceAnnotation] = SourceFile
 		}
-		s.files[path] = &fileState{hash: sum, pods: pods, warns: warns}
+		s.files[path] = &fileState{hash: sum, pods: pods, cms: objs.ConfigMaps, secs: objs.Secrets, warns: warns}
 	}
 	for path := range s.files {
 		if !seen[path] {
@@ -264,6 +274,7 @@ func (s *Source) Scan() (Diff, error) {
 		}
 	}
 	s.pods = desired
+	s.diffConfigs(&diff)
 
 	sort.Slice(diff.Changes, func(i, j int) bool { return podKey(diff.Changes[i].Pod) < podKey(diff.Changes[j].Pod) })
 	sort.SliceStable(diff.Errors, func(i, j int) bool { return diff.Errors[i].File < diff.Errors[j].File })

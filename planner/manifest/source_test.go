@@ -102,12 +102,12 @@ func TestSourceLifecycle(t *testing.T) {
 
 func TestSourceFileErrorCarriesParseIssues(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, "bad.yaml", podYAML("x", "i")+"  volumes: [{name: v}]\n")
+	write(t, dir, "bad.yaml", podYAML("x", "i")+"  volumes: [{name: v, nfs: {server: s, path: /}}]\n")
 	d, err := NewSource(Options{Dir: dir}).Scan()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Errors) != 1 || !strings.Contains(d.Errors[0].Err.Error(), "spec.volumes: not supported") {
+	if len(d.Errors) != 1 || !strings.Contains(d.Errors[0].Err.Error(), "spec.volumes[0].nfs: not supported") {
 		t.Errorf("errors = %v", d.Errors)
 	}
 }

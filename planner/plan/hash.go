@@ -46,7 +46,8 @@ const (
 //
 // Then, each only when set (so older hashes stay valid), the security
 // context, termination message path and policy, stdin, stdin_once and tty
-// (specHashExtras).
+// (specHashExtras), and volume_mounts, env_from and the env entries'
+// value_from (hash_volumes.go).
 //
 // Not hashed, because they never reach the CRI container config:
 // image_pull_policy, restart_policy, restart_policy_rules, the liveness,
@@ -111,6 +112,7 @@ func specHash(c *syncpodv1.Container) hasher {
 	h.str(r.GetLimits().GetCpu())
 	h.str(r.GetLimits().GetMemory())
 	specHashExtras(&h, c)
+	hashVolumeFields(&h, c)
 	return h
 }
 

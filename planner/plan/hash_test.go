@@ -3,6 +3,8 @@ package plan_test
 import (
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/syncpod/syncpod/planner/plan"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -131,5 +133,40 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 	b := &syncpodv1.Container{Name: "x", Resources: &syncpodv1.ResourceRequirements{}}
 	if plan.SpecHash(a) != plan.SpecHash(b) {
 		t.Error("absent and empty resources hash differently")
+	}
+}
+
+func TestSpecHashCoversMountsAndEnvSourcesOnlyWhenSet(t *testing.T) {
+	base := &syncpodv1.Container{Name: "web", Image: "nginx", Env: []*syncpodv1.EnvVar{{Name: "A", Value: "1"}}}
+	h0 := plan.SpecHash(base)
+	same := proto.Clone(base).(*syncpodv1.Container)
+	same.VolumeMounts, same.EnvFrom = []*syncpodv1.VolumeMount{}, nil
+	if plan.SpecHash(same) != h0 {
+		t.Fatal("empty new fields changed the hash")
+	}
+	variants := map[string]func(c *syncpodv1.Container){
+		"mount": func(c *syncpodv1.Container) { c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "v", MountPath: "/v"}} },
+		"mount readonly": func(c *syncpodv1.Container) {
+			c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "v", MountPath: "/v", ReadOnly: true}}
+		},
+		"envFrom": func(c *syncpodv1.Container) {
+			c.EnvFrom = []*syncpodv1.EnvFromSource{{ConfigMapRef: &syncpodv1.ConfigMapEnvSource{Name: "c"}}}
+		},
+		"valueFrom": func(c *syncpodv1.Container) {
+			c.Env[0].ValueFrom = &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_FieldRef{FieldRef: &syncpodv1.ObjectFieldSelector{FieldPath: "metadata.name"}}}
+		},
+		"valueFrom secret": func(c *syncpodv1.Container) {
+			c.Env[0].ValueFrom = &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_SecretKeyRef{SecretKeyRef: &syncpodv1.SecretKeySelector{Name: "s", Key: "k"}}}
+		},
+	}
+	seen := map[string]string{h0: "base"}
+	for name, mutate := range variants {
+		c := proto.Clone(base).(*syncpodv1.Container)
+		mutate(c)
+		h := plan.SpecHash(c)
+		if prev, dup := seen[h]; dup {
+			t.Errorf("%s hashes like %s", name, prev)
+		}
+		seen[h] = name
 	}
 }

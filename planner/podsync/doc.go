@@ -26,10 +26,17 @@
 //     step is an error, retried with back-off, so a container that cannot
 //     be stopped does not make it spin; a kill that succeeded asks to be
 //     synced again at once); once nothing of it runs, its containers and
-//     sandboxes are removed and only then is it dropped from the store;
+//     sandboxes are removed, then its volume directory, and only then is
+//     it dropped from the store;
 //   - a runtime pod with no record (an orphan, left over from a deletion
-//     while the planner was down) is killed, and once stopped removed; it
-//     has no record, so nothing is committed for it;
+//     while the planner was down) is killed, and once stopped removed with
+//     its volume directory; it has no record, so nothing is committed for
+//     it;
+//   - every sync of a pod that is not terminal, has a ready sandbox and
+//     configMap, secret, projected or downwardAPI volumes asks for those to
+//     be refreshed in place (RefreshVolumes; nothing restarts), whatever
+//     else it did; ConfigReferences names the ConfigMaps and Secrets a pod
+//     reads, which the caller sends with its change sets and refreshes;
 //   - Garbage lists what a desired pod no longer needs: exited containers
 //     beyond the newest of their name, stopped sandboxes beyond the newest.
 //

@@ -247,7 +247,7 @@ func (w *world) sync(args []string) (string, error) {
 func sameWork(a, b podsync.Work) bool {
 	return proto.Equal(a.Apply, b.Apply) && proto.Equal(a.Status, b.Status) && slices.EqualFunc(a.Events, b.Events, events.Same) &&
 		slices.Equal(a.Remove.Containers, b.Remove.Containers) && slices.Equal(a.Remove.Sandboxes, b.Remove.Sandboxes) &&
-		a.Drop == b.Drop && a.Wake.Equal(b.Wake) && fmt.Sprint(a.Err) == fmt.Sprint(b.Err)
+		a.Drop == b.Drop && a.RefreshVolumes == b.RefreshVolumes && a.RemoveVolumes == b.RemoveVolumes && a.Wake.Equal(b.Wake) && fmt.Sprint(a.Err) == fmt.Sprint(b.Err)
 }
 
 // carry commits, removes and drops as the syncer does, and describes it.

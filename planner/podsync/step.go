@@ -80,10 +80,12 @@ func forget(uid, namespace, name string) *PodRef {
 }
 
 // Work is what a step asks the caller to do, in this order: carry out
-// Apply (then step again) or Remove; commit Status, Events and LastActions
-// in one transaction; when Err is set, fail the sync (it is retried with
-// back-off); after a successful Remove with Drop, drop the pod from the
-// store and forget it; sync again at Wake.
+// Apply (then step again) or Remove; refresh the pod's volumes when
+// RefreshVolumes is set; commit Status, Events and LastActions in one
+// transaction; when Err is set, fail the sync (it is retried with
+// back-off); after a successful Remove, remove the pod's volume directory
+// when RemoveVolumes is set, then with Drop drop the pod from the store
+// and forget it; sync again at Wake.
 type Work struct {
 	// Pod is the pod Apply is for: the record's pod, or for an orphan a
 	// stand-in with its identity (the grace periods then come from the
@@ -95,6 +97,14 @@ type Work struct {
 	Remove Removal
 	// Drop: once Remove succeeded, drop the pod from the store.
 	Drop bool
+	// RefreshVolumes asks the executor to bring the pod's configMap,
+	// secret, projected and downwardAPI volumes up to date in place
+	// (nothing restarts); set on every sync of a desired pod that is not
+	// terminal and has a ready sandbox.
+	RefreshVolumes bool
+	// RemoveVolumes: once Remove succeeded, remove the pod's volume
+	// directory (a deleted pod, an orphan).
+	RemoveVolumes bool
 	// Status is the pod's status to store; nil: leave it.
 	Status *syncpodv1.PodStatus
 	// Events are the sync's events, to fold into the pod's list.
@@ -137,7 +147,7 @@ func Step(in Input) Work {
 		actions = plan.Compute(pod, in.Observed, in.Probes)
 	}
 	if actions == nil || plan.IsEmpty(actions) {
-		return withDeadline(in, Work{Status: status.Compute(statusInput(in, nil))})
+		return withVolumeRefresh(in, withDeadline(in, Work{Status: status.Compute(statusInput(in, nil))}))
 	}
 	return Work{Pod: pod, Apply: actions}
 }
@@ -171,7 +181,7 @@ func applied(in Input) Work {
 	if t := resp.GetRetryAt(); t != nil {
 		w.Wake = t.AsTime()
 	}
-	return withDeadline(in, w)
+	return withVolumeRefresh(in, withDeadline(in, w))
 }
 
 func statusInput(in Input, steps []*executorv1.StepResult) status.Input {
@@ -198,7 +208,7 @@ func terminate(in Input) Work {
 	}
 	r := everything(in.Observed)
 	r.Forget = forget(pod.GetUid(), pod.GetNamespace(), pod.GetName())
-	return Work{Remove: r, Drop: true}
+	return Work{Remove: r, RemoveVolumes: true, Drop: true}
 }
 
 // orphan kills a runtime pod nobody wants, and once it is stopped removes
@@ -217,7 +227,7 @@ func orphan(in Input) Work {
 		// With its last runtime objects go its log directory and back-offs.
 		r.Forget = forget(o.GetUid(), o.GetNamespace(), o.GetName())
 	}
-	return Work{Remove: r}
+	return Work{Remove: r, RemoveVolumes: true}
 }
 
 // Garbage lists what a desired pod no longer needs: exited containers

@@ -33,9 +33,9 @@ func toStatus(op string, err error) error {
 	switch {
 	case errors.Is(err, store.ErrInvalid):
 		return fielderr.Status(op, fielderr.Errors{{Message: err.Error()}}).Err()
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConfigNotFound):
 		return status.Errorf(codes.NotFound, "%s: %v", op, err)
-	case errors.Is(err, store.ErrUIDMismatch), errors.Is(err, store.ErrTerminating):
+	case errors.Is(err, store.ErrUIDMismatch), errors.Is(err, store.ErrTerminating), errors.Is(err, store.ErrImmutable):
 		return status.Errorf(codes.FailedPrecondition, "%s: %v", op, err)
 	case errors.Is(err, store.ErrClosed):
 		return status.Errorf(codes.Unavailable, "%s: %v", op, err)

@@ -13,6 +13,7 @@ import (
 type Service struct {
 	plannerv1.UnsafePlannerServiceServer
 	pods      PodStore
+	config    ConfigStore
 	executor  executorv1.ExecutorServiceClient
 	timelines Timelines
 }
@@ -33,11 +34,14 @@ type Options struct {
 	Executor executorv1.ExecutorServiceClient
 	// Timelines fills GetPod's last_sync. Nil leaves it unset.
 	Timelines Timelines
+	// Config is the ConfigMap and Secret store (config.go). Nil makes
+	// those RPCs Unavailable.
+	Config ConfigStore
 }
 
 // New returns the planner service.
 func New(opts Options) *Service {
-	return &Service{pods: opts.Pods, executor: opts.Executor, timelines: opts.Timelines}
+	return &Service{pods: opts.Pods, executor: opts.Executor, timelines: opts.Timelines, config: opts.Config}
 }
 
 // Plan is the dry run of computePodActions: it validates the request (every

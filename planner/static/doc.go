@@ -13,4 +13,9 @@
 // not (its file has to change first). A broken manifest leaves its pods as
 // they were and says so where their readers look: a Warning
 // FailedStaticManifest event on each of them.
+//
+// ConfigMaps and Secrets in the directory (config.go) are applied before
+// the pods of the same scan, removed ones deleted; one that may succeed
+// later is given back to the source (Source.RetryConfig), an invalid or
+// immutable one is not.
 package static

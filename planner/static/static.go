@@ -87,9 +87,11 @@ func (r *Reconciler) ForgetVanished(ctx context.Context) {
 	}
 }
 
-// Apply carries a manifest diff into the store and returns the changes to
-// try again on the next scan.
+// Apply carries a manifest diff into the store, its ConfigMaps and
+// Secrets first (ApplyConfig; the source retries those that failed on its
+// next scan), and returns the pod changes to try again on the next scan.
 func (r *Reconciler) Apply(ctx context.Context, d manifest.Diff) (retry []manifest.Change) {
+	r.opts.Source.RetryConfig(r.ApplyConfig(ctx, d))
 	for _, fe := range d.Errors {
 		r.log.Warn("static manifest refused; its pods are left as they were", "file", fe.File, "err", fe.Err)
 		for _, p := range fe.Kept {

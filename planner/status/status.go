@@ -15,15 +15,18 @@ import (
 
 // Waiting and terminated reasons, as the kubelet names them.
 const (
-	ReasonContainerCreating          = "ContainerCreating"
-	ReasonPodInitializing            = "PodInitializing"
-	ReasonCrashLoopBackOff           = "CrashLoopBackOff"
-	ReasonImagePullBackOff           = "ImagePullBackOff"
-	ReasonErrImagePull               = "ErrImagePull"
-	ReasonErrImageNeverPull          = "ErrImageNeverPull"
-	ReasonInvalidImageName           = "InvalidImageName"
-	ReasonCreateContainerError       = "CreateContainerError"
-	ReasonRunContainerError          = "RunContainerError"
+	ReasonContainerCreating    = "ContainerCreating"
+	ReasonPodInitializing      = "PodInitializing"
+	ReasonCrashLoopBackOff     = "CrashLoopBackOff"
+	ReasonImagePullBackOff     = "ImagePullBackOff"
+	ReasonErrImagePull         = "ErrImagePull"
+	ReasonErrImageNeverPull    = "ErrImageNeverPull"
+	ReasonInvalidImageName     = "InvalidImageName"
+	ReasonCreateContainerError = "CreateContainerError"
+	ReasonRunContainerError    = "RunContainerError"
+	// ReasonCreateContainerConfigError: the container's config cannot be
+	// made, e.g. a ConfigMap, Secret, key or volume it needs is missing
+	// (issue 13) or runAsNonRoot refuses its user.
 	ReasonCreateContainerConfigError = "CreateContainerConfigError"
 	ReasonPostStartHookError         = "PostStartHookError"
 	ReasonContainerStatusUnknown     = "ContainerStatusUnknown"

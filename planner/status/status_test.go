@@ -306,6 +306,17 @@ func TestCompute(t *testing.T) {
 			wantMsgHas: "not found",
 		},
 		{
+			name: "missing ConfigMap: CreateContainerConfigError, Pending",
+			pod:  mkPod(nil, []*syncpodv1.Container{ctr("web")}),
+			obs:  observed(),
+			steps: []*executorv1.StepResult{{Step: executorv1.Step_STEP_START_CONTAINER, Target: "web",
+				Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: "CreateContainerConfigError", Message: `configmap "cfg" not found`}},
+			wantPhase:  syncpodv1.PodPhase_POD_PHASE_PENDING,
+			wantCtrs:   []string{"web=waiting:CreateContainerConfigError"},
+			wantConds:  "Initialized=T ContainersReady=F:ContainersNotReady Ready=F:ContainersNotReady",
+			wantMsgHas: `configmap "cfg" not found`,
+		},
+		{
 			name: "image pull back-off: ImagePullBackOff",
 			pod:  mkPod(nil, []*syncpodv1.Container{ctr("web")}),
 			steps: []*executorv1.StepResult{{Step: executorv1.Step_STEP_PULL_IMAGE, Target: "web",

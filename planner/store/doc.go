@@ -43,5 +43,9 @@
 //     run in order, in one transaction; a file newer than this code is
 //     refused (ErrSchemaTooNew).
 //
+// ConfigMaps and Secrets live in their own buckets beside the pods
+// (config.go documents them); they are created on first write, so they
+// need no migration.
+//
 // Time comes from an injected clock, so records are deterministic in tests.
 package store

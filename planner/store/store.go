@@ -57,6 +57,9 @@ type Store struct {
 	// failCommit, set only by this package's tests, fails a CommitSync
 	// after it changed the record, before the transaction commits.
 	failCommit func() error
+	// cfgCh signals ConfigMap and Secret changes (config.go).
+	cfgOnce sync.Once
+	cfgCh   chan struct{}
 }
 
 // Open opens (creating if needed) the database at opts.Path and brings its

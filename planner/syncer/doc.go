@@ -13,17 +13,28 @@
 // goes to the executor and its answer is handed back to a second step; the
 // sync's events, last actions and status are then committed in one store
 // transaction (store.CommitSync); containers and sandboxes to remove are
-// removed, and a deleted pod whose removal succeeded is dropped from the
+// removed, and a deleted pod whose removal succeeded has its volume
+// directory removed (Executor.RemovePodVolumes) and is dropped from the
 // store. Syncs are triggered by desired changes (a store watch: new pods,
 // spec or deletion changes — not the status writes of the syncs
 // themselves), by PLEG lifecycle events (a Watch stream, reconnected with
 // back-off and followed by a resync of everything), by a periodic resync,
 // by probe result changes and at the instant an executor back-off expires.
 //
+// ConfigMaps and Secrets (config.go): every change set carries the ones
+// the pod references (podsync.ConfigReferences), read in one transaction,
+// so the executor resolves volumes and env at container start; when a
+// step asks for it (Work.RefreshVolumes: a running pod with configMap,
+// secret, projected or downwardAPI volumes, on every sync) the executor
+// refreshes them in place (Executor.UpdatePodVolumes: nothing restarts);
+// a committed ConfigMap or Secret change syncs at once every pod that
+// references one.
+//
 // Housekeeping, periodically: runtime pods labelled as syncpod's that are
 // not desired are stepped as orphans (killed through the same apply path
-// as any sync, removed once stopped), once a status read after the store
-// was found without them still shows them (the PLEG's list lags the
-// runtime, so a pod whose worker has just removed it is no orphan); what a
-// desired pod no longer needs (podsync.Garbage) is removed.
+// as any sync, removed with their volume directory once stopped), once a
+// status read after the store was found without them still shows them
+// (the PLEG's list lags the runtime, so a pod whose worker has just
+// removed it is no orphan); what a desired pod no longer needs
+// (podsync.Garbage) is removed.
 package syncer

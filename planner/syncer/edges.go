@@ -35,16 +35,30 @@ type EventStream interface {
 	Recv() (*plegv1.PodLifecycleEvent, error)
 }
 
+// Config holds the ConfigMaps and Secrets a pod references
+// (podsync.ConfigReferences), sent with its change sets and volume
+// refreshes so the executor resolves volumes and env from them.
+type Config struct {
+	ConfigMaps []*syncpodv1.ConfigMap
+	Secrets    []*syncpodv1.Secret
+}
+
 // Executor is what the sync loop needs of the executor. Implementations
 // must be safe for concurrent use.
 type Executor interface {
 	// ApplyActions carries out a change set for pod (SyncPod steps 2-6)
 	// and returns the per-step results. An error means the call itself
 	// failed; the runtime may still have changed.
-	ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error)
+	ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions, cfg Config) (*executorv1.ApplyActionsResponse, error)
 	// RemoveResources removes containers and sandboxes and returns one
 	// result per id.
 	RemoveResources(ctx context.Context, r podsync.Removal) ([]*executorv1.RemoveResult, error)
+	// UpdatePodVolumes rewrites the pod's config-fed volumes whose content
+	// changed (nothing restarts) and returns the volumes rewritten and
+	// the per-volume errors ("name: message").
+	UpdatePodVolumes(ctx context.Context, pod *syncpodv1.Pod, cfg Config) (updated, errs []string, err error)
+	// RemovePodVolumes removes a gone pod's volume directory.
+	RemovePodVolumes(ctx context.Context, uid string) error
 	// ExecSync runs exec probes.
 	prober.Execer
 }
@@ -92,8 +106,19 @@ type grpcExecutor struct {
 	c executorv1.ExecutorServiceClient
 }
 
-func (e grpcExecutor) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
-	return e.c.ApplyActions(ctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions})
+func (e grpcExecutor) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions, cfg Config) (*executorv1.ApplyActionsResponse, error) {
+	return e.c.ApplyActions(ctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions,
+		ConfigMaps: cfg.ConfigMaps, Secrets: cfg.Secrets})
+}
+
+func (e grpcExecutor) UpdatePodVolumes(ctx context.Context, pod *syncpodv1.Pod, cfg Config) ([]string, []string, error) {
+	resp, err := e.c.UpdatePodVolumes(ctx, &executorv1.UpdatePodVolumesRequest{Pod: pod, ConfigMaps: cfg.ConfigMaps, Secrets: cfg.Secrets})
+	return resp.GetUpdated(), resp.GetErrors(), err
+}
+
+func (e grpcExecutor) RemovePodVolumes(ctx context.Context, uid string) error {
+	_, err := e.c.RemovePodVolumes(ctx, &executorv1.RemovePodVolumesRequest{PodUid: uid})
+	return err
 }
 
 func (e grpcExecutor) RemoveResources(ctx context.Context, r podsync.Removal) ([]*executorv1.RemoveResult, error) {

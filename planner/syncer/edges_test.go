@@ -75,3 +75,46 @@ func TestGRPCExecutorMapsRemovalsAndProbeTimeouts(t *testing.T) {
 		t.Errorf("ExecSync on a deadline = %v, want context.DeadlineExceeded (the prober's timeout)", err)
 	}
 }
+
+// volumeExecutorClient records the config and volume requests.
+type volumeExecutorClient struct {
+	executorv1.ExecutorServiceClient
+	applied *executorv1.ApplyActionsRequest
+	updated *executorv1.UpdatePodVolumesRequest
+	removed *executorv1.RemovePodVolumesRequest
+}
+
+func (c *volumeExecutorClient) ApplyActions(_ context.Context, in *executorv1.ApplyActionsRequest, _ ...grpc.CallOption) (*executorv1.ApplyActionsResponse, error) {
+	c.applied = in
+	return &executorv1.ApplyActionsResponse{}, nil
+}
+
+func (c *volumeExecutorClient) UpdatePodVolumes(_ context.Context, in *executorv1.UpdatePodVolumesRequest, _ ...grpc.CallOption) (*executorv1.UpdatePodVolumesResponse, error) {
+	c.updated = in
+	return &executorv1.UpdatePodVolumesResponse{Updated: []string{"config"}, Errors: []string{"creds: secret gone"}}, nil
+}
+
+func (c *volumeExecutorClient) RemovePodVolumes(_ context.Context, in *executorv1.RemovePodVolumesRequest, _ ...grpc.CallOption) (*executorv1.RemovePodVolumesResponse, error) {
+	c.removed = in
+	return &executorv1.RemovePodVolumesResponse{}, nil
+}
+
+func TestGRPCExecutorSendsConfigObjectsAndVolumeRequests(t *testing.T) {
+	c := &volumeExecutorClient{}
+	e := GRPCExecutor(c)
+	ctx := context.Background()
+	pod := &syncpodv1.Pod{Uid: "u1"}
+	cfg := Config{ConfigMaps: []*syncpodv1.ConfigMap{{Name: "cfg"}}, Secrets: []*syncpodv1.Secret{{Name: "creds"}}}
+	if _, err := e.ApplyActions(ctx, pod, nil, &syncpodv1.PodActions{}, cfg); err != nil ||
+		c.applied.GetConfigMaps()[0].GetName() != "cfg" || c.applied.GetSecrets()[0].GetName() != "creds" {
+		t.Errorf("ApplyActions: err %v, request %v; want the config objects sent", err, c.applied)
+	}
+	updated, errs, err := e.UpdatePodVolumes(ctx, pod, cfg)
+	if err != nil || !slices.Equal(updated, []string{"config"}) || !slices.Equal(errs, []string{"creds: secret gone"}) ||
+		c.updated.GetPod().GetUid() != "u1" || c.updated.GetConfigMaps()[0].GetName() != "cfg" || c.updated.GetSecrets()[0].GetName() != "creds" {
+		t.Errorf("UpdatePodVolumes = %v, %v, %v; request %v", updated, errs, err, c.updated)
+	}
+	if err := e.RemovePodVolumes(ctx, "u1"); err != nil || c.removed.GetPodUid() != "u1" {
+		t.Errorf("RemovePodVolumes: err %v, request %v", err, c.removed)
+	}
+}

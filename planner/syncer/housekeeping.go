@@ -77,6 +77,12 @@ func (s *Syncer) removeOrphan(ctx context.Context, uid string, notDesiredAt time
 			log.Warn("housekeeping: cannot remove orphaned pod", "err", err)
 			return
 		}
+		if w.RemoveVolumes {
+			if err := s.removeVolumes(ctx, uid); err != nil {
+				log.Warn("housekeeping: cannot remove the volumes of an orphaned pod", "err", err)
+				return
+			}
+		}
 		log.Info("housekeeping: removed orphaned pod")
 	}
 }

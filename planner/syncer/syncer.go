@@ -128,6 +128,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 	g.Go(func() error { s.watchPLEG(ctx); return nil })
 	g.Go(func() error { s.every(ctx, s.opts.ResyncPeriod, s.resyncAll); return nil })
 	g.Go(func() error { s.every(ctx, s.opts.HousekeepingPeriod, s.housekeeping); return nil })
+	g.Go(func() error { s.watchConfig(ctx); return nil })
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {
 		return nil
@@ -307,6 +308,9 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		in.Applied, in.Now = &podsync.Applied{Actions: w.Apply, Result: resp}, done
 		w = podsync.Step(in)
 	}
+	if w.RefreshVolumes {
+		s.refreshVolumes(ctx, pod)
+	}
 	if w.Commits() {
 		endWrite := timeline.Stage(ctx, timeline.StageStatusWritten)
 		_, err := s.opts.Store.CommitSync(ctx, uid, store.SyncCommit{Events: w.Events, LastActions: w.LastActions, Status: w.Status})
@@ -320,6 +324,11 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 	}
 	if err := s.remove(ctx, w.Remove); err != nil {
 		return time.Time{}, err
+	}
+	if w.RemoveVolumes {
+		if err := s.removeVolumes(ctx, uid); err != nil {
+			return time.Time{}, err
+		}
 	}
 	if w.Drop {
 		if err := s.opts.Store.Remove(ctx, uid); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -358,10 +367,14 @@ func (s *Syncer) podStatus(ctx context.Context, pod *syncpodv1.Pod) (*syncpodv1.
 // apply hands a change set to the executor: the one way anything is
 // applied, for desired pods and orphans alike.
 func (s *Syncer) apply(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
+	cfg, err := s.configFor(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout+killTime(pod))
 	defer cancel()
 	endExec := timeline.Stage(ctx, timeline.StageExecutor)
-	resp, err := s.opts.Executor.ApplyActions(ctx, pod, observed, actions)
+	resp, err := s.opts.Executor.ApplyActions(ctx, pod, observed, actions, cfg)
 	endExec()
 	timeline.FromContext(ctx).CRICalls(resp.GetCriCalls())
 	if err != nil {

@@ -91,6 +91,9 @@ type fakeExecutor struct {
 	removes []*executorv1.RemoveResourcesRequest
 	answer  func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse
 	fail    error // when set, ApplyActions fails with it
+	// volume RPCs (execclient_volumes_test.go)
+	volumeUpdates  []*executorv1.UpdatePodVolumesRequest
+	volumeRemovals []string
 }
 
 func (f *fakeExecutor) ApplyActions(_ context.Context, req *executorv1.ApplyActionsRequest) (*executorv1.ApplyActionsResponse, error) {
@@ -179,8 +182,9 @@ func (w *watchStream) Recv() (*plegv1.PodLifecycleEvent, error) {
 // execClient calls the fake executor in-process.
 type execClient struct{ f *fakeExecutor }
 
-func (c execClient) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
-	return c.f.ApplyActions(ctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions})
+func (c execClient) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions, cfg Config) (*executorv1.ApplyActionsResponse, error) {
+	return c.f.ApplyActions(ctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions,
+		ConfigMaps: cfg.ConfigMaps, Secrets: cfg.Secrets})
 }
 
 func (c execClient) RemoveResources(ctx context.Context, r podsync.Removal) ([]*executorv1.RemoveResult, error) {
@@ -527,6 +531,9 @@ func TestHousekeepingRemovesATrueOrphan(t *testing.T) {
 		}
 		if f := removes[0].GetForgetPod(); f.GetUid() != uid || f.GetName() != "web" || f.GetNamespace() != "default" {
 			t.Fatalf("orphan removal forgets %v, want default/web %s", f, uid)
+		}
+		if _, rm := e.exec.volumeCalls(); len(rm) != 1 || rm[0] != uid {
+			t.Fatalf("volume removals %v, want the orphan's", rm)
 		}
 		if nt := e.pleg.newerThans(uid); len(nt) != 1 || nt[0].IsZero() {
 			t.Fatalf("housekeeping read the orphan's status %v, want once with newer_than set", nt)

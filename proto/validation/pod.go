@@ -122,6 +122,7 @@ func (l *list) spec(s *syncpodv1.PodSpec) {
 	check("init_containers", s.GetInitContainers(), true)
 	check("containers", s.GetContainers(), false)
 	l.specExtras(s)
+	l.podVolumes(s)
 }
 
 func protocolName(p syncpodv1.Protocol) string {

@@ -80,7 +80,7 @@ func startNode(t *testing.T) *node {
 	}
 	t.Cleanup(func() { _ = n.pods.Close() })
 	n.conns[plannerv1.PlannerService_ServiceDesc.ServiceName] = serve(t, func(g *grpc.Server) {
-		plannerv1.RegisterPlannerServiceServer(g, plannerservice.New(plannerservice.Options{Pods: n.pods}))
+		plannerv1.RegisterPlannerServiceServer(g, plannerservice.New(plannerservice.Options{Pods: n.pods, Config: n.pods}))
 		syncpodv1.RegisterVersionServiceServer(g, server.NewVersionService(server.VersionOptions{Component: "planner"}))
 	}, false)
 	n.conns[syncpodv1.VersionService_ServiceDesc.ServiceName] = n.conns[plannerv1.PlannerService_ServiceDesc.ServiceName]
@@ -192,6 +192,15 @@ func jsonCases() []jsonCase {
 		{"ApplyPod", "garbage uid", `{"pod":` + pod(`"uid":"garbage-uid"`) + `}`, "pod.uid"},
 		{"ApplyPod", "bad label", `{"pod":` + pod(`"labels":{"app":"has space"}`) + `}`, `pod.labels["app"]`},
 		{"ApplyPod", "no pod", `{}`, "pod"},
+		{"ApplyPod", "issue 13: relative hostPath", `{"pod":{"name":"web","spec":{"volumes":[{"name":"h","hostPath":{"path":"etc"}}],"containers":[{"name":"app","image":"i"}]}}}`, "pod.spec.volumes[0].host_path.path"},
+		{"ApplyPod", "issue 13: mount of no volume", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","volumeMounts":[{"name":"v","mountPath":"/v"}]}]}}}`, "pod.spec.containers[0].volume_mounts[0].name"},
+		{"ApplyConfigMap", "issue 13: bad key", `{"configMap":{"name":"c","data":{"a/b":"x"}}}`, `config_map.data["a/b"]`},
+		{"ApplyConfigMap", "issue 13: no config map", `{}`, "config_map"},
+		{"ApplySecret", "issue 13: 1 MB name", `{"secret":{"name":"` + big + `"}}`, "secret.name"},
+		{"GetConfigMap", "issue 13: no ref", `{}`, "ref"},
+		{"GetSecret", "issue 13: no name", `{"ref":{}}`, "ref.name"},
+		{"ListSecrets", "issue 13: bad namespace", `{"namespace":"Bad_NS"}`, "namespace"},
+		{"DeleteConfigMap", "issue 13: bad namespace", `{"ref":{"name":"c","namespace":"Bad_NS"}}`, "ref.namespace"},
 		{"DeletePod", "no ref", `{}`, "pod"},
 		{"DeletePod", "negative grace", `{"pod":{"name":"web"},"gracePeriodSeconds":"-1"}`, "grace_period_seconds"},
 		{"DeletePod", "bad namespace", `{"pod":{"name":"web","namespace":"Bad_NS"}}`, "pod.namespace"},
@@ -244,6 +253,8 @@ func jsonCases() []jsonCase {
 		{"ExecutorService/ContainerLogs", "no pod uid", `{"container":"app"}`, "pod_uid"},
 		{"ExecutorService/ContainerLogs", "container name climbing out", `{"podUid":"` + uid + `","container":"../x"}`, "container"},
 		{"ExecutorService/ContainerLogs", "negative tail", `{"podUid":"` + uid + `","container":"app","tailLines":"-1"}`, "tail_lines"},
+		{"UpdatePodVolumes", "issue 13: no pod", `{}`, "pod"},
+		{"RemovePodVolumes", "issue 13: a path for a uid", `{"podUid":"../../etc"}`, "pod_uid"},
 		// PLEG.
 		{"Watch", "empty uid", `{"podUids":["a",""]}`, "pod_uids[1]"},
 		{"Watch", "duplicate uid", `{"podUids":["a","a"]}`, "pod_uids[1]"},
@@ -432,6 +443,12 @@ func TestBadInputEveryRPC(t *testing.T) {
 	}
 
 	// Nothing was stored, created, pulled or stopped.
+	if cms, err := n.pods.ListConfigMaps(ctx, ""); err != nil || len(cms) != 0 {
+		t.Errorf("planner stored %d config maps (%v)", len(cms), err)
+	}
+	if secs, err := n.pods.ListSecrets(ctx, ""); err != nil || len(secs) != 0 {
+		t.Errorf("planner stored %d secrets (%v)", len(secs), err)
+	}
 	if recs, err := n.pods.List(ctx, store.Filter{}); err != nil || len(recs) != 0 {
 		t.Errorf("planner stored %d pods (%v)", len(recs), err)
 	}

@@ -37,9 +37,11 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 	if !hasPath {
 		env = append(env, "PATH="+os.Getenv("PATH"))
 	}
+	pm := mountMap(cfg.GetMounts())
+	env = mapEnv(env, pm)
 
 	user := processUser(cfg.GetLinux().GetSecurityContext(), effectiveUID())
-	workingDir := cfg.GetWorkingDir()
+	workingDir := mapPaths(cfg.GetWorkingDir(), pm)
 	if user != nil && workingDir == "" {
 		// crisim's own directory may be closed to that user; a container
 		// without a working dir starts in "/" anyway.
@@ -74,9 +76,10 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		meta:        &runtimeapi.ContainerMetadata{Name: md.GetName(), Attempt: md.GetAttempt()},
 		image:       &runtimeapi.ImageSpec{Image: imgName, Annotations: maps.Clone(cfg.GetImage().GetAnnotations()), UserSpecifiedImage: cfg.GetImage().GetUserSpecifiedImage()},
 		imageRef:    img.id,
-		command:     slices.Clone(cfg.GetCommand()),
-		args:        slices.Clone(cfg.GetArgs()),
+		command:     mapArgv(slices.Clone(cfg.GetCommand()), pm),
+		args:        mapArgv(slices.Clone(cfg.GetArgs()), pm),
 		workingDir:  workingDir,
+		pathMap:     pm,
 		env:         env,
 		labels:      maps.Clone(cfg.GetLabels()),
 		annotations: maps.Clone(cfg.GetAnnotations()),
@@ -403,12 +406,12 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, c.id)
 	}
-	dir, env, user := c.workingDir, c.env, c.user
+	dir, env, user, pm := c.workingDir, c.env, c.user, c.pathMap
 	r.mu.Unlock()
 	if r.opts.Mode == ModeSimulated {
 		return &runtimeapi.ExecSyncResponse{}, nil
 	}
-	return execSync(ctx, req.GetCmd(), dir, env, user, time.Duration(req.GetTimeout())*time.Second)
+	return execSync(ctx, mapArgv(req.GetCmd(), pm), dir, env, user, time.Duration(req.GetTimeout())*time.Second)
 }
 
 // ReopenContainerLog reopens a running container's log file, so a

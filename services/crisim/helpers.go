@@ -125,6 +125,7 @@ func containerStatus(c *container) *runtimeapi.ContainerStatus {
 		Annotations: c.annotations,
 		LogPath:     c.logPath,
 		StopSignal:  c.stopSignal,
+		Mounts:      statusMounts(c.pathMap),
 	}
 }
 

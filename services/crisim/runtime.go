@@ -316,7 +316,8 @@ type container struct {
 	stopSignal  runtimeapi.Signal
 	reservedAs  string
 	sim         simSpec
-	user        *processCred // nil: crisim's own user
+	user        *processCred  // nil: crisim's own user
+	pathMap     []pathMapping // mounts.go
 	// stdin, stdinOnce and tty are the CRI config's: a standard input
 	// kept open for attach, closed after the first attach; a terminal.
 	stdin, stdinOnce, tty bool

@@ -98,6 +98,8 @@ type containerRecord struct {
 	// Proc identifies the live process of a RUNNING process-mode
 	// container; nil for a simulated one.
 	Proc *procRecord `json:"proc,omitempty"`
+	// PathMap is the container's mount map (mounts.go).
+	PathMap []pathMapping `json:"path_map,omitempty"`
 }
 
 // procRecord identifies a container's processes safely across a crisim
@@ -374,7 +376,7 @@ func (c *container) record() *containerRecord {
 		Stdin: c.stdin, StdinOnce: c.stdinOnce, TTY: c.tty,
 		Labels: c.labels, Annotations: c.annotations, LogPath: c.logPath, StopSignal: int32(c.stopSignal), User: c.user,
 		State: int32(c.state), CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
-		ExitCode: c.exitCode, Reason: c.reason, Message: c.message,
+		ExitCode: c.exitCode, Reason: c.reason, Message: c.message, PathMap: c.pathMap,
 	}
 	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		if p, ok := c.run.(interface{ proc() *procRecord }); ok {
@@ -399,6 +401,7 @@ func containerFromRecord(rec *containerRecord) *container {
 		stdinOnce:   rec.StdinOnce,
 		tty:         rec.TTY,
 		env:         slices.Clone(rec.Env),
+		pathMap:     slices.Clone(rec.PathMap),
 		labels:      maps.Clone(rec.Labels),
 		annotations: maps.Clone(rec.Annotations),
 		logPath:     rec.LogPath,

@@ -133,6 +133,8 @@ type execTarget struct {
 	// pgid is the container's process group the command joins, so that
 	// it ends with the container; 0 for a group of its own.
 	pgid int
+	// pathMap rewrites the command's paths (mounts.go).
+	pathMap []pathMapping
 }
 
 func (r *Runtime) execTarget(id string) (execTarget, error) {
@@ -145,7 +147,7 @@ func (r *Runtime) execTarget(id string) (execTarget, error) {
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return execTarget{}, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, id)
 	}
-	t := execTarget{dir: c.workingDir, env: c.env}
+	t := execTarget{dir: c.workingDir, env: c.env, pathMap: c.pathMap}
 	switch p := c.run.(type) {
 	case *procRunner:
 		if !p.session {
@@ -172,6 +174,7 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 	if err != nil {
 		return err
 	}
+	cmd = mapArgv(cmd, t.pathMap)
 	c := exec.CommandContext(ctx, cmd[0], cmd[1:]...)
 	c.Dir, c.Env = t.dir, t.env
 	if tty {

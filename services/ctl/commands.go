@@ -50,7 +50,7 @@ func noArgs(_ *cobra.Command, args []string) error {
 }
 
 func runApply(ctx context.Context, g *globals, files []string) error {
-	pods, err := readPods(files, g.env.Stdin, g.env.ConvertKubernetes, g.env.Stderr)
+	pods, configs, err := readObjects(files, g.env.Stdin, g.env.ConvertKubernetes, g.env.Stderr)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,8 @@ func runApply(ctx context.Context, g *globals, files []string) error {
 		return err
 	}
 	defer closer.Close()
-	var firstErr error
+	// Config objects first, so the pods that read them find them.
+	firstErr := applyConfigs(ctx, g, client, configs)
 	for _, p := range pods {
 		if p.pod.GetNamespace() == "" && g.namespace != validation.DefaultNamespace {
 			p.pod.Namespace = g.namespace
@@ -106,9 +107,31 @@ type sourcedPod struct {
 // readPods reads every pod from files, directories (their *.yaml, *.yml
 // and *.json files, sorted) and standard input ("-").
 func readPods(paths []string, stdin io.Reader, convert KubernetesConverter, stderr io.Writer) ([]sourcedPod, error) {
+	pods, _, err := readObjects(paths, stdin, convert, stderr)
+	if err == nil && len(pods) == 0 {
+		return nil, usagef("no pods found in %s", strings.Join(paths, ", "))
+	}
+	return pods, err
+}
+
+// readObjects reads every pod, ConfigMap and Secret from files,
+// directories and standard input, as readPods.
+func readObjects(paths []string, stdin io.Reader, convert KubernetesConverter, stderr io.Writer) ([]sourcedPod, []sourcedConfig, error) {
 	var out []sourcedPod
+	var configs []sourcedConfig
 	var errs []error
 	add := func(name string, data []byte) {
+		data, cfgs, err := splitConfigObjects(data)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			return
+		}
+		for _, c := range cfgs {
+			configs = append(configs, sourcedConfig{source: name, obj: c})
+		}
+		if len(cfgs) > 0 && len(strings.TrimSpace(string(data))) == 0 {
+			return
+		}
 		pods, err := DecodePods(data, convert, func(w string) { fmt.Fprintf(stderr, "Warning: %s: %s\n", name, w) })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
@@ -122,21 +145,21 @@ func readPods(paths []string, stdin io.Reader, convert KubernetesConverter, stde
 		if p == "-" {
 			data, err := io.ReadAll(stdin)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			add("<stdin>", data)
 			continue
 		}
 		fi, err := os.Stat(p)
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, nil, usagef("%v", err)
 		}
 		files := []string{p}
 		if fi.IsDir() {
 			files = nil
 			entries, err := os.ReadDir(p)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, e := range entries {
 				switch filepath.Ext(e.Name()) {
@@ -150,18 +173,18 @@ func readPods(paths []string, stdin io.Reader, convert KubernetesConverter, stde
 		for _, f := range files {
 			data, err := os.ReadFile(f)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			add(f, data)
 		}
 	}
 	if len(errs) > 0 {
-		return nil, usagef("%v", errors.Join(errs...))
+		return nil, nil, usagef("%v", errors.Join(errs...))
 	}
-	if len(out) == 0 {
-		return nil, usagef("no pods found in %s", strings.Join(paths, ", "))
+	if len(out)+len(configs) == 0 {
+		return nil, nil, usagef("no pods found in %s", strings.Join(paths, ", "))
 	}
-	return out, nil
+	return out, configs, nil
 }
 
 // KubernetesConverter turns a Kubernetes v1 Pod manifest (JSON) into a

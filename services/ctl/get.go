@@ -23,7 +23,7 @@ type getOptions struct {
 func newGet(g *globals) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get pods [NAME...] | get pod/NAME",
+		Use:   "get pods|configmaps|secrets [NAME...] | get pod/NAME",
 		Short: "List pods: NAME READY STATUS RESTARTS AGE",
 		Long: "List pods, or print them as Kubernetes v1 Pods (-o yaml|json), names or a JSONPath.\n\n" +
 			"`get pod NAME -o yaml` prints a v1 Pod that `apply -f` takes back unchanged.\n" +
@@ -42,6 +42,9 @@ func newGet(g *globals) *cobra.Command {
 			return g.completePods(args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if kind, names, ok := configArgs(args); ok {
+				return runGetConfig(cmd.Context(), g, kind, names, o.all)
+			}
 			names, err := getNames(args)
 			if err != nil {
 				return err

@@ -33,8 +33,8 @@ spec:
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "nodeSelector") {
 		t.Fatalf("warnings %q, want one about nodeSelector", warnings)
 	}
-	bad, _ := yaml.YAMLToJSON([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  volumes: [{name: v}]\n  containers: [{name: a, image: b}]\n"))
-	if _, _, err := ConvertManifest(bad); err == nil || !strings.Contains(err.Error(), "volumes") {
-		t.Fatalf("volumes accepted: %v", err)
+	bad, _ := yaml.YAMLToJSON([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  volumes: [{name: v, nfs: {server: s, path: /}}]\n  containers: [{name: a, image: b}]\n"))
+	if _, _, err := ConvertManifest(bad); err == nil || !strings.Contains(err.Error(), "spec.volumes[0].nfs") {
+		t.Fatalf("nfs volume accepted: %v", err)
 	}
 }

@@ -59,13 +59,23 @@ func newDelete(g *globals) *cobra.Command {
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "delete pod NAME... | delete pod/NAME...",
-		Short: "Stop pods and forget them once their containers are gone",
+		Use:   "delete pod NAME... | delete pod/NAME... | delete configmap|secret NAME...",
+		Short: "Stop pods and forget them once their containers are gone; delete ConfigMaps and Secrets",
 		Long: "Stop pods and forget them once their containers are gone.\n\n" +
-			"Like kubectl, delete waits until each pod is gone (--wait=false returns at once).",
-		Args:              func(_ *cobra.Command, args []string) error { _, err := podNames(args); return err },
+			"Like kubectl, delete waits until each pod is gone (--wait=false returns at once).\n" +
+			"ConfigMaps and Secrets are deleted at once; pods that mount them keep their files.",
+		Args: func(_ *cobra.Command, args []string) error {
+			if _, _, ok := configArgs(args); ok {
+				return nil
+			}
+			_, err := podNames(args)
+			return err
+		},
 		ValidArgsFunction: g.completePodArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if kind, names, ok := configArgs(args); ok {
+				return runDeleteConfig(cmd.Context(), g, kind, names)
+			}
 			names, _ := podNames(args)
 			return runDelete(cmd.Context(), g, names, grace, wait, timeout)
 		},

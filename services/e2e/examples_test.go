@@ -38,6 +38,7 @@ func TestExamplesDoWhatTheySay(t *testing.T) {
 		code, out, errOut := n.ctl("logs", "hooks", "-c", "app")
 		return code == 0 && strings.Contains(out, "hello from postStart (uid "), out + errOut
 	})
+	checkSiteExample(t, n)
 	code, out, _ := n.ctl("get", "pods")
 	if code != 0 {
 		t.Fatalf("get pods: exit %d", code)

@@ -718,8 +718,10 @@ type PodSpec struct {
 	// runtime_class_name selects the CRI runtime handler; empty means the
 	// runtime's default handler.
 	RuntimeClassName string `protobuf:"bytes,108,opt,name=runtime_class_name,json=runtimeClassName,proto3" json:"runtime_class_name,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// volumes the containers may mount, by name.
+	Volumes       []*Volume `protobuf:"bytes,140,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PodSpec) Reset() {
@@ -855,6 +857,13 @@ func (x *PodSpec) GetRuntimeClassName() string {
 		return x.RuntimeClassName
 	}
 	return ""
+}
+
+func (x *PodSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
 }
 
 // PodSecurityContext holds pod-level security attributes (Kubernetes
@@ -1472,7 +1481,12 @@ type Container struct {
 	// stdin_once closes stdin after the first attach ends.
 	StdinOnce bool `protobuf:"varint,105,opt,name=stdin_once,json=stdinOnce,proto3" json:"stdin_once,omitempty"`
 	// tty allocates a terminal for the container.
-	Tty           bool `protobuf:"varint,106,opt,name=tty,proto3" json:"tty,omitempty"`
+	Tty bool `protobuf:"varint,106,opt,name=tty,proto3" json:"tty,omitempty"`
+	// volume_mounts mount pod volumes into the container.
+	VolumeMounts []*VolumeMount `protobuf:"bytes,140,rep,name=volume_mounts,json=volumeMounts,proto3" json:"volume_mounts,omitempty"`
+	// env_from sets a variable per key of ConfigMaps and Secrets, before env
+	// (env wins on a clash).
+	EnvFrom       []*EnvFromSource `protobuf:"bytes,141,rep,name=env_from,json=envFrom,proto3" json:"env_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1652,6 +1666,20 @@ func (x *Container) GetTty() bool {
 		return x.Tty
 	}
 	return false
+}
+
+func (x *Container) GetVolumeMounts() []*VolumeMount {
+	if x != nil {
+		return x.VolumeMounts
+	}
+	return nil
+}
+
+func (x *Container) GetEnvFrom() []*EnvFromSource {
+	if x != nil {
+		return x.EnvFrom
+	}
+	return nil
 }
 
 // Lifecycle holds a container's hooks.
@@ -1885,7 +1913,10 @@ type EnvVar struct {
 	// not starting with a digit. Required.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// value is the variable's value; may be empty.
-	Value         string `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	Value string `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	// value_from resolves the value when the container starts; not
+	// together with a non-empty value.
+	ValueFrom     *EnvVarSource `protobuf:"bytes,140,opt,name=value_from,json=valueFrom,proto3" json:"value_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1932,6 +1963,13 @@ func (x *EnvVar) GetValue() string {
 		return x.Value
 	}
 	return ""
+}
+
+func (x *EnvVar) GetValueFrom() *EnvVarSource {
+	if x != nil {
+		return x.ValueFrom
+	}
+	return nil
 }
 
 // ContainerRestartRule is one entry of restart_policy_rules (KEP-5307).
@@ -2649,7 +2687,7 @@ var File_syncpod_v1_pod_proto protoreflect.FileDescriptor
 const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\n" +
 	"\x14syncpod/v1/pod.proto\x12\n" +
-	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf2\x04\n" +
+	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17syncpod/v1/volume.proto\"\xf2\x04\n" +
 	"\x03Pod\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -2670,7 +2708,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B \n" +
-	"\x1e_deletion_grace_period_seconds\"\xfe\x06\n" +
+	"\x1e_deletion_grace_period_seconds\"\xad\a\n" +
 	"\aPodSpec\x12>\n" +
 	"\x0finit_containers\x18\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x0einitContainers\x125\n" +
 	"\n" +
@@ -2690,7 +2728,8 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\bhost_pid\x18i \x01(\bR\ahostPid\x12\x19\n" +
 	"\bhost_ipc\x18j \x01(\bR\ahostIpc\x12;\n" +
 	"\x17share_process_namespace\x18k \x01(\bH\x02R\x15shareProcessNamespace\x88\x01\x01\x12,\n" +
-	"\x12runtime_class_name\x18l \x01(\tR\x10runtimeClassNameB#\n" +
+	"\x12runtime_class_name\x18l \x01(\tR\x10runtimeClassName\x12-\n" +
+	"\avolumes\x18\x8c\x01 \x03(\v2\x12.syncpod.v1.VolumeR\avolumesB#\n" +
 	"!_termination_grace_period_secondsB\x1a\n" +
 	"\x18_active_deadline_secondsB\x1a\n" +
 	"\x18_share_process_namespace\"\x92\x03\n" +
@@ -2744,7 +2783,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x12PodDNSConfigOption\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\x05value\x18\x02 \x01(\tH\x00R\x05value\x88\x01\x01B\b\n" +
-	"\x06_value\"\x93\b\n" +
+	"\x06_value\"\x89\t\n" +
 	"\tContainer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12\x18\n" +
@@ -2769,7 +2808,9 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x05stdin\x18h \x01(\bR\x05stdin\x12\x1d\n" +
 	"\n" +
 	"stdin_once\x18i \x01(\bR\tstdinOnce\x12\x10\n" +
-	"\x03tty\x18j \x01(\bR\x03tty\"\x81\x01\n" +
+	"\x03tty\x18j \x01(\bR\x03tty\x12=\n" +
+	"\rvolume_mounts\x18\x8c\x01 \x03(\v2\x17.syncpod.v1.VolumeMountR\fvolumeMounts\x125\n" +
+	"\benv_from\x18\x8d\x01 \x03(\v2\x19.syncpod.v1.EnvFromSourceR\aenvFrom\"\x81\x01\n" +
 	"\tLifecycle\x12;\n" +
 	"\n" +
 	"post_start\x18\x01 \x01(\v2\x1c.syncpod.v1.LifecycleHandlerR\tpostStart\x127\n" +
@@ -2782,10 +2823,12 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x05sleep\x18\x04 \x01(\v2\x17.syncpod.v1.SleepActionH\x00R\x05sleepB\b\n" +
 	"\x06action\"'\n" +
 	"\vSleepAction\x12\x18\n" +
-	"\aseconds\x18\x01 \x01(\x03R\aseconds\"2\n" +
+	"\aseconds\x18\x01 \x01(\x03R\aseconds\"l\n" +
 	"\x06EnvVar\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value\"\xa2\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\x128\n" +
+	"\n" +
+	"value_from\x18\x8c\x01 \x01(\v2\x18.syncpod.v1.EnvVarSourceR\tvalueFrom\"\xa2\x01\n" +
 	"\x14ContainerRestartRule\x12>\n" +
 	"\x06action\x18\x01 \x01(\x0e2&.syncpod.v1.ContainerRestartRuleActionR\x06action\x12J\n" +
 	"\n" +
@@ -2929,6 +2972,10 @@ var file_syncpod_v1_pod_proto_goTypes = []any{
 	nil,                                     // 34: syncpod.v1.Pod.LabelsEntry
 	nil,                                     // 35: syncpod.v1.Pod.AnnotationsEntry
 	(*timestamppb.Timestamp)(nil),           // 36: google.protobuf.Timestamp
+	(*Volume)(nil),                          // 37: syncpod.v1.Volume
+	(*VolumeMount)(nil),                     // 38: syncpod.v1.VolumeMount
+	(*EnvFromSource)(nil),                   // 39: syncpod.v1.EnvFromSource
+	(*EnvVarSource)(nil),                    // 40: syncpod.v1.EnvVarSource
 }
 var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	34, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
@@ -2943,45 +2990,49 @@ var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	16, // 9: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
 	2,  // 10: syncpod.v1.PodSpec.dns_policy:type_name -> syncpod.v1.DNSPolicy
 	17, // 11: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
-	14, // 12: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	15, // 13: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
-	13, // 14: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
-	14, // 15: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	1,  // 16: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
-	18, // 17: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
-	23, // 18: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
-	4,  // 19: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
-	5,  // 20: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
-	24, // 21: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
-	26, // 22: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
-	27, // 23: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
-	29, // 24: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
-	29, // 25: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
-	29, // 26: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
-	12, // 27: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
-	20, // 28: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
-	3,  // 29: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
-	21, // 30: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
-	21, // 31: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
-	30, // 32: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
-	32, // 33: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
-	31, // 34: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	22, // 35: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
-	6,  // 36: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
-	25, // 37: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
-	7,  // 38: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
-	8,  // 39: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
-	28, // 40: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
-	28, // 41: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
-	30, // 42: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
-	31, // 43: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	32, // 44: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	33, // 45: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	37, // 12: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
+	14, // 13: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	15, // 14: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
+	13, // 15: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
+	14, // 16: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	1,  // 17: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
+	18, // 18: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
+	23, // 19: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
+	4,  // 20: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	5,  // 21: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
+	24, // 22: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
+	26, // 23: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
+	27, // 24: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
+	29, // 25: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
+	29, // 26: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
+	29, // 27: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
+	12, // 28: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
+	20, // 29: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
+	3,  // 30: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
+	38, // 31: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
+	39, // 32: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
+	21, // 33: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
+	21, // 34: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
+	30, // 35: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
+	32, // 36: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	31, // 37: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	22, // 38: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
+	40, // 39: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
+	6,  // 40: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
+	25, // 41: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
+	7,  // 42: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
+	8,  // 43: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
+	28, // 44: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
+	28, // 45: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
+	30, // 46: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
+	31, // 47: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	32, // 48: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	33, // 49: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	50, // [50:50] is the sub-list for method output_type
+	50, // [50:50] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }
@@ -2989,6 +3040,7 @@ func file_syncpod_v1_pod_proto_init() {
 	if File_syncpod_v1_pod_proto != nil {
 		return
 	}
+	file_syncpod_v1_volume_proto_init()
 	file_syncpod_v1_pod_proto_msgTypes[0].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[1].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[2].OneofWrappers = []any{}

@@ -13,8 +13,8 @@
 //	--cri-timeout        timeout of each CRI call (default 2m)
 //	--image-pull-timeout timeout of an image pull (default 10m)
 //	--log-dir            root of pod log directories (default /var/log/pods)
-//	--pod-dir            per-pod files: managed /etc/hosts, termination logs
-//	                     (default <data-dir>/pods)
+//	--pod-dir            per-pod directories <pod-dir>/<uid>: managed /etc/hosts,
+//	                     termination logs, volumes (default <data-dir>/pods)
 //	--seccomp-root       directory of Localhost seccomp profiles (default <data-dir>/seccomp)
 //	--seccomp-default    RuntimeDefault seccomp for containers that set none
 //	                     (the kubelet's seccompDefault; default false = Unconfined)
@@ -25,9 +25,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,6 +44,7 @@ import (
 	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/executor/service"
+	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/server"
@@ -60,6 +63,8 @@ type flags struct {
 	maxParallelPods int
 	criTimeout      time.Duration
 	pullTimeout     time.Duration
+	nodeName        string
+	nodeIP          string
 	logDir          string
 	podDir          string
 	seccompRoot     string
@@ -90,9 +95,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fs.DurationVar(&f.criTimeout, "cri-timeout", cri.DefaultTimeouts.Call, "timeout of each CRI call (stops get the grace period on top)")
 	fs.DurationVar(&f.pullTimeout, "image-pull-timeout", cri.DefaultTimeouts.Pull, "timeout of an image pull")
 	fs.StringVar(&f.logDir, "log-dir", runner.DefaultLogDir, "root of the pod log directories (<ns>_<name>_<uid>/<container>/<n>.log)")
-	fs.StringVar(&f.podDir, "pod-dir", "", "directory of per-pod files: managed /etc/hosts, termination logs (default <data-dir>/pods)")
+	fs.StringVar(&f.podDir, "pod-dir", "", "directory of per-pod directories <pod-dir>/<uid>: managed /etc/hosts, termination logs, volumes (default <data-dir>/pods)")
 	fs.StringVar(&f.seccompRoot, "seccomp-root", "", "directory of Localhost seccomp profiles (default <data-dir>/seccomp)")
 	fs.BoolVar(&f.seccompDefault, "seccomp-default", false, "RuntimeDefault seccomp for containers that set no profile (the kubelet's seccompDefault)")
+	fs.StringVar(&f.nodeName, "node-name", "", "the downward API's spec.nodeName (default: the host name, lower-cased)")
+	fs.StringVar(&f.nodeIP, "node-ip", "", "the downward API's status.hostIP (default: the first global unicast address of the host, else 127.0.0.1)")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
 	}
@@ -161,6 +168,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	timeouts := cri.Timeouts{Call: f.criTimeout, Pull: f.pullTimeout}
 	rt := cri.NewLazyRuntime(conn, criMetrics, timeouts)
+	podDir := orDefault(f.podDir, filepath.Join(f.dataDir, "pods"))
+	vols, err := volumes.New(volumes.Options{Root: podDir, Logger: logger})
+	if err != nil {
+		logger.Error("cannot set up the pod directories", "err", err)
+		return 1
+	}
+	nodeName, nodeIP := nodeIdentity(f.nodeName, f.nodeIP)
 	r, err := runner.New(runner.Config{
 		Runtime:         rt,
 		Images:          cri.NewLazyImages(conn, criMetrics, timeouts),
@@ -169,11 +183,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		Metrics:         runMetrics,
 		LogDir:          f.logDir,
 		MaxParallelPods: f.maxParallelPods,
-		PodDir:          orDefault(f.podDir, filepath.Join(f.dataDir, "pods")),
+		PodDir:          podDir,
 		Security: runner.SecurityOptions{
 			SeccompRoot:    orDefault(f.seccompRoot, filepath.Join(f.dataDir, "seccomp")),
 			SeccompDefault: f.seccompDefault,
 		},
+		Volumes:  vols,
+		NodeName: nodeName,
+		HostIP:   nodeIP,
 	})
 	if err != nil {
 		logger.Error("cannot build the runner", "err", err)
@@ -207,4 +224,28 @@ func orDefault(s, def string) string {
 		return s
 	}
 	return def
+}
+
+// nodeIdentity fills the downward API's node name and host IP from the
+// flags, defaulting to the host name and its first global unicast address.
+func nodeIdentity(name, ip string) (string, string) {
+	if name == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			h = "localhost"
+		}
+		name = strings.ToLower(h)
+	}
+	if ip == "" {
+		ip = "127.0.0.1"
+		if addrs, err := net.InterfaceAddrs(); err == nil {
+			for _, a := range addrs {
+				if n, ok := a.(*net.IPNet); ok && n.IP.IsGlobalUnicast() && n.IP.To4() != nil {
+					ip = n.IP.String()
+					break
+				}
+			}
+		}
+	}
+	return name, ip
 }

@@ -96,7 +96,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	timelines.SetLogger(logger.With("component", "timeline"))
 	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{
-		Pods: pods, Executor: executorv1.NewExecutorServiceClient(execConn), Timelines: timelines,
+		Pods: pods, Executor: executorv1.NewExecutorServiceClient(execConn), Timelines: timelines, Config: pods,
 	}))
 	plegConn, err := dial(*plegAddr)
 	if err != nil {

@@ -181,7 +181,12 @@ type ApplyActionsRequest struct {
 	// find running containers to kill and init containers to prune).
 	Observed *v1.ObservedPod `protobuf:"bytes,2,opt,name=observed,proto3" json:"observed,omitempty"`
 	// actions to carry out. Required.
-	Actions       *v1.PodActions `protobuf:"bytes,3,opt,name=actions,proto3" json:"actions,omitempty"`
+	Actions *v1.PodActions `protobuf:"bytes,3,opt,name=actions,proto3" json:"actions,omitempty"`
+	// config_maps the pod references (volumes, env, envFrom), from the
+	// planner's store; one that is missing here is missing for the pod.
+	ConfigMaps []*v1.ConfigMap `protobuf:"bytes,140,rep,name=config_maps,json=configMaps,proto3" json:"config_maps,omitempty"`
+	// secrets the pod references, likewise.
+	Secrets       []*v1.Secret `protobuf:"bytes,141,rep,name=secrets,proto3" json:"secrets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -233,6 +238,20 @@ func (x *ApplyActionsRequest) GetObserved() *v1.ObservedPod {
 func (x *ApplyActionsRequest) GetActions() *v1.PodActions {
 	if x != nil {
 		return x.Actions
+	}
+	return nil
+}
+
+func (x *ApplyActionsRequest) GetConfigMaps() []*v1.ConfigMap {
+	if x != nil {
+		return x.ConfigMaps
+	}
+	return nil
+}
+
+func (x *ApplyActionsRequest) GetSecrets() []*v1.Secret {
+	if x != nil {
+		return x.Secrets
 	}
 	return nil
 }
@@ -1937,15 +1956,221 @@ func (x *AttachResponse) GetOutput() *v1.StreamOutput {
 	return nil
 }
 
+// UpdatePodVolumesRequest carries a pod and its current config objects.
+type UpdatePodVolumesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod whose volumes to refresh. Required, with uid.
+	Pod *v1.Pod `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// config_maps the pod references.
+	ConfigMaps []*v1.ConfigMap `protobuf:"bytes,2,rep,name=config_maps,json=configMaps,proto3" json:"config_maps,omitempty"`
+	// secrets the pod references.
+	Secrets       []*v1.Secret `protobuf:"bytes,3,rep,name=secrets,proto3" json:"secrets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePodVolumesRequest) Reset() {
+	*x = UpdatePodVolumesRequest{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePodVolumesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePodVolumesRequest) ProtoMessage() {}
+
+func (x *UpdatePodVolumesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePodVolumesRequest.ProtoReflect.Descriptor instead.
+func (*UpdatePodVolumesRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *UpdatePodVolumesRequest) GetPod() *v1.Pod {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *UpdatePodVolumesRequest) GetConfigMaps() []*v1.ConfigMap {
+	if x != nil {
+		return x.ConfigMaps
+	}
+	return nil
+}
+
+func (x *UpdatePodVolumesRequest) GetSecrets() []*v1.Secret {
+	if x != nil {
+		return x.Secrets
+	}
+	return nil
+}
+
+// UpdatePodVolumesResponse names the volumes rewritten.
+type UpdatePodVolumesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// updated volume names, sorted.
+	Updated []string `protobuf:"bytes,1,rep,name=updated,proto3" json:"updated,omitempty"`
+	// errors per volume that could not be refreshed (e.g. a ConfigMap that
+	// is now missing keeps its old files), "name: message".
+	Errors        []string `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePodVolumesResponse) Reset() {
+	*x = UpdatePodVolumesResponse{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePodVolumesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePodVolumesResponse) ProtoMessage() {}
+
+func (x *UpdatePodVolumesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePodVolumesResponse.ProtoReflect.Descriptor instead.
+func (*UpdatePodVolumesResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *UpdatePodVolumesResponse) GetUpdated() []string {
+	if x != nil {
+		return x.Updated
+	}
+	return nil
+}
+
+func (x *UpdatePodVolumesResponse) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+// RemovePodVolumesRequest names the pod.
+type RemovePodVolumesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod_uid of the removed pod. Required.
+	PodUid        string `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemovePodVolumesRequest) Reset() {
+	*x = RemovePodVolumesRequest{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemovePodVolumesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemovePodVolumesRequest) ProtoMessage() {}
+
+func (x *RemovePodVolumesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemovePodVolumesRequest.ProtoReflect.Descriptor instead.
+func (*RemovePodVolumesRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *RemovePodVolumesRequest) GetPodUid() string {
+	if x != nil {
+		return x.PodUid
+	}
+	return ""
+}
+
+// RemovePodVolumesResponse is empty.
+type RemovePodVolumesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemovePodVolumesResponse) Reset() {
+	*x = RemovePodVolumesResponse{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemovePodVolumesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemovePodVolumesResponse) ProtoMessage() {}
+
+func (x *RemovePodVolumesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemovePodVolumesResponse.ProtoReflect.Descriptor instead.
+func (*RemovePodVolumesResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{31}
+}
+
 var File_syncpod_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
-	"\"syncpod/executor/v1/executor.proto\x12\x13syncpod.executor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/stream.proto\"\x9f\x01\n" +
+	"\"syncpod/executor/v1/executor.proto\x12\x13syncpod.executor.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x17syncpod/v1/config.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/stream.proto\"\x87\x02\n" +
 	"\x13ApplyActionsRequest\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x123\n" +
 	"\bobserved\x18\x02 \x01(\v2\x17.syncpod.v1.ObservedPodR\bobserved\x120\n" +
-	"\aactions\x18\x03 \x01(\v2\x16.syncpod.v1.PodActionsR\aactions\"\xe5\x01\n" +
+	"\aactions\x18\x03 \x01(\v2\x16.syncpod.v1.PodActionsR\aactions\x127\n" +
+	"\vconfig_maps\x18\x8c\x01 \x03(\v2\x15.syncpod.v1.ConfigMapR\n" +
+	"configMaps\x12-\n" +
+	"\asecrets\x18\x8d\x01 \x03(\v2\x12.syncpod.v1.SecretR\asecrets\"\xe5\x01\n" +
 	"\x14ApplyActionsResponse\x125\n" +
 	"\x05steps\x18\x01 \x03(\v2\x1f.syncpod.executor.v1.StepResultR\x05steps\x12\x1d\n" +
 	"\n" +
@@ -2057,7 +2282,18 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x05stdin\x18\x02 \x01(\bR\x05stdin\x12\x10\n" +
 	"\x03tty\x18\x03 \x01(\bR\x03tty\"B\n" +
 	"\x0eAttachResponse\x120\n" +
-	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output*\x97\x02\n" +
+	"\x06output\x18\x01 \x01(\v2\x18.syncpod.v1.StreamOutputR\x06output\"\xa2\x01\n" +
+	"\x17UpdatePodVolumesRequest\x12!\n" +
+	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x126\n" +
+	"\vconfig_maps\x18\x02 \x03(\v2\x15.syncpod.v1.ConfigMapR\n" +
+	"configMaps\x12,\n" +
+	"\asecrets\x18\x03 \x03(\v2\x12.syncpod.v1.SecretR\asecrets\"L\n" +
+	"\x18UpdatePodVolumesResponse\x12\x18\n" +
+	"\aupdated\x18\x01 \x03(\tR\aupdated\x12\x16\n" +
+	"\x06errors\x18\x02 \x03(\tR\x06errors\"2\n" +
+	"\x17RemovePodVolumesRequest\x12\x17\n" +
+	"\apod_uid\x18\x01 \x01(\tR\x06podUid\"\x1a\n" +
+	"\x18RemovePodVolumesResponse*\x97\x02\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -2074,7 +2310,7 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +
 	"\x0eOUTCOME_FAILED\x10\x02\x12\x13\n" +
-	"\x0fOUTCOME_SKIPPED\x10\x032\xe4\a\n" +
+	"\x0fOUTCOME_SKIPPED\x10\x032\xc6\t\n" +
 	"\x0fExecutorService\x12c\n" +
 	"\fApplyActions\x12(.syncpod.executor.v1.ApplyActionsRequest\x1a).syncpod.executor.v1.ApplyActionsResponse\x12l\n" +
 	"\x0fRemoveResources\x12+.syncpod.executor.v1.RemoveResourcesRequest\x1a,.syncpod.executor.v1.RemoveResourcesResponse\x12c\n" +
@@ -2085,7 +2321,9 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x04Exec\x12 .syncpod.executor.v1.ExecRequest\x1a!.syncpod.executor.v1.ExecResponse(\x010\x01\x12d\n" +
 	"\vPortForward\x12'.syncpod.executor.v1.PortForwardRequest\x1a(.syncpod.executor.v1.PortForwardResponse(\x010\x01\x12c\n" +
 	"\fListPodStats\x12(.syncpod.executor.v1.ListPodStatsRequest\x1a).syncpod.executor.v1.ListPodStatsResponse\x12U\n" +
-	"\x06Attach\x12\".syncpod.executor.v1.AttachRequest\x1a#.syncpod.executor.v1.AttachResponse(\x010\x01BAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
+	"\x06Attach\x12\".syncpod.executor.v1.AttachRequest\x1a#.syncpod.executor.v1.AttachResponse(\x010\x01\x12o\n" +
+	"\x10UpdatePodVolumes\x12,.syncpod.executor.v1.UpdatePodVolumesRequest\x1a-.syncpod.executor.v1.UpdatePodVolumesResponse\x12o\n" +
+	"\x10RemovePodVolumes\x12,.syncpod.executor.v1.RemovePodVolumesRequest\x1a-.syncpod.executor.v1.RemovePodVolumesResponseBAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_syncpod_executor_v1_executor_proto_rawDescOnce sync.Once
@@ -2100,104 +2338,119 @@ func file_syncpod_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_syncpod_executor_v1_executor_proto_goTypes = []any{
-	(Step)(0),                       // 0: syncpod.executor.v1.Step
-	(Outcome)(0),                    // 1: syncpod.executor.v1.Outcome
-	(*ApplyActionsRequest)(nil),     // 2: syncpod.executor.v1.ApplyActionsRequest
-	(*ApplyActionsResponse)(nil),    // 3: syncpod.executor.v1.ApplyActionsResponse
-	(*CriCallTiming)(nil),           // 4: syncpod.executor.v1.CriCallTiming
-	(*StepResult)(nil),              // 5: syncpod.executor.v1.StepResult
-	(*RemoveResourcesRequest)(nil),  // 6: syncpod.executor.v1.RemoveResourcesRequest
-	(*ForgetPodRef)(nil),            // 7: syncpod.executor.v1.ForgetPodRef
-	(*RemoveResourcesResponse)(nil), // 8: syncpod.executor.v1.RemoveResourcesResponse
-	(*RemoveResult)(nil),            // 9: syncpod.executor.v1.RemoveResult
-	(*ListBackoffsRequest)(nil),     // 10: syncpod.executor.v1.ListBackoffsRequest
-	(*ListBackoffsResponse)(nil),    // 11: syncpod.executor.v1.ListBackoffsResponse
-	(*BackoffEntry)(nil),            // 12: syncpod.executor.v1.BackoffEntry
-	(*ResetBackoffRequest)(nil),     // 13: syncpod.executor.v1.ResetBackoffRequest
-	(*ResetBackoffResponse)(nil),    // 14: syncpod.executor.v1.ResetBackoffResponse
-	(*ExecSyncRequest)(nil),         // 15: syncpod.executor.v1.ExecSyncRequest
-	(*ExecSyncResponse)(nil),        // 16: syncpod.executor.v1.ExecSyncResponse
-	(*ContainerLogsRequest)(nil),    // 17: syncpod.executor.v1.ContainerLogsRequest
-	(*ContainerLogsResponse)(nil),   // 18: syncpod.executor.v1.ContainerLogsResponse
-	(*ExecRequest)(nil),             // 19: syncpod.executor.v1.ExecRequest
-	(*ExecStart)(nil),               // 20: syncpod.executor.v1.ExecStart
-	(*ExecResponse)(nil),            // 21: syncpod.executor.v1.ExecResponse
-	(*PortForwardRequest)(nil),      // 22: syncpod.executor.v1.PortForwardRequest
-	(*PortForwardStart)(nil),        // 23: syncpod.executor.v1.PortForwardStart
-	(*PortForwardResponse)(nil),     // 24: syncpod.executor.v1.PortForwardResponse
-	(*ListPodStatsRequest)(nil),     // 25: syncpod.executor.v1.ListPodStatsRequest
-	(*ListPodStatsResponse)(nil),    // 26: syncpod.executor.v1.ListPodStatsResponse
-	(*AttachRequest)(nil),           // 27: syncpod.executor.v1.AttachRequest
-	(*AttachStart)(nil),             // 28: syncpod.executor.v1.AttachStart
-	(*AttachResponse)(nil),          // 29: syncpod.executor.v1.AttachResponse
-	(*v1.Pod)(nil),                  // 30: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),          // 31: syncpod.v1.ObservedPod
-	(*v1.PodActions)(nil),           // 32: syncpod.v1.PodActions
-	(*timestamppb.Timestamp)(nil),   // 33: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 34: google.protobuf.Duration
-	(*v1.LogLine)(nil),              // 35: syncpod.v1.LogLine
-	(*v1.StreamInput)(nil),          // 36: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),         // 37: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),             // 38: syncpod.v1.PodStats
+	(Step)(0),                        // 0: syncpod.executor.v1.Step
+	(Outcome)(0),                     // 1: syncpod.executor.v1.Outcome
+	(*ApplyActionsRequest)(nil),      // 2: syncpod.executor.v1.ApplyActionsRequest
+	(*ApplyActionsResponse)(nil),     // 3: syncpod.executor.v1.ApplyActionsResponse
+	(*CriCallTiming)(nil),            // 4: syncpod.executor.v1.CriCallTiming
+	(*StepResult)(nil),               // 5: syncpod.executor.v1.StepResult
+	(*RemoveResourcesRequest)(nil),   // 6: syncpod.executor.v1.RemoveResourcesRequest
+	(*ForgetPodRef)(nil),             // 7: syncpod.executor.v1.ForgetPodRef
+	(*RemoveResourcesResponse)(nil),  // 8: syncpod.executor.v1.RemoveResourcesResponse
+	(*RemoveResult)(nil),             // 9: syncpod.executor.v1.RemoveResult
+	(*ListBackoffsRequest)(nil),      // 10: syncpod.executor.v1.ListBackoffsRequest
+	(*ListBackoffsResponse)(nil),     // 11: syncpod.executor.v1.ListBackoffsResponse
+	(*BackoffEntry)(nil),             // 12: syncpod.executor.v1.BackoffEntry
+	(*ResetBackoffRequest)(nil),      // 13: syncpod.executor.v1.ResetBackoffRequest
+	(*ResetBackoffResponse)(nil),     // 14: syncpod.executor.v1.ResetBackoffResponse
+	(*ExecSyncRequest)(nil),          // 15: syncpod.executor.v1.ExecSyncRequest
+	(*ExecSyncResponse)(nil),         // 16: syncpod.executor.v1.ExecSyncResponse
+	(*ContainerLogsRequest)(nil),     // 17: syncpod.executor.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),    // 18: syncpod.executor.v1.ContainerLogsResponse
+	(*ExecRequest)(nil),              // 19: syncpod.executor.v1.ExecRequest
+	(*ExecStart)(nil),                // 20: syncpod.executor.v1.ExecStart
+	(*ExecResponse)(nil),             // 21: syncpod.executor.v1.ExecResponse
+	(*PortForwardRequest)(nil),       // 22: syncpod.executor.v1.PortForwardRequest
+	(*PortForwardStart)(nil),         // 23: syncpod.executor.v1.PortForwardStart
+	(*PortForwardResponse)(nil),      // 24: syncpod.executor.v1.PortForwardResponse
+	(*ListPodStatsRequest)(nil),      // 25: syncpod.executor.v1.ListPodStatsRequest
+	(*ListPodStatsResponse)(nil),     // 26: syncpod.executor.v1.ListPodStatsResponse
+	(*AttachRequest)(nil),            // 27: syncpod.executor.v1.AttachRequest
+	(*AttachStart)(nil),              // 28: syncpod.executor.v1.AttachStart
+	(*AttachResponse)(nil),           // 29: syncpod.executor.v1.AttachResponse
+	(*UpdatePodVolumesRequest)(nil),  // 30: syncpod.executor.v1.UpdatePodVolumesRequest
+	(*UpdatePodVolumesResponse)(nil), // 31: syncpod.executor.v1.UpdatePodVolumesResponse
+	(*RemovePodVolumesRequest)(nil),  // 32: syncpod.executor.v1.RemovePodVolumesRequest
+	(*RemovePodVolumesResponse)(nil), // 33: syncpod.executor.v1.RemovePodVolumesResponse
+	(*v1.Pod)(nil),                   // 34: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 35: syncpod.v1.ObservedPod
+	(*v1.PodActions)(nil),            // 36: syncpod.v1.PodActions
+	(*v1.ConfigMap)(nil),             // 37: syncpod.v1.ConfigMap
+	(*v1.Secret)(nil),                // 38: syncpod.v1.Secret
+	(*timestamppb.Timestamp)(nil),    // 39: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),      // 40: google.protobuf.Duration
+	(*v1.LogLine)(nil),               // 41: syncpod.v1.LogLine
+	(*v1.StreamInput)(nil),           // 42: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 43: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),              // 44: syncpod.v1.PodStats
 }
 var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
-	30, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
-	31, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
-	32, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
-	5,  // 3: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
-	33, // 4: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
-	4,  // 5: syncpod.executor.v1.ApplyActionsResponse.cri_calls:type_name -> syncpod.executor.v1.CriCallTiming
-	33, // 6: syncpod.executor.v1.CriCallTiming.started_at:type_name -> google.protobuf.Timestamp
-	34, // 7: syncpod.executor.v1.CriCallTiming.duration:type_name -> google.protobuf.Duration
-	0,  // 8: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
-	1,  // 9: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	33, // 10: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
-	34, // 11: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
-	7,  // 12: syncpod.executor.v1.RemoveResourcesRequest.forget_pod:type_name -> syncpod.executor.v1.ForgetPodRef
-	9,  // 13: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
-	1,  // 14: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	12, // 15: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
-	34, // 16: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
-	33, // 17: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
-	33, // 18: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
-	34, // 19: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
-	33, // 20: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	35, // 21: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	20, // 22: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
-	36, // 23: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	37, // 24: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
-	23, // 25: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
-	38, // 26: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
-	28, // 27: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
-	36, // 28: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
-	37, // 29: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	2,  // 30: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
-	6,  // 31: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
-	10, // 32: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
-	13, // 33: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
-	15, // 34: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
-	17, // 35: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
-	19, // 36: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
-	22, // 37: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
-	25, // 38: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
-	27, // 39: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
-	3,  // 40: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
-	8,  // 41: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
-	11, // 42: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
-	14, // 43: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
-	16, // 44: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
-	18, // 45: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
-	21, // 46: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
-	24, // 47: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
-	26, // 48: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
-	29, // 49: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
-	40, // [40:50] is the sub-list for method output_type
-	30, // [30:40] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	34, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
+	35, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
+	36, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
+	37, // 3: syncpod.executor.v1.ApplyActionsRequest.config_maps:type_name -> syncpod.v1.ConfigMap
+	38, // 4: syncpod.executor.v1.ApplyActionsRequest.secrets:type_name -> syncpod.v1.Secret
+	5,  // 5: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
+	39, // 6: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
+	4,  // 7: syncpod.executor.v1.ApplyActionsResponse.cri_calls:type_name -> syncpod.executor.v1.CriCallTiming
+	39, // 8: syncpod.executor.v1.CriCallTiming.started_at:type_name -> google.protobuf.Timestamp
+	40, // 9: syncpod.executor.v1.CriCallTiming.duration:type_name -> google.protobuf.Duration
+	0,  // 10: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
+	1,  // 11: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
+	39, // 12: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
+	40, // 13: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
+	7,  // 14: syncpod.executor.v1.RemoveResourcesRequest.forget_pod:type_name -> syncpod.executor.v1.ForgetPodRef
+	9,  // 15: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
+	1,  // 16: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
+	12, // 17: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
+	40, // 18: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
+	39, // 19: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
+	39, // 20: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
+	40, // 21: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
+	39, // 22: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	41, // 23: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	20, // 24: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
+	42, // 25: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	43, // 26: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	23, // 27: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
+	44, // 28: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	28, // 29: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
+	42, // 30: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	43, // 31: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	34, // 32: syncpod.executor.v1.UpdatePodVolumesRequest.pod:type_name -> syncpod.v1.Pod
+	37, // 33: syncpod.executor.v1.UpdatePodVolumesRequest.config_maps:type_name -> syncpod.v1.ConfigMap
+	38, // 34: syncpod.executor.v1.UpdatePodVolumesRequest.secrets:type_name -> syncpod.v1.Secret
+	2,  // 35: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
+	6,  // 36: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
+	10, // 37: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
+	13, // 38: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
+	15, // 39: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
+	17, // 40: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
+	19, // 41: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
+	22, // 42: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
+	25, // 43: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
+	27, // 44: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
+	30, // 45: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:input_type -> syncpod.executor.v1.UpdatePodVolumesRequest
+	32, // 46: syncpod.executor.v1.ExecutorService.RemovePodVolumes:input_type -> syncpod.executor.v1.RemovePodVolumesRequest
+	3,  // 47: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
+	8,  // 48: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
+	11, // 49: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
+	14, // 50: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
+	16, // 51: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
+	18, // 52: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
+	21, // 53: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
+	24, // 54: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
+	26, // 55: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
+	29, // 56: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
+	31, // 57: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:output_type -> syncpod.executor.v1.UpdatePodVolumesResponse
+	33, // 58: syncpod.executor.v1.ExecutorService.RemovePodVolumes:output_type -> syncpod.executor.v1.RemovePodVolumesResponse
+	47, // [47:59] is the sub-list for method output_type
+	35, // [35:47] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_executor_v1_executor_proto_init() }
@@ -2212,7 +2465,7 @@ func file_syncpod_executor_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_executor_v1_executor_proto_rawDesc), len(file_syncpod_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   28,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

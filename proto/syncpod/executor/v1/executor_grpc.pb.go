@@ -19,16 +19,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ExecutorService_ApplyActions_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ApplyActions"
-	ExecutorService_RemoveResources_FullMethodName = "/syncpod.executor.v1.ExecutorService/RemoveResources"
-	ExecutorService_ListBackoffs_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ListBackoffs"
-	ExecutorService_ResetBackoff_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ResetBackoff"
-	ExecutorService_ExecSync_FullMethodName        = "/syncpod.executor.v1.ExecutorService/ExecSync"
-	ExecutorService_ContainerLogs_FullMethodName   = "/syncpod.executor.v1.ExecutorService/ContainerLogs"
-	ExecutorService_Exec_FullMethodName            = "/syncpod.executor.v1.ExecutorService/Exec"
-	ExecutorService_PortForward_FullMethodName     = "/syncpod.executor.v1.ExecutorService/PortForward"
-	ExecutorService_ListPodStats_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ListPodStats"
-	ExecutorService_Attach_FullMethodName          = "/syncpod.executor.v1.ExecutorService/Attach"
+	ExecutorService_ApplyActions_FullMethodName     = "/syncpod.executor.v1.ExecutorService/ApplyActions"
+	ExecutorService_RemoveResources_FullMethodName  = "/syncpod.executor.v1.ExecutorService/RemoveResources"
+	ExecutorService_ListBackoffs_FullMethodName     = "/syncpod.executor.v1.ExecutorService/ListBackoffs"
+	ExecutorService_ResetBackoff_FullMethodName     = "/syncpod.executor.v1.ExecutorService/ResetBackoff"
+	ExecutorService_ExecSync_FullMethodName         = "/syncpod.executor.v1.ExecutorService/ExecSync"
+	ExecutorService_ContainerLogs_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ContainerLogs"
+	ExecutorService_Exec_FullMethodName             = "/syncpod.executor.v1.ExecutorService/Exec"
+	ExecutorService_PortForward_FullMethodName      = "/syncpod.executor.v1.ExecutorService/PortForward"
+	ExecutorService_ListPodStats_FullMethodName     = "/syncpod.executor.v1.ExecutorService/ListPodStats"
+	ExecutorService_Attach_FullMethodName           = "/syncpod.executor.v1.ExecutorService/Attach"
+	ExecutorService_UpdatePodVolumes_FullMethodName = "/syncpod.executor.v1.ExecutorService/UpdatePodVolumes"
+	ExecutorService_RemovePodVolumes_FullMethodName = "/syncpod.executor.v1.ExecutorService/RemovePodVolumes"
 )
 
 // ExecutorServiceClient is the client API for ExecutorService service.
@@ -77,6 +79,14 @@ type ExecutorServiceClient interface {
 	// Attach connects to a running container's process through the
 	// runtime's streaming server (CRI Attach), as Exec does to a new one.
 	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error)
+	// UpdatePodVolumes rewrites the pod's configMap, secret, projected and
+	// downwardAPI volumes in place (an atomic swap of their ..data link) when
+	// their content changed; nothing restarts. Volumes never set up (no
+	// container started yet) are left alone.
+	UpdatePodVolumes(ctx context.Context, in *UpdatePodVolumesRequest, opts ...grpc.CallOption) (*UpdatePodVolumesResponse, error)
+	// RemovePodVolumes removes the pod's volume directory (emptyDirs and
+	// projected files) once the pod is gone. Unknown pods succeed.
+	RemovePodVolumes(ctx context.Context, in *RemovePodVolumesRequest, opts ...grpc.CallOption) (*RemovePodVolumesResponse, error)
 }
 
 type executorServiceClient struct {
@@ -205,6 +215,26 @@ func (c *executorServiceClient) Attach(ctx context.Context, opts ...grpc.CallOpt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ExecutorService_AttachClient = grpc.BidiStreamingClient[AttachRequest, AttachResponse]
 
+func (c *executorServiceClient) UpdatePodVolumes(ctx context.Context, in *UpdatePodVolumesRequest, opts ...grpc.CallOption) (*UpdatePodVolumesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdatePodVolumesResponse)
+	err := c.cc.Invoke(ctx, ExecutorService_UpdatePodVolumes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *executorServiceClient) RemovePodVolumes(ctx context.Context, in *RemovePodVolumesRequest, opts ...grpc.CallOption) (*RemovePodVolumesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemovePodVolumesResponse)
+	err := c.cc.Invoke(ctx, ExecutorService_RemovePodVolumes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ExecutorServiceServer is the server API for ExecutorService service.
 // All implementations must embed UnimplementedExecutorServiceServer
 // for forward compatibility.
@@ -251,6 +281,14 @@ type ExecutorServiceServer interface {
 	// Attach connects to a running container's process through the
 	// runtime's streaming server (CRI Attach), as Exec does to a new one.
 	Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error
+	// UpdatePodVolumes rewrites the pod's configMap, secret, projected and
+	// downwardAPI volumes in place (an atomic swap of their ..data link) when
+	// their content changed; nothing restarts. Volumes never set up (no
+	// container started yet) are left alone.
+	UpdatePodVolumes(context.Context, *UpdatePodVolumesRequest) (*UpdatePodVolumesResponse, error)
+	// RemovePodVolumes removes the pod's volume directory (emptyDirs and
+	// projected files) once the pod is gone. Unknown pods succeed.
+	RemovePodVolumes(context.Context, *RemovePodVolumesRequest) (*RemovePodVolumesResponse, error)
 	mustEmbedUnimplementedExecutorServiceServer()
 }
 
@@ -290,6 +328,12 @@ func (UnimplementedExecutorServiceServer) ListPodStats(context.Context, *ListPod
 }
 func (UnimplementedExecutorServiceServer) Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error {
 	return status.Error(codes.Unimplemented, "method Attach not implemented")
+}
+func (UnimplementedExecutorServiceServer) UpdatePodVolumes(context.Context, *UpdatePodVolumesRequest) (*UpdatePodVolumesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdatePodVolumes not implemented")
+}
+func (UnimplementedExecutorServiceServer) RemovePodVolumes(context.Context, *RemovePodVolumesRequest) (*RemovePodVolumesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemovePodVolumes not implemented")
 }
 func (UnimplementedExecutorServiceServer) mustEmbedUnimplementedExecutorServiceServer() {}
 func (UnimplementedExecutorServiceServer) testEmbeddedByValue()                         {}
@@ -452,6 +496,42 @@ func _ExecutorService_Attach_Handler(srv interface{}, stream grpc.ServerStream) 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ExecutorService_AttachServer = grpc.BidiStreamingServer[AttachRequest, AttachResponse]
 
+func _ExecutorService_UpdatePodVolumes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdatePodVolumesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExecutorServiceServer).UpdatePodVolumes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExecutorService_UpdatePodVolumes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExecutorServiceServer).UpdatePodVolumes(ctx, req.(*UpdatePodVolumesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExecutorService_RemovePodVolumes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemovePodVolumesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExecutorServiceServer).RemovePodVolumes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExecutorService_RemovePodVolumes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExecutorServiceServer).RemovePodVolumes(ctx, req.(*RemovePodVolumesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ExecutorService_ServiceDesc is the grpc.ServiceDesc for ExecutorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -482,6 +562,14 @@ var ExecutorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListPodStats",
 			Handler:    _ExecutorService_ListPodStats_Handler,
+		},
+		{
+			MethodName: "UpdatePodVolumes",
+			Handler:    _ExecutorService_UpdatePodVolumes_Handler,
+		},
+		{
+			MethodName: "RemovePodVolumes",
+			Handler:    _ExecutorService_RemovePodVolumes_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

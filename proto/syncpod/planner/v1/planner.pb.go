@@ -1847,11 +1847,811 @@ func (x *WatchPodsResponse) GetTime() *timestamppb.Timestamp {
 	return nil
 }
 
+// ConfigObjectRef names a ConfigMap or Secret.
+type ConfigObjectRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// namespace; empty means "default".
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// name. Required.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigObjectRef) Reset() {
+	*x = ConfigObjectRef{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigObjectRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigObjectRef) ProtoMessage() {}
+
+func (x *ConfigObjectRef) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigObjectRef.ProtoReflect.Descriptor instead.
+func (*ConfigObjectRef) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ConfigObjectRef) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ConfigObjectRef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// ApplyConfigMapRequest carries the ConfigMap to store.
+type ApplyConfigMapRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// config_map to create or update. Required.
+	ConfigMap     *v1.ConfigMap `protobuf:"bytes,1,opt,name=config_map,json=configMap,proto3" json:"config_map,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyConfigMapRequest) Reset() {
+	*x = ApplyConfigMapRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyConfigMapRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyConfigMapRequest) ProtoMessage() {}
+
+func (x *ApplyConfigMapRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyConfigMapRequest.ProtoReflect.Descriptor instead.
+func (*ApplyConfigMapRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ApplyConfigMapRequest) GetConfigMap() *v1.ConfigMap {
+	if x != nil {
+		return x.ConfigMap
+	}
+	return nil
+}
+
+// ApplyConfigMapResponse is the stored ConfigMap.
+type ApplyConfigMapResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// config_map as stored (uid, generation, creation_time set).
+	ConfigMap *v1.ConfigMap `protobuf:"bytes,1,opt,name=config_map,json=configMap,proto3" json:"config_map,omitempty"`
+	// result says whether anything was written.
+	Result        ApplyResult `protobuf:"varint,2,opt,name=result,proto3,enum=syncpod.planner.v1.ApplyResult" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyConfigMapResponse) Reset() {
+	*x = ApplyConfigMapResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyConfigMapResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyConfigMapResponse) ProtoMessage() {}
+
+func (x *ApplyConfigMapResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyConfigMapResponse.ProtoReflect.Descriptor instead.
+func (*ApplyConfigMapResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ApplyConfigMapResponse) GetConfigMap() *v1.ConfigMap {
+	if x != nil {
+		return x.ConfigMap
+	}
+	return nil
+}
+
+func (x *ApplyConfigMapResponse) GetResult() ApplyResult {
+	if x != nil {
+		return x.Result
+	}
+	return ApplyResult_APPLY_RESULT_UNSPECIFIED
+}
+
+// GetConfigMapRequest names a ConfigMap.
+type GetConfigMapRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ref of the ConfigMap. Required.
+	Ref           *ConfigObjectRef `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetConfigMapRequest) Reset() {
+	*x = GetConfigMapRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetConfigMapRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetConfigMapRequest) ProtoMessage() {}
+
+func (x *GetConfigMapRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetConfigMapRequest.ProtoReflect.Descriptor instead.
+func (*GetConfigMapRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetConfigMapRequest) GetRef() *ConfigObjectRef {
+	if x != nil {
+		return x.Ref
+	}
+	return nil
+}
+
+// GetConfigMapResponse is one ConfigMap.
+type GetConfigMapResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// config_map found.
+	ConfigMap     *v1.ConfigMap `protobuf:"bytes,1,opt,name=config_map,json=configMap,proto3" json:"config_map,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetConfigMapResponse) Reset() {
+	*x = GetConfigMapResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetConfigMapResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetConfigMapResponse) ProtoMessage() {}
+
+func (x *GetConfigMapResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetConfigMapResponse.ProtoReflect.Descriptor instead.
+func (*GetConfigMapResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *GetConfigMapResponse) GetConfigMap() *v1.ConfigMap {
+	if x != nil {
+		return x.ConfigMap
+	}
+	return nil
+}
+
+// ListConfigMapsRequest filters ConfigMaps.
+type ListConfigMapsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// namespace; empty means every namespace.
+	Namespace     string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListConfigMapsRequest) Reset() {
+	*x = ListConfigMapsRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListConfigMapsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListConfigMapsRequest) ProtoMessage() {}
+
+func (x *ListConfigMapsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListConfigMapsRequest.ProtoReflect.Descriptor instead.
+func (*ListConfigMapsRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListConfigMapsRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+// ListConfigMapsResponse lists ConfigMaps.
+type ListConfigMapsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// config_maps sorted by namespace then name.
+	ConfigMaps    []*v1.ConfigMap `protobuf:"bytes,1,rep,name=config_maps,json=configMaps,proto3" json:"config_maps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListConfigMapsResponse) Reset() {
+	*x = ListConfigMapsResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListConfigMapsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListConfigMapsResponse) ProtoMessage() {}
+
+func (x *ListConfigMapsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListConfigMapsResponse.ProtoReflect.Descriptor instead.
+func (*ListConfigMapsResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ListConfigMapsResponse) GetConfigMaps() []*v1.ConfigMap {
+	if x != nil {
+		return x.ConfigMaps
+	}
+	return nil
+}
+
+// DeleteConfigMapRequest names the ConfigMap to delete.
+type DeleteConfigMapRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ref of the ConfigMap. Required.
+	Ref           *ConfigObjectRef `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteConfigMapRequest) Reset() {
+	*x = DeleteConfigMapRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteConfigMapRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteConfigMapRequest) ProtoMessage() {}
+
+func (x *DeleteConfigMapRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteConfigMapRequest.ProtoReflect.Descriptor instead.
+func (*DeleteConfigMapRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *DeleteConfigMapRequest) GetRef() *ConfigObjectRef {
+	if x != nil {
+		return x.Ref
+	}
+	return nil
+}
+
+// DeleteConfigMapResponse is empty.
+type DeleteConfigMapResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteConfigMapResponse) Reset() {
+	*x = DeleteConfigMapResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteConfigMapResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteConfigMapResponse) ProtoMessage() {}
+
+func (x *DeleteConfigMapResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteConfigMapResponse.ProtoReflect.Descriptor instead.
+func (*DeleteConfigMapResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{37}
+}
+
+// ApplySecretRequest carries the Secret to store.
+type ApplySecretRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// secret to create or update. Required.
+	Secret        *v1.Secret `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplySecretRequest) Reset() {
+	*x = ApplySecretRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplySecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplySecretRequest) ProtoMessage() {}
+
+func (x *ApplySecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplySecretRequest.ProtoReflect.Descriptor instead.
+func (*ApplySecretRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ApplySecretRequest) GetSecret() *v1.Secret {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+// ApplySecretResponse is the stored Secret, without its values.
+type ApplySecretResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// secret as stored, data replaced by data_sizes.
+	Secret *v1.Secret `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
+	// result says whether anything was written.
+	Result        ApplyResult `protobuf:"varint,2,opt,name=result,proto3,enum=syncpod.planner.v1.ApplyResult" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplySecretResponse) Reset() {
+	*x = ApplySecretResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplySecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplySecretResponse) ProtoMessage() {}
+
+func (x *ApplySecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplySecretResponse.ProtoReflect.Descriptor instead.
+func (*ApplySecretResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ApplySecretResponse) GetSecret() *v1.Secret {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+func (x *ApplySecretResponse) GetResult() ApplyResult {
+	if x != nil {
+		return x.Result
+	}
+	return ApplyResult_APPLY_RESULT_UNSPECIFIED
+}
+
+// GetSecretRequest names a Secret.
+type GetSecretRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ref of the Secret. Required.
+	Ref *ConfigObjectRef `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
+	// reveal returns the values; otherwise only data_sizes.
+	Reveal        bool `protobuf:"varint,2,opt,name=reveal,proto3" json:"reveal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSecretRequest) Reset() {
+	*x = GetSecretRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSecretRequest) ProtoMessage() {}
+
+func (x *GetSecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSecretRequest.ProtoReflect.Descriptor instead.
+func (*GetSecretRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *GetSecretRequest) GetRef() *ConfigObjectRef {
+	if x != nil {
+		return x.Ref
+	}
+	return nil
+}
+
+func (x *GetSecretRequest) GetReveal() bool {
+	if x != nil {
+		return x.Reveal
+	}
+	return false
+}
+
+// GetSecretResponse is one Secret.
+type GetSecretResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// secret found.
+	Secret        *v1.Secret `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSecretResponse) Reset() {
+	*x = GetSecretResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSecretResponse) ProtoMessage() {}
+
+func (x *GetSecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSecretResponse.ProtoReflect.Descriptor instead.
+func (*GetSecretResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *GetSecretResponse) GetSecret() *v1.Secret {
+	if x != nil {
+		return x.Secret
+	}
+	return nil
+}
+
+// ListSecretsRequest filters Secrets.
+type ListSecretsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// namespace; empty means every namespace.
+	Namespace     string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSecretsRequest) Reset() {
+	*x = ListSecretsRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSecretsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSecretsRequest) ProtoMessage() {}
+
+func (x *ListSecretsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSecretsRequest.ProtoReflect.Descriptor instead.
+func (*ListSecretsRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ListSecretsRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+// ListSecretsResponse lists Secrets without values.
+type ListSecretsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// secrets sorted by namespace then name, data replaced by data_sizes.
+	Secrets       []*v1.Secret `protobuf:"bytes,1,rep,name=secrets,proto3" json:"secrets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSecretsResponse) Reset() {
+	*x = ListSecretsResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSecretsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSecretsResponse) ProtoMessage() {}
+
+func (x *ListSecretsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSecretsResponse.ProtoReflect.Descriptor instead.
+func (*ListSecretsResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ListSecretsResponse) GetSecrets() []*v1.Secret {
+	if x != nil {
+		return x.Secrets
+	}
+	return nil
+}
+
+// DeleteSecretRequest names the Secret to delete.
+type DeleteSecretRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ref of the Secret. Required.
+	Ref           *ConfigObjectRef `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSecretRequest) Reset() {
+	*x = DeleteSecretRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSecretRequest) ProtoMessage() {}
+
+func (x *DeleteSecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSecretRequest.ProtoReflect.Descriptor instead.
+func (*DeleteSecretRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *DeleteSecretRequest) GetRef() *ConfigObjectRef {
+	if x != nil {
+		return x.Ref
+	}
+	return nil
+}
+
+// DeleteSecretResponse is empty.
+type DeleteSecretResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSecretResponse) Reset() {
+	*x = DeleteSecretResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSecretResponse) ProtoMessage() {}
+
+func (x *DeleteSecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSecretResponse.ProtoReflect.Descriptor instead.
+func (*DeleteSecretResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{45}
+}
+
 var File_syncpod_planner_v1_planner_proto protoreflect.FileDescriptor
 
 const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\n" +
-	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/status.proto\x1a\x17syncpod/v1/stream.proto\"u\n" +
+	" syncpod/planner/v1/planner.proto\x12\x12syncpod.planner.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x18syncpod/v1/actions.proto\x1a\x17syncpod/v1/config.proto\x1a\x15syncpod/v1/logs.proto\x1a\x19syncpod/v1/observed.proto\x1a\x14syncpod/v1/pod.proto\x1a\x16syncpod/v1/stats.proto\x1a\x17syncpod/v1/status.proto\x1a\x17syncpod/v1/stream.proto\"u\n" +
 	"\rAttachRequest\x125\n" +
 	"\x05start\x18\x01 \x01(\v2\x1f.syncpod.planner.v1.AttachStartR\x05start\x12-\n" +
 	"\x05input\x18\x02 \x01(\v2\x17.syncpod.v1.StreamInputR\x05input\"\x81\x01\n" +
@@ -1952,7 +2752,47 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x11WatchPodsResponse\x126\n" +
 	"\x04type\x18\x01 \x01(\x0e2\".syncpod.planner.v1.WatchEventTypeR\x04type\x125\n" +
 	"\x06record\x18\x02 \x01(\v2\x1d.syncpod.planner.v1.PodRecordR\x06record\x12.\n" +
-	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time*{\n" +
+	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"C\n" +
+	"\x0fConfigObjectRef\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"M\n" +
+	"\x15ApplyConfigMapRequest\x124\n" +
+	"\n" +
+	"config_map\x18\x01 \x01(\v2\x15.syncpod.v1.ConfigMapR\tconfigMap\"\x87\x01\n" +
+	"\x16ApplyConfigMapResponse\x124\n" +
+	"\n" +
+	"config_map\x18\x01 \x01(\v2\x15.syncpod.v1.ConfigMapR\tconfigMap\x127\n" +
+	"\x06result\x18\x02 \x01(\x0e2\x1f.syncpod.planner.v1.ApplyResultR\x06result\"L\n" +
+	"\x13GetConfigMapRequest\x125\n" +
+	"\x03ref\x18\x01 \x01(\v2#.syncpod.planner.v1.ConfigObjectRefR\x03ref\"L\n" +
+	"\x14GetConfigMapResponse\x124\n" +
+	"\n" +
+	"config_map\x18\x01 \x01(\v2\x15.syncpod.v1.ConfigMapR\tconfigMap\"5\n" +
+	"\x15ListConfigMapsRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\"P\n" +
+	"\x16ListConfigMapsResponse\x126\n" +
+	"\vconfig_maps\x18\x01 \x03(\v2\x15.syncpod.v1.ConfigMapR\n" +
+	"configMaps\"O\n" +
+	"\x16DeleteConfigMapRequest\x125\n" +
+	"\x03ref\x18\x01 \x01(\v2#.syncpod.planner.v1.ConfigObjectRefR\x03ref\"\x19\n" +
+	"\x17DeleteConfigMapResponse\"@\n" +
+	"\x12ApplySecretRequest\x12*\n" +
+	"\x06secret\x18\x01 \x01(\v2\x12.syncpod.v1.SecretR\x06secret\"z\n" +
+	"\x13ApplySecretResponse\x12*\n" +
+	"\x06secret\x18\x01 \x01(\v2\x12.syncpod.v1.SecretR\x06secret\x127\n" +
+	"\x06result\x18\x02 \x01(\x0e2\x1f.syncpod.planner.v1.ApplyResultR\x06result\"a\n" +
+	"\x10GetSecretRequest\x125\n" +
+	"\x03ref\x18\x01 \x01(\v2#.syncpod.planner.v1.ConfigObjectRefR\x03ref\x12\x16\n" +
+	"\x06reveal\x18\x02 \x01(\bR\x06reveal\"?\n" +
+	"\x11GetSecretResponse\x12*\n" +
+	"\x06secret\x18\x01 \x01(\v2\x12.syncpod.v1.SecretR\x06secret\"2\n" +
+	"\x12ListSecretsRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\"C\n" +
+	"\x13ListSecretsResponse\x12,\n" +
+	"\asecrets\x18\x01 \x03(\v2\x12.syncpod.v1.SecretR\asecrets\"L\n" +
+	"\x13DeleteSecretRequest\x125\n" +
+	"\x03ref\x18\x01 \x01(\v2#.syncpod.planner.v1.ConfigObjectRefR\x03ref\"\x16\n" +
+	"\x14DeleteSecretResponse*{\n" +
 	"\vApplyResult\x12\x1c\n" +
 	"\x18APPLY_RESULT_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14APPLY_RESULT_CREATED\x10\x01\x12\x18\n" +
@@ -1963,7 +2803,7 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x16WATCH_EVENT_TYPE_ADDED\x10\x01\x12\x1d\n" +
 	"\x19WATCH_EVENT_TYPE_MODIFIED\x10\x02\x12\x1c\n" +
 	"\x18WATCH_EVENT_TYPE_DELETED\x10\x03\x12\x1b\n" +
-	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\xe3\a\n" +
+	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\x81\x0e\n" +
 	"\x0ePlannerService\x12I\n" +
 	"\x04Plan\x12\x1f.syncpod.planner.v1.PlanRequest\x1a .syncpod.planner.v1.PlanResponse\x12U\n" +
 	"\bApplyPod\x12#.syncpod.planner.v1.ApplyPodRequest\x1a$.syncpod.planner.v1.ApplyPodResponse\x12X\n" +
@@ -1975,7 +2815,15 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x04Exec\x12\x1f.syncpod.planner.v1.ExecRequest\x1a .syncpod.planner.v1.ExecResponse(\x010\x01\x12b\n" +
 	"\vPortForward\x12&.syncpod.planner.v1.PortForwardRequest\x1a'.syncpod.planner.v1.PortForwardResponse(\x010\x01\x12a\n" +
 	"\fListPodStats\x12'.syncpod.planner.v1.ListPodStatsRequest\x1a(.syncpod.planner.v1.ListPodStatsResponse\x12S\n" +
-	"\x06Attach\x12!.syncpod.planner.v1.AttachRequest\x1a\".syncpod.planner.v1.AttachResponse(\x010\x01B?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
+	"\x06Attach\x12!.syncpod.planner.v1.AttachRequest\x1a\".syncpod.planner.v1.AttachResponse(\x010\x01\x12g\n" +
+	"\x0eApplyConfigMap\x12).syncpod.planner.v1.ApplyConfigMapRequest\x1a*.syncpod.planner.v1.ApplyConfigMapResponse\x12a\n" +
+	"\fGetConfigMap\x12'.syncpod.planner.v1.GetConfigMapRequest\x1a(.syncpod.planner.v1.GetConfigMapResponse\x12g\n" +
+	"\x0eListConfigMaps\x12).syncpod.planner.v1.ListConfigMapsRequest\x1a*.syncpod.planner.v1.ListConfigMapsResponse\x12j\n" +
+	"\x0fDeleteConfigMap\x12*.syncpod.planner.v1.DeleteConfigMapRequest\x1a+.syncpod.planner.v1.DeleteConfigMapResponse\x12^\n" +
+	"\vApplySecret\x12&.syncpod.planner.v1.ApplySecretRequest\x1a'.syncpod.planner.v1.ApplySecretResponse\x12X\n" +
+	"\tGetSecret\x12$.syncpod.planner.v1.GetSecretRequest\x1a%.syncpod.planner.v1.GetSecretResponse\x12^\n" +
+	"\vListSecrets\x12&.syncpod.planner.v1.ListSecretsRequest\x1a'.syncpod.planner.v1.ListSecretsResponse\x12a\n" +
+	"\fDeleteSecret\x12'.syncpod.planner.v1.DeleteSecretRequest\x1a(.syncpod.planner.v1.DeleteSecretResponseB?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
 
 var (
 	file_syncpod_planner_v1_planner_proto_rawDescOnce sync.Once
@@ -1990,7 +2838,7 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
 	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
@@ -2023,87 +2871,136 @@ var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(*ListPodsResponse)(nil),         // 28: syncpod.planner.v1.ListPodsResponse
 	(*WatchPodsRequest)(nil),         // 29: syncpod.planner.v1.WatchPodsRequest
 	(*WatchPodsResponse)(nil),        // 30: syncpod.planner.v1.WatchPodsResponse
-	(*v1.StreamInput)(nil),           // 31: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),          // 32: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),              // 33: syncpod.v1.PodStats
-	(*timestamppb.Timestamp)(nil),    // 34: google.protobuf.Timestamp
-	(*v1.LogLine)(nil),               // 35: syncpod.v1.LogLine
-	(*v1.Pod)(nil),                   // 36: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 37: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 38: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 39: syncpod.v1.PodActions
-	(*durationpb.Duration)(nil),      // 40: google.protobuf.Duration
-	(*v1.PodStatus)(nil),             // 41: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 42: syncpod.v1.Event
+	(*ConfigObjectRef)(nil),          // 31: syncpod.planner.v1.ConfigObjectRef
+	(*ApplyConfigMapRequest)(nil),    // 32: syncpod.planner.v1.ApplyConfigMapRequest
+	(*ApplyConfigMapResponse)(nil),   // 33: syncpod.planner.v1.ApplyConfigMapResponse
+	(*GetConfigMapRequest)(nil),      // 34: syncpod.planner.v1.GetConfigMapRequest
+	(*GetConfigMapResponse)(nil),     // 35: syncpod.planner.v1.GetConfigMapResponse
+	(*ListConfigMapsRequest)(nil),    // 36: syncpod.planner.v1.ListConfigMapsRequest
+	(*ListConfigMapsResponse)(nil),   // 37: syncpod.planner.v1.ListConfigMapsResponse
+	(*DeleteConfigMapRequest)(nil),   // 38: syncpod.planner.v1.DeleteConfigMapRequest
+	(*DeleteConfigMapResponse)(nil),  // 39: syncpod.planner.v1.DeleteConfigMapResponse
+	(*ApplySecretRequest)(nil),       // 40: syncpod.planner.v1.ApplySecretRequest
+	(*ApplySecretResponse)(nil),      // 41: syncpod.planner.v1.ApplySecretResponse
+	(*GetSecretRequest)(nil),         // 42: syncpod.planner.v1.GetSecretRequest
+	(*GetSecretResponse)(nil),        // 43: syncpod.planner.v1.GetSecretResponse
+	(*ListSecretsRequest)(nil),       // 44: syncpod.planner.v1.ListSecretsRequest
+	(*ListSecretsResponse)(nil),      // 45: syncpod.planner.v1.ListSecretsResponse
+	(*DeleteSecretRequest)(nil),      // 46: syncpod.planner.v1.DeleteSecretRequest
+	(*DeleteSecretResponse)(nil),     // 47: syncpod.planner.v1.DeleteSecretResponse
+	(*v1.StreamInput)(nil),           // 48: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 49: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),              // 50: syncpod.v1.PodStats
+	(*timestamppb.Timestamp)(nil),    // 51: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),               // 52: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                   // 53: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 54: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil), // 55: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),            // 56: syncpod.v1.PodActions
+	(*durationpb.Duration)(nil),      // 57: google.protobuf.Duration
+	(*v1.PodStatus)(nil),             // 58: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                 // 59: syncpod.v1.Event
+	(*v1.ConfigMap)(nil),             // 60: syncpod.v1.ConfigMap
+	(*v1.Secret)(nil),                // 61: syncpod.v1.Secret
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
 	3,  // 0: syncpod.planner.v1.AttachRequest.start:type_name -> syncpod.planner.v1.AttachStart
-	31, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	48, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
 	19, // 2: syncpod.planner.v1.AttachStart.pod:type_name -> syncpod.planner.v1.PodRef
-	32, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	33, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	49, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	50, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
 	8,  // 5: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
 	19, // 6: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
 	11, // 7: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
-	31, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	48, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
 	19, // 9: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
-	32, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	49, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
 	19, // 11: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	34, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	35, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	36, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	37, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	38, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	39, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	36, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	36, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	51, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	52, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	53, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	54, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	55, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	56, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	53, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	53, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
 	0,  // 20: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
 	19, // 21: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	36, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	53, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
 	19, // 23: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
 	26, // 24: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
 	24, // 25: syncpod.planner.v1.GetPodResponse.last_sync:type_name -> syncpod.planner.v1.PodSyncTimeline
-	34, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
-	34, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
+	51, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
+	51, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
 	25, // 28: syncpod.planner.v1.PodSyncTimeline.stages:type_name -> syncpod.planner.v1.PodSyncStage
-	40, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
-	40, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
-	40, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
-	36, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	41, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	42, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	39, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	57, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
+	57, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
+	57, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
+	53, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	58, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	59, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	56, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
 	26, // 36: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
 	1,  // 37: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
 	26, // 38: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	34, // 39: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	15, // 40: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	17, // 41: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	20, // 42: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	22, // 43: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	27, // 44: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	29, // 45: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	13, // 46: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
-	10, // 47: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
-	7,  // 48: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
-	5,  // 49: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
-	2,  // 50: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
-	16, // 51: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	18, // 52: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	21, // 53: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	23, // 54: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	28, // 55: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	30, // 56: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	14, // 57: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
-	12, // 58: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
-	9,  // 59: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
-	6,  // 60: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
-	4,  // 61: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
-	51, // [51:62] is the sub-list for method output_type
-	40, // [40:51] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	51, // 39: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	60, // 40: syncpod.planner.v1.ApplyConfigMapRequest.config_map:type_name -> syncpod.v1.ConfigMap
+	60, // 41: syncpod.planner.v1.ApplyConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
+	0,  // 42: syncpod.planner.v1.ApplyConfigMapResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	31, // 43: syncpod.planner.v1.GetConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	60, // 44: syncpod.planner.v1.GetConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
+	60, // 45: syncpod.planner.v1.ListConfigMapsResponse.config_maps:type_name -> syncpod.v1.ConfigMap
+	31, // 46: syncpod.planner.v1.DeleteConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	61, // 47: syncpod.planner.v1.ApplySecretRequest.secret:type_name -> syncpod.v1.Secret
+	61, // 48: syncpod.planner.v1.ApplySecretResponse.secret:type_name -> syncpod.v1.Secret
+	0,  // 49: syncpod.planner.v1.ApplySecretResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	31, // 50: syncpod.planner.v1.GetSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	61, // 51: syncpod.planner.v1.GetSecretResponse.secret:type_name -> syncpod.v1.Secret
+	61, // 52: syncpod.planner.v1.ListSecretsResponse.secrets:type_name -> syncpod.v1.Secret
+	31, // 53: syncpod.planner.v1.DeleteSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	15, // 54: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	17, // 55: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	20, // 56: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	22, // 57: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	27, // 58: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	29, // 59: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	13, // 60: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	10, // 61: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
+	7,  // 62: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
+	5,  // 63: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
+	2,  // 64: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
+	32, // 65: syncpod.planner.v1.PlannerService.ApplyConfigMap:input_type -> syncpod.planner.v1.ApplyConfigMapRequest
+	34, // 66: syncpod.planner.v1.PlannerService.GetConfigMap:input_type -> syncpod.planner.v1.GetConfigMapRequest
+	36, // 67: syncpod.planner.v1.PlannerService.ListConfigMaps:input_type -> syncpod.planner.v1.ListConfigMapsRequest
+	38, // 68: syncpod.planner.v1.PlannerService.DeleteConfigMap:input_type -> syncpod.planner.v1.DeleteConfigMapRequest
+	40, // 69: syncpod.planner.v1.PlannerService.ApplySecret:input_type -> syncpod.planner.v1.ApplySecretRequest
+	42, // 70: syncpod.planner.v1.PlannerService.GetSecret:input_type -> syncpod.planner.v1.GetSecretRequest
+	44, // 71: syncpod.planner.v1.PlannerService.ListSecrets:input_type -> syncpod.planner.v1.ListSecretsRequest
+	46, // 72: syncpod.planner.v1.PlannerService.DeleteSecret:input_type -> syncpod.planner.v1.DeleteSecretRequest
+	16, // 73: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	18, // 74: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	21, // 75: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	23, // 76: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	28, // 77: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	30, // 78: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	14, // 79: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	12, // 80: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
+	9,  // 81: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
+	6,  // 82: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
+	4,  // 83: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
+	33, // 84: syncpod.planner.v1.PlannerService.ApplyConfigMap:output_type -> syncpod.planner.v1.ApplyConfigMapResponse
+	35, // 85: syncpod.planner.v1.PlannerService.GetConfigMap:output_type -> syncpod.planner.v1.GetConfigMapResponse
+	37, // 86: syncpod.planner.v1.PlannerService.ListConfigMaps:output_type -> syncpod.planner.v1.ListConfigMapsResponse
+	39, // 87: syncpod.planner.v1.PlannerService.DeleteConfigMap:output_type -> syncpod.planner.v1.DeleteConfigMapResponse
+	41, // 88: syncpod.planner.v1.PlannerService.ApplySecret:output_type -> syncpod.planner.v1.ApplySecretResponse
+	43, // 89: syncpod.planner.v1.PlannerService.GetSecret:output_type -> syncpod.planner.v1.GetSecretResponse
+	45, // 90: syncpod.planner.v1.PlannerService.ListSecrets:output_type -> syncpod.planner.v1.ListSecretsResponse
+	47, // 91: syncpod.planner.v1.PlannerService.DeleteSecret:output_type -> syncpod.planner.v1.DeleteSecretResponse
+	73, // [73:92] is the sub-list for method output_type
+	54, // [54:73] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -2119,7 +3016,7 @@ func file_syncpod_planner_v1_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   29,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,17 +19,25 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PlannerService_Plan_FullMethodName          = "/syncpod.planner.v1.PlannerService/Plan"
-	PlannerService_ApplyPod_FullMethodName      = "/syncpod.planner.v1.PlannerService/ApplyPod"
-	PlannerService_DeletePod_FullMethodName     = "/syncpod.planner.v1.PlannerService/DeletePod"
-	PlannerService_GetPod_FullMethodName        = "/syncpod.planner.v1.PlannerService/GetPod"
-	PlannerService_ListPods_FullMethodName      = "/syncpod.planner.v1.PlannerService/ListPods"
-	PlannerService_WatchPods_FullMethodName     = "/syncpod.planner.v1.PlannerService/WatchPods"
-	PlannerService_ContainerLogs_FullMethodName = "/syncpod.planner.v1.PlannerService/ContainerLogs"
-	PlannerService_Exec_FullMethodName          = "/syncpod.planner.v1.PlannerService/Exec"
-	PlannerService_PortForward_FullMethodName   = "/syncpod.planner.v1.PlannerService/PortForward"
-	PlannerService_ListPodStats_FullMethodName  = "/syncpod.planner.v1.PlannerService/ListPodStats"
-	PlannerService_Attach_FullMethodName        = "/syncpod.planner.v1.PlannerService/Attach"
+	PlannerService_Plan_FullMethodName            = "/syncpod.planner.v1.PlannerService/Plan"
+	PlannerService_ApplyPod_FullMethodName        = "/syncpod.planner.v1.PlannerService/ApplyPod"
+	PlannerService_DeletePod_FullMethodName       = "/syncpod.planner.v1.PlannerService/DeletePod"
+	PlannerService_GetPod_FullMethodName          = "/syncpod.planner.v1.PlannerService/GetPod"
+	PlannerService_ListPods_FullMethodName        = "/syncpod.planner.v1.PlannerService/ListPods"
+	PlannerService_WatchPods_FullMethodName       = "/syncpod.planner.v1.PlannerService/WatchPods"
+	PlannerService_ContainerLogs_FullMethodName   = "/syncpod.planner.v1.PlannerService/ContainerLogs"
+	PlannerService_Exec_FullMethodName            = "/syncpod.planner.v1.PlannerService/Exec"
+	PlannerService_PortForward_FullMethodName     = "/syncpod.planner.v1.PlannerService/PortForward"
+	PlannerService_ListPodStats_FullMethodName    = "/syncpod.planner.v1.PlannerService/ListPodStats"
+	PlannerService_Attach_FullMethodName          = "/syncpod.planner.v1.PlannerService/Attach"
+	PlannerService_ApplyConfigMap_FullMethodName  = "/syncpod.planner.v1.PlannerService/ApplyConfigMap"
+	PlannerService_GetConfigMap_FullMethodName    = "/syncpod.planner.v1.PlannerService/GetConfigMap"
+	PlannerService_ListConfigMaps_FullMethodName  = "/syncpod.planner.v1.PlannerService/ListConfigMaps"
+	PlannerService_DeleteConfigMap_FullMethodName = "/syncpod.planner.v1.PlannerService/DeleteConfigMap"
+	PlannerService_ApplySecret_FullMethodName     = "/syncpod.planner.v1.PlannerService/ApplySecret"
+	PlannerService_GetSecret_FullMethodName       = "/syncpod.planner.v1.PlannerService/GetSecret"
+	PlannerService_ListSecrets_FullMethodName     = "/syncpod.planner.v1.PlannerService/ListSecrets"
+	PlannerService_DeleteSecret_FullMethodName    = "/syncpod.planner.v1.PlannerService/DeleteSecret"
 )
 
 // PlannerServiceClient is the client API for PlannerService service.
@@ -88,6 +96,26 @@ type PlannerServiceClient interface {
 	// ends when the process ends or the caller leaves (the process goes
 	// on). Input needs a container created with stdin (Container.stdin).
 	Attach(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AttachRequest, AttachResponse], error)
+	// ApplyConfigMap creates or updates a ConfigMap (InvalidArgument with
+	// field paths, nothing stored, for a bad one; FailedPrecondition when an
+	// immutable one would change). Pods that mount it see their files
+	// updated in place; nothing restarts.
+	ApplyConfigMap(ctx context.Context, in *ApplyConfigMapRequest, opts ...grpc.CallOption) (*ApplyConfigMapResponse, error)
+	// GetConfigMap returns one ConfigMap. NotFound when missing.
+	GetConfigMap(ctx context.Context, in *GetConfigMapRequest, opts ...grpc.CallOption) (*GetConfigMapResponse, error)
+	// ListConfigMaps returns ConfigMaps sorted by namespace then name.
+	ListConfigMaps(ctx context.Context, in *ListConfigMapsRequest, opts ...grpc.CallOption) (*ListConfigMapsResponse, error)
+	// DeleteConfigMap removes a ConfigMap. NotFound when missing.
+	DeleteConfigMap(ctx context.Context, in *DeleteConfigMapRequest, opts ...grpc.CallOption) (*DeleteConfigMapResponse, error)
+	// ApplySecret creates or updates a Secret, as ApplyConfigMap. Its data
+	// is never logged; the response carries data sizes, not values.
+	ApplySecret(ctx context.Context, in *ApplySecretRequest, opts ...grpc.CallOption) (*ApplySecretResponse, error)
+	// GetSecret returns one Secret; its values only when reveal is set.
+	GetSecret(ctx context.Context, in *GetSecretRequest, opts ...grpc.CallOption) (*GetSecretResponse, error)
+	// ListSecrets returns Secrets with data sizes, never values.
+	ListSecrets(ctx context.Context, in *ListSecretsRequest, opts ...grpc.CallOption) (*ListSecretsResponse, error)
+	// DeleteSecret removes a Secret. NotFound when missing.
+	DeleteSecret(ctx context.Context, in *DeleteSecretRequest, opts ...grpc.CallOption) (*DeleteSecretResponse, error)
 }
 
 type plannerServiceClient struct {
@@ -235,6 +263,86 @@ func (c *plannerServiceClient) Attach(ctx context.Context, opts ...grpc.CallOpti
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_AttachClient = grpc.BidiStreamingClient[AttachRequest, AttachResponse]
 
+func (c *plannerServiceClient) ApplyConfigMap(ctx context.Context, in *ApplyConfigMapRequest, opts ...grpc.CallOption) (*ApplyConfigMapResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApplyConfigMapResponse)
+	err := c.cc.Invoke(ctx, PlannerService_ApplyConfigMap_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerServiceClient) GetConfigMap(ctx context.Context, in *GetConfigMapRequest, opts ...grpc.CallOption) (*GetConfigMapResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetConfigMapResponse)
+	err := c.cc.Invoke(ctx, PlannerService_GetConfigMap_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerServiceClient) ListConfigMaps(ctx context.Context, in *ListConfigMapsRequest, opts ...grpc.CallOption) (*ListConfigMapsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListConfigMapsResponse)
+	err := c.cc.Invoke(ctx, PlannerService_ListConfigMaps_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerServiceClient) DeleteConfigMap(ctx context.Context, in *DeleteConfigMapRequest, opts ...grpc.CallOption) (*DeleteConfigMapResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteConfigMapResponse)
+	err := c.cc.Invoke(ctx, PlannerService_DeleteConfigMap_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerServiceClient) ApplySecret(ctx context.Context, in *ApplySecretRequest, opts ...grpc.CallOption) (*ApplySecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApplySecretResponse)
+	err := c.cc.Invoke(ctx, PlannerService_ApplySecret_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerServiceClient) GetSecret(ctx context.Context, in *GetSecretRequest, opts ...grpc.CallOption) (*GetSecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSecretResponse)
+	err := c.cc.Invoke(ctx, PlannerService_GetSecret_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerServiceClient) ListSecrets(ctx context.Context, in *ListSecretsRequest, opts ...grpc.CallOption) (*ListSecretsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSecretsResponse)
+	err := c.cc.Invoke(ctx, PlannerService_ListSecrets_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerServiceClient) DeleteSecret(ctx context.Context, in *DeleteSecretRequest, opts ...grpc.CallOption) (*DeleteSecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteSecretResponse)
+	err := c.cc.Invoke(ctx, PlannerService_DeleteSecret_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PlannerServiceServer is the server API for PlannerService service.
 // All implementations must embed UnimplementedPlannerServiceServer
 // for forward compatibility.
@@ -291,6 +399,26 @@ type PlannerServiceServer interface {
 	// ends when the process ends or the caller leaves (the process goes
 	// on). Input needs a container created with stdin (Container.stdin).
 	Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error
+	// ApplyConfigMap creates or updates a ConfigMap (InvalidArgument with
+	// field paths, nothing stored, for a bad one; FailedPrecondition when an
+	// immutable one would change). Pods that mount it see their files
+	// updated in place; nothing restarts.
+	ApplyConfigMap(context.Context, *ApplyConfigMapRequest) (*ApplyConfigMapResponse, error)
+	// GetConfigMap returns one ConfigMap. NotFound when missing.
+	GetConfigMap(context.Context, *GetConfigMapRequest) (*GetConfigMapResponse, error)
+	// ListConfigMaps returns ConfigMaps sorted by namespace then name.
+	ListConfigMaps(context.Context, *ListConfigMapsRequest) (*ListConfigMapsResponse, error)
+	// DeleteConfigMap removes a ConfigMap. NotFound when missing.
+	DeleteConfigMap(context.Context, *DeleteConfigMapRequest) (*DeleteConfigMapResponse, error)
+	// ApplySecret creates or updates a Secret, as ApplyConfigMap. Its data
+	// is never logged; the response carries data sizes, not values.
+	ApplySecret(context.Context, *ApplySecretRequest) (*ApplySecretResponse, error)
+	// GetSecret returns one Secret; its values only when reveal is set.
+	GetSecret(context.Context, *GetSecretRequest) (*GetSecretResponse, error)
+	// ListSecrets returns Secrets with data sizes, never values.
+	ListSecrets(context.Context, *ListSecretsRequest) (*ListSecretsResponse, error)
+	// DeleteSecret removes a Secret. NotFound when missing.
+	DeleteSecret(context.Context, *DeleteSecretRequest) (*DeleteSecretResponse, error)
 	mustEmbedUnimplementedPlannerServiceServer()
 }
 
@@ -333,6 +461,30 @@ func (UnimplementedPlannerServiceServer) ListPodStats(context.Context, *ListPodS
 }
 func (UnimplementedPlannerServiceServer) Attach(grpc.BidiStreamingServer[AttachRequest, AttachResponse]) error {
 	return status.Error(codes.Unimplemented, "method Attach not implemented")
+}
+func (UnimplementedPlannerServiceServer) ApplyConfigMap(context.Context, *ApplyConfigMapRequest) (*ApplyConfigMapResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApplyConfigMap not implemented")
+}
+func (UnimplementedPlannerServiceServer) GetConfigMap(context.Context, *GetConfigMapRequest) (*GetConfigMapResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetConfigMap not implemented")
+}
+func (UnimplementedPlannerServiceServer) ListConfigMaps(context.Context, *ListConfigMapsRequest) (*ListConfigMapsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListConfigMaps not implemented")
+}
+func (UnimplementedPlannerServiceServer) DeleteConfigMap(context.Context, *DeleteConfigMapRequest) (*DeleteConfigMapResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteConfigMap not implemented")
+}
+func (UnimplementedPlannerServiceServer) ApplySecret(context.Context, *ApplySecretRequest) (*ApplySecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApplySecret not implemented")
+}
+func (UnimplementedPlannerServiceServer) GetSecret(context.Context, *GetSecretRequest) (*GetSecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSecret not implemented")
+}
+func (UnimplementedPlannerServiceServer) ListSecrets(context.Context, *ListSecretsRequest) (*ListSecretsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSecrets not implemented")
+}
+func (UnimplementedPlannerServiceServer) DeleteSecret(context.Context, *DeleteSecretRequest) (*DeleteSecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteSecret not implemented")
 }
 func (UnimplementedPlannerServiceServer) mustEmbedUnimplementedPlannerServiceServer() {}
 func (UnimplementedPlannerServiceServer) testEmbeddedByValue()                        {}
@@ -506,6 +658,150 @@ func _PlannerService_Attach_Handler(srv interface{}, stream grpc.ServerStream) e
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlannerService_AttachServer = grpc.BidiStreamingServer[AttachRequest, AttachResponse]
 
+func _PlannerService_ApplyConfigMap_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApplyConfigMapRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).ApplyConfigMap(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_ApplyConfigMap_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).ApplyConfigMap(ctx, req.(*ApplyConfigMapRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PlannerService_GetConfigMap_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetConfigMapRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).GetConfigMap(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_GetConfigMap_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).GetConfigMap(ctx, req.(*GetConfigMapRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PlannerService_ListConfigMaps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListConfigMapsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).ListConfigMaps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_ListConfigMaps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).ListConfigMaps(ctx, req.(*ListConfigMapsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PlannerService_DeleteConfigMap_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteConfigMapRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).DeleteConfigMap(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_DeleteConfigMap_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).DeleteConfigMap(ctx, req.(*DeleteConfigMapRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PlannerService_ApplySecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApplySecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).ApplySecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_ApplySecret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).ApplySecret(ctx, req.(*ApplySecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PlannerService_GetSecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).GetSecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_GetSecret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).GetSecret(ctx, req.(*GetSecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PlannerService_ListSecrets_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSecretsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).ListSecrets(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_ListSecrets_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).ListSecrets(ctx, req.(*ListSecretsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PlannerService_DeleteSecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteSecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).DeleteSecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_DeleteSecret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).DeleteSecret(ctx, req.(*DeleteSecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PlannerService_ServiceDesc is the grpc.ServiceDesc for PlannerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -536,6 +832,38 @@ var PlannerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListPodStats",
 			Handler:    _PlannerService_ListPodStats_Handler,
+		},
+		{
+			MethodName: "ApplyConfigMap",
+			Handler:    _PlannerService_ApplyConfigMap_Handler,
+		},
+		{
+			MethodName: "GetConfigMap",
+			Handler:    _PlannerService_GetConfigMap_Handler,
+		},
+		{
+			MethodName: "ListConfigMaps",
+			Handler:    _PlannerService_ListConfigMaps_Handler,
+		},
+		{
+			MethodName: "DeleteConfigMap",
+			Handler:    _PlannerService_DeleteConfigMap_Handler,
+		},
+		{
+			MethodName: "ApplySecret",
+			Handler:    _PlannerService_ApplySecret_Handler,
+		},
+		{
+			MethodName: "GetSecret",
+			Handler:    _PlannerService_GetSecret_Handler,
+		},
+		{
+			MethodName: "ListSecrets",
+			Handler:    _PlannerService_ListSecrets_Handler,
+		},
+		{
+			MethodName: "DeleteSecret",
+			Handler:    _PlannerService_DeleteSecret_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,111 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/cri/critest"
+	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/volumes"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// A container's volume mounts come first; the kubelet's default mounts
+// (the pod's /etc/hosts, the termination log) are added after them and
+// yield to a volume mounted at the same path. Volumes and the managed
+// files share one pod directory, <pod-dir>/<uid>.
+func TestVolumeMountsComeBeforeTheDefaultMountsWhichYieldToThem(t *testing.T) {
+	rt, img := &recordingRuntime{Runtime: critest.NewRuntime(), mounts: map[string][]*runtimeapi.Mount{}}, critest.NewImages(busybox)
+	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	podDir := t.TempDir()
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vm, err := volumes.New(volumes.Options{Root: podDir, NoTmpfs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Runtime: cri.NewRuntime(rt, nil, cri.Timeouts{}), Images: cri.NewImages(img, nil, cri.Timeouts{}),
+		Backoff: store, LogDir: t.TempDir(), PodDir: podDir, HostsFile: hosts, Volumes: vm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := func(name string) *syncpodv1.Volume {
+		return &syncpodv1.Volume{Name: name, Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}}
+	}
+	own, plain := ctr("own-hosts"), ctr("plain")
+	own.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "hosts", MountPath: "/etc/hosts"}, {Name: "data", MountPath: "/data"}}
+	plain.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	pod := testPod(nil, own, plain)
+	pod.Spec.Volumes = []*syncpodv1.Volume{empty("hosts"), empty("data")}
+	resp, err := r.ApplyActionsWithSources(context.Background(), pod, nil,
+		&syncpodv1.PodActions{KillPod: true, CreateSandbox: true, ContainersToStart: starts("own-hosts", "plain")}, volumes.Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range resp.GetSteps() {
+		if st.GetOutcome() == executorv1.Outcome_OUTCOME_FAILED {
+			t.Fatalf("%s %s failed: %s %s", st.GetStep(), st.GetTarget(), st.GetReason(), st.GetMessage())
+		}
+	}
+	mounts := map[string]map[string]string{} // container -> container path -> host path
+	order := map[string][]string{}
+	rt.mu.Lock()
+	for name, ms := range rt.mounts {
+		mounts[name] = map[string]string{}
+		for _, m := range ms {
+			if _, dup := mounts[name][m.GetContainerPath()]; dup {
+				t.Errorf("%s: two mounts at %s", name, m.GetContainerPath())
+			}
+			mounts[name][m.GetContainerPath()] = m.GetHostPath()
+			order[name] = append(order[name], m.GetContainerPath())
+		}
+	}
+	rt.mu.Unlock()
+	uidDir := filepath.Join(podDir, pod.GetUid())
+	under := func(p, dir string) bool { return strings.HasPrefix(p, dir+string(filepath.Separator)) }
+	if h := mounts["own-hosts"]["/etc/hosts"]; !under(h, filepath.Join(uidDir, "volumes")) {
+		t.Errorf("own-hosts: /etc/hosts from %q, want its volume under %s", h, filepath.Join(uidDir, "volumes"))
+	}
+	if h := mounts["plain"]["/etc/hosts"]; h == "" || !under(h, uidDir) || under(h, filepath.Join(uidDir, "volumes")) {
+		t.Errorf("plain: /etc/hosts from %q, want the pod's managed hosts file under %s", h, uidDir)
+	}
+	for _, name := range []string{"own-hosts", "plain"} {
+		if d := mounts[name]["/data"]; !under(d, filepath.Join(uidDir, "volumes")) {
+			t.Errorf("%s: /data from %q, want the data volume", name, d)
+		}
+		if l := mounts[name]["/dev/termination-log"]; !under(l, uidDir) {
+			t.Errorf("%s: termination log from %q, want a file under %s", name, l, uidDir)
+		}
+	}
+	if o := order["plain"]; len(o) != 3 || o[0] != "/data" {
+		t.Errorf("plain's mounts in order %v, want the volume first, then the defaults", o)
+	}
+}
+
+// recordingRuntime records the mounts of every container created, by name.
+type recordingRuntime struct {
+	*critest.Runtime
+	mu     sync.Mutex
+	mounts map[string][]*runtimeapi.Mount
+}
+
+func (r *recordingRuntime) CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	r.mu.Lock()
+	r.mounts[cfg.GetMetadata().GetName()] = cfg.GetMounts()
+	r.mu.Unlock()
+	return r.Runtime.CreateContainer(ctx, sandboxID, cfg, sbCfg)
+}

@@ -1,0 +1,36 @@
+package service
+
+import (
+	"context"
+
+	"github.com/syncpod/syncpod/executor/validate"
+	"github.com/syncpod/syncpod/executor/volumes"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+)
+
+// UpdatePodVolumes rewrites the pod's config-fed volumes in place.
+func (s *Service) UpdatePodVolumes(ctx context.Context, req *executorv1.UpdatePodVolumesRequest) (*executorv1.UpdatePodVolumesResponse, error) {
+	if err := validate.UpdatePodVolumes(req); err != nil {
+		return nil, ToGRPC(err)
+	}
+	updated, errs, err := s.runner.UpdateVolumes(ctx, req.GetPod(), volumes.NewSources(req.GetConfigMaps(), req.GetSecrets()))
+	if err != nil {
+		return nil, ToGRPC(err)
+	}
+	resp := &executorv1.UpdatePodVolumesResponse{Updated: updated}
+	for _, e := range errs {
+		resp.Errors = append(resp.Errors, e.Error())
+	}
+	return resp, nil
+}
+
+// RemovePodVolumes removes a gone pod's volume directory.
+func (s *Service) RemovePodVolumes(ctx context.Context, req *executorv1.RemovePodVolumesRequest) (*executorv1.RemovePodVolumesResponse, error) {
+	if err := validate.RemovePodVolumes(req); err != nil {
+		return nil, ToGRPC(err)
+	}
+	if err := s.runner.RemoveVolumes(ctx, req.GetPodUid()); err != nil {
+		return nil, ToGRPC(err)
+	}
+	return &executorv1.RemovePodVolumesResponse{}, nil
+}

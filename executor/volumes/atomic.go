@@ -1,0 +1,169 @@
+package volumes
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// file is one file of a projected directory.
+type file struct {
+	data []byte
+	mode os.FileMode
+}
+
+const (
+	dataLink    = "..data"
+	dataLinkTmp = "..data_tmp"
+)
+
+// writeAtomic makes dir hold exactly files (relative paths) through a
+// "..data" symlink to a fresh timestamped directory, swapped in with one
+// rename. It reports whether anything changed; identical content (data
+// and modes) writes nothing.
+func writeAtomic(dir string, files map[string]file, now time.Time) (bool, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	for p := range files {
+		if err := checkRelPath(p); err != nil {
+			return false, err
+		}
+	}
+	old, err := os.Readlink(filepath.Join(dir, dataLink))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	if old != "" && sameContent(filepath.Join(dir, old), files) {
+		return false, nil
+	}
+	ts, err := os.MkdirTemp(dir, now.UTC().Format("..2006_01_02_15_04_05."))
+	if err != nil {
+		return false, err
+	}
+	if err := os.Chmod(ts, 0o755); err != nil {
+		return false, err
+	}
+	for p, f := range files {
+		full := filepath.Join(ts, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return false, err
+		}
+		if err := os.WriteFile(full, f.data, f.mode); err != nil {
+			return false, err
+		}
+		if err := os.Chmod(full, f.mode); err != nil { // umask-proof
+			return false, err
+		}
+	}
+	tmp := filepath.Join(dir, dataLinkTmp)
+	_ = os.Remove(tmp)
+	if err := os.Symlink(filepath.Base(ts), tmp); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, dataLink)); err != nil {
+		return false, err
+	}
+	// Visible names: one symlink per top-level component, through ..data.
+	want := map[string]bool{}
+	for p := range files {
+		want[strings.SplitN(p, "/", 2)[0]] = true
+	}
+	for top := range want {
+		link := filepath.Join(dir, top)
+		target := filepath.Join(dataLink, top)
+		if cur, err := os.Readlink(link); err == nil && cur == target {
+			continue
+		}
+		_ = os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			return false, err
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		n := e.Name()
+		switch {
+		case n == dataLink || n == filepath.Base(ts):
+		case strings.HasPrefix(n, ".."):
+			if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
+				return true, err
+			}
+		case !want[n] && e.Type()&fs.ModeSymlink != 0:
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
+				return true, err
+			}
+		}
+	}
+	return true, nil
+}
+
+// checkRelPath refuses absolute paths, ".." components and names that
+// start with "..", which the writer keeps for itself.
+func checkRelPath(p string) error {
+	if p == "" || filepath.IsAbs(p) {
+		return fmt.Errorf("invalid path %q: must be relative and non-empty", p)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." || strings.HasPrefix(part, "..") {
+			return fmt.Errorf("invalid path %q: no empty, '.' or '..' components", p)
+		}
+	}
+	return nil
+}
+
+// sameContent reports whether dir holds exactly files, with their modes.
+func sameContent(dir string, files map[string]file) bool {
+	seen := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		f, ok := files[rel]
+		if !ok {
+			return errDiffers
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Mode().Perm() != f.mode.Perm() {
+			return errDiffers
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(b, f.data) {
+			return errDiffers
+		}
+		seen++
+		return nil
+	})
+	return err == nil && seen == len(files)
+}
+
+var errDiffers = errors.New("differs")
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,115 @@
+package volumes
+
+import (
+	"strings"
+	"testing"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+func envOf(t *testing.T, pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources) map[string]string {
+	t.Helper()
+	kvs, err := Env(pod, c, src, PodInfo{NodeName: "node-1", PodIP: "10.0.0.7", HostIP: "192.168.1.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, kv := range kvs {
+		out[kv.GetKey()] = string(kv.GetValue())
+	}
+	return out
+}
+
+func fieldEnv(name, path string) *syncpodv1.EnvVar {
+	return &syncpodv1.EnvVar{Name: name, ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_FieldRef{
+		FieldRef: &syncpodv1.ObjectFieldSelector{FieldPath: path}}}}
+}
+
+func TestEnvDownwardAPIFields(t *testing.T) {
+	pod := testPod()
+	c := pod.GetSpec().GetContainers()[0]
+	c.Env = []*syncpodv1.EnvVar{
+		fieldEnv("NAME", "metadata.name"), fieldEnv("NS", "metadata.namespace"), fieldEnv("UID", "metadata.uid"),
+		fieldEnv("APP", "metadata.labels['app']"), fieldEnv("NOTE", "metadata.annotations['note']"),
+		fieldEnv("MISSING", "metadata.labels['nope']"),
+		fieldEnv("NODE", "spec.nodeName"), fieldEnv("POD_IP", "status.podIP"), fieldEnv("HOST_IP", "status.hostIP"),
+		{Name: "CPU", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_ResourceFieldRef{ResourceFieldRef: &syncpodv1.ResourceFieldSelector{Resource: "limits.cpu", Divisor: "1m"}}}},
+		{Name: "CPU_CORES", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_ResourceFieldRef{ResourceFieldRef: &syncpodv1.ResourceFieldSelector{Resource: "limits.cpu"}}}},
+		{Name: "MEM", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_ResourceFieldRef{ResourceFieldRef: &syncpodv1.ResourceFieldSelector{Resource: "limits.memory", Divisor: "1Mi"}}}},
+		{Name: "REQ_MEM", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_ResourceFieldRef{ResourceFieldRef: &syncpodv1.ResourceFieldSelector{Resource: "requests.memory"}}}},
+	}
+	got := envOf(t, pod, c, Sources{})
+	want := map[string]string{
+		"NAME": "web", "NS": "shop", "UID": pod.GetUid(), "APP": "web", "NOTE": `say "hi"`, "MISSING": "",
+		"NODE": "node-1", "POD_IP": "10.0.0.7", "HOST_IP": "192.168.1.2",
+		"CPU": "250", "CPU_CORES": "1", "MEM": "64", "REQ_MEM": "67108864",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+func TestEnvFromAndKeyRefs(t *testing.T) {
+	pod := testPod()
+	c := pod.GetSpec().GetContainers()[0]
+	c.EnvFrom = []*syncpodv1.EnvFromSource{
+		{ConfigMapRef: &syncpodv1.ConfigMapEnvSource{Name: "cfg"}},
+		{Prefix: "DB_", SecretRef: &syncpodv1.SecretEnvSource{Name: "creds"}},
+		{SecretRef: &syncpodv1.SecretEnvSource{Name: "absent", Optional: true}},
+	}
+	c.Env = []*syncpodv1.EnvVar{
+		{Name: "mode", Value: "overridden"},
+		{Name: "PASSWORD", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_SecretKeyRef{SecretKeyRef: &syncpodv1.SecretKeySelector{Name: "creds", Key: "password"}}}},
+		{Name: "CONF", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_ConfigMapKeyRef{ConfigMapKeyRef: &syncpodv1.ConfigMapKeySelector{Name: "cfg", Key: "app.conf"}}}},
+		{Name: "OPT", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_ConfigMapKeyRef{ConfigMapKeyRef: &syncpodv1.ConfigMapKeySelector{Name: "cfg", Key: "nope", Optional: true}}}},
+	}
+	kvs, err := Env(pod, c, sources(), PodInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	got := map[string]string{}
+	for _, kv := range kvs {
+		order = append(order, kv.GetKey())
+		got[kv.GetKey()] = string(kv.GetValue())
+	}
+	// envFrom first (keys sorted; names as syncpod's env names allow,
+	// letters, digits, '_', '-' and '.'), then env; a later name replaces
+	// an earlier one in place; optional missing ones are unset.
+	if strings.Join(order, ",") != "app.conf,blob,mode,DB_password,DB_user,PASSWORD,CONF" {
+		t.Errorf("order %v", order)
+	}
+	if got["mode"] != "overridden" || got["DB_password"] != "s3cret" || got["PASSWORD"] != "s3cret" || got["CONF"] != "port=80\n" {
+		t.Errorf("env %v", got)
+	}
+	if _, ok := got["OPT"]; ok {
+		t.Error("optional missing key was set")
+	}
+}
+
+func TestEnvMissingSourcesAreTheKubeletsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    *syncpodv1.Container
+		want string
+	}{
+		{"configmap", &syncpodv1.Container{Env: []*syncpodv1.EnvVar{{Name: "X", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_ConfigMapKeyRef{ConfigMapKeyRef: &syncpodv1.ConfigMapKeySelector{Name: "nope", Key: "k"}}}}}}, `configmap "nope" not found`},
+		{"configmap key", &syncpodv1.Container{Env: []*syncpodv1.EnvVar{{Name: "X", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_ConfigMapKeyRef{ConfigMapKeyRef: &syncpodv1.ConfigMapKeySelector{Name: "cfg", Key: "k"}}}}}}, "couldn't find key k in ConfigMap shop/cfg"},
+		{"secret", &syncpodv1.Container{Env: []*syncpodv1.EnvVar{{Name: "X", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_SecretKeyRef{SecretKeyRef: &syncpodv1.SecretKeySelector{Name: "nope", Key: "k"}}}}}}, `secret "nope" not found`},
+		{"secret key", &syncpodv1.Container{Env: []*syncpodv1.EnvVar{{Name: "X", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_SecretKeyRef{SecretKeyRef: &syncpodv1.SecretKeySelector{Name: "creds", Key: "k"}}}}}}, "couldn't find key k in Secret shop/creds"},
+		{"envFrom", &syncpodv1.Container{EnvFrom: []*syncpodv1.EnvFromSource{{ConfigMapRef: &syncpodv1.ConfigMapEnvSource{Name: "nope"}}}}, `configmap "nope" not found`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Env(testPod(), tc.c, sources(), PodInfo{})
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			// The message never carries a secret value.
+			if err != nil && strings.Contains(err.Error(), "s3cret") {
+				t.Fatal("secret value in an error")
+			}
+		})
+	}
+}

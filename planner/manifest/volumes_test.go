@@ -1,0 +1,163 @@
+package manifest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
+)
+
+func i32p(v int32) *int32 { return &v }
+
+func TestParseObjectsConvertsVolumesEnvSourcesAndConfigDocuments(t *testing.T) {
+	objs, warns, err := ParseObjects(readTestdata(t, "volumes.yaml"))
+	if err != nil {
+		t.Fatalf("ParseObjects: %v", err)
+	}
+	if len(warns) != 0 || len(objs.Pods) != 1 || len(objs.ConfigMaps) != 1 || len(objs.Secrets) != 1 {
+		t.Fatalf("objects %d pods %d configmaps %d secrets, warnings %v", len(objs.Pods), len(objs.ConfigMaps), len(objs.Secrets), warns)
+	}
+	cm := objs.ConfigMaps[0]
+	if cm.GetName() != "web-config" || cm.GetNamespace() != "shop" || cm.GetData()["nginx.conf"] != "listen 80;\n" || string(cm.GetBinaryData()["logo.png"]) != "\x89PNG" {
+		t.Errorf("configmap %v", cm)
+	}
+	sec := objs.Secrets[0]
+	if string(sec.GetData()["password"]) != "s3cret" || string(sec.GetData()["user"]) != "admin" || sec.GetType() != "Opaque" {
+		t.Errorf("secret %v", sec)
+	}
+	pod := objs.Pods[0]
+	if err := validation.Pod(pod); err != nil {
+		t.Fatalf("converted pod is invalid: %v", err)
+	}
+	vols := pod.GetSpec().GetVolumes()
+	want := []*syncpodv1.Volume{
+		{Name: "cache", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}},
+		{Name: "fast", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{Medium: syncpodv1.StorageMedium_STORAGE_MEDIUM_MEMORY, SizeLimit: "64Mi"}}},
+		{Name: "host", Source: &syncpodv1.Volume_HostPath{HostPath: &syncpodv1.HostPathVolumeSource{Path: "/var/log", Type: syncpodv1.HostPathType_HOST_PATH_TYPE_DIRECTORY}}},
+		{Name: "config", Source: &syncpodv1.Volume_ConfigMap{ConfigMap: &syncpodv1.ConfigMapVolumeSource{Name: "web-config", DefaultMode: i32p(0o440), Optional: true,
+			Items: []*syncpodv1.KeyToPath{{Key: "nginx.conf", Path: "conf/nginx.conf", Mode: i32p(0o400)}}}}},
+		{Name: "sec", Source: &syncpodv1.Volume_Secret{Secret: &syncpodv1.SecretVolumeSource{SecretName: "creds"}}},
+		{Name: "info", Source: &syncpodv1.Volume_DownwardApi{DownwardApi: &syncpodv1.DownwardAPIVolumeSource{Items: []*syncpodv1.DownwardAPIVolumeFile{
+			{Path: "labels", FieldRef: &syncpodv1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
+			{Path: "mem", ResourceFieldRef: &syncpodv1.ResourceFieldSelector{ContainerName: "web", Resource: "limits.memory", Divisor: "1Mi"}}}}}},
+		{Name: "all", Source: &syncpodv1.Volume_Projected{Projected: &syncpodv1.ProjectedVolumeSource{Sources: []*syncpodv1.VolumeProjection{
+			{Source: &syncpodv1.VolumeProjection_ConfigMap{ConfigMap: &syncpodv1.ConfigMapProjection{Name: "web-config"}}},
+			{Source: &syncpodv1.VolumeProjection_Secret{Secret: &syncpodv1.SecretProjection{Name: "creds", Items: []*syncpodv1.KeyToPath{{Key: "user", Path: "user"}}}}},
+			{Source: &syncpodv1.VolumeProjection_DownwardApi{DownwardApi: &syncpodv1.DownwardAPIProjection{Items: []*syncpodv1.DownwardAPIVolumeFile{
+				{Path: "name", FieldRef: &syncpodv1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}},
+		}}}},
+	}
+	if len(vols) != len(want) {
+		t.Fatalf("volumes %v", vols)
+	}
+	for i := range want {
+		if !proto.Equal(vols[i], want[i]) {
+			t.Errorf("volume %d =\n%v\nwant\n%v", i, prototext.Format(vols[i]), prototext.Format(want[i]))
+		}
+	}
+	c := pod.GetSpec().GetContainers()[0]
+	if len(c.GetEnvFrom()) != 2 || c.GetEnvFrom()[1].GetPrefix() != "DB_" || !c.GetEnvFrom()[1].GetSecretRef().GetOptional() || c.GetEnvFrom()[0].GetConfigMapRef().GetName() != "web-config" {
+		t.Errorf("envFrom %v", c.GetEnvFrom())
+	}
+	env := c.GetEnv()
+	if env[0].GetValueFrom().GetSecretKeyRef().GetKey() != "password" || !env[1].GetValueFrom().GetConfigMapKeyRef().GetOptional() ||
+		env[2].GetValueFrom().GetFieldRef().GetFieldPath() != "status.podIP" || env[3].GetValueFrom().GetResourceFieldRef().GetDivisor() != "1m" {
+		t.Errorf("env %v", env)
+	}
+	vm := c.GetVolumeMounts()
+	if len(vm) != 3 || vm[1].GetSubPath() != "conf/nginx.conf" || !vm[1].GetReadOnly() ||
+		vm[2].GetMountPropagation() != syncpodv1.MountPropagation_MOUNT_PROPAGATION_HOST_TO_CONTAINER {
+		t.Errorf("volumeMounts %v", vm)
+	}
+	// Parse (pods only) accepts the same file.
+	if pods, _, err := Parse(readTestdata(t, "volumes.yaml")); err != nil || len(pods) != 1 {
+		t.Errorf("Parse: %v %v", pods, err)
+	}
+}
+
+func TestParseObjectsRefusesBadVolumesAndConfigDocumentsWithPaths(t *testing.T) {
+	data := `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes:
+  - {name: a, hostPath: {path: /x, type: Weird}}
+  - {name: b, emptyDir: {medium: HugePages}}
+  containers:
+  - name: c
+    image: i
+    volumeMounts: [{name: a, mountPath: /a, mountPropagation: Sideways}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm, generateName: x}
+data: {k: v}
+extra: 1
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s}
+data: {password: "not base64!"}
+`
+	_, _, err := ParseObjects([]byte(data))
+	var pe *ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err %v", err)
+	}
+	var got []string
+	for _, is := range pe.Issues {
+		got = append(got, is.String())
+	}
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{
+		"spec.volumes[0].hostPath.type: must be",
+		"spec.volumes[1].emptyDir.medium: must be",
+		"spec.containers[0].volumeMounts[0].mountPropagation: must be",
+		"document 1: extra: not supported",
+		"document 1: metadata.generateName: not supported",
+		"document 2: data: values must be base64",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("issues lack %q:\n%s", want, joined)
+		}
+	}
+	if strings.Contains(joined, "not base64!") {
+		t.Error("a secret value was echoed")
+	}
+}
+
+func TestSourceCarriesConfigObjects(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "cfg.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: v}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {p: x}\n")
+	s := NewSource(Options{Dir: dir})
+	d, err := s.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := func(d Diff) string {
+		var out []string
+		for _, c := range d.ConfigChanges {
+			out = append(out, c.Type.String()+" "+c.Key())
+		}
+		return strings.Join(out, ", ")
+	}
+	if got := keys(d); got != "added configmap/default/c, added secret/default/s" || len(d.Errors) != 0 {
+		t.Fatalf("first scan: %s %v", got, d.Errors)
+	}
+	write(t, dir, "cfg.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: v2}\n")
+	d, _ = s.Scan()
+	if got := keys(d); got != "updated configmap/default/c, removed secret/default/s" {
+		t.Fatalf("second scan: %s", got)
+	}
+	// A failed apply is reported again on the next scan.
+	s.RetryConfig(d.ConfigChanges[:1])
+	d, _ = s.Scan()
+	if got := keys(d); got != "added configmap/default/c" {
+		t.Fatalf("after retry: %s", got)
+	}
+}

@@ -1,0 +1,102 @@
+package syncer
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+
+	"github.com/syncpod/syncpod/planner/plan"
+
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// configPod mounts ConfigMap "cfg" and reads Secret "creds" into env.
+func configPod() *syncpodv1.Pod {
+	p := webPod()
+	p.Spec.Volumes = []*syncpodv1.Volume{{Name: "config", Source: &syncpodv1.Volume_ConfigMap{ConfigMap: &syncpodv1.ConfigMapVolumeSource{Name: "cfg"}}}}
+	c := p.Spec.Containers[0]
+	c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "config", MountPath: "/etc/app"}}
+	c.Env = []*syncpodv1.EnvVar{{Name: "PW", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_SecretKeyRef{
+		SecretKeyRef: &syncpodv1.SecretKeySelector{Name: "creds", Key: "pw"}}}}}
+	return p
+}
+
+func (f *fakeExecutor) volumeCalls() ([]*plannerv1.PodRef, []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ups []*plannerv1.PodRef
+	for _, u := range f.volumeUpdates {
+		ups = append(ups, &plannerv1.PodRef{Uid: u.GetPod().GetUid(), Name: u.GetConfigMaps()[0].GetData()["k"]})
+	}
+	return ups, append([]string(nil), f.volumeRemovals...)
+}
+
+func TestChangeSetsCarryTheConfigObjectsThePodReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ctx := context.Background()
+		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "cfg", Data: map[string]string{"k": "v1"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.store.ApplySecret(ctx, &syncpodv1.Secret{Name: "creds", Data: map[string][]byte{"pw": []byte("x")}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "unrelated"}); err != nil {
+			t.Fatal(err)
+		}
+		e.apply(t, configPod())
+		settled(t, "an ApplyActions call", func() bool { a, _ := e.exec.snapshot(); return len(a) >= 1 })
+		a, _ := e.exec.snapshot()
+		if cms := a[0].GetConfigMaps(); len(cms) != 1 || cms[0].GetName() != "cfg" {
+			t.Errorf("config maps sent: %v", cms)
+		}
+		if secs := a[0].GetSecrets(); len(secs) != 1 || string(secs[0].GetData()["pw"]) != "x" {
+			t.Errorf("secrets sent: %v", secs)
+		}
+	})
+}
+
+func TestAConfigMapChangeRefreshesTheVolumesOfARunningPodWithoutARestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ctx := context.Background()
+		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "cfg", Data: map[string]string{"k": "v1"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.store.ApplySecret(ctx, &syncpodv1.Secret{Name: "creds", Data: map[string][]byte{"pw": []byte("x")}}); err != nil {
+			t.Fatal(err)
+		}
+		o := runningObserved(uid)
+		o.Containers[0].SpecHash = plan.SpecHash(configPod().GetSpec().GetContainers()[0])
+		e.pleg.set(o)
+		e.apply(t, configPod())
+		settled(t, "a volume refresh with v1", func() bool { u, _ := e.exec.volumeCalls(); return len(u) >= 1 && u[len(u)-1].GetName() == "v1" })
+		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "cfg", Data: map[string]string{"k": "v2"}}); err != nil {
+			t.Fatal(err)
+		}
+		settled(t, "a volume refresh with v2", func() bool { u, _ := e.exec.volumeCalls(); return len(u) >= 2 && u[len(u)-1].GetName() == "v2" })
+		if a, _ := e.exec.snapshot(); len(a) != 0 {
+			t.Fatalf("a config change restarted something: %v", a)
+		}
+	})
+}
+
+func TestARemovedPodsVolumesAreRemoved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.pleg.set(&syncpodv1.ObservedPod{Uid: uid, Name: "web", Namespace: "default"})
+		pod := e.apply(t, webPod())
+		settled(t, "a first sync", func() bool { return e.pleg.getCount(pod.GetUid()) >= 1 })
+		if _, err := e.store.MarkDeleted(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()}, nil); err != nil {
+			t.Fatal(err)
+		}
+		settled(t, "the pod to leave the store", func() bool {
+			_, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
+			return err != nil
+		})
+		if _, rm := e.exec.volumeCalls(); len(rm) != 1 || rm[0] != uid {
+			t.Fatalf("volume removals %v, want the pod's", rm)
+		}
+	})
+}
