@@ -91,7 +91,7 @@ export SYNCPOD_TEST_CONTAINERD_PLEG_MODE ?= relist
 # services (asserting evented mode). About 100 s of tests (measured on a
 # loaded 2-core machine; 250 s with a cold build cache); the full set is in `make
 # unit` against 1.6.
-UNIT_CONTAINERD2 := ./services/containerdtest:. ./pleg/cri:TestContainerd \
+UNIT_CONTAINERD2 := ./services/containerdtest:. ./pleg/service:TestContainerd \
                     ./executor/runner:'TestContainerd(PodWithInit|KillHonours)' ./services/e2e:TestLifecycleOnContainerd
 
 .PHONY: containerd2-build containerd2-up containerd2-down unit-containerd2

@@ -126,6 +126,16 @@ func (e grpcExecutor) RemoveResources(ctx context.Context, r podsync.Removal) ([
 	return resp.GetResults(), err
 }
 
+// ExecSyncOutput is ExecSync with the command's stdout and stderr, which
+// the prober puts in its Unhealthy events (prober.OutputExecer).
+func (e grpcExecutor) ExecSyncOutput(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (int32, []byte, error) {
+	resp, err := e.c.ExecSync(ctx, &executorv1.ExecSyncRequest{ContainerId: containerID, Command: cmd, Timeout: durationpb.New(timeout)})
+	if grpcstatus.Code(err) == codes.DeadlineExceeded {
+		return 0, nil, context.DeadlineExceeded
+	}
+	return resp.GetExitCode(), append(append([]byte{}, resp.GetStdout()...), resp.GetStderr()...), err
+}
+
 func (e grpcExecutor) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (int32, error) {
 	resp, err := e.c.ExecSync(ctx, &executorv1.ExecSyncRequest{ContainerId: containerID, Command: cmd, Timeout: durationpb.New(timeout)})
 	if grpcstatus.Code(err) == codes.DeadlineExceeded {

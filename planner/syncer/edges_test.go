@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/planner/podsync"
+	"github.com/syncpod/syncpod/planner/prober"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -57,7 +58,7 @@ func (c *recordingExecutorClient) ExecSync(context.Context, *executorv1.ExecSync
 	if c.execErr != nil {
 		return nil, c.execErr
 	}
-	return &executorv1.ExecSyncResponse{ExitCode: 3}, nil
+	return &executorv1.ExecSyncResponse{ExitCode: 3, Stdout: []byte("out "), Stderr: []byte("err")}, nil
 }
 
 func TestGRPCExecutorMapsRemovalsAndProbeTimeouts(t *testing.T) {
@@ -69,6 +70,15 @@ func TestGRPCExecutorMapsRemovalsAndProbeTimeouts(t *testing.T) {
 	}
 	if code, err := e.ExecSync(context.Background(), "c1", []string{"true"}, time.Second); err != nil || code != 3 {
 		t.Errorf("ExecSync = %d, %v; want 3, nil", code, err)
+	}
+	// The prober's Unhealthy events carry the probe's output: the adapter
+	// must give it (a prober.OutputExecer), stdout then stderr.
+	oe, ok := e.(prober.OutputExecer)
+	if !ok {
+		t.Fatal("GRPCExecutor is not a prober.OutputExecer: Unhealthy events would lose the probe's output")
+	}
+	if code, out, err := oe.ExecSyncOutput(context.Background(), "c1", []string{"true"}, time.Second); err != nil || code != 3 || string(out) != "out err" {
+		t.Errorf("ExecSyncOutput = %d, %q, %v; want 3, \"out err\", nil", code, out, err)
 	}
 	c.execErr = status.Error(codes.DeadlineExceeded, "probe timed out")
 	if _, err := e.ExecSync(context.Background(), "c1", []string{"true"}, time.Second); !errors.Is(err, context.DeadlineExceeded) {

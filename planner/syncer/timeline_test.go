@@ -72,7 +72,7 @@ type blockingKills struct {
 	killing int
 }
 
-func (b *blockingKills) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
+func (b *blockingKills) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions, cfg Config) (*executorv1.ApplyActionsResponse, error) {
 	if actions.GetKillPod() {
 		b.mu.Lock()
 		b.killing++
@@ -83,7 +83,7 @@ func (b *blockingKills) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, ob
 			return nil, ctx.Err()
 		}
 	}
-	return b.execClient.ApplyActions(ctx, pod, observed, actions)
+	return b.execClient.ApplyActions(ctx, pod, observed, actions, cfg)
 }
 
 // TestDeletionsAreNotSerializedBehindGrace_R9_4: deleting more pods than

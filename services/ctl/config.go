@@ -99,7 +99,7 @@ var applyVerb = map[plannerv1.ApplyResult]string{
 func applyConfigs(ctx context.Context, g *globals, client plannerv1.PlannerServiceClient, configs []sourcedConfig) error {
 	var firstErr error
 	for _, c := range configs {
-		rctx, cancel := context.WithTimeout(ctx, g.timeout)
+		rctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 		var (
 			what string
 			res  plannerv1.ApplyResult
@@ -149,7 +149,7 @@ func runGetConfig(ctx context.Context, g *globals, kind string, names []string, 
 	if allNamespaces {
 		ns = ""
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	ctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 	defer cancel()
 	want := map[string]bool{}
 	for _, n := range names {
@@ -232,7 +232,7 @@ func runDeleteConfig(ctx context.Context, g *globals, kind string, names []strin
 	var firstErr error
 	for _, n := range names {
 		ref := &plannerv1.ConfigObjectRef{Namespace: g.namespace, Name: n}
-		rctx, cancel := context.WithTimeout(ctx, g.timeout)
+		rctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
 		if kind == "configmap" {
 			_, err = client.DeleteConfigMap(rctx, &plannerv1.DeleteConfigMapRequest{Ref: ref})
 		} else {

@@ -87,13 +87,16 @@ func TestPodFromAPIKeepsWhatThePlannerRuns(t *testing.T) {
 
 func TestPodFromAPIRefusesWhatSyncpodCannotRun(t *testing.T) {
 	kp := apiPod()
-	kp.Spec.Volumes = append(kp.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv"}}})
-	kp.Spec.Containers[0].Stdin = true
+	// Fields syncpod refuses (the manifest reader's rules): a volume kind a
+	// node cannot provide alone, and SELinux labels.
+	kp.Spec.Volumes = append(kp.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "claim"}}})
+	kp.Spec.SecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Level: "s0:c1"}}
 	_, _, err := PodFromAPI(kp)
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("err = %v, want ErrUnsupported", err)
 	}
-	for _, path := range []string{"spec.volumes", "spec.containers[0].stdin"} {
+	for _, path := range []string{"persistentVolumeClaim", "spec.securityContext.seLinuxOptions"} {
 		if !strings.Contains(err.Error(), path) {
 			t.Errorf("error %q does not name %s", err, path)
 		}
