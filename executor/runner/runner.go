@@ -17,6 +17,7 @@ import (
 	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // DefaultLogDir is where pod log directories live, as with the kubelet.
@@ -29,11 +30,11 @@ const DefaultLogDir = "/var/log/pods"
 const DefaultMaxParallelPods = 16
 
 // DefaultGracePeriod is the termination grace period of a pod that sets
-// none (the Kubernetes API default).
-const DefaultGracePeriod int64 = 30
+// none (the Kubernetes API default), as every module counts it.
+const DefaultGracePeriod = validation.DefaultGracePeriodSeconds
 
 // MinGracePeriod is the floor of every stop's grace period.
-const MinGracePeriod int64 = 2
+const MinGracePeriod = validation.MinGracePeriodSeconds
 
 // Config configures a Runner.
 type Config struct {
@@ -373,10 +374,7 @@ func podDesc(pod *syncpodv1.Pod) string {
 }
 
 func namespace(pod *syncpodv1.Pod) string {
-	if ns := pod.GetNamespace(); ns != "" {
-		return ns
-	}
-	return "default"
+	return validation.NamespaceOrDefault(pod.GetNamespace())
 }
 
 // callTimings converts a pass's CRI calls for the response, in the order

@@ -94,36 +94,22 @@ func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) 
 			val, err = resourceValue(pod, target, rf)
 		case vf.GetConfigMapKeyRef() != nil:
 			ref := vf.GetConfigMapKeyRef()
-			data, derr := src.configMapData(ns, ref.GetName())
-			if derr != nil {
-				if ref.GetOptional() {
-					continue
-				}
-				return nil, derr
+			b, found, kerr := keyRef(src.configMapData, "ConfigMap", ns, ref.GetName(), ref.GetKey(), ref.GetOptional())
+			if kerr != nil {
+				return nil, kerr
 			}
-			b, ok := data[ref.GetKey()]
-			if !ok {
-				if ref.GetOptional() {
-					continue
-				}
-				return nil, fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.GetKey(), nsOr(ns), ref.GetName())
+			if !found {
+				continue
 			}
 			val = string(b)
 		case vf.GetSecretKeyRef() != nil:
 			ref := vf.GetSecretKeyRef()
-			data, derr := src.secretData(ns, ref.GetName())
-			if derr != nil {
-				if ref.GetOptional() {
-					continue
-				}
-				return nil, derr
+			b, found, kerr := keyRef(src.secretData, "Secret", ns, ref.GetName(), ref.GetKey(), ref.GetOptional())
+			if kerr != nil {
+				return nil, kerr
 			}
-			b, ok := data[ref.GetKey()]
-			if !ok {
-				if ref.GetOptional() {
-					continue
-				}
-				return nil, fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.GetKey(), nsOr(ns), ref.GetName())
+			if !found {
+				continue
 			}
 			val = string(b)
 		}
@@ -302,4 +288,26 @@ func nodeMemory() resource.Quantity {
 		}
 	}
 	return resource.MustParse("0")
+}
+
+// keyRef reads one key of a ConfigMap or Secret for an env var's
+// valueFrom: found is false when an optional source or key is missing
+// (the variable is left out), and a missing required one is the kubelet's
+// error.
+func keyRef(read func(ns, name string) (map[string][]byte, error), kind, ns, name, key string, optional bool) (val []byte, found bool, err error) {
+	data, err := read(ns, name)
+	if err != nil {
+		if optional {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	b, ok := data[key]
+	if !ok {
+		if optional {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("couldn't find key %s in %s %s/%s", key, kind, nsOr(ns), name)
+	}
+	return b, true, nil
 }
