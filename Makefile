@@ -13,12 +13,17 @@ REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 MODULES   := proto internal cri planner executor pleg services
 PKGS      := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 LDFLAGS   := -s -w -X github.com/syncpod/syncpod/services/server.Version=$(VERSION)
-# One way to compile for everything but the -race tests (vet, binaries,
-# tools, the e2e suite's binaries): static and -trimpath, so a fresh
-# machine compiles the dependency graph twice (plain and race), not three
-# or four times.
+# Two build configurations, so a fresh machine compiles the dependency
+# graph twice at most: -race for everything `make test` runs (the tests,
+# vet, the binaries the end-to-end tests start), and static -trimpath for
+# what users run (`make build`, `make run`, the images, the Go tools).
 STATIC_GO := CGO_ENABLED=0 $(GO)
 BINARIES  := syncpod-planner syncpod-executor syncpod-pleg syncpod-crisim
+# What `make run` needs (the services and the CLI of the README's session).
+# Built on their own, they leave the node agent's client-go out of the
+# static build that `make test` compiles (the tests themselves build with
+# -race, see services/e2e/binaries_test.go).
+RUN_BINARIES := $(BINARIES) syncpodctl
 
 # Pinned tool versions.
 BUF_VERSION                := v1.75.0
@@ -37,11 +42,17 @@ export PATH := $(BIN):$(PATH)
 
 -include mk/*.mk
 
-.PHONY: build test test-setup test-teardown unit fuzz lint generate check-generated run bench bench-go images clean tools
+.PHONY: build build-run build-images test test-setup test-teardown unit fuzz lint generate check-generated run bench bench-go images clean tools
 
 ## build: static binaries (every services/cmd/*) into bin/
 build:
 	$(STATIC_GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./services/cmd/...
+
+# build-run, build-images: only what `make run` or the images need.
+build-run:
+	$(STATIC_GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/cmd/,$(RUN_BINARIES))
+build-images:
+	$(STATIC_GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/cmd/,$(BINARIES))
 
 ## test: the whole suite (lint, generated code, every module with -race,
 ## the bounded fuzzing, the tests against containerd 2.x)
@@ -49,10 +60,14 @@ build:
 # waits (downloads, starting containerd): lint runs beside it, with its own
 # log; either failing fails the target. (A plain background job, not make
 # -j with --output-sync: the daemons the set-up starts would inherit make's
-# output lock and hold it for ever.) The fuzzing runs after the unit tests,
-# not beside them: starved of CPU by the -race build, a time-bounded fuzz
-# run fails with "context deadline exceeded".
+# output lock and hold it for ever.) vet compiles in the unit tests' build
+# configuration (-race), so the dependency graph it compiles is the one the
+# unit tests reuse. After the unit tests, the fuzzing (CPU) runs beside the
+# containerd 2.x subset (mostly waiting on containerd); each fuzz target
+# runs for a number of inputs, not a time, so a busy CPU makes it slower,
+# never failed.
 LINT_LOG := $(CURDIR)/.tmp/lint.log
+FUZZ_LOG := $(CURDIR)/.tmp/fuzz.log
 test:
 	@mkdir -p $(dir $(LINT_LOG))
 	$(MAKE) --no-print-directory lint-and-generated > $(LINT_LOG) 2>&1 & lint=$$!; \
@@ -61,16 +76,18 @@ test:
 	echo "== lint and generated code (ran beside the set-up; exit $$lrc; log $(LINT_LOG)) =="; \
 	cat $(LINT_LOG); \
 	if [ $$rc -eq 0 ] && [ $$lrc -eq 0 ]; then \
-	  $(MAKE) unit-and-fuzz || rc=$$?; $(MAKE) unit-extra || rc=$$?; \
+	  $(MAKE) unit || rc=$$?; \
+	  $(MAKE) --no-print-directory fuzz > $(FUZZ_LOG) 2>&1 & fuzz=$$!; \
+	  $(MAKE) unit-extra || rc=$$?; \
+	  frc=0; wait $$fuzz || frc=$$?; \
+	  echo "== fuzzing (ran beside the containerd 2.x subset; exit $$frc; log $(FUZZ_LOG)) =="; \
+	  cat $(FUZZ_LOG); [ $$frc -eq 0 ] || rc=1; \
 	else rc=1; fi; \
 	$(MAKE) test-teardown; exit $$rc
 	@$(MAKE) --no-print-directory test-summary
 
-.PHONY: lint-and-generated unit-and-fuzz
+.PHONY: lint-and-generated
 lint-and-generated: lint check-generated
-
-unit-and-fuzz:
-	rc=0; $(MAKE) unit || rc=$$?; $(MAKE) fuzz || rc=$$?; exit $$rc
 
 # Tests that inject faults, floods or bad input record their counts with
 # internal/testsummary into this file; `make test` prints it, since go test
@@ -78,9 +95,16 @@ unit-and-fuzz:
 TEST_SUMMARY := $(CURDIR)/.tmp/test-summary.txt
 export SYNCPOD_TEST_SUMMARY := $(TEST_SUMMARY)
 
+# The end-to-end package first: it runs longest (mostly waiting on the
+# services it starts), so it starts as soon as it is built and the rest
+# compile and run beside it; -p 4 on 2 cores, because a test binary that
+# waits holds one of go test's slots. -ldflags=-w: no DWARF in the 50 test
+# binaries (a fifth less linking; stack traces and race reports do not use
+# it).
+UNIT_PKGS := ./services/e2e $(PKGS)
 unit:
 	@mkdir -p $(dir $(TEST_SUMMARY)) && : > $(TEST_SUMMARY)
-	$(GO) test -race -shuffle=on -timeout 20m $(PKGS)
+	$(GO) test -race -ldflags=-w -shuffle=on -p 4 -timeout 20m $(UNIT_PKGS)
 
 .PHONY: test-summary
 test-summary:
@@ -88,32 +112,36 @@ test-summary:
 	echo "== what the fault, flood and bad-input tests did ($$n lines, from $(TEST_SUMMARY)) =="; \
 	sort $(TEST_SUMMARY) 2>/dev/null || true
 
-# Fuzz targets for everything that parses or judges user input, each run
-# for FUZZTIME (their seed corpora also run in every `make unit`).
-FUZZTIME     ?= 5s
-FUZZ_TARGETS := ./proto/validation:FuzzPod ./executor/validate:FuzzApplyActions \
-                ./planner/manifest:FuzzParse ./planner/plan:FuzzPlanJSON
+# Fuzz targets for everything that parses or judges user input (their
+# seed corpora also run in every `make unit`), each for a number of inputs
+# (about 5 s each on a quiet machine) or, with FUZZTIME=30s, for a time.
+FUZZTIME     ?=
+FUZZ_TARGETS := ./proto/validation:FuzzPod:5000x ./executor/validate:FuzzApplyActions:20000x \
+                ./planner/manifest:FuzzParse:100x ./planner/plan:FuzzPlanJSON:15000x
 
-## fuzz: every fuzz target for FUZZTIME (5s) each
+## fuzz: every fuzz target for its count of inputs (or FUZZTIME each)
 fuzz:
 	for t in $(FUZZ_TARGETS); do \
-	  echo "fuzz $$t for $(FUZZTIME)"; \
-	  $(GO) test -run '^$$' -fuzz "^$${t##*:}\$$" -fuzztime=$(FUZZTIME) "$${t%%:*}"; \
+	  pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$(if $(FUZZTIME),$(FUZZTIME),$${rest#*:}); \
+	  echo "fuzz $$pkg $$name for $$n"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime=$$n "$$pkg"; \
 	done
 
-# Hooks for mk/*.mk fragments: start and stop what the tests need.
-test-setup::
-	@true
+# Hooks for mk/*.mk fragments: start and stop what the tests need. The
+# static binaries of `make run` and the images are built here, beside lint,
+# so the tests that run `make run` or `make images` side by side do not
+# each compile them.
+test-setup:: build-run
 test-teardown::
 	@true
 # Further test runs after `make unit` (e.g. the containerd 2.x subset).
 unit-extra::
 	@true
 
-## lint: gofmt, go vet, buf lint and buf format
+## lint: gofmt, go vet (in the tests' -race configuration), buf lint and buf format
 lint: $(BUF)
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(STATIC_GO) vet -trimpath $(PKGS)
+	$(GO) vet -race $(PKGS)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
 
@@ -135,7 +163,7 @@ check-generated: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
 ## grpcurl is installed too, for the README's session
 # run-local.sh watches make (SYNCPOD_RUN_PARENT): GNU make passes SIGTERM to
 # its recipe but waits on SIGINT without passing it on.
-run: build $(GRPCURL)
+run: build-run $(GRPCURL)
 	SYNCPOD_RUN_PARENT=$$PPID deploy/run-local.sh $(BIN)
 
 ## bench-go: Go benchmarks of every module (make bench: see mk/bench.mk)
@@ -144,7 +172,7 @@ bench-go:
 
 ## images: container images (FROM scratch) for docker compose, and Debian's
 ## Prometheus as syncpod/prometheus:debian; needs a Docker engine (DOCKER_HOST)
-images: build
+images: build-images
 	mk/images.sh $(BIN) $(VERSION) $(REVISION) $(BINARIES)
 
 ## tools: the pinned Go tools

@@ -90,6 +90,19 @@ func startProc(t *testing.T, name string, o procOptions) *proc {
 		close(p.exited)
 		p.done <- err
 	}()
+	// The binaries are built with -race (binaries_test.go): a data race
+	// a service met is reported on its stderr, and fails the test.
+	// (Registered first, so it runs last, after the kill below.)
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+		}
+		if out := p.output(); strings.Contains(out, raceBanner) {
+			i := strings.Index(out, raceBanner)
+			t.Errorf("%s reported a data race:\n%s", name, out[i:min(len(out), i+6000)])
+		}
+	})
 	if !o.managed {
 		t.Cleanup(func() {
 			_ = cmd.Process.Kill()
@@ -105,6 +118,9 @@ func startProc(t *testing.T, name string, o procOptions) *proc {
 	}
 	return p
 }
+
+// raceBanner starts the race detector's report.
+const raceBanner = "WARNING: DATA RACE"
 
 func (p *proc) output() string {
 	p.mu.Lock()
