@@ -15,7 +15,18 @@
 //	observe    CRI statuses -> ObservedPod (and relist grouping by pod)
 //	critest    the one in-memory CRI runtime every module's tests use, and
 //	           the environment contract of tests against a real containerd
+//	crisim     syncpod's own CRI runtime (served by syncpod-crisim): the
+//	           real CRI gRPC API over host processes or simulated
+//	           containers; crisim/crisimtest starts one inside any
+//	           module's test, crisim/crisuite is the CRI behaviour suite
+//	           it and containerd pass
 //
-// The module depends on cri-api, cri-client, gRPC and the generated
-// syncpod types only (no client-go), so importing it keeps builds small.
+// crisim sits here, beside the CRI edge and below the executor, the PLEG
+// and the services, so that every module's tests can run against a real
+// CRI endpoint; it imports nothing of syncpod's but the generated types'
+// module (proto/fielderr). The root package, crilabels, observe and
+// critest depend on cri-api, cri-client, gRPC and the generated syncpod
+// types only; crisim's own dependencies (Prometheus, procfs, a pty,
+// cri-streaming, and client-go in its tests) are compiled only by what
+// imports crisim.
 package cri

@@ -24,8 +24,8 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/proto/validation"
-	"github.com/syncpod/syncpod/services/crisim"
-	"github.com/syncpod/syncpod/services/crisim/crisimtest"
+	"github.com/syncpod/syncpod/cri/crisim"
+	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
 )
 
 // TestStreamLaterMessagesAreBounded: the executor checks every message of

@@ -22,7 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/syncpod/syncpod/services/crisim"
+	"github.com/syncpod/syncpod/cri/crisim"
 	"github.com/syncpod/syncpod/services/server"
 )
 

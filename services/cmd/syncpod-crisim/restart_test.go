@@ -22,7 +22,7 @@ import (
 
 	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/cri/observe"
-	"github.com/syncpod/syncpod/services/crisim/crisimtest"
+	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
 )
 
 // crisimProc is one run of the real binary.
