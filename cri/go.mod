@@ -4,6 +4,8 @@ go 1.26.0
 
 replace github.com/syncpod/syncpod/proto => ../proto
 
+replace github.com/syncpod/syncpod/internal => ../internal
+
 require (
 	github.com/creack/pty v1.1.24
 	github.com/go-logr/logr v1.4.4
@@ -38,6 +40,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/syncpod/syncpod/internal v0.0.0
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.68.0 // indirect

@@ -29,6 +29,7 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/syncpod/syncpod/cri v0.0.0
+	github.com/syncpod/syncpod/internal v0.0.0
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.68.0 // indirect
@@ -48,5 +49,7 @@ require (
 )
 
 replace github.com/syncpod/syncpod/proto => ../proto
+
+replace github.com/syncpod/syncpod/internal => ../internal
 
 replace github.com/syncpod/syncpod/cri => ../cri

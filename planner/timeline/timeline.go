@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncpod/syncpod/internal/promreg"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -83,12 +85,8 @@ func New(reg prometheus.Registerer, now func() time.Time) (*Recorder, error) {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
 		}, []string{"event"}),
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{r.stage, r.lag} {
-			if err := reg.Register(c); err != nil {
-				return nil, err
-			}
-		}
+	if err := promreg.Register(reg, r.stage, r.lag); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

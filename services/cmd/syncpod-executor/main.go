@@ -162,7 +162,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("metrics", "err", err)
 		return 1
 	}
-	if err := backoff.RegisterMetrics(reg, store); err != nil {
+	if _, err := backoff.NewMetrics(reg, store); err != nil {
 		logger.Error("metrics", "err", err)
 		return 1
 	}
