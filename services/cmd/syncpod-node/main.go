@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -200,12 +199,5 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(ctx) })
-	g.Go(func() error { return agent.Run(ctx) })
-	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
-		logger.Error("exiting on error", "err", err)
-		return 1
-	}
-	return 0
+	return srv.Serve(ctx, agent.Run)
 }

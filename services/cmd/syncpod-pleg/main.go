@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -129,10 +128,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		Runtime:   func(ctx context.Context) (*runtimeapi.VersionResponse, error) { return rt.Version(ctx, "v1") },
 	}))
 
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(ctx) })
-	g.Go(func() error { return p.Run(ctx) })
-	g.Go(func() error {
+	return srv.Serve(ctx, p.Run, func(ctx context.Context) error {
 		// The PLEG's health drives the overall status and the service's.
 		return p.RunHealth(ctx, 0, func(ok bool) {
 			st := healthpb.HealthCheckResponse_SERVING
@@ -143,9 +139,4 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			srv.Health().SetServingStatus(plegv1.PlegService_ServiceDesc.ServiceName, st)
 		})
 	})
-	if err := g.Wait(); err != nil {
-		logger.Error("exiting on error", "err", err)
-		return 1
-	}
-	return 0
 }
