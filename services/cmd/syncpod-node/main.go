@@ -120,12 +120,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("syncpod-node", flag.ContinueOnError)
 	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7005", MetricsListen: "127.0.0.1:9105"})
 	nf := registerNodeFlags(fs)
-	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
+	if done, code := server.Start(fs, common, args, getenv, stdout, stderr, nf.validate); done {
 		return code
-	}
-	if err := nf.validate(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-		return 2
 	}
 	logger := common.Logger(stderr, fs.Name())
 	reg := prometheus.NewRegistry()
