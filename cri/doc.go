@@ -23,10 +23,16 @@
 //
 // crisim sits here, beside the CRI edge and below the executor, the PLEG
 // and the services, so that every module's tests can run against a real
-// CRI endpoint; it imports nothing of syncpod's but the generated types'
-// module (proto/fielderr). The root package, crilabels, observe and
-// critest depend on cri-api, cri-client, gRPC and the generated syncpod
-// types only; crisim's own dependencies (Prometheus, procfs, a pty,
-// cri-streaming, and client-go in its tests) are compiled only by what
-// imports crisim.
+// CRI endpoint (pleg's TestEventedOnCrisim does); of syncpod it imports
+// only proto/fielderr and internal/promreg. The root package, crilabels,
+// observe and critest depend on cri-api, cri-client, gRPC and the
+// generated syncpod types only; crisim's own dependencies (Prometheus,
+// procfs, a pty, cri-streaming, and client-go in its tests) are compiled
+// only by what imports crisim.
+//
+// crisim's simulated mode is not a second in-memory fake beside critest:
+// both modes share one runtime (state, name reservation, events, state
+// directory), and only how a container runs differs (a host process, or a
+// timer for exit-after). critest is the in-process fake of the client
+// interface that unit tests drive directly.
 package cri
