@@ -2,6 +2,8 @@ package pleg
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncpod/syncpod/internal/promreg"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 )
 
@@ -30,7 +32,8 @@ type Metrics struct {
 	EventLag prometheus.Histogram
 }
 
-// newMetrics creates the metrics and registers them, with lastSeen (the
+// newMetrics creates the metrics and registers them on reg (nil: not
+// registered), with lastSeen (the
 // Unix time of the last successful relist) and subscribers read from
 // live state.
 func newMetrics(reg prometheus.Registerer, lastSeen, subscribers func() float64) (*Metrics, error) {
@@ -103,10 +106,8 @@ func newMetrics(reg prometheus.Registerer, lastSeen, subscribers func() float64)
 			Name: "syncpod_pleg_subscribers", Help: "Open Watch subscriptions.",
 		}, subscribers),
 	}
-	for _, c := range cs {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := promreg.Register(reg, cs...); err != nil {
+		return nil, err
 	}
 	for _, t := range []plegv1.PodLifecycleEventType{
 		plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_STARTED,

@@ -11,6 +11,7 @@ require (
 	github.com/prometheus/procfs v0.22.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
+	github.com/syncpod/syncpod/cri v0.0.0
 	github.com/syncpod/syncpod/executor v0.0.0
 	github.com/syncpod/syncpod/internal v0.0.0
 	github.com/syncpod/syncpod/planner v0.0.0
@@ -54,7 +55,6 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
-	github.com/syncpod/syncpod/cri v0.0.0
 	github.com/x448/float16 v0.8.4 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect

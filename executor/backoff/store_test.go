@@ -265,7 +265,7 @@ func TestListResetAndMetrics(t *testing.T) {
 		t.Fatalf("List order: %v", got)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	if err := RegisterMetrics(reg, st); err != nil {
+	if _, err := NewMetrics(reg, st); err != nil {
 		t.Fatal(err)
 	}
 	want := `# HELP syncpod_executor_backoff_entries Crash-loop back-off entries in the store.

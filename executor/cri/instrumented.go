@@ -3,12 +3,14 @@ package cri
 import (
 	"context"
 	"errors"
-	edge "github.com/syncpod/syncpod/cri"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	edge "github.com/syncpod/syncpod/cri"
+	"github.com/syncpod/syncpod/internal/promreg"
 )
 
 // Operation types (the kubelet's operation_type label values).
@@ -40,7 +42,8 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-// NewMetrics creates and registers the runtime-operation metrics on reg.
+// NewMetrics creates the runtime-operation metrics and registers them on
+// reg (nil: not registered).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -57,10 +60,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 14),
 		}, []string{"operation_type"}),
 	}
-	for _, c := range []prometheus.Collector{m.ops, m.errors, m.duration} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := promreg.Register(reg, m.ops, m.errors, m.duration); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

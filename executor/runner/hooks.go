@@ -2,20 +2,15 @@ package runner
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/internal/handler"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -61,11 +56,7 @@ func (p *pass) runHook(ctx context.Context, c *syncpodv1.Container, id string, h
 	case *syncpodv1.LifecycleHandler_TcpSocket:
 		host, err := p.hookHost(ctx, a.TcpSocket.GetHost())
 		if err == nil {
-			var conn net.Conn
-			var d net.Dialer
-			conn, err = d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(int(a.TcpSocket.GetPort()))))
-			if err == nil {
-				_ = conn.Close()
+			if err = handler.TCPConnect(ctx, host, a.TcpSocket.GetPort(), 0); err == nil {
 				return "", nil
 			}
 		}
@@ -107,62 +98,26 @@ func (p *pass) hookHost(ctx context.Context, host string) (string, error) {
 }
 
 // httpHook issues the GET of an httpGet hook; a status outside 200-399 or
-// a transport error fails it. An HTTPS request answered in plain HTTP is
-// retried over HTTP, as the kubelet does.
+// a transport error fails it. A redirect is not followed (its status is
+// the answer), and an HTTPS request answered in plain HTTP is retried
+// over HTTP, as the kubelet does.
 func (p *pass) httpHook(ctx context.Context, g *syncpodv1.HTTPGetAction) error {
 	host, err := p.hookHost(ctx, g.GetHost())
 	if err != nil {
 		return err
 	}
-	scheme := strings.ToLower(g.GetScheme())
-	if scheme == "" {
-		scheme = "http"
+	code, err := handler.HTTPGet{
+		Scheme: g.GetScheme(), Host: host, Port: g.GetPort(), Path: g.GetPath(),
+		Headers: handler.HeadersOf(g.GetHttpHeaders()), UserAgent: "kube-lifecycle/syncpod",
+		HTTPFallback: true, MaxBody: maxHookBody,
+	}.Get(ctx)
+	if err != nil {
+		return err
 	}
-	path := g.GetPath()
-	if !strings.HasPrefix(path, "/") {
-		path = "/" + path
+	if !handler.Succeeded(code) {
+		return fmt.Errorf("HTTP lifecycle hook returned status %d", code)
 	}
-	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(int(g.GetPort())))}
-	if pu, err := url.Parse(path); err == nil {
-		u.Path, u.RawQuery = pu.Path, pu.RawQuery
-	} else {
-		u.Path = path
-	}
-	do := func(u *url.URL) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return err
-		}
-		req.Header.Set("User-Agent", "kube-lifecycle/syncpod")
-		for _, hd := range g.GetHttpHeaders() {
-			if strings.EqualFold(hd.GetName(), "Host") {
-				req.Host = hd.GetValue()
-				continue
-			}
-			req.Header.Add(hd.GetName(), hd.GetValue())
-		}
-		client := &http.Client{
-			Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}, //nolint:gosec // the kubelet does not verify hook certificates either
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxHookBody))
-		if resp.StatusCode < 200 || resp.StatusCode >= 400 {
-			return fmt.Errorf("HTTP lifecycle hook returned status %d", resp.StatusCode)
-		}
-		return nil
-	}
-	err = do(u)
-	if scheme == "https" && err != nil && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-		plain := *u
-		plain.Scheme = "http"
-		err = do(&plain)
-	}
-	return err
+	return nil
 }
 
 // postStart runs c's postStart hook on the just-started instance id. On

@@ -1,6 +1,10 @@
 package runner
 
 import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -81,5 +85,58 @@ func TestFailingPostStartKillsTheContainer(t *testing.T) {
 	}
 	if len(e.rt.Stops()) != 1 {
 		t.Errorf("stops %v, want the started container stopped", e.rt.Stops())
+	}
+}
+
+// TestNetworkPostStartHooks: httpGet and tcpSocket hooks of a
+// host-network pod go to 127.0.0.1 (internal/handler does the request):
+// a redirect is the hook's answer, not followed (3xx succeeds), a 5xx
+// fails the start with the kubelet's message, and so does a refused
+// connect.
+func TestNetworkPostStartHooks(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/broken", http.StatusFound)
+		default:
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	port := int32(srv.Listener.Addr().(*net.TCPAddr).Port)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := int32(closed.Addr().(*net.TCPAddr).Port)
+	closed.Close()
+	httpHook := func(path string) *syncpodv1.LifecycleHandler {
+		return &syncpodv1.LifecycleHandler{Action: &syncpodv1.LifecycleHandler_HttpGet{HttpGet: &syncpodv1.HTTPGetAction{Path: path, Port: port}}}
+	}
+	for _, tc := range []struct {
+		name, want, msg string
+		hook            *syncpodv1.LifecycleHandler
+	}{
+		{"a redirect answers the hook", "POST_START_HOOK app SUCCEEDED\nSTART_CONTAINER app SUCCEEDED\n", "", httpHook("/moved")},
+		{"a 5xx fails the start", "POST_START_HOOK app FAILED FailedPostStartHook\nKILL_CONTAINER app SUCCEEDED\nSTART_CONTAINER app FAILED PostStartHookError\n",
+			`HTTP lifecycle hook (/broken) for Container "app" in Pod "demo_ns(uid-1)" failed - error: HTTP lifecycle hook returned status 500`, httpHook("/broken")},
+		{"a refused connect fails the start", "POST_START_HOOK app FAILED FailedPostStartHook\nKILL_CONTAINER app SUCCEEDED\nSTART_CONTAINER app FAILED PostStartHookError\n",
+			fmt.Sprintf(`TCP lifecycle hook (%d) for Container "app" in Pod "demo_ns(uid-1)" failed - error: `, closedPort),
+			&syncpodv1.LifecycleHandler{Action: &syncpodv1.LifecycleHandler_TcpSocket{TcpSocket: &syncpodv1.TCPSocketAction{Port: closedPort}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, busybox)
+			c := ctr("app")
+			c.Lifecycle = &syncpodv1.Lifecycle{PostStart: tc.hook}
+			pod := testPod(nil, c)
+			pod.Spec.HostNetwork = true
+			resp := e.apply(t, pod, e.observe(t, pod.GetUid()), &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("app")})
+			if got := summary(stepsOnly(resp, executorv1.Step_STEP_POST_START_HOOK, executorv1.Step_STEP_KILL_CONTAINER, executorv1.Step_STEP_START_CONTAINER)); got != tc.want {
+				t.Fatalf("steps:\n%s\nwant:\n%s", got, tc.want)
+			}
+			if last := resp.GetSteps()[len(resp.GetSteps())-1]; !strings.HasPrefix(last.GetMessage(), tc.msg) {
+				t.Errorf("message\n%s\nwant it to start with\n%s", last.GetMessage(), tc.msg)
+			}
+		})
 	}
 }

@@ -1,6 +1,10 @@
 package runner
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncpod/syncpod/internal/promreg"
+)
 
 // Container type label values (the kubelet's).
 const (
@@ -19,7 +23,8 @@ type Metrics struct {
 	imagePullDuration prometheus.Histogram
 }
 
-// NewMetrics creates and registers the runner's metrics on reg.
+// NewMetrics creates the runner's metrics and registers them on reg
+// (nil: not registered).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	o := func(name, help string) prometheus.CounterOpts {
 		return prometheus.CounterOpts{Namespace: "syncpod", Subsystem: "executor", Name: name, Help: help}
@@ -36,10 +41,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: []float64{1, 5, 10, 20, 30, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600},
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.startedPods, m.startedPodsErrors, m.startedCtrs, m.startedCtrsErrors, m.imagePulls, m.imagePullDuration} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := promreg.Register(reg, m.startedPods, m.startedPodsErrors, m.startedCtrs, m.startedCtrsErrors, m.imagePulls, m.imagePullDuration); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

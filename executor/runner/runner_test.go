@@ -711,7 +711,7 @@ func TestRemoveResourcesForgetsDeletedPod(t *testing.T) {
 func TestMetricsLint(t *testing.T) {
 	e := newEnv(t, busybox)
 	runningPod(t, e, testPod(nil, ctr("web")))
-	if err := backoff.RegisterMetrics(e.reg, e.store); err != nil {
+	if _, err := backoff.NewMetrics(e.reg, e.store); err != nil {
 		t.Fatal(err)
 	}
 	probs, err := testutil.GatherAndLint(e.reg)

@@ -16,8 +16,10 @@
 // What it decides, following the kubelet:
 //
 //   - a running pod is planned with plan.Compute; its status (package
-//     status) is computed once per sync, after the apply when there is one,
-//     from the apply's step results; an executor back-off becomes the
+//     status) is computed once per step: before the plan (it says whether
+//     the pod has finished, and is the status stored when there is
+//     nothing to apply), or, after an apply, from the apply's step
+//     results; an executor back-off becomes the
 //     wake-up (a restart whose back-off expires is woken at that instant);
 //   - a pod in a terminal phase (Succeeded, Failed) is not re-planned: only
 //     what still runs of it is killed (the kubelet's computePodActions would

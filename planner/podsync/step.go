@@ -133,11 +133,15 @@ func Step(in Input) Work {
 		return applied(in)
 	}
 	pod := in.Record.GetPod()
+	// The status is computed once per sync: it says whether the pod has
+	// finished, and is the status to store when there is nothing to apply
+	// (after an apply, applied computes it from the executor's answer).
+	st := status.Compute(statusInput(in, nil))
 	var actions *syncpodv1.PodActions
-	if phase, reason := status.PhaseReason(statusInput(in, nil)); isTerminal(phase) {
+	if isTerminal(st.GetPhase()) {
 		if anythingRunning(in.Observed) {
 			msg := MessageFinished
-			if reason == status.ReasonDeadlineExceeded {
+			if st.GetReason() == status.ReasonDeadlineExceeded {
 				msg = status.MessageDeadlineExceeded
 			}
 			actions = &syncpodv1.PodActions{KillPod: true,
@@ -147,7 +151,7 @@ func Step(in Input) Work {
 		actions = plan.Compute(pod, in.Observed, in.Probes)
 	}
 	if actions == nil || plan.IsEmpty(actions) {
-		return withVolumeRefresh(in, withDeadline(in, Work{Status: status.Compute(statusInput(in, nil))}))
+		return withVolumeRefresh(in, withDeadline(in, Work{Status: st}))
 	}
 	return Work{Pod: pod, Apply: actions}
 }

@@ -16,5 +16,7 @@
 //
 // Exec probes go through an Execer (CRI ExecSync, reached through the
 // executor); tcp_socket and http_get probes are made from this process, to
-// 127.0.0.1 for host-network pods and to the sandbox IP otherwise.
+// 127.0.0.1 for host-network pods and to the sandbox IP otherwise, through
+// internal/handler, which the executor's lifecycle hooks share (a probe
+// follows same-host redirects; a hook does not).
 package prober

@@ -2,15 +2,12 @@ package prober
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/syncpod/syncpod/internal/handler"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -112,13 +109,9 @@ func runProbe(ctx context.Context, exec Execer, p *syncpodv1.Probe, t target) (o
 		}
 		return outcomeSuccess, ""
 	case *syncpodv1.Probe_TcpSocket:
-		addr := net.JoinHostPort(hostOr(h.TcpSocket.GetHost(), t.host), strconv.Itoa(int(h.TcpSocket.GetPort())))
-		d := net.Dialer{Timeout: to}
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
+		if err := handler.TCPConnect(ctx, hostOr(h.TcpSocket.GetHost(), t.host), h.TcpSocket.GetPort(), to); err != nil {
 			return outcomeFailure, err.Error()
 		}
-		c.Close()
 		return outcomeSuccess, ""
 	case *syncpodv1.Probe_HttpGet:
 		return httpProbe(ctx, h.HttpGet, t, to)
@@ -133,48 +126,20 @@ func hostOr(host, dflt string) string {
 	return dflt
 }
 
+// httpProbe makes an httpGet probe attempt: a same-host redirect is
+// followed, as the kubelet's prober does.
 func httpProbe(ctx context.Context, g *syncpodv1.HTTPGetAction, t target, to time.Duration) (outcome, string) {
-	scheme := "http"
-	if strings.EqualFold(g.GetScheme(), "https") {
-		scheme = "https"
-	}
-	path := g.GetPath()
-	if !strings.HasPrefix(path, "/") {
-		path = "/" + path
-	}
-	url := scheme + "://" + net.JoinHostPort(hostOr(g.GetHost(), t.host), strconv.Itoa(int(g.GetPort()))) + path
 	ctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return outcomeError, err.Error()
-	}
-	req.Header.Set("User-Agent", "syncpod-probe")
-	for _, hd := range g.GetHttpHeaders() {
-		if strings.EqualFold(hd.GetName(), "host") {
-			req.Host = hd.GetValue()
-			continue
-		}
-		req.Header.Add(hd.GetName(), hd.GetValue())
-	}
-	client := &http.Client{
-		// Like the kubelet: certificates are not verified, and a redirect
-		// to another host counts as success without being followed.
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true},
-		CheckRedirect: func(r *http.Request, via []*http.Request) error {
-			if r.URL.Hostname() != req.URL.Hostname() || len(via) >= 10 {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		},
-	}
-	resp, err := client.Do(req)
-	if err != nil {
+	code, err := handler.HTTPGet{
+		Scheme: g.GetScheme(), Host: hostOr(g.GetHost(), t.host), Port: g.GetPort(), Path: g.GetPath(),
+		Headers: handler.HeadersOf(g.GetHttpHeaders()), UserAgent: "syncpod-probe", FollowSameHostRedirects: true,
+	}.Get(ctx)
+	switch {
+	case err != nil:
 		return outcomeFailure, err.Error()
-	}
-	resp.Body.Close()
-	if resp.StatusCode >= 200 && resp.StatusCode < 400 {
+	case handler.Succeeded(code):
 		return outcomeSuccess, ""
 	}
-	return outcomeFailure, fmt.Sprintf("HTTP probe failed with statuscode: %d", resp.StatusCode)
+	return outcomeFailure, fmt.Sprintf("HTTP probe failed with statuscode: %d", code)
 }

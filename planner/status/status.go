@@ -89,21 +89,6 @@ func Compute(in Input) *syncpodv1.PodStatus {
 	return st
 }
 
-// Phase returns the phase Compute(in) reports, without the conditions: what
-// a sync needs to decide whether the pod has finished before it knows what
-// it will apply (the full status is computed once, after the apply).
-func Phase(in Input) syncpodv1.PodPhase {
-	phase, _ := PhaseReason(in)
-	return phase
-}
-
-// PhaseReason is Phase with the pod-level reason Compute(in) reports (e.g.
-// DeadlineExceeded), so a sync can say why it stops a finished pod.
-func PhaseReason(in Input) (syncpodv1.PodPhase, string) {
-	st, _, _, _ := compute(in)
-	return st.GetPhase(), st.GetReason()
-}
-
 // compute builds the status without its conditions.
 func compute(in Input) (*syncpodv1.PodStatus, *computer, initState, bool) {
 	pod := in.Pod

@@ -41,7 +41,9 @@
 //     the planner's advice (open.go).
 //   - The schema version is checked at Open: migrations newer than the file
 //     run in order, in one transaction; a file newer than this code is
-//     refused (ErrSchemaTooNew).
+//     refused (ErrSchemaTooNew). Versions and migrations go through
+//     boltfile.Schema, as the executor's do: one encoding (decimal) and
+//     one way to migrate for every syncpod database.
 //
 // ConfigMaps and Secrets live in their own buckets beside the pods
 // (config.go documents them); they are created on first write, so they

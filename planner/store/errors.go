@@ -20,8 +20,9 @@ var (
 	// ErrTerminating: the pod is being deleted and cannot be changed until
 	// it is gone.
 	ErrTerminating = errors.New("pod is terminating")
-	// ErrSchemaTooNew: the database was written by a newer planner.
-	ErrSchemaTooNew = errors.New("database schema is newer than this planner")
+	// ErrSchemaTooNew: the database was written by a newer planner. It
+	// is boltfile.ErrSchemaTooNew, as the executor's store reports it.
+	ErrSchemaTooNew = boltfile.ErrSchemaTooNew
 	// ErrCorrupt: the database file is damaged (truncated, emptied, or
 	// inconsistent pages); the message names the file and what to do.
 	// It is boltfile.ErrCorrupt, so errors.Is matches either name.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/internal/boltfile"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -183,16 +185,16 @@ var migrationTests = map[int]func(t *testing.T){
 func TestMigrations(t *testing.T) {
 	prev := 0
 	for _, m := range migrations() {
-		if m.version != prev+1 {
-			t.Errorf("migration %q has version %d, want %d (ordered, no gaps)", m.name, m.version, prev+1)
+		if int(m.Version) != prev+1 {
+			t.Errorf("migration %q has version %d, want %d (ordered, no gaps)", m.Name, m.Version, prev+1)
 		}
-		prev = m.version
-		test, ok := migrationTests[m.version]
+		prev = int(m.Version)
+		test, ok := migrationTests[prev]
 		if !ok {
-			t.Errorf("migration %d (%s) has no test in migrationTests", m.version, m.name)
+			t.Errorf("migration %d (%s) has no test in migrationTests", m.Version, m.Name)
 			continue
 		}
-		t.Run(fmt.Sprintf("v%d", m.version), test)
+		t.Run(fmt.Sprintf("v%d", m.Version), test)
 	}
 }
 
@@ -565,5 +567,53 @@ func TestConcurrentAppliesAreSerialised(t *testing.T) {
 	}
 	if g := rec.GetPod().GetGeneration(); g != 40 {
 		t.Errorf("generation = %d after 40 distinct applies, want 40", g)
+	}
+}
+
+// TestMigrateIsAllOrNothing: the planner's migrations run through
+// boltfile.Schema in Open's one transaction, so a later migration that
+// fails leaves a fresh file without buckets or version, and an existing
+// one at its old version.
+func TestMigrateIsAllOrNothing(t *testing.T) {
+	boom := errors.New("boom")
+	failing := append(migrations(), boltfile.Migration{
+		Version: uint64(SchemaVersion()) + 1, Name: "fails", Apply: func(*bolt.Tx) error { return boom },
+	})
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "m.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error { return migrate(tx, failing) }); !errors.Is(err, boom) {
+		t.Fatalf("migrate = %v, want the failing migration's error", err)
+	}
+	_ = db.View(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketPods, bucketUIDs} {
+			if tx.Bucket(b) != nil {
+				t.Errorf("bucket %s created by a rolled-back migration", b)
+			}
+		}
+		return nil
+	})
+	if err := db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations()) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { return migrate(tx, failing) }); !errors.Is(err, boom) {
+		t.Fatalf("migrate = %v, want the failing migration's error", err)
+	}
+	_ = db.View(func(tx *bolt.Tx) error {
+		if got, want := string(tx.Bucket(bucketMeta).Get(keySchema)), strconv.Itoa(SchemaVersion()); got != want {
+			t.Errorf("schema_version %q after a failed migration, want %q (decimal, unchanged)", got, want)
+		}
+		return nil
+	})
+}
+
+// TestNewerSchemaIsTheSharedSentinel: the planner's and the executor's
+// stores refuse a newer file with the one boltfile sentinel.
+func TestNewerSchemaIsTheSharedSentinel(t *testing.T) {
+	_, err := Open(Options{Path: fileWithSchemaVersion(t, []byte(strconv.Itoa(SchemaVersion()+1))), Validate: fakeValidate})
+	if !errors.Is(err, boltfile.ErrSchemaTooNew) || !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Open of a newer file = %v, want boltfile.ErrSchemaTooNew", err)
 	}
 }

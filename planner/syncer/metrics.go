@@ -4,8 +4,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncpod/syncpod/internal/promreg"
 )
 
+// metrics are the syncer's Prometheus metrics.
 type metrics struct {
 	syncs          *prometheus.CounterVec
 	syncDuration   prometheus.Histogram
@@ -14,7 +17,9 @@ type metrics struct {
 	orphans        prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, s *Syncer) (*metrics, error) {
+// newMetrics creates the syncer's metrics and registers them on reg (nil:
+// not registered), with workersKnown read at scrape time.
+func newMetrics(reg prometheus.Registerer, workersKnown func() float64) (*metrics, error) {
 	m := &metrics{
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "syncpod_planner_pod_syncs_total",
@@ -42,19 +47,12 @@ func newMetrics(reg prometheus.Registerer, s *Syncer) (*metrics, error) {
 	m.syncs.WithLabelValues("error")
 	m.removed.WithLabelValues("container")
 	m.removed.WithLabelValues("sandbox")
-	if reg == nil {
-		return m, nil
-	}
-	for _, c := range []prometheus.Collector{
-		m.syncs, m.syncDuration, m.plegReconnects, m.removed, m.orphans,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "syncpod_planner_pod_workers",
-			Help: "Pods with a sync worker (desired pods being kept).",
-		}, func() float64 { return float64(s.workers.Known()) }),
-	} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	workers := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "syncpod_planner_pod_workers",
+		Help: "Pods with a sync worker (desired pods being kept).",
+	}, workersKnown)
+	if err := promreg.Register(reg, m.syncs, m.syncDuration, m.plegReconnects, m.removed, m.orphans, workers); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

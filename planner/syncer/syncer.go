@@ -93,7 +93,7 @@ func New(opts Options) (*Syncer, error) {
 		lastSync: map[string]time.Time{},
 		seen:     map[string]seenPod{},
 	}
-	m, err := newMetrics(opts.Registerer, s)
+	m, err := newMetrics(opts.Registerer, func() float64 { return float64(s.workers.Known()) })
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/internal/promreg"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
@@ -83,12 +84,8 @@ func New(reg prometheus.Registerer, now func() time.Time) (*Recorder, error) {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
 		}, []string{"event"}),
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{r.stage, r.lag} {
-			if err := reg.Register(c); err != nil {
-				return nil, err
-			}
-		}
+	if err := promreg.Register(reg, r.stage, r.lag); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

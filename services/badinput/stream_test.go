@@ -17,6 +17,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	edge "github.com/syncpod/syncpod/cri"
+	"github.com/syncpod/syncpod/cri/crisim"
+	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
@@ -24,8 +26,6 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/proto/validation"
-	"github.com/syncpod/syncpod/services/crisim"
-	"github.com/syncpod/syncpod/services/crisim/crisimtest"
 )
 
 // TestStreamLaterMessagesAreBounded: the executor checks every message of

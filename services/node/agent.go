@@ -122,7 +122,11 @@ func New(o Options) (*Agent, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Agent{o: o, m: newMetrics(o.Registry), mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}}}, nil
+	m, err := newMetrics(o.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("node agent: metrics: %w", err)
+	}
+	return &Agent{o: o, m: m, mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}}}, nil
 }
 
 // Run registers the node and keeps it, its lease, its pods, their status

@@ -1,6 +1,10 @@
 package node
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncpod/syncpod/internal/promreg"
+)
 
 // metrics are the agent's Prometheus metrics.
 type metrics struct {
@@ -11,7 +15,9 @@ type metrics struct {
 	events        prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// newMetrics creates the agent's metrics and registers them on reg (nil:
+// not registered).
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		podSyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "syncpod_node_pod_syncs_total",
@@ -34,8 +40,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Pod events handed to the API server's event recorder.",
 		}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.podSyncs, m.statusWrites, m.leaseRenewals, m.nodeStatus, m.events)
+	if err := promreg.Register(reg, m.podSyncs, m.statusWrites, m.leaseRenewals, m.nodeStatus, m.events); err != nil {
+		return nil, err
 	}
-	return m
+	return m, nil
 }

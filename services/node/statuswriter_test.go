@@ -82,8 +82,12 @@ func restarts(n int32) *syncpodv1.PodStatus {
 	}
 }
 
-func newTestWriter(api *fakeAPI) (*statusWriter, *metrics) {
-	m := newMetrics(prometheus.NewRegistry())
+func newTestWriter(t *testing.T, api *fakeAPI) (*statusWriter, *metrics) {
+	t.Helper()
+	m, err := newMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 10*time.Millisecond))
 	return newStatusWriter(q, rate.NewLimiter(rate.Limit(1000), 1), "192.0.2.1", slog.New(slog.NewTextHandler(io.Discard, nil)), m, api.get, api.patch), m
 }
@@ -91,7 +95,7 @@ func newTestWriter(api *fakeAPI) (*statusWriter, *metrics) {
 func TestStatusWriterWritesTheNewestAfterFailures(t *testing.T) {
 	kp := apiPod()
 	api := &fakeAPI{pod: kp, failures: 2, rv: 1}
-	w, m := newTestWriter(api)
+	w, m := newTestWriter(t, api)
 	key := "team/web"
 	// Three statuses before any write: only the newest may land.
 	for n := int32(1); n <= 3; n++ {
@@ -144,7 +148,7 @@ func TestStatusWriterWritesTheNewestAfterFailures(t *testing.T) {
 func TestStatusWriterDropsStatusOfAnotherIncarnation(t *testing.T) {
 	kp := apiPod()
 	api := &fakeAPI{pod: kp, rv: 1}
-	w, _ := newTestWriter(api)
+	w, _ := newTestWriter(t, api)
 	w.Set("team/web", statusSource{uid: types.UID("an-older-uid"), planner: restarts(7)})
 	if err := w.sync(context.Background(), "team/web"); err != nil {
 		t.Fatal(err)
@@ -162,7 +166,7 @@ func TestStatusWriterDropsStatusOfAnotherIncarnation(t *testing.T) {
 func TestStatusWriterSkipsAnUnchangedStatus(t *testing.T) {
 	kp := apiPod()
 	api := &fakeAPI{pod: kp, rv: 1}
-	w, m := newTestWriter(api)
+	w, m := newTestWriter(t, api)
 	w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
 	for range 2 {
 		if err := w.sync(context.Background(), "team/web"); err != nil {

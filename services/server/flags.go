@@ -133,10 +133,12 @@ func (f *Flags) Logger(w io.Writer, binary string) *slog.Logger {
 
 // Start is the common prelude of a binary's main. It handles the
 // `healthcheck` subcommand and --version, parses flags and the environment,
-// and validates the common flags. When it returns done, the binary should
-// exit with code: 0 for --version or a SERVING healthcheck, 1 for a failed
-// healthcheck, 2 for bad flags (with the reason already printed to stderr).
-func Start(fs *flag.FlagSet, common *Flags, args []string, getenv func(string) string, stdout, stderr io.Writer) (done bool, code int) {
+// and validates the common flags, then the binary's own with checks (not
+// run for --version or a healthcheck). When it returns done, the binary
+// should exit with code: 0 for --version or a SERVING healthcheck, 1 for a
+// failed healthcheck, 2 for bad flags (with the reason already printed to
+// stderr).
+func Start(fs *flag.FlagSet, common *Flags, args []string, getenv func(string) string, stdout, stderr io.Writer, checks ...func() error) (done bool, code int) {
 	fs.SetOutput(stderr)
 	health := len(args) > 0 && args[0] == "healthcheck"
 	if health {
@@ -164,6 +166,12 @@ func Start(fs *flag.FlagSet, common *Flags, args []string, getenv func(string) s
 		}
 		fmt.Fprintln(stdout, "SERVING")
 		return true, 0
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+			return true, 2
+		}
 	}
 	return false, 0
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"strings"
 	"testing"
@@ -108,6 +109,42 @@ func TestStart(t *testing.T) {
 				t.Errorf("stderr %q, want it to mention %q", errOut.String(), tc.stderrRe)
 			}
 		})
+	}
+}
+
+// TestStartChecksTheBinarysFlags: the binary's checks run after the
+// common flags, a failing one exits 2 with its reason; --version and a
+// healthcheck do not run them (a healthcheck needs no --kubeconfig).
+func TestStartChecksTheBinarysFlags(t *testing.T) {
+	failing := func() error { return errors.New("--kubeconfig: required") }
+	tests := []struct {
+		name   string
+		args   []string
+		done   bool
+		code   int
+		stderr string
+	}{
+		{name: "a failing check exits 2 with its reason", args: []string{"--listen=127.0.0.1:0"}, done: true, code: 2, stderr: "syncpod-test: --kubeconfig: required"},
+		{name: "version skips the checks", args: []string{"--version"}, done: true, code: 0},
+		{name: "healthcheck skips the checks", args: []string{"healthcheck", "--listen=unix:///nonexistent/x.sock"}, done: true, code: 1, stderr: "healthcheck"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, f := newFlagSet()
+			var out, errOut bytes.Buffer
+			done, code := Start(fs, f, tc.args, env(nil), &out, &errOut, func() error { return nil }, failing)
+			if done != tc.done || code != tc.code {
+				t.Fatalf("Start = (%v, %d), want (%v, %d); stderr: %s", done, code, tc.done, tc.code, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), tc.stderr) || (tc.stderr == "" && errOut.Len() > 0) {
+				t.Errorf("stderr %q, want %q", errOut.String(), tc.stderr)
+			}
+		})
+	}
+	fs, f := newFlagSet()
+	var out, errOut bytes.Buffer
+	if done, code := Start(fs, f, []string{"--listen=127.0.0.1:0"}, env(nil), &out, &errOut, func() error { return nil }); done || code != 0 {
+		t.Errorf("passing checks: Start = (%v, %d), want to continue", done, code)
 	}
 }
 

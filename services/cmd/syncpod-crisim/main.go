@@ -20,9 +20,8 @@ import (
 	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/syncpod/syncpod/services/crisim"
+	"github.com/syncpod/syncpod/cri/crisim"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -128,10 +127,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(ctx) })
-	g.Go(func() error { return rt.ServeStreams(ctx, streamLis) })
-	g.Go(func() error {
+	defer rt.Shutdown()
+	return srv.Serve(ctx, func(ctx context.Context) error { return rt.ServeStreams(ctx, streamLis) }, func(ctx context.Context) error {
 		// Ends the event streams (so the gRPC drain is not held up by
 		// them) and leaves the containers running for the next crisim,
 		// or kills them with --kill-on-exit.
@@ -139,11 +136,4 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		rt.Shutdown()
 		return nil
 	})
-	err = g.Wait()
-	rt.Shutdown()
-	if err != nil {
-		logger.Error("exiting on error", "err", err)
-		return 1
-	}
-	return 0
 }

@@ -15,7 +15,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/syncpod/syncpod/services/crisim/crisimtest"
+	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
 )
 
 // execEnv makes the test binary act as syncpod-crisim, so the tests can

@@ -21,8 +21,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
 	"github.com/syncpod/syncpod/cri/observe"
-	"github.com/syncpod/syncpod/services/crisim/crisimtest"
 )
 
 // crisimProc is one run of the real binary.

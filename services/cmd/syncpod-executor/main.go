@@ -35,7 +35,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
@@ -162,7 +161,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("metrics", "err", err)
 		return 1
 	}
-	if err := backoff.RegisterMetrics(reg, store); err != nil {
+	if _, err := backoff.NewMetrics(reg, store); err != nil {
 		logger.Error("metrics", "err", err)
 		return 1
 	}
@@ -209,14 +208,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	logger.Info("executor ready", "cri_endpoint", f.criEndpoint, "data_dir", f.dataDir,
 		"backoff_initial", store.Config().Initial.String(), "backoff_max", store.Config().Max.String())
 
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(ctx) })
-	g.Go(func() error { return store.Run(ctx) })
-	if err := g.Wait(); err != nil {
-		logger.Error("exiting on error", "err", err)
-		return 1
-	}
-	return 0
+	return srv.Serve(ctx, store.Run)
 }
 
 func orDefault(s, def string) string {

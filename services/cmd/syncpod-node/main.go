@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -121,12 +120,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("syncpod-node", flag.ContinueOnError)
 	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7005", MetricsListen: "127.0.0.1:9105"})
 	nf := registerNodeFlags(fs)
-	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
+	if done, code := server.Start(fs, common, args, getenv, stdout, stderr, nf.validate); done {
 		return code
-	}
-	if err := nf.validate(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-		return 2
 	}
 	logger := common.Logger(stderr, fs.Name())
 	reg := prometheus.NewRegistry()
@@ -200,12 +195,5 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(ctx) })
-	g.Go(func() error { return agent.Run(ctx) })
-	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
-		logger.Error("exiting on error", "err", err)
-		return 1
-	}
-	return 0
+	return srv.Serve(ctx, agent.Run)
 }

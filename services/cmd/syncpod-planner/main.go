@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -129,9 +128,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(ctx) })
-	g.Go(func() error { return loop.Run(ctx) })
+	parts := []func(context.Context) error{loop.Run}
 	if *manifestDir != "" {
 		src := manifest.NewSource(manifest.Options{
 			Dir: *manifestDir, Interval: *manifestInterval, DisableWatch: !*manifestWatch,
@@ -142,13 +139,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			logger.Error("cannot start the static pod source", "err", err)
 			return 1
 		}
-		g.Go(func() error { return rec.Run(ctx) })
+		parts = append(parts, rec.Run)
 	}
-	if err := g.Wait(); err != nil {
-		logger.Error("exiting on error", "err", err)
-		return 1
-	}
-	return 0
+	return srv.Serve(ctx, parts...)
 }
 
 // dial makes a (lazy) plaintext gRPC client connection to a peer.

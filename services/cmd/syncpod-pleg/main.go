@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -82,12 +81,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("syncpod-pleg", flag.ContinueOnError)
 	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7003", MetricsListen: "127.0.0.1:9103"})
 	pf := registerPlegFlags(fs)
-	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
+	if done, code := server.Start(fs, common, args, getenv, stdout, stderr, pf.validate); done {
 		return code
-	}
-	if err := pf.validate(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-		return 2
 	}
 	logger := common.Logger(stderr, fs.Name())
 	reg := prometheus.NewRegistry()
@@ -129,10 +124,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		Runtime:   func(ctx context.Context) (*runtimeapi.VersionResponse, error) { return rt.Version(ctx, "v1") },
 	}))
 
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Run(ctx) })
-	g.Go(func() error { return p.Run(ctx) })
-	g.Go(func() error {
+	return srv.Serve(ctx, p.Run, func(ctx context.Context) error {
 		// The PLEG's health drives the overall status and the service's.
 		return p.RunHealth(ctx, 0, func(ok bool) {
 			st := healthpb.HealthCheckResponse_SERVING
@@ -143,9 +135,4 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			srv.Health().SetServingStatus(plegv1.PlegService_ServiceDesc.ServiceName, st)
 		})
 	})
-	if err := g.Wait(); err != nil {
-		logger.Error("exiting on error", "err", err)
-		return 1
-	}
-	return 0
 }

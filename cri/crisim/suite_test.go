@@ -11,9 +11,9 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/syncpod/syncpod/services/crisim"
-	"github.com/syncpod/syncpod/services/crisim/crisimtest"
-	"github.com/syncpod/syncpod/services/crisim/crisuite"
+	"github.com/syncpod/syncpod/cri/crisim"
+	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
+	"github.com/syncpod/syncpod/cri/crisim/crisuite"
 )
 
 // crisimTarget runs a fresh crisim in mode for each test, over its real

@@ -1,9 +1,9 @@
 package crisim
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncpod/syncpod/internal/promreg"
 )
 
 // metrics are the runtime's Prometheus metrics.
@@ -17,7 +17,9 @@ type metrics struct {
 	eventOverflows prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, r *Runtime) (*metrics, error) {
+// newMetrics creates the runtime's metrics and registers them on reg (nil:
+// not registered), with eventSubscribers read at scrape time.
+func newMetrics(reg prometheus.Registerer, eventSubscribers func() float64) (*metrics, error) {
 	m := &metrics{
 		containers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "syncpod_crisim_containers",
@@ -54,16 +56,12 @@ func newMetrics(reg prometheus.Registerer, r *Runtime) (*metrics, error) {
 	for _, s := range []string{"ready", "notready"} {
 		m.sandboxes.WithLabelValues(s)
 	}
-	if reg == nil {
-		return m, nil
-	}
 	subscribers := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "syncpod_crisim_event_subscribers",
 		Help: "Open GetContainerEvents streams.",
-	}, func() float64 { return float64(r.events.count()) })
-	var errs []error
-	for _, c := range []prometheus.Collector{m.containers, m.sandboxes, m.operations, m.exits, m.pulls, m.events, m.eventOverflows, subscribers} {
-		errs = append(errs, reg.Register(c))
+	}, eventSubscribers)
+	if err := promreg.Register(reg, m.containers, m.sandboxes, m.operations, m.exits, m.pulls, m.events, m.eventOverflows, subscribers); err != nil {
+		return nil, err
 	}
-	return m, errors.Join(errs...)
+	return m, nil
 }

@@ -172,7 +172,7 @@ func New(opts Options) (*Runtime, error) {
 	}
 	r.cwd, _ = os.Getwd()
 	r.events = newBroker(opts.EventBuffer)
-	m, err := newMetrics(opts.Registry, r)
+	m, err := newMetrics(opts.Registry, func() float64 { return float64(r.events.count()) })
 	if err != nil {
 		return nil, err
 	}

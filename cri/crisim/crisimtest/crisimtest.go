@@ -14,7 +14,7 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	remote "k8s.io/cri-client/pkg"
 
-	"github.com/syncpod/syncpod/services/crisim"
+	"github.com/syncpod/syncpod/cri/crisim"
 )
 
 // Start runs a crisim Runtime built from opts on a new unix socket and
