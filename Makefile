@@ -62,10 +62,10 @@ build-images:
 # -j with --output-sync: the daemons the set-up starts would inherit make's
 # output lock and hold it for ever.) vet compiles in the unit tests' build
 # configuration (-race), so the dependency graph it compiles is the one the
-# unit tests reuse. After the unit tests, the fuzzing (CPU) runs beside the
-# containerd 2.x subset (mostly waiting on containerd); each fuzz target
-# runs for a number of inputs, not a time, so a busy CPU makes it slower,
-# never failed.
+# unit tests reuse. The fuzzing (its own instrumented build, then CPU) runs
+# beside the unit tests, whose last minutes mostly wait on the services and
+# runtimes they start; each fuzz target runs for a number of inputs, not a
+# time, so a busy CPU makes it slower, never failed.
 LINT_LOG := $(CURDIR)/.tmp/lint.log
 FUZZ_LOG := $(CURDIR)/.tmp/fuzz.log
 test:
@@ -76,11 +76,11 @@ test:
 	echo "== lint and generated code (ran beside the set-up; exit $$lrc; log $(LINT_LOG)) =="; \
 	cat $(LINT_LOG); \
 	if [ $$rc -eq 0 ] && [ $$lrc -eq 0 ]; then \
-	  $(MAKE) unit || rc=$$?; \
 	  $(MAKE) --no-print-directory fuzz > $(FUZZ_LOG) 2>&1 & fuzz=$$!; \
+	  $(MAKE) unit || rc=$$?; \
 	  $(MAKE) unit-extra || rc=$$?; \
 	  frc=0; wait $$fuzz || frc=$$?; \
-	  echo "== fuzzing (ran beside the containerd 2.x subset; exit $$frc; log $(FUZZ_LOG)) =="; \
+	  echo "== fuzzing (ran beside the unit tests; exit $$frc; log $(FUZZ_LOG)) =="; \
 	  cat $(FUZZ_LOG); [ $$frc -eq 0 ] || rc=1; \
 	else rc=1; fi; \
 	$(MAKE) test-teardown; exit $$rc
@@ -100,11 +100,12 @@ export SYNCPOD_TEST_SUMMARY := $(TEST_SUMMARY)
 # compile and run beside it; -p 4 on 2 cores, because a test binary that
 # waits holds one of go test's slots. -ldflags=-w: no DWARF in the 50 test
 # binaries (a fifth less linking; stack traces and race reports do not use
-# it).
+# it). -vet=off: lint has vetted every package with all of vet's checks, a
+# superset of go test's; its own pass would vet the dependencies again.
 UNIT_PKGS := ./services/e2e $(PKGS)
 unit:
 	@mkdir -p $(dir $(TEST_SUMMARY)) && : > $(TEST_SUMMARY)
-	$(GO) test -race -ldflags=-w -shuffle=on -p 4 -timeout 20m $(UNIT_PKGS)
+	$(GO) test -race -ldflags=-w -vet=off -shuffle=on -p 4 -timeout 20m $(UNIT_PKGS)
 
 .PHONY: test-summary
 test-summary:
@@ -124,7 +125,7 @@ fuzz:
 	for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$(if $(FUZZTIME),$(FUZZTIME),$${rest#*:}); \
 	  echo "fuzz $$pkg $$name for $$n"; \
-	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime=$$n "$$pkg"; \
+	  $(GO) test -vet=off -run '^$$' -fuzz "^$$name\$$" -fuzztime=$$n "$$pkg"; \
 	done
 
 # Hooks for mk/*.mk fragments: start and stop what the tests need. The

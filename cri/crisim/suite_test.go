@@ -45,19 +45,23 @@ func crisimTarget(mode crisim.Mode, persistent bool) crisuite.Factory {
 }
 
 func TestCRISuiteProcess(t *testing.T) {
+	t.Parallel() // each case starts its own crisim
 	crisuite.Run(t, crisimTarget(crisim.ModeProcess, false))
 }
 
 func TestCRISuiteSimulated(t *testing.T) {
+	t.Parallel() // each case starts its own crisim
 	crisuite.Run(t, crisimTarget(crisim.ModeSimulated, false))
 }
 
 // The suite against containers run by shims, with state on disk.
 func TestCRISuiteProcessPersistent(t *testing.T) {
+	t.Parallel() // each case starts its own crisim
 	crisuite.Run(t, crisimTarget(crisim.ModeProcess, true))
 }
 
 func TestCRISuiteSimulatedPersistent(t *testing.T) {
+	t.Parallel() // each case starts its own crisim
 	crisuite.Run(t, crisimTarget(crisim.ModeSimulated, true))
 }
 
@@ -101,6 +105,7 @@ func TestCRISuiteContainerd(t *testing.T) {
 // containers listed in one ListContainers call over the socket. It logs
 // the time; it asserts only the count.
 func TestListContainers2000Simulated(t *testing.T) {
+	t.Parallel()
 	const n = 2000
 	ep, _ := crisimtest.Start(t, crisim.Options{Mode: crisim.ModeSimulated})
 	rs, is := crisimtest.Clients(t, ep)
