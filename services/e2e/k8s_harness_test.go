@@ -165,8 +165,11 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 	}
 }
 
-// makePKI writes ca.crt, apiserver.crt/.key (for 127.0.0.1 and localhost)
-// and sa.key into dir.
+// makePKI writes ca.crt, apiserver.crt/.key (for 127.0.0.1 and
+// localhost), sa.key, and for the kubelet read API: kubelet.crt/.key (the
+// nodes' serving certificate, for 127.0.0.1), apiserver-kubelet-client.crt
+// /.key (the API server's client certificate at the nodes) and
+// stranger.crt/.key (signed by the same CA, a user the nodes refuse).
 func makePKI(t *testing.T, dir string) {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -184,28 +187,45 @@ func makePKI(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	ca, _ := x509.ParseCertificate(caDER)
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	writePEM(t, filepath.Join(dir, "ca.crt"), "CERTIFICATE", caDER)
+	serial := int64(2)
+	issue := func(name string, tmpl *x509.Certificate) {
+		t.Helper()
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl.SerialNumber = big.NewInt(serial)
+		serial++
+		tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
+		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyDER, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writePEM(t, filepath.Join(dir, name+".crt"), "CERTIFICATE", der)
+		writePEM(t, filepath.Join(dir, name+".key"), "EC PRIVATE KEY", keyDER)
 	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	issue("apiserver", &x509.Certificate{
+		Subject: pkix.Name{CommonName: "kube-apiserver"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
 		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvKeyDER, err := x509.MarshalECPrivateKey(srvKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, filepath.Join(dir, "ca.crt"), "CERTIFICATE", caDER)
-	writePEM(t, filepath.Join(dir, "apiserver.crt"), "CERTIFICATE", srvDER)
-	writePEM(t, filepath.Join(dir, "apiserver.key"), "EC PRIVATE KEY", srvKeyDER)
+	})
+	issue("kubelet", &x509.Certificate{
+		Subject: pkix.Name{CommonName: "syncpod-node"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	})
+	issue("apiserver-kubelet-client", &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"kubeadm:cluster-admins"}},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+	issue("stranger", &x509.Certificate{
+		Subject: pkix.Name{CommonName: "stranger"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -262,6 +282,13 @@ func startControlPlane(t *testing.T) *controlPlane {
 		// 1.37 refuses a loopback advertise address for the kubernetes
 		// Service endpoints: nothing here needs them.
 		"--endpoint-reconciler-type=none",
+		// kubectl logs and exec go to the nodes' read API: the API
+		// server shows its client certificate and checks theirs, and
+		// dials the InternalIP (the host name may not be loopback).
+		"--kubelet-client-certificate="+filepath.Join(dir, "apiserver-kubelet-client.crt"),
+		"--kubelet-client-key="+filepath.Join(dir, "apiserver-kubelet-client.key"),
+		"--kubelet-certificate-authority="+filepath.Join(dir, "ca.crt"),
+		"--kubelet-preferred-address-types=InternalIP",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
 		"--v=1"))

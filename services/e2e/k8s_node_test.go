@@ -60,6 +60,11 @@ func (n *k8sNode) startAgent() {
 		"--node-ip=127.0.0.1",
 		"--node-labels=syncpod.io/e2e=true",
 		"--root-dir=" + n.workDir,
+		"--kubelet-listen=127.0.0.1:0",
+		"--tls-cert-file=" + filepath.Join(n.cp.dir, "kubelet.crt"),
+		"--tls-private-key-file=" + filepath.Join(n.cp.dir, "kubelet.key"),
+		"--client-ca-file=" + filepath.Join(n.cp.dir, "ca.crt"),
+		"--kubelet-authorized-users=kube-apiserver-kubelet-client",
 	}})
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -77,6 +79,9 @@ type Agent struct {
 	status      *statusWriter
 	relay       *eventRelay
 	lister      corelisters.PodLister
+	// synced is the lister once its cache has synced (read by the read
+	// API's goroutines).
+	synced atomic.Pointer[corelisters.PodLister]
 	recorder    record.EventRecorder
 }
 
@@ -197,6 +202,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced) {
 		return fmt.Errorf("pod informer cache did not sync: %w", ctx.Err())
 	}
+	a.synced.Store(&a.lister)
 	log.Info("pod informer synced", "pods", len(podInformer.GetStore().ListKeys()))
 
 	g, ctx := errgroup.WithContext(ctx)
@@ -208,6 +214,27 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return a.runPlannerWatch(ctx) })
 	g.Go(func() error { return a.runOrphanSweep(ctx) })
 	return g.Wait()
+}
+
+// BoundPods lists the pods the API server binds to this node, as the
+// agent's informer sees them; an error until it has synced.
+func (a *Agent) BoundPods() ([]*corev1.Pod, error) {
+	l := a.synced.Load()
+	if l == nil {
+		return nil, errors.New("the pod informer has not synced yet")
+	}
+	return (*l).List(labels.Everything())
+}
+
+// StaticName is the planner name of the static pod whose mirror pod is
+// name (false when name cannot be a mirror pod of this node's).
+func (a *Agent) StaticName(ns, name string) (string, bool) {
+	key := a.staticKey(ns, name)
+	if key == "" {
+		return "", false
+	}
+	_, n, err := splitKey(key)
+	return n, err == nil
 }
 
 // sleep waits d or until ctx ends; false when ctx ended.

@@ -24,5 +24,13 @@
 // restarted. Pods the planner holds from the api source that the API
 // server no longer binds to the node are deleted in the planner.
 //
+// The kubelet's read API (NewReadAPI: /containerLogs, /exec, /attach,
+// /portForward, /pods, /healthz) is served on the agent's own TLS port,
+// published in the Node's daemonEndpoints, so kubectl logs and exec work
+// through the API server. It admits client certificates of one CA (the
+// API server's --kubelet-client-certificate) and carries each request to
+// the planner's ContainerLogs, Exec, Attach and PortForward streams, as
+// syncpodctl does; the streaming protocols are k8s.io/cri-streaming's.
+//
 // Only this package and its binary, syncpod-node, import client-go.
 package node

@@ -44,6 +44,9 @@ type Host struct {
 	RuntimeVersion string
 	// AgentVersion is reported as the kubelet version.
 	AgentVersion string
+	// KubeletPort is the port of the read API (logs, exec) on InternalIP,
+	// published as daemonEndpoints.kubeletEndpoint; 0 when not served.
+	KubeletPort int32
 }
 
 // ReadHost reads the host's facts: CPUs, MemTotal from /proc/meminfo, the
@@ -205,6 +208,9 @@ func NodeStatus(h Host, ready bool, why string, prev *corev1.NodeStatus, now tim
 		Phase:       corev1.NodeRunning,
 		Conditions:  conds,
 		Addresses:   addrs,
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{
+			KubeletEndpoint: corev1.DaemonEndpoint{Port: h.KubeletPort},
+		},
 		NodeInfo: corev1.NodeSystemInfo{
 			MachineID:               h.MachineID,
 			SystemUUID:              h.SystemUUID,

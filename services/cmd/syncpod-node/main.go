@@ -6,10 +6,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -50,6 +53,12 @@ type nodeFlags struct {
 	workers       int
 	apiQPS        float64
 	apiBurst      int
+	// The kubelet read API.
+	kubeletListen   string
+	tlsCert         string
+	tlsKey          string
+	clientCA        string
+	authorizedUsers string
 }
 
 func registerNodeFlags(fs *flag.FlagSet) *nodeFlags {
@@ -71,7 +80,22 @@ func registerNodeFlags(fs *flag.FlagSet) *nodeFlags {
 	fs.IntVar(&f.workers, "workers", 4, "pod sync workers and status workers (each)")
 	fs.Float64Var(&f.apiQPS, "kube-api-qps", 50, "queries per second to the API server")
 	fs.IntVar(&f.apiBurst, "kube-api-burst", 100, "burst of queries to the API server")
+	fs.StringVar(&f.kubeletListen, "kubelet-listen", "", "TLS address of the kubelet read API (logs, exec, attach, port-forward through the API server), e.g. 0.0.0.0:10250; its port is published in the Node's daemonEndpoints; empty serves none")
+	fs.StringVar(&f.tlsCert, "tls-cert-file", "", "serving certificate of the read API (for the node's InternalIP; required with --kubelet-listen)")
+	fs.StringVar(&f.tlsKey, "tls-private-key-file", "", "key of --tls-cert-file")
+	fs.StringVar(&f.clientCA, "client-ca-file", "", "CA whose client certificates the read API accepts: the one that signed the API server's --kubelet-client-certificate (required with --kubelet-listen)")
+	fs.StringVar(&f.authorizedUsers, "kubelet-authorized-users", "", "client certificate common names or organisations allowed in the read API, comma-separated; empty allows every certificate of --client-ca-file")
 	return f
+}
+
+func (f *nodeFlags) users() []string {
+	var out []string
+	for _, u := range strings.Split(f.authorizedUsers, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 func (f *nodeFlags) labels() (map[string]string, error) {
@@ -113,6 +137,16 @@ func (f *nodeFlags) validate() error {
 	}
 	if _, err := f.labels(); err != nil {
 		errs = append(errs, err)
+	}
+	if f.kubeletListen != "" {
+		if _, _, err := net.SplitHostPort(f.kubeletListen); err != nil {
+			errs = append(errs, fmt.Errorf("--kubelet-listen: %w", err))
+		}
+		for name, v := range map[string]string{"--tls-cert-file": f.tlsCert, "--tls-private-key-file": f.tlsKey, "--client-ca-file": f.clientCA} {
+			if v == "" {
+				errs = append(errs, fmt.Errorf("%s: required with --kubelet-listen", name))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -172,6 +206,20 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		}
 		host.RuntimeVersion = v
 	}
+	var readLis net.Listener
+	var readTLS *tls.Config
+	if nf.kubeletListen != "" {
+		if readTLS, err = node.ReadAPITLS(nf.tlsCert, nf.tlsKey, nf.clientCA); err != nil {
+			logger.Error("cannot set up the read API's TLS", "err", err)
+			return 1
+		}
+		if readLis, err = net.Listen("tcp", nf.kubeletListen); err != nil {
+			logger.Error("cannot listen for the read API", "address", nf.kubeletListen, "err", err)
+			return 1
+		}
+		defer readLis.Close()
+		host.KubeletPort = int32(readLis.Addr().(*net.TCPAddr).Port)
+	}
 	labels, _ := nf.labels()
 	agent, err := node.New(node.Options{
 		Client:                client,
@@ -200,9 +248,25 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
+	var readAPI http.Handler
+	if readLis != nil {
+		if readAPI, err = node.NewReadAPI(node.ReadAPIOptions{
+			Planner:         plannerv1.NewPlannerServiceClient(conn),
+			Pods:            agent.BoundPods,
+			StaticName:      agent.StaticName,
+			AuthorizedUsers: nf.users(),
+			Logger:          logger,
+		}); err != nil {
+			logger.Error("cannot start", "err", err)
+			return 1
+		}
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(ctx) })
 	g.Go(func() error { return agent.Run(ctx) })
+	if readLis != nil {
+		g.Go(func() error { return node.ServeReadAPI(ctx, readLis, readTLS, readAPI, logger) })
+	}
 	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
 		logger.Error("exiting on error", "err", err)
 		return 1
