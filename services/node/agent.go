@@ -81,8 +81,8 @@ type Agent struct {
 	lister      corelisters.PodLister
 	// synced is the lister once its cache has synced (read by the read
 	// API's goroutines).
-	synced atomic.Pointer[corelisters.PodLister]
-	recorder    record.EventRecorder
+	synced   atomic.Pointer[corelisters.PodLister]
+	recorder record.EventRecorder
 }
 
 // New checks o and builds an Agent.
