@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,8 +23,8 @@ import (
 )
 
 // TestKubernetesLogsAndExecThroughTheAPIServer: kubectl logs, logs -f and
-// exec of a pod on a syncpod node go through the API server to the node
-// agent's read API (the kubelet's /containerLogs and /exec), which the API
+// exec and port-forward of a pod on a syncpod node go through the API server to the node
+// agent's read API (the kubelet's /containerLogs, /exec, /portForward), which the API
 // server reaches with its client certificate; other callers are refused.
 func TestKubernetesLogsAndExecThroughTheAPIServer(t *testing.T) {
 	if testing.Short() {
@@ -176,5 +178,54 @@ func TestKubernetesLogsAndExecThroughTheAPIServer(t *testing.T) {
 	if code, body := get("/containerLogs/default/nosuch/main", apiClient); code != http.StatusNotFound {
 		t.Errorf("/containerLogs of a pod the node lacks: %d %q, want 404", code, body)
 	}
-	cp.mustKubectl("delete", "pod", "talker", "--timeout=60s")
+
+	// kubectl port-forward: a busybox httpd in a host-network pod,
+	// fetched through the API server and the node's /portForward.
+	busybox := busyboxBinary(t)
+	www := t.TempDir()
+	if err := os.WriteFile(filepath.Join(www, "index.html"), []byte("hello through the API server\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeLoopbackPort(t)
+	_, port, _ := net.SplitHostPort(addr)
+	httpd := k8sPodYAML("httpd", n.name, 2, fmt.Sprintf("exec %s httpd -f -p %s -h %s", busybox, addr, www))
+	if out, err := cp.kubectlStdin(httpd, "apply", "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply httpd: %v\n%s", err, out)
+	}
+	eventually(t, 60*time.Second, "httpd Running", func() (bool, string) {
+		p, err := cp.client.CoreV1().Pods(metav1.NamespaceDefault).Get(ctx, "httpd", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Status.Phase == corev1.PodRunning, podSummary(p)
+	})
+	pf := kubectlCmd(cp, "port-forward", "pod/httpd", ":"+port)
+	var pfOut syncBuffer
+	pf.Stdout, pf.Stderr = &pfOut, &pfOut
+	if err := pf.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pf.Process.Kill(); _ = pf.Wait() })
+	fwd := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> ` + port)
+	var local string
+	eventually(t, 30*time.Second, "kubectl port-forward listening", func() (bool, string) {
+		if m := fwd.FindStringSubmatch(pfOut.String()); m != nil {
+			local = m[1]
+		}
+		return local != "", pfOut.String()
+	})
+	for i := range 2 { // each connection is its own stream pair
+		resp, err := http.Get("http://" + local + "/index.html")
+		if err != nil {
+			t.Fatalf("GET %d through kubectl port-forward: %v\n%s", i, err, pfOut.String())
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || string(body) != "hello through the API server\n" {
+			t.Fatalf("GET %d through kubectl port-forward: %d %q %v", i, resp.StatusCode, body, err)
+		}
+	}
+	_ = pf.Process.Kill()
+
+	cp.mustKubectl("delete", "pod", "talker", "httpd", "--timeout=60s")
 }

@@ -101,6 +101,15 @@ func (f *fakeReadPlanner) Exec(s grpc.BidiStreamingServer[plannerv1.ExecRequest,
 	return out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: code}})
 }
 
+func (f *fakeReadPlanner) Attach(s grpc.BidiStreamingServer[plannerv1.AttachRequest, plannerv1.AttachResponse]) error {
+	first, err := s.Recv()
+	if err != nil {
+		return err
+	}
+	msg := "attached to " + first.GetStart().GetPod().GetName() + "/" + first.GetStart().GetContainer() + "\n"
+	return s.Send(&plannerv1.AttachResponse{Output: &syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_Stdout{Stdout: []byte(msg)}}})
+}
+
 // readAPIServer serves the read API over plain HTTP for tests; user, when
 // set, is the client certificate the TLS layer would have verified.
 func readAPIServer(t *testing.T, f *fakeReadPlanner, user string, allowed []string) *httptest.Server {
@@ -308,6 +317,25 @@ func TestReadAPIExecOverSPDY(t *testing.T) {
 			t.Errorf("status %d", resp.StatusCode)
 		}
 	})
+}
+
+func TestReadAPIAttachOverSPDY(t *testing.T) {
+	srv := readAPIServer(t, &fakeReadPlanner{}, "admin", nil)
+	u, _ := url.Parse(srv.URL + "/attach/kube-system/etcd-node1/etcd?output=1&error=1")
+	ex, err := remotecommand.NewSPDYExecutor(&rest.Config{}, "POST", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errb}); err != nil {
+		t.Fatal(err)
+	}
+	// The mirror pod's name reached the static pod.
+	if out.String() != "attached to etcd/etcd\n" {
+		t.Errorf("attach output %q", out.String())
+	}
 }
 
 func TestHTTPStatusOfPlannerErrors(t *testing.T) {
