@@ -83,6 +83,11 @@ type Agent struct {
 	// API's goroutines).
 	synced   atomic.Pointer[corelisters.PodLister]
 	recorder record.EventRecorder
+	// cfg mirrors the ConfigMaps and Secrets the pods reference.
+	cfg *configs
+	// cfgReconcile holds one key when the referenced set may have
+	// shrunk (a pod changed or went).
+	cfgReconcile workqueue.TypedRateLimitingInterface[string]
 }
 
 // New checks o and builds an Agent.
@@ -175,9 +180,14 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.recorder.Event(ref, typ, reason, msg)
 	})
 
+	a.cfg = newConfigs(ctx, a)
+	a.cfgReconcile = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "config-reconcile"})
 	enqueue := func(obj any) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 			a.podQueue.Add(key)
+			a.cfgReconcile.Add(cfgReconcileKey)
 		}
 	}
 	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -213,8 +223,22 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return a.runQueue(ctx, a.mirrorQueue, 1, "mirror pod sync", a.syncMirror) })
 	g.Go(func() error { return a.runPlannerWatch(ctx) })
 	g.Go(func() error { return a.runOrphanSweep(ctx) })
+	g.Go(func() error { return a.runQueue(ctx, a.cfg.queue, 2, "referenced object sync", a.cfg.sync) })
+	a.cfgReconcile.Add(cfgReconcileKey) // copies left by an earlier run
+	g.Go(func() error {
+		return a.runQueue(ctx, a.cfgReconcile, 1, "referenced objects reconcile", func(ctx context.Context, _ string) error {
+			pods, err := a.lister.List(labels.Everything())
+			if err != nil {
+				return err
+			}
+			return a.cfg.reconcile(ctx, pods)
+		})
+	})
 	return g.Wait()
 }
+
+// cfgReconcileKey is the one key of the config reconcile queue.
+const cfgReconcileKey = "all"
 
 // BoundPods lists the pods the API server binds to this node, as the
 // agent's informer sees them; an error until it has synced.

@@ -32,5 +32,11 @@
 // the planner's ContainerLogs, Exec, Attach and PortForward streams, as
 // syncpodctl does; the streaming protocols are k8s.io/cri-streaming's.
 //
+// ConfigMaps and Secrets referenced by the node's pods are mirrored into
+// the planner from the API server (configs.go): one single-object watch
+// per referenced object, the object applied before the pod that needs it,
+// every change applied, and the agent's copy removed once no pod bound to
+// the node references it.
+//
 // Only this package and its binary, syncpod-node, import client-go.
 package node

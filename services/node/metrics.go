@@ -9,6 +9,10 @@ type metrics struct {
 	leaseRenewals *prometheus.CounterVec
 	nodeStatus    *prometheus.CounterVec
 	events        prometheus.Counter
+	// ConfigMaps and Secrets mirrored into the planner.
+	configWatches  prometheus.Gauge
+	configApplies  *prometheus.CounterVec
+	configRemovals *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -33,9 +37,22 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "syncpod_node_events_recorded_total",
 			Help: "Pod events handed to the API server's event recorder.",
 		}),
+		configWatches: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "syncpod_node_config_watches",
+			Help: "ConfigMaps and Secrets referenced by the node's pods and watched on the API server.",
+		}),
+		configApplies: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_node_config_applies_total",
+			Help: "ConfigMaps and Secrets from the API server created or changed in the planner, by kind.",
+		}, []string{"kind"}),
+		configRemovals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_node_config_removals_total",
+			Help: "ConfigMaps and Secrets removed from the planner (deleted on the API server or referenced by no pod), by kind.",
+		}, []string{"kind"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.podSyncs, m.statusWrites, m.leaseRenewals, m.nodeStatus, m.events)
+		reg.MustRegister(m.podSyncs, m.statusWrites, m.leaseRenewals, m.nodeStatus, m.events,
+			m.configWatches, m.configApplies, m.configRemovals)
 	}
 	return m
 }

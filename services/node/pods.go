@@ -108,6 +108,9 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	if err := a.cfg.prepare(ctx, kp); err != nil {
+		return err
+	}
 	cctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
 	defer cancel()
 	resp, err := a.o.Planner.ApplyPod(cctx, &plannerv1.ApplyPodRequest{Pod: sp})
