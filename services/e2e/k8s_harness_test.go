@@ -43,6 +43,10 @@ type controlPlane struct {
 	client     kubernetes.Interface
 	etcd       *bgProc
 	apiserver  *bgProc
+	// apiserverArgs start kube-apiserver (again, on the same port).
+	apiserverArgs []string
+	// killedAPIServers are API servers ended with SIGKILL (logs kept).
+	killedAPIServers []*bgProc
 }
 
 // bgProc is a non-syncpod process of the harness, stopped by its pid.
@@ -233,6 +237,9 @@ func makePKI(t *testing.T, dir string) {
 	writePEM(t, filepath.Join(dir, "sa.key"), "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey))
 }
 
+// adminToken is the test client's bearer token (system:masters).
+const adminToken = "syncpod-e2e-admin-token"
+
 // startControlPlane starts etcd and kube-apiserver on loopback and waits
 // until the API server is ready and namespace default has its
 // ServiceAccount. Everything is stopped, by pid, at cleanup.
@@ -260,38 +267,39 @@ func startControlPlane(t *testing.T) *controlPlane {
 		"--initial-cluster=default="+peerURL, "--log-level=warn"))
 
 	makePKI(t, dir)
-	const token = "syncpod-e2e-admin-token"
+	token := adminToken
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(token+",admin,admin-uid,system:masters\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	port := freePort(t)
 	cp.url = fmt.Sprintf("https://127.0.0.1:%d", port)
-	cp.apiserver = startBG(t, "kube-apiserver", exec.Command(filepath.Join(bin, "kube-apiserver"),
-		"--etcd-servers="+clientURL,
+	cp.apiserverArgs = []string{
+		"--etcd-servers=" + clientURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", port),
-		"--cert-dir="+filepath.Join(dir, "apiserver-certs"),
-		"--tls-cert-file="+filepath.Join(dir, "apiserver.crt"),
-		"--tls-private-key-file="+filepath.Join(dir, "apiserver.key"),
-		"--service-account-key-file="+filepath.Join(dir, "sa.key"),
-		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
+		"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
+		"--tls-cert-file=" + filepath.Join(dir, "apiserver.crt"),
+		"--tls-private-key-file=" + filepath.Join(dir, "apiserver.key"),
+		"--service-account-key-file=" + filepath.Join(dir, "sa.key"),
+		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=RBAC",
-		"--token-auth-file="+filepath.Join(dir, "tokens.csv"),
+		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
 		// 1.37 refuses a loopback advertise address for the kubernetes
 		// Service endpoints: nothing here needs them.
 		"--endpoint-reconciler-type=none",
 		// kubectl logs and exec go to the nodes' read API: the API
 		// server shows its client certificate and checks theirs, and
 		// dials the InternalIP (the host name may not be loopback).
-		"--kubelet-client-certificate="+filepath.Join(dir, "apiserver-kubelet-client.crt"),
-		"--kubelet-client-key="+filepath.Join(dir, "apiserver-kubelet-client.key"),
-		"--kubelet-certificate-authority="+filepath.Join(dir, "ca.crt"),
+		"--kubelet-client-certificate=" + filepath.Join(dir, "apiserver-kubelet-client.crt"),
+		"--kubelet-client-key=" + filepath.Join(dir, "apiserver-kubelet-client.key"),
+		"--kubelet-certificate-authority=" + filepath.Join(dir, "ca.crt"),
 		"--kubelet-preferred-address-types=InternalIP",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
-		"--v=1"))
+		"--v=1"}
+	cp.apiserver = startBG(t, "kube-apiserver", exec.Command(filepath.Join(bin, "kube-apiserver"), cp.apiserverArgs...))
 
 	kubeconfig := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -320,28 +328,7 @@ current-context: e2e
 	cfg.QPS, cfg.Burst = 50, 100
 	cp.client = kubernetes.NewForConfigOrDie(cfg)
 
-	// Ready: /readyz answers 200 (etcd reached, post-start hooks done).
-	caPEM, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
-	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		req, _ := http.NewRequest(http.MethodGet, cp.url+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := hc.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if cp.apiserver.exited() || cp.etcd.exited() || time.Now().After(deadline) {
-			skipOrFail(t, "kube-apiserver not ready (err %v)\n--- etcd ---\n%s\n--- kube-apiserver ---\n%s",
-				err, tail(cp.etcd.out.String(), 20), tail(cp.apiserver.out.String(), 40))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	cp.waitReady(token, func(f string, args ...any) { t.Helper(); skipOrFail(t, f, args...) })
 	// No controller-manager: the default ServiceAccount is the test's.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -359,9 +346,52 @@ current-context: e2e
 	return cp
 }
 
+// waitReady waits until /readyz answers 200 (etcd reached, post-start
+// hooks done).
+// A control plane that does not come up is skipOrFail'ed at its start,
+// fail (t.Fatalf) after a restart.
+func (cp *controlPlane) waitReady(token string, fail func(string, ...any)) {
+	t, dir := cp.t, cp.dir
+	t.Helper()
+	caPEM, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		req, _ := http.NewRequest(http.MethodGet, cp.url+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if cp.apiserver.exited() || cp.etcd.exited() || time.Now().After(deadline) {
+			fail("kube-apiserver not ready (err %v)\n--- etcd ---\n%s\n--- kube-apiserver ---\n%s",
+				err, tail(cp.etcd.out.String(), 20), tail(cp.apiserver.out.String(), 40))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// restartAPIServer ends kube-apiserver with SIGKILL, runs meanwhile while
+// none runs, and starts it again on the same port and etcd.
+func (cp *controlPlane) restartAPIServer(meanwhile func()) {
+	cp.t.Helper()
+	old := cp.apiserver
+	_ = old.cmd.Process.Kill()
+	<-old.done
+	cp.killedAPIServers = append(cp.killedAPIServers, old)
+	meanwhile()
+	cp.apiserver = startBG(cp.t, "kube-apiserver", exec.Command(filepath.Join(cp.bin, "kube-apiserver"), cp.apiserverArgs...))
+	cp.waitReady(adminToken, cp.t.Fatalf)
+}
+
 func (cp *controlPlane) stop() {
 	if cp.t.Failed() {
-		for _, p := range []*bgProc{cp.apiserver, cp.etcd} {
+		for _, p := range append(cp.killedAPIServers, cp.apiserver, cp.etcd) {
 			if p != nil {
 				cp.t.Logf("---- log of %s ----\n%s", p.name, tail(p.out.String(), 60))
 			}
