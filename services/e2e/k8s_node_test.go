@@ -24,13 +24,15 @@ type k8sNode struct {
 	name  string
 	cp    *controlPlane
 	agent *proc
+	// agentArgs are added to the agent's flags.
+	agentArgs []string
 	// killedAgents are agents ended with SIGKILL (logs kept for failures).
 	killedAgents []*proc
 }
 
-func startK8sNode(t *testing.T, cp *controlPlane, name string) *k8sNode {
+func startK8sNode(t *testing.T, cp *controlPlane, name string, agentArgs ...string) *k8sNode {
 	t.Helper()
-	n := &k8sNode{node: startNode(t, nodeOptions{}), name: name, cp: cp}
+	n := &k8sNode{node: startNode(t, nodeOptions{}), name: name, cp: cp, agentArgs: agentArgs}
 	// Registered after startNode's: runs before the node's processes stop.
 	t.Cleanup(func() {
 		if n.agent != nil {
@@ -52,7 +54,7 @@ func startK8sNode(t *testing.T, cp *controlPlane, name string) *k8sNode {
 
 func (n *k8sNode) startAgent() {
 	n.t.Helper()
-	n.agent = startProc(n.t, "syncpod-node", procOptions{managed: true, args: []string{
+	n.agent = startProc(n.t, "syncpod-node", procOptions{managed: true, args: append([]string{
 		"--kubeconfig=" + n.cp.kubeconfig,
 		"--node-name=" + n.name,
 		"--planner=" + target(n.planner.grpc),
@@ -65,7 +67,7 @@ func (n *k8sNode) startAgent() {
 		"--tls-private-key-file=" + filepath.Join(n.cp.dir, "kubelet.key"),
 		"--client-ca-file=" + filepath.Join(n.cp.dir, "ca.crt"),
 		"--kubelet-authorized-users=kube-apiserver-kubelet-client",
-	}})
+	}, n.agentArgs...)})
 }
 
 // killAgent ends the agent with SIGKILL and starts a new one.

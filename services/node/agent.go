@@ -44,6 +44,16 @@ type Options struct {
 	NodeName string
 	// Host is what the Node says about the machine.
 	Host Host
+	// Signals reads the host's eviction signals for the pressure
+	// conditions; nil reports no pressure.
+	Signals HostReader
+	// Thresholds are the hard eviction thresholds (default
+	// DefaultThresholds).
+	Thresholds *Thresholds
+	// PressureTransitionPeriod holds a pressure condition this long
+	// after its signal last crossed (default 5 min, the kubelet's
+	// evictionPressureTransitionPeriod).
+	PressureTransitionPeriod time.Duration
 	// Labels are added to the well-known node labels.
 	Labels map[string]string
 	// LeaseDuration is the Lease's leaseDurationSeconds (default 40 s).
@@ -83,6 +93,8 @@ type Agent struct {
 	// API's goroutines).
 	synced   atomic.Pointer[corelisters.PodLister]
 	recorder record.EventRecorder
+	// pressure holds pressure conditions through the transition period.
+	pressure *pressureTracker
 	// cfg mirrors the ConfigMaps and Secrets the pods reference.
 	cfg *configs
 	// cfgReconcile holds one key when the referenced set may have
@@ -132,7 +144,15 @@ func New(o Options) (*Agent, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Agent{o: o, m: newMetrics(o.Registry), mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}}}, nil
+	if o.Thresholds == nil {
+		th := DefaultThresholds()
+		o.Thresholds = &th
+	}
+	if o.PressureTransitionPeriod <= 0 {
+		o.PressureTransitionPeriod = 5 * time.Minute
+	}
+	return &Agent{o: o, m: newMetrics(o.Registry), mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}},
+		pressure: &pressureTracker{period: o.PressureTransitionPeriod}}, nil
 }
 
 // Run registers the node and keeps it, its lease, its pods, their status

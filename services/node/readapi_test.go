@@ -359,7 +359,7 @@ func TestHTTPStatusOfPlannerErrors(t *testing.T) {
 }
 
 func TestNodeStatusPublishesKubeletPort(t *testing.T) {
-	st := NodeStatus(Host{KubeletPort: 10250, InternalIP: "127.0.0.1"}, true, "", nil, time.Unix(0, 0))
+	st := NodeStatus(Host{KubeletPort: 10250, InternalIP: "127.0.0.1"}, true, "", Pressure{}, nil, time.Unix(0, 0))
 	if st.DaemonEndpoints.KubeletEndpoint.Port != 10250 {
 		t.Errorf("daemonEndpoints = %+v", st.DaemonEndpoints)
 	}

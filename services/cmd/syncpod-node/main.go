@@ -59,6 +59,10 @@ type nodeFlags struct {
 	tlsKey          string
 	clientCA        string
 	authorizedUsers string
+	// Pressure conditions.
+	evictionHard   string
+	pressurePeriod time.Duration
+	imageFsDir     string
 }
 
 func registerNodeFlags(fs *flag.FlagSet) *nodeFlags {
@@ -85,6 +89,9 @@ func registerNodeFlags(fs *flag.FlagSet) *nodeFlags {
 	fs.StringVar(&f.tlsKey, "tls-private-key-file", "", "key of --tls-cert-file")
 	fs.StringVar(&f.clientCA, "client-ca-file", "", "CA whose client certificates the read API accepts: the one that signed the API server's --kubelet-client-certificate (required with --kubelet-listen)")
 	fs.StringVar(&f.authorizedUsers, "kubelet-authorized-users", "", "client certificate common names or organisations allowed in the read API, comma-separated; empty allows every certificate of --client-ca-file")
+	fs.StringVar(&f.evictionHard, "eviction-hard", "", "hard eviction thresholds of the pressure conditions, the kubelet's form: memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%,pid.available<5% (those are the defaults; signals named here replace them)")
+	fs.DurationVar(&f.pressurePeriod, "eviction-pressure-transition-period", 5*time.Minute, "how long a pressure condition is held after its signal last crossed")
+	fs.StringVar(&f.imageFsDir, "image-fs-dir", "", "directory on the runtime's image filesystem (imagefs signals); empty means --root-dir")
 	return f
 }
 
@@ -137,6 +144,12 @@ func (f *nodeFlags) validate() error {
 	}
 	if _, err := f.labels(); err != nil {
 		errs = append(errs, err)
+	}
+	if _, err := node.ParseThresholds(f.evictionHard, node.DefaultThresholds()); err != nil {
+		errs = append(errs, fmt.Errorf("--eviction-hard: %w", err))
+	}
+	if f.pressurePeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--eviction-pressure-transition-period: must be positive, got %s", f.pressurePeriod))
 	}
 	if f.kubeletListen != "" {
 		if _, _, err := net.SplitHostPort(f.kubeletListen); err != nil {
@@ -221,21 +234,29 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		host.KubeletPort = int32(readLis.Addr().(*net.TCPAddr).Port)
 	}
 	labels, _ := nf.labels()
+	thresholds, _ := node.ParseThresholds(nf.evictionHard, node.DefaultThresholds())
+	imageFs := nf.imageFsDir
+	if imageFs == "" {
+		imageFs = nf.rootDir
+	}
 	agent, err := node.New(node.Options{
-		Client:                client,
-		Planner:               plannerv1.NewPlannerServiceClient(conn),
-		PlannerHealth:         healthpb.NewHealthClient(conn),
-		NodeName:              nf.nodeName,
-		Host:                  host,
-		Labels:                labels,
-		LeaseDuration:         nf.leaseDuration,
-		LeaseRenewInterval:    nf.leaseRenew,
-		StatusUpdateFrequency: nf.statusFreq,
-		StatusQPS:             nf.statusQPS,
-		StatusBurst:           nf.statusBurst,
-		Workers:               nf.workers,
-		Logger:                logger,
-		Registry:              reg,
+		Client:                   client,
+		Planner:                  plannerv1.NewPlannerServiceClient(conn),
+		PlannerHealth:            healthpb.NewHealthClient(conn),
+		NodeName:                 nf.nodeName,
+		Host:                     host,
+		Labels:                   labels,
+		Signals:                  node.ReadSignals(nf.rootDir, imageFs),
+		Thresholds:               &thresholds,
+		PressureTransitionPeriod: nf.pressurePeriod,
+		LeaseDuration:            nf.leaseDuration,
+		LeaseRenewInterval:       nf.leaseRenew,
+		StatusUpdateFrequency:    nf.statusFreq,
+		StatusQPS:                nf.statusQPS,
+		StatusBurst:              nf.statusBurst,
+		Workers:                  nf.workers,
+		Logger:                   logger,
+		Registry:                 reg,
 	})
 	if err != nil {
 		logger.Error("cannot start", "err", err)
