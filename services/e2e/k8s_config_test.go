@@ -24,6 +24,7 @@ func TestKubernetesConfigMapsAndSecretsFromTheAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Kubernetes control plane")
 	}
+	t.Parallel()
 	cp := startControlPlane(t)
 	ctx := context.Background()
 	n := startK8sNode(t, cp, "syncpod-e2e-config")

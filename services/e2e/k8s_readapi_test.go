@@ -31,6 +31,7 @@ func TestKubernetesLogsAndExecThroughTheAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Kubernetes control plane")
 	}
+	t.Parallel()
 	cp := startControlPlane(t)
 	ctx := context.Background()
 	// A memory threshold no host meets: the node reports MemoryPressure

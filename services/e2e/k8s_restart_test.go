@@ -49,6 +49,7 @@ func TestKubernetesRestartsLoseNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Kubernetes control plane")
 	}
+	t.Parallel()
 	cp := startControlPlane(t)
 	ctx := context.Background()
 	n := startK8sNode(t, cp, "syncpod-e2e-restarts")
