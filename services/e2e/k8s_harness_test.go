@@ -47,6 +47,8 @@ type controlPlane struct {
 	apiserverArgs []string
 	// killedAPIServers are API servers ended with SIGKILL (logs kept).
 	killedAPIServers []*bgProc
+	// scheduler and controllers run when startControllers was called.
+	scheduler, controllers *bgProc
 }
 
 // bgProc is a non-syncpod process of the harness, stopped by its pid.
@@ -110,19 +112,26 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 	t.SkipNow()
 }
 
-// k8sBinaries returns the directory of kube-apiserver and kubectl, built
-// once per version by mk/k8sbin.sh (a no-op once cached).
-func k8sBinaries(t *testing.T) string {
+// k8sBinaries returns the directory of kube-apiserver and kubectl (and of
+// the components named), built once per version by mk/k8sbin.sh (a no-op
+// once cached). SYNCPOD_K8S_BIN names a directory that holds them instead.
+func k8sBinaries(t *testing.T, more ...string) string {
 	t.Helper()
+	comps := append([]string{"kube-apiserver", "kubectl"}, more...)
 	if d := os.Getenv("SYNCPOD_K8S_BIN"); d != "" {
+		for _, c := range comps {
+			if _, err := os.Stat(filepath.Join(d, c)); err != nil {
+				skipOrFail(t, "SYNCPOD_K8S_BIN=%s: %v", d, err)
+			}
+		}
 		return d
 	}
-	cmd := exec.Command("../../mk/k8sbin.sh", "kube-apiserver", "kubectl")
+	cmd := exec.Command("../../mk/k8sbin.sh", comps...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		skipOrFail(t, "mk/k8sbin.sh kube-apiserver kubectl: %v\n%s", err, tail(stderr.String(), 20))
+		skipOrFail(t, "mk/k8sbin.sh %s: %v\n%s", strings.Join(comps, " "), err, tail(stderr.String(), 20))
 	}
 	return strings.TrimSpace(string(out))
 }
@@ -389,15 +398,41 @@ func (cp *controlPlane) restartAPIServer(meanwhile func()) {
 	cp.waitReady(adminToken, cp.t.Fatalf)
 }
 
+// startControllers starts kube-scheduler and kube-controller-manager
+// (built by mk/k8sbin.sh into the same cache) against the control plane,
+// as the admin, with no leader election. The node lifecycle controller
+// checks every 2 s and gives a node 12 s without a lease renewal before
+// its Ready condition turns Unknown (NotReady).
+func (cp *controlPlane) startControllers() {
+	t := cp.t
+	t.Helper()
+	bin := k8sBinaries(t, "kube-scheduler", "kube-controller-manager")
+	cp.scheduler = startBG(t, "kube-scheduler", exec.Command(filepath.Join(bin, "kube-scheduler"),
+		"--kubeconfig="+cp.kubeconfig,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", freePort(t)),
+		"--cert-dir="+filepath.Join(cp.dir, "scheduler-certs"),
+		"--leader-elect=false", "--v=1"))
+	cp.controllers = startBG(t, "kube-controller-manager", exec.Command(filepath.Join(bin, "kube-controller-manager"),
+		"--kubeconfig="+cp.kubeconfig,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", freePort(t)),
+		"--cert-dir="+filepath.Join(cp.dir, "controller-manager-certs"),
+		"--leader-elect=false",
+		"--service-account-private-key-file="+filepath.Join(cp.dir, "sa.key"),
+		"--root-ca-file="+filepath.Join(cp.dir, "ca.crt"),
+		"--use-service-account-credentials=false",
+		"--node-monitor-period=2s", "--node-monitor-grace-period=12s",
+		"--v=1"))
+}
+
 func (cp *controlPlane) stop() {
 	if cp.t.Failed() {
-		for _, p := range append(cp.killedAPIServers, cp.apiserver, cp.etcd) {
+		for _, p := range append(cp.killedAPIServers, cp.scheduler, cp.controllers, cp.apiserver, cp.etcd) {
 			if p != nil {
 				cp.t.Logf("---- log of %s ----\n%s", p.name, tail(p.out.String(), 60))
 			}
 		}
 	}
-	for _, p := range []*bgProc{cp.apiserver, cp.etcd} {
+	for _, p := range []*bgProc{cp.scheduler, cp.controllers, cp.apiserver, cp.etcd} {
 		if p != nil {
 			p.stop()
 		}
