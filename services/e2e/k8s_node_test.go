@@ -147,6 +147,7 @@ func TestKubernetesNodesJoinAndRunPods(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Kubernetes control plane")
 	}
+	t.Parallel() // its own control plane and nodes
 	cp := startControlPlane(t)
 	ctx := context.Background()
 	const nNodes = 3
