@@ -38,5 +38,11 @@
 // every change applied, and the agent's copy removed once no pod bound to
 // the node references it.
 //
+// The Node's MemoryPressure, DiskPressure and PIDPressure conditions come
+// from the host's eviction signals (pressure.go: a HostReader, the pure
+// PressureOf under the kubelet's default hard thresholds, a condition held
+// for the transition period); the node reports pressure, it does not
+// evict.
+//
 // Only this package and its binary, syncpod-node, import client-go.
 package node

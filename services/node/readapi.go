@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -230,23 +231,10 @@ func (a *readAPI) servePods(w http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	slices.SortFunc(list.Items, func(x, y corev1.Pod) int {
-		if x.Namespace != y.Namespace {
-			return cmpString(x.Namespace, y.Namespace)
-		}
-		return cmpString(x.Name, y.Name)
+		return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
 	})
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(list)
-}
-
-func cmpString(x, y string) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // logQuery is what a /containerLogs request asks, parsed and checked.
