@@ -41,8 +41,9 @@
 // The Node's MemoryPressure, DiskPressure and PIDPressure conditions come
 // from the host's eviction signals (pressure.go: a HostReader, the pure
 // PressureOf under the kubelet's default hard thresholds, a condition held
-// for the transition period); the node reports pressure, it does not
-// evict.
+// for the transition period); under pressure new pods are refused as the
+// kubelet's eviction admission refuses them (reason Evicted), running
+// pods are not evicted.
 //
 // Only this package and its binary, syncpod-node, import client-go.
 package node

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -179,6 +180,35 @@ type pressureTracker struct {
 	// observed (zero: never).
 	lastMemory, lastDisk, lastPID time.Time
 	why                           []string
+	// reported is what observe last returned.
+	reported Pressure
+}
+
+// last is what observe last returned (no pressure before the first).
+func (t *pressureTracker) last() Pressure {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.reported
+}
+
+// admitUnderPressure is the kubelet's eviction admission: under memory
+// pressure only pods that are not BestEffort are admitted; under disk or
+// PID pressure none is. The message names the conditions.
+func admitUnderPressure(pr Pressure, qos corev1.PodQOSClass) (bool, string) {
+	var conds []string
+	if pr.Memory {
+		conds = append(conds, string(corev1.NodeMemoryPressure))
+	}
+	if pr.Disk {
+		conds = append(conds, string(corev1.NodeDiskPressure))
+	}
+	if pr.PID {
+		conds = append(conds, string(corev1.NodePIDPressure))
+	}
+	if len(conds) == 0 || (!pr.Disk && !pr.PID && qos != corev1.PodQOSBestEffort) {
+		return true, ""
+	}
+	return false, fmt.Sprintf("The node had condition: [%s].", strings.Join(conds, ", "))
 }
 
 // observe records p at now and returns the conditions to report.
@@ -202,6 +232,7 @@ func (t *pressureTracker) observe(p Pressure, now time.Time) Pressure {
 	if out.Memory || out.Disk || out.PID {
 		out.Why = t.why
 	}
+	t.reported = out
 	return out
 }
 

@@ -153,3 +153,36 @@ func TestReadSignalsFromThisHost(t *testing.T) {
 		t.Errorf("an unreadable dir: %v, want an error naming it", err)
 	}
 }
+
+func TestAdmitUnderPressure(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pr   Pressure
+		qos  corev1.PodQOSClass
+		ok   bool
+		msg  string
+	}{
+		{"no pressure, best effort", Pressure{}, corev1.PodQOSBestEffort, true, ""},
+		{"memory pressure, best effort refused", Pressure{Memory: true}, corev1.PodQOSBestEffort, false, "The node had condition: [MemoryPressure]."},
+		{"memory pressure, burstable admitted", Pressure{Memory: true}, corev1.PodQOSBurstable, true, ""},
+		{"memory pressure, guaranteed admitted", Pressure{Memory: true}, corev1.PodQOSGuaranteed, true, ""},
+		{"disk pressure refuses every pod", Pressure{Disk: true}, corev1.PodQOSGuaranteed, false, "The node had condition: [DiskPressure]."},
+		{"pid pressure refuses every pod", Pressure{PID: true}, corev1.PodQOSBurstable, false, "The node had condition: [PIDPressure]."},
+		{"memory and disk", Pressure{Memory: true, Disk: true}, corev1.PodQOSBurstable, false, "The node had condition: [MemoryPressure, DiskPressure]."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, msg := admitUnderPressure(tc.pr, tc.qos)
+			if ok != tc.ok || msg != tc.msg {
+				t.Errorf("admitUnderPressure = %v %q, want %v %q", ok, msg, tc.ok, tc.msg)
+			}
+		})
+	}
+	tr := &pressureTracker{period: time.Minute}
+	if p := tr.last(); p.Memory || p.Disk || p.PID {
+		t.Errorf("before any observation: %+v", p)
+	}
+	tr.observe(Pressure{Disk: true}, time.Unix(0, 0))
+	if !tr.last().Disk {
+		t.Errorf("last after observing disk pressure: %+v", tr.last())
+	}
+}
