@@ -52,6 +52,9 @@ func startK8sNode(t *testing.T, cp *controlPlane, name string, agentArgs ...stri
 	return n
 }
 
+// lowDiskThresholds are the test nodes' disk thresholds.
+const lowDiskThresholds = "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%"
+
 func (n *k8sNode) startAgent() {
 	n.t.Helper()
 	n.agent = startProc(n.t, "syncpod-node", procOptions{managed: true, args: append([]string{
@@ -67,6 +70,10 @@ func (n *k8sNode) startAgent() {
 		"--tls-private-key-file=" + filepath.Join(n.cp.dir, "kubelet.key"),
 		"--client-ca-file=" + filepath.Join(n.cp.dir, "ca.crt"),
 		"--kubelet-authorized-users=kube-apiserver-kubelet-client",
+		// The disk of a shared build machine is not the node's to keep
+		// free: a fuller one must not refuse the tests' pods (DiskPressure
+		// admission). TestKubernetesNodeUnderMemoryPressure covers it.
+		"--eviction-hard=" + lowDiskThresholds,
 	}, n.agentArgs...)})
 }
 

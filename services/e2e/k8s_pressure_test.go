@@ -22,7 +22,7 @@ func TestKubernetesNodeUnderMemoryPressure(t *testing.T) {
 	t.Parallel()
 	cp := startControlPlane(t)
 	ctx := context.Background()
-	n := startK8sNode(t, cp, "syncpod-e2e-pressure", "--eviction-hard=memory.available<1Ei")
+	n := startK8sNode(t, cp, "syncpod-e2e-pressure", "--eviction-hard=memory.available<1Ei,"+lowDiskThresholds)
 	eventually(t, 60*time.Second, "node Ready with MemoryPressure", func() (bool, string) {
 		nd, err := cp.client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
 		if err != nil {
