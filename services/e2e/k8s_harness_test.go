@@ -43,6 +43,12 @@ type controlPlane struct {
 	client     kubernetes.Interface
 	etcd       *bgProc
 	apiserver  *bgProc
+	// apiserverArgs start kube-apiserver (again, on the same port).
+	apiserverArgs []string
+	// killedAPIServers are API servers ended with SIGKILL (logs kept).
+	killedAPIServers []*bgProc
+	// scheduler and controllers run when startControllers was called.
+	scheduler, controllers *bgProc
 }
 
 // bgProc is a non-syncpod process of the harness, stopped by its pid.
@@ -106,19 +112,26 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 	t.SkipNow()
 }
 
-// k8sBinaries returns the directory of kube-apiserver and kubectl, built
-// once per version by mk/k8sbin.sh (a no-op once cached).
-func k8sBinaries(t *testing.T) string {
+// k8sBinaries returns the directory of kube-apiserver and kubectl (and of
+// the components named), built once per version by mk/k8sbin.sh (a no-op
+// once cached). SYNCPOD_K8S_BIN names a directory that holds them instead.
+func k8sBinaries(t *testing.T, more ...string) string {
 	t.Helper()
+	comps := append([]string{"kube-apiserver", "kubectl"}, more...)
 	if d := os.Getenv("SYNCPOD_K8S_BIN"); d != "" {
+		for _, c := range comps {
+			if _, err := os.Stat(filepath.Join(d, c)); err != nil {
+				skipOrFail(t, "SYNCPOD_K8S_BIN=%s: %v", d, err)
+			}
+		}
 		return d
 	}
-	cmd := exec.Command("../../mk/k8sbin.sh", "kube-apiserver", "kubectl")
+	cmd := exec.Command("../../mk/k8sbin.sh", comps...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		skipOrFail(t, "mk/k8sbin.sh kube-apiserver kubectl: %v\n%s", err, tail(stderr.String(), 20))
+		skipOrFail(t, "mk/k8sbin.sh %s: %v\n%s", strings.Join(comps, " "), err, tail(stderr.String(), 20))
 	}
 	return strings.TrimSpace(string(out))
 }
@@ -165,8 +178,11 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 	}
 }
 
-// makePKI writes ca.crt, apiserver.crt/.key (for 127.0.0.1 and localhost)
-// and sa.key into dir.
+// makePKI writes ca.crt, apiserver.crt/.key (for 127.0.0.1 and
+// localhost), sa.key, and for the kubelet read API: kubelet.crt/.key (the
+// nodes' serving certificate, for 127.0.0.1), apiserver-kubelet-client.crt
+// /.key (the API server's client certificate at the nodes) and
+// stranger.crt/.key (signed by the same CA, a user the nodes refuse).
 func makePKI(t *testing.T, dir string) {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -184,34 +200,54 @@ func makePKI(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	ca, _ := x509.ParseCertificate(caDER)
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	writePEM(t, filepath.Join(dir, "ca.crt"), "CERTIFICATE", caDER)
+	serial := int64(2)
+	issue := func(name string, tmpl *x509.Certificate) {
+		t.Helper()
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl.SerialNumber = big.NewInt(serial)
+		serial++
+		tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
+		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyDER, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writePEM(t, filepath.Join(dir, name+".crt"), "CERTIFICATE", der)
+		writePEM(t, filepath.Join(dir, name+".key"), "EC PRIVATE KEY", keyDER)
 	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	issue("apiserver", &x509.Certificate{
+		Subject: pkix.Name{CommonName: "kube-apiserver"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
 		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvKeyDER, err := x509.MarshalECPrivateKey(srvKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, filepath.Join(dir, "ca.crt"), "CERTIFICATE", caDER)
-	writePEM(t, filepath.Join(dir, "apiserver.crt"), "CERTIFICATE", srvDER)
-	writePEM(t, filepath.Join(dir, "apiserver.key"), "EC PRIVATE KEY", srvKeyDER)
+	})
+	issue("kubelet", &x509.Certificate{
+		Subject: pkix.Name{CommonName: "syncpod-node"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	})
+	issue("apiserver-kubelet-client", &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"kubeadm:cluster-admins"}},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+	issue("stranger", &x509.Certificate{
+		Subject: pkix.Name{CommonName: "stranger"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	writePEM(t, filepath.Join(dir, "sa.key"), "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey))
 }
+
+// adminToken is the test client's bearer token (system:masters).
+const adminToken = "syncpod-e2e-admin-token"
 
 // startControlPlane starts etcd and kube-apiserver on loopback and waits
 // until the API server is ready and namespace default has its
@@ -240,31 +276,39 @@ func startControlPlane(t *testing.T) *controlPlane {
 		"--initial-cluster=default="+peerURL, "--log-level=warn"))
 
 	makePKI(t, dir)
-	const token = "syncpod-e2e-admin-token"
+	token := adminToken
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(token+",admin,admin-uid,system:masters\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	port := freePort(t)
 	cp.url = fmt.Sprintf("https://127.0.0.1:%d", port)
-	cp.apiserver = startBG(t, "kube-apiserver", exec.Command(filepath.Join(bin, "kube-apiserver"),
-		"--etcd-servers="+clientURL,
+	cp.apiserverArgs = []string{
+		"--etcd-servers=" + clientURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", port),
-		"--cert-dir="+filepath.Join(dir, "apiserver-certs"),
-		"--tls-cert-file="+filepath.Join(dir, "apiserver.crt"),
-		"--tls-private-key-file="+filepath.Join(dir, "apiserver.key"),
-		"--service-account-key-file="+filepath.Join(dir, "sa.key"),
-		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
+		"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
+		"--tls-cert-file=" + filepath.Join(dir, "apiserver.crt"),
+		"--tls-private-key-file=" + filepath.Join(dir, "apiserver.key"),
+		"--service-account-key-file=" + filepath.Join(dir, "sa.key"),
+		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=RBAC",
-		"--token-auth-file="+filepath.Join(dir, "tokens.csv"),
+		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
 		// 1.37 refuses a loopback advertise address for the kubernetes
 		// Service endpoints: nothing here needs them.
 		"--endpoint-reconciler-type=none",
+		// kubectl logs and exec go to the nodes' read API: the API
+		// server shows its client certificate and checks theirs, and
+		// dials the InternalIP (the host name may not be loopback).
+		"--kubelet-client-certificate=" + filepath.Join(dir, "apiserver-kubelet-client.crt"),
+		"--kubelet-client-key=" + filepath.Join(dir, "apiserver-kubelet-client.key"),
+		"--kubelet-certificate-authority=" + filepath.Join(dir, "ca.crt"),
+		"--kubelet-preferred-address-types=InternalIP",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
-		"--v=1"))
+		"--v=1"}
+	cp.apiserver = startBG(t, "kube-apiserver", exec.Command(filepath.Join(bin, "kube-apiserver"), cp.apiserverArgs...))
 
 	kubeconfig := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -293,28 +337,7 @@ current-context: e2e
 	cfg.QPS, cfg.Burst = 50, 100
 	cp.client = kubernetes.NewForConfigOrDie(cfg)
 
-	// Ready: /readyz answers 200 (etcd reached, post-start hooks done).
-	caPEM, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
-	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		req, _ := http.NewRequest(http.MethodGet, cp.url+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := hc.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if cp.apiserver.exited() || cp.etcd.exited() || time.Now().After(deadline) {
-			skipOrFail(t, "kube-apiserver not ready (err %v)\n--- etcd ---\n%s\n--- kube-apiserver ---\n%s",
-				err, tail(cp.etcd.out.String(), 20), tail(cp.apiserver.out.String(), 40))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	cp.waitReady(token, func(f string, args ...any) { t.Helper(); skipOrFail(t, f, args...) })
 	// No controller-manager: the default ServiceAccount is the test's.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -332,15 +355,84 @@ current-context: e2e
 	return cp
 }
 
+// waitReady waits until /readyz answers 200 (etcd reached, post-start
+// hooks done).
+// A control plane that does not come up is skipOrFail'ed at its start,
+// fail (t.Fatalf) after a restart.
+func (cp *controlPlane) waitReady(token string, fail func(string, ...any)) {
+	t, dir := cp.t, cp.dir
+	t.Helper()
+	caPEM, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		req, _ := http.NewRequest(http.MethodGet, cp.url+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if cp.apiserver.exited() || cp.etcd.exited() || time.Now().After(deadline) {
+			fail("kube-apiserver not ready (err %v)\n--- etcd ---\n%s\n--- kube-apiserver ---\n%s",
+				err, tail(cp.etcd.out.String(), 20), tail(cp.apiserver.out.String(), 40))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// restartAPIServer ends kube-apiserver with SIGKILL, runs meanwhile while
+// none runs, and starts it again on the same port and etcd.
+func (cp *controlPlane) restartAPIServer(meanwhile func()) {
+	cp.t.Helper()
+	old := cp.apiserver
+	_ = old.cmd.Process.Kill()
+	<-old.done
+	cp.killedAPIServers = append(cp.killedAPIServers, old)
+	meanwhile()
+	cp.apiserver = startBG(cp.t, "kube-apiserver", exec.Command(filepath.Join(cp.bin, "kube-apiserver"), cp.apiserverArgs...))
+	cp.waitReady(adminToken, cp.t.Fatalf)
+}
+
+// startControllers starts kube-scheduler and kube-controller-manager
+// (built by mk/k8sbin.sh into the same cache) against the control plane,
+// as the admin, with no leader election. The node lifecycle controller
+// checks every 2 s and gives a node 12 s without a lease renewal before
+// its Ready condition turns Unknown (NotReady).
+func (cp *controlPlane) startControllers() {
+	t := cp.t
+	t.Helper()
+	bin := k8sBinaries(t, "kube-scheduler", "kube-controller-manager")
+	cp.scheduler = startBG(t, "kube-scheduler", exec.Command(filepath.Join(bin, "kube-scheduler"),
+		"--kubeconfig="+cp.kubeconfig,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", freePort(t)),
+		"--cert-dir="+filepath.Join(cp.dir, "scheduler-certs"),
+		"--leader-elect=false", "--v=1"))
+	cp.controllers = startBG(t, "kube-controller-manager", exec.Command(filepath.Join(bin, "kube-controller-manager"),
+		"--kubeconfig="+cp.kubeconfig,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", freePort(t)),
+		"--cert-dir="+filepath.Join(cp.dir, "controller-manager-certs"),
+		"--leader-elect=false",
+		"--service-account-private-key-file="+filepath.Join(cp.dir, "sa.key"),
+		"--root-ca-file="+filepath.Join(cp.dir, "ca.crt"),
+		"--use-service-account-credentials=false",
+		"--node-monitor-period=2s", "--node-monitor-grace-period=12s",
+		"--v=1"))
+}
+
 func (cp *controlPlane) stop() {
 	if cp.t.Failed() {
-		for _, p := range []*bgProc{cp.apiserver, cp.etcd} {
+		for _, p := range append(cp.killedAPIServers, cp.scheduler, cp.controllers, cp.apiserver, cp.etcd) {
 			if p != nil {
 				cp.t.Logf("---- log of %s ----\n%s", p.name, tail(p.out.String(), 60))
 			}
 		}
 	}
-	for _, p := range []*bgProc{cp.apiserver, cp.etcd} {
+	for _, p := range []*bgProc{cp.scheduler, cp.controllers, cp.apiserver, cp.etcd} {
 		if p != nil {
 			p.stop()
 		}

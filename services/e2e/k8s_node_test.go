@@ -24,13 +24,15 @@ type k8sNode struct {
 	name  string
 	cp    *controlPlane
 	agent *proc
+	// agentArgs are added to the agent's flags.
+	agentArgs []string
 	// killedAgents are agents ended with SIGKILL (logs kept for failures).
 	killedAgents []*proc
 }
 
-func startK8sNode(t *testing.T, cp *controlPlane, name string) *k8sNode {
+func startK8sNode(t *testing.T, cp *controlPlane, name string, agentArgs ...string) *k8sNode {
 	t.Helper()
-	n := &k8sNode{node: startNode(t, nodeOptions{}), name: name, cp: cp}
+	n := &k8sNode{node: startNode(t, nodeOptions{}), name: name, cp: cp, agentArgs: agentArgs}
 	// Registered after startNode's: runs before the node's processes stop.
 	t.Cleanup(func() {
 		if n.agent != nil {
@@ -50,9 +52,12 @@ func startK8sNode(t *testing.T, cp *controlPlane, name string) *k8sNode {
 	return n
 }
 
+// lowDiskThresholds are the test nodes' disk thresholds.
+const lowDiskThresholds = "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%"
+
 func (n *k8sNode) startAgent() {
 	n.t.Helper()
-	n.agent = startProc(n.t, "syncpod-node", procOptions{managed: true, args: []string{
+	n.agent = startProc(n.t, "syncpod-node", procOptions{managed: true, args: append([]string{
 		"--kubeconfig=" + n.cp.kubeconfig,
 		"--node-name=" + n.name,
 		"--planner=" + target(n.planner.grpc),
@@ -60,7 +65,16 @@ func (n *k8sNode) startAgent() {
 		"--node-ip=127.0.0.1",
 		"--node-labels=syncpod.io/e2e=true",
 		"--root-dir=" + n.workDir,
-	}})
+		"--kubelet-listen=127.0.0.1:0",
+		"--tls-cert-file=" + filepath.Join(n.cp.dir, "kubelet.crt"),
+		"--tls-private-key-file=" + filepath.Join(n.cp.dir, "kubelet.key"),
+		"--client-ca-file=" + filepath.Join(n.cp.dir, "ca.crt"),
+		"--kubelet-authorized-users=kube-apiserver-kubelet-client",
+		// The disk of a shared build machine is not the node's to keep
+		// free: a fuller one must not refuse the tests' pods (DiskPressure
+		// admission). TestKubernetesNodeUnderMemoryPressure covers it.
+		"--eviction-hard=" + lowDiskThresholds,
+	}, n.agentArgs...)})
 }
 
 // killAgent ends the agent with SIGKILL and starts a new one.
@@ -140,6 +154,7 @@ func TestKubernetesNodesJoinAndRunPods(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Kubernetes control plane")
 	}
+	t.Parallel() // its own control plane and nodes
 	cp := startControlPlane(t)
 	ctx := context.Background()
 	const nNodes = 3

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -42,6 +44,16 @@ type Options struct {
 	NodeName string
 	// Host is what the Node says about the machine.
 	Host Host
+	// Signals reads the host's eviction signals for the pressure
+	// conditions; nil reports no pressure.
+	Signals HostReader
+	// Thresholds are the hard eviction thresholds (default
+	// DefaultThresholds).
+	Thresholds *Thresholds
+	// PressureTransitionPeriod holds a pressure condition this long
+	// after its signal last crossed (default 5 min, the kubelet's
+	// evictionPressureTransitionPeriod).
+	PressureTransitionPeriod time.Duration
 	// Labels are added to the well-known node labels.
 	Labels map[string]string
 	// LeaseDuration is the Lease's leaseDurationSeconds (default 40 s).
@@ -77,7 +89,17 @@ type Agent struct {
 	status      *statusWriter
 	relay       *eventRelay
 	lister      corelisters.PodLister
-	recorder    record.EventRecorder
+	// synced is the lister once its cache has synced (read by the read
+	// API's goroutines).
+	synced   atomic.Pointer[corelisters.PodLister]
+	recorder record.EventRecorder
+	// pressure holds pressure conditions through the transition period.
+	pressure *pressureTracker
+	// cfg mirrors the ConfigMaps and Secrets the pods reference.
+	cfg *configs
+	// cfgReconcile holds one key when the referenced set may have
+	// shrunk (a pod changed or went).
+	cfgReconcile workqueue.TypedRateLimitingInterface[string]
 }
 
 // New checks o and builds an Agent.
@@ -122,11 +144,19 @@ func New(o Options) (*Agent, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Thresholds == nil {
+		th := DefaultThresholds()
+		o.Thresholds = &th
+	}
+	if o.PressureTransitionPeriod <= 0 {
+		o.PressureTransitionPeriod = 5 * time.Minute
+	}
 	m, err := newMetrics(o.Registry)
 	if err != nil {
 		return nil, fmt.Errorf("node agent: metrics: %w", err)
 	}
-	return &Agent{o: o, m: m, mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}}}, nil
+	return &Agent{o: o, m: m, mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}},
+		pressure: &pressureTracker{period: o.PressureTransitionPeriod}}, nil
 }
 
 // Run registers the node and keeps it, its lease, its pods, their status
@@ -174,9 +204,14 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.recorder.Event(ref, typ, reason, msg)
 	})
 
+	a.cfg = newConfigs(ctx, a)
+	a.cfgReconcile = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "config-reconcile"})
 	enqueue := func(obj any) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 			a.podQueue.Add(key)
+			a.cfgReconcile.Add(cfgReconcileKey)
 		}
 	}
 	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -201,6 +236,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced) {
 		return fmt.Errorf("pod informer cache did not sync: %w", ctx.Err())
 	}
+	a.synced.Store(&a.lister)
 	log.Info("pod informer synced", "pods", len(podInformer.GetStore().ListKeys()))
 
 	g, ctx := errgroup.WithContext(ctx)
@@ -211,7 +247,42 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return a.runQueue(ctx, a.mirrorQueue, 1, "mirror pod sync", a.syncMirror) })
 	g.Go(func() error { return a.runPlannerWatch(ctx) })
 	g.Go(func() error { return a.runOrphanSweep(ctx) })
+	g.Go(func() error { return a.runQueue(ctx, a.cfg.queue, 2, "referenced object sync", a.cfg.sync) })
+	a.cfgReconcile.Add(cfgReconcileKey) // copies left by an earlier run
+	g.Go(func() error {
+		return a.runQueue(ctx, a.cfgReconcile, 1, "referenced objects reconcile", func(ctx context.Context, _ string) error {
+			pods, err := a.lister.List(labels.Everything())
+			if err != nil {
+				return err
+			}
+			return a.cfg.reconcile(ctx, pods)
+		})
+	})
 	return g.Wait()
+}
+
+// cfgReconcileKey is the one key of the config reconcile queue.
+const cfgReconcileKey = "all"
+
+// BoundPods lists the pods the API server binds to this node, as the
+// agent's informer sees them; an error until it has synced.
+func (a *Agent) BoundPods() ([]*corev1.Pod, error) {
+	l := a.synced.Load()
+	if l == nil {
+		return nil, errors.New("the pod informer has not synced yet")
+	}
+	return (*l).List(labels.Everything())
+}
+
+// StaticName is the planner name of the static pod whose mirror pod is
+// name (false when name cannot be a mirror pod of this node's).
+func (a *Agent) StaticName(ns, name string) (string, bool) {
+	key := a.staticKey(ns, name)
+	if key == "" {
+		return "", false
+	}
+	_, n, err := splitKey(key)
+	return n, err == nil
 }
 
 // sleep waits d or until ctx ends; false when ctx ended.

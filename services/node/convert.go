@@ -70,13 +70,19 @@ func PodFromAPI(kp *corev1.Pod) (*syncpodv1.Pod, []string, error) {
 	return pods[0], warnings, nil
 }
 
+// isServiceAccountVolume says whether v is the projected service-account
+// token volume the API server adds.
+func isServiceAccountVolume(v corev1.Volume) bool {
+	return strings.HasPrefix(v.Name, serviceAccountVolumePrefix) && v.Projected != nil
+}
+
 // dropServiceAccountToken removes the projected service-account token
 // volume and its mounts; it returns the volume's name, or "".
 func dropServiceAccountToken(spec *corev1.PodSpec) string {
 	name := ""
 	kept := spec.Volumes[:0]
 	for _, v := range spec.Volumes {
-		if strings.HasPrefix(v.Name, serviceAccountVolumePrefix) && v.Projected != nil {
+		if isServiceAccountVolume(v) {
 			name = v.Name
 			continue
 		}

@@ -24,5 +24,26 @@
 // restarted. Pods the planner holds from the api source that the API
 // server no longer binds to the node are deleted in the planner.
 //
+// The kubelet's read API (NewReadAPI: /containerLogs, /exec, /attach,
+// /portForward, /pods, /healthz) is served on the agent's own TLS port,
+// published in the Node's daemonEndpoints, so kubectl logs and exec work
+// through the API server. It admits client certificates of one CA (the
+// API server's --kubelet-client-certificate) and carries each request to
+// the planner's ContainerLogs, Exec, Attach and PortForward streams, as
+// syncpodctl does; the streaming protocols are k8s.io/cri-streaming's.
+//
+// ConfigMaps and Secrets referenced by the node's pods are mirrored into
+// the planner from the API server (configs.go): one single-object watch
+// per referenced object, the object applied before the pod that needs it,
+// every change applied, and the agent's copy removed once no pod bound to
+// the node references it.
+//
+// The Node's MemoryPressure, DiskPressure and PIDPressure conditions come
+// from the host's eviction signals (pressure.go: a HostReader, the pure
+// PressureOf under the kubelet's default hard thresholds, a condition held
+// for the transition period); under pressure new pods are refused as the
+// kubelet's eviction admission refuses them (reason Evicted), running
+// pods are not evicted.
+//
 // Only this package and its binary, syncpod-node, import client-go.
 package node

@@ -61,7 +61,7 @@ func TestNodeStatusKeepsTransitionTimes(t *testing.T) {
 	h := Host{Hostname: "box", InternalIP: "192.0.2.7", CPUs: 2, MemoryBytes: 4 << 30, EphemeralStorageBytes: 10 << 30, MaxPods: 110,
 		RuntimeVersion: "containerd://2.4.2", AgentVersion: "syncpod-dev"}
 	t0 := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
-	s0 := NodeStatus(h, true, "", nil, t0)
+	s0 := NodeStatus(h, true, "", Pressure{}, nil, t0)
 	if s0.Capacity.Cpu().Value() != 2 || s0.Allocatable.Memory().Value() != 4<<30 || s0.Capacity.Pods().Value() != 110 {
 		t.Errorf("capacity %v allocatable %v", s0.Capacity, s0.Allocatable)
 	}
@@ -78,19 +78,19 @@ func TestNodeStatusKeepsTransitionTimes(t *testing.T) {
 		return corev1.NodeCondition{}
 	}
 	t1 := t0.Add(time.Minute)
-	s1 := NodeStatus(h, true, "", &s0, t1)
+	s1 := NodeStatus(h, true, "", Pressure{}, &s0, t1)
 	if r := cond(s1, corev1.NodeReady); !r.LastTransitionTime.Time.Equal(t0) || !r.LastHeartbeatTime.Time.Equal(t1) {
 		t.Errorf("unchanged Ready: transition %v heartbeat %v", r.LastTransitionTime, r.LastHeartbeatTime)
 	}
 	t2 := t1.Add(time.Minute)
-	s2 := NodeStatus(h, false, "planner down", &s1, t2)
+	s2 := NodeStatus(h, false, "planner down", Pressure{}, &s1, t2)
 	if r := cond(s2, corev1.NodeReady); r.Status != corev1.ConditionFalse || !r.LastTransitionTime.Time.Equal(t2) || r.Message != "planner down" {
 		t.Errorf("Ready turned false: %+v", r)
 	}
 	if m := cond(s2, corev1.NodeMemoryPressure); !m.LastTransitionTime.Time.Equal(t0) {
 		t.Errorf("MemoryPressure transition moved: %v", m.LastTransitionTime)
 	}
-	if got := NodeStatus(Host{}, true, "", nil, t0).NodeInfo.ContainerRuntimeVersion; got != "unknown://unknown" {
+	if got := NodeStatus(Host{}, true, "", Pressure{}, nil, t0).NodeInfo.ContainerRuntimeVersion; got != "unknown://unknown" {
 		t.Errorf("unknown runtime reported as %q", got)
 	}
 }

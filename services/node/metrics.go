@@ -13,6 +13,10 @@ type metrics struct {
 	leaseRenewals *prometheus.CounterVec
 	nodeStatus    *prometheus.CounterVec
 	events        prometheus.Counter
+	// ConfigMaps and Secrets mirrored into the planner.
+	configWatches  prometheus.Gauge
+	configApplies  *prometheus.CounterVec
+	configRemovals *prometheus.CounterVec
 }
 
 // newMetrics creates the agent's metrics and registers them on reg (nil:
@@ -39,8 +43,21 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "syncpod_node_events_recorded_total",
 			Help: "Pod events handed to the API server's event recorder.",
 		}),
+		configWatches: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "syncpod_node_config_watches",
+			Help: "ConfigMaps and Secrets referenced by the node's pods and watched on the API server.",
+		}),
+		configApplies: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_node_config_applies_total",
+			Help: "ConfigMaps and Secrets from the API server created or changed in the planner, by kind.",
+		}, []string{"kind"}),
+		configRemovals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_node_config_removals_total",
+			Help: "ConfigMaps and Secrets removed from the planner (deleted on the API server or referenced by no pod), by kind.",
+		}, []string{"kind"}),
 	}
-	if err := promreg.Register(reg, m.podSyncs, m.statusWrites, m.leaseRenewals, m.nodeStatus, m.events); err != nil {
+	if err := promreg.Register(reg, m.podSyncs, m.statusWrites, m.leaseRenewals, m.nodeStatus, m.events,
+		m.configWatches, m.configApplies, m.configRemovals); err != nil {
 		return nil, err
 	}
 	return m, nil

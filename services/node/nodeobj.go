@@ -44,6 +44,9 @@ type Host struct {
 	RuntimeVersion string
 	// AgentVersion is reported as the kubelet version.
 	AgentVersion string
+	// KubeletPort is the port of the read API (logs, exec) on InternalIP,
+	// published as daemonEndpoints.kubeletEndpoint; 0 when not served.
+	KubeletPort int32
 }
 
 // ReadHost reads the host's facts: CPUs, MemTotal from /proc/meminfo, the
@@ -138,6 +141,9 @@ const (
 	reasonNoPressure    = "KubeletHasSufficientMemory"
 	reasonNoDisk        = "KubeletHasNoDiskPressure"
 	reasonNoPIDPressure = "KubeletHasSufficientPID"
+	reasonMemPressure   = "KubeletHasInsufficientMemory"
+	reasonDiskPressure  = "KubeletHasDiskPressure"
+	reasonPIDPressure   = "KubeletHasInsufficientPID"
 )
 
 // NodeLabels are the well-known labels the node carries, plus extra
@@ -156,9 +162,10 @@ func NodeLabels(name string, extra map[string]string) map[string]string {
 }
 
 // NodeStatus is the Node's status for host h at now. ready says whether
-// the planner answers (why says why not). Conditions whose status did not
-// change keep their lastTransitionTime from prev.
-func NodeStatus(h Host, ready bool, why string, prev *corev1.NodeStatus, now time.Time) corev1.NodeStatus {
+// the planner answers (why says why not); pr the pressure conditions.
+// Conditions whose status did not change keep their lastTransitionTime
+// from prev.
+func NodeStatus(h Host, ready bool, why string, pr Pressure, prev *corev1.NodeStatus, now time.Time) corev1.NodeStatus {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewQuantity(h.CPUs, resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(h.MemoryBytes, resource.BinarySI),
@@ -174,10 +181,20 @@ func NodeStatus(h Host, ready bool, why string, prev *corev1.NodeStatus, now tim
 	if !ready {
 		readyStatus, readyReason, readyMsg = corev1.ConditionFalse, reasonNotReady, why
 	}
+	signals := strings.Join(pr.Why, ", ")
+	cond := func(typ corev1.NodeConditionType, under bool, okReason, okMsg, badReason, badMsg string) corev1.NodeCondition {
+		if under {
+			return corev1.NodeCondition{Type: typ, Status: corev1.ConditionTrue, Reason: badReason, Message: badMsg + " (" + signals + ")"}
+		}
+		return corev1.NodeCondition{Type: typ, Status: corev1.ConditionFalse, Reason: okReason, Message: okMsg}
+	}
 	conds := []corev1.NodeCondition{
-		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: reasonNoPressure, Message: "syncpod has sufficient memory available"},
-		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: reasonNoDisk, Message: "syncpod has no disk pressure"},
-		{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: reasonNoPIDPressure, Message: "syncpod has sufficient PID available"},
+		cond(corev1.NodeMemoryPressure, pr.Memory, reasonNoPressure, "syncpod has sufficient memory available",
+			reasonMemPressure, "syncpod has insufficient memory available"),
+		cond(corev1.NodeDiskPressure, pr.Disk, reasonNoDisk, "syncpod has no disk pressure",
+			reasonDiskPressure, "syncpod has disk pressure"),
+		cond(corev1.NodePIDPressure, pr.PID, reasonNoPIDPressure, "syncpod has sufficient PID available",
+			reasonPIDPressure, "syncpod has insufficient PID available"),
 		{Type: corev1.NodeReady, Status: readyStatus, Reason: readyReason, Message: readyMsg},
 	}
 	for i := range conds {
@@ -205,6 +222,9 @@ func NodeStatus(h Host, ready bool, why string, prev *corev1.NodeStatus, now tim
 		Phase:       corev1.NodeRunning,
 		Conditions:  conds,
 		Addresses:   addrs,
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{
+			KubeletEndpoint: corev1.DaemonEndpoint{Port: h.KubeletPort},
+		},
 		NodeInfo: corev1.NodeSystemInfo{
 			MachineID:               h.MachineID,
 			SystemUUID:              h.SystemUUID,

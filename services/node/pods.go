@@ -108,6 +108,21 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	if pr := a.pressure.last(); pr.Memory || pr.Disk || pr.PID {
+		// Admission under pressure, for pods the planner does not run yet.
+		rec, err := a.plannerPod(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		if rec == nil || rec.GetPod().GetUid() != string(kp.UID) {
+			if ok, msg := admitUnderPressure(pr, QOSClass(&kp.Spec)); !ok {
+				return a.reject(kp, "Evicted", msg)
+			}
+		}
+	}
+	if err := a.cfg.prepare(ctx, kp); err != nil {
+		return err
+	}
 	cctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
 	defer cancel()
 	resp, err := a.o.Planner.ApplyPod(cctx, &plannerv1.ApplyPodRequest{Pod: sp})
@@ -235,12 +250,17 @@ func (a *Agent) deleteAPIPod(ctx context.Context, kp *corev1.Pod) error {
 // refuse reports a pod the node cannot run: phase Failed with the reason,
 // and a Warning event, as the kubelet reports a pod its admission refuses.
 func (a *Agent) refuse(kp *corev1.Pod, why error) error {
+	return a.reject(kp, "UnsupportedPodSpec", "Pod was rejected: "+why.Error())
+}
+
+// reject fails pod kp at admission with reason and msg (a Warning event
+// too), as the kubelet's admission does.
+func (a *Agent) reject(kp *corev1.Pod, reason, msg string) error {
 	a.m.podSyncs.WithLabelValues("refused").Inc()
-	a.o.Logger.Warn("pod refused", "pod", kp.Namespace+"/"+kp.Name, "err", why)
-	msg := "Pod was rejected: " + why.Error()
-	a.recorder.Event(kp, corev1.EventTypeWarning, "UnsupportedPodSpec", msg)
+	a.o.Logger.Warn("pod refused", "pod", kp.Namespace+"/"+kp.Name, "reason", reason, "message", msg)
+	a.recorder.Event(kp, corev1.EventTypeWarning, reason, msg)
 	st := corev1.PodStatus{
-		Phase: corev1.PodFailed, Reason: "UnsupportedPodSpec", Message: msg, QOSClass: QOSClass(&kp.Spec),
+		Phase: corev1.PodFailed, Reason: reason, Message: msg, QOSClass: QOSClass(&kp.Spec),
 	}
 	if ip := a.o.Host.InternalIP; ip != "" {
 		st.HostIP, st.HostIPs = ip, []corev1.HostIP{{IP: ip}}

@@ -75,22 +75,40 @@ func (a *Agent) tryRegister(ctx context.Context) (*corev1.Node, error) {
 		return nil, err
 	}
 	ready, why := a.plannerReady(ctx)
-	n.Status = NodeStatus(a.o.Host, ready, why, &n.Status, a.o.Now())
+	n.Status = NodeStatus(a.o.Host, ready, why, a.currentPressure(), &n.Status, a.o.Now())
 	return nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
 }
 
+// currentPressure reads the host's signals and returns the pressure
+// conditions to report (held through the transition period). Signals
+// that cannot be read count as no pressure.
+func (a *Agent) currentPressure() Pressure {
+	if a.o.Signals == nil {
+		return Pressure{}
+	}
+	s, err := a.o.Signals.Signals()
+	if err != nil {
+		a.o.Logger.Debug("some eviction signals cannot be read", "err", err)
+	}
+	return a.pressure.observe(PressureOf(s, *a.o.Thresholds), a.o.Now())
+}
+
 // runNodeStatus posts the node status every StatusUpdateFrequency, and at
-// once when the planner's readiness changes (checked every few seconds).
+// once when the planner's readiness or a pressure condition changes
+// (checked every few seconds).
 func (a *Agent) runNodeStatus(ctx context.Context, node *corev1.Node) error {
 	check := min(5*time.Second, a.o.StatusUpdateFrequency)
 	wasReady, _ := a.plannerReady(ctx)
+	was := a.currentPressure()
 	last := a.o.Now()
 	for sleep(ctx, check) {
 		ready, why := a.plannerReady(ctx)
-		if ready == wasReady && a.o.Now().Sub(last) < a.o.StatusUpdateFrequency {
+		pr := a.currentPressure()
+		changed := ready != wasReady || pr.Memory != was.Memory || pr.Disk != was.Disk || pr.PID != was.PID
+		if !changed && a.o.Now().Sub(last) < a.o.StatusUpdateFrequency {
 			continue
 		}
-		n, err := a.postNodeStatus(ctx, node, ready, why)
+		n, err := a.postNodeStatus(ctx, node, ready, why, pr)
 		if err != nil {
 			a.m.nodeStatus.WithLabelValues("error").Inc()
 			a.o.Logger.Warn("cannot update the node status", "err", err)
@@ -100,21 +118,24 @@ func (a *Agent) runNodeStatus(ctx context.Context, node *corev1.Node) error {
 		if ready != wasReady {
 			a.o.Logger.Info("node readiness changed", "ready", ready, "why", why)
 		}
-		node, wasReady, last = n, ready, a.o.Now()
+		if pr.Memory != was.Memory || pr.Disk != was.Disk || pr.PID != was.PID {
+			a.o.Logger.Info("node pressure changed", "memory", pr.Memory, "disk", pr.Disk, "pid", pr.PID, "signals", pr.Why)
+		}
+		node, wasReady, was, last = n, ready, pr, a.o.Now()
 	}
 	return nil
 }
 
-func (a *Agent) postNodeStatus(ctx context.Context, node *corev1.Node, ready bool, why string) (*corev1.Node, error) {
+func (a *Agent) postNodeStatus(ctx context.Context, node *corev1.Node, ready bool, why string, pr Pressure) (*corev1.Node, error) {
 	nodes := a.o.Client.CoreV1().Nodes()
 	n := node.DeepCopy()
-	n.Status = NodeStatus(a.o.Host, ready, why, &node.Status, a.o.Now())
+	n.Status = NodeStatus(a.o.Host, ready, why, pr, &node.Status, a.o.Now())
 	got, err := nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) {
 		if n, err = nodes.Get(ctx, a.o.NodeName, metav1.GetOptions{}); err != nil {
 			return nil, err
 		}
-		n.Status = NodeStatus(a.o.Host, ready, why, &n.Status, a.o.Now())
+		n.Status = NodeStatus(a.o.Host, ready, why, pr, &n.Status, a.o.Now())
 		got, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
 	}
 	return got, err

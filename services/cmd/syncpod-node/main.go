@@ -6,10 +6,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -49,6 +52,16 @@ type nodeFlags struct {
 	workers       int
 	apiQPS        float64
 	apiBurst      int
+	// The kubelet read API.
+	kubeletListen   string
+	tlsCert         string
+	tlsKey          string
+	clientCA        string
+	authorizedUsers string
+	// Pressure conditions.
+	evictionHard   string
+	pressurePeriod time.Duration
+	imageFsDir     string
 }
 
 func registerNodeFlags(fs *flag.FlagSet) *nodeFlags {
@@ -70,7 +83,25 @@ func registerNodeFlags(fs *flag.FlagSet) *nodeFlags {
 	fs.IntVar(&f.workers, "workers", 4, "pod sync workers and status workers (each)")
 	fs.Float64Var(&f.apiQPS, "kube-api-qps", 50, "queries per second to the API server")
 	fs.IntVar(&f.apiBurst, "kube-api-burst", 100, "burst of queries to the API server")
+	fs.StringVar(&f.kubeletListen, "kubelet-listen", "", "TLS address of the kubelet read API (logs, exec, attach, port-forward through the API server), e.g. 0.0.0.0:10250; its port is published in the Node's daemonEndpoints; empty serves none")
+	fs.StringVar(&f.tlsCert, "tls-cert-file", "", "serving certificate of the read API (for the node's InternalIP; required with --kubelet-listen)")
+	fs.StringVar(&f.tlsKey, "tls-private-key-file", "", "key of --tls-cert-file")
+	fs.StringVar(&f.clientCA, "client-ca-file", "", "CA whose client certificates the read API accepts: the one that signed the API server's --kubelet-client-certificate (required with --kubelet-listen)")
+	fs.StringVar(&f.authorizedUsers, "kubelet-authorized-users", "", "client certificate common names or organisations allowed in the read API, comma-separated; empty allows every certificate of --client-ca-file")
+	fs.StringVar(&f.evictionHard, "eviction-hard", "", "hard eviction thresholds of the pressure conditions, the kubelet's form: memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%,pid.available<5% (those are the defaults; signals named here replace them)")
+	fs.DurationVar(&f.pressurePeriod, "eviction-pressure-transition-period", 5*time.Minute, "how long a pressure condition is held after its signal last crossed")
+	fs.StringVar(&f.imageFsDir, "image-fs-dir", "", "directory on the runtime's image filesystem (imagefs signals); empty means --root-dir")
 	return f
+}
+
+func (f *nodeFlags) users() []string {
+	var out []string
+	for _, u := range strings.Split(f.authorizedUsers, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 func (f *nodeFlags) labels() (map[string]string, error) {
@@ -112,6 +143,22 @@ func (f *nodeFlags) validate() error {
 	}
 	if _, err := f.labels(); err != nil {
 		errs = append(errs, err)
+	}
+	if _, err := node.ParseThresholds(f.evictionHard, node.DefaultThresholds()); err != nil {
+		errs = append(errs, fmt.Errorf("--eviction-hard: %w", err))
+	}
+	if f.pressurePeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--eviction-pressure-transition-period: must be positive, got %s", f.pressurePeriod))
+	}
+	if f.kubeletListen != "" {
+		if _, _, err := net.SplitHostPort(f.kubeletListen); err != nil {
+			errs = append(errs, fmt.Errorf("--kubelet-listen: %w", err))
+		}
+		for name, v := range map[string]string{"--tls-cert-file": f.tlsCert, "--tls-private-key-file": f.tlsKey, "--client-ca-file": f.clientCA} {
+			if v == "" {
+				errs = append(errs, fmt.Errorf("%s: required with --kubelet-listen", name))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -167,22 +214,44 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		}
 		host.RuntimeVersion = v
 	}
+	var readLis net.Listener
+	var readTLS *tls.Config
+	if nf.kubeletListen != "" {
+		if readTLS, err = node.ReadAPITLS(nf.tlsCert, nf.tlsKey, nf.clientCA); err != nil {
+			logger.Error("cannot set up the read API's TLS", "err", err)
+			return 1
+		}
+		if readLis, err = net.Listen("tcp", nf.kubeletListen); err != nil {
+			logger.Error("cannot listen for the read API", "address", nf.kubeletListen, "err", err)
+			return 1
+		}
+		defer readLis.Close()
+		host.KubeletPort = int32(readLis.Addr().(*net.TCPAddr).Port)
+	}
 	labels, _ := nf.labels()
+	thresholds, _ := node.ParseThresholds(nf.evictionHard, node.DefaultThresholds())
+	imageFs := nf.imageFsDir
+	if imageFs == "" {
+		imageFs = nf.rootDir
+	}
 	agent, err := node.New(node.Options{
-		Client:                client,
-		Planner:               plannerv1.NewPlannerServiceClient(conn),
-		PlannerHealth:         healthpb.NewHealthClient(conn),
-		NodeName:              nf.nodeName,
-		Host:                  host,
-		Labels:                labels,
-		LeaseDuration:         nf.leaseDuration,
-		LeaseRenewInterval:    nf.leaseRenew,
-		StatusUpdateFrequency: nf.statusFreq,
-		StatusQPS:             nf.statusQPS,
-		StatusBurst:           nf.statusBurst,
-		Workers:               nf.workers,
-		Logger:                logger,
-		Registry:              reg,
+		Client:                   client,
+		Planner:                  plannerv1.NewPlannerServiceClient(conn),
+		PlannerHealth:            healthpb.NewHealthClient(conn),
+		NodeName:                 nf.nodeName,
+		Host:                     host,
+		Labels:                   labels,
+		Signals:                  node.ReadSignals(nf.rootDir, imageFs),
+		Thresholds:               &thresholds,
+		PressureTransitionPeriod: nf.pressurePeriod,
+		LeaseDuration:            nf.leaseDuration,
+		LeaseRenewInterval:       nf.leaseRenew,
+		StatusUpdateFrequency:    nf.statusFreq,
+		StatusQPS:                nf.statusQPS,
+		StatusBurst:              nf.statusBurst,
+		Workers:                  nf.workers,
+		Logger:                   logger,
+		Registry:                 reg,
 	})
 	if err != nil {
 		logger.Error("cannot start", "err", err)
@@ -195,5 +264,22 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	return srv.Serve(ctx, agent.Run)
+	var readAPI http.Handler
+	if readLis != nil {
+		if readAPI, err = node.NewReadAPI(node.ReadAPIOptions{
+			Planner:         plannerv1.NewPlannerServiceClient(conn),
+			Pods:            agent.BoundPods,
+			StaticName:      agent.StaticName,
+			AuthorizedUsers: nf.users(),
+			Logger:          logger,
+		}); err != nil {
+			logger.Error("cannot start", "err", err)
+			return 1
+		}
+	}
+	parts := []func(context.Context) error{agent.Run}
+	if readLis != nil {
+		parts = append(parts, func(ctx context.Context) error { return node.ServeReadAPI(ctx, readLis, readTLS, readAPI, logger) })
+	}
+	return srv.Serve(ctx, parts...)
 }

@@ -1,0 +1,229 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/syncpod/syncpod/planner/manifest"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+func TestPodConfigRefs(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web"}, Spec: corev1.PodSpec{
+		Volumes: []corev1.Volume{
+			{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}},
+			{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "tls"}}},
+			{Name: "both", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "extra"}}},
+				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "tls"}}},
+			}}}},
+			// The API server's token volume: dropped by PodFromAPI, so
+			// its kube-root-ca.crt is not wanted.
+			{Name: "kube-api-access-x1y2z", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}}},
+			}}}},
+			{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		},
+		InitContainers: []corev1.Container{{Name: "init", EnvFrom: []corev1.EnvFromSource{
+			{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "init-env"}}},
+		}}},
+		Containers: []corev1.Container{{Name: "app",
+			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}},
+			Env: []corev1.EnvVar{
+				{Name: "PLAIN", Value: "x"},
+				{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}},
+				{Name: "MODE", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "modes"}, Key: "mode"}}},
+				{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+			}}},
+		EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug",
+			Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "debug-token"}, Key: "t"}}}}}}},
+	}}
+	var got []string
+	for _, r := range podConfigRefs(p) {
+		got = append(got, r.String())
+	}
+	want := []string{
+		"configmap/team/app-config", "configmap/team/extra", "configmap/team/modes",
+		"secret/team/db", "secret/team/debug-token", "secret/team/init-env", "secret/team/tls",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("podConfigRefs:\n got %v\nwant %v", got, want)
+	}
+	if refs := podConfigRefs(&corev1.Pod{}); len(refs) != 0 {
+		t.Errorf("a pod with no references: %v", refs)
+	}
+	for _, s := range want {
+		r, ok := parseConfigRef(s)
+		if !ok || r.String() != s {
+			t.Errorf("parseConfigRef(%q) = %v %v", s, r, ok)
+		}
+	}
+}
+
+func TestConfigObjectsFromAPI(t *testing.T) {
+	cm := ConfigMapFromAPI(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "app", Labels: map[string]string{"a": "b"},
+			Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: "{...}", "note": "x"}},
+		Data: map[string]string{"k": "v"}, BinaryData: map[string][]byte{"b": {1, 2}}, Immutable: ptr.To(true),
+	})
+	if cm.GetName() != "app" || cm.GetNamespace() != "team" || cm.GetData()["k"] != "v" || len(cm.GetBinaryData()["b"]) != 2 ||
+		!cm.GetImmutable() || cm.GetLabels()["a"] != "b" || cm.GetAnnotations()["note"] != "x" ||
+		cm.GetAnnotations()[manifest.SourceAnnotation] != SourceAPI || cm.GetAnnotations()[corev1.LastAppliedConfigAnnotation] != "" {
+		t.Errorf("ConfigMapFromAPI = %v", cm)
+	}
+	s := SecretFromAPI(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "db"},
+		Type:       corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("hunter2")},
+		StringData: map[string]string{"user": "admin"},
+	})
+	if s.GetType() != "Opaque" || string(s.GetData()["password"]) != "hunter2" || string(s.GetData()["user"]) != "admin" ||
+		s.GetImmutable() || s.GetAnnotations()[manifest.SourceAnnotation] != SourceAPI {
+		t.Errorf("SecretFromAPI = %v", s)
+	}
+}
+
+// fakeConfigPlanner stores ConfigMaps and Secrets by namespace/name.
+type fakeConfigPlanner struct {
+	plannerv1.UnimplementedPlannerServiceServer
+	mu      sync.Mutex
+	cms     map[string]*syncpodv1.ConfigMap
+	secrets map[string]*syncpodv1.Secret
+	deleted []string
+}
+
+func (f *fakeConfigPlanner) ListConfigMaps(context.Context, *plannerv1.ListConfigMapsRequest) (*plannerv1.ListConfigMapsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := &plannerv1.ListConfigMapsResponse{}
+	for _, c := range f.cms {
+		out.ConfigMaps = append(out.ConfigMaps, c)
+	}
+	return out, nil
+}
+
+func (f *fakeConfigPlanner) ListSecrets(context.Context, *plannerv1.ListSecretsRequest) (*plannerv1.ListSecretsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := &plannerv1.ListSecretsResponse{}
+	for _, s := range f.secrets {
+		out.Secrets = append(out.Secrets, &syncpodv1.Secret{Name: s.GetName(), Namespace: s.GetNamespace(), Annotations: s.GetAnnotations()})
+	}
+	return out, nil
+}
+
+func (f *fakeConfigPlanner) DeleteConfigMap(_ context.Context, r *plannerv1.DeleteConfigMapRequest) (*plannerv1.DeleteConfigMapResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := r.GetRef().GetNamespace() + "/" + r.GetRef().GetName()
+	if _, ok := f.cms[k]; !ok {
+		return nil, status.Error(codes.NotFound, k)
+	}
+	delete(f.cms, k)
+	f.deleted = append(f.deleted, "configmap/"+k)
+	return &plannerv1.DeleteConfigMapResponse{}, nil
+}
+
+func (f *fakeConfigPlanner) DeleteSecret(_ context.Context, r *plannerv1.DeleteSecretRequest) (*plannerv1.DeleteSecretResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := r.GetRef().GetNamespace() + "/" + r.GetRef().GetName()
+	if _, ok := f.secrets[k]; !ok {
+		return nil, status.Error(codes.NotFound, k)
+	}
+	delete(f.secrets, k)
+	f.deleted = append(f.deleted, "secret/"+k)
+	return &plannerv1.DeleteSecretResponse{}, nil
+}
+
+func plannerClient(t *testing.T, srv plannerv1.PlannerServiceServer) plannerv1.PlannerServiceClient {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	gs := grpc.NewServer()
+	plannerv1.RegisterPlannerServiceServer(gs, srv)
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufconn",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return plannerv1.NewPlannerServiceClient(conn)
+}
+
+// TestConfigReconcileRemovesOnlyUnreferencedCopiesOfTheAgent: what no
+// bound pod references goes from the planner when the agent put it there
+// (also left by an earlier run); copies from files or syncpodctl stay, as
+// does everything a pod still references; their watches stop.
+func TestConfigReconcileRemovesOnlyUnreferencedCopiesOfTheAgent(t *testing.T) {
+	api := map[string]string{manifest.SourceAnnotation: SourceAPI}
+	f := &fakeConfigPlanner{
+		cms: map[string]*syncpodv1.ConfigMap{
+			"team/used":      {Namespace: "team", Name: "used", Annotations: api},
+			"team/unused":    {Namespace: "team", Name: "unused", Annotations: api},
+			"team/from-file": {Namespace: "team", Name: "from-file", Annotations: map[string]string{manifest.SourceAnnotation: manifest.SourceFile}},
+			"team/by-hand":   {Namespace: "team", Name: "by-hand"},
+		},
+		secrets: map[string]*syncpodv1.Secret{
+			"team/db":  {Namespace: "team", Name: "db", Annotations: api},
+			"other/db": {Namespace: "other", Name: "db", Annotations: api},
+		},
+	}
+	m, err := newMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Agent{o: Options{Planner: plannerClient(t, f), Logger: slog.New(slog.DiscardHandler)}, m: m}
+	c := newConfigs(t.Context(), a)
+	stopped := map[string]bool{}
+	for _, r := range []string{"configmap/team/used", "configmap/team/unused", "secret/other/db"} {
+		ref, _ := parseConfigRef(r)
+		c.watches[ref] = &configWatch{stop: func() { stopped[r] = true }}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web"}, Spec: corev1.PodSpec{
+		Volumes: []corev1.Volume{{Name: "c", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "used"}}}}},
+		Containers: []corev1.Container{{Name: "app", Env: []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "p"}}}}}},
+	}}
+	if err := c.reconcile(t.Context(), []*corev1.Pod{pod}); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(f.deleted)
+	if want := []string{"configmap/team/unused", "secret/other/db"}; !slices.Equal(f.deleted, want) {
+		t.Errorf("deleted %v, want %v", f.deleted, want)
+	}
+	if !stopped["configmap/team/unused"] || !stopped["secret/other/db"] || stopped["configmap/team/used"] {
+		t.Errorf("watches stopped: %v", stopped)
+	}
+	if len(c.watches) != 1 {
+		t.Errorf("watches left: %v", c.watches)
+	}
+	// Nothing bound: every copy of the agent goes, the others stay.
+	if err := c.reconcile(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for k := range f.cms {
+		left = append(left, k)
+	}
+	sort.Strings(left)
+	if want := []string{"team/by-hand", "team/from-file"}; !slices.Equal(left, want) || len(f.secrets) != 0 {
+		t.Errorf("left in the planner: %v and %d secrets, want %v and none", left, len(f.secrets), want)
+	}
+}
