@@ -27,6 +27,11 @@ const (
 	// seconds, decimal, so a kill can honour it without the pod object
 	// (rule; container annotation).
 	TerminationGracePeriod = "io.kubernetes.pod.terminationGracePeriod"
+	// PreStopHandler is the container's preStop hook, the protojson of a
+	// syncpod.v1.LifecycleHandler, so a container stopped without its spec
+	// (removed from the pod, or an orphan) still gets its hook (rule;
+	// container annotation, the kubelet's key).
+	PreStopHandler = "io.kubernetes.container.preStopHandler"
 	// TerminationMessagePath is the path in the container its termination
 	// message is read from (container annotation, as the kubelet's).
 	TerminationMessagePath = "io.kubernetes.container.terminationMessagePath"

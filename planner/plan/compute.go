@@ -51,6 +51,7 @@ func (v *view) compute(a *syncpodv1.PodActions) {
 		v.newSandbox(a)
 		return
 	}
+	v.removedActions(a)
 	if !v.initActions(a) || a.KillPod {
 		return
 	}
@@ -206,6 +207,28 @@ func (v *view) regularActions(a *syncpodv1.PodActions) int {
 		a.ContainersToKill = append(a.ContainersToKill, kill(st, killReason, msg))
 	}
 	return keep
+}
+
+// removedActions kills every running container of the current sandbox
+// whose name is no longer in the spec (pods are mutable: DESIGN.md). The
+// kubelet's pods cannot lose a container; its nearest rule is, a
+// container killed without its spec, whose preStop hook and grace period
+// the executor restores from the container's annotations.
+func (v *view) removedActions(a *syncpodv1.PodActions) {
+	inSpec := map[string]bool{}
+	for _, c := range v.spec.GetInitContainers() {
+		inSpec[c.GetName()] = true
+	}
+	for _, c := range v.spec.GetContainers() {
+		inSpec[c.GetName()] = true
+	}
+	for _, st := range v.containers {
+		if inSpec[st.GetName()] || st.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+			continue
+		}
+		a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_REMOVED_FROM_SPEC,
+			fmt.Sprintf("Container %s is no longer in the pod spec", st.GetName())))
+	}
 }
 
 func kindOfInit(c *syncpodv1.Container) string {

@@ -34,6 +34,10 @@
 //     walked last to first over the active statuses (R-5.2: containers whose
 //     sandbox_id is the newest sandbox's id; an empty sandbox_id is never
 //     active), startup/liveness probes of sidecars, "pod initialised".
+//   - Removed containers (no kubelet rule: pods are mutable here): a RUNNING
+//     instance whose name is in neither container list is killed with
+//     KILL_REASON_REMOVED_FROM_SPEC and never restarted (the executor runs
+//     its preStop hook from the instance's annotations, R-9.6).
 //   - change detection by SpecHash (syncpod hashes every field that reaches
 //     the CRI config, see SpecHash; an empty or different recorded hash means
 //     "definition changed").

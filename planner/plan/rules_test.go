@@ -466,3 +466,32 @@ func TestMessages(t *testing.T) {
 		t.Errorf("unknown-state kill message = %q, want %q", got, want)
 	}
 }
+
+// TestRemovedContainerRules: a running container whose name left the spec
+// (pods are mutable) is killed with REMOVED_FROM_SPEC and not restarted; its
+// preStop hook is the executor's job. Exited ones are left to GC.
+func TestRemovedContainerRules(t *testing.T) {
+	web, side, gone := ctr("web"), ctr("side", sidecar), ctr("gone")
+	runRuleCases(t, []ruleCase{
+		{name: "R-9.6 running container removed from the spec: killed, the rest kept",
+			pod:      mkPod(always, nil, web),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, running, 0, "s1"), inst("c2", gone, 11, running, 0, "s1")),
+			want:     "sandbox=s1 attempt=0 kill=[gone/c2:REMOVED_FROM_SPEC]"},
+		{name: "R-9.6 removed sidecar: killed while the init walk goes on",
+			pod:      mkPod(always, nil, web),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c0", side, 10, running, 0, "s1"), inst("c1", web, 11, running, 0, "s1")),
+			want:     "sandbox=s1 attempt=0 kill=[side/c0:REMOVED_FROM_SPEC]"},
+		{name: "R-9.6 removed container already exited: nothing to do",
+			pod:      mkPod(always, nil, web),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, running, 0, "s1"), inst("c2", gone, 11, exited, 0, "s1")),
+			want:     "noop"},
+		{name: "R-9.6 R-3.2 only a removed container runs: the pod is killed and its container too",
+			pod:      mkPod(onFailure, nil, web),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, exited, 0, "s1"), inst("c2", gone, 11, running, 0, "s1")),
+			want:     "kill_pod(NOTHING_TO_RUN) sandbox=s1 attempt=0 kill=[gone/c2:REMOVED_FROM_SPEC]"},
+		{name: "R-9.6 R-2.4 new sandbox: the pod kill stops the removed container",
+			pod:      mkPod(always, nil, web),
+			observed: obs(sbs(sb("s1", 10, notReady, 0)), inst("c2", gone, 11, running, 0, "s1")),
+			want:     "kill_pod(SANDBOX_CHANGED) create_sandbox(NOT_READY) sandbox=s1 attempt=1 start=[web:NEW_SANDBOX]"},
+	})
+}

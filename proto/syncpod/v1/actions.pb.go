@@ -242,23 +242,29 @@ const (
 	KillReason_KILL_REASON_STARTUP_PROBE KillReason = 3
 	// KILL_REASON_UNKNOWN_STATE: its state is unknown and it is restarted.
 	KillReason_KILL_REASON_UNKNOWN_STATE KillReason = 4
+	// KILL_REASON_REMOVED_FROM_SPEC: no container of that name is in the pod
+	// spec any more (pods are mutable); it is stopped, its preStop hook run
+	// first, and not restarted.
+	KillReason_KILL_REASON_REMOVED_FROM_SPEC KillReason = 260
 )
 
 // Enum value maps for KillReason.
 var (
 	KillReason_name = map[int32]string{
-		0: "KILL_REASON_UNSPECIFIED",
-		1: "KILL_REASON_SPEC_CHANGED",
-		2: "KILL_REASON_LIVENESS_PROBE",
-		3: "KILL_REASON_STARTUP_PROBE",
-		4: "KILL_REASON_UNKNOWN_STATE",
+		0:   "KILL_REASON_UNSPECIFIED",
+		1:   "KILL_REASON_SPEC_CHANGED",
+		2:   "KILL_REASON_LIVENESS_PROBE",
+		3:   "KILL_REASON_STARTUP_PROBE",
+		4:   "KILL_REASON_UNKNOWN_STATE",
+		260: "KILL_REASON_REMOVED_FROM_SPEC",
 	}
 	KillReason_value = map[string]int32{
-		"KILL_REASON_UNSPECIFIED":    0,
-		"KILL_REASON_SPEC_CHANGED":   1,
-		"KILL_REASON_LIVENESS_PROBE": 2,
-		"KILL_REASON_STARTUP_PROBE":  3,
-		"KILL_REASON_UNKNOWN_STATE":  4,
+		"KILL_REASON_UNSPECIFIED":       0,
+		"KILL_REASON_SPEC_CHANGED":      1,
+		"KILL_REASON_LIVENESS_PROBE":    2,
+		"KILL_REASON_STARTUP_PROBE":     3,
+		"KILL_REASON_UNKNOWN_STATE":     4,
+		"KILL_REASON_REMOVED_FROM_SPEC": 260,
 	}
 )
 
@@ -623,14 +629,15 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x19START_REASON_SPEC_CHANGED\x10\x06\x12\x1f\n" +
 	"\x1bSTART_REASON_LIVENESS_PROBE\x10\a\x12\x1e\n" +
 	"\x1aSTART_REASON_STARTUP_PROBE\x10\b\x12\x1a\n" +
-	"\x16START_REASON_NEXT_INIT\x10\t*\xa5\x01\n" +
+	"\x16START_REASON_NEXT_INIT\x10\t*\xc9\x01\n" +
 	"\n" +
 	"KillReason\x12\x1b\n" +
 	"\x17KILL_REASON_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18KILL_REASON_SPEC_CHANGED\x10\x01\x12\x1e\n" +
 	"\x1aKILL_REASON_LIVENESS_PROBE\x10\x02\x12\x1d\n" +
 	"\x19KILL_REASON_STARTUP_PROBE\x10\x03\x12\x1d\n" +
-	"\x19KILL_REASON_UNKNOWN_STATE\x10\x04B7Z5github.com/syncpod/syncpod/proto/syncpod/v1;syncpodv1b\x06proto3"
+	"\x19KILL_REASON_UNKNOWN_STATE\x10\x04\x12\"\n" +
+	"\x1dKILL_REASON_REMOVED_FROM_SPEC\x10\x84\x02B7Z5github.com/syncpod/syncpod/proto/syncpod/v1;syncpodv1b\x06proto3"
 
 var (
 	file_syncpod_v1_actions_proto_rawDescOnce sync.Once
