@@ -754,3 +754,27 @@ func TestContainerConfigCarriesStdinAndTTY(t *testing.T) {
 		t.Errorf("plain container's CRI config: %v %v", cfg, err)
 	}
 }
+
+// TestCommandAndArgsExpandAgainstTheFinalEnv: $(VAR) in command and args
+// is replaced with the container's final environment (a later env entry
+// overriding an envFrom one included), $$ escapes and an undefined
+// reference stays, as the kubelet expands them before CreateContainer.
+func TestCommandAndArgsExpandAgainstTheFinalEnv(t *testing.T) {
+	cfg := &runtimeapi.ContainerConfig{
+		Command: []string{"/bin/$(TOOL)", "--port=$(PORT)"},
+		Args:    []string{"$(GREETING), $(NAME)!", "$$(NAME)", "$(UNSET)"},
+		Envs: []*runtimeapi.KeyValue{{Key: "TOOL", Value: []byte("server")}, {Key: "PORT", Value: []byte("8080")},
+			{Key: "GREETING", Value: []byte("hello")}, {Key: "NAME", Value: []byte("world")}},
+	}
+	cmd := cfg.Command
+	expandCommand(cfg)
+	if want := []string{"/bin/server", "--port=8080"}; !slices.Equal(cfg.GetCommand(), want) {
+		t.Errorf("command %q, want %q", cfg.GetCommand(), want)
+	}
+	if want := []string{"hello, world!", "$(NAME)", "$(UNSET)"}; !slices.Equal(cfg.GetArgs(), want) {
+		t.Errorf("args %q, want %q", cfg.GetArgs(), want)
+	}
+	if cmd[0] != "/bin/$(TOOL)" {
+		t.Error("the spec's command slice was modified")
+	}
+}

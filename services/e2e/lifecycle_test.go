@@ -661,3 +661,18 @@ func TestRemovedContainerRunsItsPreStopHookOnCrisim(t *testing.T) {
 		t.Errorf("sandboxes after removing a container: %v, want the one READY sandbox", sbs)
 	}
 }
+
+// The kubelet's $(VAR) expansion reaches the process: args see the final
+// environment, an env value sees the variables before it, $$ escapes.
+func TestDollarVarExpansionOnCrisim(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOptions{})
+	c := container("echo", "sh", "-c", `echo "$1|$2|$URL"; sleep 3600`, "sh", "$(GREETING)", "$$(GREETING)")
+	c.Env = []*syncpodv1.EnvVar{{Name: "GREETING", Value: "hi"}, {Name: "URL", Value: "http://$(GREETING):$(PORT)"}, {Name: "PORT", Value: "80"}}
+	n.apply(pod("expand", c))
+	n.waitRunning("expand", converge)
+	eventually(t, converge, "the expanded line in the log", func() (bool, string) {
+		_, out, _ := n.ctl("logs", "expand", "-c", "echo")
+		return strings.Contains(out, "hi|$(GREETING)|http://hi:$(PORT)"), out
+	})
+}
