@@ -20,6 +20,9 @@ const (
 	ContainerType = "io.syncpod.container.type"
 	// SpecHash is the container's spec hash at creation (container label).
 	SpecHash = "io.syncpod.container.spec-hash"
+	// SandboxConfigHash is the hash of the pod-level settings the sandbox
+	// was created with (PodActions.sandbox_config_hash; sandbox label).
+	SandboxConfigHash = "io.syncpod.sandbox.config-hash"
 	// RestartCount is the container's restart count, decimal (container
 	// annotation).
 	RestartCount = "io.kubernetes.container.restartCount"

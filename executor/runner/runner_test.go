@@ -778,3 +778,16 @@ func TestCommandAndArgsExpandAgainstTheFinalEnv(t *testing.T) {
 		t.Error("the spec's command slice was modified")
 	}
 }
+
+// TestSandboxRecordsItsConfigHash: the planner's sandbox config
+// hash is put on the sandbox as a label and read back into the observed
+// sandbox, so the next plan can tell a changed pod-level setting.
+func TestSandboxRecordsItsConfigHash(t *testing.T) {
+	e := newEnv(t, busybox)
+	pod := testPod(nil, ctr("app"))
+	resp := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, SandboxConfigHash: "0123456789abcdef", ContainersToStart: starts("app")})
+	o := e.observe(t, pod.GetUid())
+	if len(o.GetSandboxes()) != 1 || o.GetSandboxes()[0].GetConfigHash() != "0123456789abcdef" {
+		t.Fatalf("observed sandboxes %v after %s", o.GetSandboxes(), summary(resp))
+	}
+}

@@ -97,6 +97,7 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 		regular[c.GetName()] = true
 	}
 	maxLen(l, "sandbox_id", a.GetSandboxId(), validation.MaxIDLen)
+	maxLen(l, "sandbox_config_hash", a.GetSandboxConfigHash(), validation.MaxSpecHashLen)
 	maxLen(l, "message", a.GetMessage(), validation.MaxMessageLen)
 	starts := func(field string, list []*syncpodv1.ContainerStart, names map[string]bool, kind string) {
 		if len(list) > validation.MaxContainers {

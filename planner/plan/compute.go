@@ -49,6 +49,9 @@ func (v *view) compute(a *syncpodv1.PodActions) {
 	if create {
 		a.KillPodReason = syncpodv1.KillPodReason_KILL_POD_REASON_SANDBOX_CHANGED
 		v.newSandbox(a)
+		if a.CreateSandbox {
+			a.SandboxConfigHash = v.sandboxHash
+		}
 		return
 	}
 	v.removedActions(a)
@@ -99,6 +102,12 @@ func (v *view) sandboxChanges(a *syncpodv1.PodActions) bool {
 	case !hostNetwork && s0.GetIp() == "":
 		a.SandboxReason = syncpodv1.SandboxReason_SANDBOX_REASON_NO_IP
 		a.Message = fmt.Sprintf("sandbox %s has no IP: replacing it (attempt %d)", s0.GetId(), next)
+	case s0.GetConfigHash() != "" && s0.GetConfigHash() != v.sandboxHash:
+		// Pods are mutable (DESIGN.md): a changed pod-level setting the
+		// sandbox was created with needs a new one, as asks for the
+		// settings the kubelet compares.
+		a.SandboxReason = syncpodv1.SandboxReason_SANDBOX_REASON_CONFIG_CHANGED
+		a.Message = fmt.Sprintf("the pod's sandbox settings changed: replacing sandbox %s (attempt %d)", s0.GetId(), next)
 	default:
 		return false
 	}

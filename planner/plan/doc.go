@@ -23,6 +23,10 @@
 //
 //   - R-2.2.1-5: sandbox (re)creation and attempt; SANDBOX_STATE_UNSPECIFIED
 //     counts as not ready; an empty ip on a pod-network sandbox is "no IP".
+//     Pods being mutable, a sandbox whose recorded config_hash differs from
+//     the pod's SandboxHash is re-created too (SANDBOX_REASON_CONFIG_CHANGED,
+//     sandbox_id kept so R-2.5's SandboxChanged is reported); one with no
+//     recorded hash is kept. Every create carries sandbox_config_hash.
 //   - R-2.4a-d: kill_pod = create_sandbox; the early exits when a sandbox
 //     is (re)created (policy Never after attempt 0, nothing left to start,
 //     first init container only, else the regular containers to start).

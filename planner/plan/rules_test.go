@@ -495,3 +495,42 @@ func TestRemovedContainerRules(t *testing.T) {
 			want:     "kill_pod(SANDBOX_CHANGED) create_sandbox(NOT_READY) sandbox=s1 attempt=1 start=[web:NEW_SANDBOX]"},
 	})
 }
+
+// TestSandboxConfigChangeRules: a sandbox records the SandboxHash it was
+// created with; a pod whose pod-level settings changed since gets a new
+// sandbox like the kubelet's podSandboxChanged (R-2.2, R-2.4, R-2.5: the
+// old sandbox's id is kept so SandboxChanged is reported). A sandbox with
+// no recorded hash (older syncpod) is kept.
+func TestSandboxConfigChangeRules(t *testing.T) {
+	web := ctr("web")
+	pod := mkPod(always, nil, web)
+	hashed := func(h string) *syncpodv1.ObservedSandbox {
+		s := sb("s1", 10, ready, 2)
+		s.ConfigHash = h
+		return s
+	}
+	hostPID := mkPod(always, nil, web)
+	hostPID.Spec.HostPid = true
+	never := mkPod(never, nil, web)
+	never.Spec.HostIpc = true
+	runningWeb := inst("c1", web, 11, running, 0, "s1")
+	runRuleCases(t, []ruleCase{
+		{name: "R-2.2.5 recorded hash matches: keep the sandbox",
+			pod: pod, observed: obs(sbs(hashed(plan.SandboxHash(pod))), runningWeb), want: "noop"},
+		{name: "R-2.2 hostPID changed: new sandbox replacing s1, all containers restart",
+			pod: hostPID, observed: obs(sbs(hashed(plan.SandboxHash(pod))), runningWeb),
+			want: "kill_pod(SANDBOX_CHANGED) create_sandbox(CONFIG_CHANGED) sandbox=s1 attempt=3 start=[web:NEW_SANDBOX]"},
+		{name: "R-2.2 no recorded hash (older sandbox): kept",
+			pod: hostPID, observed: obs(sbs(hashed("")), runningWeb), want: "noop"},
+		{name: "R-2.4a policy Never: the changed pod is only killed",
+			pod: never, observed: obs(sbs(hashed(plan.SandboxHash(pod))), runningWeb),
+			want: "kill_pod(SANDBOX_CHANGED) sandbox=s1 attempt=3"},
+	})
+	got := plan.Compute(hostPID, obs(sbs(hashed(plan.SandboxHash(pod))), runningWeb), nil)
+	if got.GetSandboxConfigHash() != plan.SandboxHash(hostPID) {
+		t.Errorf("sandbox_config_hash %q, want the new pod's %q", got.GetSandboxConfigHash(), plan.SandboxHash(hostPID))
+	}
+	if got := plan.Compute(pod, nil, nil); got.GetSandboxConfigHash() != plan.SandboxHash(pod) {
+		t.Errorf("R-2.1 first sandbox: sandbox_config_hash %q, want %q", got.GetSandboxConfigHash(), plan.SandboxHash(pod))
+	}
+}

@@ -331,7 +331,7 @@ func (w *world) execute(pod *syncpodv1.Pod, a *syncpodv1.PodActions, fails map[s
 	if a.GetCreateSandbox() {
 		w.ids++
 		w.obs.Sandboxes = append(w.obs.Sandboxes, &syncpodv1.ObservedSandbox{Id: fmt.Sprintf("s%d", w.ids), State: syncpodv1.SandboxState_SANDBOX_STATE_READY,
-			Attempt: a.GetAttempt(), HostNetwork: pod.GetSpec().GetHostNetwork(), Ip: "10.0.0.2", CreatedAt: timestamppb.New(w.now)})
+			Attempt: a.GetAttempt(), HostNetwork: pod.GetSpec().GetHostNetwork(), Ip: "10.0.0.2", CreatedAt: timestamppb.New(w.now), ConfigHash: a.GetSandboxConfigHash()})
 		ok(executorv1.Step_STEP_CREATE_SANDBOX, "", "")
 	}
 	start := func(step executorv1.Step, starts []*syncpodv1.ContainerStart) {

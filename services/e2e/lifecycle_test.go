@@ -676,3 +676,42 @@ func TestDollarVarExpansionOnCrisim(t *testing.T) {
 		return strings.Contains(out, "hi|$(GREETING)|http://hi:$(PORT)"), out
 	})
 }
+
+// for a mutable pod: an update of a pod-level setting the
+// sandbox was created with (host aliases) replaces the sandbox, with a
+// SandboxChanged event, and restarts the containers in the new one.
+func TestPodLevelChangeReplacesTheSandboxOnCrisim(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOptions{})
+	p := pod("resandbox", sleeper("app"))
+	stored := n.apply(p)
+	before := n.waitRunning("resandbox", converge)
+	oldSandboxes, _ := n.runtimeOf(stored.GetUid())
+	if len(oldSandboxes) != 1 {
+		t.Fatalf("sandboxes before the update: %v", oldSandboxes)
+	}
+	oldID := oldSandboxes[0].GetId()
+
+	p.Spec.HostAliases = []*syncpodv1.HostAlias{{Ip: "127.0.0.2", Hostnames: []string{"db.local"}}}
+	if _, err := n.pods.ApplyPod(rpcCtx(t), &plannerv1.ApplyPodRequest{Pod: p}); err != nil {
+		t.Fatalf("ApplyPod (host aliases): %v", err)
+	}
+	after := n.waitRecord("resandbox", converge, "app restarted in a new sandbox", func(r *plannerv1.PodRecord) bool {
+		cs := cstatus(r, "app")
+		return cs.GetContainerId() != "" && cs.GetContainerId() != cstatus(before, "app").GetContainerId() && allReady(r) &&
+			findEvent(r, "SandboxChanged", "") != nil
+	})
+	if got := cstatus(after, "app").GetRestartCount(); got != 1 {
+		t.Errorf("restart count %d, want 1", got)
+	}
+	eventually(t, converge, "one ready sandbox, not the old one", func() (bool, string) {
+		sbs, _ := n.runtimeOf(stored.GetUid())
+		var ready []string
+		for _, sb := range sbs {
+			if sb.GetState().String() == "SANDBOX_READY" {
+				ready = append(ready, sb.GetId())
+			}
+		}
+		return len(ready) == 1 && ready[0] != oldID, fmt.Sprint(ready)
+	})
+}
