@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,7 +119,7 @@ data: {password: "not base64!"}
 		"spec.volumes[0].hostPath.type: must be",
 		"spec.volumes[1].emptyDir.medium: must be",
 		"spec.containers[0].volumeMounts[0].mountPropagation: must be",
-		"document 1: extra: not supported",
+		"document 1: extra: unknown field",
 		"document 1: metadata.generateName: not supported",
 		"document 2: data: values must be base64",
 	} {
@@ -159,5 +160,50 @@ func TestSourceCarriesConfigObjects(t *testing.T) {
 	d, _ = s.Scan()
 	if got := keys(d); got != "added configmap/default/c" {
 		t.Fatalf("after retry: %s", got)
+	}
+}
+
+// TestConfigDocumentsSuggestTheFieldMeant: a misspelt key of a ConfigMap or
+// Secret document is an unknown field named with the closest field of the
+// Kubernetes type, as in a pod; a field Kubernetes has but syncpod does not
+// take stays "not supported".
+func TestConfigDocumentsSuggestTheFieldMeant(t *testing.T) {
+	data := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm, namespce: x}
+binaryDta: {k: AA==}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s}
+stringdata: {password: hunter2}
+imutable: true
+---
+apiVersion: v1
+kind: Secret
+metdata: {name: s}
+`
+	_, _, err := ParseObjects([]byte(data))
+	var pe *ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err %v", err)
+	}
+	var got []string
+	for _, is := range pe.Issues {
+		got = append(got, is.String())
+	}
+	want := []string{
+		"binaryDta: unknown field; did you mean `binaryData`?", // document 0 is not named
+		"metadata.namespce: unknown field; did you mean `namespace`?",
+		"document 1: imutable: unknown field; did you mean `immutable`?",
+		"document 1: stringdata: unknown field; did you mean `stringData`?",
+		"document 2: metdata: unknown field; did you mean `metadata`?",
+		"document 2: metadata.name: required",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("issues:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Contains(strings.Join(got, "\n"), "hunter2") {
+		t.Error("a secret value was echoed")
 	}
 }
