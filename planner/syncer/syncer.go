@@ -2,9 +2,14 @@ package syncer
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -68,6 +73,30 @@ type Syncer struct {
 type seenPod struct {
 	generation int64
 	deleting   bool
+	// metadata fingerprints the labels and annotations, which change
+	// without a new generation: a change syncs the pod at once, so its
+	// downwardAPI volume files follow at that sync, not the next resync.
+	metadata uint64
+}
+
+// metadataFingerprint is FNV-64a over the pod's labels and annotations,
+// sorted, each key and value length-prefixed.
+func metadataFingerprint(pod *syncpodv1.Pod) uint64 {
+	h := fnv.New64a()
+	var n [binary.MaxVarintLen64]byte
+	put := func(s string) {
+		_, _ = h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		_, _ = h.Write([]byte(s))
+	}
+	for _, m := range []map[string]string{pod.GetLabels(), pod.GetAnnotations()} {
+		keys := slices.Sorted(maps.Keys(m))
+		put(strconv.Itoa(len(keys)))
+		for _, k := range keys {
+			put(k)
+			put(m[k])
+		}
+	}
+	return h.Sum64()
 }
 
 // New returns a syncer.
@@ -186,7 +215,7 @@ func (s *Syncer) watchStore(ctx context.Context) error {
 			case plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED:
 				s.forget(uid)
 			default:
-				now := seenPod{generation: pod.GetGeneration(), deleting: pod.GetDeletionTime() != nil}
+				now := seenPod{generation: pod.GetGeneration(), deleting: pod.GetDeletionTime() != nil, metadata: metadataFingerprint(pod)}
 				s.mu.Lock()
 				before, known := s.seen[uid]
 				s.seen[uid] = now
