@@ -38,6 +38,10 @@ type Input struct {
 	// Now is the time of the step (for the second step: when the
 	// executor answered).
 	Now time.Time
+	// Evicted, when set, is why the pod is evicted (the eviction check
+	// found an emptyDir over its sizeLimit): it fails with reason Evicted
+	// and what runs of it is killed.
+	Evicted string
 }
 
 // Applied is a change set the executor carried out and its answer.
@@ -137,8 +141,11 @@ func Step(in Input) Work {
 	if phase, reason := status.PhaseReason(statusInput(in, nil)); isTerminal(phase) {
 		if anythingRunning(in.Observed) {
 			msg := MessageFinished
-			if reason == status.ReasonDeadlineExceeded {
+			switch reason {
+			case status.ReasonDeadlineExceeded:
 				msg = status.MessageDeadlineExceeded
+			case status.ReasonEvicted:
+				msg = "The pod was evicted: " + strings.TrimSpace(statusMessage(in))
 			}
 			actions = &syncpodv1.PodActions{KillPod: true,
 				KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN, Message: msg}
@@ -161,6 +168,11 @@ func withDeadline(in Input, w Work) Work {
 	if st.GetReason() == status.ReasonDeadlineExceeded && in.Record.GetStatus().GetReason() != status.ReasonDeadlineExceeded {
 		w.Events = append(w.Events, events.New(pod, syncpodv1.EventType_EVENT_TYPE_NORMAL,
 			status.ReasonDeadlineExceeded, "", status.MessageDeadlineExceeded, in.Now))
+	}
+	if st.GetReason() == status.ReasonEvicted && in.Record.GetStatus().GetReason() != status.ReasonEvicted {
+		// The kubelet's eviction manager: a Warning event with the message.
+		w.Events = append(w.Events, events.New(pod, syncpodv1.EventType_EVENT_TYPE_WARNING,
+			status.ReasonEvicted, "", st.GetMessage(), in.Now))
 	}
 	if at, ok := status.Deadline(pod, st); ok && !isTerminal(st.GetPhase()) && (w.Wake.IsZero() || at.Before(w.Wake)) {
 		w.Wake = at
@@ -186,7 +198,12 @@ func applied(in Input) Work {
 
 func statusInput(in Input, steps []*executorv1.StepResult) status.Input {
 	return status.Input{Pod: in.Record.GetPod(), Observed: in.Observed, Previous: in.Record.GetStatus(),
-		Steps: steps, Probes: in.Probes, Now: in.Now}
+		Steps: steps, Probes: in.Probes, Now: in.Now, Evicted: in.Evicted}
+}
+
+// statusMessage is the pod-level message of the status the step computes.
+func statusMessage(in Input) string {
+	return status.Compute(statusInput(in, nil)).GetMessage()
 }
 
 // terminate drives a deleted pod to removal: kill what runs, then remove
