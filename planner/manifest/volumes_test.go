@@ -207,3 +207,30 @@ metdata: {name: s}
 		t.Error("a secret value was echoed")
 	}
 }
+
+// TestServiceAccountTokenProjectionSaysWhyItIsRefused: a projected
+// serviceAccountToken needs the API server's TokenRequest, which a
+// standalone node does not have; the refusal says so.
+func TestServiceAccountTokenProjectionSaysWhyItIsRefused(t *testing.T) {
+	data := `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: busybox:1.36}]
+  volumes:
+  - name: token
+    projected:
+      sources:
+      - serviceAccountToken: {path: token, expirationSeconds: 3600}
+`
+	_, _, err := Parse([]byte(data))
+	var pe *ParseError
+	if !errors.As(err, &pe) || len(pe.Issues) != 1 {
+		t.Fatalf("err %v", err)
+	}
+	got := pe.Issues[0].String()
+	if !strings.HasPrefix(got, "spec.volumes[0].projected.sources[0].serviceAccountToken: not supported by syncpod: ") ||
+		!strings.Contains(got, "API server") {
+		t.Errorf("issue %q", got)
+	}
+}
