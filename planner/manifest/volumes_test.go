@@ -234,3 +234,44 @@ spec:
 		t.Errorf("issue %q", got)
 	}
 }
+
+// TestAppArmorAndSELinuxAreConverted: securityContext.appArmorProfile and
+// seLinuxOptions, pod and container level, reach the pod; a bad profile
+// type is refused with its path.
+func TestAppArmorAndSELinuxAreConverted(t *testing.T) {
+	data := `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  securityContext:
+    appArmorProfile: {type: Localhost, localhostProfile: k8s-nginx}
+    seLinuxOptions: {type: spc_t, level: "s0:c1"}
+  containers:
+  - name: c
+    image: busybox:1.36
+    securityContext:
+      appArmorProfile: {type: Unconfined}
+      seLinuxOptions: {user: system_u, role: system_r}
+`
+	pods, _, err := Parse([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	psc, csc := pods[0].GetSpec().GetSecurityContext(), pods[0].GetSpec().GetContainers()[0].GetSecurityContext()
+	if ap := psc.GetAppArmorProfile(); ap.GetType() != syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_LOCALHOST || ap.GetLocalhostProfile() != "k8s-nginx" {
+		t.Errorf("pod appArmorProfile %v", ap)
+	}
+	if se := psc.GetSeLinuxOptions(); se.GetType() != "spc_t" || se.GetLevel() != "s0:c1" {
+		t.Errorf("pod seLinuxOptions %v", se)
+	}
+	if ap := csc.GetAppArmorProfile(); ap.GetType() != syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED {
+		t.Errorf("container appArmorProfile %v", ap)
+	}
+	if se := csc.GetSeLinuxOptions(); se.GetUser() != "system_u" || se.GetRole() != "system_r" {
+		t.Errorf("container seLinuxOptions %v", se)
+	}
+	_, _, err = Parse([]byte(strings.Replace(data, "type: Unconfined", "type: Strict", 1)))
+	if err == nil || !strings.Contains(err.Error(), "spec.containers[0].securityContext.appArmorProfile.type: must be RuntimeDefault, Unconfined or Localhost") {
+		t.Errorf("bad type: %v", err)
+	}
+}

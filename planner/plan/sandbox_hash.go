@@ -25,6 +25,8 @@ const (
 	tagRuntimeClassName = 108
 	tagPrivileged       = 200
 	tagHostPorts        = 201
+	tagPodAppArmor      = 202
+	tagPodSELinux       = 203
 )
 
 // SandboxHash returns 16 lower-case hex digits of FNV-64a over a canonical
@@ -35,7 +37,8 @@ const (
 // Hashed, each introduced by its tag: hostname; the pod security context
 // (run_as_user, run_as_group, fs_group as presence then value,
 // supplemental_groups, sysctls in order, seccomp type and localhost
-// profile), host_aliases, dns_policy, dns_config, host_pid, host_ipc,
+// profile, then the AppArmor profile and SELinux options when set),
+// host_aliases, dns_policy, dns_config, host_pid, host_ipc,
 // share_process_namespace (presence then value), runtime_class_name;
 // whether any container is privileged (the sandbox is then privileged);
 // every host port mapping (container, host port, protocol, host ip), in
@@ -90,6 +93,8 @@ func sandboxHash(pod *syncpodv1.Pod) hasher {
 		} else {
 			h.byte(0)
 		}
+		hashAppArmor(&h, tagPodAppArmor, sc.GetAppArmorProfile())
+		hashSELinux(&h, tagPodSELinux, sc.GetSeLinuxOptions())
 	}
 	if aliases := spec.GetHostAliases(); len(aliases) > 0 {
 		h.field(tagHostAliases)

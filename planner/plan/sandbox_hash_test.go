@@ -56,14 +56,20 @@ func TestSandboxHashCoversPodLevelSettings(t *testing.T) {
 		change  func(p *syncpodv1.Pod)
 		changes bool
 	}{
-		"hostname":               {func(p *syncpodv1.Pod) { p.Spec.Hostname = "other" }, true},
-		"runAsUser":              {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.RunAsUser = &other }, true},
-		"runAsUser unset":        {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.RunAsUser = nil }, true},
-		"runAsGroup":             {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.RunAsGroup = &other }, true},
-		"fsGroup":                {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.FsGroup = &other }, true},
-		"supplementalGroups":     {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.SupplementalGroups = nil }, true},
-		"sysctl value":           {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.Sysctls[0].Value = "2048" }, true},
-		"seccomp":                {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.SeccompProfile = nil }, true},
+		"hostname":           {func(p *syncpodv1.Pod) { p.Spec.Hostname = "other" }, true},
+		"runAsUser":          {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.RunAsUser = &other }, true},
+		"runAsUser unset":    {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.RunAsUser = nil }, true},
+		"runAsGroup":         {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.RunAsGroup = &other }, true},
+		"fsGroup":            {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.FsGroup = &other }, true},
+		"supplementalGroups": {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.SupplementalGroups = nil }, true},
+		"sysctl value":       {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.Sysctls[0].Value = "2048" }, true},
+		"seccomp":            {func(p *syncpodv1.Pod) { p.Spec.SecurityContext.SeccompProfile = nil }, true},
+		"pod seLinuxOptions": {func(p *syncpodv1.Pod) {
+			p.Spec.SecurityContext.SeLinuxOptions = &syncpodv1.SELinuxOptions{Type: "spc_t"}
+		}, true},
+		"pod appArmorProfile": {func(p *syncpodv1.Pod) {
+			p.Spec.SecurityContext.AppArmorProfile = &syncpodv1.AppArmorProfile{Type: syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED}
+		}, true},
 		"no security context":    {func(p *syncpodv1.Pod) { p.Spec.SecurityContext = nil }, true},
 		"hostAliases":            {func(p *syncpodv1.Pod) { p.Spec.HostAliases[0].Hostnames = []string{"x"} }, true},
 		"dnsPolicy":              {func(p *syncpodv1.Pod) { p.Spec.DnsPolicy = syncpodv1.DNSPolicy_DNS_POLICY_DEFAULT }, true},
