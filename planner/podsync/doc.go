@@ -19,6 +19,10 @@
 //     status) is computed once per sync, after the apply when there is one,
 //     from the apply's step results; an executor back-off becomes the
 //     wake-up (a restart whose back-off expires is woken at that instant);
+//   - a pod the caller found over an emptyDir sizeLimit (Input.Evicted)
+//     fails with reason Evicted, as the kubelet's eviction manager fails
+//     it, with one Warning Evicted event, and is then killed like any
+//     terminal pod;
 //   - a pod in a terminal phase (Succeeded, Failed) is not re-planned: only
 //     what still runs of it is killed (the kubelet's computePodActions would
 //     keep killing and re-creating the sandbox);
