@@ -42,7 +42,8 @@
 //     else it did; ConfigReferences names the ConfigMaps and Secrets a pod
 //     reads, which the caller sends with its change sets and refreshes;
 //   - Garbage lists what a desired pod no longer needs: exited containers
-//     beyond the newest of their name, stopped sandboxes beyond the newest.
+//     beyond the newest of their name (every one of a name no longer in
+//     the spec), stopped sandboxes beyond the newest.
 //
 // The scenarios in testdata/*.txt specify these lives as golden files
 // (go test -rewrite rewrites their expected output).

@@ -2,6 +2,7 @@ package podsync
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -252,8 +253,10 @@ func orphan(in Input) Work {
 // that are not the newest sandbox (their containers go with them). The
 // newest dead instance is kept, as the kubelet's container GC keeps one
 // per container: its exit code and finish time are the container's last
-// termination state and drive restart decisions and back-off.
-func Garbage(o *syncpodv1.ObservedPod) Removal {
+// termination state and drive restart decisions and back-off. Exited
+// instances of a container no longer in pod's spec (pods are mutable)
+// have no such use and all go; a nil pod removes none of them.
+func Garbage(o *syncpodv1.ObservedPod, pod *syncpodv1.Pod) Removal {
 	var r Removal
 	sbs, cs := plan.NewestFirst(o)
 	removedSandbox := map[string]bool{}
@@ -263,12 +266,16 @@ func Garbage(o *syncpodv1.ObservedPod) Removal {
 			removedSandbox[sb.GetId()] = true
 		}
 	}
+	inSpec := map[string]bool{}
+	for _, c := range slices.Concat(pod.GetSpec().GetInitContainers(), pod.GetSpec().GetContainers()) {
+		inSpec[c.GetName()] = true
+	}
 	keptDead := map[string]bool{}
 	for _, c := range cs {
 		if removedSandbox[c.GetSandboxId()] || c.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
 			continue // goes with its sandbox, or is not dead
 		}
-		if keptDead[c.GetName()] {
+		if keptDead[c.GetName()] || pod != nil && !inSpec[c.GetName()] {
 			r.Containers = append(r.Containers, c.GetId())
 		}
 		keptDead[c.GetName()] = true
