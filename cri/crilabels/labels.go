@@ -20,6 +20,9 @@ const (
 	ContainerType = "io.syncpod.container.type"
 	// SpecHash is the container's spec hash at creation (container label).
 	SpecHash = "io.syncpod.container.spec-hash"
+	// SandboxConfigHash is the hash of the pod-level settings the sandbox
+	// was created with (PodActions.sandbox_config_hash; sandbox label).
+	SandboxConfigHash = "io.syncpod.sandbox.config-hash"
 	// RestartCount is the container's restart count, decimal (container
 	// annotation).
 	RestartCount = "io.kubernetes.container.restartCount"
@@ -27,6 +30,11 @@ const (
 	// seconds, decimal, so a kill can honour it without the pod object
 	// (rule; container annotation).
 	TerminationGracePeriod = "io.kubernetes.pod.terminationGracePeriod"
+	// PreStopHandler is the container's preStop hook, the protojson of a
+	// syncpod.v1.LifecycleHandler, so a container stopped without its spec
+	// (removed from the pod, or an orphan) still gets its hook (rule;
+	// container annotation, the kubelet's key).
+	PreStopHandler = "io.kubernetes.container.preStopHandler"
 	// TerminationMessagePath is the path in the container its termination
 	// message is read from (container annotation, as the kubelet's).
 	TerminationMessagePath = "io.kubernetes.container.terminationMessagePath"

@@ -98,6 +98,7 @@ func Sandbox(s *runtimeapi.PodSandboxStatus) *syncpodv1.ObservedSandbox {
 		CreatedAt:   nanos(s.GetCreatedAt()),
 		Ip:          s.GetNetwork().GetIp(),
 		HostNetwork: s.GetLinux().GetNamespaces().GetOptions().GetNetwork() == runtimeapi.NamespaceMode_NODE,
+		ConfigHash:  s.GetLabels()[crilabels.SandboxConfigHash],
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -152,6 +153,13 @@ func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, spec
 	res.OomScoreAdj = OOMScoreAdj(pod, c, init, opts.MemoryCapacity)
 	cfg.Annotations[crilabels.TerminationMessagePath] = TerminationMessagePath(c)
 	cfg.Annotations[crilabels.TerminationMessagePolicy] = terminationMessagePolicy(c)
+	if h := c.GetLifecycle().GetPreStop(); h != nil {
+		b, err := protojson.Marshal(h)
+		if err != nil {
+			return nil, fmt.Errorf("lifecycle.preStop: %w", err)
+		}
+		cfg.Annotations[crilabels.PreStopHandler] = string(b)
+	}
 	for _, e := range c.GetEnv() {
 		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.GetName(), Value: []byte(e.GetValue())})
 	}

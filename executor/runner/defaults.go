@@ -29,6 +29,9 @@ func (p *pass) containerOptions(ctx context.Context, c *syncpodv1.Container) (Co
 	if err := VerifyRunAsNonRoot(p.pod, c, opts.Image); err != nil {
 		return opts, nil, err
 	}
+	if err := VerifyAppArmor(p.pod, c, p.r.security.AppArmorEnabled); err != nil {
+		return opts, nil, err
+	}
 	mounts, env, err := p.containerVolumesAndEnv(ctx, c)
 	if err != nil {
 		return opts, nil, err

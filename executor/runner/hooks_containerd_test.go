@@ -156,3 +156,32 @@ func TestContainerdPreStopHooksRunBeforeStop(t *testing.T) {
 		t.Errorf("exec preStop wrote %q", msg)
 	}
 }
+
+// TestContainerdPreStopOfARemovedContainer (R-9.6): a container no longer
+// in the pod spec is killed with the preStop hook it was created with,
+// read back from its containerd annotations: the hook runs in it first.
+func TestContainerdPreStopOfARemovedContainer(t *testing.T) {
+	x := newReal(t, backoff.Config{})
+	podDir := withPodDir(t, x, "")
+	loop := `trap "exit 0" TERM; while true; do sleep 0.1; done`
+	keep, gone := sh("keep", x.cd.Busybox, loop), sh("gone", x.cd.Busybox, loop)
+	gone.Lifecycle = &syncpodv1.Lifecycle{PreStop: execHook("sh", "-c", "echo removed > /dev/termination-log")}
+	pod := realPod(t, x, nil, keep, gone)
+	mustSucceed(t, x.apply(t, pod, &syncpodv1.PodActions{KillPod: true, CreateSandbox: true, ContainersToStart: start("keep", "gone")}))
+	o := x.waitFor(t, pod.GetUid(), "both running", func(o *syncpodv1.ObservedPod) bool {
+		return inState("keep", syncpodv1.ContainerState_CONTAINER_STATE_RUNNING)(o) && inState("gone", syncpodv1.ContainerState_CONTAINER_STATE_RUNNING)(o)
+	})
+	pod.Spec.Containers = pod.Spec.Containers[:1]
+	resp := x.apply(t, pod, &syncpodv1.PodActions{SandboxId: o.GetSandboxes()[0].GetId(), ContainersToKill: []*syncpodv1.ContainerKill{{
+		ContainerId: newest(o, "gone").GetId(), Name: "gone", Reason: syncpodv1.KillReason_KILL_REASON_REMOVED_FROM_SPEC}}})
+	if got := strings.Join(stepsOf(resp), ","); got != "PRE_STOP_HOOK gone SUCCEEDED ,KILL_CONTAINER gone SUCCEEDED " {
+		t.Errorf("steps %s", got)
+	}
+	if msg := readTerminationLog(t, podDir, pod.GetUid(), "gone"); msg != "removed\n" {
+		t.Errorf("preStop of the removed container wrote %q", msg)
+	}
+	o = x.observe(t, pod.GetUid())
+	if !inState("keep", syncpodv1.ContainerState_CONTAINER_STATE_RUNNING)(o) || !inState("gone", syncpodv1.ContainerState_CONTAINER_STATE_EXITED)(o) {
+		t.Errorf("after the kill: %v", o.GetContainers())
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -136,6 +138,64 @@ func TestNetworkPostStartHooks(t *testing.T) {
 			}
 			if last := resp.GetSteps()[len(resp.GetSteps())-1]; !strings.HasPrefix(last.GetMessage(), tc.msg) {
 				t.Errorf("message\n%s\nwant it to start with\n%s", last.GetMessage(), tc.msg)
+			}
+		})
+	}
+}
+
+// TestPreStopOfAContainerWithoutItsSpec: an instance killed when its
+// spec is gone still gets the preStop hook it was created with, from its
+// annotation: a container removed from the pod (killed with the pod's grace
+// period) and an orphan's container (killed with the grace period it was
+// created with, the stand-in pod having none).
+func TestPreStopOfAContainerWithoutItsSpec(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		kill      func(e *env, pod *syncpodv1.Pod, o *syncpodv1.ObservedPod, id string) *executorv1.ApplyActionsResponse
+		wantGrace int64
+	}{
+		{"R-9.6 removed from the spec: ContainersToKill", func(e *env, pod *syncpodv1.Pod, o *syncpodv1.ObservedPod, id string) *executorv1.ApplyActionsResponse {
+			now := testPod(nil, ctr("app"))
+			now.Spec.TerminationGracePeriodSeconds = pod.Spec.TerminationGracePeriodSeconds
+			return e.apply(t, now, o, &syncpodv1.PodActions{SandboxId: o.GetSandboxes()[0].GetId(),
+				ContainersToKill: []*syncpodv1.ContainerKill{{ContainerId: id, Name: "gone", Reason: syncpodv1.KillReason_KILL_REASON_REMOVED_FROM_SPEC}}})
+		}, 10},
+		{"R-9.6 orphan: the pod kill of a stand-in pod", func(e *env, pod *syncpodv1.Pod, o *syncpodv1.ObservedPod, _ string) *executorv1.ApplyActionsResponse {
+			standIn := &syncpodv1.Pod{Uid: pod.GetUid(), Name: pod.GetName(), Namespace: pod.GetNamespace(), Spec: &syncpodv1.PodSpec{}}
+			return e.apply(t, standIn, o, &syncpodv1.PodActions{KillPod: true})
+		}, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, busybox)
+			var mu sync.Mutex
+			var ran []string
+			e.rt.ExecFunc = func(id string, cmd []string) (int32, []byte, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				ran = append(ran, id+": "+strings.Join(cmd, " "))
+				return 0, nil, nil
+			}
+			gone := ctr("gone")
+			gone.Lifecycle = &syncpodv1.Lifecycle{PreStop: &syncpodv1.LifecycleHandler{
+				Action: &syncpodv1.LifecycleHandler_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"sh", "-c", "echo bye > /tmp/x"}}}}}
+			pod := testPod(nil, gone)
+			grace := int64(10)
+			pod.Spec.TerminationGracePeriodSeconds = &grace
+			resp := e.apply(t, pod, e.observe(t, pod.GetUid()), &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("gone")})
+			o := e.observe(t, pod.GetUid())
+			if len(o.GetContainers()) != 1 {
+				t.Fatalf("start: %s", summary(resp))
+			}
+			id := o.GetContainers()[0].GetId()
+			resp = tc.kill(e, pod, o, id)
+			if got := summary(stepsOnly(resp, executorv1.Step_STEP_PRE_STOP_HOOK, executorv1.Step_STEP_KILL_CONTAINER)); got != "PRE_STOP_HOOK gone SUCCEEDED\nKILL_CONTAINER gone SUCCEEDED\n" {
+				t.Errorf("steps:\n%s", got)
+			}
+			if want := []string{id + ": sh -c echo bye > /tmp/x"}; !slices.Equal(ran, want) {
+				t.Errorf("hooks run %q, want %q", ran, want)
+			}
+			if stops := e.rt.Stops(); len(stops) != 1 || stops[0].Timeout != tc.wantGrace {
+				t.Errorf("stops %v, want one with grace %d", stops, tc.wantGrace)
 			}
 		})
 	}

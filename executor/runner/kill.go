@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/syncpod/syncpod/cri/crilabels"
 
 	"github.com/syncpod/syncpod/executor/cri"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
@@ -79,6 +84,12 @@ func (p *pass) killPod(ctx context.Context) bool {
 		c, init, idx := findContainer(p.pod, oc.GetName())
 		if init && isSidecar(c) {
 			t.sidecar = idx
+		}
+		if c == nil {
+			// an instance whose spec is gone (an orphan's, or one
+			// removed from the pod) gets its hook and grace period back
+			// from its annotations.
+			c, t.grace = p.restoredSpec(ctx, oc, grace)
 		}
 		t.spec = c
 		targets = append(targets, t)
@@ -162,6 +173,37 @@ func (p *pass) killPod(ctx context.Context) bool {
 	return ok
 }
 
+// restoredSpec is what brings back for an instance killed without
+// its container spec: a stand-in container carrying the preStop hook the
+// instance was created with (nil when it had none or the runtime cannot
+// say), and the grace period: grace, which the pod decides, unless the pod
+// sets none (an orphan's stand-in) and the instance recorded its own.
+func (p *pass) restoredSpec(ctx context.Context, oc *syncpodv1.ObservedContainer, grace int64) (*syncpodv1.Container, int64) {
+	resp, err := p.r.rt.ContainerStatus(ctx, oc.GetId(), false)
+	if err != nil {
+		p.r.log.Info("cannot read the annotations of a container killed without its spec", "pod_uid", p.pod.GetUid(),
+			"container", oc.GetName(), "container_id", oc.GetId(), "err", err)
+		return nil, grace
+	}
+	ann := resp.GetStatus().GetAnnotations()
+	if p.pod.DeletionGracePeriodSeconds == nil && p.pod.GetSpec().TerminationGracePeriodSeconds == nil {
+		if g, err := strconv.ParseInt(ann[crilabels.TerminationGracePeriod], 10, 64); err == nil {
+			grace = max(g, MinGracePeriod)
+		}
+	}
+	raw, ok := ann[crilabels.PreStopHandler]
+	if !ok {
+		return nil, grace
+	}
+	h := &syncpodv1.LifecycleHandler{}
+	if err := protojson.Unmarshal([]byte(raw), h); err != nil {
+		p.r.log.Info("unreadable preStop annotation: the container is stopped without its hook", "pod_uid", p.pod.GetUid(),
+			"container", oc.GetName(), "container_id", oc.GetId(), "err", err)
+		return nil, grace
+	}
+	return &syncpodv1.Container{Name: oc.GetName(), Lifecycle: &syncpodv1.Lifecycle{PreStop: h}}, grace
+}
+
 // waitAll waits until every target is done, ctx ends or deadline passes,
 // and returns how long it waited.
 func waitAll(ctx context.Context, ts []*killTarget, deadline time.Time) time.Duration {
@@ -184,6 +226,9 @@ func waitAll(ctx context.Context, ts []*killTarget, deadline time.Time) time.Dur
 func (p *pass) killContainer(ctx context.Context, k *syncpodv1.ContainerKill) bool {
 	c, _, _ := findContainer(p.pod, k.GetName())
 	grace := GracePeriod(p.pod, c, k.GetReason())
+	if c == nil { // removed from the spec
+		c, grace = p.restoredSpec(ctx, &syncpodv1.ObservedContainer{Id: k.GetContainerId(), Name: k.GetName()}, grace)
+	}
 	if c != nil {
 		var hook *executorv1.StepResult
 		if grace, hook = p.preStop(ctx, c, k.GetContainerId(), grace); hook != nil {

@@ -754,3 +754,40 @@ func TestContainerConfigCarriesStdinAndTTY(t *testing.T) {
 		t.Errorf("plain container's CRI config: %v %v", cfg, err)
 	}
 }
+
+// TestCommandAndArgsExpandAgainstTheFinalEnv: $(VAR) in command and args
+// is replaced with the container's final environment (a later env entry
+// overriding an envFrom one included), $$ escapes and an undefined
+// reference stays, as the kubelet expands them before CreateContainer.
+func TestCommandAndArgsExpandAgainstTheFinalEnv(t *testing.T) {
+	cfg := &runtimeapi.ContainerConfig{
+		Command: []string{"/bin/$(TOOL)", "--port=$(PORT)"},
+		Args:    []string{"$(GREETING), $(NAME)!", "$$(NAME)", "$(UNSET)"},
+		Envs: []*runtimeapi.KeyValue{{Key: "TOOL", Value: []byte("server")}, {Key: "PORT", Value: []byte("8080")},
+			{Key: "GREETING", Value: []byte("hello")}, {Key: "NAME", Value: []byte("world")}},
+	}
+	cmd := cfg.Command
+	expandCommand(cfg)
+	if want := []string{"/bin/server", "--port=8080"}; !slices.Equal(cfg.GetCommand(), want) {
+		t.Errorf("command %q, want %q", cfg.GetCommand(), want)
+	}
+	if want := []string{"hello, world!", "$(NAME)", "$(UNSET)"}; !slices.Equal(cfg.GetArgs(), want) {
+		t.Errorf("args %q, want %q", cfg.GetArgs(), want)
+	}
+	if cmd[0] != "/bin/$(TOOL)" {
+		t.Error("the spec's command slice was modified")
+	}
+}
+
+// TestSandboxRecordsItsConfigHash: the planner's sandbox config
+// hash is put on the sandbox as a label and read back into the observed
+// sandbox, so the next plan can tell a changed pod-level setting.
+func TestSandboxRecordsItsConfigHash(t *testing.T) {
+	e := newEnv(t, busybox)
+	pod := testPod(nil, ctr("app"))
+	resp := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, SandboxConfigHash: "0123456789abcdef", ContainersToStart: starts("app")})
+	o := e.observe(t, pod.GetUid())
+	if len(o.GetSandboxes()) != 1 || o.GetSandboxes()[0].GetConfigHash() != "0123456789abcdef" {
+		t.Fatalf("observed sandboxes %v after %s", o.GetSandboxes(), summary(resp))
+	}
+}

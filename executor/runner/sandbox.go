@@ -52,11 +52,14 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 	return true
 }
 
-// sandboxConfig is SandboxConfig with the node's DNS configuration for the
-// pod (an unreadable resolv.conf counts as empty, as for the kubelet with
+// sandboxConfig is SandboxConfig with the planner's sandbox config hash
+// as a label and the node's DNS configuration for the pod (an unreadable resolv.conf counts as empty, as for the kubelet with
 // no resolvConf).
 func (p *pass) sandboxConfig() *runtimeapi.PodSandboxConfig {
 	cfg := SandboxConfig(p.pod, p.actions.GetAttempt(), p.r.logDir)
+	if h := p.actions.GetSandboxConfigHash(); h != "" {
+		cfg.Labels[crilabels.SandboxConfigHash] = h
+	}
 	resolv, _ := os.ReadFile(p.r.resolvConf)
 	cfg.DnsConfig = DNSConfig(p.pod, resolv)
 	return cfg

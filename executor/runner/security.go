@@ -1,12 +1,14 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -123,6 +125,7 @@ func sandboxLinux(pod *syncpodv1.Pod) *runtimeapi.LinuxPodSandboxConfig {
 		lc.SecurityContext.RunAsGroup = &runtimeapi.Int64Value{Value: psc.GetRunAsGroup()}
 	}
 	lc.SecurityContext.SupplementalGroups = podGroups(psc)
+	lc.SecurityContext.SelinuxOptions = seLinuxOption(psc.GetSeLinuxOptions())
 	return lc
 }
 
@@ -167,6 +170,12 @@ func effectiveSecurity(pod *syncpodv1.Pod, c *syncpodv1.Container) *syncpodv1.Se
 	if out.SeccompProfile == nil && psc.GetSeccompProfile() != nil {
 		out.SeccompProfile = psc.GetSeccompProfile()
 	}
+	if out.AppArmorProfile == nil && psc.GetAppArmorProfile() != nil {
+		out.AppArmorProfile = psc.GetAppArmorProfile()
+	}
+	if out.SeLinuxOptions == nil && psc.GetSeLinuxOptions() != nil {
+		out.SeLinuxOptions = psc.GetSeLinuxOptions()
+	}
 	return out
 }
 
@@ -175,7 +184,7 @@ func cloneSC(s *syncpodv1.SecurityContext) *syncpodv1.SecurityContext {
 		RunAsUser: s.RunAsUser, RunAsGroup: s.RunAsGroup, RunAsNonRoot: s.RunAsNonRoot,
 		ReadOnlyRootFilesystem: s.ReadOnlyRootFilesystem, Privileged: s.Privileged,
 		Capabilities: s.Capabilities, AllowPrivilegeEscalation: s.AllowPrivilegeEscalation,
-		SeccompProfile: s.SeccompProfile,
+		SeccompProfile: s.SeccompProfile, AppArmorProfile: s.AppArmorProfile, SeLinuxOptions: s.SeLinuxOptions,
 	}
 	return out
 }
@@ -260,6 +269,63 @@ type SecurityOptions struct {
 	// SeccompDefault makes RuntimeDefault the default container profile
 	// (the kubelet's seccompDefault); false means Unconfined.
 	SeccompDefault bool
+	// AppArmorEnabled says the host enforces AppArmor (HostAppArmorEnabled):
+	// containers then default to the runtime's profile, and a pod asking
+	// for a profile on a host without AppArmor is refused.
+	AppArmorEnabled bool
+}
+
+// HostAppArmorEnabled reports whether the kernel enforces AppArmor, as the
+// kubelet checks it (the apparmor module's "enabled" parameter is Y).
+func HostAppArmorEnabled() bool {
+	b, err := os.ReadFile("/sys/module/apparmor/parameters/enabled")
+	return err == nil && strings.HasPrefix(string(b), "Y")
+}
+
+// errAppArmorNotEnabled is the kubelet's refusal of a pod that asks for an
+// AppArmor profile on a host without AppArmor.
+const errAppArmorNotEnabled = "Cannot enforce AppArmor: AppArmor is not enabled on the host"
+
+// VerifyAppArmor refuses c of pod when its effective AppArmor profile is
+// one the host cannot enforce (anything but Unconfined without AppArmor),
+// with the kubelet's message.
+func VerifyAppArmor(pod *syncpodv1.Pod, c *syncpodv1.Container, enabled bool) error {
+	ap := effectiveSecurity(pod, c).GetAppArmorProfile()
+	if enabled || ap == nil || ap.GetType() == syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED {
+		return nil
+	}
+	return errors.New(errAppArmorNotEnabled)
+}
+
+// appArmorProfile is the CRI AppArmor profile of an effective profile, in
+// the current field and the deprecated string older runtimes read (as the
+// kubelet fills both): unset means the runtime's default where the host
+// has AppArmor, nothing otherwise.
+func appArmorProfile(ap *syncpodv1.AppArmorProfile, enabled bool) (*runtimeapi.SecurityProfile, string) {
+	t := ap.GetType()
+	if ap == nil {
+		if !enabled {
+			return nil, ""
+		}
+		t = syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_RUNTIME_DEFAULT
+	}
+	switch t {
+	case syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED:
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}, "unconfined"
+	case syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_LOCALHOST:
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: ap.GetLocalhostProfile()},
+			"localhost/" + ap.GetLocalhostProfile()
+	default:
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}, "runtime/default"
+	}
+}
+
+// seLinuxOption is the CRI form of SELinux options; nil when unset.
+func seLinuxOption(o *syncpodv1.SELinuxOptions) *runtimeapi.SELinuxOption {
+	if o == nil {
+		return nil
+	}
+	return &runtimeapi.SELinuxOption{User: o.GetUser(), Role: o.GetRole(), Type: o.GetType(), Level: o.GetLevel()}
 }
 
 // containerSecurity is the kubelet's determineEffectiveSecurityContext for
@@ -286,6 +352,8 @@ func containerSecurity(pod *syncpodv1.Pod, c *syncpodv1.Container, u ImageUser, 
 		out.NoNewPrivs = sc.AllowPrivilegeEscalation != nil && !sc.GetAllowPrivilegeEscalation()
 	}
 	out.Seccomp = seccompProfile(pod, c, opts.SeccompRoot, opts.SeccompDefault)
+	out.Apparmor, out.ApparmorProfile = appArmorProfile(sc.GetAppArmorProfile(), opts.AppArmorEnabled)
+	out.SelinuxOptions = seLinuxOption(sc.GetSeLinuxOptions())
 	if out.RunAsUser == nil {
 		if u.UID != nil {
 			out.RunAsUser = &runtimeapi.Int64Value{Value: *u.UID}

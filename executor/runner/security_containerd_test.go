@@ -413,3 +413,44 @@ func TestContainerdLocalhostSeccompProfile(t *testing.T) {
 		t.Errorf("container output under the Localhost profile:\n%s", strings.Join(log, "\n"))
 	}
 }
+
+// TestContainerdAppArmorAndSELinux: on this host (no AppArmor, no SELinux)
+// an Unconfined AppArmor profile and SELinux options reach containerd,
+// which runs the container (the kubelet passes them the same way); a
+// Localhost AppArmor profile is refused before CreateContainer with the
+// kubelet's message.
+func TestContainerdAppArmorAndSELinux(t *testing.T) {
+	x := newReal(t, backoff.Config{})
+	if runner.HostAppArmorEnabled() {
+		t.Skip("the host enforces AppArmor: the refusal cannot be shown here")
+	}
+	ok := sh("ok", x.cd.Busybox, "echo ran")
+	ok.SecurityContext = &syncpodv1.SecurityContext{
+		AppArmorProfile: &syncpodv1.AppArmorProfile{Type: syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED},
+		SeLinuxOptions:  &syncpodv1.SELinuxOptions{Type: "spc_t", Level: "s0:c1,c2"},
+	}
+	refused := sh("refused", x.cd.Busybox, "true")
+	refused.SecurityContext = &syncpodv1.SecurityContext{
+		AppArmorProfile: &syncpodv1.AppArmorProfile{Type: syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_LOCALHOST, LocalhostProfile: "k8s-nginx"}}
+	pod := realPod(t, x, nil, ok, refused)
+	resp := x.apply(t, pod, &syncpodv1.PodActions{KillPod: true, CreateSandbox: true, ContainersToStart: start("ok", "refused")})
+	for _, s := range resp.GetSteps() {
+		if s.GetStep() != executorv1.Step_STEP_START_CONTAINER {
+			continue
+		}
+		switch s.GetTarget() {
+		case "ok":
+			if s.GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
+				t.Errorf("ok: %v %s %s", s.GetOutcome(), s.GetReason(), s.GetMessage())
+			}
+		case "refused":
+			if s.GetReason() != "CreateContainerConfigError" || s.GetMessage() != "Cannot enforce AppArmor: AppArmor is not enabled on the host" {
+				t.Errorf("refused: %v %s %q", s.GetOutcome(), s.GetReason(), s.GetMessage())
+			}
+		}
+	}
+	o := x.waitFor(t, pod.GetUid(), "ok to exit", inState("ok", syncpodv1.ContainerState_CONTAINER_STATE_EXITED))
+	if log := containerLog(t, x, newest(o, "ok").GetId()); !hasLine(log, "ran") {
+		t.Errorf("ok's output %v", log)
+	}
+}

@@ -217,3 +217,73 @@ func TestHostsFileAndDNS(t *testing.T) {
 		t.Error("nothing to say must be nil (the runtime's default)")
 	}
 }
+
+// TestAppArmorAndSELinuxAsTheKubeletPassesThem: the container's profile
+// (else the pod's) goes to CRI in the current field and the deprecated
+// string; no profile means the runtime's default only on a host with
+// AppArmor; a profile the host cannot enforce is refused with the
+// kubelet's message, Unconfined never is. SELinux options go to the
+// container (its own, else the pod's, as a whole) and the pod's to the
+// sandbox.
+func TestAppArmorAndSELinuxAsTheKubeletPassesThem(t *testing.T) {
+	local := &syncpodv1.AppArmorProfile{Type: syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_LOCALHOST, LocalhostProfile: "k8s-nginx"}
+	unconfined := &syncpodv1.AppArmorProfile{Type: syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED}
+	podSE := &syncpodv1.SELinuxOptions{Type: "spc_t", Level: "s0:c1,c2"}
+	ownSE := &syncpodv1.SELinuxOptions{Level: "s0:c9"}
+	pod := &syncpodv1.Pod{Uid: "u1", Name: "web", Spec: &syncpodv1.PodSpec{
+		SecurityContext: &syncpodv1.PodSecurityContext{AppArmorProfile: local, SeLinuxOptions: podSE},
+		Containers: []*syncpodv1.Container{
+			{Name: "inherits", Image: "busybox"},
+			{Name: "own", Image: "busybox", SecurityContext: &syncpodv1.SecurityContext{AppArmorProfile: unconfined, SeLinuxOptions: ownSE}},
+		},
+	}}
+	bare := &syncpodv1.Pod{Uid: "u2", Name: "bare", Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: "c", Image: "busybox"}}}}
+	for _, tc := range []struct {
+		name       string
+		pod        *syncpodv1.Pod
+		c          int
+		enabled    bool
+		wantAA     *runtimeapi.SecurityProfile
+		wantAAStr  string
+		wantSE     *runtimeapi.SELinuxOption
+		wantRefuse bool
+	}{
+		{"pod's Localhost profile", pod, 0, true, &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: "k8s-nginx"},
+			"localhost/k8s-nginx", &runtimeapi.SELinuxOption{Type: "spc_t", Level: "s0:c1,c2"}, false},
+		{"pod's Localhost profile on a host without AppArmor: refused", pod, 0, false, nil, "", nil, true},
+		{"container's Unconfined overrides, allowed anywhere", pod, 1, false, &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
+			"unconfined", &runtimeapi.SELinuxOption{Level: "s0:c9"}, false},
+		{"nothing set, host with AppArmor: runtime default", bare, 0, true, &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+			"runtime/default", nil, false},
+		{"nothing set, host without AppArmor: nothing", bare, 0, false, nil, "", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.pod.Spec.Containers[tc.c]
+			err := VerifyAppArmor(tc.pod, c, tc.enabled)
+			if tc.wantRefuse {
+				if err == nil || err.Error() != "Cannot enforce AppArmor: AppArmor is not enabled on the host" {
+					t.Errorf("VerifyAppArmor = %v, want the kubelet's refusal", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("VerifyAppArmor = %v", err)
+			}
+			cfg, err := ContainerConfig(tc.pod, c, false, "h", 0, ContainerOptions{Security: SecurityOptions{AppArmorEnabled: tc.enabled}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := cfg.GetLinux().GetSecurityContext()
+			if !proto.Equal(sc.GetApparmor(), tc.wantAA) || sc.GetApparmorProfile() != tc.wantAAStr {
+				t.Errorf("apparmor %v %q, want %v %q", sc.GetApparmor(), sc.GetApparmorProfile(), tc.wantAA, tc.wantAAStr)
+			}
+			if !proto.Equal(sc.GetSelinuxOptions(), tc.wantSE) {
+				t.Errorf("selinux %v, want %v", sc.GetSelinuxOptions(), tc.wantSE)
+			}
+		})
+	}
+	sb := SandboxConfig(pod, 0, "/logs")
+	if got := sb.GetLinux().GetSecurityContext().GetSelinuxOptions(); !proto.Equal(got, &runtimeapi.SELinuxOption{Type: "spc_t", Level: "s0:c1,c2"}) {
+		t.Errorf("sandbox selinux %v", got)
+	}
+}

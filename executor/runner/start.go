@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
 	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/expansion"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -101,6 +104,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 		return failed("CreateContainerConfigError", err.Error())
 	}
 	cfg.Envs = env
+	expandCommand(cfg)
 	sbCfg := p.sandboxConfig()
 	if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), name), 0o755); err != nil {
 		return failed("CreateContainerConfigError", fmt.Sprintf("create container log directory: %v", err))
@@ -141,4 +145,15 @@ func newestInstances(o *syncpodv1.ObservedPod, name string) (newest, exited *syn
 		}
 	}
 	return newest, exited
+}
+
+// expandCommand expands $(VAR) in the config's command and args against
+// its final environment, as the kubelet does before CreateContainer.
+func expandCommand(cfg *runtimeapi.ContainerConfig) {
+	vars := make(map[string]string, len(cfg.GetEnvs()))
+	for _, kv := range cfg.GetEnvs() {
+		vars[kv.GetKey()] = string(kv.GetValue())
+	}
+	lookup := expansion.MapLookup(vars)
+	cfg.Command, cfg.Args = expansion.All(cfg.GetCommand(), lookup), expansion.All(cfg.GetArgs(), lookup)
 }

@@ -97,3 +97,21 @@ func needsPodIP(c *syncpodv1.Container) bool {
 	}
 	return false
 }
+
+// EmptyDirUsage measures the disk use of the pod's emptyDir volumes names
+// (0 for one never set up; all 0 when the runner has no volume manager).
+// It takes no pod lock: a measure racing a write is as good as du's.
+func (r *Runner) EmptyDirUsage(uid string, names []string) ([]int64, error) {
+	out := make([]int64, len(names))
+	if r.volumes == nil {
+		return out, nil
+	}
+	for i, n := range names {
+		b, err := r.volumes.EmptyDirUsage(uid, n)
+		if err != nil {
+			return nil, fmt.Errorf("measure emptyDir %q: %w", n, err)
+		}
+		out[i] = b
+	}
+	return out, nil
+}

@@ -34,3 +34,22 @@ func (s *Service) RemovePodVolumes(ctx context.Context, req *executorv1.RemovePo
 	}
 	return &executorv1.RemovePodVolumesResponse{}, nil
 }
+
+// GetEmptyDirUsage measures the disk use of the pod's emptyDir volumes.
+func (s *Service) GetEmptyDirUsage(ctx context.Context, req *executorv1.GetEmptyDirUsageRequest) (*executorv1.GetEmptyDirUsageResponse, error) {
+	if err := validate.GetEmptyDirUsage(req); err != nil {
+		return nil, ToGRPC(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ToGRPC(err)
+	}
+	used, err := s.runner.EmptyDirUsage(req.GetPodUid(), req.GetVolumeNames())
+	if err != nil {
+		return nil, ToGRPC(err)
+	}
+	resp := &executorv1.GetEmptyDirUsageResponse{}
+	for i, n := range req.GetVolumeNames() {
+		resp.Usages = append(resp.Usages, &executorv1.EmptyDirUsage{VolumeName: n, Bytes: used[i]})
+	}
+	return resp, nil
+}

@@ -97,6 +97,7 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 		regular[c.GetName()] = true
 	}
 	maxLen(l, "sandbox_id", a.GetSandboxId(), validation.MaxIDLen)
+	maxLen(l, "sandbox_config_hash", a.GetSandboxConfigHash(), validation.MaxSpecHashLen)
 	maxLen(l, "message", a.GetMessage(), validation.MaxMessageLen)
 	starts := func(field string, list []*syncpodv1.ContainerStart, names map[string]bool, kind string) {
 		if len(list) > validation.MaxContainers {
@@ -142,8 +143,16 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 			}
 			if k.GetName() == "" {
 				l.Add(p+".name", "required")
-			} else if !inits[k.GetName()] && !regular[k.GetName()] {
-				l.Add(p+".name", "%s is not a container of the pod", fielderr.Quote(k.GetName()))
+			} else {
+				inSpec := inits[k.GetName()] || regular[k.GetName()]
+				removed := k.GetReason() == syncpodv1.KillReason_KILL_REASON_REMOVED_FROM_SPEC
+				switch {
+				case !inSpec && !removed:
+					l.Add(p+".name", "%s is not a container of the pod", fielderr.Quote(k.GetName()))
+				case inSpec && removed:
+					l.Add(p+".reason", "%s is still a container of the pod", fielderr.Quote(k.GetName()))
+				}
+				maxLen(l, p+".name", k.GetName(), validation.MaxNameLen)
 			}
 			maxLen(l, p+".message", k.GetMessage(), validation.MaxMessageLen)
 		}

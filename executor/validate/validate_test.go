@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -53,4 +54,38 @@ func FuzzApplyActions(f *testing.F) {
 			t.Fatalf("code %v, %d-byte message", st.Code(), len(st.Message()))
 		}
 	})
+}
+
+// TestKillOfARemovedContainer (R-9.6): a kill may name a container that is
+// not in the spec only with KILL_REASON_REMOVED_FROM_SPEC, and that reason
+// only for such a container.
+func TestKillOfARemovedContainer(t *testing.T) {
+	removed := syncpodv1.KillReason_KILL_REASON_REMOVED_FROM_SPEC
+	for _, tc := range []struct {
+		name   string
+		kill   *syncpodv1.ContainerKill
+		errors string
+	}{
+		{"R-9.6 removed container with its reason", &syncpodv1.ContainerKill{ContainerId: "c2", Name: "gone", Reason: removed}, ""},
+		{"unknown container without the reason", &syncpodv1.ContainerKill{ContainerId: "c2", Name: "gone"},
+			`actions.containers_to_kill[0].name: "gone" is not a container of the pod`},
+		{"container of the spec with the removed reason", &syncpodv1.ContainerKill{ContainerId: "c1", Name: "web", Reason: removed},
+			`actions.containers_to_kill[0].reason: "web" is still a container of the pod`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &executorv1.ApplyActionsRequest{Pod: goodPod(), Actions: &syncpodv1.PodActions{SandboxId: "s1",
+				ContainersToKill: []*syncpodv1.ContainerKill{tc.kill}}}
+			got := ""
+			if err := ApplyActions(req); err != nil {
+				var lines []string
+				for _, fe := range fielderr.As(err) {
+					lines = append(lines, fe.Error())
+				}
+				got = strings.Join(lines, "\n")
+			}
+			if got != tc.errors {
+				t.Errorf("errors:\n%s\nwant:\n%s", got, tc.errors)
+			}
+		})
+	}
 }

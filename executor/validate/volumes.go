@@ -60,3 +60,28 @@ func RemovePodVolumes(req *executorv1.RemovePodVolumesRequest) error {
 	}
 	return l.Err()
 }
+
+// GetEmptyDirUsage checks the uid (one path element) and the volume names
+// (required, at most 64, each one path element).
+func GetEmptyDirUsage(req *executorv1.GetEmptyDirUsageRequest) error {
+	var l fielderr.List
+	if err := RemovePodVolumes(&executorv1.RemovePodVolumesRequest{PodUid: req.GetPodUid()}); err != nil {
+		l.Append("", fielderr.As(err))
+	}
+	names := req.GetVolumeNames()
+	switch {
+	case len(names) == 0:
+		l.Add("volume_names", "required")
+	case len(names) > maxUsageVolumes:
+		l.Add("volume_names", "%d entries exceed the limit of %d", len(names), maxUsageVolumes)
+	default:
+		for i, n := range names {
+			if n == "" || n == "." || n == ".." || len(n) > validation.MaxNameLen || strings.ContainsAny(n, "/\x00") {
+				l.Add(fmt.Sprintf("volume_names[%d]", i), "must be one path element of at most %d bytes", validation.MaxNameLen)
+			}
+		}
+	}
+	return l.Err()
+}
+
+const maxUsageVolumes = 64

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/executor/expansion"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -32,7 +33,8 @@ var envNameRE = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
 // Env resolves c's environment as the kubelet does at container start:
 // envFrom sources first (keys that are not valid variable names are
 // skipped), then env in order, a later name replacing an earlier one in
-// place. A missing non-optional ConfigMap, Secret or key is an error (the
+// place; $(VAR) references in plain env values are expanded against the
+// variables defined before them (package expansion). A missing non-optional ConfigMap, Secret or key is an error (the
 // kubelet's CreateContainerConfigError message).
 func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) ([]*runtimeapi.KeyValue, error) {
 	ns := pod.GetNamespace()
@@ -45,6 +47,12 @@ func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) 
 		}
 		index[k] = len(out)
 		out = append(out, &runtimeapi.KeyValue{Key: k, Value: v})
+	}
+	defined := func(name string) (string, bool) {
+		if i, ok := index[name]; ok {
+			return string(out[i].Value), true
+		}
+		return "", false
 	}
 	for _, ef := range c.GetEnvFrom() {
 		var data map[string][]byte
@@ -77,7 +85,9 @@ func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) 
 	for _, e := range c.GetEnv() {
 		vf := e.GetValueFrom()
 		if vf == nil {
-			set(e.GetName(), []byte(e.GetValue()))
+			// $(VAR) sees envFrom and the entries before this one
+			// (there are no service variables in standalone mode).
+			set(e.GetName(), []byte(expansion.Expand(e.GetValue(), defined)))
 			continue
 		}
 		var val string

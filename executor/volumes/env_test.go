@@ -113,3 +113,38 @@ func TestEnvMissingSourcesAreTheKubeletsErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvExpandsReferencesToEarlierVariables: a plain env value's $(VAR)
+// sees the envFrom variables and the env entries before it (a valueFrom
+// one included), not later ones; $$ escapes; an undefined reference stays
+// literal; valueFrom values are never expanded.
+func TestEnvExpandsReferencesToEarlierVariables(t *testing.T) {
+	pod := testPod()
+	c := pod.GetSpec().GetContainers()[0]
+	c.EnvFrom = []*syncpodv1.EnvFromSource{{ConfigMapRef: &syncpodv1.ConfigMapEnvSource{Name: "cfg"}}}
+	c.Env = []*syncpodv1.EnvVar{
+		{Name: "FROM_ENVFROM", Value: "mode=$(mode)"},
+		fieldEnv("POD", "metadata.name"),
+		{Name: "URL", Value: "http://$(POD).$(NS):80/$(LATER)"},
+		{Name: "NS", Value: "shop"},
+		{Name: "LATER", Value: "x"},
+		{Name: "ESCAPED", Value: "$$(POD) costs $$5"},
+		{Name: "SELF", Value: "[$(SELF)]"},
+		{Name: "SECRET_REF", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_ConfigMapKeyRef{
+			ConfigMapKeyRef: &syncpodv1.ConfigMapKeySelector{Name: "cfg", Key: "ref"}}}},
+	}
+	src := NewSources([]*syncpodv1.ConfigMap{{Name: "cfg", Namespace: "shop", Data: map[string]string{"mode": "prod", "ref": "$(POD)"}}}, nil)
+	got := envOf(t, pod, c, src)
+	want := map[string]string{
+		"FROM_ENVFROM": "mode=prod",
+		"URL":          "http://web.$(NS):80/$(LATER)",
+		"ESCAPED":      "$(POD) costs $5",
+		"SELF":         "[$(SELF)]",
+		"SECRET_REF":   "$(POD)",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+}

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -102,7 +105,10 @@ func configSchema(kind string) *schema {
 	return obj(f)
 }
 
-// parseConfigDocument converts one ConfigMap or Secret document.
+// parseConfigDocument converts one ConfigMap or Secret document: the
+// same decoding, checks and issues for both kinds (a key that is no field
+// of the Kubernetes type is unknown, with the closest field name, as in a
+// pod), then the kind's conversion.
 func parseConfigDocument(doc []byte, kind string) (*syncpodv1.ConfigMap, *syncpodv1.Secret, []Issue) {
 	js, err := yaml.YAMLToJSON(doc)
 	if err != nil {
@@ -114,61 +120,48 @@ func parseConfigDocument(doc []byte, kind string) (*syncpodv1.ConfigMap, *syncpo
 	if err := dec.Decode(&raw); err != nil {
 		return nil, nil, []Issue{{Path: "(document)", Message: err.Error(), Severity: Error}}
 	}
-	issues := walk("", raw, configSchema(kind), nil) // nil: no Kubernetes type, unknown keys are "not supported"
-	typeErr := func(err error) []Issue {
+	var (
+		cm     corev1.ConfigMap
+		sec    corev1.Secret
+		target metav1.Object = &cm
+	)
+	if kind == "Secret" {
+		target = &sec
+	}
+	issues := walk("", raw, configSchema(kind), reflect.TypeOf(target))
+	if err := json.Unmarshal(js, target); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return append(issues, Issue{Path: te.Field, Message: fmt.Sprintf("cannot be a JSON %s (want %s)", te.Value, te.Type), Severity: Error})
+			return nil, nil, append(issues, Issue{Path: te.Field, Message: fmt.Sprintf("cannot be a JSON %s (want %s)", te.Value, te.Type), Severity: Error})
 		}
 		// Never echo the input: a Secret's base64 error would quote it.
-		return append(issues, Issue{Path: "data", Message: "values must be base64 (data, binaryData) or strings (stringData)", Severity: Error})
+		return nil, nil, append(issues, Issue{Path: "data", Message: "values must be base64 (data, binaryData) or strings (stringData)", Severity: Error})
 	}
-	hasErr := func(is []Issue) bool {
-		for _, x := range is {
-			if x.Severity == Error {
-				return true
-			}
-		}
-		return false
-	}
-	if kind == "ConfigMap" {
-		var k corev1.ConfigMap
-		if err := json.Unmarshal(js, &k); err != nil {
-			return nil, nil, typeErr(err)
-		}
-		if k.Name == "" {
-			issues = append(issues, Issue{Path: "metadata.name", Message: "required", Severity: Error})
-		}
-		if hasErr(issues) {
-			return nil, nil, issues
-		}
-		c := &syncpodv1.ConfigMap{Name: k.Name, Namespace: k.Namespace, Uid: string(k.UID), Labels: k.Labels,
-			Annotations: k.Annotations, Data: k.Data, BinaryData: k.BinaryData}
-		if k.Immutable != nil {
-			c.Immutable = *k.Immutable
-		}
-		return c, nil, issues
-	}
-	var k corev1.Secret
-	if err := json.Unmarshal(js, &k); err != nil {
-		return nil, nil, typeErr(err)
-	}
-	if k.Name == "" {
+	if target.GetName() == "" {
 		issues = append(issues, Issue{Path: "metadata.name", Message: "required", Severity: Error})
 	}
-	if hasErr(issues) {
-		return nil, nil, issues
+	for _, x := range issues {
+		if x.Severity == Error {
+			return nil, nil, issues
+		}
 	}
+	if kind == "ConfigMap" {
+		return configMapOf(&cm), nil, issues
+	}
+	return nil, secretOf(&sec), issues
+}
+
+func configMapOf(k *corev1.ConfigMap) *syncpodv1.ConfigMap {
+	return &syncpodv1.ConfigMap{Name: k.Name, Namespace: k.Namespace, Uid: string(k.UID), Labels: k.Labels,
+		Annotations: k.Annotations, Data: k.Data, BinaryData: k.BinaryData, Immutable: k.Immutable != nil && *k.Immutable}
+}
+
+func secretOf(k *corev1.Secret) *syncpodv1.Secret {
 	s := &syncpodv1.Secret{Name: k.Name, Namespace: k.Namespace, Uid: string(k.UID), Labels: k.Labels,
-		Annotations: k.Annotations, Type: string(k.Type), Data: map[string][]byte{}}
-	for key, v := range k.Data {
-		s.Data[key] = v
-	}
+		Annotations: k.Annotations, Type: string(k.Type), Data: map[string][]byte{}, Immutable: k.Immutable != nil && *k.Immutable}
+	maps.Copy(s.Data, k.Data)
 	for key, v := range k.StringData { // stringData wins, as with the API server
 		s.Data[key] = []byte(v)
 	}
-	if k.Immutable != nil {
-		s.Immutable = *k.Immutable
-	}
-	return nil, s, issues
+	return s
 }

@@ -423,6 +423,19 @@ func ignoredPath(path string) (string, bool) {
 
 var anyIndex = regexp.MustCompile(`\[\d+\]`)
 
+// unsupportedMessage is why a Kubernetes field syncpod refuses cannot
+// apply: "not supported by syncpod", with the reason where there is one.
+func unsupportedMessage(path string) string {
+	switch anyIndex.ReplaceAllString(path, "[]") {
+	case "spec.volumes[].projected.sources[].serviceAccountToken":
+		return "not supported by syncpod: a service account token is issued by the Kubernetes API server (TokenRequest), " +
+			"and a standalone syncpod has none"
+	case "spec.volumes[].projected.sources[].clusterTrustBundle":
+		return "not supported by syncpod: cluster trust bundles are read from the Kubernetes API server, which a standalone syncpod does not have"
+	}
+	return "not supported by syncpod"
+}
+
 // isEmpty reports a value that is as good as unset.
 func isEmpty(v any) bool {
 	switch x := v.(type) {
@@ -489,7 +502,7 @@ func walk(path string, v any, s *schema, t reflect.Type) []Issue {
 				out = append(out, Issue{Path: p, Message: msg, Severity: Warning})
 				continue
 			}
-			out = append(out, Issue{Path: p, Message: "not supported by syncpod", Severity: Error})
+			out = append(out, Issue{Path: p, Message: unsupportedMessage(p), Severity: Error})
 		}
 	case s.elem != nil:
 		l, ok := v.([]any)

@@ -141,7 +141,7 @@ func TestParseReportsEveryUnsupportedFieldWithItsPath(t *testing.T) {
 		"spec.containers[0].resources.limits.ephemeral-storage",
 		"spec.containers[0].securityContext.runAsUsr",
 		"spec.containers[0].volumeMounts[0].subPathExpr",
-		"spec.securityContext.seLinuxOptions",
+		"spec.securityContext.fsGroupChangePolicy",
 		"spec.volumes[0].persistentVolumeClaim",
 		"spec.containers[0].readinessProbe.httpGet.port",
 	}
@@ -157,7 +157,7 @@ func TestParseReportsEveryUnsupportedFieldWithItsPath(t *testing.T) {
 	for path, want := range map[string]string{
 		"spec.containers[0].imagePulPolicy":           "unknown field; did you mean `imagePullPolicy`?",
 		"spec.containers[0].securityContext.runAsUsr": "unknown field; did you mean `runAsUser`?",
-		"spec.securityContext.seLinuxOptions":         "not supported by syncpod",
+		"spec.securityContext.fsGroupChangePolicy":    "not supported by syncpod",
 		"spec.containers[0].lifecycle.stopSignal":     "not supported by syncpod",
 	} {
 		if msgs[path] != want {

@@ -19,6 +19,7 @@ func specExtrasSchema() map[string]*schema {
 		"securityContext": obj(map[string]*schema{
 			"runAsUser": leaf(), "runAsGroup": leaf(), "runAsNonRoot": leaf(),
 			"supplementalGroups": listOf(leaf()), "fsGroup": leaf(), "seccompProfile": seccomp,
+			"appArmorProfile": appArmorSchema(), "seLinuxOptions": seLinuxSchema(),
 			"sysctls": listOf(obj(map[string]*schema{"name": leaf(), "value": leaf()})),
 		}),
 		"activeDeadlineSeconds": leaf(),
@@ -47,8 +48,9 @@ func containerExtrasSchema() map[string]*schema {
 		"securityContext": obj(map[string]*schema{
 			"runAsUser": leaf(), "runAsGroup": leaf(), "runAsNonRoot": leaf(),
 			"readOnlyRootFilesystem": leaf(), "privileged": leaf(), "allowPrivilegeEscalation": leaf(),
-			"capabilities":   obj(map[string]*schema{"add": listOf(leaf()), "drop": listOf(leaf())}),
-			"seccompProfile": obj(map[string]*schema{"type": leaf(), "localhostProfile": leaf()}),
+			"capabilities":    obj(map[string]*schema{"add": listOf(leaf()), "drop": listOf(leaf())}),
+			"seccompProfile":  obj(map[string]*schema{"type": leaf(), "localhostProfile": leaf()}),
+			"appArmorProfile": appArmorSchema(), "seLinuxOptions": seLinuxSchema(),
 		}),
 		"lifecycle":                obj(map[string]*schema{"postStart": handler, "preStop": handler}),
 		"terminationMessagePath":   leaf(),
@@ -94,7 +96,9 @@ func (c *converter) specExtras(kp *corev1.Pod, p *syncpodv1.PodSpec) {
 		out := &syncpodv1.PodSecurityContext{
 			RunAsUser: sc.RunAsUser, RunAsGroup: sc.RunAsGroup, RunAsNonRoot: sc.RunAsNonRoot,
 			SupplementalGroups: sc.SupplementalGroups, FsGroup: sc.FSGroup,
-			SeccompProfile: c.seccomp("spec.securityContext.seccompProfile", sc.SeccompProfile),
+			SeccompProfile:  c.seccomp("spec.securityContext.seccompProfile", sc.SeccompProfile),
+			AppArmorProfile: c.appArmor("spec.securityContext.appArmorProfile", sc.AppArmorProfile),
+			SeLinuxOptions:  seLinux(sc.SELinuxOptions),
 		}
 		for _, x := range sc.Sysctls {
 			out.Sysctls = append(out.Sysctls, &syncpodv1.Sysctl{Name: x.Name, Value: x.Value})
@@ -124,6 +128,42 @@ func (c *converter) seccomp(path string, sp *corev1.SeccompProfile) *syncpodv1.S
 	return out
 }
 
+func appArmorSchema() *schema {
+	return obj(map[string]*schema{"type": leaf(), "localhostProfile": leaf()})
+}
+
+func seLinuxSchema() *schema {
+	return obj(map[string]*schema{"user": leaf(), "role": leaf(), "type": leaf(), "level": leaf()})
+}
+
+func (c *converter) appArmor(path string, ap *corev1.AppArmorProfile) *syncpodv1.AppArmorProfile {
+	if ap == nil {
+		return nil
+	}
+	out := &syncpodv1.AppArmorProfile{}
+	if ap.LocalhostProfile != nil {
+		out.LocalhostProfile = *ap.LocalhostProfile
+	}
+	switch ap.Type {
+	case corev1.AppArmorProfileTypeRuntimeDefault:
+		out.Type = syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_RUNTIME_DEFAULT
+	case corev1.AppArmorProfileTypeUnconfined:
+		out.Type = syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED
+	case corev1.AppArmorProfileTypeLocalhost:
+		out.Type = syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_LOCALHOST
+	default:
+		c.errorf(path+".type", "must be RuntimeDefault, Unconfined or Localhost, got %q", ap.Type)
+	}
+	return out
+}
+
+func seLinux(o *corev1.SELinuxOptions) *syncpodv1.SELinuxOptions {
+	if o == nil {
+		return nil
+	}
+	return &syncpodv1.SELinuxOptions{User: o.User, Role: o.Role, Type: o.Type, Level: o.Level}
+}
+
 // containerExtras converts the container fields of kc into out.
 func (c *converter) containerExtras(path string, kc *corev1.Container, out *syncpodv1.Container) {
 	if sc := kc.SecurityContext; sc != nil {
@@ -132,6 +172,8 @@ func (c *converter) containerExtras(path string, kc *corev1.Container, out *sync
 			ReadOnlyRootFilesystem: sc.ReadOnlyRootFilesystem, Privileged: sc.Privileged,
 			AllowPrivilegeEscalation: sc.AllowPrivilegeEscalation,
 			SeccompProfile:           c.seccomp(path+".securityContext.seccompProfile", sc.SeccompProfile),
+			AppArmorProfile:          c.appArmor(path+".securityContext.appArmorProfile", sc.AppArmorProfile),
+			SeLinuxOptions:           seLinux(sc.SELinuxOptions),
 		}
 		if caps := sc.Capabilities; caps != nil {
 			s.Capabilities = &syncpodv1.Capabilities{}

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,7 +119,7 @@ data: {password: "not base64!"}
 		"spec.volumes[0].hostPath.type: must be",
 		"spec.volumes[1].emptyDir.medium: must be",
 		"spec.containers[0].volumeMounts[0].mountPropagation: must be",
-		"document 1: extra: not supported",
+		"document 1: extra: unknown field",
 		"document 1: metadata.generateName: not supported",
 		"document 2: data: values must be base64",
 	} {
@@ -159,5 +160,118 @@ func TestSourceCarriesConfigObjects(t *testing.T) {
 	d, _ = s.Scan()
 	if got := keys(d); got != "added configmap/default/c" {
 		t.Fatalf("after retry: %s", got)
+	}
+}
+
+// TestConfigDocumentsSuggestTheFieldMeant: a misspelt key of a ConfigMap or
+// Secret document is an unknown field named with the closest field of the
+// Kubernetes type, as in a pod; a field Kubernetes has but syncpod does not
+// take stays "not supported".
+func TestConfigDocumentsSuggestTheFieldMeant(t *testing.T) {
+	data := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm, namespce: x}
+binaryDta: {k: AA==}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s}
+stringdata: {password: hunter2}
+imutable: true
+---
+apiVersion: v1
+kind: Secret
+metdata: {name: s}
+`
+	_, _, err := ParseObjects([]byte(data))
+	var pe *ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err %v", err)
+	}
+	var got []string
+	for _, is := range pe.Issues {
+		got = append(got, is.String())
+	}
+	want := []string{
+		"binaryDta: unknown field; did you mean `binaryData`?", // document 0 is not named
+		"metadata.namespce: unknown field; did you mean `namespace`?",
+		"document 1: imutable: unknown field; did you mean `immutable`?",
+		"document 1: stringdata: unknown field; did you mean `stringData`?",
+		"document 2: metdata: unknown field; did you mean `metadata`?",
+		"document 2: metadata.name: required",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("issues:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Contains(strings.Join(got, "\n"), "hunter2") {
+		t.Error("a secret value was echoed")
+	}
+}
+
+// TestServiceAccountTokenProjectionSaysWhyItIsRefused: a projected
+// serviceAccountToken needs the API server's TokenRequest, which a
+// standalone node does not have; the refusal says so.
+func TestServiceAccountTokenProjectionSaysWhyItIsRefused(t *testing.T) {
+	data := `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: busybox:1.36}]
+  volumes:
+  - name: token
+    projected:
+      sources:
+      - serviceAccountToken: {path: token, expirationSeconds: 3600}
+`
+	_, _, err := Parse([]byte(data))
+	var pe *ParseError
+	if !errors.As(err, &pe) || len(pe.Issues) != 1 {
+		t.Fatalf("err %v", err)
+	}
+	got := pe.Issues[0].String()
+	if !strings.HasPrefix(got, "spec.volumes[0].projected.sources[0].serviceAccountToken: not supported by syncpod: ") ||
+		!strings.Contains(got, "API server") {
+		t.Errorf("issue %q", got)
+	}
+}
+
+// TestAppArmorAndSELinuxAreConverted: securityContext.appArmorProfile and
+// seLinuxOptions, pod and container level, reach the pod; a bad profile
+// type is refused with its path.
+func TestAppArmorAndSELinuxAreConverted(t *testing.T) {
+	data := `apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  securityContext:
+    appArmorProfile: {type: Localhost, localhostProfile: k8s-nginx}
+    seLinuxOptions: {type: spc_t, level: "s0:c1"}
+  containers:
+  - name: c
+    image: busybox:1.36
+    securityContext:
+      appArmorProfile: {type: Unconfined}
+      seLinuxOptions: {user: system_u, role: system_r}
+`
+	pods, _, err := Parse([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	psc, csc := pods[0].GetSpec().GetSecurityContext(), pods[0].GetSpec().GetContainers()[0].GetSecurityContext()
+	if ap := psc.GetAppArmorProfile(); ap.GetType() != syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_LOCALHOST || ap.GetLocalhostProfile() != "k8s-nginx" {
+		t.Errorf("pod appArmorProfile %v", ap)
+	}
+	if se := psc.GetSeLinuxOptions(); se.GetType() != "spc_t" || se.GetLevel() != "s0:c1" {
+		t.Errorf("pod seLinuxOptions %v", se)
+	}
+	if ap := csc.GetAppArmorProfile(); ap.GetType() != syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED {
+		t.Errorf("container appArmorProfile %v", ap)
+	}
+	if se := csc.GetSeLinuxOptions(); se.GetUser() != "system_u" || se.GetRole() != "system_r" {
+		t.Errorf("container seLinuxOptions %v", se)
+	}
+	_, _, err = Parse([]byte(strings.Replace(data, "type: Unconfined", "type: Strict", 1)))
+	if err == nil || !strings.Contains(err.Error(), "spec.containers[0].securityContext.appArmorProfile.type: must be RuntimeDefault, Unconfined or Localhost") {
+		t.Errorf("bad type: %v", err)
 	}
 }

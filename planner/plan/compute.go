@@ -49,8 +49,12 @@ func (v *view) compute(a *syncpodv1.PodActions) {
 	if create {
 		a.KillPodReason = syncpodv1.KillPodReason_KILL_POD_REASON_SANDBOX_CHANGED
 		v.newSandbox(a)
+		if a.CreateSandbox {
+			a.SandboxConfigHash = v.sandboxHash
+		}
 		return
 	}
+	v.removedActions(a)
 	if !v.initActions(a) || a.KillPod {
 		return
 	}
@@ -98,6 +102,12 @@ func (v *view) sandboxChanges(a *syncpodv1.PodActions) bool {
 	case !hostNetwork && s0.GetIp() == "":
 		a.SandboxReason = syncpodv1.SandboxReason_SANDBOX_REASON_NO_IP
 		a.Message = fmt.Sprintf("sandbox %s has no IP: replacing it (attempt %d)", s0.GetId(), next)
+	case s0.GetConfigHash() != "" && s0.GetConfigHash() != v.sandboxHash:
+		// Pods are mutable (DESIGN.md): a changed pod-level setting the
+		// sandbox was created with needs a new one, as asks for the
+		// settings the kubelet compares.
+		a.SandboxReason = syncpodv1.SandboxReason_SANDBOX_REASON_CONFIG_CHANGED
+		a.Message = fmt.Sprintf("the pod's sandbox settings changed: replacing sandbox %s (attempt %d)", s0.GetId(), next)
 	default:
 		return false
 	}
@@ -206,6 +216,28 @@ func (v *view) regularActions(a *syncpodv1.PodActions) int {
 		a.ContainersToKill = append(a.ContainersToKill, kill(st, killReason, msg))
 	}
 	return keep
+}
+
+// removedActions kills every running container of the current sandbox
+// whose name is no longer in the spec (pods are mutable: DESIGN.md). The
+// kubelet's pods cannot lose a container; its nearest rule is, a
+// container killed without its spec, whose preStop hook and grace period
+// the executor restores from the container's annotations.
+func (v *view) removedActions(a *syncpodv1.PodActions) {
+	inSpec := map[string]bool{}
+	for _, c := range v.spec.GetInitContainers() {
+		inSpec[c.GetName()] = true
+	}
+	for _, c := range v.spec.GetContainers() {
+		inSpec[c.GetName()] = true
+	}
+	for _, st := range v.containers {
+		if inSpec[st.GetName()] || st.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+			continue
+		}
+		a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_REMOVED_FROM_SPEC,
+			fmt.Sprintf("Container %s is no longer in the pod spec", st.GetName())))
+	}
 }
 
 func kindOfInit(c *syncpodv1.Container) string {

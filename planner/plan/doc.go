@@ -23,6 +23,10 @@
 //
 //   - R-2.2.1-5: sandbox (re)creation and attempt; SANDBOX_STATE_UNSPECIFIED
 //     counts as not ready; an empty ip on a pod-network sandbox is "no IP".
+//     Pods being mutable, a sandbox whose recorded config_hash differs from
+//     the pod's SandboxHash is re-created too (SANDBOX_REASON_CONFIG_CHANGED,
+//     sandbox_id kept so R-2.5's SandboxChanged is reported); one with no
+//     recorded hash is kept. Every create carries sandbox_config_hash.
 //   - R-2.4a-d: kill_pod = create_sandbox; the early exits when a sandbox
 //     is (re)created (policy Never after attempt 0, nothing left to start,
 //     first init container only, else the regular containers to start).
@@ -34,6 +38,10 @@
 //     walked last to first over the active statuses (R-5.2: containers whose
 //     sandbox_id is the newest sandbox's id; an empty sandbox_id is never
 //     active), startup/liveness probes of sidecars, "pod initialised".
+//   - Removed containers (no kubelet rule: pods are mutable here): a RUNNING
+//     instance whose name is in neither container list is killed with
+//     KILL_REASON_REMOVED_FROM_SPEC and never restarted (the executor runs
+//     its preStop hook from the instance's annotations, R-9.6).
 //   - change detection by SpecHash (syncpod hashes every field that reaches
 //     the CRI config, see SpecHash; an empty or different recorded hash means
 //     "definition changed").

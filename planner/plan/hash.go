@@ -45,7 +45,8 @@ const (
 // two's-complement value.
 //
 // Then, each only when set (so older hashes stay valid), the security
-// context, termination message path and policy, stdin, stdin_once and tty
+// context, termination message path and policy, stdin, stdin_once, tty and
+// the security context's AppArmor profile and SELinux options
 // (specHashExtras), and volume_mounts, env_from and the env entries'
 // value_from (hash_volumes.go).
 //
@@ -125,6 +126,8 @@ const (
 	tagStdin                    = 104
 	tagStdinOnce                = 105
 	tagTty                      = 106
+	tagAppArmor                 = 110
+	tagSELinux                  = 111
 )
 
 // specHashExtras hashes the container fields added with the security
@@ -193,6 +196,32 @@ func specHashExtras(h *hasher, c *syncpodv1.Container) {
 	if c.GetTty() {
 		h.field(tagTty)
 	}
+	hashAppArmor(h, tagAppArmor, c.GetSecurityContext().GetAppArmorProfile())
+	hashSELinux(h, tagSELinux, c.GetSecurityContext().GetSeLinuxOptions())
+}
+
+// hashAppArmor hashes a set AppArmor profile (type, localhost profile)
+// under tag; nothing when unset.
+func hashAppArmor(h *hasher, tag byte, ap *syncpodv1.AppArmorProfile) {
+	if ap == nil {
+		return
+	}
+	h.field(tag)
+	h.int32(int32(ap.GetType()))
+	h.str(ap.GetLocalhostProfile())
+}
+
+// hashSELinux hashes set SELinux options (user, role, type, level) under
+// tag; nothing when unset.
+func hashSELinux(h *hasher, tag byte, o *syncpodv1.SELinuxOptions) {
+	if o == nil {
+		return
+	}
+	h.field(tag)
+	h.str(o.GetUser())
+	h.str(o.GetRole())
+	h.str(o.GetType())
+	h.str(o.GetLevel())
 }
 
 // hasher is an allocation-free FNV-64a state.

@@ -51,12 +51,18 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 	base := hashFixtures()["full"]
 	baseHash := plan.SpecHash(base)
 	changes := map[string]func(c *syncpodv1.Container){
-		"name":           func(c *syncpodv1.Container) { c.Name = "web2" },
-		"image":          func(c *syncpodv1.Container) { c.Image = "registry.local/web:2.2" },
-		"command":        func(c *syncpodv1.Container) { c.Command = c.Command[:1] },
-		"command→args":   func(c *syncpodv1.Container) { c.Args = append(c.Command[1:], c.Args...); c.Command = c.Command[:1] },
-		"args split":     func(c *syncpodv1.Container) { c.Args = []string{"-v"} },
-		"working_dir":    func(c *syncpodv1.Container) { c.WorkingDir = "/" },
+		"name":         func(c *syncpodv1.Container) { c.Name = "web2" },
+		"image":        func(c *syncpodv1.Container) { c.Image = "registry.local/web:2.2" },
+		"command":      func(c *syncpodv1.Container) { c.Command = c.Command[:1] },
+		"command→args": func(c *syncpodv1.Container) { c.Args = append(c.Command[1:], c.Args...); c.Command = c.Command[:1] },
+		"args split":   func(c *syncpodv1.Container) { c.Args = []string{"-v"} },
+		"working_dir":  func(c *syncpodv1.Container) { c.WorkingDir = "/" },
+		"appArmor": func(c *syncpodv1.Container) {
+			c.SecurityContext = &syncpodv1.SecurityContext{AppArmorProfile: &syncpodv1.AppArmorProfile{Type: syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED}}
+		},
+		"seLinux": func(c *syncpodv1.Container) {
+			c.SecurityContext = &syncpodv1.SecurityContext{SeLinuxOptions: &syncpodv1.SELinuxOptions{Level: "s0:c1"}}
+		},
 		"env value":      func(c *syncpodv1.Container) { c.Env[1].Value = "x" },
 		"env order":      func(c *syncpodv1.Container) { c.Env[0], c.Env[1] = c.Env[1], c.Env[0] },
 		"env name/value": func(c *syncpodv1.Container) { c.Env[0].Name, c.Env[0].Value = "A1", "" },

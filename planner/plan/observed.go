@@ -17,6 +17,8 @@ type view struct {
 	containers []*syncpodv1.ObservedContainer // newest first
 	activeID   string                         // newest sandbox's id, "" if none
 	probes     []*syncpodv1.ContainerProbeResults
+	// sandboxHash is SandboxHash of the desired pod.
+	sandboxHash string
 }
 
 func newView(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*syncpodv1.ContainerProbeResults) view {
@@ -27,6 +29,7 @@ func newView(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*sync
 		containers: sortedNewestFirst(observed.GetContainers(), compareContainers),
 		probes:     probes,
 	}
+	v.sandboxHash = SandboxHash(pod)
 	if len(v.sandboxes) > 0 {
 		v.activeID = v.sandboxes[0].GetId()
 	}

@@ -466,3 +466,71 @@ func TestMessages(t *testing.T) {
 		t.Errorf("unknown-state kill message = %q, want %q", got, want)
 	}
 }
+
+// TestRemovedContainerRules: a running container whose name left the spec
+// (pods are mutable) is killed with REMOVED_FROM_SPEC and not restarted; its
+// preStop hook is the executor's job. Exited ones are left to GC.
+func TestRemovedContainerRules(t *testing.T) {
+	web, side, gone := ctr("web"), ctr("side", sidecar), ctr("gone")
+	runRuleCases(t, []ruleCase{
+		{name: "R-9.6 running container removed from the spec: killed, the rest kept",
+			pod:      mkPod(always, nil, web),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, running, 0, "s1"), inst("c2", gone, 11, running, 0, "s1")),
+			want:     "sandbox=s1 attempt=0 kill=[gone/c2:REMOVED_FROM_SPEC]"},
+		{name: "R-9.6 removed sidecar: killed while the init walk goes on",
+			pod:      mkPod(always, nil, web),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c0", side, 10, running, 0, "s1"), inst("c1", web, 11, running, 0, "s1")),
+			want:     "sandbox=s1 attempt=0 kill=[side/c0:REMOVED_FROM_SPEC]"},
+		{name: "R-9.6 removed container already exited: nothing to do",
+			pod:      mkPod(always, nil, web),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, running, 0, "s1"), inst("c2", gone, 11, exited, 0, "s1")),
+			want:     "noop"},
+		{name: "R-9.6 R-3.2 only a removed container runs: the pod is killed and its container too",
+			pod:      mkPod(onFailure, nil, web),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, exited, 0, "s1"), inst("c2", gone, 11, running, 0, "s1")),
+			want:     "kill_pod(NOTHING_TO_RUN) sandbox=s1 attempt=0 kill=[gone/c2:REMOVED_FROM_SPEC]"},
+		{name: "R-9.6 R-2.4 new sandbox: the pod kill stops the removed container",
+			pod:      mkPod(always, nil, web),
+			observed: obs(sbs(sb("s1", 10, notReady, 0)), inst("c2", gone, 11, running, 0, "s1")),
+			want:     "kill_pod(SANDBOX_CHANGED) create_sandbox(NOT_READY) sandbox=s1 attempt=1 start=[web:NEW_SANDBOX]"},
+	})
+}
+
+// TestSandboxConfigChangeRules: a sandbox records the SandboxHash it was
+// created with; a pod whose pod-level settings changed since gets a new
+// sandbox like the kubelet's podSandboxChanged (R-2.2, R-2.4, R-2.5: the
+// old sandbox's id is kept so SandboxChanged is reported). A sandbox with
+// no recorded hash (older syncpod) is kept.
+func TestSandboxConfigChangeRules(t *testing.T) {
+	web := ctr("web")
+	pod := mkPod(always, nil, web)
+	hashed := func(h string) *syncpodv1.ObservedSandbox {
+		s := sb("s1", 10, ready, 2)
+		s.ConfigHash = h
+		return s
+	}
+	hostPID := mkPod(always, nil, web)
+	hostPID.Spec.HostPid = true
+	never := mkPod(never, nil, web)
+	never.Spec.HostIpc = true
+	runningWeb := inst("c1", web, 11, running, 0, "s1")
+	runRuleCases(t, []ruleCase{
+		{name: "R-2.2.5 recorded hash matches: keep the sandbox",
+			pod: pod, observed: obs(sbs(hashed(plan.SandboxHash(pod))), runningWeb), want: "noop"},
+		{name: "R-2.2 hostPID changed: new sandbox replacing s1, all containers restart",
+			pod: hostPID, observed: obs(sbs(hashed(plan.SandboxHash(pod))), runningWeb),
+			want: "kill_pod(SANDBOX_CHANGED) create_sandbox(CONFIG_CHANGED) sandbox=s1 attempt=3 start=[web:NEW_SANDBOX]"},
+		{name: "R-2.2 no recorded hash (older sandbox): kept",
+			pod: hostPID, observed: obs(sbs(hashed("")), runningWeb), want: "noop"},
+		{name: "R-2.4a policy Never: the changed pod is only killed",
+			pod: never, observed: obs(sbs(hashed(plan.SandboxHash(pod))), runningWeb),
+			want: "kill_pod(SANDBOX_CHANGED) sandbox=s1 attempt=3"},
+	})
+	got := plan.Compute(hostPID, obs(sbs(hashed(plan.SandboxHash(pod))), runningWeb), nil)
+	if got.GetSandboxConfigHash() != plan.SandboxHash(hostPID) {
+		t.Errorf("sandbox_config_hash %q, want the new pod's %q", got.GetSandboxConfigHash(), plan.SandboxHash(hostPID))
+	}
+	if got := plan.Compute(pod, nil, nil); got.GetSandboxConfigHash() != plan.SandboxHash(pod) {
+		t.Errorf("R-2.1 first sandbox: sandbox_config_hash %q, want %q", got.GetSandboxConfigHash(), plan.SandboxHash(pod))
+	}
+}

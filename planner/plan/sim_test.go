@@ -127,7 +127,7 @@ func (s *sim) apply(a *syncpodv1.PodActions) {
 		s.sandboxN++
 		b := &syncpodv1.ObservedSandbox{
 			Id: fmt.Sprintf("s%d", s.sandboxN), State: syncpodv1.SandboxState_SANDBOX_STATE_READY, Attempt: a.Attempt,
-			CreatedAt: s.now(), HostNetwork: s.pod.GetSpec().GetHostNetwork(),
+			CreatedAt: s.now(), HostNetwork: s.pod.GetSpec().GetHostNetwork(), ConfigHash: a.GetSandboxConfigHash(),
 		}
 		if !b.HostNetwork {
 			b.Ip = fmt.Sprintf("10.0.0.%d", s.sandboxN)

@@ -21,6 +21,10 @@
 //     nothing to apply), or, after an apply, from the apply's step
 //     results; an executor back-off becomes the
 //     wake-up (a restart whose back-off expires is woken at that instant);
+//   - a pod the caller found over an emptyDir sizeLimit (Input.Evicted)
+//     fails with reason Evicted, as the kubelet's eviction manager fails
+//     it, with one Warning Evicted event, and is then killed like any
+//     terminal pod;
 //   - a pod in a terminal phase (Succeeded, Failed) is not re-planned: only
 //     what still runs of it is killed (the kubelet's computePodActions would
 //     keep killing and re-creating the sandbox);
@@ -40,7 +44,8 @@
 //     else it did; ConfigReferences names the ConfigMaps and Secrets a pod
 //     reads, which the caller sends with its change sets and refreshes;
 //   - Garbage lists what a desired pod no longer needs: exited containers
-//     beyond the newest of their name, stopped sandboxes beyond the newest.
+//     beyond the newest of their name (every one of a name no longer in
+//     the spec), stopped sandboxes beyond the newest.
 //
 // The scenarios in testdata/*.txt specify these lives as golden files
 // (go test -rewrite rewrites their expected output).

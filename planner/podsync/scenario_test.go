@@ -19,6 +19,7 @@ import (
 	"github.com/syncpod/syncpod/planner/events"
 	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/planner/podsync"
+	"github.com/syncpod/syncpod/planner/status"
 	"github.com/syncpod/syncpod/planner/validate"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -131,7 +132,7 @@ func TestScenarios(t *testing.T) {
 // run runs one command:
 //
 //	pod (YAML input)               the desired pod (validated), stored
-//	sync [fail=NAME:REASON] [retry-at=SECONDS] [seconds=N]
+//	sync [fail=NAME:REASON] [retry-at=SECONDS] [seconds=N] [evicted=VOLUME:LIMIT]
 //	                               one sync, N seconds (default 10) after the
 //	                               last; the executor's answer succeeds
 //	                               except the listed starts (or "kill-pod")
@@ -193,6 +194,7 @@ func (w *world) sync(args []string) (string, error) {
 	fails := map[string]string{}
 	var retryAt time.Time
 	gap := 10 * time.Second
+	evicted := ""
 	for _, a := range args {
 		k, v, _ := strings.Cut(a, "=")
 		switch k {
@@ -214,13 +216,19 @@ func (w *world) sync(args []string) (string, error) {
 				return "", err
 			}
 			gap = time.Duration(n) * time.Second
+		case "evicted":
+			name, limit, ok := strings.Cut(v, ":")
+			if !ok {
+				return "", fmt.Errorf("evicted=VOLUME:LIMIT")
+			}
+			evicted = status.EmptyDirOverLimitMessage(name, limit)
 		default:
 			return "", fmt.Errorf("unknown sync option %q", a)
 		}
 	}
 	w.now = w.now.Add(gap)
 	var out []string
-	in := podsync.Input{Record: w.rec, Observed: proto.Clone(w.obs).(*syncpodv1.ObservedPod), Now: w.now}
+	in := podsync.Input{Record: w.rec, Observed: proto.Clone(w.obs).(*syncpodv1.ObservedPod), Now: w.now, Evicted: evicted}
 	before := proto.Clone(w.rec)
 	work := podsync.Step(in)
 	if again := podsync.Step(in); !sameWork(work, again) {
@@ -331,7 +339,7 @@ func (w *world) execute(pod *syncpodv1.Pod, a *syncpodv1.PodActions, fails map[s
 	if a.GetCreateSandbox() {
 		w.ids++
 		w.obs.Sandboxes = append(w.obs.Sandboxes, &syncpodv1.ObservedSandbox{Id: fmt.Sprintf("s%d", w.ids), State: syncpodv1.SandboxState_SANDBOX_STATE_READY,
-			Attempt: a.GetAttempt(), HostNetwork: pod.GetSpec().GetHostNetwork(), Ip: "10.0.0.2", CreatedAt: timestamppb.New(w.now)})
+			Attempt: a.GetAttempt(), HostNetwork: pod.GetSpec().GetHostNetwork(), Ip: "10.0.0.2", CreatedAt: timestamppb.New(w.now), ConfigHash: a.GetSandboxConfigHash()})
 		ok(executorv1.Step_STEP_CREATE_SANDBOX, "", "")
 	}
 	start := func(step executorv1.Step, starts []*syncpodv1.ContainerStart) {

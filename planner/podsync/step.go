@@ -2,6 +2,7 @@ package podsync
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,10 @@ type Input struct {
 	// Now is the time of the step (for the second step: when the
 	// executor answered).
 	Now time.Time
+	// Evicted, when set, is why the pod is evicted (the eviction check
+	// found an emptyDir over its sizeLimit): it fails with reason Evicted
+	// and what runs of it is killed.
+	Evicted string
 }
 
 // Applied is a change set the executor carried out and its answer.
@@ -141,8 +146,11 @@ func Step(in Input) Work {
 	if isTerminal(st.GetPhase()) {
 		if anythingRunning(in.Observed) {
 			msg := MessageFinished
-			if st.GetReason() == status.ReasonDeadlineExceeded {
+			switch st.GetReason() {
+			case status.ReasonDeadlineExceeded:
 				msg = status.MessageDeadlineExceeded
+			case status.ReasonEvicted:
+				msg = "The pod was evicted: " + strings.TrimSpace(statusMessage(in))
 			}
 			actions = &syncpodv1.PodActions{KillPod: true,
 				KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN, Message: msg}
@@ -165,6 +173,11 @@ func withDeadline(in Input, w Work) Work {
 	if st.GetReason() == status.ReasonDeadlineExceeded && in.Record.GetStatus().GetReason() != status.ReasonDeadlineExceeded {
 		w.Events = append(w.Events, events.New(pod, syncpodv1.EventType_EVENT_TYPE_NORMAL,
 			status.ReasonDeadlineExceeded, "", status.MessageDeadlineExceeded, in.Now))
+	}
+	if st.GetReason() == status.ReasonEvicted && in.Record.GetStatus().GetReason() != status.ReasonEvicted {
+		// The kubelet's eviction manager: a Warning event with the message.
+		w.Events = append(w.Events, events.New(pod, syncpodv1.EventType_EVENT_TYPE_WARNING,
+			status.ReasonEvicted, "", st.GetMessage(), in.Now))
 	}
 	if at, ok := status.Deadline(pod, st); ok && !isTerminal(st.GetPhase()) && (w.Wake.IsZero() || at.Before(w.Wake)) {
 		w.Wake = at
@@ -190,7 +203,12 @@ func applied(in Input) Work {
 
 func statusInput(in Input, steps []*executorv1.StepResult) status.Input {
 	return status.Input{Pod: in.Record.GetPod(), Observed: in.Observed, Previous: in.Record.GetStatus(),
-		Steps: steps, Probes: in.Probes, Now: in.Now}
+		Steps: steps, Probes: in.Probes, Now: in.Now, Evicted: in.Evicted}
+}
+
+// statusMessage is the pod-level message of the status the step computes.
+func statusMessage(in Input) string {
+	return status.Compute(statusInput(in, nil)).GetMessage()
 }
 
 // terminate drives a deleted pod to removal: kill what runs, then remove
@@ -239,8 +257,10 @@ func orphan(in Input) Work {
 // that are not the newest sandbox (their containers go with them). The
 // newest dead instance is kept, as the kubelet's container GC keeps one
 // per container: its exit code and finish time are the container's last
-// termination state and drive restart decisions and back-off.
-func Garbage(o *syncpodv1.ObservedPod) Removal {
+// termination state and drive restart decisions and back-off. Exited
+// instances of a container no longer in pod's spec (pods are mutable)
+// have no such use and all go; a nil pod removes none of them.
+func Garbage(o *syncpodv1.ObservedPod, pod *syncpodv1.Pod) Removal {
 	var r Removal
 	sbs, cs := plan.NewestFirst(o)
 	removedSandbox := map[string]bool{}
@@ -250,12 +270,16 @@ func Garbage(o *syncpodv1.ObservedPod) Removal {
 			removedSandbox[sb.GetId()] = true
 		}
 	}
+	inSpec := map[string]bool{}
+	for _, c := range slices.Concat(pod.GetSpec().GetInitContainers(), pod.GetSpec().GetContainers()) {
+		inSpec[c.GetName()] = true
+	}
 	keptDead := map[string]bool{}
 	for _, c := range cs {
 		if removedSandbox[c.GetSandboxId()] || c.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
 			continue // goes with its sandbox, or is not dead
 		}
-		if keptDead[c.GetName()] {
+		if keptDead[c.GetName()] || pod != nil && !inSpec[c.GetName()] {
 			r.Containers = append(r.Containers, c.GetId())
 		}
 		keptDead[c.GetName()] = true

@@ -29,7 +29,8 @@ func TestGarbageKeepsTheNewestDeadInstance(t *testing.T) {
 			{Id: "job-1", Name: "job", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "new", CreatedAt: at(11)},
 		},
 	}
-	r := podsync.Garbage(o)
+	pod := &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: "app"}, {Name: "job"}}}}
+	r := podsync.Garbage(o, pod)
 	containers, sandboxes := r.Containers, r.Sandboxes
 	// app-3 runs; app-2 is the newest dead "app" (its last termination
 	// state) and stays; app-1 goes; job-1 is the only "job" and stays.
@@ -38,6 +39,11 @@ func TestGarbageKeepsTheNewestDeadInstance(t *testing.T) {
 	}
 	if want := []string{"old-stopped"}; !slices.Equal(sandboxes, want) {
 		t.Errorf("sandboxes %v, want %v", sandboxes, want)
+	}
+	// "job" removed from the spec: its last dead instance goes too.
+	pod.Spec.Containers = pod.Spec.Containers[:1]
+	if got, want := podsync.Garbage(o, pod).Containers, []string{"app-1", "job-1"}; !slices.Equal(got, want) {
+		t.Errorf("containers %v, want %v once job left the spec", got, want)
 	}
 }
 

@@ -80,6 +80,9 @@ type Input struct {
 	Probes []*syncpodv1.ContainerProbeResults
 	// Now is the time the status is computed at.
 	Now time.Time
+	// Evicted, when set, is why the pod is evicted (an emptyDir over its
+	// sizeLimit): phase Failed, reason Evicted, this message.
+	Evicted string
 }
 
 // Compute returns the pod's status.
@@ -125,6 +128,7 @@ func compute(in Input) (*syncpodv1.PodStatus, *computer, initState, bool) {
 		st.Phase = prev.GetPhase()
 	}
 	applyDeadline(pod, in.Previous, st, in.Now)
+	applyEviction(pod, in.Previous, st, in.Evicted)
 	return st, &c, init, anyStarted
 }
 

@@ -100,3 +100,40 @@ func TestARemovedPodsVolumesAreRemoved(t *testing.T) {
 		}
 	})
 }
+
+// A label-only change keeps the pod's generation, yet it syncs the pod at
+// once, so its downwardAPI files follow at that sync (not the next resync),
+// and it restarts nothing.
+func TestALabelChangeRefreshesDownwardAPIVolumesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		pod := webPod()
+		pod.Labels = map[string]string{"tier": "web"}
+		pod.Spec.Volumes = []*syncpodv1.Volume{{Name: "info", Source: &syncpodv1.Volume_DownwardApi{DownwardApi: &syncpodv1.DownwardAPIVolumeSource{
+			Items: []*syncpodv1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &syncpodv1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}}}
+		o := runningObserved(uid)
+		o.Containers[0].SpecHash = plan.SpecHash(pod.GetSpec().GetContainers()[0])
+		e.pleg.set(o)
+		e.apply(t, pod)
+		labelsRefreshed := func(want string) func() bool {
+			return func() bool {
+				e.exec.mu.Lock()
+				defer e.exec.mu.Unlock()
+				n := len(e.exec.volumeUpdates)
+				return n > 0 && e.exec.volumeUpdates[n-1].GetPod().GetLabels()["tier"] == want
+			}
+		}
+		settled(t, "a refresh with tier=web", labelsRefreshed("web"))
+		pod.Labels["tier"] = "frontend"
+		stored := e.apply(t, pod)
+		if stored.GetGeneration() != 1 {
+			t.Fatalf("a label change bumped the generation to %d", stored.GetGeneration())
+		}
+		// settled waits with no time passing beyond what the goroutines
+		// need: far less than a resync period.
+		settled(t, "a refresh with tier=frontend", labelsRefreshed("frontend"))
+		if a, _ := e.exec.snapshot(); len(a) != 0 {
+			t.Fatalf("a label change restarted something: %v", a)
+		}
+	})
+}

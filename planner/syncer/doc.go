@@ -16,8 +16,8 @@
 // removed, and a deleted pod whose removal succeeded has its volume
 // directory removed (Executor.RemovePodVolumes) and is dropped from the
 // store. Syncs are triggered by desired changes (a store watch: new pods,
-// spec or deletion changes — not the status writes of the syncs
-// themselves), by PLEG lifecycle events (a Watch stream, reconnected with
+// spec, label, annotation or deletion changes — not the status writes of
+// the syncs themselves), by PLEG lifecycle events (a Watch stream, reconnected with
 // back-off and followed by a resync of everything), by a periodic resync,
 // by probe result changes and at the instant an executor back-off expires.
 //
@@ -37,4 +37,10 @@
 // (the PLEG's list lags the runtime, so a pod whose worker has just
 // removed it is no orphan); what a desired pod no longer needs
 // (podsync.Garbage) is removed.
+//
+// The eviction check (eviction.go), every EvictionCheckPeriod and off the
+// sync path: the disk emptyDirs with a sizeLimit of every running pod are
+// measured (EmptyDirMeter, the executor's du); a pod over a limit is
+// marked evicted for its generation and synced at once, and podsync fails
+// and kills it (the kubelet's eviction manager for local storage).
 package syncer

@@ -121,6 +121,24 @@ func (e grpcExecutor) RemovePodVolumes(ctx context.Context, uid string) error {
 	return err
 }
 
+// GRPCEmptyDirMeter adapts the executor service's gRPC client to
+// EmptyDirMeter.
+func GRPCEmptyDirMeter(c executorv1.ExecutorServiceClient) EmptyDirMeter { return grpcExecutor{c} }
+
+func (e grpcExecutor) EmptyDirUsage(ctx context.Context, uid string, names []string) ([]int64, error) {
+	resp, err := e.c.GetEmptyDirUsage(ctx, &executorv1.GetEmptyDirUsageRequest{PodUid: uid, VolumeNames: names})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(names))
+	for i, u := range resp.GetUsages() {
+		if i < len(out) && u.GetVolumeName() == names[i] {
+			out[i] = u.GetBytes()
+		}
+	}
+	return out, nil
+}
+
 func (e grpcExecutor) RemoveResources(ctx context.Context, r podsync.Removal) ([]*executorv1.RemoveResult, error) {
 	resp, err := e.c.RemoveResources(ctx, removeRequest(r))
 	return resp.GetResults(), err

@@ -28,7 +28,7 @@ func (s *Syncer) housekeeping(ctx context.Context) {
 		checked := time.Now()
 		switch {
 		case err == nil && rec.GetPod().GetDeletionTime() == nil:
-			if err := s.remove(ctx, podsync.Garbage(o)); err != nil {
+			if err := s.remove(ctx, podsync.Garbage(o, rec.GetPod())); err != nil {
 				s.log.Warn("housekeeping: cannot remove dead containers", "pod_uid", o.GetUid(), "err", err)
 			}
 		case err == nil:

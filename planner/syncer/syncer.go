@@ -2,9 +2,14 @@ package syncer
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -47,6 +52,12 @@ type Options struct {
 	// Timeline records each sync's stages (GetPod's last_sync); nil makes
 	// one registered on Registerer.
 	Timeline *timeline.Recorder
+	// EmptyDirs measures emptyDir volumes for the eviction check of their
+	// sizeLimit; nil: no check.
+	EmptyDirs EmptyDirMeter
+	// EvictionCheckPeriod is how often the eviction check runs (default
+	// 10 s, the kubelet's eviction monitoring interval).
+	EvictionCheckPeriod time.Duration
 }
 
 // Syncer runs the sync loop. Create with New, run with Run.
@@ -62,12 +73,38 @@ type Syncer struct {
 	started  time.Time            // when Run began: no status older than this is acted on
 	lastSync map[string]time.Time // uid → when the last executor call for it ended
 	seen     map[string]seenPod   // uid → what of the pod last triggered a sync
+	// evictions are the pods the eviction check found over a limit.
+	evictions map[string]eviction
 }
 
 // seenPod is what of a stored pod is worth a sync when it changes.
 type seenPod struct {
 	generation int64
 	deleting   bool
+	// metadata fingerprints the labels and annotations, which change
+	// without a new generation: a change syncs the pod at once, so its
+	// downwardAPI volume files follow at that sync, not the next resync.
+	metadata uint64
+}
+
+// metadataFingerprint is FNV-64a over the pod's labels and annotations,
+// sorted, each key and value length-prefixed.
+func metadataFingerprint(pod *syncpodv1.Pod) uint64 {
+	h := fnv.New64a()
+	var n [binary.MaxVarintLen64]byte
+	put := func(s string) {
+		_, _ = h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		_, _ = h.Write([]byte(s))
+	}
+	for _, m := range []map[string]string{pod.GetLabels(), pod.GetAnnotations()} {
+		keys := slices.Sorted(maps.Keys(m))
+		put(strconv.Itoa(len(keys)))
+		for _, k := range keys {
+			put(k)
+			put(m[k])
+		}
+	}
+	return h.Sum64()
 }
 
 // New returns a syncer.
@@ -81,6 +118,9 @@ func New(opts Options) (*Syncer, error) {
 	if opts.HousekeepingPeriod <= 0 {
 		opts.HousekeepingPeriod = 10 * time.Second
 	}
+	if opts.EvictionCheckPeriod <= 0 {
+		opts.EvictionCheckPeriod = 10 * time.Second
+	}
 	if opts.RPCTimeout <= 0 {
 		opts.RPCTimeout = 30 * time.Second
 	}
@@ -88,10 +128,11 @@ func New(opts Options) (*Syncer, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Syncer{
-		opts:     opts,
-		log:      opts.Logger,
-		lastSync: map[string]time.Time{},
-		seen:     map[string]seenPod{},
+		opts:      opts,
+		log:       opts.Logger,
+		lastSync:  map[string]time.Time{},
+		seen:      map[string]seenPod{},
+		evictions: map[string]eviction{},
 	}
 	m, err := newMetrics(opts.Registerer, func() float64 { return float64(s.workers.Known()) })
 	if err != nil {
@@ -128,6 +169,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 	g.Go(func() error { s.watchPLEG(ctx); return nil })
 	g.Go(func() error { s.every(ctx, s.opts.ResyncPeriod, s.resyncAll); return nil })
 	g.Go(func() error { s.every(ctx, s.opts.HousekeepingPeriod, s.housekeeping); return nil })
+	g.Go(func() error { s.every(ctx, s.opts.EvictionCheckPeriod, s.checkEmptyDirs); return nil })
 	g.Go(func() error { s.watchConfig(ctx); return nil })
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {
@@ -186,7 +228,7 @@ func (s *Syncer) watchStore(ctx context.Context) error {
 			case plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED:
 				s.forget(uid)
 			default:
-				now := seenPod{generation: pod.GetGeneration(), deleting: pod.GetDeletionTime() != nil}
+				now := seenPod{generation: pod.GetGeneration(), deleting: pod.GetDeletionTime() != nil, metadata: metadataFingerprint(pod)}
 				s.mu.Lock()
 				before, known := s.seen[uid]
 				s.seen[uid] = now
@@ -255,6 +297,7 @@ func (s *Syncer) forget(uid string) {
 	s.mu.Lock()
 	delete(s.seen, uid)
 	delete(s.lastSync, uid)
+	delete(s.evictions, uid)
 	s.mu.Unlock()
 }
 
@@ -284,7 +327,7 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		s.probes.Sync(pod, observed)
 		probes = s.probes.Results(uid)
 	}
-	in := podsync.Input{Record: rec, Observed: observed, Probes: probes, Now: time.Now()}
+	in := podsync.Input{Record: rec, Observed: observed, Probes: probes, Now: time.Now(), Evicted: s.evictionOf(pod)}
 	endPlan := timeline.Stage(ctx, timeline.StagePlan)
 	w := podsync.Step(in)
 	endPlan()

@@ -198,6 +198,12 @@ func (c execClient) ExecSync(context.Context, string, []string, time.Duration) (
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the syncer's options changed by opt.
+func newEnvWith(t *testing.T, opt func(*Options)) *env {
+	t.Helper()
 	e := &env{
 		pleg: &fakePLEG{observed: map[string]*syncpodv1.ObservedPod{}, gets: map[string]int{}, newer: map[string][]time.Time{}, events: make(chan *plegv1.PodLifecycleEvent, 16)},
 		exec: &fakeExecutor{},
@@ -208,10 +214,14 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.store.Close() })
-	e.s, err = New(Options{
+	opts := Options{
 		Store: e.store, PLEG: plegClient{e.pleg}, Executor: execClient{e.exec},
 		ResyncPeriod: time.Hour, HousekeepingPeriod: time.Hour, RPCTimeout: 5 * time.Second,
-	})
+	}
+	if opt != nil {
+		opt(&opts)
+	}
+	e.s, err = New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

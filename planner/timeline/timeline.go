@@ -25,6 +25,9 @@ const (
 	SourceResync = "resync" // the periodic resync, or one after a PLEG reconnect
 	SourceTimer  = "timer"  // a back-off or error-retry wake-up, or no recorded trigger
 	SourceProbe  = "probe"  // a probe result changed
+	// SourceEviction is the eviction check finding an emptyDir over its
+	// sizeLimit.
+	SourceEviction = "eviction"
 	// SourcePLEG prefixes a PLEG event's type: "pleg:CONTAINER_DIED".
 	SourcePLEG = "pleg:"
 )

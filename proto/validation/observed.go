@@ -93,6 +93,7 @@ func (l *list) observed(o *syncpodv1.ObservedPod, references bool) {
 			l.Add(p+".state", "must be SANDBOX_STATE_READY or SANDBOX_STATE_NOTREADY")
 		}
 		l.maxLen(p+".ip", s.GetIp(), MaxIPLen)
+		l.maxLen(p+".config_hash", s.GetConfigHash(), MaxSpecHashLen)
 		l.timestamp(p+".created_at", s.GetCreatedAt())
 	}
 	for i, c := range o.GetContainers() {

@@ -106,6 +106,8 @@ func (l *list) podSecurity(p string, sc *syncpodv1.PodSecurityContext, s *syncpo
 		l.userID(fmt.Sprintf("%s.supplemental_groups[%d]", p, i), &g)
 	}
 	l.seccomp(p+".seccomp_profile", sc.GetSeccompProfile())
+	l.appArmor(p+".app_armor_profile", sc.GetAppArmorProfile())
+	l.seLinux(p+".se_linux_options", sc.GetSeLinuxOptions())
 	sysctls := sc.GetSysctls()
 	if len(sysctls) > MaxSysctls {
 		l.Add(p+".sysctls", "%d entries exceed the limit of %d", len(sysctls), MaxSysctls)
@@ -145,6 +147,8 @@ func (l *list) containerSecurity(p string, sc *syncpodv1.SecurityContext) {
 	l.userID(p+".run_as_user", sc.RunAsUser)
 	l.userID(p+".run_as_group", sc.RunAsGroup)
 	l.seccomp(p+".seccomp_profile", sc.GetSeccompProfile())
+	l.appArmor(p+".app_armor_profile", sc.GetAppArmorProfile())
+	l.seLinux(p+".se_linux_options", sc.GetSeLinuxOptions())
 	caps := sc.GetCapabilities()
 	for field, list := range map[string][]string{"add": caps.GetAdd(), "drop": caps.GetDrop()} {
 		if len(list) > MaxCapabilities {
@@ -191,6 +195,44 @@ func (l *list) seccomp(p string, sp *syncpodv1.SeccompProfile) {
 		l.Add(p+".type", "required")
 	default:
 		l.Add(p+".type", "unknown value %d", sp.GetType())
+	}
+}
+
+// appArmor checks a profile as the API server does: a type, and a
+// localhost profile name with LOCALHOST only.
+func (l *list) appArmor(p string, ap *syncpodv1.AppArmorProfile) {
+	if ap == nil {
+		return
+	}
+	lp := ap.GetLocalhostProfile()
+	switch ap.GetType() {
+	case syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_LOCALHOST:
+		switch {
+		case strings.TrimSpace(lp) == "":
+			l.Add(p+".localhost_profile", "required with type LOCALHOST")
+		case strings.ContainsAny(lp, "\x00\n"):
+			l.Add(p+".localhost_profile", "must be a profile name")
+		}
+		l.maxLen(p+".localhost_profile", lp, MaxPathLen)
+	case syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_RUNTIME_DEFAULT, syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED:
+		if lp != "" {
+			l.Add(p+".localhost_profile", "only allowed with type LOCALHOST")
+		}
+	case syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNSPECIFIED:
+		l.Add(p+".type", "required")
+	default:
+		l.Add(p+".type", "unknown value %d", ap.GetType())
+	}
+}
+
+// seLinux bounds the parts of an SELinux label; their syntax is the
+// policy's business.
+func (l *list) seLinux(p string, o *syncpodv1.SELinuxOptions) {
+	for _, f := range [...]struct{ name, v string }{{"user", o.GetUser()}, {"role", o.GetRole()}, {"type", o.GetType()}, {"level", o.GetLevel()}} {
+		l.maxLen(p+"."+f.name, f.v, MaxNameLen)
+		if strings.ContainsAny(f.v, "\x00\n") {
+			l.Add(p+"."+f.name, "must not contain NUL or newline")
+		}
 	}
 }
 

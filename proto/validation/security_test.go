@@ -61,8 +61,10 @@ func TestSecurityAndCommonSpecInvalid(t *testing.T) {
 	p.Spec.ShareProcessNamespace = bptr(true)
 	p.Spec.SecurityContext = &syncpodv1.PodSecurityContext{
 		RunAsUser: i64(-1), SupplementalGroups: []int64{1 << 32},
-		SeccompProfile: &syncpodv1.SeccompProfile{Type: syncpodv1.SeccompProfileType_SECCOMP_PROFILE_TYPE_LOCALHOST},
-		Sysctls:        []*syncpodv1.Sysctl{{Name: "net.core.somaxconn", Value: "1"}, {Name: "Not A Sysctl"}},
+		SeccompProfile:  &syncpodv1.SeccompProfile{Type: syncpodv1.SeccompProfileType_SECCOMP_PROFILE_TYPE_LOCALHOST},
+		Sysctls:         []*syncpodv1.Sysctl{{Name: "net.core.somaxconn", Value: "1"}, {Name: "Not A Sysctl"}},
+		AppArmorProfile: &syncpodv1.AppArmorProfile{Type: syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_LOCALHOST},
+		SeLinuxOptions:  &syncpodv1.SELinuxOptions{Level: "s0\nx"},
 	}
 	p.Spec.ActiveDeadlineSeconds = i64(0)
 	p.Spec.HostAliases = []*syncpodv1.HostAlias{{Ip: "not-ip"}}
@@ -71,8 +73,9 @@ func TestSecurityAndCommonSpecInvalid(t *testing.T) {
 	c := p.Spec.Containers[0]
 	c.SecurityContext = &syncpodv1.SecurityContext{
 		Privileged: bptr(true), AllowPrivilegeEscalation: bptr(false), RunAsGroup: i64(-5),
-		Capabilities:   &syncpodv1.Capabilities{Add: []string{"NET ADMIN"}},
-		SeccompProfile: &syncpodv1.SeccompProfile{LocalhostProfile: "x"},
+		Capabilities:    &syncpodv1.Capabilities{Add: []string{"NET ADMIN"}},
+		SeccompProfile:  &syncpodv1.SeccompProfile{LocalhostProfile: "x"},
+		AppArmorProfile: &syncpodv1.AppArmorProfile{Type: syncpodv1.AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED, LocalhostProfile: "x"},
 	}
 	c.Lifecycle = &syncpodv1.Lifecycle{
 		PostStart: &syncpodv1.LifecycleHandler{},
@@ -91,6 +94,7 @@ func TestSecurityAndCommonSpecInvalid(t *testing.T) {
 		"spec.containers[0].lifecycle.pre_stop.http_get.port",
 		"spec.containers[0].lifecycle.pre_stop.http_get.scheme",
 		"spec.containers[0].security_context.allow_privilege_escalation",
+		"spec.containers[0].security_context.app_armor_profile.localhost_profile",
 		"spec.containers[0].security_context.capabilities.add[0]",
 		"spec.containers[0].security_context.run_as_group",
 		"spec.containers[0].security_context.seccomp_profile.type",
@@ -100,7 +104,9 @@ func TestSecurityAndCommonSpecInvalid(t *testing.T) {
 		"spec.host_aliases[0].hostnames",
 		"spec.host_aliases[0].ip",
 		"spec.runtime_class_name",
+		"spec.security_context.app_armor_profile.localhost_profile",
 		"spec.security_context.run_as_user",
+		"spec.security_context.se_linux_options.level",
 		"spec.security_context.seccomp_profile.localhost_profile",
 		"spec.security_context.supplemental_groups[0]",
 		"spec.security_context.sysctls[0].name",

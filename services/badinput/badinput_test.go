@@ -255,6 +255,8 @@ func jsonCases() []jsonCase {
 		{"ExecutorService/ContainerLogs", "negative tail", `{"podUid":"` + uid + `","container":"app","tailLines":"-1"}`, "tail_lines"},
 		{"UpdatePodVolumes", "issue 13: no pod", `{}`, "pod"},
 		{"RemovePodVolumes", "issue 13: a path for a uid", `{"podUid":"../../etc"}`, "pod_uid"},
+		{"GetEmptyDirUsage", "issue 13: a path for a volume name", `{"podUid":"` + uid + `","volumeNames":["../x"]}`, "volume_names[0]"},
+		{"GetEmptyDirUsage", "issue 13: no volume names", `{"podUid":"` + uid + `"}`, "volume_names"},
 		// PLEG.
 		{"Watch", "empty uid", `{"podUids":["a",""]}`, "pod_uids[1]"},
 		{"Watch", "duplicate uid", `{"podUids":["a","a"]}`, "pod_uids[1]"},

@@ -113,8 +113,8 @@ func TestApplyGetDeleteConfigMapsAndSecrets(t *testing.T) {
 		t.Errorf("get after delete: %q %q", out, errOut)
 	}
 	// A bad ConfigMap document is refused with its path, nothing applied.
-	code, _, errOut = run("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {k: v}\nbogus: 1\n", "apply", "-f", "-")
-	if code != 2 || !strings.Contains(errOut, "bogus: not supported") {
+	code, _, errOut = run("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {k: v}\nbinaryDat: {}\n", "apply", "-f", "-")
+	if code != 2 || !strings.Contains(errOut, "binaryDat: unknown field; did you mean `binaryData`?") {
 		t.Errorf("bad configmap: exit %d %s", code, errOut)
 	}
 }

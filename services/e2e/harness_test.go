@@ -178,6 +178,7 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		"--manifest-interval=200ms",
 		"--resync-period="+o.resyncPeriod.String(),
 		"--housekeeping-period="+o.resyncPeriod.String(),
+		"--eviction-check-period="+o.resyncPeriod.String(),
 	)
 	n.startPlanner()
 

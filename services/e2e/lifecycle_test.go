@@ -616,3 +616,102 @@ func TestStaticManifestRemovedWhilePlannerDown(t *testing.T) {
 		return err != nil && len(sbs) == 0 && len(cs) == 0, fmt.Sprintf("get: %v; %d sandboxes, %d containers", err, len(sbs), len(cs))
 	})
 }
+
+// R-9.6 and DESIGN (pods are mutable): a container removed from the spec
+// by an update is stopped, after its preStop hook has run (the hook writes
+// a file), and the other container and the sandbox are kept.
+func TestRemovedContainerRunsItsPreStopHookOnCrisim(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOptions{})
+	mark := filepath.Join(t.TempDir(), "prestop-ran")
+	gone := sleeper("gone")
+	gone.Lifecycle = &syncpodv1.Lifecycle{PreStop: &syncpodv1.LifecycleHandler{
+		Action: &syncpodv1.LifecycleHandler_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"sh", "-c", "echo bye > " + mark}}}}}
+	p := pod("shrink", sleeper("keep"), gone)
+	stored := n.apply(p)
+	before := n.waitRunning("shrink", converge)
+	keepID, goneID := cstatus(before, "keep").GetContainerId(), cstatus(before, "gone").GetContainerId()
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("the preStop hook ran before the container was removed")
+	}
+
+	p.Spec.Containers = p.Spec.Containers[:1]
+	if _, err := n.pods.ApplyPod(rpcCtx(t), &plannerv1.ApplyPodRequest{Pod: p}); err != nil {
+		t.Fatalf("ApplyPod (container removed): %v", err)
+	}
+	eventually(t, converge, "the removed container stopped", func() (bool, string) {
+		_, cs := n.runtimeOf(stored.GetUid())
+		for _, c := range cs {
+			if c.GetId() == goneID {
+				return c.GetState().String() == "CONTAINER_EXITED", c.GetState().String()
+			}
+		}
+		return true, "gone from the runtime"
+	})
+	if b, err := os.ReadFile(mark); err != nil || strings.TrimSpace(string(b)) != "bye" {
+		t.Errorf("preStop hook output %q, %v; want bye", b, err)
+	}
+	after := n.waitRecord("shrink", converge, "Killing event for the removed container", func(r *plannerv1.PodRecord) bool {
+		return findEvent(r, "Killing", "gone") != nil
+	})
+	if got := cstatus(after, "keep"); got.GetContainerId() != keepID || got.GetRestartCount() != 0 {
+		t.Errorf("the kept container was touched: id %s -> %s, restarts %d", keepID, got.GetContainerId(), got.GetRestartCount())
+	}
+	if sbs, _ := n.runtimeOf(stored.GetUid()); n.readySandboxes(stored.GetUid()) != 1 {
+		t.Errorf("sandboxes after removing a container: %v, want the one READY sandbox", sbs)
+	}
+}
+
+// The kubelet's $(VAR) expansion reaches the process: args see the final
+// environment, an env value sees the variables before it, $$ escapes.
+func TestDollarVarExpansionOnCrisim(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOptions{})
+	c := container("echo", "sh", "-c", `echo "$1|$2|$URL"; sleep 3600`, "sh", "$(GREETING)", "$$(GREETING)")
+	c.Env = []*syncpodv1.EnvVar{{Name: "GREETING", Value: "hi"}, {Name: "URL", Value: "http://$(GREETING):$(PORT)"}, {Name: "PORT", Value: "80"}}
+	n.apply(pod("expand", c))
+	n.waitRunning("expand", converge)
+	eventually(t, converge, "the expanded line in the log", func() (bool, string) {
+		_, out, _ := n.ctl("logs", "expand", "-c", "echo")
+		return strings.Contains(out, "hi|$(GREETING)|http://hi:$(PORT)"), out
+	})
+}
+
+// R-2.2, R-2.5 for a mutable pod: an update of a pod-level setting the
+// sandbox was created with (host aliases) replaces the sandbox, with a
+// SandboxChanged event, and restarts the containers in the new one.
+func TestPodLevelChangeReplacesTheSandboxOnCrisim(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOptions{})
+	p := pod("resandbox", sleeper("app"))
+	stored := n.apply(p)
+	before := n.waitRunning("resandbox", converge)
+	oldSandboxes, _ := n.runtimeOf(stored.GetUid())
+	if len(oldSandboxes) != 1 {
+		t.Fatalf("sandboxes before the update: %v", oldSandboxes)
+	}
+	oldID := oldSandboxes[0].GetId()
+
+	p.Spec.HostAliases = []*syncpodv1.HostAlias{{Ip: "127.0.0.2", Hostnames: []string{"db.local"}}}
+	if _, err := n.pods.ApplyPod(rpcCtx(t), &plannerv1.ApplyPodRequest{Pod: p}); err != nil {
+		t.Fatalf("ApplyPod (host aliases): %v", err)
+	}
+	after := n.waitRecord("resandbox", converge, "app restarted in a new sandbox", func(r *plannerv1.PodRecord) bool {
+		cs := cstatus(r, "app")
+		return cs.GetContainerId() != "" && cs.GetContainerId() != cstatus(before, "app").GetContainerId() && allReady(r) &&
+			findEvent(r, "SandboxChanged", "") != nil
+	})
+	if got := cstatus(after, "app").GetRestartCount(); got != 1 {
+		t.Errorf("restart count %d, want 1", got)
+	}
+	eventually(t, converge, "one ready sandbox, not the old one", func() (bool, string) {
+		sbs, _ := n.runtimeOf(stored.GetUid())
+		var ready []string
+		for _, sb := range sbs {
+			if sb.GetState().String() == "SANDBOX_READY" {
+				ready = append(ready, sb.GetId())
+			}
+		}
+		return len(ready) == 1 && ready[0] != oldID, fmt.Sprint(ready)
+	})
+}

@@ -54,3 +54,36 @@ func TestMissingConfigWaitsThenStartsOnCrisim(t *testing.T) {
 		return strings.Contains(out, "conf=ready pw=opensesame pod=waits ns=default"), out
 	})
 }
+
+// The kubelet's eviction manager for local storage, on crisim: a container
+// writing past its disk emptyDir's sizeLimit gets the pod evicted (phase
+// Failed, reason Evicted, the message naming the volume, a Warning event)
+// and stopped.
+func TestEmptyDirOverItsSizeLimitEvictsThePodOnCrisim(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOptions{})
+	c := container("filler", "sh", "-c", "head -c 3000000 /dev/zero > /cache/fill; sleep 3600")
+	c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "cache", MountPath: "/cache"}}
+	p := pod("evictme", c)
+	p.Spec.Volumes = []*syncpodv1.Volume{{Name: "cache", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{SizeLimit: "1Mi"}}}}
+	stored := n.apply(p)
+	rec := n.waitRecord("evictme", converge, "Failed with reason Evicted", func(r *plannerv1.PodRecord) bool {
+		return r.GetStatus().GetPhase() == syncpodv1.PodPhase_POD_PHASE_FAILED && r.GetStatus().GetReason() == "Evicted"
+	})
+	want := `Usage of EmptyDir volume "cache" exceeds the limit "1Mi". `
+	if got := rec.GetStatus().GetMessage(); got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	if ev := findEvent(rec, "Evicted", ""); ev == nil || ev.GetType() != syncpodv1.EventType_EVENT_TYPE_WARNING {
+		t.Errorf("Evicted event %v: %s", ev, summary(rec))
+	}
+	eventually(t, converge, "the filler stopped", func() (bool, string) {
+		_, cs := n.runtimeOf(stored.GetUid())
+		for _, c := range cs {
+			if c.GetState().String() == "CONTAINER_RUNNING" {
+				return false, c.GetState().String()
+			}
+		}
+		return true, ""
+	})
+}

@@ -37,17 +37,23 @@ const (
 	SandboxReason_SANDBOX_REASON_NETWORK_CHANGED SandboxReason = 4
 	// SANDBOX_REASON_NO_IP: a pod-network sandbox has no IP (R-2.2.4).
 	SandboxReason_SANDBOX_REASON_NO_IP SandboxReason = 5
+	// SANDBOX_REASON_CONFIG_CHANGED: a pod-level setting the sandbox was
+	// created with changed (security context, host PID/IPC namespaces, DNS,
+	// host aliases, runtime class, ...): the kubelet's podSandboxChanged for
+	// a mutable pod.
+	SandboxReason_SANDBOX_REASON_CONFIG_CHANGED SandboxReason = 260
 )
 
 // Enum value maps for SandboxReason.
 var (
 	SandboxReason_name = map[int32]string{
-		0: "SANDBOX_REASON_UNSPECIFIED",
-		1: "SANDBOX_REASON_NO_SANDBOX",
-		2: "SANDBOX_REASON_MULTIPLE_READY",
-		3: "SANDBOX_REASON_NOT_READY",
-		4: "SANDBOX_REASON_NETWORK_CHANGED",
-		5: "SANDBOX_REASON_NO_IP",
+		0:   "SANDBOX_REASON_UNSPECIFIED",
+		1:   "SANDBOX_REASON_NO_SANDBOX",
+		2:   "SANDBOX_REASON_MULTIPLE_READY",
+		3:   "SANDBOX_REASON_NOT_READY",
+		4:   "SANDBOX_REASON_NETWORK_CHANGED",
+		5:   "SANDBOX_REASON_NO_IP",
+		260: "SANDBOX_REASON_CONFIG_CHANGED",
 	}
 	SandboxReason_value = map[string]int32{
 		"SANDBOX_REASON_UNSPECIFIED":     0,
@@ -56,6 +62,7 @@ var (
 		"SANDBOX_REASON_NOT_READY":       3,
 		"SANDBOX_REASON_NETWORK_CHANGED": 4,
 		"SANDBOX_REASON_NO_IP":           5,
+		"SANDBOX_REASON_CONFIG_CHANGED":  260,
 	}
 )
 
@@ -242,23 +249,29 @@ const (
 	KillReason_KILL_REASON_STARTUP_PROBE KillReason = 3
 	// KILL_REASON_UNKNOWN_STATE: its state is unknown and it is restarted.
 	KillReason_KILL_REASON_UNKNOWN_STATE KillReason = 4
+	// KILL_REASON_REMOVED_FROM_SPEC: no container of that name is in the pod
+	// spec any more (pods are mutable); it is stopped, its preStop hook run
+	// first, and not restarted.
+	KillReason_KILL_REASON_REMOVED_FROM_SPEC KillReason = 260
 )
 
 // Enum value maps for KillReason.
 var (
 	KillReason_name = map[int32]string{
-		0: "KILL_REASON_UNSPECIFIED",
-		1: "KILL_REASON_SPEC_CHANGED",
-		2: "KILL_REASON_LIVENESS_PROBE",
-		3: "KILL_REASON_STARTUP_PROBE",
-		4: "KILL_REASON_UNKNOWN_STATE",
+		0:   "KILL_REASON_UNSPECIFIED",
+		1:   "KILL_REASON_SPEC_CHANGED",
+		2:   "KILL_REASON_LIVENESS_PROBE",
+		3:   "KILL_REASON_STARTUP_PROBE",
+		4:   "KILL_REASON_UNKNOWN_STATE",
+		260: "KILL_REASON_REMOVED_FROM_SPEC",
 	}
 	KillReason_value = map[string]int32{
-		"KILL_REASON_UNSPECIFIED":    0,
-		"KILL_REASON_SPEC_CHANGED":   1,
-		"KILL_REASON_LIVENESS_PROBE": 2,
-		"KILL_REASON_STARTUP_PROBE":  3,
-		"KILL_REASON_UNKNOWN_STATE":  4,
+		"KILL_REASON_UNSPECIFIED":       0,
+		"KILL_REASON_SPEC_CHANGED":      1,
+		"KILL_REASON_LIVENESS_PROBE":    2,
+		"KILL_REASON_STARTUP_PROBE":     3,
+		"KILL_REASON_UNKNOWN_STATE":     4,
+		"KILL_REASON_REMOVED_FROM_SPEC": 260,
 	}
 )
 
@@ -317,9 +330,14 @@ type PodActions struct {
 	// kill_pod_reason says why the pod is killed; unspecified when not.
 	KillPodReason KillPodReason `protobuf:"varint,9,opt,name=kill_pod_reason,json=killPodReason,proto3,enum=syncpod.v1.KillPodReason" json:"kill_pod_reason,omitempty"`
 	// message explains the decision about the pod as a whole, for humans.
-	Message       string `protobuf:"bytes,10,opt,name=message,proto3" json:"message,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Message string `protobuf:"bytes,10,opt,name=message,proto3" json:"message,omitempty"`
+	// sandbox_config_hash, with create_sandbox, is the hash of the pod-level
+	// settings the new sandbox is created with (the planner's SandboxHash);
+	// the executor records it on the sandbox, and a later plan re-creates the
+	// sandbox when the pod's hash no longer matches (SANDBOX_REASON_CONFIG_CHANGED).
+	SandboxConfigHash string `protobuf:"bytes,260,opt,name=sandbox_config_hash,json=sandboxConfigHash,proto3" json:"sandbox_config_hash,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *PodActions) Reset() {
@@ -418,6 +436,13 @@ func (x *PodActions) GetKillPodReason() KillPodReason {
 func (x *PodActions) GetMessage() string {
 	if x != nil {
 		return x.Message
+	}
+	return ""
+}
+
+func (x *PodActions) GetSandboxConfigHash() string {
+	if x != nil {
+		return x.SandboxConfigHash
 	}
 	return ""
 }
@@ -576,7 +601,7 @@ var File_syncpod_v1_actions_proto protoreflect.FileDescriptor
 const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\n" +
 	"\x18syncpod/v1/actions.proto\x12\n" +
-	"syncpod.v1\"\x90\x04\n" +
+	"syncpod.v1\"\xc1\x04\n" +
 	"\n" +
 	"PodActions\x12\x19\n" +
 	"\bkill_pod\x18\x01 \x01(\bR\akillPod\x12%\n" +
@@ -590,7 +615,8 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x0esandbox_reason\x18\b \x01(\x0e2\x19.syncpod.v1.SandboxReasonR\rsandboxReason\x12A\n" +
 	"\x0fkill_pod_reason\x18\t \x01(\x0e2\x19.syncpod.v1.KillPodReasonR\rkillPodReason\x12\x18\n" +
 	"\amessage\x18\n" +
-	" \x01(\tR\amessage\"\x8c\x01\n" +
+	" \x01(\tR\amessage\x12/\n" +
+	"\x13sandbox_config_hash\x18\x84\x02 \x01(\tR\x11sandboxConfigHash\"\x8c\x01\n" +
 	"\x0eContainerStart\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tspec_hash\x18\x02 \x01(\tR\bspecHash\x12/\n" +
@@ -600,14 +626,15 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12.\n" +
 	"\x06reason\x18\x03 \x01(\x0e2\x16.syncpod.v1.KillReasonR\x06reason\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage*\xcd\x01\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage*\xf1\x01\n" +
 	"\rSandboxReason\x12\x1e\n" +
 	"\x1aSANDBOX_REASON_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19SANDBOX_REASON_NO_SANDBOX\x10\x01\x12!\n" +
 	"\x1dSANDBOX_REASON_MULTIPLE_READY\x10\x02\x12\x1c\n" +
 	"\x18SANDBOX_REASON_NOT_READY\x10\x03\x12\"\n" +
 	"\x1eSANDBOX_REASON_NETWORK_CHANGED\x10\x04\x12\x18\n" +
-	"\x14SANDBOX_REASON_NO_IP\x10\x05*\x9a\x01\n" +
+	"\x14SANDBOX_REASON_NO_IP\x10\x05\x12\"\n" +
+	"\x1dSANDBOX_REASON_CONFIG_CHANGED\x10\x84\x02*\x9a\x01\n" +
 	"\rKillPodReason\x12\x1f\n" +
 	"\x1bKILL_POD_REASON_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fKILL_POD_REASON_SANDBOX_CHANGED\x10\x01\x12\x1f\n" +
@@ -623,14 +650,15 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x19START_REASON_SPEC_CHANGED\x10\x06\x12\x1f\n" +
 	"\x1bSTART_REASON_LIVENESS_PROBE\x10\a\x12\x1e\n" +
 	"\x1aSTART_REASON_STARTUP_PROBE\x10\b\x12\x1a\n" +
-	"\x16START_REASON_NEXT_INIT\x10\t*\xa5\x01\n" +
+	"\x16START_REASON_NEXT_INIT\x10\t*\xc9\x01\n" +
 	"\n" +
 	"KillReason\x12\x1b\n" +
 	"\x17KILL_REASON_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18KILL_REASON_SPEC_CHANGED\x10\x01\x12\x1e\n" +
 	"\x1aKILL_REASON_LIVENESS_PROBE\x10\x02\x12\x1d\n" +
 	"\x19KILL_REASON_STARTUP_PROBE\x10\x03\x12\x1d\n" +
-	"\x19KILL_REASON_UNKNOWN_STATE\x10\x04B7Z5github.com/syncpod/syncpod/proto/syncpod/v1;syncpodv1b\x06proto3"
+	"\x19KILL_REASON_UNKNOWN_STATE\x10\x04\x12\"\n" +
+	"\x1dKILL_REASON_REMOVED_FROM_SPEC\x10\x84\x02B7Z5github.com/syncpod/syncpod/proto/syncpod/v1;syncpodv1b\x06proto3"
 
 var (
 	file_syncpod_v1_actions_proto_rawDescOnce sync.Once

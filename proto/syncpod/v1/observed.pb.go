@@ -303,7 +303,11 @@ type ObservedSandbox struct {
 	Ip string `protobuf:"bytes,5,opt,name=ip,proto3" json:"ip,omitempty"`
 	// host_network is true when the sandbox runs in the node's network
 	// namespace (CRI NamespaceMode NODE).
-	HostNetwork   bool `protobuf:"varint,6,opt,name=host_network,json=hostNetwork,proto3" json:"host_network,omitempty"`
+	HostNetwork bool `protobuf:"varint,6,opt,name=host_network,json=hostNetwork,proto3" json:"host_network,omitempty"`
+	// config_hash is the sandbox_config_hash it was created with (from its
+	// label); empty for a sandbox created before syncpod recorded one, which
+	// is then never re-created for a config change.
+	ConfigHash    string `protobuf:"bytes,260,opt,name=config_hash,json=configHash,proto3" json:"config_hash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -378,6 +382,13 @@ func (x *ObservedSandbox) GetHostNetwork() bool {
 		return x.HostNetwork
 	}
 	return false
+}
+
+func (x *ObservedSandbox) GetConfigHash() string {
+	if x != nil {
+		return x.ConfigHash
+	}
+	return ""
 }
 
 // ObservedContainer is one CRI container instance of a pod.
@@ -636,7 +647,7 @@ const file_syncpod_v1_observed_proto_rawDesc = "" +
 	"containers\x18\x05 \x03(\v2\x1d.syncpod.v1.ObservedContainerR\n" +
 	"containers\x12;\n" +
 	"\vobserved_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"observedAt\"\xd9\x01\n" +
+	"observedAt\"\xfb\x01\n" +
 	"\x0fObservedSandbox\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12.\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x18.syncpod.v1.SandboxStateR\x05state\x12\x18\n" +
@@ -644,7 +655,9 @@ const file_syncpod_v1_observed_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x0e\n" +
 	"\x02ip\x18\x05 \x01(\tR\x02ip\x12!\n" +
-	"\fhost_network\x18\x06 \x01(\bR\vhostNetwork\"\xe2\x03\n" +
+	"\fhost_network\x18\x06 \x01(\bR\vhostNetwork\x12 \n" +
+	"\vconfig_hash\x18\x84\x02 \x01(\tR\n" +
+	"configHash\"\xe2\x03\n" +
 	"\x11ObservedContainer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x120\n" +

@@ -79,6 +79,63 @@ func (RestartPolicy) EnumDescriptor() ([]byte, []int) {
 	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{0}
 }
 
+// AppArmorProfileType is the kind of AppArmor profile.
+type AppArmorProfileType int32
+
+const (
+	// APP_ARMOR_PROFILE_TYPE_UNSPECIFIED is invalid inside a set profile.
+	AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNSPECIFIED AppArmorProfileType = 0
+	// APP_ARMOR_PROFILE_TYPE_RUNTIME_DEFAULT is the runtime's default profile.
+	AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_RUNTIME_DEFAULT AppArmorProfileType = 1
+	// APP_ARMOR_PROFILE_TYPE_UNCONFINED applies no AppArmor profile.
+	AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNCONFINED AppArmorProfileType = 2
+	// APP_ARMOR_PROFILE_TYPE_LOCALHOST is a profile loaded on the node.
+	AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_LOCALHOST AppArmorProfileType = 3
+)
+
+// Enum value maps for AppArmorProfileType.
+var (
+	AppArmorProfileType_name = map[int32]string{
+		0: "APP_ARMOR_PROFILE_TYPE_UNSPECIFIED",
+		1: "APP_ARMOR_PROFILE_TYPE_RUNTIME_DEFAULT",
+		2: "APP_ARMOR_PROFILE_TYPE_UNCONFINED",
+		3: "APP_ARMOR_PROFILE_TYPE_LOCALHOST",
+	}
+	AppArmorProfileType_value = map[string]int32{
+		"APP_ARMOR_PROFILE_TYPE_UNSPECIFIED":     0,
+		"APP_ARMOR_PROFILE_TYPE_RUNTIME_DEFAULT": 1,
+		"APP_ARMOR_PROFILE_TYPE_UNCONFINED":      2,
+		"APP_ARMOR_PROFILE_TYPE_LOCALHOST":       3,
+	}
+)
+
+func (x AppArmorProfileType) Enum() *AppArmorProfileType {
+	p := new(AppArmorProfileType)
+	*p = x
+	return p
+}
+
+func (x AppArmorProfileType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AppArmorProfileType) Descriptor() protoreflect.EnumDescriptor {
+	return file_syncpod_v1_pod_proto_enumTypes[1].Descriptor()
+}
+
+func (AppArmorProfileType) Type() protoreflect.EnumType {
+	return &file_syncpod_v1_pod_proto_enumTypes[1]
+}
+
+func (x AppArmorProfileType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AppArmorProfileType.Descriptor instead.
+func (AppArmorProfileType) EnumDescriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{1}
+}
+
 // SeccompProfileType is the kind of seccomp profile.
 type SeccompProfileType int32
 
@@ -120,11 +177,11 @@ func (x SeccompProfileType) String() string {
 }
 
 func (SeccompProfileType) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[1].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[2].Descriptor()
 }
 
 func (SeccompProfileType) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[1]
+	return &file_syncpod_v1_pod_proto_enumTypes[2]
 }
 
 func (x SeccompProfileType) Number() protoreflect.EnumNumber {
@@ -133,7 +190,7 @@ func (x SeccompProfileType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SeccompProfileType.Descriptor instead.
 func (SeccompProfileType) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{1}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{2}
 }
 
 // DNSPolicy is a pod's DNS policy.
@@ -183,11 +240,11 @@ func (x DNSPolicy) String() string {
 }
 
 func (DNSPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[2].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[3].Descriptor()
 }
 
 func (DNSPolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[2]
+	return &file_syncpod_v1_pod_proto_enumTypes[3]
 }
 
 func (x DNSPolicy) Number() protoreflect.EnumNumber {
@@ -196,7 +253,7 @@ func (x DNSPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DNSPolicy.Descriptor instead.
 func (DNSPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{3}
 }
 
 // TerminationMessagePolicy decides a terminated container's message.
@@ -237,11 +294,11 @@ func (x TerminationMessagePolicy) String() string {
 }
 
 func (TerminationMessagePolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[3].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[4].Descriptor()
 }
 
 func (TerminationMessagePolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[3]
+	return &file_syncpod_v1_pod_proto_enumTypes[4]
 }
 
 func (x TerminationMessagePolicy) Number() protoreflect.EnumNumber {
@@ -250,7 +307,7 @@ func (x TerminationMessagePolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TerminationMessagePolicy.Descriptor instead.
 func (TerminationMessagePolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
 }
 
 // ImagePullPolicy decides when an image is pulled before a container starts.
@@ -295,11 +352,11 @@ func (x ImagePullPolicy) String() string {
 }
 
 func (ImagePullPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[4].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[5].Descriptor()
 }
 
 func (ImagePullPolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[4]
+	return &file_syncpod_v1_pod_proto_enumTypes[5]
 }
 
 func (x ImagePullPolicy) Number() protoreflect.EnumNumber {
@@ -308,7 +365,7 @@ func (x ImagePullPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ImagePullPolicy.Descriptor instead.
 func (ImagePullPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
 }
 
 // ContainerRestartPolicy is a container's own restart policy.
@@ -353,11 +410,11 @@ func (x ContainerRestartPolicy) String() string {
 }
 
 func (ContainerRestartPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[5].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[6].Descriptor()
 }
 
 func (ContainerRestartPolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[5]
+	return &file_syncpod_v1_pod_proto_enumTypes[6]
 }
 
 func (x ContainerRestartPolicy) Number() protoreflect.EnumNumber {
@@ -366,7 +423,7 @@ func (x ContainerRestartPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerRestartPolicy.Descriptor instead.
 func (ContainerRestartPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
 }
 
 // ContainerRestartRuleAction is what a matching restart rule does.
@@ -402,11 +459,11 @@ func (x ContainerRestartRuleAction) String() string {
 }
 
 func (ContainerRestartRuleAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[6].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[7].Descriptor()
 }
 
 func (ContainerRestartRuleAction) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[6]
+	return &file_syncpod_v1_pod_proto_enumTypes[7]
 }
 
 func (x ContainerRestartRuleAction) Number() protoreflect.EnumNumber {
@@ -415,7 +472,7 @@ func (x ContainerRestartRuleAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerRestartRuleAction.Descriptor instead.
 func (ContainerRestartRuleAction) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
 }
 
 // ExitCodeOperator is how ContainerRestartRuleOnExitCodes.values match.
@@ -455,11 +512,11 @@ func (x ExitCodeOperator) String() string {
 }
 
 func (ExitCodeOperator) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[7].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[8].Descriptor()
 }
 
 func (ExitCodeOperator) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[7]
+	return &file_syncpod_v1_pod_proto_enumTypes[8]
 }
 
 func (x ExitCodeOperator) Number() protoreflect.EnumNumber {
@@ -468,7 +525,7 @@ func (x ExitCodeOperator) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ExitCodeOperator.Descriptor instead.
 func (ExitCodeOperator) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
 }
 
 // Protocol is a port's transport protocol.
@@ -512,11 +569,11 @@ func (x Protocol) String() string {
 }
 
 func (Protocol) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[8].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[9].Descriptor()
 }
 
 func (Protocol) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[8]
+	return &file_syncpod_v1_pod_proto_enumTypes[9]
 }
 
 func (x Protocol) Number() protoreflect.EnumNumber {
@@ -525,7 +582,7 @@ func (x Protocol) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Protocol.Descriptor instead.
 func (Protocol) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
 }
 
 // Pod is a desired pod: what a user asks syncpod to keep running on this
@@ -885,9 +942,14 @@ type PodSecurityContext struct {
 	// seccomp_profile applies to containers that set none of their own.
 	SeccompProfile *SeccompProfile `protobuf:"bytes,6,opt,name=seccomp_profile,json=seccompProfile,proto3" json:"seccomp_profile,omitempty"`
 	// sysctls are namespaced kernel parameters set in the pod sandbox.
-	Sysctls       []*Sysctl `protobuf:"bytes,7,rep,name=sysctls,proto3" json:"sysctls,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Sysctls []*Sysctl `protobuf:"bytes,7,rep,name=sysctls,proto3" json:"sysctls,omitempty"`
+	// app_armor_profile applies to containers that set none of their own.
+	AppArmorProfile *AppArmorProfile `protobuf:"bytes,260,opt,name=app_armor_profile,json=appArmorProfile,proto3" json:"app_armor_profile,omitempty"`
+	// se_linux_options label the sandbox and the containers that set none
+	// of their own.
+	SeLinuxOptions *SELinuxOptions `protobuf:"bytes,261,opt,name=se_linux_options,json=seLinuxOptions,proto3" json:"se_linux_options,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PodSecurityContext) Reset() {
@@ -969,6 +1031,20 @@ func (x *PodSecurityContext) GetSysctls() []*Sysctl {
 	return nil
 }
 
+func (x *PodSecurityContext) GetAppArmorProfile() *AppArmorProfile {
+	if x != nil {
+		return x.AppArmorProfile
+	}
+	return nil
+}
+
+func (x *PodSecurityContext) GetSeLinuxOptions() *SELinuxOptions {
+	if x != nil {
+		return x.SeLinuxOptions
+	}
+	return nil
+}
+
 // SecurityContext holds container-level security attributes (Kubernetes
 // SecurityContext); set fields override the pod's.
 type SecurityContext struct {
@@ -989,6 +1065,10 @@ type SecurityContext struct {
 	AllowPrivilegeEscalation *bool `protobuf:"varint,7,opt,name=allow_privilege_escalation,json=allowPrivilegeEscalation,proto3,oneof" json:"allow_privilege_escalation,omitempty"`
 	// seccomp_profile overrides the pod's.
 	SeccompProfile *SeccompProfile `protobuf:"bytes,8,opt,name=seccomp_profile,json=seccompProfile,proto3" json:"seccomp_profile,omitempty"`
+	// app_armor_profile overrides the pod's.
+	AppArmorProfile *AppArmorProfile `protobuf:"bytes,260,opt,name=app_armor_profile,json=appArmorProfile,proto3" json:"app_armor_profile,omitempty"`
+	// se_linux_options override the pod's (as a whole).
+	SeLinuxOptions *SELinuxOptions `protobuf:"bytes,261,opt,name=se_linux_options,json=seLinuxOptions,proto3" json:"se_linux_options,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1079,6 +1159,150 @@ func (x *SecurityContext) GetSeccompProfile() *SeccompProfile {
 	return nil
 }
 
+func (x *SecurityContext) GetAppArmorProfile() *AppArmorProfile {
+	if x != nil {
+		return x.AppArmorProfile
+	}
+	return nil
+}
+
+func (x *SecurityContext) GetSeLinuxOptions() *SELinuxOptions {
+	if x != nil {
+		return x.SeLinuxOptions
+	}
+	return nil
+}
+
+// AppArmorProfile selects an AppArmor profile (Kubernetes
+// AppArmorProfile).
+type AppArmorProfile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// type of the profile. Required.
+	Type AppArmorProfileType `protobuf:"varint,1,opt,name=type,proto3,enum=syncpod.v1.AppArmorProfileType" json:"type,omitempty"`
+	// localhost_profile is the name of a profile loaded on the node;
+	// required for, and only allowed with, LOCALHOST.
+	LocalhostProfile string `protobuf:"bytes,2,opt,name=localhost_profile,json=localhostProfile,proto3" json:"localhost_profile,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *AppArmorProfile) Reset() {
+	*x = AppArmorProfile{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppArmorProfile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppArmorProfile) ProtoMessage() {}
+
+func (x *AppArmorProfile) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppArmorProfile.ProtoReflect.Descriptor instead.
+func (*AppArmorProfile) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AppArmorProfile) GetType() AppArmorProfileType {
+	if x != nil {
+		return x.Type
+	}
+	return AppArmorProfileType_APP_ARMOR_PROFILE_TYPE_UNSPECIFIED
+}
+
+func (x *AppArmorProfile) GetLocalhostProfile() string {
+	if x != nil {
+		return x.LocalhostProfile
+	}
+	return ""
+}
+
+// SELinuxOptions is an SELinux label (Kubernetes SELinuxOptions).
+type SELinuxOptions struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// user of the label.
+	User string `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	// role of the label.
+	Role string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	// type of the label.
+	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	// level of the label.
+	Level         string `protobuf:"bytes,4,opt,name=level,proto3" json:"level,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SELinuxOptions) Reset() {
+	*x = SELinuxOptions{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SELinuxOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SELinuxOptions) ProtoMessage() {}
+
+func (x *SELinuxOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SELinuxOptions.ProtoReflect.Descriptor instead.
+func (*SELinuxOptions) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SELinuxOptions) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *SELinuxOptions) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *SELinuxOptions) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *SELinuxOptions) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
+}
+
 // Capabilities are POSIX capability names, e.g. "NET_ADMIN" (without the
 // CAP_ prefix, as Kubernetes writes them).
 type Capabilities struct {
@@ -1093,7 +1317,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1329,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1342,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Capabilities) GetAdd() []string {
@@ -1149,7 +1373,7 @@ type SeccompProfile struct {
 
 func (x *SeccompProfile) Reset() {
 	*x = SeccompProfile{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1161,7 +1385,7 @@ func (x *SeccompProfile) String() string {
 func (*SeccompProfile) ProtoMessage() {}
 
 func (x *SeccompProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1174,7 +1398,7 @@ func (x *SeccompProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeccompProfile.ProtoReflect.Descriptor instead.
 func (*SeccompProfile) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SeccompProfile) GetType() SeccompProfileType {
@@ -1204,7 +1428,7 @@ type Sysctl struct {
 
 func (x *Sysctl) Reset() {
 	*x = Sysctl{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1440,7 @@ func (x *Sysctl) String() string {
 func (*Sysctl) ProtoMessage() {}
 
 func (x *Sysctl) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1453,7 @@ func (x *Sysctl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sysctl.ProtoReflect.Descriptor instead.
 func (*Sysctl) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Sysctl) GetName() string {
@@ -1259,7 +1483,7 @@ type HostAlias struct {
 
 func (x *HostAlias) Reset() {
 	*x = HostAlias{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1271,7 +1495,7 @@ func (x *HostAlias) String() string {
 func (*HostAlias) ProtoMessage() {}
 
 func (x *HostAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1284,7 +1508,7 @@ func (x *HostAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAlias.ProtoReflect.Descriptor instead.
 func (*HostAlias) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *HostAlias) GetIp() string {
@@ -1316,7 +1540,7 @@ type PodDNSConfig struct {
 
 func (x *PodDNSConfig) Reset() {
 	*x = PodDNSConfig{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1328,7 +1552,7 @@ func (x *PodDNSConfig) String() string {
 func (*PodDNSConfig) ProtoMessage() {}
 
 func (x *PodDNSConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1341,7 +1565,7 @@ func (x *PodDNSConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodDNSConfig.ProtoReflect.Descriptor instead.
 func (*PodDNSConfig) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PodDNSConfig) GetNameservers() []string {
@@ -1378,7 +1602,7 @@ type PodDNSConfigOption struct {
 
 func (x *PodDNSConfigOption) Reset() {
 	*x = PodDNSConfigOption{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1614,7 @@ func (x *PodDNSConfigOption) String() string {
 func (*PodDNSConfigOption) ProtoMessage() {}
 
 func (x *PodDNSConfigOption) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1627,7 @@ func (x *PodDNSConfigOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodDNSConfigOption.ProtoReflect.Descriptor instead.
 func (*PodDNSConfigOption) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PodDNSConfigOption) GetName() string {
@@ -1493,7 +1717,7 @@ type Container struct {
 
 func (x *Container) Reset() {
 	*x = Container{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1505,7 +1729,7 @@ func (x *Container) String() string {
 func (*Container) ProtoMessage() {}
 
 func (x *Container) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1518,7 +1742,7 @@ func (x *Container) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Container.ProtoReflect.Descriptor instead.
 func (*Container) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Container) GetName() string {
@@ -1696,7 +1920,7 @@ type Lifecycle struct {
 
 func (x *Lifecycle) Reset() {
 	*x = Lifecycle{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +1932,7 @@ func (x *Lifecycle) String() string {
 func (*Lifecycle) ProtoMessage() {}
 
 func (x *Lifecycle) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +1945,7 @@ func (x *Lifecycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lifecycle.ProtoReflect.Descriptor instead.
 func (*Lifecycle) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Lifecycle) GetPostStart() *LifecycleHandler {
@@ -1756,7 +1980,7 @@ type LifecycleHandler struct {
 
 func (x *LifecycleHandler) Reset() {
 	*x = LifecycleHandler{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1768,7 +1992,7 @@ func (x *LifecycleHandler) String() string {
 func (*LifecycleHandler) ProtoMessage() {}
 
 func (x *LifecycleHandler) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1781,7 +2005,7 @@ func (x *LifecycleHandler) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleHandler.ProtoReflect.Descriptor instead.
 func (*LifecycleHandler) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LifecycleHandler) GetAction() isLifecycleHandler_Action {
@@ -1871,7 +2095,7 @@ type SleepAction struct {
 
 func (x *SleepAction) Reset() {
 	*x = SleepAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1883,7 +2107,7 @@ func (x *SleepAction) String() string {
 func (*SleepAction) ProtoMessage() {}
 
 func (x *SleepAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1896,7 +2120,7 @@ func (x *SleepAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SleepAction.ProtoReflect.Descriptor instead.
 func (*SleepAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SleepAction) GetSeconds() int64 {
@@ -1923,7 +2147,7 @@ type EnvVar struct {
 
 func (x *EnvVar) Reset() {
 	*x = EnvVar{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1935,7 +2159,7 @@ func (x *EnvVar) String() string {
 func (*EnvVar) ProtoMessage() {}
 
 func (x *EnvVar) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1948,7 +2172,7 @@ func (x *EnvVar) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvVar.ProtoReflect.Descriptor instead.
 func (*EnvVar) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{14}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *EnvVar) GetName() string {
@@ -1985,7 +2209,7 @@ type ContainerRestartRule struct {
 
 func (x *ContainerRestartRule) Reset() {
 	*x = ContainerRestartRule{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1997,7 +2221,7 @@ func (x *ContainerRestartRule) String() string {
 func (*ContainerRestartRule) ProtoMessage() {}
 
 func (x *ContainerRestartRule) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2010,7 +2234,7 @@ func (x *ContainerRestartRule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRestartRule.ProtoReflect.Descriptor instead.
 func (*ContainerRestartRule) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{15}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ContainerRestartRule) GetAction() ContainerRestartRuleAction {
@@ -2040,7 +2264,7 @@ type ContainerRestartRuleOnExitCodes struct {
 
 func (x *ContainerRestartRuleOnExitCodes) Reset() {
 	*x = ContainerRestartRuleOnExitCodes{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2052,7 +2276,7 @@ func (x *ContainerRestartRuleOnExitCodes) String() string {
 func (*ContainerRestartRuleOnExitCodes) ProtoMessage() {}
 
 func (x *ContainerRestartRuleOnExitCodes) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2065,7 +2289,7 @@ func (x *ContainerRestartRuleOnExitCodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRestartRuleOnExitCodes.ProtoReflect.Descriptor instead.
 func (*ContainerRestartRuleOnExitCodes) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{16}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ContainerRestartRuleOnExitCodes) GetOperator() ExitCodeOperator {
@@ -2103,7 +2327,7 @@ type ContainerPort struct {
 
 func (x *ContainerPort) Reset() {
 	*x = ContainerPort{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2115,7 +2339,7 @@ func (x *ContainerPort) String() string {
 func (*ContainerPort) ProtoMessage() {}
 
 func (x *ContainerPort) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2128,7 +2352,7 @@ func (x *ContainerPort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerPort.ProtoReflect.Descriptor instead.
 func (*ContainerPort) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{17}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ContainerPort) GetName() string {
@@ -2180,7 +2404,7 @@ type ResourceRequirements struct {
 
 func (x *ResourceRequirements) Reset() {
 	*x = ResourceRequirements{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2416,7 @@ func (x *ResourceRequirements) String() string {
 func (*ResourceRequirements) ProtoMessage() {}
 
 func (x *ResourceRequirements) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2429,7 @@ func (x *ResourceRequirements) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceRequirements.ProtoReflect.Descriptor instead.
 func (*ResourceRequirements) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{18}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ResourceRequirements) GetRequests() *ResourceList {
@@ -2236,7 +2460,7 @@ type ResourceList struct {
 
 func (x *ResourceList) Reset() {
 	*x = ResourceList{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2248,7 +2472,7 @@ func (x *ResourceList) String() string {
 func (*ResourceList) ProtoMessage() {}
 
 func (x *ResourceList) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2261,7 +2485,7 @@ func (x *ResourceList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceList.ProtoReflect.Descriptor instead.
 func (*ResourceList) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{19}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ResourceList) GetCpu() string {
@@ -2312,7 +2536,7 @@ type Probe struct {
 
 func (x *Probe) Reset() {
 	*x = Probe{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2548,7 @@ func (x *Probe) String() string {
 func (*Probe) ProtoMessage() {}
 
 func (x *Probe) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2561,7 @@ func (x *Probe) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Probe.ProtoReflect.Descriptor instead.
 func (*Probe) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{20}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Probe) GetHandler() isProbe_Handler {
@@ -2453,7 +2677,7 @@ type ExecAction struct {
 
 func (x *ExecAction) Reset() {
 	*x = ExecAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2465,7 +2689,7 @@ func (x *ExecAction) String() string {
 func (*ExecAction) ProtoMessage() {}
 
 func (x *ExecAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2478,7 +2702,7 @@ func (x *ExecAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecAction.ProtoReflect.Descriptor instead.
 func (*ExecAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{21}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ExecAction) GetCommand() []string {
@@ -2502,7 +2726,7 @@ type TCPSocketAction struct {
 
 func (x *TCPSocketAction) Reset() {
 	*x = TCPSocketAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2514,7 +2738,7 @@ func (x *TCPSocketAction) String() string {
 func (*TCPSocketAction) ProtoMessage() {}
 
 func (x *TCPSocketAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2527,7 +2751,7 @@ func (x *TCPSocketAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TCPSocketAction.ProtoReflect.Descriptor instead.
 func (*TCPSocketAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{22}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TCPSocketAction) GetPort() int32 {
@@ -2564,7 +2788,7 @@ type HTTPGetAction struct {
 
 func (x *HTTPGetAction) Reset() {
 	*x = HTTPGetAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2576,7 +2800,7 @@ func (x *HTTPGetAction) String() string {
 func (*HTTPGetAction) ProtoMessage() {}
 
 func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2589,7 +2813,7 @@ func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPGetAction.ProtoReflect.Descriptor instead.
 func (*HTTPGetAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{23}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *HTTPGetAction) GetPath() string {
@@ -2640,7 +2864,7 @@ type HTTPHeader struct {
 
 func (x *HTTPHeader) Reset() {
 	*x = HTTPHeader{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2652,7 +2876,7 @@ func (x *HTTPHeader) String() string {
 func (*HTTPHeader) ProtoMessage() {}
 
 func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2665,7 +2889,7 @@ func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPHeader.ProtoReflect.Descriptor instead.
 func (*HTTPHeader) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{24}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *HTTPHeader) GetName() string {
@@ -2732,7 +2956,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\avolumes\x18\x8c\x01 \x03(\v2\x12.syncpod.v1.VolumeR\avolumesB#\n" +
 	"!_termination_grace_period_secondsB\x1a\n" +
 	"\x18_active_deadline_secondsB\x1a\n" +
-	"\x18_share_process_namespace\"\x92\x03\n" +
+	"\x18_share_process_namespace\"\xa3\x04\n" +
 	"\x12PodSecurityContext\x12#\n" +
 	"\vrun_as_user\x18\x01 \x01(\x03H\x00R\trunAsUser\x88\x01\x01\x12%\n" +
 	"\frun_as_group\x18\x02 \x01(\x03H\x01R\n" +
@@ -2741,11 +2965,13 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x13supplemental_groups\x18\x04 \x03(\x03R\x12supplementalGroups\x12\x1e\n" +
 	"\bfs_group\x18\x05 \x01(\x03H\x03R\afsGroup\x88\x01\x01\x12C\n" +
 	"\x0fseccomp_profile\x18\x06 \x01(\v2\x1a.syncpod.v1.SeccompProfileR\x0eseccompProfile\x12,\n" +
-	"\asysctls\x18\a \x03(\v2\x12.syncpod.v1.SysctlR\asysctlsB\x0e\n" +
+	"\asysctls\x18\a \x03(\v2\x12.syncpod.v1.SysctlR\asysctls\x12H\n" +
+	"\x11app_armor_profile\x18\x84\x02 \x01(\v2\x1b.syncpod.v1.AppArmorProfileR\x0fappArmorProfile\x12E\n" +
+	"\x10se_linux_options\x18\x85\x02 \x01(\v2\x1a.syncpod.v1.SELinuxOptionsR\x0eseLinuxOptionsB\x0e\n" +
 	"\f_run_as_userB\x0f\n" +
 	"\r_run_as_groupB\x12\n" +
 	"\x10_run_as_non_rootB\v\n" +
-	"\t_fs_group\"\xb5\x04\n" +
+	"\t_fs_group\"\xc6\x05\n" +
 	"\x0fSecurityContext\x12#\n" +
 	"\vrun_as_user\x18\x01 \x01(\x03H\x00R\trunAsUser\x88\x01\x01\x12%\n" +
 	"\frun_as_group\x18\x02 \x01(\x03H\x01R\n" +
@@ -2757,13 +2983,23 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"privileged\x88\x01\x01\x12<\n" +
 	"\fcapabilities\x18\x06 \x01(\v2\x18.syncpod.v1.CapabilitiesR\fcapabilities\x12A\n" +
 	"\x1aallow_privilege_escalation\x18\a \x01(\bH\x05R\x18allowPrivilegeEscalation\x88\x01\x01\x12C\n" +
-	"\x0fseccomp_profile\x18\b \x01(\v2\x1a.syncpod.v1.SeccompProfileR\x0eseccompProfileB\x0e\n" +
+	"\x0fseccomp_profile\x18\b \x01(\v2\x1a.syncpod.v1.SeccompProfileR\x0eseccompProfile\x12H\n" +
+	"\x11app_armor_profile\x18\x84\x02 \x01(\v2\x1b.syncpod.v1.AppArmorProfileR\x0fappArmorProfile\x12E\n" +
+	"\x10se_linux_options\x18\x85\x02 \x01(\v2\x1a.syncpod.v1.SELinuxOptionsR\x0eseLinuxOptionsB\x0e\n" +
 	"\f_run_as_userB\x0f\n" +
 	"\r_run_as_groupB\x12\n" +
 	"\x10_run_as_non_rootB\x1c\n" +
 	"\x1a_read_only_root_filesystemB\r\n" +
 	"\v_privilegedB\x1d\n" +
-	"\x1b_allow_privilege_escalation\"4\n" +
+	"\x1b_allow_privilege_escalation\"s\n" +
+	"\x0fAppArmorProfile\x123\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x1f.syncpod.v1.AppArmorProfileTypeR\x04type\x12+\n" +
+	"\x11localhost_profile\x18\x02 \x01(\tR\x10localhostProfile\"b\n" +
+	"\x0eSELinuxOptions\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x12\x14\n" +
+	"\x05level\x18\x04 \x01(\tR\x05level\"4\n" +
 	"\fCapabilities\x12\x10\n" +
 	"\x03add\x18\x01 \x03(\tR\x03add\x12\x12\n" +
 	"\x04drop\x18\x02 \x03(\tR\x04drop\"q\n" +
@@ -2881,7 +3117,12 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x1aRESTART_POLICY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15RESTART_POLICY_ALWAYS\x10\x01\x12\x1d\n" +
 	"\x19RESTART_POLICY_ON_FAILURE\x10\x02\x12\x18\n" +
-	"\x14RESTART_POLICY_NEVER\x10\x03*\xad\x01\n" +
+	"\x14RESTART_POLICY_NEVER\x10\x03*\xb6\x01\n" +
+	"\x13AppArmorProfileType\x12&\n" +
+	"\"APP_ARMOR_PROFILE_TYPE_UNSPECIFIED\x10\x00\x12*\n" +
+	"&APP_ARMOR_PROFILE_TYPE_RUNTIME_DEFAULT\x10\x01\x12%\n" +
+	"!APP_ARMOR_PROFILE_TYPE_UNCONFINED\x10\x02\x12$\n" +
+	" APP_ARMOR_PROFILE_TYPE_LOCALHOST\x10\x03*\xad\x01\n" +
 	"\x12SeccompProfileType\x12$\n" +
 	" SECCOMP_PROFILE_TYPE_UNSPECIFIED\x10\x00\x12(\n" +
 	"$SECCOMP_PROFILE_TYPE_RUNTIME_DEFAULT\x10\x01\x12#\n" +
@@ -2932,107 +3173,115 @@ func file_syncpod_v1_pod_proto_rawDescGZIP() []byte {
 	return file_syncpod_v1_pod_proto_rawDescData
 }
 
-var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_syncpod_v1_pod_proto_goTypes = []any{
 	(RestartPolicy)(0),                      // 0: syncpod.v1.RestartPolicy
-	(SeccompProfileType)(0),                 // 1: syncpod.v1.SeccompProfileType
-	(DNSPolicy)(0),                          // 2: syncpod.v1.DNSPolicy
-	(TerminationMessagePolicy)(0),           // 3: syncpod.v1.TerminationMessagePolicy
-	(ImagePullPolicy)(0),                    // 4: syncpod.v1.ImagePullPolicy
-	(ContainerRestartPolicy)(0),             // 5: syncpod.v1.ContainerRestartPolicy
-	(ContainerRestartRuleAction)(0),         // 6: syncpod.v1.ContainerRestartRuleAction
-	(ExitCodeOperator)(0),                   // 7: syncpod.v1.ExitCodeOperator
-	(Protocol)(0),                           // 8: syncpod.v1.Protocol
-	(*Pod)(nil),                             // 9: syncpod.v1.Pod
-	(*PodSpec)(nil),                         // 10: syncpod.v1.PodSpec
-	(*PodSecurityContext)(nil),              // 11: syncpod.v1.PodSecurityContext
-	(*SecurityContext)(nil),                 // 12: syncpod.v1.SecurityContext
-	(*Capabilities)(nil),                    // 13: syncpod.v1.Capabilities
-	(*SeccompProfile)(nil),                  // 14: syncpod.v1.SeccompProfile
-	(*Sysctl)(nil),                          // 15: syncpod.v1.Sysctl
-	(*HostAlias)(nil),                       // 16: syncpod.v1.HostAlias
-	(*PodDNSConfig)(nil),                    // 17: syncpod.v1.PodDNSConfig
-	(*PodDNSConfigOption)(nil),              // 18: syncpod.v1.PodDNSConfigOption
-	(*Container)(nil),                       // 19: syncpod.v1.Container
-	(*Lifecycle)(nil),                       // 20: syncpod.v1.Lifecycle
-	(*LifecycleHandler)(nil),                // 21: syncpod.v1.LifecycleHandler
-	(*SleepAction)(nil),                     // 22: syncpod.v1.SleepAction
-	(*EnvVar)(nil),                          // 23: syncpod.v1.EnvVar
-	(*ContainerRestartRule)(nil),            // 24: syncpod.v1.ContainerRestartRule
-	(*ContainerRestartRuleOnExitCodes)(nil), // 25: syncpod.v1.ContainerRestartRuleOnExitCodes
-	(*ContainerPort)(nil),                   // 26: syncpod.v1.ContainerPort
-	(*ResourceRequirements)(nil),            // 27: syncpod.v1.ResourceRequirements
-	(*ResourceList)(nil),                    // 28: syncpod.v1.ResourceList
-	(*Probe)(nil),                           // 29: syncpod.v1.Probe
-	(*ExecAction)(nil),                      // 30: syncpod.v1.ExecAction
-	(*TCPSocketAction)(nil),                 // 31: syncpod.v1.TCPSocketAction
-	(*HTTPGetAction)(nil),                   // 32: syncpod.v1.HTTPGetAction
-	(*HTTPHeader)(nil),                      // 33: syncpod.v1.HTTPHeader
-	nil,                                     // 34: syncpod.v1.Pod.LabelsEntry
-	nil,                                     // 35: syncpod.v1.Pod.AnnotationsEntry
-	(*timestamppb.Timestamp)(nil),           // 36: google.protobuf.Timestamp
-	(*Volume)(nil),                          // 37: syncpod.v1.Volume
-	(*VolumeMount)(nil),                     // 38: syncpod.v1.VolumeMount
-	(*EnvFromSource)(nil),                   // 39: syncpod.v1.EnvFromSource
-	(*EnvVarSource)(nil),                    // 40: syncpod.v1.EnvVarSource
+	(AppArmorProfileType)(0),                // 1: syncpod.v1.AppArmorProfileType
+	(SeccompProfileType)(0),                 // 2: syncpod.v1.SeccompProfileType
+	(DNSPolicy)(0),                          // 3: syncpod.v1.DNSPolicy
+	(TerminationMessagePolicy)(0),           // 4: syncpod.v1.TerminationMessagePolicy
+	(ImagePullPolicy)(0),                    // 5: syncpod.v1.ImagePullPolicy
+	(ContainerRestartPolicy)(0),             // 6: syncpod.v1.ContainerRestartPolicy
+	(ContainerRestartRuleAction)(0),         // 7: syncpod.v1.ContainerRestartRuleAction
+	(ExitCodeOperator)(0),                   // 8: syncpod.v1.ExitCodeOperator
+	(Protocol)(0),                           // 9: syncpod.v1.Protocol
+	(*Pod)(nil),                             // 10: syncpod.v1.Pod
+	(*PodSpec)(nil),                         // 11: syncpod.v1.PodSpec
+	(*PodSecurityContext)(nil),              // 12: syncpod.v1.PodSecurityContext
+	(*SecurityContext)(nil),                 // 13: syncpod.v1.SecurityContext
+	(*AppArmorProfile)(nil),                 // 14: syncpod.v1.AppArmorProfile
+	(*SELinuxOptions)(nil),                  // 15: syncpod.v1.SELinuxOptions
+	(*Capabilities)(nil),                    // 16: syncpod.v1.Capabilities
+	(*SeccompProfile)(nil),                  // 17: syncpod.v1.SeccompProfile
+	(*Sysctl)(nil),                          // 18: syncpod.v1.Sysctl
+	(*HostAlias)(nil),                       // 19: syncpod.v1.HostAlias
+	(*PodDNSConfig)(nil),                    // 20: syncpod.v1.PodDNSConfig
+	(*PodDNSConfigOption)(nil),              // 21: syncpod.v1.PodDNSConfigOption
+	(*Container)(nil),                       // 22: syncpod.v1.Container
+	(*Lifecycle)(nil),                       // 23: syncpod.v1.Lifecycle
+	(*LifecycleHandler)(nil),                // 24: syncpod.v1.LifecycleHandler
+	(*SleepAction)(nil),                     // 25: syncpod.v1.SleepAction
+	(*EnvVar)(nil),                          // 26: syncpod.v1.EnvVar
+	(*ContainerRestartRule)(nil),            // 27: syncpod.v1.ContainerRestartRule
+	(*ContainerRestartRuleOnExitCodes)(nil), // 28: syncpod.v1.ContainerRestartRuleOnExitCodes
+	(*ContainerPort)(nil),                   // 29: syncpod.v1.ContainerPort
+	(*ResourceRequirements)(nil),            // 30: syncpod.v1.ResourceRequirements
+	(*ResourceList)(nil),                    // 31: syncpod.v1.ResourceList
+	(*Probe)(nil),                           // 32: syncpod.v1.Probe
+	(*ExecAction)(nil),                      // 33: syncpod.v1.ExecAction
+	(*TCPSocketAction)(nil),                 // 34: syncpod.v1.TCPSocketAction
+	(*HTTPGetAction)(nil),                   // 35: syncpod.v1.HTTPGetAction
+	(*HTTPHeader)(nil),                      // 36: syncpod.v1.HTTPHeader
+	nil,                                     // 37: syncpod.v1.Pod.LabelsEntry
+	nil,                                     // 38: syncpod.v1.Pod.AnnotationsEntry
+	(*timestamppb.Timestamp)(nil),           // 39: google.protobuf.Timestamp
+	(*Volume)(nil),                          // 40: syncpod.v1.Volume
+	(*VolumeMount)(nil),                     // 41: syncpod.v1.VolumeMount
+	(*EnvFromSource)(nil),                   // 42: syncpod.v1.EnvFromSource
+	(*EnvVarSource)(nil),                    // 43: syncpod.v1.EnvVarSource
 }
 var file_syncpod_v1_pod_proto_depIdxs = []int32{
-	34, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
-	35, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
-	10, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
-	36, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
-	36, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
-	19, // 5: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
-	19, // 6: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
+	37, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
+	38, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
+	11, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
+	39, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
+	39, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
+	22, // 5: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
+	22, // 6: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
 	0,  // 7: syncpod.v1.PodSpec.restart_policy:type_name -> syncpod.v1.RestartPolicy
-	11, // 8: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
-	16, // 9: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
-	2,  // 10: syncpod.v1.PodSpec.dns_policy:type_name -> syncpod.v1.DNSPolicy
-	17, // 11: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
-	37, // 12: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
-	14, // 13: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	15, // 14: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
-	13, // 15: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
-	14, // 16: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	1,  // 17: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
-	18, // 18: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
-	23, // 19: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
-	4,  // 20: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
-	5,  // 21: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
-	24, // 22: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
-	26, // 23: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
-	27, // 24: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
-	29, // 25: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
-	29, // 26: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
-	29, // 27: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
-	12, // 28: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
-	20, // 29: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
-	3,  // 30: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
-	38, // 31: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
-	39, // 32: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
-	21, // 33: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
-	21, // 34: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
-	30, // 35: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
-	32, // 36: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
-	31, // 37: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	22, // 38: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
-	40, // 39: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
-	6,  // 40: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
-	25, // 41: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
-	7,  // 42: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
-	8,  // 43: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
-	28, // 44: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
-	28, // 45: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
-	30, // 46: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
-	31, // 47: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	32, // 48: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	33, // 49: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	50, // [50:50] is the sub-list for method output_type
-	50, // [50:50] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	12, // 8: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
+	19, // 9: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
+	3,  // 10: syncpod.v1.PodSpec.dns_policy:type_name -> syncpod.v1.DNSPolicy
+	20, // 11: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
+	40, // 12: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
+	17, // 13: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	18, // 14: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
+	14, // 15: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	15, // 16: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	16, // 17: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
+	17, // 18: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	14, // 19: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	15, // 20: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	1,  // 21: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
+	2,  // 22: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
+	21, // 23: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
+	26, // 24: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
+	5,  // 25: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	6,  // 26: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
+	27, // 27: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
+	29, // 28: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
+	30, // 29: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
+	32, // 30: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
+	32, // 31: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
+	32, // 32: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
+	13, // 33: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
+	23, // 34: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
+	4,  // 35: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
+	41, // 36: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
+	42, // 37: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
+	24, // 38: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
+	24, // 39: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
+	33, // 40: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
+	35, // 41: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	34, // 42: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	25, // 43: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
+	43, // 44: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
+	7,  // 45: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
+	28, // 46: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
+	8,  // 47: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
+	9,  // 48: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
+	31, // 49: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
+	31, // 50: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
+	33, // 51: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
+	34, // 52: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	35, // 53: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	36, // 54: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	55, // [55:55] is the sub-list for method output_type
+	55, // [55:55] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }
@@ -3045,14 +3294,14 @@ func file_syncpod_v1_pod_proto_init() {
 	file_syncpod_v1_pod_proto_msgTypes[1].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[2].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[3].OneofWrappers = []any{}
-	file_syncpod_v1_pod_proto_msgTypes[9].OneofWrappers = []any{}
-	file_syncpod_v1_pod_proto_msgTypes[12].OneofWrappers = []any{
+	file_syncpod_v1_pod_proto_msgTypes[11].OneofWrappers = []any{}
+	file_syncpod_v1_pod_proto_msgTypes[14].OneofWrappers = []any{
 		(*LifecycleHandler_Exec)(nil),
 		(*LifecycleHandler_HttpGet)(nil),
 		(*LifecycleHandler_TcpSocket)(nil),
 		(*LifecycleHandler_Sleep)(nil),
 	}
-	file_syncpod_v1_pod_proto_msgTypes[20].OneofWrappers = []any{
+	file_syncpod_v1_pod_proto_msgTypes[22].OneofWrappers = []any{
 		(*Probe_Exec)(nil),
 		(*Probe_TcpSocket)(nil),
 		(*Probe_HttpGet)(nil),
@@ -3062,8 +3311,8 @@ func file_syncpod_v1_pod_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_pod_proto_rawDesc), len(file_syncpod_v1_pod_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   27,
+			NumEnums:      10,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -184,8 +184,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		MaxParallelPods: f.maxParallelPods,
 		PodDir:          podDir,
 		Security: runner.SecurityOptions{
-			SeccompRoot:    orDefault(f.seccompRoot, filepath.Join(f.dataDir, "seccomp")),
-			SeccompDefault: f.seccompDefault,
+			SeccompRoot:     orDefault(f.seccompRoot, filepath.Join(f.dataDir, "seccomp")),
+			SeccompDefault:  f.seccompDefault,
+			AppArmorEnabled: runner.HostAppArmorEnabled(),
 		},
 		Volumes:  vols,
 		NodeName: nodeName,

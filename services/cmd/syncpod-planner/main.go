@@ -45,6 +45,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	plegAddr := fs.String("pleg", "127.0.0.1:7003", "address of the PLEG (host:port or unix:///path)")
 	resync := fs.Duration("resync-period", 10*time.Second, "every pod is synced at least this often")
 	housekeeping := fs.Duration("housekeeping-period", 10*time.Second, "how often orphaned runtime pods and dead containers are cleaned up")
+	evictionCheck := fs.Duration("eviction-check-period", 10*time.Second, "how often the disk use of emptyDir volumes with a sizeLimit is measured (a pod over a limit is evicted)")
 	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG (a kill adds the pod's grace period)")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
@@ -110,16 +111,19 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			{Component: "pleg", Address: *plegAddr, Conn: plegConn},
 		},
 	}))
+	execClient := executorv1.NewExecutorServiceClient(execConn)
 	loop, err := syncer.New(syncer.Options{
-		Store:              pods,
-		PLEG:               syncer.GRPCPLEG(plegv1.NewPlegServiceClient(plegConn)),
-		Executor:           syncer.GRPCExecutor(executorv1.NewExecutorServiceClient(execConn)),
-		ResyncPeriod:       *resync,
-		HousekeepingPeriod: *housekeeping,
-		RPCTimeout:         *rpcTimeout,
-		Logger:             logger,
-		Registerer:         reg,
-		Timeline:           timelines,
+		Store:               pods,
+		PLEG:                syncer.GRPCPLEG(plegv1.NewPlegServiceClient(plegConn)),
+		Executor:            syncer.GRPCExecutor(execClient),
+		EmptyDirs:           syncer.GRPCEmptyDirMeter(execClient),
+		EvictionCheckPeriod: *evictionCheck,
+		ResyncPeriod:        *resync,
+		HousekeepingPeriod:  *housekeeping,
+		RPCTimeout:          *rpcTimeout,
+		Logger:              logger,
+		Registerer:          reg,
+		Timeline:            timelines,
 	})
 	if err != nil {
 		logger.Error("cannot start the sync loop", "err", err)

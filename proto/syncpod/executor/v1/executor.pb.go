@@ -2159,6 +2159,164 @@ func (*RemovePodVolumesResponse) Descriptor() ([]byte, []int) {
 	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{31}
 }
 
+// GetEmptyDirUsageRequest names the emptyDir volumes to measure.
+type GetEmptyDirUsageRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pod_uid of the pod. Required.
+	PodUid string `protobuf:"bytes,1,opt,name=pod_uid,json=podUid,proto3" json:"pod_uid,omitempty"`
+	// volume_names are the emptyDir volumes to measure. Required, at most 64.
+	VolumeNames   []string `protobuf:"bytes,2,rep,name=volume_names,json=volumeNames,proto3" json:"volume_names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEmptyDirUsageRequest) Reset() {
+	*x = GetEmptyDirUsageRequest{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEmptyDirUsageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEmptyDirUsageRequest) ProtoMessage() {}
+
+func (x *GetEmptyDirUsageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEmptyDirUsageRequest.ProtoReflect.Descriptor instead.
+func (*GetEmptyDirUsageRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetEmptyDirUsageRequest) GetPodUid() string {
+	if x != nil {
+		return x.PodUid
+	}
+	return ""
+}
+
+func (x *GetEmptyDirUsageRequest) GetVolumeNames() []string {
+	if x != nil {
+		return x.VolumeNames
+	}
+	return nil
+}
+
+// GetEmptyDirUsageResponse is the use of each volume asked for, in request
+// order.
+type GetEmptyDirUsageResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// usages, one per volume name.
+	Usages        []*EmptyDirUsage `protobuf:"bytes,1,rep,name=usages,proto3" json:"usages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEmptyDirUsageResponse) Reset() {
+	*x = GetEmptyDirUsageResponse{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEmptyDirUsageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEmptyDirUsageResponse) ProtoMessage() {}
+
+func (x *GetEmptyDirUsageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEmptyDirUsageResponse.ProtoReflect.Descriptor instead.
+func (*GetEmptyDirUsageResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *GetEmptyDirUsageResponse) GetUsages() []*EmptyDirUsage {
+	if x != nil {
+		return x.Usages
+	}
+	return nil
+}
+
+// EmptyDirUsage is the disk use of one emptyDir volume.
+type EmptyDirUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// volume_name is the volume's name in the pod spec.
+	VolumeName string `protobuf:"bytes,1,opt,name=volume_name,json=volumeName,proto3" json:"volume_name,omitempty"`
+	// bytes allocated to the volume's files (du's count: blocks x 512,
+	// each inode once).
+	Bytes         int64 `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmptyDirUsage) Reset() {
+	*x = EmptyDirUsage{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmptyDirUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmptyDirUsage) ProtoMessage() {}
+
+func (x *EmptyDirUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmptyDirUsage.ProtoReflect.Descriptor instead.
+func (*EmptyDirUsage) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *EmptyDirUsage) GetVolumeName() string {
+	if x != nil {
+		return x.VolumeName
+	}
+	return ""
+}
+
+func (x *EmptyDirUsage) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
 var File_syncpod_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
@@ -2293,7 +2451,16 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x06errors\x18\x02 \x03(\tR\x06errors\"2\n" +
 	"\x17RemovePodVolumesRequest\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\"\x1a\n" +
-	"\x18RemovePodVolumesResponse*\x97\x02\n" +
+	"\x18RemovePodVolumesResponse\"U\n" +
+	"\x17GetEmptyDirUsageRequest\x12\x17\n" +
+	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12!\n" +
+	"\fvolume_names\x18\x02 \x03(\tR\vvolumeNames\"V\n" +
+	"\x18GetEmptyDirUsageResponse\x12:\n" +
+	"\x06usages\x18\x01 \x03(\v2\".syncpod.executor.v1.EmptyDirUsageR\x06usages\"F\n" +
+	"\rEmptyDirUsage\x12\x1f\n" +
+	"\vvolume_name\x18\x01 \x01(\tR\n" +
+	"volumeName\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes*\x97\x02\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -2310,7 +2477,8 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +
 	"\x0eOUTCOME_FAILED\x10\x02\x12\x13\n" +
-	"\x0fOUTCOME_SKIPPED\x10\x032\xc6\t\n" +
+	"\x0fOUTCOME_SKIPPED\x10\x032\xb7\n" +
+	"\n" +
 	"\x0fExecutorService\x12c\n" +
 	"\fApplyActions\x12(.syncpod.executor.v1.ApplyActionsRequest\x1a).syncpod.executor.v1.ApplyActionsResponse\x12l\n" +
 	"\x0fRemoveResources\x12+.syncpod.executor.v1.RemoveResourcesRequest\x1a,.syncpod.executor.v1.RemoveResourcesResponse\x12c\n" +
@@ -2323,7 +2491,8 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\fListPodStats\x12(.syncpod.executor.v1.ListPodStatsRequest\x1a).syncpod.executor.v1.ListPodStatsResponse\x12U\n" +
 	"\x06Attach\x12\".syncpod.executor.v1.AttachRequest\x1a#.syncpod.executor.v1.AttachResponse(\x010\x01\x12o\n" +
 	"\x10UpdatePodVolumes\x12,.syncpod.executor.v1.UpdatePodVolumesRequest\x1a-.syncpod.executor.v1.UpdatePodVolumesResponse\x12o\n" +
-	"\x10RemovePodVolumes\x12,.syncpod.executor.v1.RemovePodVolumesRequest\x1a-.syncpod.executor.v1.RemovePodVolumesResponseBAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
+	"\x10RemovePodVolumes\x12,.syncpod.executor.v1.RemovePodVolumesRequest\x1a-.syncpod.executor.v1.RemovePodVolumesResponse\x12o\n" +
+	"\x10GetEmptyDirUsage\x12,.syncpod.executor.v1.GetEmptyDirUsageRequest\x1a-.syncpod.executor.v1.GetEmptyDirUsageResponseBAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_syncpod_executor_v1_executor_proto_rawDescOnce sync.Once
@@ -2338,7 +2507,7 @@ func file_syncpod_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(Step)(0),                        // 0: syncpod.executor.v1.Step
 	(Outcome)(0),                     // 1: syncpod.executor.v1.Outcome
@@ -2374,83 +2543,89 @@ var file_syncpod_executor_v1_executor_proto_goTypes = []any{
 	(*UpdatePodVolumesResponse)(nil), // 31: syncpod.executor.v1.UpdatePodVolumesResponse
 	(*RemovePodVolumesRequest)(nil),  // 32: syncpod.executor.v1.RemovePodVolumesRequest
 	(*RemovePodVolumesResponse)(nil), // 33: syncpod.executor.v1.RemovePodVolumesResponse
-	(*v1.Pod)(nil),                   // 34: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 35: syncpod.v1.ObservedPod
-	(*v1.PodActions)(nil),            // 36: syncpod.v1.PodActions
-	(*v1.ConfigMap)(nil),             // 37: syncpod.v1.ConfigMap
-	(*v1.Secret)(nil),                // 38: syncpod.v1.Secret
-	(*timestamppb.Timestamp)(nil),    // 39: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),      // 40: google.protobuf.Duration
-	(*v1.LogLine)(nil),               // 41: syncpod.v1.LogLine
-	(*v1.StreamInput)(nil),           // 42: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),          // 43: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),              // 44: syncpod.v1.PodStats
+	(*GetEmptyDirUsageRequest)(nil),  // 34: syncpod.executor.v1.GetEmptyDirUsageRequest
+	(*GetEmptyDirUsageResponse)(nil), // 35: syncpod.executor.v1.GetEmptyDirUsageResponse
+	(*EmptyDirUsage)(nil),            // 36: syncpod.executor.v1.EmptyDirUsage
+	(*v1.Pod)(nil),                   // 37: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 38: syncpod.v1.ObservedPod
+	(*v1.PodActions)(nil),            // 39: syncpod.v1.PodActions
+	(*v1.ConfigMap)(nil),             // 40: syncpod.v1.ConfigMap
+	(*v1.Secret)(nil),                // 41: syncpod.v1.Secret
+	(*timestamppb.Timestamp)(nil),    // 42: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),      // 43: google.protobuf.Duration
+	(*v1.LogLine)(nil),               // 44: syncpod.v1.LogLine
+	(*v1.StreamInput)(nil),           // 45: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 46: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),              // 47: syncpod.v1.PodStats
 }
 var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
-	34, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
-	35, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
-	36, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
-	37, // 3: syncpod.executor.v1.ApplyActionsRequest.config_maps:type_name -> syncpod.v1.ConfigMap
-	38, // 4: syncpod.executor.v1.ApplyActionsRequest.secrets:type_name -> syncpod.v1.Secret
+	37, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
+	38, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
+	39, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
+	40, // 3: syncpod.executor.v1.ApplyActionsRequest.config_maps:type_name -> syncpod.v1.ConfigMap
+	41, // 4: syncpod.executor.v1.ApplyActionsRequest.secrets:type_name -> syncpod.v1.Secret
 	5,  // 5: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
-	39, // 6: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
+	42, // 6: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
 	4,  // 7: syncpod.executor.v1.ApplyActionsResponse.cri_calls:type_name -> syncpod.executor.v1.CriCallTiming
-	39, // 8: syncpod.executor.v1.CriCallTiming.started_at:type_name -> google.protobuf.Timestamp
-	40, // 9: syncpod.executor.v1.CriCallTiming.duration:type_name -> google.protobuf.Duration
+	42, // 8: syncpod.executor.v1.CriCallTiming.started_at:type_name -> google.protobuf.Timestamp
+	43, // 9: syncpod.executor.v1.CriCallTiming.duration:type_name -> google.protobuf.Duration
 	0,  // 10: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
 	1,  // 11: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	39, // 12: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
-	40, // 13: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
+	42, // 12: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
+	43, // 13: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
 	7,  // 14: syncpod.executor.v1.RemoveResourcesRequest.forget_pod:type_name -> syncpod.executor.v1.ForgetPodRef
 	9,  // 15: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
 	1,  // 16: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
 	12, // 17: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
-	40, // 18: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
-	39, // 19: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
-	39, // 20: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
-	40, // 21: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
-	39, // 22: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	41, // 23: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	43, // 18: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
+	42, // 19: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
+	42, // 20: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
+	43, // 21: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
+	42, // 22: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	44, // 23: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
 	20, // 24: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
-	42, // 25: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	43, // 26: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	45, // 25: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	46, // 26: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
 	23, // 27: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
-	44, // 28: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	47, // 28: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
 	28, // 29: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
-	42, // 30: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
-	43, // 31: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	34, // 32: syncpod.executor.v1.UpdatePodVolumesRequest.pod:type_name -> syncpod.v1.Pod
-	37, // 33: syncpod.executor.v1.UpdatePodVolumesRequest.config_maps:type_name -> syncpod.v1.ConfigMap
-	38, // 34: syncpod.executor.v1.UpdatePodVolumesRequest.secrets:type_name -> syncpod.v1.Secret
-	2,  // 35: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
-	6,  // 36: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
-	10, // 37: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
-	13, // 38: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
-	15, // 39: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
-	17, // 40: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
-	19, // 41: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
-	22, // 42: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
-	25, // 43: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
-	27, // 44: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
-	30, // 45: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:input_type -> syncpod.executor.v1.UpdatePodVolumesRequest
-	32, // 46: syncpod.executor.v1.ExecutorService.RemovePodVolumes:input_type -> syncpod.executor.v1.RemovePodVolumesRequest
-	3,  // 47: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
-	8,  // 48: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
-	11, // 49: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
-	14, // 50: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
-	16, // 51: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
-	18, // 52: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
-	21, // 53: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
-	24, // 54: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
-	26, // 55: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
-	29, // 56: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
-	31, // 57: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:output_type -> syncpod.executor.v1.UpdatePodVolumesResponse
-	33, // 58: syncpod.executor.v1.ExecutorService.RemovePodVolumes:output_type -> syncpod.executor.v1.RemovePodVolumesResponse
-	47, // [47:59] is the sub-list for method output_type
-	35, // [35:47] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	45, // 30: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	46, // 31: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	37, // 32: syncpod.executor.v1.UpdatePodVolumesRequest.pod:type_name -> syncpod.v1.Pod
+	40, // 33: syncpod.executor.v1.UpdatePodVolumesRequest.config_maps:type_name -> syncpod.v1.ConfigMap
+	41, // 34: syncpod.executor.v1.UpdatePodVolumesRequest.secrets:type_name -> syncpod.v1.Secret
+	36, // 35: syncpod.executor.v1.GetEmptyDirUsageResponse.usages:type_name -> syncpod.executor.v1.EmptyDirUsage
+	2,  // 36: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
+	6,  // 37: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
+	10, // 38: syncpod.executor.v1.ExecutorService.ListBackoffs:input_type -> syncpod.executor.v1.ListBackoffsRequest
+	13, // 39: syncpod.executor.v1.ExecutorService.ResetBackoff:input_type -> syncpod.executor.v1.ResetBackoffRequest
+	15, // 40: syncpod.executor.v1.ExecutorService.ExecSync:input_type -> syncpod.executor.v1.ExecSyncRequest
+	17, // 41: syncpod.executor.v1.ExecutorService.ContainerLogs:input_type -> syncpod.executor.v1.ContainerLogsRequest
+	19, // 42: syncpod.executor.v1.ExecutorService.Exec:input_type -> syncpod.executor.v1.ExecRequest
+	22, // 43: syncpod.executor.v1.ExecutorService.PortForward:input_type -> syncpod.executor.v1.PortForwardRequest
+	25, // 44: syncpod.executor.v1.ExecutorService.ListPodStats:input_type -> syncpod.executor.v1.ListPodStatsRequest
+	27, // 45: syncpod.executor.v1.ExecutorService.Attach:input_type -> syncpod.executor.v1.AttachRequest
+	30, // 46: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:input_type -> syncpod.executor.v1.UpdatePodVolumesRequest
+	32, // 47: syncpod.executor.v1.ExecutorService.RemovePodVolumes:input_type -> syncpod.executor.v1.RemovePodVolumesRequest
+	34, // 48: syncpod.executor.v1.ExecutorService.GetEmptyDirUsage:input_type -> syncpod.executor.v1.GetEmptyDirUsageRequest
+	3,  // 49: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
+	8,  // 50: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
+	11, // 51: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
+	14, // 52: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
+	16, // 53: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
+	18, // 54: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
+	21, // 55: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
+	24, // 56: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
+	26, // 57: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
+	29, // 58: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
+	31, // 59: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:output_type -> syncpod.executor.v1.UpdatePodVolumesResponse
+	33, // 60: syncpod.executor.v1.ExecutorService.RemovePodVolumes:output_type -> syncpod.executor.v1.RemovePodVolumesResponse
+	35, // 61: syncpod.executor.v1.ExecutorService.GetEmptyDirUsage:output_type -> syncpod.executor.v1.GetEmptyDirUsageResponse
+	49, // [49:62] is the sub-list for method output_type
+	36, // [36:49] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_executor_v1_executor_proto_init() }
@@ -2465,7 +2640,7 @@ func file_syncpod_executor_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_executor_v1_executor_proto_rawDesc), len(file_syncpod_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   32,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

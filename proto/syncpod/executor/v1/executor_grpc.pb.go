@@ -31,6 +31,7 @@ const (
 	ExecutorService_Attach_FullMethodName           = "/syncpod.executor.v1.ExecutorService/Attach"
 	ExecutorService_UpdatePodVolumes_FullMethodName = "/syncpod.executor.v1.ExecutorService/UpdatePodVolumes"
 	ExecutorService_RemovePodVolumes_FullMethodName = "/syncpod.executor.v1.ExecutorService/RemovePodVolumes"
+	ExecutorService_GetEmptyDirUsage_FullMethodName = "/syncpod.executor.v1.ExecutorService/GetEmptyDirUsage"
 )
 
 // ExecutorServiceClient is the client API for ExecutorService service.
@@ -87,6 +88,10 @@ type ExecutorServiceClient interface {
 	// RemovePodVolumes removes the pod's volume directory (emptyDirs and
 	// projected files) once the pod is gone. Unknown pods succeed.
 	RemovePodVolumes(ctx context.Context, in *RemovePodVolumesRequest, opts ...grpc.CallOption) (*RemovePodVolumesResponse, error)
+	// GetEmptyDirUsage measures the disk use of the pod's emptyDir volumes
+	// on disk (a du of each directory), for the planner's sizeLimit
+	// eviction. A volume never set up is reported with 0 bytes.
+	GetEmptyDirUsage(ctx context.Context, in *GetEmptyDirUsageRequest, opts ...grpc.CallOption) (*GetEmptyDirUsageResponse, error)
 }
 
 type executorServiceClient struct {
@@ -235,6 +240,16 @@ func (c *executorServiceClient) RemovePodVolumes(ctx context.Context, in *Remove
 	return out, nil
 }
 
+func (c *executorServiceClient) GetEmptyDirUsage(ctx context.Context, in *GetEmptyDirUsageRequest, opts ...grpc.CallOption) (*GetEmptyDirUsageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetEmptyDirUsageResponse)
+	err := c.cc.Invoke(ctx, ExecutorService_GetEmptyDirUsage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ExecutorServiceServer is the server API for ExecutorService service.
 // All implementations must embed UnimplementedExecutorServiceServer
 // for forward compatibility.
@@ -289,6 +304,10 @@ type ExecutorServiceServer interface {
 	// RemovePodVolumes removes the pod's volume directory (emptyDirs and
 	// projected files) once the pod is gone. Unknown pods succeed.
 	RemovePodVolumes(context.Context, *RemovePodVolumesRequest) (*RemovePodVolumesResponse, error)
+	// GetEmptyDirUsage measures the disk use of the pod's emptyDir volumes
+	// on disk (a du of each directory), for the planner's sizeLimit
+	// eviction. A volume never set up is reported with 0 bytes.
+	GetEmptyDirUsage(context.Context, *GetEmptyDirUsageRequest) (*GetEmptyDirUsageResponse, error)
 	mustEmbedUnimplementedExecutorServiceServer()
 }
 
@@ -334,6 +353,9 @@ func (UnimplementedExecutorServiceServer) UpdatePodVolumes(context.Context, *Upd
 }
 func (UnimplementedExecutorServiceServer) RemovePodVolumes(context.Context, *RemovePodVolumesRequest) (*RemovePodVolumesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemovePodVolumes not implemented")
+}
+func (UnimplementedExecutorServiceServer) GetEmptyDirUsage(context.Context, *GetEmptyDirUsageRequest) (*GetEmptyDirUsageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetEmptyDirUsage not implemented")
 }
 func (UnimplementedExecutorServiceServer) mustEmbedUnimplementedExecutorServiceServer() {}
 func (UnimplementedExecutorServiceServer) testEmbeddedByValue()                         {}
@@ -532,6 +554,24 @@ func _ExecutorService_RemovePodVolumes_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ExecutorService_GetEmptyDirUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetEmptyDirUsageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExecutorServiceServer).GetEmptyDirUsage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExecutorService_GetEmptyDirUsage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExecutorServiceServer).GetEmptyDirUsage(ctx, req.(*GetEmptyDirUsageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ExecutorService_ServiceDesc is the grpc.ServiceDesc for ExecutorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -570,6 +610,10 @@ var ExecutorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemovePodVolumes",
 			Handler:    _ExecutorService_RemovePodVolumes_Handler,
+		},
+		{
+			MethodName: "GetEmptyDirUsage",
+			Handler:    _ExecutorService_GetEmptyDirUsage_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
