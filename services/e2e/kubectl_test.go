@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,9 +122,11 @@ func TestKubectlStyleCommandsOnCrisim(t *testing.T) {
 	}
 
 	// events: a table with counts; an unknown pod is exit 3.
-	if code, o, e := n.ctl("events", "crashy"); code != 0 || !strings.Contains(o, "COUNT") || !strings.Contains(o, "BackOff") {
-		t.Fatalf("events crashy: exit %d\n%s\n%s", code, o, e)
-	}
+	// (BackOff once the crash loop has reached its first back-off.)
+	eventually(t, time.Minute, "events crashy: a table with a BackOff row", func() (bool, string) {
+		code, o, e := n.ctl("events", "crashy")
+		return code == 0 && strings.Contains(o, "COUNT") && strings.Contains(o, "BackOff"), fmt.Sprintf("exit %d\n%s\n%s", code, o, e)
+	})
 	if code, _, _ := n.ctl("events", "nosuch"); code != 3 {
 		t.Fatalf("events of an unknown pod: exit %d, want 3", code)
 	}
