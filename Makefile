@@ -118,7 +118,8 @@ test-summary:
 # (about 5 s each on a quiet machine) or, with FUZZTIME=30s, for a time.
 FUZZTIME     ?=
 FUZZ_TARGETS := ./proto/validation:FuzzPod:5000x ./executor/validate:FuzzApplyActions:20000x \
-                ./planner/manifest:FuzzParse:100x ./planner/plan:FuzzPlanJSON:15000x
+                ./planner/manifest:FuzzParse:100x ./planner/plan:FuzzPlanJSON:15000x \
+                ./executor/expansion:FuzzExpand:50000x
 
 ## fuzz: every fuzz target for its count of inputs (or FUZZTIME each)
 fuzz:
