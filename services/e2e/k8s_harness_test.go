@@ -26,8 +26,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	nodeagent "github.com/syncpod/syncpod/services/node"
 )
 
 // controlPlane is a private Kubernetes control plane on loopback: Debian's
@@ -40,7 +41,7 @@ type controlPlane struct {
 	dir        string
 	kubeconfig string
 	url        string
-	client     kubernetes.Interface
+	client     nodeagent.Client
 	etcd       *bgProc
 	apiserver  *bgProc
 	// apiserverArgs start kube-apiserver (again, on the same port).
@@ -335,7 +336,9 @@ current-context: e2e
 		t.Fatal(err)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
-	cp.client = kubernetes.NewForConfigOrDie(cfg)
+	if cp.client, err = nodeagent.NewClient(cfg); err != nil {
+		t.Fatal(err)
+	}
 
 	cp.waitReady(token, func(f string, args ...any) { t.Helper(); skipOrFail(t, f, args...) })
 	// No controller-manager: the default ServiceAccount is the test's.

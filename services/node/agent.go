@@ -17,12 +17,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	coreinformers "k8s.io/client-go/informers/core/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -30,11 +32,43 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
+// Client is the part of the API server's API the agent uses: pods,
+// nodes, events, ConfigMaps and Secrets, and leases. client-go's
+// Clientset has it, and so does NewClient's, which leaves out the typed
+// clients of every other API group (and their compile time).
+type Client interface {
+	CoreV1() typedcorev1.CoreV1Interface
+	CoordinationV1() typedcoordinationv1.CoordinationV1Interface
+}
+
+// NewClient builds a Client from a REST config.
+func NewClient(cfg *rest.Config) (Client, error) {
+	core, err := typedcorev1.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	coordination, err := typedcoordinationv1.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &client{core: core, coordination: coordination}, nil
+}
+
+type client struct {
+	core         *typedcorev1.CoreV1Client
+	coordination *typedcoordinationv1.CoordinationV1Client
+}
+
+func (c *client) CoreV1() typedcorev1.CoreV1Interface { return c.core }
+func (c *client) CoordinationV1() typedcoordinationv1.CoordinationV1Interface {
+	return c.coordination
+}
+
 // Options configure an Agent. Client, Planner, NodeName and Logger are
 // required.
 type Options struct {
 	// Client talks to the API server.
-	Client kubernetes.Interface
+	Client Client
 	// Planner is the node's planner.
 	Planner plannerv1.PlannerServiceClient
 	// PlannerHealth, when set, decides the node's Ready condition: Ready
@@ -170,13 +204,21 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	log.Info("node registered", "node", a.o.NodeName, "uid", node.UID)
 
-	// Only the pod informer is built (not client-go's informer factory,
-	// which compiles an informer for every API group).
-	podInformer := coreinformers.NewFilteredPodInformer(a.o.Client, metav1.NamespaceAll, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-		func(lo *metav1.ListOptions) {
-			lo.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.o.NodeName).String()
-		})
+	// Only the pod informer is built, on the pods bound to this node
+	// (not client-go's informer factory, which compiles an informer for
+	// every API group).
+	bound := fields.OneTermEqualSelector("spec.nodeName", a.o.NodeName).String()
+	pods := a.o.Client.CoreV1().Pods(metav1.NamespaceAll)
+	podInformer := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			lo.FieldSelector = bound
+			return pods.List(ctx, lo)
+		},
+		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			lo.FieldSelector = bound
+			return pods.Watch(ctx, lo)
+		},
+	}, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	a.lister = corelisters.NewPodLister(podInformer.GetIndexer())
 	a.podQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -198,7 +240,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.o.Client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	a.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: a.o.NodeName})
+	a.recorder = broadcaster.NewRecorder(eventScheme(), corev1.EventSource{Component: "kubelet", Host: a.o.NodeName})
 	a.relay = newEventRelay(started, func(ref *corev1.ObjectReference, typ, reason, msg string) {
 		a.m.events.Inc()
 		a.recorder.Event(ref, typ, reason, msg)
@@ -305,4 +347,13 @@ func podChanged(old, cur *corev1.Pod) bool {
 		!apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
 		!apiequality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
 		old.UID != cur.UID || old.Status.Phase != cur.Status.Phase
+}
+
+// eventScheme knows the core API group, the only one whose objects the
+// agent records events about (client-go's kubernetes/scheme would bring
+// every API group into the build).
+func eventScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(corev1.AddToScheme(s))
+	return s
 }

@@ -87,16 +87,16 @@ func TestPodFromAPIKeepsWhatThePlannerRuns(t *testing.T) {
 
 func TestPodFromAPIRefusesWhatSyncpodCannotRun(t *testing.T) {
 	kp := apiPod()
-	// Fields syncpod refuses (the manifest reader's rules): a volume kind a
-	// node cannot provide alone, and SELinux labels.
+	// Fields syncpod refuses (the manifest reader's rules), each named: two
+	// volume kinds a node cannot provide alone.
 	kp.Spec.Volumes = append(kp.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
-		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "claim"}}})
-	kp.Spec.SecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Level: "s0:c1"}}
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "claim"}}},
+		corev1.Volume{Name: "share", VolumeSource: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example", Path: "/x"}}})
 	_, _, err := PodFromAPI(kp)
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("err = %v, want ErrUnsupported", err)
 	}
-	for _, path := range []string{"persistentVolumeClaim", "spec.securityContext.seLinuxOptions"} {
+	for _, path := range []string{"persistentVolumeClaim", ".nfs"} {
 		if !strings.Contains(err.Error(), path) {
 			t.Errorf("error %q does not name %s", err, path)
 		}

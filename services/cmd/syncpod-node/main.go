@@ -23,7 +23,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -183,7 +182,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	cfg.UserAgent = "syncpod-node/" + server.Version
 	cfg.QPS, cfg.Burst = float32(nf.apiQPS), nf.apiBurst
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := node.NewClient(cfg)
 	if err != nil {
 		logger.Error("cannot build the API client", "err", err)
 		return 1
