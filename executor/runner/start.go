@@ -74,7 +74,8 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if p.sandboxID == "" {
 		return failed("CreateContainerError", "no sandbox to start the container in")
 	}
-	if ierr := p.ensureImage(ctx, c); ierr != nil {
+	img, ierr := p.ensureImage(ctx, c)
+	if ierr != nil {
 		if p.abort != nil {
 			return false
 		}
@@ -89,7 +90,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if newest != nil {
 		restartCount = newest.GetRestartCount() + 1
 	}
-	opts, env, err := p.containerOptions(ctx, c)
+	opts, env, err := p.containerOptions(ctx, c, img)
 	if err != nil {
 		if p.fatal(err) {
 			return false
