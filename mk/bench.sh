@@ -53,11 +53,22 @@ stop_procs() {
 	done
 	procs=()
 }
+logs=0 # containerd logs kept as $B/containerd-N.log (down removes $CD)
+keep_log() {
+	if [[ -f $CD/containerd.log ]]; then
+		logs=$((logs + 1))
+		cp "$CD"/containerd.log "$B"/containerd-$logs.log
+	fi
+}
 runtime_up() {
+	keep_log
 	"$ROOT"/mk/containerd.sh down "$CD"
 	"$ROOT"/mk/containerd.sh up "$CD" "$PAUSE" "$BUSYBOX" "${TARS[@]}"
 }
-runtime_down() { "$ROOT"/mk/containerd.sh down "$CD"; }
+runtime_down() {
+	keep_log
+	"$ROOT"/mk/containerd.sh down "$CD"
+}
 kubelet_cleanup() {
 	# Only what this script made: the bind-mount sources live under $B.
 	rm -rf "$B"/kubelet
@@ -74,7 +85,7 @@ measure() { # AGENT OUT [flags]
 	local agent=$1 out=$2
 	shift 2
 	"$BIN"/syncpod-bench measure --agent "$agent" --cri-endpoint "unix://$SOCK" --image "$BUSYBOX" \
-		--out "$out" "$@" "${EXTRA[@]}"
+		--log-dir "$B"/cri-logs --out "$out" "$@" "${EXTRA[@]}"
 }
 
 wait_socket() { # PATH PID NAME
@@ -166,10 +177,11 @@ run_kubelet() { # OUT
 }
 
 mkdir -p "$B"
+rm -f "$B"/containerd-*.log
 case ${1:-} in
 syncpod)
 	runtime_up
-	measure cri "$B"/cri.json --only desired,10,50 --idle 0 --log-dir "$B"/cri-logs
+	measure cri "$B"/cri.json --only desired,10,50 --idle 0
 	runtime_up # a fresh, identical runtime for syncpod
 	run_syncpod "$B"/syncpod.json
 	runtime_down
@@ -182,7 +194,7 @@ kubelet)
 	runtime_up
 	run_syncpod "$B"/syncpod.json
 	runtime_up
-	measure cri "$B"/cri.json --only desired,10,50 --idle 0 --log-dir "$B"/cri-logs
+	measure cri "$B"/cri.json --only desired,10,50 --idle 0
 	runtime_down
 	echo
 	"$BIN"/syncpod-bench table "$B"/kubelet.json "$B"/syncpod.json "$B"/cri.json | tee "$B"/table-kubelet.md

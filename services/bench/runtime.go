@@ -144,6 +144,41 @@ func (r *Runtime) WaitStopped(ctx context.Context, names []string) (time.Time, e
 	}
 }
 
+// WaitGone waits until no sandbox of names is listed any more (the agent
+// removed them) or until limit passed, whichever comes first, and reports
+// whether they went. It lets the next measurement start on a runtime that
+// is no longer busy tearing down the previous one's pods: the raw-CRI
+// agent removes its sandboxes before Delete returns, syncpod a moment
+// after they stopped, the kubelet only at its garbage collection.
+func (r *Runtime) WaitGone(ctx context.Context, names []string, limit time.Duration) (bool, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		sbs, err := r.RS.ListPodSandbox(ctx, nil)
+		if err != nil {
+			return false, err
+		}
+		want := make(map[string]bool, len(names))
+		for _, n := range names {
+			want[n] = true
+		}
+		left := 0
+		for _, sb := range sbs {
+			if want[sb.GetMetadata().GetName()] {
+				left++
+			}
+		}
+		if left == 0 {
+			return true, nil
+		}
+		if !time.Now().Before(deadline) {
+			return false, nil
+		}
+		if err := sleep(ctx, 5*PollInterval); err != nil {
+			return false, err
+		}
+	}
+}
+
 // Kill stops container id at once (SIGKILL, as a crash or an OOM kill
 // would end it), behind the agent's back, and returns when it finished.
 func (r *Runtime) Kill(ctx context.Context, id string) (time.Time, error) {

@@ -81,6 +81,8 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 	kills := fs.Int("kills", 10, "containers killed behind the agent's back (one pod each)")
 	big := fs.Bool("big", true, "run the 50-pod rows")
 	idle := fs.Duration("idle", 30*time.Second, "idle cost sampling period (0: skip)")
+	settle := fs.Duration("settle", 5*time.Second, "after each deletion, wait up to this long for the agent to remove the sandboxes before the next measure (negative: no wait)")
+	paired := fs.Bool("paired", true, "also alternate single-pod starts with the raw CRI floor on the same runtime (agents syncpod and kubelet)")
 	only := fs.String("only", "", "comma-separated measure name prefixes to run")
 	out := fs.String("out", "", "JSON report file (default stdout)")
 	if err := fs.Parse(args); err != nil {
@@ -132,8 +134,12 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 	if *only != "" {
 		onlyList = strings.Split(*only, ",")
 	}
+	var floor *bench.RawCRI
+	if *paired && *agent != "cri" {
+		floor = &bench.RawCRI{RT: rt, Image: *image, LogDir: *logDir}
+	}
 	rep := bench.Report{Agent: a.Name(), Runtime: rt.Version(ctx), Started: time.Now(), Load: bench.LoadAverage()}
-	res, err := bench.Run(ctx, rt, a, bench.Options{Runs: *runs, Kills: *kills, Big: *big, Idle: *idle, PIDs: pidList, Only: onlyList, Logger: log})
+	res, err := bench.Run(ctx, rt, a, bench.Options{Runs: *runs, Kills: *kills, Big: *big, Idle: *idle, Settle: *settle, Floor: floor, PIDs: pidList, Only: onlyList, Logger: log})
 	rep.Results = res
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	if *out == "" {
