@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"math"
 	"strings"
 	"testing"
@@ -151,5 +152,50 @@ func TestPairedRowsAlternateOnOneRuntime(t *testing.T) {
 	}
 	if got := len(agent.calls["RunPodSandbox"]); got != 4+20 {
 		t.Errorf("agent ran %d sandboxes, want 24", got)
+	}
+}
+
+// TestRelistHistogramBound: the relist p99 is the upper bound of the
+// bucket its rank falls in, over the relists between two scrapes.
+func TestRelistHistogramBound(t *testing.T) {
+	scrape := func(text string) histogram {
+		t.Helper()
+		h, err := parseHistogram(bufio.NewScanner(strings.NewReader(text)), RelistMetric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	before := scrape(`# TYPE syncpod_pleg_relist_duration_seconds histogram
+syncpod_pleg_relist_duration_seconds_bucket{le="0.01"} 5
+syncpod_pleg_relist_duration_seconds_bucket{le="0.05"} 5
+syncpod_pleg_relist_duration_seconds_bucket{le="0.1"} 5
+syncpod_pleg_relist_duration_seconds_bucket{le="+Inf"} 5
+syncpod_pleg_relist_duration_seconds_sum 0.02
+syncpod_pleg_relist_duration_seconds_count 5
+syncpod_pleg_relist_interval_seconds_count 9
+`)
+	after := scrape(`syncpod_pleg_relist_duration_seconds_bucket{le="0.01"} 5
+syncpod_pleg_relist_duration_seconds_bucket{le="0.05"} 103
+syncpod_pleg_relist_duration_seconds_bucket{le="0.1"} 104
+syncpod_pleg_relist_duration_seconds_bucket{le="+Inf"} 105
+syncpod_pleg_relist_duration_seconds_sum 3.02
+syncpod_pleg_relist_duration_seconds_count 105
+`)
+	d := after.sub(before)
+	if d.count != 100 || math.Abs(d.mean()-0.03) > 1e-9 {
+		t.Fatalf("count %v mean %v, want 100 and 0.03", d.count, d.mean())
+	}
+	if got := d.quantileBound(0.98); got != 0.05 {
+		t.Errorf("p98 bound %v, want 0.05", got)
+	}
+	if got := d.quantileBound(0.99); got != 0.1 {
+		t.Errorf("p99 bound %v, want 0.1", got)
+	}
+	if got := d.quantileBound(1); !math.IsInf(got, 1) {
+		t.Errorf("max bound %v, want +Inf", got)
+	}
+	if _, err := parseHistogram(bufio.NewScanner(strings.NewReader("other_metric 1\n")), RelistMetric); err == nil {
+		t.Error("a scrape without the histogram parsed")
 	}
 }

@@ -21,14 +21,19 @@ type Runtime struct {
 	IS internalapi.ImageManagerService
 }
 
+// CallTimeout bounds each CRI call (the client uses its connection
+// timeout for every call): 50 sandboxes asked for at once on a loaded
+// machine take longer than the 10 s the client would otherwise allow.
+const CallTimeout = 2 * time.Minute
+
 // Dial connects to a CRI endpoint.
 func Dial(ctx context.Context, endpoint string) (*Runtime, error) {
-	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).
+	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(CallTimeout).
 		WithTracerProvider(nil).WithUseStreaming(false).Build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	is, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).
+	is, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(CallTimeout).
 		WithTracerProvider(nil).WithUseStreaming(false).Build(ctx)
 	if err != nil {
 		return nil, err

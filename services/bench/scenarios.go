@@ -37,6 +37,12 @@ type Options struct {
 	// paired row alternates its single-pod starts with the agent's, so
 	// both see the same load (agents other than "cri" only).
 	Floor *RawCRI
+	// Scale, when positive, runs the many-pods rows with that many pods
+	// (on crisim in simulated mode; see scale), reading the PLEG's
+	// metrics at PLEGMetrics and pulling Image first.
+	Scale       int
+	PLEGMetrics string
+	Image       string
 	// Logger receives progress.
 	Logger *slog.Logger
 }
@@ -100,6 +106,15 @@ func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error)
 		if o.Idle > 0 && len(o.PIDs) > 0 {
 			rows = append(rows, row{MeasureIdleCPU, func(ctx context.Context) (Result, error) { return s.idle(ctx, via) }})
 		}
+	}
+	if o.Scale > 0 && a.Name() != "cri" && selected(o.Only, MeasureScaleStart) {
+		o.Logger.Info("measuring", "agent", a.Name(), "measure", MeasureScaleStart, "pods", o.Scale)
+		res, err := s.scale(ctx, a.Vias()[0])
+		out = append(out, res...)
+		if err != nil {
+			return out, fmt.Errorf("%s: %s: %w", a.Name(), MeasureScaleStart, err)
+		}
+		return out, nil
 	}
 	for _, r := range rows {
 		if !selected(o.Only, r.measure) {

@@ -66,11 +66,16 @@ const (
 	MeasureReplacement  = "container stopped behind its back → replacement started"
 	MeasureIdleCPU      = "idle, 10 pods: CPU"
 	MeasureIdleRSS      = "idle, 10 pods: RSS"
+	MeasureScaleStart   = "many pods at once (crisim, simulated) → last started"
+	MeasureScaleCPU     = "idle, many pods (crisim): CPU per pod"
+	MeasureScaleRSS     = "idle, many pods (crisim): RSS"
+	MeasureScaleRelist  = "idle, many pods (crisim): PLEG relist p99"
 )
 
 // Measures is the table order.
 var Measures = []string{MeasureStartAPI, MeasureStartFile, MeasureStartPaired, Measure10API, Measure10File, Measure50API, Measure50File,
-	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureIdleCPU, MeasureIdleRSS}
+	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureIdleCPU, MeasureIdleRSS,
+	MeasureScaleStart, MeasureScaleCPU, MeasureScaleRSS, MeasureScaleRelist}
 
 func (r Result) cell() string {
 	if r.Unit != "" {
