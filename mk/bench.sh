@@ -3,6 +3,7 @@
 # Performance). Run as root: it starts private containerds.
 #
 #   mk/bench.sh syncpod   the raw-CRI floor, then syncpod, on one private containerd
+#   mk/bench.sh scale     only the many-pods rows (syncpod on crisim, simulated)
 #   mk/bench.sh kubelet   the kubelet v1.37.2 standalone (static pods), then syncpod,
 #                         then the raw-CRI floor, each on a fresh, identical
 #                         private containerd, one after the other
@@ -11,6 +12,9 @@
 #   BENCH_RUNTIME   containerd2 (default: 2.x built by mk/containerdbin.sh, CRI
 #                   events, syncpod's PLEG evented) or containerd (Debian's 1.6)
 #   BENCH_ARGS      extra flags for `syncpod-bench measure` (e.g. --runs 10 --big=false)
+#   BENCH_SCALE     pods of the many-pods rows (default 2000; 0 skips them): syncpod
+#                   on crisim in simulated mode (no processes), the PLEG relisting
+#                   every second (--evented off), idle for BENCH_SCALE_IDLE (30s)
 #
 # The host is left as found: everything lives under .tmp/bench; the kubelet
 # runs in a private mount namespace with the sysctl files it rewrites,
@@ -20,7 +24,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=$ROOT/bin
+BIN=${BENCH_BIN:-$ROOT/bin} # the binaries (make build)
 B=$ROOT/.tmp/bench
 RUNTIME=${BENCH_RUNTIME:-containerd2}
 PAUSE=localhost/syncpod/pause:3.10
@@ -53,11 +57,22 @@ stop_procs() {
 	done
 	procs=()
 }
+logs=0 # containerd logs kept as $B/containerd-N.log (down removes $CD)
+keep_log() {
+	if [[ -f $CD/containerd.log ]]; then
+		logs=$((logs + 1))
+		cp "$CD"/containerd.log "$B"/containerd-$logs.log
+	fi
+}
 runtime_up() {
+	keep_log
 	"$ROOT"/mk/containerd.sh down "$CD"
 	"$ROOT"/mk/containerd.sh up "$CD" "$PAUSE" "$BUSYBOX" "${TARS[@]}"
 }
-runtime_down() { "$ROOT"/mk/containerd.sh down "$CD"; }
+runtime_down() {
+	keep_log
+	"$ROOT"/mk/containerd.sh down "$CD"
+}
 kubelet_cleanup() {
 	# Only what this script made: the bind-mount sources live under $B.
 	rm -rf "$B"/kubelet
@@ -74,7 +89,7 @@ measure() { # AGENT OUT [flags]
 	local agent=$1 out=$2
 	shift 2
 	"$BIN"/syncpod-bench measure --agent "$agent" --cri-endpoint "unix://$SOCK" --image "$BUSYBOX" \
-		--out "$out" "$@" "${EXTRA[@]}"
+		--log-dir "$B"/cri-logs --out "$out" "$@" "${EXTRA[@]}"
 }
 
 wait_socket() { # PATH PID NAME
@@ -114,6 +129,32 @@ run_syncpod() { # OUT
 	grep 'msg="pod sync timeline"' "$d"/planner.log >"$B"/syncpod-timelines.log || true
 	grep -c . "$B"/syncpod-timelines.log >&2 || true
 	grep 'trigger=pleg:CONTAINER_DIED' "$B"/syncpod-timelines.log | grep 'cri:create_container' | tail -n 5 >&2 || true
+	stop_procs
+}
+
+run_scale() { # OUT
+	local d=$B/scale pids=() n=${BENCH_SCALE:-2000}
+	rm -rf "$d"
+	mkdir -p "$d"/logs
+	"$BIN"/syncpod-crisim --listen "unix://$d/crisim.sock" --metrics-listen 127.0.0.1:19204 --mode simulated \
+		--data-dir "$d"/crisim >"$d"/crisim.log 2>&1 &
+	procs+=($!)
+	wait_socket "$d"/crisim.sock "$!" crisim "$d"/crisim.log
+	"$BIN"/syncpod-executor --listen "unix://$d/executor.sock" --metrics-listen 127.0.0.1:19202 \
+		--cri-endpoint "unix://$d/crisim.sock" --data-dir "$d"/executor --log-dir "$d"/logs >"$d"/executor.log 2>&1 &
+	procs+=($!) pids+=($!)
+	"$BIN"/syncpod-pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:19203 \
+		--cri-endpoint "unix://$d/crisim.sock" --evented off >"$d"/pleg.log 2>&1 &
+	procs+=($!) pids+=($!)
+	wait_socket "$d"/executor.sock "${pids[0]}" executor "$d"/executor.log
+	wait_socket "$d"/pleg.sock "${pids[1]}" pleg "$d"/pleg.log
+	"$BIN"/syncpod-planner --listen "unix://$d/planner.sock" --metrics-listen 127.0.0.1:19201 \
+		--executor "unix://$d/executor.sock" --pleg "unix://$d/pleg.sock" --data-dir "$d"/planner >"$d"/planner.log 2>&1 &
+	procs+=($!) pids+=($!)
+	wait_socket "$d"/planner.sock "${pids[2]}" planner "$d"/planner.log
+	"$BIN"/syncpod-bench measure --agent syncpod --cri-endpoint "unix://$d/crisim.sock" --image "$BUSYBOX" \
+		--planner "unix://$d/planner.sock" --pids "$(IFS=,; echo "${pids[*]}")" --paired=false --label "syncpod on crisim" \
+		--scale "$n" --pleg-metrics http://127.0.0.1:19203/metrics --idle "${BENCH_SCALE_IDLE:-30s}" --timeout 10m --out "$1"
 	stop_procs
 }
 
@@ -166,15 +207,26 @@ run_kubelet() { # OUT
 }
 
 mkdir -p "$B"
+rm -f "$B"/containerd-*.log
 case ${1:-} in
 syncpod)
 	runtime_up
-	measure cri "$B"/cri.json --only desired,10,50 --idle 0 --log-dir "$B"/cri-logs
+	measure cri "$B"/cri.json --only desired,10,50 --idle 0
 	runtime_up # a fresh, identical runtime for syncpod
 	run_syncpod "$B"/syncpod.json
 	runtime_down
+	scale=()
+	if [[ ${BENCH_SCALE:-2000} -gt 0 ]]; then
+		run_scale "$B"/scale.json
+		scale=("$B"/scale.json)
+	fi
 	echo
-	"$BIN"/syncpod-bench table "$B"/cri.json "$B"/syncpod.json | tee "$B"/table-syncpod.md
+	"$BIN"/syncpod-bench table "$B"/cri.json "$B"/syncpod.json "${scale[@]}" | tee "$B"/table-syncpod.md
+	;;
+scale)
+	run_scale "$B"/scale.json
+	echo
+	"$BIN"/syncpod-bench table "$B"/scale.json | tee "$B"/table-scale.md
 	;;
 kubelet)
 	runtime_up
@@ -182,13 +234,13 @@ kubelet)
 	runtime_up
 	run_syncpod "$B"/syncpod.json
 	runtime_up
-	measure cri "$B"/cri.json --only desired,10,50 --idle 0 --log-dir "$B"/cri-logs
+	measure cri "$B"/cri.json --only desired,10,50 --idle 0
 	runtime_down
 	echo
 	"$BIN"/syncpod-bench table "$B"/kubelet.json "$B"/syncpod.json "$B"/cri.json | tee "$B"/table-kubelet.md
 	;;
 *)
-	echo "usage: $0 syncpod|kubelet" >&2
+	echo "usage: $0 syncpod|scale|kubelet" >&2
 	exit 2
 	;;
 esac

@@ -18,14 +18,18 @@ import (
 // env. The kubelet's default mounts are added after the volume mounts and
 // yield to them. An error refuses the start with
 // CreateContainerConfigError, as the kubelet does; an unreachable runtime
-// is returned as is (the caller aborts the pass).
-func (p *pass) containerOptions(ctx context.Context, c *syncpodv1.Container) (ContainerOptions, []*runtimeapi.KeyValue, error) {
+// is returned as is (the caller aborts the pass). img is the image's
+// status when the caller has just read it; nil means ask the runtime.
+func (p *pass) containerOptions(ctx context.Context, c *syncpodv1.Container, img *runtimeapi.Image) (ContainerOptions, []*runtimeapi.KeyValue, error) {
 	opts := ContainerOptions{Security: p.r.security, MemoryCapacity: p.r.memCap}
-	st, err := p.r.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: c.GetImage()}, false)
-	if err != nil {
-		return opts, nil, err
+	if img == nil {
+		st, err := p.r.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: c.GetImage()}, false)
+		if err != nil {
+			return opts, nil, err
+		}
+		img = st.GetImage()
 	}
-	opts.Image = imageUser(st.GetImage())
+	opts.Image = imageUser(img)
 	if err := VerifyRunAsNonRoot(p.pod, c, opts.Image); err != nil {
 		return opts, nil, err
 	}

@@ -45,31 +45,32 @@ type imageError struct {
 func (e *imageError) Error() string { return e.reason + ": " + e.msg }
 
 // ensureImage makes c's image present according to its pull policy and
-// records a STEP_PULL_IMAGE result.
-func (p *pass) ensureImage(ctx context.Context, c *syncpodv1.Container) *imageError {
+// records a STEP_PULL_IMAGE result. It returns the image's status when it
+// read one that found the image present, so the container config need not
+// ask the runtime again (nil after a pull).
+func (p *pass) ensureImage(ctx context.Context, c *syncpodv1.Container) (*runtimeapi.Image, *imageError) {
 	t0 := time.Now()
 	spec := &runtimeapi.ImageSpec{Image: c.GetImage()}
 	policy := PullPolicy(c)
-	fail := func(e *imageError) *imageError {
+	fail := func(e *imageError) (*runtimeapi.Image, *imageError) {
 		opts := []stepOpt{withReason(e.reason, e.msg)}
 		if !e.until.IsZero() {
 			opts = append(opts, p.withUntil(e.until))
 		}
 		p.add(executorv1.Step_STEP_PULL_IMAGE, c.GetName(), executorv1.Outcome_OUTCOME_FAILED, t0, opts...)
-		return e
+		return nil, e
 	}
 	if policy != syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS {
 		st, err := p.r.img.ImageStatus(ctx, spec, false)
 		if err != nil && !p.fatal(err) {
 			return fail(&imageError{reason: "ImageInspectError", msg: fmt.Sprintf("Failed to inspect image %q: %v", c.GetImage(), err)})
 		} else if err != nil {
-			return &imageError{reason: "ImageInspectError", msg: err.Error()}
+			return nil, &imageError{reason: "ImageInspectError", msg: err.Error()}
 		}
-		present := st.GetImage() != nil
-		if present {
+		if img := st.GetImage(); img != nil {
 			p.add(executorv1.Step_STEP_PULL_IMAGE, c.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
 				withMessage(fmt.Sprintf("Container image %q already present on machine", c.GetImage())))
-			return nil
+			return img, nil
 		}
 		if policy == syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER {
 			return fail(&imageError{reason: "ErrImageNeverPull",
@@ -91,7 +92,7 @@ func (p *pass) ensureImage(ctx context.Context, c *syncpodv1.Container) *imageEr
 			p.r.m.imagePulls.WithLabelValues("failure").Inc()
 		}
 		if p.fatal(err) {
-			return &imageError{reason: "ErrImagePull", msg: err.Error()}
+			return nil, &imageError{reason: "ErrImagePull", msg: err.Error()}
 		}
 		p.r.pulls.next(key, now)
 		return fail(&imageError{reason: "ErrImagePull", msg: fmt.Sprintf("Failed to pull image %q: %v", c.GetImage(), err)})
@@ -102,7 +103,7 @@ func (p *pass) ensureImage(ctx context.Context, c *syncpodv1.Container) *imageEr
 	p.r.pulls.reset(key)
 	p.add(executorv1.Step_STEP_PULL_IMAGE, c.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
 		withMessage(fmt.Sprintf("Successfully pulled image %q", c.GetImage())))
-	return nil
+	return nil, nil
 }
 
 // memBackoff is the image pull back-off: in memory like the kubelet's

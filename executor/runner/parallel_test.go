@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/cri/critest"
+	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/cri"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
@@ -187,4 +190,77 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// backoffProbeRuntime looks up a back-off entry in the store each time a
+// container is started, as the runtime would see the node at that moment.
+type backoffProbeRuntime struct {
+	*critest.Runtime
+	store *backoff.Store
+	key   backoff.Key
+
+	mu     sync.Mutex
+	starts []backoffAtStart
+}
+
+type backoffAtStart struct {
+	recorded bool
+	delay    time.Duration
+}
+
+func (r *backoffProbeRuntime) StartContainer(ctx context.Context, id string) error {
+	e, ok, err := r.store.Get(r.key)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.starts = append(r.starts, backoffAtStart{recorded: ok, delay: e.Delay})
+	r.mu.Unlock()
+	return r.Runtime.StartContainer(ctx, id)
+}
+
+// TestRestartIsRecordedBeforeItStarts_R11_3: the crash-loop record of a
+// restart is committed while the container is created, never after it
+// starts: when StartContainer is called, the store already holds the
+// advanced delay (so an executor that dies right after the start still
+// backs the next crash off).
+func TestRestartIsRecordedBeforeItStarts_R11_3(t *testing.T) {
+	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	rt := &backoffProbeRuntime{Runtime: critest.NewRuntime(), store: store,
+		key: backoff.Key{PodUID: "uid-1", ContainerName: "web", SpecHash: "hash-web"}}
+	r, err := New(Config{
+		Runtime: cri.NewRuntime(rt, nil, cri.Timeouts{}), Images: cri.NewImages(critest.NewImages(busybox), nil, cri.Timeouts{}),
+		Backoff: store, LogDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := testPod(nil, ctr("web"))
+	first, err := r.ApplyActions(t.Context(), pod, nil, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("web")})
+	if err != nil || !strings.HasSuffix(summary(first), "\nPULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n") {
+		t.Fatalf("first start: %v %s", err, summary(first))
+	}
+	read := func() *syncpodv1.ObservedPod {
+		o, err := observe.Read(t.Context(), rt.Runtime, "uid-1", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	o := read()
+	rt.ExitContainer(o.GetContainers()[0].GetId(), 1, "", time.Now().UnixNano())
+	resp, err := r.ApplyActions(t.Context(), pod, read(), &syncpodv1.PodActions{SandboxId: first.GetSandboxId(), ContainersToStart: starts("web")})
+	if err != nil || summary(resp) != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" {
+		t.Fatalf("restart: %v %s", err, summary(resp))
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	want := []backoffAtStart{{recorded: false}, {recorded: true, delay: backoff.DefaultInitial}}
+	if !slices.Equal(rt.starts, want) {
+		t.Fatalf("back-off record at each start %+v, want %+v", rt.starts, want)
+	}
 }

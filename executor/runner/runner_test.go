@@ -418,6 +418,8 @@ func TestCrashLoopBackOff(t *testing.T) {
 	}
 }
 
+// TestImagePolicies: the pull policies of each start (R-8 steps 7-8); the image status read
+// to decide is the one the container config takes its user from.
 func TestImagePolicies(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -427,14 +429,17 @@ func TestImagePolicies(t *testing.T) {
 		inject  error
 		want    string
 		pulled  bool
+		// statuses is how often the image's status is read: once when
+		// it is present (the config reuses it), again after a pull.
+		statuses int
 	}{
-		{"Never with the image present", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", false},
-		{"Never with the image missing", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER, false, nil, "PULL_IMAGE c FAILED ErrImageNeverPull\nSTART_CONTAINER c FAILED ErrImageNeverPull\n", false},
-		{"IfNotPresent with the image present", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", false},
-		{"IfNotPresent with the image missing pulls", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT, false, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", true},
-		{"Always pulls even when present", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", true},
-		{"default for :latest is Always", "busybox:latest", 0, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", true},
-		{"pull failure is ErrImagePull", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS, false, status.Error(codes.Unknown, "no registry"), "PULL_IMAGE c FAILED ErrImagePull\nSTART_CONTAINER c FAILED ErrImagePull\n", true},
+		{"Never with the image present", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", false, 1},
+		{"Never with the image missing", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER, false, nil, "PULL_IMAGE c FAILED ErrImageNeverPull\nSTART_CONTAINER c FAILED ErrImageNeverPull\n", false, 1},
+		{"IfNotPresent with the image present", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", false, 1},
+		{"IfNotPresent with the image missing pulls", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT, false, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", true, 2},
+		{"Always pulls even when present", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", true, 1},
+		{"default for :latest is Always", "busybox:latest", 0, true, nil, "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n", true, 1},
+		{"pull failure is ErrImagePull", busybox, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS, false, status.Error(codes.Unknown, "no registry"), "PULL_IMAGE c FAILED ErrImagePull\nSTART_CONTAINER c FAILED ErrImagePull\n", true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var imgs []string
@@ -455,6 +460,15 @@ func TestImagePolicies(t *testing.T) {
 			}
 			if pulled := slices.Contains(critest.ImageCalls(e.img), "PullImage"); pulled != tc.pulled {
 				t.Fatalf("pulled = %v, want %v (calls %v)", pulled, tc.pulled, critest.ImageCalls(e.img))
+			}
+			var statuses int
+			for _, c := range resp.GetCriCalls() {
+				if c.GetOperation() == cri.OpImageStatus {
+					statuses++
+				}
+			}
+			if statuses != tc.statuses {
+				t.Fatalf("%d image status calls, want %d (calls %v)", statuses, tc.statuses, resp.GetCriCalls())
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/expansion"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -42,7 +43,18 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	}
 	newest, exited := newestInstances(p.observed, name)
 
-	// Crash-loop back-off.
+	// Crash-loop back-off. The advanced delay is committed while
+	// the container is being created (the commit's fsync would otherwise
+	// wait in front of every restart), and always before it starts: a
+	// container never runs without its restart recorded.
+	var recorded chan error
+	defer func() {
+		if recorded != nil {
+			if err := <-recorded; err != nil {
+				p.fatal(err)
+			}
+		}
+	}()
 	if exited != nil {
 		key := backoff.Key{PodUID: p.pod.GetUid(), ContainerName: name, SpecHash: cs.GetSpecHash()}
 		finished := exited.GetFinishedAt().AsTime()
@@ -59,10 +71,11 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 				withReason("CrashLoopBackOff", fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", res.Delay, name, podDesc(p.pod))))
 			return false
 		}
-		if _, err := p.r.store.Next(key, backoff.PodRef{Name: p.pod.GetName(), Namespace: namespace(p.pod)}, finished); err != nil {
-			p.fatal(err)
-			return false
-		}
+		recorded = make(chan error, 1)
+		go func() {
+			_, err := p.r.store.Next(key, backoff.PodRef{Name: p.pod.GetName(), Namespace: namespace(p.pod)}, finished)
+			recorded <- err
+		}()
 	}
 	if p.r.m != nil {
 		p.r.m.startedCtrs.WithLabelValues(ctype).Inc()
@@ -77,7 +90,8 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if p.sandboxID == "" {
 		return failed("CreateContainerError", "no sandbox to start the container in")
 	}
-	if ierr := p.ensureImage(ctx, c); ierr != nil {
+	img, ierr := p.ensureImage(ctx, c)
+	if ierr != nil {
 		if p.abort != nil {
 			return false
 		}
@@ -92,7 +106,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if newest != nil {
 		restartCount = newest.GetRestartCount() + 1
 	}
-	opts, env, err := p.containerOptions(ctx, c)
+	opts, env, err := p.containerOptions(ctx, c, img)
 	if err != nil {
 		if p.fatal(err) {
 			return false
@@ -115,6 +129,16 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 			return false
 		}
 		return failed("CreateContainerError", err.Error())
+	}
+	if recorded != nil {
+		err := <-recorded
+		recorded = nil
+		if err != nil {
+			// Not started, so not left created either.
+			_ = cri.IgnoreNotFound(p.r.rt.RemoveContainer(ctx, id))
+			p.fatal(err)
+			return false
+		}
 	}
 	if err := p.r.rt.StartContainer(ctx, id); err != nil {
 		if p.fatal(err) {

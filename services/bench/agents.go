@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -189,6 +191,37 @@ type RawCRI struct {
 
 	mu        sync.Mutex
 	sandboxes map[string]string // name → sandbox id
+	calls     map[string]Sample // CRI call → durations
+}
+
+// timed runs one CRI call and records how long it took under op.
+func (c *RawCRI) timed(op string, call func() error) error {
+	t0 := time.Now()
+	err := call()
+	d := time.Since(t0)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[string]Sample{}
+	}
+	s := c.calls[op]
+	s.Add(d)
+	c.calls[op] = s
+	return err
+}
+
+// CallSummary is the median duration of each CRI call the agent made to
+// start pods, in the order it makes them.
+func (c *RawCRI) CallSummary() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var parts []string
+	for _, op := range []string{"RunPodSandbox", "ImageStatus", "CreateContainer", "StartContainer"} {
+		if s := c.calls[op]; len(s) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", op, fmtDur(s.Quantile(0.5))))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Name implements Agent.
@@ -214,10 +247,14 @@ func (c *RawCRI) start(ctx context.Context, name string) error {
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: Namespace, Uid: "bench-" + name},
 		LogDirectory: filepath.Join(c.LogDir, name),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
+			NamespaceOptions: floorNamespaces(),
 		}},
 	}
-	id, err := c.RT.RS.RunPodSandbox(ctx, cfg, "")
+	var id string
+	err := c.timed("RunPodSandbox", func() (err error) {
+		id, err = c.RT.RS.RunPodSandbox(ctx, cfg, "")
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("RunPodSandbox %s: %w", name, err)
 	}
@@ -227,21 +264,74 @@ func (c *RawCRI) start(ctx context.Context, name string) error {
 	}
 	c.sandboxes[name] = id
 	c.mu.Unlock()
-	img, err := c.RT.IS.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: c.Image}, false)
+	var img *runtimeapi.ImageStatusResponse
+	err = c.timed("ImageStatus", func() (err error) {
+		img, err = c.RT.IS.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: c.Image}, false)
+		return err
+	})
 	if err != nil || img.GetImage() == nil {
 		return fmt.Errorf("ImageStatus %s: %v (missing: %t)", c.Image, err, img.GetImage() == nil)
 	}
-	cid, err := c.RT.RS.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
-		Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
-		Image:    &runtimeapi.ImageSpec{Image: c.Image}, Command: Command, LogPath: "app.log",
-	}, cfg)
+	var cid string
+	err = c.timed("CreateContainer", func() (err error) {
+		cid, err = c.RT.RS.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
+			Image:    &runtimeapi.ImageSpec{Image: c.Image}, Command: Command, LogPath: "app.log",
+			Linux: &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
+				NamespaceOptions: floorNamespaces(),
+			}},
+		}, cfg)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("CreateContainer %s: %w", name, err)
 	}
-	if err := c.RT.RS.StartContainer(ctx, cid); err != nil {
+	if err := c.timed("StartContainer", func() error { return c.RT.RS.StartContainer(ctx, cid) }); err != nil {
 		return fmt.Errorf("StartContainer %s: %w", name, err)
 	}
 	return nil
+}
+
+// StopGracefully is the floor of a deletion, the kubelet's kill order
+// done directly: every pod's containers stopped in parallel with the
+// grace period, then each pod's sandbox stopped; the sandboxes stay (the
+// caller's Delete removes them).
+func (c *RawCRI) StopGracefully(ctx context.Context, names []string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for _, n := range names {
+		c.mu.Lock()
+		id := c.sandboxes[n]
+		c.mu.Unlock()
+		if id == "" {
+			continue
+		}
+		g.Go(func() error {
+			cs, err := c.RT.RS.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: id})
+			if err != nil {
+				return err
+			}
+			cg, cctx := errgroup.WithContext(ctx)
+			for _, ctr := range cs {
+				if ctr.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
+					cg.Go(func() error { return c.RT.RS.StopContainer(cctx, ctr.GetId(), GracePeriod) })
+				}
+			}
+			if err := cg.Wait(); err != nil {
+				return err
+			}
+			return c.RT.RS.StopPodSandbox(ctx, id)
+		})
+	}
+	return g.Wait()
+}
+
+// floorNamespaces are the namespaces the kubelet (and syncpod) give a
+// host-network pod: the node's network, one PID namespace per container.
+// The PID namespace matters: in a shared one the benchmark's shell is
+// not PID 1 and dies at SIGTERM, where the agents' wait out the grace
+// period.
+func floorNamespaces() *runtimeapi.NamespaceOption {
+	return &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}
 }
 
 // Delete implements Agent.

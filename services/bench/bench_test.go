@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"bufio"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/planner/manifest"
 )
 
@@ -97,5 +99,103 @@ func TestKubeletSandboxName(t *testing.T) {
 	s.Add(1500 * time.Millisecond)
 	if s[0] != 1.5 {
 		t.Fatalf("Add stored %v", s[0])
+	}
+}
+
+// otherAgent is the raw-CRI agent under another name, so Run treats it as
+// an agent with a floor to pair with.
+type otherAgent struct{ *RawCRI }
+
+func (otherAgent) Name() string { return "other" }
+
+// TestPairedRowsAlternateOnOneRuntime: with a floor, Run adds the paired
+// start and delete rows, each with the agent's samples and a note naming
+// the floor's median, the per-pair ratio and the floor's CRI calls; each
+// deletion leaves the runtime with none of the pods' sandboxes (the settle
+// wait), so no measure overlaps the previous one's teardown.
+func TestPairedRowsAlternateOnOneRuntime(t *testing.T) {
+	fake := critest.NewRuntime()
+	rt := &Runtime{RS: fake, IS: critest.NewImages("img")}
+	agent := otherAgent{&RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}}
+	floor := &RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}
+	res, err := Run(t.Context(), rt, agent, Options{Runs: 4, Only: []string{MeasureStartPaired, MeasureDeletePaired}, Floor: floor, Settle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].Measure != MeasureStartPaired || res[1].Measure != MeasureDeletePaired {
+		t.Fatalf("results %+v", res)
+	}
+	if n := len(res[0].Seconds); n != 4 {
+		t.Errorf("paired start: %d samples, want 4", n)
+	}
+	if n := len(res[1].Seconds); n != 2 {
+		t.Errorf("paired delete: %d samples, want 2", n)
+	}
+	for _, want := range []string{"raw CRI alternating", "median per-pair ratio", "RunPodSandbox", "StartContainer"} {
+		if !strings.Contains(res[0].Note, want) {
+			t.Errorf("start note %q lacks %q", res[0].Note, want)
+		}
+	}
+	if !strings.Contains(res[1].Note, "median per-pair ratio") {
+		t.Errorf("delete note %q", res[1].Note)
+	}
+	sbs, err := fake.ListPodSandbox(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sbs) != 0 {
+		t.Errorf("%d sandboxes left after the run", len(sbs))
+	}
+	// 4 single starts and 2×10 deletions each, agent and floor alike.
+	if got := len(floor.calls["RunPodSandbox"]); got != 4+20 {
+		t.Errorf("floor ran %d sandboxes, want 24", got)
+	}
+	if got := len(agent.calls["RunPodSandbox"]); got != 4+20 {
+		t.Errorf("agent ran %d sandboxes, want 24", got)
+	}
+}
+
+// TestRelistHistogramBound: the relist p99 is the upper bound of the
+// bucket its rank falls in, over the relists between two scrapes.
+func TestRelistHistogramBound(t *testing.T) {
+	scrape := func(text string) histogram {
+		t.Helper()
+		h, err := parseHistogram(bufio.NewScanner(strings.NewReader(text)), RelistMetric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	before := scrape(`# TYPE syncpod_pleg_relist_duration_seconds histogram
+syncpod_pleg_relist_duration_seconds_bucket{le="0.01"} 5
+syncpod_pleg_relist_duration_seconds_bucket{le="0.05"} 5
+syncpod_pleg_relist_duration_seconds_bucket{le="0.1"} 5
+syncpod_pleg_relist_duration_seconds_bucket{le="+Inf"} 5
+syncpod_pleg_relist_duration_seconds_sum 0.02
+syncpod_pleg_relist_duration_seconds_count 5
+syncpod_pleg_relist_interval_seconds_count 9
+`)
+	after := scrape(`syncpod_pleg_relist_duration_seconds_bucket{le="0.01"} 5
+syncpod_pleg_relist_duration_seconds_bucket{le="0.05"} 103
+syncpod_pleg_relist_duration_seconds_bucket{le="0.1"} 104
+syncpod_pleg_relist_duration_seconds_bucket{le="+Inf"} 105
+syncpod_pleg_relist_duration_seconds_sum 3.02
+syncpod_pleg_relist_duration_seconds_count 105
+`)
+	d := after.sub(before)
+	if d.count != 100 || math.Abs(d.mean()-0.03) > 1e-9 {
+		t.Fatalf("count %v mean %v, want 100 and 0.03", d.count, d.mean())
+	}
+	if got := d.quantileBound(0.98); got != 0.05 {
+		t.Errorf("p98 bound %v, want 0.05", got)
+	}
+	if got := d.quantileBound(0.99); got != 0.1 {
+		t.Errorf("p99 bound %v, want 0.1", got)
+	}
+	if got := d.quantileBound(1); !math.IsInf(got, 1) {
+		t.Errorf("max bound %v, want +Inf", got)
+	}
+	if _, err := parseHistogram(bufio.NewScanner(strings.NewReader("other_metric 1\n")), RelistMetric); err == nil {
+		t.Error("a scrape without the histogram parsed")
 	}
 }

@@ -21,14 +21,19 @@ type Runtime struct {
 	IS internalapi.ImageManagerService
 }
 
+// CallTimeout bounds each CRI call (the client uses its connection
+// timeout for every call): 50 sandboxes asked for at once on a loaded
+// machine take longer than the 10 s the client would otherwise allow.
+const CallTimeout = 2 * time.Minute
+
 // Dial connects to a CRI endpoint.
 func Dial(ctx context.Context, endpoint string) (*Runtime, error) {
-	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).
+	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(CallTimeout).
 		WithTracerProvider(nil).WithUseStreaming(false).Build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	is, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).
+	is, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(CallTimeout).
 		WithTracerProvider(nil).WithUseStreaming(false).Build(ctx)
 	if err != nil {
 		return nil, err
@@ -140,6 +145,41 @@ func (r *Runtime) WaitStopped(ctx context.Context, names []string) (time.Time, e
 		}
 		if err := sleep(ctx, PollInterval); err != nil {
 			return time.Time{}, fmt.Errorf("waiting for %d sandboxes to stop: %w", left, err)
+		}
+	}
+}
+
+// WaitGone waits until no sandbox of names is listed any more (the agent
+// removed them) or until limit passed, whichever comes first, and reports
+// whether they went. It lets the next measurement start on a runtime that
+// is no longer busy tearing down the previous one's pods: the raw-CRI
+// agent removes its sandboxes before Delete returns, syncpod a moment
+// after they stopped, the kubelet only at its garbage collection.
+func (r *Runtime) WaitGone(ctx context.Context, names []string, limit time.Duration) (bool, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		sbs, err := r.RS.ListPodSandbox(ctx, nil)
+		if err != nil {
+			return false, err
+		}
+		want := make(map[string]bool, len(names))
+		for _, n := range names {
+			want[n] = true
+		}
+		left := 0
+		for _, sb := range sbs {
+			if want[sb.GetMetadata().GetName()] {
+				left++
+			}
+		}
+		if left == 0 {
+			return true, nil
+		}
+		if !time.Now().Before(deadline) {
+			return false, nil
+		}
+		if err := sleep(ctx, 5*PollInterval); err != nil {
+			return false, err
 		}
 	}
 }

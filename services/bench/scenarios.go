@@ -29,6 +29,20 @@ type Options struct {
 	Only []string
 	// Timeout bounds each wait (default 2 min).
 	Timeout time.Duration
+	// Settle bounds the wait after each deletion for the agent to remove
+	// the pods' sandboxes, so no measurement overlaps the previous one's
+	// teardown (default 5 s; negative: no wait).
+	Settle time.Duration
+	// Floor, when set, is the raw-CRI agent on the same runtime: the
+	// paired row alternates its single-pod starts with the agent's, so
+	// both see the same load (agents other than "cri" only).
+	Floor *RawCRI
+	// Scale, when positive, runs the many-pods rows with that many pods
+	// (on crisim in simulated mode; see scale), reading the PLEG's
+	// metrics at PLEGMetrics and pulling Image first.
+	Scale       int
+	PLEGMetrics string
+	Image       string
 	// Logger receives progress.
 	Logger *slog.Logger
 }
@@ -47,6 +61,9 @@ func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Settle == 0 {
+		o.Settle = 5 * time.Second
 	}
 	s := &run{rt: rt, a: a, o: o, tag: randTag()}
 	var out []Result
@@ -76,12 +93,28 @@ func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error)
 	}
 	if a.Name() != "cri" {
 		via := a.Vias()[0]
+		if o.Floor != nil {
+			rows = append(rows, row{MeasureStartPaired, func(ctx context.Context) (Result, error) { return s.paired(ctx, via) }})
+		}
 		rows = append(rows,
-			row{MeasureDelete10, func(ctx context.Context) (Result, error) { return s.delete(ctx, via, 10) }},
+			row{MeasureDelete10, func(ctx context.Context) (Result, error) { return s.delete(ctx, via, 10) }})
+		if o.Floor != nil {
+			rows = append(rows, row{MeasureDeletePaired, func(ctx context.Context) (Result, error) { return s.pairedDelete(ctx, via, 10) }})
+		}
+		rows = append(rows,
 			row{MeasureReplacement, func(ctx context.Context) (Result, error) { return s.replacement(ctx, via) }})
 		if o.Idle > 0 && len(o.PIDs) > 0 {
 			rows = append(rows, row{MeasureIdleCPU, func(ctx context.Context) (Result, error) { return s.idle(ctx, via) }})
 		}
+	}
+	if o.Scale > 0 && a.Name() != "cri" && selected(o.Only, MeasureScaleStart) {
+		o.Logger.Info("measuring", "agent", a.Name(), "measure", MeasureScaleStart, "pods", o.Scale)
+		res, err := s.scale(ctx, a.Vias()[0])
+		out = append(out, res...)
+		if err != nil {
+			return out, fmt.Errorf("%s: %s: %w", a.Name(), MeasureScaleStart, err)
+		}
+		return out, nil
 	}
 	for _, r := range rows {
 		if !selected(o.Only, r.measure) {
@@ -172,7 +205,16 @@ func (s *run) down(ctx context.Context, names []string, via Via) (time.Duration,
 		return 0, err
 	}
 	at, err := s.rt.WaitStopped(ctx, s.sandboxNames(names))
-	return at.Sub(t0), err
+	if err != nil {
+		return 0, err
+	}
+	if s.o.Settle > 0 {
+		// Not part of the measure: the runtime settles before the next.
+		if _, err := s.rt.WaitGone(ctx, s.sandboxNames(names), s.o.Settle); err != nil {
+			return 0, err
+		}
+	}
+	return at.Sub(t0), nil
 }
 
 func (s *run) single(ctx context.Context, measure string, via Via) (res Result, err error) {
@@ -196,6 +238,115 @@ func (s *run) single(ctx context.Context, measure string, via Via) (res Result, 
 			return res, err
 		}
 	}
+	return res, nil
+}
+
+// paired alternates single-pod starts of the floor and of the agent on
+// the same runtime (floor first in even rounds, the agent first in odd
+// ones), so a load that changes over the run weighs on both alike. The
+// result is the agent's; the note gives the floor's median, the median
+// of the per-pair ratios and where each spent its time.
+func (s *run) paired(ctx context.Context, via Via) (Result, error) {
+	res := Result{Measure: MeasureStartPaired, Agent: s.a.Name()}
+	floor := &run{rt: s.rt, a: s.o.Floor, o: s.o, tag: s.tag + "f"}
+	var floorS, ratios, toSandbox, floorToSandbox Sample
+	one := func(r *run, v Via) (Started, time.Duration, error) {
+		names := r.names(1)
+		t0, started, err := r.up(ctx, names, v)
+		if err != nil {
+			return Started{}, 0, err
+		}
+		st := started[r.a.SandboxName(names[0])]
+		if _, err := r.down(ctx, names, v); err != nil {
+			return Started{}, 0, err
+		}
+		st.SandboxCreated = time.Time{}.Add(st.SandboxCreated.Sub(t0))
+		return st, st.Started.Sub(t0), nil
+	}
+	for i := range s.o.Runs {
+		var agentD, floorD time.Duration
+		for k := range 2 {
+			if (k == 0) == (i%2 == 0) {
+				st, d, err := one(floor, ViaAPI)
+				if err != nil {
+					return res, fmt.Errorf("floor: %w", err)
+				}
+				floorD = d
+				floorS.Add(d)
+				floorToSandbox.Add(st.SandboxCreated.Sub(time.Time{}))
+				continue
+			}
+			st, d, err := one(s, via)
+			if err != nil {
+				return res, err
+			}
+			agentD = d
+			res.Seconds.Add(d)
+			toSandbox.Add(st.SandboxCreated.Sub(time.Time{}))
+		}
+		ratios = append(ratios, agentD.Seconds()/floorD.Seconds())
+	}
+	res.Note = fmt.Sprintf("[%s; raw CRI alternating: %s, → sandbox created %s; %s: → sandbox created %s; median per-pair ratio %.2f×; raw CRI calls: %s]",
+		via, fmtDur(floorS.Quantile(0.5)), fmtDur(floorToSandbox.Quantile(0.5)), s.a.Name(), fmtDur(toSandbox.Quantile(0.5)),
+		ratios.Quantile(0.5), s.o.Floor.CallSummary())
+	return res, nil
+}
+
+// pairedDelete alternates deletions of n pods by the agent and by the
+// floor (StopGracefully: the same grace period, containers in parallel,
+// then the sandboxes) on the same runtime, floor first in even rounds,
+// Runs/2 rounds (at least 2).
+func (s *run) pairedDelete(ctx context.Context, via Via, n int) (Result, error) {
+	res := Result{Measure: MeasureDeletePaired, Agent: s.a.Name()}
+	floor := &run{rt: s.rt, a: s.o.Floor, o: s.o, tag: s.tag + "d"}
+	var floorS, ratios Sample
+	floorDown := func(ctx context.Context, names []string) (time.Duration, error) {
+		ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+		defer cancel()
+		t0 := time.Now()
+		if err := s.o.Floor.StopGracefully(ctx, names); err != nil {
+			return 0, err
+		}
+		at, err := s.rt.WaitStopped(ctx, names)
+		if err != nil {
+			return 0, err
+		}
+		if err := s.o.Floor.Delete(ctx, names, ViaAPI); err != nil {
+			return 0, err
+		}
+		return at.Sub(t0), nil
+	}
+	for i := range max(s.o.Runs/2, 2) {
+		var agentD, floorD time.Duration
+		for k := range 2 {
+			if (k == 0) == (i%2 == 0) {
+				names := floor.names(n)
+				if _, _, err := floor.up(ctx, names, ViaAPI); err != nil {
+					return res, fmt.Errorf("floor: %w", err)
+				}
+				d, err := floorDown(ctx, names)
+				if err != nil {
+					return res, fmt.Errorf("floor: %w", err)
+				}
+				floorD = d
+				floorS.Add(d)
+				continue
+			}
+			names := s.names(n)
+			if _, _, err := s.up(ctx, names, via); err != nil {
+				return res, err
+			}
+			d, err := s.down(ctx, names, via)
+			if err != nil {
+				return res, err
+			}
+			agentD = d
+			res.Seconds.Add(d)
+		}
+		ratios = append(ratios, agentD.Seconds()/floorD.Seconds())
+	}
+	res.Note = fmt.Sprintf("[%s; raw CRI alternating (StopContainer with the %d s grace in parallel, then StopPodSandbox): %s; median per-pair ratio %.2f×]",
+		via, GracePeriod, fmtDur(floorS.Quantile(0.5)), ratios.Quantile(0.5))
 	return res, nil
 }
 

@@ -54,21 +54,28 @@ type Report struct {
 
 // Measure names, in table order.
 const (
-	MeasureStartAPI    = "desired → started, API"
-	MeasureStartFile   = "desired → started, manifest file"
-	Measure10API       = "10 pods at once → last started, API"
-	Measure10File      = "10 pods at once → last started, file"
-	Measure50API       = "50 pods at once → last started, API"
-	Measure50File      = "50 pods at once → last started, file"
-	MeasureDelete10    = "delete 10 pods → all sandboxes stopped"
-	MeasureReplacement = "container stopped behind its back → replacement started"
-	MeasureIdleCPU     = "idle, 10 pods: CPU"
-	MeasureIdleRSS     = "idle, 10 pods: RSS"
+	MeasureStartAPI     = "desired → started, API"
+	MeasureStartFile    = "desired → started, manifest file"
+	MeasureStartPaired  = "desired → started, alternating with raw CRI on the same runtime"
+	Measure10API        = "10 pods at once → last started, API"
+	Measure10File       = "10 pods at once → last started, file"
+	Measure50API        = "50 pods at once → last started, API"
+	Measure50File       = "50 pods at once → last started, file"
+	MeasureDelete10     = "delete 10 pods → all sandboxes stopped"
+	MeasureDeletePaired = "delete 10 pods, alternating with raw CRI on the same runtime"
+	MeasureReplacement  = "container stopped behind its back → replacement started"
+	MeasureIdleCPU      = "idle, 10 pods: CPU"
+	MeasureIdleRSS      = "idle, 10 pods: RSS"
+	MeasureScaleStart   = "many pods at once (crisim, simulated) → last started"
+	MeasureScaleCPU     = "idle, many pods (crisim): CPU per pod"
+	MeasureScaleRSS     = "idle, many pods (crisim): RSS"
+	MeasureScaleRelist  = "idle, many pods (crisim): PLEG relist p99"
 )
 
 // Measures is the table order.
-var Measures = []string{MeasureStartAPI, MeasureStartFile, Measure10API, Measure10File, Measure50API, Measure50File,
-	MeasureDelete10, MeasureReplacement, MeasureIdleCPU, MeasureIdleRSS}
+var Measures = []string{MeasureStartAPI, MeasureStartFile, MeasureStartPaired, Measure10API, Measure10File, Measure50API, Measure50File,
+	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureIdleCPU, MeasureIdleRSS,
+	MeasureScaleStart, MeasureScaleCPU, MeasureScaleRSS, MeasureScaleRelist}
 
 func (r Result) cell() string {
 	if r.Unit != "" {

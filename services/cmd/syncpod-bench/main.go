@@ -81,6 +81,12 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 	kills := fs.Int("kills", 10, "containers killed behind the agent's back (one pod each)")
 	big := fs.Bool("big", true, "run the 50-pod rows")
 	idle := fs.Duration("idle", 30*time.Second, "idle cost sampling period (0: skip)")
+	settle := fs.Duration("settle", 5*time.Second, "after each deletion, wait up to this long for the agent to remove the sandboxes before the next measure (negative: no wait)")
+	paired := fs.Bool("paired", true, "also alternate single-pod starts with the raw CRI floor on the same runtime (agents syncpod and kubelet)")
+	scale := fs.Int("scale", 0, "run only the many-pods rows with this many pods (crisim --mode simulated)")
+	plegMetrics := fs.String("pleg-metrics", "", "the PLEG's /metrics URL (many-pods rows)")
+	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each wait (pods started, sandboxes stopped)")
+	label := fs.String("label", "", "the agent's column name in tables (default the agent's name; e.g. \"syncpod on crisim\")")
 	only := fs.String("only", "", "comma-separated measure name prefixes to run")
 	out := fs.String("out", "", "JSON report file (default stdout)")
 	if err := fs.Parse(args); err != nil {
@@ -132,9 +138,16 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 	if *only != "" {
 		onlyList = strings.Split(*only, ",")
 	}
+	var floor *bench.RawCRI
+	if *paired && *agent != "cri" {
+		floor = &bench.RawCRI{RT: rt, Image: *image, LogDir: *logDir}
+	}
 	rep := bench.Report{Agent: a.Name(), Runtime: rt.Version(ctx), Started: time.Now(), Load: bench.LoadAverage()}
-	res, err := bench.Run(ctx, rt, a, bench.Options{Runs: *runs, Kills: *kills, Big: *big, Idle: *idle, PIDs: pidList, Only: onlyList, Logger: log})
+	res, err := bench.Run(ctx, rt, a, bench.Options{Runs: *runs, Kills: *kills, Big: *big, Idle: *idle, Settle: *settle, Floor: floor, Scale: *scale, PLEGMetrics: *plegMetrics, Image: *image, Timeout: *timeout, PIDs: pidList, Only: onlyList, Logger: log})
 	rep.Results = res
+	if *label != "" {
+		rep.Agent = *label
+	}
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	if *out == "" {
 		fmt.Println(string(b))
