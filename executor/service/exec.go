@@ -161,12 +161,19 @@ func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withSt
 			}
 		}
 	}()
+	// The client's copy goroutines may still write after StreamWithContext
+	// returns (its context cancelled): sendErr and ended are theirs and
+	// ours under sendMu, and nothing is sent once the session has ended.
 	var sendMu sync.Mutex
 	var sendErr error
+	ended := false
 	out := func(wrap func([]byte) *syncpodv1.StreamOutput) io.Writer {
 		return writerFunc(func(p []byte) (int, error) {
 			sendMu.Lock()
 			defer sendMu.Unlock()
+			if ended {
+				return 0, io.ErrClosedPipe
+			}
 			if sendErr == nil {
 				sendErr = send(wrap(append([]byte(nil), p...)))
 			}
@@ -195,6 +202,10 @@ func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withSt
 	}
 	err = exe.StreamWithContext(ctx, opts)
 	_ = stdinR.Close()
+	sendMu.Lock()
+	ended = true
+	sent := sendErr
+	sendMu.Unlock()
 	select {
 	case b := <-bad:
 		return 0, b
@@ -206,8 +217,8 @@ func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withSt
 		return 0, nil
 	case errors.As(err, &exit):
 		return int32(exit.Code), nil
-	case sendErr != nil:
-		return 0, sendErr
+	case sent != nil:
+		return 0, sent
 	case ctx.Err() != nil:
 		return 0, status.FromContextError(ctx.Err()).Err()
 	}
