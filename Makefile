@@ -68,7 +68,6 @@ build-images:
 # time, so a busy CPU makes it slower, never failed.
 LINT_LOG := $(CURDIR)/.tmp/lint.log
 FUZZ_LOG := $(CURDIR)/.tmp/fuzz.log
-E2E_CONTAINERD_LOG := $(CURDIR)/.tmp/e2e-containerd.log
 test:
 	@mkdir -p $(dir $(LINT_LOG))
 	$(MAKE) --no-print-directory lint-and-generated > $(LINT_LOG) 2>&1 & lint=$$!; \
@@ -79,11 +78,7 @@ test:
 	if [ $$rc -eq 0 ] && [ $$lrc -eq 0 ]; then \
 	  $(MAKE) --no-print-directory fuzz > $(FUZZ_LOG) 2>&1 & fuzz=$$!; \
 	  $(MAKE) unit || rc=$$?; \
-	  $(MAKE) --no-print-directory unit-e2e-containerd > $(E2E_CONTAINERD_LOG) 2>&1 & e2ecd=$$!; \
 	  $(MAKE) unit-extra || rc=$$?; \
-	  erc=0; wait $$e2ecd || erc=$$?; \
-	  echo "== syncpod nodes on containerd (ran beside the containerd 2.x subset; exit $$erc; log $(E2E_CONTAINERD_LOG)) =="; \
-	  cat $(E2E_CONTAINERD_LOG); [ $$erc -eq 0 ] || rc=1; \
 	  frc=0; wait $$fuzz || frc=$$?; \
 	  echo "== fuzzing (ran beside the unit tests; exit $$frc; log $(FUZZ_LOG)) =="; \
 	  cat $(FUZZ_LOG); [ $$frc -eq 0 ] || rc=1; \
@@ -103,28 +98,17 @@ export SYNCPOD_TEST_SUMMARY := $(TEST_SUMMARY)
 # The end-to-end package first: it runs longest (mostly waiting on the
 # services it starts), so it starts as soon as it is built and the rest
 # compile and run beside it; -p 4 on 2 cores, because a test binary that
-# waits holds one of go test's slots. -parallel 6: the end-to-end tests
+# waits holds one of go test's slots. -parallel 8: the end-to-end tests
 # mostly wait on the services, runtimes and control planes they start, and
-# two at a time (the default on 2 cores) left the machine idle for minutes. -ldflags=-w: no DWARF in the 50 test
-# binaries (a fifth less linking; stack traces and race reports do not use
-# it). -vet=off: lint has vetted every package with all of vet's checks, a
-# superset of go test's; its own pass would vet the dependencies again.
-#
-# The end-to-end tests that run a whole syncpod node on the shared private
-# containerd (*OnContainerd) run after the others: a node kills the pods it
-# does not know, as the kubelet does, so it would take the other packages'
-# containerd tests' pods for orphans (seen: a sandbox's task gone under a
-# runner test). They run one after another, beside the containerd 2.x
-# subset, which has its own containerd.
+# two at a time (the default on 2 cores) left the machine idle for
+# minutes. -ldflags=-w: no DWARF in the 50 test binaries (a fifth less
+# linking; stack traces and race reports do not use it). -vet=off: lint
+# has vetted every package with all of vet's checks, a superset of go
+# test's; its own pass would vet the dependencies again.
 UNIT_PKGS := ./services/e2e $(PKGS)
-E2E_ON_CONTAINERD := OnContainerd$$
 unit:
 	@mkdir -p $(dir $(TEST_SUMMARY)) && : > $(TEST_SUMMARY)
-	$(GO) test -race -ldflags=-w -vet=off -shuffle=on -p 4 -parallel 6 -timeout 20m -skip '$(E2E_ON_CONTAINERD)' $(UNIT_PKGS)
-
-.PHONY: unit-e2e-containerd
-unit-e2e-containerd:
-	$(GO) test -race -ldflags=-w -vet=off -count=1 -timeout 15m -run '$(E2E_ON_CONTAINERD)' ./services/e2e
+	$(GO) test -race -ldflags=-w -vet=off -shuffle=on -p 4 -parallel 8 -timeout 20m $(UNIT_PKGS)
 
 .PHONY: test-summary
 test-summary:

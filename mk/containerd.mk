@@ -68,6 +68,24 @@ containerd-status:
 test-setup:: containerd-deps containerd-images containerd-up
 test-teardown:: containerd-down
 
+# A second containerd 1.6 for the end-to-end tests that run a whole syncpod
+# node on containerd (services/containerdtest.NodeEndpoint): a node kills
+# the pods it does not know, as the kubelet does, so on the containerd the
+# other packages' tests share it would take their pods for orphans. These
+# tests take turns on this one (a lock in services/e2e), beside the rest.
+CONTAINERD_NODE_DIR := $(CURDIR)/.tmp/containerd-node
+export SYNCPOD_TEST_NODE_CONTAINERD_ENDPOINT ?= unix://$(CONTAINERD_NODE_DIR)/containerd.sock
+
+.PHONY: containerd-node-up containerd-node-down
+containerd-node-up: containerd-images
+	@$(CONTAINERD_SH) up $(CONTAINERD_NODE_DIR) $(SYNCPOD_TEST_PAUSE_IMAGE) $(SYNCPOD_TEST_BUSYBOX_IMAGE) $(PAUSE_IMAGE_TAR) $(BUSYBOX_IMAGE_TAR)
+
+containerd-node-down:
+	@$(CONTAINERD_SH) down $(CONTAINERD_NODE_DIR)
+
+test-setup:: containerd-node-up
+test-teardown:: containerd-node-down
+
 # containerd 2.x, the second real runtime: it has CRI GetContainerEvents, so
 # the PLEG runs evented on it. mk/containerdbin.sh builds containerd, its runc
 # shim and ctr from the Go module proxy once per version into a cache outside
@@ -120,7 +138,7 @@ unit-containerd2:
 	  echo "!!! SKIP containerd $(CONTAINERD2_VERSION) tests: not root and no $(CONTAINERD2_DIR)/containerd.sock"; exit 0; fi; \
 	start=$$(date +%s); \
 	for t in $(UNIT_CONTAINERD2); do \
-	  SYNCPOD_TEST_CONTAINERD_ENDPOINT=unix://$(CONTAINERD2_DIR)/containerd.sock SYNCPOD_TEST_CONTAINERD_PLEG_MODE=evented \
+	  SYNCPOD_TEST_CONTAINERD_ENDPOINT=unix://$(CONTAINERD2_DIR)/containerd.sock SYNCPOD_TEST_NODE_CONTAINERD_ENDPOINT= SYNCPOD_TEST_CONTAINERD_PLEG_MODE=evented \
 	    $(GO) test -race -ldflags=-w -vet=off -count=1 -timeout 10m -run "$${t##*:}" "$${t%%:*}" || exit 1; \
 	done; \
 	echo "containerd $(CONTAINERD2_VERSION) subset: $$(( $$(date +%s) - start )) s"

@@ -21,6 +21,9 @@ import (
 // Names of the environment variables of the contract (see the package doc).
 const (
 	EnvEndpoint     = "SYNCPOD_TEST_CONTAINERD_ENDPOINT"
+	// EnvNodeEndpoint names a containerd for the tests that run a whole
+	// syncpod node on it (NodeEndpoint).
+	EnvNodeEndpoint = "SYNCPOD_TEST_NODE_CONTAINERD_ENDPOINT"
 	EnvPauseImage   = "SYNCPOD_TEST_PAUSE_IMAGE"
 	EnvBusyboxImage = "SYNCPOD_TEST_BUSYBOX_IMAGE"
 	EnvRequire      = "SYNCPOD_TEST_REQUIRE_CONTAINERD"
@@ -91,11 +94,30 @@ func Endpoint(t testing.TB) string {
 	return endpoint(t, ConnectTimeout)
 }
 
+// NodeEndpoint is Endpoint for a test that runs a whole syncpod node on
+// containerd: the containerd of EnvNodeEndpoint when it is set, else
+// EnvEndpoint's. A node kills the pods it does not know, as the kubelet
+// does, so it must not share a containerd with tests of other packages
+// running at the same time (make test gives such tests a containerd of
+// their own), nor with another node: the caller serialises its nodes.
+func NodeEndpoint(t testing.TB) string {
+	t.Helper()
+	if os.Getenv(EnvNodeEndpoint) != "" {
+		return endpointOf(t, EnvNodeEndpoint, ConnectTimeout)
+	}
+	return endpoint(t, ConnectTimeout)
+}
+
 func endpoint(t testing.TB, timeout time.Duration) string {
 	t.Helper()
-	ep := os.Getenv(EnvEndpoint)
+	return endpointOf(t, EnvEndpoint, timeout)
+}
+
+func endpointOf(t testing.TB, env string, timeout time.Duration) string {
+	t.Helper()
+	ep := os.Getenv(env)
 	if ep == "" {
-		unavailable(t, "%s is not set", EnvEndpoint)
+		unavailable(t, "%s is not set", env)
 		return ""
 	}
 	if path, ok := strings.CutPrefix(ep, "unix://"); ok {

@@ -73,6 +73,30 @@ func TestEndpointUnavailable(t *testing.T) {
 	}
 }
 
+// A node's containerd is EnvNodeEndpoint's when set (the check names that
+// variable and its socket), else the shared one's.
+func TestNodeEndpointPrefersTheNodesContainerd(t *testing.T) {
+	for _, tc := range []struct {
+		name, node, shared, want string
+	}{
+		{"the node's containerd when set", "unix:///nonexistent/node.sock", "unix:///nonexistent/shared.sock", "node.sock"},
+		{"else the shared one", "", "unix:///nonexistent/shared.sock", "shared.sock"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(EnvNodeEndpoint, tc.node)
+			t.Setenv(EnvEndpoint, tc.shared)
+			t.Setenv(EnvRequire, "")
+			r := &recorder{TB: t, ctx: t.Context()}
+			if got := NodeEndpoint(r); got != "" {
+				t.Errorf("NodeEndpoint = %q, want empty (no socket)", got)
+			}
+			if !strings.Contains(r.skipped, tc.want) {
+				t.Errorf("skip %q, want it to name %s", r.skipped, tc.want)
+			}
+		})
+	}
+}
+
 func TestImageNames(t *testing.T) {
 	t.Setenv(EnvPauseImage, "")
 	t.Setenv(EnvBusyboxImage, "")

@@ -25,7 +25,7 @@ import (
 // through syncpodctl, the planner, the executor and containerd's own
 // streaming server.
 func TestStreamsOnContainerd(t *testing.T) {
-	endpoint := containerdtest.Endpoint(t) // skips loudly, or fails in CI/as root
+	endpoint := nodeOnContainerd(t) // skips loudly, or fails in CI/as root
 	busybox := containerdtest.BusyboxImage()
 	n := startNode(t, nodeOptions{criEndpoint: endpoint})
 	c := func(name string, cmd ...string) *syncpodv1.Container {

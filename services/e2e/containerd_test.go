@@ -17,7 +17,7 @@ import (
 // restarted and backs off; a spec change restarts only its container;
 // deleting the pod stops and removes everything from containerd.
 func TestLifecycleOnContainerd(t *testing.T) {
-	endpoint := containerdtest.Endpoint(t) // skips loudly, or fails in CI/as root
+	endpoint := nodeOnContainerd(t) // skips loudly, or fails in CI/as root
 	busybox := containerdtest.BusyboxImage()
 	n := startNode(t, nodeOptions{criEndpoint: endpoint})
 

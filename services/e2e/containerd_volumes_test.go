@@ -20,7 +20,7 @@ import (
 // emptyDir (their logs prove it); a changed ConfigMap reaches the file in
 // place without a restart; deleting the pod removes its volumes.
 func TestSiteExampleOnContainerd(t *testing.T) {
-	endpoint := containerdtest.Endpoint(t) // skips loudly, or fails in CI/as root
+	endpoint := nodeOnContainerd(t) // skips loudly, or fails in CI/as root
 	n := startNode(t, nodeOptions{criEndpoint: endpoint})
 	b, err := os.ReadFile("../../examples/site.yaml")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/services/containerdtest"
 	"github.com/syncpod/syncpod/services/ctl"
 )
 
@@ -577,4 +579,21 @@ func pod(name string, containers ...*syncpodv1.Container) *syncpodv1.Pod {
 		Labels: map[string]string{"e2e": "true"},
 		Spec:   &syncpodv1.PodSpec{Containers: containers, TerminationGracePeriodSeconds: &grace},
 	}
+}
+
+// containerdNodes lets one test at a time run a node on containerd.
+var containerdNodes sync.Mutex
+
+// nodeOnContainerd makes the test parallel with the others, waits for its
+// turn to run a syncpod node on containerd, and returns that containerd's
+// endpoint (containerdtest.NodeEndpoint: one no other package's tests use
+// in make test). One node at a time: a node kills the pods it does not
+// know, so two would take each other's for orphans. The turn ends after
+// the test's own cleanups (registered later, run first) stopped its node.
+func nodeOnContainerd(t *testing.T) string {
+	t.Helper()
+	t.Parallel()
+	containerdNodes.Lock()
+	t.Cleanup(containerdNodes.Unlock)
+	return containerdtest.NodeEndpoint(t) // skips loudly, or fails in CI/as root
 }

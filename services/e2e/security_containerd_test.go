@@ -19,7 +19,7 @@ import (
 // FailedPostStartHook, and the refused start with
 // CreateContainerConfigError and its event.
 func TestSecurityHooksAndMessagesOnContainerd(t *testing.T) {
-	endpoint := containerdtest.Endpoint(t)
+	endpoint := nodeOnContainerd(t)
 	busybox := containerdtest.BusyboxImage()
 	n := startNode(t, nodeOptions{criEndpoint: endpoint})
 	manifest := `apiVersion: v1
