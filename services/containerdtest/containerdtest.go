@@ -20,7 +20,7 @@ import (
 
 // Names of the environment variables of the contract (see the package doc).
 const (
-	EnvEndpoint     = "SYNCPOD_TEST_CONTAINERD_ENDPOINT"
+	EnvEndpoint = "SYNCPOD_TEST_CONTAINERD_ENDPOINT"
 	// EnvNodeEndpoint names a containerd for the tests that run a whole
 	// syncpod node on it (NodeEndpoint).
 	EnvNodeEndpoint = "SYNCPOD_TEST_NODE_CONTAINERD_ENDPOINT"
