@@ -77,6 +77,15 @@ func pickInstance(ctx context.Context, rt cri.RuntimeAPI, podUID, name string, p
 	want := 0
 	if previous {
 		want = 1
+		// In a crash loop's back-off the newest instance is itself the
+		// last terminated one (the kubelet's lastState), and the one
+		// before it may be gone: one dead instance is kept per
+		// container, as the kubelet keeps. (A container that ended for
+		// good and never restarted has its one instance read here too,
+		// where the kubelet finds no previous.)
+		if len(list) == 1 && list[0].GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+			return list[0], nil
+		}
 	}
 	if len(list) <= want {
 		if previous {

@@ -165,6 +165,24 @@ func TestContainerLogs(t *testing.T) {
 	}
 }
 
+// TestPreviousInABackOffIsTheLastTerminatedInstance: in a crash loop's
+// back-off, with the instance before it collected, --previous reads the
+// newest, exited instance (what the kubelet's lastState names).
+func TestPreviousInABackOffIsTheLastTerminatedInstance(t *testing.T) {
+	c, rt, _ := newClient(t)
+	addLoggedContainer(t, rt, "only", "crash", time.Now(), runtimeapi.ContainerState_CONTAINER_EXITED,
+		"2026-11-21T12:00:00Z stdout F run 3\n")
+	got, err := readLogs(t, c, &executorv1.ContainerLogsRequest{PodUid: "u1", Container: "crash", Previous: true})
+	if err != nil || got != "run 3\n" {
+		t.Fatalf("got %q, %v; want the exited instance's log", got, err)
+	}
+	// A running instance alone has no previous.
+	addLoggedContainer(t, rt, "live", "tick", time.Now(), runtimeapi.ContainerState_CONTAINER_RUNNING, "2026-11-21T12:00:00Z stdout F tick\n")
+	if _, err := readLogs(t, c, &executorv1.ContainerLogsRequest{PodUid: "u1", Container: "tick", Previous: true}); status.Code(err) != codes.NotFound {
+		t.Fatalf("running instance alone: %v, want NotFound", err)
+	}
+}
+
 // TestContainerLogsFollow: a followed log sends lines as they are written
 // and ends once the container has stopped and its log is read to the end.
 func TestContainerLogsFollow(t *testing.T) {
