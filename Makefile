@@ -98,7 +98,7 @@ export SYNCPOD_TEST_SUMMARY := $(TEST_SUMMARY)
 # The end-to-end package first: it runs longest (mostly waiting on the
 # services it starts), so it starts as soon as it is built and the rest
 # compile and run beside it; -p 4 on 2 cores, because a test binary that
-# waits holds one of go test's slots. -parallel 8: the end-to-end tests
+# waits holds one of go test's slots. -parallel 6: the end-to-end tests
 # mostly wait on the services, runtimes and control planes they start, and
 # two at a time (the default on 2 cores) left the machine idle for
 # minutes. -ldflags=-w: no DWARF in the 50 test binaries (a fifth less
@@ -108,7 +108,7 @@ export SYNCPOD_TEST_SUMMARY := $(TEST_SUMMARY)
 UNIT_PKGS := ./services/e2e $(PKGS)
 unit:
 	@mkdir -p $(dir $(TEST_SUMMARY)) && : > $(TEST_SUMMARY)
-	$(GO) test -race -ldflags=-w -vet=off -shuffle=on -p 4 -parallel 8 -timeout 20m $(UNIT_PKGS)
+	$(GO) test -race -ldflags=-w -vet=off -shuffle=on -p 4 -parallel 6 -timeout 20m $(UNIT_PKGS)
 
 .PHONY: test-summary
 test-summary:
