@@ -357,12 +357,36 @@ cmd_up() {
 	EOF
 }
 
+# The /proc scans below use only bash builtins: a busy test machine runs
+# about a thousand processes, and a fork per process made one scan take
+# tens of seconds under load.
+
+# proc_cmdline PID: its command line, arguments joined by spaces and ended
+# by one, in REPLY (as `tr '\0' ' '` would print it).
+proc_cmdline() {
+	local -a argv
+	{ mapfile -d '' -t argv <"/proc/$1/cmdline"; } 2>/dev/null || return 1
+	REPLY=
+	((${#argv[@]})) && REPLY="${argv[*]} "
+	return 0
+}
+
+# proc_stat PID: the fields of /proc/PID/stat after the command name
+# (state, ppid, ...) in the array STAT; the name itself in STAT_COMM.
+proc_stat() {
+	local line
+	{ read -r line <"/proc/$1/stat"; } 2>/dev/null || return 1
+	STAT_COMM=${line#*(}
+	STAT_COMM=${STAT_COMM%)*}
+	read -r -a STAT <<<"${line##*) }"
+}
+
 # shim_pids: shims started by our containerd (their -address is our socket).
 shim_pids() {
-	local p cmd
+	local p
 	for p in /proc/[0-9]*; do
-		cmd=$(tr '\0' ' ' 2>/dev/null <"$p"/cmdline) || continue
-		[[ $cmd == *containerd-shim* && $cmd == *"-address $SOCK "* ]] && echo "${p#/proc/}"
+		proc_cmdline "${p#/proc/}" || continue
+		[[ $REPLY == *containerd-shim* && $REPLY == *"-address $SOCK "* ]] && echo "${p#/proc/}"
 	done
 	return 0
 }
@@ -370,20 +394,21 @@ shim_pids() {
 # stray_containerds: containerd processes running our config whose pid file
 # was lost (an interrupted up, a deleted .tmp): found by command line.
 stray_containerds() {
-	local p cmd
+	local p
 	for p in /proc/[0-9]*; do
-		cmd=$(tr '\0' ' ' 2>/dev/null <"$p"/cmdline) || continue
-		[[ $cmd == "containerd --config $DIR/config.toml " ]] && echo "${p#/proc/}"
+		proc_cmdline "${p#/proc/}" || continue
+		[[ $REPLY == "containerd --config $DIR/config.toml " ]] && echo "${p#/proc/}"
 	done
 	return 0
 }
 
 # containerd_zombies: exited containerd and shim processes not reaped yet.
 containerd_zombies() {
-	local p stat
+	local p STAT_COMM
+	local -a STAT
 	for p in /proc/[0-9]*; do
-		stat=$(cat 2>/dev/null "$p"/stat) || continue
-		[[ $stat == *"(containerd"*") Z "* ]] && echo "${p#/proc/}"
+		proc_stat "${p#/proc/}" || continue
+		[[ $STAT_COMM == containerd* && ${STAT[0]} == Z ]] && echo "${p#/proc/}"
 	done
 	return 0
 }
@@ -391,9 +416,11 @@ containerd_zombies() {
 # descendants PID...: every process below the given ones.
 descendants() {
 	local -A kids=()
-	local p ppid
+	local p ppid STAT_COMM
+	local -a STAT
 	for p in /proc/[0-9]*; do
-		ppid=$(awk '{print $4}' "$p"/stat 2>/dev/null) || continue
+		proc_stat "${p#/proc/}" || continue
+		ppid=${STAT[1]:-}
 		[[ -n $ppid ]] && kids[$ppid]+=" ${p#/proc/}"
 	done
 	local queue=("$@") out=() c

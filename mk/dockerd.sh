@@ -142,9 +142,12 @@ cmd_up() {
 # descendants PID...: every process below the given ones.
 descendants() {
 	local -A kids=()
-	local p ppid
+	local p ppid line fields
 	for p in /proc/[0-9]*; do
-		ppid=$(awk '{print $4}' "$p"/stat 2>/dev/null) || continue
+		# Builtins only: no fork per process (see mk/containerd.sh).
+		{ read -r line <"$p"/stat; } 2>/dev/null || continue
+		read -r -a fields <<<"${line##*) }"
+		ppid=${fields[1]:-}
 		[[ -n $ppid ]] && kids[$ppid]+=" ${p#/proc/}"
 	done
 	local queue=("$@") out=() c
