@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -24,8 +25,25 @@ var (
 	buildErr  error
 )
 
+// envRaceServices asks for every service binary built with -race.
+const envRaceServices = "SYNCPOD_TEST_RACE_SERVICES"
+
+// raceBuilt are the binaries built with -race by default: the node agent
+// alone, since its dependency graph (client-go) is compiled with -race
+// for its own unit tests and for nothing else in `make test`.
+var raceBuilt = map[string]bool{"syncpod-node": true}
+
 // binary builds every syncpod binary once per test process and returns the
 // path of the named one.
+//
+// They are built as users get them (`make build`: static, -trimpath), so
+// they share the packages `make test`'s set-up compiled for `make run` and
+// the images, and run at their real speed: built with -race, the services
+// cost the end-to-end tests about twice the CPU, which on two cores is
+// most of their time. The race detector covers them in their packages'
+// own tests (go test -race) and here in the node agent; with
+// SYNCPOD_TEST_RACE_SERVICES=1 every binary is built with -race, and a
+// data race any of them reports fails the test that met it.
 func binary(t *testing.T, name string) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -33,17 +51,38 @@ func binary(t *testing.T, name string) string {
 		if buildErr != nil {
 			return
 		}
-		// Built with -race, the build configuration of the tests
-		// themselves: they share its compiled packages (a fresh
-		// machine compiles the dependency graph once, not once per
-		// configuration), and a data race in a service fails the test
-		// that met it. No DWARF: less to link, and nothing reads it.
-		cmd := exec.Command("go", "build", "-race", "-ldflags=-w", "-o", binDir+"/", "./cmd/...")
-		cmd.Dir = ".."
-		out, err := cmd.CombinedOutput()
+		allRace := os.Getenv(envRaceServices) == "1"
+		var static, race []string
+		entries, err := os.ReadDir("../cmd")
 		if err != nil {
-			buildErr = errors.New(string(out))
+			buildErr = err
+			return
 		}
+		for _, e := range entries {
+			if allRace || raceBuilt[e.Name()] {
+				race = append(race, "./cmd/"+e.Name())
+			} else {
+				static = append(static, "./cmd/"+e.Name())
+			}
+		}
+		// No DWARF: less to link, and nothing reads it.
+		build := func(env []string, args ...string) error {
+			cmd := exec.Command("go", append([]string{"build", "-o", binDir + "/"}, args...)...)
+			cmd.Dir = ".."
+			cmd.Env = append(os.Environ(), env...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("go build %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			return nil
+		}
+		var errs []error
+		if len(static) > 0 {
+			errs = append(errs, build([]string{"CGO_ENABLED=0"}, append([]string{"-trimpath", "-ldflags=-s -w"}, static...)...))
+		}
+		if len(race) > 0 {
+			errs = append(errs, build(nil, append([]string{"-race", "-ldflags=-w"}, race...)...))
+		}
+		buildErr = errors.Join(errs...)
 	})
 	if buildErr != nil {
 		t.Fatalf("building binaries: %v", buildErr)

@@ -63,6 +63,34 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
+// seededBin is a bin directory of the test's own, holding copies of what
+// the repository's bin/ has (make test's set-up has just built it): go
+// build finds them up to date, so make run's first build in it links
+// nothing again. Without them it links six binaries, which under make
+// test's load took most of the time a start may take.
+func seededBin(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "bin")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(repoRoot(t), "bin")
+	entries, _ := os.ReadDir(src) // none: make run builds them all
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !(strings.HasPrefix(e.Name(), "syncpod") || e.Name() == "grpcurl") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
 // makeRun is `make run` started as a script would start it: in a session
 // of its own (so the test can find every process it left), output in a
 // file.
@@ -270,7 +298,7 @@ func runLocalPid(t *testing.T, makePid int) int {
 // by that signal, as it always does).
 func TestMakeRunStopsOnSignalFromAScript(t *testing.T) {
 	t.Parallel() // its binaries, ports and run dirs are its own
-	bin := filepath.Join(t.TempDir(), "bin")
+	bin := seededBin(t)
 	for _, tc := range []struct {
 		name string
 		send func(t *testing.T, makePid int)
