@@ -2,6 +2,7 @@ package critest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -82,5 +83,50 @@ func TestFakeEventStream(t *testing.T) {
 	}
 	if rt.Streams() != 0 {
 		t.Errorf("%d streams open after failure", rt.Streams())
+	}
+}
+
+// TestFakeRecordsCallsAndInjectedErrors: every call is recorded in order,
+// an injected error answers one call of its method, and a created
+// container's config is kept; the answers are crisim's (a stopped
+// container dies of SIGTERM).
+func TestFakeRecordsCallsAndInjectedErrors(t *testing.T) {
+	rt := NewRuntime()
+	ctx := t.Context()
+	cfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: "u"}}
+	boom := status.Error(codes.Internal, "boom")
+	rt.InjectError("RunPodSandbox", boom)
+	if _, err := rt.RunPodSandbox(ctx, cfg, ""); !errors.Is(err, boom) {
+		t.Fatalf("RunPodSandbox with an injected error: %v", err)
+	}
+	sb, err := rt.RunPodSandbox(ctx, cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg := &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "c"}, Image: &runtimeapi.ImageSpec{Image: "busybox"},
+		Linux: &runtimeapi.LinuxContainerConfig{Resources: &runtimeapi.LinuxContainerResources{CpuShares: 7}}}
+	id, err := rt.CreateContainer(ctx, sb, ccfg, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rt.CreatedConfig(id).GetLinux().GetResources().GetCpuShares(); got != 7 {
+		t.Errorf("recorded config's cpu shares %d, want 7", got)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.StopContainer(ctx, id, 3); err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.ContainerStatus(ctx, id, false)
+	if err != nil || st.GetStatus().GetExitCode() != 143 {
+		t.Errorf("stopped container %v %v, want exit code 143", st.GetStatus(), err)
+	}
+	want := []string{"RunPodSandbox", "RunPodSandbox", "CreateContainer", "StartContainer", "StopContainer", "ContainerStatus"}
+	if got := rt.GetCalls(); !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+	if got := rt.Stops(); len(got) != 1 || got[0] != (Stop{ID: id, Timeout: 3}) {
+		t.Errorf("stops %v", got)
 	}
 }
