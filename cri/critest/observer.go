@@ -83,10 +83,7 @@ func (r *Runtime) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFi
 	if err := r.count("ListPodSandbox"); err != nil {
 		return nil, err
 	}
-	if err := r.call("ListPodSandbox"); err != nil {
-		return nil, err
-	}
-	resp, err := r.rs.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: f})
+	resp, err := do(ctx, r, "ListPodSandbox", r.rs.ListPodSandbox, &runtimeapi.ListPodSandboxRequest{Filter: f})
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +98,7 @@ func (r *Runtime) ListContainers(ctx context.Context, f *runtimeapi.ContainerFil
 	if err := r.count("ListContainers"); err != nil {
 		return nil, err
 	}
-	if err := r.call("ListContainers"); err != nil {
-		return nil, err
-	}
-	resp, err := r.rs.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: f})
+	resp, err := do(ctx, r, "ListContainers", r.rs.ListContainers, &runtimeapi.ListContainersRequest{Filter: f})
 	if err != nil {
 		return nil, err
 	}
@@ -131,10 +125,7 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, verbose bool)
 	if err := r.hook(ctx, "PodSandboxStatus", id); err != nil {
 		return nil, err
 	}
-	if err := r.call("PodSandboxStatus"); err != nil {
-		return nil, err
-	}
-	resp, err := r.rs.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: verbose})
+	resp, err := do(ctx, r, "PodSandboxStatus", r.rs.PodSandboxStatus, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: verbose})
 	if err != nil {
 		return nil, err
 	}
@@ -147,10 +138,7 @@ func (r *Runtime) ContainerStatus(ctx context.Context, id string, verbose bool) 
 	if err := r.hook(ctx, "ContainerStatus", id); err != nil {
 		return nil, err
 	}
-	if err := r.call("ContainerStatus"); err != nil {
-		return nil, err
-	}
-	resp, err := r.rs.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id, Verbose: verbose})
+	resp, err := do(ctx, r, "ContainerStatus", r.rs.ContainerStatus, &runtimeapi.ContainerStatusRequest{ContainerId: id, Verbose: verbose})
 	if err != nil {
 		return nil, err
 	}

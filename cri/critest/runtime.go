@@ -93,6 +93,16 @@ func (r *Runtime) call(method string) error {
 	return nil
 }
 
+// do records a call of method and answers the error injected for it, or
+// else what crisim's service f answers to req.
+func do[Req, Resp any](ctx context.Context, r *Runtime, method string, f func(context.Context, Req) (Resp, error), req Req) (Resp, error) {
+	if err := r.call(method); err != nil {
+		var none Resp
+		return none, err
+	}
+	return f(ctx, req)
+}
+
 // InjectError makes the next call of method answer err (several
 // injections answer as many calls, in order).
 func (r *Runtime) InjectError(method string, err error) {
@@ -110,26 +120,17 @@ func (r *Runtime) GetCalls() []string {
 
 // Version answers as crisim does.
 func (r *Runtime) Version(ctx context.Context, apiVersion string) (*runtimeapi.VersionResponse, error) {
-	if err := r.call("Version"); err != nil {
-		return nil, err
-	}
-	return r.rs.Version(ctx, &runtimeapi.VersionRequest{Version: apiVersion})
+	return do(ctx, r, "Version", r.rs.Version, &runtimeapi.VersionRequest{Version: apiVersion})
 }
 
 // Status answers as crisim does.
 func (r *Runtime) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
-	if err := r.call("Status"); err != nil {
-		return nil, err
-	}
-	return r.rs.Status(ctx, &runtimeapi.StatusRequest{Verbose: verbose})
+	return do(ctx, r, "Status", r.rs.Status, &runtimeapi.StatusRequest{Verbose: verbose})
 }
 
 // RunPodSandbox creates a READY sandbox unless its metadata is reserved.
 func (r *Runtime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, handler string) (string, error) {
-	if err := r.call("RunPodSandbox"); err != nil {
-		return "", err
-	}
-	resp, err := r.rs.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: config, RuntimeHandler: handler})
+	resp, err := do(ctx, r, "RunPodSandbox", r.rs.RunPodSandbox, &runtimeapi.RunPodSandboxRequest{Config: config, RuntimeHandler: handler})
 	return resp.GetPodSandboxId(), err
 }
 
@@ -138,19 +139,13 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
 	r.mu.Lock()
 	r.sandboxStops = append(r.sandboxStops, id)
 	r.mu.Unlock()
-	if err := r.call("StopPodSandbox"); err != nil {
-		return err
-	}
-	_, err := r.rs.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id})
+	_, err := do(ctx, r, "StopPodSandbox", r.rs.StopPodSandbox, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id})
 	return err
 }
 
 // RemovePodSandbox removes a sandbox and its containers.
 func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
-	if err := r.call("RemovePodSandbox"); err != nil {
-		return err
-	}
-	_, err := r.rs.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id})
+	_, err := do(ctx, r, "RemovePodSandbox", r.rs.RemovePodSandbox, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id})
 	return err
 }
 
@@ -186,10 +181,7 @@ func (r *Runtime) CreatedConfig(id string) *runtimeapi.ContainerConfig {
 
 // StartContainer starts a created container.
 func (r *Runtime) StartContainer(ctx context.Context, id string) error {
-	if err := r.call("StartContainer"); err != nil {
-		return err
-	}
-	_, err := r.rs.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id})
+	_, err := do(ctx, r, "StartContainer", r.rs.StartContainer, &runtimeapi.StartContainerRequest{ContainerId: id})
 	return err
 }
 
@@ -198,19 +190,13 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) e
 	r.mu.Lock()
 	r.stops = append(r.stops, Stop{ID: id, Timeout: timeout})
 	r.mu.Unlock()
-	if err := r.call("StopContainer"); err != nil {
-		return err
-	}
-	_, err := r.rs.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: timeout})
+	_, err := do(ctx, r, "StopContainer", r.rs.StopContainer, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: timeout})
 	return err
 }
 
 // RemoveContainer removes a container that is not running.
 func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
-	if err := r.call("RemoveContainer"); err != nil {
-		return err
-	}
-	_, err := r.rs.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id})
+	_, err := do(ctx, r, "RemoveContainer", r.rs.RemoveContainer, &runtimeapi.RemoveContainerRequest{ContainerId: id})
 	return err
 }
 
@@ -244,149 +230,98 @@ func (e ExitError) ExitStatus() int { return int(e) }
 
 // Exec answers as crisim does.
 func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
-	if err := r.call("Exec"); err != nil {
-		return nil, err
-	}
-	return r.rs.Exec(ctx, req)
+	return do(ctx, r, "Exec", r.rs.Exec, req)
 }
 
 // Attach answers as crisim does.
 func (r *Runtime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	if err := r.call("Attach"); err != nil {
-		return nil, err
-	}
-	return r.rs.Attach(ctx, req)
+	return do(ctx, r, "Attach", r.rs.Attach, req)
 }
 
 // PortForward answers as crisim does.
 func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	if err := r.call("PortForward"); err != nil {
-		return nil, err
-	}
-	return r.rs.PortForward(ctx, req)
+	return do(ctx, r, "PortForward", r.rs.PortForward, req)
 }
 
 // ReopenContainerLog answers as crisim does.
 func (r *Runtime) ReopenContainerLog(ctx context.Context, id string) error {
-	if err := r.call("ReopenContainerLog"); err != nil {
-		return err
-	}
-	_, err := r.rs.ReopenContainerLog(ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id})
+	_, err := do(ctx, r, "ReopenContainerLog", r.rs.ReopenContainerLog, &runtimeapi.ReopenContainerLogRequest{ContainerId: id})
 	return err
 }
 
 // UpdateContainerResources answers as crisim does.
 func (r *Runtime) UpdateContainerResources(ctx context.Context, id string, res *runtimeapi.ContainerResources) error {
-	if err := r.call("UpdateContainerResources"); err != nil {
-		return err
-	}
-	_, err := r.rs.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: id, Linux: res.GetLinux()})
+	_, err := do(ctx, r, "UpdateContainerResources", r.rs.UpdateContainerResources, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: id, Linux: res.GetLinux()})
 	return err
 }
 
 // CheckpointContainer answers as crisim does.
 func (r *Runtime) CheckpointContainer(ctx context.Context, req *runtimeapi.CheckpointContainerRequest) error {
-	if err := r.call("CheckpointContainer"); err != nil {
-		return err
-	}
-	_, err := r.rs.CheckpointContainer(ctx, req)
+	_, err := do(ctx, r, "CheckpointContainer", r.rs.CheckpointContainer, req)
 	return err
 }
 
 // UpdatePodSandboxResources answers as crisim does.
 func (r *Runtime) UpdatePodSandboxResources(ctx context.Context, req *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
-	if err := r.call("UpdatePodSandboxResources"); err != nil {
-		return nil, err
-	}
-	return r.rs.UpdatePodSandboxResources(ctx, req)
+	return do(ctx, r, "UpdatePodSandboxResources", r.rs.UpdatePodSandboxResources, req)
 }
 
 // CheckpointPod answers as crisim does.
 func (r *Runtime) CheckpointPod(ctx context.Context, req *runtimeapi.CheckpointPodRequest) error {
-	if err := r.call("CheckpointPod"); err != nil {
-		return err
-	}
-	_, err := r.rs.CheckpointPod(ctx, req)
+	_, err := do(ctx, r, "CheckpointPod", r.rs.CheckpointPod, req)
 	return err
 }
 
 // RestorePod answers as crisim does.
 func (r *Runtime) RestorePod(ctx context.Context, req *runtimeapi.RestorePodRequest) (*runtimeapi.RestorePodResponse, error) {
-	if err := r.call("RestorePod"); err != nil {
-		return nil, err
-	}
-	return r.rs.RestorePod(ctx, req)
+	return do(ctx, r, "RestorePod", r.rs.RestorePod, req)
 }
 
 // ContainerStats answers as crisim does.
 func (r *Runtime) ContainerStats(ctx context.Context, id string) (*runtimeapi.ContainerStats, error) {
-	if err := r.call("ContainerStats"); err != nil {
-		return nil, err
-	}
-	resp, err := r.rs.ContainerStats(ctx, &runtimeapi.ContainerStatsRequest{ContainerId: id})
+	resp, err := do(ctx, r, "ContainerStats", r.rs.ContainerStats, &runtimeapi.ContainerStatsRequest{ContainerId: id})
 	return resp.GetStats(), err
 }
 
 // ListContainerStats answers as crisim does.
 func (r *Runtime) ListContainerStats(ctx context.Context, f *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error) {
-	if err := r.call("ListContainerStats"); err != nil {
-		return nil, err
-	}
-	resp, err := r.rs.ListContainerStats(ctx, &runtimeapi.ListContainerStatsRequest{Filter: f})
+	resp, err := do(ctx, r, "ListContainerStats", r.rs.ListContainerStats, &runtimeapi.ListContainerStatsRequest{Filter: f})
 	return resp.GetStats(), err
 }
 
 // PodSandboxStats answers as crisim does.
 func (r *Runtime) PodSandboxStats(ctx context.Context, id string) (*runtimeapi.PodSandboxStats, error) {
-	if err := r.call("PodSandboxStats"); err != nil {
-		return nil, err
-	}
-	resp, err := r.rs.PodSandboxStats(ctx, &runtimeapi.PodSandboxStatsRequest{PodSandboxId: id})
+	resp, err := do(ctx, r, "PodSandboxStats", r.rs.PodSandboxStats, &runtimeapi.PodSandboxStatsRequest{PodSandboxId: id})
 	return resp.GetStats(), err
 }
 
 // ListPodSandboxStats answers as crisim does.
 func (r *Runtime) ListPodSandboxStats(ctx context.Context, f *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
-	if err := r.call("ListPodSandboxStats"); err != nil {
-		return nil, err
-	}
-	resp, err := r.rs.ListPodSandboxStats(ctx, &runtimeapi.ListPodSandboxStatsRequest{Filter: f})
+	resp, err := do(ctx, r, "ListPodSandboxStats", r.rs.ListPodSandboxStats, &runtimeapi.ListPodSandboxStatsRequest{Filter: f})
 	return resp.GetStats(), err
 }
 
 // ListMetricDescriptors answers as crisim does.
 func (r *Runtime) ListMetricDescriptors(ctx context.Context) ([]*runtimeapi.MetricDescriptor, error) {
-	if err := r.call("ListMetricDescriptors"); err != nil {
-		return nil, err
-	}
-	resp, err := r.rs.ListMetricDescriptors(ctx, &runtimeapi.ListMetricDescriptorsRequest{})
+	resp, err := do(ctx, r, "ListMetricDescriptors", r.rs.ListMetricDescriptors, &runtimeapi.ListMetricDescriptorsRequest{})
 	return resp.GetDescriptors(), err
 }
 
 // ListPodSandboxMetrics answers as crisim does.
 func (r *Runtime) ListPodSandboxMetrics(ctx context.Context) ([]*runtimeapi.PodSandboxMetrics, error) {
-	if err := r.call("ListPodSandboxMetrics"); err != nil {
-		return nil, err
-	}
-	resp, err := r.rs.ListPodSandboxMetrics(ctx, &runtimeapi.ListPodSandboxMetricsRequest{})
+	resp, err := do(ctx, r, "ListPodSandboxMetrics", r.rs.ListPodSandboxMetrics, &runtimeapi.ListPodSandboxMetricsRequest{})
 	return resp.GetPodMetrics(), err
 }
 
 // UpdateRuntimeConfig answers as crisim does.
 func (r *Runtime) UpdateRuntimeConfig(ctx context.Context, cfg *runtimeapi.RuntimeConfig) error {
-	if err := r.call("UpdateRuntimeConfig"); err != nil {
-		return err
-	}
-	_, err := r.rs.UpdateRuntimeConfig(ctx, &runtimeapi.UpdateRuntimeConfigRequest{RuntimeConfig: cfg})
+	_, err := do(ctx, r, "UpdateRuntimeConfig", r.rs.UpdateRuntimeConfig, &runtimeapi.UpdateRuntimeConfigRequest{RuntimeConfig: cfg})
 	return err
 }
 
 // RuntimeConfig answers as crisim does.
 func (r *Runtime) RuntimeConfig(ctx context.Context) (*runtimeapi.RuntimeConfigResponse, error) {
-	if err := r.call("RuntimeConfig"); err != nil {
-		return nil, err
-	}
-	return r.rs.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{})
+	return do(ctx, r, "RuntimeConfig", r.rs.RuntimeConfig, &runtimeapi.RuntimeConfigRequest{})
 }
 
 // Close does nothing: there is no connection.
