@@ -16,7 +16,12 @@ require (
 	k8s.io/cri-api v0.37.2
 )
 
-require k8s.io/cri-client v0.37.2 // indirect
+require (
+	github.com/creack/pty v1.1.24 // indirect
+	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
+	k8s.io/cri-client v0.37.2 // indirect
+	k8s.io/cri-streaming v0.37.2 // indirect
+)
 
 require (
 	github.com/Microsoft/go-winio v0.6.2 // indirect
