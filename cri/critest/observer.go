@@ -34,7 +34,6 @@ type observerState struct {
 	// backlog the runtime has produced and the PLEG not yet received.
 	holding bool
 	held    []*runtimeapi.ContainerEventResponse
-	calls   map[string]int
 }
 
 // WithEvents sets how GetContainerEvents answers and returns r.
@@ -61,29 +60,32 @@ func (r *Runtime) SetInspectHook(hook func(ctx context.Context, id string) error
 	r.obs.inspectHook = hook
 }
 
-// Calls returns how many times method was called, for the methods the
-// PLEG uses (lists, statuses and GetContainerEvents).
+// Calls returns how many times method was called (GetCalls, counted).
 func (r *Runtime) Calls(method string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.obs.calls[method]
+	return r.counts[method]
 }
 
-// count counts a call of method and returns the list error in force.
-func (r *Runtime) count(method string) error {
+// listCall records a list call and returns the error it answers: the
+// list error in force (SetListErr), else one injected for it.
+func (r *Runtime) listCall(method string) error {
+	err := r.call(method)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.obs.calls[method]++
-	return r.obs.listErr
+	if r.obs.listErr != nil {
+		return r.obs.listErr
+	}
+	return err
 }
 
 // ListPodSandbox lists the sandboxes matching the filter, by id, unless
 // SetListErr is in force.
 func (r *Runtime) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
-	if err := r.count("ListPodSandbox"); err != nil {
+	if err := r.listCall("ListPodSandbox"); err != nil {
 		return nil, err
 	}
-	resp, err := do(ctx, r, "ListPodSandbox", r.rs.ListPodSandbox, &runtimeapi.ListPodSandboxRequest{Filter: f})
+	resp, err := r.rs.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: f})
 	if err != nil {
 		return nil, err
 	}
@@ -95,10 +97,10 @@ func (r *Runtime) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFi
 // ListContainers lists the containers matching the filter, by id, unless
 // SetListErr is in force.
 func (r *Runtime) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
-	if err := r.count("ListContainers"); err != nil {
+	if err := r.listCall("ListContainers"); err != nil {
 		return nil, err
 	}
-	resp, err := do(ctx, r, "ListContainers", r.rs.ListContainers, &runtimeapi.ListContainersRequest{Filter: f})
+	resp, err := r.rs.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: f})
 	if err != nil {
 		return nil, err
 	}
@@ -107,10 +109,14 @@ func (r *Runtime) ListContainers(ctx context.Context, f *runtimeapi.ContainerFil
 	return out, nil
 }
 
-// hook counts a status call and runs the inspect hook, outside any lock.
-func (r *Runtime) hook(ctx context.Context, method, id string) error {
+// statusCall records a status call, then runs the inspect hook outside
+// any lock; it returns the error the call answers: one injected for it,
+// else the hook's.
+func (r *Runtime) statusCall(ctx context.Context, method, id string) error {
+	if err := r.call(method); err != nil {
+		return err
+	}
 	r.mu.Lock()
-	r.obs.calls[method]++
 	h := r.obs.inspectHook
 	r.mu.Unlock()
 	if h != nil {
@@ -122,10 +128,10 @@ func (r *Runtime) hook(ctx context.Context, method, id string) error {
 // PodSandboxStatus returns a sandbox's status, after the inspect hook;
 // a missing sandbox is NotFound.
 func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error) {
-	if err := r.hook(ctx, "PodSandboxStatus", id); err != nil {
+	if err := r.statusCall(ctx, "PodSandboxStatus", id); err != nil {
 		return nil, err
 	}
-	resp, err := do(ctx, r, "PodSandboxStatus", r.rs.PodSandboxStatus, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: verbose})
+	resp, err := r.rs.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: verbose})
 	if err != nil {
 		return nil, err
 	}
@@ -135,10 +141,10 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, verbose bool)
 // ContainerStatus returns a container's status, after the inspect hook;
 // a missing container is NotFound.
 func (r *Runtime) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
-	if err := r.hook(ctx, "ContainerStatus", id); err != nil {
+	if err := r.statusCall(ctx, "ContainerStatus", id); err != nil {
 		return nil, err
 	}
-	resp, err := do(ctx, r, "ContainerStatus", r.rs.ContainerStatus, &runtimeapi.ContainerStatusRequest{ContainerId: id, Verbose: verbose})
+	resp, err := r.rs.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id, Verbose: verbose})
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +155,10 @@ func (r *Runtime) ContainerStatus(ctx context.Context, id string, verbose bool) 
 // FailStreams is called; it answers Unimplemented in EventsUnimplemented
 // mode.
 func (r *Runtime) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse, cb func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
+	if err := r.call("GetContainerEvents"); err != nil {
+		return err
+	}
 	r.mu.Lock()
-	r.obs.calls["GetContainerEvents"]++
 	if r.obs.events == EventsUnimplemented {
 		r.mu.Unlock()
 		return status.Error(codes.Unimplemented, "unknown method GetContainerEvents for service runtime.v1.RuntimeService")

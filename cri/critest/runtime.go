@@ -30,8 +30,9 @@ type Stop struct {
 // the CRI client interface (k8s.io/cri-api's RuntimeService), with no
 // socket and no gRPC. Its answers are crisim's, hence a real runtime's:
 // names are reserved, a missing object is NotFound, a stopped container
-// dies of SIGTERM (143). On top it keeps what tests need: every call's
-// name in order (GetCalls) and errors to answer instead (InjectError);
+// dies of SIGTERM (143). On top it keeps what tests need: one record of
+// the calls, their names in order (GetCalls) and counted by method
+// (Calls), and errors to answer instead (InjectError);
 // StopContainer and StopPodSandbox calls with their grace periods; the
 // config each container was created with; objects put in or changed
 // behind the runtime's back (Add*, Set*, Exit*, Remove); and, for the
@@ -45,6 +46,7 @@ type Runtime struct {
 
 	mu           sync.Mutex
 	called       []string
+	counts       map[string]int // of called, by method
 	errs         map[string][]error
 	stops        []Stop
 	sandboxStops []string
@@ -69,10 +71,10 @@ func NewRuntime() *Runtime {
 		rs:      rs,
 		is:      is,
 		errs:    map[string][]error{},
+		counts:  map[string]int{},
 		configs: map[string]*runtimeapi.ContainerConfig{},
 		obs: observerState{
 			streams: map[chan *runtimeapi.ContainerEventResponse]chan error{},
-			calls:   map[string]int{},
 		},
 	}
 }
@@ -86,6 +88,7 @@ func (r *Runtime) call(method string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.called = append(r.called, method)
+	r.counts[method]++
 	if errs := r.errs[method]; len(errs) > 0 {
 		r.errs[method] = errs[1:]
 		return errs[0]
