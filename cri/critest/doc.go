@@ -10,7 +10,8 @@
 // objects put in or changed behind the runtime's back (crisim's Seed*
 // and Forget); and knobs for the PLEG's (failing lists, hanging
 // inspections, a GetContainerEvents stream the test feeds and can hold,
-// release or fail). Images is the cri-api fake image service.
+// release or fail). Images is crisim's image service, driven the same
+// way, with the same record of calls and injected errors.
 //
 // RequireContainerd is the environment contract of tests against a real
 // containerd (SYNCPOD_TEST_*, set by mk/containerd.mk).

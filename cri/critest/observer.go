@@ -60,13 +60,6 @@ func (r *Runtime) SetInspectHook(hook func(ctx context.Context, id string) error
 	r.obs.inspectHook = hook
 }
 
-// Calls returns how many times method was called (GetCalls, counted).
-func (r *Runtime) Calls(method string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.counts[method]
-}
-
 // listCall records a list call and returns the error it answers: the
 // list error in force (SetListErr), else one injected for it.
 func (r *Runtime) listCall(method string) error {

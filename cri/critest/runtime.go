@@ -12,7 +12,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	critesting "k8s.io/cri-api/pkg/apis/testing"
 
 	"github.com/syncpod/syncpod/cri/crisim"
 )
@@ -44,10 +43,9 @@ type Runtime struct {
 	rs  runtimeapi.RuntimeServiceServer
 	is  runtimeapi.ImageServiceServer
 
+	recorder
+
 	mu           sync.Mutex
-	called       []string
-	counts       map[string]int // of called, by method
-	errs         map[string][]error
 	stops        []Stop
 	sandboxStops []string
 	configs      map[string]*runtimeapi.ContainerConfig
@@ -67,12 +65,11 @@ func NewRuntime() *Runtime {
 	}
 	rs, is := crisim.Services(sim)
 	return &Runtime{
-		sim:     sim,
-		rs:      rs,
-		is:      is,
-		errs:    map[string][]error{},
-		counts:  map[string]int{},
-		configs: map[string]*runtimeapi.ContainerConfig{},
+		sim:      sim,
+		rs:       rs,
+		is:       is,
+		recorder: newRecorder(),
+		configs:  map[string]*runtimeapi.ContainerConfig{},
 		obs: observerState{
 			streams: map[chan *runtimeapi.ContainerEventResponse]chan error{},
 		},
@@ -82,58 +79,19 @@ func NewRuntime() *Runtime {
 // Sim is the crisim runtime behind r.
 func (r *Runtime) Sim() *crisim.Runtime { return r.sim }
 
-// call records a call of method and returns the error injected for it,
-// if any (each injected error answers one call).
-func (r *Runtime) call(method string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.called = append(r.called, method)
-	r.counts[method]++
-	if errs := r.errs[method]; len(errs) > 0 {
-		r.errs[method] = errs[1:]
-		return errs[0]
-	}
-	return nil
-}
-
-// do records a call of method and answers the error injected for it, or
-// else what crisim's service f answers to req.
-func do[Req, Resp any](ctx context.Context, r *Runtime, method string, f func(context.Context, Req) (Resp, error), req Req) (Resp, error) {
-	if err := r.call(method); err != nil {
-		var none Resp
-		return none, err
-	}
-	return f(ctx, req)
-}
-
-// InjectError makes the next call of method answer err (several
-// injections answer as many calls, in order).
-func (r *Runtime) InjectError(method string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errs[method] = append(r.errs[method], err)
-}
-
-// GetCalls returns the names of the methods called, in call order.
-func (r *Runtime) GetCalls() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.called)
-}
-
 // Version answers as crisim does.
 func (r *Runtime) Version(ctx context.Context, apiVersion string) (*runtimeapi.VersionResponse, error) {
-	return do(ctx, r, "Version", r.rs.Version, &runtimeapi.VersionRequest{Version: apiVersion})
+	return do(ctx, &r.recorder, "Version", r.rs.Version, &runtimeapi.VersionRequest{Version: apiVersion})
 }
 
 // Status answers as crisim does.
 func (r *Runtime) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
-	return do(ctx, r, "Status", r.rs.Status, &runtimeapi.StatusRequest{Verbose: verbose})
+	return do(ctx, &r.recorder, "Status", r.rs.Status, &runtimeapi.StatusRequest{Verbose: verbose})
 }
 
 // RunPodSandbox creates a READY sandbox unless its metadata is reserved.
 func (r *Runtime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, handler string) (string, error) {
-	resp, err := do(ctx, r, "RunPodSandbox", r.rs.RunPodSandbox, &runtimeapi.RunPodSandboxRequest{Config: config, RuntimeHandler: handler})
+	resp, err := do(ctx, &r.recorder, "RunPodSandbox", r.rs.RunPodSandbox, &runtimeapi.RunPodSandboxRequest{Config: config, RuntimeHandler: handler})
 	return resp.GetPodSandboxId(), err
 }
 
@@ -142,13 +100,13 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, id string) error {
 	r.mu.Lock()
 	r.sandboxStops = append(r.sandboxStops, id)
 	r.mu.Unlock()
-	_, err := do(ctx, r, "StopPodSandbox", r.rs.StopPodSandbox, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id})
+	_, err := do(ctx, &r.recorder, "StopPodSandbox", r.rs.StopPodSandbox, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id})
 	return err
 }
 
 // RemovePodSandbox removes a sandbox and its containers.
 func (r *Runtime) RemovePodSandbox(ctx context.Context, id string) error {
-	_, err := do(ctx, r, "RemovePodSandbox", r.rs.RemovePodSandbox, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id})
+	_, err := do(ctx, &r.recorder, "RemovePodSandbox", r.rs.RemovePodSandbox, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id})
 	return err
 }
 
@@ -184,7 +142,7 @@ func (r *Runtime) CreatedConfig(id string) *runtimeapi.ContainerConfig {
 
 // StartContainer starts a created container.
 func (r *Runtime) StartContainer(ctx context.Context, id string) error {
-	_, err := do(ctx, r, "StartContainer", r.rs.StartContainer, &runtimeapi.StartContainerRequest{ContainerId: id})
+	_, err := do(ctx, &r.recorder, "StartContainer", r.rs.StartContainer, &runtimeapi.StartContainerRequest{ContainerId: id})
 	return err
 }
 
@@ -193,13 +151,13 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) e
 	r.mu.Lock()
 	r.stops = append(r.stops, Stop{ID: id, Timeout: timeout})
 	r.mu.Unlock()
-	_, err := do(ctx, r, "StopContainer", r.rs.StopContainer, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: timeout})
+	_, err := do(ctx, &r.recorder, "StopContainer", r.rs.StopContainer, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: timeout})
 	return err
 }
 
 // RemoveContainer removes a container that is not running.
 func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
-	_, err := do(ctx, r, "RemoveContainer", r.rs.RemoveContainer, &runtimeapi.RemoveContainerRequest{ContainerId: id})
+	_, err := do(ctx, &r.recorder, "RemoveContainer", r.rs.RemoveContainer, &runtimeapi.RemoveContainerRequest{ContainerId: id})
 	return err
 }
 
@@ -233,98 +191,98 @@ func (e ExitError) ExitStatus() int { return int(e) }
 
 // Exec answers as crisim does.
 func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
-	return do(ctx, r, "Exec", r.rs.Exec, req)
+	return do(ctx, &r.recorder, "Exec", r.rs.Exec, req)
 }
 
 // Attach answers as crisim does.
 func (r *Runtime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	return do(ctx, r, "Attach", r.rs.Attach, req)
+	return do(ctx, &r.recorder, "Attach", r.rs.Attach, req)
 }
 
 // PortForward answers as crisim does.
 func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	return do(ctx, r, "PortForward", r.rs.PortForward, req)
+	return do(ctx, &r.recorder, "PortForward", r.rs.PortForward, req)
 }
 
 // ReopenContainerLog answers as crisim does.
 func (r *Runtime) ReopenContainerLog(ctx context.Context, id string) error {
-	_, err := do(ctx, r, "ReopenContainerLog", r.rs.ReopenContainerLog, &runtimeapi.ReopenContainerLogRequest{ContainerId: id})
+	_, err := do(ctx, &r.recorder, "ReopenContainerLog", r.rs.ReopenContainerLog, &runtimeapi.ReopenContainerLogRequest{ContainerId: id})
 	return err
 }
 
 // UpdateContainerResources answers as crisim does.
 func (r *Runtime) UpdateContainerResources(ctx context.Context, id string, res *runtimeapi.ContainerResources) error {
-	_, err := do(ctx, r, "UpdateContainerResources", r.rs.UpdateContainerResources, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: id, Linux: res.GetLinux()})
+	_, err := do(ctx, &r.recorder, "UpdateContainerResources", r.rs.UpdateContainerResources, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: id, Linux: res.GetLinux()})
 	return err
 }
 
 // CheckpointContainer answers as crisim does.
 func (r *Runtime) CheckpointContainer(ctx context.Context, req *runtimeapi.CheckpointContainerRequest) error {
-	_, err := do(ctx, r, "CheckpointContainer", r.rs.CheckpointContainer, req)
+	_, err := do(ctx, &r.recorder, "CheckpointContainer", r.rs.CheckpointContainer, req)
 	return err
 }
 
 // UpdatePodSandboxResources answers as crisim does.
 func (r *Runtime) UpdatePodSandboxResources(ctx context.Context, req *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
-	return do(ctx, r, "UpdatePodSandboxResources", r.rs.UpdatePodSandboxResources, req)
+	return do(ctx, &r.recorder, "UpdatePodSandboxResources", r.rs.UpdatePodSandboxResources, req)
 }
 
 // CheckpointPod answers as crisim does.
 func (r *Runtime) CheckpointPod(ctx context.Context, req *runtimeapi.CheckpointPodRequest) error {
-	_, err := do(ctx, r, "CheckpointPod", r.rs.CheckpointPod, req)
+	_, err := do(ctx, &r.recorder, "CheckpointPod", r.rs.CheckpointPod, req)
 	return err
 }
 
 // RestorePod answers as crisim does.
 func (r *Runtime) RestorePod(ctx context.Context, req *runtimeapi.RestorePodRequest) (*runtimeapi.RestorePodResponse, error) {
-	return do(ctx, r, "RestorePod", r.rs.RestorePod, req)
+	return do(ctx, &r.recorder, "RestorePod", r.rs.RestorePod, req)
 }
 
 // ContainerStats answers as crisim does.
 func (r *Runtime) ContainerStats(ctx context.Context, id string) (*runtimeapi.ContainerStats, error) {
-	resp, err := do(ctx, r, "ContainerStats", r.rs.ContainerStats, &runtimeapi.ContainerStatsRequest{ContainerId: id})
+	resp, err := do(ctx, &r.recorder, "ContainerStats", r.rs.ContainerStats, &runtimeapi.ContainerStatsRequest{ContainerId: id})
 	return resp.GetStats(), err
 }
 
 // ListContainerStats answers as crisim does.
 func (r *Runtime) ListContainerStats(ctx context.Context, f *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error) {
-	resp, err := do(ctx, r, "ListContainerStats", r.rs.ListContainerStats, &runtimeapi.ListContainerStatsRequest{Filter: f})
+	resp, err := do(ctx, &r.recorder, "ListContainerStats", r.rs.ListContainerStats, &runtimeapi.ListContainerStatsRequest{Filter: f})
 	return resp.GetStats(), err
 }
 
 // PodSandboxStats answers as crisim does.
 func (r *Runtime) PodSandboxStats(ctx context.Context, id string) (*runtimeapi.PodSandboxStats, error) {
-	resp, err := do(ctx, r, "PodSandboxStats", r.rs.PodSandboxStats, &runtimeapi.PodSandboxStatsRequest{PodSandboxId: id})
+	resp, err := do(ctx, &r.recorder, "PodSandboxStats", r.rs.PodSandboxStats, &runtimeapi.PodSandboxStatsRequest{PodSandboxId: id})
 	return resp.GetStats(), err
 }
 
 // ListPodSandboxStats answers as crisim does.
 func (r *Runtime) ListPodSandboxStats(ctx context.Context, f *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
-	resp, err := do(ctx, r, "ListPodSandboxStats", r.rs.ListPodSandboxStats, &runtimeapi.ListPodSandboxStatsRequest{Filter: f})
+	resp, err := do(ctx, &r.recorder, "ListPodSandboxStats", r.rs.ListPodSandboxStats, &runtimeapi.ListPodSandboxStatsRequest{Filter: f})
 	return resp.GetStats(), err
 }
 
 // ListMetricDescriptors answers as crisim does.
 func (r *Runtime) ListMetricDescriptors(ctx context.Context) ([]*runtimeapi.MetricDescriptor, error) {
-	resp, err := do(ctx, r, "ListMetricDescriptors", r.rs.ListMetricDescriptors, &runtimeapi.ListMetricDescriptorsRequest{})
+	resp, err := do(ctx, &r.recorder, "ListMetricDescriptors", r.rs.ListMetricDescriptors, &runtimeapi.ListMetricDescriptorsRequest{})
 	return resp.GetDescriptors(), err
 }
 
 // ListPodSandboxMetrics answers as crisim does.
 func (r *Runtime) ListPodSandboxMetrics(ctx context.Context) ([]*runtimeapi.PodSandboxMetrics, error) {
-	resp, err := do(ctx, r, "ListPodSandboxMetrics", r.rs.ListPodSandboxMetrics, &runtimeapi.ListPodSandboxMetricsRequest{})
+	resp, err := do(ctx, &r.recorder, "ListPodSandboxMetrics", r.rs.ListPodSandboxMetrics, &runtimeapi.ListPodSandboxMetricsRequest{})
 	return resp.GetPodMetrics(), err
 }
 
 // UpdateRuntimeConfig answers as crisim does.
 func (r *Runtime) UpdateRuntimeConfig(ctx context.Context, cfg *runtimeapi.RuntimeConfig) error {
-	_, err := do(ctx, r, "UpdateRuntimeConfig", r.rs.UpdateRuntimeConfig, &runtimeapi.UpdateRuntimeConfigRequest{RuntimeConfig: cfg})
+	_, err := do(ctx, &r.recorder, "UpdateRuntimeConfig", r.rs.UpdateRuntimeConfig, &runtimeapi.UpdateRuntimeConfigRequest{RuntimeConfig: cfg})
 	return err
 }
 
 // RuntimeConfig answers as crisim does.
 func (r *Runtime) RuntimeConfig(ctx context.Context) (*runtimeapi.RuntimeConfigResponse, error) {
-	return do(ctx, r, "RuntimeConfig", r.rs.RuntimeConfig, &runtimeapi.RuntimeConfigRequest{})
+	return do(ctx, &r.recorder, "RuntimeConfig", r.rs.RuntimeConfig, &runtimeapi.RuntimeConfigRequest{})
 }
 
 // Close does nothing: there is no connection.
@@ -346,24 +304,6 @@ func (r *Runtime) SandboxStops() []string {
 
 // String describes a stop for test messages.
 func (s Stop) String() string { return fmt.Sprintf("%s(%ds)", s.ID, s.Timeout) }
-
-// Images is the cri-api fake image service: pulls and their record. The
-// runtime takes any image a container names (CreateContainer).
-type Images = critesting.FakeImageService
-
-// NewImages returns a fake image service holding images.
-func NewImages(images ...string) *Images {
-	is := critesting.NewFakeImageService()
-	is.SetFakeImages(images)
-	return is
-}
-
-// ImageCalls returns the method names called on an image fake.
-func ImageCalls(is *Images) []string {
-	is.Lock()
-	defer is.Unlock()
-	return append([]string(nil), is.Called...)
-}
 
 // sortByID sorts CRI objects by id, as the lists of the fake answer.
 func sortByID[T interface{ GetId() string }](s []T) {

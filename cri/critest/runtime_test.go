@@ -130,3 +130,31 @@ func TestFakeRecordsCallsAndInjectedErrors(t *testing.T) {
 		t.Errorf("stops %v", got)
 	}
 }
+
+// TestImagesAnswerAsCrisim: a given image is known, a pulled one becomes
+// known, an injected error answers one pull, and every call is recorded.
+func TestImagesAnswerAsCrisim(t *testing.T) {
+	is := NewImages("busybox")
+	ctx := t.Context()
+	if st, err := is.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: "busybox"}, false); err != nil || st.GetImage() == nil {
+		t.Fatalf("ImageStatus of a given image: %v %v", st, err)
+	}
+	if st, err := is.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: "nginx"}, false); err != nil || st.GetImage() != nil {
+		t.Fatalf("ImageStatus of an absent image: %v %v, want none", st, err)
+	}
+	boom := errors.New("no registry")
+	is.InjectError("PullImage", boom)
+	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "nginx"}, nil, nil); !errors.Is(err, boom) {
+		t.Fatalf("PullImage with an injected error: %v", err)
+	}
+	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "nginx"}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := is.ListImages(ctx, nil); err != nil || len(l) != 2 {
+		t.Errorf("images %v %v, want busybox and nginx", l, err)
+	}
+	want := []string{"ImageStatus", "ImageStatus", "PullImage", "PullImage", "ListImages"}
+	if got := ImageCalls(is); !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+}
