@@ -76,9 +76,6 @@ func NewRuntime() *Runtime {
 	}
 }
 
-// Sim is the crisim runtime behind r.
-func (r *Runtime) Sim() *crisim.Runtime { return r.sim }
-
 // Version answers as crisim does.
 func (r *Runtime) Version(ctx context.Context, apiVersion string) (*runtimeapi.VersionResponse, error) {
 	return do(ctx, &r.recorder, "Version", r.rs.Version, &runtimeapi.VersionRequest{Version: apiVersion})
