@@ -13,26 +13,28 @@
 //
 //	crilabels  the label and annotation keys syncpod writes on CRI objects
 //	observe    CRI statuses -> ObservedPod (and relist grouping by pod)
-//	critest    the one in-memory CRI runtime every module's tests use, and
-//	           the environment contract of tests against a real containerd
 //	crisim     syncpod's own CRI runtime (served by syncpod-crisim): the
 //	           real CRI gRPC API over host processes or simulated
 //	           containers; crisim/crisimtest starts one inside any
 //	           module's test, crisim/crisuite is the CRI behaviour suite
 //	           it and containerd pass
+//	critest    the one in-memory CRI runtime every module's tests use
+//	           (crisim's, simulated, driven in process), and the
+//	           environment contract of tests against a real containerd
 //
 // crisim sits here, beside the CRI edge and below the executor, the PLEG
-// and the services, so that every module's tests can run against a real
-// CRI endpoint (pleg's TestEventedOnCrisim does); of syncpod it imports
-// only proto/fielderr and internal/promreg. The root package, crilabels,
-// observe and critest depend on cri-api, cri-client, gRPC and the
-// generated syncpod types only; crisim's own dependencies (Prometheus,
-// procfs, a pty, cri-streaming, and client-go in its tests) are compiled
-// only by what imports crisim.
+// and the services, so that every module's tests can run against it: over
+// a real CRI endpoint (crisimtest; pleg's TestEventedOnCrisim), or in
+// process through critest. Of syncpod it imports only proto/fielderr and
+// internal/promreg. The root package, crilabels and observe depend on
+// cri-api, cri-client, gRPC and the generated syncpod types only;
+// crisim's own dependencies (Prometheus, procfs, a pty, cri-streaming)
+// are compiled only by what imports crisim or critest: syncpod-crisim
+// and tests.
 //
-// crisim's simulated mode is not a second in-memory fake beside critest:
-// both modes share one runtime (state, name reservation, events, state
-// directory), and only how a container runs differs (a host process, or a
-// timer for exit-after). critest is the in-process fake of the client
-// interface that unit tests drive directly.
+// There is one sandbox and container state machine: crisim's. Its
+// process and simulated modes differ only in how a container runs (a
+// host process, or a timer for exit-after); critest is its in-process
+// face with the recording and fault-injection knobs unit tests need,
+// and adds no state of its own about sandboxes or containers.
 package cri

@@ -16,7 +16,12 @@ require (
 	k8s.io/cri-api v0.37.2
 )
 
-require k8s.io/cri-client v0.37.2 // indirect
+require (
+	github.com/creack/pty v1.1.24 // indirect
+	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
+	k8s.io/cri-client v0.37.2 // indirect
+	k8s.io/cri-streaming v0.37.2 // indirect
+)
 
 require (
 	github.com/Microsoft/go-winio v0.6.2 // indirect
@@ -35,7 +40,6 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/syncpod/syncpod/cri v0.0.0
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
@@ -44,7 +48,6 @@ require (
 	go.opentelemetry.io/otel/metric v1.45.0 // indirect
 	go.opentelemetry.io/otel/trace v1.45.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect

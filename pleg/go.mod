@@ -15,8 +15,6 @@ require (
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	k8s.io/cri-client v0.37.2 // indirect
 	k8s.io/cri-streaming v0.37.2 // indirect
 	k8s.io/streaming v0.37.2 // indirect

@@ -86,6 +86,15 @@
 //   - Images are names: PullImage succeeds at once unless the name matches
 //     Options.Unpullable; the image id is "sha256:" + sha256(name).
 //
+// # In process
+//
+// Services returns the runtime's CRI services as Register serves them;
+// called directly they are its in-process face, which cri/critest drives
+// in simulated mode as the in-memory runtime of every module's unit
+// tests. SeedSandbox, SeedContainer and Forget put objects in, change
+// them or drop them behind the CRI's back (no call, no event), as a
+// restart finds them in the state directory.
+//
 // # State and restarts
 //
 // Without Options.StateDir all state is in memory and is lost when crisim

@@ -11,8 +11,18 @@ import (
 
 // Register puts the runtime's CRI RuntimeService and ImageService on s.
 func Register(s grpc.ServiceRegistrar, r *Runtime) {
-	runtimeapi.RegisterRuntimeServiceServer(s, &runtimeService{r: r})
-	runtimeapi.RegisterImageServiceServer(s, &imageService{r: r})
+	rs, is := Services(r)
+	runtimeapi.RegisterRuntimeServiceServer(s, rs)
+	runtimeapi.RegisterImageServiceServer(s, is)
+}
+
+// Services returns the runtime's CRI RuntimeService and ImageService as
+// Register serves them: every error a gRPC status, every call counted.
+// Called directly, they are the runtime's in-process face (cri/critest
+// drives them so, with no socket and no gRPC). GetContainerEvents needs
+// a gRPC stream; in process, call Runtime.GetContainerEvents.
+func Services(r *Runtime) (runtimeapi.RuntimeServiceServer, runtimeapi.ImageServiceServer) {
+	return &runtimeService{r: r}, &imageService{r: r}
 }
 
 // finish counts an operation and maps its error to a gRPC status.

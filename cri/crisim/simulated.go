@@ -91,6 +91,15 @@ func (s *simRunner) exit(code int32) {
 	})
 }
 
+// stopTimer cancels an exit-after that has not fired (seed.go).
+func (s *simRunner) stopTimer() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}
+
 func (s *simRunner) exited() <-chan struct{} { return s.done }
 
 func (s *simRunner) kill() { s.exit(137) }

@@ -1,19 +1,15 @@
 package critest
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 
-	"github.com/syncpod/syncpod/cri/crilabels"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	critesting "k8s.io/cri-api/pkg/apis/testing"
 )
 
 // EventsMode is how the fake answers GetContainerEvents.
@@ -38,7 +34,6 @@ type observerState struct {
 	// backlog the runtime has produced and the PLEG not yet received.
 	holding bool
 	held    []*runtimeapi.ContainerEventResponse
-	calls   map[string]int
 }
 
 // WithEvents sets how GetContainerEvents answers and returns r.
@@ -65,120 +60,56 @@ func (r *Runtime) SetInspectHook(hook func(ctx context.Context, id string) error
 	r.obs.inspectHook = hook
 }
 
-// Calls returns how many times method was called, for the methods the
-// PLEG uses (lists, statuses and GetContainerEvents).
-func (r *Runtime) Calls(method string) int {
+// listCall records a list call and returns the error it answers: the
+// list error in force (SetListErr), else one injected for it.
+func (r *Runtime) listCall(method string) error {
+	err := r.call(method)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.obs.calls[method]
-}
-
-// count counts a call of method and returns the list error in force.
-func (r *Runtime) count(method string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.obs.calls[method]++
-	return r.obs.listErr
-}
-
-// AddPodSandbox adds a ready, host-network sandbox of pod uid, labelled as
-// the executor labels it.
-func (r *Runtime) AddPodSandbox(uid, id string, attempt uint32, createdAt int64) {
-	r.FakeRuntimeService.Lock()
-	defer r.FakeRuntimeService.Unlock()
-	r.Sandboxes[id] = &critesting.FakePodSandbox{PodSandboxStatus: runtimeapi.PodSandboxStatus{
-		Id:        id,
-		Metadata:  &runtimeapi.PodSandboxMetadata{Name: "pod-" + uid, Namespace: "default", Uid: uid, Attempt: attempt},
-		State:     runtimeapi.PodSandboxState_SANDBOX_READY,
-		CreatedAt: createdAt,
-		Linux: &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: &runtimeapi.NamespaceOption{
-			Network: runtimeapi.NamespaceMode_NODE,
-		}}},
-		Labels: map[string]string{
-			crilabels.Managed: crilabels.ManagedValue, crilabels.PodUID: uid,
-			crilabels.PodName: "pod-" + uid, crilabels.PodNamespace: "default",
-		},
-	}}
-}
-
-// SetSandboxState sets a sandbox's state.
-func (r *Runtime) SetSandboxState(id string, st runtimeapi.PodSandboxState) {
-	r.FakeRuntimeService.Lock()
-	defer r.FakeRuntimeService.Unlock()
-	r.Sandboxes[id].State = st
-}
-
-// AddPodContainer adds a running container named name to a sandbox added
-// by AddPodSandbox, labelled as the executor labels it with specHash and
-// annotated with restarts.
-func (r *Runtime) AddPodContainer(sandboxID, id, name, specHash string, restarts int, createdAt int64) {
-	r.FakeRuntimeService.Lock()
-	defer r.FakeRuntimeService.Unlock()
-	uid := r.Sandboxes[sandboxID].GetMetadata().GetUid()
-	r.Containers[id] = &critesting.FakeContainer{SandboxID: sandboxID, ContainerStatus: runtimeapi.ContainerStatus{
-		Id:        id,
-		Metadata:  &runtimeapi.ContainerMetadata{Name: name},
-		State:     runtimeapi.ContainerState_CONTAINER_RUNNING,
-		CreatedAt: createdAt,
-		StartedAt: createdAt + 1,
-		Image:     &runtimeapi.ImageSpec{Image: "busybox"},
-		Labels: map[string]string{
-			crilabels.Managed: crilabels.ManagedValue, crilabels.PodUID: uid,
-			crilabels.ContainerName: name, crilabels.SpecHash: specHash,
-		},
-		Annotations: map[string]string{crilabels.RestartCount: strconv.Itoa(restarts)},
-	}}
-}
-
-// SetContainerState sets a container's state.
-func (r *Runtime) SetContainerState(id string, st runtimeapi.ContainerState) {
-	r.FakeRuntimeService.Lock()
-	defer r.FakeRuntimeService.Unlock()
-	r.Containers[id].State = st
-}
-
-// Remove removes a container or sandbox (a sandbox with its containers)
-// behind the runtime service's back.
-func (r *Runtime) Remove(id string) {
-	r.FakeRuntimeService.Lock()
-	defer r.FakeRuntimeService.Unlock()
-	delete(r.Containers, id)
-	if _, ok := r.Sandboxes[id]; ok {
-		delete(r.Sandboxes, id)
-		for cid, c := range r.Containers {
-			if c.SandboxID == id {
-				delete(r.Containers, cid)
-			}
-		}
+	if r.obs.listErr != nil {
+		return r.obs.listErr
 	}
+	return err
 }
 
 // ListPodSandbox lists the sandboxes matching the filter, by id, unless
 // SetListErr is in force.
 func (r *Runtime) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
-	if err := r.count("ListPodSandbox"); err != nil {
+	if err := r.listCall("ListPodSandbox"); err != nil {
 		return nil, err
 	}
-	out, err := r.FakeRuntimeService.ListPodSandbox(ctx, f)
-	slices.SortFunc(out, func(a, b *runtimeapi.PodSandbox) int { return cmp.Compare(a.GetId(), b.GetId()) })
-	return out, err
+	resp, err := r.rs.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: f})
+	if err != nil {
+		return nil, err
+	}
+	out := proto.Clone(resp).(*runtimeapi.ListPodSandboxResponse).GetItems()
+	sortByID(out)
+	return out, nil
 }
 
 // ListContainers lists the containers matching the filter, by id, unless
 // SetListErr is in force.
 func (r *Runtime) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
-	if err := r.count("ListContainers"); err != nil {
+	if err := r.listCall("ListContainers"); err != nil {
 		return nil, err
 	}
-	out, err := r.FakeRuntimeService.ListContainers(ctx, f)
-	slices.SortFunc(out, func(a, b *runtimeapi.Container) int { return cmp.Compare(a.GetId(), b.GetId()) })
-	return out, err
+	resp, err := r.rs.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: f})
+	if err != nil {
+		return nil, err
+	}
+	out := proto.Clone(resp).(*runtimeapi.ListContainersResponse).GetContainers()
+	sortByID(out)
+	return out, nil
 }
 
-// hook counts a status call and runs the inspect hook, outside any lock.
-func (r *Runtime) hook(ctx context.Context, method, id string) error {
+// statusCall records a status call, then runs the inspect hook outside
+// any lock; it returns the error the call answers: one injected for it,
+// else the hook's.
+func (r *Runtime) statusCall(ctx context.Context, method, id string) error {
+	if err := r.call(method); err != nil {
+		return err
+	}
 	r.mu.Lock()
-	r.obs.calls[method]++
 	h := r.obs.inspectHook
 	r.mu.Unlock()
 	if h != nil {
@@ -187,32 +118,40 @@ func (r *Runtime) hook(ctx context.Context, method, id string) error {
 	return nil
 }
 
-// PodSandboxStatus returns a copy of a sandbox's status, after the inspect
-// hook; a missing sandbox is NotFound.
+// PodSandboxStatus returns a sandbox's status, after the inspect hook;
+// a missing sandbox is NotFound.
 func (r *Runtime) PodSandboxStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error) {
-	if err := r.hook(ctx, "PodSandboxStatus", id); err != nil {
+	if err := r.statusCall(ctx, "PodSandboxStatus", id); err != nil {
 		return nil, err
 	}
-	resp, err := r.FakeRuntimeService.PodSandboxStatus(ctx, id, verbose)
-	return resp, asNotFound(err)
+	resp, err := r.rs.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: verbose})
+	if err != nil {
+		return nil, err
+	}
+	return proto.Clone(resp).(*runtimeapi.PodSandboxStatusResponse), nil
 }
 
-// ContainerStatus returns a copy of a container's status, after the
-// inspect hook; a missing container is NotFound.
+// ContainerStatus returns a container's status, after the inspect hook;
+// a missing container is NotFound.
 func (r *Runtime) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
-	if err := r.hook(ctx, "ContainerStatus", id); err != nil {
+	if err := r.statusCall(ctx, "ContainerStatus", id); err != nil {
 		return nil, err
 	}
-	resp, err := r.FakeRuntimeService.ContainerStatus(ctx, id, verbose)
-	return resp, asNotFound(err)
+	resp, err := r.rs.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id, Verbose: verbose})
+	if err != nil {
+		return nil, err
+	}
+	return proto.Clone(resp).(*runtimeapi.ContainerStatusResponse), nil
 }
 
 // GetContainerEvents streams events given to Emit until ctx is done or
 // FailStreams is called; it answers Unimplemented in EventsUnimplemented
 // mode.
 func (r *Runtime) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse, cb func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
+	if err := r.call("GetContainerEvents"); err != nil {
+		return err
+	}
 	r.mu.Lock()
-	r.obs.calls["GetContainerEvents"]++
 	if r.obs.events == EventsUnimplemented {
 		r.mu.Unlock()
 		return status.Error(codes.Unimplemented, "unknown method GetContainerEvents for service runtime.v1.RuntimeService")
@@ -254,14 +193,18 @@ func (r *Runtime) Streams() int {
 
 // Event builds the CRI event the runtime would send about container (or
 // sandbox) id of sandbox sandboxID, with the current statuses of every
-// container of the sandbox, as containerd sends it.
+// container of the sandbox (by id), as containerd sends it.
 func (r *Runtime) Event(id, sandboxID string, t runtimeapi.ContainerEventType, createdAt int64) *runtimeapi.ContainerEventResponse {
-	r.FakeRuntimeService.Lock()
-	defer r.FakeRuntimeService.Unlock()
 	ev := r.event(id, sandboxID, t, createdAt)
-	for _, cid := range slices.Sorted(maps.Keys(r.Containers)) {
-		if c := r.Containers[cid]; c.SandboxID == sandboxID {
-			ev.ContainersStatuses = append(ev.ContainersStatuses, proto.Clone(&c.ContainerStatus).(*runtimeapi.ContainerStatus))
+	resp, err := r.rs.ListContainers(context.Background(), &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{PodSandboxId: sandboxID}})
+	if err != nil {
+		panic(fmt.Sprintf("critest: %v", err))
+	}
+	cs := resp.GetContainers()
+	sortByID(cs)
+	for _, c := range cs {
+		if st, _ := r.containerStatus(c.GetId()); st != nil {
+			ev.ContainersStatuses = append(ev.ContainersStatuses, st)
 		}
 	}
 	return ev
@@ -272,20 +215,18 @@ func (r *Runtime) Event(id, sandboxID string, t runtimeapi.ContainerEventType, c
 // status of the container the event is about (none when id is the sandbox
 // or the container is gone).
 func (r *Runtime) SingleEvent(id, sandboxID string, t runtimeapi.ContainerEventType, createdAt int64) *runtimeapi.ContainerEventResponse {
-	r.FakeRuntimeService.Lock()
-	defer r.FakeRuntimeService.Unlock()
 	ev := r.event(id, sandboxID, t, createdAt)
-	if c, ok := r.Containers[id]; ok && c.SandboxID == sandboxID {
-		ev.ContainersStatuses = []*runtimeapi.ContainerStatus{proto.Clone(&c.ContainerStatus).(*runtimeapi.ContainerStatus)}
+	if st, sb := r.containerStatus(id); st != nil && sb == sandboxID {
+		ev.ContainersStatuses = []*runtimeapi.ContainerStatus{st}
 	}
 	return ev
 }
 
-// event builds an event with the sandbox's status; the fake's lock is held.
+// event builds an event with the sandbox's status.
 func (r *Runtime) event(id, sandboxID string, t runtimeapi.ContainerEventType, createdAt int64) *runtimeapi.ContainerEventResponse {
 	ev := &runtimeapi.ContainerEventResponse{ContainerId: id, ContainerEventType: t, CreatedAt: createdAt}
-	if s, ok := r.Sandboxes[sandboxID]; ok {
-		ev.PodSandboxStatus = proto.Clone(&s.PodSandboxStatus).(*runtimeapi.PodSandboxStatus)
+	if resp, err := r.rs.PodSandboxStatus(context.Background(), &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sandboxID}); err == nil {
+		ev.PodSandboxStatus = proto.Clone(resp.GetStatus()).(*runtimeapi.PodSandboxStatus)
 	}
 	return ev
 }
@@ -340,7 +281,7 @@ func (r *Runtime) FailStreams(err error) {
 
 // String summarises the runtime for test failure messages.
 func (r *Runtime) String() string {
-	r.FakeRuntimeService.Lock()
-	defer r.FakeRuntimeService.Unlock()
-	return fmt.Sprintf("runtime{%d sandboxes, %d containers}", len(r.Sandboxes), len(r.Containers))
+	sbs, _ := r.rs.ListPodSandbox(context.Background(), &runtimeapi.ListPodSandboxRequest{})
+	cs, _ := r.rs.ListContainers(context.Background(), &runtimeapi.ListContainersRequest{})
+	return fmt.Sprintf("runtime{%d sandboxes, %d containers}", len(sbs.GetItems()), len(cs.GetContainers()))
 }

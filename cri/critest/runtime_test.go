@@ -2,6 +2,7 @@ package critest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -82,5 +83,78 @@ func TestFakeEventStream(t *testing.T) {
 	}
 	if rt.Streams() != 0 {
 		t.Errorf("%d streams open after failure", rt.Streams())
+	}
+}
+
+// TestFakeRecordsCallsAndInjectedErrors: every call is recorded in order,
+// an injected error answers one call of its method, and a created
+// container's config is kept; the answers are crisim's (a stopped
+// container dies of SIGTERM).
+func TestFakeRecordsCallsAndInjectedErrors(t *testing.T) {
+	rt := NewRuntime()
+	ctx := t.Context()
+	cfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: "u"}}
+	boom := status.Error(codes.Internal, "boom")
+	rt.InjectError("RunPodSandbox", boom)
+	if _, err := rt.RunPodSandbox(ctx, cfg, ""); !errors.Is(err, boom) {
+		t.Fatalf("RunPodSandbox with an injected error: %v", err)
+	}
+	sb, err := rt.RunPodSandbox(ctx, cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg := &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "c"}, Image: &runtimeapi.ImageSpec{Image: "busybox"},
+		Linux: &runtimeapi.LinuxContainerConfig{Resources: &runtimeapi.LinuxContainerResources{CpuShares: 7}}}
+	id, err := rt.CreateContainer(ctx, sb, ccfg, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rt.CreatedConfig(id).GetLinux().GetResources().GetCpuShares(); got != 7 {
+		t.Errorf("recorded config's cpu shares %d, want 7", got)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.StopContainer(ctx, id, 3); err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.ContainerStatus(ctx, id, false)
+	if err != nil || st.GetStatus().GetExitCode() != 143 {
+		t.Errorf("stopped container %v %v, want exit code 143", st.GetStatus(), err)
+	}
+	want := []string{"RunPodSandbox", "RunPodSandbox", "CreateContainer", "StartContainer", "StopContainer", "ContainerStatus"}
+	if got := rt.GetCalls(); !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+	if got := rt.Stops(); len(got) != 1 || got[0] != (Stop{ID: id, Timeout: 3}) {
+		t.Errorf("stops %v", got)
+	}
+}
+
+// TestImagesAnswerAsCrisim: a given image is known, a pulled one becomes
+// known, an injected error answers one pull, and every call is recorded.
+func TestImagesAnswerAsCrisim(t *testing.T) {
+	is := NewImages("busybox")
+	ctx := t.Context()
+	if st, err := is.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: "busybox"}, false); err != nil || st.GetImage() == nil {
+		t.Fatalf("ImageStatus of a given image: %v %v", st, err)
+	}
+	if st, err := is.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: "nginx"}, false); err != nil || st.GetImage() != nil {
+		t.Fatalf("ImageStatus of an absent image: %v %v, want none", st, err)
+	}
+	boom := errors.New("no registry")
+	is.InjectError("PullImage", boom)
+	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "nginx"}, nil, nil); !errors.Is(err, boom) {
+		t.Fatalf("PullImage with an injected error: %v", err)
+	}
+	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "nginx"}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := is.ListImages(ctx, nil); err != nil || len(l) != 2 {
+		t.Errorf("images %v %v, want busybox and nginx", l, err)
+	}
+	want := []string{"ImageStatus", "ImageStatus", "PullImage", "PullImage", "ListImages"}
+	if got := ImageCalls(is); !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
 	}
 }

@@ -130,7 +130,7 @@ func NewLazyRuntime(conn *edge.Conn, m *Metrics, t Timeouts) *Runtime {
 }
 
 // RuntimeAPI is the part of internalapi.RuntimeService the executor uses;
-// every RuntimeService (the remote client, the cri-api fakes) satisfies it.
+// every RuntimeService (the remote client, critest.Runtime) satisfies it.
 type RuntimeAPI interface {
 	Version(ctx context.Context, apiVersion string) (*runtimeapi.VersionResponse, error)
 	RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error)

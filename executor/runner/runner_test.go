@@ -193,9 +193,7 @@ func TestNewPodStepOrderAndConfigs(t *testing.T) {
 	if st.GetAnnotations()[crilabels.RestartCount] != "0" || st.GetAnnotations()[crilabels.TerminationGracePeriod] != "30" {
 		t.Errorf("annotations %v", st.GetAnnotations())
 	}
-	e.rt.FakeRuntimeService.Lock()
-	res := e.rt.Containers[st.GetId()].LinuxResources
-	e.rt.FakeRuntimeService.Unlock()
+	res := e.rt.CreatedConfig(st.GetId()).GetLinux().GetResources()
 	if res.GetCpuShares() != 256 || res.GetCpuQuota() != 50000 || res.GetMemoryLimitInBytes() != 64<<20 {
 		t.Errorf("resources %v", res)
 	}
@@ -526,9 +524,7 @@ func TestSandboxNameReserved(t *testing.T) {
 			pod := testPod(nil, ctr("web"))
 			first := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, Attempt: 1}).GetSandboxId()
 			if tc.state != runtimeapi.PodSandboxState_SANDBOX_READY {
-				if err := e.rt.FakeRuntimeService.StopPodSandbox(context.Background(), first); err != nil {
-					t.Fatal(err)
-				}
+				e.rt.SetSandboxState(first, runtimeapi.PodSandboxState_SANDBOX_NOTREADY)
 			}
 			// The executor crashed before answering; the planner retries.
 			resp := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, Attempt: 1, ContainersToStart: starts("web")})
@@ -652,9 +648,7 @@ func TestRemoveResources(t *testing.T) {
 	if strings.Join(got, " ") != "SUCCEEDED FAILED SUCCEEDED FAILED" {
 		t.Fatalf("outcomes %v (%v)", got, resp.GetResults())
 	}
-	if err := e.rt.FakeRuntimeService.StopPodSandbox(context.Background(), sb); err != nil {
-		t.Fatal(err)
-	}
+	e.rt.SetSandboxState(sb, runtimeapi.PodSandboxState_SANDBOX_NOTREADY)
 	resp, err = e.r.RemoveResources(context.Background(), nil, []string{sb}, nil)
 	if err != nil || resp.GetResults()[0].GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
 		t.Fatalf("stopped sandbox removal: %v %v", resp, err)
@@ -696,9 +690,7 @@ func TestRemoveResourcesForgetsDeletedPod(t *testing.T) {
 	}
 
 	e.rt.ExitContainer(doneID, 0, "Completed", e.clock.Now().UnixNano())
-	if err := e.rt.FakeRuntimeService.StopPodSandbox(context.Background(), sb); err != nil {
-		t.Fatal(err)
-	}
+	e.rt.SetSandboxState(sb, runtimeapi.PodSandboxState_SANDBOX_NOTREADY)
 	resp, err = e.r.RemoveResources(context.Background(), []string{doneID}, []string{sb}, forget)
 	if err != nil || !resp.GetLogDirRemoved() || resp.GetBackoffsRemoved() != 1 {
 		t.Fatalf("forget: %v %v, want the log dir and 1 back-off removed", resp, err)

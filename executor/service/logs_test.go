@@ -89,12 +89,11 @@ func addLoggedContainer(t *testing.T, rt *critest.Runtime, id, name string, crea
 		t.Fatal(err)
 	}
 	rt.AddContainer("sb", id, name, state)
-	rt.FakeRuntimeService.Lock()
-	c := rt.Containers[id]
-	c.Labels = map[string]string{crilabels.PodUID: "u1", crilabels.ContainerName: name}
-	c.LogPath = path
-	c.CreatedAt = created.UnixNano()
-	rt.FakeRuntimeService.Unlock()
+	rt.EditContainer(id, func(c *runtimeapi.ContainerStatus) {
+		c.Labels = map[string]string{crilabels.PodUID: "u1", crilabels.ContainerName: name}
+		c.LogPath = path
+		c.CreatedAt = created.UnixNano()
+	})
 	return path
 }
 

@@ -99,11 +99,7 @@ func specHash(c *syncpodv1.Container) hasher {
 		h.str(p.GetName())
 		h.int32(p.GetContainerPort())
 		h.int32(p.GetHostPort())
-		proto := p.GetProtocol()
-		if proto == syncpodv1.Protocol_PROTOCOL_UNSPECIFIED {
-			proto = syncpodv1.Protocol_PROTOCOL_TCP
-		}
-		h.int32(int32(proto))
+		h.protocol(p.GetProtocol())
 		h.str(p.GetHostIp())
 	}
 	h.field(tagResources)
@@ -140,14 +136,6 @@ const (
 func specHashExtras(h *hasher, c *syncpodv1.Container) {
 	if sc := c.GetSecurityContext(); sc != nil {
 		h.field(tagSecurityContext)
-		optInt := func(v *int64) {
-			if v == nil {
-				h.byte(0)
-				return
-			}
-			h.byte(1)
-			h.uvarint(uint64(*v))
-		}
 		optBool := func(v *bool) {
 			switch {
 			case v == nil:
@@ -158,8 +146,8 @@ func specHashExtras(h *hasher, c *syncpodv1.Container) {
 				h.byte(1)
 			}
 		}
-		optInt(sc.RunAsUser)
-		optInt(sc.RunAsGroup)
+		h.optInt(sc.RunAsUser)
+		h.optInt(sc.RunAsGroup)
 		optBool(sc.RunAsNonRoot)
 		optBool(sc.ReadOnlyRootFilesystem)
 		optBool(sc.Privileged)
@@ -171,13 +159,7 @@ func specHashExtras(h *hasher, c *syncpodv1.Container) {
 		} else {
 			h.byte(0)
 		}
-		if sp := sc.GetSeccompProfile(); sp != nil {
-			h.byte(1)
-			h.int32(int32(sp.GetType()))
-			h.str(sp.GetLocalhostProfile())
-		} else {
-			h.byte(0)
-		}
+		h.seccomp(sc.GetSeccompProfile())
 	}
 	if p := c.GetTerminationMessagePath(); p != "" {
 		h.field(tagTerminationMessagePath)
@@ -259,6 +241,36 @@ func (h *hasher) strs(ss []string) {
 	for _, s := range ss {
 		h.str(s)
 	}
+}
+
+// optInt hashes an optional integer: presence, then the value.
+func (h *hasher) optInt(v *int64) {
+	if v == nil {
+		h.byte(0)
+		return
+	}
+	h.byte(1)
+	h.uvarint(uint64(*v))
+}
+
+// seccomp hashes an optional seccomp profile: presence, then type and
+// localhost profile.
+func (h *hasher) seccomp(sp *syncpodv1.SeccompProfile) {
+	if sp == nil {
+		h.byte(0)
+		return
+	}
+	h.byte(1)
+	h.int32(int32(sp.GetType()))
+	h.str(sp.GetLocalhostProfile())
+}
+
+// protocol hashes a port protocol, unspecified being TCP.
+func (h *hasher) protocol(p syncpodv1.Protocol) {
+	if p == syncpodv1.Protocol_PROTOCOL_UNSPECIFIED {
+		p = syncpodv1.Protocol_PROTOCOL_TCP
+	}
+	h.int32(int32(p))
 }
 
 func (h hasher) hexBytes() [16]byte {

@@ -58,23 +58,15 @@ func sandboxHash(pod *syncpodv1.Pod) hasher {
 	spec := pod.GetSpec()
 	h := hasher(fnvOffset64)
 	h.raw(sandboxHashVersion)
-	optInt := func(v *int64) {
-		if v == nil {
-			h.byte(0)
-			return
-		}
-		h.byte(1)
-		h.uvarint(uint64(*v))
-	}
 	if s := spec.GetHostname(); s != "" {
 		h.field(tagHostname)
 		h.str(s)
 	}
 	if sc := spec.GetSecurityContext(); sc != nil {
 		h.field(tagPodSecurity)
-		optInt(sc.RunAsUser)
-		optInt(sc.RunAsGroup)
-		optInt(sc.FsGroup)
+		h.optInt(sc.RunAsUser)
+		h.optInt(sc.RunAsGroup)
+		h.optInt(sc.FsGroup)
 		groups := sc.GetSupplementalGroups()
 		h.uvarint(uint64(len(groups)))
 		for _, g := range groups {
@@ -86,13 +78,7 @@ func sandboxHash(pod *syncpodv1.Pod) hasher {
 			h.str(s.GetName())
 			h.str(s.GetValue())
 		}
-		if sp := sc.GetSeccompProfile(); sp != nil {
-			h.byte(1)
-			h.int32(int32(sp.GetType()))
-			h.str(sp.GetLocalhostProfile())
-		} else {
-			h.byte(0)
-		}
+		h.seccomp(sc.GetSeccompProfile())
 		hashAppArmor(&h, tagPodAppArmor, sc.GetAppArmorProfile())
 		hashSELinux(&h, tagPodSELinux, sc.GetSeLinuxOptions())
 	}
@@ -153,11 +139,7 @@ func sandboxHash(pod *syncpodv1.Pod) hasher {
 			h.field(tagHostPorts)
 			h.int32(p.GetContainerPort())
 			h.int32(p.GetHostPort())
-			proto := p.GetProtocol()
-			if proto == syncpodv1.Protocol_PROTOCOL_UNSPECIFIED {
-				proto = syncpodv1.Protocol_PROTOCOL_TCP
-			}
-			h.int32(int32(proto))
+			h.protocol(p.GetProtocol())
 			h.str(p.GetHostIp())
 		}
 	}

@@ -457,10 +457,7 @@ func TestBadInputEveryRPC(t *testing.T) {
 	if calls := n.runtime.GetCalls(); len(calls) != 0 {
 		t.Errorf("the runtime was called: %v", calls)
 	}
-	n.images.Lock()
-	imageCalls := append([]string(nil), n.images.Called...)
-	n.images.Unlock()
-	if len(imageCalls) != 0 {
+	if imageCalls := critest.ImageCalls(n.images); len(imageCalls) != 0 {
 		t.Errorf("the image service was called: %v", imageCalls)
 	}
 	if entries, err := n.backoff.List(""); err != nil || len(entries) != 0 {

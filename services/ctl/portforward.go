@@ -2,7 +2,6 @@ package ctl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/services/server"
 )
 
 // portPair is one LOCAL:REMOTE of port-forward.
@@ -137,46 +137,11 @@ func runPortForward(ctx context.Context, g *globals, pod string, addresses []str
 	return nil
 }
 
-// forwardConn carries one local connection over a PortForward stream.
+// forwardConn carries one local connection over a PortForward stream; an
+// error after ctx ended (the user stopped port-forward) is no error.
 func forwardConn(ctx context.Context, client plannerv1.PlannerServiceClient, pod *plannerv1.PodRef, port int, c net.Conn) error {
-	defer c.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := client.PortForward(ctx)
-	if err != nil {
+	if err := server.PortForwardConn(ctx, client, pod, int32(port), c); err != nil && ctx.Err() == nil {
 		return err
 	}
-	if err := stream.Send(&plannerv1.PortForwardRequest{Start: &plannerv1.PortForwardStart{Pod: pod, Port: int32(port)}}); err != nil {
-		return err
-	}
-	go func() {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := c.Read(buf)
-			if n > 0 {
-				if stream.Send(&plannerv1.PortForwardRequest{Data: append([]byte(nil), buf[:n]...)}) != nil {
-					return
-				}
-			}
-			if err != nil {
-				_ = stream.CloseSend()
-				return
-			}
-		}
-	}()
-	for {
-		msg, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if _, err := c.Write(msg.GetData()); err != nil {
-			return err
-		}
-	}
+	return nil
 }

@@ -150,6 +150,8 @@ func (f *fakeConfigPlanner) DeleteSecret(_ context.Context, r *plannerv1.DeleteS
 	return &plannerv1.DeleteSecretResponse{}, nil
 }
 
+// plannerClient serves srv over bufconn and returns a client of it: the
+// planner every test of this package talks to.
 func plannerClient(t *testing.T, srv plannerv1.PlannerServiceServer) plannerv1.PlannerServiceClient {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)

@@ -29,6 +29,7 @@ import (
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/services/server"
 )
 
 // ReadAPIOptions configure the kubelet read API. Planner and Logger are
@@ -461,13 +462,23 @@ func (a *readAPI) serveExec(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "command: required", http.StatusBadRequest)
 		return
 	}
+	ref, t, ok := a.streamTarget(w, r)
+	if !ok {
+		return
+	}
+	remotecommandserver.ServeExec(w, r, t, ref.GetName(), ref.GetUid(), r.PathValue("container"), cmd,
+		opts, a.o.StreamIdleTimeout, remotecommandserver.DefaultStreamCreationTimeout, remotecommandserver.SupportedStreamingProtocols)
+}
+
+// streamTarget resolves the pod a streaming request names and the target
+// that carries its streams; on failure it has answered the request.
+func (a *readAPI) streamTarget(w http.ResponseWriter, r *http.Request) (*plannerv1.PodRef, streamTarget, bool) {
 	ref, _, err := a.ref(r.Context(), r.PathValue("ns"), r.PathValue("pod"), r.PathValue("uid"))
 	if err != nil {
 		writeErr(w, err)
-		return
+		return nil, streamTarget{}, false
 	}
-	remotecommandserver.ServeExec(w, r, streamTarget{a: a, ns: ref.GetNamespace()}, ref.GetName(), ref.GetUid(), r.PathValue("container"), cmd,
-		opts, a.o.StreamIdleTimeout, remotecommandserver.DefaultStreamCreationTimeout, remotecommandserver.SupportedStreamingProtocols)
+	return ref, streamTarget{a: a, ns: ref.GetNamespace()}, true
 }
 
 func (a *readAPI) serveAttach(w http.ResponseWriter, r *http.Request) {
@@ -476,12 +487,11 @@ func (a *readAPI) serveAttach(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	ref, _, err := a.ref(r.Context(), r.PathValue("ns"), r.PathValue("pod"), r.PathValue("uid"))
-	if err != nil {
-		writeErr(w, err)
+	ref, t, ok := a.streamTarget(w, r)
+	if !ok {
 		return
 	}
-	remotecommandserver.ServeAttach(w, r, streamTarget{a: a, ns: ref.GetNamespace()}, ref.GetName(), ref.GetUid(), r.PathValue("container"),
+	remotecommandserver.ServeAttach(w, r, t, ref.GetName(), ref.GetUid(), r.PathValue("container"),
 		opts, a.o.StreamIdleTimeout, remotecommandserver.DefaultStreamCreationTimeout, remotecommandserver.SupportedStreamingProtocols)
 }
 
@@ -491,12 +501,11 @@ func (a *readAPI) servePortForward(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	ref, _, err := a.ref(r.Context(), r.PathValue("ns"), r.PathValue("pod"), r.PathValue("uid"))
-	if err != nil {
-		writeErr(w, err)
+	ref, t, ok := a.streamTarget(w, r)
+	if !ok {
 		return
 	}
-	portforward.ServePortForward(w, r, streamTarget{a: a, ns: ref.GetNamespace()}, ref.GetName(), ref.GetUid(), opts,
+	portforward.ServePortForward(w, r, t, ref.GetName(), ref.GetUid(), opts,
 		a.o.StreamIdleTimeout, remotecommandserver.DefaultStreamCreationTimeout, portforward.SupportedProtocols)
 }
 
@@ -647,43 +656,5 @@ func (t streamTarget) AttachContainer(ctx context.Context, name, uid, container 
 // PortForward carries one forwarded connection through the planner's
 // PortForward.
 func (t streamTarget) PortForward(ctx context.Context, name, uid string, port int32, conn io.ReadWriteCloser) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer conn.Close()
-	stream, err := t.a.o.Planner.PortForward(ctx)
-	if err != nil {
-		return err
-	}
-	if err := stream.Send(&plannerv1.PortForwardRequest{Start: &plannerv1.PortForwardStart{
-		Pod: &plannerv1.PodRef{Namespace: t.ns, Name: name, Uid: uid}, Port: port,
-	}}); err != nil {
-		return err
-	}
-	go func() {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := conn.Read(buf)
-			if n > 0 {
-				if stream.Send(&plannerv1.PortForwardRequest{Data: append([]byte(nil), buf[:n]...)}) != nil {
-					return
-				}
-			}
-			if err != nil {
-				_ = stream.CloseSend()
-				return
-			}
-		}
-	}()
-	for {
-		msg, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := conn.Write(msg.GetData()); err != nil {
-			return err
-		}
-	}
+	return server.PortForwardConn(ctx, t.a.o.Planner, &plannerv1.PodRef{Namespace: t.ns, Name: name, Uid: uid}, port, conn)
 }

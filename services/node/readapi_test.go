@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,9 +18,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,20 +111,8 @@ func (f *fakeReadPlanner) Attach(s grpc.BidiStreamingServer[plannerv1.AttachRequ
 // set, is the client certificate the TLS layer would have verified.
 func readAPIServer(t *testing.T, f *fakeReadPlanner, user string, allowed []string) *httptest.Server {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	gs := grpc.NewServer()
-	plannerv1.RegisterPlannerServiceServer(gs, f)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
 	h, err := NewReadAPI(ReadAPIOptions{
-		Planner: plannerv1.NewPlannerServiceClient(conn),
+		Planner: plannerClient(t, f),
 		Pods: func() ([]*corev1.Pod, error) {
 			return []*corev1.Pod{
 				{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}},
