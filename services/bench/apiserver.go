@@ -326,16 +326,40 @@ func (a *APIServer) DeleteAndWait(ctx context.Context, name string) error {
 	}
 }
 
+// APISamples are the API-server path's measures of one node.
+type APISamples struct {
+	// Running is pod created → a watch sees it Running.
+	Running Sample
+	// Node is the node's share of Running: pod created → its sandbox
+	// created in the runtime (the node hears of the pod and asks for a
+	// sandbox) plus container started → Running seen (the node sees the
+	// start and reports it); empty without a runtime to ask.
+	Node Sample
+	// Runtime is the rest: sandbox created → container started, in the
+	// runtime's own clock.
+	Runtime Sample
+}
+
 // MeasureAPIToRunning runs warmup plus runs rounds of CreateUntilRunning
 // then DeleteAndWait on node, each bounded by timeout, and returns the
-// measured rounds (the warm-up ones are not counted).
-func (a *APIServer) MeasureAPIToRunning(ctx context.Context, node, image string, warmup, runs int, timeout time.Duration, log *slog.Logger) (Sample, error) {
-	var s Sample
+// measured rounds (the warm-up ones are not counted). With rt (the
+// node's runtime; nil: none) each round's time is also split into the
+// node's share and the runtime's, from the runtime's timestamps.
+func (a *APIServer) MeasureAPIToRunning(ctx context.Context, rt *Runtime, node, image string, warmup, runs int, timeout time.Duration, log *slog.Logger) (APISamples, error) {
+	var s APISamples
 	for i := range warmup + runs {
 		name := fmt.Sprintf("api-%s-%d", node, i)
 		rctx, cancel := context.WithTimeout(ctx, timeout)
 		created := time.Now()
 		d, err := a.CreateUntilRunning(rctx, name, node, image)
+		var st Started
+		if err == nil && rt != nil {
+			// The container runs: one listing finds it.
+			var got map[string]Started
+			if got, err = rt.WaitStarted(rctx, []string{name}, nil); err == nil {
+				st = got[name]
+			}
+		}
 		if err == nil {
 			err = a.DeleteAndWait(rctx, name)
 		}
@@ -343,12 +367,18 @@ func (a *APIServer) MeasureAPIToRunning(ctx context.Context, node, image string,
 		if err != nil {
 			return s, fmt.Errorf("round %d on %s: %w", i, node, err)
 		}
+		running := created.Add(d)
 		if i >= warmup {
-			s.Add(d)
+			s.Running.Add(d)
+			if rt != nil {
+				s.Node.Add(st.SandboxCreated.Sub(created) + running.Sub(st.Started))
+				s.Runtime.Add(st.Started.Sub(st.SandboxCreated))
+			}
 		}
 		// The times, to line up with the runtime's and the agent's logs.
 		log.Info("create -> Running", "node", node, "pod", name, "round", i, "warmup", i < warmup, "seconds", d.Seconds(),
-			"created", created.UTC().Format(time.RFC3339Nano), "running", created.Add(d).UTC().Format(time.RFC3339Nano))
+			"created", created.UTC().Format(time.RFC3339Nano), "running", running.UTC().Format(time.RFC3339Nano),
+			"sandbox_created", st.SandboxCreated.UTC().Format(time.RFC3339Nano), "container_started", st.Started.UTC().Format(time.RFC3339Nano))
 	}
 	return s, nil
 }

@@ -105,12 +105,13 @@ func TestMeasureAPIToRunning(t *testing.T) {
 	defer srv.Close()
 	api := &APIServer{URL: srv.URL, Token: "tok", HTTP: srv.Client()}
 	ctx := context.Background()
-	s, err := api.MeasureAPIToRunning(ctx, "n1", "busybox", 1, 3, 10*time.Second, slog.New(slog.DiscardHandler))
+	all, err := api.MeasureAPIToRunning(ctx, nil, "n1", "busybox", 1, 3, 10*time.Second, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s) != 3 {
-		t.Fatalf("%d samples, want 3 (1 warm-up not counted)", len(s))
+	s := all.Running
+	if len(s) != 3 || len(all.Node) != 0 || len(all.Runtime) != 0 {
+		t.Fatalf("%d samples (node %d, runtime %d), want 3 (1 warm-up not counted), no split without a runtime", len(s), len(all.Node), len(all.Runtime))
 	}
 	for _, d := range s {
 		if d <= 0 {
