@@ -2,14 +2,24 @@
 #
 #   make bench           the raw-CRI floor, then syncpod, on a private containerd
 #   make bench-kubelet   the kubelet v1.37.2 standalone, then syncpod, then the
-#                        raw-CRI floor, each on a fresh identical containerd
+#                        raw-CRI floor, each on a fresh identical containerd;
+#                        then the API-server path (bench-kubelet-api)
+#   make bench-kubelet-api
+#                        only the API-server path: one private etcd and
+#                        kube-apiserver; a real kubelet joined as a node, then
+#                        syncpod-node, each on a fresh identical containerd;
+#                        pod created bound to the node → Running (a watch),
+#                        BENCH_API_RUNS rounds (20)
 #
 # BENCH_RUNTIME=containerd uses Debian's 1.6 (relist) instead of 2.x
 # (evented); BENCH_ARGS passes flags to `syncpod-bench measure`. Root only.
-.PHONY: bench bench-kubelet
+.PHONY: bench bench-kubelet bench-kubelet-api
 
 bench: build containerd-deps containerd-images
 	mk/bench.sh syncpod
 
 bench-kubelet: build containerd-deps containerd-images
 	mk/bench.sh kubelet
+
+bench-kubelet-api: build containerd-deps containerd-images
+	mk/bench.sh kubelet-api

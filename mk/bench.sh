@@ -6,7 +6,17 @@
 #   mk/bench.sh scale     only the many-pods rows (syncpod on crisim, simulated)
 #   mk/bench.sh kubelet   the kubelet v1.37.2 standalone (static pods), then syncpod,
 #                         then the raw-CRI floor, each on a fresh, identical
-#                         private containerd, one after the other
+#                         private containerd, one after the other; then the
+#                         API-server path (kubelet-api below)
+#   mk/bench.sh kubelet-api
+#                         only the API-server path: one private control plane
+#                         (etcd, kube-apiserver on loopback, certificates made
+#                         here); a real kubelet joined as node bench-kubelet,
+#                         then syncpod (syncpod-node) as node bench-syncpod,
+#                         each on a fresh identical private containerd; the
+#                         same host-network busybox pod created bound to each
+#                         (spec.nodeName) → Running as a watch sees it,
+#                         BENCH_API_RUNS rounds (default 20, after 2 warm-up)
 #
 # Knobs (environment):
 #   BENCH_RUNTIME   containerd2 (default: 2.x built by mk/containerdbin.sh, CRI
@@ -46,15 +56,19 @@ if [[ $RUNTIME == containerd2 ]]; then
 	export SYNCPOD_CONTAINERD_BIN
 fi
 
-procs=() # pids started here, stopped at exit
-stop_procs() {
+procs=()    # pids started here, stopped at exit
+cp_procs=() # the control plane's (kubelet-api), stopped after the nodes
+stop_pids() {
 	local p
-	for p in "${procs[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${procs[@]}"; do
+	for p in "$@"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "$@"; do
 		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
+}
+stop_procs() {
+	stop_pids "${procs[@]}"
 	procs=()
 }
 logs=0 # containerd logs kept as $B/containerd-N.log (down removes $CD)
@@ -80,6 +94,7 @@ kubelet_cleanup() {
 cleanup() {
 	stop_procs
 	runtime_down || true
+	stop_pids "${cp_procs[@]}"
 	kubelet_cleanup
 }
 trap cleanup EXIT
@@ -102,24 +117,31 @@ wait_socket() { # PATH PID NAME
 	return 1
 }
 
-run_syncpod() { # OUT
-	local d=$B/syncpod pids=()
+syncpod_up() { # DIR [PORTS] — executor, PLEG and planner on the private containerd, their
+	# metrics on 127.0.0.1:PORTS01..03 (default 192: 19201, 19202, 19203); sets pids
+	local d=$1 mp=${2:-192}
+	pids=()
 	rm -rf "$d"
 	mkdir -p "$d"/manifests "$d"/logs
-	"$BIN"/syncpod-executor --listen "unix://$d/executor.sock" --metrics-listen 127.0.0.1:19202 \
+	"$BIN"/syncpod-executor --listen "unix://$d/executor.sock" --metrics-listen 127.0.0.1:${mp}02 \
 		--cri-endpoint "unix://$SOCK" --data-dir "$d"/executor --log-dir "$d"/logs >"$d"/executor.log 2>&1 &
 	procs+=($!) pids+=($!)
-	"$BIN"/syncpod-pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:19203 \
+	"$BIN"/syncpod-pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:${mp}03 \
 		--cri-endpoint "unix://$SOCK" >"$d"/pleg.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/executor.sock "${pids[0]}" executor "$d"/executor.log
 	wait_socket "$d"/pleg.sock "${pids[1]}" pleg "$d"/pleg.log
-	"$BIN"/syncpod-planner --listen "unix://$d/planner.sock" --metrics-listen 127.0.0.1:19201 \
+	"$BIN"/syncpod-planner --listen "unix://$d/planner.sock" --metrics-listen 127.0.0.1:${mp}01 \
 		--executor "unix://$d/executor.sock" --pleg "unix://$d/pleg.sock" \
 		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug >"$d"/planner.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/planner.sock "${pids[2]}" planner "$d"/planner.log
 	sleep 2 # the PLEG's event stream confirms evented mode within 1 s
+}
+
+run_syncpod() { # OUT
+	local d=$B/syncpod pids=()
+	syncpod_up "$d"
 	measure syncpod "$1" --planner "unix://$d/planner.sock" --manifest-dir "$d"/manifests \
 		--pids "$(IFS=,; echo "${pids[*]}")"
 	# Where syncpod's syncs spent their time, for the record.
@@ -206,6 +228,135 @@ run_kubelet() { # OUT
 	stop_procs
 }
 
+# The API-server path (kubelet-api): one control plane for both nodes.
+API=$B/api
+API_PORT=19443
+API_TOKEN=
+apiserver_up() {
+	local bin etcd
+	bin=$("$ROOT"/mk/k8sbin.sh kube-apiserver kubelet)
+	etcd=$(command -v etcd || true)
+	if [[ -z $etcd ]]; then
+		"$ROOT"/mk/etcd-deps.sh
+		etcd=$(command -v etcd)
+	fi
+	rm -rf "$API"
+	mkdir -p "$API"/etcd
+	"$BIN"/syncpod-bench pki "$API"/pki
+	API_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+	echo "$API_TOKEN,bench-admin,bench-admin,system:masters" >"$API"/pki/tokens.csv
+	"$etcd" --name=default --data-dir="$API"/etcd \
+		--listen-client-urls=http://127.0.0.1:19379 --advertise-client-urls=http://127.0.0.1:19379 \
+		--listen-peer-urls=http://127.0.0.1:19380 --initial-advertise-peer-urls=http://127.0.0.1:19380 \
+		--initial-cluster=default=http://127.0.0.1:19380 --log-level=warn >"$API"/etcd.log 2>&1 &
+	cp_procs+=($!)
+	log "kube-apiserver: $("$bin"/kube-apiserver --version)"
+	"$bin"/kube-apiserver --etcd-servers=http://127.0.0.1:19379 \
+		--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port=$API_PORT \
+		--cert-dir="$API"/apiserver-certs \
+		--tls-cert-file="$API"/pki/apiserver.crt --tls-private-key-file="$API"/pki/apiserver.key \
+		--service-account-key-file="$API"/pki/sa.key --service-account-signing-key-file="$API"/pki/sa.key \
+		--service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.0.0.0/24 \
+		--authorization-mode=RBAC --token-auth-file="$API"/pki/tokens.csv \
+		--endpoint-reconciler-type=none --enable-priority-and-fairness=false --profiling=false \
+		>"$API"/kube-apiserver.log 2>&1 &
+	cp_procs+=($!)
+	local pid=$!
+	for _ in $(seq 600); do
+		curl -sf --cacert "$API"/pki/ca.crt -H "Authorization: Bearer $API_TOKEN" \
+			https://127.0.0.1:$API_PORT/readyz >/dev/null 2>&1 && break
+		kill -0 "$pid" 2>/dev/null || { log "kube-apiserver exited; log $API/kube-apiserver.log"; tail -n 30 "$API"/kube-apiserver.log >&2; return 1; }
+		sleep 0.1
+	done
+	cat >"$API"/kubeconfig <<-YAML
+		apiVersion: v1
+		kind: Config
+		clusters:
+		- name: bench
+		  cluster: {server: "https://127.0.0.1:$API_PORT", certificate-authority: "$API/pki/ca.crt"}
+		users:
+		- name: admin
+		  user: {token: "$API_TOKEN"}
+		contexts:
+		- name: bench
+		  context: {cluster: bench, user: admin}
+		current-context: bench
+	YAML
+	chmod 600 "$API"/kubeconfig
+}
+
+measure_api() { # NODE LABEL OUT
+	"$BIN"/syncpod-bench measure-apiserver --server https://127.0.0.1:$API_PORT --ca "$API"/pki/ca.crt \
+		--token "$API_TOKEN" --node "$1" --label "$2" --cri-endpoint "unix://$SOCK" --image "$BUSYBOX" \
+		--runs "${BENCH_API_RUNS:-20}" --out "$3"
+}
+
+run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
+	local bin d=$B/kubelet
+	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
+	rm -rf "$d"
+	mkdir -p "$d"/{root,pki,pod-logs,plugins,sysctl}
+	local f
+	for f in vm/overcommit_memory kernel/panic kernel/panic_on_oops; do cat /proc/sys/$f >"$d/sysctl/${f##*/}"; done
+	cat >"$d"/config.yaml <<-YAML
+		apiVersion: kubelet.config.k8s.io/v1beta1
+		kind: KubeletConfiguration
+		containerRuntimeEndpoint: unix://$SOCK
+		podLogsDir: $d/pod-logs
+		address: 127.0.0.1
+		port: 19350
+		readOnlyPort: 0
+		healthzBindAddress: 127.0.0.1
+		healthzPort: 19348
+		authentication:
+		  anonymous: {enabled: true}
+		  webhook: {enabled: false}
+		authorization: {mode: AlwaysAllow}
+		cgroupDriver: cgroupfs
+		failCgroupV1: false
+		failSwapOn: false
+		cgroupsPerQOS: false
+		enforceNodeAllocatable: []
+		oomScoreAdj: 0
+		makeIPTablesUtilChains: false
+		volumePluginDir: $d/plugins
+		evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}
+	YAML
+	log "kubelet: $("$bin"/kubelet --version)"
+	unshare --mount --propagation slave "$ROOT"/mk/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
+		--config "$d"/config.yaml --kubeconfig "$API"/kubeconfig --root-dir "$d"/root --cert-dir "$d"/pki \
+		--hostname-override bench-kubelet >"$d"/kubelet.log 2>&1 &
+	procs+=($!)
+	measure_api bench-kubelet kubelet "$1" || { log "kubelet log: $d/kubelet.log"; tail -n 30 "$d"/kubelet.log >&2; return 1; }
+	stop_procs
+}
+
+run_syncpod_api() { # OUT — syncpod (planner, executor, PLEG, syncpod-node) as node bench-syncpod
+	local d=$B/syncpod-api pids=()
+	syncpod_up "$d" 193
+	"$BIN"/syncpod-node --kubeconfig "$API"/kubeconfig --node-name bench-syncpod \
+		--listen "unix://$d/node.sock" --metrics-listen 127.0.0.1:19305 \
+		--planner "unix://$d/planner.sock" --cri-endpoint "unix://$SOCK" --node-ip 127.0.0.1 --root-dir "$d" \
+		--eviction-hard "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%" \
+		>"$d"/node.log 2>&1 &
+	procs+=($!)
+	measure_api bench-syncpod syncpod "$1" || { log "syncpod-node log: $d/node.log"; tail -n 30 "$d"/node.log >&2; return 1; }
+	stop_procs
+}
+
+bench_api() {
+	apiserver_up
+	runtime_up
+	run_kubelet_api "$B"/kubelet-api.json
+	runtime_up # a fresh, identical runtime for syncpod
+	run_syncpod_api "$B"/syncpod-api.json
+	runtime_down
+	stop_pids "${cp_procs[@]}"
+	cp_procs=()
+	echo
+	"$BIN"/syncpod-bench table "$B"/kubelet-api.json "$B"/syncpod-api.json | tee "$B"/table-kubelet-api.md
+}
+
 mkdir -p "$B"
 rm -f "$B"/containerd-*.log
 case ${1:-} in
@@ -238,9 +389,13 @@ kubelet)
 	runtime_down
 	echo
 	"$BIN"/syncpod-bench table "$B"/kubelet.json "$B"/syncpod.json "$B"/cri.json | tee "$B"/table-kubelet.md
+	bench_api
+	;;
+kubelet-api)
+	bench_api
 	;;
 *)
-	echo "usage: $0 syncpod|scale|kubelet" >&2
+	echo "usage: $0 syncpod|scale|kubelet|kubelet-api" >&2
 	exit 2
 	;;
 esac

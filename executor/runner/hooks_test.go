@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -197,6 +198,60 @@ func TestPreStopOfAContainerWithoutItsSpec(t *testing.T) {
 			if stops := e.rt.Stops(); len(stops) != 1 || stops[0].Timeout != tc.wantGrace {
 				t.Errorf("stops %v, want one with grace %d", stops, tc.wantGrace)
 			}
+		})
+	}
+}
+
+// TestKillGraceOverrideReplacesThePodsGrace_R9_5: a pod kill with a grace
+// period override (an eviction's 1 s) ignores the pod's 30 s: a preStop
+// hook gets at most the override (none at 0), and every stop the 2 s
+// floor; without an override the pod's grace stands.
+func TestKillGraceOverrideReplacesThePodsGrace_R9_5(t *testing.T) {
+	ptr := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		name      string
+		hook      *syncpodv1.LifecycleHandler
+		override  *int64
+		wantGrace int64
+		wantSteps string
+	}{
+		{"no override: the pod's 30 s", nil, nil, 30, "KILL_CONTAINER app SUCCEEDED\n"},
+		{"override 1 s: the stop gets the 2 s floor", nil, ptr(int64(1)), 2, "KILL_CONTAINER app SUCCEEDED\n"},
+		{"override 1 s: a 60 s preStop hook is cut off after 1 s", sleepHook(60), ptr(int64(1)), 2,
+			"PRE_STOP_HOOK app FAILED FailedPreStopHook\nKILL_CONTAINER app SUCCEEDED\n"},
+		{"override 0: no preStop hook at all", sleepHook(60), ptr(int64(0)), 2, "KILL_CONTAINER app SUCCEEDED\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, busybox)
+				c := ctr("app")
+				if tc.hook != nil {
+					c.Lifecycle = &syncpodv1.Lifecycle{PreStop: tc.hook}
+				}
+				pod := testPod(nil, c)
+				grace := int64(30)
+				pod.Spec.TerminationGracePeriodSeconds = &grace
+				resp := e.apply(t, pod, e.observe(t, pod.GetUid()), &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("app")})
+				o := e.observe(t, pod.GetUid())
+				if len(o.GetContainers()) != 1 {
+					t.Fatalf("start: %s", summary(resp))
+				}
+				began := time.Now()
+				resp = e.apply(t, pod, o, &syncpodv1.PodActions{KillPod: true,
+					KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN, KillGracePeriodOverrideSeconds: tc.override})
+				took := time.Since(began)
+				stops := e.rt.Stops()
+				if len(stops) != 1 || stops[0].Timeout != tc.wantGrace {
+					t.Errorf("stops %v, want one with grace %d", stops, tc.wantGrace)
+				}
+				if got := summary(stepsOnly(resp, executorv1.Step_STEP_PRE_STOP_HOOK, executorv1.Step_STEP_KILL_CONTAINER)); got != tc.wantSteps {
+					t.Errorf("steps:\n%s\nwant:\n%s", got, tc.wantSteps)
+				}
+				// Fake time: the hook ran for exactly its budget.
+				if tc.hook != nil && tc.override != nil && took > time.Duration(*tc.override)*time.Second {
+					t.Errorf("the kill took %v, more than the override %ds", took, *tc.override)
+				}
+			})
 		})
 	}
 }

@@ -75,6 +75,12 @@ type killTarget struct {
 func (p *pass) killPod(ctx context.Context) bool {
 	began := time.Now()
 	grace := GracePeriod(p.pod, nil, syncpodv1.KillReason_KILL_REASON_UNSPECIFIED)
+	// an override (an eviction's) replaces the pod's value; the
+	// floor is applied at each stop, after the hook and the ordering wait.
+	override := p.actions.KillGracePeriodOverrideSeconds
+	if override != nil {
+		grace = max(p.actions.GetKillGracePeriodOverrideSeconds(), 0)
+	}
 	var targets []*killTarget
 	for _, oc := range sortedContainers(p.observed) {
 		if oc.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
@@ -90,6 +96,9 @@ func (p *pass) killPod(ctx context.Context) bool {
 			// removed from the pod) gets its hook and grace period back
 			// from its annotations.
 			c, t.grace = p.restoredSpec(ctx, oc, grace)
+			if override != nil {
+				t.grace = grace
+			}
 		}
 		t.spec = c
 		targets = append(targets, t)
@@ -131,6 +140,7 @@ func (p *pass) killPod(ctx context.Context) bool {
 				t.waited = waitAll(ctx, prereq, deadline)
 				t.grace = max(t.grace-int64(t.waited/time.Second), MinGracePeriod)
 			}
+			t.grace = max(t.grace, MinGracePeriod)
 			t.startedAt = time.Now()
 			t.err = cri.IgnoreNotFound(p.r.rt.StopContainer(ctx, t.oc.GetId(), t.grace))
 		}()

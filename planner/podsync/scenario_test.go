@@ -411,6 +411,9 @@ func actions(a *syncpodv1.PodActions) string {
 		if r := a.GetKillPodReason(); r != syncpodv1.KillPodReason_KILL_POD_REASON_UNSPECIFIED {
 			k += "(" + strings.TrimPrefix(r.String(), "KILL_POD_REASON_") + ")"
 		}
+		if a.KillGracePeriodOverrideSeconds != nil {
+			k += fmt.Sprintf(" grace_override=%ds", a.GetKillGracePeriodOverrideSeconds())
+		}
 		parts = append(parts, k)
 	}
 	if a.GetCreateSandbox() {

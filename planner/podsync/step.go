@@ -23,6 +23,13 @@ const (
 	MessageOrphan   = "the pod is not desired (orphan)"
 )
 
+// EvictionGracePeriodSeconds is the grace period an evicted pod is killed
+// with, whatever it asks for (R-9.5's override): the kubelet's eviction
+// manager evicts for local storage (an emptyDir over its sizeLimit) with
+// 1 s (immediateEvictionGracePeriodSeconds in v1.37), so a preStop hook
+// gets at most 1 s, and each stop the 2-second floor.
+const EvictionGracePeriodSeconds int64 = 1
+
 // Input is everything one step looks at. Nothing in it is modified and
 // nothing in the returned Work aliases it except Pod.
 type Input struct {
@@ -146,14 +153,19 @@ func Step(in Input) Work {
 	if isTerminal(st.GetPhase()) {
 		if anythingRunning(in.Observed) {
 			msg := MessageFinished
+			var override *int64
 			switch st.GetReason() {
 			case status.ReasonDeadlineExceeded:
 				msg = status.MessageDeadlineExceeded
 			case status.ReasonEvicted:
 				msg = "The pod was evicted: " + strings.TrimSpace(statusMessage(in))
+				// The eviction manager's kill ignores the pod's grace.
+				g := EvictionGracePeriodSeconds
+				override = &g
 			}
 			actions = &syncpodv1.PodActions{KillPod: true,
-				KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN, Message: msg}
+				KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN, Message: msg,
+				KillGracePeriodOverrideSeconds: override}
 		}
 	} else {
 		actions = plan.Compute(pod, in.Observed, in.Probes)

@@ -17,7 +17,8 @@ import (
 // Deployment's pods are scheduled over three syncpod nodes (a hard
 // topology spread over kubernetes.io/hostname: two each) and run there;
 // a node whose agent stops turns NotReady (the node lifecycle controller
-// sees its lease expire).
+// sees its lease expire: Ready=Unknown, NodeStatusUnknown, tainted
+// node.kubernetes.io/unreachable) while the others stay Ready.
 func TestKubernetesSchedulerSpreadsADeploymentOverSyncpodNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Kubernetes control plane")
@@ -111,17 +112,29 @@ spec:
 	}
 	stopped.killedAgents = append(stopped.killedAgents, stopped.agent)
 	stopped.agent = nil
-	eventually(t, 90*time.Second, "the stopped node NotReady", func() (bool, string) {
+	// It is the node lifecycle controller's doing, not the agent's: the
+	// controller alone sets Ready=Unknown with reason NodeStatusUnknown
+	// (an agent reports True or False), and taints the node unreachable.
+	eventually(t, 90*time.Second, "the stopped node NotReady (Unknown, by the node lifecycle controller) and tainted unreachable", func() (bool, string) {
 		nd, err := cp.client.CoreV1().Nodes().Get(ctx, stopped.name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
+		ready := "no Ready condition"
+		unknown := false
 		for _, c := range nd.Status.Conditions {
 			if c.Type == corev1.NodeReady {
-				return c.Status != corev1.ConditionTrue, fmt.Sprintf("Ready=%s (%s)", c.Status, c.Reason)
+				ready = fmt.Sprintf("Ready=%s (%s: %s)", c.Status, c.Reason, c.Message)
+				unknown = c.Status == corev1.ConditionUnknown && c.Reason == "NodeStatusUnknown"
 			}
 		}
-		return false, "no Ready condition"
+		tainted := false
+		for _, tn := range nd.Spec.Taints {
+			if tn.Key == corev1.TaintNodeUnreachable && tn.Effect == corev1.TaintEffectNoSchedule {
+				tainted = true
+			}
+		}
+		return unknown && tainted, fmt.Sprintf("%s taints=%v", ready, nd.Spec.Taints)
 	})
 	out := cp.mustKubectl("get", "nodes")
 	if line := lineWith(out, stopped.name+" "); !strings.Contains(line, "NotReady") {

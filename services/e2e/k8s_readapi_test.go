@@ -22,9 +22,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestKubernetesLogsAndExecThroughTheAPIServer: kubectl logs, logs -f and
-// exec and port-forward of a pod on a syncpod node go through the API server to the node
-// agent's read API (the kubelet's /containerLogs, /exec, /portForward), which the API
+// TestKubernetesLogsAndExecThroughTheAPIServer: kubectl logs, logs -f,
+// exec, attach and port-forward of a pod on a syncpod node go through the API server to the node
+// agent's read API (the kubelet's /containerLogs, /exec, /attach, /portForward), which the API
 // server reaches with its client certificate; other callers are refused.
 func TestKubernetesLogsAndExecThroughTheAPIServer(t *testing.T) {
 	if testing.Short() {
@@ -227,6 +227,9 @@ func TestKubernetesLogsAndExecThroughTheAPIServer(t *testing.T) {
 		}
 	}
 	_ = pf.Process.Kill()
+
+	// kubectl attach (k8s_attach_test.go), on this control plane and node.
+	t.Run("kubectl attach", func(t *testing.T) { checkKubectlAttach(t, cp, n) })
 
 	cp.mustKubectl("delete", "pod", "talker", "httpd", "--timeout=60s")
 }

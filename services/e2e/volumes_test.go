@@ -58,13 +58,17 @@ func TestMissingConfigWaitsThenStartsOnCrisim(t *testing.T) {
 // The kubelet's eviction manager for local storage, on crisim: a container
 // writing past its disk emptyDir's sizeLimit gets the pod evicted (phase
 // Failed, reason Evicted, the message naming the volume, a Warning event)
-// and stopped.
+// and stopped with the eviction manager's grace override, not the
+// pod's 10 minutes: the filler ignores SIGTERM, so only the override's
+// SIGKILL after the 2 s floor stops it within the wait.
 func TestEmptyDirOverItsSizeLimitEvictsThePodOnCrisim(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{})
-	c := container("filler", "sh", "-c", "head -c 3000000 /dev/zero > /cache/fill; sleep 3600")
+	c := container("filler", "sh", "-c", "trap '' TERM; head -c 3000000 /dev/zero > /cache/fill; while true; do sleep 1; done")
 	c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "cache", MountPath: "/cache"}}
 	p := pod("evictme", c)
+	grace := int64(600)
+	p.Spec.TerminationGracePeriodSeconds = &grace
 	p.Spec.Volumes = []*syncpodv1.Volume{{Name: "cache", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{SizeLimit: "1Mi"}}}}
 	stored := n.apply(p)
 	rec := n.waitRecord("evictme", converge, "Failed with reason Evicted", func(r *plannerv1.PodRecord) bool {

@@ -336,8 +336,14 @@ type PodActions struct {
 	// the executor records it on the sandbox, and a later plan re-creates the
 	// sandbox when the pod's hash no longer matches (SANDBOX_REASON_CONFIG_CHANGED).
 	SandboxConfigHash string `protobuf:"bytes,260,opt,name=sandbox_config_hash,json=sandboxConfigHash,proto3" json:"sandbox_config_hash,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// kill_grace_period_override_seconds, with kill_pod, replaces the pod's
+	// grace period for this kill (the kubelet's gracePeriodOverride, rule
+	// R-9.5): a preStop hook gets at most this long, and every container's
+	// stop still gets the 2-second floor. Set for an evicted pod (the
+	// kubelet's eviction manager kills with 1 s, whatever the pod asks).
+	KillGracePeriodOverrideSeconds *int64 `protobuf:"varint,360,opt,name=kill_grace_period_override_seconds,json=killGracePeriodOverrideSeconds,proto3,oneof" json:"kill_grace_period_override_seconds,omitempty"`
+	unknownFields                  protoimpl.UnknownFields
+	sizeCache                      protoimpl.SizeCache
 }
 
 func (x *PodActions) Reset() {
@@ -445,6 +451,13 @@ func (x *PodActions) GetSandboxConfigHash() string {
 		return x.SandboxConfigHash
 	}
 	return ""
+}
+
+func (x *PodActions) GetKillGracePeriodOverrideSeconds() int64 {
+	if x != nil && x.KillGracePeriodOverrideSeconds != nil {
+		return *x.KillGracePeriodOverrideSeconds
+	}
+	return 0
 }
 
 // ContainerStart is one container to start.
@@ -601,7 +614,7 @@ var File_syncpod_v1_actions_proto protoreflect.FileDescriptor
 const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\n" +
 	"\x18syncpod/v1/actions.proto\x12\n" +
-	"syncpod.v1\"\xc1\x04\n" +
+	"syncpod.v1\"\xba\x05\n" +
 	"\n" +
 	"PodActions\x12\x19\n" +
 	"\bkill_pod\x18\x01 \x01(\bR\akillPod\x12%\n" +
@@ -616,7 +629,9 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x0fkill_pod_reason\x18\t \x01(\x0e2\x19.syncpod.v1.KillPodReasonR\rkillPodReason\x12\x18\n" +
 	"\amessage\x18\n" +
 	" \x01(\tR\amessage\x12/\n" +
-	"\x13sandbox_config_hash\x18\x84\x02 \x01(\tR\x11sandboxConfigHash\"\x8c\x01\n" +
+	"\x13sandbox_config_hash\x18\x84\x02 \x01(\tR\x11sandboxConfigHash\x12P\n" +
+	"\"kill_grace_period_override_seconds\x18\xe8\x02 \x01(\x03H\x00R\x1ekillGracePeriodOverrideSeconds\x88\x01\x01B%\n" +
+	"#_kill_grace_period_override_seconds\"\x8c\x01\n" +
 	"\x0eContainerStart\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tspec_hash\x18\x02 \x01(\tR\bspecHash\x12/\n" +
@@ -703,6 +718,7 @@ func file_syncpod_v1_actions_proto_init() {
 	if File_syncpod_v1_actions_proto != nil {
 		return
 	}
+	file_syncpod_v1_actions_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -5,6 +5,9 @@
 //
 //	syncpod-bench measure --agent syncpod|kubelet|cri --cri-endpoint unix:///... --out r.json [flags]
 //	syncpod-bench table r1.json r2.json ...   the Markdown table, ratios of the second to the first
+//	syncpod-bench pki DIR                      a loopback control plane's CA, serving certificate and service-account key
+//	syncpod-bench measure-apiserver --server https://127.0.0.1:P --ca DIR/ca.crt --token T --node N --label L --out r.json
+//	                                           pod created through the API server, bound to node N → Running (a watch)
 package main
 
 import (
@@ -38,7 +41,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | table FILE...")
+		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | measure-apiserver [flags] | pki DIR | table FILE...")
 		return 2
 	}
 	switch args[0] {
@@ -61,6 +64,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "measure":
 		return measure(ctx, args[1:], stderr)
+	case "measure-apiserver":
+		return measureAPIServer(ctx, args[1:], stderr)
+	case "pki":
+		if len(args) != 2 {
+			fmt.Fprintln(stderr, "usage: syncpod-bench pki DIR")
+			return 2
+		}
+		if err := bench.WritePKI(args[1], time.Now()); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		return 0
 	}
 	fmt.Fprintf(stderr, "unknown command %q\n", args[0])
 	return 2
@@ -147,6 +162,78 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 	rep.Results = res
 	if *label != "" {
 		rep.Agent = *label
+	}
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	if *out == "" {
+		fmt.Println(string(b))
+	} else if werr := os.WriteFile(*out, b, 0o644); werr != nil {
+		log.Error("cannot write the report", "err", werr)
+		return 1
+	}
+	if err != nil {
+		log.Error("run failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// measureAPIServer times pods created through a kube-apiserver and bound
+// to one node until a watch sees them Running (bench.MeasureAPIServerRunning).
+func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("measure-apiserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	server := fs.String("server", "", "the kube-apiserver's URL (https://127.0.0.1:PORT)")
+	ca := fs.String("ca", "", "CA file of the API server's serving certificate")
+	token := fs.String("token", "", "bearer token (a user allowed to create pods and read nodes)")
+	node := fs.String("node", "", "the node the pods are bound to (spec.nodeName)")
+	image := fs.String("image", "localhost/syncpod/busybox:1.36", "container image (present in the node's runtime)")
+	endpoint := fs.String("cri-endpoint", "", "the node's CRI endpoint (unix:///...): its version for the report, and its timestamps to split each time into the node's share and the runtime's")
+	runs := fs.Int("runs", 20, "rounds measured (create, Running, delete, gone)")
+	warmup := fs.Int("warmup", 2, "rounds run first and not counted")
+	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each round and on the node turning Ready")
+	label := fs.String("label", "", "the column name in tables (e.g. kubelet)")
+	out := fs.String("out", "", "JSON report file (default stdout)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *server == "" || *ca == "" || *node == "" || *label == "" {
+		fmt.Fprintln(stderr, "measure-apiserver: --server, --ca, --node and --label are required")
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	api, err := bench.NewAPIServer(*server, *ca, *token)
+	if err != nil {
+		log.Error("cannot reach the API server", "err", err)
+		return 1
+	}
+	rctx, cancel := context.WithTimeout(ctx, *timeout)
+	err = api.EnsureDefaultServiceAccount(rctx)
+	if err == nil {
+		err = api.WaitNodeReady(rctx, *node)
+	}
+	cancel()
+	if err != nil {
+		log.Error("the control plane or the node is not ready", "err", err)
+		return 1
+	}
+	rep := bench.Report{Agent: *label, Started: time.Now(), Load: bench.LoadAverage()}
+	var rt *bench.Runtime
+	if *endpoint != "" {
+		if rt, err = bench.Dial(ctx, *endpoint); err != nil {
+			log.Error("cannot connect to the runtime", "endpoint", *endpoint, "err", err)
+			return 1
+		}
+		rep.Runtime = rt.Version(ctx)
+	}
+	s, err := api.MeasureAPIToRunning(ctx, rt, *node, *image, *warmup, *runs, *timeout, log)
+	for _, r := range []bench.Result{
+		{Measure: bench.MeasureAPIServerRunning, Agent: *label, Seconds: s.Running},
+		{Measure: bench.MeasureAPIServerNode, Agent: *label, Seconds: s.Node},
+		{Measure: bench.MeasureAPIServerRuntime, Agent: *label, Seconds: s.Runtime},
+	} {
+		if len(r.Seconds) > 0 {
+			rep.Results = append(rep.Results, r)
+		}
 	}
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	if *out == "" {

@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeAPIServer serves the few calls of the API-server path: a pod watch
+// (by name) that shows each created pod Pending, then Running; create;
+// get; delete, after which the pod is gone. failWatch answers every
+// watch with an ERROR event instead.
+type fakeAPIServer struct {
+	mu        sync.Mutex
+	pods      map[string]bool
+	created   map[string]chan struct{}
+	failWatch bool
+	watchRVs  []string
+}
+
+func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	const base = "/api/v1/namespaces/default/pods"
+	if r.Header.Get("Authorization") != "Bearer tok" {
+		http.Error(w, "no token", http.StatusUnauthorized)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == base && r.URL.Query().Get("watch") == "1":
+		name := strings.TrimPrefix(r.URL.Query().Get("fieldSelector"), "metadata.name=")
+		f.watchRVs = append(f.watchRVs, r.URL.Query().Get("resourceVersion"))
+		ch := make(chan struct{})
+		f.created[name] = ch
+		fail := f.failWatch
+		f.mu.Unlock()
+		defer f.mu.Lock()
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		if fail {
+			fmt.Fprint(w, `{"type":"ERROR","object":{"kind":"Status","status":"Failure","message":"Too large resource version"}}`+"\n")
+			return
+		}
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			return
+		}
+		for _, phase := range []string{"Pending", "Running"} {
+			fmt.Fprintf(w, `{"type":"MODIFIED","object":{"metadata":{"name":%q},"status":{"phase":%q}}}`+"\n", name, phase)
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+	case r.Method == http.MethodPost && r.URL.Path == base:
+		var pod struct {
+			Metadata struct{ Name string } `json:"metadata"`
+			Spec     struct {
+				NodeName string `json:"nodeName"`
+			} `json:"spec"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&pod); err != nil || pod.Spec.NodeName == "" {
+			http.Error(w, "bad pod", http.StatusBadRequest)
+			return
+		}
+		f.pods[pod.Metadata.Name] = true
+		if ch, ok := f.created[pod.Metadata.Name]; ok {
+			close(ch)
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, "{}")
+	case strings.HasPrefix(r.URL.Path, base+"/"):
+		name := strings.TrimPrefix(r.URL.Path, base+"/")
+		if !f.pods[name] {
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			delete(f.pods, name)
+		}
+		_, _ = io.WriteString(w, "{}")
+	default:
+		http.Error(w, "unexpected "+r.Method+" "+r.URL.String(), http.StatusBadRequest)
+	}
+}
+
+// TestMeasureAPIToRunning: each round creates a pod bound to the node,
+// times it until the watch shows it Running, deletes it and waits until
+// it is gone; warm-up rounds are not counted; the watch asks the watch
+// cache (resourceVersion=0); a watch ERROR fails the round, saying why.
+func TestMeasureAPIToRunning(t *testing.T) {
+	f := &fakeAPIServer{pods: map[string]bool{}, created: map[string]chan struct{}{}}
+	srv := httptest.NewTLSServer(f)
+	defer srv.Close()
+	api := &APIServer{URL: srv.URL, Token: "tok", HTTP: srv.Client()}
+	ctx := context.Background()
+	all, err := api.MeasureAPIToRunning(ctx, nil, "n1", "busybox", 1, 3, 10*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := all.Running
+	if len(s) != 3 || len(all.Node) != 0 || len(all.Runtime) != 0 {
+		t.Fatalf("%d samples (node %d, runtime %d), want 3 (1 warm-up not counted), no split without a runtime", len(s), len(all.Node), len(all.Runtime))
+	}
+	for _, d := range s {
+		if d <= 0 {
+			t.Errorf("sample %v, want > 0", d)
+		}
+	}
+	f.mu.Lock()
+	left, rvs := len(f.pods), strings.Join(f.watchRVs, ",")
+	f.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d pods left, want every pod deleted", left)
+	}
+	if rvs != "0,0,0,0" {
+		t.Errorf("watch resourceVersions %q, want 0 for each of the 4 rounds", rvs)
+	}
+
+	f.mu.Lock()
+	f.failWatch = true
+	f.mu.Unlock()
+	if _, err := api.CreateUntilRunning(ctx, "p-err", "n1", "busybox"); err == nil || !strings.Contains(err.Error(), "Too large resource version") {
+		t.Errorf("a watch ERROR event: %v, want the API server's message", err)
+	}
+}
+
+// TestWritePKI: the serving certificate verifies against the CA for
+// 127.0.0.1, and the service-account key is an RSA key.
+func TestWritePKI(t *testing.T) {
+	dir := t.TempDir()
+	if err := WritePKI(dir, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) *pem.Block {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk, _ := pem.Decode(b)
+		if blk == nil {
+			t.Fatalf("%s: no PEM block", name)
+		}
+		return blk
+	}
+	ca, err := x509.ParseCertificate(read("ca.crt").Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(read("apiserver.crt").Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: "127.0.0.1"}); err != nil {
+		t.Errorf("apiserver.crt for 127.0.0.1: %v", err)
+	}
+	if _, err := x509.ParseECPrivateKey(read("apiserver.key").Bytes); err != nil {
+		t.Errorf("apiserver.key: %v", err)
+	}
+	if _, err := x509.ParsePKCS1PrivateKey(read("sa.key").Bytes); err != nil {
+		t.Errorf("sa.key: %v", err)
+	}
+}
