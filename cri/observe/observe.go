@@ -26,11 +26,20 @@ type Listing struct {
 // Group groups list results by pod uid (the PodUID label; a container
 // without it takes its sandbox's). Objects with no uid at all are skipped.
 func Group(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container) map[string]*Listing {
-	out := map[string]*Listing{}
+	// One pod per sandbox is the common case: the map and the listings
+	// are sized for it, the listings cut from one slab (a relist at 1,000
+	// pods makes this every second).
+	out := make(map[string]*Listing, len(sandboxes))
+	slab := make([]Listing, 0, len(sandboxes))
 	get := func(uid string) *Listing {
 		l := out[uid]
 		if l == nil {
-			l = &Listing{UID: uid}
+			if len(slab) < cap(slab) {
+				slab = append(slab, Listing{UID: uid})
+				l = &slab[len(slab)-1]
+			} else {
+				l = &Listing{UID: uid}
+			}
 			out[uid] = l
 		}
 		return l
