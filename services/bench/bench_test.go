@@ -2,10 +2,14 @@ package bench
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/planner/manifest"
@@ -197,5 +201,82 @@ syncpod_pleg_relist_duration_seconds_count 105
 	}
 	if _, err := parseHistogram(bufio.NewScanner(strings.NewReader("other_metric 1\n")), RelistMetric); err == nil {
 		t.Error("a scrape without the histogram parsed")
+	}
+}
+
+// stopEmitter is the fake runtime with CRI events: every StopContainer
+// emits the container's CONTAINER_STOPPED event, as containerd 2.x does
+// once it has handled the exit.
+type stopEmitter struct{ *critest.Runtime }
+
+func (r stopEmitter) StopContainer(ctx context.Context, id string, timeout int64) error {
+	if err := r.Runtime.StopContainer(ctx, id, timeout); err != nil {
+		return err
+	}
+	st, err := r.ContainerStatus(ctx, id, false)
+	if err != nil {
+		return err
+	}
+	cs, err := r.ListContainers(ctx, &runtimeapi.ContainerFilter{Id: id})
+	if err != nil || len(cs) != 1 {
+		return fmt.Errorf("list %s: %v (%d)", id, err, len(cs))
+	}
+	r.Emit(r.Event(id, cs[0].GetPodSandboxId(), runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, st.GetStatus().GetFinishedAt()))
+	return nil
+}
+
+// TestPairedReplacementAgainstTheEventedFloor: with a floor, Run adds the
+// paired replacement row; the floor replaces each of its killed containers
+// on the runtime's stop event with attempt+1 (CreateContainer and
+// StartContainer only), kills alternate, the note names the floor's
+// median, its calls and the per-pair ratio, and nothing is left behind.
+func TestPairedReplacementAgainstTheEventedFloor(t *testing.T) {
+	fake := stopEmitter{critest.NewRuntime().WithEvents(critest.EventsOffered)}
+	rt := &Runtime{RS: fake, IS: critest.NewImages("img")}
+	agent := otherAgent{&RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}}
+	if err := agent.FollowReplacements(t.Context()); err != nil { // the agent under test is evented too
+		t.Fatal(err)
+	}
+	floor := &RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}
+	res, err := Run(t.Context(), rt, agent, Options{Kills: 3, Only: []string{MeasureReplacementPaired}, Floor: floor, Settle: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Measure != MeasureReplacementPaired {
+		t.Fatalf("results %+v", res)
+	}
+	if n := len(res[0].Seconds); n != 3 {
+		t.Errorf("%d samples, want 3", n)
+	}
+	for _, want := range []string{"raw CRI alternating", "median per-pair ratio", "its calls: CreateContainer", "StartContainer", "finished → created"} {
+		if !strings.Contains(res[0].Note, want) {
+			t.Errorf("note %q lacks %q", res[0].Note, want)
+		}
+	}
+	if got := len(floor.calls[ReplacePrefix+"StartContainer"]); got != 3 {
+		t.Errorf("floor replaced %d containers, want 3", got)
+	}
+	if got := len(agent.calls[ReplacePrefix+"StartContainer"]); got != 3 {
+		t.Errorf("agent replaced %d containers, want 3", got)
+	}
+	cs, err := fake.ListContainers(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts := map[uint32]int{}
+	for _, c := range cs {
+		attempts[c.GetMetadata().GetAttempt()]++
+	}
+	// The fake keeps containers when their sandbox is removed: six
+	// killed originals (attempt 0) and six replacements (attempt 1).
+	if attempts[0] != 6 || attempts[1] != 6 || len(attempts) != 2 {
+		t.Errorf("attempts %v, want six at 0 and six replacements at 1", attempts)
+	}
+	sbs, err := fake.ListPodSandbox(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sbs) != 0 {
+		t.Errorf("%d sandboxes left after the run", len(sbs))
 	}
 }
