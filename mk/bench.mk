@@ -3,13 +3,19 @@
 #   make bench           the raw-CRI floor, then syncpod, on a private containerd
 #   make bench-kubelet   the kubelet v1.37.2 standalone, then syncpod, then the
 #                        raw-CRI floor, each on a fresh identical containerd
+#   make bench-versus    the kubelet and syncpod at once, each on its own
+#                        identical containerd, starts by file alternating
 #
 # BENCH_RUNTIME=containerd uses Debian's 1.6 (relist) instead of 2.x
-# (evented); BENCH_ARGS passes flags to `syncpod-bench measure`. Root only.
-.PHONY: bench bench-kubelet
+# (evented); BENCH_ARGS passes flags to `syncpod-bench measure`, VERSUS_ARGS
+# to `syncpod-bench versus`. Root only.
+.PHONY: bench bench-kubelet bench-versus
 
 bench: build containerd-deps containerd-images
 	mk/bench.sh syncpod
 
 bench-kubelet: build containerd-deps containerd-images
 	mk/bench.sh kubelet
+
+bench-versus: build containerd-deps containerd-images
+	mk/bench.sh versus

@@ -7,6 +7,10 @@
 #   mk/bench.sh kubelet   the kubelet v1.37.2 standalone (static pods), then syncpod,
 #                         then the raw-CRI floor, each on a fresh, identical
 #                         private containerd, one after the other
+#   mk/bench.sh versus    the kubelet and syncpod running at once, each on its own
+#                         identical private containerd, their starts by manifest
+#                         file (1 pod, 10 pods and their deletion) alternating
+#                         round by round, so both see the same load
 #
 # Knobs (environment):
 #   BENCH_RUNTIME   containerd2 (default: 2.x built by mk/containerdbin.sh, CRI
@@ -32,8 +36,11 @@ BUSYBOX=localhost/syncpod/busybox:1.36
 TARS=("$ROOT/.tmp/images/localhost_syncpod_pause_3.10.tar" "$ROOT/.tmp/images/localhost_syncpod_busybox_1.36.tar")
 CD=$B/containerd
 SOCK=$CD/containerd.sock
+CD2=$B/containerd-b # versus: syncpod's runtime beside the kubelet's
+SOCK2=$CD2/containerd.sock
 NODE=bench-node
 read -r -a EXTRA <<<"${BENCH_ARGS:-}"
+read -r -a VERSUS_ARGS <<<"${VERSUS_ARGS:-}" # flags for `syncpod-bench versus` (e.g. --runs 8)
 
 log() { echo "bench: $*" >&2; }
 
@@ -73,6 +80,14 @@ runtime_down() {
 	keep_log
 	"$ROOT"/mk/containerd.sh down "$CD"
 }
+runtime2_up() {
+	"$ROOT"/mk/containerd.sh down "$CD2"
+	"$ROOT"/mk/containerd.sh up "$CD2" "$PAUSE" "$BUSYBOX" "${TARS[@]}"
+}
+runtime2_down() {
+	if [[ -f $CD2/containerd.log ]]; then cp "$CD2"/containerd.log "$B"/containerd-b.log; fi
+	"$ROOT"/mk/containerd.sh down "$CD2"
+}
 kubelet_cleanup() {
 	# Only what this script made: the bind-mount sources live under $B.
 	rm -rf "$B"/kubelet
@@ -80,6 +95,7 @@ kubelet_cleanup() {
 cleanup() {
 	stop_procs
 	runtime_down || true
+	runtime2_down || true
 	kubelet_cleanup
 }
 trap cleanup EXIT
@@ -102,15 +118,17 @@ wait_socket() { # PATH PID NAME
 	return 1
 }
 
-run_syncpod() { # OUT
-	local d=$B/syncpod pids=()
+SYNCPOD_D=$B/syncpod
+SYNCPOD_PIDS=""
+start_syncpod() { # SOCK: the three services on that runtime; sets SYNCPOD_PIDS
+	local d=$SYNCPOD_D pids=()
 	rm -rf "$d"
 	mkdir -p "$d"/manifests "$d"/logs
 	"$BIN"/syncpod-executor --listen "unix://$d/executor.sock" --metrics-listen 127.0.0.1:19202 \
-		--cri-endpoint "unix://$SOCK" --data-dir "$d"/executor --log-dir "$d"/logs >"$d"/executor.log 2>&1 &
+		--cri-endpoint "unix://$1" --data-dir "$d"/executor --log-dir "$d"/logs >"$d"/executor.log 2>&1 &
 	procs+=($!) pids+=($!)
 	"$BIN"/syncpod-pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:19203 \
-		--cri-endpoint "unix://$SOCK" >"$d"/pleg.log 2>&1 &
+		--cri-endpoint "unix://$1" >"$d"/pleg.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/executor.sock "${pids[0]}" executor "$d"/executor.log
 	wait_socket "$d"/pleg.sock "${pids[1]}" pleg "$d"/pleg.log
@@ -119,16 +137,24 @@ run_syncpod() { # OUT
 		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug >"$d"/planner.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/planner.sock "${pids[2]}" planner "$d"/planner.log
+	SYNCPOD_PIDS=$(IFS=,; echo "${pids[*]}")
 	sleep 2 # the PLEG's event stream confirms evented mode within 1 s
-	measure syncpod "$1" --planner "unix://$d/planner.sock" --manifest-dir "$d"/manifests \
-		--pids "$(IFS=,; echo "${pids[*]}")"
-	# Where syncpod's syncs spent their time, for the record.
+}
+
+collect_syncpod() { # where syncpod's syncs spent their time, for the record
 	curl -s 127.0.0.1:19201/metrics | grep -E '^syncpod_planner_sync_(stage_duration_seconds|trigger_lag_seconds)_(sum|count)' >"$B"/syncpod-stages.txt || true
 	curl -s 127.0.0.1:19203/metrics | grep -E '^syncpod_pleg_mode' >>"$B"/syncpod-stages.txt || true
 	# Every sync's timeline (debug log); the restarts after a kill, by trigger.
-	grep 'msg="pod sync timeline"' "$d"/planner.log >"$B"/syncpod-timelines.log || true
+	grep 'msg="pod sync timeline"' "$SYNCPOD_D"/planner.log >"$B"/syncpod-timelines.log || true
 	grep -c . "$B"/syncpod-timelines.log >&2 || true
 	grep 'trigger=pleg:CONTAINER_DIED' "$B"/syncpod-timelines.log | grep 'cri:create_container' | tail -n 5 >&2 || true
+}
+
+run_syncpod() { # OUT
+	start_syncpod "$SOCK"
+	measure syncpod "$1" --planner "unix://$SYNCPOD_D/planner.sock" --manifest-dir "$SYNCPOD_D"/manifests \
+		--pids "$SYNCPOD_PIDS"
+	collect_syncpod
 	stop_procs
 }
 
@@ -158,8 +184,10 @@ run_scale() { # OUT
 	stop_procs
 }
 
-run_kubelet() { # OUT
-	local bin d=$B/kubelet
+KUBELET_D=$B/kubelet
+KUBELET_PID=""
+start_kubelet() { # SOCK: the kubelet on that runtime, healthy; sets KUBELET_PID
+	local bin d=$KUBELET_D
 	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
 	rm -rf "$d"
 	mkdir -p "$d"/{manifests,root,pki,pod-logs,plugins,sysctl,varlibkubelet,varlogcontainers}
@@ -169,7 +197,7 @@ run_kubelet() { # OUT
 		apiVersion: kubelet.config.k8s.io/v1beta1
 		kind: KubeletConfiguration
 		staticPodPath: $d/manifests
-		containerRuntimeEndpoint: unix://$SOCK
+		containerRuntimeEndpoint: unix://$1
 		podLogsDir: $d/pod-logs
 		address: 127.0.0.1
 		port: 19250
@@ -201,10 +229,31 @@ run_kubelet() { # OUT
 		sleep 0.1
 	done
 	# The kubelet's pid is the one exec'd inside the namespace script.
-	measure kubelet "$1" --manifest-dir "$d"/manifests --node "$NODE" --pids "$pid"
-	rm -f "$d"/manifests/*.yaml
+	KUBELET_PID=$pid
+}
+
+run_kubelet() { # OUT
+	start_kubelet "$SOCK"
+	measure kubelet "$1" --manifest-dir "$KUBELET_D"/manifests --node "$NODE" --pids "$KUBELET_PID"
+	rm -f "$KUBELET_D"/manifests/*.yaml
 	stop_procs
 }
+
+run_versus() { # KUBELET_OUT SYNCPOD_OUT
+	runtime_up
+	runtime2_up
+	start_kubelet "$SOCK"
+	start_syncpod "$SOCK2"
+	"$BIN"/syncpod-bench versus --kubelet-cri-endpoint "unix://$SOCK" --kubelet-manifest-dir "$KUBELET_D"/manifests \
+		--node "$NODE" --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-manifest-dir "$SYNCPOD_D"/manifests \
+		--planner "unix://$SYNCPOD_D/planner.sock" --image "$BUSYBOX" --out-kubelet "$1" --out-syncpod "$2" "${VERSUS_ARGS[@]}"
+	collect_syncpod
+	rm -f "$KUBELET_D"/manifests/*.yaml
+	stop_procs
+	runtime_down
+	runtime2_down
+}
+
 
 mkdir -p "$B"
 rm -f "$B"/containerd-*.log
@@ -239,8 +288,13 @@ kubelet)
 	echo
 	"$BIN"/syncpod-bench table "$B"/kubelet.json "$B"/syncpod.json "$B"/cri.json | tee "$B"/table-kubelet.md
 	;;
+versus)
+	run_versus "$B"/versus-kubelet.json "$B"/versus-syncpod.json
+	echo
+	"$BIN"/syncpod-bench table "$B"/versus-kubelet.json "$B"/versus-syncpod.json | tee "$B"/table-versus.md
+	;;
 *)
-	echo "usage: $0 syncpod|scale|kubelet" >&2
+	echo "usage: $0 syncpod|scale|kubelet|versus" >&2
 	exit 2
 	;;
 esac

@@ -280,3 +280,48 @@ func TestPairedReplacementAgainstTheEventedFloor(t *testing.T) {
 		t.Errorf("%d sandboxes left after the run", len(sbs))
 	}
 }
+
+// TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes: Versus measures both
+// agents in every round, each only on its own runtime, the single start
+// o.Runs times and the 10-pod burst (with its deletion) max(Runs/2, 2)
+// times; the second agent's results carry the per-round ratio, and both
+// runtimes are left without sandboxes.
+func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
+	fa, fb := critest.NewRuntime(), critest.NewRuntime()
+	rta := &Runtime{RS: fa, IS: critest.NewImages("img")}
+	rtb := &Runtime{RS: fb, IS: critest.NewImages("img")}
+	a := &RawCRI{RT: rta, Image: "img", LogDir: t.TempDir()}
+	b := otherAgent{&RawCRI{RT: rtb, Image: "img", LogDir: t.TempDir()}}
+	ares, bres, err := Versus(t.Context(), a, b, rta, rtb, Options{Runs: 3, Settle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{MeasureStartFileVersus, Measure10FileVersus, MeasureDelete10Versus}
+	wantN := []int{3, 2, 2}
+	if len(ares) != 3 || len(bres) != 3 {
+		t.Fatalf("results a %+v b %+v", ares, bres)
+	}
+	for i, m := range want {
+		if ares[i].Measure != m || bres[i].Measure != m || ares[i].Agent != "cri" || bres[i].Agent != "other" {
+			t.Errorf("row %d: %s/%s by %s/%s", i, ares[i].Measure, bres[i].Measure, ares[i].Agent, bres[i].Agent)
+		}
+		if len(ares[i].Seconds) != wantN[i] || len(bres[i].Seconds) != wantN[i] {
+			t.Errorf("%s: %d and %d samples, want %d", m, len(ares[i].Seconds), len(bres[i].Seconds), wantN[i])
+		}
+		if !strings.Contains(bres[i].Note, "median per-round ratio other / cri") {
+			t.Errorf("%s: note %q", m, bres[i].Note)
+		}
+	}
+	// 3 single starts and 2 bursts of 10 on each runtime, none elsewhere.
+	if got := len(a.calls["RunPodSandbox"]); got != 3+20 {
+		t.Errorf("a ran %d sandboxes, want 23", got)
+	}
+	if got := len(b.calls["RunPodSandbox"]); got != 3+20 {
+		t.Errorf("b ran %d sandboxes, want 23", got)
+	}
+	for _, f := range []*critest.Runtime{fa, fb} {
+		if sbs, err := f.ListPodSandbox(t.Context(), nil); err != nil || len(sbs) != 0 {
+			t.Errorf("%d sandboxes left (%v)", len(sbs), err)
+		}
+	}
+}

@@ -77,7 +77,7 @@ const (
 
 // Measures is the table order.
 var Measures = []string{MeasureStartAPI, MeasureStartFile, MeasureStartPaired, Measure10API, Measure10File, Measure50API, Measure50File,
-	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureReplacementPaired, MeasureIdleCPU, MeasureIdleRSS,
+	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureReplacementPaired, MeasureStartFileVersus, Measure10FileVersus, MeasureDelete10Versus, MeasureIdleCPU, MeasureIdleRSS,
 	MeasureScaleStart, MeasureScaleCPU, MeasureScaleRSS, MeasureScaleRelist}
 
 func (r Result) cell() string {

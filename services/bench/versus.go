@@ -1,0 +1,117 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Measure names of the side-by-side rows (Versus).
+const (
+	MeasureStartFileVersus = "desired → started, manifest file, alternating the two agents"
+	Measure10FileVersus    = "10 pods at once by file → last started, alternating the two agents"
+	MeasureDelete10Versus  = "delete those 10 pods → all sandboxes stopped, alternating the two agents"
+)
+
+// Versus measures agents a and b side by side, each on its own runtime
+// (the kubelet stops pods it does not know, so the two cannot share one),
+// both running all along: single-pod starts by manifest file (o.Runs
+// rounds) and 10 pods at once by file with their deletion (max(o.Runs/2,
+// 2) rounds), a first in even rounds and b first in odd ones. So a load
+// that changes over the run weighs on both alike, where separate phases
+// minutes apart measured the machine's load as much as the agents. Each
+// agent gets its samples; b's results note the median of the per-round
+// ratios b / a.
+func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares, bres []Result, err error) {
+	if o.Runs <= 0 {
+		o.Runs = 5
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	if o.Settle == 0 {
+		o.Settle = 5 * time.Second
+	}
+	tag := randTag()
+	ra := &run{rt: art, a: a, o: o, tag: tag + "a"}
+	rb := &run{rt: brt, a: b, o: o, tag: tag + "b"}
+	type row struct {
+		measure string
+		rounds  int
+		// one measures an agent once and returns its samples, in the
+		// order of measures.
+		one      func(r *run) ([]time.Duration, error)
+		measures []string
+	}
+	rows := []row{
+		{MeasureStartFileVersus, o.Runs, func(r *run) ([]time.Duration, error) {
+			names := r.names(1)
+			t0, started, err := r.up(ctx, names, ViaFile)
+			if err != nil {
+				return nil, err
+			}
+			d := started[r.a.SandboxName(names[0])].Started.Sub(t0)
+			if _, err := r.down(ctx, names, ViaFile); err != nil {
+				return nil, err
+			}
+			return []time.Duration{d}, nil
+		}, []string{MeasureStartFileVersus}},
+		{Measure10FileVersus, max(o.Runs/2, 2), func(r *run) ([]time.Duration, error) {
+			names := r.names(10)
+			t0, started, err := r.up(ctx, names, ViaFile)
+			if err != nil {
+				return nil, err
+			}
+			var last time.Time
+			for _, st := range started {
+				if st.Started.After(last) {
+					last = st.Started
+				}
+			}
+			del, err := r.down(ctx, names, ViaFile)
+			if err != nil {
+				return nil, err
+			}
+			return []time.Duration{last.Sub(t0), del}, nil
+		}, []string{Measure10FileVersus, MeasureDelete10Versus}},
+	}
+	for _, rw := range rows {
+		if !selected(o.Only, rw.measure) {
+			continue
+		}
+		if o.Logger != nil {
+			o.Logger.Info("measuring side by side", "a", a.Name(), "b", b.Name(), "measure", rw.measure)
+		}
+		as := make([]Result, len(rw.measures))
+		bs := make([]Result, len(rw.measures))
+		ratios := make([]Sample, len(rw.measures))
+		for k, m := range rw.measures {
+			as[k] = Result{Measure: m, Agent: a.Name()}
+			bs[k] = Result{Measure: m, Agent: b.Name()}
+		}
+		for i := range rw.rounds {
+			var ad, bd []time.Duration
+			for k := range 2 {
+				if (k == 0) == (i%2 == 0) {
+					if ad, err = rw.one(ra); err != nil {
+						return nil, nil, fmt.Errorf("%s: %s: %w", a.Name(), rw.measure, err)
+					}
+					continue
+				}
+				if bd, err = rw.one(rb); err != nil {
+					return nil, nil, fmt.Errorf("%s: %s: %w", b.Name(), rw.measure, err)
+				}
+			}
+			for k := range rw.measures {
+				as[k].Seconds.Add(ad[k])
+				bs[k].Seconds.Add(bd[k])
+				ratios[k] = append(ratios[k], bd[k].Seconds()/ad[k].Seconds())
+			}
+		}
+		for k := range rw.measures {
+			bs[k].Note = fmt.Sprintf("[median per-round ratio %s / %s %.2f×]", b.Name(), a.Name(), ratios[k].Quantile(0.5))
+		}
+		ares, bres = append(ares, as...), append(bres, bs...)
+	}
+	return ares, bres, nil
+}
