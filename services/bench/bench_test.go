@@ -312,6 +312,11 @@ func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
 			t.Errorf("%s: note %q", m, bres[i].Note)
 		}
 	}
+	for _, r := range []Result{ares[0], bres[0]} {
+		if !strings.Contains(r.Note, "→ sandbox created") || !strings.Contains(r.Note, "sandbox created → started") {
+			t.Errorf("%s: single start note %q lacks the split", r.Agent, r.Note)
+		}
+	}
 	// 3 single starts and 2 bursts of 10 on each runtime, none elsewhere.
 	if got := len(a.calls["RunPodSandbox"]); got != 3+20 {
 		t.Errorf("a ran %d sandboxes, want 23", got)

@@ -21,7 +21,10 @@ const (
 // that changes over the run weighs on both alike, where separate phases
 // minutes apart measured the machine's load as much as the agents. Each
 // agent gets its samples; b's results note the median of the per-round
-// ratios b / a.
+// ratios b / a. After each agent's turn, whatever its pods left in its
+// runtime is removed before the next turn (the kubelet keeps exited
+// sandboxes until its garbage collection, which would otherwise run in
+// the middle of the other agent's measure).
 func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares, bres []Result, err error) {
 	if o.Runs <= 0 {
 		o.Runs = 5
@@ -33,13 +36,25 @@ func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares
 		o.Settle = 5 * time.Second
 	}
 	tag := randTag()
+	// clear removes what an agent left of its pods once they stopped (the
+	// kubelet removes sandboxes only at its garbage collection, minutes
+	// later), outside any measure: so no agent's teardown runs during the
+	// other's next round.
+	clear := func(r *run, names []string) error {
+		set := make(map[string]bool, len(names))
+		for _, n := range r.sandboxNames(names) {
+			set[n] = true
+		}
+		return r.rt.RemoveSandboxes(ctx, set)
+	}
 	ra := &run{rt: art, a: a, o: o, tag: tag + "a"}
 	rb := &run{rt: brt, a: b, o: o, tag: tag + "b"}
 	type row struct {
 		measure string
 		rounds  int
 		// one measures an agent once and returns its samples, in the
-		// order of measures.
+		// order of measures; an unnamed measure (after a named one) is
+		// part of the previous one's split, given in its note.
 		one      func(r *run) ([]time.Duration, error)
 		measures []string
 	}
@@ -50,12 +65,15 @@ func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares
 			if err != nil {
 				return nil, err
 			}
-			d := started[r.a.SandboxName(names[0])].Started.Sub(t0)
+			st := started[r.a.SandboxName(names[0])]
 			if _, err := r.down(ctx, names, ViaFile); err != nil {
 				return nil, err
 			}
-			return []time.Duration{d}, nil
-		}, []string{MeasureStartFileVersus}},
+			// The split: the agent's part before the runtime creates
+			// the sandbox, and the rest (the runtime's calls and the
+			// agent's steps between them).
+			return []time.Duration{st.Started.Sub(t0), st.SandboxCreated.Sub(t0), st.Started.Sub(st.SandboxCreated)}, clear(r, names)
+		}, []string{MeasureStartFileVersus, "", ""}},
 		{Measure10FileVersus, max(o.Runs/2, 2), func(r *run) ([]time.Duration, error) {
 			names := r.names(10)
 			t0, started, err := r.up(ctx, names, ViaFile)
@@ -72,7 +90,7 @@ func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares
 			if err != nil {
 				return nil, err
 			}
-			return []time.Duration{last.Sub(t0), del}, nil
+			return []time.Duration{last.Sub(t0), del}, clear(r, names)
 		}, []string{Measure10FileVersus, MeasureDelete10Versus}},
 	}
 	for _, rw := range rows {
@@ -109,9 +127,25 @@ func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares
 			}
 		}
 		for k := range rw.measures {
-			bs[k].Note = fmt.Sprintf("[median per-round ratio %s / %s %.2f×]", b.Name(), a.Name(), ratios[k].Quantile(0.5))
+			bs[k].Note = fmt.Sprintf("median per-round ratio %s / %s %.2f×", b.Name(), a.Name(), ratios[k].Quantile(0.5))
+			if rw.measures[k] == "" {
+				continue
+			}
+			if k+2 < len(rw.measures) && rw.measures[k+1] == "" && rw.measures[k+2] == "" {
+				split := func(r []Result) string {
+					return fmt.Sprintf("→ sandbox created %s, sandbox created → started %s", fmtDur(r[k+1].Seconds.Quantile(0.5)), fmtDur(r[k+2].Seconds.Quantile(0.5)))
+				}
+				as[k].Note = "[" + split(as) + "]"
+				bs[k].Note = "[" + split(bs) + "; " + bs[k].Note + "]"
+				continue
+			}
+			bs[k].Note = "[" + bs[k].Note + "]"
 		}
-		ares, bres = append(ares, as...), append(bres, bs...)
+		for k, m := range rw.measures {
+			if m != "" {
+				ares, bres = append(ares, as[k]), append(bres, bs[k])
+			}
+		}
 	}
 	return ares, bres, nil
 }
