@@ -11,9 +11,13 @@
 #                        pod created bound to the node → Running (a watch),
 #                        BENCH_API_RUNS rounds (20)
 #
+#   make bench-versus    the kubelet and syncpod at once, each on its own
+#                        identical containerd, starts by file alternating
+#
 # BENCH_RUNTIME=containerd uses Debian's 1.6 (relist) instead of 2.x
-# (evented); BENCH_ARGS passes flags to `syncpod-bench measure`. Root only.
-.PHONY: bench bench-kubelet bench-kubelet-api
+# (evented); BENCH_ARGS passes flags to `syncpod-bench measure`, VERSUS_ARGS
+# to `syncpod-bench versus`. Root only.
+.PHONY: bench bench-kubelet bench-kubelet-api bench-versus
 
 bench: build containerd-deps containerd-images
 	mk/bench.sh syncpod
@@ -23,3 +27,6 @@ bench-kubelet: build containerd-deps containerd-images
 
 bench-kubelet-api: build containerd-deps containerd-images
 	mk/bench.sh kubelet-api
+
+bench-versus: build containerd-deps containerd-images
+	mk/bench.sh versus

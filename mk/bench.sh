@@ -17,6 +17,10 @@
 #                         same host-network busybox pod created bound to each
 #                         (spec.nodeName) → Running as a watch sees it,
 #                         BENCH_API_RUNS rounds (default 20, after 2 warm-up)
+#   mk/bench.sh versus    the kubelet and syncpod running at once, each on its own
+#                         identical private containerd, their starts by manifest
+#                         file (1 pod, 10 pods and their deletion) alternating
+#                         round by round, so both see the same load
 #
 # Knobs (environment):
 #   BENCH_RUNTIME   containerd2 (default: 2.x built by mk/containerdbin.sh, CRI
@@ -42,8 +46,11 @@ BUSYBOX=localhost/syncpod/busybox:1.36
 TARS=("$ROOT/.tmp/images/localhost_syncpod_pause_3.10.tar" "$ROOT/.tmp/images/localhost_syncpod_busybox_1.36.tar")
 CD=$B/containerd
 SOCK=$CD/containerd.sock
+CD2=$B/containerd-b # versus: syncpod's runtime beside the kubelet's
+SOCK2=$CD2/containerd.sock
 NODE=bench-node
 read -r -a EXTRA <<<"${BENCH_ARGS:-}"
+read -r -a VERSUS_ARGS <<<"${VERSUS_ARGS:-}" # flags for `syncpod-bench versus` (e.g. --runs 8)
 
 log() { echo "bench: $*" >&2; }
 
@@ -87,6 +94,14 @@ runtime_down() {
 	keep_log
 	"$ROOT"/mk/containerd.sh down "$CD"
 }
+runtime2_up() {
+	"$ROOT"/mk/containerd.sh down "$CD2"
+	"$ROOT"/mk/containerd.sh up "$CD2" "$PAUSE" "$BUSYBOX" "${TARS[@]}"
+}
+runtime2_down() {
+	if [[ -f $CD2/containerd.log ]]; then cp "$CD2"/containerd.log "$B"/containerd-b.log; fi
+	"$ROOT"/mk/containerd.sh down "$CD2"
+}
 kubelet_cleanup() {
 	# Only what this script made: the bind-mount sources live under $B.
 	rm -rf "$B"/kubelet
@@ -94,6 +109,7 @@ kubelet_cleanup() {
 cleanup() {
 	stop_procs
 	runtime_down || true
+	runtime2_down || true
 	stop_pids "${cp_procs[@]}"
 	kubelet_cleanup
 }
@@ -117,17 +133,18 @@ wait_socket() { # PATH PID NAME
 	return 1
 }
 
-syncpod_up() { # DIR [PORTS] — executor, PLEG and planner on the private containerd, their
-	# metrics on 127.0.0.1:PORTS01..03 (default 192: 19201, 19202, 19203); sets pids
-	local d=$1 mp=${2:-192}
-	pids=()
+SYNCPOD_D=$B/syncpod
+SYNCPOD_PIDS=""
+start_syncpod() { # SOCK [DIR] [PORTS]: the three services on that runtime, in DIR
+	# ($SYNCPOD_D), metrics on 127.0.0.1:PORTS01..03 (default 192: 19201-19203); sets SYNCPOD_PIDS
+	local d=${2:-$SYNCPOD_D} mp=${3:-192} pids=()
 	rm -rf "$d"
 	mkdir -p "$d"/manifests "$d"/logs
 	"$BIN"/syncpod-executor --listen "unix://$d/executor.sock" --metrics-listen 127.0.0.1:${mp}02 \
-		--cri-endpoint "unix://$SOCK" --data-dir "$d"/executor --log-dir "$d"/logs >"$d"/executor.log 2>&1 &
+		--cri-endpoint "unix://$1" --data-dir "$d"/executor --log-dir "$d"/logs >"$d"/executor.log 2>&1 &
 	procs+=($!) pids+=($!)
 	"$BIN"/syncpod-pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:${mp}03 \
-		--cri-endpoint "unix://$SOCK" >"$d"/pleg.log 2>&1 &
+		--cri-endpoint "unix://$1" >"$d"/pleg.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/executor.sock "${pids[0]}" executor "$d"/executor.log
 	wait_socket "$d"/pleg.sock "${pids[1]}" pleg "$d"/pleg.log
@@ -136,21 +153,24 @@ syncpod_up() { # DIR [PORTS] — executor, PLEG and planner on the private conta
 		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug >"$d"/planner.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/planner.sock "${pids[2]}" planner "$d"/planner.log
+	SYNCPOD_PIDS=$(IFS=,; echo "${pids[*]}")
 	sleep 2 # the PLEG's event stream confirms evented mode within 1 s
 }
 
-run_syncpod() { # OUT
-	local d=$B/syncpod pids=()
-	syncpod_up "$d"
-	measure syncpod "$1" --planner "unix://$d/planner.sock" --manifest-dir "$d"/manifests \
-		--pids "$(IFS=,; echo "${pids[*]}")"
-	# Where syncpod's syncs spent their time, for the record.
+collect_syncpod() { # where syncpod's syncs spent their time, for the record
 	curl -s 127.0.0.1:19201/metrics | grep -E '^syncpod_planner_sync_(stage_duration_seconds|trigger_lag_seconds)_(sum|count)' >"$B"/syncpod-stages.txt || true
 	curl -s 127.0.0.1:19203/metrics | grep -E '^syncpod_pleg_mode' >>"$B"/syncpod-stages.txt || true
 	# Every sync's timeline (debug log); the restarts after a kill, by trigger.
-	grep 'msg="pod sync timeline"' "$d"/planner.log >"$B"/syncpod-timelines.log || true
+	grep 'msg="pod sync timeline"' "$SYNCPOD_D"/planner.log >"$B"/syncpod-timelines.log || true
 	grep -c . "$B"/syncpod-timelines.log >&2 || true
 	grep 'trigger=pleg:CONTAINER_DIED' "$B"/syncpod-timelines.log | grep 'cri:create_container' | tail -n 5 >&2 || true
+}
+
+run_syncpod() { # OUT
+	start_syncpod "$SOCK"
+	measure syncpod "$1" --planner "unix://$SYNCPOD_D/planner.sock" --manifest-dir "$SYNCPOD_D"/manifests \
+		--pids "$SYNCPOD_PIDS"
+	collect_syncpod
 	stop_procs
 }
 
@@ -180,8 +200,10 @@ run_scale() { # OUT
 	stop_procs
 }
 
-run_kubelet() { # OUT
-	local bin d=$B/kubelet
+KUBELET_D=$B/kubelet
+KUBELET_PID=""
+start_kubelet() { # SOCK: the kubelet on that runtime, healthy; sets KUBELET_PID
+	local bin d=$KUBELET_D
 	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
 	rm -rf "$d"
 	mkdir -p "$d"/{manifests,root,pki,pod-logs,plugins,sysctl,varlibkubelet,varlogcontainers}
@@ -191,7 +213,7 @@ run_kubelet() { # OUT
 		apiVersion: kubelet.config.k8s.io/v1beta1
 		kind: KubeletConfiguration
 		staticPodPath: $d/manifests
-		containerRuntimeEndpoint: unix://$SOCK
+		containerRuntimeEndpoint: unix://$1
 		podLogsDir: $d/pod-logs
 		address: 127.0.0.1
 		port: 19250
@@ -223,10 +245,31 @@ run_kubelet() { # OUT
 		sleep 0.1
 	done
 	# The kubelet's pid is the one exec'd inside the namespace script.
-	measure kubelet "$1" --manifest-dir "$d"/manifests --node "$NODE" --pids "$pid"
-	rm -f "$d"/manifests/*.yaml
+	KUBELET_PID=$pid
+}
+
+run_kubelet() { # OUT
+	start_kubelet "$SOCK"
+	measure kubelet "$1" --manifest-dir "$KUBELET_D"/manifests --node "$NODE" --pids "$KUBELET_PID"
+	rm -f "$KUBELET_D"/manifests/*.yaml
 	stop_procs
 }
+
+run_versus() { # KUBELET_OUT SYNCPOD_OUT
+	runtime_up
+	runtime2_up
+	start_kubelet "$SOCK"
+	start_syncpod "$SOCK2"
+	"$BIN"/syncpod-bench versus --kubelet-cri-endpoint "unix://$SOCK" --kubelet-manifest-dir "$KUBELET_D"/manifests \
+		--node "$NODE" --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-manifest-dir "$SYNCPOD_D"/manifests \
+		--planner "unix://$SYNCPOD_D/planner.sock" --image "$BUSYBOX" --out-kubelet "$1" --out-syncpod "$2" "${VERSUS_ARGS[@]}"
+	collect_syncpod
+	rm -f "$KUBELET_D"/manifests/*.yaml
+	stop_procs
+	runtime_down
+	runtime2_down
+}
+
 
 # The API-server path (kubelet-api): one control plane for both nodes.
 API=$B/api
@@ -333,7 +376,7 @@ run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
 
 run_syncpod_api() { # OUT — syncpod (planner, executor, PLEG, syncpod-node) as node bench-syncpod
 	local d=$B/syncpod-api pids=()
-	syncpod_up "$d" 193
+	start_syncpod "$SOCK" "$d" 193
 	"$BIN"/syncpod-node --kubeconfig "$API"/kubeconfig --node-name bench-syncpod \
 		--listen "unix://$d/node.sock" --metrics-listen 127.0.0.1:19305 \
 		--planner "unix://$d/planner.sock" --cri-endpoint "unix://$SOCK" --node-ip 127.0.0.1 --root-dir "$d" \
@@ -394,8 +437,13 @@ kubelet)
 kubelet-api)
 	bench_api
 	;;
+versus)
+	run_versus "$B"/versus-kubelet.json "$B"/versus-syncpod.json
+	echo
+	"$BIN"/syncpod-bench table "$B"/versus-kubelet.json "$B"/versus-syncpod.json | tee "$B"/table-versus.md
+	;;
 *)
-	echo "usage: $0 syncpod|scale|kubelet|kubelet-api" >&2
+	echo "usage: $0 syncpod|scale|kubelet|kubelet-api|versus" >&2
 	exit 2
 	;;
 esac

@@ -26,17 +26,30 @@ type Listing struct {
 // Group groups list results by pod uid (the PodUID label; a container
 // without it takes its sandbox's). Objects with no uid at all are skipped.
 func Group(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container) map[string]*Listing {
-	out := map[string]*Listing{}
+	// A relist at 1,000 pods groups every second, so this allocates a
+	// fixed handful of times whatever the count: one pass finds each
+	// object's uid and counts per pod, then every pod's slices are cut
+	// (capped) from one backing array per kind, the listings from one
+	// slab, and a second pass fills them.
+	out := make(map[string]*Listing, len(sandboxes))
+	slab := make([]Listing, 0, len(sandboxes))
 	get := func(uid string) *Listing {
 		l := out[uid]
 		if l == nil {
-			l = &Listing{UID: uid}
+			if len(slab) < cap(slab) {
+				slab = append(slab, Listing{UID: uid})
+				l = &slab[len(slab)-1]
+			} else {
+				l = &Listing{UID: uid}
+			}
 			out[uid] = l
 		}
 		return l
 	}
+	sbOf := make([]*Listing, len(sandboxes))
 	sandboxUID := make(map[string]string, len(sandboxes))
-	for _, s := range sandboxes {
+	counts := make(map[*Listing][2]int, len(sandboxes))
+	for i, s := range sandboxes {
 		uid := s.GetLabels()[crilabels.PodUID]
 		if uid == "" {
 			uid = s.GetMetadata().GetUid()
@@ -46,9 +59,13 @@ func Group(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Containe
 		}
 		sandboxUID[s.GetId()] = uid
 		l := get(uid)
-		l.Sandboxes = append(l.Sandboxes, s)
+		sbOf[i] = l
+		n := counts[l]
+		n[0]++
+		counts[l] = n
 	}
-	for _, c := range containers {
+	cOf := make([]*Listing, len(containers))
+	for i, c := range containers {
 		uid := c.GetLabels()[crilabels.PodUID]
 		if uid == "" {
 			uid = sandboxUID[c.GetPodSandboxId()]
@@ -57,7 +74,29 @@ func Group(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Containe
 			continue
 		}
 		l := get(uid)
-		l.Containers = append(l.Containers, c)
+		cOf[i] = l
+		n := counts[l]
+		n[1]++
+		counts[l] = n
+	}
+	sbBack := make([]*runtimeapi.PodSandbox, len(sandboxes))
+	cBack := make([]*runtimeapi.Container, len(containers))
+	var so, co int
+	for l, n := range counts {
+		// Capped: an append by a caller reallocates, never writes into
+		// the next pod's part.
+		l.Sandboxes, l.Containers = sbBack[so:so:so+n[0]], cBack[co:co:co+n[1]]
+		so, co = so+n[0], co+n[1]
+	}
+	for i, l := range sbOf {
+		if l != nil {
+			l.Sandboxes = append(l.Sandboxes, sandboxes[i])
+		}
+	}
+	for i, l := range cOf {
+		if l != nil {
+			l.Containers = append(l.Containers, containers[i])
+		}
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package observe
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,5 +75,67 @@ func TestGroup(t *testing.T) {
 	}
 	if s, c := g["a"].Running(); s != 1 || c != 1 {
 		t.Errorf("running a: %d %d", s, c)
+	}
+}
+
+// TestGroupKeepsOrderAndSeparatesPods: every pod's objects in list order,
+// pods known only from their containers included, no object in two pods,
+// and appending to one pod's slices (they share backing arrays) leaves
+// the others as they were.
+func TestGroupKeepsOrderAndSeparatesPods(t *testing.T) {
+	var sbs []*runtimeapi.PodSandbox
+	var cs []*runtimeapi.Container
+	want := map[string][]string{}
+	for i := range 30 {
+		uid := fmt.Sprintf("u%d", i%7)
+		if i%3 == 0 {
+			id := fmt.Sprintf("s%d", i)
+			sbs = append(sbs, &runtimeapi.PodSandbox{Id: id, Labels: map[string]string{crilabels.PodUID: uid}})
+			want[uid] = append(want[uid], id)
+		}
+		id := fmt.Sprintf("c%d", i)
+		cs = append(cs, &runtimeapi.Container{Id: id, Labels: map[string]string{crilabels.PodUID: uid}})
+		want[uid] = append(want[uid], id)
+	}
+	cs = append(cs, &runtimeapi.Container{Id: "orphan"}) // no uid, no known sandbox: skipped
+	g := Group(sbs, cs)
+	ids := func(l *Listing) []string {
+		var out []string
+		for _, s := range l.Sandboxes {
+			out = append(out, s.GetId())
+		}
+		for _, c := range l.Containers {
+			out = append(out, c.GetId())
+		}
+		return out
+	}
+	if len(g) != len(want) {
+		t.Fatalf("%d pods, want %d", len(g), len(want))
+	}
+	for uid, w := range want {
+		// want lists sandboxes and containers interleaved by i; a
+		// listing has its sandboxes first, each kind in list order.
+		var ws, wc []string
+		for _, id := range w {
+			if id[0] == 's' {
+				ws = append(ws, id)
+			} else {
+				wc = append(wc, id)
+			}
+		}
+		if got := ids(g[uid]); !slices.Equal(got, append(ws, wc...)) {
+			t.Errorf("%s: %v, want %v", uid, got, append(ws, wc...))
+		}
+	}
+	before := ids(g["u1"])
+	g["u0"].Sandboxes = append(g["u0"].Sandboxes, &runtimeapi.PodSandbox{Id: "x"})
+	g["u0"].Containers = append(g["u0"].Containers, &runtimeapi.Container{Id: "y"})
+	for uid := range want {
+		if uid != "u0" && (slices.Contains(ids(g[uid]), "x") || slices.Contains(ids(g[uid]), "y")) {
+			t.Errorf("%s changed by an append to u0: %v", uid, ids(g[uid]))
+		}
+	}
+	if !slices.Equal(before, ids(g["u1"])) {
+		t.Errorf("u1 changed: %v, was %v", ids(g["u1"]), before)
 	}
 }

@@ -84,6 +84,9 @@ func (s *State) Changed(listings map[string]*observe.Listing) []*Inspection {
 	var todo []*Inspection
 	for _, uid := range uids {
 		l := listings[uid]
+		if !s.reinspect[uid] && s.records[uid].Unchanged(l) {
+			continue // the steady state: no record built, nothing diffed
+		}
 		events := diff.Compute(uid, s.records[uid], diff.FromListing(l))
 		if len(events) > 0 || s.reinspect[uid] {
 			todo = append(todo, &Inspection{UID: uid, Listing: l, Events: events})

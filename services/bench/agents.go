@@ -190,8 +190,12 @@ type RawCRI struct {
 	LogDir string
 
 	mu        sync.Mutex
-	sandboxes map[string]string // name → sandbox id
-	calls     map[string]Sample // CRI call → durations
+	sandboxes map[string]string                       // name → sandbox id
+	configs   map[string]*runtimeapi.PodSandboxConfig // name → its sandbox's config
+	running   map[string]string                       // container id → pod name, while it runs
+	attempts  map[string]uint32                       // name → its container's attempt
+	calls     map[string]Sample                       // CRI call → durations
+	replErr   error                                   // the first replacement that failed
 }
 
 // timed runs one CRI call and records how long it took under op.
@@ -213,11 +217,21 @@ func (c *RawCRI) timed(op string, call func() error) error {
 // CallSummary is the median duration of each CRI call the agent made to
 // start pods, in the order it makes them.
 func (c *RawCRI) CallSummary() string {
+	return c.callSummary("", "RunPodSandbox", "ImageStatus", "CreateContainer", "StartContainer")
+}
+
+// ReplaceSummary is CallSummary for the replacements FollowReplacements
+// made.
+func (c *RawCRI) ReplaceSummary() string {
+	return c.callSummary(ReplacePrefix, "CreateContainer", "StartContainer")
+}
+
+func (c *RawCRI) callSummary(prefix string, ops ...string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var parts []string
-	for _, op := range []string{"RunPodSandbox", "ImageStatus", "CreateContainer", "StartContainer"} {
-		if s := c.calls[op]; len(s) > 0 {
+	for _, op := range ops {
+		if s := c.calls[prefix+op]; len(s) > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", op, fmtDur(s.Quantile(0.5))))
 		}
 	}
@@ -260,9 +274,9 @@ func (c *RawCRI) start(ctx context.Context, name string) error {
 	}
 	c.mu.Lock()
 	if c.sandboxes == nil {
-		c.sandboxes = map[string]string{}
+		c.sandboxes, c.configs, c.running, c.attempts = map[string]string{}, map[string]*runtimeapi.PodSandboxConfig{}, map[string]string{}, map[string]uint32{}
 	}
-	c.sandboxes[name] = id
+	c.sandboxes[name], c.configs[name] = id, cfg
 	c.mu.Unlock()
 	var img *runtimeapi.ImageStatusResponse
 	err = c.timed("ImageStatus", func() (err error) {
@@ -272,11 +286,17 @@ func (c *RawCRI) start(ctx context.Context, name string) error {
 	if err != nil || img.GetImage() == nil {
 		return fmt.Errorf("ImageStatus %s: %v (missing: %t)", c.Image, err, img.GetImage() == nil)
 	}
+	return c.createStart(ctx, name, id, cfg, 0, "")
+}
+
+// createStart creates and starts pod name's container (attempt), timing
+// the calls under prefix + their names, and records it as running.
+func (c *RawCRI) createStart(ctx context.Context, name, sandboxID string, cfg *runtimeapi.PodSandboxConfig, attempt uint32, prefix string) error {
 	var cid string
-	err = c.timed("CreateContainer", func() (err error) {
-		cid, err = c.RT.RS.CreateContainer(ctx, id, &runtimeapi.ContainerConfig{
-			Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
-			Image:    &runtimeapi.ImageSpec{Image: c.Image}, Command: Command, LogPath: "app.log",
+	err := c.timed(prefix+"CreateContainer", func() (err error) {
+		cid, err = c.RT.RS.CreateContainer(ctx, sandboxID, &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: "app", Attempt: attempt},
+			Image:    &runtimeapi.ImageSpec{Image: c.Image}, Command: Command, LogPath: fmt.Sprintf("app.%d.log", attempt),
 			Linux: &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
 				NamespaceOptions: floorNamespaces(),
 			}},
@@ -286,10 +306,77 @@ func (c *RawCRI) start(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("CreateContainer %s: %w", name, err)
 	}
-	if err := c.timed("StartContainer", func() error { return c.RT.RS.StartContainer(ctx, cid) }); err != nil {
+	if err := c.timed(prefix+"StartContainer", func() error { return c.RT.RS.StartContainer(ctx, cid) }); err != nil {
 		return fmt.Errorf("StartContainer %s: %w", name, err)
 	}
+	c.mu.Lock()
+	c.running[cid], c.attempts[name] = name, attempt
+	c.mu.Unlock()
 	return nil
+}
+
+// ReplacePrefix names the CRI calls of the floor's replacements in
+// CallSummary's records.
+const ReplacePrefix = "replace "
+
+// FollowReplacements makes the floor an evented agent for its own pods:
+// it follows the runtime's CRI events and, the moment one says a
+// container of its pods stopped, creates and starts the replacement
+// (CreateContainer, StartContainer; the image is known). That is the
+// least any agent reacting to the runtime's events can do, so it is the
+// floor of "stopped → replacement started". It returns once the runtime
+// accepted the event stream; the following ends with ctx.
+func (c *RawCRI) FollowReplacements(ctx context.Context) error {
+	ch := make(chan *runtimeapi.ContainerEventResponse, 1024)
+	established := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- c.RT.RS.GetContainerEvents(ctx, ch, func(runtimeapi.RuntimeService_GetContainerEventsClient) { close(established) })
+	}()
+	select {
+	case <-established:
+	case err := <-errc:
+		return fmt.Errorf("GetContainerEvents: %w", err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-ch:
+				if ev.GetContainerEventType() != runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT {
+					continue
+				}
+				c.mu.Lock()
+				name, ok := c.running[ev.GetContainerId()]
+				delete(c.running, ev.GetContainerId())
+				id, cfg, attempt := c.sandboxes[name], c.configs[name], c.attempts[name]+1
+				c.mu.Unlock()
+				if !ok || id == "" {
+					continue
+				}
+				go func() {
+					if err := c.createStart(ctx, name, id, cfg, attempt, ReplacePrefix); err != nil && ctx.Err() == nil {
+						c.mu.Lock()
+						if c.replErr == nil {
+							c.replErr = err
+						}
+						c.mu.Unlock()
+					}
+				}()
+			}
+		}
+	}()
+	return nil
+}
+
+// ReplaceErr is the first replacement that failed, if any.
+func (c *RawCRI) ReplaceErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.replErr
 }
 
 // StopGracefully is the floor of a deletion, the kubelet's kill order
@@ -301,6 +388,7 @@ func (c *RawCRI) StopGracefully(ctx context.Context, names []string) error {
 	for _, n := range names {
 		c.mu.Lock()
 		id := c.sandboxes[n]
+		c.forgetRunning(n) // stopped on purpose: not to be replaced
 		c.mu.Unlock()
 		if id == "" {
 			continue
@@ -325,6 +413,16 @@ func (c *RawCRI) StopGracefully(ctx context.Context, names []string) error {
 	return g.Wait()
 }
 
+// forgetRunning drops pod name's containers from the running ones, so
+// stopping them on purpose starts no replacement. c.mu is held.
+func (c *RawCRI) forgetRunning(name string) {
+	for id, n := range c.running {
+		if n == name {
+			delete(c.running, id)
+		}
+	}
+}
+
 // floorNamespaces are the namespaces the kubelet (and syncpod) give a
 // host-network pod: the node's network, one PID namespace per container.
 // The PID namespace matters: in a shared one the benchmark's shell is
@@ -341,6 +439,9 @@ func (c *RawCRI) Delete(ctx context.Context, names []string, _ Via) error {
 		c.mu.Lock()
 		id := c.sandboxes[n]
 		delete(c.sandboxes, n)
+		delete(c.configs, n)
+		delete(c.attempts, n)
+		c.forgetRunning(n)
 		c.mu.Unlock()
 		if id == "" {
 			continue

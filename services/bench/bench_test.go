@@ -2,10 +2,14 @@ package bench
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/planner/manifest"
@@ -197,5 +201,132 @@ syncpod_pleg_relist_duration_seconds_count 105
 	}
 	if _, err := parseHistogram(bufio.NewScanner(strings.NewReader("other_metric 1\n")), RelistMetric); err == nil {
 		t.Error("a scrape without the histogram parsed")
+	}
+}
+
+// stopEmitter is the fake runtime with CRI events: every StopContainer
+// emits the container's CONTAINER_STOPPED event, as containerd 2.x does
+// once it has handled the exit.
+type stopEmitter struct{ *critest.Runtime }
+
+func (r stopEmitter) StopContainer(ctx context.Context, id string, timeout int64) error {
+	if err := r.Runtime.StopContainer(ctx, id, timeout); err != nil {
+		return err
+	}
+	st, err := r.ContainerStatus(ctx, id, false)
+	if err != nil {
+		return err
+	}
+	cs, err := r.ListContainers(ctx, &runtimeapi.ContainerFilter{Id: id})
+	if err != nil || len(cs) != 1 {
+		return fmt.Errorf("list %s: %v (%d)", id, err, len(cs))
+	}
+	r.Emit(r.Event(id, cs[0].GetPodSandboxId(), runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, st.GetStatus().GetFinishedAt()))
+	return nil
+}
+
+// TestPairedReplacementAgainstTheEventedFloor: with a floor, Run adds the
+// paired replacement row; the floor replaces each of its killed containers
+// on the runtime's stop event with attempt+1 (CreateContainer and
+// StartContainer only), kills alternate, the note names the floor's
+// median, its calls and the per-pair ratio, and nothing is left behind.
+func TestPairedReplacementAgainstTheEventedFloor(t *testing.T) {
+	fake := stopEmitter{critest.NewRuntime().WithEvents(critest.EventsOffered)}
+	rt := &Runtime{RS: fake, IS: critest.NewImages("img")}
+	agent := otherAgent{&RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}}
+	if err := agent.FollowReplacements(t.Context()); err != nil { // the agent under test is evented too
+		t.Fatal(err)
+	}
+	floor := &RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}
+	res, err := Run(t.Context(), rt, agent, Options{Kills: 3, Only: []string{MeasureReplacementPaired}, Floor: floor, Settle: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Measure != MeasureReplacementPaired {
+		t.Fatalf("results %+v", res)
+	}
+	if n := len(res[0].Seconds); n != 3 {
+		t.Errorf("%d samples, want 3", n)
+	}
+	for _, want := range []string{"raw CRI alternating", "median per-pair ratio", "its calls: CreateContainer", "StartContainer", "finished → created"} {
+		if !strings.Contains(res[0].Note, want) {
+			t.Errorf("note %q lacks %q", res[0].Note, want)
+		}
+	}
+	if got := len(floor.calls[ReplacePrefix+"StartContainer"]); got != 3 {
+		t.Errorf("floor replaced %d containers, want 3", got)
+	}
+	if got := len(agent.calls[ReplacePrefix+"StartContainer"]); got != 3 {
+		t.Errorf("agent replaced %d containers, want 3", got)
+	}
+	cs, err := fake.ListContainers(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts := map[uint32]int{}
+	for _, c := range cs {
+		attempts[c.GetMetadata().GetAttempt()]++
+	}
+	// The fake keeps containers when their sandbox is removed: six
+	// killed originals (attempt 0) and six replacements (attempt 1).
+	if attempts[0] != 6 || attempts[1] != 6 || len(attempts) != 2 {
+		t.Errorf("attempts %v, want six at 0 and six replacements at 1", attempts)
+	}
+	sbs, err := fake.ListPodSandbox(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sbs) != 0 {
+		t.Errorf("%d sandboxes left after the run", len(sbs))
+	}
+}
+
+// TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes: Versus measures both
+// agents in every round, each only on its own runtime, the single start
+// o.Runs times and the 10-pod burst (with its deletion) max(Runs/2, 2)
+// times; the second agent's results carry the per-round ratio, and both
+// runtimes are left without sandboxes.
+func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
+	fa, fb := critest.NewRuntime(), critest.NewRuntime()
+	rta := &Runtime{RS: fa, IS: critest.NewImages("img")}
+	rtb := &Runtime{RS: fb, IS: critest.NewImages("img")}
+	a := &RawCRI{RT: rta, Image: "img", LogDir: t.TempDir()}
+	b := otherAgent{&RawCRI{RT: rtb, Image: "img", LogDir: t.TempDir()}}
+	ares, bres, err := Versus(t.Context(), a, b, rta, rtb, Options{Runs: 3, Settle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{MeasureStartFileVersus, Measure10FileVersus, MeasureDelete10Versus}
+	wantN := []int{3, 2, 2}
+	if len(ares) != 3 || len(bres) != 3 {
+		t.Fatalf("results a %+v b %+v", ares, bres)
+	}
+	for i, m := range want {
+		if ares[i].Measure != m || bres[i].Measure != m || ares[i].Agent != "cri" || bres[i].Agent != "other" {
+			t.Errorf("row %d: %s/%s by %s/%s", i, ares[i].Measure, bres[i].Measure, ares[i].Agent, bres[i].Agent)
+		}
+		if len(ares[i].Seconds) != wantN[i] || len(bres[i].Seconds) != wantN[i] {
+			t.Errorf("%s: %d and %d samples, want %d", m, len(ares[i].Seconds), len(bres[i].Seconds), wantN[i])
+		}
+		if !strings.Contains(bres[i].Note, "median per-round ratio other / cri") {
+			t.Errorf("%s: note %q", m, bres[i].Note)
+		}
+	}
+	for _, r := range []Result{ares[0], bres[0]} {
+		if !strings.Contains(r.Note, "→ sandbox created") || !strings.Contains(r.Note, "sandbox created → started") {
+			t.Errorf("%s: single start note %q lacks the split", r.Agent, r.Note)
+		}
+	}
+	// 3 single starts and 2 bursts of 10 on each runtime, none elsewhere.
+	if got := len(a.calls["RunPodSandbox"]); got != 3+20 {
+		t.Errorf("a ran %d sandboxes, want 23", got)
+	}
+	if got := len(b.calls["RunPodSandbox"]); got != 3+20 {
+		t.Errorf("b ran %d sandboxes, want 23", got)
+	}
+	for _, f := range []*critest.Runtime{fa, fb} {
+		if sbs, err := f.ListPodSandbox(t.Context(), nil); err != nil || len(sbs) != 0 {
+			t.Errorf("%d sandboxes left (%v)", len(sbs), err)
+		}
 	}
 }

@@ -103,6 +103,9 @@ func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error)
 		}
 		rows = append(rows,
 			row{MeasureReplacement, func(ctx context.Context) (Result, error) { return s.replacement(ctx, via) }})
+		if o.Floor != nil {
+			rows = append(rows, row{MeasureReplacementPaired, func(ctx context.Context) (Result, error) { return s.pairedReplacement(ctx, via) }})
+		}
 		if o.Idle > 0 && len(o.PIDs) > 0 {
 			rows = append(rows, row{MeasureIdleCPU, func(ctx context.Context) (Result, error) { return s.idle(ctx, via) }})
 		}
@@ -393,39 +396,118 @@ func (s *run) replacement(ctx context.Context, via Via) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	var toCreate, toStart, toEvent Sample
 	evctx, stopEvents := context.WithCancel(ctx)
 	defer stopEvents()
 	stops := s.rt.FollowStops(evctx)
+	var split replaceSplit
 	for _, n := range names {
-		sb := s.a.SandboxName(n)
-		wctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
-		old := first[sb].ID
-		finished, err := s.rt.Kill(wctx, old)
-		if err == nil {
-			var started map[string]Started
-			started, err = s.rt.WaitStarted(wctx, []string{sb}, map[string]bool{old: true})
-			if err == nil {
-				res.Seconds.Add(started[sb].Started.Sub(finished))
-				toCreate.Add(started[sb].Created.Sub(finished))
-				toStart.Add(started[sb].Started.Sub(started[sb].Created))
-				if at, ok := stops.At(old); ok {
-					toEvent.Add(at.Sub(finished))
-				}
-			}
-		}
-		cancel()
+		d, err := s.killOne(ctx, n, first, stops, &split)
 		if err != nil {
 			return res, err
 		}
+		res.Seconds.Add(d)
 	}
-	res.Note = fmt.Sprintf("[finished → created %s, created → started %s", fmtDur(toCreate.Quantile(0.5)), fmtDur(toStart.Quantile(0.5)))
-	if len(toEvent) > 0 {
+	res.Note = "[" + split.String() + "]"
+	_, err = s.down(ctx, names, via)
+	return res, err
+}
+
+// replaceSplit is where replacements spent their time, by the runtime's
+// timestamps.
+type replaceSplit struct{ toCreate, toStart, toEvent Sample }
+
+func (r replaceSplit) String() string {
+	out := fmt.Sprintf("finished → created %s, created → started %s", fmtDur(r.toCreate.Quantile(0.5)), fmtDur(r.toStart.Quantile(0.5)))
+	if len(r.toEvent) > 0 {
 		// The runtime's own share: exit to its CRI event (evented agents
 		// cannot act before it; relisting ones see the exit no earlier).
-		res.Note += fmt.Sprintf("; finished → runtime's stop event %s", fmtDur(toEvent.Quantile(0.5)))
+		out += fmt.Sprintf("; finished → runtime's stop event %s", fmtDur(r.toEvent.Quantile(0.5)))
 	}
-	res.Note += "]"
+	return out
+}
+
+// killOne kills pod name's first container (first: from up) and waits
+// for its replacement to run; it returns old finished → new started and
+// adds the split to sp.
+func (s *run) killOne(ctx context.Context, name string, first map[string]Started, stops *StopEvents, sp *replaceSplit) (time.Duration, error) {
+	sb := s.a.SandboxName(name)
+	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+	defer cancel()
+	old := first[sb].ID
+	finished, err := s.rt.Kill(ctx, old)
+	if err != nil {
+		return 0, err
+	}
+	started, err := s.rt.WaitStarted(ctx, []string{sb}, map[string]bool{old: true})
+	if err != nil {
+		return 0, err
+	}
+	sp.toCreate.Add(started[sb].Created.Sub(finished))
+	sp.toStart.Add(started[sb].Started.Sub(started[sb].Created))
+	if at, ok := stops.At(old); ok {
+		sp.toEvent.Add(at.Sub(finished))
+	}
+	return started[sb].Started.Sub(finished), nil
+}
+
+// pairedReplacement alternates kills of the agent's containers with kills
+// of the floor's on the same runtime (floor first in even rounds), Kills
+// of each. The floor replaces its containers the moment the runtime's
+// CRI event says they stopped (RawCRI.FollowReplacements): CreateContainer
+// and StartContainer, nothing else, so its time is the runtime's exit
+// handling, its event and its Create+Start. The result is the agent's;
+// the note gives the floor's median, its split and calls, and the median
+// of the per-pair ratios.
+func (s *run) pairedReplacement(ctx context.Context, via Via) (Result, error) {
+	res := Result{Measure: MeasureReplacementPaired, Agent: s.a.Name()}
+	floor := &run{rt: s.rt, a: s.o.Floor, o: s.o, tag: s.tag + "r"}
+	evctx, stopEvents := context.WithCancel(ctx)
+	defer stopEvents()
+	if err := s.o.Floor.FollowReplacements(evctx); err != nil {
+		return res, fmt.Errorf("floor: %w", err)
+	}
+	stops := s.rt.FollowStops(evctx)
+	fnames, names := floor.names(s.o.Kills), s.names(s.o.Kills)
+	_, ffirst, err := floor.up(ctx, fnames, ViaAPI)
+	if err != nil {
+		return res, fmt.Errorf("floor: %w", err)
+	}
+	_, first, err := s.up(ctx, names, via)
+	if err != nil {
+		return res, err
+	}
+	var floorS, ratios Sample
+	var split, floorSplit replaceSplit
+	for i := range s.o.Kills {
+		var agentD, floorD time.Duration
+		for k := range 2 {
+			if (k == 0) == (i%2 == 0) {
+				d, err := floor.killOne(ctx, fnames[i], ffirst, stops, &floorSplit)
+				if err != nil {
+					if rerr := s.o.Floor.ReplaceErr(); rerr != nil {
+						err = fmt.Errorf("%w (%v)", err, rerr)
+					}
+					return res, fmt.Errorf("floor: %w", err)
+				}
+				floorD = d
+				floorS.Add(d)
+				continue
+			}
+			d, err := s.killOne(ctx, names[i], first, stops, &split)
+			if err != nil {
+				return res, err
+			}
+			agentD = d
+			res.Seconds.Add(d)
+		}
+		ratios = append(ratios, agentD.Seconds()/floorD.Seconds())
+	}
+	res.Note = fmt.Sprintf("[%s: %s; raw CRI alternating: %s (p99 %s), %s; its calls: %s; median per-pair ratio %.2f×]",
+		s.a.Name(), split, fmtDur(floorS.Quantile(0.5)), fmtDur(floorS.Quantile(0.99)), floorSplit, s.o.Floor.ReplaceSummary(), ratios.Quantile(0.5))
+	stopEvents()
+	if err := s.o.Floor.Delete(ctx, fnames, ViaAPI); err != nil {
+		return res, fmt.Errorf("floor: %w", err)
+	}
 	_, err = s.down(ctx, names, via)
 	return res, err
 }

@@ -74,17 +74,20 @@ const (
 	MeasureDelete10         = "delete 10 pods → all sandboxes stopped"
 	MeasureDeletePaired     = "delete 10 pods, alternating with raw CRI on the same runtime"
 	MeasureReplacement      = "container stopped behind its back → replacement started"
-	MeasureIdleCPU          = "idle, 10 pods: CPU"
-	MeasureIdleRSS          = "idle, 10 pods: RSS"
-	MeasureScaleStart       = "many pods at once (crisim, simulated) → last started"
-	MeasureScaleCPU         = "idle, many pods (crisim): CPU per pod"
-	MeasureScaleRSS         = "idle, many pods (crisim): RSS"
-	MeasureScaleRelist      = "idle, many pods (crisim): PLEG relist p99"
+	// MeasureReplacementPaired: the same, alternating with the raw-CRI
+	// floor replacing its own containers on their CRI stop events.
+	MeasureReplacementPaired = "container stopped → replacement started, alternating with raw CRI on the same runtime"
+	MeasureIdleCPU           = "idle, 10 pods: CPU"
+	MeasureIdleRSS           = "idle, 10 pods: RSS"
+	MeasureScaleStart        = "many pods at once (crisim, simulated) → last started"
+	MeasureScaleCPU          = "idle, many pods (crisim): CPU per pod"
+	MeasureScaleRSS          = "idle, many pods (crisim): RSS"
+	MeasureScaleRelist       = "idle, many pods (crisim): PLEG relist p99"
 )
 
 // Measures is the table order.
 var Measures = []string{MeasureAPIServerRunning, MeasureAPIServerNode, MeasureAPIServerRuntime, MeasureStartAPI, MeasureStartFile, MeasureStartPaired, Measure10API, Measure10File, Measure50API, Measure50File,
-	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureIdleCPU, MeasureIdleRSS,
+	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureReplacementPaired, MeasureStartFileVersus, Measure10FileVersus, MeasureDelete10Versus, MeasureIdleCPU, MeasureIdleRSS,
 	MeasureScaleStart, MeasureScaleCPU, MeasureScaleRSS, MeasureScaleRelist}
 
 func (r Result) cell() string {

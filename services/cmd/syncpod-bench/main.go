@@ -6,6 +6,8 @@
 //	syncpod-bench measure --agent syncpod|kubelet|cri --cri-endpoint unix:///... --out r.json [flags]
 //	syncpod-bench table r1.json r2.json ...   the Markdown table, ratios of the second to the first
 //	syncpod-bench pki DIR                      a loopback control plane's CA, serving certificate and service-account key
+//	syncpod-bench versus --kubelet-cri-endpoint ... --syncpod-cri-endpoint ... --planner ... [flags]
+//	                                          the kubelet and syncpod side by side, alternating (bench.Versus)
 //	syncpod-bench measure-apiserver --server https://127.0.0.1:P --ca DIR/ca.crt --token T --node N --label L --out r.json
 //	                                           pod created through the API server, bound to node N → Running (a watch)
 package main
@@ -64,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "measure":
 		return measure(ctx, args[1:], stderr)
+	case "versus":
+		return versus(ctx, args[1:], stderr)
 	case "measure-apiserver":
 		return measureAPIServer(ctx, args[1:], stderr)
 	case "pki":
@@ -246,5 +250,82 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 		log.Error("run failed", "err", err)
 		return 1
 	}
+	return 0
+}
+
+// versus runs bench.Versus: the kubelet (static pods in its manifest
+// directory, on its runtime) against syncpod (its manifest directory, on
+// another runtime), alternating, and writes one report per agent.
+func versus(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("versus", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	kEndpoint := fs.String("kubelet-cri-endpoint", "", "the kubelet's runtime (unix:///...)")
+	kDir := fs.String("kubelet-manifest-dir", "", "the kubelet's staticPodPath")
+	node := fs.String("node", "", "the kubelet's node name (static pods are <name>-<node>)")
+	sEndpoint := fs.String("syncpod-cri-endpoint", "", "syncpod's runtime (unix:///...), another one than the kubelet's")
+	sDir := fs.String("syncpod-manifest-dir", "", "syncpod's --manifest-dir")
+	planner := fs.String("planner", "", "syncpod planner address")
+	image := fs.String("image", "localhost/syncpod/busybox:1.36", "container image (present in both runtimes)")
+	runs := fs.Int("runs", 5, "single-pod rounds (the 10-pod rows run half as many, at least 2)")
+	settle := fs.Duration("settle", 5*time.Second, "after each deletion, wait up to this long for the agent to remove the sandboxes")
+	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each wait")
+	only := fs.String("only", "", "comma-separated measure name prefixes to run")
+	outK := fs.String("out-kubelet", "", "the kubelet's JSON report")
+	outS := fs.String("out-syncpod", "", "syncpod's JSON report")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *kEndpoint == "" || *sEndpoint == "" || *kDir == "" || *sDir == "" || *outK == "" || *outS == "" {
+		fmt.Fprintln(stderr, "versus: --kubelet-cri-endpoint, --kubelet-manifest-dir, --syncpod-cri-endpoint, --syncpod-manifest-dir, --out-kubelet and --out-syncpod are required")
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	krt, err := bench.Dial(ctx, *kEndpoint)
+	if err != nil {
+		log.Error("cannot connect to the kubelet's runtime", "err", err)
+		return 1
+	}
+	srt, err := bench.Dial(ctx, *sEndpoint)
+	if err != nil {
+		log.Error("cannot connect to syncpod's runtime", "err", err)
+		return 1
+	}
+	target, err := server.DialTarget(*planner)
+	if err != nil {
+		log.Error("bad --planner", "err", err)
+		return 2
+	}
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		log.Error("bad --planner", "err", err)
+		return 2
+	}
+	defer conn.Close()
+	k := bench.Kubelet{FileAgent: bench.FileAgent{Dir: *kDir, Image: *image}, Node: *node}
+	s := bench.Syncpod{FileAgent: bench.FileAgent{Dir: *sDir, Image: *image}, Planner: plannerv1.NewPlannerServiceClient(conn)}
+	var onlyList []string
+	if *only != "" {
+		onlyList = strings.Split(*only, ",")
+	}
+	started, load := time.Now(), bench.LoadAverage()
+	kres, sres, err := bench.Versus(ctx, k, s, krt, srt, bench.Options{Runs: *runs, Settle: *settle, Timeout: *timeout, Only: onlyList, Logger: log})
+	for _, r := range []struct {
+		out string
+		rep bench.Report
+	}{
+		{*outK, bench.Report{Agent: k.Name(), Runtime: krt.Version(ctx), Started: started, Load: load, Results: kres}},
+		{*outS, bench.Report{Agent: s.Name(), Runtime: srt.Version(ctx), Started: started, Load: load, Results: sres}},
+	} {
+		b, _ := json.MarshalIndent(r.rep, "", "  ")
+		if werr := os.WriteFile(r.out, b, 0o644); werr != nil {
+			log.Error("cannot write the report", "err", werr)
+			return 1
+		}
+	}
+	if err != nil {
+		log.Error("run failed", "err", err)
+		return 1
+	}
+	log.Info("done", "load_average_at_end", fmt.Sprint(bench.LoadAverage()))
 	return 0
 }
