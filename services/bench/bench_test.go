@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -207,7 +209,28 @@ syncpod_pleg_relist_duration_seconds_count 105
 // stopEmitter is the fake runtime with CRI events: every StopContainer
 // emits the container's CONTAINER_STOPPED event, as containerd 2.x does
 // once it has handled the exit.
-type stopEmitter struct{ *critest.Runtime }
+type stopEmitter struct {
+	*critest.Runtime
+	attempts *attemptCount
+}
+
+// attemptCount counts the containers created, by attempt: the runtime
+// removes a sandbox's containers with it, so they cannot be listed after
+// the run.
+type attemptCount struct {
+	mu sync.Mutex
+	n  map[uint32]int
+}
+
+func (r stopEmitter) CreateContainer(ctx context.Context, sandboxID string, config *runtimeapi.ContainerConfig, sc *runtimeapi.PodSandboxConfig) (string, error) {
+	id, err := r.Runtime.CreateContainer(ctx, sandboxID, config, sc)
+	if err == nil {
+		r.attempts.mu.Lock()
+		r.attempts.n[config.GetMetadata().GetAttempt()]++
+		r.attempts.mu.Unlock()
+	}
+	return id, err
+}
 
 func (r stopEmitter) StopContainer(ctx context.Context, id string, timeout int64) error {
 	if err := r.Runtime.StopContainer(ctx, id, timeout); err != nil {
@@ -231,7 +254,7 @@ func (r stopEmitter) StopContainer(ctx context.Context, id string, timeout int64
 // StartContainer only), kills alternate, the note names the floor's
 // median, its calls and the per-pair ratio, and nothing is left behind.
 func TestPairedReplacementAgainstTheEventedFloor(t *testing.T) {
-	fake := stopEmitter{critest.NewRuntime().WithEvents(critest.EventsOffered)}
+	fake := stopEmitter{critest.NewRuntime().WithEvents(critest.EventsOffered), &attemptCount{n: map[uint32]int{}}}
 	rt := &Runtime{RS: fake, IS: critest.NewImages("img")}
 	agent := otherAgent{&RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}}
 	if err := agent.FollowReplacements(t.Context()); err != nil { // the agent under test is evented too
@@ -259,18 +282,20 @@ func TestPairedReplacementAgainstTheEventedFloor(t *testing.T) {
 	if got := len(agent.calls[ReplacePrefix+"StartContainer"]); got != 3 {
 		t.Errorf("agent replaced %d containers, want 3", got)
 	}
+	// Six originals killed (attempt 0), six replacements (attempt 1);
+	// each sandbox's removal took its containers with it.
+	fake.attempts.mu.Lock()
+	attempts := maps.Clone(fake.attempts.n)
+	fake.attempts.mu.Unlock()
+	if attempts[0] != 6 || attempts[1] != 6 || len(attempts) != 2 {
+		t.Errorf("containers created by attempt %v, want six at 0 and six replacements at 1", attempts)
+	}
 	cs, err := fake.ListContainers(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	attempts := map[uint32]int{}
-	for _, c := range cs {
-		attempts[c.GetMetadata().GetAttempt()]++
-	}
-	// The fake keeps containers when their sandbox is removed: six
-	// killed originals (attempt 0) and six replacements (attempt 1).
-	if attempts[0] != 6 || attempts[1] != 6 || len(attempts) != 2 {
-		t.Errorf("attempts %v, want six at 0 and six replacements at 1", attempts)
+	if len(cs) != 0 {
+		t.Errorf("%d containers left after the run", len(cs))
 	}
 	sbs, err := fake.ListPodSandbox(t.Context(), nil)
 	if err != nil {
