@@ -14,15 +14,16 @@ MODULES   := proto internal cri planner executor pleg services
 PKGS      := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 LDFLAGS   := -s -w -X github.com/syncpod/syncpod/services/server.Version=$(VERSION)
 # Two build configurations, so a fresh machine compiles the dependency
-# graph twice at most: -race for everything `make test` runs (the tests,
-# vet, the binaries the end-to-end tests start), and static -trimpath for
-# what users run (`make build`, `make run`, the images, the Go tools).
+# graph twice at most: -race for the tests and vet, and static -trimpath
+# for what users run (`make build`, `make run`, the images, the Go tools),
+# which is also what the end-to-end tests start (the node agent aside:
+# see services/e2e/binaries_test.go).
 STATIC_GO := CGO_ENABLED=0 $(GO)
 BINARIES  := syncpod-planner syncpod-executor syncpod-pleg syncpod-crisim
 # What `make run` needs (the services and the CLI of the README's session).
 # Built on their own, they leave the node agent's client-go out of the
-# static build that `make test` compiles (the tests themselves build with
-# -race, see services/e2e/binaries_test.go).
+# static build that `make test` compiles (the end-to-end tests build the
+# node agent with -race, whose client-go its unit tests compile anyway).
 RUN_BINARIES := $(BINARIES) syncpodctl
 
 # Pinned tool versions.
