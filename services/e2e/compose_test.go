@@ -322,7 +322,7 @@ func TestComposeDeployment(t *testing.T) {
 // composeSession runs the whole scenario with one implementation and
 // returns the names of the bridges its network used.
 func composeSession(t *testing.T, root, grpcurl string, impl []string, project string, engineEnv []string) []string {
-	ports := freePorts(t, 8)
+	ports := quietPorts(t, 8)
 	names := []string{"PLANNER_PORT", "EXECUTOR_PORT", "PLEG_PORT", "PLANNER_METRICS_PORT", "EXECUTOR_METRICS_PORT", "PLEG_METRICS_PORT", "CRISIM_METRICS_PORT", "PROMETHEUS_PORT"}
 	env := append([]string{}, engineEnv...)
 	for i, n := range names {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -42,6 +43,47 @@ func makeEnv(extra ...string) []string {
 		env = append(env, kv)
 	}
 	return append(env, extra...)
+}
+
+// quietPorts returns n distinct loopback ports that are free now and lie
+// below the kernel's ephemeral range, for a process that binds them long
+// after they were chosen (docker compose, make run after its build). A
+// port from the ephemeral range may meanwhile be handed to another test's
+// listener or to the local end of any connection; these are not, so only
+// another explicit choice could take them, and the choice is random.
+func quietPorts(t *testing.T, n int) []int {
+	t.Helper()
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				low = v
+			}
+		}
+	}
+	const base = 10000
+	if low <= base+n {
+		return freePorts(t, n) // no room below the range
+	}
+	var ports []int
+	seen := map[int]bool{}
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 1000 {
+			t.Fatalf("no %d free ports in [%d, %d)", n, base, low)
+		}
+		p := base + rand.IntN(low-base)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		ports = append(ports, p)
+	}
+	return ports
 }
 
 // freePorts returns n distinct free loopback ports.
@@ -116,7 +158,7 @@ var criEndpointLine = regexp.MustCompile(`run-local: CRI endpoint unix://(\S+)/c
 func startMakeRun(t *testing.T, bin string) *makeRun {
 	t.Helper()
 	root := repoRoot(t)
-	p := freePorts(t, 7)
+	p := quietPorts(t, 7)
 	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(p[i]) }
 	r := &makeRun{
 		out:      filepath.Join(t.TempDir(), "make-run.log"),
