@@ -167,10 +167,7 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 	if *label != "" {
 		rep.Agent = *label
 	}
-	b, _ := json.MarshalIndent(rep, "", "  ")
-	if *out == "" {
-		fmt.Println(string(b))
-	} else if werr := os.WriteFile(*out, b, 0o644); werr != nil {
+	if werr := writeReport(rep, *out); werr != nil {
 		log.Error("cannot write the report", "err", werr)
 		return 1
 	}
@@ -239,10 +236,7 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 			rep.Results = append(rep.Results, r)
 		}
 	}
-	b, _ := json.MarshalIndent(rep, "", "  ")
-	if *out == "" {
-		fmt.Println(string(b))
-	} else if werr := os.WriteFile(*out, b, 0o644); werr != nil {
+	if werr := writeReport(rep, *out); werr != nil {
 		log.Error("cannot write the report", "err", werr)
 		return 1
 	}
@@ -316,8 +310,7 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 		{*outK, bench.Report{Agent: k.Name(), Runtime: krt.Version(ctx), Started: started, Load: load, Results: kres}},
 		{*outS, bench.Report{Agent: s.Name(), Runtime: srt.Version(ctx), Started: started, Load: load, Results: sres}},
 	} {
-		b, _ := json.MarshalIndent(r.rep, "", "  ")
-		if werr := os.WriteFile(r.out, b, 0o644); werr != nil {
+		if werr := writeReport(r.rep, r.out); werr != nil {
 			log.Error("cannot write the report", "err", werr)
 			return 1
 		}
@@ -328,4 +321,18 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	log.Info("done", "load_average_at_end", fmt.Sprint(bench.LoadAverage()))
 	return 0
+}
+
+// writeReport writes a JSON report to the file out, or to stdout when out
+// is empty.
+func writeReport(rep any, out string) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		_, err = fmt.Println(string(b))
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
 }
