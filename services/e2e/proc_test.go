@@ -24,6 +24,7 @@ type proc struct {
 	logs    *strings.Builder
 	mu      sync.Mutex
 	err     error // exit error, valid once exited is closed
+	checked bool  // its output has been searched for a race report
 	opts    procOptions
 }
 
@@ -90,18 +91,21 @@ func startProc(t *testing.T, name string, o procOptions) *proc {
 		close(p.exited)
 		p.done <- err
 	}()
-	// The binaries are built with -race (binaries_test.go): a data race
-	// a service met is reported on its stderr, and fails the test.
-	// (Registered first, so it runs last, after the kill below.)
+	// A data race a -race service met (binaries_test.go) is reported on
+	// its stderr, and fails the test: checkRace looks once the process has
+	// exited. A managed process is ended by its owner's cleanup, which was
+	// registered before this one and so runs after it: signal checks it
+	// then, and this cleanup must not wait for it. An unmanaged one is
+	// killed by the cleanup below, which runs first.
 	t.Cleanup(func() {
+		if o.managed && p.running() {
+			return
+		}
 		select {
 		case <-p.exited:
 		case <-time.After(5 * time.Second):
 		}
-		if out := p.output(); strings.Contains(out, raceBanner) {
-			i := strings.Index(out, raceBanner)
-			t.Errorf("%s reported a data race:\n%s", name, out[i:min(len(out), i+6000)])
-		}
+		p.checkRace(t)
 	})
 	if !o.managed {
 		t.Cleanup(func() {
@@ -117,6 +121,26 @@ func startProc(t *testing.T, name string, o procOptions) *proc {
 		t.Fatalf("%s did not start serving:\n%s", name, p.output())
 	}
 	return p
+}
+
+// checkRace fails t if the exited process reported a data race; once per
+// process, and not before it has exited (its report may be incomplete).
+func (p *proc) checkRace(t *testing.T) {
+	t.Helper()
+	if p.running() {
+		return
+	}
+	p.mu.Lock()
+	done := p.checked
+	p.checked = true
+	p.mu.Unlock()
+	if done {
+		return
+	}
+	if out := p.output(); strings.Contains(out, raceBanner) {
+		i := strings.Index(out, raceBanner)
+		t.Errorf("%s reported a data race:\n%s", p.name, out[i:min(len(out), i+6000)])
+	}
 }
 
 // raceBanner starts the race detector's report.
@@ -161,6 +185,7 @@ func (p *proc) stop(t *testing.T) error {
 // signal sends sig and waits (at most 30 s) for the process to exit.
 func (p *proc) signal(t *testing.T, sig syscall.Signal) error {
 	t.Helper()
+	defer p.checkRace(t)
 	if !p.running() {
 		return p.err
 	}
