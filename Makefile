@@ -66,25 +66,34 @@ build-images:
 # unit tests reuse. The fuzzing (its own instrumented build, then CPU) runs
 # beside the unit tests, whose last minutes mostly wait on the services and
 # runtimes they start; each fuzz target runs for a number of inputs, not a
-# time, so a busy CPU makes it slower, never failed.
-LINT_LOG := $(CURDIR)/.tmp/lint.log
-FUZZ_LOG := $(CURDIR)/.tmp/fuzz.log
+# time, so a busy CPU makes it slower, never failed. The extra runs
+# (unit-extra: the containerd 2.x subset, on a runtime of their own) follow
+# the fuzzing in the same background job: by then the unit tests have
+# compiled their packages, and the end-to-end package's last minutes leave
+# a core to spare. Each phase's end is printed with the seconds since the
+# start.
+LINT_LOG  := $(CURDIR)/.tmp/lint.log
+FUZZ_LOG  := $(CURDIR)/.tmp/fuzz.log
+EXTRA_LOG := $(CURDIR)/.tmp/unit-extra.log
 test:
 	@mkdir -p $(dir $(LINT_LOG))
+	start=$$(date +%s); since() { echo "$$(( $$(date +%s) - start )) s"; }; \
 	$(MAKE) --no-print-directory lint-and-generated > $(LINT_LOG) 2>&1 & lint=$$!; \
 	rc=0; $(MAKE) test-setup || rc=$$?; \
+	echo "== set-up done (exit $$rc) at $$(since) =="; \
 	lrc=0; wait $$lint || lrc=$$?; \
-	echo "== lint and generated code (ran beside the set-up; exit $$lrc; log $(LINT_LOG)) =="; \
+	echo "== lint and generated code (ran beside the set-up; exit $$lrc; log $(LINT_LOG)) done at $$(since) =="; \
 	cat $(LINT_LOG); \
 	if [ $$rc -eq 0 ] && [ $$lrc -eq 0 ]; then \
-	  $(MAKE) --no-print-directory fuzz > $(FUZZ_LOG) 2>&1 & fuzz=$$!; \
+	  { frc=0; $(MAKE) --no-print-directory fuzz > $(FUZZ_LOG) 2>&1 || frc=$$?; echo "fuzzing done at $$(since)" >> $(FUZZ_LOG); \
+	    $(MAKE) --no-print-directory unit-extra > $(EXTRA_LOG) 2>&1 || frc=$$?; echo "unit-extra done at $$(since)" >> $(EXTRA_LOG); exit $$frc; } & bg=$$!; \
 	  $(MAKE) unit || rc=$$?; \
-	  $(MAKE) unit-extra || rc=$$?; \
-	  frc=0; wait $$fuzz || frc=$$?; \
-	  echo "== fuzzing (ran beside the unit tests; exit $$frc; log $(FUZZ_LOG)) =="; \
-	  cat $(FUZZ_LOG); [ $$frc -eq 0 ] || rc=1; \
+	  echo "== unit tests done (exit $$rc) at $$(since) =="; \
+	  brc=0; wait $$bg || brc=$$?; \
+	  echo "== fuzzing, then the extra runs (beside the unit tests; exit $$brc; logs $(FUZZ_LOG), $(EXTRA_LOG)) done at $$(since) =="; \
+	  cat $(FUZZ_LOG) $(EXTRA_LOG); [ $$brc -eq 0 ] || rc=1; \
 	else rc=1; fi; \
-	$(MAKE) test-teardown; exit $$rc
+	$(MAKE) test-teardown; echo "== make test: exit $$rc after $$(since) =="; exit $$rc
 	@$(MAKE) --no-print-directory test-summary
 
 .PHONY: lint-and-generated
