@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/proto/fielderr"
@@ -133,6 +134,13 @@ func (s *Service) WatchPods(req *plannerv1.WatchPodsRequest, stream grpc.ServerS
 		return toStatus("WatchPods", err)
 	}
 	defer sub.Close()
+	// The response header says the subscription is in place: every change
+	// from now on reaches this stream. A client that reads pods after it
+	// has the header (syncpodctl's waits) cannot miss a change between its
+	// read and the watch; before, a pod removed in that gap was in neither.
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
+	}
 	for {
 		evs, err := sub.Next(ctx)
 		if err != nil {

@@ -259,6 +259,33 @@ func TestWatchPods(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument)
 }
 
+// WatchPods answers with its header as soon as it has subscribed, events
+// or none, so a client can read pods after it knowing no later change is
+// lost (syncpodctl's waits do). Without the header, Header blocks until the
+// first event, and a watch of nothing has none.
+func TestWatchPodsHeaderMeansSubscribed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, _ := setup(t)
+	stream, err := c.WatchPods(ctx, &plannerv1.WatchPodsRequest{Namespace: "empty"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Header(); err != nil {
+		t.Fatalf("header of a watch with no events: %v, want it at once", err)
+	}
+	// Subscribed: a pod applied now is the stream's first event.
+	p := demoPod("late", "nginx")
+	p.Namespace = "empty"
+	if _, err := c.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: p}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := stream.Recv()
+	if err != nil || ev.GetRecord().GetPod().GetName() != "late" {
+		t.Fatalf("first event after the header: %v, %v; want late", ev, err)
+	}
+}
+
 func TestNoStoreIsUnavailable(t *testing.T) {
 	s := New(Options{})
 	_, err := s.ApplyPod(context.Background(), &plannerv1.ApplyPodRequest{})

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
@@ -46,6 +47,12 @@ type fakePlanner struct {
 	keepDeleted bool
 	watchers    []chan *plannerv1.WatchPodsResponse
 	watching    chan struct{} // closed when the first watch has started
+	// subscribeGate, when set, holds each WatchPods call before it
+	// subscribes (a planner slow to take the call); watchCalled is closed
+	// when the first call arrives.
+	subscribeGate chan struct{}
+	watchCalled   chan struct{}
+	getPods       int // GetPod calls
 	// logs by container, "NAME/previous" for the previous instance.
 	logs    map[string][]*syncpodv1.LogLine
 	logReqs []*plannerv1.ContainerLogsRequest
@@ -121,6 +128,23 @@ func (f *fakePlanner) remove(k string) {
 func (f *fakePlanner) WatchPods(req *plannerv1.WatchPodsRequest, stream plannerv1.PlannerService_WatchPodsServer) error {
 	ch := make(chan *plannerv1.WatchPodsResponse, 100)
 	f.mu.Lock()
+	gate, called := f.subscribeGate, f.watchCalled
+	f.mu.Unlock()
+	if called != nil {
+		select {
+		case <-called:
+		default:
+			close(called)
+		}
+	}
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-stream.Context().Done():
+			return nil
+		}
+	}
+	f.mu.Lock()
 	var initial []*plannerv1.WatchPodsResponse
 	for _, k := range sortedRecordKeys(f.records) {
 		r := f.records[k]
@@ -137,6 +161,10 @@ func (f *fakePlanner) WatchPods(req *plannerv1.WatchPodsRequest, stream plannerv
 		}
 	}
 	f.mu.Unlock()
+	// As the planner does: the header once subscribed.
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
+	}
 	for _, ev := range initial {
 		if err := stream.Send(ev); err != nil {
 			return err
@@ -203,6 +231,7 @@ func sortedRecordKeys(m map[string]*plannerv1.PodRecord) []string {
 func (f *fakePlanner) GetPod(_ context.Context, req *plannerv1.GetPodRequest) (*plannerv1.GetPodResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.getPods++
 	for _, r := range f.records {
 		if (req.GetPod().GetUid() != "" && r.GetPod().GetUid() == req.GetPod().GetUid()) ||
 			key(req.GetPod().GetNamespace(), req.GetPod().GetName()) == key(r.GetPod().GetNamespace(), r.GetPod().GetName()) {

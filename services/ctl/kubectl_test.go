@@ -230,6 +230,38 @@ func waitForOutput(t *testing.T, out *lockedBuffer, want string) {
 	}
 }
 
+// A pod removed after syncpodctl read it but before the planner subscribed
+// its watch was in neither, and `delete` (or `wait --for=delete`) waited
+// until its timeout although the pod was gone (seen in the end-to-end
+// suite under load). The client now reads only once the planner's header
+// says the watch is subscribed. The fake holds the subscription while the
+// pod goes away, after giving an early read every chance to happen.
+func TestWaitForDeleteMissesNoRemovalBeforeTheWatchSubscribes(t *testing.T) {
+	h := newHarness(t)
+	h.planner.put("default/web", record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	gate := make(chan struct{})
+	h.planner.mu.Lock()
+	h.planner.subscribeGate, h.planner.watchCalled = gate, make(chan struct{})
+	called := h.planner.watchCalled
+	h.planner.mu.Unlock()
+	out, wait := h.start(context.Background(), "wait", "--for=delete", "pod/web", "--timeout=10s")
+	<-called
+	// A client that reads before the subscription does so now.
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		h.planner.mu.Lock()
+		n := h.planner.getPods
+		h.planner.mu.Unlock()
+		if n > 0 {
+			break
+		}
+	}
+	h.planner.remove("default/web")
+	close(gate)
+	if code := wait(); code != 0 || !strings.Contains(out.String(), "pod/web deleted") {
+		t.Fatalf("wait --for=delete of a pod removed before the watch subscribed: exit %d %q, want 0 and pod/web deleted", code, out)
+	}
+}
+
 func TestWaitForReadyAndDelete(t *testing.T) {
 	h := newHarness(t)
 	h.planner.watching = make(chan struct{})

@@ -222,6 +222,12 @@ func waitFor(ctx context.Context, g *globals, names []string, timeout time.Durat
 	var stream plannerv1.PlannerService_WatchPodsClient
 	if timeout > 0 {
 		stream, err = client.WatchPods(wctx, &plannerv1.WatchPodsRequest{Namespace: g.namespace})
+		if err == nil {
+			// The planner sends the header once it has subscribed; the
+			// call above returns before that. Reading the pods earlier
+			// could miss one removed before the subscription began.
+			_, err = stream.Header()
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return timedOut(g, pending)
