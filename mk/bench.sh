@@ -250,7 +250,11 @@ start_kubelet() { # SOCK: the kubelet on that runtime, healthy; sets KUBELET_PID
 
 run_kubelet() { # OUT
 	start_kubelet "$SOCK"
-	measure kubelet "$1" --manifest-dir "$KUBELET_D"/manifests --node "$NODE" --pids "$KUBELET_PID"
+	# No paired rows: the kubelet stops and removes the sandboxes on its
+	# runtime that it did not create, so the raw-CRI floor cannot share it
+	# (its containers vanished mid-measure: "namespace path ... no such
+	# file"). The floor has its own phase below.
+	measure kubelet "$1" --manifest-dir "$KUBELET_D"/manifests --node "$NODE" --pids "$KUBELET_PID" --paired=false
 	rm -f "$KUBELET_D"/manifests/*.yaml
 	stop_procs
 }
