@@ -167,15 +167,7 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 	if *label != "" {
 		rep.Agent = *label
 	}
-	if werr := writeReport(rep, *out); werr != nil {
-		log.Error("cannot write the report", "err", werr)
-		return 1
-	}
-	if err != nil {
-		log.Error("run failed", "err", err)
-		return 1
-	}
-	return 0
+	return finish(log, err, reportFile{rep, *out})
 }
 
 // measureAPIServer times pods created through a kube-apiserver and bound
@@ -236,15 +228,7 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 			rep.Results = append(rep.Results, r)
 		}
 	}
-	if werr := writeReport(rep, *out); werr != nil {
-		log.Error("cannot write the report", "err", werr)
-		return 1
-	}
-	if err != nil {
-		log.Error("run failed", "err", err)
-		return 1
-	}
-	return 0
+	return finish(log, err, reportFile{rep, *out})
 }
 
 // versus runs bench.Versus: the kubelet (static pods in its manifest
@@ -303,29 +287,41 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	started, load := time.Now(), bench.LoadAverage()
 	kres, sres, err := bench.Versus(ctx, k, s, krt, srt, bench.Options{Runs: *runs, Settle: *settle, Timeout: *timeout, Only: onlyList, Logger: log})
-	for _, r := range []struct {
-		out string
-		rep bench.Report
-	}{
-		{*outK, bench.Report{Agent: k.Name(), Runtime: krt.Version(ctx), Started: started, Load: load, Results: kres}},
-		{*outS, bench.Report{Agent: s.Name(), Runtime: srt.Version(ctx), Started: started, Load: load, Results: sres}},
-	} {
-		if werr := writeReport(r.rep, r.out); werr != nil {
-			log.Error("cannot write the report", "err", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		log.Error("run failed", "err", err)
-		return 1
+	if code := finish(log, err,
+		reportFile{bench.Report{Agent: k.Name(), Runtime: krt.Version(ctx), Started: started, Load: load, Results: kres}, *outK},
+		reportFile{bench.Report{Agent: s.Name(), Runtime: srt.Version(ctx), Started: started, Load: load, Results: sres}, *outS}); code != 0 {
+		return code
 	}
 	log.Info("done", "load_average_at_end", fmt.Sprint(bench.LoadAverage()))
 	return 0
 }
 
+// reportFile is a report and where it goes (empty: stdout).
+type reportFile struct {
+	rep bench.Report
+	out string
+}
+
+// finish writes every report, also after a failed run (the rounds it
+// measured are kept), and returns the exit code: 1 when a write or the run
+// (runErr) failed.
+func finish(log *slog.Logger, runErr error, reports ...reportFile) int {
+	for _, r := range reports {
+		if err := writeReport(r.rep, r.out); err != nil {
+			log.Error("cannot write the report", "err", err)
+			return 1
+		}
+	}
+	if runErr != nil {
+		log.Error("run failed", "err", runErr)
+		return 1
+	}
+	return 0
+}
+
 // writeReport writes a JSON report to the file out, or to stdout when out
 // is empty.
-func writeReport(rep any, out string) error {
+func writeReport(rep bench.Report, out string) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
