@@ -202,24 +202,19 @@ run_scale() { # OUT
 
 KUBELET_D=$B/kubelet
 KUBELET_PID=""
-start_kubelet() { # SOCK: the kubelet on that runtime, healthy; sets KUBELET_PID
-	local bin d=$KUBELET_D
-	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
-	rm -rf "$d"
-	mkdir -p "$d"/{manifests,root,pki,pod-logs,plugins,sysctl,varlibkubelet,varlogcontainers}
-	local f
+kubelet_prepare() { # DIR SOCK PORT HEALTHZ_PORT [YAML]: copy the sysctls the kubelet rewrites (bench-kubelet-ns.sh mounts the copies over them) and write DIR/config.yaml, with YAML's lines added
+	local d=$1 f
 	for f in vm/overcommit_memory kernel/panic kernel/panic_on_oops; do cat /proc/sys/$f >"$d/sysctl/${f##*/}"; done
 	cat >"$d"/config.yaml <<-YAML
 		apiVersion: kubelet.config.k8s.io/v1beta1
 		kind: KubeletConfiguration
-		staticPodPath: $d/manifests
-		containerRuntimeEndpoint: unix://$1
+		containerRuntimeEndpoint: unix://$2
 		podLogsDir: $d/pod-logs
 		address: 127.0.0.1
-		port: 19250
+		port: $3
 		readOnlyPort: 0
 		healthzBindAddress: 127.0.0.1
-		healthzPort: 19248
+		healthzPort: $4
 		authentication:
 		  anonymous: {enabled: true}
 		  webhook: {enabled: false}
@@ -233,6 +228,15 @@ start_kubelet() { # SOCK: the kubelet on that runtime, healthy; sets KUBELET_PID
 		makeIPTablesUtilChains: false
 		volumePluginDir: $d/plugins
 	YAML
+	if [[ -n ${5:-} ]]; then printf '%s\n' "$5" >>"$d"/config.yaml; fi
+}
+
+start_kubelet() { # SOCK: the kubelet on that runtime, healthy; sets KUBELET_PID
+	local bin d=$KUBELET_D
+	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
+	rm -rf "$d"
+	mkdir -p "$d"/{manifests,root,pki,pod-logs,plugins,sysctl,varlibkubelet,varlogcontainers}
+	kubelet_prepare "$d" "$1" 19250 19248 "staticPodPath: $d/manifests"
 	log "kubelet: $("$bin"/kubelet --version)"
 	unshare --mount --propagation slave "$ROOT"/mk/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
 		--config "$d"/config.yaml --root-dir "$d"/root --cert-dir "$d"/pki --hostname-override "$NODE" \
@@ -343,32 +347,8 @@ run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
 	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
 	rm -rf "$d"
 	mkdir -p "$d"/{root,pki,pod-logs,plugins,sysctl}
-	local f
-	for f in vm/overcommit_memory kernel/panic kernel/panic_on_oops; do cat /proc/sys/$f >"$d/sysctl/${f##*/}"; done
-	cat >"$d"/config.yaml <<-YAML
-		apiVersion: kubelet.config.k8s.io/v1beta1
-		kind: KubeletConfiguration
-		containerRuntimeEndpoint: unix://$SOCK
-		podLogsDir: $d/pod-logs
-		address: 127.0.0.1
-		port: 19350
-		readOnlyPort: 0
-		healthzBindAddress: 127.0.0.1
-		healthzPort: 19348
-		authentication:
-		  anonymous: {enabled: true}
-		  webhook: {enabled: false}
-		authorization: {mode: AlwaysAllow}
-		cgroupDriver: cgroupfs
-		failCgroupV1: false
-		failSwapOn: false
-		cgroupsPerQOS: false
-		enforceNodeAllocatable: []
-		oomScoreAdj: 0
-		makeIPTablesUtilChains: false
-		volumePluginDir: $d/plugins
-		evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}
-	YAML
+	kubelet_prepare "$d" "$SOCK" 19350 19348 \
+		'evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'
 	log "kubelet: $("$bin"/kubelet --version)"
 	unshare --mount --propagation slave "$ROOT"/mk/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
 		--config "$d"/config.yaml --kubeconfig "$API"/kubeconfig --root-dir "$d"/root --cert-dir "$d"/pki \
