@@ -178,7 +178,11 @@ func startMakeRun(t *testing.T, bin string) *makeRun {
 	if bin != "" {
 		args = append(args, "BIN="+bin)
 	}
-	r.cmd = exec.Command("make", args...)
+	// A user's script starts make with SIGINT and SIGTERM at their
+	// defaults. This process may have inherited SIGINT ignored (a
+	// background job of a non-interactive shell starts so), and make
+	// would inherit that and never see the SIGINT this test sends.
+	r.cmd = exec.Command("env", append([]string{"--default-signal=INT,TERM,HUP", "make"}, args...)...)
 	r.cmd.Dir = root
 	r.cmd.Stdout, r.cmd.Stderr = f, f
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
