@@ -41,7 +41,7 @@ type controlPlane struct {
 	dir        string
 	kubeconfig string
 	url        string
-	client     nodeagent.Client
+	client     *nodeagent.Client
 	etcd       *bgProc
 	apiserver  *bgProc
 	// apiserverArgs start kube-apiserver (again, on the same port).

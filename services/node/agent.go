@@ -19,12 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -32,43 +28,11 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
-// Client is the part of the API server's API the agent uses: pods,
-// nodes, events, ConfigMaps and Secrets, and leases. client-go's
-// Clientset has it, and so does NewClient's, which leaves out the typed
-// clients of every other API group (and their compile time).
-type Client interface {
-	CoreV1() typedcorev1.CoreV1Interface
-	CoordinationV1() typedcoordinationv1.CoordinationV1Interface
-}
-
-// NewClient builds a Client from a REST config.
-func NewClient(cfg *rest.Config) (Client, error) {
-	core, err := typedcorev1.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	coordination, err := typedcoordinationv1.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &client{core: core, coordination: coordination}, nil
-}
-
-type client struct {
-	core         *typedcorev1.CoreV1Client
-	coordination *typedcoordinationv1.CoordinationV1Client
-}
-
-func (c *client) CoreV1() typedcorev1.CoreV1Interface { return c.core }
-func (c *client) CoordinationV1() typedcoordinationv1.CoordinationV1Interface {
-	return c.coordination
-}
-
 // Options configure an Agent. Client, Planner, NodeName and Logger are
 // required.
 type Options struct {
 	// Client talks to the API server.
-	Client Client
+	Client *Client
 	// Planner is the node's planner.
 	Planner plannerv1.PlannerServiceClient
 	// PlannerHealth, when set, decides the node's Ready condition: Ready
@@ -238,9 +202,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		})
 
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.o.Client.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(eventSink{a.o.Client.CoreV1()})
 	defer broadcaster.Shutdown()
-	a.recorder = broadcaster.NewRecorder(eventScheme(), corev1.EventSource{Component: "kubelet", Host: a.o.NodeName})
+	a.recorder = broadcaster.NewRecorder(clientScheme, corev1.EventSource{Component: "kubelet", Host: a.o.NodeName})
 	a.relay = newEventRelay(started, func(ref *corev1.ObjectReference, typ, reason, msg string) {
 		a.m.events.Inc()
 		a.recorder.Event(ref, typ, reason, msg)
@@ -347,13 +311,4 @@ func podChanged(old, cur *corev1.Pod) bool {
 		!apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
 		!apiequality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
 		old.UID != cur.UID || old.Status.Phase != cur.Status.Phase
-}
-
-// eventScheme knows the core API group, the only one whose objects the
-// agent records events about (client-go's kubernetes/scheme would bring
-// every API group into the build).
-func eventScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(corev1.AddToScheme(s))
-	return s
 }

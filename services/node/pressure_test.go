@@ -119,7 +119,7 @@ func TestNodeStatusPressureConditions(t *testing.T) {
 func TestAgentPressureFromAFakeHostReader(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := roomy()
-	a, err := New(Options{Client: &client{}, Planner: plannerv1.NewPlannerServiceClient(nil), NodeName: "n", Logger: slog.New(slog.DiscardHandler),
+	a, err := New(Options{Client: &Client{}, Planner: plannerv1.NewPlannerServiceClient(nil), NodeName: "n", Logger: slog.New(slog.DiscardHandler),
 		Signals: HostReaderFunc(func() (Signals, error) { return s, nil }), Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

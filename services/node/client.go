@@ -1,0 +1,170 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/gentype"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+)
+
+// The agent's API server client covers the two API groups a node uses:
+// core/v1 (pods, nodes, events, ConfigMaps, Secrets, service accounts)
+// and coordination/v1 (leases). It is client-go's generic typed client
+// (gentype) on a scheme of just those groups. client-go's generated typed
+// clients would do the same calls, but each of them registers its types
+// in client-go's kubernetes/scheme, which imports every one of the 56 API
+// groups and their apply configurations, for types a node never sends or
+// receives. Measured on a cold build cache: the agent's -race build went
+// from 632 packages and 279 CPU seconds to 562 and 207, and the static
+// syncpod-node from 43.8 MB to 29.0 MB.
+var (
+	clientScheme   = runtime.NewScheme()
+	clientCodecs   = serializer.NewCodecFactory(clientScheme)
+	parameterCodec = runtime.NewParameterCodec(clientScheme)
+)
+
+func init() {
+	// The options types (ListOptions, GetOptions, ...) as query
+	// parameters, as client-go's scheme registers them.
+	metav1.AddToGroupVersion(clientScheme, schema.GroupVersion{Version: "v1"})
+	utilruntime.Must(corev1.AddToScheme(clientScheme))
+	utilruntime.Must(coordinationv1.AddToScheme(clientScheme))
+}
+
+// The typed clients of the resources a node reads and writes.
+type (
+	PodClient            = gentype.ClientWithList[*corev1.Pod, *corev1.PodList]
+	NodeClient           = gentype.ClientWithList[*corev1.Node, *corev1.NodeList]
+	EventClient          = gentype.ClientWithList[*corev1.Event, *corev1.EventList]
+	ConfigMapClient      = gentype.ClientWithList[*corev1.ConfigMap, *corev1.ConfigMapList]
+	SecretClient         = gentype.ClientWithList[*corev1.Secret, *corev1.SecretList]
+	ServiceAccountClient = gentype.ClientWithList[*corev1.ServiceAccount, *corev1.ServiceAccountList]
+	LeaseClient          = gentype.ClientWithList[*coordinationv1.Lease, *coordinationv1.LeaseList]
+)
+
+// Client talks to the API server. Build it with NewClient.
+type Client struct {
+	core         rest.Interface
+	coordination rest.Interface
+}
+
+// NewClient builds a Client from a REST config, with one HTTP client (one
+// connection pool) for both API groups.
+func NewClient(cfg *rest.Config) (*Client, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("API server client: %w", err)
+	}
+	core, err := restClient(cfg, httpClient, corev1.SchemeGroupVersion, "/api")
+	if err != nil {
+		return nil, err
+	}
+	coordination, err := restClient(cfg, httpClient, coordinationv1.SchemeGroupVersion, "/apis")
+	if err != nil {
+		return nil, err
+	}
+	return &Client{core: core, coordination: coordination}, nil
+}
+
+// restClient is the REST client of one API group version, configured as
+// client-go's generated clients configure theirs.
+func restClient(cfg *rest.Config, httpClient *http.Client, gv schema.GroupVersion, apiPath string) (*rest.RESTClient, error) {
+	c := *cfg
+	c.GroupVersion = &gv
+	c.APIPath = apiPath
+	c.NegotiatedSerializer = rest.CodecFactoryForGeneratedClient(clientScheme, clientCodecs).WithoutConversion()
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	rc, err := rest.RESTClientForConfigAndClient(&c, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("API server client for %s: %w", gv, err)
+	}
+	return rc, nil
+}
+
+// CoreV1 is the core API group's client.
+func (c *Client) CoreV1() CoreV1 { return CoreV1{c.core} }
+
+// CoordinationV1 is the coordination API group's client.
+func (c *Client) CoordinationV1() CoordinationV1 { return CoordinationV1{c.coordination} }
+
+// CoreV1 gives the core group's resources; namespace "" is every
+// namespace (or a cluster-scoped resource).
+type CoreV1 struct{ rest rest.Interface }
+
+func (c CoreV1) Pods(namespace string) *PodClient {
+	return gentype.NewClientWithList("pods", c.rest, parameterCodec, namespace,
+		func() *corev1.Pod { return &corev1.Pod{} }, func() *corev1.PodList { return &corev1.PodList{} },
+		gentype.PrefersProtobuf[*corev1.Pod]())
+}
+
+func (c CoreV1) Nodes() *NodeClient {
+	return gentype.NewClientWithList("nodes", c.rest, parameterCodec, "",
+		func() *corev1.Node { return &corev1.Node{} }, func() *corev1.NodeList { return &corev1.NodeList{} },
+		gentype.PrefersProtobuf[*corev1.Node]())
+}
+
+func (c CoreV1) Events(namespace string) *EventClient {
+	return gentype.NewClientWithList("events", c.rest, parameterCodec, namespace,
+		func() *corev1.Event { return &corev1.Event{} }, func() *corev1.EventList { return &corev1.EventList{} },
+		gentype.PrefersProtobuf[*corev1.Event]())
+}
+
+func (c CoreV1) ConfigMaps(namespace string) *ConfigMapClient {
+	return gentype.NewClientWithList("configmaps", c.rest, parameterCodec, namespace,
+		func() *corev1.ConfigMap { return &corev1.ConfigMap{} }, func() *corev1.ConfigMapList { return &corev1.ConfigMapList{} },
+		gentype.PrefersProtobuf[*corev1.ConfigMap]())
+}
+
+func (c CoreV1) Secrets(namespace string) *SecretClient {
+	return gentype.NewClientWithList("secrets", c.rest, parameterCodec, namespace,
+		func() *corev1.Secret { return &corev1.Secret{} }, func() *corev1.SecretList { return &corev1.SecretList{} },
+		gentype.PrefersProtobuf[*corev1.Secret]())
+}
+
+func (c CoreV1) ServiceAccounts(namespace string) *ServiceAccountClient {
+	return gentype.NewClientWithList("serviceaccounts", c.rest, parameterCodec, namespace,
+		func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} },
+		func() *corev1.ServiceAccountList { return &corev1.ServiceAccountList{} },
+		gentype.PrefersProtobuf[*corev1.ServiceAccount]())
+}
+
+// CoordinationV1 gives the coordination group's resources.
+type CoordinationV1 struct{ rest rest.Interface }
+
+func (c CoordinationV1) Leases(namespace string) *LeaseClient {
+	return gentype.NewClientWithList("leases", c.rest, parameterCodec, namespace,
+		func() *coordinationv1.Lease { return &coordinationv1.Lease{} },
+		func() *coordinationv1.LeaseList { return &coordinationv1.LeaseList{} },
+		gentype.PrefersProtobuf[*coordinationv1.Lease]())
+}
+
+// eventSink writes the event recorder's events, each in its own
+// namespace (record.EventSink).
+type eventSink struct{ core CoreV1 }
+
+var _ record.EventSink = eventSink{}
+
+func (s eventSink) Create(ev *corev1.Event) (*corev1.Event, error) {
+	return s.core.Events(ev.Namespace).Create(context.Background(), ev, metav1.CreateOptions{})
+}
+
+func (s eventSink) Update(ev *corev1.Event) (*corev1.Event, error) {
+	return s.core.Events(ev.Namespace).Update(context.Background(), ev, metav1.UpdateOptions{})
+}
+
+func (s eventSink) Patch(ev *corev1.Event, data []byte) (*corev1.Event, error) {
+	return s.core.Events(ev.Namespace).Patch(context.Background(), ev.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
+}
