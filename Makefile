@@ -63,43 +63,44 @@ build-images:
 # -j with --output-sync: the daemons the set-up starts would inherit make's
 # output lock and hold it for ever.) vet compiles in the unit tests' build
 # configuration (-race), so the dependency graph it compiles is the one the
-# unit tests reuse. The fuzzing (its own instrumented build, then CPU) runs
-# beside lint and the unit tests, whose last minutes mostly wait on the services and
-# runtimes they start; each fuzz target runs for a number of inputs, not a
-# time, so a busy CPU makes it slower, never failed. The fuzzing starts as
-# soon as the set-up is done, beside the rest of lint: its instrumented
-# build is a separate compile of its own, and started after lint it was
-# the last thing running, on one core. The extra runs (unit-extra: the
-# containerd 2.x subset, on a runtime of their own) follow it in the same
-# background job, once lint is done (so they reuse its -race compile of
-# their dependencies rather than compiling them a second time beside it).
+# unit tests reuse. The fuzzing (its own instrumented build, then CPU)
+# starts as soon as the set-up is done and runs beside lint and the unit
+# tests; each fuzz target runs for a number of inputs, not a time, so a
+# busy CPU makes it slower, never failed. The extra runs (unit-extra: the
+# containerd 2.x subset, on a runtime of their own) start in whichever lane
+# frees first, the fuzzing's or the unit tests', and never before lint is
+# done (so they reuse its -race compile of their dependencies rather than
+# compiling them a second time beside it). Every lane keeps the machine's
+# two cores busy until the end: the run is as long as its CPU.
 # Each phase's end is printed with the seconds since the start.
 LINT_LOG  := $(CURDIR)/.tmp/lint.log
 FUZZ_LOG  := $(CURDIR)/.tmp/fuzz.log
 EXTRA_LOG := $(CURDIR)/.tmp/unit-extra.log
 test:
-	@mkdir -p $(dir $(LINT_LOG))
+	@mkdir -p $(dir $(LINT_LOG)) && rm -f $(FUZZ_LOG) $(EXTRA_LOG)
 	start=$$(date +%s); since() { echo "$$(( $$(date +%s) - start )) s"; }; \
 	$(MAKE) --no-print-directory lint-and-generated > $(LINT_LOG) 2>&1 & lint=$$!; \
 	rc=0; $(MAKE) test-setup || rc=$$?; \
 	echo "== set-up done (exit $$rc) at $$(since) =="; \
-	bg=; if [ $$rc -eq 0 ]; then \
-	  { frc=0; $(MAKE) --no-print-directory fuzz > $(FUZZ_LOG) 2>&1 || frc=$$?; echo "fuzzing done at $$(since)" >> $(FUZZ_LOG); \
-	    while kill -0 $$lint 2>/dev/null; do sleep 1; done; \
-	    $(MAKE) --no-print-directory unit-extra > $(EXTRA_LOG) 2>&1 || frc=$$?; echo "unit-extra done at $$(since)" >> $(EXTRA_LOG); exit $$frc; } & bg=$$!; \
+	fuzz=; if [ $$rc -eq 0 ]; then \
+	  { frc=0; $(MAKE) --no-print-directory fuzz > $(FUZZ_LOG) 2>&1 || frc=$$?; echo "fuzzing done at $$(since)" >> $(FUZZ_LOG); exit $$frc; } & fuzz=$$!; \
 	fi; \
 	lrc=0; wait $$lint || lrc=$$?; \
 	echo "== lint and generated code (ran beside the set-up; exit $$lrc; log $(LINT_LOG)) done at $$(since) =="; \
 	cat $(LINT_LOG); \
 	if [ $$rc -eq 0 ] && [ $$lrc -eq 0 ]; then \
-	  $(MAKE) unit || rc=$$?; \
-	  echo "== unit tests done (exit $$rc) at $$(since) =="; \
+	  { urc=0; $(MAKE) unit || urc=$$?; echo "== unit tests done (exit $$urc) at $$(since) =="; exit $$urc; } & unit=$$!; \
+	  while kill -0 $$unit 2>/dev/null && kill -0 $$fuzz 2>/dev/null; do sleep 1; done; \
+	  erc=0; $(MAKE) --no-print-directory unit-extra > $(EXTRA_LOG) 2>&1 || erc=$$?; \
+	  echo "== the extra runs done (exit $$erc; log $(EXTRA_LOG)) at $$(since) =="; \
+	  wait $$unit || rc=1; [ $$erc -eq 0 ] || rc=1; \
 	else rc=1; fi; \
-	if [ -n "$$bg" ]; then \
-	  brc=0; wait $$bg || brc=$$?; \
-	  echo "== fuzzing, then the extra runs (from the end of the set-up; exit $$brc; logs $(FUZZ_LOG), $(EXTRA_LOG)) done at $$(since) =="; \
-	  cat $(FUZZ_LOG) $(EXTRA_LOG); [ $$brc -eq 0 ] || rc=1; \
+	if [ -n "$$fuzz" ]; then \
+	  frc=0; wait $$fuzz || frc=$$?; \
+	  echo "== fuzzing (from the end of the set-up; exit $$frc; log $(FUZZ_LOG)) done at $$(since) =="; \
+	  cat $(FUZZ_LOG); [ $$frc -eq 0 ] || rc=1; \
 	fi; \
+	cat $(EXTRA_LOG) 2>/dev/null || true; \
 	$(MAKE) test-teardown; echo "== make test: exit $$rc after $$(since) =="; exit $$rc
 	@$(MAKE) --no-print-directory test-summary
 
