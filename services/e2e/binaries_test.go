@@ -23,7 +23,13 @@ var (
 	buildOnce sync.Once
 	binDir    string
 	buildErr  error
+	// ownBinDir: binDir was made by this process, which removes it.
+	ownBinDir bool
 )
+
+// envBinDir names a directory of binaries another test process built, to
+// use instead of building them again.
+const envBinDir = "SYNCPOD_E2E_BIN_DIR"
 
 // envRaceServices asks for every service binary built with -race.
 const envRaceServices = "SYNCPOD_TEST_RACE_SERVICES"
@@ -47,10 +53,15 @@ var raceBuilt = map[string]bool{"syncpod-node": true}
 func binary(t *testing.T, name string) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if dir := os.Getenv(envBinDir); dir != "" {
+			binDir = dir
+			return
+		}
 		binDir, buildErr = os.MkdirTemp("", "syncpod-e2e-bin-")
 		if buildErr != nil {
 			return
 		}
+		ownBinDir = true
 		allRace := os.Getenv(envRaceServices) == "1"
 		var static, race []string
 		entries, err := os.ReadDir("../cmd")
@@ -92,7 +103,7 @@ func binary(t *testing.T, name string) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
+	if ownBinDir {
 		os.RemoveAll(binDir)
 	}
 	os.Exit(code)

@@ -3,9 +3,11 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,6 +59,14 @@ func startProc(t *testing.T, name string, o procOptions) *proc {
 	cmd := exec.Command(binary(t, name), args...)
 	cmd.Env = append(os.Environ(), o.env...)
 	cmd.Dir = o.dir
+	// A test binary that dies without its cleanups (a -timeout panic, a
+	// SIGKILL) must not leave services and crisim's containers running
+	// and holding their ports: the kernel sends them SIGTERM, on which
+	// every binary stops cleanly (crisim with its containers), when the
+	// thread that started them ends. Go ends a thread only with the
+	// process, or when a goroutine locked to it returns, which no test
+	// goroutine here does.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -200,4 +210,60 @@ func (p *proc) signal(t *testing.T, sig syscall.Signal) error {
 		<-p.exited
 		return fmt.Errorf("no exit 30 s after %v (killed)", sig)
 	}
+}
+
+// envOrphanHelper makes TestOrphanHelper start a planner and end its
+// process without cleanups.
+const envOrphanHelper = "SYNCPOD_E2E_ORPHAN_HELPER"
+
+// TestOrphanHelper is run by TestServicesEndWithTheTestProcess in a test
+// process of its own; it skips anywhere else.
+func TestOrphanHelper(t *testing.T) {
+	if os.Getenv(envOrphanHelper) != "1" {
+		t.Skip("a helper process of TestServicesEndWithTheTestProcess")
+	}
+	p := start(t, "syncpod-crisim", "--mode=simulated", "--listen=unix://"+filepath.Join(t.TempDir(), "cri.sock"))
+	fmt.Printf("crisim pid %d\n", p.cmd.Process.Pid)
+	// No cleanups run, as when a -timeout panic or a SIGKILL ends a test
+	// binary.
+	os.Exit(3)
+}
+
+// A test process that dies without its cleanups leaves no service behind
+// (the planner it started is idle, so it would never meet the closed pipe
+// of its log either).
+func TestServicesEndWithTheTestProcess(t *testing.T) {
+	t.Parallel()
+	binary(t, "syncpod-crisim") // built once, for the helper too
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$", "-test.count=1")
+	// Its temporary dirs (the planner's data) under this test's, which
+	// its own cleanup would have removed.
+	cmd.Env = append(os.Environ(), envOrphanHelper+"=1", envBinDir+"="+binDir, "TMPDIR="+t.TempDir())
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("helper: %v, want exit status 3:\n%s", err, out)
+	}
+	var pid int
+	if _, err := fmt.Sscanf(string(out), "crisim pid %d", &pid); err != nil || pid <= 0 {
+		t.Fatalf("no crisim pid in the helper's output: %v:\n%s", err, out)
+	}
+	for deadline := time.Now().Add(15 * time.Second); alive(pid); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("crisim %d still running 15 s after its test process ended", pid)
+		}
+	}
+}
+
+// alive says whether pid runs (a zombie waiting for init has ended).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name's closing parenthesis.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
 }
