@@ -105,50 +105,49 @@ func (c *Client) CoordinationV1() CoordinationV1 { return CoordinationV1{c.coord
 type CoreV1 struct{ rest rest.Interface }
 
 func (c CoreV1) Pods(namespace string) *PodClient {
-	return gentype.NewClientWithList("pods", c.rest, parameterCodec, namespace,
-		func() *corev1.Pod { return &corev1.Pod{} }, func() *corev1.PodList { return &corev1.PodList{} },
-		gentype.PrefersProtobuf[*corev1.Pod]())
+	return typed[corev1.Pod, corev1.PodList](c.rest, "pods", namespace)
 }
 
 func (c CoreV1) Nodes() *NodeClient {
-	return gentype.NewClientWithList("nodes", c.rest, parameterCodec, "",
-		func() *corev1.Node { return &corev1.Node{} }, func() *corev1.NodeList { return &corev1.NodeList{} },
-		gentype.PrefersProtobuf[*corev1.Node]())
+	return typed[corev1.Node, corev1.NodeList](c.rest, "nodes", "")
 }
 
 func (c CoreV1) Events(namespace string) *EventClient {
-	return gentype.NewClientWithList("events", c.rest, parameterCodec, namespace,
-		func() *corev1.Event { return &corev1.Event{} }, func() *corev1.EventList { return &corev1.EventList{} },
-		gentype.PrefersProtobuf[*corev1.Event]())
+	return typed[corev1.Event, corev1.EventList](c.rest, "events", namespace)
 }
 
 func (c CoreV1) ConfigMaps(namespace string) *ConfigMapClient {
-	return gentype.NewClientWithList("configmaps", c.rest, parameterCodec, namespace,
-		func() *corev1.ConfigMap { return &corev1.ConfigMap{} }, func() *corev1.ConfigMapList { return &corev1.ConfigMapList{} },
-		gentype.PrefersProtobuf[*corev1.ConfigMap]())
+	return typed[corev1.ConfigMap, corev1.ConfigMapList](c.rest, "configmaps", namespace)
 }
 
 func (c CoreV1) Secrets(namespace string) *SecretClient {
-	return gentype.NewClientWithList("secrets", c.rest, parameterCodec, namespace,
-		func() *corev1.Secret { return &corev1.Secret{} }, func() *corev1.SecretList { return &corev1.SecretList{} },
-		gentype.PrefersProtobuf[*corev1.Secret]())
+	return typed[corev1.Secret, corev1.SecretList](c.rest, "secrets", namespace)
 }
 
 func (c CoreV1) ServiceAccounts(namespace string) *ServiceAccountClient {
-	return gentype.NewClientWithList("serviceaccounts", c.rest, parameterCodec, namespace,
-		func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} },
-		func() *corev1.ServiceAccountList { return &corev1.ServiceAccountList{} },
-		gentype.PrefersProtobuf[*corev1.ServiceAccount]())
+	return typed[corev1.ServiceAccount, corev1.ServiceAccountList](c.rest, "serviceaccounts", namespace)
 }
 
 // CoordinationV1 gives the coordination group's resources.
 type CoordinationV1 struct{ rest rest.Interface }
 
 func (c CoordinationV1) Leases(namespace string) *LeaseClient {
-	return gentype.NewClientWithList("leases", c.rest, parameterCodec, namespace,
-		func() *coordinationv1.Lease { return &coordinationv1.Lease{} },
-		func() *coordinationv1.LeaseList { return &coordinationv1.LeaseList{} },
-		gentype.PrefersProtobuf[*coordinationv1.Lease]())
+	return typed[coordinationv1.Lease, coordinationv1.LeaseList](c.rest, "leases", namespace)
+}
+
+// typed is the client of one resource whose object type is O and list
+// type L, speaking protobuf as client-go's generated clients do.
+func typed[O, L any, PO interface {
+	*O
+	runtime.Object
+	metav1.Object
+}, PL interface {
+	*L
+	runtime.Object
+}](c rest.Interface, resource, namespace string) *gentype.ClientWithList[PO, PL] {
+	return gentype.NewClientWithList(resource, c, parameterCodec, namespace,
+		func() PO { return PO(new(O)) }, func() PL { return PL(new(L)) },
+		gentype.PrefersProtobuf[PO]())
 }
 
 // eventSink writes the event recorder's events, each in its own
