@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -44,4 +46,23 @@ func TestExamplesDoWhatTheySay(t *testing.T) {
 		t.Fatalf("get pods: exit %d", code)
 	}
 	t.Logf("syncpodctl get pods:\n%s", out)
+
+	// Deleted, the hooks pod runs its preStop hook, which removes the
+	// greeting its postStart hook wrote: on crisim a file of the host's
+	// /tmp, of the user the pod runs as (1000 when crisim is root).
+	uid := os.Geteuid()
+	if uid == 0 {
+		uid = 1000
+	}
+	greeting := fmt.Sprintf("/tmp/syncpod-hooks-%d", uid)
+	if _, err := os.Stat(greeting); err != nil {
+		t.Fatalf("the postStart hook's greeting before the delete: %v", err)
+	}
+	if code, out, errOut := n.ctl("delete", "pod", "hooks"); code != 0 {
+		t.Fatalf("syncpodctl delete pod hooks: exit %d: %s %s", code, out, errOut)
+	}
+	if _, err := os.Stat(greeting); !os.IsNotExist(err) {
+		_ = os.Remove(greeting)
+		t.Errorf("the preStop hook left %s behind (stat: %v)", greeting, err)
+	}
 }

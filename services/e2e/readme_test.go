@@ -109,8 +109,8 @@ func outputMatches(expected []string, out string) (bool, string) {
 // timings.
 func TestReadmeSessions(t *testing.T) {
 	// Not parallel: the examples it applies run as host processes on
-	// crisim and share host paths (the liveness example's marker file in
-	// /tmp) with TestExamples' copies. It is the one test that builds into
+	// crisim and share host paths (the hooks example's greeting in /tmp)
+	// with TestExamples' copies. It is the one test that builds into
 	// bin/; the others that run make use bin dirs of their own.
 	root := repoRoot(t)
 	b, err := os.ReadFile(filepath.Join(root, "README.md"))
