@@ -97,7 +97,7 @@ test:
 	else rc=1; fi; \
 	if [ -n "$$fuzz" ]; then \
 	  frc=0; wait $$fuzz || frc=$$?; \
-	  echo "== fuzzing (from the end of the set-up; exit $$frc; log $(FUZZ_LOG)) done at $$(since) =="; \
+	  echo "== $$(tail -n 1 $(FUZZ_LOG)) (it began when the set-up ended; exit $$frc; log $(FUZZ_LOG)) =="; \
 	  cat $(FUZZ_LOG); [ $$frc -eq 0 ] || rc=1; \
 	fi; \
 	cat $(EXTRA_LOG) 2>/dev/null || true; \
