@@ -212,7 +212,7 @@ func (p *proc) signal(t *testing.T, sig syscall.Signal) error {
 	}
 }
 
-// envOrphanHelper makes TestOrphanHelper start a planner and end its
+// envOrphanHelper makes TestOrphanHelper start crisim and end its
 // process without cleanups.
 const envOrphanHelper = "SYNCPOD_E2E_ORPHAN_HELPER"
 
@@ -230,14 +230,14 @@ func TestOrphanHelper(t *testing.T) {
 }
 
 // A test process that dies without its cleanups leaves no service behind
-// (the planner it started is idle, so it would never meet the closed pipe
+// (the crisim it started is idle, so it would never meet the closed pipe
 // of its log either).
 func TestServicesEndWithTheTestProcess(t *testing.T) {
 	t.Parallel()
 	binary(t, "syncpod-crisim") // built once, for the helper too
 	cmd := exec.Command(os.Args[0], "-test.run=^TestOrphanHelper$", "-test.count=1")
-	// Its temporary dirs (the planner's data) under this test's, which
-	// its own cleanup would have removed.
+	// Its temporary dirs (crisim's socket and data) under this test's,
+	// which its own cleanup would have removed.
 	cmd.Env = append(os.Environ(), envOrphanHelper+"=1", envBinDir+"="+binDir, "TMPDIR="+t.TempDir())
 	out, err := cmd.Output()
 	var ee *exec.ExitError
