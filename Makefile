@@ -161,9 +161,10 @@ test-teardown::
 unit-extra::
 	@true
 
-## lint: gofmt, go vet (in the tests' -race configuration), buf lint and buf format
+## lint: gofmt, go.mod and go.sum tidy, go vet (in the tests' -race configuration), buf lint and buf format
 lint: $(BUF)
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod or go.sum is not tidy: run go mod tidy in $$m"; exit 1; }; done
 	$(GO) vet -race $(PKGS)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
