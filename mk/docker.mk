@@ -5,10 +5,15 @@
 #                       by hand (`. .tmp/docker/env` sets DOCKER_HOST)
 #   make dockerd-down   stop it and remove its state
 #
+#   make compose-build  build the current Docker Compose (v5, the `docker compose`
+#                       plugin) from the Go module proxy, once per version, into
+#                       /var/cache/syncpod/compose (mk/composebin.sh)
+#
 # TestComposeDeployment (services/e2e) starts and stops an engine of its
-# own with mk/dockerd.sh; `make test` only installs the packages and
-# grpcurl. SYNCPOD_TEST_COMPOSE_V2 may name a compose v2 binary to test
-# as well as Debian's docker-compose.
+# own with mk/dockerd.sh, and brings deploy/compose.yaml up with Debian's
+# docker-compose 1.29.2 and with the current Compose that compose-build
+# made (SYNCPOD_TEST_COMPOSE_CURRENT may name another binary); `make test`
+# installs the packages, grpcurl and that build.
 
 DOCKERD_DIR := $(CURDIR)/.tmp/docker
 
@@ -19,10 +24,27 @@ ifneq ($(filter true 1 yes,$(CI))$(filter 0,$(shell id -u)),)
 export SYNCPOD_TEST_REQUIRE_DOCKER ?= 1
 endif
 
-.PHONY: dockerd-deps dockerd-up dockerd-down
+# Not COMPOSE_*: docker compose reads its settings from such variables.
+DOCKER_COMPOSE_VERSION ?= v5.6.0
+export DOCKER_COMPOSE_VERSION
+
+.PHONY: dockerd-deps dockerd-up dockerd-down compose-build
 
 dockerd-deps:
 	@mk/dockerd.sh deps
+
+# Like containerd 2.x and the Kubernetes binaries, a one-time build kept
+# outside the clone and timed on its own; only as root, where the compose
+# test runs.
+compose-build:
+	@if [ "$$(id -u)" -ne 0 ]; then echo "compose: not root: no Docker Compose $(DOCKER_COMPOSE_VERSION) (the compose test will SKIP)" >&2; exit 0; fi; \
+	if bin=$$(GO=$(GO) mk/composebin.sh --cached 2>/dev/null); then \
+	  echo "compose: Docker Compose $(DOCKER_COMPOSE_VERSION) cached at $$bin"; \
+	else \
+	  echo "compose: building Docker Compose $(DOCKER_COMPOSE_VERSION) once (not part of the test time; cached outside the clone)"; \
+	  start=$$(date +%s); GO=$(GO) mk/composebin.sh >/dev/null; \
+	  echo "compose: one-time build of Docker Compose $(DOCKER_COMPOSE_VERSION): $$(( $$(date +%s) - start )) s"; \
+	fi
 
 dockerd-up: dockerd-deps
 	@mk/dockerd.sh up $(DOCKERD_DIR)
@@ -31,4 +53,4 @@ dockerd-up: dockerd-deps
 dockerd-down:
 	@mk/dockerd.sh down $(DOCKERD_DIR)
 
-test-setup:: dockerd-deps $(GRPCURL)
+test-setup:: dockerd-deps compose-build $(GRPCURL)

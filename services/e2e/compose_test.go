@@ -207,8 +207,8 @@ func retryFor(t *testing.T, d time.Duration, what string, f func() error) {
 }
 
 // TestComposeDeployment brings deploy/compose.yaml up for real, offline,
-// with every compose implementation at hand (Debian's docker-compose
-// 1.29.2; a v2 binary named by SYNCPOD_TEST_COMPOSE_V2): images from
+// with Debian's docker-compose 1.29.2 and the current Docker Compose
+// (currentCompose): images from
 // `make images`, every healthcheck passing, a pod applied through grpcurl
 // on the published port and Running, a crash loop whose back-off survives
 // `restart executor` and a kill -9 of the planner, Prometheus (profile
@@ -235,6 +235,7 @@ func TestComposeDeployment(t *testing.T) {
 	if _, err := os.Stat(grpcurl); err != nil {
 		t.Fatalf("grpcurl: %v (make tools installs it)", err)
 	}
+	current := currentCompose(t, root)
 
 	before := snapshotHostNet(t)
 	dir := t.TempDir()
@@ -278,14 +279,14 @@ func TestComposeDeployment(t *testing.T) {
 		}
 	}
 
-	impls := [][]string{{"docker-compose"}}
-	if v2 := os.Getenv("SYNCPOD_TEST_COMPOSE_V2"); v2 != "" {
-		impls = append(impls, []string{v2})
+	impls := []struct{ name, bin string }{{"docker-compose-1.29", "docker-compose"}}
+	if current != "" {
+		impls = append(impls, struct{ name, bin string }{"current-compose", current})
 	}
 	var bridges []string
 	for i, impl := range impls {
-		t.Run(filepath.Base(impl[0]), func(t *testing.T) {
-			bridges = append(bridges, composeSession(t, root, grpcurl, impl, fmt.Sprintf("sptest%d", i), env)...)
+		t.Run(impl.name, func(t *testing.T) {
+			bridges = append(bridges, composeSession(t, root, grpcurl, []string{impl.bin}, fmt.Sprintf("sptest%d", i), env)...)
 		})
 	}
 
@@ -317,6 +318,34 @@ func TestComposeDeployment(t *testing.T) {
 			t.Logf("note: iptables changed during the test, but not by docker")
 		}
 	}
+}
+
+// currentCompose is the current Docker Compose (v5, the `docker compose`
+// plugin run standalone) to test beside Debian's docker-compose 1.29.2:
+// SYNCPOD_TEST_COMPOSE_CURRENT, else the build `make compose-build` keeps
+// outside the clone. Without one the test goes on with 1.29.2 alone and
+// says so loudly, or fails when SYNCPOD_TEST_REQUIRE_DOCKER=1 (CI, root).
+func currentCompose(t *testing.T, root string) string {
+	t.Helper()
+	bin := os.Getenv("SYNCPOD_TEST_COMPOSE_CURRENT")
+	if bin == "" {
+		out, err := exec.Command(filepath.Join(root, "mk", "composebin.sh"), "--cached").Output()
+		if err != nil {
+			msg := "CURRENT DOCKER COMPOSE NOT BUILT (`make compose-build` builds it)"
+			if os.Getenv("SYNCPOD_TEST_REQUIRE_DOCKER") == "1" {
+				t.Fatal(msg)
+			}
+			t.Log(msg + ": deploy/compose.yaml is brought up with docker-compose 1.29.2 only")
+			return ""
+		}
+		bin = strings.TrimSpace(string(out))
+	}
+	out, err := exec.Command(bin, "version", "--short").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s version: %v\n%s", bin, err, out)
+	}
+	t.Logf("current Docker Compose: %s (%s)", strings.TrimSpace(string(out)), bin)
+	return bin
 }
 
 // composeSession runs the whole scenario with one implementation and
