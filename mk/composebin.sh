@@ -30,13 +30,8 @@ GO=${GO:-go}
 cached_only=0
 if [ "${1:-}" = --cached ]; then cached_only=1; fi
 
-cache=${SYNCPOD_COMPOSE_CACHE:-}
-if [ -z "$cache" ]; then
-  cache=/var/cache/syncpod/compose
-  if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
-    cache=${XDG_CACHE_HOME:-$HOME/.cache}/syncpod/compose
-  fi
-fi
+. "$(dirname "$0")/cachedir.sh"
+cache=${SYNCPOD_COMPOSE_CACHE:-$(cache_dir compose)}
 root=$cache/$VERSION
 bin=$root/bin/docker-compose
 

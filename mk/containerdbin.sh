@@ -22,13 +22,8 @@ GO=${GO:-go}
 cached_only=0
 if [ "${1:-}" = --cached ]; then cached_only=1; fi
 
-cache=${SYNCPOD_CONTAINERD_CACHE:-}
-if [ -z "$cache" ]; then
-  cache=/var/cache/syncpod/containerd
-  if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
-    cache=${XDG_CACHE_HOME:-$HOME/.cache}/syncpod/containerd
-  fi
-fi
+. "$(dirname "$0")/cachedir.sh"
+cache=${SYNCPOD_CONTAINERD_CACHE:-$(cache_dir containerd)}
 root=$cache/$VERSION
 bins=(containerd containerd-shim-runc-v2 ctr)
 

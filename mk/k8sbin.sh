@@ -30,13 +30,8 @@ for c in "$@"; do
   esac
 done
 
-cache=${SYNCPOD_K8S_CACHE:-}
-if [ -z "$cache" ]; then
-  cache=/var/cache/syncpod/k8s
-  if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
-    cache=${XDG_CACHE_HOME:-$HOME/.cache}/syncpod/k8s
-  fi
-fi
+. "$(dirname "$0")/cachedir.sh"
+cache=${SYNCPOD_K8S_CACHE:-$(cache_dir k8s)}
 root=$cache/$K8S_VERSION
 mkdir -p "$root/bin" "$root/src"
 
