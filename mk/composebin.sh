@@ -58,7 +58,7 @@ major=${VERSION%%.*}
 mod=github.com/docker/compose/$major
 if [ ! -f "$src/.tidy-done" ]; then
   echo "composebin: resolving $mod@$VERSION (once per version)" >&2
-  upstream=$(GOWORK=off GOFLAGS=-mod=mod $GO mod download -json "$mod@$VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  upstream=$(cd "$root" && GOWORK=off GOFLAGS=-mod=mod $GO mod download -json "$mod@$VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
   {
     echo "module composebuild"
     echo
