@@ -124,7 +124,7 @@ containerd2-build:
 	  echo "containerd-harness: containerd $(CONTAINERD2_VERSION) cached in $$dir"; \
 	else \
 	  echo "containerd-harness: building containerd $(CONTAINERD2_VERSION) once (not part of the test time; cached outside the clone)"; \
-	  start=$$(date +%s); CONTAINERD2_VERSION=$(CONTAINERD2_VERSION) $(CONTAINERDBIN_SH) >/dev/null; \
+	  start=$$(date +%s); CONTAINERD2_VERSION=$(CONTAINERD2_VERSION) $(CONTAINERDBIN_SH) >/dev/null || exit 1; \
 	  echo "containerd-harness: one-time build of containerd $(CONTAINERD2_VERSION): $$(( $$(date +%s) - start )) s"; \
 	fi
 

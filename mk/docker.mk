@@ -42,7 +42,7 @@ compose-build:
 	  echo "compose: Docker Compose $(DOCKER_COMPOSE_VERSION) cached at $$bin"; \
 	else \
 	  echo "compose: building Docker Compose $(DOCKER_COMPOSE_VERSION) once (not part of the test time; cached outside the clone)"; \
-	  start=$$(date +%s); GO=$(GO) mk/composebin.sh >/dev/null; \
+	  start=$$(date +%s); GO=$(GO) mk/composebin.sh >/dev/null || exit 1; \
 	  echo "compose: one-time build of Docker Compose $(DOCKER_COMPOSE_VERSION): $$(( $$(date +%s) - start )) s"; \
 	fi
 
