@@ -94,7 +94,7 @@ cmd_up() {
 		return 0
 	fi
 	cmd_down
-	mkdir -p "$DIR"/data
+	mkdir -p "$DIR"/data "$DIR"/tmp
 	# The exec root holds containerd's and the shims' sockets: keep its
 	# path short.
 	local exec_root
@@ -102,7 +102,11 @@ cmd_up() {
 	echo "$exec_root" >"$DIR"/exec-root
 	echo '{}' >"$DIR"/daemon.json
 	rm -f "$DIR"/dockerd.pid
-	setsid bash -c 'dockerd "$@" & echo $! >"$0"; wait' "$DIR"/dockerd.pid \
+	# TMPDIR: dockerd starts its containerd before it points TMPDIR at
+	# the data root, and when that containerd is slow to stop dockerd
+	# sends it SIGUSR1, which writes containerd.<pid>.stacks.log into
+	# the temp dir: this one, not the host's /tmp.
+	TMPDIR="$DIR"/tmp setsid bash -c 'dockerd "$@" & echo $! >"$0"; wait' "$DIR"/dockerd.pid \
 		--config-file "$DIR"/daemon.json \
 		--host "unix://$SOCK" \
 		--data-root "$DIR"/data \
