@@ -248,7 +248,7 @@ func TestServicesEndWithTheTestProcess(t *testing.T) {
 	if _, err := fmt.Sscanf(string(out), "crisim pid %d", &pid); err != nil || pid <= 0 {
 		t.Fatalf("no crisim pid in the helper's output: %v:\n%s", err, out)
 	}
-	for deadline := time.Now().Add(15 * time.Second); alive(pid); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(15 * time.Second); running(pid); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("crisim %d still running 15 s after its test process ended", pid)
@@ -256,14 +256,9 @@ func TestServicesEndWithTheTestProcess(t *testing.T) {
 	}
 }
 
-// alive says whether pid runs (a zombie waiting for init has ended).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name's closing parenthesis.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
+// running says whether pid runs: readHostProc finds neither an ended
+// process nor a zombie waiting for init.
+func running(pid int) bool {
+	_, ok := readHostProc(pid)
+	return ok
 }
