@@ -58,7 +58,7 @@ func (p *pass) containerOptions(ctx context.Context, c *syncpodv1.Container, img
 	if err != nil {
 		return opts, nil, fmt.Errorf("create the termination log: %w", err)
 	}
-	opts.Mounts = append(opts.Mounts, defaultMounts(c, opts.Mounts, hosts, termLog)...)
+	opts.Mounts = append(opts.Mounts, DefaultMounts(c, opts.Mounts, hosts, termLog)...)
 	return opts, env, nil
 }
 

@@ -125,10 +125,10 @@ func (r *Runner) newTerminationLog(pod *syncpodv1.Pod, name string) (string, err
 	return path, os.Chmod(path, 0o666)
 }
 
-// defaultMounts are the kubelet's own mounts for a container: the pod's
+// DefaultMounts are the kubelet's own mounts for a container: the pod's
 // hosts file at /etc/hosts (when hostsPath is set and the container does
 // not mount something there itself) and the termination log at its path.
-func defaultMounts(c *syncpodv1.Container, existing []*runtimeapi.Mount, hostsPath, termLog string) []*runtimeapi.Mount {
+func DefaultMounts(c *syncpodv1.Container, existing []*runtimeapi.Mount, hostsPath, termLog string) []*runtimeapi.Mount {
 	taken := map[string]bool{}
 	for _, m := range existing {
 		taken[m.GetContainerPath()] = true

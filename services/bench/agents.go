@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/executor/runner"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -257,13 +258,7 @@ func (c *RawCRI) Apply(ctx context.Context, names []string, _ Via) error {
 }
 
 func (c *RawCRI) start(ctx context.Context, name string) error {
-	cfg := &runtimeapi.PodSandboxConfig{
-		Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: Namespace, Uid: "bench-" + name},
-		LogDirectory: filepath.Join(c.LogDir, name),
-		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: floorNamespaces(),
-		}},
-	}
+	cfg := c.sandboxConfig(name)
 	var id string
 	err := c.timed("RunPodSandbox", func() (err error) {
 		id, err = c.RT.RS.RunPodSandbox(ctx, cfg, "")
@@ -292,15 +287,13 @@ func (c *RawCRI) start(ctx context.Context, name string) error {
 // createStart creates and starts pod name's container (attempt), timing
 // the calls under prefix + their names, and records it as running.
 func (c *RawCRI) createStart(ctx context.Context, name, sandboxID string, cfg *runtimeapi.PodSandboxConfig, attempt uint32, prefix string) error {
+	ccfg, err := c.containerConfig(name, attempt)
+	if err != nil {
+		return fmt.Errorf("container config %s: %w", name, err)
+	}
 	var cid string
-	err := c.timed(prefix+"CreateContainer", func() (err error) {
-		cid, err = c.RT.RS.CreateContainer(ctx, sandboxID, &runtimeapi.ContainerConfig{
-			Metadata: &runtimeapi.ContainerMetadata{Name: "app", Attempt: attempt},
-			Image:    &runtimeapi.ImageSpec{Image: c.Image}, Command: Command, LogPath: fmt.Sprintf("app.%d.log", attempt),
-			Linux: &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
-				NamespaceOptions: floorNamespaces(),
-			}},
-		}, cfg)
+	err = c.timed(prefix+"CreateContainer", func() (err error) {
+		cid, err = c.RT.RS.CreateContainer(ctx, sandboxID, ccfg, cfg)
 		return err
 	})
 	if err != nil {
@@ -423,13 +416,63 @@ func (c *RawCRI) forgetRunning(name string) {
 	}
 }
 
-// floorNamespaces are the namespaces the kubelet (and syncpod) give a
-// host-network pod: the node's network, one PID namespace per container.
-// The PID namespace matters: in a shared one the benchmark's shell is
-// not PID 1 and dies at SIGTERM, where the agents' wait out the grace
-// period.
-func floorNamespaces() *runtimeapi.NamespaceOption {
-	return &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}
+// floorPod is the benchmark pod as the floor runs it: the agents' pod,
+// with a UID of its own.
+func (c *RawCRI) floorPod(name string) *syncpodv1.Pod {
+	p := SyncpodPod(name, c.Image)
+	p.Uid = "bench-" + name
+	return p
+}
+
+// sandboxConfig is the sandbox config syncpod's executor sends for the
+// benchmark pod (the kubelet's: its namespaces, RuntimeDefault seccomp for
+// the sandbox, the node's DNS, the log directory), built by the executor's
+// own code, so the floor asks the runtime for the same work. Only the
+// labels and annotations are left out: they cost the runtime nothing
+// measurable, and syncpod's labels would make its PLEG, which shares the
+// runtime in the paired rows, take the floor's pods for its own.
+func (c *RawCRI) sandboxConfig(name string) *runtimeapi.PodSandboxConfig {
+	pod := c.floorPod(name)
+	cfg := runner.SandboxConfig(pod, 0, c.LogDir)
+	resolv, _ := os.ReadFile("/etc/resolv.conf") // the executor's default; unreadable counts as empty there too
+	cfg.DnsConfig = runner.DNSConfig(pod, resolv)
+	cfg.Labels, cfg.Annotations = nil, nil
+	return cfg
+}
+
+// containerConfig is, likewise, the container config syncpod's executor
+// sends for instance attempt of the benchmark container, with the node's
+// settings it starts with by default (no seccompDefault, the host's
+// AppArmor, the machine's memory) and the kubelet's two default mounts: a
+// hosts file for the host-network pod and a fresh termination-log file,
+// written under LogDir as the executor writes them under its pod
+// directory.
+func (c *RawCRI) containerConfig(name string, attempt uint32) (*runtimeapi.ContainerConfig, error) {
+	pod := c.floorPod(name)
+	ctr := pod.GetSpec().GetContainers()[0]
+	dir := filepath.Join(c.LogDir, "floor-files", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	hostHosts, _ := os.ReadFile("/etc/hosts")
+	hosts := filepath.Join(dir, "etc-hosts")
+	if err := os.WriteFile(hosts, runner.HostsFile(pod, nil, hostHosts), 0o644); err != nil {
+		return nil, err
+	}
+	termLog := filepath.Join(dir, fmt.Sprintf("termination-log-%d", attempt))
+	if err := os.WriteFile(termLog, nil, 0o666); err != nil {
+		return nil, err
+	}
+	cfg, err := runner.ContainerConfig(pod, ctr, false, "", int32(attempt), runner.ContainerOptions{
+		Security:       runner.SecurityOptions{AppArmorEnabled: runner.HostAppArmorEnabled()},
+		MemoryCapacity: runner.MachineMemory(),
+		Mounts:         runner.DefaultMounts(ctr, nil, hosts, termLog),
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Labels, cfg.Annotations = nil, nil
+	return cfg, nil
 }
 
 // Delete implements Agent.

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/critest"
@@ -352,6 +354,75 @@ func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
 	for _, f := range []*critest.Runtime{fa, fb} {
 		if sbs, err := f.ListPodSandbox(t.Context(), nil); err != nil || len(sbs) != 0 {
 			t.Errorf("%d sandboxes left (%v)", len(sbs), err)
+		}
+	}
+}
+
+// TestFloorAsksForWhatTheExecutorAsks: the floor's pod costs the runtime
+// what syncpod's costs it. Its sandbox and container configs carry what
+// the executor's do that changes the runtime's work (the namespaces of a
+// host-network pod, with the shell as PID 1 of its own namespace, so it
+// waits out the grace period as the agents' do; RuntimeDefault seccomp
+// on the sandbox, which alone costs containerd 2.4 about 20 ms a
+// RunPodSandbox; the default masked and read-only paths; the node's DNS;
+// the kubelet's hosts and termination-log mounts; the BestEffort OOM
+// score), and no label, so syncpod's PLEG never takes the floor's pods
+// for its own where the two share a runtime.
+func TestFloorAsksForWhatTheExecutorAsks(t *testing.T) {
+	c := &RawCRI{Image: "localhost/syncpod/busybox:1.36", LogDir: t.TempDir()}
+	sb := c.sandboxConfig("bench-cri-1")
+	wantNS := &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}
+	if got := sb.GetLinux().GetSecurityContext().GetNamespaceOptions(); !proto.Equal(got, wantNS) {
+		t.Errorf("sandbox namespaces %v, want %v", got, wantNS)
+	}
+	if got := sb.GetLinux().GetSecurityContext().GetSeccomp().GetProfileType(); got != runtimeapi.SecurityProfile_RuntimeDefault {
+		t.Errorf("sandbox seccomp %v, want RuntimeDefault", got)
+	}
+	if md := sb.GetMetadata(); md.GetName() != "bench-cri-1" || md.GetNamespace() != Namespace || md.GetUid() != "bench-bench-cri-1" {
+		t.Errorf("sandbox metadata %v", md)
+	}
+	if !strings.HasPrefix(sb.GetLogDirectory(), c.LogDir+"/") {
+		t.Errorf("sandbox log directory %q is not under %q", sb.GetLogDirectory(), c.LogDir)
+	}
+	if len(sb.GetLabels()) != 0 || len(sb.GetAnnotations()) != 0 {
+		t.Errorf("sandbox labels %v annotations %v, want none", sb.GetLabels(), sb.GetAnnotations())
+	}
+	for attempt := uint32(0); attempt < 2; attempt++ {
+		ctr, err := c.containerConfig("bench-cri-1", attempt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ctr.GetMetadata().GetName() != "app" || ctr.GetMetadata().GetAttempt() != attempt ||
+			ctr.GetImage().GetImage() != c.Image || !slicesEqual(ctr.GetCommand(), Command) ||
+			ctr.GetLogPath() != fmt.Sprintf("app/%d.log", attempt) {
+			t.Errorf("attempt %d: container %v", attempt, ctr)
+		}
+		sc := ctr.GetLinux().GetSecurityContext()
+		if !proto.Equal(sc.GetNamespaceOptions(), wantNS) {
+			t.Errorf("container namespaces %v, want %v", sc.GetNamespaceOptions(), wantNS)
+		}
+		if len(sc.GetMaskedPaths()) == 0 || len(sc.GetReadonlyPaths()) == 0 {
+			t.Errorf("container masked %v read-only %v, want the defaults", sc.GetMaskedPaths(), sc.GetReadonlyPaths())
+		}
+		if got := ctr.GetLinux().GetResources().GetOomScoreAdj(); got != 1000 {
+			t.Errorf("OOM score adjustment %d, want the BestEffort 1000", got)
+		}
+		paths := map[string]string{}
+		for _, m := range ctr.GetMounts() {
+			paths[m.GetContainerPath()] = m.GetHostPath()
+		}
+		for _, p := range []string{"/etc/hosts", "/dev/termination-log"} {
+			host, ok := paths[p]
+			if !ok {
+				t.Errorf("attempt %d: no mount at %s in %v", attempt, p, ctr.GetMounts())
+				continue
+			}
+			if _, err := os.Stat(host); err != nil {
+				t.Errorf("attempt %d: mount source of %s: %v", attempt, p, err)
+			}
+		}
+		if len(ctr.GetLabels()) != 0 || len(ctr.GetAnnotations()) != 0 {
+			t.Errorf("container labels %v annotations %v, want none", ctr.GetLabels(), ctr.GetAnnotations())
 		}
 	}
 }
