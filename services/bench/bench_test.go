@@ -426,3 +426,93 @@ func TestFloorAsksForWhatTheExecutorAsks(t *testing.T) {
 		}
 	}
 }
+
+// listCounter counts the sandbox lists, one per look at the runtime.
+type listCounter struct {
+	*critest.Runtime
+	mu    sync.Mutex
+	lists int
+}
+
+func (r *listCounter) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	r.mu.Lock()
+	r.lists++
+	r.mu.Unlock()
+	return r.Runtime.ListPodSandbox(ctx, f)
+}
+
+func (r *listCounter) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lists
+}
+
+// TestWaitsLookAtTheRuntimeOnItsEvents: with the runtime's CRI events
+// followed, WaitStarted looks at the runtime once, then once per event,
+// instead of listing it every PollInterval while the agent works (which
+// slowed the agents' own calls, and only theirs: the floor's Apply
+// returns once its pods run); without events it polls, as before.
+func TestWaitsLookAtTheRuntimeOnItsEvents(t *testing.T) {
+	defer func(d time.Duration) { eventSafety = d }(eventSafety)
+	eventSafety = time.Hour // no look but on an event
+	for _, evented := range []bool{true, false} {
+		t.Run(fmt.Sprintf("evented=%t", evented), func(t *testing.T) {
+			mode := critest.EventsUnimplemented
+			if evented {
+				mode = critest.EventsOffered
+			}
+			fake := &listCounter{Runtime: critest.NewRuntime().WithEvents(mode)}
+			rt := &Runtime{RS: fake, IS: critest.NewImages("img")}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if got := rt.FollowEvents(ctx); got != evented {
+				t.Fatalf("FollowEvents = %t with events offered %t", got, evented)
+			}
+			sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: Namespace, Uid: "u"}}
+			sb, err := fake.RunPodSandbox(ctx, sbCfg, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cid, err := fake.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{
+				Metadata: &runtimeapi.ContainerMetadata{Name: "app"}, Image: &runtimeapi.ImageSpec{Image: "img"}}, sbCfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				started map[string]Started
+				err     error
+			}
+			done := make(chan result, 1)
+			go func() {
+				st, err := rt.WaitStarted(ctx, []string{"p"}, nil)
+				done <- result{st, err}
+			}()
+			for fake.count() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(30 * PollInterval) // long enough for a poller to look many times
+			before := fake.count()
+			if evented && before != 1 {
+				t.Errorf("%d looks at the runtime before any event, want 1", before)
+			}
+			if !evented && before < 2 {
+				t.Errorf("%d looks at a runtime without events in %v, want it polled", before, 30*PollInterval)
+			}
+			if err := fake.StartContainer(ctx, cid); err != nil {
+				t.Fatal(err)
+			}
+			st, err := fake.ContainerStatus(ctx, cid, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fake.Emit(fake.Event(cid, sb, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, st.GetStatus().GetStartedAt()))
+			r := <-done
+			if r.err != nil || r.started["p"].ID != cid {
+				t.Fatalf("WaitStarted = %v, %v; want container %s", r.started, r.err, cid)
+			}
+			if evented && fake.count() != 2 {
+				t.Errorf("%d looks at the runtime after one event, want 2", fake.count())
+			}
+		})
+	}
+}

@@ -11,14 +11,26 @@ import (
 	remote "k8s.io/cri-client/pkg"
 )
 
-// PollInterval is how often the runtime is listed while waiting.
+// PollInterval is how often the runtime is listed while waiting, when it
+// offers no CRI events (containerd 1.6).
 const PollInterval = 10 * time.Millisecond
+
+// EventSafetyInterval is how often the runtime is listed while waiting
+// when its CRI events are followed: a look after every event, and this
+// one in case an event was never sent.
+const EventSafetyInterval = 100 * time.Millisecond
+
+// eventSafety is EventSafetyInterval; tests lengthen it.
+var eventSafety = EventSafetyInterval
 
 // Runtime watches (and, for the raw-CRI agent and the kills, drives) the
 // CRI runtime every agent runs on.
 type Runtime struct {
 	RS internalapi.RuntimeService
 	IS internalapi.ImageManagerService
+
+	mu      sync.Mutex
+	changed chan struct{} // closed at the next runtime event; nil while no events are followed
 }
 
 // CallTimeout bounds each CRI call (the client uses its connection
@@ -39,6 +51,92 @@ func Dial(ctx context.Context, endpoint string) (*Runtime, error) {
 		return nil, err
 	}
 	return &Runtime{RS: rs, IS: is}, nil
+}
+
+// FollowEvents follows the runtime's CRI container events until ctx ends,
+// so that the waits below look at the runtime when it reports a change
+// (and every EventSafetyInterval) instead of listing it every
+// PollInterval. Listing a runtime a hundred times a second while an agent
+// starts or stops pods on it slows the agent's own calls, and only the
+// agents that work asynchronously (the kubelet, syncpod) were listed
+// while they worked: the raw-CRI floor's Apply returns once its pods run.
+// It reports whether the runtime accepted the stream (containerd 1.6
+// answers Unimplemented: the waits then poll).
+func (r *Runtime) FollowEvents(ctx context.Context) bool {
+	ch := make(chan *runtimeapi.ContainerEventResponse, 1024)
+	established := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- r.RS.GetContainerEvents(ctx, ch, func(runtimeapi.RuntimeService_GetContainerEventsClient) { close(established) })
+	}()
+	select {
+	case <-established:
+	case <-errc:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	r.mu.Lock()
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				r.stopFollowing()
+				return
+			case <-errc:
+				r.stopFollowing() // the stream ended: poll again
+				return
+			case <-ch:
+				r.mu.Lock()
+				if r.changed != nil {
+					close(r.changed)
+					r.changed = make(chan struct{})
+				}
+				r.mu.Unlock()
+			}
+		}
+	}()
+	return true
+}
+
+func (r *Runtime) stopFollowing() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changed != nil {
+		close(r.changed) // wake the waiters, who then poll
+		r.changed = nil
+	}
+}
+
+// nextChange is closed at the runtime's next event; nil when events are
+// not followed. Taken before a look at the runtime, it misses no change
+// made after that look began.
+func (r *Runtime) nextChange() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changed == nil {
+		return nil
+	}
+	return r.changed
+}
+
+// waitChange waits for next (from nextChange) or EventSafetyInterval,
+// or for poll when events are not followed.
+func waitChange(ctx context.Context, next <-chan struct{}, poll time.Duration) error {
+	if next == nil {
+		return sleep(ctx, poll)
+	}
+	t := time.NewTimer(eventSafety)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-next:
+	case <-t.C:
+	}
+	return nil
 }
 
 // Version is the runtime's name and version.
@@ -95,6 +193,7 @@ type Started struct {
 func (r *Runtime) WaitStarted(ctx context.Context, names []string, except map[string]bool) (map[string]Started, error) {
 	started := map[string]Started{}
 	for len(started) < len(names) {
+		next := r.nextChange()
 		s, err := r.snapshot(ctx)
 		if err != nil {
 			return nil, err
@@ -118,7 +217,7 @@ func (r *Runtime) WaitStarted(ctx context.Context, names []string, except map[st
 		if len(started) == len(names) {
 			break
 		}
-		if err := sleep(ctx, PollInterval); err != nil {
+		if err := waitChange(ctx, next, PollInterval); err != nil {
 			return nil, fmt.Errorf("waiting for %d of %d pods to start: %w", len(names)-len(started), len(names), err)
 		}
 	}
@@ -129,6 +228,7 @@ func (r *Runtime) WaitStarted(ctx context.Context, names []string, except map[st
 // that was first seen.
 func (r *Runtime) WaitStopped(ctx context.Context, names []string) (time.Time, error) {
 	for {
+		next := r.nextChange()
 		s, err := r.snapshot(ctx)
 		if err != nil {
 			return time.Time{}, err
@@ -143,7 +243,7 @@ func (r *Runtime) WaitStopped(ctx context.Context, names []string) (time.Time, e
 		if left == 0 {
 			return seen, nil
 		}
-		if err := sleep(ctx, PollInterval); err != nil {
+		if err := waitChange(ctx, next, PollInterval); err != nil {
 			return time.Time{}, fmt.Errorf("waiting for %d sandboxes to stop: %w", left, err)
 		}
 	}
@@ -158,6 +258,7 @@ func (r *Runtime) WaitStopped(ctx context.Context, names []string) (time.Time, e
 func (r *Runtime) WaitGone(ctx context.Context, names []string, limit time.Duration) (bool, error) {
 	deadline := time.Now().Add(limit)
 	for {
+		next := r.nextChange()
 		sbs, err := r.RS.ListPodSandbox(ctx, nil)
 		if err != nil {
 			return false, err
@@ -178,7 +279,7 @@ func (r *Runtime) WaitGone(ctx context.Context, names []string, limit time.Durat
 		if !time.Now().Before(deadline) {
 			return false, nil
 		}
-		if err := sleep(ctx, 5*PollInterval); err != nil {
+		if err := waitChange(ctx, next, 5*PollInterval); err != nil {
 			return false, err
 		}
 	}

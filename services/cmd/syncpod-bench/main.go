@@ -117,6 +117,7 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 		log.Error("cannot connect to the runtime", "endpoint", *endpoint, "err", err)
 		return 1
 	}
+	followEvents(ctx, log, rt, *endpoint)
 	files := bench.FileAgent{Dir: *manifestDir, Image: *image}
 	var a bench.Agent
 	switch *agent {
@@ -268,6 +269,8 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 		log.Error("cannot connect to syncpod's runtime", "err", err)
 		return 1
 	}
+	followEvents(ctx, log, krt, *kEndpoint)
+	followEvents(ctx, log, srt, *sEndpoint)
 	target, err := server.DialTarget(*planner)
 	if err != nil {
 		log.Error("bad --planner", "err", err)
@@ -331,4 +334,14 @@ func writeReport(rep bench.Report, out string) error {
 		return err
 	}
 	return os.WriteFile(out, b, 0o644)
+}
+
+// followEvents has the waits for pods to start, stop and go look at rt on
+// its CRI events rather than list it every 10 ms (bench.FollowEvents).
+func followEvents(ctx context.Context, log *slog.Logger, rt *bench.Runtime, endpoint string) {
+	if rt.FollowEvents(ctx) {
+		log.Info("following the runtime's CRI events: waits look at it on each event", "endpoint", endpoint)
+		return
+	}
+	log.Info("the runtime offers no CRI events: waits list it every 10 ms", "endpoint", endpoint)
 }
