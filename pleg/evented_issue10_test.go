@@ -354,7 +354,7 @@ func TestPodRelistOverflowRunsAGlobalRelist(t *testing.T) {
 	rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
 	p, _ := newTest(t, rt, nil)
 	for i := range PodRelistQueue + 1 {
-		p.requestPodRelist(fmt.Sprintf("u%d", i))
+		p.requestPodRelist(fmt.Sprintf("u%d", i), time.Time{})
 	}
 	if got := testutil.ToFloat64(p.metrics.PodRelistsDropped); got != 1 {
 		t.Fatalf("overflowed requests %v, want 1", got)

@@ -374,7 +374,7 @@ func (p *PLEG) GetPodStatus(ctx context.Context, uid string, newerThan time.Time
 	if pod, ok := p.cache.Peek(uid, newerThan); ok {
 		return pod, nil
 	}
-	p.requestPodRelist(uid)
+	p.requestPodRelist(uid, newerThan)
 	return p.cache.GetNewerThan(ctx, uid, newerThan)
 }
 

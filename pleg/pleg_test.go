@@ -475,6 +475,60 @@ func TestGetPodStatusRelistsThePodOnDemand(t *testing.T) {
 	})
 }
 
+// TestASecondAskerIsAnsweredByTheRelistUnderWay: the planner
+// asks for a pod's status right after its executor call (as the kubelet
+// relists the pod after a sync) and again at the next sync. The second
+// request, queued while the first relist of the pod runs, is answered by
+// that relist and starts no second one.
+func TestASecondAskerIsAnsweredByTheRelistUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := critest.NewRuntime()
+		p, reg := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })
+		rt.AddPodSandbox("u1", "sb1", 0, time.Now().UnixNano())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = p.Run(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		synctest.Wait() // the first relist ran
+
+		time.Sleep(time.Second)
+		rt.AddPodContainer("sb1", "c1", "app", "h", 0, time.Now().UnixNano())
+		lastAction := time.Now()
+		time.Sleep(time.Millisecond)
+		release := make(chan struct{})
+		rt.SetInspectHook(func(ctx context.Context, id string) error {
+			<-release
+			return nil
+		})
+		wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+		defer wcancel()
+		type answer struct {
+			pod *syncpodv1.ObservedPod
+			err error
+		}
+		answers := make(chan answer, 2)
+		ask := func() {
+			pod, err := p.GetPodStatus(wctx, "u1", lastAction)
+			answers <- answer{pod, err}
+		}
+		go ask()
+		synctest.Wait() // the first relist of u1 is under way, held in its status call
+		go ask()
+		synctest.Wait() // the second asker waits, its request queued
+		close(release)
+		for range 2 {
+			a := <-answers
+			if a.err != nil || len(a.pod.GetContainers()) != 1 {
+				t.Fatalf("GetPodStatus = %v, %v; want the new container", a.pod, a.err)
+			}
+		}
+		synctest.Wait() // a second relist, if any, has run
+		if n := histogramCount(t, reg, "syncpod_pleg_pod_relist_duration_seconds"); n != 1 {
+			t.Errorf("pod relists = %d, want 1", n)
+		}
+	})
+}
+
 func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
 	t.Helper()
 	mfs, err := reg.Gather()

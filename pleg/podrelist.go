@@ -19,17 +19,21 @@ const PodRelistQueue = 200
 type podRelist struct {
 	uid string
 	at  time.Time
+	// newerThan is the status age the asker waits for: a relist that
+	// finished while the request was queued may have answered it.
+	newerThan time.Time
 }
 
-// requestPodRelist queues an on-demand relist of uid unless one is queued.
-func (p *PLEG) requestPodRelist(uid string) {
+// requestPodRelist queues an on-demand relist of uid, for a caller waiting
+// for a status newer than newerThan, unless one is queued.
+func (p *PLEG) requestPodRelist(uid string, newerThan time.Time) {
 	p.pendingMu.Lock()
 	defer p.pendingMu.Unlock()
 	if p.pending[uid] {
 		return
 	}
 	select {
-	case p.podRelists <- podRelist{uid: uid, at: p.opts.Now()}:
+	case p.podRelists <- podRelist{uid: uid, at: p.opts.Now(), newerThan: newerThan}:
 		p.pending[uid] = true
 	default:
 		p.metrics.PodRelistsDropped.Inc()
@@ -39,7 +43,10 @@ func (p *PLEG) requestPodRelist(uid string) {
 
 // runPodRelists carries out queued pod relists until ctx ends. A request
 // that a successful global relist started after already answered is
-// skipped.
+// skipped, and so is one whose asker the cache can already answer: a
+// second asker that came while the pod was being relisted for the first
+// (the planner asks ahead, after its executor call, and again at the next
+// sync) is answered by that relist, and needs no second one.
 func (p *PLEG) runPodRelists(ctx context.Context) {
 	for {
 		select {
@@ -52,7 +59,7 @@ func (p *PLEG) runPodRelists(ctx context.Context) {
 			p.relistMu.Lock()
 			stale := p.lastGoodStart.After(r.at)
 			p.relistMu.Unlock()
-			if !stale {
+			if _, answered := p.cache.Peek(r.uid, r.newerThan); !stale && !answered {
 				p.RelistPod(ctx, r.uid)
 			}
 		}

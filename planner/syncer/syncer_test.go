@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -638,4 +639,46 @@ func TestActiveDeadlineFailsAndKillsThePodAtTheDeadline(t *testing.T) {
 			t.Errorf("%d DeadlineExceeded events, want 1: %v", n, rec.GetEvents())
 		}
 	})
+}
+
+// TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus:
+// once an executor call did something, the syncer asks the PLEG at once
+// for a status newer than that call, as the kubelet requests a pod relist
+// in the postSync of a SyncPod with results, so the relist runs while the
+// sync writes its status rather than when the next sync asks. A call that
+// did nothing asks nothing more.
+func TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus(t *testing.T) {
+	for _, did := range []bool{true, false} {
+		t.Run(fmt.Sprintf("did=%t", did), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t)
+				e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+					resp := &executorv1.ApplyActionsResponse{}
+					if did {
+						resp.Steps = []*executorv1.StepResult{{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED}}
+					}
+					return resp
+				})
+				pod := e.apply(t, webPod())
+				settled(t, "one executor call", func() bool { applies, _ := e.exec.snapshot(); return len(applies) == 1 })
+				e.s.mu.Lock()
+				done, ok := e.s.lastSync[pod.GetUid()]
+				e.s.mu.Unlock()
+				if !ok {
+					t.Fatal("no executor call recorded")
+				}
+				nt := e.pleg.newerThans(pod.GetUid())
+				want := 1
+				if did {
+					want = 2
+				}
+				if len(nt) != want {
+					t.Fatalf("%d status requests (newer_than %v), want %d", len(nt), nt, want)
+				}
+				if did && !nt[1].Equal(done) {
+					t.Errorf("asked ahead for a status newer than %v, want the end of the executor call, %v", nt[1], done)
+				}
+			})
+		})
+	}
 }
