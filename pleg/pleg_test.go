@@ -441,10 +441,7 @@ func TestGetPodStatusRelistsThePodOnDemand(t *testing.T) {
 		ns := time.Now().UnixNano()
 		rt.AddPodSandbox("u1", "sb1", 0, ns)
 		rt.AddPodSandbox("u2", "sb2", 0, ns)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { _ = p.Run(ctx); close(done) }()
-		defer func() { cancel(); <-done }()
+		ctx := running(t, p)
 		synctest.Wait() // the first relist ran
 
 		time.Sleep(time.Second)
@@ -485,10 +482,7 @@ func TestASecondAskerIsAnsweredByTheRelistUnderWay(t *testing.T) {
 		rt := critest.NewRuntime()
 		p, reg := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })
 		rt.AddPodSandbox("u1", "sb1", 0, time.Now().UnixNano())
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { _ = p.Run(ctx); close(done) }()
-		defer func() { cancel(); <-done }()
+		ctx := running(t, p)
 		synctest.Wait() // the first relist ran
 
 		time.Sleep(time.Second)
@@ -527,6 +521,16 @@ func TestASecondAskerIsAnsweredByTheRelistUnderWay(t *testing.T) {
 			t.Errorf("pod relists = %d, want 1", n)
 		}
 	})
+}
+
+// running runs p until the test ends and returns the context it runs
+// with.
+func running(t *testing.T, p *PLEG) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = p.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ctx
 }
 
 func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
