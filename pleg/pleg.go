@@ -159,18 +159,16 @@ type PLEG struct {
 	kick       chan struct{}
 
 	// podRelists queues on-demand single-pod relists; pending
-	// dedupes them.
+	// dedupes them: uid → the newest status the queued request's callers
+	// wait for.
 	podRelists chan podRelist
 	pendingMu  sync.Mutex
-	pending    map[string]bool
+	pending    map[string]time.Time
 
 	// relistMu serialises relists (global and single-pod); the fields
 	// below it belong to the relist.
 	relistMu  sync.Mutex
 	lastStart time.Time
-	// lastGoodStart is the start of the last relist whose lists succeeded:
-	// the one that answers on-demand requests made before it.
-	lastGoodStart time.Time
 
 	// core is the state relists and runtime events both change: the
 	// records, the cache writes and the order of their events.
@@ -188,7 +186,7 @@ func New(opts Options) (*PLEG, error) {
 		cache:      cache.New(),
 		kick:       make(chan struct{}, 1),
 		podRelists: make(chan podRelist, PodRelistQueue),
-		pending:    map[string]bool{},
+		pending:    map[string]time.Time{},
 	}
 	var m *Metrics
 	p.fan = fanout.New(fanout.Counters{

@@ -523,6 +523,65 @@ func TestASecondAskerIsAnsweredByTheRelistUnderWay(t *testing.T) {
 	})
 }
 
+// TestACallerThatJoinsAQueuedRelistGetsItsNewerStatus: a caller that
+// asks for a newer status than the one a queued pod relist was asked for
+// joins it; when the request comes up, it is judged by the newest status
+// its callers wait for. An event (here, a cache write) that answers only
+// the first caller must not make the PLEG skip the relist and leave the
+// second to the next global relist, an hour away. (Judged by the first
+// caller alone, the planner's syncs waited out their 30 s timeout.)
+func TestACallerThatJoinsAQueuedRelistGetsItsNewerStatus(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := critest.NewRuntime()
+		p, _ := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })
+		ns := time.Now().UnixNano()
+		rt.AddPodSandbox("u1", "sb1", 0, ns)
+		rt.AddPodSandbox("u2", "sb2", 0, ns)
+		ctx := running(t, p)
+		synctest.Wait() // the first relist ran
+
+		time.Sleep(time.Second)
+		rt.AddPodContainer("sb1", "c1", "app", "h", 0, time.Now().UnixNano())
+		rt.AddPodContainer("sb2", "c2", "app", "h", 0, time.Now().UnixNano())
+		release := make(chan struct{})
+		rt.SetInspectHook(func(ctx context.Context, id string) error {
+			if id == "sb2" {
+				<-release // u2's relist holds the queue
+			}
+			return nil
+		})
+		wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+		defer wcancel()
+		// Each caller's last action ended a moment before it asks (the
+		// runtime answers a relist with the time it started, which must
+		// be after that).
+		errs := make(chan error, 3)
+		ask := func(uid string, newerThan time.Time, wantContainer bool) {
+			pod, err := p.GetPodStatus(wctx, uid, newerThan)
+			if err == nil && wantContainer && len(pod.GetContainers()) != 1 {
+				err = fmt.Errorf("status of %s %v, want the new container", uid, pod)
+			}
+			errs <- err
+		}
+		go ask("u2", time.Now().Add(-time.Millisecond), true)
+		synctest.Wait() // u2's relist is under way, held
+		first := time.Now().Add(-time.Millisecond)
+		go ask("u1", first, false) // queues u1's relist
+		synctest.Wait()
+		time.Sleep(time.Second)
+		go ask("u1", time.Now().Add(-time.Millisecond), true) // joins it, for a newer status
+		synctest.Wait()
+		// Something answers the first caller, not the second.
+		p.cache.SetIfNewer("u1", cached(t, p, "u1"), first.Add(time.Millisecond))
+		close(release)
+		for range 3 {
+			if err := <-errs; err != nil {
+				t.Errorf("GetPodStatus: %v", err)
+			}
+		}
+	})
+}
+
 // running runs p until the test ends and returns the context it runs
 // with.
 func running(t *testing.T, p *PLEG) context.Context {

@@ -18,23 +18,24 @@ const PodRelistQueue = 200
 
 type podRelist struct {
 	uid string
-	at  time.Time
-	// newerThan is the status age the asker waits for: a relist that
-	// finished while the request was queued may have answered it.
-	newerThan time.Time
 }
 
-// requestPodRelist queues an on-demand relist of uid, for a caller waiting
-// for a status newer than newerThan, unless one is queued.
+// requestPodRelist queues an on-demand relist of uid for a caller waiting
+// for a status newer than newerThan. A request for a pod already queued
+// joins it: the queued request then waits for the newest status any of
+// its callers waits for.
 func (p *PLEG) requestPodRelist(uid string, newerThan time.Time) {
 	p.pendingMu.Lock()
 	defer p.pendingMu.Unlock()
-	if p.pending[uid] {
+	if t, queued := p.pending[uid]; queued {
+		if newerThan.After(t) {
+			p.pending[uid] = newerThan
+		}
 		return
 	}
 	select {
-	case p.podRelists <- podRelist{uid: uid, at: p.opts.Now(), newerThan: newerThan}:
-		p.pending[uid] = true
+	case p.podRelists <- podRelist{uid: uid}:
+		p.pending[uid] = newerThan
 	default:
 		p.metrics.PodRelistsDropped.Inc()
 		p.kickRelist()
@@ -42,11 +43,12 @@ func (p *PLEG) requestPodRelist(uid string, newerThan time.Time) {
 }
 
 // runPodRelists carries out queued pod relists until ctx ends. A request
-// that a successful global relist started after already answered is
-// skipped, and so is one whose asker the cache can already answer: a
-// second asker that came while the pod was being relisted for the first
-// (the planner asks ahead, after its executor call, and again at the next
-// sync) is answered by that relist, and needs no second one.
+// whose callers the cache can already answer when it comes up is skipped:
+// a relist that ran while it was queued (a global one, or this pod's for
+// an earlier caller: the planner asks ahead after its executor call and
+// again at its next sync) or an event answered them. It is judged by the
+// newest status any of its callers waits for, so a caller that joined a
+// queued request is never left to wait for the next global relist.
 func (p *PLEG) runPodRelists(ctx context.Context) {
 	for {
 		select {
@@ -54,12 +56,10 @@ func (p *PLEG) runPodRelists(ctx context.Context) {
 			return
 		case r := <-p.podRelists:
 			p.pendingMu.Lock()
+			newerThan := p.pending[r.uid]
 			delete(p.pending, r.uid)
 			p.pendingMu.Unlock()
-			p.relistMu.Lock()
-			stale := p.lastGoodStart.After(r.at)
-			p.relistMu.Unlock()
-			if _, answered := p.cache.Peek(r.uid, r.newerThan); !stale && !answered {
+			if _, answered := p.cache.Peek(r.uid, newerThan); !answered {
 				p.RelistPod(ctx, r.uid)
 			}
 		}

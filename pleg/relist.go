@@ -40,7 +40,6 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 		return false
 	}
 	p.lastRelist.Store(start.UnixNano())
-	p.lastGoodStart = start
 
 	listings := observe.Group(sandboxes, containers)
 	var runPods, runContainers int
