@@ -472,12 +472,12 @@ func TestGetPodStatusRelistsThePodOnDemand(t *testing.T) {
 	})
 }
 
-// TestASecondAskerIsAnsweredByTheRelistUnderWay: the planner
+// TestASecondAskerIsAnsweredByTheRelistUnderWay_R13_7: the planner
 // asks for a pod's status right after its executor call (as the kubelet
 // relists the pod after a sync) and again at the next sync. The second
 // request, queued while the first relist of the pod runs, is answered by
 // that relist and starts no second one.
-func TestASecondAskerIsAnsweredByTheRelistUnderWay(t *testing.T) {
+func TestASecondAskerIsAnsweredByTheRelistUnderWay_R13_7(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := critest.NewRuntime()
 		p, reg := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })
@@ -523,14 +523,14 @@ func TestASecondAskerIsAnsweredByTheRelistUnderWay(t *testing.T) {
 	})
 }
 
-// TestACallerThatJoinsAQueuedRelistGetsItsNewerStatus: a caller that
+// TestACallerThatJoinsAQueuedRelistGetsItsNewerStatus_R13_7: a caller that
 // asks for a newer status than the one a queued pod relist was asked for
 // joins it; when the request comes up, it is judged by the newest status
 // its callers wait for. An event (here, a cache write) that answers only
 // the first caller must not make the PLEG skip the relist and leave the
 // second to the next global relist, an hour away. (Judged by the first
 // caller alone, the planner's syncs waited out their 30 s timeout.)
-func TestACallerThatJoinsAQueuedRelistGetsItsNewerStatus(t *testing.T) {
+func TestACallerThatJoinsAQueuedRelistGetsItsNewerStatus_R13_7(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := critest.NewRuntime()
 		p, _ := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })

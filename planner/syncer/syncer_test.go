@@ -641,13 +641,13 @@ func TestActiveDeadlineFailsAndKillsThePodAtTheDeadline(t *testing.T) {
 	})
 }
 
-// TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus:
+// TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus_R13_7:
 // once an executor call did something, the syncer asks the PLEG at once
 // for a status newer than that call, as the kubelet requests a pod relist
 // in the postSync of a SyncPod with results, so the relist runs while the
 // sync writes its status rather than when the next sync asks. A call that
 // did nothing asks nothing more.
-func TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus(t *testing.T) {
+func TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus_R13_7(t *testing.T) {
 	for _, did := range []bool{true, false} {
 		t.Run(fmt.Sprintf("did=%t", did), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
