@@ -436,17 +436,7 @@ func TestRelistNeverOverwritesANewerEventedStatus(t *testing.T) {
 // of leaving the caller to the next relist, an hour away here.
 func TestGetPodStatusRelistsThePodOnDemand(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := critest.NewRuntime()
-		p, reg := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })
-		ns := time.Now().UnixNano()
-		rt.AddPodSandbox("u1", "sb1", 0, ns)
-		rt.AddPodSandbox("u2", "sb2", 0, ns)
-		ctx := running(t, p)
-		synctest.Wait() // the first relist ran
-
-		time.Sleep(time.Second)
-		rt.AddPodContainer("sb1", "c1", "app", "h", 0, time.Now().UnixNano())
-		rt.AddPodContainer("sb2", "c2", "app", "h", 0, time.Now().UnixNano())
+		_, p, reg, ctx := podsGainAContainer(t, 2)
 		lastAction := time.Now() // the caller's last action ended here...
 		time.Sleep(time.Millisecond)
 		asked := time.Now() // ...and it asks for a status newer than that
@@ -479,14 +469,7 @@ func TestGetPodStatusRelistsThePodOnDemand(t *testing.T) {
 // that relist and starts no second one.
 func TestASecondAskerIsAnsweredByTheRelistUnderWay_R13_7(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := critest.NewRuntime()
-		p, reg := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })
-		rt.AddPodSandbox("u1", "sb1", 0, time.Now().UnixNano())
-		ctx := running(t, p)
-		synctest.Wait() // the first relist ran
-
-		time.Sleep(time.Second)
-		rt.AddPodContainer("sb1", "c1", "app", "h", 0, time.Now().UnixNano())
+		rt, p, reg, ctx := podsGainAContainer(t, 1)
 		lastAction := time.Now()
 		time.Sleep(time.Millisecond)
 		release := make(chan struct{})
@@ -532,17 +515,7 @@ func TestASecondAskerIsAnsweredByTheRelistUnderWay_R13_7(t *testing.T) {
 // caller alone, the planner's syncs waited out their 30 s timeout.)
 func TestACallerThatJoinsAQueuedRelistGetsItsNewerStatus_R13_7(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := critest.NewRuntime()
-		p, _ := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })
-		ns := time.Now().UnixNano()
-		rt.AddPodSandbox("u1", "sb1", 0, ns)
-		rt.AddPodSandbox("u2", "sb2", 0, ns)
-		ctx := running(t, p)
-		synctest.Wait() // the first relist ran
-
-		time.Sleep(time.Second)
-		rt.AddPodContainer("sb1", "c1", "app", "h", 0, time.Now().UnixNano())
-		rt.AddPodContainer("sb2", "c2", "app", "h", 0, time.Now().UnixNano())
+		rt, p, _, ctx := podsGainAContainer(t, 2)
 		release := make(chan struct{})
 		rt.SetInspectHook(func(ctx context.Context, id string) error {
 			if id == "sb2" {
@@ -580,6 +553,29 @@ func TestACallerThatJoinsAQueuedRelistGetsItsNewerStatus_R13_7(t *testing.T) {
 			}
 		}
 	})
+}
+
+// podsGainAContainer, inside a synctest bubble, runs a PLEG that relists
+// once an hour over a fake runtime holding pods u1..un (sandboxes
+// sb1..sbn), lets its first relist run, then, a second later, gives each
+// sandbox a container (c1..cn) that only an on-demand relist can see. It
+// returns the runtime, the PLEG, its registry and the context it runs
+// with.
+func podsGainAContainer(t *testing.T, n int) (*critest.Runtime, *PLEG, *prometheus.Registry, context.Context) {
+	t.Helper()
+	rt := critest.NewRuntime()
+	p, reg := newTest(t, rt, func(o *Options) { o.RelistPeriod = time.Hour })
+	ns := time.Now().UnixNano()
+	for i := 1; i <= n; i++ {
+		rt.AddPodSandbox(fmt.Sprintf("u%d", i), fmt.Sprintf("sb%d", i), 0, ns)
+	}
+	ctx := running(t, p)
+	synctest.Wait() // the first relist ran
+	time.Sleep(time.Second)
+	for i := 1; i <= n; i++ {
+		rt.AddPodContainer(fmt.Sprintf("sb%d", i), fmt.Sprintf("c%d", i), "app", "h", 0, time.Now().UnixNano())
+	}
+	return rt, p, reg, ctx
 }
 
 // running runs p until the test ends and returns the context it runs
