@@ -320,18 +320,9 @@ const ReplacePrefix = "replace "
 // floor of "stopped → replacement started". It returns once the runtime
 // accepted the event stream; the following ends with ctx.
 func (c *RawCRI) FollowReplacements(ctx context.Context) error {
-	ch := make(chan *runtimeapi.ContainerEventResponse, 1024)
-	established := make(chan struct{})
-	errc := make(chan error, 1)
-	go func() {
-		errc <- c.RT.RS.GetContainerEvents(ctx, ch, func(runtimeapi.RuntimeService_GetContainerEventsClient) { close(established) })
-	}()
-	select {
-	case <-established:
-	case err := <-errc:
-		return fmt.Errorf("GetContainerEvents: %w", err)
-	case <-ctx.Done():
-		return ctx.Err()
+	ch, _, err := c.RT.events(ctx)
+	if err != nil {
+		return err
 	}
 	go func() {
 		for {

@@ -63,17 +63,8 @@ func Dial(ctx context.Context, endpoint string) (*Runtime, error) {
 // It reports whether the runtime accepted the stream (containerd 1.6
 // answers Unimplemented: the waits then poll).
 func (r *Runtime) FollowEvents(ctx context.Context) bool {
-	ch := make(chan *runtimeapi.ContainerEventResponse, 1024)
-	established := make(chan struct{})
-	errc := make(chan error, 1)
-	go func() {
-		errc <- r.RS.GetContainerEvents(ctx, ch, func(runtimeapi.RuntimeService_GetContainerEventsClient) { close(established) })
-	}()
-	select {
-	case <-established:
-	case <-errc:
-		return false
-	case <-ctx.Done():
+	ch, errc, err := r.events(ctx)
+	if err != nil {
 		return false
 	}
 	r.mu.Lock()
@@ -99,6 +90,26 @@ func (r *Runtime) FollowEvents(ctx context.Context) bool {
 		}
 	}()
 	return true
+}
+
+// events subscribes to the runtime's CRI container events until ctx
+// ends. Once the runtime has accepted the stream it returns the events and
+// the stream's end (its error, once); otherwise why it was refused.
+func (r *Runtime) events(ctx context.Context) (<-chan *runtimeapi.ContainerEventResponse, <-chan error, error) {
+	ch := make(chan *runtimeapi.ContainerEventResponse, 1024)
+	established := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- r.RS.GetContainerEvents(ctx, ch, func(runtimeapi.RuntimeService_GetContainerEventsClient) { close(established) })
+	}()
+	select {
+	case <-established:
+		return ch, errc, nil
+	case err := <-errc:
+		return nil, nil, fmt.Errorf("GetContainerEvents: %w", err)
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
 }
 
 func (r *Runtime) stopFollowing() {
