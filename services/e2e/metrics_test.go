@@ -116,6 +116,7 @@ func TestPrometheusScrapesEveryService(t *testing.T) {
 		`grpc_server_handled_total{job="planner",grpc_service="syncpod.planner.v1.PlannerService",grpc_method="Plan",grpc_code="OK"}`: 1,
 		`syncpod_executor_backoff_entries{job="executor"}`:       1,
 		`syncpod_pleg_relist_duration_seconds_count{job="pleg"}`: 1,
+		`syncpod_pleg_cri_list_items_total{job="pleg"}`:          2, // decoded and reused
 		`syncpod_planner_pod_workers{job="planner"}`:             1,
 		`go_goroutines`: len(jobs),
 	} {

@@ -1,0 +1,370 @@
+// Package listcodec makes the two CRI list answers a PLEG asks for every
+// relist cheap to decode when little has changed since the last one.
+//
+// A relist at 2,000 containers spends most of its time in protobuf-go's
+// reflective decoding of ListContainers' and ListPodSandbox's answers,
+// mostly their label and annotation maps, though nearly every item is
+// byte for byte what the previous relist received. Importing this package
+// (for its side effect, in a binary's main) replaces gRPC's "proto" codec
+// in the process with one that decodes those two answers item by item and
+// keeps each decoded item, keyed by its encoding (with each map's entries
+// in a fixed order, since encoders write them in Go's random map order):
+// an item encoded as one seen before is the same message as before, not a
+// new decoding of it. Every other message, and an answer holding any field but its list,
+// is decoded by gRPC's own codec; marshalling is always gRPC's own.
+//
+// The items a cached answer holds are shared with earlier and later
+// answers, so a caller must treat listed items as read-only (the PLEG
+// does). Items not seen for Retention are dropped; Limit bounds the
+// number kept.
+package listcodec
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/encoding"
+	_ "google.golang.org/grpc/encoding/proto" // registers the codec this one wraps, before this package's init
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Name is the codec's name: it replaces gRPC's codec for protobuf.
+const Name = "proto"
+
+// Retention is how long an item is kept after the last answer that held
+// it: longer than the PLEG's relist period in evented mode (5 minutes),
+// so the rare global relist of an evented PLEG finds its items still kept
+// although many per-pod lists ran in between.
+const Retention = 10 * time.Minute
+
+// Limit bounds the items kept per list kind; past it the cache starts
+// over (the next answer decodes everything again).
+const Limit = 50_000
+
+// Default is the codec this package registered with gRPC.
+var Default *Codec
+
+func init() {
+	Default = New(encoding.GetCodecV2(Name), time.Now)
+	encoding.RegisterCodecV2(Default)
+}
+
+// Codec is gRPC's protobuf codec with cached decoding of the CRI list
+// answers. Safe for concurrent use.
+type Codec struct {
+	inner      encoding.CodecV2
+	containers *cache[*runtimeapi.Container]
+	sandboxes  *cache[*runtimeapi.PodSandbox]
+}
+
+// New wraps inner (gRPC's protobuf codec); now is the clock of the
+// retention.
+func New(inner encoding.CodecV2, now func() time.Time) *Codec {
+	return &Codec{
+		inner:      inner,
+		containers: newCache(now, func() *runtimeapi.Container { return new(runtimeapi.Container) }),
+		sandboxes:  newCache(now, func() *runtimeapi.PodSandbox { return new(runtimeapi.PodSandbox) }),
+	}
+}
+
+// Name is Name.
+func (c *Codec) Name() string { return Name }
+
+// Marshal is the inner codec's.
+func (c *Codec) Marshal(v any) (mem.BufferSlice, error) { return c.inner.Marshal(v) }
+
+// Unmarshal decodes the two list answers through the caches and anything
+// else with the inner codec.
+func (c *Codec) Unmarshal(data mem.BufferSlice, v any) error {
+	switch m := v.(type) {
+	case *runtimeapi.ListContainersResponse:
+		items, ok := c.containers.decode(data)
+		if !ok {
+			return c.inner.Unmarshal(data, v)
+		}
+		proto.Reset(m)
+		m.Containers = items
+		return nil
+	case *runtimeapi.ListPodSandboxResponse:
+		items, ok := c.sandboxes.decode(data)
+		if !ok {
+			return c.inner.Unmarshal(data, v)
+		}
+		proto.Reset(m)
+		m.Items = items
+		return nil
+	}
+	return c.inner.Unmarshal(data, v)
+}
+
+// Stats counts what the caches did since the codec was made.
+type Stats struct {
+	Decoded, Reused int // items decoded, items taken from the cache
+	Kept            int // items kept now, both kinds
+}
+
+// Stats reports the caches' counts.
+func (c *Codec) Stats() Stats {
+	a, b := c.containers.stats(), c.sandboxes.stats()
+	return Stats{Decoded: a.Decoded + b.Decoded, Reused: a.Reused + b.Reused, Kept: a.Kept + b.Kept}
+}
+
+// cache keeps decoded items of one kind by their encoding.
+type cache[T proto.Message] struct {
+	now   func() time.Time
+	newT  func() T
+	shape *shape
+
+	mu        sync.Mutex
+	items     map[string]*entry[T]
+	lastSweep time.Time
+	counts    Stats
+	key       []byte // scratch for the canonical encoding
+}
+
+type entry[T proto.Message] struct {
+	msg  T
+	seen time.Time
+}
+
+func newCache[T proto.Message](now func() time.Time, newT func() T) *cache[T] {
+	return &cache[T]{now: now, newT: newT, shape: shapeOf(newT().ProtoReflect().Descriptor(), map[protoreflect.FullName]*shape{}), items: map[string]*entry[T]{}, lastSweep: now()}
+}
+
+// decode reads an answer whose only field is field 1, a repeated message
+// (both list answers). ok is false, with nothing kept, for an answer with
+// any other field or one that does not decode: the caller decodes it in
+// full, and fails as it would have without this cache.
+func (c *cache[T]) decode(data mem.BufferSlice) (items []T, ok bool) {
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	b := buf.ReadOnlyData()
+	if !onlyField1(b) {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	type fresh struct {
+		key string
+		msg T
+	}
+	var decoded []fresh // kept only once the whole answer has decoded
+	var hits []*entry[T]
+	for len(b) > 0 {
+		_, _, n := protowire.ConsumeTag(b) // checked by onlyField1
+		b = b[n:]
+		v, n := protowire.ConsumeBytes(b)
+		b = b[n:]
+		key, cacheable, wellFormed := canonical(c.key[:0], v, c.shape)
+		c.key = key
+		if !wellFormed {
+			return nil, false
+		}
+		if e, hit := c.items[string(key)]; hit && cacheable {
+			hits = append(hits, e)
+			items = append(items, e.msg)
+			continue
+		}
+		msg := c.newT()
+		if err := proto.Unmarshal(v, msg); err != nil {
+			return nil, false
+		}
+		if cacheable {
+			decoded = append(decoded, fresh{string(key), msg})
+		}
+		items = append(items, msg)
+	}
+	for _, e := range hits {
+		e.seen = now
+	}
+	c.counts.Reused += len(hits)
+	c.counts.Decoded += len(items) - len(hits)
+	for _, f := range decoded {
+		if len(c.items) >= Limit {
+			clear(c.items)
+		}
+		c.items[f.key] = &entry[T]{msg: f.msg, seen: now}
+	}
+	if now.Sub(c.lastSweep) >= Retention/10 {
+		c.lastSweep = now
+		for k, e := range c.items {
+			if now.Sub(e.seen) > Retention {
+				delete(c.items, k)
+			}
+		}
+	}
+	return items, true
+}
+
+// canonical appends to out the encoding b of a message of shape sh with
+// the entries of each map in a fixed order: gRPC's encoders write a
+// map's entries in Go's random map order, so the same item comes in
+// different bytes from one answer to the next. Nested messages are made
+// canonical too; every other field stays as it came, in its place. The
+// result is as long as b. cacheable is false for a map holding one key
+// twice (its last entry wins, and ordering would change which one is
+// last); wellFormed is false for bytes that are not a protobuf encoding.
+func canonical(out, b []byte, sh *shape) (key []byte, cacheable, wellFormed bool) {
+	cacheable = true
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return out, false, false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return out, false, false
+		}
+		if typ != protowire.BytesType {
+			out = append(out, b[:n+m]...)
+			b = b[n+m:]
+			continue
+		}
+		if entry, isMap := sh.maps[num]; isMap {
+			// This map's run of entries from here, sorted.
+			var arr [16][]byte
+			run := arr[:0]
+			for len(b) > 0 {
+				num2, typ2, n2 := protowire.ConsumeTag(b)
+				if n2 < 0 || num2 != num || typ2 != protowire.BytesType {
+					break
+				}
+				v, m2 := protowire.ConsumeBytes(b[n2:])
+				if m2 < 0 {
+					return out, false, false
+				}
+				if entry != nil { // a map of messages: its values made canonical, on their own
+					var ok, wf bool
+					if v, ok, wf = canonical(nil, v, entry); !wf {
+						return out, false, false
+					}
+					cacheable = cacheable && ok
+				} else if !wellFormedEntry(v) {
+					return out, false, false
+				}
+				run = append(run, v)
+				b = b[n2+m2:]
+			}
+			slices.SortFunc(run, bytes.Compare)
+			for i, e := range run {
+				if i > 0 && bytes.Equal(mapKey(run[i-1]), mapKey(e)) {
+					cacheable = false
+				}
+				out = protowire.AppendTag(out, num, protowire.BytesType)
+				out = protowire.AppendBytes(out, e)
+			}
+			continue
+		}
+		if nested := sh.msgs[num]; nested != nil {
+			v, _ := protowire.ConsumeBytes(b[n:])
+			out = append(out, b[:n+m-len(v)]...) // tag and length, unchanged
+			var ok, wf bool
+			if out, ok, wf = canonical(out, v, nested); !wf {
+				return out, false, false
+			}
+			cacheable = cacheable && ok
+		} else {
+			out = append(out, b[:n+m]...)
+		}
+		b = b[n+m:]
+	}
+	return out, cacheable, true
+}
+
+// wellFormedEntry reports whether a map entry of scalar key and value is
+// a protobuf encoding.
+func wellFormedEntry(e []byte) bool {
+	for len(e) > 0 {
+		num, typ, n := protowire.ConsumeTag(e)
+		if n < 0 {
+			return false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, e[n:])
+		if m < 0 {
+			return false
+		}
+		e = e[n+m:]
+	}
+	return true
+}
+
+// shape is what canonical needs of a message's descriptor: its map fields
+// (with the shape of their entries when the values are messages, nil
+// otherwise) and its other message fields.
+type shape struct {
+	maps map[protowire.Number]*shape
+	msgs map[protowire.Number]*shape
+}
+
+// shapeOf builds md's shape; seen breaks the cycles of recursive messages.
+func shapeOf(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]*shape) *shape {
+	if sh, ok := seen[md.FullName()]; ok {
+		return sh
+	}
+	sh := &shape{maps: map[protowire.Number]*shape{}, msgs: map[protowire.Number]*shape{}}
+	seen[md.FullName()] = sh
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		switch {
+		case fd.IsMap():
+			var entry *shape
+			if v := fd.MapValue(); v.Message() != nil {
+				entry = &shape{maps: map[protowire.Number]*shape{}, msgs: map[protowire.Number]*shape{2: shapeOf(v.Message(), seen)}}
+			}
+			sh.maps[fd.Number()] = entry
+		case fd.Message() != nil && fd.Kind() == protoreflect.MessageKind:
+			sh.msgs[fd.Number()] = shapeOf(fd.Message(), seen)
+		}
+	}
+	return sh
+}
+
+// mapKey is the key field (1) of a map entry's encoding, wherever it is
+// in the entry; nil if it has none (the empty key). The entry is well
+// formed.
+func mapKey(entry []byte) []byte {
+	var key []byte
+	for len(entry) > 0 {
+		num, typ, n := protowire.ConsumeTag(entry)
+		m := protowire.ConsumeFieldValue(num, typ, entry[n:])
+		if num == 1 {
+			key = entry[:n+m]
+		}
+		entry = entry[n+m:]
+	}
+	return key
+}
+
+// onlyField1 reports whether b is a well-formed encoding of field 1
+// (length-delimited) and nothing else.
+func onlyField1(b []byte) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || num != 1 || typ != protowire.BytesType {
+			return false
+		}
+		b = b[n:]
+		_, n = protowire.ConsumeBytes(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+func (c *cache[T]) stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.counts
+	s.Kept = len(c.items)
+	return s
+}

@@ -1,0 +1,434 @@
+package listcodec
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/cri/crisim"
+	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
+)
+
+func container(i int, state runtimeapi.ContainerState) *runtimeapi.Container {
+	id := "c" + strconv.Itoa(i)
+	return &runtimeapi.Container{
+		Id: id, PodSandboxId: "s" + strconv.Itoa(i/2),
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app" + strconv.Itoa(i%2), Attempt: uint32(i % 3)},
+		Image:    &runtimeapi.ImageSpec{Image: "busybox:1.36"},
+		ImageRef: "sha256:" + id, ImageId: "sha256:" + id,
+		State:     state,
+		CreatedAt: int64(1_700_000_000_000_000_000 + i),
+		Labels: map[string]string{"io.kubernetes.pod.uid": "uid-" + strconv.Itoa(i/2), "io.kubernetes.container.name": "app",
+			"syncpod.io/managed": "true", "syncpod.io/spec-hash": "h" + strconv.Itoa(i)},
+		Annotations: map[string]string{"io.kubernetes.container.restartCount": strconv.Itoa(i % 5)},
+	}
+}
+
+func sandbox(i int) *runtimeapi.PodSandbox {
+	return &runtimeapi.PodSandbox{
+		Id: "s" + strconv.Itoa(i), Metadata: &runtimeapi.PodSandboxMetadata{Name: "p" + strconv.Itoa(i), Uid: "uid-" + strconv.Itoa(i), Namespace: "default"},
+		State: runtimeapi.PodSandboxState_SANDBOX_READY, CreatedAt: int64(i),
+		Labels: map[string]string{"io.kubernetes.pod.uid": "uid-" + strconv.Itoa(i)}, RuntimeHandler: "runc",
+	}
+}
+
+// frames splits b into three buffers, as a message read from the wire
+// in several frames arrives.
+func frames(b []byte) mem.BufferSlice {
+	a, c := len(b)/3, 2*len(b)/3
+	return mem.BufferSlice{mem.SliceBuffer(b[:a]), mem.SliceBuffer(b[a:c]), mem.SliceBuffer(b[c:])}
+}
+
+func marshal(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func newCodec(now func() time.Time) *Codec {
+	return New(encoding.GetCodecV2(Name).(*Codec).inner, now)
+}
+
+func TestTheCodecReplacesGRPCsProtobufCodecWhenImported(t *testing.T) {
+	c, ok := encoding.GetCodecV2("proto").(*Codec)
+	if !ok {
+		t.Fatalf("gRPC's proto codec is %T, want *listcodec.Codec", encoding.GetCodecV2("proto"))
+	}
+	if c.inner == nil || c.inner.Name() != "proto" {
+		t.Fatalf("inner codec %v", c.inner)
+	}
+	if _, wrapped := c.inner.(*Codec); wrapped {
+		t.Fatal("the codec wraps itself")
+	}
+}
+
+// A relist's list answers decode to exactly what protobuf decodes, and
+// an item whose bytes did not change since the last answer is the same
+// message, not a new decoding (R-13.2: every relist lists everything).
+func TestARelistDecodesOnlyTheItemsThatChanged_R13_2(t *testing.T) {
+	c := newCodec(time.Now)
+	resp := &runtimeapi.ListContainersResponse{}
+	for i := range 50 {
+		resp.Containers = append(resp.Containers, container(i, runtimeapi.ContainerState_CONTAINER_RUNNING))
+	}
+	decode := func() *runtimeapi.ListContainersResponse {
+		t.Helper()
+		b := marshal(t, resp)
+		got, want := &runtimeapi.ListContainersResponse{}, &runtimeapi.ListContainersResponse{}
+		if err := c.Unmarshal(frames(b), got); err != nil {
+			t.Fatal(err)
+		}
+		if err := proto.Unmarshal(b, want); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(got, want) {
+			t.Fatalf("cached decoding differs from protobuf's:\n got %v\nwant %v", got, want)
+		}
+		return got
+	}
+	first := decode()
+	if s := c.Stats(); s.Decoded != 50 || s.Reused != 0 || s.Kept != 50 {
+		t.Fatalf("first answer: %+v, want 50 decoded, 50 kept", s)
+	}
+	resp.Containers[7] = container(7, runtimeapi.ContainerState_CONTAINER_EXITED)
+	resp.Containers = append(resp.Containers, container(50, runtimeapi.ContainerState_CONTAINER_CREATED))
+	second := decode()
+	if s := c.Stats(); s.Decoded != 52 || s.Reused != 49 || s.Kept != 52 {
+		t.Fatalf("second answer: %+v, want 52 decoded (the changed and the new one), 49 reused, 52 kept", s)
+	}
+	for i := range 50 {
+		same := first.Containers[i] == second.Containers[i]
+		if same == (i == 7) {
+			t.Errorf("container %d: same message %v, want %v", i, same, i != 7)
+		}
+	}
+	if second.Containers[7].GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+		t.Fatalf("changed container decoded as %v", second.Containers[7].GetState())
+	}
+}
+
+func TestSandboxListsAreCachedToo_R13_2(t *testing.T) {
+	c := newCodec(time.Now)
+	resp := &runtimeapi.ListPodSandboxResponse{Items: []*runtimeapi.PodSandbox{sandbox(1), sandbox(2)}}
+	var got [2]*runtimeapi.ListPodSandboxResponse
+	for i := range got {
+		got[i] = &runtimeapi.ListPodSandboxResponse{}
+		if err := c.Unmarshal(frames(marshal(t, resp)), got[i]); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(got[i], resp) {
+			t.Fatalf("decoded %v, want %v", got[i], resp)
+		}
+	}
+	if got[0].Items[1] != got[1].Items[1] {
+		t.Fatal("an unchanged sandbox was decoded again")
+	}
+	if s := c.Stats(); s.Decoded != 2 || s.Reused != 2 {
+		t.Fatalf("%+v, want 2 decoded and 2 reused", s)
+	}
+}
+
+// An item's unknown fields (a newer runtime's) are part of its bytes and
+// survive decoding; an answer with a field besides its list is left
+// whole to protobuf, and nothing of it is kept.
+func TestAnswersTheCacheDoesNotReadAreDecodedByProtobuf(t *testing.T) {
+	c := newCodec(time.Now)
+	item := marshal(t, container(1, runtimeapi.ContainerState_CONTAINER_RUNNING))
+	item = protowire.AppendTag(item, 99, protowire.VarintType)
+	item = protowire.AppendVarint(item, 7)
+	withUnknown := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), item)
+	got := &runtimeapi.ListContainersResponse{}
+	if err := c.Unmarshal(frames(withUnknown), got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Containers) != 1 || len(got.Containers[0].ProtoReflect().GetUnknown()) == 0 {
+		t.Fatalf("the item's unknown field was lost: %v", got)
+	}
+	want1 := &runtimeapi.Container{}
+	if err := proto.Unmarshal(item, want1); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got.Containers[0], want1) {
+		t.Fatalf("decoded %v, want %v", got.Containers[0], want1)
+	}
+
+	extra := protowire.AppendVarint(protowire.AppendTag(marshal(t, &runtimeapi.ListContainersResponse{
+		Containers: []*runtimeapi.Container{container(2, runtimeapi.ContainerState_CONTAINER_RUNNING)}}), 2, protowire.VarintType), 1)
+	before := c.Stats()
+	got = &runtimeapi.ListContainersResponse{}
+	if err := c.Unmarshal(frames(extra), got); err != nil {
+		t.Fatal(err)
+	}
+	want := &runtimeapi.ListContainersResponse{}
+	if err := proto.Unmarshal(extra, want); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, want) || len(got.ProtoReflect().GetUnknown()) == 0 {
+		t.Fatalf("decoded %v, want %v with its unknown field", got, want)
+	}
+	if c.Stats() != before {
+		t.Fatalf("an answer left to protobuf changed the cache: %+v, was %+v", c.Stats(), before)
+	}
+}
+
+// A malformed answer fails as protobuf fails it, and nothing of it is
+// kept; a good item before the bad one is not kept either.
+func TestAMalformedAnswerFailsAndKeepsNothing(t *testing.T) {
+	good := marshal(t, &runtimeapi.ListContainersResponse{Containers: []*runtimeapi.Container{container(1, runtimeapi.ContainerState_CONTAINER_RUNNING)}})
+	badUTF8 := container(2, runtimeapi.ContainerState_CONTAINER_RUNNING)
+	badUTF8.Labels["k"] = "\xff"
+	badItem := marshal(t, &runtimeapi.Container{Id: "x"})
+	badItem = append(badItem, protowire.AppendTag(nil, 8, protowire.BytesType)...) // a map entry with no length
+	for name, b := range map[string][]byte{
+		"truncated":   good[:len(good)-3],
+		"bad tag":     append(append([]byte{}, good...), 0),
+		"bad item":    append(append([]byte{}, good...), protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), badItem)...),
+		"bad UTF-8":   append(append([]byte{}, good...), protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), mustMarshalInvalid(t, badUTF8))...),
+		"wrong type":  protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 3),
+		"empty bytes": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := newCodec(time.Now)
+			got := &runtimeapi.ListContainersResponse{}
+			err := c.Unmarshal(frames(b), got)
+			perr := proto.Unmarshal(b, &runtimeapi.ListContainersResponse{})
+			if (err == nil) != (perr == nil) {
+				t.Fatalf("error %v, protobuf's %v", err, perr)
+			}
+			if name == "empty bytes" {
+				if err != nil || len(got.Containers) != 0 {
+					t.Fatalf("an empty answer: %v, %v", got, err)
+				}
+				return
+			}
+			if err == nil && name != "wrong type" {
+				t.Fatalf("malformed answer decoded as %v", got)
+			}
+			if s := c.Stats(); s.Kept != 0 {
+				t.Fatalf("a failed answer left %d items kept", s.Kept)
+			}
+		})
+	}
+}
+
+// mustMarshalInvalid encodes m without protobuf's UTF-8 check, as a
+// runtime that does not check would send it.
+func mustMarshalInvalid(t *testing.T, m *runtimeapi.Container) []byte {
+	t.Helper()
+	var b []byte
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendString(b, m.Id)
+	for k, v := range m.Labels {
+		var e []byte
+		e = protowire.AppendTag(e, 1, protowire.BytesType)
+		e = protowire.AppendString(e, k)
+		e = protowire.AppendTag(e, 2, protowire.BytesType)
+		e = protowire.AppendString(e, v)
+		b = protowire.AppendTag(b, 8, protowire.BytesType)
+		b = protowire.AppendBytes(b, e)
+	}
+	return b
+}
+
+// Items no answer held for Retention are dropped, at most one sweep per
+// tenth of it; those still listed stay.
+func TestItemsNoLongerListedAreDropped(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := newCodec(func() time.Time { return now })
+	list := func(ids ...int) {
+		t.Helper()
+		resp := &runtimeapi.ListContainersResponse{}
+		for _, i := range ids {
+			resp.Containers = append(resp.Containers, container(i, runtimeapi.ContainerState_CONTAINER_RUNNING))
+		}
+		if err := c.Unmarshal(frames(marshal(t, resp)), &runtimeapi.ListContainersResponse{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list(1, 2, 3)
+	now = now.Add(Retention / 2)
+	list(1) // a per-pod list: 2 and 3 are kept although not in it
+	if k := c.Stats().Kept; k != 3 {
+		t.Fatalf("kept %d, want 3", k)
+	}
+	now = now.Add(Retention/2 + time.Second)
+	list(1)
+	if k := c.Stats().Kept; k != 1 {
+		t.Fatalf("kept %d after 2 and 3 went unlisted for longer than %v, want 1", k, Retention)
+	}
+}
+
+func TestOtherMessagesGoToGRPCsCodec(t *testing.T) {
+	c := newCodec(time.Now)
+	in := &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: "c1", ExitCode: 3}}
+	data, err := c.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &runtimeapi.ContainerStatusResponse{}
+	if err := c.Unmarshal(data, out); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(in, out) {
+		t.Fatalf("%v, want %v", out, in)
+	}
+	if c.Stats() != (Stats{}) {
+		t.Fatalf("a status answer touched the list caches: %+v", c.Stats())
+	}
+}
+
+// Many relists at once (the PLEG's global relist beside its per-pod
+// ones) each get a whole, correct answer; run with -race.
+func TestConcurrentListsShareTheCache(t *testing.T) {
+	c := newCodec(time.Now)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for round := range 20 {
+				resp := &runtimeapi.ListContainersResponse{}
+				for i := range 30 {
+					st := runtimeapi.ContainerState_CONTAINER_RUNNING
+					if (i+round+g)%7 == 0 {
+						st = runtimeapi.ContainerState_CONTAINER_EXITED
+					}
+					resp.Containers = append(resp.Containers, container(i, st))
+				}
+				b, err := proto.Marshal(resp)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got := &runtimeapi.ListContainersResponse{}
+				if err := c.Unmarshal(frames(b), got); err != nil {
+					t.Error(err)
+					return
+				}
+				if !proto.Equal(got, resp) {
+					t.Errorf("goroutine %d round %d: wrong answer", g, round)
+					return
+				}
+				_ = proto.Size(got) // a reader of shared items, as the PLEG's encoding of statuses is
+			}
+		})
+	}
+	wg.Wait()
+	if s := c.Stats(); s.Reused == 0 || s.Kept > 60 {
+		t.Fatalf("%+v: want reuse, at most 60 distinct items kept", s)
+	}
+}
+
+// Through a real CRI client and server (crisim over its socket), the
+// second of two identical lists hands back the first one's messages:
+// the process's gRPC clients decode with this codec.
+func TestTheCRIClientDecodesListsThroughTheCache_R13_2(t *testing.T) {
+	ep, _ := crisimtest.Start(t, crisim.Options{Mode: crisim.ModeSimulated})
+	rs, is := crisimtest.Clients(t, ep)
+	ctx := context.Background()
+	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "img"}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for p := range 3 {
+		cfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: fmt.Sprint("p", p), Namespace: "default", Uid: fmt.Sprint("u", p)},
+			Labels: map[string]string{"listcodec-test": "yes"}}
+		sb, err := rs.RunPodSandbox(ctx, cfg, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rs.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
+			Image: &runtimeapi.ImageSpec{Image: "img"}, Labels: map[string]string{"listcodec-test": "yes"}}, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sel := map[string]string{"listcodec-test": "yes"}
+	var cs [2][]*runtimeapi.Container
+	var sbs [2][]*runtimeapi.PodSandbox
+	for i := range 2 {
+		var err error
+		if cs[i], err = rs.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel}); err != nil {
+			t.Fatal(err)
+		}
+		if sbs[i], err = rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(cs[0]) != 3 || len(sbs[0]) != 3 {
+		t.Fatalf("listed %d containers and %d sandboxes, want 3 and 3", len(cs[0]), len(sbs[0]))
+	}
+	for i := range cs[0] {
+		if cs[0][i] != cs[1][i] || sbs[0][i] != sbs[1][i] {
+			t.Fatalf("item %d of the second list was decoded again", i)
+		}
+	}
+}
+
+// gRPC's encoder writes a map's entries in Go's random map order, so one
+// item arrives in different bytes from answer to answer: it is still one
+// item kept, nested maps (the image's annotations) included.
+func TestAnItemIsRecognisedWhateverOrderItsMapsCameIn_R13_2(t *testing.T) {
+	c := newCodec(time.Now)
+	item := container(1, runtimeapi.ContainerState_CONTAINER_RUNNING)
+	for i := range 8 {
+		item.Labels[fmt.Sprint("l", i)] = "v"
+		item.Annotations[fmt.Sprint("a", i)] = "v"
+	}
+	item.Image.Annotations = map[string]string{"x": "1", "y": "2", "z": "3"}
+	resp := &runtimeapi.ListContainersResponse{Containers: []*runtimeapi.Container{item}}
+	encodings := map[string]bool{}
+	for range 20 {
+		b := marshal(t, resp)
+		encodings[string(b)] = true
+		got := &runtimeapi.ListContainersResponse{}
+		if err := c.Unmarshal(frames(b), got); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(got, resp) {
+			t.Fatalf("decoded %v, want %v", got, resp)
+		}
+	}
+	if len(encodings) < 2 {
+		t.Fatalf("20 encodings were all alike: the test does not test what it says")
+	}
+	if s := c.Stats(); s.Decoded != 1 || s.Reused != 19 || s.Kept != 1 {
+		t.Fatalf("%d different encodings of one item: %+v, want 1 decoded, 19 reused, 1 kept", len(encodings), s)
+	}
+}
+
+// A map holding one key twice decodes to its last entry, as protobuf's
+// does; sorting would change which is last, so such an item is decoded
+// every time, never kept.
+func TestAnItemWithADuplicateMapKeyIsNeverKept(t *testing.T) {
+	entry := func(k, v string) []byte {
+		e := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), k)
+		return protowire.AppendString(protowire.AppendTag(e, 2, protowire.BytesType), v)
+	}
+	item := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "c1")
+	for _, v := range []string{"b", "a"} { // sorted, "a" would be first and "b" would win
+		item = protowire.AppendBytes(protowire.AppendTag(item, 8, protowire.BytesType), entry("k", v))
+	}
+	answer := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), item)
+	c := newCodec(time.Now)
+	for range 2 {
+		got := &runtimeapi.ListContainersResponse{}
+		if err := c.Unmarshal(frames(answer), got); err != nil {
+			t.Fatal(err)
+		}
+		if v := got.Containers[0].Labels["k"]; v != "a" {
+			t.Fatalf("label k = %q, want the last entry's %q", v, "a")
+		}
+	}
+	if s := c.Stats(); s.Kept != 0 || s.Decoded != 2 {
+		t.Fatalf("%+v, want 2 decoded and none kept", s)
+	}
+}
