@@ -13,6 +13,8 @@
 //
 //	crilabels  the label and annotation keys syncpod writes on CRI objects
 //	observe    CRI statuses -> ObservedPod (and relist grouping by pod)
+//	listcodec  gRPC's protobuf codec with a cache for the two list answers
+//	           a PLEG decodes every relist (imported by syncpod-pleg)
 //	crisim     syncpod's own CRI runtime (served by syncpod-crisim): the
 //	           real CRI gRPC API over host processes or simulated
 //	           containers; crisim/crisimtest starts one inside any
