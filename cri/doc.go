@@ -13,8 +13,11 @@
 //
 //	crilabels  the label and annotation keys syncpod writes on CRI objects
 //	observe    CRI statuses -> ObservedPod (and relist grouping by pod)
-//	listcodec  gRPC's protobuf codec with a cache for the two list answers
-//	           a PLEG decodes every relist (imported by syncpod-pleg)
+//	listcodec  gRPC's protobuf codec with caches for the two list answers
+//	           a PLEG asks for every relist: decoded items kept by their
+//	           encoding (imported by syncpod-pleg), and encodings kept by
+//	           item for a runtime that keeps its list items (crisim:
+//	           syncpod-crisim and crisimtest import it)
 //	crisim     syncpod's own CRI runtime (served by syncpod-crisim): the
 //	           real CRI gRPC API over host processes or simulated
 //	           containers; crisim/crisimtest starts one inside any

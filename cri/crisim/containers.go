@@ -369,7 +369,24 @@ func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContaine
 		if !containerMatches(c, f) {
 			continue
 		}
-		out = append(out, &runtimeapi.Container{
+		out = append(out, c.listItem())
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedAt != out[j].CreatedAt {
+			return out[i].CreatedAt < out[j].CreatedAt
+		}
+		return out[i].Id < out[j].Id
+	})
+	return &runtimeapi.ListContainersResponse{Containers: out}, nil
+}
+
+// listItem is c as ListContainers lists it: one message kept until the
+// state changes (nothing else listed changes after creation), so that a
+// list answer's encoder (cri/listcodec) can keep each item's encoding.
+// mu must be held. The message is shared: never modify it.
+func (c *container) listItem() *runtimeapi.Container {
+	if c.listed == nil || c.listed.GetState() != c.state {
+		c.listed = &runtimeapi.Container{
 			Id:           c.id,
 			PodSandboxId: c.sandboxID,
 			Metadata:     c.meta,
@@ -380,15 +397,9 @@ func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContaine
 			CreatedAt:    c.createdAt,
 			Labels:       c.labels,
 			Annotations:  c.annotations,
-		})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].CreatedAt != out[j].CreatedAt {
-			return out[i].CreatedAt < out[j].CreatedAt
 		}
-		return out[i].Id < out[j].Id
-	})
-	return &runtimeapi.ListContainersResponse{Containers: out}, nil
+	}
+	return c.listed
 }
 
 // ExecSync runs cmd in a running container and waits for it.

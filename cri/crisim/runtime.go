@@ -297,6 +297,7 @@ type sandbox struct {
 	ip          netip.Addr
 	state       runtimeapi.PodSandboxState
 	createdAt   int64
+	listed      *runtimeapi.PodSandbox // listItem's kept message
 }
 
 // container is a container. Fields are guarded by Runtime.mu.
@@ -331,6 +332,7 @@ type container struct {
 	message    string
 	run        runner // nil until started
 	log        *logWriter
+	listed     *runtimeapi.Container // listItem's kept message
 	// in is crisim's end of the running container's standard input (or
 	// terminal); nil when it has none, or was started by an earlier
 	// crisim.

@@ -201,15 +201,7 @@ func (r *Runtime) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandb
 		if !sandboxMatches(sb, f) {
 			continue
 		}
-		out = append(out, &runtimeapi.PodSandbox{
-			Id:             sb.id,
-			Metadata:       sb.meta,
-			State:          sb.state,
-			CreatedAt:      sb.createdAt,
-			Labels:         sb.labels,
-			Annotations:    sb.annotations,
-			RuntimeHandler: sb.handler,
-		})
+		out = append(out, sb.listItem())
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].CreatedAt != out[j].CreatedAt {
@@ -218,6 +210,23 @@ func (r *Runtime) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandb
 		return out[i].Id < out[j].Id
 	})
 	return &runtimeapi.ListPodSandboxResponse{Items: out}, nil
+}
+
+// listItem is sb as ListPodSandbox lists it, kept until its state
+// changes (see container.listItem). mu must be held; never modify it.
+func (sb *sandbox) listItem() *runtimeapi.PodSandbox {
+	if sb.listed == nil || sb.listed.GetState() != sb.state {
+		sb.listed = &runtimeapi.PodSandbox{
+			Id:             sb.id,
+			Metadata:       sb.meta,
+			State:          sb.state,
+			CreatedAt:      sb.createdAt,
+			Labels:         sb.labels,
+			Annotations:    sb.annotations,
+			RuntimeHandler: sb.handler,
+		}
+	}
+	return sb.listed
 }
 
 // saveSandboxLocked writes sb's record, when there is a state dir; mu must

@@ -1,22 +1,30 @@
 // Package listcodec makes the two CRI list answers a PLEG asks for every
-// relist cheap to decode when little has changed since the last one.
+// relist cheap to encode and to decode when little has changed since the
+// last one.
 //
 // A relist at 2,000 containers spends most of its time in protobuf-go's
-// reflective decoding of ListContainers' and ListPodSandbox's answers,
-// mostly their label and annotation maps, though nearly every item is
-// byte for byte what the previous relist received. Importing this package
-// (for its side effect, in a binary's main) replaces gRPC's "proto" codec
-// in the process with one that decodes those two answers item by item and
-// keeps each decoded item, keyed by its encoding (with each map's entries
-// in a fixed order, since encoders write them in Go's random map order):
-// an item encoded as one seen before is the same message as before, not a
-// new decoding of it. Every other message, and an answer holding any field but its list,
-// is decoded by gRPC's own codec; marshalling is always gRPC's own.
+// reflective encoding (in the runtime) and decoding (in the PLEG) of
+// ListContainers' and ListPodSandbox's answers, mostly their label and
+// annotation maps, though nearly every item is what the previous relist
+// got. Importing this package (for its side effect, in a binary's main)
+// replaces gRPC's "proto" codec in the process with one that handles
+// those two answers item by item:
 //
-// The items a cached answer holds are shared with earlier and later
-// answers, so a caller must treat listed items as read-only (the PLEG
-// does). Items not seen for Retention are dropped; Limit bounds the
-// number kept.
+//   - Decoding (a client: the PLEG) keeps each decoded item, keyed by its
+//     encoding with each map's entries in a fixed order (encoders write
+//     them in Go's random map order): an item encoded as one seen before
+//     is the same message as before, not a new decoding of it. The items
+//     of a decoded answer are shared with earlier and later answers, so a
+//     caller must treat them as read-only (the PLEG does).
+//   - Encoding (a server: crisim) keeps each item's encoding, keyed by the
+//     item message itself (its pointer). This is for a runtime that keeps
+//     the item it lists and hands out a new one when something in it
+//     changes, as crisim does: in a process that imports this package, a
+//     list item once sent must never be modified.
+//
+// Every other message, and an answer holding any field but its list, goes
+// to gRPC's own codec. Items (and encodings) not seen for Retention are
+// dropped; Limit bounds the number kept.
 package listcodec
 
 import (
@@ -58,9 +66,11 @@ func init() {
 // Codec is gRPC's protobuf codec with cached decoding of the CRI list
 // answers. Safe for concurrent use.
 type Codec struct {
-	inner      encoding.CodecV2
-	containers *cache[*runtimeapi.Container]
-	sandboxes  *cache[*runtimeapi.PodSandbox]
+	inner        encoding.CodecV2
+	containers   *cache[*runtimeapi.Container]
+	sandboxes    *cache[*runtimeapi.PodSandbox]
+	containerEnc *encCache[*runtimeapi.Container]
+	sandboxEnc   *encCache[*runtimeapi.PodSandbox]
 }
 
 // New wraps inner (gRPC's protobuf codec); now is the clock of the
@@ -70,14 +80,35 @@ func New(inner encoding.CodecV2, now func() time.Time) *Codec {
 		inner:      inner,
 		containers: newCache(now, func() *runtimeapi.Container { return new(runtimeapi.Container) }),
 		sandboxes:  newCache(now, func() *runtimeapi.PodSandbox { return new(runtimeapi.PodSandbox) }),
+
+		containerEnc: newEncCache[*runtimeapi.Container](now),
+		sandboxEnc:   newEncCache[*runtimeapi.PodSandbox](now),
 	}
 }
 
 // Name is Name.
 func (c *Codec) Name() string { return Name }
 
-// Marshal is the inner codec's.
-func (c *Codec) Marshal(v any) (mem.BufferSlice, error) { return c.inner.Marshal(v) }
+// Marshal encodes the two list answers from their items' kept encodings
+// (see the package comment: an item is known by its pointer) and anything
+// else with the inner codec.
+func (c *Codec) Marshal(v any) (mem.BufferSlice, error) {
+	switch m := v.(type) {
+	case *runtimeapi.ListContainersResponse:
+		if m != nil && len(m.ProtoReflect().GetUnknown()) == 0 {
+			if b, ok, err := c.containerEnc.encode(m.GetContainers()); ok || err != nil {
+				return b, err
+			}
+		}
+	case *runtimeapi.ListPodSandboxResponse:
+		if m != nil && len(m.ProtoReflect().GetUnknown()) == 0 {
+			if b, ok, err := c.sandboxEnc.encode(m.GetItems()); ok || err != nil {
+				return b, err
+			}
+		}
+	}
+	return c.inner.Marshal(v)
+}
 
 // Unmarshal decodes the two list answers through the caches and anything
 // else with the inner codec.
@@ -107,12 +138,103 @@ func (c *Codec) Unmarshal(data mem.BufferSlice, v any) error {
 type Stats struct {
 	Decoded, Reused int // items decoded, items taken from the cache
 	Kept            int // items kept now, both kinds
+
+	Encoded, EncodingsReused int // items encoded, and sent with a kept encoding
+	EncodingsKept            int // encodings kept now, both kinds
 }
 
 // Stats reports the caches' counts.
 func (c *Codec) Stats() Stats {
 	a, b := c.containers.stats(), c.sandboxes.stats()
-	return Stats{Decoded: a.Decoded + b.Decoded, Reused: a.Reused + b.Reused, Kept: a.Kept + b.Kept}
+	x, y := c.containerEnc.stats(), c.sandboxEnc.stats()
+	return Stats{Decoded: a.Decoded + b.Decoded, Reused: a.Reused + b.Reused, Kept: a.Kept + b.Kept,
+		Encoded: x.Encoded + y.Encoded, EncodingsReused: x.EncodingsReused + y.EncodingsReused,
+		EncodingsKept: x.EncodingsKept + y.EncodingsKept}
+}
+
+// encCache keeps the encodings of items of one kind by pointer.
+type encCache[T interface {
+	comparable
+	proto.Message
+}] struct {
+	now func() time.Time
+
+	mu        sync.Mutex
+	items     map[T]*encoded
+	lastSweep time.Time
+	counts    Stats
+	scratch   [][]byte
+}
+
+type encoded struct {
+	b    []byte
+	seen time.Time
+}
+
+func newEncCache[T interface {
+	comparable
+	proto.Message
+}](now func() time.Time) *encCache[T] {
+	return &encCache[T]{now: now, items: map[T]*encoded{}, lastSweep: now()}
+}
+
+// encode encodes an answer whose only field is the list items, each from
+// its kept encoding or encoded now and kept. ok is false (nothing done)
+// for a list holding a nil item, which the inner codec judges.
+func (e *encCache[T]) encode(items []T) (data mem.BufferSlice, ok bool, err error) {
+	var zero T
+	if slices.Contains(items, zero) {
+		return nil, false, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	encs := e.scratch[:0]
+	size := 0
+	for _, it := range items {
+		enc, hit := e.items[it]
+		if hit {
+			e.counts.EncodingsReused++
+		} else {
+			b, err := proto.Marshal(it)
+			if err != nil {
+				return nil, false, err
+			}
+			e.counts.Encoded++
+			if len(e.items) >= Limit {
+				clear(e.items)
+			}
+			enc = &encoded{b: b}
+			e.items[it] = enc
+		}
+		enc.seen = now
+		encs = append(encs, enc.b)
+		size += protowire.SizeTag(1) + protowire.SizeBytes(len(enc.b))
+	}
+	buf := make([]byte, 0, size)
+	for _, b := range encs {
+		buf = protowire.AppendTag(buf, 1, protowire.BytesType)
+		buf = protowire.AppendBytes(buf, b)
+	}
+	clear(encs)
+	e.scratch = encs[:0]
+	if now.Sub(e.lastSweep) >= Retention/10 {
+		e.lastSweep = now
+		for k, enc := range e.items {
+			if now.Sub(enc.seen) > Retention {
+				delete(e.items, k)
+			}
+		}
+	}
+	return mem.BufferSlice{mem.SliceBuffer(buf)}, true, nil
+}
+
+func (e *encCache[T]) stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.counts
+	s.EncodingsKept = len(e.items)
+	return s
 }
 
 // cache keeps decoded items of one kind by their encoding.

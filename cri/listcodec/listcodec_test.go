@@ -1,7 +1,6 @@
 package listcodec
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"sync"
@@ -13,9 +12,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/syncpod/syncpod/cri/crisim"
-	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
 )
 
 func container(i int, state runtimeapi.ContainerState) *runtimeapi.Container {
@@ -329,50 +325,6 @@ func TestConcurrentListsShareTheCache(t *testing.T) {
 	}
 }
 
-// Through a real CRI client and server (crisim over its socket), the
-// second of two identical lists hands back the first one's messages:
-// the process's gRPC clients decode with this codec.
-func TestTheCRIClientDecodesListsThroughTheCache_R13_2(t *testing.T) {
-	ep, _ := crisimtest.Start(t, crisim.Options{Mode: crisim.ModeSimulated})
-	rs, is := crisimtest.Clients(t, ep)
-	ctx := context.Background()
-	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "img"}, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	for p := range 3 {
-		cfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: fmt.Sprint("p", p), Namespace: "default", Uid: fmt.Sprint("u", p)},
-			Labels: map[string]string{"listcodec-test": "yes"}}
-		sb, err := rs.RunPodSandbox(ctx, cfg, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := rs.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
-			Image: &runtimeapi.ImageSpec{Image: "img"}, Labels: map[string]string{"listcodec-test": "yes"}}, cfg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sel := map[string]string{"listcodec-test": "yes"}
-	var cs [2][]*runtimeapi.Container
-	var sbs [2][]*runtimeapi.PodSandbox
-	for i := range 2 {
-		var err error
-		if cs[i], err = rs.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel}); err != nil {
-			t.Fatal(err)
-		}
-		if sbs[i], err = rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(cs[0]) != 3 || len(sbs[0]) != 3 {
-		t.Fatalf("listed %d containers and %d sandboxes, want 3 and 3", len(cs[0]), len(sbs[0]))
-	}
-	for i := range cs[0] {
-		if cs[0][i] != cs[1][i] || sbs[0][i] != sbs[1][i] {
-			t.Fatalf("item %d of the second list was decoded again", i)
-		}
-	}
-}
-
 // gRPC's encoder writes a map's entries in Go's random map order, so one
 // item arrives in different bytes from answer to answer: it is still one
 // item kept, nested maps (the image's annotations) included.
@@ -430,5 +382,137 @@ func TestAnItemWithADuplicateMapKeyIsNeverKept(t *testing.T) {
 	}
 	if s := c.Stats(); s.Kept != 0 || s.Decoded != 2 {
 		t.Fatalf("%+v, want 2 decoded and none kept", s)
+	}
+}
+
+// A server that keeps the items it lists sends each one's kept encoding:
+// the answer decodes to what it holds, an item it replaced (a changed
+// container) is encoded anew.
+func TestAServerSendsTheKeptEncodingOfAnItemItListedBefore_R13_2(t *testing.T) {
+	c := newCodec(time.Now)
+	resp := &runtimeapi.ListContainersResponse{}
+	for i := range 20 {
+		resp.Containers = append(resp.Containers, container(i, runtimeapi.ContainerState_CONTAINER_RUNNING))
+	}
+	send := func() {
+		t.Helper()
+		data, err := c.Marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := &runtimeapi.ListContainersResponse{}
+		if err := proto.Unmarshal(data.Materialize(), got); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(got, resp) {
+			t.Fatalf("sent %v, want %v", got, resp)
+		}
+	}
+	send()
+	resp.Containers[3] = container(3, runtimeapi.ContainerState_CONTAINER_EXITED) // the runtime replaces what changed
+	send()
+	if s := c.Stats(); s.Encoded != 21 || s.EncodingsReused != 19 || s.EncodingsKept != 21 {
+		t.Fatalf("%+v, want 21 encoded, 19 reused, 21 kept", s)
+	}
+
+	sbs := &runtimeapi.ListPodSandboxResponse{Items: []*runtimeapi.PodSandbox{sandbox(1), sandbox(2)}}
+	for range 2 {
+		data, err := c.Marshal(sbs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := &runtimeapi.ListPodSandboxResponse{}
+		if err := proto.Unmarshal(data.Materialize(), got); err != nil || !proto.Equal(got, sbs) {
+			t.Fatalf("sent %v (%v), want %v", got, err, sbs)
+		}
+	}
+	if s := c.Stats(); s.Encoded != 23 || s.EncodingsReused != 21 {
+		t.Fatalf("%+v, want 23 encoded and 21 reused after the sandboxes", s)
+	}
+}
+
+// What the encoding cache does not take, gRPC's codec encodes as it would
+// have: an answer with an unknown field of its own, an empty answer, a
+// list holding a nil item.
+func TestAnswersTheEncodingCacheDoesNotTakeGoToGRPCsCodec(t *testing.T) {
+	c := newCodec(time.Now)
+	inner := c.inner
+	withUnknown := &runtimeapi.ListContainersResponse{Containers: []*runtimeapi.Container{container(1, runtimeapi.ContainerState_CONTAINER_RUNNING)}}
+	withUnknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), 5))
+	for name, m := range map[string]proto.Message{
+		"unknown field": withUnknown,
+		"empty":         &runtimeapi.ListContainersResponse{},
+		"nil item":      &runtimeapi.ListPodSandboxResponse{Items: []*runtimeapi.PodSandbox{sandbox(1), nil}},
+	} {
+		got, err := c.Marshal(m)
+		want, werr := inner.Marshal(m)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%s: error %v, gRPC's %v", name, err, werr)
+		}
+		if err == nil && !proto.Equal(unmarshalAs(t, got, m), unmarshalAs(t, want, m)) {
+			t.Fatalf("%s: encoded differently from gRPC's codec", name)
+		}
+	}
+	if s := c.Stats(); s.EncodingsKept != 0 || s.Encoded != 0 {
+		t.Fatalf("%+v: the encoding cache took an answer it should have left", s)
+	}
+}
+
+func unmarshalAs(t *testing.T, data mem.BufferSlice, like proto.Message) proto.Message {
+	t.Helper()
+	m := like.ProtoReflect().New().Interface()
+	if err := proto.Unmarshal(data.Materialize(), m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestEncodingsNoLongerSentAreDropped(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := newCodec(func() time.Time { return now })
+	a, b := container(1, runtimeapi.ContainerState_CONTAINER_RUNNING), container(2, runtimeapi.ContainerState_CONTAINER_RUNNING)
+	send := func(items ...*runtimeapi.Container) {
+		t.Helper()
+		if _, err := c.Marshal(&runtimeapi.ListContainersResponse{Containers: items}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(a, b)
+	now = now.Add(Retention / 2)
+	send(a)
+	now = now.Add(Retention/2 + time.Second)
+	send(a)
+	if k := c.Stats().EncodingsKept; k != 1 {
+		t.Fatalf("kept %d encodings after b went unsent for longer than %v, want 1", k, Retention)
+	}
+}
+
+func TestConcurrentAnswersShareTheEncodings(t *testing.T) {
+	c := newCodec(time.Now)
+	items := make([]*runtimeapi.Container, 40)
+	for i := range items {
+		items[i] = container(i, runtimeapi.ContainerState_CONTAINER_RUNNING)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for round := range 20 {
+				resp := &runtimeapi.ListContainersResponse{Containers: items[(g+round)%10 : 31+(g+round)%10]}
+				data, err := c.Marshal(resp)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got := &runtimeapi.ListContainersResponse{}
+				if err := c.Unmarshal(data, got); err != nil || !proto.Equal(got, resp) {
+					t.Errorf("goroutine %d round %d: wrong answer (%v)", g, round, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if s := c.Stats(); s.Encoded != 40 || s.EncodingsKept != 40 {
+		t.Fatalf("%+v: want each of the 40 items encoded once", s)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	remote "k8s.io/cri-client/pkg"
 
 	"github.com/syncpod/syncpod/cri/crisim"
+	_ "github.com/syncpod/syncpod/cri/listcodec" // list answers encoded and decoded as syncpod-crisim and syncpod-pleg do
 )
 
 // Start runs a crisim Runtime built from opts on a new unix socket and

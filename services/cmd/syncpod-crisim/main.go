@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/syncpod/syncpod/cri/crisim"
+	_ "github.com/syncpod/syncpod/cri/listcodec" // list answers sent from each item's kept encoding
 	"github.com/syncpod/syncpod/services/server"
 )
 
