@@ -29,6 +29,7 @@ package listcodec
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -95,19 +96,30 @@ func (c *Codec) Name() string { return Name }
 func (c *Codec) Marshal(v any) (mem.BufferSlice, error) {
 	switch m := v.(type) {
 	case *runtimeapi.ListContainersResponse:
-		if m != nil && len(m.ProtoReflect().GetUnknown()) == 0 {
-			if b, ok, err := c.containerEnc.encode(m.GetContainers()); ok || err != nil {
-				return b, err
-			}
+		if m != nil {
+			return encodeFrom(c, c.containerEnc, m, m.GetContainers())
 		}
 	case *runtimeapi.ListPodSandboxResponse:
-		if m != nil && len(m.ProtoReflect().GetUnknown()) == 0 {
-			if b, ok, err := c.sandboxEnc.encode(m.GetItems()); ok || err != nil {
-				return b, err
-			}
+		if m != nil {
+			return encodeFrom(c, c.sandboxEnc, m, m.GetItems())
 		}
 	}
 	return c.inner.Marshal(v)
+}
+
+// encodeFrom encodes m, a list answer of items, through e; an answer
+// with an unknown field of its own, or one e does not take, goes to the
+// inner codec.
+func encodeFrom[T interface {
+	comparable
+	proto.Message
+}](c *Codec, e *encCache[T], m proto.Message, items []T) (mem.BufferSlice, error) {
+	if len(m.ProtoReflect().GetUnknown()) == 0 {
+		if b, ok, err := e.encode(items); ok || err != nil {
+			return b, err
+		}
+	}
+	return c.inner.Marshal(m)
 }
 
 // Unmarshal decodes the two list answers through the caches and anything
@@ -115,23 +127,23 @@ func (c *Codec) Marshal(v any) (mem.BufferSlice, error) {
 func (c *Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	switch m := v.(type) {
 	case *runtimeapi.ListContainersResponse:
-		items, ok := c.containers.decode(data)
-		if !ok {
-			return c.inner.Unmarshal(data, v)
-		}
-		proto.Reset(m)
-		m.Containers = items
-		return nil
+		return decodeInto(c, c.containers, data, m, func(items []*runtimeapi.Container) { m.Containers = items })
 	case *runtimeapi.ListPodSandboxResponse:
-		items, ok := c.sandboxes.decode(data)
-		if !ok {
-			return c.inner.Unmarshal(data, v)
-		}
-		proto.Reset(m)
-		m.Items = items
-		return nil
+		return decodeInto(c, c.sandboxes, data, m, func(items []*runtimeapi.PodSandbox) { m.Items = items })
 	}
 	return c.inner.Unmarshal(data, v)
+}
+
+// decodeInto decodes data into m, a list answer, through d, setting its
+// items with set; an answer d does not take goes to the inner codec.
+func decodeInto[T proto.Message](c *Codec, d *cache[T], data mem.BufferSlice, m proto.Message, set func([]T)) error {
+	items, ok := d.decode(data)
+	if !ok {
+		return c.inner.Unmarshal(data, m)
+	}
+	proto.Reset(m)
+	set(items)
+	return nil
 }
 
 // Stats counts what the caches did since the codec was made.
@@ -220,11 +232,7 @@ func (e *encCache[T]) encode(items []T) (data mem.BufferSlice, ok bool, err erro
 	e.scratch = encs[:0]
 	if now.Sub(e.lastSweep) >= Retention/10 {
 		e.lastSweep = now
-		for k, enc := range e.items {
-			if now.Sub(enc.seen) > Retention {
-				delete(e.items, k)
-			}
-		}
+		maps.DeleteFunc(e.items, func(_ T, enc *encoded) bool { return now.Sub(enc.seen) > Retention })
 	}
 	return mem.BufferSlice{mem.SliceBuffer(buf)}, true, nil
 }
@@ -316,11 +324,7 @@ func (c *cache[T]) decode(data mem.BufferSlice) (items []T, ok bool) {
 	}
 	if now.Sub(c.lastSweep) >= Retention/10 {
 		c.lastSweep = now
-		for k, e := range c.items {
-			if now.Sub(e.seen) > Retention {
-				delete(c.items, k)
-			}
-		}
+		maps.DeleteFunc(c.items, func(_ string, e *entry[T]) bool { return now.Sub(e.seen) > Retention })
 	}
 	return items, true
 }
