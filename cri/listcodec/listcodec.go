@@ -52,8 +52,9 @@ const Name = "proto"
 // although many per-pod lists ran in between.
 const Retention = 10 * time.Minute
 
-// Limit bounds the items kept per list kind; past it the cache starts
-// over (the next answer decodes everything again).
+// Limit bounds the items (and the encodings) kept per list kind; past it
+// the cache starts over (the next answer decodes, or encodes, everything
+// again).
 const Limit = 50_000
 
 // Default is the codec this package registered with gRPC.
@@ -64,8 +65,8 @@ func init() {
 	encoding.RegisterCodecV2(Default)
 }
 
-// Codec is gRPC's protobuf codec with cached decoding of the CRI list
-// answers. Safe for concurrent use.
+// Codec is gRPC's protobuf codec with cached encoding and decoding of
+// the CRI list answers. Safe for concurrent use.
 type Codec struct {
 	inner        encoding.CodecV2
 	containers   *cache[*runtimeapi.Container]
