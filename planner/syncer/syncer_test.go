@@ -652,6 +652,10 @@ func TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus_R13_7(t *testin
 		t.Run(fmt.Sprintf("did=%t", did), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t)
+				// The syncer's start settles first: connecting to the PLEG
+				// resyncs every stored pod, which for a pod applied
+				// meanwhile would be a second executor call.
+				synctest.Wait()
 				e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 					resp := &executorv1.ApplyActionsResponse{}
 					if did {
