@@ -179,8 +179,10 @@ func TestAnswersTheCacheDoesNotReadAreDecodedByProtobuf(t *testing.T) {
 	}
 }
 
-// A malformed answer fails as protobuf fails it, and nothing of it is
-// kept; a good item before the bad one is not kept either.
+// A malformed answer fails as protobuf fails it (a field of the wrong
+// wire type is no failure for protobuf, which keeps it as unknown, nor
+// here), and nothing of it is kept; a good item before the bad one is not
+// kept either.
 func TestAMalformedAnswerFailsAndKeepsNothing(t *testing.T) {
 	good := marshal(t, &runtimeapi.ListContainersResponse{Containers: []*runtimeapi.Container{container(1, runtimeapi.ContainerState_CONTAINER_RUNNING)}})
 	badUTF8 := container(2, runtimeapi.ContainerState_CONTAINER_RUNNING)
@@ -191,7 +193,7 @@ func TestAMalformedAnswerFailsAndKeepsNothing(t *testing.T) {
 		"truncated":   good[:len(good)-3],
 		"bad tag":     append(append([]byte{}, good...), 0),
 		"bad item":    append(append([]byte{}, good...), protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), badItem)...),
-		"bad UTF-8":   append(append([]byte{}, good...), protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), mustMarshalInvalid(t, badUTF8))...),
+		"bad UTF-8":   append(append([]byte{}, good...), protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), encodeUnchecked(badUTF8))...),
 		"wrong type":  protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 3),
 		"empty bytes": {},
 	} {
@@ -219,10 +221,9 @@ func TestAMalformedAnswerFailsAndKeepsNothing(t *testing.T) {
 	}
 }
 
-// mustMarshalInvalid encodes m without protobuf's UTF-8 check, as a
-// runtime that does not check would send it.
-func mustMarshalInvalid(t *testing.T, m *runtimeapi.Container) []byte {
-	t.Helper()
+// encodeUnchecked encodes m's id and labels without protobuf's UTF-8
+// check, as a runtime that does not check would send them.
+func encodeUnchecked(m *runtimeapi.Container) []byte {
 	var b []byte
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendString(b, m.Id)
