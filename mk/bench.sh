@@ -29,6 +29,10 @@
 #   BENCH_SCALE     pods of the many-pods rows (default 2000; 0 skips them): syncpod
 #                   on crisim in simulated mode (no processes), the PLEG relisting
 #                   every second (--evented off), idle for BENCH_SCALE_IDLE (30s)
+#   BENCH_SETTLE    seconds to wait at most, before each phase of the side-by-side
+#                   runs, for the 1-minute load average to fall below the number of
+#                   cores (default 120; 0 skips): the 50-pod rows leave a load of 30
+#                   or more on 2 cores, which the next agent's phase would start under
 #
 # The host is left as found: everything lives under .tmp/bench; the kubelet
 # runs in a private mount namespace with the sysctl files it rewrites,
@@ -371,10 +375,29 @@ run_syncpod_api() { # OUT — syncpod (planner, executor, PLEG, syncpod-node) as
 	stop_procs
 }
 
+# settle waits (up to BENCH_SETTLE seconds) for the 1-minute load average
+# to fall below the number of cores before the phase WHAT, and says how
+# long it waited and at what load the phase starts.
+settle() { # WHAT
+	local max=${BENCH_SETTLE:-120} cores waited=0 load
+	cores=$(nproc)
+	while :; do
+		load=$(cut -d' ' -f1 /proc/loadavg)
+		if awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l < c) }' || ((waited >= max)); then
+			break
+		fi
+		sleep 5
+		waited=$((waited + 5))
+	done
+	log "$1 starts after ${waited} s of settling, at a load average of $load"
+}
+
 bench_api() {
 	apiserver_up
+	settle "the kubelet's API-server path"
 	runtime_up
 	run_kubelet_api "$B"/kubelet-api.json
+	settle "syncpod's API-server path"
 	runtime_up # a fresh, identical runtime for syncpod
 	run_syncpod_api "$B"/syncpod-api.json
 	runtime_down
@@ -407,10 +430,13 @@ scale)
 	"$BIN"/syncpod-bench table "$B"/scale.json | tee "$B"/table-scale.md
 	;;
 kubelet)
+	settle "the kubelet's phase"
 	runtime_up
 	run_kubelet "$B"/kubelet.json
+	settle "syncpod's phase"
 	runtime_up
 	run_syncpod "$B"/syncpod.json
+	settle "the floor's phase"
 	runtime_up
 	measure cri "$B"/cri.json --only desired,10,50 --idle 0
 	runtime_down
