@@ -276,9 +276,6 @@ func (c *cache[T]) decode(data mem.BufferSlice) (items []T, ok bool) {
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
 	b := buf.ReadOnlyData()
-	if !onlyField1(b) {
-		return nil, false
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
@@ -289,10 +286,15 @@ func (c *cache[T]) decode(data mem.BufferSlice) (items []T, ok bool) {
 	var decoded []fresh // kept only once the whole answer has decoded
 	var hits []*entry[T]
 	for len(b) > 0 {
-		_, _, n := protowire.ConsumeTag(b) // checked by onlyField1
-		b = b[n:]
-		v, n := protowire.ConsumeBytes(b)
-		b = b[n:]
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || num != 1 || typ != protowire.BytesType {
+			return nil, false // nothing is kept or counted before the loop ends
+		}
+		v, m := protowire.ConsumeBytes(b[n:])
+		if m < 0 {
+			return nil, false
+		}
+		b = b[n+m:]
 		key, cacheable, wellFormed := canonical(c.key[:0], v, c.shape)
 		c.key = key
 		if !wellFormed {
@@ -380,10 +382,13 @@ func canonical(out, b []byte, sh *shape) (key []byte, cacheable, wellFormed bool
 				b = b[n2+m2:]
 			}
 			slices.SortFunc(run, bytes.Compare)
+			var prevKey []byte
 			for i, e := range run {
-				if i > 0 && bytes.Equal(mapKey(run[i-1]), mapKey(e)) {
+				k := mapKey(e)
+				if i > 0 && bytes.Equal(prevKey, k) {
 					cacheable = false
 				}
+				prevKey = k
 				out = protowire.AppendTag(out, num, protowire.BytesType)
 				out = protowire.AppendBytes(out, e)
 			}
@@ -468,24 +473,6 @@ func mapKey(entry []byte) []byte {
 		entry = entry[n+m:]
 	}
 	return key
-}
-
-// onlyField1 reports whether b is a well-formed encoding of field 1
-// (length-delimited) and nothing else.
-func onlyField1(b []byte) bool {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 || num != 1 || typ != protowire.BytesType {
-			return false
-		}
-		b = b[n:]
-		_, n = protowire.ConsumeBytes(b)
-		if n < 0 {
-			return false
-		}
-		b = b[n:]
-	}
-	return true
 }
 
 func (c *cache[T]) stats() Stats {
