@@ -4,7 +4,10 @@
 // one follow-up sync; a sync may ask to be woken at an exact instant (a
 // crash-loop back-off expiring) and a timer fires then; a failed sync is
 // retried with a per-pod exponential back-off, so an erroring pod never
-// spins; and Forget drops a pod's state and timers.
+// spins; with Resync, each pod is synced again that long (plus up to half
+// as much at random) after its last sync, as the kubelet requeues a pod
+// after each sync, so periodic syncs of many pods spread out instead of
+// coming all at once; and Forget drops a pod's state and timers.
 //
 // The engine knows nothing about pods beyond their uid: the sync function
 // reads whatever it needs. Time comes from the standard library's timers,

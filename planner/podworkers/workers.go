@@ -3,6 +3,7 @@ package podworkers
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -28,6 +29,16 @@ type Options struct {
 	// Observe, when set, is called after every sync with its outcome (for
 	// metrics).
 	Observe func(uid string, took time.Duration, err error)
+	// Resync, when positive, syncs each pod again this long after its
+	// last sync ended, plus a random part of up to half as much again:
+	// the kubelet's pod workers requeue a pod after each of its syncs,
+	// one pod at a time, never all at once. A pod's next sync
+	// for any other reason moves its resync on.
+	Resync time.Duration
+	// OnResync, when set, is called as a pod's resync comes due, just
+	// before its sync is asked for. It runs with the workers' lock held
+	// and must not call back into the workers.
+	OnResync func(uid string)
 }
 
 func (o *Options) defaults() {
@@ -66,6 +77,8 @@ type pod struct {
 	timer    *time.Timer
 	wakeAt   time.Time // instant the timer fires; zero when none
 	gone     bool      // forgotten while running
+	resync   *time.Timer
+	resyncN  uint64 // counts the resyncs armed; a timer acts only if it is the latest
 }
 
 // New returns workers that call sync.
@@ -96,9 +109,7 @@ func (w *Workers) Run(ctx context.Context) error {
 	w.mu.Lock()
 	w.stopped = true
 	for _, p := range w.pods {
-		if p.timer != nil {
-			p.timer.Stop()
-		}
+		p.stopTimers()
 	}
 	w.mu.Unlock()
 	w.wg.Wait()
@@ -130,9 +141,7 @@ func (w *Workers) Forget(uid string) {
 	if !ok {
 		return
 	}
-	if p.timer != nil {
-		p.timer.Stop()
-	}
+	p.stopTimers()
 	if p.running {
 		p.gone = true
 		p.again = false
@@ -209,6 +218,41 @@ func (w *Workers) wakeLocked(p *pod, uid string, at time.Time) {
 	})
 }
 
+// resyncLocked arms p's resync for Resync, plus up to half as much again
+// at random, from now; an earlier resync armed is dropped.
+func (w *Workers) resyncLocked(p *pod, uid string) {
+	if w.opts.Resync <= 0 || w.stopped {
+		return
+	}
+	if p.resync != nil {
+		p.resync.Stop()
+	}
+	p.resyncN++
+	n := p.resyncN
+	d := w.opts.Resync + time.Duration(rand.Int64N(int64(w.opts.Resync)/2+1))
+	p.resync = time.AfterFunc(d, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if cur, ok := w.pods[uid]; !ok || cur != p || p.resyncN != n || w.stopped {
+			return // forgotten, stopped or re-armed meanwhile
+		}
+		p.resync = nil
+		if w.opts.OnResync != nil {
+			w.opts.OnResync(uid)
+		}
+		w.triggerLocked(uid)
+	})
+}
+
+func (p *pod) stopTimers() {
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	if p.resync != nil {
+		p.resync.Stop()
+	}
+}
+
 // loop runs syncs for one pod until no follow-up is wanted.
 func (w *Workers) loop(uid string, p *pod) {
 	defer w.wg.Done()
@@ -246,6 +290,7 @@ func (w *Workers) loop(uid string, p *pod) {
 				w.wakeLocked(p, uid, wakeAt)
 			}
 		}
+		w.resyncLocked(p, uid)
 		if !p.again {
 			p.running = false
 			w.mu.Unlock()

@@ -3,6 +3,8 @@ package podworkers
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -328,4 +330,113 @@ func TestReleaseSlotOutsideASyncIsANoOp(t *testing.T) {
 	if len(w.sem) != 1 {
 		t.Fatal("ReleaseSlot freed a slot it did not hold")
 	}
+}
+
+func TestEachPodIsResyncedOnItsOwnAfterItsLastSync_R11_7(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		w := New(r.sync, Options{Resync: time.Minute})
+		stop := run(t, w)
+		defer stop()
+		start := time.Now()
+		const pods = 50
+		uids := make([]string, pods)
+		for i := range uids {
+			uids[i] = fmt.Sprintf("pod-%02d", i)
+			w.Trigger(uids[i])
+		}
+		// Every pod synced at +0; each is due again between 60 and 90 s
+		// after that sync (the kubelet's wait.Jitter(resync, 0.5)), each
+		// at its own instant, so they do not come all at once.
+		time.Sleep(95 * time.Second)
+		synctest.Wait()
+		instants := map[time.Duration]bool{}
+		for _, uid := range uids {
+			got := offsets(start, r.times(uid))
+			if len(got) != 2 || got[0] != 0 || got[1] < time.Minute || got[1] > 90*time.Second {
+				t.Fatalf("%s synced at %v, want at 0 and once in [60s, 90s]", uid, got)
+			}
+			instants[got[1]] = true
+		}
+		if len(instants) < pods*9/10 {
+			t.Fatalf("the %d pods' resyncs fell on %d instants: they come together, not each on its own", pods, len(instants))
+		}
+		// And again, measured from each pod's own resync.
+		time.Sleep(90 * time.Second)
+		synctest.Wait()
+		for _, uid := range uids {
+			got := offsets(start, r.times(uid))
+			if len(got) != 3 || got[2]-got[1] < time.Minute || got[2]-got[1] > 90*time.Second {
+				t.Fatalf("%s synced at %v, want a third sync 60-90 s after the second", uid, got)
+			}
+		}
+	})
+}
+
+func TestASyncForAnyReasonMovesTheResyncOn_R11_7(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		var mu sync.Mutex
+		var resyncs []time.Duration
+		resynced := func() []time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(resyncs)
+		}
+		start := time.Now()
+		w := New(r.sync, Options{Resync: time.Minute, OnResync: func(uid string) {
+			mu.Lock()
+			defer mu.Unlock()
+			resyncs = append(resyncs, time.Since(start))
+		}})
+		stop := run(t, w)
+		defer stop()
+		w.Trigger("a")
+		time.Sleep(50 * time.Second)
+		w.Trigger("a") // an event: the resync due at 60-90 s moves to 110-140 s
+		time.Sleep(55 * time.Second)
+		synctest.Wait()
+		if got := offsets(start, r.times("a")); !equalDurations(got, []time.Duration{0, 50 * time.Second}) {
+			t.Fatalf("syncs at %v by +105s, want [0s 50s]: the resync armed by the first sync was not moved on", got)
+		}
+		if got := resynced(); len(got) != 0 {
+			t.Fatalf("OnResync called at %v for triggered syncs", got)
+		}
+		time.Sleep(40 * time.Second)
+		synctest.Wait()
+		got := offsets(start, r.times("a"))
+		if len(got) != 3 || got[2] < 110*time.Second || got[2] > 140*time.Second {
+			t.Fatalf("syncs at %v, want a third in [110s, 140s]", got)
+		}
+		if rs := resynced(); len(rs) != 1 || rs[0] != got[2] {
+			t.Fatalf("OnResync at %v, want once, at the resync's sync %v", rs, got[2])
+		}
+	})
+}
+
+func TestForgetAndStopEndTheResync_R11_7(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		w := New(r.sync, Options{Resync: time.Minute})
+		stop := run(t, w)
+		w.Trigger("a")
+		w.Trigger("b")
+		synctest.Wait()
+		w.Forget("a")
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if n := r.count("a"); n != 1 {
+			t.Fatalf("forgotten pod synced %d times, want 1 (before Forget)", n)
+		}
+		if n := r.count("b"); n < 2 {
+			t.Fatalf("pod b synced %d times in 2 min, want its resync too", n)
+		}
+		stop()
+		n := r.count("b")
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if r.count("b") != n {
+			t.Fatalf("pod b synced after Run returned")
+		}
+	})
 }

@@ -18,8 +18,10 @@
 // store. Syncs are triggered by desired changes (a store watch: new pods,
 // spec, label, annotation or deletion changes — not the status writes of
 // the syncs themselves), by PLEG lifecycle events (a Watch stream, reconnected with
-// back-off and followed by a resync of everything), by a periodic resync,
-// by probe result changes and at the instant an executor back-off expires.
+// back-off and followed by a resync of everything), by each pod's own
+// resync (ResyncPeriod, plus up to half as much at random, after its last
+// sync: the kubelet's requeue, R-11.7, never every pod at once), by probe
+// result changes and at the instant an executor back-off expires.
 //
 // ConfigMaps and Secrets (config.go): every change set carries the ones
 // the pod references (podsync.ConfigReferences), read in one transaction,

@@ -37,7 +37,10 @@ type Options struct {
 	PLEG PLEG
 	// Executor is the executor (GRPCExecutor adapts its client). Required.
 	Executor Executor
-	// ResyncPeriod resyncs every pod this often (default 10 s).
+	// ResyncPeriod syncs each pod again this long after its last sync,
+	// plus up to half as much at random, one pod at a time (the kubelet's
+	// syncFrequency and its requeue after every sync, R-11.7; default
+	// 1 min).
 	ResyncPeriod time.Duration
 	// HousekeepingPeriod is how often orphans and dead containers are
 	// cleaned up (default 10 s).
@@ -115,7 +118,7 @@ func New(opts Options) (*Syncer, error) {
 		return nil, errors.New("syncer: Store, PLEG and Executor are required")
 	}
 	if opts.ResyncPeriod <= 0 {
-		opts.ResyncPeriod = 10 * time.Second
+		opts.ResyncPeriod = time.Minute
 	}
 	if opts.HousekeepingPeriod <= 0 {
 		opts.HousekeepingPeriod = 10 * time.Second
@@ -147,8 +150,10 @@ func New(opts Options) (*Syncer, error) {
 		}
 	}
 	s.workers = podworkers.New(s.timedSync, podworkers.Options{
-		Logger:  opts.Logger,
-		Observe: m.observeSync,
+		Logger:   opts.Logger,
+		Observe:  m.observeSync,
+		Resync:   opts.ResyncPeriod,
+		OnResync: func(uid string) { s.tl.Triggered(uid, timeline.SourceResync, time.Time{}) },
 	})
 	s.probes = prober.New(prober.Options{
 		Exec:        opts.Executor,
@@ -170,7 +175,6 @@ func (s *Syncer) Run(ctx context.Context) error {
 	g.Go(func() error { return s.workers.Run(ctx) })
 	g.Go(func() error { return s.watchStore(ctx) })
 	g.Go(func() error { s.watchPLEG(ctx); return nil })
-	g.Go(func() error { s.every(ctx, s.opts.ResyncPeriod, s.resyncAll); return nil })
 	g.Go(func() error { s.every(ctx, s.opts.HousekeepingPeriod, s.housekeeping); return nil })
 	g.Go(func() error { s.every(ctx, s.opts.EvictionCheckPeriod, s.checkEmptyDirs); return nil })
 	g.Go(func() error { s.watchConfig(ctx); return nil })
@@ -194,7 +198,9 @@ func (s *Syncer) every(ctx context.Context, period time.Duration, fn func(contex
 	}
 }
 
-// resyncAll triggers a sync of every stored pod.
+// resyncAll triggers a sync of every stored pod: after the PLEG's or the
+// store's stream was lost, when events may have been missed. (The
+// periodic resync is each pod's own: podworkers' Resync.)
 func (s *Syncer) resyncAll(ctx context.Context) {
 	recs, err := s.opts.Store.List(ctx, store.Filter{})
 	if err != nil {

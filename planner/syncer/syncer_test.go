@@ -19,6 +19,7 @@ import (
 	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/planner/podsync"
 	"github.com/syncpod/syncpod/planner/store"
+	"github.com/syncpod/syncpod/planner/timeline"
 	"github.com/syncpod/syncpod/planner/validate"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -315,6 +316,29 @@ func TestConvergedPodIsNotResyncedByItsOwnStatusWrites(t *testing.T) {
 		e.pleg.events <- &plegv1.PodLifecycleEvent{PodUid: pod.GetUid(), Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_REMOVED}
 		e.pleg.events <- &plegv1.PodLifecycleEvent{PodUid: pod.GetUid(), Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED}
 		settled(t, "exactly one sync, after CONTAINER_DIED", func() bool { return e.pleg.getCount(pod.GetUid()) == n+1 })
+	})
+}
+
+func TestAConvergedPodIsResyncedOnItsOwnAfterItsLastSync_R11_7(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnvWith(t, func(o *Options) { o.ResyncPeriod = time.Minute })
+		e.pleg.set(runningObserved(uid))
+		pod := e.apply(t, webPod())
+		settled(t, "one or two syncs", func() bool { n := e.pleg.getCount(pod.GetUid()); return n >= 1 && n <= 2 })
+		n := e.pleg.getCount(pod.GetUid())
+		// Due 60 to 90 s after its last sync, and the next one 60 to 90 s
+		// after that: exactly one within 95 s.
+		time.Sleep(95 * time.Second)
+		synctest.Wait()
+		if got := e.pleg.getCount(pod.GetUid()); got != n+1 {
+			t.Fatalf("status reads: %d, then %d 95 s later; want exactly one resync", n, got)
+		}
+		if tl := e.s.Timeline().Last(pod.GetUid()); tl.GetTrigger() != timeline.SourceResync {
+			t.Fatalf("the last sync's trigger is %q, want %q", tl.GetTrigger(), timeline.SourceResync)
+		}
+		if a, _ := e.exec.snapshot(); len(a) != 0 {
+			t.Fatalf("a healthy running pod got change sets on its resync: %v", a)
+		}
 	})
 }
 

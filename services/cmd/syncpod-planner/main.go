@@ -43,7 +43,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	manifestWatch := fs.Bool("manifest-watch", true, "watch --manifest-dir with file-system notifications (inotify); false scans only every --manifest-interval")
 	executorAddr := fs.String("executor", "127.0.0.1:7002", "address of the executor (host:port or unix:///path)")
 	plegAddr := fs.String("pleg", "127.0.0.1:7003", "address of the PLEG (host:port or unix:///path)")
-	resync := fs.Duration("resync-period", 10*time.Second, "every pod is synced at least this often")
+	resync := fs.Duration("resync-period", time.Minute, "each pod is synced again this long after its last sync, plus up to half as much at random (the kubelet's syncFrequency)")
 	housekeeping := fs.Duration("housekeeping-period", 10*time.Second, "how often orphaned runtime pods and dead containers are cleaned up")
 	evictionCheck := fs.Duration("eviction-check-period", 10*time.Second, "how often the disk use of emptyDir volumes with a sizeLimit is measured (a pod over a limit is evicted)")
 	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG (a kill adds the pod's grace period)")
