@@ -91,9 +91,13 @@ test:
 	if [ $$rc -eq 0 ] && [ $$lrc -eq 0 ]; then \
 	  { urc=0; $(MAKE) unit || urc=$$?; echo "== unit tests done (exit $$urc) at $$(since) =="; exit $$urc; } & unit=$$!; \
 	  while kill -0 $$unit 2>/dev/null && kill -0 $$fuzz 2>/dev/null; do sleep 1; done; \
-	  erc=0; $(MAKE) --no-print-directory unit-extra > $(EXTRA_LOG) 2>&1 || erc=$$?; \
-	  echo "== the extra runs done (exit $$erc; log $(EXTRA_LOG)) at $$(since) =="; \
-	  wait $$unit || rc=1; [ $$erc -eq 0 ] || rc=1; \
+	  urc=; if ! kill -0 $$unit 2>/dev/null; then urc=0; wait $$unit || urc=$$?; fi; \
+	  erc=0; if [ "$${urc:-0}" -eq 0 ]; then \
+	    $(MAKE) --no-print-directory unit-extra > $(EXTRA_LOG) 2>&1 || erc=$$?; \
+	    echo "== the extra runs done (exit $$erc; log $(EXTRA_LOG)) at $$(since) =="; \
+	  else echo "== the extra runs skipped: the unit tests had failed =="; fi; \
+	  if [ -z "$$urc" ]; then wait $$unit || rc=1; elif [ $$urc -ne 0 ]; then rc=1; fi; \
+	  [ $$erc -eq 0 ] || rc=1; \
 	else rc=1; fi; \
 	if [ -n "$$fuzz" ]; then \
 	  frc=0; wait $$fuzz || frc=$$?; \
