@@ -3,8 +3,11 @@
 #
 #   make k8s-deps   install Debian's etcd-server when etcd is missing (root
 #                   only, no service started: mk/etcd-deps.sh) and build
-#                   kube-apiserver and kubectl once per version into the
-#                   cache outside the clone (mk/k8sbin.sh)
+#                   kube-apiserver, kubectl, kube-scheduler and
+#                   kube-controller-manager (the scheduler test's) once
+#                   per version into the cache outside the clone
+#                   (mk/k8sbin.sh), so that on a new machine their build
+#                   is part of the set-up, not hidden in a test's time
 #
 # The test starts etcd and kube-apiserver itself, on loopback ports with a
 # private data dir and certificates it makes, and stops them by pid.
@@ -19,6 +22,6 @@ endif
 
 k8s-deps:
 	@mk/etcd-deps.sh
-	@GO=$(GO) mk/k8sbin.sh kube-apiserver kubectl >/dev/null
+	@GO=$(GO) mk/k8sbin.sh kube-apiserver kubectl kube-scheduler kube-controller-manager >/dev/null
 
 test-setup:: k8s-deps
