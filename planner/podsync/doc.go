@@ -7,11 +7,13 @@
 // A sync is at most two steps. Step is first called with the pod's stored
 // record, the observed pod (a PLEG status newer than the last apply), the
 // probe results and now. When the Work asks for an Apply, the caller hands
-// the change set to the executor and calls Step again with the same input,
-// Applied set to the executor's answer and now the time it answered; that
-// second step never plans again, it only turns the answer into the sync's
-// events, status and wake-up. A sync's Status, Events and LastActions are
-// meant to be committed together (store.CommitSync).
+// the change set to the executor and calls Step again with the same input
+// but for Applied, set to the executor's answer, now, the time it
+// answered, and, when the call changed the runtime, Observed and Probes as
+// read after it (the status stored is then the runtime's after the call).
+// That second step never plans again, it only turns the answer into the
+// sync's events, status and wake-up. A sync's Status, Events and
+// LastActions are meant to be committed together (store.CommitSync).
 //
 // What it decides, following the kubelet:
 //

@@ -357,7 +357,20 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}
-		if len(resp.GetSteps()) > 0 {
+		switch {
+		case pod.GetDeletionTime() == nil && changedRuntime(resp):
+			// The status stored with this call's events is read after
+			// it, so a pod whose containers just started is stored
+			// Running now, not by the next sync (see statusAfter). Its
+			// CRI work is done: other pods' syncs need not wait on the
+			// PLEG's answer for their place in the bound.
+			podworkers.ReleaseSlot(ctx)
+			if fresh, ok := s.statusAfter(ctx, pod); ok {
+				in.Observed = fresh
+				s.probes.Sync(pod, fresh)
+				in.Probes = s.probes.Results(uid)
+			}
+		case len(resp.GetSteps()) > 0:
 			s.askAhead(ctx, uid, done)
 		}
 		in.Applied, in.Now = &podsync.Applied{Actions: w.Apply, Result: resp}, done
@@ -417,6 +430,48 @@ func (s *Syncer) podStatus(ctx context.Context, pod *syncpodv1.Pod) (*syncpodv1.
 		return nil, fmt.Errorf("PLEG status: %w", err)
 	}
 	return o, nil
+}
+
+// statusAfterTimeout bounds statusAfter's wait: past it the sync stores
+// the status it planned from, as before the call, and the next sync (the
+// PLEG's request stays queued) stores the newer one.
+const statusAfterTimeout = 2 * time.Second
+
+// statusAfter reads the pod's status again after an executor call that
+// changed the runtime (a status newer than the call: the PLEG relists the
+// pod for it, R-13.7, or an event of the call answers it). The kubelet
+// stores the status it computed before SyncPod acted, and reports the
+// containers it started only at its next sync, when the PLEG's event
+// about them is handled; here that next sync had to wait for this one's
+// commit of a status already out of date, then read the new status and
+// commit again (a second bbolt fsync), all before a watcher (syncpod-node
+// patching the API server) heard of the start. Reading it here costs the
+// same relist the next sync would have waited for, and the next sync finds
+// nothing left to store. ok is false when it could not be read in time.
+func (s *Syncer) statusAfter(ctx context.Context, pod *syncpodv1.Pod) (*syncpodv1.ObservedPod, bool) {
+	end := timeline.Stage(ctx, timeline.StageStatusAfter)
+	defer end()
+	ctx, cancel := context.WithTimeout(ctx, min(s.opts.RPCTimeout, statusAfterTimeout))
+	defer cancel()
+	o, err := s.podStatus(ctx, pod)
+	if err != nil {
+		s.log.Debug("reading the status after an executor call failed; storing the one from before it",
+			"pod_uid", pod.GetUid(), "err", err)
+		return nil, false
+	}
+	return o, true
+}
+
+// changedRuntime reports whether an executor call changed the runtime: a
+// step of it succeeded (a sandbox or container created and started, a
+// container killed, a hook run).
+func changedRuntime(resp *executorv1.ApplyActionsResponse) bool {
+	for _, st := range resp.GetSteps() {
+		if st.GetOutcome() == executorv1.Outcome_OUTCOME_SUCCEEDED {
+			return true
+		}
+	}
+	return false
 }
 
 // askAhead asks the PLEG, without waiting for the answer, for the status

@@ -2,7 +2,6 @@ package syncer
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -38,6 +37,8 @@ type fakePLEG struct {
 	// as of its last relist, while GetPodStatus (which relists the pod on
 	// demand when asked for a newer status) answers from observed.
 	stale []*syncpodv1.ObservedPod
+	// fail, when set, fails the GetPodStatus requests it returns an error for.
+	fail func(*plegv1.GetPodStatusRequest) error
 }
 
 func (f *fakePLEG) set(o *syncpodv1.ObservedPod) {
@@ -57,6 +58,11 @@ func (f *fakePLEG) GetPodStatus(_ context.Context, req *plegv1.GetPodStatusReque
 	defer f.mu.Unlock()
 	f.gets[req.GetPodUid()]++
 	f.newer[req.GetPodUid()] = append(f.newer[req.GetPodUid()], req.GetNewerThan().AsTime())
+	if f.fail != nil {
+		if err := f.fail(req); err != nil {
+			return nil, err
+		}
+	}
 	o, ok := f.observed[req.GetPodUid()]
 	if !ok {
 		o = &syncpodv1.ObservedPod{Uid: req.GetPodUid()}
@@ -668,12 +674,15 @@ func TestActiveDeadlineFailsAndKillsThePodAtTheDeadline(t *testing.T) {
 // TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus_R13_7:
 // once an executor call did something, the syncer asks the PLEG at once
 // for a status newer than that call, as the kubelet requests a pod relist
-// in the postSync of a SyncPod with results, so the relist runs while the
-// sync writes its status rather than when the next sync asks. A call that
-// did nothing asks nothing more.
+// in the postSync of a SyncPod with results. A call that changed the
+// runtime waits for it and stores it (see statusafter_test.go); one whose
+// steps all failed asks ahead, without waiting, so the relist runs while
+// the sync writes its status rather than when the next sync asks. A call
+// that did nothing asks nothing more.
 func TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus_R13_7(t *testing.T) {
-	for _, did := range []bool{true, false} {
-		t.Run(fmt.Sprintf("did=%t", did), func(t *testing.T) {
+	for _, outcome := range []executorv1.Outcome{executorv1.Outcome_OUTCOME_UNSPECIFIED, executorv1.Outcome_OUTCOME_SUCCEEDED, executorv1.Outcome_OUTCOME_FAILED} {
+		did := outcome != executorv1.Outcome_OUTCOME_UNSPECIFIED
+		t.Run(outcome.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t)
 				// The syncer's start settles first: connecting to the PLEG
@@ -683,7 +692,7 @@ func TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus_R13_7(t *testin
 				e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 					resp := &executorv1.ApplyActionsResponse{}
 					if did {
-						resp.Steps = []*executorv1.StepResult{{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED}}
+						resp.Steps = []*executorv1.StepResult{{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: outcome}}
 					}
 					return resp
 				})

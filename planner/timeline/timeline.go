@@ -34,10 +34,13 @@ const (
 
 // Stage names the syncer marks. CRI calls are StageCRI + operation.
 const (
-	StageQueued        = "queued"
-	StageStatusRead    = "status_read"
-	StagePlan          = "plan"
-	StageExecutor      = "executor"
+	StageQueued     = "queued"
+	StageStatusRead = "status_read"
+	StagePlan       = "plan"
+	StageExecutor   = "executor"
+	// StageStatusAfter is the read, after an executor call that changed
+	// the runtime, of the status the sync then stores.
+	StageStatusAfter   = "status_after_apply"
 	StageStatusWritten = "status_written"
 	StageCRI           = "cri:"
 	// stageTotal is only a metric label: trigger to end.
@@ -78,7 +81,7 @@ func New(reg prometheus.Registerer, now func() time.Time) (*Recorder, error) {
 		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "syncpod", Subsystem: "planner", Name: "sync_stage_duration_seconds",
 			Help: "Time of each stage of a pod sync: queued (trigger to start), status_read, plan, executor, " +
-				"cri_<operation> (each CRI call the executor made), status_written, total (trigger to end).",
+				"cri_<operation> (each CRI call the executor made), status_after_apply, status_written, total (trigger to end).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
 		}, []string{"stage"}),
 		lag: prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -1492,7 +1492,8 @@ type PodSyncStage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name is the stage: "queued" (trigger to start), "status_read",
 	// "plan", "executor", "cri:<operation>" (inside "executor"),
-	// "status_written".
+	// "status_after_apply" (the runtime's state read again after an
+	// executor call that changed it), "status_written".
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// offset is when it began, from the timeline's triggered_at.
 	Offset *durationpb.Duration `protobuf:"bytes,2,opt,name=offset,proto3" json:"offset,omitempty"`
