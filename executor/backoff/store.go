@@ -241,26 +241,40 @@ type CheckResult struct {
 
 // Check reports whether key is in back-off since exitedAt (the newest
 // exit's finish time; ). When it is, it records (committed) until
-// when the start is held, so ListBackoffs and the gauges can tell.
+// when the start is held, so ListBackoffs and the gauges can tell. A check
+// that has nothing to record (no entry, an expired one, a delay that has
+// passed, a hold already recorded) only reads: a bbolt write transaction
+// commits (and fsyncs) even when it wrote nothing, and Check is on the path
+// of every restart, before its StartContainer.
 func (s *Store) Check(key Key, exitedAt time.Time) (CheckResult, error) {
 	now := s.cfg.Clock.Now()
-	var res CheckResult
-	err := s.update(func(tx *bolt.Tx) error {
+	var (
+		res   CheckResult
+		write bool
+	)
+	decide := func(tx *bolt.Tx) (Entry, error) {
+		res, write = CheckResult{}, false
 		e, ok, err := get(tx, key)
-		if err != nil || !ok {
-			return err
-		}
-		if s.expired(exitedAt, e.LastUpdate) {
-			return nil
+		if err != nil || !ok || s.expired(exitedAt, e.LastUpdate) {
+			return e, err
 		}
 		res.Delay = e.Delay
 		if now.Sub(exitedAt) >= e.Delay {
-			return nil
+			return e, nil
 		}
 		res.InBackOff = true
 		res.Until = exitedAt.Add(e.Delay)
-		if e.HeldUntil.Equal(res.Until) {
-			return nil
+		write = !e.HeldUntil.Equal(res.Until)
+		return e, nil
+	}
+	if err := s.view(func(tx *bolt.Tx) error { _, err := decide(tx); return err }); err != nil || !write {
+		return res, err
+	}
+	// Decided again inside the write: a Next may have committed meanwhile.
+	err := s.update(func(tx *bolt.Tx) error {
+		e, err := decide(tx)
+		if err != nil || !write {
+			return err
 		}
 		e.HeldUntil = res.Until
 		return put(tx, e)

@@ -321,3 +321,66 @@ func BenchmarkCheckNext(b *testing.B) {
 		c.Step(time.Hour)
 	}
 }
+
+// TestACheckWithNothingToRecordOnlyReads_R11_3: Check is on the path of
+// every restart, before its StartContainer. A check that finds no entry,
+// a delay already passed or a hold already recorded commits nothing (a
+// bbolt write transaction fsyncs even when it wrote nothing); only the
+// first check inside a back-off records its hold, and the hold survives a
+// reopen.
+func TestACheckWithNothingToRecordOnlyReads_R11_3(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "b.db")
+	s := openT(t, path, Config{Clock: c})
+	writes := func() int64 { st := s.db.Stats(); return st.TxStats.GetWrite() }
+	check := func(what string, wantBackOff bool, wantWrites int64) {
+		t.Helper()
+		before := writes()
+		res, err := s.Check(key, c.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.InBackOff != wantBackOff {
+			t.Fatalf("%s: in back-off %t, want %t", what, res.InBackOff, wantBackOff)
+		}
+		if got := writes() - before; (got == 0) != (wantWrites == 0) {
+			t.Fatalf("%s: %d page writes, want %s", what, got, map[bool]string{true: "none", false: "a commit"}[wantWrites == 0])
+		}
+	}
+	check("no entry", false, 0)
+	exit := c.Now()
+	if _, err := s.Next(key, PodRef{Name: "p", Namespace: "ns"}, exit); err != nil {
+		t.Fatal(err)
+	}
+	c.Step(time.Second)
+	before := writes()
+	res, err := s.Check(key, exit)
+	if err != nil || !res.InBackOff || !res.Until.Equal(exit.Add(DefaultInitial)) {
+		t.Fatalf("first check inside the back-off: %+v, %v; want held until %v", res, err, exit.Add(DefaultInitial))
+	}
+	if writes() == before {
+		t.Fatal("the first check inside a back-off committed nothing: its hold is not recorded")
+	}
+	before = writes()
+	if res, err := s.Check(key, exit); err != nil || !res.InBackOff {
+		t.Fatalf("second check: %+v, %v", res, err)
+	}
+	if writes() != before {
+		t.Fatal("a check whose hold was already recorded committed again")
+	}
+	c.Step(DefaultInitial)
+	before = writes()
+	if res, err := s.Check(key, exit); err != nil || res.InBackOff || res.Delay != DefaultInitial {
+		t.Fatalf("check after the delay: %+v, %v; want not in back-off, delay %v", res, err, DefaultInitial)
+	}
+	if writes() != before {
+		t.Fatal("a check after the delay had passed committed")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openT(t, path, Config{Clock: c})
+	if e, ok, err := s.Get(key); err != nil || !ok || !e.HeldUntil.Equal(exit.Add(DefaultInitial)) {
+		t.Fatalf("after a reopen: %+v %t %v, want held until %v", e, ok, err, exit.Add(DefaultInitial))
+	}
+}
