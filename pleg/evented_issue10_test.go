@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -387,12 +388,11 @@ func TestRelistReconcilesWhatEventsMissed(t *testing.T) {
 		if got := containerIDs(cached(t, p, "u1")); fmt.Sprint(got) != "[live lost]" {
 			t.Fatalf("cached %v before the relist", got)
 		}
-		fired := false
+		var fired atomic.Bool // the pod's status calls run at once
 		rt.SetInspectHook(func(_ context.Context, id string) error {
-			if fired {
+			if fired.Swap(true) {
 				return nil
 			}
-			fired = true
 			time.Sleep(10 * time.Millisecond)
 			now := time.Now().UnixNano()
 			rt.ExitContainer("live", 1, "Error", now)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
 	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/cri/observe"
 )
@@ -78,13 +76,7 @@ func (p *PLEG) RelistPod(ctx context.Context, uid string) bool {
 
 	sel := crilabels.ManagedSelector()
 	sel[crilabels.PodUID] = uid
-	lctx, cancel := context.WithTimeout(ctx, p.opts.ListTimeout)
-	sandboxes, err := p.opts.Runtime.ListPodSandbox(lctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
-	var containers []*runtimeapi.Container
-	if err == nil {
-		containers, err = p.opts.Runtime.ListContainers(lctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
-	}
-	cancel()
+	sandboxes, containers, err := p.listBoth(ctx, sel)
 	if err != nil {
 		p.log.Debug("pod relist: listing the runtime failed", "pod_uid", uid, "err", err)
 		return false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -59,13 +60,30 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 }
 
 func (p *PLEG) list(ctx context.Context) ([]*runtimeapi.PodSandbox, []*runtimeapi.Container, error) {
-	lctx, cancel := context.WithTimeout(ctx, p.opts.ListTimeout)
+	return p.listBoth(ctx, crilabels.ManagedSelector())
+}
+
+// listBoth lists the sandboxes and the containers matching sel, the two
+// calls at once (each is a round trip to the runtime, and neither needs
+// the other's answer: done one after the other, they were half of an
+// on-demand pod relist on containerd 2.4).
+func (p *PLEG) listBoth(ctx context.Context, sel map[string]string) ([]*runtimeapi.PodSandbox, []*runtimeapi.Container, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.ListTimeout)
 	defer cancel()
-	sandboxes, err := p.opts.Runtime.ListPodSandbox(lctx, &runtimeapi.PodSandboxFilter{LabelSelector: crilabels.ManagedSelector()})
-	if err != nil {
-		return nil, nil, fmt.Errorf("ListPodSandbox: %w", err)
+	var (
+		sandboxes []*runtimeapi.PodSandbox
+		sbErr     error
+		done      = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		sandboxes, sbErr = p.opts.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	}()
+	containers, err := p.opts.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	<-done
+	if sbErr != nil {
+		return nil, nil, fmt.Errorf("ListPodSandbox: %w", sbErr)
 	}
-	containers, err := p.opts.Runtime.ListContainers(lctx, &runtimeapi.ContainerFilter{LabelSelector: crilabels.ManagedSelector()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("ListContainers: %w", err)
 	}
@@ -99,36 +117,66 @@ func (p *PLEG) inspectAll(ctx context.Context, todo []*core.Inspection, start ti
 	}
 }
 
+// inspectParallelism bounds the status calls of one pod's inspection that
+// run at once.
+const inspectParallelism = 4
+
 // inspect reads the full status of one pod, bounded by the inspect
-// timeout.
+// timeout: the status of each of its sandboxes and containers, up to
+// inspectParallelism calls at once (a pod relist's inspection of a
+// sandbox and its container is two round trips done one after the other,
+// one done together).
 func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, start time.Time) (*syncpodv1.ObservedPod, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.InspectTimeout)
 	defer cancel()
-	in := observe.Inspected{SandboxOf: make(map[string]string, len(l.Containers))}
+	sandboxes := make([]*runtimeapi.PodSandboxStatus, len(l.Sandboxes))
+	containers := make([]*runtimeapi.ContainerStatus, len(l.Containers))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(inspectParallelism)
 	// An object removed between the list and its status call (the
 	// executor cleaning up) is simply gone: the next relist reports its
 	// removal. Only other errors fail the inspection.
-	for _, s := range l.Sandboxes {
-		resp, err := p.opts.Runtime.PodSandboxStatus(ctx, s.GetId(), false)
-		if status.Code(err) == codes.NotFound {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("PodSandboxStatus %s: %w", s.GetId(), err)
-		}
-		in.Sandboxes = append(in.Sandboxes, resp.GetStatus())
+	for i, s := range l.Sandboxes {
+		g.Go(func() error {
+			resp, err := p.opts.Runtime.PodSandboxStatus(gctx, s.GetId(), false)
+			switch {
+			case status.Code(err) == codes.NotFound:
+				return nil
+			case err != nil:
+				return fmt.Errorf("PodSandboxStatus %s: %w", s.GetId(), err)
+			}
+			sandboxes[i] = resp.GetStatus()
+			return nil
+		})
 	}
-	for _, c := range l.Containers {
-		resp, err := p.opts.Runtime.ContainerStatus(ctx, c.GetId(), false)
-		if status.Code(err) == codes.NotFound {
-			continue
+	for i, c := range l.Containers {
+		g.Go(func() error {
+			resp, err := p.opts.Runtime.ContainerStatus(gctx, c.GetId(), false)
+			switch {
+			case status.Code(err) == codes.NotFound:
+				return nil
+			case err != nil:
+				return fmt.Errorf("ContainerStatus %s: %w", c.GetId(), err)
+			}
+			termination.AddTerminationMessage(resp.GetStatus(), p.opts.ReadTail)
+			containers[i] = resp.GetStatus()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	in := observe.Inspected{SandboxOf: make(map[string]string, len(l.Containers))}
+	for _, s := range sandboxes {
+		if s != nil {
+			in.Sandboxes = append(in.Sandboxes, s)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("ContainerStatus %s: %w", c.GetId(), err)
+	}
+	for i, c := range containers {
+		if c != nil {
+			in.Containers = append(in.Containers, c)
+			in.SandboxOf[c.GetId()] = l.Containers[i].GetPodSandboxId()
 		}
-		termination.AddTerminationMessage(resp.GetStatus(), p.opts.ReadTail)
-		in.Containers = append(in.Containers, resp.GetStatus())
-		in.SandboxOf[c.GetId()] = c.GetPodSandboxId()
 	}
 	return observe.Pod(uid, in, start), nil
 }
