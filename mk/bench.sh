@@ -418,13 +418,16 @@ mkdir -p "$B"
 rm -f "$B"/containerd-*.log
 case ${1:-} in
 syncpod)
+	settle "the floor's phase"
 	runtime_up
 	measure cri "$B"/cri.json --only desired,10,50 --idle 0
+	settle "syncpod's phase" # the floor's 50 pods leave a load of 30 or more
 	runtime_up # a fresh, identical runtime for syncpod
 	run_syncpod "$B"/syncpod.json
 	runtime_down
 	scale=()
 	if [[ ${BENCH_SCALE:-2000} -gt 0 ]]; then
+		settle "the many-pods rows"
 		run_scale "$B"/scale.json
 		scale=("$B"/scale.json)
 	fi
