@@ -1,7 +1,6 @@
 package syncer
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"testing/synctest"
@@ -9,10 +8,8 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/timeline"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
-	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -31,38 +28,6 @@ func startingExecutor(e *env) {
 			{Step: executorv1.Step_STEP_START_CONTAINER, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "app", ContainerId: "c1"},
 		}}
 	})
-}
-
-// modified collects the store's MODIFIED records of everything settled.
-func modified(t *testing.T, sub *store.Subscription) []*plannerv1.PodRecord {
-	t.Helper()
-	synctest.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-	defer cancel()
-	var recs []*plannerv1.PodRecord
-	for {
-		evs, err := sub.Next(ctx)
-		if err != nil {
-			return recs
-		}
-		for _, ev := range evs {
-			if ev.GetType() == plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED {
-				recs = append(recs, ev.GetRecord())
-			}
-		}
-	}
-}
-
-func subscribe(t *testing.T, e *env) *store.Subscription {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	sub, err := e.store.Subscribe(ctx, store.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sub.Close() })
-	return sub
 }
 
 // TestASyncThatStartedContainersStoresTheStatusReadAfterIt_R13_7: the sync

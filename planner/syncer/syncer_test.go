@@ -250,6 +250,39 @@ func settled(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// modified collects the store's MODIFIED records of everything settled.
+func modified(t *testing.T, sub *store.Subscription) []*plannerv1.PodRecord {
+	t.Helper()
+	synctest.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	var recs []*plannerv1.PodRecord
+	for {
+		evs, err := sub.Next(ctx)
+		if err != nil {
+			return recs
+		}
+		for _, ev := range evs {
+			if ev.GetType() == plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED {
+				recs = append(recs, ev.GetRecord())
+			}
+		}
+	}
+}
+
+// subscribe watches every change of the store until the test ends.
+func subscribe(t *testing.T, e *env) *store.Subscription {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	sub, err := e.store.Subscribe(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Close() })
+	return sub
+}
+
 const uid = "6f1c2a3b-0d4e-4f5a-8b6c-7d8e9f0a1b2c"
 
 func webPod() *syncpodv1.Pod {
@@ -594,30 +627,15 @@ func TestASyncIsOneStoreCommit(t *testing.T) {
 				{Step: executorv1.Step_STEP_START_CONTAINER, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "app", ContainerId: "c1"},
 			}}
 		})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		sub, err := e.store.Subscribe(ctx, store.Filter{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sub.Close()
+		sub := subscribe(t, e)
 		e.apply(t, webPod())
 		settled(t, "an ApplyActions call", func() bool { a, _ := e.exec.snapshot(); return len(a) >= 1 })
 		applies, _ := e.exec.snapshot()
-		evs, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
+		commits := modified(t, sub)
+		if len(commits) != len(applies) {
+			t.Fatalf("%d MODIFIED events for %d syncs that applied, want one each", len(commits), len(applies))
 		}
-		var modified []*plannerv1.PodRecord
-		for _, ev := range evs {
-			if ev.GetType() == plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED {
-				modified = append(modified, ev.GetRecord())
-			}
-		}
-		if len(modified) != len(applies) {
-			t.Fatalf("%d MODIFIED events for %d syncs that applied, want one each", len(modified), len(applies))
-		}
-		rec := modified[0]
+		rec := commits[0]
 		if len(rec.GetEvents()) == 0 || rec.GetLastActions() == nil || rec.GetStatus() == nil {
 			t.Errorf("the sync's commit lacks a part: events %d, last actions %v, status %v", len(rec.GetEvents()), rec.GetLastActions(), rec.GetStatus())
 		}
