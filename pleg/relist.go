@@ -133,34 +133,19 @@ func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, star
 	containers := make([]*runtimeapi.ContainerStatus, len(l.Containers))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(inspectParallelism)
-	// An object removed between the list and its status call (the
-	// executor cleaning up) is simply gone: the next relist reports its
-	// removal. Only other errors fail the inspection.
 	for i, s := range l.Sandboxes {
-		g.Go(func() error {
+		readStatus(g, sandboxes, i, "PodSandboxStatus", s.GetId(), func() (*runtimeapi.PodSandboxStatus, error) {
 			resp, err := p.opts.Runtime.PodSandboxStatus(gctx, s.GetId(), false)
-			switch {
-			case status.Code(err) == codes.NotFound:
-				return nil
-			case err != nil:
-				return fmt.Errorf("PodSandboxStatus %s: %w", s.GetId(), err)
-			}
-			sandboxes[i] = resp.GetStatus()
-			return nil
+			return resp.GetStatus(), err
 		})
 	}
 	for i, c := range l.Containers {
-		g.Go(func() error {
+		readStatus(g, containers, i, "ContainerStatus", c.GetId(), func() (*runtimeapi.ContainerStatus, error) {
 			resp, err := p.opts.Runtime.ContainerStatus(gctx, c.GetId(), false)
-			switch {
-			case status.Code(err) == codes.NotFound:
-				return nil
-			case err != nil:
-				return fmt.Errorf("ContainerStatus %s: %w", c.GetId(), err)
+			if err == nil {
+				termination.AddTerminationMessage(resp.GetStatus(), p.opts.ReadTail)
 			}
-			termination.AddTerminationMessage(resp.GetStatus(), p.opts.ReadTail)
-			containers[i] = resp.GetStatus()
-			return nil
+			return resp.GetStatus(), err
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -179,6 +164,24 @@ func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, star
 		}
 	}
 	return observe.Pod(uid, in, start), nil
+}
+
+// readStatus runs call in g and keeps its answer as out[i]. An object
+// removed between the list and its status call (the executor cleaning up)
+// is simply gone, out[i] left nil: the next relist reports its removal.
+// Only other errors fail the inspection.
+func readStatus[T any](g *errgroup.Group, out []*T, i int, what, id string, call func() (*T, error)) {
+	g.Go(func() error {
+		st, err := call()
+		switch {
+		case status.Code(err) == codes.NotFound:
+			return nil
+		case err != nil:
+			return fmt.Errorf("%s %s: %w", what, id, err)
+		}
+		out[i] = st
+		return nil
+	})
 }
 
 // apply applies one inspection to the core and logs and counts what it
