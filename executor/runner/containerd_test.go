@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,9 +199,35 @@ func TestContainerdPodWithInitSidecarAndContainers(t *testing.T) {
 	}
 }
 
-func TestContainerdCrashLoopBackOffSurvivesRestart(t *testing.T) {
+// pinClock is the wall clock until pinned to an instant. The back-off
+// decides on its clock against exit times that containerd stamps with the
+// wall clock, so a check meant to land inside a hold is pinned there: on a
+// loaded machine the real seconds between an exit and the check can
+// outlast a short delay (CI: 2.8 s for one StartContainer).
+type pinClock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (c *pinClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() {
+		return time.Now()
+	}
+	return c.at
+}
+
+func (c *pinClock) pin(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at = at
+}
+
+func TestContainerdCrashLoopBackOffSurvivesRestart_R11_3(t *testing.T) {
 	// Initial 2 s so the test is short; the curve is the same (R-11.1 flags).
-	x := newReal(t, backoff.Config{Initial: 2 * time.Second, Max: 8 * time.Second})
+	clock := &pinClock{}
+	x := newReal(t, backoff.Config{Initial: 2 * time.Second, Max: 8 * time.Second, Clock: clock})
 	pod := realPod(t, x, nil, sh("crash", x.cd.Busybox, "exit 1"))
 	uid := pod.GetUid()
 	resp := x.apply(t, pod, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: start("crash")})
@@ -221,6 +248,8 @@ func TestContainerdCrashLoopBackOffSurvivesRestart(t *testing.T) {
 	}
 
 	// The second exit waits Initial after its finish: CrashLoopBackOff.
+	// The checks until the hold ends are made at an instant inside it.
+	clock.pin(finished.Add(time.Second))
 	resp = x.apply(t, pod, again)
 	if len(resp.GetSteps()) != 1 || resp.GetSteps()[0].GetReason() != "CrashLoopBackOff" || resp.GetSteps()[0].GetOutcome() != executorv1.Outcome_OUTCOME_SKIPPED {
 		t.Fatalf("second restart: %v", resp.GetSteps())
@@ -242,13 +271,13 @@ func TestContainerdCrashLoopBackOffSurvivesRestart(t *testing.T) {
 	}
 	// ...and, while the instant is still ahead, refuses the start with it.
 	resp = x.apply(t, pod, again)
-	if time.Now().Before(until) {
-		if got := resp.GetSteps()[0].GetReason(); got != "CrashLoopBackOff" || !resp.GetRetryAt().AsTime().Equal(until) {
-			t.Fatalf("after restart: %v retry_at %v, want CrashLoopBackOff until %v", resp.GetSteps(), resp.GetRetryAt().AsTime(), until)
-		}
+	if got := resp.GetSteps()[0].GetReason(); got != "CrashLoopBackOff" || !resp.GetRetryAt().AsTime().Equal(until) {
+		t.Fatalf("after restart: %v retry_at %v, want CrashLoopBackOff until %v", resp.GetSteps(), resp.GetRetryAt().AsTime(), until)
 	}
 
-	// At its instant the start runs; the next delay is doubled.
+	// At its instant (the wall clock again) the start runs; the next
+	// delay is doubled.
+	clock.pin(time.Time{})
 	deadline := time.Now().Add(30 * time.Second)
 	for resp.GetSteps()[len(resp.GetSteps())-1].GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
 		if time.Now().After(deadline) {
