@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -160,6 +161,76 @@ func TestPairedRowsAlternateOnOneRuntime(t *testing.T) {
 	}
 	if got := len(agent.calls["RunPodSandbox"]); got != 4+20 {
 		t.Errorf("agent ran %d sandboxes, want 24", got)
+	}
+}
+
+// bothWays is the raw-CRI agent offering a manifest directory too (its
+// pods start the same way whichever way they were asked for); it records
+// the way of each Apply.
+type bothWays struct {
+	*RawCRI
+	mu   sync.Mutex
+	vias []Via
+}
+
+func (*bothWays) Name() string { return "both" }
+func (*bothWays) Vias() []Via  { return []Via{ViaAPI, ViaFile} }
+
+func (b *bothWays) Apply(ctx context.Context, names []string, via Via) error {
+	b.mu.Lock()
+	b.vias = append(b.vias, via)
+	b.mu.Unlock()
+	return b.RawCRI.Apply(ctx, names, via)
+}
+
+// TestPairedFileStartAsksThroughTheManifestDirectory: an agent with a
+// manifest directory gets a second paired start row, its pods asked for
+// as files, alternating with the floor's; an agent without one does not.
+func TestPairedFileStartAsksThroughTheManifestDirectory(t *testing.T) {
+	fake := critest.NewRuntime()
+	rt := &Runtime{RS: fake, IS: critest.NewImages("img")}
+	agent := &bothWays{RawCRI: &RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}}
+	floor := &RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}
+	both := []string{MeasureStartPaired, MeasureStartFilePaired}
+	res, err := Run(t.Context(), rt, agent, Options{Runs: 4, Only: both, Floor: floor, Settle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res {
+		got = append(got, r.Measure)
+	}
+	if !slices.Equal(got, both) {
+		t.Fatalf("rows %q, want %q", got, both)
+	}
+	file := res[1]
+	if n := len(file.Seconds); n != 4 {
+		t.Errorf("paired file start: %d samples, want 4", n)
+	}
+	for _, w := range []string{"[file; raw CRI alternating", "median per-pair ratio", "StartContainer"} {
+		if !strings.Contains(file.Note, w) {
+			t.Errorf("note %q lacks %q", file.Note, w)
+		}
+	}
+	// Four API starts for the first row, then four as files.
+	if w := slices.Repeat([]Via{ViaAPI}, 4); !slices.Equal(agent.vias[:4], w) {
+		t.Errorf("first row asked %v", agent.vias[:4])
+	}
+	if w := slices.Repeat([]Via{ViaFile}, 4); !slices.Equal(agent.vias[4:], w) {
+		t.Errorf("file row asked %v, want %v", agent.vias[4:], w)
+	}
+	if n := len(floor.calls["RunPodSandbox"]); n != 8 {
+		t.Errorf("floor ran %d sandboxes, want 4 per row", n)
+	}
+
+	// The raw-CRI agent under another name has the API only: one row.
+	other := otherAgent{&RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}}
+	res, err = Run(t.Context(), rt, other, Options{Runs: 2, Only: both, Floor: floor, Settle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Measure != MeasureStartPaired {
+		t.Errorf("API-only agent: %+v", res)
 	}
 }
 

@@ -94,7 +94,10 @@ func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error)
 	if a.Name() != "cri" {
 		via := a.Vias()[0]
 		if o.Floor != nil {
-			rows = append(rows, row{MeasureStartPaired, func(ctx context.Context) (Result, error) { return s.paired(ctx, via) }})
+			rows = append(rows, row{MeasureStartPaired, func(ctx context.Context) (Result, error) { return s.paired(ctx, MeasureStartPaired, via) }})
+			if via != ViaFile && offers(ViaFile) {
+				rows = append(rows, row{MeasureStartFilePaired, func(ctx context.Context) (Result, error) { return s.paired(ctx, MeasureStartFilePaired, ViaFile) }})
+			}
 		}
 		rows = append(rows,
 			row{MeasureDelete10, func(ctx context.Context) (Result, error) { return s.delete(ctx, via, 10) }})
@@ -244,13 +247,14 @@ func (s *run) single(ctx context.Context, measure string, via Via) (res Result, 
 	return res, nil
 }
 
-// paired alternates single-pod starts of the floor and of the agent on
-// the same runtime (floor first in even rounds, the agent first in odd
-// ones), so a load that changes over the run weighs on both alike. The
-// result is the agent's; the note gives the floor's median, the median
-// of the per-pair ratios and where each spent its time.
-func (s *run) paired(ctx context.Context, via Via) (Result, error) {
-	res := Result{Measure: MeasureStartPaired, Agent: s.a.Name()}
+// paired alternates single-pod starts of the floor and of the agent (its
+// pod given through via) on the same runtime (floor first in even rounds,
+// the agent first in odd ones), so a load that changes over the run
+// weighs on both alike. The result is the agent's, as measure; the note
+// gives the floor's median, the median of the per-pair ratios and where
+// each spent its time.
+func (s *run) paired(ctx context.Context, measure string, via Via) (Result, error) {
+	res := Result{Measure: measure, Agent: s.a.Name()}
 	floor := &run{rt: s.rt, a: s.o.Floor, o: s.o, tag: s.tag + "f"}
 	var floorS, ratios, toSandbox, floorToSandbox Sample
 	one := func(r *run, v Via) (Started, time.Duration, error) {

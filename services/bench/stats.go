@@ -67,13 +67,16 @@ const (
 	MeasureAPIServerRuntime = "kube-apiserver: the runtime's share (sandbox created → container started)"
 	MeasureStartFile        = "desired → started, manifest file"
 	MeasureStartPaired      = "desired → started, alternating with raw CRI on the same runtime"
-	Measure10API            = "10 pods at once → last started, API"
-	Measure10File           = "10 pods at once → last started, file"
-	Measure50API            = "50 pods at once → last started, API"
-	Measure50File           = "50 pods at once → last started, file"
-	MeasureDelete10         = "delete 10 pods → all sandboxes stopped"
-	MeasureDeletePaired     = "delete 10 pods, alternating with raw CRI on the same runtime"
-	MeasureReplacement      = "container stopped behind its back → replacement started"
+	// MeasureStartFilePaired: the same, the agent's pod written as a
+	// manifest file (its directory watch and the parse included).
+	MeasureStartFilePaired = "desired → started from a manifest file, alternating with raw CRI on the same runtime"
+	Measure10API           = "10 pods at once → last started, API"
+	Measure10File          = "10 pods at once → last started, file"
+	Measure50API           = "50 pods at once → last started, API"
+	Measure50File          = "50 pods at once → last started, file"
+	MeasureDelete10        = "delete 10 pods → all sandboxes stopped"
+	MeasureDeletePaired    = "delete 10 pods, alternating with raw CRI on the same runtime"
+	MeasureReplacement     = "container stopped behind its back → replacement started"
 	// MeasureReplacementPaired: the same, alternating with the raw-CRI
 	// floor replacing its own containers on their CRI stop events.
 	MeasureReplacementPaired = "container stopped → replacement started, alternating with raw CRI on the same runtime"
@@ -86,7 +89,7 @@ const (
 )
 
 // Measures is the table order.
-var Measures = []string{MeasureAPIServerRunning, MeasureAPIServerNode, MeasureAPIServerRuntime, MeasureStartAPI, MeasureStartFile, MeasureStartPaired, Measure10API, Measure10File, Measure50API, Measure50File,
+var Measures = []string{MeasureAPIServerRunning, MeasureAPIServerNode, MeasureAPIServerRuntime, MeasureStartAPI, MeasureStartFile, MeasureStartPaired, MeasureStartFilePaired, Measure10API, Measure10File, Measure50API, Measure50File,
 	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureReplacementPaired, MeasureStartFileVersus, Measure10FileVersus, MeasureDelete10Versus, MeasureIdleCPU, MeasureIdleRSS,
 	MeasureScaleStart, MeasureScaleCPU, MeasureScaleRSS, MeasureScaleRelist}
 
