@@ -13,8 +13,9 @@
 //     delay = min(2 × delay, max). last_update = now (the clock), not
 //     exitedAt.
 //   - An entry is expired when the instant it is compared at (exitedAt for
-//     Check/Next, now for GC) is more than 2 × max after its last update
-//     (600 s with the defaults).
+//     Check/Next, now for GC) is more than ResetAfter (600 s) after its
+//     last update, whatever the maximum delay: the kubelet fixes it at
+//     ten minutes rather than client-go's 2 × max.
 //   - GC drops expired entries; it runs on Open and periodically from Run.
 //
 // Every write is committed (bbolt fsync) before the method returns.

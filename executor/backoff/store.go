@@ -31,6 +31,11 @@ const (
 	MinMax = 1 * time.Second
 	// MaxMax is the largest allowed maximum delay.
 	MaxMax = 300 * time.Second
+	// ResetAfter is how long after an entry's last update an exit (or GC)
+	// finds it expired: fixed by the kubelet at ten minutes,
+	// whatever the maximum delay (client-go's default, twice the maximum,
+	// is the same only for the default 300 s).
+	ResetAfter = 600 * time.Second
 	// DefaultGCInterval is how often Run garbage-collects.
 	DefaultGCInterval = 30 * time.Second
 	// DefaultOpenTimeout bounds waiting for the database file lock.
@@ -226,7 +231,7 @@ func (s *Store) Run(ctx context.Context) error {
 }
 
 func (s *Store) expired(at, lastUpdate time.Time) bool {
-	return at.Sub(lastUpdate) > 2*s.cfg.Max
+	return at.Sub(lastUpdate) > ResetAfter
 }
 
 // CheckResult is the answer of Check.

@@ -121,22 +121,31 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
-func TestResetAfterTwiceMax(t *testing.T) {
+// an exit more than ten minutes after the entry's last update
+// starts the curve over; one within them keeps doubling. Ten minutes
+// whatever the maximum: the kubelet replaces client-go's 2 × max, which a
+// configured maximum (KEP-5593) or the reduced curve would shorten.
+func TestResetAfterTenMinutesWhateverTheMax_R11_5(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
+		max       time.Duration
 		quiet     time.Duration
-		wantDelay time.Duration
+		wantReset bool
 	}{
-		{"R-11.5 exit within 2x max keeps doubling", 600 * time.Second, 40 * time.Second},
-		{"R-11.5 exit more than 2x max after last update starts over", 601 * time.Second, 10 * time.Second},
+		{"default max 300s, exit at 600s keeps doubling", DefaultMax, 600 * time.Second, false},
+		{"default max 300s, exit at 601s starts over", DefaultMax, 601 * time.Second, true},
+		{"max 20s, exit at 41s (past 2 x max) keeps doubling", 20 * time.Second, 41 * time.Second, false},
+		{"max 20s, exit at 600s keeps doubling", 20 * time.Second, 600 * time.Second, false},
+		{"max 20s, exit at 601s starts over", 20 * time.Second, 601 * time.Second, true},
+		{"reduced max 60s, exit at 121s (past 2 x max) keeps doubling", ReducedMax, 121 * time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock()
-			st := openT(t, filepath.Join(t.TempDir(), "b.db"), Config{Clock: c})
-			crashLoop(t, st, c, 3) // three starts: 10, 20, 40
+			st := openT(t, filepath.Join(t.TempDir(), "b.db"), Config{Clock: c, Max: tc.max})
+			crashLoop(t, st, c, 3) // three starts: 10, 20, 40 s (at most max)
 			e, _, _ := st.Get(key)
-			if e.Delay != 40*time.Second {
-				t.Fatalf("delay after 3 starts = %v, want 40s", e.Delay)
+			if want := min(40*time.Second, tc.max); e.Delay != want {
+				t.Fatalf("delay after 3 starts = %v, want %v", e.Delay, want)
 			}
 			// The container now runs for quiet, then exits.
 			exit := e.LastUpdate.Add(tc.quiet)
@@ -145,18 +154,17 @@ func TestResetAfterTwiceMax(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantIn := tc.wantDelay != 10*time.Second
-			if res.InBackOff != wantIn {
-				t.Fatalf("InBackOff = %v, want %v", res.InBackOff, wantIn)
+			if res.InBackOff == tc.wantReset {
+				t.Fatalf("InBackOff = %v, want %v", res.InBackOff, !tc.wantReset)
 			}
 			c.Step(time.Hour / 60 * 5) // past any back-off
 			d, err := st.Next(key, PodRef{}, exit)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := tc.wantDelay
-			if want != 10*time.Second {
-				want = 80 * time.Second
+			want := min(80*time.Second, tc.max)
+			if tc.wantReset {
+				want = DefaultInitial
 			}
 			if d != want {
 				t.Fatalf("Next delay = %v, want %v", d, want)
@@ -203,10 +211,18 @@ func TestSurvivesReopen(t *testing.T) {
 	}
 }
 
-func TestGC(t *testing.T) {
+// GC drops what has not been updated for ten minutes,
+// with a maximum far below five minutes too.
+func TestGC_R11_5(t *testing.T) {
+	for _, max := range []time.Duration{DefaultMax, 4 * time.Second} {
+		t.Run(max.String(), func(t *testing.T) { testGC(t, max) })
+	}
+}
+
+func testGC(t *testing.T, max time.Duration) {
 	c := newClock()
 	path := filepath.Join(t.TempDir(), "b.db")
-	st := openT(t, path, Config{Clock: c})
+	st := openT(t, path, Config{Clock: c, Max: max})
 	if _, err := st.Next(key, PodRef{}, c.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +243,7 @@ func TestGC(t *testing.T) {
 	// GC on open.
 	c.Step(600 * time.Second)
 	_ = st.Close()
-	st2 := openT(t, path, Config{Clock: c})
+	st2 := openT(t, path, Config{Clock: c, Max: max})
 	if all, _ := st2.List(""); len(all) != 0 {
 		t.Fatalf("after open GC: %+v", all)
 	}
