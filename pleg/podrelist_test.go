@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -13,7 +14,8 @@ import (
 )
 
 // rendezvous holds each call of a group until all n of them are in, or
-// until wait has passed: calls made one after the other never meet.
+// until wait has passed: calls made one after the other never meet. Used
+// in a synctest bubble, where wait passes only once nothing else can run.
 type rendezvous struct {
 	mu   sync.Mutex
 	n    int
@@ -74,34 +76,39 @@ func (m *meetingLists) ListContainers(ctx context.Context, f *runtimeapi.Contain
 // the same as read one call after the other: every container, newest
 // first, with its sandbox.
 func TestAPodRelistMakesItsCallsAtOnce_R13_7(t *testing.T) {
-	rt := critest.NewRuntime()
-	m := &meetingLists{Runtime: rt, lists: newRendezvous(2)}
-	p, _ := newTest(t, nil, func(o *Options) { o.Runtime = m })
-	ns := time.Now().UnixNano()
-	rt.AddPodSandbox("u1", "sb1", 0, ns)
-	rt.AddPodContainer("sb1", "c1", "a", "h", 0, ns+1)
-	rt.AddPodContainer("sb1", "c2", "b", "h", 0, ns+2)
-	statuses := newRendezvous(3)
-	rt.SetInspectHook(func(context.Context, string) error { statuses.join(); return nil })
-	if !p.RelistPod(context.Background(), "u1") {
-		t.Fatal("the pod relist's list calls failed")
-	}
-	if !m.lists.allMet() {
-		t.Error("ListPodSandbox and ListContainers were called one after the other")
-	}
-	if !statuses.allMet() {
-		t.Error("the status calls of the pod's sandbox and two containers were made one after the other")
-	}
-	pod := cached(t, p, "u1")
-	if got := fmt.Sprint(containerIDs(pod)); got != "[c2 c1]" {
-		t.Fatalf("cached containers %s, want [c2 c1]", got)
-	}
-	for _, c := range pod.GetContainers() {
-		if c.GetSandboxId() != "sb1" {
-			t.Errorf("container %s in sandbox %q, want sb1", c.GetId(), c.GetSandboxId())
+	// In a bubble the rendezvous' wait is fake time, which passes only
+	// when every goroutine is blocked: calls made at once always meet,
+	// however loaded the machine, and calls one after the other never do.
+	synctest.Test(t, func(t *testing.T) {
+		rt := critest.NewRuntime()
+		m := &meetingLists{Runtime: rt, lists: newRendezvous(2)}
+		p, _ := newTest(t, nil, func(o *Options) { o.Runtime = m })
+		ns := time.Now().UnixNano()
+		rt.AddPodSandbox("u1", "sb1", 0, ns)
+		rt.AddPodContainer("sb1", "c1", "a", "h", 0, ns+1)
+		rt.AddPodContainer("sb1", "c2", "b", "h", 0, ns+2)
+		statuses := newRendezvous(3)
+		rt.SetInspectHook(func(context.Context, string) error { statuses.join(); return nil })
+		if !p.RelistPod(context.Background(), "u1") {
+			t.Fatal("the pod relist's list calls failed")
 		}
-	}
-	if len(pod.GetSandboxes()) != 1 || pod.GetSandboxes()[0].GetId() != "sb1" {
-		t.Errorf("cached sandboxes %v, want sb1", pod.GetSandboxes())
-	}
+		if !m.lists.allMet() {
+			t.Error("ListPodSandbox and ListContainers were called one after the other")
+		}
+		if !statuses.allMet() {
+			t.Error("the status calls of the pod's sandbox and two containers were made one after the other")
+		}
+		pod := cached(t, p, "u1")
+		if got := fmt.Sprint(containerIDs(pod)); got != "[c2 c1]" {
+			t.Fatalf("cached containers %s, want [c2 c1]", got)
+		}
+		for _, c := range pod.GetContainers() {
+			if c.GetSandboxId() != "sb1" {
+				t.Errorf("container %s in sandbox %q, want sb1", c.GetId(), c.GetSandboxId())
+			}
+		}
+		if len(pod.GetSandboxes()) != 1 || pod.GetSandboxes()[0].GetId() != "sb1" {
+			t.Errorf("cached sandboxes %v, want sb1", pod.GetSandboxes())
+		}
+	})
 }

@@ -297,7 +297,9 @@ func TestContainerdCrashLoopBackOffSurvivesRestart_R11_3(t *testing.T) {
 
 func TestContainerdKillHonoursGracePeriod(t *testing.T) {
 	x := newReal(t, backoff.Config{})
-	grace := int64(3)
+	// Long enough for the polite shell to run its trap (after its current
+	// sleep 0.2) on a loaded machine; the stubborn one waits it out.
+	grace := int64(6)
 	pod := realPod(t, x, nil,
 		sh("polite", x.cd.Busybox, `trap "exit 0" TERM; while true; do sleep 0.2; done`),
 		sh("stubborn", x.cd.Busybox, `trap "" TERM; while true; do sleep 0.2; done`))

@@ -225,9 +225,9 @@ func TestListPods(t *testing.T) {
 }
 
 func TestWatchPods(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	c, _ := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	_, _ = c.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: demoPod("web", "nginx")})
 	_, _ = c.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: demoPod("db", "pg")})
 
@@ -264,9 +264,10 @@ func TestWatchPods(t *testing.T) {
 // lost (syncpodctl's waits do). Without the header, Header blocks until the
 // first event, and a watch of nothing has none.
 func TestWatchPodsHeaderMeansSubscribed(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	c, _ := setup(t)
+	// A header that waits for an event would wait out this bound.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	stream, err := c.WatchPods(ctx, &plannerv1.WatchPodsRequest{Namespace: "empty"})
 	if err != nil {
 		t.Fatal(err)

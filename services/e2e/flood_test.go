@@ -103,7 +103,10 @@ func TestFloodHundredConcurrentClients(t *testing.T) {
 	}
 	clients, ctrs := 100, 1
 	c := newChurn(t, n, "flood", clients, ctrs, clients)
-	c.budget, c.timeout, c.reads = size(8, 200), 30*time.Second, true
+	// Each call bounded at 2 min: the point is that every call is
+	// answered, not how fast a hundred fsync'd commits queue on a loaded
+	// machine's disk.
+	c.budget, c.timeout, c.reads = size(8, 200), 2*time.Minute, true
 	began := time.Now()
 	c.start()
 	c.wait()

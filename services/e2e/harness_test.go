@@ -344,7 +344,10 @@ func processesIn(dir string) []string {
 }
 
 // ctl runs syncpodctl against the planner and returns its exit code and
-// output.
+// output. Its bound is longer than any --timeout the tests pass and than a
+// deletion takes on a loaded machine (a delete waits until the pod is
+// gone: over 30 s for a pod in crash-loop back-off has been seen); a
+// command's own --timeout is what a test checks.
 func (n *node) ctl(args ...string) (code int, stdout, stderr string) {
 	n.t.Helper()
 	var out, errb bytes.Buffer
@@ -353,7 +356,7 @@ func (n *node) ctl(args ...string) (code int, stdout, stderr string) {
 		Getenv:            func(string) string { return "" },
 		ConvertKubernetes: ctl.ConvertManifest,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	code = ctl.Run(ctx, append([]string{"--server=" + target(n.planner.grpc), "--executor=" + target(n.executor.grpc)}, args...), env)
 	return code, out.String(), errb.String()

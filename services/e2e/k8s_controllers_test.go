@@ -30,7 +30,10 @@ func TestKubernetesSchedulerSpreadsADeploymentOverSyncpodNodes(t *testing.T) {
 	const nNodes = 3
 	nodes := make([]*k8sNode, nNodes)
 	for i := range nodes {
-		nodes[i] = startK8sNode(t, cp, fmt.Sprintf("syncpod-spread-%d", i))
+		// Renewed every 2 s against the controller's 12 s grace: at the
+		// default 10 s, one slow renewal on a loaded machine let a live
+		// node's lease run out.
+		nodes[i] = startK8sNode(t, cp, fmt.Sprintf("syncpod-spread-%d", i), "--node-lease-renew-interval=2s")
 	}
 	eventually(t, 60*time.Second, "all nodes Ready", func() (bool, string) {
 		list, err := cp.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

@@ -559,8 +559,11 @@ func TestExecLivenessProbeFailureRestartsContainer(t *testing.T) {
 	}
 	probe := func(file string) *syncpodv1.Probe {
 		return &syncpodv1.Probe{
-			Handler:       &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"sh", "-c", "test -f " + file + " || { echo no " + file + "; exit 1; }"}}},
-			PeriodSeconds: 1, FailureThreshold: 1, TimeoutSeconds: 1,
+			Handler: &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"sh", "-c", "test -f " + file + " || { echo no " + file + "; exit 1; }"}}},
+			// A generous timeout: a timed-out probe fails like a failed
+			// one, and on a loaded machine one exec has taken over a
+			// second, which would restart the healthy container.
+			PeriodSeconds: 1, FailureThreshold: 1, TimeoutSeconds: 30,
 		}
 	}
 	sick, healthy := sleeper("sick"), sleeper("healthy")
@@ -630,6 +633,11 @@ func TestRemovedContainerRunsItsPreStopHookOnCrisim(t *testing.T) {
 	gone.Lifecycle = &syncpodv1.Lifecycle{PreStop: &syncpodv1.LifecycleHandler{
 		Action: &syncpodv1.LifecycleHandler_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"sh", "-c", "echo bye > " + mark}}}}}
 	p := pod("shrink", sleeper("keep"), gone)
+	// The hook is cut off at the grace period; 2 s has been short for an
+	// exec on a loaded machine. sleep ends at SIGTERM, so the longer
+	// grace costs nothing once the hook has run.
+	grace := int64(30)
+	p.Spec.TerminationGracePeriodSeconds = &grace
 	stored := n.apply(p)
 	before := n.waitRunning("shrink", converge)
 	keepID, goneID := cstatus(before, "keep").GetContainerId(), cstatus(before, "gone").GetContainerId()

@@ -121,7 +121,9 @@ func TestRuntimeFaultHungCRICallTimesOutAndRetries(t *testing.T) {
 	pt := trackProcesses(t)
 	var proxy *criProxy
 	n := startNode(t, nodeOptions{
-		executorArgs: []string{"--cri-timeout=2s"},
+		// The timeout bounds every CRI call, not only the stalled ones:
+		// 2 s was within reach of a plain call on a loaded machine.
+		executorArgs: []string{"--cri-timeout=10s"},
 		executorCRI: func(endpoint, dir string) string {
 			proxy = startCRIProxy(t, dir, endpoint,
 				&stallRule{method: methodRunPodSandbox, match: podNamed(methodRunPodSandbox, "hung-sandbox"), count: 1, late: true},
@@ -140,7 +142,7 @@ func TestRuntimeFaultHungCRICallTimesOutAndRetries(t *testing.T) {
 	})
 	n.apply(revPod("after", ctrs, 1))
 	want := map[string]int{"hung-sandbox": 1, "hung-create": 1, "after": 1}
-	eventually(t, converge, "every pod running once, in one sandbox", func() (bool, string) {
+	eventually(t, 2*converge, "every pod running once, in one sandbox", func() (bool, string) {
 		pt.record(n.hostProcesses())
 		last := n.converged(want, ctrs, true, nil)
 		return last == "", last
