@@ -275,9 +275,10 @@ func (n *node) shutdown() {
 		return // an external runtime: its containers are the test's to remove
 	}
 	// crisim kills every container process group on shutdown; give the
-	// kernel a moment to reap them, then look for survivors.
+	// kernel a moment to reap them (polled: a loaded machine may take
+	// seconds), then look for survivors.
 	var left []string
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		left = n.containerProcesses()
 		if len(left) == 0 || time.Now().After(deadline) {
