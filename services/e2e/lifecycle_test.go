@@ -332,7 +332,7 @@ func TestDeleteWithGraceRemovesEverything(t *testing.T) {
 	if sbs, cs := n.runtimeOf(uid); len(sbs) != 0 || len(cs) != 0 {
 		t.Errorf("crisim still holds %d sandboxes and %d containers of the deleted pod", len(sbs), len(cs))
 	}
-	eventually(t, 10*time.Second, "the PLEG forgets the pod", func() (bool, string) {
+	eventually(t, converge, "the PLEG forgets the pod", func() (bool, string) {
 		resp, err := n.plegc.ListPodStatuses(rpcCtx(t), &plegv1.ListPodStatusesRequest{})
 		if err != nil {
 			return false, err.Error()
