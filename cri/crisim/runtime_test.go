@@ -291,7 +291,7 @@ func TestShutdownKillsProcessGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b []byte
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for b, err = os.ReadFile(pids); err != nil; b, err = os.ReadFile(pids) {
 		if time.Now().After(deadline) {
 			t.Fatal("the container never wrote its pids")
@@ -304,7 +304,7 @@ func TestShutdownKillsProcessGroups(t *testing.T) {
 	}
 	r.Shutdown()
 	for _, pid := range []int{shPID, sleepPID} {
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for !gone(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("pid %d still runs after Shutdown", pid)

@@ -41,6 +41,12 @@ const (
 // answer.
 const ConnectTimeout = 5 * time.Second
 
+// CallTimeout bounds each call of the clients RuntimeService and
+// ImageService return (cri-client puts its connection timeout on every
+// call): a RunPodSandbox or StartContainer has taken seconds on a loaded
+// machine.
+const CallTimeout = 30 * time.Second
+
 // Required reports whether an unreachable containerd must fail tests rather
 // than skip them (SYNCPOD_TEST_REQUIRE_CONTAINERD=1, set by make in CI and
 // when running as root).
@@ -146,12 +152,12 @@ func dialRuntime(ctx context.Context, endpoint string, timeout time.Duration) (i
 
 // RuntimeService connects the kubelet's CRI runtime client to the test
 // containerd (skipping or failing as Endpoint does) and closes it when the
-// test ends. Every call's timeout is ConnectTimeout unless the caller's ctx
+// test ends. Every call's timeout is CallTimeout unless the caller's ctx
 // is shorter.
 func RuntimeService(t testing.TB) internalapi.RuntimeService {
 	t.Helper()
 	ep := Endpoint(t)
-	rs, err := dialRuntime(t.Context(), ep, ConnectTimeout)
+	rs, err := dialRuntime(t.Context(), ep, CallTimeout)
 	if err != nil {
 		t.Fatalf("connect runtime service %s: %v", ep, err)
 	}
@@ -166,7 +172,7 @@ func ImageService(t testing.TB) internalapi.ImageManagerService {
 	ep := Endpoint(t)
 	is, err := remote.NewRemoteImageServiceBuilder().
 		WithEndpoint(ep).
-		WithConnectionTimeout(ConnectTimeout).
+		WithConnectionTimeout(CallTimeout).
 		WithTracerProvider(nil).
 		WithUseStreaming(false).
 		Build(t.Context())

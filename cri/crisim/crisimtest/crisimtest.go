@@ -53,17 +53,22 @@ func Start(t testing.TB, opts crisim.Options) (endpoint string, rt *crisim.Runti
 	return "unix://" + sock, rt
 }
 
+// callTimeout is cri-client's connection timeout, which it also puts on
+// every call: generous, since the same clients drive containerd in the CRI
+// suite, where one call has taken seconds on a loaded machine.
+const callTimeout = 30 * time.Second
+
 // Clients dials endpoint with the kubelet's own CRI clients; they are
 // closed by the test's cleanup.
 func Clients(t testing.TB, endpoint string) (internalapi.RuntimeService, internalapi.ImageManagerService) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
+	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(callTimeout).Build(ctx)
 	if err != nil {
 		t.Fatalf("CRI runtime client for %s: %v", endpoint, err)
 	}
-	is, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
+	is, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(callTimeout).Build(ctx)
 	if err != nil {
 		t.Fatalf("CRI image client for %s: %v", endpoint, err)
 	}

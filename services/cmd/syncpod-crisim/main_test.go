@@ -107,7 +107,7 @@ func TestBinaryServesAndStopsCleanly(t *testing.T) {
 	go func() { _ = rs.GetContainerEvents(ctx, make(chan *runtimeapi.ContainerEventResponse, 100), nil) }()
 
 	var b []byte
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for b, err = os.ReadFile(pids); err != nil; b, err = os.ReadFile(pids) {
 		if time.Now().After(deadline) {
 			t.Fatal("the container never wrote its pids")
@@ -131,7 +131,7 @@ func TestBinaryServesAndStopsCleanly(t *testing.T) {
 		t.Fatal("syncpod-crisim did not exit within 30s of SIGTERM")
 	}
 	for _, pid := range []int{shPID, sleepPID} {
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for !gone(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("container process %d survived syncpod-crisim", pid)

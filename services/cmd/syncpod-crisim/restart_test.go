@@ -249,7 +249,7 @@ func TestSIGKILLedCrisimReadoptsItsContainers(t *testing.T) {
 	if err := third.wait(t); err != nil {
 		t.Fatalf("crisim --kill-on-exit exited with %v after SIGTERM, want 0", err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for len(marked(marker)) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("container processes %v outlived crisim --kill-on-exit", marked(marker))
