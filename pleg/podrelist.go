@@ -84,7 +84,7 @@ func (p *PLEG) RelistPod(ctx context.Context, uid string) bool {
 	listing := observe.Group(sandboxes, containers)[uid]
 	in := p.core.ChangedPod(uid, listing)
 	if listing != nil {
-		in.Pod, in.Err = p.inspect(ctx, uid, listing, start)
+		in.Pod, in.Err = p.inspect(ctx, uid, listing, start, podRelistCalls)
 	}
 	p.apply(in, start)
 	return true

@@ -112,3 +112,45 @@ func TestAPodRelistMakesItsCallsAtOnce_R13_7(t *testing.T) {
 		}
 	})
 }
+
+// TestAGlobalRelistKeepsItsStatusCallsWithinTheInspectBound: a global
+// relist inspects InspectParallelism pods at once, and each pod's status
+// calls one after the other, so the runtime never sees more status calls
+// at once than --inspect-parallelism promises (a pod's own relist alone
+// makes its calls together).
+func TestAGlobalRelistKeepsItsStatusCallsWithinTheInspectBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := critest.NewRuntime()
+		p, _ := newTest(t, rt, func(o *Options) { o.InspectParallelism = 2 })
+		ns := time.Now().UnixNano()
+		for _, pod := range []string{"u1", "u2", "u3"} {
+			rt.AddPodSandbox(pod, "sb-"+pod, 0, ns)
+			for _, c := range []string{"a", "b", "c"} {
+				rt.AddPodContainer("sb-"+pod, pod+"-"+c, c, "h", 0, ns+1)
+			}
+		}
+		var mu sync.Mutex
+		in, most, calls := 0, 0, 0
+		rt.SetInspectHook(func(context.Context, string) error {
+			mu.Lock()
+			in++
+			calls++
+			most = max(most, in)
+			mu.Unlock()
+			time.Sleep(10 * time.Millisecond) // fake time: every call in flight overlaps
+			mu.Lock()
+			in--
+			mu.Unlock()
+			return nil
+		})
+		if !p.Relist(context.Background()) {
+			t.Fatal("relist failed")
+		}
+		if calls != 12 {
+			t.Fatalf("%d status calls, want 12 (3 pods of a sandbox and 3 containers)", calls)
+		}
+		if most != 2 {
+			t.Errorf("at most %d status calls at once, want 2 (two pods at once, one call each)", most)
+		}
+	})
+}

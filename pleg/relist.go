@@ -107,7 +107,10 @@ func (p *PLEG) inspectAll(ctx context.Context, todo []*core.Inspection, start ti
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem }()
-				in.Pod, in.Err = p.inspect(ctx, in.UID, in.Listing, start)
+				// One status call at a time within a pod: the pods
+				// already run InspectParallelism at once, which is the
+				// bound the flag promises on the runtime.
+				in.Pod, in.Err = p.inspect(ctx, in.UID, in.Listing, start, 1)
 				results <- in
 			}()
 		}
@@ -117,22 +120,21 @@ func (p *PLEG) inspectAll(ctx context.Context, todo []*core.Inspection, start ti
 	}
 }
 
-// inspectParallelism bounds the status calls of one pod's inspection that
-// run at once.
-const inspectParallelism = 4
+// podRelistCalls bounds the status calls a single-pod relist makes at
+// once.
+const podRelistCalls = 4
 
 // inspect reads the full status of one pod, bounded by the inspect
 // timeout: the status of each of its sandboxes and containers, up to
-// inspectParallelism calls at once (a pod relist's inspection of a
-// sandbox and its container is two round trips done one after the other,
-// one done together).
-func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, start time.Time) (*syncpodv1.ObservedPod, error) {
+// calls at once (a pod relist's inspection of a sandbox and its container
+// is two round trips done one after the other, one done together).
+func (p *PLEG) inspect(ctx context.Context, uid string, l *observe.Listing, start time.Time, calls int) (*syncpodv1.ObservedPod, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.InspectTimeout)
 	defer cancel()
 	sandboxes := make([]*runtimeapi.PodSandboxStatus, len(l.Sandboxes))
 	containers := make([]*runtimeapi.ContainerStatus, len(l.Containers))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(inspectParallelism)
+	g.SetLimit(calls)
 	for i, s := range l.Sandboxes {
 		readStatus(g, sandboxes, i, "PodSandboxStatus", s.GetId(), func() (*runtimeapi.PodSandboxStatus, error) {
 			resp, err := p.opts.Runtime.PodSandboxStatus(gctx, s.GetId(), false)
