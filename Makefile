@@ -209,12 +209,14 @@ tools: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) $(GRPCURL)
 # Prebuilt from the npm registry, integrity-checked (go install as a fallback).
 $(BUF):
 	GO=$(GO) mk/buf.sh $@ $(BUF_VERSION) $(BUF_NPM_INTEGRITY)
+# Built once per version into the cache outside the clone (mk/gotool.sh),
+# then copied: they are pinned third-party tools, not syncpod's code.
 $(PROTOC_GEN_GO):
-	GOBIN=$(BIN) $(STATIC_GO) install -trimpath google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GO=$(GO) mk/gotool.sh $@ google.golang.org/protobuf/cmd/protoc-gen-go $(PROTOC_GEN_GO_VERSION)
 $(PROTOC_GEN_GO_GRPC):
-	GOBIN=$(BIN) $(STATIC_GO) install -trimpath google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	GO=$(GO) mk/gotool.sh $@ google.golang.org/grpc/cmd/protoc-gen-go-grpc $(PROTOC_GEN_GO_GRPC_VERSION)
 $(GRPCURL):
-	GOBIN=$(BIN) $(STATIC_GO) install -trimpath github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	GO=$(GO) mk/gotool.sh $@ github.com/fullstorydev/grpcurl/cmd/grpcurl $(GRPCURL_VERSION)
 
 ## clean: remove build output (private engines under .tmp are stopped first,
 ## so nothing is removed through their mounts)
