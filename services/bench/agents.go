@@ -320,7 +320,7 @@ const ReplacePrefix = "replace "
 // floor of "stopped → replacement started". It returns once the runtime
 // accepted the event stream; the following ends with ctx.
 func (c *RawCRI) FollowReplacements(ctx context.Context) error {
-	ch, _, err := c.RT.events(ctx)
+	ch, errc, err := c.RT.events(ctx)
 	if err != nil {
 		return err
 	}
@@ -328,6 +328,14 @@ func (c *RawCRI) FollowReplacements(ctx context.Context) error {
 		for {
 			select {
 			case <-ctx.Done():
+				return
+			case err := <-errc:
+				// No more replacements: say why, for the wait that misses one.
+				c.mu.Lock()
+				if c.replErr == nil && ctx.Err() == nil {
+					c.replErr = fmt.Errorf("the runtime's CRI event stream ended: %v", err)
+				}
+				c.mu.Unlock()
 				return
 			case ev := <-ch:
 				if ev.GetContainerEventType() != runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -92,9 +93,17 @@ func (r *Runtime) FollowEvents(ctx context.Context) bool {
 	return true
 }
 
+// EventsRefusalWindow is how long events waits, once the stream is open,
+// for the runtime to refuse it. Opening a server stream sends the
+// request without waiting for an answer: containerd 1.6's Unimplemented
+// arrives on the stream's first receive, one loopback round trip later,
+// while a runtime that serves events says nothing until it has one.
+const EventsRefusalWindow = 500 * time.Millisecond
+
 // events subscribes to the runtime's CRI container events until ctx
-// ends. Once the runtime has accepted the stream it returns the events and
-// the stream's end (its error, once); otherwise why it was refused.
+// ends. Once the runtime has accepted the stream (it was opened and not
+// refused within EventsRefusalWindow) it returns the events and the
+// stream's end (its error, once); otherwise why it was refused.
 func (r *Runtime) events(ctx context.Context) (<-chan *runtimeapi.ContainerEventResponse, <-chan error, error) {
 	ch := make(chan *runtimeapi.ContainerEventResponse, 1024)
 	established := make(chan struct{})
@@ -102,14 +111,39 @@ func (r *Runtime) events(ctx context.Context) (<-chan *runtimeapi.ContainerEvent
 	go func() {
 		errc <- r.RS.GetContainerEvents(ctx, ch, func(runtimeapi.RuntimeService_GetContainerEventsClient) { close(established) })
 	}()
+	refused := func(err error) error {
+		if err == nil {
+			err = errors.New("the stream ended at once")
+		}
+		return fmt.Errorf("GetContainerEvents: %w", err)
+	}
 	select {
 	case <-established:
-		return ch, errc, nil
 	case err := <-errc:
-		return nil, nil, fmt.Errorf("GetContainerEvents: %w", err)
+		return nil, nil, refused(err)
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
+	t := time.NewTimer(EventsRefusalWindow)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return ch, errc, nil
+	case err := <-errc:
+		return nil, nil, refused(err)
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+}
+
+// OffersEvents reports whether the runtime serves CRI container events
+// (containerd 2.x does, 1.6 does not): it opens the stream and closes it
+// again.
+func (r *Runtime) OffersEvents(ctx context.Context) bool {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, _, err := r.events(ctx)
+	return err == nil
 }
 
 func (r *Runtime) stopFollowing() {

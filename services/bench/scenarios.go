@@ -106,8 +106,14 @@ func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error)
 		}
 		rows = append(rows,
 			row{MeasureReplacement, func(ctx context.Context) (Result, error) { return s.replacement(ctx, via) }})
-		if o.Floor != nil {
-			rows = append(rows, row{MeasureReplacementPaired, func(ctx context.Context) (Result, error) { return s.pairedReplacement(ctx, via) }})
+		// Its floor is an evented agent: on a runtime without CRI events
+		// (containerd 1.6) it would never replace anything.
+		if o.Floor != nil && selected(o.Only, MeasureReplacementPaired) {
+			if rt.OffersEvents(ctx) {
+				rows = append(rows, row{MeasureReplacementPaired, func(ctx context.Context) (Result, error) { return s.pairedReplacement(ctx, via) }})
+			} else {
+				o.Logger.Info("not measured: its raw-CRI floor follows the runtime's CRI events, which this runtime does not offer", "measure", MeasureReplacementPaired)
+			}
 		}
 		if o.Idle > 0 && len(o.PIDs) > 0 {
 			rows = append(rows, row{MeasureIdleCPU, func(ctx context.Context) (Result, error) { return s.idle(ctx, via) }})
