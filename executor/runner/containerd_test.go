@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -90,6 +91,26 @@ func (x *real) waitFor(t *testing.T, uid, what string, cond func(*syncpodv1.Obse
 			t.Fatalf("timed out waiting for %s; observed %v", what, o)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitLogged polls (30 s deadline) until a log file of container name,
+// under the runner's log directory (<pod>/<name>/<attempt>.log), holds
+// text.
+func (x *real) waitLogged(t *testing.T, name, text string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		files, _ := filepath.Glob(filepath.Join(x.logDir, "*", name, "*.log"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), text) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %q in the log of %s (files %v)", text, name, files)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -301,13 +322,20 @@ func TestContainerdKillHonoursGracePeriod(t *testing.T) {
 	// sleep 0.2) on a loaded machine; the stubborn one waits it out.
 	grace := int64(6)
 	pod := realPod(t, x, nil,
-		sh("polite", x.cd.Busybox, `trap "exit 0" TERM; while true; do sleep 0.2; done`),
-		sh("stubborn", x.cd.Busybox, `trap "" TERM; while true; do sleep 0.2; done`))
+		sh("polite", x.cd.Busybox, `trap "exit 0" TERM; echo trapped; while true; do sleep 0.2; done`),
+		sh("stubborn", x.cd.Busybox, `trap "" TERM; echo trapped; while true; do sleep 0.2; done`))
 	pod.Spec.TerminationGracePeriodSeconds = &grace
 	mustSucceed(t, x.apply(t, pod, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: start("polite", "stubborn")}))
 	x.waitFor(t, pod.GetUid(), "both running", func(o *syncpodv1.ObservedPod) bool {
 		return inState("polite", syncpodv1.ContainerState_CONTAINER_STATE_RUNNING)(o) && inState("stubborn", syncpodv1.ContainerState_CONTAINER_STATE_RUNNING)(o)
 	})
+	// RUNNING is said once runc start returns, while the container's
+	// PID 1 may still be runc's own init for a few milliseconds: a SIGTERM
+	// then ends it with exit 2, before the shell ever set its trap (seen
+	// on a fast machine, 22 ms after the start). The shells say when
+	// their traps are set.
+	x.waitLogged(t, "polite", "trapped")
+	x.waitLogged(t, "stubborn", "trapped")
 	observed := x.observe(t, pod.GetUid())
 	killAt := time.Now()
 	resp, err := x.r.ApplyActions(context.Background(), pod, observed, &syncpodv1.PodActions{KillPod: true})
