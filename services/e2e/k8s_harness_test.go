@@ -12,6 +12,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -162,15 +164,39 @@ func etcdBinary(t *testing.T) string {
 	return p
 }
 
+// handedOut are the ports freePort gave this test process: the kernel may
+// offer a port again once its probe listener is closed, and two tests
+// running in parallel must not be handed the same one.
+var handedOut sync.Map
+
+// freePort is a loopback port nothing listened on a moment ago. Something
+// may still take it before the caller's process binds it (another
+// process's outgoing connection, say): starters that cannot bind retry on
+// other ports (bindLost).
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if _, taken := handedOut.LoadOrStore(port, true); !taken {
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
+
+// bindLost says whether p exited because a port it was given had been
+// taken in the meantime.
+func bindLost(p *bgProc) bool {
+	return p.exited() && strings.Contains(p.out.String(), "address already in use")
+}
+
+// portAttempts bounds how often a control-plane process is started again
+// on other ports after losing one (bindLost).
+const portAttempts = 5
 
 func writePEM(t *testing.T, path, typ string, der []byte) {
 	t.Helper()
@@ -267,49 +293,56 @@ func startControlPlane(t *testing.T) *controlPlane {
 	cp := &controlPlane{t: t, bin: bin, dir: dir}
 	t.Cleanup(cp.stop)
 
-	clientPort, peerPort := freePort(t), freePort(t)
-	clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	cp.etcd = startBG(t, "etcd", exec.Command(etcdBin,
-		"--name=default", "--data-dir="+etcdData,
-		"--listen-client-urls="+clientURL, "--advertise-client-urls="+clientURL,
-		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
-		"--initial-cluster=default="+peerURL, "--log-level=warn"))
-
 	makePKI(t, dir)
+	clientURL := cp.startEtcd(etcdBin, etcdData)
+
 	token := adminToken
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(token+",admin,admin-uid,system:masters\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	cp.url = fmt.Sprintf("https://127.0.0.1:%d", port)
-	cp.apiserverArgs = []string{
-		"--etcd-servers=" + clientURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", port),
-		"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
-		"--tls-cert-file=" + filepath.Join(dir, "apiserver.crt"),
-		"--tls-private-key-file=" + filepath.Join(dir, "apiserver.key"),
-		"--service-account-key-file=" + filepath.Join(dir, "sa.key"),
-		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-cluster-ip-range=10.0.0.0/24",
-		"--authorization-mode=RBAC",
-		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
-		// 1.37 refuses a loopback advertise address for the kubernetes
-		// Service endpoints: nothing here needs them.
-		"--endpoint-reconciler-type=none",
-		// kubectl logs and exec go to the nodes' read API: the API
-		// server shows its client certificate and checks theirs, and
-		// dials the InternalIP (the host name may not be loopback).
-		"--kubelet-client-certificate=" + filepath.Join(dir, "apiserver-kubelet-client.crt"),
-		"--kubelet-client-key=" + filepath.Join(dir, "apiserver-kubelet-client.key"),
-		"--kubelet-certificate-authority=" + filepath.Join(dir, "ca.crt"),
-		"--kubelet-preferred-address-types=InternalIP",
-		"--enable-priority-and-fairness=false",
-		"--profiling=false",
-		"--v=1"}
-	cp.apiserver = startBG(t, "kube-apiserver", exec.Command(filepath.Join(bin, "kube-apiserver"), cp.apiserverArgs...))
+	apiserverArgs := func(port int) []string {
+		return []string{
+			"--etcd-servers=" + clientURL,
+			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+			fmt.Sprintf("--secure-port=%d", port),
+			"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
+			"--tls-cert-file=" + filepath.Join(dir, "apiserver.crt"),
+			"--tls-private-key-file=" + filepath.Join(dir, "apiserver.key"),
+			"--service-account-key-file=" + filepath.Join(dir, "sa.key"),
+			"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
+			"--service-account-issuer=https://kubernetes.default.svc",
+			"--service-cluster-ip-range=10.0.0.0/24",
+			"--authorization-mode=RBAC",
+			"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
+			// 1.37 refuses a loopback advertise address for the kubernetes
+			// Service endpoints: nothing here needs them.
+			"--endpoint-reconciler-type=none",
+			// kubectl logs and exec go to the nodes' read API: the API
+			// server shows its client certificate and checks theirs, and
+			// dials the InternalIP (the host name may not be loopback).
+			"--kubelet-client-certificate=" + filepath.Join(dir, "apiserver-kubelet-client.crt"),
+			"--kubelet-client-key=" + filepath.Join(dir, "apiserver-kubelet-client.key"),
+			"--kubelet-certificate-authority=" + filepath.Join(dir, "ca.crt"),
+			"--kubelet-preferred-address-types=InternalIP",
+			"--enable-priority-and-fairness=false",
+			"--profiling=false",
+			"--v=1"}
+	}
+	for attempt := 1; ; attempt++ {
+		port := freePort(t)
+		cp.url = fmt.Sprintf("https://127.0.0.1:%d", port)
+		cp.apiserverArgs = apiserverArgs(port)
+		cp.apiserver = startBG(t, "kube-apiserver", exec.Command(filepath.Join(bin, "kube-apiserver"), cp.apiserverArgs...))
+		err := cp.ready(token)
+		if err == nil {
+			break
+		}
+		if attempt < portAttempts && bindLost(cp.apiserver) {
+			t.Logf("kube-apiserver lost its port before it could bind it (attempt %d): starting it on another", attempt)
+			continue
+		}
+		skipOrFail(t, "%v", err)
+	}
 
 	kubeconfig := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -340,7 +373,6 @@ current-context: e2e
 		t.Fatal(err)
 	}
 
-	cp.waitReady(token, func(f string, args ...any) { t.Helper(); skipOrFail(t, f, args...) })
 	// No controller-manager: the default ServiceAccount is the test's.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -358,17 +390,14 @@ current-context: e2e
 	return cp
 }
 
-// waitReady waits until /readyz answers 200 (etcd reached, post-start
-// hooks done).
-// A control plane that does not come up is skipOrFail'ed at its start,
-// fail (t.Fatalf) after a restart.
-func (cp *controlPlane) waitReady(token string, fail func(string, ...any)) {
-	t, dir := cp.t, cp.dir
-	t.Helper()
-	caPEM, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
+// ready waits until /readyz answers 200 (etcd reached, post-start hooks
+// done); an error says why it did not, with both logs' tails.
+func (cp *controlPlane) ready(token string) error {
+	caPEM, _ := os.ReadFile(filepath.Join(cp.dir, "ca.crt"))
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caPEM)
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer hc.CloseIdleConnections()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		req, _ := http.NewRequest(http.MethodGet, cp.url+"/readyz", nil)
@@ -377,14 +406,50 @@ func (cp *controlPlane) waitReady(token string, fail func(string, ...any)) {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				break
+				return nil
 			}
 		}
 		if cp.apiserver.exited() || cp.etcd.exited() || time.Now().After(deadline) {
-			fail("kube-apiserver not ready (err %v)\n--- etcd ---\n%s\n--- kube-apiserver ---\n%s",
+			return fmt.Errorf("kube-apiserver not ready (err %v)\n--- etcd ---\n%s\n--- kube-apiserver ---\n%s",
 				err, tail(cp.etcd.out.String(), 20), tail(cp.apiserver.out.String(), 40))
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// startEtcd starts etcd on two free loopback ports, with its data under
+// data, and returns its client URL once /health says it is healthy. When
+// etcd lost a port before binding it (bindLost), it is started again on
+// others, with fresh data (its membership names the peer URL).
+func (cp *controlPlane) startEtcd(bin, data string) string {
+	t := cp.t
+	t.Helper()
+	hc := &http.Client{Timeout: 2 * time.Second}
+	defer hc.CloseIdleConnections()
+	for attempt := 1; ; attempt++ {
+		clientURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		peerURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		cp.etcd = startBG(t, "etcd", exec.Command(bin,
+			"--name=default", fmt.Sprintf("--data-dir=%s/%d", data, attempt),
+			"--listen-client-urls="+clientURL, "--advertise-client-urls="+clientURL,
+			"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+			"--initial-cluster=default="+peerURL, "--log-level=warn"))
+		for deadline := time.Now().Add(60 * time.Second); !cp.etcd.exited() && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			resp, err := hc.Get(clientURL + "/health")
+			if err != nil {
+				continue
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"health":"true"`) {
+				return clientURL
+			}
+		}
+		if attempt < portAttempts && bindLost(cp.etcd) {
+			t.Logf("etcd lost a port before it could bind it (attempt %d): starting it on others", attempt)
+			continue
+		}
+		skipOrFail(t, "etcd not healthy on %s:\n%s", clientURL, tail(cp.etcd.out.String(), 20))
 	}
 }
 
@@ -398,7 +463,9 @@ func (cp *controlPlane) restartAPIServer(meanwhile func()) {
 	cp.killedAPIServers = append(cp.killedAPIServers, old)
 	meanwhile()
 	cp.apiserver = startBG(cp.t, "kube-apiserver", exec.Command(filepath.Join(cp.bin, "kube-apiserver"), cp.apiserverArgs...))
-	cp.waitReady(adminToken, cp.t.Fatalf)
+	if err := cp.ready(adminToken); err != nil {
+		cp.t.Fatal(err)
+	}
 }
 
 // startControllers starts kube-scheduler and kube-controller-manager
