@@ -98,12 +98,26 @@ type Options struct {
 	// events).
 	DisableWatch bool
 	// Settle is how long Run waits after a notification for more of them
-	// before it scans, so that a file written in several pieces is read
-	// once, whole. It waits at most ten times this behind a stream of
-	// writes. Default 5 ms.
+	// before it reads a changed file whose writer it cannot see (see
+	// WriterWait), so that a file written in several pieces is read once,
+	// whole. It waits at most ten times this behind a stream of writes.
+	// Default 5 ms. A file the kernel can vouch for is read at once.
 	Settle time.Duration
+	// WriterWait is how long a manifest file that some process keeps open
+	// for writing is left unread (its last version read stays in force);
+	// after that it is read as it is. On Linux a scan asks the kernel
+	// whether anyone has a file open for writing (a read lease is granted
+	// only when nobody has), so a file is read the moment its writer
+	// closes it: no fixed wait after a notification, and no half-written
+	// file however slowly it is written. Run looks again every few
+	// milliseconds while a writer holds one. Where the kernel cannot tell
+	// (another owner's file without CAP_LEASE, NFS) Run falls back to
+	// Settle. Default 2 s.
+	WriterWait time.Duration
 	// Logger for watch problems. Default: discard.
 	Logger *slog.Logger
+	// Now is the clock for WriterWait. Default time.Now.
+	Now func() time.Time
 }
 
 // Source watches a manifest directory by file-system notifications and by
@@ -114,6 +128,34 @@ type Source struct {
 	pods  map[string]owned      // desired pods by "namespace/name"
 	// configs are the desired ConfigMaps and Secrets (configsource.go).
 	configs map[string]ownedConfig
+	// writing holds the files found open for writing, with when that was
+	// first seen; they are left unread until WriterWait has passed.
+	writing map[string]time.Time
+	// read reads a manifest file (readManifest; tests swap it).
+	read func(path string, check bool) ([]byte, writeState, error)
+}
+
+// writeState is what a read could tell of a file's writers.
+type writeState int
+
+const (
+	// writeUnknown: read, but whether a writer still had the file open
+	// is not known.
+	writeUnknown writeState = iota
+	// writeClosed: read while no process had the file open for writing.
+	writeClosed
+	// writeOpen: a process has the file open for writing; not read.
+	writeOpen
+)
+
+// pending counts the changed files a scan left unread.
+type pending struct {
+	// writing: files a process still has open for writing.
+	writing int
+	// unsure: changed files read with no way to know whether their
+	// writer was done (left unread by a scan that trusts only whole
+	// files).
+	unsure int
 }
 
 type fileState struct {
@@ -138,8 +180,14 @@ func NewSource(opts Options) *Source {
 	if opts.Settle <= 0 {
 		opts.Settle = 5 * time.Millisecond
 	}
+	if opts.WriterWait <= 0 {
+		opts.WriterWait = 2 * time.Second
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.NewTicker == nil {
 		opts.NewTicker = func(d time.Duration) (<-chan time.Time, func()) {
@@ -147,7 +195,8 @@ func NewSource(opts Options) *Source {
 			return t.C, t.Stop
 		}
 	}
-	return &Source{opts: opts, files: map[string]*fileState{}, pods: map[string]owned{}, configs: map[string]ownedConfig{}}
+	return &Source{opts: opts, files: map[string]*fileState{}, pods: map[string]owned{}, configs: map[string]ownedConfig{},
+		writing: map[string]time.Time{}, read: readManifest}
 }
 
 // isManifest reports whether a directory entry is a manifest file: a
@@ -169,11 +218,23 @@ func podKey(p *syncpodv1.Pod) string {
 }
 
 // Scan reads the directory once and returns what changed since the last
-// scan. An unreadable directory is an error and changes nothing.
+// scan. An unreadable directory is an error and changes nothing. A file
+// that a process has open for writing is left as it was last read (or
+// absent, if never read) until its writer closes it or Options.WriterWait
+// has passed.
 func (s *Source) Scan() (Diff, error) {
+	d, _, err := s.scan(false)
+	return d, err
+}
+
+// scan is Scan; with wholeOnly it also leaves unread every changed file
+// that it cannot tell is whole (no lease to be had), and counts them, so
+// that Run can wait for quiet before it reads them.
+func (s *Source) scan(wholeOnly bool) (Diff, pending, error) {
+	var wait pending
 	entries, err := os.ReadDir(s.opts.Dir)
 	if err != nil {
-		return Diff{}, fmt.Errorf("read manifest dir: %w", err)
+		return Diff{}, wait, fmt.Errorf("read manifest dir: %w", err)
 	}
 	var diff Diff
 	seen := map[string]bool{}
@@ -184,9 +245,25 @@ func (s *Source) Scan() (Diff, error) {
 		}
 	}
 	sort.Strings(paths)
+	now := s.opts.Now()
 	for _, path := range paths {
 		seen[path] = true
-		data, err := os.ReadFile(path)
+		data, state, err := s.read(path, true)
+		if err == nil && state == writeOpen {
+			since, held := s.writing[path]
+			if !held {
+				s.writing[path], since = now, now
+			}
+			if now.Sub(since) < s.opts.WriterWait {
+				wait.writing++
+				continue // its last version read stays in force
+			}
+			// Its writer has kept it open for WriterWait: read it as
+			// it is, at every scan until that writer lets go.
+			data, _, err = s.read(path, false)
+		} else {
+			delete(s.writing, path)
+		}
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				delete(seen, path) // removed between ReadDir and ReadFile
@@ -199,6 +276,10 @@ func (s *Source) Scan() (Diff, error) {
 		st := s.files[path]
 		if st != nil && st.hash == sum {
 			continue // unchanged (a broken file was reported when it changed)
+		}
+		if wholeOnly && state == writeUnknown {
+			wait.unsure++
+			continue
 		}
 		objs, warns, perr := ParseObjects(data)
 		pods := objs.Pods
@@ -217,6 +298,11 @@ func (s *Source) Scan() (Diff, error) {
 	for path := range s.files {
 		if !seen[path] {
 			delete(s.files, path)
+		}
+	}
+	for path := range s.writing {
+		if !seen[path] {
+			delete(s.writing, path)
 		}
 	}
 
@@ -278,7 +364,7 @@ func (s *Source) Scan() (Diff, error) {
 
 	sort.Slice(diff.Changes, func(i, j int) bool { return podKey(diff.Changes[i].Pod) < podKey(diff.Changes[j].Pod) })
 	sort.SliceStable(diff.Errors, func(i, j int) bool { return diff.Errors[i].File < diff.Errors[j].File })
-	return diff, nil
+	return diff, wait, nil
 }
 
 // SourceAnnotation marks a pod that comes from a static manifest (value
@@ -334,6 +420,13 @@ func (s *Source) fail(path string, sum [sha256.Size]byte, err error) []FileError
 // (once per distinct error); nothing changes until it can be read again. A
 // directory that does not exist yet, or is removed and made again, is
 // watched again from the first tick that finds it.
+//
+// A notification is followed by a scan at once, which reads only the files
+// the kernel vouches for (nobody has them open for writing). While a
+// writer still holds a file, Run looks again after 1 ms, then twice as
+// long each time (up to 50 ms), until the writer lets go or
+// Options.WriterWait has passed. A changed file the kernel cannot vouch for
+// is read once no notification has come for Options.Settle.
 func (s *Source) Run(ctx context.Context, apply func(context.Context, Diff) (failed []Change)) error {
 	tick, stop := s.opts.NewTicker(s.opts.Interval)
 	defer stop()
@@ -355,8 +448,13 @@ func (s *Source) Run(ctx context.Context, apply func(context.Context, Diff) (fai
 		}
 	}
 	lastDirErr := ""
+	wholeOnly := false // after a notification: read only what the kernel vouches for
+	var poll time.Duration
+	again := time.NewTimer(time.Hour)
+	again.Stop()
+	defer again.Stop()
 	for {
-		d, err := s.Scan()
+		d, wait, err := s.scan(wholeOnly)
 		switch {
 		case err != nil && err.Error() != lastDirErr:
 			lastDirErr = err.Error()
@@ -367,6 +465,21 @@ func (s *Source) Run(ctx context.Context, apply func(context.Context, Diff) (fai
 		if !d.Empty() {
 			s.Retry(apply(ctx, d))
 		}
+		if wait.unsure > 0 {
+			// Changed files whose writers cannot be seen: read them once
+			// the notifications have stopped for a while.
+			if !s.settle(ctx, wake) {
+				return ctx.Err()
+			}
+			wholeOnly = false
+			continue
+		}
+		if wait.writing > 0 {
+			poll = min(max(2*poll, time.Millisecond), maxWriterPoll)
+			again.Reset(poll)
+		} else {
+			poll = 0
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -374,13 +487,19 @@ func (s *Source) Run(ctx context.Context, apply func(context.Context, Diff) (fai
 			if dw != nil {
 				dw.rearm()
 			}
+			wholeOnly = false
 		case <-wake:
-			if !s.settle(ctx, wake) {
-				return ctx.Err()
-			}
+			wholeOnly = true
+		case <-again.C:
+			wholeOnly = true
 		}
+		again.Stop()
 	}
 }
+
+// maxWriterPoll bounds the wait between two looks at a file a writer
+// holds open.
+const maxWriterPoll = 50 * time.Millisecond
 
 // settle waits until no notification has come for Options.Settle, or ten
 // times that in all; false when ctx ended first.

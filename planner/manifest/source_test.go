@@ -183,3 +183,124 @@ func TestSourceRetryReportsFailedChangesAgain(t *testing.T) {
 		t.Fatalf("after a failed removal: %v, want it removed again", got)
 	}
 }
+
+// fakeWriters makes a source's reads report the writer states of open
+// (path base → state); others are read as the kernel vouched for them.
+func fakeWriters(s *Source, open map[string]writeState) {
+	s.read = func(path string, check bool) ([]byte, writeState, error) {
+		data, err := os.ReadFile(path)
+		st, ok := open[filepath.Base(path)]
+		switch {
+		case err != nil:
+			return nil, writeUnknown, err
+		case !ok:
+			return data, writeClosed, nil
+		case st == writeOpen && !check:
+			return data, writeUnknown, nil
+		case st == writeOpen:
+			return nil, writeOpen, nil
+		}
+		return data, st, nil
+	}
+}
+
+func TestScanLeavesAFileOpenForWritingUntilWriterWait(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", podYAML("a", "i"))
+	write(t, dir, "b.yaml", podYAML("b", "i"))
+	now := time.Unix(1000, 0)
+	s := NewSource(Options{Dir: dir, WriterWait: 2 * time.Second, Now: func() time.Time { return now }})
+	states := map[string]writeState{"a.yaml": writeOpen}
+	fakeWriters(s, states)
+
+	d, wait, err := s.scan(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(render(d)); got != "[added b (b.yaml)]" || wait.writing != 1 {
+		t.Fatalf("a.yaml open for writing: %v, %d writing; want only b and 1", got, wait.writing)
+	}
+	// An open file's last version stays in force while it is rewritten.
+	states["a.yaml"] = writeClosed
+	if got := scan(t, s); fmt.Sprint(got) != "[added a (a.yaml)]" {
+		t.Fatalf("after its writer closed it: %v", got)
+	}
+	write(t, dir, "a.yaml", podYAML("a", "j"))
+	states["a.yaml"] = writeOpen
+	now = now.Add(1999 * time.Millisecond)
+	if got := scan(t, s); len(got) != 0 {
+		t.Fatalf("rewritten, still open: %v, want a's last version kept", got)
+	}
+	if !s.Owns("default", "a") {
+		t.Fatal("a is no longer desired while its file is rewritten")
+	}
+	// A writer that keeps it open for WriterWait: the file is read as it is.
+	now = now.Add(2 * time.Second)
+	d, wait, err = s.scan(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(render(d)); got != "[updated a (a.yaml)]" || wait.writing != 0 {
+		t.Fatalf("after WriterWait: %v, %d writing; want a updated, none waited for", got, wait.writing)
+	}
+}
+
+// Where the kernel cannot say whether a writer is done, the scan after a
+// notification leaves a changed file alone, and the one after the settle
+// reads it.
+func TestScanAfterANotificationLeavesFilesItCannotVouchFor(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", podYAML("a", "i"))
+	s := NewSource(Options{Dir: dir})
+	fakeWriters(s, map[string]writeState{"a.yaml": writeUnknown})
+	if got := scan(t, s); fmt.Sprint(got) != "[added a (a.yaml)]" {
+		t.Fatalf("first scan: %v", got)
+	}
+	write(t, dir, "a.yaml", podYAML("a", "j"))
+	write(t, dir, "b.yaml", podYAML("b", "i"))
+	d, wait, err := s.scan(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(render(d)); got != "[added b (b.yaml)]" || wait.unsure != 1 {
+		t.Fatalf("whole-only scan: %v, %d unsure; want b only and a left", got, wait.unsure)
+	}
+	if got := scan(t, s); fmt.Sprint(got) != "[updated a (a.yaml)]" {
+		t.Fatalf("scan after the settle: %v", got)
+	}
+	// Unchanged, it is no reason to wait.
+	if _, wait, _ := s.scan(true); wait.unsure != 0 {
+		t.Errorf("unchanged file counted as unsure: %+v", wait)
+	}
+}
+
+// Run falls back to the settle for such files: the notification's scan
+// leaves the file, and once notifications stop for Settle it is read.
+func TestSourceRunSettlesForFilesItCannotVouchFor(t *testing.T) {
+	dir := t.TempDir()
+	s := NewSource(Options{Dir: dir, Interval: time.Hour, Settle: 20 * time.Millisecond,
+		NewTicker: func(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }})
+	fakeWriters(s, map[string]writeState{"a.yaml": writeUnknown})
+	diffs := make(chan []string, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Run(ctx, func(_ context.Context, d Diff) []Change { diffs <- render(d); return nil })
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != context.Canceled {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // let the first scan of the empty dir pass; a late one finds a.yaml just the same
+	write(t, dir, "a.yaml", podYAML("a", "i"))
+	select {
+	case got := <-diffs:
+		if fmt.Sprint(got) != "[added a (a.yaml)]" {
+			t.Fatalf("diff = %v", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a file the kernel cannot vouch for was never read")
+	}
+}

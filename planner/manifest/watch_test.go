@@ -149,3 +149,103 @@ func TestRelevantEvents(t *testing.T) {
 		}
 	}
 }
+
+// leasesOrSkip skips a test that needs the kernel's read leases where the
+// test's files cannot have them (a file system without leases).
+func leasesOrSkip(t *testing.T, dir string) {
+	t.Helper()
+	probe := filepath.Join(dir, ".lease-probe")
+	if err := os.WriteFile(probe, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(probe)
+	if _, state, err := readManifest(probe, true); err != nil || state != writeClosed {
+		t.Skipf("SKIP (loud): no read lease on %s (state %v, err %v): the kernel cannot say whether a writer is done here", dir, state, err)
+	}
+}
+
+// runWatchedWith is runWatched with options of its own.
+func runWatchedWith(t *testing.T, opts Options) <-chan []string {
+	t.Helper()
+	opts.Interval = time.Hour
+	opts.NewTicker = func(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
+	s := NewSource(opts)
+	out := make(chan []string, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Run(ctx, func(_ context.Context, d Diff) []Change { out <- render(d); return nil })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != context.Canceled {
+			t.Errorf("Run = %v", err)
+		}
+	})
+	return out
+}
+
+// A file its writer has closed is read on the notification itself: with an
+// hour's settle and no tick, only that can bring the diff.
+func TestSourceWatchReadsAClosedFileWithoutSettling(t *testing.T) {
+	dir := t.TempDir()
+	leasesOrSkip(t, dir)
+	diffs := runWatchedWith(t, Options{Dir: dir, Settle: time.Hour})
+	write(t, dir, "a.yaml", podYAML("a", "i"))
+	if got := next(t, diffs); got != "[added a (a.yaml)]" {
+		t.Fatalf("after a closed write: %v", got)
+	}
+}
+
+// A file some process still has open for writing is not read, however
+// long it sits half-written and whatever notifications come; once the
+// writer closes it (which sends no notification Run listens to), it is
+// read, whole, without a settle.
+func TestSourceWatchWaitsForTheWriterToCloseTheFile(t *testing.T) {
+	dir := t.TempDir()
+	leasesOrSkip(t, dir)
+	diffs := runWatchedWith(t, Options{Dir: dir, Settle: time.Hour, WriterWait: time.Hour})
+	f, err := os.OpenFile(filepath.Join(dir, "a.yaml"), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := podYAML("a", "busybox")
+	half := whole[:len(whole)-4] // parses: image "busy"
+	if _, err := f.WriteString(half); err != nil {
+		t.Fatal(err)
+	}
+	// Another file written meanwhile is read at once; the open one is not.
+	write(t, dir, "b.yaml", podYAML("b", "i"))
+	if got := next(t, diffs); got != "[added b (b.yaml)]" {
+		t.Fatalf("while a.yaml is open for writing: %v", got)
+	}
+	// Give the polls time to (wrongly) read the open file; any diff now
+	// is one.
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case d := <-diffs:
+		t.Fatalf("read while its writer still had it open: %v", d)
+	default:
+	}
+	if _, err := f.WriteString(whole[len(half):]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, diffs); got != "[added a (a.yaml)]" {
+		t.Fatalf("after the writer closed it: %v", got)
+	}
+	s := NewSource(Options{Dir: dir})
+	d, err := s.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range d.Changes {
+		if c.Pod.GetName() == "a" {
+			if img := c.Pod.GetSpec().GetContainers()[0].GetImage(); img != "busybox" {
+				t.Errorf("a's image = %q, want the whole file's busybox", img)
+			}
+		}
+	}
+}
