@@ -55,6 +55,7 @@ SOCK2=$CD2/containerd.sock
 NODE=bench-node
 read -r -a EXTRA <<<"${BENCH_ARGS:-}"
 read -r -a VERSUS_ARGS <<<"${VERSUS_ARGS:-}" # flags for `syncpod-bench versus` (e.g. --runs 8)
+read -r -a EXECUTOR_ARGS <<<"${BENCH_EXECUTOR_ARGS:-}" # extra flags for syncpod's executor (e.g. --max-parallel-pods 4)
 
 log() { echo "bench: $*" >&2; }
 
@@ -145,7 +146,7 @@ start_syncpod() { # SOCK [DIR] [PORTS]: the three services on that runtime, in D
 	rm -rf "$d"
 	mkdir -p "$d"/manifests "$d"/logs
 	"$BIN"/syncpod-executor --listen "unix://$d/executor.sock" --metrics-listen 127.0.0.1:${mp}02 \
-		--cri-endpoint "unix://$1" --data-dir "$d"/executor --log-dir "$d"/logs >"$d"/executor.log 2>&1 &
+		--cri-endpoint "unix://$1" --data-dir "$d"/executor --log-dir "$d"/logs "${EXECUTOR_ARGS[@]}" >"$d"/executor.log 2>&1 &
 	procs+=($!) pids+=($!)
 	"$BIN"/syncpod-pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:${mp}03 \
 		--cri-endpoint "unix://$1" >"$d"/pleg.log 2>&1 &
