@@ -264,3 +264,91 @@ func TestRestartIsRecordedBeforeItStarts_R11_3(t *testing.T) {
 		t.Fatalf("back-off record at each start %+v, want %+v", rt.starts, want)
 	}
 }
+
+// startTimes records when each RunPodSandbox began (virtual time in a
+// synctest bubble).
+type startTimes struct {
+	*critest.Runtime
+	mu     sync.Mutex
+	starts []time.Time
+}
+
+func (s *startTimes) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, handler string) (string, error) {
+	s.mu.Lock()
+	s.starts = append(s.starts, time.Now())
+	s.mu.Unlock()
+	return s.Runtime.RunPodSandbox(ctx, config, handler)
+}
+
+// Pods asked for at once begin their sandboxes SandboxStartSpacing apart,
+// the first at once; a pod asked for after a quiet spell is not delayed;
+// a pass whose context ends while it waits for its turn fails its sandbox
+// step without calling the runtime.
+func TestSandboxStartsAreSpaced(t *testing.T) {
+	const pods, spacing = 4, 4 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		rt := &startTimes{Runtime: critest.NewRuntime()}
+		store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		r, err := New(Config{
+			Runtime: cri.NewRuntime(rt, nil, cri.Timeouts{}), Images: cri.NewImages(critest.NewImages(busybox), nil, cri.Timeouts{}),
+			Backoff: store, LogDir: t.TempDir(), SandboxStartSpacing: spacing,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		apply := func(ctx context.Context, i int) *executorv1.ApplyActionsResponse {
+			pod := testPod(nil, ctr("web"))
+			pod.Uid, pod.Name = fmt.Sprintf("uid-%d", i), fmt.Sprintf("web-%d", i)
+			resp, err := r.ApplyActions(ctx, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("web")})
+			if err != nil {
+				t.Errorf("pod %d: %v", i, err)
+			}
+			return resp
+		}
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		for i := range pods {
+			wg.Go(func() { apply(t.Context(), i) })
+		}
+		wg.Wait()
+		rt.mu.Lock()
+		got := slices.Clone(rt.starts)
+		rt.mu.Unlock()
+		slices.SortFunc(got, func(a, b time.Time) int { return a.Compare(b) })
+		for i, at := range got {
+			if want := time.Duration(i) * spacing; at.Sub(t0) != want {
+				t.Errorf("sandbox %d began at +%v, want +%v", i, at.Sub(t0), want)
+			}
+		}
+
+		time.Sleep(time.Second)
+		t1 := time.Now()
+		apply(t.Context(), pods)
+		rt.mu.Lock()
+		last := rt.starts[len(rt.starts)-1]
+		rt.mu.Unlock()
+		if d := last.Sub(t1); d != 0 {
+			t.Errorf("a pod after a quiet spell began its sandbox +%v late, want at once", d)
+		}
+
+		// Two at once: the second waits for its turn, and its context ends.
+		ctx, cancel := context.WithCancel(t.Context())
+		apply(t.Context(), pods+1)
+		var resp *executorv1.ApplyActionsResponse
+		done := make(chan struct{})
+		go func() { defer close(done); resp = apply(ctx, pods+2) }()
+		synctest.Wait()
+		cancel()
+		<-done
+		if n := len(rt.starts); n != pods+2 {
+			t.Errorf("%d sandboxes begun, want %d: the cancelled pass must not call the runtime", n, pods+2)
+		}
+		if st := resp.GetSteps(); len(st) == 0 || st[0].GetStep() != executorv1.Step_STEP_CREATE_SANDBOX || st[0].GetOutcome() != executorv1.Outcome_OUTCOME_FAILED {
+			t.Errorf("cancelled pass steps = %v, want a failed sandbox creation", st)
+		}
+	})
+}

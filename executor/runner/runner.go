@@ -29,6 +29,18 @@ const DefaultLogDir = "/var/log/pods"
 // bound, a deletion never queues behind other pods' grace periods.
 const DefaultMaxParallelPods = 16
 
+// DefaultSandboxStartSpacing is the least time between the starts of two
+// RunPodSandbox calls. Ten sandboxes asked for at once and begun together
+// all reach each stage of the runtime's work (the shim's start, runc's
+// create, then the containers' create and start) together, and wait
+// together; begun 4 ms apart they overlap one another's waits. Measured
+// side by side with the kubelet on containerd 2.4.2 (make bench-versus,
+// 10 pods by file, 2-core VM, 2026-11-26): the last of the ten started at
+// 0.99-1.07x the kubelet's begun together, 0.96-0.97x begun 4 ms apart
+// (the kubelet's own pod workers begin them 35-40 ms apart over the ten);
+// with at most 4 pods at once instead, 1.11x. A single pod is not delayed.
+const DefaultSandboxStartSpacing = 4 * time.Millisecond
+
 // DefaultGracePeriod is the termination grace period of a pod that sets
 // none (the Kubernetes API default), as every module counts it.
 const DefaultGracePeriod = validation.DefaultGracePeriodSeconds
@@ -57,6 +69,10 @@ type Config struct {
 	// MaxParallelPods bounds how many pods are created and started at once
 	// (stopping is not bounded); 0 means DefaultMaxParallelPods.
 	MaxParallelPods int
+	// SandboxStartSpacing is the least time between the starts of two
+	// RunPodSandbox calls (DefaultSandboxStartSpacing is the executor's
+	// default); 0 begins them all at once.
+	SandboxStartSpacing time.Duration
 	// ImagePullBackoffInitial and ImagePullBackoffMax shape the image pull
 	// back-off (kubelet: 10 s and 300 s); zero means those.
 	ImagePullBackoffInitial, ImagePullBackoffMax time.Duration
@@ -96,6 +112,12 @@ type Runner struct {
 	pulls   *memBackoff
 	podsMu  sync.Mutex
 	podLock map[string]*podLock
+
+	// spacing is Config.SandboxStartSpacing; nextSandbox is the earliest
+	// time the next RunPodSandbox may begin.
+	spacing     time.Duration
+	spacingMu   sync.Mutex
+	nextSandbox time.Time
 
 	podRoot    string
 	hostsFile  string
@@ -150,6 +172,7 @@ func New(cfg Config) (*Runner, error) {
 		sem:     make(chan struct{}, cfg.MaxParallelPods),
 		pulls:   newMemBackoff(cfg.ImagePullBackoffInitial, cfg.ImagePullBackoffMax),
 		podLock: map[string]*podLock{},
+		spacing: max(cfg.SandboxStartSpacing, 0),
 		podRoot: cfg.PodDir, hostsFile: cfg.HostsFile, resolvConf: cfg.ResolvConf,
 		security: cfg.Security, memCap: cfg.MemoryCapacity,
 		volumes: cfg.Volumes, nodeName: cfg.NodeName, hostIP: cfg.HostIP,
@@ -197,6 +220,36 @@ func (r *Runner) acquireSlot(ctx context.Context) (func(), error) {
 		return func() { <-r.sem }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// sandboxTurn waits for this pass's turn to begin a RunPodSandbox: at
+// least the spacing after the previous one began. Each caller reserves its
+// own start time, so callers begin in the order they came, and the wait
+// ends early with ctx.
+func (r *Runner) sandboxTurn(ctx context.Context) error {
+	if r.spacing <= 0 {
+		return nil
+	}
+	r.spacingMu.Lock()
+	now := time.Now()
+	at := r.nextSandbox
+	if at.Before(now) {
+		at = now
+	}
+	r.nextSandbox = at.Add(r.spacing)
+	r.spacingMu.Unlock()
+	wait := at.Sub(now)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -36,6 +36,9 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 	if err := os.MkdirAll(cfg.GetLogDirectory(), 0o755); err != nil {
 		return fail(fmt.Errorf("create pod log directory: %w", err))
 	}
+	if err := p.r.sandboxTurn(ctx); err != nil {
+		return fail(fmt.Errorf("waiting for a turn to create the sandbox: %w", err))
+	}
 	id, err := p.r.rt.RunPodSandbox(ctx, cfg, p.pod.GetSpec().GetRuntimeClassName())
 	msg := ""
 	if errors.Is(err, cri.ErrNameReserved) {

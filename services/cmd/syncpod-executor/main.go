@@ -10,6 +10,7 @@
 //	--backoff-max        largest crash-loop delay, 1s..300s (default 300s)
 //	--backoff-reduced    use the reduced 1s/60s curve (explicit initial/max win)
 //	--max-parallel-pods  pods created and started at once (default 16; stopping is not bounded)
+//	--sandbox-start-spacing least time between two RunPodSandbox calls' starts (default 4ms; 0: all at once)
 //	--cri-timeout        timeout of each CRI call (default 2m)
 //	--image-pull-timeout timeout of an image pull (default 10m)
 //	--log-dir            root of pod log directories (default /var/log/pods)
@@ -60,6 +61,7 @@ type flags struct {
 	backoffMax      time.Duration
 	backoffReduced  bool
 	maxParallelPods int
+	sandboxSpacing  time.Duration
 	criTimeout      time.Duration
 	pullTimeout     time.Duration
 	nodeName        string
@@ -91,6 +93,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fs.DurationVar(&f.backoffMax, "backoff-max", 0, "maximum crash-loop back-off delay, 1s..300s (default 300s, 60s with --backoff-reduced)")
 	fs.BoolVar(&f.backoffReduced, "backoff-reduced", false, "use the reduced crash-loop curve (1s doubling to 60s); explicit --backoff-* values win")
 	fs.IntVar(&f.maxParallelPods, "max-parallel-pods", runner.DefaultMaxParallelPods, "how many pods are created and started at once (stopping is not bounded)")
+	fs.DurationVar(&f.sandboxSpacing, "sandbox-start-spacing", runner.DefaultSandboxStartSpacing, "least time between the starts of two RunPodSandbox calls, so that pods asked for at once overlap one another's waits in the runtime (0: all at once; a single pod is never delayed)")
 	fs.DurationVar(&f.criTimeout, "cri-timeout", cri.DefaultTimeouts.Call, "timeout of each CRI call (stops get the grace period on top)")
 	fs.DurationVar(&f.pullTimeout, "image-pull-timeout", cri.DefaultTimeouts.Pull, "timeout of an image pull")
 	fs.StringVar(&f.logDir, "log-dir", runner.DefaultLogDir, "root of the pod log directories (<ns>_<name>_<uid>/<container>/<n>.log)")
@@ -122,6 +125,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	if f.maxParallelPods < 1 {
 		fmt.Fprintln(stderr, "--max-parallel-pods: must be at least 1")
+		return 2
+	}
+	if f.sandboxSpacing < 0 || f.sandboxSpacing > time.Second {
+		fmt.Fprintf(stderr, "--sandbox-start-spacing: %v is outside 0..1s\n", f.sandboxSpacing)
 		return 2
 	}
 	if f.criTimeout <= 0 || f.pullTimeout <= 0 {
@@ -175,14 +182,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	nodeName, nodeIP := nodeIdentity(f.nodeName, f.nodeIP)
 	r, err := runner.New(runner.Config{
-		Runtime:         rt,
-		Images:          cri.NewLazyImages(conn, criMetrics, timeouts),
-		Backoff:         store,
-		Logger:          logger,
-		Metrics:         runMetrics,
-		LogDir:          f.logDir,
-		MaxParallelPods: f.maxParallelPods,
-		PodDir:          podDir,
+		Runtime:             rt,
+		Images:              cri.NewLazyImages(conn, criMetrics, timeouts),
+		Backoff:             store,
+		Logger:              logger,
+		Metrics:             runMetrics,
+		LogDir:              f.logDir,
+		MaxParallelPods:     f.maxParallelPods,
+		SandboxStartSpacing: f.sandboxSpacing,
+		PodDir:              podDir,
 		Security: runner.SecurityOptions{
 			SeccompRoot:     orDefault(f.seccompRoot, filepath.Join(f.dataDir, "seccomp")),
 			SeccompDefault:  f.seccompDefault,

@@ -39,3 +39,19 @@ func TestADamagedDatabaseExitsOneNamingTheFile(t *testing.T) {
 		})
 	}
 }
+
+// A spacing outside 0..1s is refused before anything is opened.
+func TestSandboxStartSpacingOutOfRangeExitsTwo(t *testing.T) {
+	for _, v := range []string{"-1ms", "2s"} {
+		dir := t.TempDir()
+		var out, errb bytes.Buffer
+		code := run([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--metrics-listen=", "--sandbox-start-spacing", v},
+			func(string) string { return "" }, &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), "--sandbox-start-spacing") {
+			t.Errorf("%s: exit %d, stderr %q; want 2 naming the flag", v, code, errb.String())
+		}
+		if _, err := os.Stat(filepath.Join(dir, "executor.db")); !os.IsNotExist(err) {
+			t.Errorf("%s: executor.db made (%v) though the flags were refused", v, err)
+		}
+	}
+}
