@@ -130,9 +130,15 @@ type Source struct {
 	configs map[string]ownedConfig
 	// writing holds the files found open for writing, with when that was
 	// first seen; they are left unread until WriterWait has passed.
-	writing map[string]time.Time
+	writing map[string]*writer
 	// read reads a manifest file (readManifest; tests swap it).
 	read func(path string, check bool) ([]byte, writeState, error)
+}
+
+// writer is a file found open for writing.
+type writer struct {
+	since time.Time // first seen open
+	told  bool      // its reading past WriterWait was logged
 }
 
 // writeState is what a read could tell of a file's writers.
@@ -196,7 +202,7 @@ func NewSource(opts Options) *Source {
 		}
 	}
 	return &Source{opts: opts, files: map[string]*fileState{}, pods: map[string]owned{}, configs: map[string]ownedConfig{},
-		writing: map[string]time.Time{}, read: readManifest}
+		writing: map[string]*writer{}, read: readManifest}
 }
 
 // isManifest reports whether a directory entry is a manifest file: a
@@ -250,16 +256,22 @@ func (s *Source) scan(wholeOnly bool) (Diff, pending, error) {
 		seen[path] = true
 		data, state, err := s.read(path, true)
 		if err == nil && state == writeOpen {
-			since, held := s.writing[path]
-			if !held {
-				s.writing[path], since = now, now
+			w := s.writing[path]
+			if w == nil {
+				w = &writer{since: now}
+				s.writing[path] = w
+				s.opts.Logger.Debug("manifest file open for writing; read once its writer closes it", "file", path, "writer_wait", s.opts.WriterWait)
 			}
-			if now.Sub(since) < s.opts.WriterWait {
+			if now.Sub(w.since) < s.opts.WriterWait {
 				wait.writing++
 				continue // its last version read stays in force
 			}
 			// Its writer has kept it open for WriterWait: read it as
 			// it is, at every scan until that writer lets go.
+			if !w.told {
+				w.told = true
+				s.opts.Logger.Info("manifest file still open for writing; read as it is", "file", path, "open_for", now.Sub(w.since).Round(time.Millisecond))
+			}
 			data, _, err = s.read(path, false)
 		} else {
 			delete(s.writing, path)
