@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -593,3 +594,60 @@ func TestWaitsLookAtTheRuntimeOnItsEvents(t *testing.T) {
 		})
 	}
 }
+
+// lookFirst is the raw-CRI agent whose Apply returns only once its pods
+// run, and starts them only after the bench has looked at the runtime
+// once while it was being asked.
+type lookFirst struct {
+	*RawCRI
+	looked <-chan struct{}
+}
+
+func (l lookFirst) Apply(ctx context.Context, names []string, via Via) error {
+	select {
+	case <-l.looked:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return l.RawCRI.Apply(ctx, names, via)
+}
+
+// lookCounter closes looked at the first ListPodSandbox.
+type lookCounter struct {
+	*critest.Runtime
+	once   sync.Once
+	looked chan struct{}
+}
+
+func (l *lookCounter) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	l.once.Do(func() { close(l.looked) })
+	return l.Runtime.ListPodSandbox(ctx, f)
+}
+
+// A synchronous agent (the floor) is watched while it is asked, as the
+// agents that work after Apply returns are: with the wait begun only
+// after Apply, this agent would never start its pods. An Apply that fails
+// ends the wait with its error.
+func TestUpWatchesTheRuntimeWhileTheAgentIsAsked(t *testing.T) {
+	fake := &lookCounter{Runtime: critest.NewRuntime(), looked: make(chan struct{})}
+	rt := &Runtime{RS: fake, IS: critest.NewImages("img")}
+	agent := lookFirst{RawCRI: &RawCRI{RT: rt, Image: "img", LogDir: t.TempDir()}, looked: fake.looked}
+	r := &run{rt: rt, a: agent, o: Options{Timeout: time.Minute}, tag: "t"}
+	names := r.names(1)
+	_, started, err := r.up(t.Context(), names, ViaAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(started) != 1 {
+		t.Fatalf("started %v", started)
+	}
+
+	failing := &run{rt: rt, a: failingAgent{}, o: Options{Timeout: time.Minute}, tag: "f"}
+	if _, _, err := failing.up(t.Context(), failing.names(1), ViaAPI); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("failing Apply: err %v, want its own error at once", err)
+	}
+}
+
+type failingAgent struct{ otherAgent }
+
+func (failingAgent) Apply(context.Context, []string, Via) error { return errors.New("refused") }

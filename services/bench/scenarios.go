@@ -195,15 +195,31 @@ func (s *run) sandboxNames(names []string) []string {
 }
 
 // up asks for pods and waits until they run; it returns their start
-// times, counted from just before asking.
+// times, counted from just before asking. The runtime is watched while the
+// agent is asked, not after: an agent whose Apply returns only once its
+// pods run (the raw-CRI floor) so bears the same looks at the runtime
+// (every PollInterval where it offers no events) as the agents that return
+// at once and work after. (Until session 14 the floor's calls ran with
+// nobody listing the runtime, the kubelet's and syncpod's under a list
+// every 10 ms on containerd 1.6.)
 func (s *run) up(ctx context.Context, names []string, via Via) (time.Time, map[string]Started, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
+	waitCtx, stopWait := context.WithCancel(ctx)
+	defer stopWait()
 	t0 := time.Now()
-	if err := s.a.Apply(ctx, names, via); err != nil {
-		return t0, nil, err
+	applied := make(chan error, 1)
+	go func() {
+		err := s.a.Apply(ctx, names, via)
+		if err != nil {
+			stopWait()
+		}
+		applied <- err
+	}()
+	started, err := s.rt.WaitStarted(waitCtx, s.sandboxNames(names), nil)
+	if aerr := <-applied; aerr != nil {
+		return t0, nil, aerr
 	}
-	started, err := s.rt.WaitStarted(ctx, s.sandboxNames(names), nil)
 	return t0, started, err
 }
 
