@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -266,28 +267,50 @@ func TestRestartIsRecordedBeforeItStarts_R11_3(t *testing.T) {
 }
 
 // startTimes records when each RunPodSandbox began (virtual time in a
-// synctest bubble).
+// synctest bubble); while hold is non-nil, calls wait on it, as a slow
+// runtime's would.
 type startTimes struct {
 	*critest.Runtime
 	mu     sync.Mutex
 	starts []time.Time
+	hold   chan struct{}
 }
 
 func (s *startTimes) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, handler string) (string, error) {
 	s.mu.Lock()
 	s.starts = append(s.starts, time.Now())
+	hold := s.hold
 	s.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
 	return s.Runtime.RunPodSandbox(ctx, config, handler)
 }
 
-// Pods asked for at once begin their sandboxes SandboxStartSpacing apart,
-// the first at once; a pod asked for after a quiet spell is not delayed;
-// a pass whose context ends while it waits for its turn fails its sandbox
-// step without calling the runtime.
+func (s *startTimes) since(t0 time.Time, from int) []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []time.Duration
+	for _, at := range s.starts[from:] {
+		out = append(out, at.Sub(t0))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Pods asked for at once, on a runtime slower than the spacing, begin
+// their sandboxes SandboxStartSpacing apart, the first at once. On a
+// runtime faster than the spacing (each call ends before the next would
+// wait) nobody waits. A pass whose context ends while it waits for its
+// turn fails its sandbox step without calling the runtime.
 func TestSandboxStartsAreSpaced(t *testing.T) {
 	const pods, spacing = 4, 4 * time.Millisecond
 	synctest.Test(t, func(t *testing.T) {
-		rt := &startTimes{Runtime: critest.NewRuntime()}
+		rt := &startTimes{Runtime: critest.NewRuntime(), hold: make(chan struct{})}
 		store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
 		if err != nil {
 			t.Fatal(err)
@@ -300,55 +323,73 @@ func TestSandboxStartsAreSpaced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		apply := func(ctx context.Context, i int) *executorv1.ApplyActionsResponse {
+		var uid atomic.Int32
+		apply := func(ctx context.Context) *executorv1.ApplyActionsResponse {
+			n := uid.Add(1)
 			pod := testPod(nil, ctr("web"))
-			pod.Uid, pod.Name = fmt.Sprintf("uid-%d", i), fmt.Sprintf("web-%d", i)
+			pod.Uid, pod.Name = fmt.Sprintf("uid-%d", n), fmt.Sprintf("web-%d", n)
 			resp, err := r.ApplyActions(ctx, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("web")})
 			if err != nil {
-				t.Errorf("pod %d: %v", i, err)
+				t.Errorf("pod %s: %v", pod.Uid, err)
 			}
 			return resp
 		}
-		t0 := time.Now()
-		var wg sync.WaitGroup
-		for i := range pods {
-			wg.Go(func() { apply(t.Context(), i) })
-		}
-		wg.Wait()
-		rt.mu.Lock()
-		got := slices.Clone(rt.starts)
-		rt.mu.Unlock()
-		slices.SortFunc(got, func(a, b time.Time) int { return a.Compare(b) })
-		for i, at := range got {
-			if want := time.Duration(i) * spacing; at.Sub(t0) != want {
-				t.Errorf("sandbox %d began at +%v, want +%v", i, at.Sub(t0), want)
+		burst := func() {
+			var wg sync.WaitGroup
+			for range pods {
+				wg.Go(func() { apply(t.Context()) })
 			}
+			time.Sleep(pods * spacing) // every pass has had its turn
+			synctest.Wait()
+			rt.mu.Lock()
+			if rt.hold != nil {
+				close(rt.hold)
+				rt.hold = nil
+			}
+			rt.mu.Unlock()
+			wg.Wait()
+		}
+
+		t0 := time.Now()
+		burst() // slow runtime: every call in flight until all have begun
+		want := []time.Duration{0, spacing, 2 * spacing, 3 * spacing}
+		if got := rt.since(t0, 0); !slices.Equal(got, want) {
+			t.Errorf("slow runtime: sandboxes began at %v, want %v", got, want)
 		}
 
 		time.Sleep(time.Second)
 		t1 := time.Now()
-		apply(t.Context(), pods)
-		rt.mu.Lock()
-		last := rt.starts[len(rt.starts)-1]
-		rt.mu.Unlock()
-		if d := last.Sub(t1); d != 0 {
-			t.Errorf("a pod after a quiet spell began its sandbox +%v late, want at once", d)
+		burst() // fast runtime: no call in flight for long
+		if got := rt.since(t1, pods); !slices.Equal(got, make([]time.Duration, pods)) {
+			t.Errorf("fast runtime: sandboxes began at %v, want all at once", got)
 		}
 
-		// Two at once: the second waits for its turn, and its context ends.
+		// One call in flight, the next waits for its turn and its
+		// context ends.
+		time.Sleep(time.Second)
+		rt.mu.Lock()
+		rt.hold = make(chan struct{})
+		rt.mu.Unlock()
+		first := make(chan struct{})
+		go func() { defer close(first); apply(t.Context()) }()
+		synctest.Wait()
 		ctx, cancel := context.WithCancel(t.Context())
-		apply(t.Context(), pods+1)
 		var resp *executorv1.ApplyActionsResponse
 		done := make(chan struct{})
-		go func() { defer close(done); resp = apply(ctx, pods+2) }()
+		go func() { defer close(done); resp = apply(ctx) }()
 		synctest.Wait()
 		cancel()
 		<-done
-		if n := len(rt.starts); n != pods+2 {
-			t.Errorf("%d sandboxes begun, want %d: the cancelled pass must not call the runtime", n, pods+2)
+		if n := len(rt.since(t0, 0)); n != 2*pods+1 {
+			t.Errorf("%d sandboxes begun, want %d: the cancelled pass must not call the runtime", n, 2*pods+1)
 		}
 		if st := resp.GetSteps(); len(st) == 0 || st[0].GetStep() != executorv1.Step_STEP_CREATE_SANDBOX || st[0].GetOutcome() != executorv1.Outcome_OUTCOME_FAILED {
 			t.Errorf("cancelled pass steps = %v, want a failed sandbox creation", st)
 		}
+		rt.mu.Lock()
+		close(rt.hold)
+		rt.hold = nil
+		rt.mu.Unlock()
+		<-first
 	})
 }

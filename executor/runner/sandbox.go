@@ -36,10 +36,12 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 	if err := os.MkdirAll(cfg.GetLogDirectory(), 0o755); err != nil {
 		return fail(fmt.Errorf("create pod log directory: %w", err))
 	}
-	if err := p.r.sandboxTurn(ctx); err != nil {
+	ended, err := p.r.sandboxTurn(ctx)
+	if err != nil {
 		return fail(fmt.Errorf("waiting for a turn to create the sandbox: %w", err))
 	}
 	id, err := p.r.rt.RunPodSandbox(ctx, cfg, p.pod.GetSpec().GetRuntimeClassName())
+	ended()
 	msg := ""
 	if errors.Is(err, cri.ErrNameReserved) {
 		id, msg, err = p.recoverReserved(ctx, cfg)

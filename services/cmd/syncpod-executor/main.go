@@ -93,7 +93,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fs.DurationVar(&f.backoffMax, "backoff-max", 0, "maximum crash-loop back-off delay, 1s..300s (default 300s, 60s with --backoff-reduced)")
 	fs.BoolVar(&f.backoffReduced, "backoff-reduced", false, "use the reduced crash-loop curve (1s doubling to 60s); explicit --backoff-* values win")
 	fs.IntVar(&f.maxParallelPods, "max-parallel-pods", runner.DefaultMaxParallelPods, "how many pods are created and started at once (stopping is not bounded)")
-	fs.DurationVar(&f.sandboxSpacing, "sandbox-start-spacing", runner.DefaultSandboxStartSpacing, "least time between the starts of two RunPodSandbox calls, so that pods asked for at once overlap one another's waits in the runtime (0: all at once; a single pod is never delayed)")
+	fs.DurationVar(&f.sandboxSpacing, "sandbox-start-spacing", runner.DefaultSandboxStartSpacing, "least time between the starts of two RunPodSandbox calls while earlier ones still run, so that pods asked for at once overlap one another's waits in the runtime (0: all at once; a single pod is never delayed, and a call that ends lets the next begin)")
 	fs.DurationVar(&f.criTimeout, "cri-timeout", cri.DefaultTimeouts.Call, "timeout of each CRI call (stops get the grace period on top)")
 	fs.DurationVar(&f.pullTimeout, "image-pull-timeout", cri.DefaultTimeouts.Pull, "timeout of an image pull")
 	fs.StringVar(&f.logDir, "log-dir", runner.DefaultLogDir, "root of the pod log directories (<ns>_<name>_<uid>/<container>/<n>.log)")
