@@ -56,6 +56,8 @@ NODE=bench-node
 read -r -a EXTRA <<<"${BENCH_ARGS:-}"
 read -r -a VERSUS_ARGS <<<"${VERSUS_ARGS:-}" # flags for `syncpod-bench versus` (e.g. --runs 8)
 read -r -a EXECUTOR_ARGS <<<"${BENCH_EXECUTOR_ARGS:-}" # extra flags for syncpod's executor (e.g. --max-parallel-pods 4)
+read -r -a PLEG_ARGS <<<"${BENCH_PLEG_ARGS:-}"         # ... its PLEG (e.g. --evented off)
+read -r -a PLANNER_ARGS <<<"${BENCH_PLANNER_ARGS:-}"   # ... its planner (e.g. --log-level info)
 
 log() { echo "bench: $*" >&2; }
 
@@ -149,13 +151,13 @@ start_syncpod() { # SOCK [DIR] [PORTS]: the three services on that runtime, in D
 		--cri-endpoint "unix://$1" --data-dir "$d"/executor --log-dir "$d"/logs "${EXECUTOR_ARGS[@]}" >"$d"/executor.log 2>&1 &
 	procs+=($!) pids+=($!)
 	"$BIN"/syncpod-pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:${mp}03 \
-		--cri-endpoint "unix://$1" >"$d"/pleg.log 2>&1 &
+		--cri-endpoint "unix://$1" "${PLEG_ARGS[@]}" >"$d"/pleg.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/executor.sock "${pids[0]}" executor "$d"/executor.log
 	wait_socket "$d"/pleg.sock "${pids[1]}" pleg "$d"/pleg.log
 	"$BIN"/syncpod-planner --listen "unix://$d/planner.sock" --metrics-listen 127.0.0.1:${mp}01 \
 		--executor "unix://$d/executor.sock" --pleg "unix://$d/pleg.sock" \
-		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug >"$d"/planner.log 2>&1 &
+		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug "${PLANNER_ARGS[@]}" >"$d"/planner.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/planner.sock "${pids[2]}" planner "$d"/planner.log
 	SYNCPOD_PIDS=$(IFS=,; echo "${pids[*]}")
