@@ -14,7 +14,9 @@ import (
 // kernel for a read lease, which Linux grants only while no process has the
 // file open for writing: granted, the content is whole (and stays so while
 // it is read: a writer's open waits for the lease to be let go, at the
-// close below, microseconds later); refused with EAGAIN, a writer is still
+// close below, microseconds later; one with O_NONBLOCK gets EWOULDBLOCK
+// in that window, and Go ignores the lease-break SIGIO sent here);
+// refused with EAGAIN, a writer is still
 // at work and nothing is read (writeOpen). Where leases cannot be had (a
 // file of another owner without CAP_LEASE, a file system without leases
 // such as NFS, fs.leases-enable = 0) the file is read and its state is
