@@ -281,18 +281,7 @@ func TestSourceRunSettlesForFilesItCannotVouchFor(t *testing.T) {
 	s := NewSource(Options{Dir: dir, Interval: time.Hour, Settle: 20 * time.Millisecond,
 		NewTicker: func(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }})
 	fakeWriters(s, map[string]writeState{"a.yaml": writeUnknown})
-	diffs := make(chan []string, 4)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- s.Run(ctx, func(_ context.Context, d Diff) []Change { diffs <- render(d); return nil })
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != context.Canceled {
-			t.Errorf("Run = %v", err)
-		}
-	}()
+	diffs := runSource(t, s)
 	time.Sleep(50 * time.Millisecond) // let the first scan of the empty dir pass; a late one finds a.yaml just the same
 	write(t, dir, "a.yaml", podYAML("a", "i"))
 	select {

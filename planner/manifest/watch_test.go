@@ -21,6 +21,13 @@ func runWatched(t *testing.T, dir string) (diffs <-chan []string, tick chan<- ti
 	s := NewSource(Options{Dir: dir, Interval: time.Hour, NewTicker: func(time.Duration) (<-chan time.Time, func()) {
 		return ticks, func() {}
 	}})
+	return runSource(t, s), ticks
+}
+
+// runSource runs s until the test ends, handing each diff it applies to
+// the returned channel, and checks that Run then ends as cancelled.
+func runSource(t *testing.T, s *Source) <-chan []string {
+	t.Helper()
 	out := make(chan []string, 16)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -33,7 +40,7 @@ func runWatched(t *testing.T, dir string) (diffs <-chan []string, tick chan<- ti
 			t.Errorf("Run = %v", err)
 		}
 	})
-	return out, ticks
+	return out
 }
 
 // next waits for the next diff. The bound only keeps a broken watch from
@@ -164,25 +171,12 @@ func leasesOrSkip(t *testing.T, dir string) {
 	}
 }
 
-// runWatchedWith is runWatched with options of its own.
+// runWatchedWith runs a source with opts that never ticks.
 func runWatchedWith(t *testing.T, opts Options) <-chan []string {
 	t.Helper()
 	opts.Interval = time.Hour
 	opts.NewTicker = func(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
-	s := NewSource(opts)
-	out := make(chan []string, 16)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- s.Run(ctx, func(_ context.Context, d Diff) []Change { out <- render(d); return nil })
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != context.Canceled {
-			t.Errorf("Run = %v", err)
-		}
-	})
-	return out
+	return runSource(t, NewSource(opts))
 }
 
 // A file its writer has closed is read on the notification itself: with an
