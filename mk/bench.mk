@@ -3,6 +3,8 @@
 #   make bench           the raw-CRI floor, then syncpod, on a private containerd
 #   make bench-kubelet   the kubelet v1.37.2 standalone, then syncpod, then the
 #                        raw-CRI floor, each on a fresh identical containerd;
+#                        then the kubelet and syncpod side by side (as
+#                        bench-versus) for the starts and the 10-pod deletion;
 #                        then the API-server path (bench-kubelet-api)
 #   make bench-kubelet-api
 #                        only the API-server path: one private etcd and

@@ -7,7 +7,10 @@
 #   mk/bench.sh kubelet   the kubelet v1.37.2 standalone (static pods), then syncpod,
 #                         then the raw-CRI floor, each on a fresh, identical
 #                         private containerd, one after the other; then the
-#                         API-server path (kubelet-api below)
+#                         two agents side by side (versus below) for the starts
+#                         and the 10-pod deletion, which the kubelet's own phase
+#                         leaves out; one table; then the API-server path
+#                         (kubelet-api below)
 #   mk/bench.sh kubelet-api
 #                         only the API-server path: one private control plane
 #                         (etcd, kube-apiserver on loopback, certificates made
@@ -54,7 +57,10 @@ CD2=$B/containerd-b # versus: syncpod's runtime beside the kubelet's
 SOCK2=$CD2/containerd.sock
 NODE=bench-node
 read -r -a EXTRA <<<"${BENCH_ARGS:-}"
-read -r -a VERSUS_ARGS <<<"${VERSUS_ARGS:-}" # flags for `syncpod-bench versus` (e.g. --runs 8)
+# Flags for `syncpod-bench versus`: 30 single starts a side by default (the
+# 10-pod rows run half as many rounds), enough that the runtime's own
+# spread (±10 ms of ~125 ms) does not hide a few ms of difference.
+read -r -a VERSUS_ARGS <<<"${VERSUS_ARGS:---runs 30}"
 read -r -a EXECUTOR_ARGS <<<"${BENCH_EXECUTOR_ARGS:-}" # extra flags for syncpod's executor (e.g. --max-parallel-pods 4)
 read -r -a PLEG_ARGS <<<"${BENCH_PLEG_ARGS:-}"         # ... its PLEG (e.g. --evented off)
 read -r -a PLANNER_ARGS <<<"${BENCH_PLANNER_ARGS:-}"   # ... its planner (e.g. --log-level info)
@@ -164,13 +170,14 @@ start_syncpod() { # SOCK [DIR] [PORTS]: the three services on that runtime, in D
 	sleep 2 # the PLEG's event stream confirms evented mode within 1 s
 }
 
-collect_syncpod() { # where syncpod's syncs spent their time, for the record
-	curl -s 127.0.0.1:19201/metrics | grep -E '^syncpod_planner_sync_(stage_duration_seconds|trigger_lag_seconds)_(sum|count)' >"$B"/syncpod-stages.txt || true
-	curl -s 127.0.0.1:19203/metrics | grep -E '^syncpod_pleg_mode' >>"$B"/syncpod-stages.txt || true
+collect_syncpod() { # [PREFIX]: where syncpod's syncs spent their time, for the record, in $B/PREFIX-*
+	local p=$B/${1:-syncpod}
+	curl -s 127.0.0.1:19201/metrics | grep -E '^syncpod_planner_sync_(stage_duration_seconds|trigger_lag_seconds)_(sum|count)' >"$p"-stages.txt || true
+	curl -s 127.0.0.1:19203/metrics | grep -E '^syncpod_pleg_mode' >>"$p"-stages.txt || true
 	# Every sync's timeline (debug log); the restarts after a kill, by trigger.
-	grep 'msg="pod sync timeline"' "$SYNCPOD_D"/planner.log >"$B"/syncpod-timelines.log || true
-	grep -c . "$B"/syncpod-timelines.log >&2 || true
-	grep 'trigger=pleg:CONTAINER_DIED' "$B"/syncpod-timelines.log | grep 'cri:create_container' | tail -n 5 >&2 || true
+	grep 'msg="pod sync timeline"' "$SYNCPOD_D"/planner.log >"$p"-timelines.log || true
+	grep -c . "$p"-timelines.log >&2 || true
+	grep 'trigger=pleg:CONTAINER_DIED' "$p"-timelines.log | grep 'cri:create_container' | tail -n 5 >&2 || true
 }
 
 run_syncpod() { # OUT
@@ -265,7 +272,13 @@ run_kubelet() { # OUT
 	# runtime that it did not create, so the raw-CRI floor cannot share it
 	# (its containers vanished mid-measure: "namespace path ... no such
 	# file"). The floor has its own phase below.
-	measure kubelet "$1" --manifest-dir "$KUBELET_D"/manifests --node "$NODE" --pids "$KUBELET_PID" --paired=false
+	# Nor the single start, the 10 pods and their deletion: those are
+	# measured side by side (run_versus), where both agents see the same
+	# load; one phase here against another minutes later compared five
+	# samples each under whatever load each met (a 2-3 ms difference in a
+	# ~125 ms start came out either way).
+	measure kubelet "$1" --manifest-dir "$KUBELET_D"/manifests --node "$NODE" --pids "$KUBELET_PID" --paired=false \
+		--only 50,container,idle
 	rm -f "$KUBELET_D"/manifests/*.yaml
 	stop_procs
 }
@@ -278,7 +291,7 @@ run_versus() { # KUBELET_OUT SYNCPOD_OUT
 	"$BIN"/syncpod-bench versus --kubelet-cri-endpoint "unix://$SOCK" --kubelet-manifest-dir "$KUBELET_D"/manifests \
 		--node "$NODE" --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-manifest-dir "$SYNCPOD_D"/manifests \
 		--planner "unix://$SYNCPOD_D/planner.sock" --image "$BUSYBOX" --out-kubelet "$1" --out-syncpod "$2" "${VERSUS_ARGS[@]}"
-	collect_syncpod
+	collect_syncpod versus-syncpod
 	rm -f "$KUBELET_D"/manifests/*.yaml
 	stop_procs
 	runtime_down
@@ -454,8 +467,11 @@ kubelet)
 	runtime_up
 	measure cri "$B"/cri.json --only desired,10,50 --idle 0
 	runtime_down
+	settle "the side-by-side phase"
+	run_versus "$B"/versus-kubelet.json "$B"/versus-syncpod.json
 	echo
-	"$BIN"/syncpod-bench table "$B"/kubelet.json "$B"/syncpod.json "$B"/cri.json | tee "$B"/table-kubelet.md
+	"$BIN"/syncpod-bench table "$B"/kubelet.json "$B"/syncpod.json "$B"/cri.json \
+		"$B"/versus-kubelet.json "$B"/versus-syncpod.json | tee "$B"/table-kubelet.md
 	bench_api
 	;;
 kubelet-api)

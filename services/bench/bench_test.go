@@ -72,6 +72,44 @@ func TestTableRatiosAndMissingRows(t *testing.T) {
 	}
 }
 
+// TestTableGroupsReportsOfOneAgent: make bench-kubelet passes each agent's
+// own phase and the side-by-side run as separate reports; an agent's
+// reports fill one column (the ratio is still syncpod / kubelet, with the
+// floor third), and every report keeps its line below the table.
+func TestTableGroupsReportsOfOneAgent(t *testing.T) {
+	kubelet := Report{Agent: "kubelet", Runtime: "containerd v2.4.2", Load: [3]float64{1, 1, 1}, Results: []Result{
+		{Measure: Measure50File, Seconds: Sample{7}},
+	}}
+	syncpod := Report{Agent: "syncpod", Runtime: "containerd v2.4.2", Load: [3]float64{2, 2, 2}, Results: []Result{
+		{Measure: Measure50File, Seconds: Sample{3.5}},
+		{Measure: MeasureStartAPI, Seconds: Sample{0.11}},
+	}}
+	cri := Report{Agent: "cri", Runtime: "containerd v2.4.2", Load: [3]float64{3, 3, 3}, Results: []Result{
+		{Measure: MeasureStartAPI, Seconds: Sample{0.1}},
+	}}
+	vk := Report{Agent: "kubelet", Runtime: "containerd v2.4.2", Load: [3]float64{4, 4, 4}, Results: []Result{
+		{Measure: MeasureStartFileVersus, Seconds: Sample{0.125, 0.130, 0.120}},
+	}}
+	vs := Report{Agent: "syncpod", Runtime: "containerd v2.4.2", Load: [3]float64{4, 4, 4}, Results: []Result{
+		{Measure: MeasureStartFileVersus, Seconds: Sample{0.120, 0.118, 0.119}, Note: "[per-round]"},
+	}}
+	got := Table([]Report{kubelet, syncpod, cri, vk, vs})
+	for _, want := range []string{
+		"| measure (p50, p99) | kubelet | syncpod | cri | syncpod / kubelet |",
+		"| 50 pods at once → last started, file | 7.00 s | 3.50 s | — | 0.50× |",
+		"| desired → started, API | — | 110 ms | 100 ms | — |",
+		"| " + MeasureStartFileVersus + " | 125 ms (p99 130 ms, n=3) | 119 ms (p99 120 ms, n=3) [per-round] | — | 0.95× |",
+		"load average 1.00 1.00 1.00", "load average 2.00 2.00 2.00", "load average 3.00 3.00 3.00",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "load average 4.00 4.00 4.00"); n != 2 {
+		t.Errorf("the side-by-side reports have %d lines below the table, want 2:\n%s", n, got)
+	}
+}
+
 // TestManifestIsTheAPIPod: the manifest file the kubelet and syncpod's
 // manifest directory read is the pod the API benchmark applies, so every
 // way in starts the same container.

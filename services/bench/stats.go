@@ -122,28 +122,39 @@ func fmtDur(s float64) string {
 }
 
 // Table renders reports side by side as a Markdown table: one row per
-// measure, one column per agent in the order given, and the ratio of the
-// second agent's median to the first's (e.g. syncpod / kubelet) when
-// there are two or more.
+// measure, one column per agent in the order the agents first appear, and
+// the ratio of the second agent's median to the first's (e.g. syncpod /
+// kubelet) when there are two or more. Reports of the same agent share its
+// column (e.g. its own phase and a side-by-side run), a later report's
+// result winning where two measured the same row; every report keeps its
+// line below the table (runtime, start, load).
 func Table(reports []Report) string {
-	var b strings.Builder
-	head := []string{"measure (p50, p99)"}
-	for _, r := range reports {
-		head = append(head, r.Agent)
+	var cols []string
+	byAgent := map[string][]*Report{}
+	for i := range reports {
+		a := reports[i].Agent
+		if byAgent[a] == nil {
+			cols = append(cols, a)
+		}
+		byAgent[a] = append(byAgent[a], &reports[i])
 	}
-	if len(reports) >= 2 {
-		head = append(head, reports[1].Agent+" / "+reports[0].Agent)
+	var b strings.Builder
+	head := append([]string{"measure (p50, p99)"}, cols...)
+	if len(cols) >= 2 {
+		head = append(head, cols[1]+" / "+cols[0])
 	}
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat(" --- |", len(head)) + "\n")
 	for _, m := range Measures {
 		row := []string{m}
 		var found []*Result
 		any := false
-		for i := range reports {
+		for _, a := range cols {
 			var hit *Result
-			for j := range reports[i].Results {
-				if reports[i].Results[j].Measure == m {
-					hit = &reports[i].Results[j]
+			for _, r := range byAgent[a] {
+				for j := range r.Results {
+					if r.Results[j].Measure == m {
+						hit = &r.Results[j]
+					}
 				}
 			}
 			found = append(found, hit)
@@ -161,7 +172,7 @@ func Table(reports []Report) string {
 		if !any {
 			continue
 		}
-		if len(reports) >= 2 {
+		if len(cols) >= 2 {
 			if found[0] != nil && found[1] != nil && found[0].key() > 0 && !math.IsNaN(found[1].key()) {
 				row = append(row, fmt.Sprintf("%.2f×", found[1].key()/found[0].key()))
 			} else {
