@@ -290,7 +290,8 @@ run_versus() { # KUBELET_OUT SYNCPOD_OUT
 	start_syncpod "$SOCK2"
 	"$BIN"/syncpod-bench versus --kubelet-cri-endpoint "unix://$SOCK" --kubelet-manifest-dir "$KUBELET_D"/manifests \
 		--node "$NODE" --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-manifest-dir "$SYNCPOD_D"/manifests \
-		--planner "unix://$SYNCPOD_D/planner.sock" --image "$BUSYBOX" --out-kubelet "$1" --out-syncpod "$2" "${VERSUS_ARGS[@]}"
+		--planner "unix://$SYNCPOD_D/planner.sock" --image "$BUSYBOX" --out-kubelet "$1" --out-syncpod "$2" \
+		--kubelet-pids "$KUBELET_PID" --syncpod-pids "$SYNCPOD_PIDS" "${VERSUS_ARGS[@]}"
 	collect_syncpod versus-syncpod
 	rm -f "$KUBELET_D"/manifests/*.yaml
 	stop_procs

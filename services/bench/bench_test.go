@@ -429,7 +429,8 @@ func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
 	rtb := &Runtime{RS: fb, IS: critest.NewImages("img")}
 	a := &RawCRI{RT: rta, Image: "img", LogDir: t.TempDir()}
 	b := otherAgent{&RawCRI{RT: rtb, Image: "img", LogDir: t.TempDir()}}
-	ares, bres, err := Versus(t.Context(), a, b, rta, rtb, Options{Runs: 3, Settle: time.Minute})
+	self := os.Getpid()
+	ares, bres, err := Versus(t.Context(), Side{Agent: a, Runtime: rta}, Side{Agent: b, Runtime: rtb, PIDs: []int{self}}, Options{Runs: 3, Settle: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,6 +453,17 @@ func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
 	for _, r := range []Result{ares[0], bres[0]} {
 		if !strings.Contains(r.Note, "→ sandbox created") || !strings.Contains(r.Note, "sandbox created → started") {
 			t.Errorf("%s: single start note %q lacks the split", r.Agent, r.Note)
+		}
+	}
+	// Only b named its processes: its starts' CPU is noted, a's not.
+	for _, r := range bres[:2] {
+		if !strings.Contains(r.Note, "its CPU from asked to started ") {
+			t.Errorf("%s: note %q lacks the CPU of b's processes", r.Measure, r.Note)
+		}
+	}
+	for _, r := range append(ares, bres[2]) {
+		if strings.Contains(r.Note, "CPU") {
+			t.Errorf("%s by %s: note %q names a CPU not measured", r.Measure, r.Agent, r.Note)
 		}
 	}
 	// 3 single starts and 2 bursts of 10 on each runtime, none elsewhere.
@@ -689,3 +701,26 @@ func TestUpWatchesTheRuntimeWhileTheAgentIsAsked(t *testing.T) {
 type failingAgent struct{ otherAgent }
 
 func (failingAgent) Apply(context.Context, []string, Via) error { return errors.New("refused") }
+
+// TestReadMemorySplitsResidentMemory: the idle RSS row says how much of
+// the agent's memory is its own (anonymous) and how much its binaries'
+// pages, per process, from /proc/PID/status.
+func TestReadMemorySplitsResidentMemory(t *testing.T) {
+	self := os.Getpid()
+	m, err := readMemory([]int{self, self})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Each) != 2 || m.Each[0] <= 0 || m.RSS != m.Each[0]+m.Each[1] {
+		t.Fatalf("per process %v, total %v", m.Each, m.RSS)
+	}
+	if m.Anon <= 0 || m.File <= 0 || m.Anon+m.File > m.RSS+1 {
+		t.Errorf("anonymous %.1f + file-backed %.1f MB against %.1f MB resident", m.Anon, m.File, m.RSS)
+	}
+	if !strings.Contains(m.note(), fmt.Sprintf("per process %.1f + %.1f MB", m.Each[0], m.Each[1])) {
+		t.Errorf("note %q", m.note())
+	}
+	if _, err := readMemory([]int{-1}); err == nil {
+		t.Error("no error for a process that does not exist")
+	}
+}

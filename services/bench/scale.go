@@ -62,9 +62,8 @@ func (s *run) scale(ctx context.Context, via Via) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	const clkTck = 100
 	total := float64(after-before) / clkTck / time.Since(began).Seconds() * 100
-	rss, err := rssMB(s.o.PIDs)
+	mem, err := readMemory(s.o.PIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +74,7 @@ func (s *run) scale(ctx context.Context, via Via) ([]Result, error) {
 		start,
 		{Measure: MeasureScaleCPU, Agent: s.a.Name(), Unit: "% of a core", Value: total / float64(n),
 			Note: fmt.Sprintf("[%.2f %% of a core for %d pods]", total, n)},
-		{Measure: MeasureScaleRSS, Agent: s.a.Name(), Unit: "MB", Value: rss, Note: fmt.Sprintf("[%d pods]", n)},
+		{Measure: MeasureScaleRSS, Agent: s.a.Name(), Unit: "MB", Value: mem.RSS, Note: fmt.Sprintf("[%d pods] %s", n, mem.note())},
 		relist,
 	}
 	// Delete in one go; the sandboxes stopping is the end.

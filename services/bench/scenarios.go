@@ -140,7 +140,7 @@ func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error)
 		if res.Measure == MeasureIdleCPU {
 			rss := res
 			rss.Measure, rss.Value, rss.Unit = MeasureIdleRSS, res.Seconds.Quantile(0), "MB"
-			res.Seconds = nil
+			res.Seconds, res.Note = nil, ""
 			out = append(out, res, rss)
 			continue
 		}
@@ -563,16 +563,19 @@ func (s *run) idle(ctx context.Context, via Via) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	const clkTck = 100 // USER_HZ on Linux
 	res.Value = float64(after-before) / clkTck / time.Since(t0).Seconds() * 100
-	rss, err := rssMB(s.o.PIDs)
+	mem, err := readMemory(s.o.PIDs)
 	if err != nil {
 		return res, err
 	}
-	res.Seconds = Sample{rss}
+	// The RSS row's value and note (Run splits them off).
+	res.Seconds, res.Note = Sample{mem.RSS}, mem.note()
 	_, err = s.down(ctx, names, via)
 	return res, err
 }
+
+// clkTck is the kernel's clock tick rate for process times (USER_HZ).
+const clkTck = 100
 
 // cpuTicks is the user+system CPU time of pids, in clock ticks.
 func cpuTicks(pids []int) (int64, error) {
@@ -596,23 +599,57 @@ func cpuTicks(pids []int) (int64, error) {
 	return total, nil
 }
 
-// rssMB is the summed resident memory of pids, in MB.
-func rssMB(pids []int) (float64, error) {
-	var kb int64
+// memory is the summed resident memory of some processes, in MB: the
+// total (VmRSS), and its anonymous part (heaps, stacks) and file-backed
+// part (the binaries' pages in use), as /proc/PID/status gives them.
+type memory struct {
+	RSS, Anon, File float64
+	// Each is every process's VmRSS in MB, in the order given.
+	Each []float64
+}
+
+func (m memory) note() string {
+	each := make([]string, len(m.Each))
+	for i, v := range m.Each {
+		each[i] = fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("[anonymous %.1f MB, file-backed %.1f MB; per process %s MB]", m.Anon, m.File, strings.Join(each, " + "))
+}
+
+// readMemory sums the resident memory of pids.
+func readMemory(pids []int) (memory, error) {
+	var m memory
 	for _, pid := range pids {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
-			return 0, err
+			return m, err
 		}
 		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				if err != nil {
-					return 0, err
-				}
-				kb += n
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
 			}
+			var into *float64
+			switch k {
+			case "VmRSS":
+				m.Each = append(m.Each, 0)
+				into = &m.Each[len(m.Each)-1]
+			case "RssAnon":
+				into = &m.Anon
+			case "RssFile":
+				into = &m.File
+			default:
+				continue
+			}
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return m, fmt.Errorf("/proc/%d/status: %s: %w", pid, k, err)
+			}
+			*into += float64(n) / 1024
 		}
 	}
-	return float64(kb) / 1024, nil
+	for _, v := range m.Each {
+		m.RSS += v
+	}
+	return m, nil
 }

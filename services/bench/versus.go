@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -13,6 +14,14 @@ const (
 	MeasureDelete10Versus  = "delete those 10 pods → all sandboxes stopped, alternating the two agents"
 )
 
+// Side is one agent of a side-by-side run: the agent, its own runtime, and
+// its processes (PIDs; none: its CPU is not measured).
+type Side struct {
+	Agent   Agent
+	Runtime *Runtime
+	PIDs    []int
+}
+
 // Versus measures agents a and b side by side, each on its own runtime
 // (the kubelet stops pods it does not know, so the two cannot share one),
 // both running all along: single-pod starts by manifest file (o.Runs
@@ -21,11 +30,14 @@ const (
 // that changes over the run weighs on both alike, where separate phases
 // minutes apart measured the machine's load as much as the agents. Each
 // agent gets its samples; b's results note the median of the per-round
-// ratios b / a. After each agent's turn, whatever its pods left in its
-// runtime is removed before the next turn (the kubelet keeps exited
-// sandboxes until its garbage collection, which would otherwise run in
-// the middle of the other agent's measure).
-func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares, bres []Result, err error) {
+// ratios b / a. Where a side names its processes, the CPU they used from
+// the pods being asked for until they all ran is noted too (what the
+// agent took from the runtime on the same cores). After each agent's
+// turn, whatever its pods left in its runtime is removed before the next
+// turn (the kubelet keeps exited sandboxes until its garbage collection,
+// which would otherwise run in the middle of the other agent's measure).
+func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, err error) {
+	a, b := sa.Agent, sb.Agent
 	if o.Runs <= 0 {
 		o.Runs = 5
 	}
@@ -47,38 +59,42 @@ func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares
 		}
 		return r.rt.RemoveSandboxes(ctx, set)
 	}
-	ra := &run{rt: art, a: a, o: o, tag: tag + "a"}
-	rb := &run{rt: brt, a: b, o: o, tag: tag + "b"}
+	oa, ob := o, o
+	oa.PIDs, ob.PIDs = sa.PIDs, sb.PIDs
+	ra := &run{rt: sa.Runtime, a: a, o: oa, tag: tag + "a"}
+	rb := &run{rt: sb.Runtime, a: b, o: ob, tag: tag + "b"}
 	type row struct {
 		measure string
 		rounds  int
 		// one measures an agent once and returns its samples, in the
-		// order of measures; an unnamed measure (after a named one) is
-		// part of the previous one's split, given in its note.
-		one      func(r *run) ([]time.Duration, error)
+		// order of measures, and the CPU its processes used to start the
+		// pods (negative: not measured); an unnamed measure (after a
+		// named one) is part of the previous one's split, given in its
+		// note.
+		one      func(r *run) ([]time.Duration, time.Duration, error)
 		measures []string
 	}
 	rows := []row{
-		{MeasureStartFileVersus, o.Runs, func(r *run) ([]time.Duration, error) {
+		{MeasureStartFileVersus, o.Runs, func(r *run) ([]time.Duration, time.Duration, error) {
 			names := r.names(1)
-			t0, started, err := r.up(ctx, names, ViaFile)
+			t0, started, cpu, err := r.upCPU(ctx, names, ViaFile)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			st := started[r.a.SandboxName(names[0])]
 			if _, err := r.down(ctx, names, ViaFile); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			// The split: the agent's part before the runtime creates
 			// the sandbox, and the rest (the runtime's calls and the
 			// agent's steps between them).
-			return []time.Duration{st.Started.Sub(t0), st.SandboxCreated.Sub(t0), st.Started.Sub(st.SandboxCreated)}, clear(r, names)
+			return []time.Duration{st.Started.Sub(t0), st.SandboxCreated.Sub(t0), st.Started.Sub(st.SandboxCreated)}, cpu, clear(r, names)
 		}, []string{MeasureStartFileVersus, "", ""}},
-		{Measure10FileVersus, max(o.Runs/2, 2), func(r *run) ([]time.Duration, error) {
+		{Measure10FileVersus, max(o.Runs/2, 2), func(r *run) ([]time.Duration, time.Duration, error) {
 			names := r.names(10)
-			t0, started, err := r.up(ctx, names, ViaFile)
+			t0, started, cpu, err := r.upCPU(ctx, names, ViaFile)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			var last time.Time
 			for _, st := range started {
@@ -88,9 +104,9 @@ func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares
 			}
 			del, err := r.down(ctx, names, ViaFile)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
-			return []time.Duration{last.Sub(t0), del}, clear(r, names)
+			return []time.Duration{last.Sub(t0), del}, cpu, clear(r, names)
 		}, []string{Measure10FileVersus, MeasureDelete10Versus}},
 	}
 	for _, rw := range rows {
@@ -103,22 +119,30 @@ func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares
 		as := make([]Result, len(rw.measures))
 		bs := make([]Result, len(rw.measures))
 		ratios := make([]Sample, len(rw.measures))
+		var acpu, bcpu Sample
 		for k, m := range rw.measures {
 			as[k] = Result{Measure: m, Agent: a.Name()}
 			bs[k] = Result{Measure: m, Agent: b.Name()}
 		}
 		for i := range rw.rounds {
 			var ad, bd []time.Duration
+			var ac, bc time.Duration
 			for k := range 2 {
 				if (k == 0) == (i%2 == 0) {
-					if ad, err = rw.one(ra); err != nil {
+					if ad, ac, err = rw.one(ra); err != nil {
 						return nil, nil, fmt.Errorf("%s: %s: %w", a.Name(), rw.measure, err)
 					}
 					continue
 				}
-				if bd, err = rw.one(rb); err != nil {
+				if bd, bc, err = rw.one(rb); err != nil {
 					return nil, nil, fmt.Errorf("%s: %s: %w", b.Name(), rw.measure, err)
 				}
+			}
+			if ac >= 0 {
+				acpu.Add(ac)
+			}
+			if bc >= 0 {
+				bcpu.Add(bc)
 			}
 			for k := range rw.measures {
 				as[k].Seconds.Add(ad[k])
@@ -127,19 +151,29 @@ func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares
 			}
 		}
 		for k := range rw.measures {
-			bs[k].Note = fmt.Sprintf("median per-round ratio %s / %s %.2f×", b.Name(), a.Name(), ratios[k].Quantile(0.5))
 			if rw.measures[k] == "" {
 				continue
 			}
+			var an, bn []string
 			if k+2 < len(rw.measures) && rw.measures[k+1] == "" && rw.measures[k+2] == "" {
 				split := func(r []Result) string {
 					return fmt.Sprintf("→ sandbox created %s, sandbox created → started %s", fmtDur(r[k+1].Seconds.Quantile(0.5)), fmtDur(r[k+2].Seconds.Quantile(0.5)))
 				}
-				as[k].Note = "[" + split(as) + "]"
-				bs[k].Note = "[" + split(bs) + "; " + bs[k].Note + "]"
-				continue
+				an, bn = append(an, split(as)), append(bn, split(bs))
 			}
-			bs[k].Note = "[" + bs[k].Note + "]"
+			if k == 0 {
+				if len(acpu) > 0 {
+					an = append(an, "its CPU from asked to started "+fmtDur(acpu.Quantile(0.5)))
+				}
+				if len(bcpu) > 0 {
+					bn = append(bn, "its CPU from asked to started "+fmtDur(bcpu.Quantile(0.5)))
+				}
+			}
+			bn = append(bn, fmt.Sprintf("median per-round ratio %s / %s %.2f×", b.Name(), a.Name(), ratios[k].Quantile(0.5)))
+			if len(an) > 0 {
+				as[k].Note = "[" + strings.Join(an, "; ") + "]"
+			}
+			bs[k].Note = "[" + strings.Join(bn, "; ") + "]"
 		}
 		for k, m := range rw.measures {
 			if m != "" {
@@ -148,4 +182,28 @@ func Versus(ctx context.Context, a, b Agent, art, brt *Runtime, o Options) (ares
 		}
 	}
 	return ares, bres, nil
+}
+
+// upCPU is up, and the CPU time the agent's processes (o.PIDs) used from
+// just before the pods were asked for until all of them ran; negative when
+// the agent names no processes. The kernel counts it in clock ticks
+// (10 ms).
+func (s *run) upCPU(ctx context.Context, names []string, via Via) (time.Time, map[string]Started, time.Duration, error) {
+	if len(s.o.PIDs) == 0 {
+		t0, started, err := s.up(ctx, names, via)
+		return t0, started, -1, err
+	}
+	before, err := cpuTicks(s.o.PIDs)
+	if err != nil {
+		return time.Time{}, nil, 0, err
+	}
+	t0, started, err := s.up(ctx, names, via)
+	if err != nil {
+		return t0, started, 0, err
+	}
+	after, err := cpuTicks(s.o.PIDs)
+	if err != nil {
+		return t0, started, 0, err
+	}
+	return t0, started, time.Duration(after-before) * (time.Second / clkTck), nil
 }

@@ -142,17 +142,10 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "--agent: %q is not syncpod, kubelet or cri\n", *agent)
 		return 2
 	}
-	var pidList []int
-	for _, p := range strings.Split(*pids, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			fmt.Fprintf(stderr, "--pids: %v\n", err)
-			return 2
-		}
-		pidList = append(pidList, n)
+	pidList, err := parsePIDs(*pids)
+	if err != nil {
+		fmt.Fprintf(stderr, "--pids: %v\n", err)
+		return 2
 	}
 	var onlyList []string
 	if *only != "" {
@@ -249,6 +242,8 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 	settle := fs.Duration("settle", 5*time.Second, "after each deletion, wait up to this long for the agent to remove the sandboxes")
 	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each wait")
 	only := fs.String("only", "", "comma-separated measure name prefixes to run")
+	kPIDs := fs.String("kubelet-pids", "", "comma-separated pids of the kubelet's processes (the CPU each start costs it)")
+	sPIDs := fs.String("syncpod-pids", "", "comma-separated pids of syncpod's processes")
 	outK := fs.String("out-kubelet", "", "the kubelet's JSON report")
 	outS := fs.String("out-syncpod", "", "syncpod's JSON report")
 	if err := fs.Parse(args); err != nil {
@@ -256,6 +251,16 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	if *kEndpoint == "" || *sEndpoint == "" || *kDir == "" || *sDir == "" || *outK == "" || *outS == "" {
 		fmt.Fprintln(stderr, "versus: --kubelet-cri-endpoint, --kubelet-manifest-dir, --syncpod-cri-endpoint, --syncpod-manifest-dir, --out-kubelet and --out-syncpod are required")
+		return 2
+	}
+	kp, err := parsePIDs(*kPIDs)
+	if err != nil {
+		fmt.Fprintf(stderr, "--kubelet-pids: %v\n", err)
+		return 2
+	}
+	sp, err := parsePIDs(*sPIDs)
+	if err != nil {
+		fmt.Fprintf(stderr, "--syncpod-pids: %v\n", err)
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -289,7 +294,8 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 		onlyList = strings.Split(*only, ",")
 	}
 	started, load := time.Now(), bench.LoadAverage()
-	kres, sres, err := bench.Versus(ctx, k, s, krt, srt, bench.Options{Runs: *runs, Settle: *settle, Timeout: *timeout, Only: onlyList, Logger: log})
+	kres, sres, err := bench.Versus(ctx, bench.Side{Agent: k, Runtime: krt, PIDs: kp}, bench.Side{Agent: s, Runtime: srt, PIDs: sp},
+		bench.Options{Runs: *runs, Settle: *settle, Timeout: *timeout, Only: onlyList, Logger: log})
 	if code := finish(log, err,
 		reportFile{bench.Report{Agent: k.Name(), Runtime: krt.Version(ctx), Started: started, Load: load, Results: kres}, *outK},
 		reportFile{bench.Report{Agent: s.Name(), Runtime: srt.Version(ctx), Started: started, Load: load, Results: sres}, *outS}); code != 0 {
@@ -344,4 +350,23 @@ func followEvents(ctx context.Context, log *slog.Logger, rt *bench.Runtime, endp
 		return
 	}
 	log.Info("the runtime offers no CRI events: waits list it every 10 ms", "endpoint", endpoint)
+}
+
+// parsePIDs reads a comma-separated list of process ids.
+func parsePIDs(list string) ([]int, error) {
+	var pids []int
+	for _, p := range strings.Split(list, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return nil, fmt.Errorf("%d is not a process id", n)
+		}
+		pids = append(pids, n)
+	}
+	return pids, nil
 }
