@@ -208,6 +208,9 @@ func (s *Server) Run(ctx context.Context) error {
 		}()
 	}
 	s.registerServiceHealth() // health.go
+	memCtx, stopMem := context.WithCancel(ctx)
+	defer stopMem()
+	go newMemReleaser(log).run(memCtx, releaseEvery) // memory.go
 	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
 	if s.httpLis != nil {
 		attrs = append(attrs, "metrics", "http://"+s.httpLis.Addr().String()+"/metrics")

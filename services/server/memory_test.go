@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// fakeHeap is the runtime as memReleaser sees it: the test allocates and
+// frees by moving the numbers; release gives back every free byte.
+type fakeHeap struct {
+	memSample
+	releases int
+}
+
+func (h *fakeHeap) releaser() *memReleaser {
+	m := &memReleaser{read: func() memSample { return h.memSample }, release: func() { h.releases++; h.free = 0 },
+		log: slog.New(slog.DiscardHandler), quiet: releaseQuiet, busy: releaseBusy, worth: releaseWorth}
+	m.prev, m.since = h.memSample, h.memSample
+	return m
+}
+
+// TestMemoryIsReturnedOnceABurstIsOver: a burst's memory goes back to the
+// kernel at the first quiet interval after it, once, and not while the
+// burst goes on.
+func TestMemoryIsReturnedOnceABurstIsOver(t *testing.T) {
+	h := &fakeHeap{}
+	m := h.releaser()
+	// A burst over two intervals: 40 MiB allocated, 20 MiB of it freed.
+	h.allocs += 20 << 20
+	if m.tick() {
+		t.Fatal("released in the middle of a burst")
+	}
+	h.allocs += 20 << 20
+	h.free = 20 << 20
+	if m.tick() {
+		t.Fatal("released in the middle of a burst")
+	}
+	// Quiet: a little allocation only.
+	h.allocs += 100 << 10
+	if !m.tick() || h.releases != 1 {
+		t.Fatalf("not released at the first quiet interval after the burst (%d releases)", h.releases)
+	}
+	// Still quiet, and the collector frees some more: that is no new burst.
+	h.allocs += 100 << 10
+	h.free = 5 << 20
+	for range 10 {
+		if m.tick() {
+			t.Fatal("released again with no burst since")
+		}
+	}
+	// The next burst, then quiet: released again.
+	h.allocs += 30 << 20
+	h.free = 10 << 20
+	m.tick()
+	if !m.tick() || h.releases != 2 {
+		t.Fatalf("the second burst's memory was not released (%d releases)", h.releases)
+	}
+}
+
+// TestMemoryReleaseLeavesSteadyWorkAndSmallHeapsAlone: steady allocation
+// (never a quiet interval), a quiet spell after too little allocation, and
+// a burst that left little free heap release nothing.
+func TestMemoryReleaseLeavesSteadyWorkAndSmallHeapsAlone(t *testing.T) {
+	h := &fakeHeap{}
+	m := h.releaser()
+	for range 20 {
+		h.allocs += 2 << 20 // every interval busier than quiet
+		h.free = 30 << 20
+		if m.tick() {
+			t.Fatal("released during steady work")
+		}
+	}
+
+	h = &fakeHeap{memSample: memSample{free: 30 << 20}}
+	m = h.releaser()
+	h.allocs += 4 << 20 // less than a busy spell
+	m.tick()
+	if m.tick() {
+		t.Fatal("released after a spell that was not busy")
+	}
+
+	h = &fakeHeap{}
+	m = h.releaser()
+	h.allocs += 40 << 20
+	h.free = 1 << 20 // the collector kept little
+	m.tick()
+	if m.tick() {
+		t.Fatal("released with less free heap than is worth it")
+	}
+	// That spell is settled: more free heap later is not released without a new burst.
+	h.free = 10 << 20
+	if m.tick() {
+		t.Fatal("released with no burst since the last settled one")
+	}
+}
+
+// TestMemoryReleaseOnTheRealRuntime: on the Go runtime itself, memory held
+// after a burst of garbage is returned, and the releaser's goroutine ends
+// with its context.
+func TestMemoryReleaseOnTheRealRuntime(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400)) // let the burst's garbage pile up as free heap
+	m := newMemReleaser(slog.New(slog.DiscardHandler))
+	var keep [][]byte
+	for i := range 64 {
+		b := make([]byte, 512<<10)
+		b[0] = byte(i)
+		keep = append(keep, b)
+	}
+	runtime.KeepAlive(keep)
+	keep = nil
+	runtime.GC() // the burst's memory is now free heap, still held
+	if held := readMemSample().free; held < releaseWorth {
+		t.Skipf("the runtime kept only %d bytes of free heap after the burst; nothing to release", held)
+	}
+	before := readMemSample()
+	m.prev = before
+	if !m.tick() {
+		t.Fatalf("not released after a 32 MiB burst (free heap %d bytes)", readMemSample().free)
+	}
+	if after := readMemSample().free; after > before.free/4 {
+		t.Errorf("free heap held: %d bytes before the release, %d after", before.free, after)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { m.run(ctx, time.Millisecond); close(done) }()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not end with its context")
+	}
+}
