@@ -89,16 +89,20 @@ func TestTableGroupsReportsOfOneAgent(t *testing.T) {
 	}}
 	vk := Report{Agent: "kubelet", Runtime: "containerd v2.4.2", Load: [3]float64{4, 4, 4}, Results: []Result{
 		{Measure: MeasureStartFileVersus, Seconds: Sample{0.125, 0.130, 0.120}},
+		{Measure: Measure10FileVersus, Seconds: Sample{1}},
 	}}
 	vs := Report{Agent: "syncpod", Runtime: "containerd v2.4.2", Load: [3]float64{4, 4, 4}, Results: []Result{
-		{Measure: MeasureStartFileVersus, Seconds: Sample{0.120, 0.118, 0.119}, Note: "[per-round]"},
+		{Measure: MeasureStartFileVersus, Seconds: Sample{0.120, 0.118, 0.119}, Note: "[per-round]", PairedWith: "kubelet", PerRound: 0.97},
+		// Paired with another agent than the first column's: the medians only.
+		{Measure: Measure10FileVersus, Seconds: Sample{0.9}, PairedWith: "cri", PerRound: 0.5},
 	}}
 	got := Table([]Report{kubelet, syncpod, cri, vk, vs})
 	for _, want := range []string{
 		"| measure (p50, p99) | kubelet | syncpod | cri | syncpod / kubelet |",
 		"| 50 pods at once → last started, file | 7.00 s | 3.50 s | — | 0.50× |",
 		"| desired → started, API | — | 110 ms | 100 ms | — |",
-		"| " + MeasureStartFileVersus + " | 125 ms (p99 130 ms, n=3) | 119 ms (p99 120 ms, n=3) [per-round] | — | 0.95× |",
+		"| " + MeasureStartFileVersus + " | 125 ms (p99 130 ms, n=3) | 119 ms (p99 120 ms, n=3) [per-round] | — | 0.97× per round (medians 0.95×) |",
+		"| " + Measure10FileVersus + " | 1.00 s | 900 ms | — | 0.90× |",
 		"load average 1.00 1.00 1.00", "load average 2.00 2.00 2.00", "load average 3.00 3.00 3.00",
 	} {
 		if !strings.Contains(got, want) {
@@ -448,6 +452,9 @@ func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
 		}
 		if !strings.Contains(bres[i].Note, "median per-round ratio other / cri") {
 			t.Errorf("%s: note %q", m, bres[i].Note)
+		}
+		if bres[i].PairedWith != "cri" || !(bres[i].PerRound > 0) || ares[i].PairedWith != "" {
+			t.Errorf("%s: b paired with %q at %v per round, a with %q", m, bres[i].PairedWith, bres[i].PerRound, ares[i].PairedWith)
 		}
 	}
 	for _, r := range []Result{ares[0], bres[0]} {

@@ -41,6 +41,11 @@ type Result struct {
 	Unit    string  `json:"unit,omitempty"`
 	// Note qualifies the run (e.g. the PLEG mode).
 	Note string `json:"note,omitempty"`
+	// PairedWith and PerRound, on a side-by-side row (Versus): the agent
+	// this one alternated with round by round, and the median over the
+	// rounds of this agent's time / that agent's.
+	PairedWith string  `json:"paired_with,omitempty"`
+	PerRound   float64 `json:"per_round_ratio,omitempty"`
 }
 
 // Report is everything one run of the driver measured.
@@ -173,11 +178,7 @@ func Table(reports []Report) string {
 			continue
 		}
 		if len(cols) >= 2 {
-			if found[0] != nil && found[1] != nil && found[0].key() > 0 && !math.IsNaN(found[1].key()) {
-				row = append(row, fmt.Sprintf("%.2f×", found[1].key()/found[0].key()))
-			} else {
-				row = append(row, "—")
-			}
+			row = append(row, ratioCell(found[0], found[1], cols[0]))
 		}
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
@@ -187,6 +188,22 @@ func Table(reports []Report) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// ratioCell is b's median over a's. Where b alternated with a round by
+// round (PairedWith), it is the median of the per-round ratios, with the
+// ratio of the medians after it: the rounds pair samples taken under the
+// same load, which the medians of all samples ignore (at 8 to 15 rounds,
+// those differed by up to 0.13 in the same run).
+func ratioCell(a, b *Result, aAgent string) string {
+	if a == nil || b == nil || !(a.key() > 0) || math.IsNaN(b.key()) {
+		return "—"
+	}
+	medians := b.key() / a.key()
+	if b.PairedWith == aAgent && b.PerRound > 0 {
+		return fmt.Sprintf("%.2f× per round (medians %.2f×)", b.PerRound, medians)
+	}
+	return fmt.Sprintf("%.2f×", medians)
 }
 
 // LoadAverage is the host's 1, 5 and 15 minute load average (zeros when

@@ -169,7 +169,8 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 					bn = append(bn, "its CPU from asked to started "+fmtDur(bcpu.Quantile(0.5)))
 				}
 			}
-			bn = append(bn, fmt.Sprintf("median per-round ratio %s / %s %.2f×", b.Name(), a.Name(), ratios[k].Quantile(0.5)))
+			bs[k].PairedWith, bs[k].PerRound = a.Name(), ratios[k].Quantile(0.5)
+			bn = append(bn, fmt.Sprintf("median per-round ratio %s / %s %.2f×", b.Name(), a.Name(), bs[k].PerRound))
 			if len(an) > 0 {
 				as[k].Note = "[" + strings.Join(an, "; ") + "]"
 			}
