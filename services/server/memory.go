@@ -41,8 +41,8 @@ type memSample struct {
 
 // An idle node agent still allocates a little: a relist every second, a
 // Prometheus scrape, the periodic resyncs (100-300 KiB a second each, with
-// 10 pods). A quiet interval allocates less than 1 MiB in 5 s; a busy
-// spell 8 MiB or more.
+// 10 pods). A quiet interval allocates less than 1 MiB in 5 s (or less
+// than a quarter of the free heap held); a busy spell 8 MiB or more.
 const (
 	releaseEvery = 5 * time.Second
 	releaseQuiet = 1 << 20
@@ -90,7 +90,11 @@ func (m *memReleaser) tick() bool {
 	cur := m.read()
 	prev := m.prev
 	m.prev = cur
-	if cur.allocs-prev.allocs > m.quiet || cur.allocs-m.since.allocs < m.busy {
+	// Quiet: under m.quiet, or under a quarter of the free heap held (at
+	// that rate the held memory would wait more than four intervals to be
+	// used again; a PLEG that relists every second allocates 1-2 MiB in
+	// 5 s with nothing happening).
+	if step := cur.allocs - prev.allocs; step > max(m.quiet, cur.free/4) || cur.allocs-m.since.allocs < m.busy {
 		return false
 	}
 	// Quiet after a busy spell: this spell is settled either way.

@@ -61,14 +61,38 @@ func TestMemoryIsReturnedOnceABurstIsOver(t *testing.T) {
 	}
 }
 
+// TestMemoryIsReturnedUnderAnIdleRelist: a service that keeps allocating
+// a little when idle (a PLEG relisting every second: 1.5 MiB in 5 s) still
+// gives back a burst's heap when it holds four times that free.
+func TestMemoryIsReturnedUnderAnIdleRelist(t *testing.T) {
+	h := &fakeHeap{}
+	m := h.releaser()
+	h.allocs += 40 << 20
+	h.free = 5 << 20 // a quarter of it is under 1.5 MiB
+	m.tick()
+	h.allocs += 3 << 19
+	if m.tick() {
+		t.Fatal("released with 5 MiB free against 1.5 MiB allocated in an interval")
+	}
+	h = &fakeHeap{}
+	m = h.releaser()
+	h.allocs += 40 << 20
+	h.free = 20 << 20
+	m.tick()
+	h.allocs += 3 << 19
+	if !m.tick() || h.releases != 1 {
+		t.Fatal("20 MiB held under a 1.5 MiB idle relist was not released")
+	}
+}
+
 // TestMemoryReleaseLeavesSteadyWorkAndSmallHeapsAlone: steady allocation
-// (never a quiet interval), a quiet spell after too little allocation, and
+// that reuses the held heap (never a quiet interval), a quiet spell after too little allocation, and
 // a burst that left little free heap release nothing.
 func TestMemoryReleaseLeavesSteadyWorkAndSmallHeapsAlone(t *testing.T) {
 	h := &fakeHeap{}
 	m := h.releaser()
 	for range 20 {
-		h.allocs += 2 << 20 // every interval busier than quiet
+		h.allocs += 10 << 20 // every interval uses a third of what is held
 		h.free = 30 << 20
 		if m.tick() {
 			t.Fatal("released during steady work")
