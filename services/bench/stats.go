@@ -128,8 +128,8 @@ func fmtDur(s float64) string {
 
 // Table renders reports side by side as a Markdown table: one row per
 // measure, one column per agent in the order the agents first appear, and
-// the ratio of the second agent's median to the first's (e.g. syncpod /
-// kubelet) when there are two or more. Reports of the same agent share its
+// the ratio of the second agent to the first (e.g. syncpod / kubelet) when
+// there are two or more (see ratioCell). Reports of the same agent share its
 // column (e.g. its own phase and a side-by-side run), a later report's
 // result winning where two measured the same row; every report keeps its
 // line below the table (runtime, start, load).

@@ -51,7 +51,8 @@ const (
 )
 
 func newMemReleaser(log *slog.Logger) *memReleaser {
-	m := &memReleaser{read: readMemSample, release: debug.FreeOSMemory, log: log,
+	r := newMemReader()
+	m := &memReleaser{read: r.read, release: debug.FreeOSMemory, log: log,
 		quiet: releaseQuiet, busy: releaseBusy, worth: releaseWorth}
 	m.prev = m.read()
 	m.since = m.prev
@@ -65,21 +66,32 @@ var memMetrics = []string{
 	"/gc/heap/live:bytes",
 }
 
-func readMemSample() memSample {
-	s := make([]metrics.Sample, len(memMetrics))
+// memReader reads memMetrics into samples it keeps, so a look at the
+// runtime allocates nothing.
+type memReader struct {
+	s []metrics.Sample
+	v [4]uint64
+}
+
+func newMemReader() *memReader {
+	r := &memReader{s: make([]metrics.Sample, len(memMetrics))}
 	for i, n := range memMetrics {
-		s[i].Name = n
+		r.s[i].Name = n
 	}
-	metrics.Read(s)
-	v := make([]uint64, len(s))
-	for i := range s {
-		if s[i].Value.Kind() == metrics.KindUint64 {
-			v[i] = s[i].Value.Uint64()
+	return r
+}
+
+func (r *memReader) read() memSample {
+	metrics.Read(r.s)
+	for i := range r.s {
+		r.v[i] = 0
+		if r.s[i].Value.Kind() == metrics.KindUint64 {
+			r.v[i] = r.s[i].Value.Uint64()
 		}
 	}
-	out := memSample{allocs: v[0], free: v[1]}
-	if v[2] > v[3] {
-		out.free += v[2] - v[3]
+	out := memSample{allocs: r.v[0], free: r.v[1]}
+	if r.v[2] > r.v[3] {
+		out.free += r.v[2] - r.v[3]
 	}
 	return out
 }

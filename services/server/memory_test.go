@@ -122,6 +122,9 @@ func TestMemoryReleaseLeavesSteadyWorkAndSmallHeapsAlone(t *testing.T) {
 	}
 }
 
+// readMemSample is one look at this process's runtime.
+func readMemSample() memSample { return newMemReader().read() }
+
 // TestMemoryReleaseOnTheRealRuntime: on the Go runtime itself, memory held
 // after a burst of garbage is returned, and the releaser's goroutine ends
 // with its context.
