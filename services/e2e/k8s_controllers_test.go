@@ -75,7 +75,7 @@ spec:
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
 	if out, err := cp.kubectl("rollout", "status", "deployment/spread", "--timeout=150s"); err != nil {
-		t.Fatalf("kubectl rollout status: %v\n%s\n%s", err, out, cp.mustKubectl("get", "pods", "-o", "wide"))
+		t.Fatalf("kubectl rollout status: %v\n%s\n%s\n%s", err, out, cp.mustKubectl("get", "pods", "-o", "wide"), cp.controllersExited())
 	}
 	t.Logf("kubectl apply of a 6-replica Deployment -> rollout complete (scheduler, 3 syncpod nodes): %v", time.Since(applied).Round(time.Millisecond))
 	list, err := cp.client.CoreV1().Pods(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{LabelSelector: "app=spread"})

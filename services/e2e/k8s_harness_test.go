@@ -470,28 +470,43 @@ func (cp *controlPlane) restartAPIServer(meanwhile func()) {
 
 // startControllers starts kube-scheduler and kube-controller-manager
 // (built by mk/k8sbin.sh into the same cache) against the control plane,
-// as the admin, with no leader election. The node lifecycle controller
-// checks every 2 s and gives a node 12 s without a lease renewal before
-// its Ready condition turns Unknown (NotReady).
+// as the admin, with no leader election. Neither serves HTTPS
+// (--secure-port=0): nothing here reads their health or metrics, and a
+// port handed out by freePort could be taken before they bind it (by
+// another test binary's connection), which made the scheduler exit at
+// start and left a Deployment's pods Pending. The node lifecycle
+// controller checks every 2 s and gives a node 12 s without a lease
+// renewal before its Ready condition turns Unknown (NotReady).
 func (cp *controlPlane) startControllers() {
 	t := cp.t
 	t.Helper()
 	bin := k8sBinaries(t, "kube-scheduler", "kube-controller-manager")
 	cp.scheduler = startBG(t, "kube-scheduler", exec.Command(filepath.Join(bin, "kube-scheduler"),
-		"--kubeconfig="+cp.kubeconfig,
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", freePort(t)),
-		"--cert-dir="+filepath.Join(cp.dir, "scheduler-certs"),
+		"--kubeconfig="+cp.kubeconfig, "--secure-port=0",
 		"--leader-elect=false", "--v=1"))
 	cp.controllers = startBG(t, "kube-controller-manager", exec.Command(filepath.Join(bin, "kube-controller-manager"),
-		"--kubeconfig="+cp.kubeconfig,
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", freePort(t)),
-		"--cert-dir="+filepath.Join(cp.dir, "controller-manager-certs"),
+		"--kubeconfig="+cp.kubeconfig, "--secure-port=0",
 		"--leader-elect=false",
 		"--service-account-private-key-file="+filepath.Join(cp.dir, "sa.key"),
 		"--root-ca-file="+filepath.Join(cp.dir, "ca.crt"),
 		"--use-service-account-credentials=false",
 		"--node-monitor-period=2s", "--node-monitor-grace-period=12s",
 		"--v=1"))
+}
+
+// controllersExited says which of the scheduler and the controller
+// manager has exited, and how, for a test's failure message.
+func (cp *controlPlane) controllersExited() string {
+	var out []string
+	for _, p := range []*bgProc{cp.scheduler, cp.controllers} {
+		if p != nil && p.exited() {
+			out = append(out, fmt.Sprintf("%s exited (%v):\n%s", p.name, p.cmd.ProcessState, tail(p.out.String(), 20)))
+		}
+	}
+	if len(out) == 0 {
+		return "kube-scheduler and kube-controller-manager are running"
+	}
+	return strings.Join(out, "\n")
 }
 
 func (cp *controlPlane) stop() {
