@@ -40,6 +40,9 @@ type Flags struct {
 	ShutdownTimeout time.Duration
 	// ShowVersion prints the version and exits.
 	ShowVersion bool
+	// Profiling serves Go's pprof handlers under /debug/pprof/ beside
+	// /metrics.
+	Profiling bool
 }
 
 // RegisterFlags adds the common flags to fs and returns where they land.
@@ -51,6 +54,7 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 	fs.StringVar(&f.LogFormat, "log-format", "text", "log format: text or json")
 	fs.DurationVar(&f.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight RPCs may drain on SIGTERM before they are cut")
 	fs.BoolVar(&f.ShowVersion, "version", false, "print the version and exit")
+	fs.BoolVar(&f.Profiling, "profiling", false, "serve Go's pprof profiles under /debug/pprof/ on the metrics address (unauthenticated, like /metrics: keep that address private)")
 	return f
 }
 
@@ -104,6 +108,8 @@ func (f *Flags) Validate() error {
 		if _, _, err := SplitAddress(f.MetricsListen); err != nil {
 			errs = append(errs, fmt.Errorf("--metrics-listen: %w", err))
 		}
+	} else if f.Profiling {
+		errs = append(errs, errors.New("--profiling: the profiles are served on the metrics address, and --metrics-listen is empty"))
 	}
 	if f.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-timeout: must be positive, got %s", f.ShutdownTimeout))

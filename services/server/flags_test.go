@@ -77,6 +77,17 @@ func TestValidateReportsEveryBadFlag(t *testing.T) {
 	}
 }
 
+func TestValidateProfilingNeedsTheMetricsAddress(t *testing.T) {
+	f := &Flags{Listen: "127.0.0.1:0", LogLevel: "info", LogFormat: "text", ShutdownTimeout: time.Second, Profiling: true}
+	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "--profiling") {
+		t.Errorf("--profiling with no --metrics-listen: %v, want an error naming --profiling", err)
+	}
+	f.MetricsListen = "127.0.0.1:0"
+	if err := f.Validate(); err != nil {
+		t.Errorf("--profiling with --metrics-listen: %v", err)
+	}
+}
+
 func TestStart(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -34,6 +35,9 @@ type Options struct {
 	Listen string
 	// MetricsListen is the /metrics HTTP address; empty disables it.
 	MetricsListen string
+	// Profiling adds Go's pprof handlers under /debug/pprof/ to the
+	// metrics HTTP server (nothing without MetricsListen).
+	Profiling bool
 	// ShutdownTimeout bounds the graceful drain.
 	ShutdownTimeout time.Duration
 	// Logger receives access logs and lifecycle messages. Required.
@@ -55,6 +59,7 @@ func (f *Flags) Options(logger *slog.Logger, reg *prometheus.Registry) Options {
 	return Options{
 		Listen:          f.Listen,
 		MetricsListen:   f.MetricsListen,
+		Profiling:       f.Profiling,
 		ShutdownTimeout: f.ShutdownTimeout,
 		Logger:          logger,
 		Registry:        reg,
@@ -163,6 +168,15 @@ func New(opts Options) (*Server, error) {
 			Registry:          opts.Registry,
 			EnableOpenMetrics: true,
 		}))
+		if opts.Profiling {
+			// pprof.Index serves the named runtime profiles (heap,
+			// goroutine, allocs, ...) under the prefix.
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
 	return s, nil

@@ -302,3 +302,50 @@ func TestShutdownEndsWatchStreamsAtOnce(t *testing.T) {
 		t.Errorf("the watch held the drain:\n%s", logs.String())
 	}
 }
+
+// TestProfilingServesPprofOnlyWhenAsked: --profiling adds Go's pprof
+// handlers beside /metrics (a CPU profile over a second is a gzipped
+// protobuf, the goroutine dump names this test);
+// without it those paths are not found.
+func TestProfilingServesPprofOnlyWhenAsked(t *testing.T) {
+	get := func(url string) (int, []byte) {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, b
+	}
+
+	off := runServer(t, Options{MetricsListen: "127.0.0.1:0"})
+	base := "http://" + off.s.MetricsAddr().String()
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/profile?seconds=1"} {
+		if code, _ := get(base + path); code != http.StatusNotFound {
+			t.Errorf("without Profiling, GET %s: %d, want 404", path, code)
+		}
+	}
+
+	on := runServer(t, Options{MetricsListen: "127.0.0.1:0", Profiling: true})
+	base = "http://" + on.s.MetricsAddr().String()
+	code, index := get(base + "/debug/pprof/")
+	if code != http.StatusOK || !bytes.Contains(index, []byte("goroutine")) || !bytes.Contains(index, []byte("heap")) {
+		t.Errorf("GET /debug/pprof/: %d, %.200q; want 200 listing goroutine and heap", code, index)
+	}
+	code, prof := get(base + "/debug/pprof/profile?seconds=1")
+	if code != http.StatusOK || len(prof) < 2 || prof[0] != 0x1f || prof[1] != 0x8b {
+		t.Errorf("GET /debug/pprof/profile?seconds=1: %d, %d bytes starting %x; want 200 and a gzipped profile", code, len(prof), prof[:min(len(prof), 4)])
+	}
+	code, goroutines := get(base + "/debug/pprof/goroutine?debug=1")
+	if code != http.StatusOK || !bytes.Contains(goroutines, []byte("TestProfilingServesPprofOnlyWhenAsked")) {
+		t.Errorf("GET /debug/pprof/goroutine?debug=1: %d, not naming this test's goroutine", code)
+	}
+	// /metrics is still there.
+	if body := scrape(t, base+"/metrics"); !strings.Contains(body, "go_goroutines") {
+		t.Error("with Profiling, /metrics lacks go_goroutines")
+	}
+}
