@@ -32,6 +32,10 @@
 #   BENCH_SCALE     pods of the many-pods rows (default 2000; 0 skips them): syncpod
 #                   on crisim in simulated mode (no processes), the PLEG relisting
 #                   every second (--evented off), idle for BENCH_SCALE_IDLE (30s)
+#   BENCH_PROFILE   seconds of CPU profile to take of each syncpod service as its
+#                   measures begin (in its own phase and side by side), into
+#                   .tmp/bench/PHASE-SERVICE.pprof (go tool pprof -top FILE);
+#                   the services run with --profiling (default: none)
 #   BENCH_SETTLE    seconds to wait at most, before each phase of the side-by-side
 #                   runs, for the 1-minute load average to fall below the number of
 #                   cores (default 120; 0 skips): the 50-pod rows leave a load of 30
@@ -64,6 +68,12 @@ read -r -a VERSUS_ARGS <<<"${VERSUS_ARGS:---runs 30}"
 read -r -a EXECUTOR_ARGS <<<"${BENCH_EXECUTOR_ARGS:-}" # extra flags for syncpod's executor (e.g. --max-parallel-pods 4)
 read -r -a PLEG_ARGS <<<"${BENCH_PLEG_ARGS:-}"         # ... its PLEG (e.g. --evented off)
 read -r -a PLANNER_ARGS <<<"${BENCH_PLANNER_ARGS:-}"   # ... its planner (e.g. --log-level info)
+PROFILE=${BENCH_PROFILE:-}
+PROFILING=()
+if [[ -n $PROFILE ]]; then
+	[[ $PROFILE =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_PROFILE=$PROFILE: want a number of seconds" >&2; exit 2; }
+	PROFILING=(--profiling)
+fi
 
 log() { echo "bench: $*" >&2; }
 
@@ -154,20 +164,37 @@ start_syncpod() { # SOCK [DIR] [PORTS]: the three services on that runtime, in D
 	rm -rf "$d"
 	mkdir -p "$d"/manifests "$d"/logs
 	"$BIN"/syncpod-executor --listen "unix://$d/executor.sock" --metrics-listen 127.0.0.1:${mp}02 \
-		--cri-endpoint "unix://$1" --data-dir "$d"/executor --log-dir "$d"/logs "${EXECUTOR_ARGS[@]}" >"$d"/executor.log 2>&1 &
+		--cri-endpoint "unix://$1" --data-dir "$d"/executor --log-dir "$d"/logs "${PROFILING[@]}" "${EXECUTOR_ARGS[@]}" >"$d"/executor.log 2>&1 &
 	procs+=($!) pids+=($!)
 	"$BIN"/syncpod-pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:${mp}03 \
-		--cri-endpoint "unix://$1" "${PLEG_ARGS[@]}" >"$d"/pleg.log 2>&1 &
+		--cri-endpoint "unix://$1" "${PROFILING[@]}" "${PLEG_ARGS[@]}" >"$d"/pleg.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/executor.sock "${pids[0]}" executor "$d"/executor.log
 	wait_socket "$d"/pleg.sock "${pids[1]}" pleg "$d"/pleg.log
 	"$BIN"/syncpod-planner --listen "unix://$d/planner.sock" --metrics-listen 127.0.0.1:${mp}01 \
 		--executor "unix://$d/executor.sock" --pleg "unix://$d/pleg.sock" \
-		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug "${PLANNER_ARGS[@]}" >"$d"/planner.log 2>&1 &
+		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug "${PROFILING[@]}" "${PLANNER_ARGS[@]}" >"$d"/planner.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/planner.sock "${pids[2]}" planner "$d"/planner.log
 	SYNCPOD_PIDS=$(IFS=,; echo "${pids[*]}")
 	sleep 2 # the PLEG's event stream confirms evented mode within 1 s
+}
+
+PROFILE_PIDS=()
+profile_syncpod() { # PREFIX: with BENCH_PROFILE, CPU profiles of the three services (metrics on 1920x) begin, in the background
+	[[ -n $PROFILE ]] || return 0
+	local svc
+	for svc in 01:planner 02:executor 03:pleg; do
+		curl -s -o "$B/$1-${svc#*:}.pprof" "http://127.0.0.1:192${svc%%:*}/debug/pprof/profile?seconds=$PROFILE" &
+		PROFILE_PIDS+=($!)
+	done
+	log "profiling syncpod's services for $PROFILE s into $B/$1-{planner,executor,pleg}.pprof"
+}
+
+profiles_done() { # the profiles begun by profile_syncpod are written (they end on their own)
+	[[ ${#PROFILE_PIDS[@]} -gt 0 ]] || return 0
+	wait "${PROFILE_PIDS[@]}" || log "a profile was not written (a service gone before its end?)"
+	PROFILE_PIDS=()
 }
 
 collect_syncpod() { # [PREFIX]: where syncpod's syncs spent their time, for the record, in $B/PREFIX-*
@@ -182,9 +209,11 @@ collect_syncpod() { # [PREFIX]: where syncpod's syncs spent their time, for the 
 
 run_syncpod() { # OUT
 	start_syncpod "$SOCK"
+	profile_syncpod syncpod
 	measure syncpod "$1" --planner "unix://$SYNCPOD_D/planner.sock" --manifest-dir "$SYNCPOD_D"/manifests \
 		--pids "$SYNCPOD_PIDS"
 	collect_syncpod
+	profiles_done
 	stop_procs
 }
 
@@ -288,11 +317,13 @@ run_versus() { # KUBELET_OUT SYNCPOD_OUT
 	runtime2_up
 	start_kubelet "$SOCK"
 	start_syncpod "$SOCK2"
+	profile_syncpod versus-syncpod
 	"$BIN"/syncpod-bench versus --kubelet-cri-endpoint "unix://$SOCK" --kubelet-manifest-dir "$KUBELET_D"/manifests \
 		--node "$NODE" --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-manifest-dir "$SYNCPOD_D"/manifests \
 		--planner "unix://$SYNCPOD_D/planner.sock" --image "$BUSYBOX" --out-kubelet "$1" --out-syncpod "$2" \
 		--kubelet-pids "$KUBELET_PID" --syncpod-pids "$SYNCPOD_PIDS" "${VERSUS_ARGS[@]}"
 	collect_syncpod versus-syncpod
+	profiles_done
 	rm -f "$KUBELET_D"/manifests/*.yaml
 	stop_procs
 	runtime_down
