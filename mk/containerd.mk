@@ -103,18 +103,21 @@ CONTAINERD2_DIR     := $(CURDIR)/.tmp/containerd2
 CONTAINERDBIN_SH    := $(CURDIR)/mk/containerdbin.sh
 # What the 1.6 run expects of the PLEG (asserted by the tests that start one).
 export SYNCPOD_TEST_CONTAINERD_PLEG_MODE ?= relist
-# The representative subset run on 2.x: the harness smoke test, the PLEG's
-# died event and health (asserting evented mode), the executor's runner
-# against a real runtime, and one end-to-end lifecycle through all three
-# services (asserting evented mode). About 100 s of tests (measured on a
-# loaded 2-core machine; 250 s with a cold build cache); the full set is in `make
-# unit` against 1.6. The first three share the runtime and run side by
-# side; the end-to-end node (UNIT_CONTAINERD2_NODE) runs alone after them,
+# Every containerd test of `make unit` runs on 2.x as well: the harness
+# smoke test, the PLEG's died event and health (asserting evented mode),
+# the executor's runner (security context, volumes, hooks, crash-loop
+# backoff, grace periods), the CRI suite (which asks the runtime for its
+# events and checks them, sandboxes included), and the end-to-end tests
+# through all three services (lifecycle, streams, the site example,
+# security and hooks, each asserting evented mode) with the SIGKILL of a
+# private 2.x containerd under a churn of pods. The first four share the
+# runtime and run side by side; the end-to-end ones (UNIT_CONTAINERD2_NODE)
+# run after them, taking turns on the runtime (a lock in services/e2e),
 # since a node kills the pods it does not know, as the kubelet does, and
 # this runtime has no second instance for nodes.
 UNIT_CONTAINERD2      := ./services/containerdtest:. ./pleg/service:TestContainerd \
-                         ./executor/runner:'TestContainerd(PodWithInit|KillHonours)'
-UNIT_CONTAINERD2_NODE := ./services/e2e:TestLifecycleOnContainerd
+                         ./executor/runner:TestContainerd ./cri/crisim:TestCRISuiteContainerd
+UNIT_CONTAINERD2_NODE := ./services/e2e:'OnContainerd|TestRuntimeFaultContainerd'
 
 .PHONY: containerd2-build containerd2-up containerd2-down unit-containerd2
 
@@ -141,7 +144,9 @@ unit-containerd2:
 	@if [ "$$(id -u)" -ne 0 ] && [ ! -S $(CONTAINERD2_DIR)/containerd.sock ]; then \
 	  echo "!!! SKIP containerd $(CONTAINERD2_VERSION) tests: not root and no $(CONTAINERD2_DIR)/containerd.sock"; exit 0; fi; \
 	start=$$(date +%s); logs=$$(mktemp -d); trap 'rm -rf "$$logs"' EXIT; \
+	bin=$$(CONTAINERD2_VERSION=$(CONTAINERD2_VERSION) $(CONTAINERDBIN_SH) --cached) || exit 1; \
 	run() { SYNCPOD_TEST_CONTAINERD_ENDPOINT=unix://$(CONTAINERD2_DIR)/containerd.sock SYNCPOD_TEST_NODE_CONTAINERD_ENDPOINT= SYNCPOD_TEST_CONTAINERD_PLEG_MODE=evented \
+	    SYNCPOD_CONTAINERD_BIN=$$bin \
 	    $(GO) test -race -ldflags=-w -vet=off -count=1 -timeout 10m -run "$${1##*:}" "$${1%%:*}"; }; \
 	i=0; pids=; for t in $(UNIT_CONTAINERD2); do \
 	  i=$$((i + 1)); run "$$t" > "$$logs/$$i" 2>&1 & pids="$$pids $$!"; \
@@ -149,7 +154,7 @@ unit-containerd2:
 	rc=0; for p in $$pids; do wait $$p || rc=1; done; \
 	cat "$$logs"/*; [ $$rc -eq 0 ] || exit 1; \
 	for t in $(UNIT_CONTAINERD2_NODE); do run "$$t" || exit 1; done; \
-	echo "containerd $(CONTAINERD2_VERSION) subset: $$(( $$(date +%s) - start )) s"
+	echo "containerd $(CONTAINERD2_VERSION) tests: $$(( $$(date +%s) - start )) s"
 
 test-setup:: containerd2-up
 test-teardown:: containerd2-down

@@ -79,9 +79,8 @@ func TestLifecycleOnContainerd(t *testing.T) {
 // has had its confirmation time.
 func (n *node) checkPLEGMode() {
 	n.t.Helper()
-	want := map[string]plegv1.PlegMode{"relist": plegv1.PlegMode_PLEG_MODE_RELIST, "evented": plegv1.PlegMode_PLEG_MODE_EVENTED}
-	w := containerdtest.ExpectedPLEGMode()
-	if w == "" {
+	mode, ok := expectedPLEGMode(n.t)
+	if !ok {
 		return
 	}
 	resp, err := n.plegc.ListPodStatuses(rpcCtx(n.t), &plegv1.ListPodStatusesRequest{})
@@ -89,9 +88,37 @@ func (n *node) checkPLEGMode() {
 		n.t.Fatalf("ListPodStatuses: %v", err)
 	}
 	n.t.Logf("PLEG mode on this containerd: %s", resp.GetMode())
-	if mode, ok := want[w]; !ok {
-		n.t.Errorf("%s=%q: want relist or evented", containerdtest.EnvPLEGMode, w)
-	} else if resp.GetMode() != mode {
+	if resp.GetMode() != mode {
 		n.t.Errorf("PLEG mode = %s, want %s (%s)", resp.GetMode(), mode, containerdtest.EnvPLEGMode)
 	}
+}
+
+// waitPLEGMode waits until the PLEG is in the mode the harness expects
+// of this containerd (after the runtime came back, say: evented again
+// once its event stream is open).
+func (n *node) waitPLEGMode(timeout time.Duration) {
+	n.t.Helper()
+	mode, ok := expectedPLEGMode(n.t)
+	if !ok {
+		return
+	}
+	eventually(n.t, timeout, "PLEG mode "+mode.String(), func() (bool, string) {
+		resp, err := n.plegc.ListPodStatuses(rpcCtx(n.t), &plegv1.ListPodStatusesRequest{})
+		return err == nil && resp.GetMode() == mode, fmt.Sprintf("%v %v", resp.GetMode(), err)
+	})
+}
+
+// expectedPLEGMode is the PLEG mode the harness expects of its containerd
+// (containerdtest.EnvPLEGMode), if it says.
+func expectedPLEGMode(t *testing.T) (plegv1.PlegMode, bool) {
+	t.Helper()
+	w := containerdtest.ExpectedPLEGMode()
+	if w == "" {
+		return 0, false
+	}
+	mode, ok := map[string]plegv1.PlegMode{"relist": plegv1.PlegMode_PLEG_MODE_RELIST, "evented": plegv1.PlegMode_PLEG_MODE_EVENTED}[w]
+	if !ok {
+		t.Fatalf("%s=%q: want relist or evented", containerdtest.EnvPLEGMode, w)
+	}
+	return mode, true
 }
