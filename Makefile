@@ -67,7 +67,7 @@ build-images:
 # starts as soon as the set-up is done and runs beside lint and the unit
 # tests; each fuzz target runs for a number of inputs, not a time, so a
 # busy CPU makes it slower, never failed. The extra runs (unit-extra: the
-# containerd 2.x subset, on a runtime of their own) start in whichever lane
+# containerd tests against 2.x, on a runtime of their own) start in whichever lane
 # frees first, the fuzzing's or the unit tests', and never before lint is
 # done (so they reuse its -race compile of their dependencies rather than
 # compiling them a second time beside it). Every lane keeps the machine's
@@ -161,7 +161,7 @@ fuzz:
 test-setup:: build-run
 test-teardown::
 	@true
-# Further test runs after `make unit` (e.g. the containerd 2.x subset).
+# Further test runs after `make unit` (e.g. the containerd tests against 2.x).
 unit-extra::
 	@true
 
