@@ -137,6 +137,11 @@ type session struct {
 // interactive session until it ends, and turns its exit code into
 // syncpodctl's.
 func runSession(ctx context.Context, g *globals, s session, withStdin, tty bool, termFd int) error {
+	// The stream runs on the caller's context: whether the caller left is
+	// asked of that one. A child context is cancelled only after its
+	// parent's Done channel closes, so the stream's error can come before
+	// the child says it was cancelled.
+	left := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	send, stream := s.send, s
@@ -192,7 +197,7 @@ func runSession(ctx context.Context, g *globals, s session, withStdin, tty bool,
 			return nil
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if left.Err() != nil {
 				return nil
 			}
 			return err
