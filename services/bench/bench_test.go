@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -42,6 +43,49 @@ func TestQuantileNearestRank(t *testing.T) {
 // TestTableRatiosAndMissingRows: rows appear in Measures order, only when
 // some agent has them; the ratio is the second agent's median over the
 // first's; a row one agent lacks has no ratio.
+// TestMedianCIOrderStatistics: the interval is the pair of order
+// statistics the binomial tables give (n=6: the extremes; 15: the 4th and
+// 12th; 30: the 10th and 21st), none for 5 samples or fewer, and over
+// many draws from a known distribution it holds the true median at least
+// 95 % of the time.
+func TestMedianCIOrderStatistics(t *testing.T) {
+	ranks := func(n int) Sample {
+		s := make(Sample, n)
+		for i := range s {
+			s[i] = float64(n - i) // descending: MedianCI sorts
+		}
+		return s
+	}
+	for _, tc := range []struct{ n, lo, hi int }{{6, 1, 6}, {7, 1, 7}, {9, 2, 8}, {15, 4, 12}, {30, 10, 21}} {
+		lo, hi, ok := ranks(tc.n).MedianCI(0.95)
+		if !ok || lo != float64(tc.lo) || hi != float64(tc.hi) {
+			t.Errorf("n=%d: %v–%v (%v), want the %dth and %dth smallest", tc.n, lo, hi, ok, tc.lo, tc.hi)
+		}
+	}
+	for _, n := range []int{0, 1, 5} {
+		if _, _, ok := ranks(n).MedianCI(0.95); ok {
+			t.Errorf("n=%d: an interval, want none at 95 %%", n)
+		}
+	}
+	// Coverage: 2,000 draws of 15 from an exponential distribution
+	// (median ln 2), fixed seed. The nominal coverage at n=15 is 96.5 %.
+	r := rand.New(rand.NewPCG(1, 2))
+	held := 0
+	const draws = 2000
+	for range draws {
+		s := make(Sample, 15)
+		for i := range s {
+			s[i] = r.ExpFloat64()
+		}
+		if lo, hi, ok := s.MedianCI(0.95); ok && lo <= math.Ln2 && math.Ln2 <= hi {
+			held++
+		}
+	}
+	if cov := float64(held) / draws; cov < 0.95 {
+		t.Errorf("the interval held the median in %.1f %% of %d draws, want at least 95 %%", 100*cov, draws)
+	}
+}
+
 func TestTableRatiosAndMissingRows(t *testing.T) {
 	kubelet := Report{Agent: "kubelet", Runtime: "containerd v2.4.2", Load: [3]float64{1, 2, 3}, Results: []Result{
 		{Measure: MeasureStartFile, Seconds: Sample{0.300, 0.400, 0.350}},
@@ -92,7 +136,7 @@ func TestTableGroupsReportsOfOneAgent(t *testing.T) {
 		{Measure: Measure10FileVersus, Seconds: Sample{1}},
 	}}
 	vs := Report{Agent: "syncpod", Runtime: "containerd v2.4.2", Load: [3]float64{4, 4, 4}, Results: []Result{
-		{Measure: MeasureStartFileVersus, Seconds: Sample{0.120, 0.118, 0.119}, Note: "[per-round]", PairedWith: "kubelet", PerRound: 0.97},
+		{Measure: MeasureStartFileVersus, Seconds: Sample{0.120, 0.118, 0.119}, Note: "[per-round]", PairedWith: "kubelet", PerRound: 0.97, PerRoundCI: &[2]float64{0.93, 1.01}},
 		// Paired with another agent than the first column's: the medians only.
 		{Measure: Measure10FileVersus, Seconds: Sample{0.9}, PairedWith: "cri", PerRound: 0.5},
 	}}
@@ -101,7 +145,7 @@ func TestTableGroupsReportsOfOneAgent(t *testing.T) {
 		"| measure (p50, p99) | kubelet | syncpod | cri | syncpod / kubelet |",
 		"| 50 pods at once → last started, file | 7.00 s | 3.50 s | — | 0.50× |",
 		"| desired → started, API | — | 110 ms | 100 ms | — |",
-		"| " + MeasureStartFileVersus + " | 125 ms (p99 130 ms, n=3) | 119 ms (p99 120 ms, n=3) [per-round] | — | 0.97× per round (medians 0.95×) |",
+		"| " + MeasureStartFileVersus + " | 125 ms (p99 130 ms, n=3) | 119 ms (p99 120 ms, n=3) [per-round] | — | 0.97× per round (95 % CI 0.93–1.01×; medians 0.95×) |",
 		"| " + Measure10FileVersus + " | 1.00 s | 900 ms | — | 0.90× |",
 		"load average 1.00 1.00 1.00", "load average 2.00 2.00 2.00", "load average 3.00 3.00 3.00",
 	} {
@@ -455,6 +499,10 @@ func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
 		}
 		if bres[i].PairedWith != "cri" || !(bres[i].PerRound > 0) || ares[i].PairedWith != "" {
 			t.Errorf("%s: b paired with %q at %v per round, a with %q", m, bres[i].PairedWith, bres[i].PerRound, ares[i].PairedWith)
+		}
+		// Three rounds or fewer are too few for a 95 % interval.
+		if bres[i].PerRoundCI != nil || strings.Contains(bres[i].Note, "CI") {
+			t.Errorf("%s: an interval from %d rounds: %v, note %q", m, wantN[i], bres[i].PerRoundCI, bres[i].Note)
 		}
 	}
 	for _, r := range []Result{ares[0], bres[0]} {

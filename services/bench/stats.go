@@ -28,6 +28,38 @@ func (s Sample) Quantile(q float64) float64 {
 	return v[min(max(i, 0), len(v)-1)]
 }
 
+// MedianCI is a distribution-free confidence interval of the median at
+// level conf (0.95, say): the order statistics x(k) and x(n+1-k), k the
+// largest rank with P(B < k) <= (1-conf)/2 for B ~ Binomial(n, 1/2), so
+// the interval holds the true median with probability at least conf,
+// whatever the distribution. ok is false when n is too small for that
+// level (5 samples or fewer at 95 %).
+func (s Sample) MedianCI(conf float64) (lo, hi float64, ok bool) {
+	n := len(s)
+	if n == 0 || !(conf > 0 && conf < 1) {
+		return 0, 0, false
+	}
+	tail := (1 - conf) / 2
+	// cdf accumulates P(B <= i); k is the largest rank with P(B <= k-1) <= tail.
+	k, cdf := 0, 0.0
+	lg1, _ := math.Lgamma(float64(n + 1))
+	for i := 0; i < n; i++ {
+		lg2, _ := math.Lgamma(float64(i + 1))
+		lg3, _ := math.Lgamma(float64(n - i + 1))
+		cdf += math.Exp(lg1 - lg2 - lg3 - float64(n)*math.Ln2)
+		if cdf > tail {
+			break
+		}
+		k = i + 1
+	}
+	if k == 0 {
+		return 0, 0, false
+	}
+	v := slices.Clone(s)
+	slices.Sort(v)
+	return v[k-1], v[n-k], true
+}
+
 // Result is one measure of one agent.
 type Result struct {
 	// Measure is the row name (see Measures).
@@ -46,6 +78,9 @@ type Result struct {
 	// rounds of this agent's time / that agent's.
 	PairedWith string  `json:"paired_with,omitempty"`
 	PerRound   float64 `json:"per_round_ratio,omitempty"`
+	// PerRoundCI is the 95 % confidence interval of PerRound (MedianCI),
+	// when there were rounds enough for one.
+	PerRoundCI *[2]float64 `json:"per_round_ratio_ci95,omitempty"`
 }
 
 // Report is everything one run of the driver measured.
@@ -191,16 +226,21 @@ func Table(reports []Report) string {
 }
 
 // ratioCell is b's median over a's. Where b alternated with a round by
-// round (PairedWith), it is the median of the per-round ratios, with the
-// ratio of the medians after it: the rounds pair samples taken under the
-// same load, which the medians of all samples ignore (at 8 to 15 rounds,
-// those differed by up to 0.13 in the same run).
+// round (PairedWith), it is the median of the per-round ratios, with its
+// 95 % confidence interval and the ratio of the medians after it: the
+// rounds pair samples taken under the same load, which the medians of all
+// samples ignore (at 8 to 15 rounds, those differed by up to 0.13 in the
+// same run); an interval that holds 1 says the run cannot tell the two
+// agents apart on that row.
 func ratioCell(a, b *Result, aAgent string) string {
 	if a == nil || b == nil || !(a.key() > 0) || math.IsNaN(b.key()) {
 		return "—"
 	}
 	medians := b.key() / a.key()
 	if b.PairedWith == aAgent && b.PerRound > 0 {
+		if ci := b.PerRoundCI; ci != nil {
+			return fmt.Sprintf("%.2f× per round (95 %% CI %.2f–%.2f×; medians %.2f×)", b.PerRound, ci[0], ci[1], medians)
+		}
 		return fmt.Sprintf("%.2f× per round (medians %.2f×)", b.PerRound, medians)
 	}
 	return fmt.Sprintf("%.2f×", medians)

@@ -170,7 +170,12 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 				}
 			}
 			bs[k].PairedWith, bs[k].PerRound = a.Name(), ratios[k].Quantile(0.5)
-			bn = append(bn, fmt.Sprintf("median per-round ratio %s / %s %.2f×", b.Name(), a.Name(), bs[k].PerRound))
+			ratio := fmt.Sprintf("median per-round ratio %s / %s %.2f×", b.Name(), a.Name(), bs[k].PerRound)
+			if lo, hi, ok := ratios[k].MedianCI(0.95); ok {
+				bs[k].PerRoundCI = &[2]float64{lo, hi}
+				ratio += fmt.Sprintf(" (95 %% CI %.2f–%.2f×)", lo, hi)
+			}
+			bn = append(bn, ratio)
 			if len(an) > 0 {
 				as[k].Note = "[" + strings.Join(an, "; ") + "]"
 			}
