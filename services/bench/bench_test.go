@@ -40,9 +40,6 @@ func TestQuantileNearestRank(t *testing.T) {
 	}
 }
 
-// TestTableRatiosAndMissingRows: rows appear in Measures order, only when
-// some agent has them; the ratio is the second agent's median over the
-// first's; a row one agent lacks has no ratio.
 // TestMedianCIOrderStatistics: the interval is the pair of order
 // statistics the binomial tables give (n=6: the extremes; 15: the 4th and
 // 12th; 30: the 10th and 21st), none for 5 samples or fewer, and over
@@ -86,6 +83,9 @@ func TestMedianCIOrderStatistics(t *testing.T) {
 	}
 }
 
+// TestTableRatiosAndMissingRows: rows appear in Measures order, only when
+// some agent has them; the ratio is the second agent's median over the
+// first's; a row one agent lacks has no ratio.
 func TestTableRatiosAndMissingRows(t *testing.T) {
 	kubelet := Report{Agent: "kubelet", Runtime: "containerd v2.4.2", Load: [3]float64{1, 2, 3}, Results: []Result{
 		{Measure: MeasureStartFile, Seconds: Sample{0.300, 0.400, 0.350}},

@@ -128,12 +128,12 @@ func (c *privateContainerd) restart(t *testing.T) {
 	// The containerd mk/containerd.sh started: Debian's on PATH, or the
 	// one in SYNCPOD_CONTAINERD_BIN (2.x), which finds its own shim first
 	// on its PATH.
-	bin := "containerd"
-	cmd := exec.Command(bin, "--config", filepath.Join(c.dir, "config.toml"))
+	bin, env := "containerd", os.Environ()
 	if dir := os.Getenv("SYNCPOD_CONTAINERD_BIN"); dir != "" {
-		cmd = exec.Command(filepath.Join(dir, bin), "--config", filepath.Join(c.dir, "config.toml"))
-		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		bin, env = filepath.Join(dir, "containerd"), append(env, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
+	cmd := exec.Command(bin, "--config", filepath.Join(c.dir, "config.toml"))
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -473,8 +473,9 @@ func (cp *controlPlane) restartAPIServer(meanwhile func()) {
 // as the admin, with no leader election. Neither serves HTTPS
 // (--secure-port=0): nothing here reads their health or metrics, and a
 // port handed out by freePort could be taken before they bind it (by
-// another test binary's connection), which made the scheduler exit at
-// start and left a Deployment's pods Pending. The node lifecycle
+// another test binary's connection), and kube-scheduler given a taken
+// port exits at once ("failed to create listener"): the likely cause of
+// a CI run whose Deployment's pods all stayed Pending. The node lifecycle
 // controller checks every 2 s and gives a node 12 s without a lease
 // renewal before its Ready condition turns Unknown (NotReady).
 func (cp *controlPlane) startControllers() {

@@ -170,7 +170,9 @@ func New(opts Options) (*Server, error) {
 		}))
 		if opts.Profiling {
 			// pprof.Index serves the named runtime profiles (heap,
-			// goroutine, allocs, ...) under the prefix.
+			// goroutine, allocs, ...) under the prefix. (Importing
+			// net/http/pprof also registers them on
+			// http.DefaultServeMux, which nothing here serves.)
 			mux.HandleFunc("/debug/pprof/", pprof.Index)
 			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
