@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/syncpod/syncpod/internal/boltfile"
+	"github.com/syncpod/syncpod/internal/periodic"
 )
 
 // Defaults and limits of the back-off curve (rule, DESIGN.md).
@@ -214,20 +215,14 @@ func (s *Store) Close() error {
 // Run garbage-collects every GCInterval until ctx ends; it returns nil on
 // cancellation.
 func (s *Store) Run(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.GCInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if n, err := s.GC(); err != nil {
-				s.cfg.Logger.Warn("back-off gc failed", "err", err)
-			} else if n > 0 {
-				s.cfg.Logger.Debug("back-off gc", "removed", n)
-			}
+	periodic.Run(ctx, s.cfg.GCInterval, func() {
+		if n, err := s.GC(); err != nil {
+			s.cfg.Logger.Warn("back-off gc failed", "err", err)
+		} else if n > 0 {
+			s.cfg.Logger.Debug("back-off gc", "removed", n)
 		}
-	}
+	})
+	return nil
 }
 
 func (s *Store) expired(at, lastUpdate time.Time) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/syncpod/syncpod/internal/periodic"
 	"github.com/syncpod/syncpod/planner/events"
 	"github.com/syncpod/syncpod/planner/podsync"
 	"github.com/syncpod/syncpod/planner/podworkers"
@@ -175,27 +176,17 @@ func (s *Syncer) Run(ctx context.Context) error {
 	g.Go(func() error { return s.workers.Run(ctx) })
 	g.Go(func() error { return s.watchStore(ctx) })
 	g.Go(func() error { s.watchPLEG(ctx); return nil })
-	g.Go(func() error { s.every(ctx, s.opts.HousekeepingPeriod, s.housekeeping); return nil })
-	g.Go(func() error { s.every(ctx, s.opts.EvictionCheckPeriod, s.checkEmptyDirs); return nil })
+	g.Go(func() error { periodic.Run(ctx, s.opts.HousekeepingPeriod, func() { s.housekeeping(ctx) }); return nil })
+	g.Go(func() error {
+		periodic.Run(ctx, s.opts.EvictionCheckPeriod, func() { s.checkEmptyDirs(ctx) })
+		return nil
+	})
 	g.Go(func() error { s.watchConfig(ctx); return nil })
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
-}
-
-func (s *Syncer) every(ctx context.Context, period time.Duration, fn func(context.Context)) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			fn(ctx)
-		}
-	}
 }
 
 // resyncAll triggers a sync of every stored pod: after the PLEG's or the

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"runtime/debug"
 	"runtime/metrics"
@@ -120,18 +119,4 @@ func (m *memReleaser) tick() bool {
 	m.log.Debug("returned free heap memory to the kernel after a busy spell",
 		"free_before_bytes", cur.free, "free_after_bytes", after.free)
 	return true
-}
-
-// run ticks every interval until ctx ends.
-func (m *memReleaser) run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			m.tick()
-		}
-	}
 }

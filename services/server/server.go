@@ -27,6 +27,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+
+	"github.com/syncpod/syncpod/internal/periodic"
 )
 
 // Options configure a Server.
@@ -226,7 +228,8 @@ func (s *Server) Run(ctx context.Context) error {
 	s.registerServiceHealth() // health.go
 	memCtx, stopMem := context.WithCancel(ctx)
 	defer stopMem()
-	go newMemReleaser(log).run(memCtx, releaseEvery) // memory.go
+	mem := newMemReleaser(log) // memory.go
+	go periodic.Run(memCtx, releaseEvery, func() { mem.tick() })
 	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
 	if s.httpLis != nil {
 		attrs = append(attrs, "metrics", "http://"+s.httpLis.Addr().String()+"/metrics")
