@@ -31,14 +31,8 @@ func (s *run) scale(ctx context.Context, via Via) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var last time.Time
-	for _, st := range started {
-		if st.Started.After(last) {
-			last = st.Started
-		}
-	}
 	start := Result{Measure: MeasureScaleStart, Agent: s.a.Name(), Note: fmt.Sprintf("[%d pods]", n)}
-	start.Seconds.Add(last.Sub(t0))
+	start.Seconds.Add(lastStarted(started).Sub(t0))
 	if err := sleep(ctx, 5*time.Second); err != nil {
 		return nil, err
 	}

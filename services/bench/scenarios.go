@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,48 +76,58 @@ func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error)
 		}
 		return false
 	}
+	// A row runs when any of its measures is selected; it may measure
+	// more than one (the paired rounds of 10 pods time their start and
+	// their deletion).
 	type row struct {
-		measure string
-		fn      func(context.Context) (Result, error)
+		measures []string
+		fn       func(context.Context) ([]Result, error)
 	}
 	var rows []row
+	add := func(measure string, fn func(context.Context) (Result, error)) {
+		rows = append(rows, row{[]string{measure}, func(ctx context.Context) ([]Result, error) {
+			res, err := fn(ctx)
+			return []Result{res}, err
+		}})
+	}
 	for _, v := range []Via{ViaAPI, ViaFile} {
 		if !offers(v) {
 			continue
 		}
 		m := map[Via][3]string{ViaAPI: {MeasureStartAPI, Measure10API, Measure50API}, ViaFile: {MeasureStartFile, Measure10File, Measure50File}}[v]
-		rows = append(rows, row{m[0], func(ctx context.Context) (Result, error) { return s.single(ctx, m[0], v) }})
-		rows = append(rows, row{m[1], func(ctx context.Context) (Result, error) { return s.burst(ctx, m[1], v, 10) }})
+		add(m[0], func(ctx context.Context) (Result, error) { return s.single(ctx, m[0], v) })
+		add(m[1], func(ctx context.Context) (Result, error) { return s.burst(ctx, m[1], v, 10) })
 		if o.Big {
-			rows = append(rows, row{m[2], func(ctx context.Context) (Result, error) { return s.burst(ctx, m[2], v, 50) }})
+			add(m[2], func(ctx context.Context) (Result, error) { return s.burst(ctx, m[2], v, 50) })
 		}
 	}
 	if a.Name() != "cri" {
 		via := a.Vias()[0]
 		if o.Floor != nil {
-			rows = append(rows, row{MeasureStartPaired, func(ctx context.Context) (Result, error) { return s.paired(ctx, MeasureStartPaired, via) }})
+			add(MeasureStartPaired, func(ctx context.Context) (Result, error) { return s.paired(ctx, MeasureStartPaired, via) })
 			if via != ViaFile && offers(ViaFile) {
-				rows = append(rows, row{MeasureStartFilePaired, func(ctx context.Context) (Result, error) { return s.paired(ctx, MeasureStartFilePaired, ViaFile) }})
+				add(MeasureStartFilePaired, func(ctx context.Context) (Result, error) { return s.paired(ctx, MeasureStartFilePaired, ViaFile) })
 			}
 		}
-		rows = append(rows,
-			row{MeasureDelete10, func(ctx context.Context) (Result, error) { return s.delete(ctx, via, 10) }})
+		add(MeasureDelete10, func(ctx context.Context) (Result, error) { return s.delete(ctx, via, 10) })
 		if o.Floor != nil {
-			rows = append(rows, row{MeasureDeletePaired, func(ctx context.Context) (Result, error) { return s.pairedDelete(ctx, via, 10) }})
+			rows = append(rows, row{[]string{Measure10Paired, MeasureDeletePaired}, func(ctx context.Context) ([]Result, error) {
+				burst, del, err := s.pairedTen(ctx, via, 10)
+				return []Result{burst, del}, err
+			}})
 		}
-		rows = append(rows,
-			row{MeasureReplacement, func(ctx context.Context) (Result, error) { return s.replacement(ctx, via) }})
+		add(MeasureReplacement, func(ctx context.Context) (Result, error) { return s.replacement(ctx, via) })
 		// Its floor is an evented agent: on a runtime without CRI events
 		// (containerd 1.6) it would never replace anything.
 		if o.Floor != nil && selected(o.Only, MeasureReplacementPaired) {
 			if rt.OffersEvents(ctx) {
-				rows = append(rows, row{MeasureReplacementPaired, func(ctx context.Context) (Result, error) { return s.pairedReplacement(ctx, via) }})
+				add(MeasureReplacementPaired, func(ctx context.Context) (Result, error) { return s.pairedReplacement(ctx, via) })
 			} else {
 				o.Logger.Info("not measured: its raw-CRI floor follows the runtime's CRI events, which this runtime does not offer", "measure", MeasureReplacementPaired)
 			}
 		}
 		if o.Idle > 0 && len(o.PIDs) > 0 {
-			rows = append(rows, row{MeasureIdleCPU, func(ctx context.Context) (Result, error) { return s.idle(ctx, via) }})
+			add(MeasureIdleCPU, func(ctx context.Context) (Result, error) { return s.idle(ctx, via) })
 		}
 	}
 	if o.Scale > 0 && a.Name() != "cri" && selected(o.Only, MeasureScaleStart) {
@@ -129,23 +140,25 @@ func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error)
 		return out, nil
 	}
 	for _, r := range rows {
-		if !selected(o.Only, r.measure) {
+		if !slices.ContainsFunc(r.measures, func(m string) bool { return selected(o.Only, m) }) {
 			continue
 		}
-		o.Logger.Info("measuring", "agent", a.Name(), "measure", r.measure)
-		res, err := r.fn(ctx)
+		o.Logger.Info("measuring", "agent", a.Name(), "measure", strings.Join(r.measures, "; "))
+		results, err := r.fn(ctx)
 		if err != nil {
-			return out, fmt.Errorf("%s: %s: %w", a.Name(), r.measure, err)
+			return out, fmt.Errorf("%s: %s: %w", a.Name(), strings.Join(r.measures, "; "), err)
 		}
-		if res.Measure == MeasureIdleCPU {
-			rss := res
-			rss.Measure, rss.Value, rss.Unit = MeasureIdleRSS, res.Seconds.Quantile(0), "MB"
-			res.Seconds, res.Note = nil, ""
-			out = append(out, res, rss)
-			continue
+		for _, res := range results {
+			if res.Measure == MeasureIdleCPU {
+				rss := res
+				rss.Measure, rss.Value, rss.Unit = MeasureIdleRSS, res.Seconds.Quantile(0), "MB"
+				res.Seconds, res.Note = nil, ""
+				out = append(out, res, rss)
+				continue
+			}
+			o.Logger.Info("measured", "agent", a.Name(), "measure", res.Measure, "result", res.cell())
+			out = append(out, res)
 		}
-		o.Logger.Info("measured", "agent", a.Name(), "measure", r.measure, "result", res.cell())
-		out = append(out, res)
 	}
 	return out, nil
 }
@@ -321,15 +334,25 @@ func (s *run) paired(ctx context.Context, measure string, via Via) (Result, erro
 	return res, nil
 }
 
-// pairedDelete alternates deletions of n pods by the agent and by the
-// floor (StopGracefully: the same grace period, containers in parallel,
-// then the sandboxes) on the same runtime, floor first in even rounds,
-// Runs/2 rounds (at least 2).
-func (s *run) pairedDelete(ctx context.Context, via Via, n int) (Result, error) {
-	res := Result{Measure: MeasureDeletePaired, Agent: s.a.Name()}
+// pairedTen alternates rounds of the agent and of the floor on the same
+// runtime, floor first in even rounds, Runs/2 rounds (at least 2). A
+// round starts n pods at once and then deletes them (the floor by
+// StopGracefully: the same grace period, containers in parallel, then
+// the sandboxes). It returns the agent's starts (n pods at once → last
+// started) and deletions (→ all sandboxes stopped), each noting the
+// floor's median and the median per-pair ratio.
+func (s *run) pairedTen(ctx context.Context, via Via, n int) (burst, del Result, err error) {
+	burst = Result{Measure: Measure10Paired, Agent: s.a.Name()}
+	del = Result{Measure: MeasureDeletePaired, Agent: s.a.Name()}
 	floor := &run{rt: s.rt, a: s.o.Floor, o: s.o, tag: s.tag + "d"}
-	var floorS, ratios Sample
-	floorDown := func(ctx context.Context, names []string) (time.Duration, error) {
+	var floorUp, floorDown, upRatios, downRatios Sample
+	defer func() {
+		burst.Note = fmt.Sprintf("[%s; raw CRI alternating: %s; median per-pair ratio %.2f×]",
+			via, fmtDur(floorUp.Quantile(0.5)), upRatios.Quantile(0.5))
+		del.Note = fmt.Sprintf("[%s; raw CRI alternating (StopContainer with the %d s grace in parallel, then StopPodSandbox): %s; median per-pair ratio %.2f×]",
+			via, GracePeriod, fmtDur(floorDown.Quantile(0.5)), downRatios.Quantile(0.5))
+	}()
+	stopFloor := func(ctx context.Context, names []string) (time.Duration, error) {
 		ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 		defer cancel()
 		t0 := time.Now()
@@ -346,37 +369,49 @@ func (s *run) pairedDelete(ctx context.Context, via Via, n int) (Result, error) 
 		return at.Sub(t0), nil
 	}
 	for i := range max(s.o.Runs/2, 2) {
-		var agentD, floorD time.Duration
+		var agentUp, agentDown, fUp, fDown time.Duration
 		for k := range 2 {
 			if (k == 0) == (i%2 == 0) {
 				names := floor.names(n)
-				if _, _, err := floor.up(ctx, names, ViaAPI); err != nil {
-					return res, fmt.Errorf("floor: %w", err)
-				}
-				d, err := floorDown(ctx, names)
+				t0, started, err := floor.up(ctx, names, ViaAPI)
 				if err != nil {
-					return res, fmt.Errorf("floor: %w", err)
+					return burst, del, fmt.Errorf("floor: %w", err)
 				}
-				floorD = d
-				floorS.Add(d)
+				fUp = lastStarted(started).Sub(t0)
+				if fDown, err = stopFloor(ctx, names); err != nil {
+					return burst, del, fmt.Errorf("floor: %w", err)
+				}
+				floorUp.Add(fUp)
+				floorDown.Add(fDown)
 				continue
 			}
 			names := s.names(n)
-			if _, _, err := s.up(ctx, names, via); err != nil {
-				return res, err
-			}
-			d, err := s.down(ctx, names, via)
+			t0, started, err := s.up(ctx, names, via)
 			if err != nil {
-				return res, err
+				return burst, del, err
 			}
-			agentD = d
-			res.Seconds.Add(d)
+			agentUp = lastStarted(started).Sub(t0)
+			if agentDown, err = s.down(ctx, names, via); err != nil {
+				return burst, del, err
+			}
+			burst.Seconds.Add(agentUp)
+			del.Seconds.Add(agentDown)
 		}
-		ratios = append(ratios, agentD.Seconds()/floorD.Seconds())
+		upRatios = append(upRatios, agentUp.Seconds()/fUp.Seconds())
+		downRatios = append(downRatios, agentDown.Seconds()/fDown.Seconds())
 	}
-	res.Note = fmt.Sprintf("[%s; raw CRI alternating (StopContainer with the %d s grace in parallel, then StopPodSandbox): %s; median per-pair ratio %.2f×]",
-		via, GracePeriod, fmtDur(floorS.Quantile(0.5)), ratios.Quantile(0.5))
-	return res, nil
+	return burst, del, nil
+}
+
+// lastStarted is the latest start among started.
+func lastStarted(started map[string]Started) time.Time {
+	var last time.Time
+	for _, st := range started {
+		if st.Started.After(last) {
+			last = st.Started
+		}
+	}
+	return last
 }
 
 func (s *run) burst(ctx context.Context, measure string, via Via, n int) (Result, error) {
@@ -386,13 +421,7 @@ func (s *run) burst(ctx context.Context, measure string, via Via, n int) (Result
 	if err != nil {
 		return res, err
 	}
-	var last time.Time
-	for _, st := range started {
-		if st.Started.After(last) {
-			last = st.Started
-		}
-	}
-	res.Seconds.Add(last.Sub(t0))
+	res.Seconds.Add(lastStarted(started).Sub(t0))
 	_, err = s.down(ctx, names, via)
 	return res, err
 }

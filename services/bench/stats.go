@@ -114,9 +114,12 @@ const (
 	Measure10File          = "10 pods at once → last started, file"
 	Measure50API           = "50 pods at once → last started, API"
 	Measure50File          = "50 pods at once → last started, file"
-	MeasureDelete10        = "delete 10 pods → all sandboxes stopped"
-	MeasureDeletePaired    = "delete 10 pods, alternating with raw CRI on the same runtime"
-	MeasureReplacement     = "container stopped behind its back → replacement started"
+	// Measure10Paired: 10 pods at once by the agent, alternating round by
+	// round with the floor starting its 10 on the same runtime.
+	Measure10Paired     = "10 pods at once, alternating with raw CRI on the same runtime"
+	MeasureDelete10     = "delete 10 pods → all sandboxes stopped"
+	MeasureDeletePaired = "delete 10 pods, alternating with raw CRI on the same runtime"
+	MeasureReplacement  = "container stopped behind its back → replacement started"
 	// MeasureReplacementPaired: the same, alternating with the raw-CRI
 	// floor replacing its own containers on their CRI stop events.
 	MeasureReplacementPaired = "container stopped → replacement started, alternating with raw CRI on the same runtime"
@@ -129,7 +132,7 @@ const (
 )
 
 // Measures is the table order.
-var Measures = []string{MeasureAPIServerRunning, MeasureAPIServerNode, MeasureAPIServerRuntime, MeasureStartAPI, MeasureStartFile, MeasureStartPaired, MeasureStartFilePaired, Measure10API, Measure10File, Measure50API, Measure50File,
+var Measures = []string{MeasureAPIServerRunning, MeasureAPIServerNode, MeasureAPIServerRuntime, MeasureStartAPI, MeasureStartFile, MeasureStartPaired, MeasureStartFilePaired, Measure10API, Measure10File, Measure10Paired, Measure50API, Measure50File,
 	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureReplacementPaired, MeasureStartFileVersus, Measure10FileVersus, MeasureDelete10Versus, MeasureIdleCPU, MeasureIdleRSS,
 	MeasureScaleStart, MeasureScaleCPU, MeasureScaleRSS, MeasureScaleRelist}
 

@@ -96,17 +96,11 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 			if err != nil {
 				return nil, 0, err
 			}
-			var last time.Time
-			for _, st := range started {
-				if st.Started.After(last) {
-					last = st.Started
-				}
-			}
 			del, err := r.down(ctx, names, ViaFile)
 			if err != nil {
 				return nil, 0, err
 			}
-			return []time.Duration{last.Sub(t0), del}, cpu, clear(r, names)
+			return []time.Duration{lastStarted(started).Sub(t0), del}, cpu, clear(r, names)
 		}, []string{Measure10FileVersus, MeasureDelete10Versus}},
 	}
 	for _, rw := range rows {
