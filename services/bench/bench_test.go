@@ -83,6 +83,19 @@ func TestMedianCIOrderStatistics(t *testing.T) {
 	}
 }
 
+// TestPairRatioNamesTheIntervalWhenThereAreRounds: a floor-paired row's
+// note gives the median per-pair ratio, and its 95 % interval from 6
+// pairs on (here the 2nd and 9th of 10 ratios), none from fewer.
+func TestPairRatioNamesTheIntervalWhenThereAreRounds(t *testing.T) {
+	ten := Sample{1.10, 0.90, 1.05, 1.00, 0.95, 1.20, 0.85, 1.02, 0.98, 1.08}
+	if got, want := pairRatio(ten), "median per-pair ratio 1.00× (95 % CI 0.90–1.10×)"; got != want {
+		t.Errorf("10 pairs: %q, want %q", got, want)
+	}
+	if got, want := pairRatio(ten[:5]), "median per-pair ratio 1.00×"; got != want {
+		t.Errorf("5 pairs: %q, want %q", got, want)
+	}
+}
+
 // TestTableRatiosAndMissingRows: rows appear in Measures order, only when
 // some agent has them; the ratio is the second agent's median over the
 // first's; a row one agent lacks has no ratio.

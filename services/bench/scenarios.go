@@ -328,9 +328,9 @@ func (s *run) paired(ctx context.Context, measure string, via Via) (Result, erro
 		}
 		ratios = append(ratios, agentD.Seconds()/floorD.Seconds())
 	}
-	res.Note = fmt.Sprintf("[%s; raw CRI alternating: %s, → sandbox created %s; %s: → sandbox created %s; median per-pair ratio %.2f×; raw CRI calls: %s]",
+	res.Note = fmt.Sprintf("[%s; raw CRI alternating: %s, → sandbox created %s; %s: → sandbox created %s; %s; raw CRI calls: %s]",
 		via, fmtDur(floorS.Quantile(0.5)), fmtDur(floorToSandbox.Quantile(0.5)), s.a.Name(), fmtDur(toSandbox.Quantile(0.5)),
-		ratios.Quantile(0.5), s.o.Floor.CallSummary())
+		pairRatio(ratios), s.o.Floor.CallSummary())
 	return res, nil
 }
 
@@ -347,10 +347,10 @@ func (s *run) pairedTen(ctx context.Context, via Via, n int) (burst, del Result,
 	floor := &run{rt: s.rt, a: s.o.Floor, o: s.o, tag: s.tag + "d"}
 	var floorUp, floorDown, upRatios, downRatios Sample
 	defer func() {
-		burst.Note = fmt.Sprintf("[%s; raw CRI alternating: %s; median per-pair ratio %.2f×]",
-			via, fmtDur(floorUp.Quantile(0.5)), upRatios.Quantile(0.5))
-		del.Note = fmt.Sprintf("[%s; raw CRI alternating (StopContainer with the %d s grace in parallel, then StopPodSandbox): %s; median per-pair ratio %.2f×]",
-			via, GracePeriod, fmtDur(floorDown.Quantile(0.5)), downRatios.Quantile(0.5))
+		burst.Note = fmt.Sprintf("[%s; raw CRI alternating: %s; %s]",
+			via, fmtDur(floorUp.Quantile(0.5)), pairRatio(upRatios))
+		del.Note = fmt.Sprintf("[%s; raw CRI alternating (StopContainer with the %d s grace in parallel, then StopPodSandbox): %s; %s]",
+			via, GracePeriod, fmtDur(floorDown.Quantile(0.5)), pairRatio(downRatios))
 	}()
 	stopFloor := func(ctx context.Context, names []string) (time.Duration, error) {
 		ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
@@ -401,6 +401,17 @@ func (s *run) pairedTen(ctx context.Context, via Via, n int) (burst, del Result,
 		downRatios = append(downRatios, agentDown.Seconds()/fDown.Seconds())
 	}
 	return burst, del, nil
+}
+
+// pairRatio is the note of a row paired with the floor: the median of
+// the per-pair ratios agent / floor, with its 95 % confidence interval
+// (MedianCI) when there were pairs enough for one.
+func pairRatio(ratios Sample) string {
+	out := fmt.Sprintf("median per-pair ratio %.2f×", ratios.Quantile(0.5))
+	if lo, hi, ok := ratios.MedianCI(0.95); ok {
+		out += fmt.Sprintf(" (95 %% CI %.2f–%.2f×)", lo, hi)
+	}
+	return out
 }
 
 // lastStarted is the latest start among started.
@@ -557,8 +568,8 @@ func (s *run) pairedReplacement(ctx context.Context, via Via) (Result, error) {
 		}
 		ratios = append(ratios, agentD.Seconds()/floorD.Seconds())
 	}
-	res.Note = fmt.Sprintf("[%s: %s; raw CRI alternating: %s (p99 %s), %s; its calls: %s; median per-pair ratio %.2f×]",
-		s.a.Name(), split, fmtDur(floorS.Quantile(0.5)), fmtDur(floorS.Quantile(0.99)), floorSplit, s.o.Floor.ReplaceSummary(), ratios.Quantile(0.5))
+	res.Note = fmt.Sprintf("[%s: %s; raw CRI alternating: %s (p99 %s), %s; its calls: %s; %s]",
+		s.a.Name(), split, fmtDur(floorS.Quantile(0.5)), fmtDur(floorS.Quantile(0.99)), floorSplit, s.o.Floor.ReplaceSummary(), pairRatio(ratios))
 	stopEvents()
 	if err := s.o.Floor.Delete(ctx, fnames, ViaAPI); err != nil {
 		return res, fmt.Errorf("floor: %w", err)
