@@ -58,7 +58,7 @@ func newMemReleaser(log *slog.Logger) *memReleaser {
 	return m
 }
 
-var memMetrics = []string{
+var memMetrics = [...]string{
 	"/gc/heap/allocs:bytes",
 	"/memory/classes/heap/free:bytes",
 	"/memory/classes/heap/objects:bytes",
@@ -69,7 +69,6 @@ var memMetrics = []string{
 // runtime allocates nothing.
 type memReader struct {
 	s []metrics.Sample
-	v [4]uint64
 }
 
 func newMemReader() *memReader {
@@ -82,15 +81,15 @@ func newMemReader() *memReader {
 
 func (r *memReader) read() memSample {
 	metrics.Read(r.s)
+	var v [len(memMetrics)]uint64
 	for i := range r.s {
-		r.v[i] = 0
 		if r.s[i].Value.Kind() == metrics.KindUint64 {
-			r.v[i] = r.s[i].Value.Uint64()
+			v[i] = r.s[i].Value.Uint64()
 		}
 	}
-	out := memSample{allocs: r.v[0], free: r.v[1]}
-	if r.v[2] > r.v[3] {
-		out.free += r.v[2] - r.v[3]
+	out := memSample{allocs: v[0], free: v[1]}
+	if v[2] > v[3] {
+		out.free += v[2] - v[3]
 	}
 	return out
 }
