@@ -283,6 +283,9 @@ type pass struct {
 	releaseSlot func()
 	// src are the ConfigMaps and Secrets the pod may read.
 	src volumes.Sources
+	// early are the image statuses read while the sandbox is created
+	// (readImagesEarly), by image.
+	early map[string]*earlyImage
 }
 
 // ApplyActions carries out actions for pod, planned from observed. The
@@ -354,6 +357,8 @@ func (p *pass) run(ctx context.Context) {
 		p.releaseSlot = release
 	}
 	if a.GetCreateSandbox() {
+		p.readImagesEarly(ctx)
+		defer p.earlyDone()
 		if !p.createSandbox(ctx) {
 			p.skipStarts(a.GetInitContainersToStart(), a.GetContainersToStart(), "sandbox creation failed")
 			return
