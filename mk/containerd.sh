@@ -23,7 +23,9 @@ set -euo pipefail
 PACKAGES=(containerd runc containernetworking-plugins busybox-static bash-completion)
 NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox /usr/share/bash-completion/bash_completion)
 # Knobs (environment): SYNCPOD_CONTAINERD_SNAPSHOTTER forces a snapshotter
-# (default: overlayfs when an overlay mount works under DIR, else native).
+# (default: overlayfs when an overlay mount works under DIR, else native);
+# SYNCPOD_CONTAINERD_LOG_LEVEL sets containerd's log level (default info;
+# trace logs every CRI call, the reads too, in DIR/containerd.log).
 BIN_DIR=${SYNCPOD_CONTAINERD_BIN:-}
 if [[ -n $BIN_DIR ]]; then
 	NEEDED_FILES=("$BIN_DIR"/containerd "$BIN_DIR"/ctr "$BIN_DIR"/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox)
@@ -171,7 +173,7 @@ write_config() {
 		# No TCP listeners: debug and metrics are off.
 		[debug]
 		  address = ""
-		  level = "info"
+		  level = "${SYNCPOD_CONTAINERD_LOG_LEVEL:-info}"
 		[metrics]
 		  address = ""
 
@@ -235,7 +237,7 @@ write_config_v3() {
 		  address = "$SOCK.ttrpc"
 		[debug]
 		  address = ""
-		  level = "info"
+		  level = "${SYNCPOD_CONTAINERD_LOG_LEVEL:-info}"
 		[metrics]
 		  address = ""
 
