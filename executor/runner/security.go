@@ -6,9 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -37,30 +38,62 @@ var baseMaskedPaths = []string{
 // read-only paths.
 func DefaultReadonlyPaths() []string { return append([]string(nil), defaultReadonlyPaths...) }
 
-var cpuDir = regexp.MustCompile(`/cpu(\d+)/thermal_throttle$`)
-
 // DefaultMaskedPaths returns the kubelet's default masked paths for this
 // node: the fixed list plus /sys/devices/system/cpu/cpuN/thermal_throttle
-// for every N where it exists, in CPU order.
+// for every possible CPU N where it exists, in CPU order. Like the
+// kubelet, it reads the possible CPUs once and looks for the directories
+// on every call (one stat per CPU, where reading /sys/devices/system/cpu
+// for a glob cost about 0.3 ms of CPU per container start in a ten-pod
+// burst).
 func DefaultMaskedPaths() []string {
 	out := append([]string(nil), baseMaskedPaths...)
-	found, _ := filepath.Glob("/sys/devices/system/cpu/cpu*/thermal_throttle")
-	sort.Slice(found, func(i, j int) bool { return cpuNum(found[i]) < cpuNum(found[j]) })
-	for _, f := range found {
-		if cpuDir.MatchString(f) {
-			out = append(out, f)
+	for _, n := range possibleCPUs() {
+		p := "/sys/devices/system/cpu/cpu" + strconv.Itoa(n) + "/thermal_throttle"
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
 		}
 	}
 	return out
 }
 
-func cpuNum(p string) int {
-	m := cpuDir.FindStringSubmatch(p)
-	if m == nil {
-		return -1
+// possibleCPUs are the node's possible CPUs (read once), else 0 to
+// NumCPU-1 when the kernel does not say.
+var possibleCPUs = sync.OnceValue(func() []int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/possible")
+	if cpus, ok := parseCPUList(string(b)); err == nil && ok {
+		return cpus
 	}
-	n, _ := strconv.Atoi(m[1])
-	return n
+	cpus := make([]int, runtime.NumCPU())
+	for i := range cpus {
+		cpus[i] = i
+	}
+	return cpus
+})
+
+// parseCPUList parses the kernel's CPU list format ("0-3,8,10-11"),
+// ascending as the kernel writes it; ok is false for anything else.
+func parseCPUList(s string) (cpus []int, ok bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, false
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		first, err := strconv.Atoi(lo)
+		if err != nil || first < 0 {
+			return nil, false
+		}
+		last := first
+		if isRange {
+			if last, err = strconv.Atoi(hi); err != nil || last < first {
+				return nil, false
+			}
+		}
+		for n := first; n <= last; n++ {
+			cpus = append(cpus, n)
+		}
+	}
+	return cpus, true
 }
 
 // namespaceOptions is the kubelet's NamespacesForPod: host network, PID

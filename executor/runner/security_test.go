@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -285,5 +288,54 @@ func TestAppArmorAndSELinuxAsTheKubeletPassesThem(t *testing.T) {
 	sb := SandboxConfig(pod, 0, "/logs")
 	if got := sb.GetLinux().GetSecurityContext().GetSelinuxOptions(); !proto.Equal(got, &runtimeapi.SELinuxOption{Type: "spc_t", Level: "s0:c1,c2"}) {
 		t.Errorf("sandbox selinux %v", got)
+	}
+}
+
+// TestParseCPUList: the kernel's possible-CPU list, as the kubelet reads
+// it for the thermal_throttle masked paths; anything else is refused
+// (DefaultMaskedPaths then falls back to 0..NumCPU-1).
+func TestParseCPUList(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+		ok   bool
+	}{
+		{"0-1\n", []int{0, 1}, true},
+		{"0", []int{0}, true},
+		{"0-3,8,10-11", []int{0, 1, 2, 3, 8, 10, 11}, true},
+		{"", nil, false},
+		{"3-1", nil, false},
+		{"0-", nil, false},
+		{"a", nil, false},
+		{"-1", nil, false},
+	} {
+		got, ok := parseCPUList(tc.in)
+		if ok != tc.ok || !slices.Equal(got, tc.want) {
+			t.Errorf("parseCPUList(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestDefaultMaskedPathsAddTheCPUsThermalThrottle: the fixed list first,
+// then exactly the possible CPUs' thermal_throttle directories that exist
+// on this machine, in CPU order.
+func TestDefaultMaskedPathsAddTheCPUsThermalThrottle(t *testing.T) {
+	got := DefaultMaskedPaths()
+	if !slices.Equal(got[:len(baseMaskedPaths)], baseMaskedPaths) {
+		t.Fatalf("masked paths %v do not begin with the fixed list %v", got, baseMaskedPaths)
+	}
+	// The oracle: every cpuN/thermal_throttle a glob finds, by N.
+	found, _ := filepath.Glob("/sys/devices/system/cpu/cpu[0-9]*/thermal_throttle")
+	num := func(p string) int {
+		n, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(p)), "cpu"))
+		return n
+	}
+	slices.SortFunc(found, func(a, b string) int { return num(a) - num(b) })
+	want := found
+	if extra := got[len(baseMaskedPaths):]; !slices.Equal(extra, want) {
+		t.Fatalf("thermal_throttle paths %v, want %v", extra, want)
+	}
+	if len(possibleCPUs()) < runtime.NumCPU() {
+		t.Fatalf("possible CPUs %v are fewer than the %d usable", possibleCPUs(), runtime.NumCPU())
 	}
 }
