@@ -226,7 +226,7 @@ func TestContainerdKubeletDefaults(t *testing.T) {
 // readTerminationLog reads the one termination-log file of container name.
 func readTerminationLog(t *testing.T, podDir, uid, name string) string {
 	t.Helper()
-	logs, _ := filepath.Glob(filepath.Join(podDir, uid, "containers", name, "*"))
+	logs, _ := filepath.Glob(filepath.Join(podDir, uid, name+".*.termination-log"))
 	if len(logs) != 1 {
 		t.Fatalf("termination logs of %s: %v", name, logs)
 	}
