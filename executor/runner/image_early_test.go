@@ -62,6 +62,10 @@ func (c *countingImages) ImageStatus(ctx context.Context, image *runtimeapi.Imag
 func (c *countingImages) total() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.totalLocked()
+}
+
+func (c *countingImages) totalLocked() int {
 	n := 0
 	for _, v := range c.asked {
 		n += v
@@ -83,11 +87,7 @@ func (c *countingImages) waitFor(n int, d time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
-		n0 := 0
-		for _, v := range c.asked {
-			n0 += v
-		}
-		if n0 >= n {
+		if c.totalLocked() >= n {
 			return true
 		}
 		if !time.Now().Before(deadline) {
