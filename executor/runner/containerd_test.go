@@ -13,8 +13,8 @@ import (
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -49,8 +49,8 @@ func (x *real) open(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.r, err = runner.New(runner.Config{
-		Runtime: cri.NewRuntime(x.cd.Runtime, nil, cri.Timeouts{Call: 30 * time.Second}),
-		Images:  cri.NewImages(x.cd.Images, nil, cri.Timeouts{Call: 30 * time.Second}),
+		Runtime: runtimeclient.NewRuntime(x.cd.Runtime, nil, runtimeclient.Timeouts{Call: 30 * time.Second}),
+		Images:  runtimeclient.NewImages(x.cd.Images, nil, runtimeclient.Timeouts{Call: 30 * time.Second}),
 		Backoff: x.store, LogDir: x.logDir,
 	})
 	if err != nil {

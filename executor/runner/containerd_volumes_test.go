@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -25,8 +25,8 @@ func withVolumes(t *testing.T, x *real) *volumes.Manager {
 		t.Fatal(err)
 	}
 	x.r, err = runner.New(runner.Config{
-		Runtime: cri.NewRuntime(x.cd.Runtime, nil, cri.Timeouts{Call: 30 * time.Second}),
-		Images:  cri.NewImages(x.cd.Images, nil, cri.Timeouts{Call: 30 * time.Second}),
+		Runtime: runtimeclient.NewRuntime(x.cd.Runtime, nil, runtimeclient.Timeouts{Call: 30 * time.Second}),
+		Images:  runtimeclient.NewImages(x.cd.Images, nil, runtimeclient.Timeouts{Call: 30 * time.Second}),
 		Backoff: x.store, LogDir: x.logDir, Volumes: vm, NodeName: "itest-node", HostIP: "127.0.0.1",
 	})
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -79,7 +79,7 @@ func (p *pass) podIPs(ctx context.Context) ([]string, error) {
 	if err != nil {
 		// Not p.fatal here: preStop hooks call this from the kill
 		// goroutines; the caller classifies the error.
-		return nil, cri.IgnoreNotFound(err)
+		return nil, runtimeclient.IgnoreNotFound(err)
 	}
 	net := st.GetStatus().GetNetwork()
 	var ips []string

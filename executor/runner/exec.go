@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 )
 
@@ -17,7 +17,7 @@ const maxExecOutput = 16 << 10
 func (r *Runner) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (*executorv1.ExecSyncResponse, error) {
 	stdout, stderr, err := r.rt.ExecSync(ctx, containerID, cmd, timeout)
 	resp := &executorv1.ExecSyncResponse{Stdout: truncate(stdout), Stderr: truncate(stderr)}
-	if code, ok := cri.ExitCode(err); ok {
+	if code, ok := runtimeclient.ExitCode(err); ok {
 		resp.ExitCode = code
 		return resp, nil
 	}

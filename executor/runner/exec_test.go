@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 )
 
 func TestExecSyncReportsExitCodesAsResults(t *testing.T) {
@@ -19,7 +19,7 @@ func TestExecSyncReportsExitCodesAsResults(t *testing.T) {
 		case "false":
 			return 3, nil, nil
 		}
-		return 0, nil, cri.ErrNotFound
+		return 0, nil, runtimeclient.ErrNotFound
 	}
 	resp, err := e.r.ExecSync(context.Background(), "c1", []string{"true"}, time.Second)
 	if err != nil || resp.GetExitCode() != 0 || !bytes.Equal(resp.GetStdout(), []byte("ok")) {
@@ -29,7 +29,7 @@ func TestExecSyncReportsExitCodesAsResults(t *testing.T) {
 	if err != nil || resp.GetExitCode() != 3 {
 		t.Fatalf("false: %v %v; want exit code 3 as a result", resp, err)
 	}
-	if _, err := e.r.ExecSync(context.Background(), "gone", []string{"x"}, time.Second); !errors.Is(err, cri.ErrNotFound) {
+	if _, err := e.r.ExecSync(context.Background(), "gone", []string{"x"}, time.Second); !errors.Is(err, runtimeclient.ErrNotFound) {
 		t.Fatalf("missing container: %v, want ErrNotFound", err)
 	}
 }

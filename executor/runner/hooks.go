@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/internal/handler"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -41,7 +41,7 @@ func (p *pass) runHook(ctx context.Context, c *syncpodv1.Container, id string, h
 		if err == nil {
 			return "", nil
 		}
-		if code, ok := cri.ExitCode(err); ok {
+		if code, ok := runtimeclient.ExitCode(err); ok {
 			err = fmt.Errorf("command '%s' exited with %d: %s", strings.Join(cmd, " "), code, stderr)
 		}
 		return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q",

@@ -14,7 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/critest"
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -103,12 +103,12 @@ func earlyEnv(t *testing.T, rt func(*critest.Runtime) internalapi.RuntimeService
 	t.Helper()
 	base := newEnv(t)
 	reg := prometheus.NewRegistry()
-	cm, err := cri.NewMetrics(reg)
+	cm, err := runtimeclient.NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, err := New(Config{
-		Runtime: cri.NewRuntime(rt(base.rt), cm, cri.Timeouts{}), Images: cri.NewImages(imgs, cm, cri.Timeouts{}),
+		Runtime: runtimeclient.NewRuntime(rt(base.rt), cm, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(imgs, cm, runtimeclient.Timeouts{}),
 		Backoff: base.store, Clock: base.clock, LogDir: base.logDir,
 	})
 	if err != nil {
@@ -164,12 +164,12 @@ func TestR8ImageStatusReadWhileTheSandboxIsCreated(t *testing.T) {
 	var sandboxEnd time.Time
 	var early int
 	for _, c := range resp.GetCriCalls() {
-		if c.GetOperation() == cri.OpRunPodSandbox {
+		if c.GetOperation() == runtimeclient.OpRunPodSandbox {
 			sandboxEnd = c.GetStartedAt().AsTime().Add(c.GetDuration().AsDuration())
 		}
 	}
 	for _, c := range resp.GetCriCalls() {
-		if c.GetOperation() == cri.OpImageStatus && c.GetStartedAt().AsTime().Before(sandboxEnd) {
+		if c.GetOperation() == runtimeclient.OpImageStatus && c.GetStartedAt().AsTime().Before(sandboxEnd) {
 			early++
 		}
 	}
@@ -249,7 +249,7 @@ func TestR8EarlyReadEndsWithThePassWhenTheSandboxFails(t *testing.T) {
 	}
 	var ended bool
 	for _, c := range resp.GetCriCalls() {
-		ended = ended || c.GetOperation() == cri.OpImageStatus
+		ended = ended || c.GetOperation() == runtimeclient.OpImageStatus
 	}
 	if !ended {
 		t.Fatalf("the early image read had not ended when the pass returned: calls %v", resp.GetCriCalls())

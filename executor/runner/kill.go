@@ -12,7 +12,7 @@ import (
 
 	"github.com/syncpod/syncpod/cri/crilabels"
 
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -142,7 +142,7 @@ func (p *pass) killPod(ctx context.Context) bool {
 			}
 			t.grace = max(t.grace, MinGracePeriod)
 			t.startedAt = time.Now()
-			t.err = cri.IgnoreNotFound(p.r.rt.StopContainer(ctx, t.oc.GetId(), t.grace))
+			t.err = runtimeclient.IgnoreNotFound(p.r.rt.StopContainer(ctx, t.oc.GetId(), t.grace))
 		}()
 	}
 	wg.Wait()
@@ -166,7 +166,7 @@ func (p *pass) killPod(ctx context.Context) bool {
 	// a failed container stop still fails the pass.
 	for _, sb := range p.observed.GetSandboxes() {
 		t0 := time.Now()
-		if err := cri.IgnoreNotFound(p.r.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
+		if err := runtimeclient.IgnoreNotFound(p.r.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
 			ok = false
 			p.fatal(err)
 			p.add(executorv1.Step_STEP_STOP_SANDBOX, sb.GetId(), executorv1.Outcome_OUTCOME_FAILED, t0, withReason("KillPodSandboxError", err.Error()))
@@ -246,7 +246,7 @@ func (p *pass) killContainer(ctx context.Context, k *syncpodv1.ContainerKill) bo
 		}
 	}
 	t0 := time.Now()
-	if err := cri.IgnoreNotFound(p.r.rt.StopContainer(ctx, k.GetContainerId(), grace)); err != nil {
+	if err := runtimeclient.IgnoreNotFound(p.r.rt.StopContainer(ctx, k.GetContainerId(), grace)); err != nil {
 		p.fatal(err)
 		p.add(executorv1.Step_STEP_KILL_CONTAINER, k.GetName(), executorv1.Outcome_OUTCOME_FAILED, t0,
 			withReason("KillContainerError", err.Error()), withContainer(k.GetContainerId()))
@@ -302,7 +302,7 @@ func (p *pass) purgeInitContainers(ctx context.Context) {
 
 func (p *pass) removeInit(ctx context.Context, oc *syncpodv1.ObservedContainer, why string) {
 	t0 := time.Now()
-	if err := cri.IgnoreNotFound(p.r.rt.RemoveContainer(ctx, oc.GetId())); err != nil {
+	if err := runtimeclient.IgnoreNotFound(p.r.rt.RemoveContainer(ctx, oc.GetId())); err != nil {
 		p.fatal(err)
 		p.add(executorv1.Step_STEP_PRUNE_INIT_CONTAINER, oc.GetName(), executorv1.Outcome_OUTCOME_FAILED, t0,
 			withReason("RemoveContainerError", err.Error()), withContainer(oc.GetId()))

@@ -12,7 +12,7 @@ import (
 
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -38,7 +38,7 @@ func TestVolumeMountsComeBeforeTheDefaultMountsWhichYieldToThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(Config{Runtime: cri.NewRuntime(rt, nil, cri.Timeouts{}), Images: cri.NewImages(img, nil, cri.Timeouts{}),
+	r, err := New(Config{Runtime: runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(img, nil, runtimeclient.Timeouts{}),
 		Backoff: store, LogDir: t.TempDir(), PodDir: podDir, HostsFile: hosts, Volumes: vm})
 	if err != nil {
 		t.Fatal(err)

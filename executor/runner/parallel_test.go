@@ -18,7 +18,7 @@ import (
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -80,7 +80,7 @@ func newGraceRunner(t *testing.T, g *graceRuntime, maxParallel int) *Runner {
 	}
 	t.Cleanup(func() { _ = store.Close() })
 	r, err := New(Config{
-		Runtime: cri.NewRuntime(g, nil, cri.Timeouts{}), Images: cri.NewImages(critest.NewImages(busybox), nil, cri.Timeouts{}),
+		Runtime: runtimeclient.NewRuntime(g, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(critest.NewImages(busybox), nil, runtimeclient.Timeouts{}),
 		Backoff: store, LogDir: t.TempDir(), MaxParallelPods: maxParallel,
 	})
 	if err != nil {
@@ -177,7 +177,7 @@ func TestCreationsAreBoundedByMaxParallelPods(t *testing.T) {
 					t.Errorf("pod %d: call %v lacks its timing", i, c)
 				}
 			}
-			if !contains(ops, cri.OpRunPodSandbox) || !contains(ops, cri.OpCreateContainer) || !contains(ops, cri.OpStartContainer) {
+			if !contains(ops, runtimeclient.OpRunPodSandbox) || !contains(ops, runtimeclient.OpCreateContainer) || !contains(ops, runtimeclient.OpStartContainer) {
 				t.Errorf("pod %d: CRI calls %v, want run_podsandbox, create_container and start_container", i, ops)
 			}
 		}
@@ -234,7 +234,7 @@ func TestRestartIsRecordedBeforeItStarts_R11_3(t *testing.T) {
 	rt := &backoffProbeRuntime{Runtime: critest.NewRuntime(), store: store,
 		key: backoff.Key{PodUID: "uid-1", ContainerName: "web", SpecHash: "hash-web"}}
 	r, err := New(Config{
-		Runtime: cri.NewRuntime(rt, nil, cri.Timeouts{}), Images: cri.NewImages(critest.NewImages(busybox), nil, cri.Timeouts{}),
+		Runtime: runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(critest.NewImages(busybox), nil, runtimeclient.Timeouts{}),
 		Backoff: store, LogDir: t.TempDir(),
 	})
 	if err != nil {
@@ -317,7 +317,7 @@ func TestSandboxStartsAreSpaced(t *testing.T) {
 		}
 		defer store.Close()
 		r, err := New(Config{
-			Runtime: cri.NewRuntime(rt, nil, cri.Timeouts{}), Images: cri.NewImages(critest.NewImages(busybox), nil, cri.Timeouts{}),
+			Runtime: runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(critest.NewImages(busybox), nil, runtimeclient.Timeouts{}),
 			Backoff: store, LogDir: t.TempDir(), SandboxStartSpacing: spacing,
 		})
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -19,14 +19,14 @@ import (
 // RemoveResources removes exited containers and stopped sandboxes, in
 // request order, containers first. NotFound counts as success; a running
 // container or a ready sandbox is refused. An unreachable runtime aborts
-// with cri.ErrUnavailable. With forget set (a deleted pod) and every
+// with runtimeclient.ErrUnavailable. With forget set (a deleted pod) and every
 // removal done, the pod's log directory and back-off entries go too.
 func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs []string, forget *executorv1.ForgetPodRef) (*executorv1.RemoveResourcesResponse, error) {
 	resp := &executorv1.RemoveResourcesResponse{}
 	add := func(id string, sandbox bool, err error, refused string) error {
 		res := &executorv1.RemoveResult{Id: id, Sandbox: sandbox, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED}
 		switch {
-		case errors.Is(err, cri.ErrUnavailable):
+		case errors.Is(err, runtimeclient.ErrUnavailable):
 			return err
 		case err != nil:
 			res.Outcome, res.Message = executorv1.Outcome_OUTCOME_FAILED, err.Error()
@@ -38,7 +38,7 @@ func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs [
 	}
 	for _, id := range containerIDs {
 		st, err := r.rt.ContainerStatus(ctx, id, false)
-		err = cri.IgnoreNotFound(err)
+		err = runtimeclient.IgnoreNotFound(err)
 		refused := ""
 		switch {
 		case err != nil:
@@ -46,7 +46,7 @@ func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs [
 		case st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING:
 			refused = "container is running; stop it first"
 		default:
-			err = cri.IgnoreNotFound(r.rt.RemoveContainer(ctx, id))
+			err = runtimeclient.IgnoreNotFound(r.rt.RemoveContainer(ctx, id))
 		}
 		if e := add(id, false, err, refused); e != nil {
 			return nil, e
@@ -54,7 +54,7 @@ func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs [
 	}
 	for _, id := range sandboxIDs {
 		st, err := r.rt.PodSandboxStatus(ctx, id, false)
-		err = cri.IgnoreNotFound(err)
+		err = runtimeclient.IgnoreNotFound(err)
 		refused := ""
 		switch {
 		case err != nil:
@@ -62,7 +62,7 @@ func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs [
 		case st.GetStatus().GetState() == runtimeapi.PodSandboxState_SANDBOX_READY:
 			refused = "sandbox is ready; stop the pod first"
 		default:
-			err = cri.IgnoreNotFound(r.rt.RemovePodSandbox(ctx, id))
+			err = runtimeclient.IgnoreNotFound(r.rt.RemovePodSandbox(ctx, id))
 			if err == nil {
 				r.removePodDirIfGone(ctx, st.GetStatus().GetMetadata().GetUid())
 			}

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -53,12 +53,12 @@ const MinGracePeriod = validation.MinGracePeriodSeconds
 
 // Config configures a Runner.
 type Config struct {
-	// Runtime is the CRI runtime service, wrapped with cri.NewRuntime (or
+	// Runtime is the CRI runtime service, wrapped with runtimeclient.NewRuntime (or
 	// NewLazyRuntime) so calls have timeouts and classified errors.
 	// Required.
-	Runtime cri.RuntimeAPI
+	Runtime runtimeclient.RuntimeAPI
 	// Images is the CRI image service, wrapped likewise. Required.
-	Images cri.ImageAPI
+	Images runtimeclient.ImageAPI
 	// Backoff is the crash-loop back-off store. Required.
 	Backoff *backoff.Store
 	// Clock tells the time for back-off decisions; nil means the wall clock.
@@ -105,8 +105,8 @@ type Config struct {
 
 // Runner carries out change sets. Safe for concurrent use.
 type Runner struct {
-	rt      cri.RuntimeAPI
-	img     cri.ImageAPI
+	rt      runtimeclient.RuntimeAPI
+	img     runtimeclient.ImageAPI
 	store   *backoff.Store
 	clock   backoff.Clock
 	log     *slog.Logger
@@ -306,8 +306,8 @@ func (r *Runner) applyActions(ctx context.Context, pod *syncpodv1.Pod, observed 
 		observed = &syncpodv1.ObservedPod{}
 	}
 	p := &pass{r: r, pod: pod, observed: observed, actions: actions, sandboxID: actions.GetSandboxId(), src: src}
-	calls := &cri.CallLog{}
-	p.run(cri.WithCallLog(ctx, calls))
+	calls := &runtimeclient.CallLog{}
+	p.run(runtimeclient.WithCallLog(ctx, calls))
 	if p.releaseSlot != nil {
 		p.releaseSlot()
 	}
@@ -386,7 +386,7 @@ func (p *pass) run(ctx context.Context) {
 // fail records err as the pass's abort reason when it means the runtime
 // (or the store) is unusable; it reports whether it did.
 func (p *pass) fatal(err error) bool {
-	if errors.Is(err, cri.ErrUnavailable) || errors.Is(err, backoff.ErrStore) {
+	if errors.Is(err, runtimeclient.ErrUnavailable) || errors.Is(err, backoff.ErrStore) {
 		if p.abort == nil {
 			p.abort = err
 		}
@@ -452,11 +452,11 @@ func namespace(pod *syncpodv1.Pod) string {
 
 // callTimings converts a pass's CRI calls for the response, in the order
 // they began.
-func callTimings(calls []cri.Call) []*executorv1.CriCallTiming {
+func callTimings(calls []runtimeclient.Call) []*executorv1.CriCallTiming {
 	if len(calls) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(calls, func(a, b cri.Call) int { return a.Start.Compare(b.Start) })
+	slices.SortStableFunc(calls, func(a, b runtimeclient.Call) int { return a.Start.Compare(b.Start) })
 	out := make([]*executorv1.CriCallTiming, len(calls))
 	for i, c := range calls {
 		out[i] = &executorv1.CriCallTiming{Operation: c.Op, StartedAt: timestamppb.New(c.Start), Duration: durationpb.New(c.Took), Failed: c.Failed}

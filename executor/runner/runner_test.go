@@ -21,7 +21,7 @@ import (
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -64,7 +64,7 @@ func newEnv(t *testing.T, images ...string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.store.Close() })
-	cm, err := cri.NewMetrics(e.reg)
+	cm, err := runtimeclient.NewMetrics(e.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func newEnv(t *testing.T, images ...string) *env {
 	}
 	e.logDir = t.TempDir()
 	e.r, err = New(Config{
-		Runtime: cri.NewRuntime(e.rt, cm, cri.Timeouts{}), Images: cri.NewImages(e.img, cm, cri.Timeouts{}),
+		Runtime: runtimeclient.NewRuntime(e.rt, cm, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(e.img, cm, runtimeclient.Timeouts{}),
 		Backoff: e.store, Clock: e.clock, Metrics: m, LogDir: e.logDir,
 	})
 	if err != nil {
@@ -461,7 +461,7 @@ func TestImagePolicies(t *testing.T) {
 			}
 			var statuses int
 			for _, c := range resp.GetCriCalls() {
-				if c.GetOperation() == cri.OpImageStatus {
+				if c.GetOperation() == runtimeclient.OpImageStatus {
 					statuses++
 				}
 			}
@@ -578,7 +578,7 @@ func TestRuntimeUnavailableAborts(t *testing.T) {
 	e := newEnv(t, busybox)
 	e.rt.InjectError("RunPodSandbox", status.Error(codes.Unavailable, "connection refused"))
 	_, err := e.r.ApplyActions(context.Background(), testPod(nil, ctr("web")), nil, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("web")})
-	if !errors.Is(err, cri.ErrUnavailable) {
+	if !errors.Is(err, runtimeclient.ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
 	if got := testutil.ToFloat64(e.r.m.startedPodsErrors); got != 1 {

@@ -1,7 +1,7 @@
 package runner
 
-import "github.com/syncpod/syncpod/executor/cri"
+import "github.com/syncpod/syncpod/executor/runtimeclient"
 
 // Runtime returns the CRI runtime the runner drives, for the executor's
 // read-only streaming handlers (container logs).
-func (r *Runner) Runtime() cri.RuntimeAPI { return r.rt }
+func (r *Runner) Runtime() runtimeclient.RuntimeAPI { return r.rt }

@@ -10,7 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 )
 
@@ -43,7 +43,7 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 	id, err := p.r.rt.RunPodSandbox(ctx, cfg, p.pod.GetSpec().GetRuntimeClassName())
 	ended()
 	msg := ""
-	if errors.Is(err, cri.ErrNameReserved) {
+	if errors.Is(err, runtimeclient.ErrNameReserved) {
 		id, msg, err = p.recoverReserved(ctx, cfg)
 	}
 	if err != nil {
@@ -89,10 +89,10 @@ func (p *pass) recoverReserved(ctx context.Context, cfg *runtimeapi.PodSandboxCo
 			return sb.GetId(), fmt.Sprintf("reused ready sandbox %s (name was reserved by an earlier pass)", sb.GetId()), nil
 		}
 		p.r.log.Info("replacing stopped sandbox left by an earlier pass", "pod_uid", p.pod.GetUid(), "sandbox_id", sb.GetId())
-		if err := cri.IgnoreNotFound(p.r.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
+		if err := runtimeclient.IgnoreNotFound(p.r.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
 			return "", "", err
 		}
-		if err := cri.IgnoreNotFound(p.r.rt.RemovePodSandbox(ctx, sb.GetId())); err != nil {
+		if err := runtimeclient.IgnoreNotFound(p.r.rt.RemovePodSandbox(ctx, sb.GetId())); err != nil {
 			return "", "", err
 		}
 		id, err := p.r.rt.RunPodSandbox(ctx, cfg, p.pod.GetSpec().GetRuntimeClassName())
@@ -101,5 +101,5 @@ func (p *pass) recoverReserved(ctx context.Context, cfg *runtimeapi.PodSandboxCo
 		}
 		return id, fmt.Sprintf("replaced not-ready sandbox %s left by an earlier pass", sb.GetId()), nil
 	}
-	return "", "", fmt.Errorf("sandbox name is reserved but no sandbox with that metadata is listed: %w", cri.ErrNameReserved)
+	return "", "", fmt.Errorf("sandbox name is reserved but no sandbox with that metadata is listed: %w", runtimeclient.ErrNameReserved)
 }

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -33,8 +33,8 @@ func withPodDir(t *testing.T, x *real, hostsFile string) string {
 	dir := t.TempDir()
 	var err error
 	x.r, err = runner.New(runner.Config{
-		Runtime: cri.NewRuntime(x.cd.Runtime, nil, cri.Timeouts{Call: 30 * time.Second}),
-		Images:  cri.NewImages(x.cd.Images, nil, cri.Timeouts{Call: 30 * time.Second}),
+		Runtime: runtimeclient.NewRuntime(x.cd.Runtime, nil, runtimeclient.Timeouts{Call: 30 * time.Second}),
+		Images:  runtimeclient.NewImages(x.cd.Images, nil, runtimeclient.Timeouts{Call: 30 * time.Second}),
 		Backoff: x.store, LogDir: x.logDir, PodDir: dir, HostsFile: hostsFile,
 	})
 	if err != nil {
@@ -397,8 +397,8 @@ func TestContainerdLocalhostSeccompProfile(t *testing.T) {
 	}
 	var err error
 	x.r, err = runner.New(runner.Config{
-		Runtime: cri.NewRuntime(x.cd.Runtime, nil, cri.Timeouts{Call: 30 * time.Second}),
-		Images:  cri.NewImages(x.cd.Images, nil, cri.Timeouts{Call: 30 * time.Second}),
+		Runtime: runtimeclient.NewRuntime(x.cd.Runtime, nil, runtimeclient.Timeouts{Call: 30 * time.Second}),
+		Images:  runtimeclient.NewImages(x.cd.Images, nil, runtimeclient.Timeouts{Call: 30 * time.Second}),
 		Backoff: x.store, LogDir: x.logDir, Security: runner.SecurityOptions{SeccompRoot: root},
 	})
 	if err != nil {

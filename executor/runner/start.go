@@ -10,8 +10,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/expansion"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -135,7 +135,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 		recorded = nil
 		if err != nil {
 			// Not started, so not left created either.
-			_ = cri.IgnoreNotFound(p.r.rt.RemoveContainer(ctx, id))
+			_ = runtimeclient.IgnoreNotFound(p.r.rt.RemoveContainer(ctx, id))
 			p.fatal(err)
 			return false
 		}

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/proto/fielderr"
 )
 
@@ -32,15 +32,15 @@ func ToGRPC(err error) error {
 	switch {
 	case errors.Is(err, backoff.ErrInvalidConfig):
 		return fielderr.Status("", fielderr.Errors{{Message: err.Error()}}).Err()
-	case errors.Is(err, cri.ErrUnavailable):
+	case errors.Is(err, runtimeclient.ErrUnavailable):
 		return status.Error(codes.Unavailable, err.Error())
-	case errors.Is(err, cri.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, runtimeclient.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
-	case errors.Is(err, cri.ErrNotFound):
+	case errors.Is(err, runtimeclient.ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, cri.ErrNameReserved):
+	case errors.Is(err, runtimeclient.ErrNameReserved):
 		return status.Error(codes.AlreadyExists, err.Error())
 	case errors.Is(err, backoff.ErrStore):
 		return status.Error(codes.Internal, fmt.Sprintf("back-off store: %v", err))

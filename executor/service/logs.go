@@ -15,7 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
-	"github.com/syncpod/syncpod/executor/cri"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -58,7 +58,7 @@ func (s *Service) ContainerLogs(req *executorv1.ContainerLogsRequest, stream exe
 
 // pickInstance returns the newest instance of the container, or the one
 // before it when previous is set.
-func pickInstance(ctx context.Context, rt cri.RuntimeAPI, podUID, name string, previous bool) (*runtimeapi.Container, error) {
+func pickInstance(ctx context.Context, rt runtimeclient.RuntimeAPI, podUID, name string, previous bool) (*runtimeapi.Container, error) {
 	list, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{
 		crilabels.PodUID: podUID, crilabels.ContainerName: name,
 	}})
@@ -98,7 +98,7 @@ func pickInstance(ctx context.Context, rt cri.RuntimeAPI, podUID, name string, p
 
 // streamContainerLogs reads the log of the instance the request selects
 // and hands it to send in batches.
-func streamContainerLogs(ctx context.Context, rt cri.RuntimeAPI, req *executorv1.ContainerLogsRequest, send func(id string, lines []*syncpodv1.LogLine) error) error {
+func streamContainerLogs(ctx context.Context, rt runtimeclient.RuntimeAPI, req *executorv1.ContainerLogsRequest, send func(id string, lines []*syncpodv1.LogLine) error) error {
 	c, err := pickInstance(ctx, rt, req.GetPodUid(), req.GetContainer(), req.GetPrevious())
 	if err != nil {
 		return err
@@ -212,7 +212,7 @@ func streamContainerLogs(ctx context.Context, rt cri.RuntimeAPI, req *executorv1
 		// its last lines just before.
 		cst, err := rt.ContainerStatus(ctx, c.GetId(), false)
 		switch {
-		case status.Code(err) == codes.NotFound || errors.Is(err, cri.ErrNotFound):
+		case status.Code(err) == codes.NotFound || errors.Is(err, runtimeclient.ErrNotFound):
 			running = false
 		case err != nil:
 			return err

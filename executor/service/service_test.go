@@ -20,8 +20,8 @@ import (
 
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -41,7 +41,7 @@ func newClient(t *testing.T) (executorv1.ExecutorServiceClient, *critest.Runtime
 	t.Cleanup(func() { _ = store.Close() })
 	rt := critest.NewRuntime()
 	r, err := runner.New(runner.Config{
-		Runtime: cri.NewRuntime(rt, nil, cri.Timeouts{}), Images: cri.NewImages(critest.NewImages("busybox:1.36"), nil, cri.Timeouts{}),
+		Runtime: runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(critest.NewImages("busybox:1.36"), nil, runtimeclient.Timeouts{}),
 		Backoff: store, Clock: clock, LogDir: t.TempDir(),
 	})
 	if err != nil {
@@ -173,12 +173,12 @@ func TestToGRPC(t *testing.T) {
 		{"invalid fields", fielderr.Errors{{Path: "pod", Message: "required"}}, codes.InvalidArgument},
 		{"invalid sentinel", fmt.Errorf("x: %w", ErrInvalidArgument), codes.InvalidArgument},
 		{"invalid back-off config", backoff.ErrInvalidConfig, codes.InvalidArgument},
-		{"runtime unavailable", fmt.Errorf("run: %w", cri.ErrUnavailable), codes.Unavailable},
-		{"runtime timeout", cri.ErrTimeout, codes.DeadlineExceeded},
+		{"runtime unavailable", fmt.Errorf("run: %w", runtimeclient.ErrUnavailable), codes.Unavailable},
+		{"runtime timeout", runtimeclient.ErrTimeout, codes.DeadlineExceeded},
 		{"deadline", context.DeadlineExceeded, codes.DeadlineExceeded},
 		{"canceled", context.Canceled, codes.Canceled},
-		{"not found", cri.ErrNotFound, codes.NotFound},
-		{"name reserved", cri.ErrNameReserved, codes.AlreadyExists},
+		{"not found", runtimeclient.ErrNotFound, codes.NotFound},
+		{"name reserved", runtimeclient.ErrNameReserved, codes.AlreadyExists},
 		{"store", fmt.Errorf("%w: disk", backoff.ErrStore), codes.Internal},
 		{"status passes through", status.Error(codes.PermissionDenied, "no"), codes.PermissionDenied},
 		{"anything else", errors.New("boom"), codes.Internal},

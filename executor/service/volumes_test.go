@@ -18,8 +18,8 @@ import (
 
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -37,7 +37,7 @@ func newVolumeClient(t *testing.T) (executorv1.ExecutorServiceClient, *volumes.M
 		t.Fatal(err)
 	}
 	r, err := runner.New(runner.Config{
-		Runtime: cri.NewRuntime(critest.NewRuntime(), nil, cri.Timeouts{}), Images: cri.NewImages(critest.NewImages("busybox:1.36"), nil, cri.Timeouts{}),
+		Runtime: runtimeclient.NewRuntime(critest.NewRuntime(), nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(critest.NewImages("busybox:1.36"), nil, runtimeclient.Timeouts{}),
 		Backoff: store, LogDir: t.TempDir(), Volumes: vm,
 	})
 	if err != nil {

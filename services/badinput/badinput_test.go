@@ -23,8 +23,8 @@ import (
 
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorservice "github.com/syncpod/syncpod/executor/service"
 	"github.com/syncpod/syncpod/internal/testsummary"
 	plannerservice "github.com/syncpod/syncpod/planner/service"
@@ -93,7 +93,7 @@ func startNode(t *testing.T) *node {
 	n.runtime = critest.NewRuntime()
 	n.images = critest.NewImages("busybox:1.36")
 	r, err := runner.New(runner.Config{
-		Runtime: cri.NewRuntime(n.runtime, nil, cri.Timeouts{}), Images: cri.NewImages(n.images, nil, cri.Timeouts{}),
+		Runtime: runtimeclient.NewRuntime(n.runtime, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(n.images, nil, runtimeclient.Timeouts{}),
 		Backoff: n.backoff, LogDir: filepath.Join(dir, "logs"),
 	})
 	if err != nil {

@@ -16,12 +16,12 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	edge "github.com/syncpod/syncpod/cri"
+	"github.com/syncpod/syncpod/cri"
 	"github.com/syncpod/syncpod/cri/crisim"
 	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	executorservice "github.com/syncpod/syncpod/executor/service"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -67,9 +67,9 @@ func TestStreamLaterMessagesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	conn := edge.NewConn(endpoint, 10*time.Second, slog.New(slog.DiscardHandler))
+	conn := cri.NewConn(endpoint, 10*time.Second, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { _ = conn.Close() })
-	r, err := runner.New(runner.Config{Runtime: cri.NewLazyRuntime(conn, nil, cri.Timeouts{}), Images: cri.NewLazyImages(conn, nil, cri.Timeouts{}),
+	r, err := runner.New(runner.Config{Runtime: runtimeclient.NewLazyRuntime(conn, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewLazyImages(conn, nil, runtimeclient.Timeouts{}),
 		Backoff: store, LogDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

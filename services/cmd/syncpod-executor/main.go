@@ -39,10 +39,10 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
-	edge "github.com/syncpod/syncpod/cri"
+	"github.com/syncpod/syncpod/cri"
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/cri"
 	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/executor/service"
 	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
@@ -94,8 +94,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fs.BoolVar(&f.backoffReduced, "backoff-reduced", false, "use the reduced crash-loop curve (1s doubling to 60s); explicit --backoff-* values win")
 	fs.IntVar(&f.maxParallelPods, "max-parallel-pods", runner.DefaultMaxParallelPods, "how many pods are created and started at once (stopping is not bounded)")
 	fs.DurationVar(&f.sandboxSpacing, "sandbox-start-spacing", runner.DefaultSandboxStartSpacing, "least time between the starts of two RunPodSandbox calls while earlier ones still run, so that pods asked for at once overlap one another's waits in the runtime (0: all at once; a single pod is never delayed, and a call that ends lets the next begin)")
-	fs.DurationVar(&f.criTimeout, "cri-timeout", cri.DefaultTimeouts.Call, "timeout of each CRI call (stops get the grace period on top)")
-	fs.DurationVar(&f.pullTimeout, "image-pull-timeout", cri.DefaultTimeouts.Pull, "timeout of an image pull")
+	fs.DurationVar(&f.criTimeout, "cri-timeout", runtimeclient.DefaultTimeouts.Call, "timeout of each CRI call (stops get the grace period on top)")
+	fs.DurationVar(&f.pullTimeout, "image-pull-timeout", runtimeclient.DefaultTimeouts.Pull, "timeout of an image pull")
 	fs.StringVar(&f.logDir, "log-dir", runner.DefaultLogDir, "root of the pod log directories (<ns>_<name>_<uid>/<container>/<n>.log)")
 	fs.StringVar(&f.podDir, "pod-dir", "", "directory of per-pod directories <pod-dir>/<uid>: managed /etc/hosts, termination logs, volumes (default <data-dir>/pods)")
 	fs.StringVar(&f.seccompRoot, "seccomp-root", "", "directory of Localhost seccomp profiles (default <data-dir>/seccomp)")
@@ -108,7 +108,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	logger := common.Logger(stderr, fs.Name())
 	// The kubelet's CRI client logs through klog; send it to our logger,
 	// without its ERROR lines for objects already gone (a success here).
-	klog.SetLogger(logr.FromSlogHandler(cri.QuietNotFound(logger.Handler())))
+	klog.SetLogger(logr.FromSlogHandler(runtimeclient.QuietNotFound(logger.Handler())))
 
 	cfg := backoff.Config{Initial: f.backoffInitial, Max: f.backoffMax, Logger: logger}
 	if f.backoffReduced {
@@ -154,11 +154,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 	// The runtime is dialled on first use, so the executor serves (and
 	// answers Unavailable) while the runtime is still coming up.
-	conn := edge.NewConn(f.criEndpoint, f.criTimeout, logger)
+	conn := cri.NewConn(f.criEndpoint, f.criTimeout, logger)
 	defer conn.Close()
 
 	reg := prometheus.NewRegistry()
-	criMetrics, err := cri.NewMetrics(reg)
+	criMetrics, err := runtimeclient.NewMetrics(reg)
 	if err != nil {
 		logger.Error("metrics", "err", err)
 		return 1
@@ -172,8 +172,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("metrics", "err", err)
 		return 1
 	}
-	timeouts := cri.Timeouts{Call: f.criTimeout, Pull: f.pullTimeout}
-	rt := cri.NewLazyRuntime(conn, criMetrics, timeouts)
+	timeouts := runtimeclient.Timeouts{Call: f.criTimeout, Pull: f.pullTimeout}
+	rt := runtimeclient.NewLazyRuntime(conn, criMetrics, timeouts)
 	podDir := orDefault(f.podDir, filepath.Join(f.dataDir, "pods"))
 	vols, err := volumes.New(volumes.Options{Root: podDir, Logger: logger})
 	if err != nil {
@@ -183,7 +183,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	nodeName, nodeIP := nodeIdentity(f.nodeName, f.nodeIP)
 	r, err := runner.New(runner.Config{
 		Runtime:             rt,
-		Images:              cri.NewLazyImages(conn, criMetrics, timeouts),
+		Images:              runtimeclient.NewLazyImages(conn, criMetrics, timeouts),
 		Backoff:             store,
 		Logger:              logger,
 		Metrics:             runMetrics,

@@ -1,4 +1,4 @@
-package cri
+package runtimeclient
 
 import (
 	"context"
