@@ -12,12 +12,12 @@ CONTAINERD_DIR      := $(CURDIR)/.tmp/containerd
 CONTAINERD_IMAGES   := $(CURDIR)/.tmp/images
 CONTAINERD_SH       := $(CURDIR)/mk/containerd.sh
 MKIMAGE             := $(BIN)/syncpod-mkimage
-MKIMAGE_SRCS        := $(wildcard services/cmd/syncpod-mkimage/*.go services/ociimage/*.go)
+MKIMAGE_SRCS        := $(wildcard services/cmd/syncpod-mkimage/*.go cri/critest/ociimage/*.go)
 # Tarballs are named after the image, so another name means another file.
 image_tar = $(CONTAINERD_IMAGES)/$(subst :,_,$(subst /,_,$(1))).tar
 HOST_BUSYBOX        := /bin/busybox
 
-# The environment contract of the containerd tests (services/containerdtest).
+# The environment contract of the containerd tests (cri/critest/containerdtest).
 # `?=` lets a caller point the tests at another containerd.
 export SYNCPOD_TEST_CONTAINERD_ENDPOINT ?= unix://$(CONTAINERD_DIR)/containerd.sock
 export SYNCPOD_TEST_PAUSE_IMAGE         ?= localhost/syncpod/pause:3.10
@@ -69,7 +69,7 @@ test-setup:: containerd-deps containerd-images containerd-up
 test-teardown:: containerd-down
 
 # A second containerd 1.6 for the end-to-end tests that run a whole syncpod
-# node on containerd (services/containerdtest.NodeEndpoint): a node kills
+# node on containerd (cri/critest/containerdtest.NodeEndpoint): a node kills
 # the pods it does not know, as the kubelet does, so on the containerd the
 # other packages' tests share it would take their pods for orphans. These
 # tests take turns on this one (a lock in services/e2e), beside the rest.
@@ -115,7 +115,7 @@ export SYNCPOD_TEST_CONTAINERD_PLEG_MODE ?= relist
 # run after them, taking turns on the runtime (a lock in services/e2e),
 # since a node kills the pods it does not know, as the kubelet does, and
 # this runtime has no second instance for nodes.
-UNIT_CONTAINERD2      := ./services/containerdtest:. ./pleg/service:TestContainerd \
+UNIT_CONTAINERD2      := ./cri/critest/containerdtest:. ./pleg/service:TestContainerd \
                          ./executor/runner:TestContainerd ./cri/crisim:TestCRISuiteContainerd
 UNIT_CONTAINERD2_NODE := ./services/e2e:'OnContainerd|TestRuntimeFaultContainerd'
 

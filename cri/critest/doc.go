@@ -15,4 +15,10 @@
 //
 // RequireContainerd is the environment contract of tests against a real
 // containerd (SYNCPOD_TEST_*, set by mk/containerd.mk).
+//
+// Two sub-packages serve tests against the real runtimes: containerdtest
+// (the private containerd a test may use: its endpoint, the images
+// imported into it, sandbox configs that send nothing off the machine)
+// and ociimage (OCI image layouts built from local files, imported into
+// containerd and loaded into Docker, since no registry is reachable).
 package critest

@@ -10,7 +10,7 @@ import (
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"github.com/syncpod/syncpod/services/containerdtest"
+	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 )
 
 // TestSiteExampleOnContainerd runs examples/site.yaml through the whole

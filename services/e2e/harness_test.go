@@ -24,7 +24,7 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"github.com/syncpod/syncpod/services/containerdtest"
+	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 	"github.com/syncpod/syncpod/services/ctl"
 )
 

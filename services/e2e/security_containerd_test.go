@@ -8,7 +8,7 @@ import (
 	"time"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
-	"github.com/syncpod/syncpod/services/containerdtest"
+	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 )
 
 // TestSecurityHooksAndMessagesOnContainerd applies, with syncpodctl, a

@@ -21,7 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/syncpod/syncpod/services/ociimage"
+	"github.com/syncpod/syncpod/cri/critest/ociimage"
 )
 
 // pauseScript sleeps forever and exits 0 on SIGTERM or SIGINT: as PID 1 of

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncpod/syncpod/services/ociimage"
+	"github.com/syncpod/syncpod/cri/critest/ociimage"
 )
 
 func TestRun(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/syncpod/syncpod/services/containerdtest"
+	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 )
 
 // TestHarnessSmoke proves the harness end to end with the kubelet's own CRI

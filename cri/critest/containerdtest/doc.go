@@ -1,4 +1,4 @@
-// Package containerdtest connects tests in the services module to the real
+// Package containerdtest connects tests in every module to the real
 // containerd that `make containerd-up` (and `make test`) starts under
 // .tmp/containerd/. See mk/containerd.md.
 //
