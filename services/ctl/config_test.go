@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/syncpod/syncpod/node/kubeconv"
 	"github.com/syncpod/syncpod/planner/service"
 	"github.com/syncpod/syncpod/planner/store"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -40,7 +41,7 @@ func configHarness(t *testing.T) (run func(stdin string, args ...string) (int, s
 		env := Env{
 			Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut,
 			Getenv: func(string) string { return "" }, Now: func() time.Time { return now },
-			ConvertKubernetes: ConvertManifest,
+			ConvertKubernetes: kubeconv.ConvertManifest,
 			Dial: func(string) (grpc.ClientConnInterface, io.Closer, error) {
 				conn, err := grpc.NewClient("passthrough:///planner",
 					grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return l.DialContext(ctx) }),

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/node/kubeconv"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -140,7 +141,7 @@ func TestGetOutputFormats(t *testing.T) {
 // takes back unchanged, through the planner's own manifest conversion.
 func TestGetYAMLRoundTrips(t *testing.T) {
 	h := newHarness(t)
-	h.env.ConvertKubernetes = ConvertManifest
+	h.env.ConvertKubernetes = kubeconv.ConvertManifest
 	grace := int64(7)
 	probeGrace := int64(3)
 	pod := &syncpodv1.Pod{
@@ -187,7 +188,7 @@ func TestGetYAMLRoundTrips(t *testing.T) {
 	}
 	// The converted pod equals the stored one field for field (the fake's
 	// "unchanged" compares only the spec).
-	back, _, err := ConvertManifest(mustYAMLToJSON(t, y))
+	back, _, err := kubeconv.ConvertManifest(mustYAMLToJSON(t, y))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 
+	"github.com/syncpod/syncpod/node/kubeconv"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
@@ -59,12 +60,12 @@ func (o outputFormat) printRecords(w io.Writer, records []*plannerv1.PodRecord, 
 	}
 	var obj any
 	if single && len(records) == 1 {
-		obj = kubePod(records[0])
+		obj = kubeconv.PodToAPI(records[0])
 	} else {
 		list := &corev1.PodList{}
 		list.APIVersion, list.Kind = "v1", "List"
 		for _, r := range records {
-			list.Items = append(list.Items, *kubePod(r))
+			list.Items = append(list.Items, *kubeconv.PodToAPI(r))
 		}
 		obj = list
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
-	"github.com/syncpod/syncpod/services/server"
 )
 
 // portPair is one LOCAL:REMOTE of port-forward.
@@ -140,7 +140,7 @@ func runPortForward(ctx context.Context, g *globals, pod string, addresses []str
 // forwardConn carries one local connection over a PortForward stream; an
 // error after ctx ended (the user stopped port-forward) is no error.
 func forwardConn(ctx context.Context, client plannerv1.PlannerServiceClient, pod *plannerv1.PodRef, port int, c net.Conn) error {
-	if err := server.PortForwardConn(ctx, client, pod, int32(port), c); err != nil && ctx.Err() == nil {
+	if err := plannerclient.PortForward(ctx, client, pod, int32(port), c); err != nil && ctx.Err() == nil {
 		return err
 	}
 	return nil

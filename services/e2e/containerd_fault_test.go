@@ -13,8 +13,8 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/cri/critest/containerdtest"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
 // envImageTars names the OCI image tarballs (pause, busybox) a private

@@ -13,9 +13,9 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 	"github.com/syncpod/syncpod/services/ctl"
 )
 

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 )
 
 // TestLifecycleOnContainerd runs the lifecycle once against the real

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 )
 
 // TestSiteExampleOnContainerd runs examples/site.yaml through the whole

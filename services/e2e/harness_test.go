@@ -21,10 +21,11 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
 
+	"github.com/syncpod/syncpod/cri/critest/containerdtest"
+	"github.com/syncpod/syncpod/node/kubeconv"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"github.com/syncpod/syncpod/cri/critest/containerdtest"
 	"github.com/syncpod/syncpod/services/ctl"
 )
 
@@ -355,7 +356,7 @@ func (n *node) ctl(args ...string) (code int, stdout, stderr string) {
 	env := ctl.Env{
 		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
 		Getenv:            func(string) string { return "" },
-		ConvertKubernetes: ctl.ConvertManifest,
+		ConvertKubernetes: kubeconv.ConvertManifest,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -30,7 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
-	nodeagent "github.com/syncpod/syncpod/services/node"
+	nodeagent "github.com/syncpod/syncpod/node"
 )
 
 // controlPlane is a private Kubernetes control plane on loopback: Debian's

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	"github.com/syncpod/syncpod/cri/critest/containerdtest"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
 // TestSecurityHooksAndMessagesOnContainerd applies, with syncpodctl, a

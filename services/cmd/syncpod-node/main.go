@@ -1,6 +1,6 @@
 // Command syncpod-node joins a syncpod node to a Kubernetes cluster: it
 // registers the Node, keeps its Lease, runs the pods bound to it through
-// the planner and writes their status and events back. See services/node;
+// the planner and writes their status and events back. See node;
 // flags: syncpod-node --help.
 package main
 
@@ -25,8 +25,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/syncpod/syncpod/node"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
-	"github.com/syncpod/syncpod/services/node"
 	"github.com/syncpod/syncpod/services/server"
 )
 

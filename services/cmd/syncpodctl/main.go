@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/syncpod/syncpod/node/kubeconv"
 	"github.com/syncpod/syncpod/services/ctl"
 )
 
@@ -15,7 +16,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := ctl.Run(ctx, os.Args[1:], ctl.Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
-		ConvertKubernetes: ctl.ConvertManifest,
+		ConvertKubernetes: kubeconv.ConvertManifest,
 	})
 	stop()
 	os.Exit(code)

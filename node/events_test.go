@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+
+	"github.com/syncpod/syncpod/node/kubeconv/kubeconvtest"
 )
 
 func TestEventRelay(t *testing.T) {
@@ -23,7 +25,7 @@ func TestEventRelay(t *testing.T) {
 			Count: count, LastTime: timestamppb.New(last)}
 	}
 	normal, warning := syncpodv1.EventType_EVENT_TYPE_NORMAL, syncpodv1.EventType_EVENT_TYPE_WARNING
-	kp := apiPod()
+	kp := kubeconvtest.APIPod()
 	kp.Spec.InitContainers = []corev1.Container{{Name: "init"}}
 
 	// First sight: events from before the agent started are not repeated.

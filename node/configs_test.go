@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/syncpod/syncpod/node/kubeconv"
 	"github.com/syncpod/syncpod/planner/manifest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -83,7 +84,7 @@ func TestConfigObjectsFromAPI(t *testing.T) {
 	})
 	if cm.GetName() != "app" || cm.GetNamespace() != "team" || cm.GetData()["k"] != "v" || len(cm.GetBinaryData()["b"]) != 2 ||
 		!cm.GetImmutable() || cm.GetLabels()["a"] != "b" || cm.GetAnnotations()["note"] != "x" ||
-		cm.GetAnnotations()[manifest.SourceAnnotation] != SourceAPI || cm.GetAnnotations()[corev1.LastAppliedConfigAnnotation] != "" {
+		cm.GetAnnotations()[manifest.SourceAnnotation] != kubeconv.SourceAPI || cm.GetAnnotations()[corev1.LastAppliedConfigAnnotation] != "" {
 		t.Errorf("ConfigMapFromAPI = %v", cm)
 	}
 	s := SecretFromAPI(&corev1.Secret{
@@ -92,7 +93,7 @@ func TestConfigObjectsFromAPI(t *testing.T) {
 		StringData: map[string]string{"user": "admin"},
 	})
 	if s.GetType() != "Opaque" || string(s.GetData()["password"]) != "hunter2" || string(s.GetData()["user"]) != "admin" ||
-		s.GetImmutable() || s.GetAnnotations()[manifest.SourceAnnotation] != SourceAPI {
+		s.GetImmutable() || s.GetAnnotations()[manifest.SourceAnnotation] != kubeconv.SourceAPI {
 		t.Errorf("SecretFromAPI = %v", s)
 	}
 }
@@ -174,7 +175,7 @@ func plannerClient(t *testing.T, srv plannerv1.PlannerServiceServer) plannerv1.P
 // (also left by an earlier run); copies from files or syncpodctl stay, as
 // does everything a pod still references; their watches stop.
 func TestConfigReconcileRemovesOnlyUnreferencedCopiesOfTheAgent(t *testing.T) {
-	api := map[string]string{manifest.SourceAnnotation: SourceAPI}
+	api := map[string]string{manifest.SourceAnnotation: kubeconv.SourceAPI}
 	f := &fakeConfigPlanner{
 		cms: map[string]*syncpodv1.ConfigMap{
 			"team/used":      {Namespace: "team", Name: "used", Annotations: api},

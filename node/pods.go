@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
+	"github.com/syncpod/syncpod/node/kubeconv"
 	"github.com/syncpod/syncpod/planner/manifest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -101,8 +102,8 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 			return err
 		}
 	}
-	sp, warnings, err := PodFromAPI(kp)
-	if errors.Is(err, ErrUnsupported) {
+	sp, warnings, err := kubeconv.PodFromAPI(kp)
+	if errors.Is(err, kubeconv.ErrUnsupported) {
 		return a.refuse(kp, err)
 	}
 	if err != nil {
@@ -115,7 +116,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 			return err
 		}
 		if rec == nil || rec.GetPod().GetUid() != string(kp.UID) {
-			if ok, msg := admitUnderPressure(pr, QOSClass(&kp.Spec)); !ok {
+			if ok, msg := admitUnderPressure(pr, kubeconv.QOSClass(&kp.Spec)); !ok {
 				return a.reject(kp, "Evicted", msg)
 			}
 		}
@@ -129,7 +130,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	switch status.Code(err) {
 	case codes.OK:
 	case codes.InvalidArgument:
-		return a.refuse(kp, fmt.Errorf("%w: %v", ErrUnsupported, status.Convert(err).Message()))
+		return a.refuse(kp, fmt.Errorf("%w: %v", kubeconv.ErrUnsupported, status.Convert(err).Message()))
 	case codes.FailedPrecondition:
 		// An older incarnation under this name: have it stopped first.
 		return a.replaceIncarnation(ctx, kp)
@@ -168,7 +169,7 @@ func (a *Agent) replaceIncarnation(ctx context.Context, kp *corev1.Pod) error {
 		return errors.Join(err, errRetry)
 	}
 	old := rec.GetPod()
-	if old.GetUid() != string(kp.UID) && old.GetDeletionTime() == nil && old.GetAnnotations()[manifest.SourceAnnotation] == SourceAPI {
+	if old.GetUid() != string(kp.UID) && old.GetDeletionTime() == nil && old.GetAnnotations()[manifest.SourceAnnotation] == kubeconv.SourceAPI {
 		if err := a.plannerDelete(ctx, old, nil); err != nil {
 			return err
 		}
@@ -203,7 +204,7 @@ func (a *Agent) forget(ctx context.Context, ns, name string) error {
 		return err
 	}
 	p := rec.GetPod()
-	if p.GetAnnotations()[manifest.SourceAnnotation] != SourceAPI || p.GetDeletionTime() != nil {
+	if p.GetAnnotations()[manifest.SourceAnnotation] != kubeconv.SourceAPI || p.GetDeletionTime() != nil {
 		return nil
 	}
 	return a.plannerDelete(ctx, p, nil)
@@ -260,7 +261,7 @@ func (a *Agent) reject(kp *corev1.Pod, reason, msg string) error {
 	a.o.Logger.Warn("pod refused", "pod", kp.Namespace+"/"+kp.Name, "reason", reason, "message", msg)
 	a.recorder.Event(kp, corev1.EventTypeWarning, reason, msg)
 	st := corev1.PodStatus{
-		Phase: corev1.PodFailed, Reason: reason, Message: msg, QOSClass: QOSClass(&kp.Spec),
+		Phase: corev1.PodFailed, Reason: reason, Message: msg, QOSClass: kubeconv.QOSClass(&kp.Spec),
 	}
 	if ip := a.o.Host.InternalIP; ip != "" {
 		st.HostIP, st.HostIPs = ip, []corev1.HostIP{{IP: ip}}
@@ -271,11 +272,7 @@ func (a *Agent) reject(kp *corev1.Pod, reason, msg string) error {
 		now := metav1.NewTime(a.o.Now().Truncate(time.Second))
 		st.StartTime = &now
 	}
-	for _, c := range kp.Status.Conditions {
-		if !ownedConditions[c.Type] {
-			st.Conditions = append(st.Conditions, c)
-		}
-	}
+	st.Conditions = kubeconv.ForeignConditions(kp)
 	a.status.Set(kp.Namespace+"/"+kp.Name, statusSource{uid: kp.UID, override: &st})
 	return nil
 }
@@ -344,7 +341,7 @@ func (a *Agent) onPlannerRecord(typ plannerv1.WatchEventType, rec *plannerv1.Pod
 	}
 	key := ns + "/" + p.GetName()
 	switch p.GetAnnotations()[manifest.SourceAnnotation] {
-	case SourceAPI:
+	case kubeconv.SourceAPI:
 	case manifest.SourceFile:
 		a.observeStatic(key, rec, typ == plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED)
 		return
@@ -397,7 +394,7 @@ func (a *Agent) sweepOrphans(ctx context.Context) error {
 		if p.GetAnnotations()[manifest.SourceAnnotation] == manifest.SourceFile {
 			static[p.GetNamespace()+"/"+p.GetName()] = true
 		}
-		if p.GetAnnotations()[manifest.SourceAnnotation] != SourceAPI {
+		if p.GetAnnotations()[manifest.SourceAnnotation] != kubeconv.SourceAPI {
 			continue
 		}
 		ns := p.GetNamespace()

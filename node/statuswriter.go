@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/syncpod/syncpod/node/kubeconv"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -122,7 +123,7 @@ func (w *statusWriter) desired(src statusSource, cur *corev1.Pod) corev1.PodStat
 	if src.override != nil {
 		st = *src.override.DeepCopy()
 	} else {
-		st = StatusToAPI(src.planner, cur, w.hostIP)
+		st = kubeconv.StatusToAPI(src.planner, cur, w.hostIP)
 	}
 	// Fields the node does not own stay as they are.
 	st.NominatedNodeName = cur.Status.NominatedNodeName

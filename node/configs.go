@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/syncpod/syncpod/node/kubeconv"
 	"github.com/syncpod/syncpod/planner/manifest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -59,7 +60,7 @@ func podConfigRefs(p *corev1.Pod) []configRef {
 		}
 	}
 	for _, v := range p.Spec.Volumes {
-		if isServiceAccountVolume(v) {
+		if kubeconv.IsServiceAccountVolume(v) {
 			continue // dropped by PodFromAPI: its kube-root-ca.crt is not needed
 		}
 		if v.ConfigMap != nil {
@@ -156,7 +157,7 @@ func sourceAnnotations(a map[string]string) map[string]string {
 	// The API server's last-applied copy is large and says nothing the
 	// node needs.
 	delete(out, corev1.LastAppliedConfigAnnotation)
-	out[manifest.SourceAnnotation] = SourceAPI
+	out[manifest.SourceAnnotation] = kubeconv.SourceAPI
 	return out
 }
 
@@ -349,7 +350,7 @@ func (c *configs) removeFromPlanner(ctx context.Context, ref configRef) error {
 	if err != nil {
 		return err
 	}
-	if ann[manifest.SourceAnnotation] != SourceAPI {
+	if ann[manifest.SourceAnnotation] != kubeconv.SourceAPI {
 		return nil
 	}
 	return c.deleteFromPlanner(ctx, ref)
@@ -404,7 +405,7 @@ func (c *configs) reconcile(ctx context.Context, pods []*corev1.Pod) error {
 	}
 	for _, cm := range cms.GetConfigMaps() {
 		r := configRef{Kind: kindConfigMap, Namespace: cm.GetNamespace(), Name: cm.GetName()}
-		if cm.GetAnnotations()[manifest.SourceAnnotation] == SourceAPI && !wanted[r] {
+		if cm.GetAnnotations()[manifest.SourceAnnotation] == kubeconv.SourceAPI && !wanted[r] {
 			stale = append(stale, r)
 		}
 	}
@@ -414,7 +415,7 @@ func (c *configs) reconcile(ctx context.Context, pods []*corev1.Pod) error {
 	}
 	for _, s := range secrets.GetSecrets() {
 		r := configRef{Kind: kindSecret, Namespace: s.GetNamespace(), Name: s.GetName()}
-		if s.GetAnnotations()[manifest.SourceAnnotation] == SourceAPI && !wanted[r] {
+		if s.GetAnnotations()[manifest.SourceAnnotation] == kubeconv.SourceAPI && !wanted[r] {
 			stale = append(stale, r)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/syncpod/syncpod/node/kubeconv/kubeconvtest"
 )
 
 func TestPodChangedIgnoresStatusWrites(t *testing.T) {
@@ -23,7 +25,7 @@ func TestPodChangedIgnoresStatusWrites(t *testing.T) {
 		{"deletion", func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			old := apiPod()
+			old := kubeconvtest.APIPod()
 			cur := old.DeepCopy()
 			tc.change(cur)
 			if got := podChanged(old, cur); got != tc.want {

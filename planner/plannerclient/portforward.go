@@ -1,4 +1,4 @@
-package server
+package plannerclient
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
-// PortForwardConn carries one connection, conn, to port of pod through the
+// PortForward carries one connection, conn, to port of pod through the
 // planner's PortForward stream, the way every planner client forwards a
 // port (syncpodctl port-forward, the node agent's streaming server): the
 // start message, then conn's bytes up and the stream's bytes down until
 // the planner ends the stream (nil) or either side fails (that error).
 // conn is closed on return.
-func PortForwardConn(ctx context.Context, client plannerv1.PlannerServiceClient, pod *plannerv1.PodRef, port int32, conn io.ReadWriteCloser) error {
+func PortForward(ctx context.Context, client plannerv1.PlannerServiceClient, pod *plannerv1.PodRef, port int32, conn io.ReadWriteCloser) error {
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -1,4 +1,4 @@
-package node
+package kubeconv
 
 import (
 	"encoding/json"
@@ -10,45 +10,14 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+
+	"github.com/syncpod/syncpod/node/kubeconv/kubeconvtest"
 )
 
-// apiPod is a pod as the API server stores it after admission: defaults
-// filled in, the service-account token volume injected.
-func apiPod() *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "web", Namespace: "team", UID: "1f0e2a3b-0000-4000-8000-000000000001",
-			GenerateName: "web-", ResourceVersion: "42", CreationTimestamp: metav1.Now(),
-			Labels:          map[string]string{"app": "web"},
-			Annotations:     map[string]string{"note": "x"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-abc", UID: "u"}},
-		},
-		Spec: corev1.PodSpec{
-			NodeName: "n1", SchedulerName: "default-scheduler", DNSPolicy: corev1.DNSClusterFirst,
-			RestartPolicy: corev1.RestartPolicyAlways, TerminationGracePeriodSeconds: ptr.To[int64](30),
-			ServiceAccountName: "default", EnableServiceLinks: ptr.To(true), PreemptionPolicy: ptr.To(corev1.PreemptLowerPriority),
-			Priority: ptr.To[int32](0), SecurityContext: &corev1.PodSecurityContext{},
-			Tolerations: []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}},
-			Volumes: []corev1.Volume{{Name: "kube-api-access-x7k2p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}},
-			}}}},
-			Containers: []corev1.Container{{
-				Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "1000"},
-				ImagePullPolicy: corev1.PullIfNotPresent, TerminationMessagePath: "/dev/termination-log",
-				TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-				VolumeMounts:             []corev1.VolumeMount{{Name: "kube-api-access-x7k2p", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
-			}},
-		},
-		Status: corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBestEffort},
-	}
-}
-
 func TestPodFromAPIKeepsWhatThePlannerRuns(t *testing.T) {
-	kp := apiPod()
+	kp := kubeconvtest.APIPod()
 	p, warnings, err := PodFromAPI(kp)
 	if err != nil {
 		t.Fatalf("PodFromAPI: %v", err)
@@ -86,7 +55,7 @@ func TestPodFromAPIKeepsWhatThePlannerRuns(t *testing.T) {
 }
 
 func TestPodFromAPIRefusesWhatSyncpodCannotRun(t *testing.T) {
-	kp := apiPod()
+	kp := kubeconvtest.APIPod()
 	// Fields syncpod refuses (the manifest reader's rules), each named: two
 	// volume kinds a node cannot provide alone.
 	kp.Spec.Volumes = append(kp.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
@@ -152,7 +121,7 @@ func TestStatusToAPI(t *testing.T) {
 				Terminated: &syncpodv1.ContainerStateTerminated{ExitCode: 3, Reason: "Error", ContainerId: "old"}}},
 		}},
 	}
-	kp := apiPod()
+	kp := kubeconvtest.APIPod()
 	kp.Status.Conditions = []corev1.PodCondition{
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
 		{Type: corev1.PodReady, Status: corev1.ConditionFalse},

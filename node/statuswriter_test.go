@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+
+	"github.com/syncpod/syncpod/node/kubeconv/kubeconvtest"
 )
 
 // fakeAPI is one pod on a pretend API server: patches apply to it; the
@@ -93,7 +95,7 @@ func newTestWriter(t *testing.T, api *fakeAPI) (*statusWriter, *metrics) {
 }
 
 func TestStatusWriterWritesTheNewestAfterFailures(t *testing.T) {
-	kp := apiPod()
+	kp := kubeconvtest.APIPod()
 	api := &fakeAPI{pod: kp, failures: 2, rv: 1}
 	w, m := newTestWriter(t, api)
 	key := "team/web"
@@ -146,7 +148,7 @@ func TestStatusWriterWritesTheNewestAfterFailures(t *testing.T) {
 }
 
 func TestStatusWriterDropsStatusOfAnotherIncarnation(t *testing.T) {
-	kp := apiPod()
+	kp := kubeconvtest.APIPod()
 	api := &fakeAPI{pod: kp, rv: 1}
 	w, _ := newTestWriter(t, api)
 	w.Set("team/web", statusSource{uid: types.UID("an-older-uid"), planner: restarts(7)})
@@ -164,7 +166,7 @@ func TestStatusWriterDropsStatusOfAnotherIncarnation(t *testing.T) {
 }
 
 func TestStatusWriterSkipsAnUnchangedStatus(t *testing.T) {
-	kp := apiPod()
+	kp := kubeconvtest.APIPod()
 	api := &fakeAPI{pod: kp, rv: 1}
 	w, m := newTestWriter(t, api)
 	w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})

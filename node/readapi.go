@@ -27,9 +27,9 @@ import (
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
+	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"github.com/syncpod/syncpod/services/server"
 )
 
 // ReadAPIOptions configure the kubelet read API. Planner and Logger are
@@ -656,5 +656,5 @@ func (t streamTarget) AttachContainer(ctx context.Context, name, uid, container 
 // PortForward carries one forwarded connection through the planner's
 // PortForward.
 func (t streamTarget) PortForward(ctx context.Context, name, uid string, port int32, conn io.ReadWriteCloser) error {
-	return server.PortForwardConn(ctx, t.a.o.Planner, &plannerv1.PodRef{Namespace: t.ns, Name: name, Uid: uid}, port, conn)
+	return plannerclient.PortForward(ctx, t.a.o.Planner, &plannerv1.PodRef{Namespace: t.ns, Name: name, Uid: uid}, port, conn)
 }

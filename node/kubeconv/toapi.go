@@ -1,0 +1,358 @@
+package kubeconv
+
+import (
+	"maps"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
+)
+
+// PodToAPI renders a pod record as a Kubernetes v1 Pod: the spec is the
+// inverse of the planner's manifest conversion, so `apply -f` of the result
+// stores the same pod again; metadata the API server would set and the
+// status are filled in for reading (apply ignores them with a warning).
+func PodToAPI(r *plannerv1.PodRecord) *corev1.Pod {
+	p := r.GetPod()
+	kp := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        p.GetName(),
+			Namespace:   validation.NamespaceOrDefault(p.GetNamespace()),
+			UID:         types.UID(p.GetUid()),
+			Labels:      maps.Clone(p.GetLabels()),
+			Annotations: maps.Clone(p.GetAnnotations()),
+		},
+	}
+	if t := p.GetCreationTime(); t != nil {
+		kp.CreationTimestamp = metav1.NewTime(t.AsTime())
+	}
+	if t := p.GetDeletionTime(); t != nil {
+		dt := metav1.NewTime(t.AsTime())
+		kp.DeletionTimestamp = &dt
+		kp.DeletionGracePeriodSeconds = p.DeletionGracePeriodSeconds
+	}
+	s := p.GetSpec()
+	kp.Spec = corev1.PodSpec{
+		TerminationGracePeriodSeconds: s.TerminationGracePeriodSeconds,
+		HostNetwork:                   s.GetHostNetwork(),
+		Hostname:                      s.GetHostname(),
+		RestartPolicy: map[syncpodv1.RestartPolicy]corev1.RestartPolicy{
+			syncpodv1.RestartPolicy_RESTART_POLICY_ALWAYS:     corev1.RestartPolicyAlways,
+			syncpodv1.RestartPolicy_RESTART_POLICY_ON_FAILURE: corev1.RestartPolicyOnFailure,
+			syncpodv1.RestartPolicy_RESTART_POLICY_NEVER:      corev1.RestartPolicyNever,
+		}[s.GetRestartPolicy()],
+	}
+	for _, c := range s.GetInitContainers() {
+		kp.Spec.InitContainers = append(kp.Spec.InitContainers, containerToAPI(c))
+	}
+	for _, c := range s.GetContainers() {
+		kp.Spec.Containers = append(kp.Spec.Containers, containerToAPI(c))
+	}
+	kp.Status = podStatus(r.GetStatus(), "")
+	return kp
+}
+
+func containerToAPI(c *syncpodv1.Container) corev1.Container {
+	kc := corev1.Container{
+		Name:       c.GetName(),
+		Image:      c.GetImage(),
+		Command:    c.GetCommand(),
+		Args:       c.GetArgs(),
+		WorkingDir: c.GetWorkingDir(),
+		Stdin:      c.GetStdin(),
+		StdinOnce:  c.GetStdinOnce(),
+		TTY:        c.GetTty(),
+		ImagePullPolicy: map[syncpodv1.ImagePullPolicy]corev1.PullPolicy{
+			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS:         corev1.PullAlways,
+			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT: corev1.PullIfNotPresent,
+			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER:          corev1.PullNever,
+		}[c.GetImagePullPolicy()],
+	}
+	for _, e := range c.GetEnv() {
+		kc.Env = append(kc.Env, corev1.EnvVar{Name: e.GetName(), Value: e.GetValue()})
+	}
+	if rp, ok := map[syncpodv1.ContainerRestartPolicy]corev1.ContainerRestartPolicy{
+		syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS:     corev1.ContainerRestartPolicyAlways,
+		syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ON_FAILURE: corev1.ContainerRestartPolicyOnFailure,
+		syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_NEVER:      corev1.ContainerRestartPolicyNever,
+	}[c.GetRestartPolicy()]; ok {
+		kc.RestartPolicy = &rp
+	}
+	for _, r := range c.GetRestartPolicyRules() {
+		rule := corev1.ContainerRestartRule{}
+		if r.GetAction() == syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART {
+			rule.Action = corev1.ContainerRestartRuleActionRestart
+		}
+		if ec := r.GetExitCodes(); ec != nil {
+			rule.ExitCodes = &corev1.ContainerRestartRuleOnExitCodes{Values: ec.GetValues()}
+			switch ec.GetOperator() {
+			case syncpodv1.ExitCodeOperator_EXIT_CODE_OPERATOR_IN:
+				rule.ExitCodes.Operator = corev1.ContainerRestartRuleOnExitCodesOpIn
+			case syncpodv1.ExitCodeOperator_EXIT_CODE_OPERATOR_NOT_IN:
+				rule.ExitCodes.Operator = corev1.ContainerRestartRuleOnExitCodesOpNotIn
+			}
+		}
+		kc.RestartPolicyRules = append(kc.RestartPolicyRules, rule)
+	}
+	for _, p := range c.GetPorts() {
+		kc.Ports = append(kc.Ports, corev1.ContainerPort{
+			Name: p.GetName(), ContainerPort: p.GetContainerPort(), HostPort: p.GetHostPort(), HostIP: p.GetHostIp(),
+			Protocol: map[syncpodv1.Protocol]corev1.Protocol{
+				syncpodv1.Protocol_PROTOCOL_TCP:  corev1.ProtocolTCP,
+				syncpodv1.Protocol_PROTOCOL_UDP:  corev1.ProtocolUDP,
+				syncpodv1.Protocol_PROTOCOL_SCTP: corev1.ProtocolSCTP,
+			}[p.GetProtocol()],
+		})
+	}
+	kc.Resources = corev1.ResourceRequirements{
+		Requests: resourcesToAPI(c.GetResources().GetRequests()),
+		Limits:   resourcesToAPI(c.GetResources().GetLimits()),
+	}
+	kc.LivenessProbe = probeToAPI(c.GetLivenessProbe())
+	kc.ReadinessProbe = probeToAPI(c.GetReadinessProbe())
+	kc.StartupProbe = probeToAPI(c.GetStartupProbe())
+	return kc
+}
+
+func resourcesToAPI(l *syncpodv1.ResourceList) corev1.ResourceList {
+	if l == nil {
+		return nil
+	}
+	out := corev1.ResourceList{}
+	if q, err := resource.ParseQuantity(l.GetCpu()); err == nil && l.GetCpu() != "" {
+		out[corev1.ResourceCPU] = q
+	}
+	if q, err := resource.ParseQuantity(l.GetMemory()); err == nil && l.GetMemory() != "" {
+		out[corev1.ResourceMemory] = q
+	}
+	return out
+}
+
+func probeToAPI(p *syncpodv1.Probe) *corev1.Probe {
+	if p == nil {
+		return nil
+	}
+	kp := &corev1.Probe{
+		InitialDelaySeconds:           p.GetInitialDelaySeconds(),
+		TimeoutSeconds:                p.GetTimeoutSeconds(),
+		PeriodSeconds:                 p.GetPeriodSeconds(),
+		SuccessThreshold:              p.GetSuccessThreshold(),
+		FailureThreshold:              p.GetFailureThreshold(),
+		TerminationGracePeriodSeconds: p.TerminationGracePeriodSeconds,
+	}
+	switch {
+	case p.GetExec() != nil:
+		kp.Exec = &corev1.ExecAction{Command: p.GetExec().GetCommand()}
+	case p.GetTcpSocket() != nil:
+		kp.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(p.GetTcpSocket().GetPort()), Host: p.GetTcpSocket().GetHost()}
+	case p.GetHttpGet() != nil:
+		h := p.GetHttpGet()
+		g := &corev1.HTTPGetAction{Path: h.GetPath(), Port: intstr.FromInt32(h.GetPort()), Host: h.GetHost(), Scheme: corev1.URIScheme(h.GetScheme())}
+		for _, hd := range h.GetHttpHeaders() {
+			g.HTTPHeaders = append(g.HTTPHeaders, corev1.HTTPHeader{Name: hd.GetName(), Value: hd.GetValue()})
+		}
+		kp.HTTPGet = g
+	}
+	return kp
+}
+
+// ownedConditions are the pod conditions the node reports; others (such
+// as the scheduler's PodScheduled) are kept as the API server has them.
+var ownedConditions = map[corev1.PodConditionType]bool{
+	corev1.PodInitialized:            true,
+	corev1.ContainersReady:           true,
+	corev1.PodReady:                  true,
+	corev1.PodReadyToStartContainers: true,
+}
+
+// ForeignConditions are the conditions of kp that the node does not own
+// (such as the scheduler's PodScheduled), kept as the API server has them.
+func ForeignConditions(kp *corev1.Pod) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, c := range kp.Status.Conditions {
+		if !ownedConditions[c.Type] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// StatusToAPI renders the planner's status of a pod as the Kubernetes pod
+// status the node reports: phase (Pending until the planner has one),
+// conditions (after the ones of kp that the node does not own), container
+// statuses with cri:// container ids, pod and host IPs, start time and QoS
+// class. A host-network pod's IP is the host's.
+func StatusToAPI(st *syncpodv1.PodStatus, kp *corev1.Pod, hostIP string) corev1.PodStatus {
+	out := podStatus(st, "cri")
+	if out.Phase == "" {
+		out.Phase = corev1.PodPending
+	}
+	out.QOSClass = QOSClass(&kp.Spec)
+	if kp.Spec.HostNetwork && hostIP != "" {
+		out.PodIP = hostIP
+	}
+	if out.PodIP != "" {
+		out.PodIPs = []corev1.PodIP{{IP: out.PodIP}}
+	}
+	if hostIP != "" {
+		out.HostIP = hostIP
+		out.HostIPs = []corev1.HostIP{{IP: hostIP}}
+	}
+	out.Conditions = append(ForeignConditions(kp), out.Conditions...)
+	return out
+}
+
+// podStatus renders what the planner knows of a pod's status: phase (empty
+// while the planner has none), reason, message, pod IP, start time,
+// conditions and container statuses. idScheme, when set, prefixes the
+// container ids that carry no scheme ("cri" gives cri://<id>), as a node
+// reports them to the API server.
+func podStatus(st *syncpodv1.PodStatus, idScheme string) corev1.PodStatus {
+	out := corev1.PodStatus{
+		Phase:   phaseToAPI(st.GetPhase()),
+		Reason:  st.GetReason(),
+		Message: st.GetMessage(),
+		PodIP:   st.GetPodIp(),
+	}
+	if t := st.GetStartTime(); t != nil {
+		mt := apiTime(t)
+		out.StartTime = &mt
+	}
+	for _, c := range st.GetConditions() {
+		out.Conditions = append(out.Conditions, corev1.PodCondition{
+			Type:               corev1.PodConditionType(c.GetType()),
+			Status:             conditionToAPI(c.GetStatus()),
+			LastTransitionTime: apiTime(c.GetLastTransitionTime()),
+			Reason:             c.GetReason(),
+			Message:            c.GetMessage(),
+		})
+	}
+	for _, cs := range st.GetInitContainerStatuses() {
+		out.InitContainerStatuses = append(out.InitContainerStatuses, containerStatusToAPI(cs, idScheme))
+	}
+	for _, cs := range st.GetContainerStatuses() {
+		out.ContainerStatuses = append(out.ContainerStatuses, containerStatusToAPI(cs, idScheme))
+	}
+	return out
+}
+
+func phaseToAPI(p syncpodv1.PodPhase) corev1.PodPhase {
+	switch p {
+	case syncpodv1.PodPhase_POD_PHASE_RUNNING:
+		return corev1.PodRunning
+	case syncpodv1.PodPhase_POD_PHASE_SUCCEEDED:
+		return corev1.PodSucceeded
+	case syncpodv1.PodPhase_POD_PHASE_FAILED:
+		return corev1.PodFailed
+	case syncpodv1.PodPhase_POD_PHASE_UNKNOWN:
+		return corev1.PodUnknown
+	case syncpodv1.PodPhase_POD_PHASE_PENDING:
+		return corev1.PodPending
+	default:
+		return ""
+	}
+}
+
+func conditionToAPI(s syncpodv1.ConditionStatus) corev1.ConditionStatus {
+	switch s {
+	case syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE:
+		return corev1.ConditionTrue
+	case syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE:
+		return corev1.ConditionFalse
+	default:
+		return corev1.ConditionUnknown
+	}
+}
+
+// apiTime is t at the API's resolution (seconds), so that a status read
+// back from the API server compares equal to the one written.
+func apiTime(t *timestamppb.Timestamp) metav1.Time {
+	if t == nil {
+		return metav1.Time{}
+	}
+	return metav1.NewTime(t.AsTime().Truncate(1e9).UTC())
+}
+
+// containerID is id with idScheme:// in front when id has no scheme and
+// idScheme is set.
+func containerID(id, idScheme string) string {
+	if id == "" || idScheme == "" || strings.Contains(id, "://") {
+		return id
+	}
+	return idScheme + "://" + id
+}
+
+func containerStatusToAPI(cs *syncpodv1.ContainerStatus, idScheme string) corev1.ContainerStatus {
+	started := cs.GetStarted()
+	return corev1.ContainerStatus{
+		Name:                 cs.GetName(),
+		Ready:                cs.GetReady(),
+		Started:              &started,
+		RestartCount:         cs.GetRestartCount(),
+		Image:                cs.GetImage(),
+		ContainerID:          containerID(cs.GetContainerId(), idScheme),
+		State:                stateToAPI(cs.GetState(), idScheme),
+		LastTerminationState: stateToAPI(cs.GetLastTerminationState(), idScheme),
+	}
+}
+
+func stateToAPI(s *syncpodv1.ContainerStateDetail, idScheme string) corev1.ContainerState {
+	var out corev1.ContainerState
+	switch {
+	case s.GetWaiting() != nil:
+		out.Waiting = &corev1.ContainerStateWaiting{Reason: s.GetWaiting().GetReason(), Message: s.GetWaiting().GetMessage()}
+	case s.GetRunning() != nil:
+		out.Running = &corev1.ContainerStateRunning{StartedAt: apiTime(s.GetRunning().GetStartedAt())}
+	case s.GetTerminated() != nil:
+		t := s.GetTerminated()
+		out.Terminated = &corev1.ContainerStateTerminated{
+			ExitCode: t.GetExitCode(), Signal: t.GetSignal(), Reason: t.GetReason(), Message: t.GetMessage(),
+			StartedAt: apiTime(t.GetStartedAt()), FinishedAt: apiTime(t.GetFinishedAt()), ContainerID: containerID(t.GetContainerId(), idScheme),
+		}
+	}
+	return out
+}
+
+// QOSClass is the pod's quality-of-service class by the Kubernetes rules:
+// BestEffort when no container (init containers included) requests or
+// limits CPU or memory; Guaranteed when every container limits both and
+// requests equal limits (an unset request defaults to the limit);
+// Burstable otherwise.
+func QOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
+	all := append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
+	compute := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
+	any, guaranteed := false, true
+	for _, c := range all {
+		for _, r := range compute {
+			req, hasReq := c.Resources.Requests[r]
+			lim, hasLim := c.Resources.Limits[r]
+			if (hasReq && !req.IsZero()) || (hasLim && !lim.IsZero()) {
+				any = true
+			}
+			if !hasLim || lim.IsZero() {
+				guaranteed = false
+				continue
+			}
+			if hasReq && req.Cmp(lim) != 0 {
+				guaranteed = false
+			}
+		}
+	}
+	switch {
+	case !any:
+		return corev1.PodQOSBestEffort
+	case guaranteed:
+		return corev1.PodQOSGuaranteed
+	default:
+		return corev1.PodQOSBurstable
+	}
+}
