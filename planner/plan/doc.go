@@ -70,4 +70,7 @@
 // restart, and a failed init container then kills the pod.
 // Running containers are otherwise kept: stopping a terminating pod with its
 // grace period is the sync loop's job, not Compute's.
+//
+// The scenarios in testdata/scenarios/*.txt replay pods' lives through
+// Compute as golden files (go test -rewrite rewrites their expected output).
 package plan

@@ -1,121 +1,30 @@
 package plan_test
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/encoding/protojson"
+	"github.com/cockroachdb/datadriven"
 	"google.golang.org/protobuf/types/known/timestamppb"
-	"sigs.k8s.io/yaml"
 
 	"github.com/syncpod/syncpod/planner/plan"
+	"github.com/syncpod/syncpod/planner/plan/plantest"
 	"github.com/syncpod/syncpod/planner/validate"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-var update = flag.Bool("update", false, "rewrite the expected output of testdata/scenarios/*.txt")
-
-// block is one command of a scenario file: "command args", optional input
-// lines, "----", the expected output, a blank line.
-type block struct {
-	leading string // comments, blank lines, the command and its input, verbatim
-	cmd     string
-	args    []string
-	input   string
-	output  string
-	line    int
-}
-
-func parseScenario(t *testing.T, path string) (blocks []block, trailing string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var lead []string
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			lead = append(lead, l)
-			continue
-		}
-		b := block{line: i + 1}
-		f := strings.Fields(l)
-		b.cmd, b.args = f[0], f[1:]
-		lead = append(lead, l)
-		var input []string
-		for i++; i < len(lines) && lines[i] != "----"; i++ {
-			input = append(input, lines[i])
-			lead = append(lead, lines[i])
-		}
-		if i == len(lines) {
-			t.Fatalf("%s:%d: %q has no ---- line", path, b.line, l)
-		}
-		lead = append(lead, "----")
-		var out []string
-		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
-			out = append(out, lines[i])
-		}
-		b.leading, b.input, b.output = strings.Join(lead, "\n"), strings.Join(input, "\n"), strings.Join(out, "\n")
-		lead = nil
-		blocks = append(blocks, b)
-		if i < len(lines) {
-			lead = append(lead, lines[i]) // the blank separator
-		}
-	}
-	return blocks, strings.Join(lead, "\n")
-}
-
+// TestScenarios replays testdata/scenarios/*.txt, each a pod's life through
+// Compute and the in-test runtime (see runCommand and the README there).
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/scenarios/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			blocks, trailing := parseScenario(t, path)
-			var s *sim
-			var last *syncpodv1.PodActions
-			var rewritten strings.Builder
-			for i := range blocks {
-				b := &blocks[i]
-				got, err := runCommand(t, &s, &last, b)
-				if err != nil {
-					t.Fatalf("%s:%d: %s: %v", path, b.line, b.cmd, err)
-				}
-				fmt.Fprintf(&rewritten, "%s\n%s\n", b.leading, got)
-				if !*update && got != b.output {
-					t.Errorf("%s:%d: %s %s:\n got:\n%s\nwant:\n%s", path, b.line, b.cmd, strings.Join(b.args, " "), got, b.output)
-				}
-			}
-			if trailing != "" {
-				rewritten.WriteString(trailing + "\n")
-			}
-			if *update {
-				if err := os.WriteFile(path, []byte(rewritten.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-func parsePodYAML(in string) (*syncpodv1.Pod, error) {
-	j, err := yaml.YAMLToJSON([]byte(in))
-	if err != nil {
-		return nil, err
-	}
-	p := &syncpodv1.Pod{}
-	if err := protojson.Unmarshal(j, p); err != nil {
-		return nil, err
-	}
-	return p, nil
+	plantest.Replay(t, "testdata/scenarios/*.txt", func(t *testing.T) plantest.Command {
+		var s *sim
+		var last *syncpodv1.PodActions
+		return func(t *testing.T, d *datadriven.TestData) (string, error) {
+			return runCommand(t, &s, &last, d.Cmd, plantest.Words(d), d.Input)
+		}
+	})
 }
 
 func parseProbe(s string) (syncpodv1.ProbeResult, error) {
@@ -141,20 +50,20 @@ func parseProbe(s string) (syncpodv1.ProbeResult, error) {
 //	sandbox-dies                         newest sandbox NOTREADY, its containers exit 137
 //	delete                               set the pod's deletion_time
 //	observed                             show the observed state
-func runCommand(t *testing.T, sp **sim, last **syncpodv1.PodActions, b *block) (string, error) {
+func runCommand(t *testing.T, sp **sim, last **syncpodv1.PodActions, cmd string, args []string, input string) (string, error) {
 	s := *sp
-	if s == nil && b.cmd != "pod" {
+	if s == nil && cmd != "pod" {
 		return "", fmt.Errorf("first command must be pod")
 	}
 	arg := func(i int) string {
-		if i < len(b.args) {
-			return b.args[i]
+		if i < len(args) {
+			return args[i]
 		}
 		return ""
 	}
-	switch b.cmd {
+	switch cmd {
 	case "pod":
-		p, err := parsePodYAML(b.input)
+		p, err := plantest.PodFromYAML(input)
 		if err != nil {
 			return "", err
 		}
@@ -166,7 +75,7 @@ func runCommand(t *testing.T, sp **sim, last **syncpodv1.PodActions, b *block) (
 			*sp = s
 		}
 		s.pod = p
-		for _, a := range b.args {
+		for _, a := range args {
 			switch a {
 			case "complete-inits":
 				s.completeInits = true
@@ -218,7 +127,7 @@ func runCommand(t *testing.T, sp **sim, last **syncpodv1.PodActions, b *block) (
 			return "", fmt.Errorf("no container %q", arg(0))
 		}
 		r := &syncpodv1.ContainerProbeResults{Name: c.Name, ContainerId: c.Id}
-		for _, kv := range b.args[1:] {
+		for _, kv := range args[1:] {
 			k, v, _ := strings.Cut(kv, "=")
 			res, err := parseProbe(v)
 			if err != nil {
@@ -259,5 +168,5 @@ func runCommand(t *testing.T, sp **sim, last **syncpodv1.PodActions, b *block) (
 	case "observed":
 		return s.describe(), nil
 	}
-	return "", fmt.Errorf("unknown command %q", b.cmd)
+	return "", fmt.Errorf("unknown command %q", cmd)
 }

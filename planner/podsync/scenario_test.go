@@ -1,23 +1,20 @@
 package podsync_test
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
+	"github.com/cockroachdb/datadriven"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
-	"sigs.k8s.io/yaml"
 
 	"github.com/syncpod/syncpod/planner/events"
 	"github.com/syncpod/syncpod/planner/plan"
+	"github.com/syncpod/syncpod/planner/plan/plantest"
 	"github.com/syncpod/syncpod/planner/podsync"
 	"github.com/syncpod/syncpod/planner/status"
 	"github.com/syncpod/syncpod/planner/validate"
@@ -25,8 +22,6 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt")
 
 const podUID = "0b3c5d7e-1f2a-4b6c-8d0e-2f4a6b8c0d1e"
 
@@ -42,91 +37,15 @@ type world struct {
 	restarts map[string]int32
 }
 
-// block is one command: "command args", optional input lines, "----",
-// the expected output up to a blank line.
-type block struct {
-	leading string
-	cmd     string
-	args    []string
-	input   string
-	output  string
-	line    int
-}
-
-func parse(t *testing.T, path string) (blocks []block, trailing string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var lead []string
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			lead = append(lead, l)
-			continue
-		}
-		b := block{line: i + 1}
-		f := strings.Fields(l)
-		b.cmd, b.args = f[0], f[1:]
-		lead = append(lead, l)
-		var input []string
-		for i++; i < len(lines) && lines[i] != "----"; i++ {
-			input = append(input, lines[i])
-			lead = append(lead, lines[i])
-		}
-		if i == len(lines) {
-			t.Fatalf("%s:%d: %q has no ---- line", path, b.line, l)
-		}
-		lead = append(lead, "----")
-		var out []string
-		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
-			out = append(out, lines[i])
-		}
-		b.leading, b.input, b.output = strings.Join(lead, "\n"), strings.Join(input, "\n"), strings.Join(out, "\n")
-		lead = nil
-		blocks = append(blocks, b)
-		if i < len(lines) {
-			lead = append(lead, lines[i])
-		}
-	}
-	return blocks, strings.Join(lead, "\n")
-}
-
 // TestScenarios replays testdata/*.txt through Step, carrying the work out
 // as the syncer does (apply, step again, commit, remove, drop).
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			blocks, trailing := parse(t, path)
-			w := &world{now: t0, restarts: map[string]int32{}, obs: &syncpodv1.ObservedPod{Uid: podUID}}
-			var out strings.Builder
-			for i := range blocks {
-				b := &blocks[i]
-				got, err := w.run(b)
-				if err != nil {
-					t.Fatalf("%s:%d: %s: %v", path, b.line, b.cmd, err)
-				}
-				fmt.Fprintf(&out, "%s\n%s\n", b.leading, got)
-				if !*rewrite && got != b.output {
-					t.Errorf("%s:%d: %s %s:\n got:\n%s\nwant:\n%s", path, b.line, b.cmd, strings.Join(b.args, " "), got, b.output)
-				}
-			}
-			if trailing != "" {
-				out.WriteString(trailing + "\n")
-			}
-			if *rewrite {
-				if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		})
-	}
+	plantest.Replay(t, "testdata/*.txt", func(t *testing.T) plantest.Command {
+		w := &world{now: t0, restarts: map[string]int32{}, obs: &syncpodv1.ObservedPod{Uid: podUID}}
+		return func(t *testing.T, d *datadriven.TestData) (string, error) {
+			return w.run(d.Cmd, plantest.Words(d), d.Input)
+		}
+	})
 }
 
 // run runs one command:
@@ -140,15 +59,11 @@ func TestScenarios(t *testing.T) {
 //	delete                         the pod's deletion_time is set
 //	drop-record                    the record disappears (an orphan is left)
 //	observed                       the runtime's state
-func (w *world) run(b *block) (string, error) {
-	switch b.cmd {
+func (w *world) run(cmd string, args []string, input string) (string, error) {
+	switch cmd {
 	case "pod":
-		j, err := yaml.YAMLToJSON([]byte(b.input))
+		p, err := plantest.PodFromYAML(input)
 		if err != nil {
-			return "", err
-		}
-		p := &syncpodv1.Pod{}
-		if err := protojson.Unmarshal(j, p); err != nil {
 			return "", err
 		}
 		p.Uid, p.Namespace, p.Generation = podUID, "default", 1
@@ -159,18 +74,18 @@ func (w *world) run(b *block) (string, error) {
 		w.obs.Name, w.obs.Namespace = p.GetName(), p.GetNamespace()
 		return "ok", nil
 	case "sync":
-		return w.sync(b.args)
+		return w.sync(args)
 	case "exit":
-		if len(b.args) != 2 {
+		if len(args) != 2 {
 			return "", fmt.Errorf("exit NAME CODE")
 		}
-		code, err := strconv.Atoi(b.args[1])
+		code, err := strconv.Atoi(args[1])
 		if err != nil {
 			return "", err
 		}
-		c := w.newest(b.args[0])
+		c := w.newest(args[0])
 		if c == nil {
-			return "", fmt.Errorf("no container %q", b.args[0])
+			return "", fmt.Errorf("no container %q", args[0])
 		}
 		w.now = w.now.Add(time.Second)
 		w.exit(c, int32(code))
@@ -187,7 +102,7 @@ func (w *world) run(b *block) (string, error) {
 	case "observed":
 		return w.describe(), nil
 	}
-	return "", fmt.Errorf("unknown command %q", b.cmd)
+	return "", fmt.Errorf("unknown command %q", cmd)
 }
 
 func (w *world) sync(args []string) (string, error) {

@@ -1,18 +1,15 @@
 package diff
 
 import (
-	"bufio"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
+
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/")
 
 func short(t plegv1.PodLifecycleEventType) string {
 	return strings.TrimPrefix(t.String(), "POD_LIFECYCLE_EVENT_TYPE_")
@@ -26,45 +23,77 @@ func render(events []Event) string {
 		if e.Type == plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_CHANGED {
 			note = " (computed, not sent)"
 		}
-		fmt.Fprintf(&b, "  %s %s%s\n", short(e.Type), e.ContainerID, note)
+		fmt.Fprintf(&b, "%s %s%s\n", short(e.Type), e.ContainerID, note)
 	}
 	if len(events) == 0 {
-		b.WriteString("  (no events)\n")
+		b.WriteString("(no events)\n")
 	}
-	fmt.Fprintf(&b, "  sent: %d\n", len(sent))
+	fmt.Fprintf(&b, "sent: %d\n", len(sent))
 	return b.String()
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
+// TestScenarios replays testdata/*.txt with datadriven (go test -rewrite
+// rewrites the expected output). Two commands:
+//
+//	change old=STATE new=STATE   the events of one container going from
+//	                             old to new (non-existent is no record)
+//	snap LABEL [ID=STATE ...]    the pod's next listing, diffed against the
+//	                             previous one in the file; no entries means
+//	                             the pod is gone, IDs starting with "sb" are
+//	                             sandboxes
+//
+// testdata/table.txt must hold a change for every pair of the state table
+// so a reviewer reads the whole table as the code computes it.
+func TestScenarios(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		var prev *Record
+		table := map[[2]State]bool{}
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			switch d.Cmd {
+			case "change":
+				var o, n string
+				d.ScanArgs(t, "old", &o)
+				d.ScanArgs(t, "new", &n)
+				old, ok1 := ParseState(o)
+				cur, ok2 := ParseState(n)
+				if !ok1 || !ok2 {
+					d.Fatalf(t, "unknown state in %s", d.FullCmd())
+				}
+				table[[2]State{old, cur}] = true
+				return render(Compute("p", rec(old), rec(cur)))
+			case "snap":
+				if len(d.CmdArgs) == 0 || len(d.CmdArgs[0].Vals) != 0 {
+					d.Fatalf(t, "snap LABEL [ID=STATE ...]")
+				}
+				var cur *Record
+				for _, a := range d.CmdArgs[1:] {
+					s, ok := ParseState(a.SingleVal(t))
+					if !ok {
+						d.Fatalf(t, "bad entry %s", a)
+					}
+					if cur == nil {
+						cur = &Record{UID: "p"}
+					}
+					cur.Entries = append(cur.Entries, Entry{ID: a.Key, State: s, Sandbox: strings.HasPrefix(a.Key, "sb")})
+				}
+				out := render(Compute("p", prev, cur))
+				prev = cur
+				return out
+			}
+			d.Fatalf(t, "unknown command %q", d.Cmd)
+			return ""
+		})
+		if filepath.Base(path) != "table.txt" {
+			return
 		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -rewrite to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test -rewrite updates it)\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
-}
-
-// TestTableGolden renders the whole table into a golden file, so a
-// reviewer can read the table as the code computes it.
-func TestTableGolden(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("# R-13.3 state table as computed by diff.Compute (old -> new).\n")
-	for _, o := range States {
-		for _, n := range States {
-			fmt.Fprintf(&b, "%s -> %s\n", o, n)
-			b.WriteString(render(Compute("p", rec(o), rec(n))))
+		for _, o := range States {
+			for _, n := range States {
+				if !table[[2]State{o, n}] {
+					t.Errorf("%s has no change old=%s new=%s", path, o, n)
+				}
+			}
 		}
-	}
-	golden(t, "table.golden", b.String())
+	})
 }
 
 func rec(s State) *Record {
@@ -122,56 +151,6 @@ func TestTableExhaustive(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestSequencesGolden replays the scripts in testdata/*.seq: each line
-// "snap <label>: id=state ..." is one listing of a pod (an empty list means
-// the pod is gone; ids starting with "sb" are sandboxes); the golden file
-// holds the events computed against the previous listing.
-func TestSequencesGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.seq"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no sequence files: %v", err)
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			fh, err := os.Open(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fh.Close()
-			var out strings.Builder
-			var prev *Record
-			sc := bufio.NewScanner(fh)
-			for sc.Scan() {
-				line := strings.TrimSpace(sc.Text())
-				if line == "" || strings.HasPrefix(line, "#") {
-					out.WriteString(line + "\n")
-					continue
-				}
-				label, rest, ok := strings.Cut(strings.TrimPrefix(line, "snap "), ":")
-				if !ok || !strings.HasPrefix(line, "snap ") {
-					t.Fatalf("bad line %q", line)
-				}
-				var cur *Record
-				for _, f := range strings.Fields(rest) {
-					id, st, ok := strings.Cut(f, "=")
-					s, ok2 := ParseState(st)
-					if !ok || !ok2 {
-						t.Fatalf("bad entry %q", f)
-					}
-					if cur == nil {
-						cur = &Record{UID: "p"}
-					}
-					cur.Entries = append(cur.Entries, Entry{ID: id, State: s, Sandbox: strings.HasPrefix(id, "sb")})
-				}
-				fmt.Fprintf(&out, "snap %s:%s\n", label, rest)
-				out.WriteString(render(Compute("p", prev, cur)))
-				prev = cur
-			}
-			golden(t, strings.TrimSuffix(filepath.Base(f), ".seq")+".golden", out.String())
-		})
 	}
 }
 
