@@ -1,6 +1,6 @@
 // Package backoff is the executor's crash-loop back-off store, persisted in
 // bbolt so that a crash loop keeps its delay across executor restarts (the
-// kubelet forgets it; DESIGN.md). It is the only package that opens the
+// kubelet forgets it; docs/design.md). It is the only package that opens the
 // executor's database.
 //
 // Semantics are those of client-go's flowcontrol.Backoff as the kubelet uses

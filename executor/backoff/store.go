@@ -18,7 +18,7 @@ import (
 	"github.com/syncpod/syncpod/internal/periodic"
 )
 
-// Defaults and limits of the back-off curve (rule, DESIGN.md).
+// Defaults and limits of the back-off curve (rule, docs/design.md).
 const (
 	// DefaultInitial is the kubelet's initial crash-loop delay.
 	DefaultInitial = 10 * time.Second

@@ -408,7 +408,7 @@ func TestCrashLoopBackOff(t *testing.T) {
 	if rc := o.GetContainers()[0].GetRestartCount(); rc != 2 {
 		t.Fatalf("restart count %d, want 2", rc)
 	}
-	// A changed spec hash starts a fresh back-off (DESIGN.md).
+	// A changed spec hash starts a fresh back-off.
 	o = crash()
 	changed := &syncpodv1.PodActions{SandboxId: sb, ContainersToStart: []*syncpodv1.ContainerStart{{Name: "web", SpecHash: "other"}}}
 	if got := summary(e.apply(t, pod, o, changed)); got != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" {

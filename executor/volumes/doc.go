@@ -4,7 +4,7 @@
 //
 // # Layout on disk
 //
-// The executor owns the node's pod directories (DESIGN.md). Under the
+// The executor owns the node's pod directories (docs/design.md). Under the
 // Manager's root:
 //
 //	<root>/<pod uid>/volumes/empty-dir/<volume>     emptyDir (disk); a tmpfs mount point for medium Memory

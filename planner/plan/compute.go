@@ -103,7 +103,7 @@ func (v *view) sandboxChanges(a *syncpodv1.PodActions) bool {
 		a.SandboxReason = syncpodv1.SandboxReason_SANDBOX_REASON_NO_IP
 		a.Message = fmt.Sprintf("sandbox %s has no IP: replacing it (attempt %d)", s0.GetId(), next)
 	case s0.GetConfigHash() != "" && s0.GetConfigHash() != v.sandboxHash:
-		// Pods are mutable (DESIGN.md): a changed pod-level setting the
+		// Pods are mutable (docs/design.md): a changed pod-level setting the
 		// sandbox was created with needs a new one, as asks for the
 		// settings the kubelet compares.
 		a.SandboxReason = syncpodv1.SandboxReason_SANDBOX_REASON_CONFIG_CHANGED
@@ -219,7 +219,7 @@ func (v *view) regularActions(a *syncpodv1.PodActions) int {
 }
 
 // removedActions kills every running container of the current sandbox
-// whose name is no longer in the spec (pods are mutable: DESIGN.md). The
+// whose name is no longer in the spec (pods are mutable: docs/design.md). The
 // kubelet's pods cannot lose a container; its nearest rule is, a
 // container killed without its spec, whose preStop hook and grace period
 // the executor restores from the container's annotations.

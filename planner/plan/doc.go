@@ -19,7 +19,7 @@
 //     attempt are filled as the rules below say.
 //   - Every start and kill carries a reason enum and a human message.
 //
-// # Rules implemented (KUBELET-RULES.md, newest algorithm)
+// # Rules implemented (docs/kubelet-behaviour.md, newest algorithm)
 //
 //   - R-2.2.1-5: sandbox (re)creation and attempt; SANDBOX_STATE_UNSPECIFIED
 //     counts as not ready; an empty ip on a pod-network sandbox is "no IP".

@@ -37,7 +37,7 @@ func newView(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*sync
 }
 
 // NewestFirst returns the pod's sandboxes and containers in the one order
-// every decision about them uses (DESIGN.md): newest created first, ties
+// every decision about them uses (docs/design.md): newest created first, ties
 // broken by id, an unset time oldest. The inputs are never reordered.
 // Status, probes and housekeeping use it too, so that they describe the
 // same instances plan.Compute acted on.

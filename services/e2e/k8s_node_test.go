@@ -146,7 +146,7 @@ func (n *k8sNode) criContainers(t *testing.T, uid string) []*runtimeapi.Containe
 // crisim, planner, executor, PLEG and syncpod-node agent, join one real
 // kube-apiserver (on etcd). They turn Ready; pods bound to each node run
 // and show Running through kubectl; a crash-looping pod shows its restart
-// counts (R-4.1 back-off); events reach the API server; deleting a pod
+// counts; events reach the API server; deleting a pod
 // stops its containers before the object goes (grace period, R-9.4); an
 // agent killed with SIGKILL and restarted adopts its running pods without
 // restarting them.

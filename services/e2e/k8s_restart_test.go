@@ -43,8 +43,7 @@ func (n *k8sNode) restartPlannerSameAddress(meanwhile func()) {
 // the restart counts stay; a finished restartPolicy Never pod is not run
 // again), a pod applied while the planner was down runs once it is back,
 // and a pod that finished while the API server was down shows Succeeded
-// once it is back (the status writer keeps the newest status, R-9 status
-// reporting).
+// once it is back (the status writer keeps the newest status).
 func TestKubernetesRestartsLoseNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Kubernetes control plane")

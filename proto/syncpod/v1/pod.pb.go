@@ -1646,7 +1646,7 @@ func (x *PodDNSConfigOption) GetValue() string {
 
 // Container is one container of a pod. Every field that reaches the CRI
 // container config is covered by the container's spec hash: changing any of
-// them restarts the container (DESIGN.md).
+// them restarts the container (docs/design.md).
 type Container struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name is unique among all init and regular containers of the pod; a

@@ -1,5 +1,5 @@
 // Command syncpod-executor is the executor: it applies change sets to the CRI runtime in the kubelet's SyncPod order,
-// with crash-loop back-off persisted in bbolt. See DESIGN.md; flags: syncpod-executor --help.
+// with crash-loop back-off persisted in bbolt. See docs/design.md; flags: syncpod-executor --help.
 //
 // Executor flags (each also SYNCPOD_<NAME>):
 //

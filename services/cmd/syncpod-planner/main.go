@@ -1,5 +1,5 @@
 // Command syncpod-planner is the planner: it holds the desired pods, runs per-pod sync workers and answers dry-run plans.
-// See DESIGN.md; flags: syncpod-planner --help.
+// See docs/design.md; flags: syncpod-planner --help.
 package main
 
 import (

@@ -1,5 +1,5 @@
 // Command syncpod-pleg is the pod lifecycle event generator: it watches the CRI runtime and streams lifecycle events.
-// See DESIGN.md; flags: syncpod-pleg --help.
+// See docs/design.md; flags: syncpod-pleg --help.
 package main
 
 import (
