@@ -11,10 +11,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the pinned-by lists of "+BehaviourDoc)
 
-// outsideRefsPending are files whose references to outside documents are
-// being rewritten elsewhere; the check skips them until then.
-var outsideRefsPending = []string{"README.md"}
-
 // repo loads the repository this test runs in.
 func repo(t *testing.T) (root string, files []File, doc []byte) {
 	t.Helper()
@@ -58,9 +54,6 @@ func TestCitedIDsResolve(t *testing.T) {
 func TestNoOutsideDocuments(t *testing.T) {
 	_, files, _ := repo(t)
 	for _, r := range OutsideRefs(files) {
-		if slices.Contains(outsideRefsPending, r.Path) {
-			continue
-		}
 		t.Errorf("%s: refers to a document outside the repository; cite docs/design.md or %s instead", r, BehaviourDoc)
 	}
 }
