@@ -160,7 +160,7 @@ func attachTo(t *testing.T, r *Runtime, req *runtimeapi.AttachRequest) remotecom
 	return ex
 }
 
-// Issue 14: a container created with stdin (and stdinOnce) takes what an
+// A container created with stdin (and stdinOnce) takes what an
 // attach session writes, and the session shows its output, stdout and
 // stderr apart, until the container ends, with its exit code; a
 // container without stdin is attached to for its output only.
