@@ -743,7 +743,7 @@ func TestMetricsLint(t *testing.T) {
 	}
 }
 
-// Issue 14: a container's stdin, stdinOnce and tty reach the runtime's
+// A container's stdin, stdinOnce and tty reach the runtime's
 // config, so its runtime keeps an input for attach; a container without
 // them gets none.
 func TestContainerConfigCarriesStdinAndTTY(t *testing.T) {
