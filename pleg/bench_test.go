@@ -85,7 +85,7 @@ func wideSandbox(b *testing.B, n int) (*critest.Runtime, *PLEG) {
 	return rt, p
 }
 
-// BenchmarkEventApply (issue 10 item 2) measures applying one container
+// BenchmarkEventApply measures applying one container
 // event about a pod whose sandbox holds 3,000 containers: the event as
 // crisim sends it (only its container) and as containerd sends it (every
 // container of the sandbox), each alone and as part of a drained backlog

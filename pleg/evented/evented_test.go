@@ -124,7 +124,7 @@ func TestConsumeUnimplementedAndFailure(t *testing.T) {
 	}
 }
 
-// TestApplyMergesByContainerID (issue 10 item 2): crisim's events carry
+// TestApplyMergesByContainerID: crisim's events carry
 // only the container they are about, containerd's every container of the
 // sandbox; either way the event's statuses are merged into the cached pod
 // by id, never taken as the complete list, and a DELETED event removes
