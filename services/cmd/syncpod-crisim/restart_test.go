@@ -106,7 +106,7 @@ func readPID(t *testing.T, path string) int {
 	}
 }
 
-// Issue 10, item 3: SIGKILL crisim under a running container, start it
+// SIGKILL crisim under a running container, start it
 // again on the same state dir: the container is still listed RUNNING with
 // the same id, its one process is re-adopted (none started twice), a
 // container killed while crisim was down is EXITED, restart counts are
