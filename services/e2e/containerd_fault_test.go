@@ -145,7 +145,7 @@ func (c *privateContainerd) restart(t *testing.T) {
 	}
 }
 
-// Issue 10 (runtime faults): containerd killed with SIGKILL (by its pid)
+// A runtime fault: containerd killed with SIGKILL (by its pid)
 // under a churn of host-network pods and started again on the same state.
 // The PLEG's health turns NOT_SERVING while it is down and SERVING once it
 // is back; the steady pods keep their containers (containerd's shims keep

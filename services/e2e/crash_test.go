@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Issue 10 (crash consistency), R-2.2 (1): planner, executor and PLEG are
+// Crash consistency, R-2.2 (1): planner, executor and PLEG are
 // each killed with SIGKILL, then all three at once, while a client applies,
 // changes and deletes pods continuously and logs every acknowledged call.
 // After each kill the planner's store must hold exactly what the log says

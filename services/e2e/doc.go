@@ -1,7 +1,7 @@
 // Package e2e holds end-to-end tests that build the syncpod binaries and
 // run them as real processes on loopback addresses and unix sockets.
 //
-// The lifecycle tests (issue 7) each start a whole node: syncpod-crisim in
+// The lifecycle tests each start a whole node: syncpod-crisim in
 // process mode on a unix socket in a short temporary directory, the
 // executor (1 s / 4 s crash-loop back-off) and the PLEG on it, and the
 // planner driving both, with a manifest directory and short resync and
@@ -13,7 +13,7 @@
 // (<dir>/<test>/<binary>-<pid>.log); on failure the tail of each log is
 // printed anyway.
 //
-// The fault, flood and crash-consistency suite (issue 10) attacks whole
+// The fault, flood and crash-consistency suite attacks whole
 // nodes and prints, per test, its counts (faults injected, requests,
 // acknowledgements, lost = 0) and one "SUMMARY" line:
 //   - crash consistency: planner, executor and PLEG SIGKILLed, singly and

@@ -9,7 +9,7 @@ import (
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-// checkSiteExample checks examples/site.yaml on crisim (issue 13): the
+// checkSiteExample checks examples/site.yaml on crisim: the
 // server reads its ConfigMap-mounted config and its Secret env var, serves
 // what the sidecar writes into the shared emptyDir, and a changed
 // ConfigMap reaches the mounted file in place, restarting nothing.

@@ -33,7 +33,7 @@ func (n *node) runCtl(stdin any, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// Issue 14: syncpodctl exec through the planner and the executor to
+// TestExecOnCrisim: syncpodctl exec through the planner and the executor to
 // crisim's streaming server: output apart, standard input, exit codes,
 // and a terminal when the caller has one.
 func TestExecOnCrisim(t *testing.T) {

@@ -87,7 +87,7 @@ func goroutines(t *testing.T, p *proc) float64 {
 	return metricSum(scrape(t, p.metrics), "go_goroutines")
 }
 
-// Issue 10 (floods): 100 clients at once, each applying, changing,
+// A flood: 100 clients at once, each applying, changing,
 // reading and deleting its own pod, a bounded number of calls each, on
 // crisim's simulated mode. Every call must be answered (no error, no
 // timeout), the node must end as the acknowledgement log says, and once
@@ -138,7 +138,7 @@ func TestFloodHundredConcurrentClients(t *testing.T) {
 	summaryf(t, "clients=%d %s lost=%d%s", clients, c.counts(), lost, leaks)
 }
 
-// Issue 10 failure 1 (floods): 30 pods of 64 containers applied at once,
+// A flood of wide pods: 30 pods of 64 containers applied at once,
 // the PLEG in evented mode on crisim's simulated mode. The PLEG must not
 // serve stale status as fresh: the planner must never create a container
 // that already exists, so crisim answers no CreateContainer with
@@ -175,7 +175,7 @@ func TestFloodWidePodsEventedNoAlreadyExists(t *testing.T) {
 	summaryf(t, "pods=%d containers=%d created=%v already_exists=%v lost=0", pods, pods*ctrs, created, exists)
 }
 
-// Issue 10 (floods): a node of 2,000 pods (300 under make test) on
+// A flood of pods: a node of 2,000 pods (300 under make test) on
 // crisim's simulated mode converges: every pod Running with one READY
 // sandbox and one running container, then all deleted, nothing left.
 func TestFloodNodeOfManyPodsConverges(t *testing.T) {

@@ -35,7 +35,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Issue 14: the commands a kubectl user reaches for, against a node of
+// The commands a kubectl user reaches for, against a node of
 // real processes on crisim: wait, logs -f until the container is killed,
 // logs --previous after a crash, get -o yaml taken back by apply, events,
 // plan against the live pod, back-offs by name.

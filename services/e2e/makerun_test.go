@@ -336,7 +336,7 @@ func runLocalPid(t *testing.T, makePid int) int {
 }
 
 // TestMakeRunStopsOnSignalFromAScript starts `make run` as a script does
-// and stops it the ways issue 11 lists: SIGINT to its process group,
+// and stops it the ways a script or a terminal would: SIGINT to its process group,
 // SIGINT or SIGTERM to make alone (GNU make does not pass SIGINT on), and
 // SIGINT to run-local.sh. Every binary must stop, nothing of the session
 // may remain, the ports and the socket directory must be free, and make

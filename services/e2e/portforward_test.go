@@ -31,7 +31,7 @@ func busyboxBinary(t *testing.T) string {
 	return bin
 }
 
-// Issue 14: syncpodctl port-forward to a host-network busybox httpd on a
+// TestPortForwardOnCrisim: syncpodctl port-forward to a host-network busybox httpd on a
 // loopback port, through the planner, the executor and crisim's
 // streaming server; a page is fetched through the forward.
 func TestPortForwardOnCrisim(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
-// Issue 10 (runtime faults), issue 10 failure 3, R-11.8, R-13.6: crisim is
+// A runtime fault, R-11.8, R-13.6: crisim is
 // killed with SIGKILL under a churn and started again on the same socket.
 // While it is down the PLEG's health turns NOT_SERVING (its relist
 // stalls past --relist-threshold); it comes back SERVING after the restart.
@@ -108,7 +108,7 @@ func TestRuntimeFaultCrisimSIGKILLRestart(t *testing.T) {
 	summaryf(t, "faults=%d health_flips=%d %s lost=%d spurious_kills=%d duplicates=0", faults, flips, c.counts(), lost, killed)
 }
 
-// Issue 10 (runtime faults): a hung CRI call. A proxy between the
+// A runtime fault: a hung CRI call. A proxy between the
 // executor and crisim holds calls until the executor's --cri-timeout
 // passes: the first sandbox of one pod (carried out late, after the
 // executor gave up, as a slow runtime would) and the first container
