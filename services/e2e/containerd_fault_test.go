@@ -204,9 +204,10 @@ func TestRuntimeFaultContainerdSIGKILLRestart(t *testing.T) {
 	c.settle()
 	lost, _ := c.checkAcks("after the churn stopped")
 	want := c.expected()
+	var last convergence
 	eventually(t, 3*converge, "the node agrees with the acknowledgement log", func() (bool, string) {
-		last := n.converged(want, ctrs, false, steady)
-		return last == "", last
+		last = n.look(want, ctrs, false, steady)
+		return last.ok(), last.String()
 	})
 	t.Logf("%5.1fs converged", time.Since(began).Seconds())
 	rec, err := n.get("steady-0")
@@ -222,5 +223,5 @@ func TestRuntimeFaultContainerdSIGKILLRestart(t *testing.T) {
 	if mode == "" {
 		mode = "unknown"
 	}
-	summaryf(t, "pleg=%s faults=%d health_flips=%d %s lost=%d spurious_kills=%d duplicates=0", mode, rounds, rounds, c.counts(), lost, spurious)
+	summaryf(t, "pleg=%s faults=%d health_flips=%d %s lost=%d spurious_kills=%d duplicates=%d", mode, rounds, rounds, c.counts(), lost, spurious, last.duplicates)
 }

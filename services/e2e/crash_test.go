@@ -63,11 +63,11 @@ func TestCrashConsistencySIGKILLUnderChurn(t *testing.T) {
 
 	t.Logf("%5.1fs churn stopped; waiting for the node to converge", time.Since(began).Seconds())
 	want := c.expected()
-	var last string
+	var last convergence
 	eventually(t, 2*converge, "the node agrees with the acknowledgement log", func() (bool, string) {
 		pt.record(n.hostProcesses())
-		last = n.converged(want, ctrs, true, steady)
-		return last == "", last
+		last = n.look(want, ctrs, true, steady)
+		return last.ok(), last.String()
 	})
 	t.Logf("%5.1fs converged", time.Since(began).Seconds())
 	for name := range steady {
@@ -82,5 +82,5 @@ func TestCrashConsistencySIGKILLUnderChurn(t *testing.T) {
 		}
 	}
 	t.Logf("faults injected: %d SIGKILLs in %d rounds; %s; ack checks %d; pods to run at the end %d (+%d steady)", faults, rounds, c.counts(), checks, len(want), len(steady))
-	summaryf(t, "faults=%d %s lost=%d duplicates=0 orphans=0", faults, c.counts(), lost)
+	summaryf(t, "faults=%d %s lost=%d duplicates=%d orphans=%d", faults, c.counts(), lost, last.duplicates, last.orphans)
 }

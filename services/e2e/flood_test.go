@@ -47,9 +47,9 @@ func (n *node) applyAll(t *testing.T, parallel int, pods map[string]int, ctrs in
 	}
 }
 
-// deleteAll deletes every pod the planner holds and waits until the
-// planner and the runtime hold nothing.
-func (n *node) deleteAll(t *testing.T, parallel int, timeout time.Duration) {
+// deleteAll deletes every pod the planner holds, waits until the planner
+// and the runtime hold nothing, and returns that last look.
+func (n *node) deleteAll(t *testing.T, parallel int, timeout time.Duration) convergence {
 	t.Helper()
 	recs, err := n.listRecords()
 	if err != nil {
@@ -76,10 +76,12 @@ func (n *node) deleteAll(t *testing.T, parallel int, timeout time.Duration) {
 	}
 	close(names)
 	wg.Wait()
+	var last convergence
 	eventually(t, timeout, "every pod gone from the planner and the runtime", func() (bool, string) {
-		last := n.converged(nil, 0, false, nil)
-		return last == "", last
+		last = n.look(nil, 0, false, nil)
+		return last.ok(), last.String()
 	})
+	return last
 }
 
 // goroutines reads a service's go_goroutines gauge.
@@ -154,9 +156,10 @@ func TestFloodWidePodsEventedNoAlreadyExists(t *testing.T) {
 	}
 	began := time.Now()
 	n.applyAll(t, pods, want, ctrs)
+	var cv convergence
 	ok, last := poll(3*converge, func() (bool, string) {
-		last := n.converged(want, ctrs, false, nil)
-		return last == "", last
+		cv = n.look(want, ctrs, false, nil)
+		return cv.ok(), cv.String()
 	})
 	t.Logf("%5.1fs %d pods x %d containers: converged=%v", time.Since(began).Seconds(), pods, ctrs, ok)
 	page := scrape(t, n.crisim.metrics)
@@ -172,7 +175,7 @@ func TestFloodWidePodsEventedNoAlreadyExists(t *testing.T) {
 	if created < float64(pods*ctrs) {
 		t.Errorf("crisim created %v containers, want at least %d", created, pods*ctrs)
 	}
-	summaryf(t, "pods=%d containers=%d created=%v already_exists=%v lost=0", pods, pods*ctrs, created, exists)
+	summaryf(t, "pods=%d containers=%d created=%v already_exists=%v lost=%d", pods, pods*ctrs, created, exists, cv.missing)
 }
 
 // A flood of pods: a node of 2,000 pods (300 under make test) on
@@ -189,12 +192,13 @@ func TestFloodNodeOfManyPodsConverges(t *testing.T) {
 	began := time.Now()
 	n.applyAll(t, 16, want, 1)
 	applied := time.Since(began)
+	var up convergence
 	eventually(t, 4*converge, "every pod running", func() (bool, string) {
-		last := n.converged(want, 1, false, nil)
-		return last == "", last
+		up = n.look(want, 1, false, nil)
+		return up.ok(), up.String()
 	})
 	running := time.Since(began)
-	n.deleteAll(t, 16, 4*converge)
+	gone := n.deleteAll(t, 16, 4*converge)
 	t.Logf("applied in %.1fs, all running after %.1fs, all deleted after %.1fs", applied.Seconds(), running.Seconds(), time.Since(began).Seconds())
-	summaryf(t, "pods=%d converged_s=%.1f removed_s=%.1f lost=0 orphans=0", pods, running.Seconds(), time.Since(began).Seconds())
+	summaryf(t, "pods=%d converged_s=%.1f removed_s=%.1f lost=%d orphans=%d", pods, running.Seconds(), time.Since(began).Seconds(), up.missing, gone.orphans)
 }

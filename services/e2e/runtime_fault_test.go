@@ -76,10 +76,11 @@ func TestRuntimeFaultCrisimSIGKILLRestart(t *testing.T) {
 	c.settle()
 	lost, _ := c.checkAcks("after the churn stopped")
 	want := c.expected()
+	var last convergence
 	eventually(t, 2*converge, "the node agrees with the acknowledgement log, no container twice", func() (bool, string) {
 		pt.record(n.hostProcesses())
-		last := n.converged(want, ctrs, true, steady)
-		return last == "", last
+		last = n.look(want, ctrs, true, steady)
+		return last.ok(), last.String()
 	})
 	t.Logf("%5.1fs converged", time.Since(began).Seconds())
 
@@ -105,7 +106,7 @@ func TestRuntimeFaultCrisimSIGKILLRestart(t *testing.T) {
 			}
 		}
 	}
-	summaryf(t, "faults=%d health_flips=%d %s lost=%d spurious_kills=%d duplicates=0", faults, flips, c.counts(), lost, killed)
+	summaryf(t, "faults=%d health_flips=%d %s lost=%d spurious_kills=%d duplicates=%d", faults, flips, c.counts(), lost, killed, last.duplicates)
 }
 
 // A runtime fault: a hung CRI call. A proxy between the
@@ -142,10 +143,11 @@ func TestRuntimeFaultHungCRICallTimesOutAndRetries(t *testing.T) {
 	})
 	n.apply(revPod("after", ctrs, 1))
 	want := map[string]int{"hung-sandbox": 1, "hung-create": 1, "after": 1}
+	var last convergence
 	eventually(t, 2*converge, "every pod running once, in one sandbox", func() (bool, string) {
 		pt.record(n.hostProcesses())
-		last := n.converged(want, ctrs, true, nil)
-		return last == "", last
+		last = n.look(want, ctrs, true, nil)
+		return last.ok(), last.String()
 	})
 	sbStalled, sbLate := proxy.counts(methodRunPodSandbox)
 	ccStalled, _ := proxy.counts(methodCreateContainer)
@@ -168,5 +170,5 @@ func TestRuntimeFaultHungCRICallTimesOutAndRetries(t *testing.T) {
 	var rec *plannerv1.PodRecord
 	rec, _ = n.get("after")
 	t.Logf("after: %s", summary(rec))
-	summaryf(t, "faults=%d (RunPodSandbox hung %d, carried out late %d; CreateContainer hung and dropped %d) executor_call_errors=%v lost=0 duplicates=0", sbStalled+ccStalled, sbStalled, sbLate, ccStalled, timeouts)
+	summaryf(t, "faults=%d (RunPodSandbox hung %d, carried out late %d; CreateContainer hung and dropped %d) executor_call_errors=%v lost=%d duplicates=%d", sbStalled+ccStalled, sbStalled, sbLate, ccStalled, timeouts, last.missing, last.duplicates)
 }
