@@ -41,11 +41,12 @@ func runPLEG(t *testing.T, p *PLEG) context.Context {
 	return ctx
 }
 
-// TestEventedStatusIsNeverFresherThanTheLastAppliedEvent: in evented mode, while the runtime's events about a new container
-// are still queued (a backlog the PLEG has not applied), a newer-than
-// request made after the container was created must not be answered with
-// the cached status that lacks it, however long ago the stream was opened
-// (R-14.4's 2 s timestamp bump would do exactly that).
+// TestEventedStatusIsNeverFresherThanTheLastAppliedEvent: in evented mode,
+// while the runtime's events about a new container are still queued (a
+// backlog the PLEG has not applied), a newer-than request made after the
+// container was created must not be answered with the cached status that
+// lacks it, however long ago the stream was opened (R-14.4's 2 s timestamp
+// bump would do exactly that).
 func TestEventedStatusIsNeverFresherThanTheLastAppliedEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
@@ -160,11 +161,11 @@ func TestStaleRelistNeverReordersEventedTransitions(t *testing.T) {
 	})
 }
 
-// TestEventedRetriesAfterGivingUpWithCappedBackoff: after EventedMaxFailures stream failures in a row the PLEG falls back to
-// relist mode but does not give evented mode up for good: it
-// tries the stream again after 10 s, doubling up to 300 s; a stream that
-// then stays up longer than the cap wins evented mode back and resets
-// the count.
+// TestEventedRetriesAfterGivingUpWithCappedBackoff: after
+// EventedMaxFailures stream failures in a row the PLEG falls back to relist
+// mode but does not give evented mode up for good: it tries the
+// stream again after 10 s, doubling up to 300 s; a stream that then stays
+// up longer than the cap wins evented mode back and resets the count.
 func TestEventedRetriesAfterGivingUpWithCappedBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
@@ -278,12 +279,12 @@ func TestRoutineWorkLogsOnlyAtDebug(t *testing.T) {
 	})
 }
 
-// TestBacklogOfAWideSandboxDrains: 7,000 single-container
-// events about a 3,000-container sandbox, queued while the PLEG was behind,
-// are applied through the stream in order; the cache ends up as the
-// runtime is (every old container stopped and deleted, 1,000 new ones
-// running: nothing of the earlier ones lost by merging), and the relist
-// that follows agrees with what the events published.
+// TestBacklogOfAWideSandboxDrains: 7,000 single-container events about a
+// 3,000-container sandbox, queued while the PLEG was behind, are applied
+// through the stream in order; the cache ends up as the runtime is (every
+// old container stopped and deleted, 1,000 new ones running: nothing of the
+// earlier ones lost by merging), and the relist that follows agrees with
+// what the events published.
 func TestBacklogOfAWideSandboxDrains(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const old, fresh = 3000, 1000

@@ -10,9 +10,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// The event contract with the PLEG: every event
-// carries the sandbox's status and only the status of the container it is
-// about; sandbox events and DELETED container events carry none.
+// The event contract with the PLEG: every event carries the sandbox's
+// status and only the status of the container it is about; sandbox events
+// and DELETED container events carry none.
 func TestEventCarriesOnlyItsContainer(t *testing.T) {
 	r, _ := newTestRuntime(t, Options{Mode: ModeSimulated})
 	ctx := context.Background()

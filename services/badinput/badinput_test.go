@@ -220,8 +220,8 @@ func jsonCases() []jsonCase {
 		{"ListBackoffs", "bad uid", `{"podUid":"garbage"}`, "pod_uid"},
 		{"ResetBackoff", "no uid", `{}`, "pod_uid"},
 		{"ExecSync", "no command", `{"containerId":"c1"}`, "command"},
-		// Streaming RPCs: the first message's fields are
-		// bounded like every other request's.
+		// Streaming RPCs: the first message's fields are bounded like every
+		// other request's.
 		{"PlannerService/Exec", "no start", `{}`, "start"},
 		{"PlannerService/Exec", "1 MB argument", `{"start":{"pod":{"name":"web"},"container":"app","command":["sh","` + big + `"]}}`, "start.command[1]"},
 		{"PlannerService/Exec", "2,000 arguments", `{"start":{"pod":{"name":"web"},"container":"app","command":[` + strings.TrimSuffix(strings.Repeat(`"x",`, 2000), ",") + `]}}`, "start.command"},

@@ -145,12 +145,12 @@ func (c *privateContainerd) restart(t *testing.T) {
 	}
 }
 
-// A runtime fault: containerd killed with SIGKILL (by its pid)
-// under a churn of host-network pods and started again on the same state.
-// The PLEG's health turns NOT_SERVING while it is down and SERVING once it
-// is back; the steady pods keep their containers (containerd's shims keep
-// them running), nothing runs twice, and the node ends as the
-// acknowledgement log says.
+// A runtime fault: containerd killed with SIGKILL (by its pid) under a
+// churn of host-network pods and started again on the same state. The
+// PLEG's health turns NOT_SERVING while it is down and SERVING once it is
+// back; the steady pods keep their containers (containerd's shims keep them
+// running), nothing runs twice, and the node ends as the acknowledgement
+// log says.
 func TestRuntimeFaultContainerdSIGKILLRestart(t *testing.T) {
 	t.Parallel() // its containerd is its own
 	began := time.Now()

@@ -6,17 +6,17 @@ import (
 	"time"
 )
 
-// Crash consistency, R-2.2 (1): planner, executor and PLEG are
-// each killed with SIGKILL, then all three at once, while a client applies,
-// changes and deletes pods continuously and logs every acknowledged call.
-// After each kill the planner's store must hold exactly what the log says
-// (no lost acknowledgement); at the end, once the churn stops, the planner,
-// crisim (through CRI list calls) and the host must agree with the log:
-// exactly one READY sandbox and one running instance of every container of
-// every pod that must run, at its last acknowledged revision; nothing of
-// any other pod (no orphan); two steady pods never touched by the client
-// keep their containers; and after the node stops, no container process
-// is left on the host (by pid and start time).
+// Crash consistency, R-2.2 (1): planner, executor and PLEG are each killed
+// with SIGKILL, then all three at once, while a client applies, changes and
+// deletes pods continuously and logs every acknowledged call. After each
+// kill the planner's store must hold exactly what the log says (no lost
+// acknowledgement); at the end, once the churn stops, the planner, crisim
+// (through CRI list calls) and the host must agree with the log: exactly
+// one READY sandbox and one running instance of every container of every
+// pod that must run, at its last acknowledged revision; nothing of any
+// other pod (no orphan); two steady pods never touched by the client keep
+// their containers; and after the node stops, no container process is left
+// on the host (by pid and start time).
 func TestCrashConsistencySIGKILLUnderChurn(t *testing.T) {
 	t.Parallel()
 	pt := trackProcesses(t)

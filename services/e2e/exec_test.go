@@ -34,8 +34,8 @@ func (n *node) runCtl(stdin any, args ...string) (int, string, string) {
 }
 
 // TestExecOnCrisim: syncpodctl exec through the planner and the executor to
-// crisim's streaming server: output apart, standard input, exit codes,
-// and a terminal when the caller has one.
+// crisim's streaming server: output apart, standard input, exit codes, and
+// a terminal when the caller has one.
 func TestExecOnCrisim(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{})

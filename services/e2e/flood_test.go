@@ -89,12 +89,12 @@ func goroutines(t *testing.T, p *proc) float64 {
 	return metricSum(scrape(t, p.metrics), "go_goroutines")
 }
 
-// A flood: 100 clients at once, each applying, changing,
-// reading and deleting its own pod, a bounded number of calls each, on
-// crisim's simulated mode. Every call must be answered (no error, no
-// timeout), the node must end as the acknowledgement log says, and once
-// every pod is deleted the planner, executor and PLEG must be back near
-// the goroutine counts they started with (no leak per client or per pod).
+// A flood: 100 clients at once, each applying, changing, reading and
+// deleting its own pod, a bounded number of calls each, on crisim's
+// simulated mode. Every call must be answered (no error, no timeout), the
+// node must end as the acknowledgement log says, and once every pod is
+// deleted the planner, executor and PLEG must be back near the goroutine
+// counts they started with (no leak per client or per pod).
 func TestFloodHundredConcurrentClients(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{crisimMode: "simulated"})

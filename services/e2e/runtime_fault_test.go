@@ -10,15 +10,15 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
-// A runtime fault, R-11.8, R-13.6: crisim is
-// killed with SIGKILL under a churn and started again on the same socket.
-// While it is down the PLEG's health turns NOT_SERVING (its relist
-// stalls past --relist-threshold); it comes back SERVING after the restart.
-// Nothing may be killed spuriously: the steady pods keep the very same
-// container processes (pid and start time) and container ids, with their
-// restart counts, because a runtime does not lose its containers; no
-// container runs twice; and the node ends as the acknowledgement log says,
-// with no process left on the host afterwards.
+// A runtime fault, R-11.8, R-13.6: crisim is killed with SIGKILL under a
+// churn and started again on the same socket. While it is down the PLEG's
+// health turns NOT_SERVING (its relist stalls past --relist-threshold); it
+// comes back SERVING after the restart. Nothing may be killed spuriously:
+// the steady pods keep the very same container processes (pid and start
+// time) and container ids, with their restart counts, because a runtime
+// does not lose its containers; no container runs twice; and the node ends
+// as the acknowledgement log says, with no process left on the host
+// afterwards.
 func TestRuntimeFaultCrisimSIGKILLRestart(t *testing.T) {
 	t.Parallel()
 	pt := trackProcesses(t)
@@ -109,14 +109,13 @@ func TestRuntimeFaultCrisimSIGKILLRestart(t *testing.T) {
 	summaryf(t, "faults=%d health_flips=%d %s lost=%d spurious_kills=%d duplicates=%d", faults, flips, c.counts(), lost, killed, last.duplicates)
 }
 
-// A runtime fault: a hung CRI call. A proxy between the
-// executor and crisim holds calls until the executor's --cri-timeout
-// passes: the first sandbox of one pod (carried out late, after the
-// executor gave up, as a slow runtime would) and the first container
-// creation of another (dropped). The executor must time out and the pods
-// must still come up, with one READY sandbox and one instance of each
-// container, and a pod applied after the hangs must not wait behind them
-// (the executor is not wedged).
+// A runtime fault: a hung CRI call. A proxy between the executor and crisim
+// holds calls until the executor's --cri-timeout passes: the first sandbox
+// of one pod (carried out late, after the executor gave up, as a slow
+// runtime would) and the first container creation of another (dropped). The
+// executor must time out and the pods must still come up, with one READY
+// sandbox and one instance of each container, and a pod applied after the
+// hangs must not wait behind them (the executor is not wedged).
 func TestRuntimeFaultHungCRICallTimesOutAndRetries(t *testing.T) {
 	t.Parallel()
 	pt := trackProcesses(t)

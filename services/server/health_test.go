@@ -16,8 +16,8 @@ import (
 )
 
 // TestHealthAnswersEachServiceName: the health service does not answer
-// NotFound for a service's own name (as it would with only ""
-// registered). Every registered service answers under its full name, and follows the
+// NotFound for a service's own name (as it would with only "" registered).
+// Every registered service answers under its full name, and follows the
 // overall status.
 func TestHealthAnswersEachServiceName(t *testing.T) {
 	for _, manages := range []bool{false, true} {
