@@ -1,4 +1,4 @@
-# The fault, flood and crash-consistency suite of issue 10 at full size.
+# The fault, flood and crash-consistency suite at full size.
 #
 #   make soak   SIGKILLs of planner, executor and PLEG under churn (68), crisim
 #               SIGKILLed and restarted, a hung CRI call, 100 clients with 200

@@ -85,13 +85,13 @@ func wideSandbox(b *testing.B, n int) (*critest.Runtime, *PLEG) {
 	return rt, p
 }
 
-// BenchmarkEventApply (issue 10 item 2) measures applying one container
-// event about a pod whose sandbox holds 3,000 containers: the event as
-// crisim sends it (only its container) and as containerd sends it (every
-// container of the sandbox), each alone and as part of a drained backlog
-// (batches of evented.MaxBatch). Events alternate STOPPED and STARTED
-// over the containers, with rising creation times, and are published to
-// one subscriber. ns/op is per event.
+// BenchmarkEventApply measures applying one container event about a pod
+// whose sandbox holds 3,000 containers: the event as crisim sends it (only
+// its container) and as containerd sends it (every container of the
+// sandbox), each alone and as part of a drained backlog (batches of
+// evented.MaxBatch). Events alternate STOPPED and STARTED over the
+// containers, with rising creation times, and are published to one
+// subscriber. ns/op is per event.
 func BenchmarkEventApply(b *testing.B) {
 	const n = 3000
 	for _, tc := range []struct {

@@ -306,7 +306,7 @@ func TestEventedMode(t *testing.T) {
 			t.Fatalf("relisted %d times in evented mode within 10s", n-relists)
 		}
 		// GetPodStatus newer-than is answered by an on-demand pod relist
-		// (no timestamp bump: it served stale statuses, issue 10).
+		// (no timestamp bump: a bumped cache would serve stale statuses).
 		wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
 		asked := time.Now()
 		time.Sleep(time.Millisecond)

@@ -13,7 +13,7 @@ import (
 
 // BenchmarkContainerEvent measures one container's STARTED event, built
 // and delivered to one subscriber, in a sandbox of n containers. Its time
-// and bytes per event must not grow with n (issue 10, item 2).
+// and bytes per event must not grow with n.
 func BenchmarkContainerEvent(b *testing.B) {
 	for _, n := range []int{1, 100, 3000} {
 		b.Run(fmt.Sprintf("sandbox=%d", n), func(b *testing.B) {

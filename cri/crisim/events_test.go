@@ -10,9 +10,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// The event contract agreed with the PLEG (issue 10, item 2): every event
-// carries the sandbox's status and only the status of the container it is
-// about; sandbox events and DELETED container events carry none.
+// The event contract with the PLEG: every event carries the sandbox's
+// status and only the status of the container it is about; sandbox events
+// and DELETED container events carry none.
 func TestEventCarriesOnlyItsContainer(t *testing.T) {
 	r, _ := newTestRuntime(t, Options{Mode: ModeSimulated})
 	ctx := context.Background()
@@ -85,8 +85,8 @@ func TestEventCarriesOnlyItsContainer(t *testing.T) {
 // A 3,000-container sandbox with a subscriber that stops reading: what
 // crisim holds for it is bounded by its buffer of small events (a few
 // hundred bytes each, whatever the sandbox's size), and the overflow cuts
-// the subscriber off and is counted (issue 10, item 2: such a sandbox
-// drove crisim to 5 GB).
+// the subscriber off and is counted (an event carrying every container's
+// status would make such a sandbox cost gigabytes).
 func TestWideSandboxEventsStayBounded(t *testing.T) {
 	const n, buffer = 3000, 512
 	r, _ := newTestRuntime(t, Options{Mode: ModeSimulated, EventBuffer: buffer})

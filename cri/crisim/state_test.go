@@ -321,7 +321,7 @@ func TestRestartFindsAStartNotRecorded(t *testing.T) {
 // A crisim SIGKILLed after spawning a shim but before the shim wrote its
 // started file: the shim still holds the container's start lock, so the
 // next crisim waits for the started file instead of leaving the container
-// CREATED for the planner to start a second time (issue 10, item 3).
+// CREATED for the planner to start a second time.
 func TestRestartWaitsForAShimStillStarting(t *testing.T) {
 	dir := t.TempDir()
 	r1 := persistent(t, ModeProcess, dir)

@@ -160,10 +160,10 @@ func attachTo(t *testing.T, r *Runtime, req *runtimeapi.AttachRequest) remotecom
 	return ex
 }
 
-// Issue 14: a container created with stdin (and stdinOnce) takes what an
-// attach session writes, and the session shows its output, stdout and
-// stderr apart, until the container ends, with its exit code; a
-// container without stdin is attached to for its output only.
+// A container created with stdin (and stdinOnce) takes what an attach
+// session writes, and the session shows its output, stdout and stderr
+// apart, until the container ends, with its exit code; a container without
+// stdin is attached to for its output only.
 func TestAttachToAContainerReadingStdin(t *testing.T) {
 	r, sb, sleeper := streamingRuntime(t)
 	ctx := context.Background()

@@ -743,9 +743,8 @@ func TestMetricsLint(t *testing.T) {
 	}
 }
 
-// Issue 14: a container's stdin, stdinOnce and tty reach the runtime's
-// config, so its runtime keeps an input for attach; a container without
-// them gets none.
+// A container's stdin, stdinOnce and tty reach the runtime's config, so its
+// runtime keeps an input for attach; a container without them gets none.
 func TestContainerConfigCarriesStdinAndTTY(t *testing.T) {
 	pod := testPod(nil, &syncpodv1.Container{Name: "shell", Image: busybox, Stdin: true, StdinOnce: true, Tty: true}, ctr("plain"))
 	cfg, err := ContainerConfig(pod, pod.GetSpec().GetContainers()[0], false, "h", 0, ContainerOptions{})

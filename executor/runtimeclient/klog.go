@@ -10,8 +10,8 @@ import (
 // (through klog). That client logs every failed call at ERROR, including
 // the status or removal of a container or sandbox that is already gone,
 // which the executor counts as success (NotFound is ignored where the
-// kubelet ignores it): an ERROR line for a success (issue 10). Such
-// records go on at DEBUG; every other record is unchanged.
+// kubelet ignores it): an ERROR line for a success. Such records go on at
+// DEBUG; every other record is unchanged.
 func QuietNotFound(h slog.Handler) slog.Handler { return quietNotFound{h} }
 
 type quietNotFound struct{ h slog.Handler }

@@ -12,8 +12,9 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// The CRI client logs a status call on a removed container at ERROR
-// (issue 10: "executor ERROR ... NotFound" on every double removal).
+// The CRI client logs a status call on a removed container at ERROR,
+// which would put an "executor ERROR ... NotFound" line in the log for
+// every second removal of a gone container: such records go to DEBUG.
 func TestQuietNotFoundDemotesTheClientsNotFoundErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name      string

@@ -37,10 +37,9 @@ func applyCase(name, field string, mutate func(*executorv1.ApplyActionsRequest))
 	}}
 }
 
-// TestBadInputEveryRPC is issue 10's item 5 and the executor's part of
-// the bad-input table: every RPC, InvalidArgument naming the field, and no
-// CRI call at all (nothing created, stopped or pulled) and no back-off
-// entry written.
+// TestBadInputEveryRPC is the executor's part of the bad-input table:
+// every RPC, InvalidArgument naming the field, and no CRI call at all
+// (nothing created, stopped or pulled) and no back-off entry written.
 func TestBadInputEveryRPC(t *testing.T) {
 	huge := strings.Repeat("x", 1<<20)
 	many := func(n int) []*syncpodv1.Container {
@@ -51,14 +50,14 @@ func TestBadInputEveryRPC(t *testing.T) {
 		return out
 	}
 	cases := []badCase{
-		applyCase("issue 10: garbage uid", "pod.uid", func(r *executorv1.ApplyActionsRequest) { r.Pod.Uid = "garbage-uid" }),
-		applyCase("issue 10: bad name", "pod.name", func(r *executorv1.ApplyActionsRequest) { r.Pod.Name = "Bad Name!" }),
-		applyCase("issue 10: 1 MB name", "pod.name", func(r *executorv1.ApplyActionsRequest) { r.Pod.Name = huge }),
+		applyCase("garbage uid", "pod.uid", func(r *executorv1.ApplyActionsRequest) { r.Pod.Uid = "garbage-uid" }),
+		applyCase("bad name", "pod.name", func(r *executorv1.ApplyActionsRequest) { r.Pod.Name = "Bad Name!" }),
+		applyCase("1 MB name", "pod.name", func(r *executorv1.ApplyActionsRequest) { r.Pod.Name = huge }),
 		applyCase("bad namespace", "pod.namespace", func(r *executorv1.ApplyActionsRequest) { r.Pod.Namespace = "Bad_NS" }),
-		applyCase("issue 10: duplicate container names", "pod.spec.containers[1].name", func(r *executorv1.ApplyActionsRequest) {
+		applyCase("duplicate container names", "pod.spec.containers[1].name", func(r *executorv1.ApplyActionsRequest) {
 			r.Pod.Spec.Containers = append(r.Pod.Spec.Containers, &syncpodv1.Container{Name: "web", Image: "busybox:1.36"})
 		}),
-		applyCase("issue 10: 10,000 containers", "pod.spec", func(r *executorv1.ApplyActionsRequest) {
+		applyCase("10,000 containers", "pod.spec", func(r *executorv1.ApplyActionsRequest) {
 			r.Pod.Spec.Containers = many(10000)
 			for _, c := range r.Pod.Spec.Containers {
 				r.Actions.ContainersToStart = append(r.Actions.ContainersToStart, &syncpodv1.ContainerStart{Name: c.GetName()})

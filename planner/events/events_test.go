@@ -189,7 +189,7 @@ func TestFromApplyResult(t *testing.T) {
 			},
 		},
 		{
-			name:    "missing volume source: FailedMount and Failed (issue 13)",
+			name:    "missing volume source: FailedMount and Failed",
 			actions: &syncpodv1.PodActions{},
 			steps: []*executorv1.StepResult{
 				step(executorv1.Step_STEP_START_CONTAINER, "web", failed, "CreateContainerConfigError", `MountVolume.SetUp failed for volume "cfg" : configmap "web" not found`),

@@ -299,8 +299,8 @@ spec:
 	}
 }
 
-// Issue 14: stdin, stdinOnce and tty are taken (attach needs them), not
-// refused as unsupported.
+// Stdin, stdinOnce and tty are taken (attach needs them), not refused as
+// unsupported.
 func TestParseStdinAndTTY(t *testing.T) {
 	data := "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - {name: shell, image: i, stdin: true, stdinOnce: true, tty: true}\n  - {name: plain, image: i}\n"
 	pods, warns, err := Parse([]byte(data))

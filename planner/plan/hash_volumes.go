@@ -2,9 +2,10 @@ package plan
 
 import syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 
-// Hash tags of the fields issue 13 added to the container config. They
-// are hashed only when set, so a container that uses none of them keeps
-// the hash it always had (no restart on upgrade).
+// Hash tags of the container config's volume fields (volume mounts,
+// env_from, env value sources). They are hashed only when set, so a
+// container that uses none of them hashes as it did before these fields
+// existed (no restart on upgrade).
 const (
 	tagVolumeMounts = 140
 	tagEnvFrom      = 141

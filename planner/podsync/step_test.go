@@ -60,7 +60,8 @@ func equal(a, b []string) bool {
 }
 
 // An orphan whose runtime state is already gone (its worker removed it just
-// before housekeeping listed it) gives nothing to do (issue 10).
+// before housekeeping listed it) gives nothing to do: a second removal of
+// a gone pod is neither sent nor an error.
 func TestOrphanAlreadyGoneIsNothingToDo(t *testing.T) {
 	w := podsync.Step(podsync.Input{Observed: &syncpodv1.ObservedPod{Uid: podUID}, Now: t0})
 	if w.Apply != nil || !w.Remove.Empty() || w.Drop || w.Commits() || w.Err != nil || !w.Wake.IsZero() {

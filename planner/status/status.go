@@ -25,8 +25,8 @@ const (
 	ReasonCreateContainerError = "CreateContainerError"
 	ReasonRunContainerError    = "RunContainerError"
 	// ReasonCreateContainerConfigError: the container's config cannot be
-	// made, e.g. a ConfigMap, Secret, key or volume it needs is missing
-	// (issue 13) or runAsNonRoot refuses its user.
+	// made, e.g. a ConfigMap, Secret, key or volume it needs is missing,
+	// or runAsNonRoot refuses its user.
 	ReasonCreateContainerConfigError = "CreateContainerConfigError"
 	ReasonPostStartHookError         = "PostStartHookError"
 	ReasonContainerStatusUnknown     = "ContainerStatusUnknown"

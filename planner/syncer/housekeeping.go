@@ -50,7 +50,8 @@ func (s *Syncer) housekeeping(ctx context.Context) {
 // the store) is still listed, and no longer desired. So an orphan is acted
 // on only as a status read after the store was found without the pod
 // shows it: that status already reflects every removal finished before,
-// and a pod removed meanwhile shows nothing left to do (issue 10).
+// and a pod removed meanwhile shows nothing left to do, so it is not
+// removed a second time.
 func (s *Syncer) removeOrphan(ctx context.Context, uid string, notDesiredAt time.Time) {
 	gctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
 	o, err := s.opts.PLEG.PodStatus(gctx, uid, notDesiredAt)

@@ -411,7 +411,7 @@ func TestDeletedPodIsKilledThenRemovedThenForgotten(t *testing.T) {
 		if len(removes) != 1 || len(removes[0].GetContainerIds()) != 1 || len(removes[0].GetSandboxIds()) != 1 {
 			t.Fatalf("removes %v, want the container and the sandbox", removes)
 		}
-		// The pod's log directory and back-offs go with it (issue 14).
+		// The pod's log directory and back-offs go with it.
 		want := &executorv1.ForgetPodRef{Uid: uid, Namespace: "default", Name: "web"}
 		if !proto.Equal(removes[0].GetForgetPod(), want) {
 			t.Fatalf("forget_pod %v, want %v", removes[0].GetForgetPod(), want)
@@ -526,11 +526,11 @@ func TestAFailedKillOfADeletedPodBacksOffInsteadOfSpinning(t *testing.T) {
 	})
 }
 
-// Issue 10: "in 26 of 726 pod removals housekeeping removed a pod again as
-// orphaned 10-720 ms after its worker had, each with an executor ERROR ...
-// NotFound". The PLEG's list lags the runtime by up to a relist: a pod its
+// Housekeeping must not remove again, as orphaned, a pod its worker has
+// just removed (each such second removal would cost an executor ERROR ...
+// NotFound). The PLEG's list lags the runtime by up to a relist: a pod its
 // worker has just removed (from the runtime, then from the store) is still
-// listed, no longer desired, so it looked orphaned.
+// listed and no longer desired, so it looks orphaned.
 func TestHousekeepingDoesNotRemoveAgainAPodItsWorkerJustRemoved(t *testing.T) {
 	for _, tc := range []struct {
 		name string

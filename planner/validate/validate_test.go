@@ -149,34 +149,34 @@ func TestPodRules(t *testing.T) {
 		{"rule exit codes required", func(p *syncpodv1.Pod) { web(p).RestartPolicyRules[0].ExitCodes = nil }, []string{"spec.containers[0].restart_policy_rules[0].exit_codes"}},
 		{"rule values 0-255", func(p *syncpodv1.Pod) { web(p).RestartPolicyRules[0].ExitCodes.Values = []int32{256} }, []string{"spec.containers[0].restart_policy_rules[0].exit_codes.values[0]"}},
 		{"rule values unique", func(p *syncpodv1.Pod) { web(p).RestartPolicyRules[0].ExitCodes.Values = []int32{1, 1} }, []string{"spec.containers[0].restart_policy_rules[0].exit_codes.values[1]"}},
-		{"issue 10: env value over MAX_ARG_STRLEN", func(p *syncpodv1.Pod) { web(p).Env[0].Value = strings.Repeat("v", 1<<20) }, []string{"spec.containers[0].env[0].value"}},
-		{"issue 10: env value just fits MAX_ARG_STRLEN", func(p *syncpodv1.Pod) {
+		{"env value over MAX_ARG_STRLEN", func(p *syncpodv1.Pod) { web(p).Env[0].Value = strings.Repeat("v", 1<<20) }, []string{"spec.containers[0].env[0].value"}},
+		{"env value just fits MAX_ARG_STRLEN", func(p *syncpodv1.Pod) {
 			web(p).Env[0].Value = strings.Repeat("v", 128<<10-len("HTTP_PORT=")-1)
 		}, nil},
-		{"issue 10: argument over MAX_ARG_STRLEN", func(p *syncpodv1.Pod) { web(p).Args = []string{"ok", strings.Repeat("a", 128<<10)} }, []string{"spec.containers[0].args[1]"}},
-		{"issue 10: argv and env over ARG_MAX", func(p *syncpodv1.Pod) {
+		{"argument over MAX_ARG_STRLEN", func(p *syncpodv1.Pod) { web(p).Args = []string{"ok", strings.Repeat("a", 128<<10)} }, []string{"spec.containers[0].args[1]"}},
+		{"argv and env over ARG_MAX", func(p *syncpodv1.Pod) {
 			for range 20 {
 				web(p).Args = append(web(p).Args, strings.Repeat("a", 120<<10))
 			}
 		}, []string{"spec.containers[0]"}},
-		{"issue 10: command entries bounded", func(p *syncpodv1.Pod) { web(p).Command = make([]string, 1025) }, []string{"spec.containers[0].command"}},
-		{"issue 10: 1 MB name", func(p *syncpodv1.Pod) { p.Name = strings.Repeat("a", 1<<20) }, []string{"name"}},
-		{"issue 10: 1 MB container name", func(p *syncpodv1.Pod) { web(p).Name = strings.Repeat("a", 1<<20) }, []string{"spec.containers[0].name"}},
-		{"issue 10: 10,000 containers", func(p *syncpodv1.Pod) {
+		{"command entries bounded", func(p *syncpodv1.Pod) { web(p).Command = make([]string, 1025) }, []string{"spec.containers[0].command"}},
+		{"1 MB name", func(p *syncpodv1.Pod) { p.Name = strings.Repeat("a", 1<<20) }, []string{"name"}},
+		{"1 MB container name", func(p *syncpodv1.Pod) { web(p).Name = strings.Repeat("a", 1<<20) }, []string{"spec.containers[0].name"}},
+		{"10,000 containers", func(p *syncpodv1.Pod) {
 			for i := range 10000 {
 				p.Spec.Containers = append(p.Spec.Containers, &syncpodv1.Container{Name: fmt.Sprintf("c%d", i), Image: "i"})
 			}
 		}, []string{"spec"}},
-		{"issue 10: working dir bounded", func(p *syncpodv1.Pod) { web(p).WorkingDir = "/" + strings.Repeat("d", 5000) }, []string{"spec.containers[0].working_dir"}},
-		{"issue 10: labels bounded", func(p *syncpodv1.Pod) {
+		{"working dir bounded", func(p *syncpodv1.Pod) { web(p).WorkingDir = "/" + strings.Repeat("d", 5000) }, []string{"spec.containers[0].working_dir"}},
+		{"labels bounded", func(p *syncpodv1.Pod) {
 			for i := range 300 {
 				p.Labels[fmt.Sprintf("l%d", i)] = "v"
 			}
 		}, []string{"labels"}},
-		{"issue 10: probe header value bounded", func(p *syncpodv1.Pod) {
+		{"probe header value bounded", func(p *syncpodv1.Pod) {
 			web(p).LivenessProbe.GetHttpGet().HttpHeaders = []*syncpodv1.HTTPHeader{{Name: "X", Value: strings.Repeat("v", 9000)}}
 		}, []string{"spec.containers[0].liveness_probe.http_get.http_headers[0].value"}},
-		{"issue 10: quantity bounded", func(p *syncpodv1.Pod) { web(p).Resources.Requests.Cpu = strings.Repeat("1", 100) }, []string{"spec.containers[0].resources.requests.cpu"}},
+		{"quantity bounded", func(p *syncpodv1.Pod) { web(p).Resources.Requests.Cpu = strings.Repeat("1", 100) }, []string{"spec.containers[0].resources.requests.cpu"}},
 		{"rule values at most 255", func(p *syncpodv1.Pod) {
 			var vs []int32
 			for i := range 256 {
@@ -242,10 +242,10 @@ func TestObserved(t *testing.T) {
 		{"container state known", func(o *syncpodv1.ObservedPod) { o.Containers[1].State = 17 }, []string{"containers[1].state"}},
 		{"sandbox_id names a sandbox", func(o *syncpodv1.ObservedPod) { o.Containers[1].SandboxId = "s9" }, []string{"containers[1].sandbox_id"}},
 		{"timestamps valid", func(o *syncpodv1.ObservedPod) { o.Containers[0].CreatedAt = &timestamppb.Timestamp{Nanos: -1} }, []string{"containers[0].created_at"}},
-		{"issue 10: restart_count >= 0", func(o *syncpodv1.ObservedPod) { o.Containers[0].RestartCount = -5 }, []string{"containers[0].restart_count"}},
-		{"issue 10: message bounded", func(o *syncpodv1.ObservedPod) { o.Containers[0].Message = strings.Repeat("m", 65<<10) }, []string{"containers[0].message"}},
-		{"issue 10: ids bounded", func(o *syncpodv1.ObservedPod) { o.Containers[1].Id = strings.Repeat("c", 300) }, []string{"containers[1].id"}},
-		{"issue 10: containers bounded", func(o *syncpodv1.ObservedPod) {
+		{"restart_count >= 0", func(o *syncpodv1.ObservedPod) { o.Containers[0].RestartCount = -5 }, []string{"containers[0].restart_count"}},
+		{"message bounded", func(o *syncpodv1.ObservedPod) { o.Containers[0].Message = strings.Repeat("m", 65<<10) }, []string{"containers[0].message"}},
+		{"ids bounded", func(o *syncpodv1.ObservedPod) { o.Containers[1].Id = strings.Repeat("c", 300) }, []string{"containers[1].id"}},
+		{"containers bounded", func(o *syncpodv1.ObservedPod) {
 			o.Containers = make([]*syncpodv1.ObservedContainer, 8193)
 		}, []string{"containers"}},
 	}
@@ -296,8 +296,8 @@ func TestProbesAndRequest(t *testing.T) {
 	}
 }
 
-// TestMessagesNeverEchoHugeInput: issue 10 found error messages that sent
-// a 1 MB input back. Every message and path stays small.
+// TestMessagesNeverEchoHugeInput: an error message never sends a 1 MB
+// input back. Every message and path stays small.
 func TestMessagesNeverEchoHugeInput(t *testing.T) {
 	huge := strings.Repeat("X", 1<<20)
 	p := validPod()

@@ -131,7 +131,7 @@ type Applied struct {
 // (mergeRelist), and the events are recomputed against the record as it
 // is now, so a relist neither undoes a newer event-derived state nor
 // publishes a transition out of order with the events already published
-// (issue 10: CONTAINER_DIED then CONTAINER_STARTED for one container).
+// (no CONTAINER_STARTED after a CONTAINER_DIED for one container).
 func (s *State) Apply(in *Inspection, start, now time.Time) Applied {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -104,7 +104,7 @@ func TestFailedInspectionRetried(t *testing.T) {
 
 // TestEventNewerThanRelistWins: a container event applied while a relist
 // that started earlier inspects makes the relist's older picture give way:
-// no CONTAINER_STARTED after the event's CONTAINER_DIED (issue 10).
+// no CONTAINER_STARTED after the event's CONTAINER_DIED.
 func TestEventNewerThanRelistWins(t *testing.T) {
 	var pub published
 	c := cache.New()

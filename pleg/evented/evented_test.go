@@ -124,11 +124,10 @@ func TestConsumeUnimplementedAndFailure(t *testing.T) {
 	}
 }
 
-// TestApplyMergesByContainerID (issue 10 item 2): crisim's events carry
-// only the container they are about, containerd's every container of the
-// sandbox; either way the event's statuses are merged into the cached pod
-// by id, never taken as the complete list, and a DELETED event removes
-// just its container.
+// TestApplyMergesByContainerID: crisim's events carry only the container
+// they are about, containerd's every container of the sandbox; either way
+// the event's statuses are merged into the cached pod by id, never taken as
+// the complete list, and a DELETED event removes just its container.
 func TestApplyMergesByContainerID(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

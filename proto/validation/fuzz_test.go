@@ -14,7 +14,7 @@ import (
 
 // FuzzPod feeds wire-format pods and observed pods to the validation.
 // Neither may panic; the answer is deterministic; every problem has a
-// bounded path and message (issue 10: no echo of a huge input); and a pod
+// bounded path and message (no echo of a huge input); and a pod
 // it accepts keeps the promises the executor relies on.
 func FuzzPod(f *testing.F) {
 	seed := &syncpodv1.Pod{Uid: "0b6a7c8e-1f2d-4e3a-9b4c-5d6e7f8a9b0c", Name: "web", Namespace: "default",

@@ -212,9 +212,9 @@ func (s *run) sandboxNames(names []string) []string {
 // agent is asked, not after: an agent whose Apply returns only once its
 // pods run (the raw-CRI floor) so bears the same looks at the runtime
 // (every PollInterval where it offers no events) as the agents that return
-// at once and work after. (Until session 14 the floor's calls ran with
-// nobody listing the runtime, the kubelet's and syncpod's under a list
-// every 10 ms on containerd 1.6.)
+// at once and work after. (A floor whose calls ran with nobody listing
+// the runtime would not compare with the kubelet's and syncpod's, which
+// run under a list every 10 ms on containerd 1.6.)
 func (s *run) up(ctx context.Context, names []string, via Via) (time.Time, map[string]Started, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()

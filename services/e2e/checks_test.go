@@ -10,8 +10,8 @@ import (
 )
 
 // The suite's checks must be able to fail: a second host process of a
-// container is a DUPLICATE, a sandbox no desired pod owns is an ORPHAN,
-// and a tracked process is alive until it is gone.
+// container is a DUPLICATE, a sandbox no desired pod owns is an ORPHAN
+// (each counted once), and a tracked process is alive until it is gone.
 func TestConvergedCheckSeesDuplicatesAndOrphans(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{})
@@ -35,8 +35,8 @@ func TestConvergedCheckSeesDuplicatesAndOrphans(t *testing.T) {
 	if !ok || !h.alive() {
 		t.Fatalf("the stray process %d is not seen alive", stray.Process.Pid)
 	}
-	if got := n.converged(want, 1, true, nil); !strings.Contains(got, "DUPLICATE: 2 host processes of checked/c0") {
-		t.Errorf("a second process of checked/c0 is not reported as a duplicate: %q", got)
+	if got := n.look(want, 1, true, nil); !strings.Contains(got.String(), "DUPLICATE: 2 host processes of checked/c0") || got.duplicates != 1 {
+		t.Errorf("a second process of checked/c0 is not reported as one duplicate: %d, %q", got.duplicates, got)
 	}
 	_ = stray.Process.Kill()
 	_ = stray.Wait()
@@ -53,7 +53,7 @@ func TestConvergedCheckSeesDuplicatesAndOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = n.cri.RemovePodSandbox(ctx, id) }()
-	if got := n.converged(want, 1, true, nil); !strings.Contains(got, "ORPHAN: 1 sandboxes of uid stranger-uid") {
-		t.Errorf("a sandbox of no desired pod is not reported as an orphan: %q", got)
+	if got := n.look(want, 1, true, nil); !strings.Contains(got.String(), "ORPHAN: 1 sandboxes of uid stranger-uid") || got.orphans != 1 {
+		t.Errorf("a sandbox of no desired pod is not reported as one orphan: %d, %q", got.orphans, got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -339,11 +340,45 @@ func (c *churn) counts() string {
 		c.requests.Load(), c.acks.Load(), c.refused.Load(), c.unknown.Load(), c.unexpected.Load(), c.readCalls.Load())
 }
 
+// convergence is one look at the node against what it must run: what is
+// wrong, and the counts a test's summary reports. A count is -1 when the
+// look could not be made (the planner or the runtime did not answer).
+type convergence struct {
+	problems   []string
+	missing    int // pods that must run and the planner does not hold
+	duplicates int // READY sandboxes, running instances and host processes beyond one, each where seen
+	orphans    int // sandboxes, containers and host processes of no pod that must run
+}
+
+// ok reports whether everything holds.
+func (cv convergence) ok() bool { return len(cv.problems) == 0 }
+
+// String is "" when everything holds, or what is wrong (at most 12
+// problems).
+func (cv convergence) String() string {
+	bad := slices.Clone(cv.problems)
+	sort.Strings(bad)
+	if len(bad) > 12 {
+		bad = append(bad[:12], fmt.Sprintf("... and %d more", len(bad)-12))
+	}
+	return strings.Join(bad, "; ")
+}
+
+// unanswered is a look that could not be made.
+func unanswered(problem string) convergence {
+	return convergence{problems: []string{problem}, missing: -1, duplicates: -1, orphans: -1}
+}
+
 // converged checks the node against want (pod name -> revision, each pod
 // with ctrs containers), in the planner, in the runtime and, when procs
 // is true, on the host. It returns "" when everything holds, or what is
 // wrong.
 func (n *node) converged(want map[string]int, ctrs int, procs bool, extra map[string]int) string {
+	return n.look(want, ctrs, procs, extra).String()
+}
+
+// look is converged with its counts.
+func (n *node) look(want map[string]int, ctrs int, procs bool, extra map[string]int) convergence {
 	all := map[string]int{}
 	for k, v := range want {
 		all[k] = v
@@ -353,8 +388,9 @@ func (n *node) converged(want map[string]int, ctrs int, procs bool, extra map[st
 	}
 	recs, err := n.listRecords()
 	if err != nil {
-		return "ListPods: " + err.Error()
+		return unanswered("ListPods: " + err.Error())
 	}
+	var cv convergence
 	var bad []string
 	uids := map[string]string{} // uid -> name
 	for name, rev := range all {
@@ -362,6 +398,7 @@ func (n *node) converged(want map[string]int, ctrs int, procs bool, extra map[st
 		switch {
 		case r == nil:
 			bad = append(bad, name+": not in the planner")
+			cv.missing++
 			continue
 		case podSpecRev(r.GetPod()) != rev:
 			bad = append(bad, fmt.Sprintf("%s: rev %d in the planner, want %d", name, podSpecRev(r.GetPod()), rev))
@@ -377,12 +414,13 @@ func (n *node) converged(want map[string]int, ctrs int, procs bool, extra map[st
 	}
 	rs, err := n.runtimeState()
 	if err != nil {
-		return err.Error()
+		return unanswered(err.Error())
 	}
 	for uid, sbs := range rs.sandboxes {
 		name, ok := uids[uid]
 		if !ok {
 			bad = append(bad, fmt.Sprintf("ORPHAN: %d sandboxes of uid %s (%s), which no desired pod has", len(sbs), uid, sbs[0].GetMetadata().GetName()))
+			cv.orphans += len(sbs)
 			continue
 		}
 		ready := ""
@@ -396,6 +434,7 @@ func (n *node) converged(want map[string]int, ctrs int, procs bool, extra map[st
 		if nReady != 1 {
 			bad = append(bad, fmt.Sprintf("%s: %d READY sandboxes, want 1", name, nReady))
 		}
+		cv.duplicates += max(nReady-1, 0)
 		running := map[string]int{}
 		for _, c := range rs.containers[uid] {
 			if c.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
@@ -407,14 +446,17 @@ func (n *node) converged(want map[string]int, ctrs int, procs bool, extra map[st
 			running[c.GetMetadata().GetName()]++
 		}
 		for i := range ctrs {
-			if got := running["c"+strconv.Itoa(i)]; got != 1 {
+			got := running["c"+strconv.Itoa(i)]
+			if got != 1 {
 				bad = append(bad, fmt.Sprintf("%s: %d running instances of c%d, want 1", name, got, i))
 			}
+			cv.duplicates += max(got-1, 0)
 		}
 	}
 	for uid := range rs.containers {
 		if _, ok := rs.sandboxes[uid]; !ok {
 			bad = append(bad, fmt.Sprintf("ORPHAN: %d containers of %s", len(rs.containers[uid]), uid))
+			cv.orphans += len(rs.containers[uid])
 		}
 	}
 	for uid, name := range uids {
@@ -433,10 +475,12 @@ func (n *node) converged(want map[string]int, ctrs int, procs bool, extra map[st
 			rev, ok := all[name]
 			if !ok {
 				bad = append(bad, fmt.Sprintf("ORPHAN PROCESS: %v of a pod that must not run", hs))
+				cv.orphans += len(hs)
 				continue
 			}
 			if len(hs) != 1 {
 				bad = append(bad, fmt.Sprintf("DUPLICATE: %d host processes of %s/%s: %v", len(hs), name, ctr, hs))
+				cv.duplicates += len(hs) - 1
 			} else if hs[0].env["REV"] != strconv.Itoa(rev) {
 				bad = append(bad, fmt.Sprintf("%s/%s runs rev %s on the host, want %d", name, ctr, hs[0].env["REV"], rev))
 			}
@@ -449,9 +493,6 @@ func (n *node) converged(want map[string]int, ctrs int, procs bool, extra map[st
 			}
 		}
 	}
-	sort.Strings(bad)
-	if len(bad) > 12 {
-		bad = append(bad[:12], fmt.Sprintf("... and %d more", len(bad)-12))
-	}
-	return strings.Join(bad, "; ")
+	cv.problems = bad
+	return cv
 }

@@ -19,11 +19,11 @@ import (
 	"github.com/syncpod/syncpod/services/ctl"
 )
 
-// Issue 14 against the real containerd of make test: exec with and
-// without a terminal, attach to a ticking container, logs, port-forward
-// to a host-network busybox httpd on a loopback port, and top, all
-// through syncpodctl, the planner, the executor and containerd's own
-// streaming server.
+// Streams against the real containerd of make test: exec with and without a
+// terminal, attach to a ticking container, logs, port-forward to a
+// host-network busybox httpd on a loopback port, and top, all through
+// syncpodctl, the planner, the executor and containerd's own streaming
+// server.
 func TestStreamsOnContainerd(t *testing.T) {
 	endpoint := nodeOnContainerd(t) // skips loudly, or fails in CI/as root
 	busybox := containerdtest.BusyboxImage()

@@ -14,11 +14,11 @@ import (
 )
 
 // TestSiteExampleOnContainerd runs examples/site.yaml through the whole
-// stack on the real containerd of make test (issue 13): the ConfigMap and
-// the Secret go to the planner, the pod's containers read the mounted
-// config file, the Secret env var and the sidecar's page from the shared
-// emptyDir (their logs prove it); a changed ConfigMap reaches the file in
-// place without a restart; deleting the pod removes its volumes.
+// stack on the real containerd of make test: the ConfigMap and the Secret
+// go to the planner, the pod's containers read the mounted config file, the
+// Secret env var and the sidecar's page from the shared emptyDir (their
+// logs prove it); a changed ConfigMap reaches the file in place without a
+// restart; deleting the pod removes its volumes.
 func TestSiteExampleOnContainerd(t *testing.T) {
 	endpoint := nodeOnContainerd(t) // skips loudly, or fails in CI/as root
 	n := startNode(t, nodeOptions{criEndpoint: endpoint})

@@ -6,17 +6,17 @@ import (
 	"time"
 )
 
-// Issue 10 (crash consistency), R-2.2 (1): planner, executor and PLEG are
-// each killed with SIGKILL, then all three at once, while a client applies,
-// changes and deletes pods continuously and logs every acknowledged call.
-// After each kill the planner's store must hold exactly what the log says
-// (no lost acknowledgement); at the end, once the churn stops, the planner,
-// crisim (through CRI list calls) and the host must agree with the log:
-// exactly one READY sandbox and one running instance of every container of
-// every pod that must run, at its last acknowledged revision; nothing of
-// any other pod (no orphan); two steady pods never touched by the client
-// keep their containers; and after the node stops, no container process
-// is left on the host (by pid and start time).
+// Crash consistency, R-2.2 (1): planner, executor and PLEG are each killed
+// with SIGKILL, then all three at once, while a client applies, changes and
+// deletes pods continuously and logs every acknowledged call. After each
+// kill the planner's store must hold exactly what the log says (no lost
+// acknowledgement); at the end, once the churn stops, the planner, crisim
+// (through CRI list calls) and the host must agree with the log: exactly
+// one READY sandbox and one running instance of every container of every
+// pod that must run, at its last acknowledged revision; nothing of any
+// other pod (no orphan); two steady pods never touched by the client keep
+// their containers; and after the node stops, no container process is left
+// on the host (by pid and start time).
 func TestCrashConsistencySIGKILLUnderChurn(t *testing.T) {
 	t.Parallel()
 	pt := trackProcesses(t)
@@ -63,11 +63,11 @@ func TestCrashConsistencySIGKILLUnderChurn(t *testing.T) {
 
 	t.Logf("%5.1fs churn stopped; waiting for the node to converge", time.Since(began).Seconds())
 	want := c.expected()
-	var last string
+	var last convergence
 	eventually(t, 2*converge, "the node agrees with the acknowledgement log", func() (bool, string) {
 		pt.record(n.hostProcesses())
-		last = n.converged(want, ctrs, true, steady)
-		return last == "", last
+		last = n.look(want, ctrs, true, steady)
+		return last.ok(), last.String()
 	})
 	t.Logf("%5.1fs converged", time.Since(began).Seconds())
 	for name := range steady {
@@ -82,5 +82,5 @@ func TestCrashConsistencySIGKILLUnderChurn(t *testing.T) {
 		}
 	}
 	t.Logf("faults injected: %d SIGKILLs in %d rounds; %s; ack checks %d; pods to run at the end %d (+%d steady)", faults, rounds, c.counts(), checks, len(want), len(steady))
-	summaryf(t, "faults=%d %s lost=%d duplicates=0 orphans=0", faults, c.counts(), lost)
+	summaryf(t, "faults=%d %s lost=%d duplicates=%d orphans=%d", faults, c.counts(), lost, last.duplicates, last.orphans)
 }

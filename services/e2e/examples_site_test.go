@@ -9,10 +9,10 @@ import (
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-// checkSiteExample checks examples/site.yaml on crisim (issue 13): the
-// server reads its ConfigMap-mounted config and its Secret env var, serves
-// what the sidecar writes into the shared emptyDir, and a changed
-// ConfigMap reaches the mounted file in place, restarting nothing.
+// checkSiteExample checks examples/site.yaml on crisim: the server reads
+// its ConfigMap-mounted config and its Secret env var, serves what the
+// sidecar writes into the shared emptyDir, and a changed ConfigMap reaches
+// the mounted file in place, restarting nothing.
 func checkSiteExample(t *testing.T, n *node) {
 	t.Helper()
 	n.waitRecord("site", time.Minute, "Running with the server ready", func(r *plannerv1.PodRecord) bool {

@@ -33,9 +33,9 @@ func (n *node) runCtl(stdin any, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// Issue 14: syncpodctl exec through the planner and the executor to
-// crisim's streaming server: output apart, standard input, exit codes,
-// and a terminal when the caller has one.
+// TestExecOnCrisim: syncpodctl exec through the planner and the executor to
+// crisim's streaming server: output apart, standard input, exit codes, and
+// a terminal when the caller has one.
 func TestExecOnCrisim(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{})

@@ -24,11 +24,10 @@ import (
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-// The fault, flood and crash-consistency suite of issue 10. Every test
-// here prints its counts with t.Logf and ends with one "SUMMARY" line.
-// Under `make test` the sizes are small enough for the suite to stay
-// within a couple of minutes on two cores; `make soak` sets SYNCPOD_SOAK=1
-// for the full sizes of the issue.
+// The fault, flood and crash-consistency suite. Every test here prints its
+// counts with t.Logf and ends with one "SUMMARY" line. Under `make test`
+// the sizes are small enough for the suite to stay within a couple of
+// minutes on two cores; `make soak` sets SYNCPOD_SOAK=1 for the full sizes.
 
 // soak reports whether the long sizes are asked for.
 func soak() bool {

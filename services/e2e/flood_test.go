@@ -47,9 +47,9 @@ func (n *node) applyAll(t *testing.T, parallel int, pods map[string]int, ctrs in
 	}
 }
 
-// deleteAll deletes every pod the planner holds and waits until the
-// planner and the runtime hold nothing.
-func (n *node) deleteAll(t *testing.T, parallel int, timeout time.Duration) {
+// deleteAll deletes every pod the planner holds, waits until the planner
+// and the runtime hold nothing, and returns that last look.
+func (n *node) deleteAll(t *testing.T, parallel int, timeout time.Duration) convergence {
 	t.Helper()
 	recs, err := n.listRecords()
 	if err != nil {
@@ -76,10 +76,12 @@ func (n *node) deleteAll(t *testing.T, parallel int, timeout time.Duration) {
 	}
 	close(names)
 	wg.Wait()
+	var last convergence
 	eventually(t, timeout, "every pod gone from the planner and the runtime", func() (bool, string) {
-		last := n.converged(nil, 0, false, nil)
-		return last == "", last
+		last = n.look(nil, 0, false, nil)
+		return last.ok(), last.String()
 	})
+	return last
 }
 
 // goroutines reads a service's go_goroutines gauge.
@@ -87,12 +89,12 @@ func goroutines(t *testing.T, p *proc) float64 {
 	return metricSum(scrape(t, p.metrics), "go_goroutines")
 }
 
-// Issue 10 (floods): 100 clients at once, each applying, changing,
-// reading and deleting its own pod, a bounded number of calls each, on
-// crisim's simulated mode. Every call must be answered (no error, no
-// timeout), the node must end as the acknowledgement log says, and once
-// every pod is deleted the planner, executor and PLEG must be back near
-// the goroutine counts they started with (no leak per client or per pod).
+// A flood: 100 clients at once, each applying, changing, reading and
+// deleting its own pod, a bounded number of calls each, on crisim's
+// simulated mode. Every call must be answered (no error, no timeout), the
+// node must end as the acknowledgement log says, and once every pod is
+// deleted the planner, executor and PLEG must be back near the goroutine
+// counts they started with (no leak per client or per pod).
 func TestFloodHundredConcurrentClients(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{crisimMode: "simulated"})
@@ -138,7 +140,7 @@ func TestFloodHundredConcurrentClients(t *testing.T) {
 	summaryf(t, "clients=%d %s lost=%d%s", clients, c.counts(), lost, leaks)
 }
 
-// Issue 10 failure 1 (floods): 30 pods of 64 containers applied at once,
+// A flood of wide pods: 30 pods of 64 containers applied at once,
 // the PLEG in evented mode on crisim's simulated mode. The PLEG must not
 // serve stale status as fresh: the planner must never create a container
 // that already exists, so crisim answers no CreateContainer with
@@ -154,9 +156,10 @@ func TestFloodWidePodsEventedNoAlreadyExists(t *testing.T) {
 	}
 	began := time.Now()
 	n.applyAll(t, pods, want, ctrs)
+	var cv convergence
 	ok, last := poll(3*converge, func() (bool, string) {
-		last := n.converged(want, ctrs, false, nil)
-		return last == "", last
+		cv = n.look(want, ctrs, false, nil)
+		return cv.ok(), cv.String()
 	})
 	t.Logf("%5.1fs %d pods x %d containers: converged=%v", time.Since(began).Seconds(), pods, ctrs, ok)
 	page := scrape(t, n.crisim.metrics)
@@ -172,10 +175,10 @@ func TestFloodWidePodsEventedNoAlreadyExists(t *testing.T) {
 	if created < float64(pods*ctrs) {
 		t.Errorf("crisim created %v containers, want at least %d", created, pods*ctrs)
 	}
-	summaryf(t, "pods=%d containers=%d created=%v already_exists=%v lost=0", pods, pods*ctrs, created, exists)
+	summaryf(t, "pods=%d containers=%d created=%v already_exists=%v lost=%d", pods, pods*ctrs, created, exists, cv.missing)
 }
 
-// Issue 10 (floods): a node of 2,000 pods (300 under make test) on
+// A flood of pods: a node of 2,000 pods (300 under make test) on
 // crisim's simulated mode converges: every pod Running with one READY
 // sandbox and one running container, then all deleted, nothing left.
 func TestFloodNodeOfManyPodsConverges(t *testing.T) {
@@ -189,12 +192,13 @@ func TestFloodNodeOfManyPodsConverges(t *testing.T) {
 	began := time.Now()
 	n.applyAll(t, 16, want, 1)
 	applied := time.Since(began)
+	var up convergence
 	eventually(t, 4*converge, "every pod running", func() (bool, string) {
-		last := n.converged(want, 1, false, nil)
-		return last == "", last
+		up = n.look(want, 1, false, nil)
+		return up.ok(), up.String()
 	})
 	running := time.Since(began)
-	n.deleteAll(t, 16, 4*converge)
+	gone := n.deleteAll(t, 16, 4*converge)
 	t.Logf("applied in %.1fs, all running after %.1fs, all deleted after %.1fs", applied.Seconds(), running.Seconds(), time.Since(began).Seconds())
-	summaryf(t, "pods=%d converged_s=%.1f removed_s=%.1f lost=0 orphans=0", pods, running.Seconds(), time.Since(began).Seconds())
+	summaryf(t, "pods=%d converged_s=%.1f removed_s=%.1f lost=%d orphans=%d", pods, running.Seconds(), time.Since(began).Seconds(), up.missing, gone.orphans)
 }

@@ -35,10 +35,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Issue 14: the commands a kubectl user reaches for, against a node of
-// real processes on crisim: wait, logs -f until the container is killed,
-// logs --previous after a crash, get -o yaml taken back by apply, events,
-// plan against the live pod, back-offs by name.
+// The commands a kubectl user reaches for, against a node of real processes
+// on crisim: wait, logs -f until the container is killed, logs --previous
+// after a crash, get -o yaml taken back by apply, events, plan against the
+// live pod, back-offs by name.
 func TestKubectlStyleCommandsOnCrisim(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{})

@@ -349,9 +349,9 @@ func TestDeleteWithGraceRemovesEverything(t *testing.T) {
 	}
 }
 
-// Issue 14 (logs, backoffs): deleting a pod removes its log directory, as
-// the kubelet removes the log directories of deleted pods, and its
-// crash-loop back-off entries; another pod's stay.
+// Deleting a pod removes its log directory, as the kubelet removes the log
+// directories of deleted pods, and its crash-loop back-off entries; another
+// pod's stay.
 func TestDeleteRemovesLogDirectoryAndBackoffs(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{})
@@ -408,9 +408,9 @@ spec:
       value: %s
 `
 
-// Issue 7 (static manifests): a Pod file in --manifest-dir becomes a pod;
-// changing the file updates it (its container restarts with the new env);
-// removing the file deletes the pod and everything it ran.
+// Static manifests: a Pod file in --manifest-dir becomes a pod; changing
+// the file updates it (its container restarts with the new env); removing
+// the file deletes the pod and everything it ran.
 func TestStaticManifestAddChangeRemove(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{})
@@ -454,7 +454,7 @@ func TestStaticManifestAddChangeRemove(t *testing.T) {
 	}
 }
 
-// R-2.2 (1), issue 7 (restart): a planner killed with SIGKILL, one pod
+// R-2.2 (1), restart: a planner killed with SIGKILL, one pod
 // applied a moment before, comes back with every desired pod from its
 // database, adopts the running containers without restarting them and
 // ends with exactly one READY sandbox per pod.
@@ -495,8 +495,8 @@ func TestPlannerSIGKILLRestartKeepsPodsWithoutDuplicates(t *testing.T) {
 	}
 }
 
-// Issue 7 (ApplyPod validates): a pod with several problems is refused
-// with InvalidArgument listing every field at once, and nothing is stored.
+// ApplyPod validates: a pod with several problems is refused with
+// InvalidArgument listing every field at once, and nothing is stored.
 func TestBadPodRefusedWithEveryFieldError(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{})

@@ -336,12 +336,12 @@ func runLocalPid(t *testing.T, makePid int) int {
 }
 
 // TestMakeRunStopsOnSignalFromAScript starts `make run` as a script does
-// and stops it the ways issue 11 lists: SIGINT to its process group,
-// SIGINT or SIGTERM to make alone (GNU make does not pass SIGINT on), and
-// SIGINT to run-local.sh. Every binary must stop, nothing of the session
-// may remain, the ports and the socket directory must be free, and make
-// must exit 0 unless it was itself the one signalled (then GNU make ends
-// by that signal, as it always does).
+// and stops it the ways a script or a terminal would: SIGINT to its
+// process group, SIGINT or SIGTERM to make alone (GNU make does not pass
+// SIGINT on), and SIGINT to run-local.sh. Every binary must stop, nothing
+// of the run may remain, the ports and the socket directory must be free,
+// and make must exit 0 unless it was itself the one signalled (then GNU
+// make ends by that signal, as it always does).
 func TestMakeRunStopsOnSignalFromAScript(t *testing.T) {
 	t.Parallel() // its binaries, ports and run dirs are its own
 	bin := seededBin(t)

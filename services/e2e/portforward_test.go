@@ -31,9 +31,9 @@ func busyboxBinary(t *testing.T) string {
 	return bin
 }
 
-// Issue 14: syncpodctl port-forward to a host-network busybox httpd on a
-// loopback port, through the planner, the executor and crisim's
-// streaming server; a page is fetched through the forward.
+// TestPortForwardOnCrisim: syncpodctl port-forward to a host-network
+// busybox httpd on a loopback port, through the planner, the executor and
+// crisim's streaming server; a page is fetched through the forward.
 func TestPortForwardOnCrisim(t *testing.T) {
 	t.Parallel()
 	busybox := busyboxBinary(t)

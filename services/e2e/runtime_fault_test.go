@@ -10,15 +10,15 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
-// Issue 10 (runtime faults), issue 10 failure 3, R-11.8, R-13.6: crisim is
-// killed with SIGKILL under a churn and started again on the same socket.
-// While it is down the PLEG's health turns NOT_SERVING (its relist
-// stalls past --relist-threshold); it comes back SERVING after the restart.
-// Nothing may be killed spuriously: the steady pods keep the very same
-// container processes (pid and start time) and container ids, with their
-// restart counts, because a runtime does not lose its containers; no
-// container runs twice; and the node ends as the acknowledgement log says,
-// with no process left on the host afterwards.
+// A runtime fault, R-11.8, R-13.6: crisim is killed with SIGKILL under a
+// churn and started again on the same socket. While it is down the PLEG's
+// health turns NOT_SERVING (its relist stalls past --relist-threshold); it
+// comes back SERVING after the restart. Nothing may be killed spuriously:
+// the steady pods keep the very same container processes (pid and start
+// time) and container ids, with their restart counts, because a runtime
+// does not lose its containers; no container runs twice; and the node ends
+// as the acknowledgement log says, with no process left on the host
+// afterwards.
 func TestRuntimeFaultCrisimSIGKILLRestart(t *testing.T) {
 	t.Parallel()
 	pt := trackProcesses(t)
@@ -76,10 +76,11 @@ func TestRuntimeFaultCrisimSIGKILLRestart(t *testing.T) {
 	c.settle()
 	lost, _ := c.checkAcks("after the churn stopped")
 	want := c.expected()
+	var last convergence
 	eventually(t, 2*converge, "the node agrees with the acknowledgement log, no container twice", func() (bool, string) {
 		pt.record(n.hostProcesses())
-		last := n.converged(want, ctrs, true, steady)
-		return last == "", last
+		last = n.look(want, ctrs, true, steady)
+		return last.ok(), last.String()
 	})
 	t.Logf("%5.1fs converged", time.Since(began).Seconds())
 
@@ -105,17 +106,16 @@ func TestRuntimeFaultCrisimSIGKILLRestart(t *testing.T) {
 			}
 		}
 	}
-	summaryf(t, "faults=%d health_flips=%d %s lost=%d spurious_kills=%d duplicates=0", faults, flips, c.counts(), lost, killed)
+	summaryf(t, "faults=%d health_flips=%d %s lost=%d spurious_kills=%d duplicates=%d", faults, flips, c.counts(), lost, killed, last.duplicates)
 }
 
-// Issue 10 (runtime faults): a hung CRI call. A proxy between the
-// executor and crisim holds calls until the executor's --cri-timeout
-// passes: the first sandbox of one pod (carried out late, after the
-// executor gave up, as a slow runtime would) and the first container
-// creation of another (dropped). The executor must time out and the pods
-// must still come up, with one READY sandbox and one instance of each
-// container, and a pod applied after the hangs must not wait behind them
-// (the executor is not wedged).
+// A runtime fault: a hung CRI call. A proxy between the executor and crisim
+// holds calls until the executor's --cri-timeout passes: the first sandbox
+// of one pod (carried out late, after the executor gave up, as a slow
+// runtime would) and the first container creation of another (dropped). The
+// executor must time out and the pods must still come up, with one READY
+// sandbox and one instance of each container, and a pod applied after the
+// hangs must not wait behind them (the executor is not wedged).
 func TestRuntimeFaultHungCRICallTimesOutAndRetries(t *testing.T) {
 	t.Parallel()
 	pt := trackProcesses(t)
@@ -142,10 +142,11 @@ func TestRuntimeFaultHungCRICallTimesOutAndRetries(t *testing.T) {
 	})
 	n.apply(revPod("after", ctrs, 1))
 	want := map[string]int{"hung-sandbox": 1, "hung-create": 1, "after": 1}
+	var last convergence
 	eventually(t, 2*converge, "every pod running once, in one sandbox", func() (bool, string) {
 		pt.record(n.hostProcesses())
-		last := n.converged(want, ctrs, true, nil)
-		return last == "", last
+		last = n.look(want, ctrs, true, nil)
+		return last.ok(), last.String()
 	})
 	sbStalled, sbLate := proxy.counts(methodRunPodSandbox)
 	ccStalled, _ := proxy.counts(methodCreateContainer)
@@ -168,5 +169,5 @@ func TestRuntimeFaultHungCRICallTimesOutAndRetries(t *testing.T) {
 	var rec *plannerv1.PodRecord
 	rec, _ = n.get("after")
 	t.Logf("after: %s", summary(rec))
-	summaryf(t, "faults=%d (RunPodSandbox hung %d, carried out late %d; CreateContainer hung and dropped %d) executor_call_errors=%v lost=0 duplicates=0", sbStalled+ccStalled, sbStalled, sbLate, ccStalled, timeouts)
+	summaryf(t, "faults=%d (RunPodSandbox hung %d, carried out late %d; CreateContainer hung and dropped %d) executor_call_errors=%v lost=%d duplicates=%d", sbStalled+ccStalled, sbStalled, sbLate, ccStalled, timeouts, last.missing, last.duplicates)
 }

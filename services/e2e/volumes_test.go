@@ -9,8 +9,8 @@ import (
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-// Issue 13 on crisim: a pod whose ConfigMap and Secret do not exist yet
-// waits with CreateContainerConfigError and says why in its events
+// Missing config on crisim: a pod whose ConfigMap and Secret do not exist
+// yet waits with CreateContainerConfigError and says why in its events
 // (FailedMount for the volume, as the kubelet); once they are applied the
 // container starts on its own and reads both, and the downward API env.
 func TestMissingConfigWaitsThenStartsOnCrisim(t *testing.T) {

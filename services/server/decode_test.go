@@ -37,8 +37,8 @@ func badString(num protowire.Number) []byte {
 	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), []byte("bad\xff\xfe"))
 }
 
-// TestUndecodableRequestIsInvalidArgument: issue 10 found invalid UTF-8
-// answered Internal on every service. Over a real socket, unary and
+// TestUndecodableRequestIsInvalidArgument: invalid UTF-8 is not an
+// Internal error on any service. Over a real socket, unary and
 // streaming, a request that does not decode is InvalidArgument, naming the
 // field when it is a bad string; the server goes on serving.
 func TestUndecodableRequestIsInvalidArgument(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
-// TestHealthAnswersEachServiceName: issue 10 found the health service
-// answering NotFound for a service's own name (only "" was registered).
+// TestHealthAnswersEachServiceName: the health service does not answer
+// NotFound for a service's own name (as it would with only "" registered).
 // Every registered service answers under its full name, and follows the
 // overall status.
 func TestHealthAnswersEachServiceName(t *testing.T) {

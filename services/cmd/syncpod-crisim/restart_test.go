@@ -106,12 +106,12 @@ func readPID(t *testing.T, path string) int {
 	}
 }
 
-// Issue 10, item 3: SIGKILL crisim under a running container, start it
-// again on the same state dir: the container is still listed RUNNING with
-// the same id, its one process is re-adopted (none started twice), a
-// container killed while crisim was down is EXITED, restart counts are
-// kept, and a later SIGTERM leaves the container running for the
-// next crisim while --kill-on-exit takes it down.
+// SIGKILL crisim under a running container, start it again on the same
+// state dir: the container is still listed RUNNING with the same id, its
+// one process is re-adopted (none started twice), a container killed while
+// crisim was down is EXITED, restart counts are kept, and a later
+// SIGTERM leaves the container running for the next crisim while
+// --kill-on-exit takes it down.
 func TestSIGKILLedCrisimReadoptsItsContainers(t *testing.T) {
 	dir, err := os.MkdirTemp("", "crisim-restart")
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 // A damaged database stops the executor with exit 1 and one log line that
 // names the file and what to do: never a panic, never a fresh start that
-// silently forgets every crash-loop back-off (issue 10).
+// silently forgets every crash-loop back-off.
 func TestADamagedDatabaseExitsOneNamingTheFile(t *testing.T) {
 	for name, content := range map[string][]byte{
 		"empty":   {},

@@ -10,7 +10,7 @@ import (
 
 // A damaged database stops the planner with exit 1 and one log line that
 // names the file and what to do: never a panic, never a fresh start that
-// would forget every desired pod (issue 10).
+// would forget every desired pod.
 func TestADamagedDatabaseExitsOneNamingTheFile(t *testing.T) {
 	for name, content := range map[string][]byte{
 		"empty":   {},

@@ -181,47 +181,47 @@ func jsonCases() []jsonCase {
 		// Planner.
 		{"Plan", "no pod", `{}`, "pod"},
 		{"Plan", "bad name", `{"pod":` + named("Bad Name!") + `}`, "pod.name"},
-		{"Plan", "issue 10: restartCount -5", `{"pod":` + good + `,"observed":{"containers":[{"id":"c1","name":"app","state":"CONTAINER_STATE_EXITED","restartCount":-5}]}}`, "observed.containers[0].restart_count"},
+		{"Plan", "restartCount -5", `{"pod":` + good + `,"observed":{"containers":[{"id":"c1","name":"app","state":"CONTAINER_STATE_EXITED","restartCount":-5}]}}`, "observed.containers[0].restart_count"},
 		{"Plan", "probe for no container", `{"pod":` + good + `,"probes":[{"name":"ghost"}]}`, "probes[0].name"},
 		{"Plan", "deletion grace < 0", `{"pod":` + pod(`"deletionGracePeriodSeconds":"-1"`) + `}`, "pod.deletion_grace_period_seconds"},
-		{"ApplyPod", "issue 10: deletionGracePeriodSeconds -1", `{"pod":` + pod(`"deletionGracePeriodSeconds":"-1"`) + `}`, "pod.deletion_grace_period_seconds"},
-		{"ApplyPod", "issue 10: 1 MB env value", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","env":[{"name":"BIG","value":"` + big + `"}]}]}}}`, "pod.spec.containers[0].env[0].value"},
-		{"ApplyPod", "issue 10: 1 MB argument", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","args":["` + big + `"]}]}}}`, "pod.spec.containers[0].args[0]"},
-		{"ApplyPod", "issue 10: 1 MB name", `{"pod":` + named(big) + `}`, "pod.name"},
+		{"ApplyPod", "deletionGracePeriodSeconds -1", `{"pod":` + pod(`"deletionGracePeriodSeconds":"-1"`) + `}`, "pod.deletion_grace_period_seconds"},
+		{"ApplyPod", "1 MB env value", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","env":[{"name":"BIG","value":"` + big + `"}]}]}}}`, "pod.spec.containers[0].env[0].value"},
+		{"ApplyPod", "1 MB argument", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","args":["` + big + `"]}]}}}`, "pod.spec.containers[0].args[0]"},
+		{"ApplyPod", "1 MB name", `{"pod":` + named(big) + `}`, "pod.name"},
 		{"ApplyPod", "10,000 containers", `{"pod":{"name":"web","spec":{"containers":` + many + `}}}`, "pod.spec"},
 		{"ApplyPod", "garbage uid", `{"pod":` + pod(`"uid":"garbage-uid"`) + `}`, "pod.uid"},
 		{"ApplyPod", "bad label", `{"pod":` + pod(`"labels":{"app":"has space"}`) + `}`, `pod.labels["app"]`},
 		{"ApplyPod", "no pod", `{}`, "pod"},
-		{"ApplyPod", "issue 13: relative hostPath", `{"pod":{"name":"web","spec":{"volumes":[{"name":"h","hostPath":{"path":"etc"}}],"containers":[{"name":"app","image":"i"}]}}}`, "pod.spec.volumes[0].host_path.path"},
-		{"ApplyPod", "issue 13: mount of no volume", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","volumeMounts":[{"name":"v","mountPath":"/v"}]}]}}}`, "pod.spec.containers[0].volume_mounts[0].name"},
-		{"ApplyConfigMap", "issue 13: bad key", `{"configMap":{"name":"c","data":{"a/b":"x"}}}`, `config_map.data["a/b"]`},
-		{"ApplyConfigMap", "issue 13: no config map", `{}`, "config_map"},
-		{"ApplySecret", "issue 13: 1 MB name", `{"secret":{"name":"` + big + `"}}`, "secret.name"},
-		{"GetConfigMap", "issue 13: no ref", `{}`, "ref"},
-		{"GetSecret", "issue 13: no name", `{"ref":{}}`, "ref.name"},
-		{"ListSecrets", "issue 13: bad namespace", `{"namespace":"Bad_NS"}`, "namespace"},
-		{"DeleteConfigMap", "issue 13: bad namespace", `{"ref":{"name":"c","namespace":"Bad_NS"}}`, "ref.namespace"},
+		{"ApplyPod", "relative hostPath", `{"pod":{"name":"web","spec":{"volumes":[{"name":"h","hostPath":{"path":"etc"}}],"containers":[{"name":"app","image":"i"}]}}}`, "pod.spec.volumes[0].host_path.path"},
+		{"ApplyPod", "mount of no volume", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","volumeMounts":[{"name":"v","mountPath":"/v"}]}]}}}`, "pod.spec.containers[0].volume_mounts[0].name"},
+		{"ApplyConfigMap", "bad key", `{"configMap":{"name":"c","data":{"a/b":"x"}}}`, `config_map.data["a/b"]`},
+		{"ApplyConfigMap", "no config map", `{}`, "config_map"},
+		{"ApplySecret", "1 MB name", `{"secret":{"name":"` + big + `"}}`, "secret.name"},
+		{"GetConfigMap", "no ref", `{}`, "ref"},
+		{"GetSecret", "no name", `{"ref":{}}`, "ref.name"},
+		{"ListSecrets", "bad namespace", `{"namespace":"Bad_NS"}`, "namespace"},
+		{"DeleteConfigMap", "bad namespace", `{"ref":{"name":"c","namespace":"Bad_NS"}}`, "ref.namespace"},
 		{"DeletePod", "no ref", `{}`, "pod"},
 		{"DeletePod", "negative grace", `{"pod":{"name":"web"},"gracePeriodSeconds":"-1"}`, "grace_period_seconds"},
 		{"DeletePod", "bad namespace", `{"pod":{"name":"web","namespace":"Bad_NS"}}`, "pod.namespace"},
 		{"GetPod", "bad uid", `{"pod":{"uid":"garbage"}}`, "pod.uid"},
 		{"GetPod", "1 MB name", `{"pod":{"name":"` + big + `"}}`, "pod.name"},
-		{"ListPods", "issue 10: namespace Bad_NS", `{"namespace":"Bad_NS"}`, "namespace"},
-		{"ListPods", "issue 10: 1 MB namespace", `{"namespace":"` + big + `"}`, "namespace"},
+		{"ListPods", "namespace Bad_NS", `{"namespace":"Bad_NS"}`, "namespace"},
+		{"ListPods", "1 MB namespace", `{"namespace":"` + big + `"}`, "namespace"},
 		{"ListPods", "bad selector", `{"labelSelector":"a in (b"}`, "label_selector"},
-		{"WatchPods", "issue 10: namespace Bad_NS", `{"namespace":"Bad_NS"}`, "namespace"},
+		{"WatchPods", "namespace Bad_NS", `{"namespace":"Bad_NS"}`, "namespace"},
 		{"WatchPods", "huge selector", `{"labelSelector":"` + big + `"}`, "label_selector"},
 		// Executor.
-		{"ApplyActions", "issue 10: garbage uid", `{"pod":` + pod(`"uid":"garbage-uid"`) + `,"actions":{"createSandbox":true}}`, "pod.uid"},
-		{"ApplyActions", "issue 10: duplicate container names", `{"pod":{"uid":"` + uid + `","name":"web","spec":{"containers":[{"name":"a","image":"i"},{"name":"a","image":"i"}]}},"actions":{"createSandbox":true}}`, "pod.spec.containers[1].name"},
-		{"ApplyActions", "issue 10: 10,000 containers", `{"pod":{"uid":"` + uid + `","name":"web","spec":{"containers":` + many + `}},"actions":{"createSandbox":true}}`, "pod.spec"},
+		{"ApplyActions", "garbage uid", `{"pod":` + pod(`"uid":"garbage-uid"`) + `,"actions":{"createSandbox":true}}`, "pod.uid"},
+		{"ApplyActions", "duplicate container names", `{"pod":{"uid":"` + uid + `","name":"web","spec":{"containers":[{"name":"a","image":"i"},{"name":"a","image":"i"}]}},"actions":{"createSandbox":true}}`, "pod.spec.containers[1].name"},
+		{"ApplyActions", "10,000 containers", `{"pod":{"uid":"` + uid + `","name":"web","spec":{"containers":` + many + `}},"actions":{"createSandbox":true}}`, "pod.spec"},
 		{"ApplyActions", "no actions", `{"pod":` + pod(`"uid":"`+uid+`"`) + `}`, "actions"},
 		{"RemoveResources", "empty id", `{"containerIds":[""]}`, "container_ids[0]"},
 		{"ListBackoffs", "bad uid", `{"podUid":"garbage"}`, "pod_uid"},
 		{"ResetBackoff", "no uid", `{}`, "pod_uid"},
 		{"ExecSync", "no command", `{"containerId":"c1"}`, "command"},
-		// Streaming RPCs (issue 14): the first message's fields are
-		// bounded like every other request's.
+		// Streaming RPCs: the first message's fields are bounded like every
+		// other request's.
 		{"PlannerService/Exec", "no start", `{}`, "start"},
 		{"PlannerService/Exec", "1 MB argument", `{"start":{"pod":{"name":"web"},"container":"app","command":["sh","` + big + `"]}}`, "start.command[1]"},
 		{"PlannerService/Exec", "2,000 arguments", `{"start":{"pod":{"name":"web"},"container":"app","command":[` + strings.TrimSuffix(strings.Repeat(`"x",`, 2000), ",") + `]}}`, "start.command"},
@@ -253,10 +253,10 @@ func jsonCases() []jsonCase {
 		{"ExecutorService/ContainerLogs", "no pod uid", `{"container":"app"}`, "pod_uid"},
 		{"ExecutorService/ContainerLogs", "container name climbing out", `{"podUid":"` + uid + `","container":"../x"}`, "container"},
 		{"ExecutorService/ContainerLogs", "negative tail", `{"podUid":"` + uid + `","container":"app","tailLines":"-1"}`, "tail_lines"},
-		{"UpdatePodVolumes", "issue 13: no pod", `{}`, "pod"},
-		{"RemovePodVolumes", "issue 13: a path for a uid", `{"podUid":"../../etc"}`, "pod_uid"},
-		{"GetEmptyDirUsage", "issue 13: a path for a volume name", `{"podUid":"` + uid + `","volumeNames":["../x"]}`, "volume_names[0]"},
-		{"GetEmptyDirUsage", "issue 13: no volume names", `{"podUid":"` + uid + `"}`, "volume_names"},
+		{"UpdatePodVolumes", "no pod", `{}`, "pod"},
+		{"RemovePodVolumes", "a path for a uid", `{"podUid":"../../etc"}`, "pod_uid"},
+		{"GetEmptyDirUsage", "a path for a volume name", `{"podUid":"` + uid + `","volumeNames":["../x"]}`, "volume_names[0]"},
+		{"GetEmptyDirUsage", "no volume names", `{"podUid":"` + uid + `"}`, "volume_names"},
 		// PLEG.
 		{"Watch", "empty uid", `{"podUids":["a",""]}`, "pod_uids[1]"},
 		{"Watch", "duplicate uid", `{"podUids":["a","a"]}`, "pod_uids[1]"},
@@ -369,7 +369,9 @@ func check(t *testing.T, err error, field string) {
 	}
 }
 
-// TestBadInputEveryRPC is the bad-input part of issue 10's suite.
+// TestBadInputEveryRPC: a malformed request to any RPC of the planner,
+// the executor or the PLEG is refused with InvalidArgument naming the
+// field, and leaves nothing behind.
 func TestBadInputEveryRPC(t *testing.T) {
 	n := startNode(t)
 	services := []protoreflect.ServiceDescriptor{
@@ -445,22 +447,28 @@ func TestBadInputEveryRPC(t *testing.T) {
 	}
 
 	// Nothing was stored, created, pulled or stopped.
-	if cms, err := n.pods.ListConfigMaps(ctx, ""); err != nil || len(cms) != 0 {
+	cms, err := n.pods.ListConfigMaps(ctx, "")
+	if err != nil || len(cms) != 0 {
 		t.Errorf("planner stored %d config maps (%v)", len(cms), err)
 	}
-	if secs, err := n.pods.ListSecrets(ctx, ""); err != nil || len(secs) != 0 {
+	secs, err := n.pods.ListSecrets(ctx, "")
+	if err != nil || len(secs) != 0 {
 		t.Errorf("planner stored %d secrets (%v)", len(secs), err)
 	}
-	if recs, err := n.pods.List(ctx, store.Filter{}); err != nil || len(recs) != 0 {
+	recs, err := n.pods.List(ctx, store.Filter{})
+	if err != nil || len(recs) != 0 {
 		t.Errorf("planner stored %d pods (%v)", len(recs), err)
 	}
-	if calls := n.runtime.GetCalls(); len(calls) != 0 {
+	calls := n.runtime.GetCalls()
+	if len(calls) != 0 {
 		t.Errorf("the runtime was called: %v", calls)
 	}
-	if imageCalls := critest.ImageCalls(n.images); len(imageCalls) != 0 {
+	imageCalls := critest.ImageCalls(n.images)
+	if len(imageCalls) != 0 {
 		t.Errorf("the image service was called: %v", imageCalls)
 	}
-	if entries, err := n.backoff.List(""); err != nil || len(entries) != 0 {
+	entries, err := n.backoff.List("")
+	if err != nil || len(entries) != 0 {
 		t.Errorf("back-off entries: %v %v", entries, err)
 	}
 	// Every service still answers.
@@ -468,5 +476,6 @@ func TestBadInputEveryRPC(t *testing.T) {
 	if _, err := pc.ListPodStatuses(ctx, &plegv1.ListPodStatusesRequest{}); err != nil {
 		t.Errorf("PLEG after bad input: %v", err)
 	}
-	testsummary.Record(t, "bad inputs tried: %d, nothing stored or started", total)
+	testsummary.Record(t, "bad inputs tried: %d; stored=%d runtime_calls=%d image_calls=%d backoff_entries=%d",
+		total, len(cms)+len(secs)+len(recs), len(calls), len(imageCalls), len(entries))
 }

@@ -1,4 +1,4 @@
-// Package badinput holds the bad-input suite of issue 10 (tests only): a
+// Package badinput holds the bad-input suite (tests only): a
 // table of malformed requests for every RPC of the planner, the executor
 // and the PLEG, sent as protojson would build them and as raw wire bytes
 // (truncated, invalid UTF-8, nested past protobuf's limit) to the real

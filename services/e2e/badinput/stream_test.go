@@ -31,7 +31,7 @@ import (
 // TestStreamLaterMessagesAreBounded: the executor checks every message of
 // an exec session, not only the first: against a real streaming server
 // (crisim's), good input goes through, and a message over the bounds ends
-// the session with InvalidArgument naming the field (issue 14).
+// the session with InvalidArgument naming the field.
 func TestStreamLaterMessagesAreBounded(t *testing.T) {
 	endpoint, rt := crisimtest.Start(t, crisim.Options{Mode: crisim.ModeProcess})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -41,12 +41,12 @@ func runPLEG(t *testing.T, p *PLEG) context.Context {
 	return ctx
 }
 
-// TestEventedStatusIsNeverFresherThanTheLastAppliedEvent (issue 10 item
-// 1): in evented mode, while the runtime's events about a new container
-// are still queued (a backlog the PLEG has not applied), a newer-than
-// request made after the container was created must not be answered with
-// the cached status that lacks it, however long ago the stream was opened
-// (R-14.4's 2 s timestamp bump did exactly that).
+// TestEventedStatusIsNeverFresherThanTheLastAppliedEvent: in evented mode,
+// while the runtime's events about a new container are still queued (a
+// backlog the PLEG has not applied), a newer-than request made after the
+// container was created must not be answered with the cached status that
+// lacks it, however long ago the stream was opened (R-14.4's 2 s timestamp
+// bump would do exactly that).
 func TestEventedStatusIsNeverFresherThanTheLastAppliedEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
@@ -111,14 +111,13 @@ func TestEventedIdleNewerThanIsAnswered(t *testing.T) {
 	})
 }
 
-// TestStaleRelistNeverReordersEventedTransitions (issue 10 item 6: a
-// Watch subscriber saw CONTAINER_DIED and then CONTAINER_STARTED for the
-// same container 23 ms apart). Reproduction: an on-demand pod relist
-// lists c1 running; while it inspects, c1 exits and its STOPPED event is
-// applied (CONTAINER_DIED); the relist then published its stale
-// picture's CONTAINER_STARTED. A relist's picture dates from its start:
-// it must not publish or store what an event applied after that start
-// contradicts.
+// TestStaleRelistNeverReordersEventedTransitions: a Watch subscriber must
+// never see CONTAINER_DIED and then CONTAINER_STARTED for the same
+// container. The race: an on-demand pod relist lists c1 running; while it
+// inspects, c1 exits and its STOPPED event is applied (CONTAINER_DIED);
+// the relist must not then publish its stale picture's CONTAINER_STARTED.
+// A relist's picture dates from its start: it must not publish or store
+// what an event applied after that start contradicts.
 func TestStaleRelistNeverReordersEventedTransitions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
@@ -162,12 +161,11 @@ func TestStaleRelistNeverReordersEventedTransitions(t *testing.T) {
 	})
 }
 
-// TestEventedRetriesAfterGivingUpWithCappedBackoff (issue 10 item 6):
-// after EventedMaxFailures stream failures in a row the PLEG falls back to
-// relist mode but does not give evented mode up for good: it
-// tries the stream again after 10 s, doubling up to 300 s; a stream that
-// then stays up longer than the cap wins evented mode back and resets
-// the count.
+// TestEventedRetriesAfterGivingUpWithCappedBackoff: after
+// EventedMaxFailures stream failures in a row the PLEG falls back to relist
+// mode but does not give evented mode up for good: it tries the
+// stream again after 10 s, doubling up to 300 s; a stream that then stays
+// up longer than the cap wins evented mode back and resets the count.
 func TestEventedRetriesAfterGivingUpWithCappedBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
@@ -243,10 +241,10 @@ func (h *levelCounter) above(l slog.Level) []string {
 	return out
 }
 
-// TestRoutineWorkLogsOnlyAtDebug (issue 10 item 6: the PLEG logged every
-// GetPodStatus at INFO, 4.2 MB a minute at 2,000 pods): relists, on-demand
-// pod relists, status reads, container events and container deaths are
-// routine and log at DEBUG only.
+// TestRoutineWorkLogsOnlyAtDebug: relists, on-demand pod relists, status
+// reads, container events and container deaths are routine and log at
+// DEBUG only (a GetPodStatus logged at INFO would write megabytes a minute
+// on a node of 2,000 pods).
 func TestRoutineWorkLogsOnlyAtDebug(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
@@ -281,12 +279,12 @@ func TestRoutineWorkLogsOnlyAtDebug(t *testing.T) {
 	})
 }
 
-// TestBacklogOfAWideSandboxDrains (issue 10 item 2): 7,000 single-container
-// events about a 3,000-container sandbox, queued while the PLEG was behind,
-// are applied through the stream in order; the cache ends up as the
-// runtime is (every old container stopped and deleted, 1,000 new ones
-// running: nothing of the earlier ones lost by merging), and the relist
-// that follows agrees with what the events published.
+// TestBacklogOfAWideSandboxDrains: 7,000 single-container events about a
+// 3,000-container sandbox, queued while the PLEG was behind, are applied
+// through the stream in order; the cache ends up as the runtime is (every
+// old container stopped and deleted, 1,000 new ones running: nothing of the
+// earlier ones lost by merging), and the relist that follows agrees with
+// what the events published.
 func TestBacklogOfAWideSandboxDrains(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const old, fresh = 3000, 1000
@@ -349,7 +347,7 @@ func TestBacklogOfAWideSandboxDrains(t *testing.T) {
 
 // TestPodRelistOverflowRunsAGlobalRelist: a pod relist request that does
 // not fit the queue is not left to the next periodic relist (300 s away
-// in evented mode, with no timestamp bump any more): it is counted and a
+// in evented mode, which has no timestamp bump): it is counted and a
 // global relist is run at once, which answers every waiter.
 func TestPodRelistOverflowRunsAGlobalRelist(t *testing.T) {
 	rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
