@@ -1,4 +1,5 @@
-# Side-by-side benchmarks on a real runtime (mk/bench.sh; README, Performance).
+# Side-by-side benchmarks on a real runtime (bench/scripts/bench.sh, driving
+# bench/cmd/syncpod-bench; README, Performance).
 #
 #   make bench           the raw-CRI floor, then syncpod, on a private containerd
 #   make bench-kubelet   the kubelet v1.37.2 standalone, then syncpod, then the
@@ -19,16 +20,21 @@
 # BENCH_RUNTIME=containerd uses Debian's 1.6 (relist) instead of 2.x
 # (evented); BENCH_ARGS passes flags to `syncpod-bench measure`, VERSUS_ARGS
 # to `syncpod-bench versus`. Root only.
-.PHONY: bench bench-kubelet bench-kubelet-api bench-versus
+.PHONY: bench bench-kubelet bench-kubelet-api bench-versus bench-build
 
-bench: build containerd-deps containerd-images
-	mk/bench.sh syncpod
+# The driver, built beside the services `make build` puts in bin/ (it is
+# its own module, bench/, so `make build` leaves it out).
+bench-build:
+	$(STATIC_GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./bench/cmd/syncpod-bench
 
-bench-kubelet: build containerd-deps containerd-images
-	mk/bench.sh kubelet
+bench: build bench-build containerd-deps containerd-images
+	bench/scripts/bench.sh syncpod
 
-bench-kubelet-api: build containerd-deps containerd-images
-	mk/bench.sh kubelet-api
+bench-kubelet: build bench-build containerd-deps containerd-images
+	bench/scripts/bench.sh kubelet
 
-bench-versus: build containerd-deps containerd-images
-	mk/bench.sh versus
+bench-kubelet-api: build bench-build containerd-deps containerd-images
+	bench/scripts/bench.sh kubelet-api
+
+bench-versus: build bench-build containerd-deps containerd-images
+	bench/scripts/bench.sh versus

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# mk/bench.sh syncpod|kubelet — the side-by-side benchmark (see README,
+# bench/scripts/bench.sh MODE — the side-by-side benchmark (see README,
 # Performance). Run as root: it starts private containerds.
 #
-#   mk/bench.sh syncpod   the raw-CRI floor, then syncpod, on one private containerd
-#   mk/bench.sh scale     only the many-pods rows (syncpod on crisim, simulated)
-#   mk/bench.sh kubelet   the kubelet v1.37.2 standalone (static pods), then syncpod,
+#   bench.sh syncpod      the raw-CRI floor, then syncpod, on one private containerd
+#   bench.sh scale        only the many-pods rows (syncpod on crisim, simulated)
+#   bench.sh kubelet      the kubelet v1.37.2 standalone (static pods), then syncpod,
 #                         then the raw-CRI floor, each on a fresh, identical
 #                         private containerd, one after the other; then the
 #                         two agents side by side (versus below) for the starts
 #                         and the 10-pod deletion, which the kubelet's own phase
 #                         leaves out; one table; then the API-server path
 #                         (kubelet-api below)
-#   mk/bench.sh kubelet-api
+#   bench.sh kubelet-api
 #                         only the API-server path: one private control plane
 #                         (etcd, kube-apiserver on loopback, certificates made
 #                         here); a real kubelet joined as node bench-kubelet,
@@ -20,7 +20,7 @@
 #                         same host-network busybox pod created bound to each
 #                         (spec.nodeName) → Running as a watch sees it,
 #                         BENCH_API_RUNS rounds (default 20, after 2 warm-up)
-#   mk/bench.sh versus    the kubelet and syncpod running at once, each on its own
+#   bench.sh versus       the kubelet and syncpod running at once, each on its own
 #                         identical private containerd, their starts by manifest
 #                         file (1 pod, 10 pods and their deletion) alternating
 #                         round by round, so both see the same load
@@ -48,8 +48,8 @@
 # before it (mk/containerd.sh down). Tables go to stdout and .tmp/bench/.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=${BENCH_BIN:-$ROOT/bin} # the binaries (make build)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${BENCH_BIN:-$ROOT/bin} # the binaries (make build bench-build)
 B=$ROOT/.tmp/bench
 RUNTIME=${BENCH_RUNTIME:-containerd2}
 PAUSE=localhost/syncpod/pause:3.10
@@ -281,7 +281,7 @@ start_kubelet() { # SOCK: the kubelet on that runtime, healthy; sets KUBELET_PID
 	mkdir -p "$d"/{manifests,root,pki,pod-logs,plugins,sysctl,varlibkubelet,varlogcontainers}
 	kubelet_prepare "$d" "$1" 19250 19248 "staticPodPath: $d/manifests"
 	log "kubelet: $("$bin"/kubelet --version)"
-	unshare --mount --propagation slave "$ROOT"/mk/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
+	unshare --mount --propagation slave "$ROOT"/bench/scripts/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
 		--config "$d"/config.yaml --root-dir "$d"/root --cert-dir "$d"/pki --hostname-override "$NODE" \
 		>"$d"/kubelet.log 2>&1 &
 	procs+=($!)
@@ -402,7 +402,7 @@ run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
 	kubelet_prepare "$d" "$SOCK" 19350 19348 \
 		'evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'
 	log "kubelet: $("$bin"/kubelet --version)"
-	unshare --mount --propagation slave "$ROOT"/mk/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
+	unshare --mount --propagation slave "$ROOT"/bench/scripts/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
 		--config "$d"/config.yaml --kubeconfig "$API"/kubeconfig --root-dir "$d"/root --cert-dir "$d"/pki \
 		--hostname-override bench-kubelet >"$d"/kubelet.log 2>&1 &
 	procs+=($!)

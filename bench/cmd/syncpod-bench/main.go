@@ -1,7 +1,8 @@
 // Command syncpod-bench measures a node agent on a real CRI runtime (see
-// package bench) and prints the results side by side. mk/bench.sh runs it
-// for `make bench` (syncpod and the raw CRI floor) and `make bench-kubelet`
-// (the kubelet standalone, then syncpod, on identical private containerds).
+// package bench) and prints the results side by side. bench/scripts/bench.sh
+// runs it for `make bench` (syncpod and the raw CRI floor) and `make
+// bench-kubelet` (the kubelet standalone, then syncpod, on identical private
+// containerds).
 //
 //	syncpod-bench measure --agent syncpod|kubelet|cri --cri-endpoint unix:///... --out r.json [flags]
 //	syncpod-bench table r1.json r2.json ...   the Markdown table, ratios of the second to the first
@@ -29,8 +30,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/syncpod/syncpod/bench"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
-	"github.com/syncpod/syncpod/services/bench"
 	"github.com/syncpod/syncpod/services/server"
 )
 
