@@ -19,7 +19,10 @@
 #
 # BENCH_RUNTIME=containerd uses Debian's 1.6 (relist) instead of 2.x
 # (evented); BENCH_ARGS passes flags to `syncpod-bench measure`, VERSUS_ARGS
-# to `syncpod-bench versus`. Root only.
+# to `syncpod-bench versus`. Root only. Each target prints its tables and
+# writes the document of its run, docs/benchmarks.md, with its plots under
+# docs/benchmarks/ (package bench/report): the target and syncpod's
+# version are named in it.
 .PHONY: bench bench-kubelet bench-kubelet-api bench-versus bench-build
 
 # The driver, built beside the services `make build` puts in bin/ (it is
@@ -27,14 +30,16 @@
 bench-build:
 	$(STATIC_GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./bench/cmd/syncpod-bench
 
+BENCH_ENV = BENCH_VERSION='$(VERSION)' BENCH_COMMAND='make $@'
+
 bench: build bench-build containerd-deps containerd-images
-	bench/scripts/bench.sh syncpod
+	$(BENCH_ENV) bench/scripts/bench.sh syncpod
 
 bench-kubelet: build bench-build containerd-deps containerd-images
-	bench/scripts/bench.sh kubelet
+	$(BENCH_ENV) bench/scripts/bench.sh kubelet
 
 bench-kubelet-api: build bench-build containerd-deps containerd-images
-	bench/scripts/bench.sh kubelet-api
+	$(BENCH_ENV) bench/scripts/bench.sh kubelet-api
 
 bench-versus: build bench-build containerd-deps containerd-images
-	bench/scripts/bench.sh versus
+	$(BENCH_ENV) bench/scripts/bench.sh versus
