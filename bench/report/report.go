@@ -81,11 +81,11 @@ func Render(in Input) (Output, error) {
 
 // method says how every number of the document was measured; it is the
 // same for every run.
-const method = `## Method
+var method = `## Method
 
 Every agent is asked for the same pods: one busybox container each (a
 shell looping on ` + "`sleep 1`" + ` that ignores SIGTERM, so a deletion takes the
-whole 2 s grace period), host network, the images already in the runtime.
+whole ` + fmt.Sprint(bench.GracePeriod) + ` s grace period), host network, the images already in the runtime.
 Each agent has a private containerd of its own, started fresh and
 identical for its phase; the kubelet runs standalone from static pod
 files, or joined to a private kube-apiserver in the API-server rows;
@@ -97,7 +97,8 @@ the least any agent can do.
 - **Times** come from the runtime: a container's start as CRI
   ContainerStatus reports it, against the host clock read just before the
   pods were asked for. A deletion ends when the last sandbox is seen
-  stopped, on the runtime's CRI events where it offers them.
+  stopped. The bench looks at the runtime on each of its CRI events where
+  it offers them, and lists it every ` + fmt.Sprint(bench.PollInterval.Milliseconds()) + ` ms where it does not.
 - **Alternating rows** run two agents round by round, the first one first
   in even rounds and the second in odd ones, so a load that changes over
   the run weighs on both alike: an agent and the floor on one runtime, or
