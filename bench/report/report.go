@@ -86,9 +86,11 @@ var method = `## Method
 Every agent is asked for the same pods: one busybox container each (a
 shell looping on ` + "`sleep 1`" + ` that ignores SIGTERM, so a deletion takes the
 whole ` + fmt.Sprint(bench.GracePeriod) + ` s grace period), host network, the images already in the runtime.
-Each agent has a private containerd of its own, started fresh and
-identical for its phase; the kubelet runs standalone from static pod
-files, or joined to a private kube-apiserver in the API-server rows;
+Each agent runs on a private containerd, started fresh and identical
+for its phase (the floor alternating with an agent shares the agent's; the
+many-pods rows run on crisim, syncpod's CRI simulator, without
+processes); the kubelet runs standalone from static pod files, or
+joined to a private kube-apiserver in the API-server rows;
 syncpod is its three services, asked through the planner's API or a
 manifest file; the raw-CRI floor is a small CRI client that does
 RunPodSandbox, image status, CreateContainer and StartContainer itself,
