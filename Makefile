@@ -10,7 +10,7 @@ GO        ?= go
 BIN       := $(CURDIR)/bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-MODULES   := proto internal cri planner executor pleg node services
+MODULES   := proto internal cri planner executor pleg node services bench
 PKGS      := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 LDFLAGS   := -s -w -X github.com/syncpod/syncpod/services/server.Version=$(VERSION)
 # Two build configurations, so a fresh machine compiles the dependency

@@ -1,4 +1,5 @@
-# Side-by-side benchmarks on a real runtime (mk/bench.sh; README, Performance).
+# Side-by-side benchmarks on a real runtime (bench/scripts/bench.sh, driving
+# bench/cmd/syncpod-bench; README, Performance).
 #
 #   make bench           the raw-CRI floor, then syncpod, on a private containerd
 #   make bench-kubelet   the kubelet v1.37.2 standalone, then syncpod, then the
@@ -18,17 +19,27 @@
 #
 # BENCH_RUNTIME=containerd uses Debian's 1.6 (relist) instead of 2.x
 # (evented); BENCH_ARGS passes flags to `syncpod-bench measure`, VERSUS_ARGS
-# to `syncpod-bench versus`. Root only.
-.PHONY: bench bench-kubelet bench-kubelet-api bench-versus
+# to `syncpod-bench versus`. Root only. Each target prints its tables and
+# writes the document of its run, docs/benchmarks.md, with its plots under
+# docs/benchmarks/ (package bench/report): the target and syncpod's
+# version are named in it.
+.PHONY: bench bench-kubelet bench-kubelet-api bench-versus bench-build
 
-bench: build containerd-deps containerd-images
-	mk/bench.sh syncpod
+# The driver, built beside the services `make build` puts in bin/ (it is
+# its own module, bench/, so `make build` leaves it out).
+bench-build:
+	$(STATIC_GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./bench/cmd/syncpod-bench
 
-bench-kubelet: build containerd-deps containerd-images
-	mk/bench.sh kubelet
+BENCH_ENV = BENCH_VERSION='$(VERSION)' BENCH_COMMAND='make $@'
 
-bench-kubelet-api: build containerd-deps containerd-images
-	mk/bench.sh kubelet-api
+bench: build bench-build containerd-deps containerd-images
+	$(BENCH_ENV) bench/scripts/bench.sh syncpod
 
-bench-versus: build containerd-deps containerd-images
-	mk/bench.sh versus
+bench-kubelet: build bench-build containerd-deps containerd-images
+	$(BENCH_ENV) bench/scripts/bench.sh kubelet
+
+bench-kubelet-api: build bench-build containerd-deps containerd-images
+	$(BENCH_ENV) bench/scripts/bench.sh kubelet-api
+
+bench-versus: build bench-build containerd-deps containerd-images
+	$(BENCH_ENV) bench/scripts/bench.sh versus

@@ -1,10 +1,13 @@
 // Command syncpod-bench measures a node agent on a real CRI runtime (see
-// package bench) and prints the results side by side. mk/bench.sh runs it
-// for `make bench` (syncpod and the raw CRI floor) and `make bench-kubelet`
-// (the kubelet standalone, then syncpod, on identical private containerds).
+// package bench) and prints the results side by side. bench/scripts/bench.sh
+// runs it for `make bench` (syncpod and the raw CRI floor) and `make
+// bench-kubelet` (the kubelet standalone, then syncpod, on identical private
+// containerds).
 //
 //	syncpod-bench measure --agent syncpod|kubelet|cri --cri-endpoint unix:///... --out r.json [flags]
 //	syncpod-bench table r1.json r2.json ...   the Markdown table, ratios of the second to the first
+//	syncpod-bench report --out docs/benchmarks.md --section 'TITLE=r1.json,r2.json' ... [--command C] [--component NAME=VERSION]...
+//	                                           the generated benchmark document and its plots (package report)
 //	syncpod-bench pki DIR                      a loopback control plane's CA, serving certificate and service-account key
 //	syncpod-bench versus --kubelet-cri-endpoint ... --syncpod-cri-endpoint ... --planner ... [flags]
 //	                                          the kubelet and syncpod side by side, alternating (bench.Versus)
@@ -29,8 +32,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/syncpod/syncpod/bench"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
-	"github.com/syncpod/syncpod/services/bench"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -43,27 +46,20 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | measure-apiserver [flags] | pki DIR | table FILE...")
+		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR | table FILE... | report [flags]")
 		return 2
 	}
 	switch args[0] {
 	case "table":
-		var reports []bench.Report
-		for _, f := range args[1:] {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				fmt.Fprintln(stderr, err)
-				return 1
-			}
-			var r bench.Report
-			if err := json.Unmarshal(b, &r); err != nil {
-				fmt.Fprintf(stderr, "%s: %v\n", f, err)
-				return 1
-			}
-			reports = append(reports, r)
+		reports, err := readReports(args[1:])
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
 		}
 		fmt.Fprint(stdout, bench.Table(reports))
 		return 0
+	case "report":
+		return writeDocument(args[1:], time.Now(), stderr)
 	case "measure":
 		return measure(ctx, args[1:], stderr)
 	case "versus":
@@ -326,6 +322,24 @@ func finish(log *slog.Logger, runErr error, reports ...reportFile) int {
 		return 1
 	}
 	return 0
+}
+
+// readReports reads JSON reports (what measure, versus and
+// measure-apiserver write).
+func readReports(files []string) ([]bench.Report, error) {
+	var reports []bench.Report
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var r bench.Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		reports = append(reports, r)
+	}
+	return reports, nil
 }
 
 // writeReport writes a JSON report to the file out, or to stdout when out

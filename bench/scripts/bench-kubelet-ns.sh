@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# mk/bench-kubelet-ns.sh DIR KUBELET ARGS... — run by mk/bench.sh under
-# `unshare --mount --propagation slave`: in this private mount namespace,
-# hide from the kubelet what it would change on the host, then exec it.
+# bench/scripts/bench-kubelet-ns.sh DIR KUBELET ARGS... — run by bench.sh
+# under `unshare --mount --propagation slave`: in this private mount
+# namespace, hide from the kubelet what it would change on the host, then
+# exec it.
 #   - the sysctls it rewrites at start (vm.overcommit_memory, kernel.panic,
 #     kernel.panic_on_oops): files under DIR/sysctl bind-mounted over them;
 #   - /var/lib (its hard-coded /var/lib/kubelet/device-plugins) and /var/log

@@ -73,6 +73,9 @@ type Result struct {
 	Unit    string  `json:"unit,omitempty"`
 	// Note qualifies the run (e.g. the PLEG mode).
 	Note string `json:"note,omitempty"`
+	// Pods is how many pods the measure started at once, where the row's
+	// name does not say (the many-pods rows).
+	Pods int `json:"pods,omitempty"`
 	// PairedWith and PerRound, on a side-by-side row (Versus): the agent
 	// this one alternated with round by round, and the median over the
 	// rounds of this agent's time / that agent's.
@@ -164,23 +167,26 @@ func fmtDur(s float64) string {
 	return fmt.Sprintf("%.2f s", s)
 }
 
-// Table renders reports side by side as a Markdown table: one row per
-// measure, one column per agent in the order the agents first appear, and
-// the ratio of the second agent to the first (e.g. syncpod / kubelet) when
-// there are two or more (see ratioCell). Reports of the same agent share its
-// column (e.g. its own phase and a side-by-side run), a later report's
-// result winning where two measured the same row; every report keeps its
-// line below the table (runtime, start, load).
+// Table renders reports side by side as a Markdown table
+// (MarkdownTable), then every report's line (RunLines) below it.
 func Table(reports []Report) string {
-	var cols []string
-	byAgent := map[string][]*Report{}
-	for i := range reports {
-		a := reports[i].Agent
-		if byAgent[a] == nil {
-			cols = append(cols, a)
-		}
-		byAgent[a] = append(byAgent[a], &reports[i])
+	var b strings.Builder
+	b.WriteString(MarkdownTable(reports))
+	for _, l := range RunLines(reports) {
+		b.WriteString("\n" + l)
 	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// MarkdownTable renders reports side by side as a Markdown table: one row
+// per measure, one column per agent in the order the agents first appear,
+// and the ratio of the second agent to the first (e.g. syncpod / kubelet)
+// when there are two or more (see ratioCell). Reports of the same agent
+// share its column (e.g. its own phase and a side-by-side run), a later
+// report's result winning where two measured the same row (Columns).
+func MarkdownTable(reports []Report) string {
+	cols, byAgent := Columns(reports)
 	var b strings.Builder
 	head := append([]string{"measure (p50, p99)"}, cols...)
 	if len(cols) >= 2 {
@@ -192,14 +198,7 @@ func Table(reports []Report) string {
 		var found []*Result
 		any := false
 		for _, a := range cols {
-			var hit *Result
-			for _, r := range byAgent[a] {
-				for j := range r.Results {
-					if r.Results[j].Measure == m {
-						hit = &r.Results[j]
-					}
-				}
-			}
+			hit := byAgent[a][m]
 			found = append(found, hit)
 			if hit == nil {
 				row = append(row, "—")
@@ -220,12 +219,38 @@ func Table(reports []Report) string {
 		}
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
-	for _, r := range reports {
-		fmt.Fprintf(&b, "\n%s on %s, started %s, load average %.2f %.2f %.2f", r.Agent, r.Runtime,
-			r.Started.UTC().Format(time.RFC3339), r.Load[0], r.Load[1], r.Load[2])
-	}
-	b.WriteString("\n")
 	return b.String()
+}
+
+// RunLines say of each report, in order, its agent, runtime, start and
+// the load average then.
+func RunLines(reports []Report) []string {
+	var out []string
+	for _, r := range reports {
+		out = append(out, fmt.Sprintf("%s on %s, started %s, load average %.2f %.2f %.2f", r.Agent, r.Runtime,
+			r.Started.UTC().Format(time.RFC3339), r.Load[0], r.Load[1], r.Load[2]))
+	}
+	return out
+}
+
+// Columns are the agents of reports in the order they first appear, and
+// each agent's result of each measure: reports of the same agent share its
+// column, a later report's result winning where two measured the same row
+// (what Table shows).
+func Columns(reports []Report) (agents []string, byAgent map[string]map[string]*Result) {
+	byAgent = map[string]map[string]*Result{}
+	for i := range reports {
+		a := reports[i].Agent
+		if byAgent[a] == nil {
+			agents = append(agents, a)
+			byAgent[a] = map[string]*Result{}
+		}
+		for j := range reports[i].Results {
+			r := &reports[i].Results[j]
+			byAgent[a][r.Measure] = r
+		}
+	}
+	return agents, byAgent
 }
 
 // ratioCell is b's median over a's. Where b alternated with a round by

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# mk/bench.sh syncpod|kubelet — the side-by-side benchmark (see README,
+# bench/scripts/bench.sh MODE — the side-by-side benchmark (see README,
 # Performance). Run as root: it starts private containerds.
 #
-#   mk/bench.sh syncpod   the raw-CRI floor, then syncpod, on one private containerd
-#   mk/bench.sh scale     only the many-pods rows (syncpod on crisim, simulated)
-#   mk/bench.sh kubelet   the kubelet v1.37.2 standalone (static pods), then syncpod,
+#   bench.sh syncpod      the raw-CRI floor, then syncpod, on one private containerd
+#   bench.sh scale        only the many-pods rows (syncpod on crisim, simulated)
+#   bench.sh kubelet      the kubelet v1.37.2 standalone (static pods), then syncpod,
 #                         then the raw-CRI floor, each on a fresh, identical
 #                         private containerd, one after the other; then the
 #                         two agents side by side (versus below) for the starts
 #                         and the 10-pod deletion, which the kubelet's own phase
 #                         leaves out; one table; then the API-server path
 #                         (kubelet-api below)
-#   mk/bench.sh kubelet-api
+#   bench.sh kubelet-api
 #                         only the API-server path: one private control plane
 #                         (etcd, kube-apiserver on loopback, certificates made
 #                         here); a real kubelet joined as node bench-kubelet,
@@ -20,7 +20,7 @@
 #                         same host-network busybox pod created bound to each
 #                         (spec.nodeName) → Running as a watch sees it,
 #                         BENCH_API_RUNS rounds (default 20, after 2 warm-up)
-#   mk/bench.sh versus    the kubelet and syncpod running at once, each on its own
+#   bench.sh versus       the kubelet and syncpod running at once, each on its own
 #                         identical private containerd, their starts by manifest
 #                         file (1 pod, 10 pods and their deletion) alternating
 #                         round by round, so both see the same load
@@ -45,11 +45,13 @@
 # runs in a private mount namespace with the sysctl files it rewrites,
 # /var/lib/kubelet and /var/log/containers bind-mounted over; every process
 # started here is stopped by pid, and each containerd's pods are stopped
-# before it (mk/containerd.sh down). Tables go to stdout and .tmp/bench/.
+# before it (mk/containerd.sh down). Tables go to stdout and .tmp/bench/;
+# the document of the run, made from the same reports, to docs/benchmarks.md
+# with its plots under docs/benchmarks/ (syncpod-bench report).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=${BENCH_BIN:-$ROOT/bin} # the binaries (make build)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${BENCH_BIN:-$ROOT/bin} # the binaries (make build bench-build)
 B=$ROOT/.tmp/bench
 RUNTIME=${BENCH_RUNTIME:-containerd2}
 PAUSE=localhost/syncpod/pause:3.10
@@ -76,6 +78,26 @@ if [[ -n $PROFILE ]]; then
 fi
 
 log() { echo "bench: $*" >&2; }
+
+# The versions the reports do not carry, for the document: syncpod's
+# (make passes its VERSION) and those of the Kubernetes components run.
+declare -A VERSIONS=([syncpod]=${BENCH_VERSION:-$(git -C "$ROOT" describe --tags --always --dirty 2>/dev/null || echo unknown)})
+version() { # NAME VERSION: log it and keep it for the document
+	log "$1: $2"
+	VERSIONS[$1]=$2
+}
+
+# document TITLE=FILE,FILE... ...: docs/benchmarks.md and its plots under
+# docs/benchmarks/ (syncpod-bench report), one section per argument, each
+# the reports of one table printed above; the run's command is
+# BENCH_COMMAND (make passes its target).
+document() {
+	local args=() s n
+	for s in "$@"; do args+=(--section "$s"); done
+	for n in $(printf '%s\n' "${!VERSIONS[@]}" | sort); do args+=(--component "$n=${VERSIONS[$n]}"); done
+	"$BIN"/syncpod-bench report --out "$ROOT"/docs/benchmarks.md --command "${BENCH_COMMAND:-bench/scripts/bench.sh $MODE}" "${args[@]}"
+	log "the document: $ROOT/docs/benchmarks.md, its plots under $ROOT/docs/benchmarks/"
+}
 
 if [[ $(id -u) -ne 0 ]]; then
 	log "needs root (it runs private containerds)"
@@ -280,8 +302,8 @@ start_kubelet() { # SOCK: the kubelet on that runtime, healthy; sets KUBELET_PID
 	rm -rf "$d"
 	mkdir -p "$d"/{manifests,root,pki,pod-logs,plugins,sysctl,varlibkubelet,varlogcontainers}
 	kubelet_prepare "$d" "$1" 19250 19248 "staticPodPath: $d/manifests"
-	log "kubelet: $("$bin"/kubelet --version)"
-	unshare --mount --propagation slave "$ROOT"/mk/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
+	version kubelet "$("$bin"/kubelet --version)"
+	unshare --mount --propagation slave "$ROOT"/bench/scripts/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
 		--config "$d"/config.yaml --root-dir "$d"/root --cert-dir "$d"/pki --hostname-override "$NODE" \
 		>"$d"/kubelet.log 2>&1 &
 	procs+=($!)
@@ -353,7 +375,7 @@ apiserver_up() {
 		--listen-peer-urls=http://127.0.0.1:19380 --initial-advertise-peer-urls=http://127.0.0.1:19380 \
 		--initial-cluster=default=http://127.0.0.1:19380 --log-level=warn >"$API"/etcd.log 2>&1 &
 	cp_procs+=($!)
-	log "kube-apiserver: $("$bin"/kube-apiserver --version)"
+	version kube-apiserver "$("$bin"/kube-apiserver --version)"
 	"$bin"/kube-apiserver --etcd-servers=http://127.0.0.1:19379 \
 		--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port=$API_PORT \
 		--cert-dir="$API"/apiserver-certs \
@@ -401,8 +423,8 @@ run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
 	mkdir -p "$d"/{root,pki,pod-logs,plugins,sysctl}
 	kubelet_prepare "$d" "$SOCK" 19350 19348 \
 		'evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'
-	log "kubelet: $("$bin"/kubelet --version)"
-	unshare --mount --propagation slave "$ROOT"/mk/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
+	version kubelet "$("$bin"/kubelet --version)"
+	unshare --mount --propagation slave "$ROOT"/bench/scripts/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
 		--config "$d"/config.yaml --kubeconfig "$API"/kubeconfig --root-dir "$d"/root --cert-dir "$d"/pki \
 		--hostname-override bench-kubelet >"$d"/kubelet.log 2>&1 &
 	procs+=($!)
@@ -464,7 +486,8 @@ k8s_built() {
 
 mkdir -p "$B"
 rm -f "$B"/containerd-*.log
-case ${1:-} in
+MODE=${1:-}
+case $MODE in
 syncpod)
 	settle "the floor's phase"
 	runtime_up
@@ -481,11 +504,15 @@ syncpod)
 	fi
 	echo
 	"$BIN"/syncpod-bench table "$B"/cri.json "$B"/syncpod.json "${scale[@]}" | tee "$B"/table-syncpod.md
+	files=$B/cri.json,$B/syncpod.json
+	[[ ${#scale[@]} -eq 0 ]] || files+=,${scale[0]}
+	document "The raw-CRI floor and syncpod=$files"
 	;;
 scale)
 	run_scale "$B"/scale.json
 	echo
 	"$BIN"/syncpod-bench table "$B"/scale.json | tee "$B"/table-scale.md
+	document "Many pods on crisim=$B/scale.json"
 	;;
 kubelet)
 	k8s_built
@@ -505,16 +532,20 @@ kubelet)
 	"$BIN"/syncpod-bench table "$B"/kubelet.json "$B"/syncpod.json "$B"/cri.json \
 		"$B"/versus-kubelet.json "$B"/versus-syncpod.json | tee "$B"/table-kubelet.md
 	bench_api
+	document "The kubelet, syncpod and the raw-CRI floor=$B/kubelet.json,$B/syncpod.json,$B/cri.json,$B/versus-kubelet.json,$B/versus-syncpod.json" \
+		"The API-server path=$B/kubelet-api.json,$B/syncpod-api.json"
 	;;
 kubelet-api)
 	k8s_built
 	bench_api
+	document "The API-server path=$B/kubelet-api.json,$B/syncpod-api.json"
 	;;
 versus)
 	k8s_built
 	run_versus "$B"/versus-kubelet.json "$B"/versus-syncpod.json
 	echo
 	"$BIN"/syncpod-bench table "$B"/versus-kubelet.json "$B"/versus-syncpod.json | tee "$B"/table-versus.md
+	document "The kubelet and syncpod side by side=$B/versus-kubelet.json,$B/versus-syncpod.json"
 	;;
 *)
 	echo "usage: $0 syncpod|scale|kubelet|kubelet-api|versus" >&2

@@ -31,7 +31,7 @@ func (s *run) scale(ctx context.Context, via Via) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := Result{Measure: MeasureScaleStart, Agent: s.a.Name(), Note: fmt.Sprintf("[%d pods]", n)}
+	start := Result{Measure: MeasureScaleStart, Agent: s.a.Name(), Note: fmt.Sprintf("[%d pods]", n), Pods: n}
 	start.Seconds.Add(lastStarted(started).Sub(t0))
 	if err := sleep(ctx, 5*time.Second); err != nil {
 		return nil, err

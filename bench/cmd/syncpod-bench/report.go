@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/syncpod/syncpod/bench/report"
+)
+
+// sectionsFlag collects --section TITLE=FILE,FILE... in order.
+type sectionsFlag []sectionFiles
+
+type sectionFiles struct {
+	title string
+	files []string
+}
+
+func (s *sectionsFlag) String() string { return fmt.Sprint(len(*s), " sections") }
+
+func (s *sectionsFlag) Set(v string) error {
+	title, files, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(title) == "" || strings.TrimSpace(files) == "" {
+		return errors.New("want TITLE=FILE[,FILE...]")
+	}
+	*s = append(*s, sectionFiles{strings.TrimSpace(title), strings.Split(files, ",")})
+	return nil
+}
+
+// componentsFlag collects --component NAME=VERSION in order.
+type componentsFlag []report.Component
+
+func (c *componentsFlag) String() string { return fmt.Sprint(len(*c), " components") }
+
+func (c *componentsFlag) Set(v string) error {
+	name, version, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(name) == "" {
+		return errors.New("want NAME=VERSION")
+	}
+	*c = append(*c, report.Component{Name: strings.TrimSpace(name), Version: strings.TrimSpace(version)})
+	return nil
+}
+
+// writeDocument is `syncpod-bench report`: the benchmark document of a
+// run's reports (report.Render), written to --out with its plots in the
+// directory of the same name without .md (docs/benchmarks.md,
+// docs/benchmarks/), whose earlier SVG files it removes first.
+func writeDocument(args []string, now time.Time, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "docs/benchmarks.md", "the document (Markdown); its plots go to the directory of its name without .md")
+	command := fs.String("command", "", "what made the run (e.g. \"make bench-kubelet\")")
+	var sections sectionsFlag
+	var components componentsFlag
+	fs.Var(&sections, "section", "a table: TITLE=FILE[,FILE...], the reports bench.Table puts side by side (repeat for more, in order)")
+	fs.Var(&components, "component", "a version the reports do not carry: NAME=VERSION (repeat)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if len(sections) == 0 || fs.NArg() > 0 || !strings.HasSuffix(*out, ".md") {
+		fmt.Fprintln(stderr, "report: want --out FILE.md and one --section or more, and no arguments")
+		return 2
+	}
+	in := report.Input{
+		Command:    *command,
+		Generated:  now,
+		Machine:    report.ReadMachine(os.DirFS("/")),
+		Components: append(components, report.Component{Name: "Go", Version: runtime.Version()}),
+	}
+	for _, s := range sections {
+		reports, err := readReports(s.files)
+		if err != nil {
+			fmt.Fprintf(stderr, "report: %s: %v\n", s.title, err)
+			return 1
+		}
+		in.Sections = append(in.Sections, report.Section{Title: s.title, Reports: reports})
+	}
+	plotDir := strings.TrimSuffix(*out, ".md")
+	in.PlotDir = filepath.Base(plotDir)
+	doc, err := report.Render(in)
+	if err != nil {
+		fmt.Fprintf(stderr, "report: %v\n", err)
+		return 1
+	}
+	if err := writeFiles(*out, plotDir, doc); err != nil {
+		fmt.Fprintf(stderr, "report: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// writeFiles writes the document to out and its plots into plotDir, the
+// SVG files of an earlier document there removed first.
+func writeFiles(out, plotDir string, doc report.Output) error {
+	if err := os.MkdirAll(plotDir, 0o755); err != nil {
+		return err
+	}
+	old, err := filepath.Glob(filepath.Join(plotDir, "*.svg"))
+	if err != nil {
+		return err
+	}
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	for _, p := range doc.Plots {
+		if err := os.WriteFile(filepath.Join(plotDir, p.Name), p.SVG, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(out, doc.Markdown, 0o644)
+}
