@@ -49,9 +49,8 @@ var (
 	ErrUnknown = errors.New("unknown")
 )
 
-// classes lists every class with its code. An error matching several
-// classes takes the first: bad input, then the conditions of the call
-// (unreachable, too late, given up), then the state of objects.
+// classes lists every class with its code. An error of several classes
+// takes the outermost (see find).
 var classes = []struct {
 	class error
 	code  codes.Code
@@ -130,18 +129,46 @@ func ToGRPCOp(op string, err error) error {
 
 // codeOf is the code of err's class, Internal when it has none.
 func codeOf(err error) codes.Code {
-	for _, c := range classes {
-		if errors.Is(err, c.class) {
-			return c.code
-		}
+	if i := find(err); i >= 0 {
+		return classes[i].code
 	}
 	return codes.Internal
 }
 
+// find returns the index in classes of err's class, -1 when it has none.
+// It walks err's chain as errors.Is does, depth first, and stops at the
+// first error that is (or, by its Is method, matches) a class: a class
+// given when an error is wrapped, fmt.Errorf("%w: ...: %w", ErrX, cause),
+// wins over the classes of its cause.
+func find(err error) int {
+	for err != nil {
+		is, _ := err.(interface{ Is(error) bool })
+		for i, c := range classes {
+			if err == c.class || (is != nil && is.Is(c.class)) {
+				return i
+			}
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if i := find(e); i >= 0 {
+					return i
+				}
+			}
+			return -1
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
 // Class returns the class of err: the class sentinel it matches (the
-// first of them, in ToGRPC's order), or for an error carrying a gRPC
-// status the class of its code (ErrUnknown for codes without one). It
-// is nil for nil and for an error of no class. context.Canceled and
+// outermost, as ToGRPC takes it), or for an error carrying a gRPC status
+// the class of its code (ErrUnknown for codes without one). It is nil for
+// nil and for an error of no class. context.Canceled and
 // context.DeadlineExceeded give ErrCanceled and ErrDeadlineExceeded.
 func Class(err error) error {
 	if err == nil {
@@ -150,10 +177,8 @@ func Class(err error) error {
 	if st, ok := status.FromError(err); ok {
 		return classOf(st.Code())
 	}
-	for _, c := range classes {
-		if errors.Is(err, c.class) {
-			return classOf(c.code)
-		}
+	if i := find(err); i >= 0 {
+		return classOf(classes[i].code)
 	}
 	return nil
 }
