@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	internalapi "k8s.io/cri-api/pkg/apis"
@@ -17,8 +18,9 @@ import (
 )
 
 // ErrUnavailable is the class of errors of a runtime that cannot be
-// reached (socket missing, connection refused, runtime down).
-var ErrUnavailable = errors.New("container runtime unavailable")
+// reached (socket missing, connection refused, runtime down); it is of
+// errgrpc's Unavailable class.
+var ErrUnavailable = errgrpc.New(errgrpc.ErrUnavailable, "container runtime unavailable")
 
 // unavailableError is a failed dial: ErrUnavailable for errors.Is and
 // codes.Unavailable for gRPC, so a service may return it as it is.
