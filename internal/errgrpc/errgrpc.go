@@ -166,19 +166,21 @@ func find(err error) int {
 }
 
 // Class returns the class of err: the class sentinel it matches (the
-// outermost, as ToGRPC takes it), or for an error carrying a gRPC status
-// the class of its code (ErrUnknown for codes without one). It is nil for
-// nil and for an error of no class. context.Canceled and
-// context.DeadlineExceeded give ErrCanceled and ErrDeadlineExceeded.
+// outermost, as ToGRPC takes it); else, for an error carrying a gRPC
+// status (a peer's answer), the class of its code (ErrUnknown for codes
+// without one). A class given where a peer's status was wrapped thus
+// wins over the status's code. Class is nil for nil and for an error of
+// no class. context.Canceled and context.DeadlineExceeded give ErrCanceled
+// and ErrDeadlineExceeded.
 func Class(err error) error {
 	if err == nil {
 		return nil
 	}
-	if st, ok := status.FromError(err); ok {
-		return classOf(st.Code())
-	}
 	if i := find(err); i >= 0 {
 		return classOf(classes[i].code)
+	}
+	if st, ok := status.FromError(err); ok {
+		return classOf(st.Code())
 	}
 	return nil
 }

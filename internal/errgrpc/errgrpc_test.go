@@ -149,6 +149,7 @@ func TestClass(t *testing.T) {
 		{"context deadline", context.DeadlineExceeded, errgrpc.ErrDeadlineExceeded},
 		{"a peer's InvalidArgument", status.Error(codes.InvalidArgument, "x"), errgrpc.ErrInvalidArgument},
 		{"a code without a class", status.Error(codes.DataLoss, "x"), errgrpc.ErrUnknown},
+		{"a class given to a peer's status wins", fmt.Errorf("%w: %w", errgrpc.ErrNotFound, status.Error(codes.Unknown, "no such container")), errgrpc.ErrNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := errgrpc.Class(tc.err); got != tc.want {
