@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/syncpod/syncpod/internal/errgrpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -30,9 +29,10 @@ func (e *unavailableError) Error() string { return fmt.Sprintf("%v: %v", ErrUnav
 
 func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
 
-// GRPCStatus makes the error codes.Unavailable for status.FromError.
+// GRPCStatus makes the error codes.Unavailable for status.FromError, the
+// status errgrpc gives its class.
 func (e *unavailableError) GRPCStatus() *status.Status {
-	return status.New(codes.Unavailable, e.Error())
+	return status.Convert(errgrpc.ToGRPC(errgrpc.New(ErrUnavailable, e.Error())))
 }
 
 // Dial connects to the CRI runtime service at endpoint (unix:///path);
