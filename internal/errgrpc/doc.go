@@ -19,8 +19,10 @@
 //   - any other class, and context.Canceled and context.DeadlineExceeded,
 //     become their code with the error's own text as the message, so the
 //     client reads what it can act on; an error of no class is Internal;
-//   - an error of several classes takes the outermost: the class given
-//     where the error was wrapped wins over its cause's.
+//   - an error of several classes is bad input if any of them is (as
+//     fielderr finds field errors anywhere in a chain), else takes the
+//     outermost: the class given where the error was wrapped wins over
+//     its cause's.
 //
 // ToGRPCOp does the same with the message prefixed by the RPC's name.
 // Relay passes on a status a peer service returned, saying where it came

@@ -50,7 +50,7 @@ var (
 )
 
 // classes lists every class with its code. An error of several classes
-// takes the outermost (see find).
+// takes the outermost (see find); ToGRPCOp looks for bad input first.
 var classes = []struct {
 	class error
 	code  codes.Code
