@@ -15,7 +15,8 @@ var ErrInvalidArgument = errgrpc.ErrInvalidArgument
 // classify gives a failure of the back-off store that has no other class
 // the executor's message, "back-off store: ...", as Internal; the
 // runtime's and the back-off's sentinels carry their classes already.
-// Every handler returns errgrpc.ToGRPC(classify(err)).
+// Handlers return errgrpc.ToGRPC(classify(err)) for what the runner,
+// the runtime and the store return.
 func classify(err error) error {
 	if errors.Is(err, backoff.ErrStore) && errgrpc.Class(err) == nil {
 		return errgrpc.Errorf(errgrpc.ErrInternal, "back-off store: %v", err)
