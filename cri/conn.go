@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"google.golang.org/grpc/codes"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"google.golang.org/grpc/status"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -17,8 +17,9 @@ import (
 )
 
 // ErrUnavailable is the class of errors of a runtime that cannot be
-// reached (socket missing, connection refused, runtime down).
-var ErrUnavailable = errors.New("container runtime unavailable")
+// reached (socket missing, connection refused, runtime down); it is of
+// errgrpc's Unavailable class.
+var ErrUnavailable = errgrpc.New(errgrpc.ErrUnavailable, "container runtime unavailable")
 
 // unavailableError is a failed dial: ErrUnavailable for errors.Is and
 // codes.Unavailable for gRPC, so a service may return it as it is.
@@ -28,9 +29,10 @@ func (e *unavailableError) Error() string { return fmt.Sprintf("%v: %v", ErrUnav
 
 func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
 
-// GRPCStatus makes the error codes.Unavailable for status.FromError.
+// GRPCStatus makes the error codes.Unavailable for status.FromError, the
+// status errgrpc gives its class.
 func (e *unavailableError) GRPCStatus() *status.Status {
-	return status.New(codes.Unavailable, e.Error())
+	return status.Convert(errgrpc.ToGRPC(errgrpc.New(ErrUnavailable, e.Error())))
 }
 
 // Dial connects to the CRI runtime service at endpoint (unix:///path);

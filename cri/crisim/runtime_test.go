@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -74,7 +75,10 @@ func waitExited(t *testing.T, r *Runtime, id string) *runtimeapi.ContainerStatus
 	}
 }
 
-func TestToGRPC(t *testing.T) {
+// grpcError maps err as finish does.
+func grpcError(err error) error { return errgrpc.ToGRPC(classify(err)) }
+
+func TestErrorCodes(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
@@ -93,16 +97,18 @@ func TestToGRPC(t *testing.T) {
 		{"context deadline", context.DeadlineExceeded, codes.DeadlineExceeded},
 		{"context canceled", context.Canceled, codes.Canceled},
 		{"status passes through", status.Error(codes.Aborted, "x"), codes.Aborted},
+		{"a failed start wrapping a deadline", fmt.Errorf("%w: start: %w", ErrFailedPrecondition, context.DeadlineExceeded), codes.FailedPrecondition},
+		{"corrupt state is Unknown", fmt.Errorf("%w: x", ErrStateCorrupt), codes.Unknown},
 		{"anything else is Unknown", errors.New("boom"), codes.Unknown},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := toGRPC(tc.err)
+			got := grpcError(tc.err)
 			if status.Code(got) != tc.want {
-				t.Errorf("toGRPC(%v) = %s, want %s", tc.err, status.Code(got), tc.want)
+				t.Errorf("grpcError(%v) = %s, want %s", tc.err, status.Code(got), tc.want)
 			}
 			if tc.want == codes.InvalidArgument && len(fielderr.FromStatus(status.Convert(got))) == 0 {
-				t.Errorf("toGRPC(%v): InvalidArgument without BadRequest details", tc.err)
+				t.Errorf("grpcError(%v): InvalidArgument without BadRequest details", tc.err)
 			}
 		})
 	}
@@ -138,7 +144,7 @@ func TestEventSubscriberFallsBehind(t *testing.T) {
 	}
 	close(block)
 	err := <-done
-	if !errors.Is(err, ErrSubscriberBehind) || status.Code(toGRPC(err)) != codes.ResourceExhausted {
+	if !errors.Is(err, ErrSubscriberBehind) || status.Code(grpcError(err)) != codes.ResourceExhausted {
 		t.Fatalf("stream ended with %v, want ResourceExhausted (subscriber behind)", err)
 	}
 	if got < 1 || got > 3 {
@@ -191,7 +197,7 @@ func TestStartWithoutCommandFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = r.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id})
-	if status.Code(toGRPC(err)) != codes.FailedPrecondition || !strings.Contains(err.Error(), "no command") {
+	if status.Code(grpcError(err)) != codes.FailedPrecondition || !strings.Contains(err.Error(), "no command") {
 		t.Fatalf("start: %v, want FailedPrecondition saying there is no command", err)
 	}
 	st := waitExited(t, r, id)
@@ -212,7 +218,7 @@ func TestSimulatedAnnotations(t *testing.T) {
 	r, reg := newTestRuntime(t, Options{Mode: ModeSimulated})
 	sb := sandboxFor(t, r, "sim")
 	_, err := containerIn(t, r, sb, "bad", nil, map[string]string{AnnotationExitAfter: "soon", AnnotationExitCode: "300", AnnotationIgnoreSIGTERM: "maybe"})
-	if status.Code(toGRPC(err)) != codes.InvalidArgument {
+	if status.Code(grpcError(err)) != codes.InvalidArgument {
 		t.Fatalf("bad annotations: %v, want InvalidArgument", err)
 	}
 	for _, key := range []string{AnnotationExitAfter, AnnotationExitCode, AnnotationIgnoreSIGTERM} {
@@ -256,7 +262,7 @@ func TestUnpullable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.image, func(t *testing.T) {
 			_, err := r.PullImage(context.Background(), &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: tc.image}})
-			if got := status.Code(toGRPC(err)); got != tc.want {
+			if got := status.Code(grpcError(err)); got != tc.want {
 				t.Errorf("PullImage(%s) = %v, want %s", tc.image, err, tc.want)
 			}
 		})
@@ -313,7 +319,7 @@ func TestShutdownKillsProcessGroups(t *testing.T) {
 		}
 	}
 	if _, err := r.RunPodSandbox(context.Background(), &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
-		Metadata: &runtimeapi.PodSandboxMetadata{Name: "late", Uid: "late"}}}); status.Code(toGRPC(err)) != codes.Unavailable {
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "late", Uid: "late"}}}); status.Code(grpcError(err)) != codes.Unavailable {
 		t.Errorf("RunPodSandbox after Shutdown: %v, want Unavailable", err)
 	}
 }
@@ -321,7 +327,7 @@ func TestShutdownKillsProcessGroups(t *testing.T) {
 func TestValidationReportsAllProblems(t *testing.T) {
 	r, _ := newTestRuntime(t, Options{Mode: ModeSimulated})
 	_, err := r.RunPodSandbox(context.Background(), &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{}}})
-	if status.Code(toGRPC(err)) != codes.InvalidArgument || !strings.Contains(err.Error(), "config.metadata.name") || !strings.Contains(err.Error(), "config.metadata.uid") {
+	if status.Code(grpcError(err)) != codes.InvalidArgument || !strings.Contains(err.Error(), "config.metadata.name") || !strings.Contains(err.Error(), "config.metadata.uid") {
 		t.Errorf("RunPodSandbox(empty metadata) = %v, want InvalidArgument naming name and uid", err)
 	}
 	_, err = r.CreateContainer(context.Background(), &runtimeapi.CreateContainerRequest{Config: &runtimeapi.ContainerConfig{}})

@@ -7,6 +7,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/internal/errgrpc"
 )
 
 // Register puts the runtime's CRI RuntimeService and ImageService on s.
@@ -27,7 +29,7 @@ func Services(r *Runtime) (runtimeapi.RuntimeServiceServer, runtimeapi.ImageServ
 
 // finish counts an operation and maps its error to a gRPC status.
 func (r *Runtime) finish(op string, err error) error {
-	err = toGRPC(err)
+	err = errgrpc.ToGRPC(classify(err))
 	r.metrics.operations.WithLabelValues(op, status.Code(err).String()).Inc()
 	if err != nil {
 		r.log.Debug("CRI call failed", "operation", op, "err", err)

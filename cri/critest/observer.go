@@ -6,10 +6,10 @@ import (
 	"maps"
 	"slices"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/internal/errgrpc"
 )
 
 // EventsMode is how the fake answers GetContainerEvents.
@@ -154,7 +154,7 @@ func (r *Runtime) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.Co
 	r.mu.Lock()
 	if r.obs.events == EventsUnimplemented {
 		r.mu.Unlock()
-		return status.Error(codes.Unimplemented, "unknown method GetContainerEvents for service runtime.v1.RuntimeService")
+		return errgrpc.ToGRPC(errgrpc.New(errgrpc.ErrUnimplemented, "unknown method GetContainerEvents for service runtime.v1.RuntimeService"))
 	}
 	in := make(chan *runtimeapi.ContainerEventResponse, 100)
 	fail := make(chan error, 1)
@@ -171,14 +171,14 @@ func (r *Runtime) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.Co
 	for {
 		select {
 		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
+			return errgrpc.ToGRPC(ctx.Err())
 		case err := <-fail:
 			return err
 		case ev := <-in:
 			select {
 			case ch <- ev:
 			case <-ctx.Done():
-				return status.FromContextError(ctx.Err()).Err()
+				return errgrpc.ToGRPC(ctx.Err())
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/syncpod/syncpod/internal/boltfile"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/internal/periodic"
 )
 
@@ -55,8 +56,9 @@ var ErrCorrupt = boltfile.ErrCorrupt
 // this one) holds the database file. It is boltfile.ErrLocked.
 var ErrLocked = boltfile.ErrLocked
 
-// ErrInvalidConfig is returned by Open for a bad Config.
-var ErrInvalidConfig = errors.New("invalid back-off config")
+// ErrInvalidConfig is returned by Open for a bad Config; its class is
+// InvalidArgument.
+var ErrInvalidConfig = errgrpc.New(errgrpc.ErrInvalidArgument, "invalid back-off config")
 
 // Clock tells the time; tests inject a fake.
 type Clock interface {

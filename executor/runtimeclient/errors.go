@@ -4,25 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	edge "github.com/syncpod/syncpod/cri"
 	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	edge "github.com/syncpod/syncpod/cri"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 )
 
-// Error classes of runtime failures.
+// Error classes of runtime failures; each is of an errgrpc class, which
+// gives its gRPC code.
 var (
 	// ErrUnavailable: the runtime cannot be reached (socket missing,
 	// connection refused, runtime down); the connection's own sentinel.
 	ErrUnavailable = edge.ErrUnavailable
 	// ErrNotFound: the container, sandbox or image does not exist.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = errgrpc.New(errgrpc.ErrNotFound, "not found")
 	// ErrNameReserved: a sandbox or container with the same metadata
 	// already exists (containerd: `name "..." is reserved for "<id>"`).
-	ErrNameReserved = errors.New("name is reserved")
+	ErrNameReserved = errgrpc.New(errgrpc.ErrAlreadyExists, "name is reserved")
 	// ErrTimeout: the call's deadline passed.
-	ErrTimeout = errors.New("runtime call timed out")
+	ErrTimeout = errgrpc.New(errgrpc.ErrDeadlineExceeded, "runtime call timed out")
 )
 
 // Classify wraps err with its class sentinel (keeping the original for

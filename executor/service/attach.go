@@ -3,6 +3,7 @@ package service
 import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -28,18 +29,18 @@ func (s *Service) Attach(stream executorv1.ExecutorService_AttachServer) error {
 	}
 	start := first.GetStart()
 	if err := firstProblems(ValidateAttachStart(start), first.GetInput()); err != nil {
-		return ToGRPC(err)
+		return errgrpc.ToGRPC(err)
 	}
 	ctx := stream.Context()
 	rs, err := s.criService(ctx)
 	if err != nil {
-		return ToGRPC(err)
+		return errgrpc.ToGRPC(classify(err))
 	}
 	resp, err := rs.Attach(ctx, &runtimeapi.AttachRequest{
 		ContainerId: start.GetContainerId(), Tty: start.GetTty(), Stdin: start.GetStdin(), Stdout: true, Stderr: !start.GetTty(),
 	})
 	if err != nil {
-		return ToGRPC(err)
+		return errgrpc.ToGRPC(classify(err))
 	}
 	s.log.Debug("attach", "container_id", start.GetContainerId(), "tty", start.GetTty())
 	code, err := runRemoteCommand(ctx, resp.GetUrl(), start.GetStdin(), start.GetTty(), stream.Recv, func(m *executorv1.AttachRequest) bool { return m.GetStart() != nil }, func(out *syncpodv1.StreamOutput) error {

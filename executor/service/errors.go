@@ -1,50 +1,25 @@
 package service
 
 import (
-	"context"
 	"errors"
-	"fmt"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/runtimeclient"
-	"github.com/syncpod/syncpod/proto/fielderr"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 )
 
-// ErrInvalidArgument classifies bad requests; it is fielderr.ErrInvalid,
-// which every validation error of every syncpod service matches.
-var ErrInvalidArgument = fielderr.ErrInvalid
+// ErrInvalidArgument classifies bad requests; it is
+// errgrpc.ErrInvalidArgument (fielderr.ErrInvalid), which every
+// validation error of every syncpod service matches.
+var ErrInvalidArgument = errgrpc.ErrInvalidArgument
 
-// ToGRPC maps an error class to its gRPC status; it is the only place
-// that does. nil stays nil.
-func ToGRPC(err error) error {
-	if err == nil {
-		return nil
+// classify gives a failure of the back-off store that has no other class
+// the executor's message, "back-off store: ...", as Internal; the
+// runtime's and the back-off's sentinels carry their classes already.
+// Handlers return errgrpc.ToGRPC(classify(err)) for what the runner,
+// the runtime and the store return.
+func classify(err error) error {
+	if errors.Is(err, backoff.ErrStore) && errgrpc.Class(err) == nil {
+		return errgrpc.Errorf(errgrpc.ErrInternal, "back-off store: %v", err)
 	}
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
-	if st, ok := fielderr.StatusOf("", err); ok {
-		return st.Err()
-	}
-	switch {
-	case errors.Is(err, backoff.ErrInvalidConfig):
-		return fielderr.Status("", fielderr.Errors{{Message: err.Error()}}).Err()
-	case errors.Is(err, runtimeclient.ErrUnavailable):
-		return status.Error(codes.Unavailable, err.Error())
-	case errors.Is(err, runtimeclient.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
-	case errors.Is(err, runtimeclient.ErrNotFound):
-		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, runtimeclient.ErrNameReserved):
-		return status.Error(codes.AlreadyExists, err.Error())
-	case errors.Is(err, backoff.ErrStore):
-		return status.Error(codes.Internal, fmt.Sprintf("back-off store: %v", err))
-	default:
-		return status.Error(codes.Internal, err.Error())
-	}
+	return err
 }

@@ -7,14 +7,13 @@ import (
 	"net/url"
 	"sync"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	clientexec "k8s.io/client-go/util/exec"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -31,7 +30,7 @@ type streamingRuntime interface {
 func (s *Service) criService(ctx context.Context) (internalapi.RuntimeService, error) {
 	rt, ok := s.runner.Runtime().(streamingRuntime)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "this runtime client cannot stream")
+		return nil, errgrpc.New(errgrpc.ErrUnimplemented, "this runtime client cannot stream")
 	}
 	return rt.Service(ctx)
 }
@@ -80,19 +79,19 @@ func (s *Service) Exec(stream executorv1.ExecutorService_ExecServer) error {
 	}
 	start := first.GetStart()
 	if err := firstProblems(ValidateExecStart(start), first.GetInput()); err != nil {
-		return ToGRPC(err)
+		return errgrpc.ToGRPC(err)
 	}
 	ctx := stream.Context()
 	rs, err := s.criService(ctx)
 	if err != nil {
-		return ToGRPC(err)
+		return errgrpc.ToGRPC(classify(err))
 	}
 	resp, err := rs.Exec(ctx, &runtimeapi.ExecRequest{
 		ContainerId: start.GetContainerId(), Cmd: start.GetCommand(), Tty: start.GetTty(),
 		Stdin: start.GetStdin(), Stdout: true, Stderr: !start.GetTty(),
 	})
 	if err != nil {
-		return ToGRPC(err)
+		return errgrpc.ToGRPC(classify(err))
 	}
 	s.log.Debug("exec", "container_id", start.GetContainerId(), "tty", start.GetTty())
 	code, err := runRemoteCommand(ctx, resp.GetUrl(), start.GetStdin(), start.GetTty(), stream.Recv, func(m *executorv1.ExecRequest) bool { return m.GetStart() != nil }, func(out *syncpodv1.StreamOutput) error {
@@ -122,11 +121,11 @@ func firstProblems(startErr error, in *syncpodv1.StreamInput) error {
 func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withStdin, tty bool, recv func() (M, error), hasStart func(M) bool, send func(*syncpodv1.StreamOutput) error) (int32, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return 0, status.Errorf(codes.Internal, "the runtime's streaming URL %q: %v", rawURL, err)
+		return 0, errgrpc.ToGRPC(errgrpc.Errorf(errgrpc.ErrInternal, "the runtime's streaming URL %q: %v", rawURL, err))
 	}
 	exe, err := remotecommand.NewSPDYExecutor(&rest.Config{}, "POST", u)
 	if err != nil {
-		return 0, status.Errorf(codes.Internal, "streaming client: %v", err)
+		return 0, errgrpc.ToGRPC(errgrpc.Errorf(errgrpc.ErrInternal, "streaming client: %v", err))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -142,7 +141,7 @@ func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withSt
 				return
 			}
 			if err := inputProblems(hasStart(msg), msg.GetInput()); err != nil {
-				bad <- ToGRPC(err)
+				bad <- errgrpc.ToGRPC(err)
 				cancel()
 				return
 			}
@@ -220,9 +219,9 @@ func runRemoteCommand[M inputMessage](ctx context.Context, rawURL string, withSt
 	case sent != nil:
 		return 0, sent
 	case ctx.Err() != nil:
-		return 0, status.FromContextError(ctx.Err()).Err()
+		return 0, errgrpc.ToGRPC(ctx.Err())
 	}
-	return 0, status.Errorf(codes.Unavailable, "streaming session: %v", err)
+	return 0, errgrpc.ToGRPC(errgrpc.Errorf(errgrpc.ErrUnavailable, "streaming session: %v", err))
 }
 
 // sizeQueue hands terminal sizes to the remote command client.

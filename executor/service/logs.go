@@ -10,12 +10,11 @@ import (
 	"slices"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -49,11 +48,11 @@ func ValidateContainerLogs(req *executorv1.ContainerLogsRequest) error {
 // ContainerLogs streams a container instance's CRI log file.
 func (s *Service) ContainerLogs(req *executorv1.ContainerLogsRequest, stream executorv1.ExecutorService_ContainerLogsServer) error {
 	if err := ValidateContainerLogs(req); err != nil {
-		return ToGRPC(err)
+		return errgrpc.ToGRPC(err)
 	}
-	return ToGRPC(streamContainerLogs(stream.Context(), s.runner.Runtime(), req, func(id string, lines []*syncpodv1.LogLine) error {
+	return errgrpc.ToGRPC(classify(streamContainerLogs(stream.Context(), s.runner.Runtime(), req, func(id string, lines []*syncpodv1.LogLine) error {
 		return stream.Send(&executorv1.ContainerLogsResponse{Lines: lines, ContainerId: id})
-	}))
+	})))
 }
 
 // pickInstance returns the newest instance of the container, or the one
@@ -89,9 +88,9 @@ func pickInstance(ctx context.Context, rt runtimeclient.RuntimeAPI, podUID, name
 	}
 	if len(list) <= want {
 		if previous {
-			return nil, status.Errorf(codes.NotFound, "previous terminated container %q in pod %s not found", name, podUID)
+			return nil, errgrpc.Errorf(errgrpc.ErrNotFound, "previous terminated container %q in pod %s not found", name, podUID)
 		}
-		return nil, status.Errorf(codes.NotFound, "container %q in pod %s has not been created yet (or was removed)", name, podUID)
+		return nil, errgrpc.Errorf(errgrpc.ErrNotFound, "container %q in pod %s has not been created yet (or was removed)", name, podUID)
 	}
 	return list[want], nil
 }
@@ -109,11 +108,11 @@ func streamContainerLogs(ctx context.Context, rt runtimeclient.RuntimeAPI, req *
 	}
 	path := st.GetStatus().GetLogPath()
 	if path == "" {
-		return status.Errorf(codes.FailedPrecondition, "container %q (%s) has no log file", req.GetContainer(), c.GetId())
+		return errgrpc.Errorf(errgrpc.ErrFailedPrecondition, "container %q (%s) has no log file", req.GetContainer(), c.GetId())
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return status.Errorf(codes.NotFound, "the log of container %q (%s) is gone: %s", req.GetContainer(), c.GetId(), path)
+		return errgrpc.Errorf(errgrpc.ErrNotFound, "the log of container %q (%s) is gone: %s", req.GetContainer(), c.GetId(), path)
 	}
 	if err != nil {
 		return err
@@ -212,7 +211,7 @@ func streamContainerLogs(ctx context.Context, rt runtimeclient.RuntimeAPI, req *
 		// its last lines just before.
 		cst, err := rt.ContainerStatus(ctx, c.GetId(), false)
 		switch {
-		case status.Code(err) == codes.NotFound || errors.Is(err, runtimeclient.ErrNotFound):
+		case errgrpc.Class(err) == errgrpc.ErrNotFound:
 			running = false
 		case err != nil:
 			return err

@@ -10,14 +10,13 @@ import (
 	"net/url"
 	"strconv"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	"github.com/syncpod/syncpod/proto/validation"
@@ -56,23 +55,23 @@ func (s *Service) PortForward(stream executorv1.ExecutorService_PortForwardServe
 	l.Append("", fielderr.As(ValidatePortForwardStart(start)))
 	l.Append("", validation.StreamDataProblems("data", first.GetData()))
 	if l.Len() > 0 {
-		return ToGRPC(l.Err())
+		return errgrpc.ToGRPC(l.Err())
 	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	rs, err := s.criService(ctx)
 	if err != nil {
-		return ToGRPC(err)
+		return errgrpc.ToGRPC(classify(err))
 	}
 	sbs, err := rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
 		State:         &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY},
 		LabelSelector: map[string]string{crilabels.PodUID: start.GetPodUid()},
 	})
 	if err != nil {
-		return ToGRPC(err)
+		return errgrpc.ToGRPC(classify(err))
 	}
 	if len(sbs) == 0 {
-		return status.Errorf(codes.FailedPrecondition, "pod %s has no ready sandbox", start.GetPodUid())
+		return errgrpc.ToGRPC(errgrpc.Errorf(errgrpc.ErrFailedPrecondition, "pod %s has no ready sandbox", start.GetPodUid()))
 	}
 	newest := sbs[0]
 	for _, sb := range sbs[1:] {
@@ -82,17 +81,17 @@ func (s *Service) PortForward(stream executorv1.ExecutorService_PortForwardServe
 	}
 	resp, err := rs.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: newest.GetId(), Port: []int32{start.GetPort()}})
 	if err != nil {
-		return ToGRPC(err)
+		return errgrpc.ToGRPC(classify(err))
 	}
 	conn, stop, err := dialThroughForwarder(ctx, resp.GetUrl(), start.GetPort())
 	if err != nil {
-		return status.Errorf(codes.Unavailable, "port-forward to pod %s port %d: %v", start.GetPodUid(), start.GetPort(), err)
+		return errgrpc.ToGRPC(errgrpc.Errorf(errgrpc.ErrUnavailable, "port-forward to pod %s port %d: %v", start.GetPodUid(), start.GetPort(), err))
 	}
 	defer stop()
 	defer conn.Close()
 	s.log.Debug("port-forward", "pod_uid", start.GetPodUid(), "port", start.GetPort(), "sandbox_id", newest.GetId())
 	if _, err := conn.Write(first.GetData()); err != nil {
-		return status.Errorf(codes.Unavailable, "port-forward connection: %v", err)
+		return errgrpc.ToGRPC(errgrpc.Errorf(errgrpc.ErrUnavailable, "port-forward connection: %v", err))
 	}
 	// Caller -> pod.
 	bad := make(chan error, 1) // a bad message ends the connection
@@ -109,7 +108,7 @@ func (s *Service) PortForward(stream executorv1.ExecutorService_PortForwardServe
 			}
 			l.Append("", validation.StreamDataProblems("data", msg.GetData()))
 			if l.Len() > 0 {
-				bad <- ToGRPC(l.Err())
+				bad <- errgrpc.ToGRPC(l.Err())
 				cancel()
 				return
 			}
@@ -138,9 +137,9 @@ func (s *Service) PortForward(stream executorv1.ExecutorService_PortForwardServe
 			default:
 			}
 			if ctx.Err() != nil {
-				return status.FromContextError(ctx.Err()).Err()
+				return errgrpc.ToGRPC(ctx.Err())
 			}
-			return status.Errorf(codes.Unavailable, "port-forward connection: %v", err)
+			return errgrpc.ToGRPC(errgrpc.Errorf(errgrpc.ErrUnavailable, "port-forward connection: %v", err))
 		}
 	}
 }

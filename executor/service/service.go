@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"github.com/syncpod/syncpod/executor/validate"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"log/slog"
 	"time"
 
@@ -39,30 +40,30 @@ func New(r *runner.Runner, store *backoff.Store, clock backoff.Clock, logger *sl
 // ApplyActions carries out a change set.
 func (s *Service) ApplyActions(ctx context.Context, req *executorv1.ApplyActionsRequest) (*executorv1.ApplyActionsResponse, error) {
 	if err := validate.ApplyActions(req); err != nil {
-		return nil, ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	resp, err := s.runner.ApplyActionsWithSources(ctx, req.GetPod(), req.GetObserved(), req.GetActions(),
 		volumes.NewSources(req.GetConfigMaps(), req.GetSecrets()))
-	return resp, ToGRPC(err)
+	return resp, errgrpc.ToGRPC(classify(err))
 }
 
 // RemoveResources removes exited containers and stopped sandboxes.
 func (s *Service) RemoveResources(ctx context.Context, req *executorv1.RemoveResourcesRequest) (*executorv1.RemoveResourcesResponse, error) {
 	if err := validate.RemoveResources(req); err != nil {
-		return nil, ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	resp, err := s.runner.RemoveResources(ctx, req.GetContainerIds(), req.GetSandboxIds(), req.GetForgetPod())
-	return resp, ToGRPC(err)
+	return resp, errgrpc.ToGRPC(classify(err))
 }
 
 // ListBackoffs lists crash-loop back-off entries.
 func (s *Service) ListBackoffs(_ context.Context, req *executorv1.ListBackoffsRequest) (*executorv1.ListBackoffsResponse, error) {
 	if err := validate.ListBackoffs(req); err != nil {
-		return nil, ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	entries, err := s.store.List(req.GetPodUid())
 	if err != nil {
-		return nil, ToGRPC(err)
+		return nil, errgrpc.ToGRPC(classify(err))
 	}
 	now := s.clock.Now()
 	resp := &executorv1.ListBackoffsResponse{}
@@ -83,11 +84,11 @@ func (s *Service) ListBackoffs(_ context.Context, req *executorv1.ListBackoffsRe
 // ResetBackoff clears crash-loop back-off entries.
 func (s *Service) ResetBackoff(_ context.Context, req *executorv1.ResetBackoffRequest) (*executorv1.ResetBackoffResponse, error) {
 	if err := validate.ResetBackoff(req); err != nil {
-		return nil, ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	n, err := s.store.Reset(req.GetPodUid(), req.GetContainerName())
 	if err != nil {
-		return nil, ToGRPC(err)
+		return nil, errgrpc.ToGRPC(classify(err))
 	}
 	s.log.Info("back-off reset", "pod_uid", req.GetPodUid(), "container", req.GetContainerName(), "removed", n)
 	return &executorv1.ResetBackoffResponse{Removed: int32(n)}, nil
@@ -96,12 +97,12 @@ func (s *Service) ResetBackoff(_ context.Context, req *executorv1.ResetBackoffRe
 // ExecSync runs a command in a container, for exec probes.
 func (s *Service) ExecSync(ctx context.Context, req *executorv1.ExecSyncRequest) (*executorv1.ExecSyncResponse, error) {
 	if err := validate.ExecSync(req); err != nil {
-		return nil, ToGRPC(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	timeout := req.GetTimeout().AsDuration()
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
 	resp, err := s.runner.ExecSync(ctx, req.GetContainerId(), req.GetCommand(), timeout)
-	return resp, ToGRPC(err)
+	return resp, errgrpc.ToGRPC(classify(err))
 }

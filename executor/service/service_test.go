@@ -22,6 +22,7 @@ import (
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -163,7 +164,9 @@ func TestRuntimeUnavailableIsUnavailable(t *testing.T) {
 	}
 }
 
-func TestToGRPC(t *testing.T) {
+// TestErrorCodes: every class the executor meets maps to its code, as
+// the handlers map them (classify, then errgrpc.ToGRPC).
+func TestErrorCodes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -180,11 +183,12 @@ func TestToGRPC(t *testing.T) {
 		{"not found", runtimeclient.ErrNotFound, codes.NotFound},
 		{"name reserved", runtimeclient.ErrNameReserved, codes.AlreadyExists},
 		{"store", fmt.Errorf("%w: disk", backoff.ErrStore), codes.Internal},
+		{"store, timed out", fmt.Errorf("%w: %w", backoff.ErrStore, context.DeadlineExceeded), codes.DeadlineExceeded},
 		{"status passes through", status.Error(codes.PermissionDenied, "no"), codes.PermissionDenied},
 		{"anything else", errors.New("boom"), codes.Internal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ToGRPC(tc.err)
+			got := errgrpc.ToGRPC(classify(tc.err))
 			if status.Code(got) != tc.want {
 				t.Fatalf("code %v, want %v", status.Code(got), tc.want)
 			}
@@ -192,6 +196,9 @@ func TestToGRPC(t *testing.T) {
 				t.Error("InvalidArgument without BadRequest details")
 			}
 		})
+	}
+	if got := status.Convert(errgrpc.ToGRPC(classify(fmt.Errorf("%w: disk", backoff.ErrStore)))).Message(); got != "back-off store: backoff store: disk" {
+		t.Errorf("a back-off store failure says %q", got)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -17,18 +18,18 @@ import (
 func (s *Service) ListPodStats(ctx context.Context, req *executorv1.ListPodStatsRequest) (*executorv1.ListPodStatsResponse, error) {
 	rs, err := s.criService(ctx)
 	if err != nil {
-		return nil, ToGRPC(err)
+		return nil, errgrpc.ToGRPC(classify(err))
 	}
 	running, err := rs.ListContainers(ctx, &runtimeapi.ContainerFilter{
 		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
 		LabelSelector: map[string]string{crilabels.Managed: crilabels.ManagedValue},
 	})
 	if err != nil {
-		return nil, ToGRPC(err)
+		return nil, errgrpc.ToGRPC(classify(err))
 	}
 	stats, err := rs.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{LabelSelector: map[string]string{crilabels.Managed: crilabels.ManagedValue}})
 	if err != nil {
-		return nil, ToGRPC(err)
+		return nil, errgrpc.ToGRPC(classify(err))
 	}
 	byID := map[string]*runtimeapi.ContainerStats{}
 	for _, st := range stats {

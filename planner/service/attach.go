@@ -3,9 +3,7 @@ package service
 import (
 	"context"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -32,27 +30,27 @@ func (s *Service) Attach(stream plannerv1.PlannerService_AttachServer) error {
 	}
 	l.Append("", validation.StreamInputProblems("input", first.GetInput()))
 	if l.Len() > 0 {
-		return fielderr.Status("Attach", l.Errors()).Err()
+		return errgrpc.ToGRPCOp("Attach", l.Err())
 	}
 	if s.executor == nil {
-		return status.Error(codes.Unavailable, "Attach: no executor is configured")
+		return errgrpc.ToGRPCOp("Attach", errNoExecutor)
 	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	rec, err := s.pods.Get(ctx, start.GetPod())
 	if err != nil {
-		return toStatus("Attach", err)
+		return errgrpc.ToGRPCOp("Attach", err)
 	}
 	id, err := runningContainerID(rec, start.GetContainer())
 	if err != nil {
-		return err
+		return errgrpc.ToGRPC(err)
 	}
 	out, err := s.executor.Attach(ctx)
 	if err != nil {
-		return executorStatus(err)
+		return errgrpc.Relay("executor", err)
 	}
 	if err := out.Send(&executorv1.AttachRequest{Start: &executorv1.AttachStart{ContainerId: id, Stdin: start.GetStdin(), Tty: start.GetTty()}}); err != nil {
-		return executorStatus(err)
+		return errgrpc.Relay("executor", err)
 	}
 	return relay("Attach", cancel, stream.Recv,
 		func(m *plannerv1.AttachRequest) (*executorv1.AttachRequest, bool, fielderr.Errors) {

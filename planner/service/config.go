@@ -3,9 +3,7 @@ package service
 import (
 	"context"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/validate"
 	"github.com/syncpod/syncpod/proto/fielderr"
@@ -28,7 +26,9 @@ type ConfigStore interface {
 	DeleteSecret(ctx context.Context, ns, name string) error
 }
 
-var errNoConfigStore = status.Error(codes.Unavailable, "the config object store is not configured")
+// errNoConfigStore is the status of a call that needs the config
+// object store when none is configured.
+var errNoConfigStore = errgrpc.ToGRPC(errgrpc.New(errgrpc.ErrUnavailable, "the config object store is not configured"))
 
 // configRef checks a ConfigObjectRef: name required, name and namespace
 // well-formed.
@@ -67,14 +67,14 @@ func (s *Service) ApplyConfigMap(ctx context.Context, req *plannerv1.ApplyConfig
 		return nil, errNoConfigStore
 	}
 	if req.GetConfigMap() == nil {
-		return nil, toStatus("ApplyConfigMap", fielderr.Errors{{Path: "config_map", Message: "required"}})
+		return nil, errgrpc.ToGRPCOp("ApplyConfigMap", fielderr.Errors{{Path: "config_map", Message: "required"}})
 	}
 	if err := validation.ConfigMap(req.GetConfigMap()); err != nil {
-		return nil, toStatus("ApplyConfigMap", validate.As(err).Prefix("config_map"))
+		return nil, errgrpc.ToGRPCOp("ApplyConfigMap", validate.As(err).Prefix("config_map"))
 	}
 	c, res, err := s.config.ApplyConfigMap(ctx, req.GetConfigMap())
 	if err != nil {
-		return nil, toStatus("ApplyConfigMap", err)
+		return nil, errgrpc.ToGRPCOp("ApplyConfigMap", err)
 	}
 	return &plannerv1.ApplyConfigMapResponse{ConfigMap: c, Result: res}, nil
 }
@@ -85,11 +85,11 @@ func (s *Service) GetConfigMap(ctx context.Context, req *plannerv1.GetConfigMapR
 		return nil, errNoConfigStore
 	}
 	if err := configRef(req.GetRef()); err != nil {
-		return nil, toStatus("GetConfigMap", err)
+		return nil, errgrpc.ToGRPCOp("GetConfigMap", err)
 	}
 	c, err := s.config.GetConfigMap(ctx, req.GetRef().GetNamespace(), req.GetRef().GetName())
 	if err != nil {
-		return nil, toStatus("GetConfigMap", err)
+		return nil, errgrpc.ToGRPCOp("GetConfigMap", err)
 	}
 	return &plannerv1.GetConfigMapResponse{ConfigMap: c}, nil
 }
@@ -100,11 +100,11 @@ func (s *Service) ListConfigMaps(ctx context.Context, req *plannerv1.ListConfigM
 		return nil, errNoConfigStore
 	}
 	if err := namespaceFilter(req.GetNamespace()); err != nil {
-		return nil, toStatus("ListConfigMaps", err)
+		return nil, errgrpc.ToGRPCOp("ListConfigMaps", err)
 	}
 	list, err := s.config.ListConfigMaps(ctx, req.GetNamespace())
 	if err != nil {
-		return nil, toStatus("ListConfigMaps", err)
+		return nil, errgrpc.ToGRPCOp("ListConfigMaps", err)
 	}
 	return &plannerv1.ListConfigMapsResponse{ConfigMaps: list}, nil
 }
@@ -115,10 +115,10 @@ func (s *Service) DeleteConfigMap(ctx context.Context, req *plannerv1.DeleteConf
 		return nil, errNoConfigStore
 	}
 	if err := configRef(req.GetRef()); err != nil {
-		return nil, toStatus("DeleteConfigMap", err)
+		return nil, errgrpc.ToGRPCOp("DeleteConfigMap", err)
 	}
 	if err := s.config.DeleteConfigMap(ctx, req.GetRef().GetNamespace(), req.GetRef().GetName()); err != nil {
-		return nil, toStatus("DeleteConfigMap", err)
+		return nil, errgrpc.ToGRPCOp("DeleteConfigMap", err)
 	}
 	return &plannerv1.DeleteConfigMapResponse{}, nil
 }
@@ -129,14 +129,14 @@ func (s *Service) ApplySecret(ctx context.Context, req *plannerv1.ApplySecretReq
 		return nil, errNoConfigStore
 	}
 	if req.GetSecret() == nil {
-		return nil, toStatus("ApplySecret", fielderr.Errors{{Path: "secret", Message: "required"}})
+		return nil, errgrpc.ToGRPCOp("ApplySecret", fielderr.Errors{{Path: "secret", Message: "required"}})
 	}
 	if err := validation.Secret(req.GetSecret()); err != nil {
-		return nil, toStatus("ApplySecret", validate.As(err).Prefix("secret"))
+		return nil, errgrpc.ToGRPCOp("ApplySecret", validate.As(err).Prefix("secret"))
 	}
 	x, res, err := s.config.ApplySecret(ctx, req.GetSecret())
 	if err != nil {
-		return nil, toStatus("ApplySecret", err)
+		return nil, errgrpc.ToGRPCOp("ApplySecret", err)
 	}
 	return &plannerv1.ApplySecretResponse{Secret: store.Redacted(x), Result: res}, nil
 }
@@ -147,11 +147,11 @@ func (s *Service) GetSecret(ctx context.Context, req *plannerv1.GetSecretRequest
 		return nil, errNoConfigStore
 	}
 	if err := configRef(req.GetRef()); err != nil {
-		return nil, toStatus("GetSecret", err)
+		return nil, errgrpc.ToGRPCOp("GetSecret", err)
 	}
 	x, err := s.config.GetSecret(ctx, req.GetRef().GetNamespace(), req.GetRef().GetName())
 	if err != nil {
-		return nil, toStatus("GetSecret", err)
+		return nil, errgrpc.ToGRPCOp("GetSecret", err)
 	}
 	if !req.GetReveal() {
 		x = store.Redacted(x)
@@ -165,11 +165,11 @@ func (s *Service) ListSecrets(ctx context.Context, req *plannerv1.ListSecretsReq
 		return nil, errNoConfigStore
 	}
 	if err := namespaceFilter(req.GetNamespace()); err != nil {
-		return nil, toStatus("ListSecrets", err)
+		return nil, errgrpc.ToGRPCOp("ListSecrets", err)
 	}
 	list, err := s.config.ListSecrets(ctx, req.GetNamespace())
 	if err != nil {
-		return nil, toStatus("ListSecrets", err)
+		return nil, errgrpc.ToGRPCOp("ListSecrets", err)
 	}
 	out := make([]*syncpodv1.Secret, len(list))
 	for i, x := range list {
@@ -184,10 +184,10 @@ func (s *Service) DeleteSecret(ctx context.Context, req *plannerv1.DeleteSecretR
 		return nil, errNoConfigStore
 	}
 	if err := configRef(req.GetRef()); err != nil {
-		return nil, toStatus("DeleteSecret", err)
+		return nil, errgrpc.ToGRPCOp("DeleteSecret", err)
 	}
 	if err := s.config.DeleteSecret(ctx, req.GetRef().GetNamespace(), req.GetRef().GetName()); err != nil {
-		return nil, toStatus("DeleteSecret", err)
+		return nil, errgrpc.ToGRPCOp("DeleteSecret", err)
 	}
 	return &plannerv1.DeleteSecretResponse{}, nil
 }

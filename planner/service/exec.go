@@ -5,9 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -37,29 +35,29 @@ func (s *Service) Exec(stream plannerv1.PlannerService_ExecServer) error {
 	}
 	l.Append("", validation.StreamInputProblems("input", first.GetInput()))
 	if l.Len() > 0 {
-		return fielderr.Status("Exec", l.Errors()).Err()
+		return errgrpc.ToGRPCOp("Exec", l.Err())
 	}
 	if s.executor == nil {
-		return status.Error(codes.Unavailable, "Exec: no executor is configured")
+		return errgrpc.ToGRPCOp("Exec", errNoExecutor)
 	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	rec, err := s.pods.Get(ctx, start.GetPod())
 	if err != nil {
-		return toStatus("Exec", err)
+		return errgrpc.ToGRPCOp("Exec", err)
 	}
 	id, err := runningContainerID(rec, start.GetContainer())
 	if err != nil {
-		return err
+		return errgrpc.ToGRPC(err)
 	}
 	out, err := s.executor.Exec(ctx)
 	if err != nil {
-		return executorStatus(err)
+		return errgrpc.Relay("executor", err)
 	}
 	if err := out.Send(&executorv1.ExecRequest{Start: &executorv1.ExecStart{
 		ContainerId: id, Command: start.GetCommand(), Stdin: start.GetStdin(), Tty: start.GetTty(),
 	}}); err != nil {
-		return executorStatus(err)
+		return errgrpc.Relay("executor", err)
 	}
 	return relay("Exec", cancel, stream.Recv,
 		func(m *plannerv1.ExecRequest) (*executorv1.ExecRequest, bool, fielderr.Errors) {
@@ -83,12 +81,12 @@ func runningContainerID(rec *plannerv1.PodRecord, name string) (string, error) {
 		names = append(names, c.GetName())
 	}
 	if !slices.Contains(names, name) {
-		return "", status.Errorf(codes.NotFound, "container %s is not valid for pod %s: choose one of [%s]", name, rec.GetPod().GetName(), strings.Join(names, " "))
+		return "", errgrpc.Errorf(errgrpc.ErrNotFound, "container %s is not valid for pod %s: choose one of [%s]", name, rec.GetPod().GetName(), strings.Join(names, " "))
 	}
 	all := append(slices.Clone(rec.GetStatus().GetInitContainerStatuses()), rec.GetStatus().GetContainerStatuses()...)
 	i := slices.IndexFunc(all, func(cs *syncpodv1.ContainerStatus) bool { return cs.GetName() == name })
 	if i < 0 || all[i].GetState().GetRunning() == nil || all[i].GetContainerId() == "" {
-		return "", status.Errorf(codes.FailedPrecondition, "container %s of pod %s is not running", name, rec.GetPod().GetName())
+		return "", errgrpc.Errorf(errgrpc.ErrFailedPrecondition, "container %s of pod %s is not running", name, rec.GetPod().GetName())
 	}
 	return all[i].GetContainerId(), nil
 }

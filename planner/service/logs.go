@@ -2,14 +2,11 @@ package service
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -34,15 +31,15 @@ func (s *Service) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plan
 		l.Add("tail_lines", "must be >= 0")
 	}
 	if l.Len() > 0 {
-		return fielderr.Status("ContainerLogs", l.Errors()).Err()
+		return errgrpc.ToGRPCOp("ContainerLogs", l.Err())
 	}
 	if s.executor == nil {
-		return status.Error(codes.Unavailable, "ContainerLogs: no executor is configured")
+		return errgrpc.ToGRPCOp("ContainerLogs", errNoExecutor)
 	}
 	ctx := stream.Context()
 	rec, err := s.pods.Get(ctx, req.GetPod())
 	if err != nil {
-		return toStatus("ContainerLogs", err)
+		return errgrpc.ToGRPCOp("ContainerLogs", err)
 	}
 	var names []string
 	for _, c := range rec.GetPod().GetSpec().GetInitContainers() {
@@ -52,15 +49,15 @@ func (s *Service) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plan
 		names = append(names, c.GetName())
 	}
 	if !slices.Contains(names, req.GetContainer()) {
-		return status.Errorf(codes.NotFound, "container %s is not valid for pod %s: choose one of [%s]",
-			req.GetContainer(), rec.GetPod().GetName(), strings.Join(names, " "))
+		return errgrpc.ToGRPC(errgrpc.Errorf(errgrpc.ErrNotFound, "container %s is not valid for pod %s: choose one of [%s]",
+			req.GetContainer(), rec.GetPod().GetName(), strings.Join(names, " ")))
 	}
 	in, err := s.executor.ContainerLogs(ctx, &executorv1.ContainerLogsRequest{
 		PodUid: rec.GetPod().GetUid(), Container: req.GetContainer(), Follow: req.GetFollow(),
 		TailLines: req.TailLines, SinceTime: req.GetSinceTime(), Previous: req.GetPrevious(),
 	})
 	if err != nil {
-		return executorStatus(err)
+		return errgrpc.Relay("executor", err)
 	}
 	for {
 		msg, err := in.Recv()
@@ -68,20 +65,10 @@ func (s *Service) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plan
 			return nil
 		}
 		if err != nil {
-			return executorStatus(err)
+			return errgrpc.Relay("executor", err)
 		}
 		if err := stream.Send(&plannerv1.ContainerLogsResponse{Lines: msg.GetLines(), ContainerId: msg.GetContainerId()}); err != nil {
 			return err
 		}
 	}
-}
-
-// executorStatus passes the executor's status on, saying where it came
-// from; a broken connection to the executor is Unavailable.
-func executorStatus(err error) error {
-	st, ok := status.FromError(err)
-	if !ok {
-		return status.Errorf(codes.Unavailable, "executor: %v", err)
-	}
-	return status.Error(st.Code(), fmt.Sprintf("executor: %s", st.Message()))
 }

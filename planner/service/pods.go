@@ -4,10 +4,9 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 
 	"github.com/syncpod/syncpod/planner/store"
@@ -33,7 +32,9 @@ type PodStore interface {
 	Subscribe(ctx context.Context, f store.Filter) (*store.Subscription, error)
 }
 
-var errNoStore = status.Error(codes.Unavailable, "the desired-pod store is not configured")
+// errNoStore is the status of a call that needs the desired-pod store
+// when none is configured.
+var errNoStore = errgrpc.ToGRPC(errgrpc.New(errgrpc.ErrUnavailable, "the desired-pod store is not configured"))
 
 // ApplyPod stores a desired pod.
 func (s *Service) ApplyPod(ctx context.Context, req *plannerv1.ApplyPodRequest) (*plannerv1.ApplyPodResponse, error) {
@@ -44,10 +45,10 @@ func (s *Service) ApplyPod(ctx context.Context, req *plannerv1.ApplyPodRequest) 
 	// planner-owned fields (deletion_grace_period_seconds, times), but a
 	// request that sets them wrongly is refused as Plan refuses it.
 	if req.GetPod() == nil {
-		return nil, toStatus("ApplyPod", fielderr.Errors{{Path: "pod", Message: "required"}})
+		return nil, errgrpc.ToGRPCOp("ApplyPod", fielderr.Errors{{Path: "pod", Message: "required"}})
 	}
 	if err := validate.Pod(req.GetPod()); err != nil {
-		return nil, toStatus("ApplyPod", validate.As(err).Prefix("pod"))
+		return nil, errgrpc.ToGRPCOp("ApplyPod", validate.As(err).Prefix("pod"))
 	}
 	p, res, err := s.pods.Apply(ctx, req.GetPod())
 	if fields := validate.As(err); len(fields) > 0 {
@@ -55,7 +56,7 @@ func (s *Service) ApplyPod(ctx context.Context, req *plannerv1.ApplyPodRequest) 
 		err = fields.Prefix("pod")
 	}
 	if err != nil {
-		return nil, toStatus("ApplyPod", err)
+		return nil, errgrpc.ToGRPCOp("ApplyPod", err)
 	}
 	return &plannerv1.ApplyPodResponse{Pod: p, Result: res}, nil
 }
@@ -71,11 +72,11 @@ func (s *Service) DeletePod(ctx context.Context, req *plannerv1.DeletePodRequest
 		l.Add("grace_period_seconds", "must be >= 0")
 	}
 	if err := l.Err(); err != nil {
-		return nil, toStatus("DeletePod", err)
+		return nil, errgrpc.ToGRPCOp("DeletePod", err)
 	}
 	p, err := s.pods.MarkDeleted(ctx, req.GetPod(), req.GracePeriodSeconds)
 	if err != nil {
-		return nil, toStatus("DeletePod", err)
+		return nil, errgrpc.ToGRPCOp("DeletePod", err)
 	}
 	return &plannerv1.DeletePodResponse{Pod: p}, nil
 }
@@ -86,11 +87,11 @@ func (s *Service) GetPod(ctx context.Context, req *plannerv1.GetPodRequest) (*pl
 		return nil, errNoStore
 	}
 	if errs := refProblems(req.GetPod()); len(errs) > 0 {
-		return nil, toStatus("GetPod", errs.Prefix("pod"))
+		return nil, errgrpc.ToGRPCOp("GetPod", errs.Prefix("pod"))
 	}
 	rec, err := s.pods.Get(ctx, req.GetPod())
 	if err != nil {
-		return nil, toStatus("GetPod", err)
+		return nil, errgrpc.ToGRPCOp("GetPod", err)
 	}
 	resp := &plannerv1.GetPodResponse{Record: rec}
 	if s.timelines != nil {
@@ -106,11 +107,11 @@ func (s *Service) ListPods(ctx context.Context, req *plannerv1.ListPodsRequest) 
 	}
 	f, err := parseFilter(req.GetNamespace(), req.GetLabelSelector())
 	if err != nil {
-		return nil, toStatus("ListPods", err)
+		return nil, errgrpc.ToGRPCOp("ListPods", err)
 	}
 	recs, err := s.pods.List(ctx, f)
 	if err != nil {
-		return nil, toStatus("ListPods", err)
+		return nil, errgrpc.ToGRPCOp("ListPods", err)
 	}
 	for _, r := range recs {
 		r.Events = nil // the store returned fresh copies
@@ -127,11 +128,11 @@ func (s *Service) WatchPods(req *plannerv1.WatchPodsRequest, stream grpc.ServerS
 	ctx := stream.Context()
 	f, err := parseFilter(req.GetNamespace(), req.GetLabelSelector())
 	if err != nil {
-		return toStatus("WatchPods", err)
+		return errgrpc.ToGRPCOp("WatchPods", err)
 	}
 	sub, err := s.pods.Subscribe(ctx, f)
 	if err != nil {
-		return toStatus("WatchPods", err)
+		return errgrpc.ToGRPCOp("WatchPods", err)
 	}
 	defer sub.Close()
 	// The response header says the subscription is in place: every change
@@ -144,7 +145,7 @@ func (s *Service) WatchPods(req *plannerv1.WatchPodsRequest, stream grpc.ServerS
 	for {
 		evs, err := sub.Next(ctx)
 		if err != nil {
-			return toStatus("WatchPods", err)
+			return errgrpc.ToGRPCOp("WatchPods", err)
 		}
 		for _, ev := range evs {
 			if err := stream.Send(ev); err != nil {

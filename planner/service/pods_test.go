@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/planner/store"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -295,7 +296,9 @@ func TestNoStoreIsUnavailable(t *testing.T) {
 	wantCode(t, err, codes.Unavailable)
 }
 
-func TestToStatusStoreErrors(t *testing.T) {
+// TestStoreErrorsStatus: each store sentinel carries its class, and the
+// RPC's name prefixes the message.
+func TestStoreErrorsStatus(t *testing.T) {
 	cases := []struct {
 		err  error
 		want codes.Code
@@ -305,6 +308,8 @@ func TestToStatusStoreErrors(t *testing.T) {
 		{fmt.Errorf("x: %w", store.ErrNotFound), codes.NotFound},
 		{fmt.Errorf("x: %w", store.ErrUIDMismatch), codes.FailedPrecondition},
 		{fmt.Errorf("x: %w", store.ErrTerminating), codes.FailedPrecondition},
+		{fmt.Errorf("x: %w", store.ErrImmutable), codes.FailedPrecondition},
+		{fmt.Errorf("x: %w", store.ErrConfigNotFound), codes.NotFound},
 		{store.ErrClosed, codes.Unavailable},
 		{store.ErrSchemaTooNew, codes.Internal},
 		{context.Canceled, codes.Canceled},
@@ -314,8 +319,12 @@ func TestToStatusStoreErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.err), func(t *testing.T) {
-			if got := status.Code(toStatus("Op", tc.err)); got != tc.want {
-				t.Errorf("toStatus(%v) = %v, want %v", tc.err, got, tc.want)
+			got := errgrpc.ToGRPCOp("Op", tc.err)
+			if status.Code(got) != tc.want {
+				t.Errorf("ToGRPCOp(%v) = %v, want %v", tc.err, status.Code(got), tc.want)
+			}
+			if tc.err != nil && tc.want != codes.Aborted && !strings.HasPrefix(status.Convert(got).Message(), "Op: ") {
+				t.Errorf("message %q does not start with the RPC's name", status.Convert(got).Message())
 			}
 		})
 	}

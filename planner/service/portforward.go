@@ -3,9 +3,7 @@ package service
 import (
 	"context"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -34,28 +32,28 @@ func (s *Service) PortForward(stream plannerv1.PlannerService_PortForwardServer)
 	}
 	l.Append("", validation.StreamDataProblems("data", first.GetData()))
 	if l.Len() > 0 {
-		return fielderr.Status("PortForward", l.Errors()).Err()
+		return errgrpc.ToGRPCOp("PortForward", l.Err())
 	}
 	if s.executor == nil {
-		return status.Error(codes.Unavailable, "PortForward: no executor is configured")
+		return errgrpc.ToGRPCOp("PortForward", errNoExecutor)
 	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	rec, err := s.pods.Get(ctx, start.GetPod())
 	if err != nil {
-		return toStatus("PortForward", err)
+		return errgrpc.ToGRPCOp("PortForward", err)
 	}
 	out, err := s.executor.PortForward(ctx)
 	if err != nil {
-		return executorStatus(err)
+		return errgrpc.Relay("executor", err)
 	}
 	if err := out.Send(&executorv1.PortForwardRequest{Start: &executorv1.PortForwardStart{PodUid: rec.GetPod().GetUid(), Port: start.GetPort()}}); err != nil {
-		return executorStatus(err)
+		return errgrpc.Relay("executor", err)
 	}
 	if len(first.GetData()) > 0 {
 		// Bytes in the first message go first.
 		if err := out.Send(&executorv1.PortForwardRequest{Data: first.GetData()}); err != nil {
-			return executorStatus(err)
+			return errgrpc.Relay("executor", err)
 		}
 	}
 	return relay("PortForward", cancel, stream.Recv,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/proto/validation"
@@ -38,7 +39,7 @@ func relay[CallerMsg, ExecMsg, ExecReply any](
 			}
 			m, ok, problems := forward(msg)
 			if len(problems) > 0 {
-				bad <- fielderr.Status(op, problems).Err()
+				bad <- errgrpc.ToGRPCOp(op, problems)
 				cancel()
 				return
 			}
@@ -61,7 +62,7 @@ func relay[CallerMsg, ExecMsg, ExecReply any](
 				return b
 			default:
 			}
-			return executorStatus(err)
+			return errgrpc.Relay("executor", err)
 		}
 		if err := back(msg); err != nil {
 			return err

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/planner/validate"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
@@ -39,6 +40,10 @@ type Options struct {
 	Config ConfigStore
 }
 
+// errNoExecutor is the error of a call the executor carries when none is
+// configured; the RPC's name prefixes it.
+var errNoExecutor = errgrpc.New(errgrpc.ErrUnavailable, "no executor is configured")
+
 // New returns the planner service.
 func New(opts Options) *Service {
 	return &Service{pods: opts.Pods, executor: opts.Executor, timelines: opts.Timelines, config: opts.Config}
@@ -49,7 +54,7 @@ func New(opts Options) *Service {
 // No state is read or written.
 func (s *Service) Plan(ctx context.Context, req *plannerv1.PlanRequest) (*plannerv1.PlanResponse, error) {
 	if err := validate.Request(req.GetPod(), req.GetObserved(), req.GetProbes()); err != nil {
-		return nil, toStatus("Plan", err)
+		return nil, errgrpc.ToGRPCOp("Plan", err)
 	}
 	return &plannerv1.PlanResponse{Actions: plan.Compute(req.GetPod(), req.GetObserved(), req.GetProbes())}, nil
 }

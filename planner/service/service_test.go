@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/planner/validate"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -196,12 +197,12 @@ func TestToStatus(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := status.Code(toStatus("Op", tc.err)); got != tc.want {
+			if got := status.Code(errgrpc.ToGRPCOp("Op", tc.err)); got != tc.want {
 				t.Errorf("code = %v, want %v", got, tc.want)
 			}
 		})
 	}
-	st := status.Convert(toStatus("Op", invalid))
+	st := status.Convert(errgrpc.ToGRPCOp("Op", invalid))
 	if len(st.Details()) != 1 || len(st.Details()[0].(*errdetails.BadRequest).GetFieldViolations()) != 2 {
 		t.Errorf("details = %v, want one BadRequest with 2 violations", st.Details())
 	}

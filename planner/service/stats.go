@@ -3,9 +3,7 @@ package service
 import (
 	"context"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/planner/store"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -20,14 +18,14 @@ func (s *Service) ListPodStats(ctx context.Context, req *plannerv1.ListPodStatsR
 	}
 	f, err := store.ParseFilter(req.GetNamespace(), req.GetLabelSelector())
 	if err != nil {
-		return nil, toStatus("ListPodStats", err)
+		return nil, errgrpc.ToGRPCOp("ListPodStats", err)
 	}
 	recs, err := s.pods.List(ctx, f)
 	if err != nil {
-		return nil, toStatus("ListPodStats", err)
+		return nil, errgrpc.ToGRPCOp("ListPodStats", err)
 	}
 	if s.executor == nil {
-		return nil, status.Error(codes.Unavailable, "ListPodStats: no executor is configured")
+		return nil, errgrpc.ToGRPCOp("ListPodStats", errNoExecutor)
 	}
 	resp := &plannerv1.ListPodStatsResponse{}
 	if len(recs) == 0 {
@@ -39,7 +37,7 @@ func (s *Service) ListPodStats(ctx context.Context, req *plannerv1.ListPodStatsR
 	}
 	got, err := s.executor.ListPodStats(ctx, &executorv1.ListPodStatsRequest{PodUids: uids})
 	if err != nil {
-		return nil, executorStatus(err)
+		return nil, errgrpc.Relay("executor", err)
 	}
 	byUID := map[string]*syncpodv1.PodStats{}
 	for _, st := range got.GetStats() {

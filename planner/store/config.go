@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/proto/validation"
@@ -34,11 +35,12 @@ var (
 	bucketSecrets    = []byte("secrets")
 )
 
-// ErrImmutable: an immutable ConfigMap or Secret would change.
-var ErrImmutable = errors.New("object is immutable")
+// ErrImmutable: an immutable ConfigMap or Secret would change
+// (FailedPrecondition).
+var ErrImmutable = errgrpc.New(errgrpc.ErrFailedPrecondition, "object is immutable")
 
-// ErrConfigNotFound: no ConfigMap or Secret has that name.
-var ErrConfigNotFound = errors.New("not found")
+// ErrConfigNotFound: no ConfigMap or Secret has that name (NotFound).
+var ErrConfigNotFound = errgrpc.New(errgrpc.ErrNotFound, "not found")
 
 func kindOf(bucket []byte) string {
 	if bytes.Equal(bucket, bucketSecrets) {

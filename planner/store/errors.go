@@ -1,25 +1,26 @@
 package store
 
 import (
-	"errors"
-
 	"github.com/syncpod/syncpod/internal/boltfile"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 )
 
-// Sentinel errors. Callers classify with errors.Is; the gRPC adapter maps
-// each class to one status code.
+// Sentinel errors. Callers classify with errors.Is; each is of an
+// errgrpc class (the database's own failures are of none: Internal), so
+// the gRPC layer needs no table of its own.
 var (
 	// ErrNotFound: no pod matches the reference.
-	ErrNotFound = errors.New("pod not found")
+	ErrNotFound = errgrpc.New(errgrpc.ErrNotFound, "pod not found")
 	// ErrInvalid: the input is malformed; the wrapped message lists every
-	// field error.
-	ErrInvalid = errors.New("invalid pod")
+	// field error. Its class is InvalidArgument: field errors it wraps
+	// keep their paths.
+	ErrInvalid = errgrpc.New(errgrpc.ErrInvalidArgument, "invalid pod")
 	// ErrUIDMismatch: a pod with that namespace/name exists with another
 	// uid; delete it first.
-	ErrUIDMismatch = errors.New("uid differs from the stored pod's")
+	ErrUIDMismatch = errgrpc.New(errgrpc.ErrFailedPrecondition, "uid differs from the stored pod's")
 	// ErrTerminating: the pod is being deleted and cannot be changed until
 	// it is gone.
-	ErrTerminating = errors.New("pod is terminating")
+	ErrTerminating = errgrpc.New(errgrpc.ErrFailedPrecondition, "pod is terminating")
 	// ErrSchemaTooNew: the database was written by a newer planner. It
 	// is boltfile.ErrSchemaTooNew, as the executor's store reports it.
 	ErrSchemaTooNew = boltfile.ErrSchemaTooNew
@@ -31,5 +32,5 @@ var (
 	// database file. It is boltfile.ErrLocked.
 	ErrLocked = boltfile.ErrLocked
 	// ErrClosed: the store has been closed.
-	ErrClosed = errors.New("store is closed")
+	ErrClosed = errgrpc.New(errgrpc.ErrUnavailable, "store is closed")
 )

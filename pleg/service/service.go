@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/pleg/fanout"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/proto/validation"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -24,9 +23,10 @@ type Core interface {
 	ListPodStatuses() ([]*syncpodv1.ObservedPod, time.Time, plegv1.PlegMode)
 }
 
-// ErrInvalid classifies bad requests; it is fielderr.ErrInvalid, which
-// every validation error of every syncpod service matches.
-var ErrInvalid = fielderr.ErrInvalid
+// ErrInvalid classifies bad requests; it is errgrpc.ErrInvalidArgument
+// (fielderr.ErrInvalid), which every validation error of every syncpod
+// service matches.
+var ErrInvalid = errgrpc.ErrInvalidArgument
 
 // Service implements plegv1.PlegServiceServer.
 type Service struct {
@@ -66,7 +66,7 @@ func validateWatch(req *plegv1.WatchRequest) error {
 // Watch streams lifecycle events until the client cancels.
 func (s *Service) Watch(req *plegv1.WatchRequest, stream grpc.ServerStreamingServer[plegv1.WatchResponse]) error {
 	if err := validateWatch(req); err != nil {
-		return toStatus(err)
+		return errgrpc.ToGRPC(err)
 	}
 	sub := s.core.Subscribe(req.GetPodUids())
 	defer sub.Close()
@@ -74,7 +74,7 @@ func (s *Service) Watch(req *plegv1.WatchRequest, stream grpc.ServerStreamingSer
 	for {
 		ev, err := sub.Next(ctx)
 		if err != nil {
-			return toStatus(err)
+			return errgrpc.ToGRPC(classify(err))
 		}
 		if !req.GetIncludeStatus() && ev.GetObserved() != nil {
 			ev = &plegv1.PodLifecycleEvent{PodUid: ev.GetPodUid(), Type: ev.GetType(), ContainerId: ev.GetContainerId(), Time: ev.GetTime()}
@@ -104,11 +104,11 @@ func (s *Service) GetPodStatus(ctx context.Context, req *plegv1.GetPodStatusRequ
 		}
 	}
 	if err := l.Err(); err != nil {
-		return nil, toStatus(err)
+		return nil, errgrpc.ToGRPC(err)
 	}
 	pod, err := s.core.GetPodStatus(ctx, req.GetPodUid(), newer)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, errgrpc.ToGRPC(classify(err))
 	}
 	return &plegv1.GetPodStatusResponse{Observed: pod}, nil
 }
@@ -123,24 +123,24 @@ func (s *Service) ListPodStatuses(context.Context, *plegv1.ListPodStatusesReques
 	return resp, nil
 }
 
-// toStatus is the one place errors become gRPC statuses.
-func toStatus(err error) error {
-	if st, ok := fielderr.StatusOf("", err); ok {
-		return st.Err()
-	}
+// The PLEG's errors, with the message a client acts on.
+var (
+	// errNoNewerStatus: GetPodStatus waited until the deadline for a
+	// status newer than newer_than.
+	errNoNewerStatus = errgrpc.New(errgrpc.ErrDeadlineExceeded, "no status newer than asked before the deadline")
+	// errWatchAgain: the PLEG ended a Watch subscription (it fell behind,
+	// or the PLEG is stopping).
+	errWatchAgain = errgrpc.New(errgrpc.ErrUnavailable, "the PLEG closed this subscription; watch again")
+)
+
+// classify gives the core's errors the PLEG's messages; errgrpc.ToGRPC
+// maps what it returns.
+func classify(err error) error {
 	switch {
-	case err == nil:
-		return nil
 	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, "no status newer than asked before the deadline")
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
+		return errNoNewerStatus
 	case errors.Is(err, fanout.ErrClosed):
-		return status.Error(codes.Unavailable, "the PLEG closed this subscription; watch again")
-	default:
-		if _, ok := status.FromError(err); ok {
-			return err
-		}
-		return status.Error(codes.Internal, err.Error())
+		return errWatchAgain
 	}
+	return err
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/syncpod/syncpod/cri/critest"
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/pleg"
 	"github.com/syncpod/syncpod/pleg/fanout"
 	"github.com/syncpod/syncpod/proto/fielderr"
@@ -198,27 +199,31 @@ func TestValidation(t *testing.T) {
 	}
 }
 
-func TestToStatus(t *testing.T) {
+func TestErrorStatus(t *testing.T) {
 	tests := []struct {
 		err  error
 		want codes.Code
+		msg  string
 	}{
-		{nil, codes.OK},
-		{fmt.Errorf("x: %w", ErrInvalid), codes.InvalidArgument},
-		{context.DeadlineExceeded, codes.DeadlineExceeded},
-		{context.Canceled, codes.Canceled},
-		{fanout.ErrClosed, codes.Unavailable},
-		{status.Error(codes.NotFound, "x"), codes.NotFound},
-		{errors.New("boom"), codes.Internal},
+		{nil, codes.OK, ""},
+		{fmt.Errorf("x: %w", ErrInvalid), codes.InvalidArgument, ""},
+		{context.DeadlineExceeded, codes.DeadlineExceeded, "no status newer than asked before the deadline"},
+		{context.Canceled, codes.Canceled, "context canceled"},
+		{fanout.ErrClosed, codes.Unavailable, "the PLEG closed this subscription; watch again"},
+		{status.Error(codes.NotFound, "x"), codes.NotFound, "x"},
+		{errors.New("boom"), codes.Internal, "boom"},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
-			got := toStatus(tc.err)
+			got := errgrpc.ToGRPC(classify(tc.err))
 			if status.Code(got) != tc.want {
-				t.Errorf("toStatus(%v) = %v, want %v", tc.err, status.Code(got), tc.want)
+				t.Errorf("ToGRPC(classify(%v)) = %v, want %v", tc.err, status.Code(got), tc.want)
+			}
+			if tc.msg != "" && status.Convert(got).Message() != tc.msg {
+				t.Errorf("ToGRPC(classify(%v)) says %q, want %q", tc.err, status.Convert(got).Message(), tc.msg)
 			}
 			if tc.want == codes.InvalidArgument && len(fielderr.FromStatus(status.Convert(got))) == 0 {
-				t.Errorf("toStatus(%v): InvalidArgument without BadRequest details", tc.err)
+				t.Errorf("ToGRPC(classify(%v)): InvalidArgument without BadRequest details", tc.err)
 			}
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 )
 
@@ -115,7 +116,7 @@ func decodeStatus(b []byte, md protoreflect.MessageDescriptor, err error) error 
 	if path := invalidUTF8Path(b, md, 0); path != "" {
 		fe = fielderr.FieldError{Path: path, Message: "string field contains invalid UTF-8"}
 	}
-	return fielderr.Status("", fielderr.Errors{fe}).Err()
+	return errgrpc.ToGRPC(fielderr.Errors{fe})
 }
 
 // maxPathDepth bounds the walk of invalidUTF8Path, as protobuf bounds its

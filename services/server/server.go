@@ -22,12 +22,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
-	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/internal/periodic"
 )
 
@@ -107,9 +106,12 @@ func New(opts Options) (*Server, error) {
 	}
 
 	logger := opts.Logger
+	// A handler that panicked answers Internal without the details, which
+	// may hold request data; the log has them.
+	errPanicked := errgrpc.New(errgrpc.ErrInternal, "internal error (the server logged the details)")
 	panicHandler := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
 		logger.ErrorContext(ctx, "panic in gRPC handler", "panic", p, "stack", string(debug.Stack()))
-		return status.Error(codes.Internal, "internal error (the server logged the details)")
+		return errgrpc.ToGRPC(errPanicked)
 	})
 	accessLog := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		logger.Log(ctx, slog.Level(lvl), msg, fields...)
