@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -80,6 +82,9 @@ type Conn struct {
 	is       internalapi.ImageManagerService
 	rsDialed lazyDial
 	isDialed lazyDial
+
+	listCodec encoding.CodecV2 // WithListCodec; nil: lists go through rs
+	listConn  *grpc.ClientConn // lists.go, made on first list
 }
 
 // lazyDial throttles the dials of one service.
@@ -96,11 +101,15 @@ func (d *lazyDial) due(now time.Time) bool {
 
 // NewConn returns a lazy connection to endpoint; timeout bounds each dial
 // and is the remote client's default call timeout. logger nil discards.
-func NewConn(endpoint string, timeout time.Duration, logger *slog.Logger) *Conn {
+func NewConn(endpoint string, timeout time.Duration, logger *slog.Logger, opts ...ConnOption) *Conn {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Conn{endpoint: endpoint, timeout: timeout, log: logger}
+	c := &Conn{endpoint: endpoint, timeout: timeout, log: logger}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // Runtime returns the runtime service, dialling it if not connected yet.
@@ -150,7 +159,10 @@ func (c *Conn) Close() error {
 	if c.is != nil {
 		errs = append(errs, c.is.Close(context.Background()))
 	}
-	c.rs, c.is = nil, nil
+	if c.listConn != nil {
+		errs = append(errs, c.listConn.Close())
+	}
+	c.rs, c.is, c.listConn = nil, nil, nil
 	c.rsDialed, c.isDialed = lazyDial{}, lazyDial{}
 	return errors.Join(errs...)
 }
@@ -175,6 +187,9 @@ func quiet(ctx context.Context) context.Context {
 // ListPodSandbox is RuntimeService.ListPodSandbox.
 func (o *Observer) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
 	ctx = quiet(ctx)
+	if o.c.listCodec != nil {
+		return o.c.listPodSandbox(ctx, f)
+	}
 	rs, err := o.c.Runtime(ctx)
 	if err != nil {
 		return nil, err
@@ -185,6 +200,9 @@ func (o *Observer) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxF
 // ListContainers is RuntimeService.ListContainers.
 func (o *Observer) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	ctx = quiet(ctx)
+	if o.c.listCodec != nil {
+		return o.c.listContainers(ctx, f)
+	}
 	rs, err := o.c.Runtime(ctx)
 	if err != nil {
 		return nil, err

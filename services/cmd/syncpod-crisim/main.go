@@ -22,7 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/syncpod/syncpod/cri/crisim"
-	_ "github.com/syncpod/syncpod/cri/listcodec" // list answers sent from each item's kept encoding
+	"github.com/syncpod/syncpod/cri/listcodec"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -106,7 +106,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return 1
 	}
-	srv, err := server.New(common.Options(logger, reg))
+	srvOpts := common.Options(logger, reg)
+	srvOpts.Codec = listcodec.NewGRPC() // list answers sent from each item's kept encoding
+	srv, err := server.New(srvOpts)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1

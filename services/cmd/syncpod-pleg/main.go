@@ -18,7 +18,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri"
-	"github.com/syncpod/syncpod/cri/listcodec" // the relists' list answers decode through its cache
+	"github.com/syncpod/syncpod/cri/listcodec"
 	"github.com/syncpod/syncpod/pleg"
 	"github.com/syncpod/syncpod/pleg/service"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -87,7 +87,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	logger := common.Logger(stderr, fs.Name())
 	reg := prometheus.NewRegistry()
-	if err := registerListCodecMetrics(reg, listcodec.Default); err != nil {
+	lists := listcodec.NewGRPC() // the relists' list answers decode through its cache
+	if _, err := listcodec.NewDecodeMetrics(reg, lists); err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
@@ -96,7 +97,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	defer stop()
 	// Connect lazily: the service starts (health NOT_SERVING, reason
 	// logged) even when the runtime is not up yet.
-	conn := cri.NewConn(pf.criEndpoint, pf.criTimeout, logger)
+	conn := cri.NewConn(pf.criEndpoint, pf.criTimeout, logger, cri.WithListCodec(lists))
 	defer conn.Close()
 	rt := conn.Observer()
 
@@ -140,30 +141,4 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			srv.Health().SetServingStatus(plegv1.PlegService_ServiceDesc.ServiceName, st)
 		})
 	})
-}
-
-// registerListCodecMetrics exposes what the CRI list answers' decoding
-// cache did: items decoded, items reused unchanged from an earlier
-// answer, and items kept.
-func registerListCodecMetrics(reg prometheus.Registerer, c *listcodec.Codec) error {
-	items := func(decoding string, n func(listcodec.Stats) int) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name:        "syncpod_pleg_cri_list_items_total",
-			Help:        "Sandboxes and containers in the runtime's list answers, by decoding: decoded, or reused (encoded as in an earlier answer, so not decoded again).",
-			ConstLabels: prometheus.Labels{"decoding": decoding},
-		}, func() float64 { return float64(n(c.Stats())) })
-	}
-	for _, col := range []prometheus.Collector{
-		items("decoded", func(s listcodec.Stats) int { return s.Decoded }),
-		items("reused", func(s listcodec.Stats) int { return s.Reused }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "syncpod_pleg_cri_list_items_cached",
-			Help: "Decoded sandboxes and containers kept for the next list answers.",
-		}, func() float64 { return float64(c.Stats().Kept) }),
-	} {
-		if err := reg.Register(col); err != nil {
-			return err
-		}
-	}
-	return nil
 }
