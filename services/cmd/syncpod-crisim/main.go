@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -106,9 +107,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return 1
 	}
-	srvOpts := common.Options(logger, reg)
-	srvOpts.Codec = listcodec.NewGRPC() // list answers sent from each item's kept encoding
-	srv, err := server.New(srvOpts)
+	srv, err := server.New(serverOptions(common, logger, reg))
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
@@ -139,4 +138,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		rt.Shutdown()
 		return nil
 	})
+}
+
+// serverOptions are the CRI server's: its list answers are sent from each
+// item's kept encoding (a list codec), which crisim allows since it
+// replaces a listed item rather than change it.
+func serverOptions(common *server.Flags, logger *slog.Logger, reg *prometheus.Registry) server.Options {
+	opts := common.Options(logger, reg)
+	opts.Codec = listcodec.NewGRPC()
+	return opts
 }

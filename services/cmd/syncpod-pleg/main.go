@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -87,18 +88,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	logger := common.Logger(stderr, fs.Name())
 	reg := prometheus.NewRegistry()
-	lists := listcodec.NewGRPC() // the relists' list answers decode through its cache
-	if _, err := listcodec.NewDecodeMetrics(reg, lists); err != nil {
+	conn, err := criConn(pf.criEndpoint, pf.criTimeout, logger, reg)
+	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
+	defer conn.Close()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	// Connect lazily: the service starts (health NOT_SERVING, reason
-	// logged) even when the runtime is not up yet.
-	conn := cri.NewConn(pf.criEndpoint, pf.criTimeout, logger, cri.WithListCodec(lists))
-	defer conn.Close()
 	rt := conn.Observer()
 
 	p, err := pleg.New(pleg.Options{
@@ -141,4 +139,16 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			srv.Health().SetServingStatus(plegv1.PlegService_ServiceDesc.ServiceName, st)
 		})
 	})
+}
+
+// criConn is the PLEG's CRI connection, made lazily: the service starts
+// (health NOT_SERVING, reason logged) even when the runtime is not up
+// yet. Its relists' two list answers decode through a list codec's cache,
+// whose metrics go on reg.
+func criConn(endpoint string, timeout time.Duration, logger *slog.Logger, reg prometheus.Registerer) (*cri.Conn, error) {
+	lists := listcodec.NewGRPC()
+	if _, err := listcodec.NewDecodeMetrics(reg, lists); err != nil {
+		return nil, err
+	}
+	return cri.NewConn(endpoint, timeout, logger, cri.WithListCodec(lists)), nil
 }
