@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/syncpod/syncpod/internal/errgrpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
+
+	"github.com/syncpod/syncpod/internal/errgrpc"
 )
 
 // ErrUnavailable is the class of errors of a runtime that cannot be
@@ -82,6 +85,9 @@ type Conn struct {
 	is       internalapi.ImageManagerService
 	rsDialed lazyDial
 	isDialed lazyDial
+
+	listCodec encoding.CodecV2 // WithListCodec; nil: lists go through rs
+	listConn  *grpc.ClientConn // lists.go, made on first list
 }
 
 // lazyDial throttles the dials of one service.
@@ -98,11 +104,15 @@ func (d *lazyDial) due(now time.Time) bool {
 
 // NewConn returns a lazy connection to endpoint; timeout bounds each dial
 // and is the remote client's default call timeout. logger nil discards.
-func NewConn(endpoint string, timeout time.Duration, logger *slog.Logger) *Conn {
+func NewConn(endpoint string, timeout time.Duration, logger *slog.Logger, opts ...ConnOption) *Conn {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Conn{endpoint: endpoint, timeout: timeout, log: logger}
+	c := &Conn{endpoint: endpoint, timeout: timeout, log: logger}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // Runtime returns the runtime service, dialling it if not connected yet.
@@ -152,7 +162,10 @@ func (c *Conn) Close() error {
 	if c.is != nil {
 		errs = append(errs, c.is.Close(context.Background()))
 	}
-	c.rs, c.is = nil, nil
+	if c.listConn != nil {
+		errs = append(errs, c.listConn.Close())
+	}
+	c.rs, c.is, c.listConn = nil, nil, nil
 	c.rsDialed, c.isDialed = lazyDial{}, lazyDial{}
 	return errors.Join(errs...)
 }
@@ -177,6 +190,9 @@ func quiet(ctx context.Context) context.Context {
 // ListPodSandbox is RuntimeService.ListPodSandbox.
 func (o *Observer) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
 	ctx = quiet(ctx)
+	if o.c.listCodec != nil {
+		return o.c.listPodSandbox(ctx, f)
+	}
 	rs, err := o.c.Runtime(ctx)
 	if err != nil {
 		return nil, err
@@ -187,6 +203,9 @@ func (o *Observer) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxF
 // ListContainers is RuntimeService.ListContainers.
 func (o *Observer) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	ctx = quiet(ctx)
+	if o.c.listCodec != nil {
+		return o.c.listContainers(ctx, f)
+	}
 	rs, err := o.c.Runtime(ctx)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,10 @@
 // A failed dial is retried at most once per RetryInterval; until it
 // succeeds every call fails with an error that is ErrUnavailable for
 // errors.Is and codes.Unavailable for gRPC. Observer is the read-only view
-// of the runtime the PLEG relists and watches, over the same connection.
+// of the runtime the PLEG relists and watches, over the same connection;
+// a Conn made WithListCodec sends the Observer's two list calls through
+// that codec, over a second connection (the remote client takes no gRPC
+// options).
 //
 // Sub-packages, importing in one direction:
 //
@@ -15,9 +18,10 @@
 //	observe    CRI statuses -> ObservedPod (and relist grouping by pod)
 //	listcodec  gRPC's protobuf codec with caches for the two list answers
 //	           a PLEG asks for every relist: decoded items kept by their
-//	           encoding (imported by syncpod-pleg), and encodings kept by
-//	           item for a runtime that keeps its list items (crisim:
-//	           syncpod-crisim and crisimtest import it)
+//	           encoding (syncpod-pleg's Conn, WithListCodec), and
+//	           encodings kept by item for a runtime that keeps its list
+//	           items (the servers of syncpod-crisim and crisimtest); used
+//	           only where passed, never registered with gRPC
 //	crisim     syncpod's own CRI runtime (served by syncpod-crisim): the
 //	           real CRI gRPC API over host processes or simulated
 //	           containers; crisim/crisimtest starts one inside any

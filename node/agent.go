@@ -204,7 +204,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(eventSink{a.o.Client.CoreV1()})
 	defer broadcaster.Shutdown()
-	a.recorder = broadcaster.NewRecorder(clientScheme, corev1.EventSource{Component: "kubelet", Host: a.o.NodeName})
+	a.recorder = broadcaster.NewRecorder(a.o.Client.schemeOrNew().types, corev1.EventSource{Component: "kubelet", Host: a.o.NodeName})
 	a.relay = newEventRelay(started, func(ref *corev1.ObjectReference, typ, reason, msg string) {
 		a.m.events.Inc()
 		a.recorder.Event(ref, typ, reason, msg)

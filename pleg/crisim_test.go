@@ -14,6 +14,7 @@ import (
 	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/cri/crisim"
 	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
+	"github.com/syncpod/syncpod/cri/listcodec"
 	"github.com/syncpod/syncpod/pleg"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -28,7 +29,7 @@ import (
 func TestEventedOnCrisim(t *testing.T) {
 	endpoint, _ := crisimtest.Start(t, crisim.Options{Mode: crisim.ModeSimulated})
 	rs, is := crisimtest.Clients(t, endpoint)
-	conn := cri.NewConn(endpoint, 10*time.Second, nil)
+	conn := cri.NewConn(endpoint, 10*time.Second, nil, cri.WithListCodec(listcodec.NewGRPC())) // as syncpod-pleg
 	t.Cleanup(func() { _ = conn.Close() })
 	p, err := pleg.New(pleg.Options{
 		Runtime: conn.Observer(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(),

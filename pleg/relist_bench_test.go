@@ -11,9 +11,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/cri"
 	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/cri/crisim"
 	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
+	"github.com/syncpod/syncpod/cri/listcodec"
 	"github.com/syncpod/syncpod/pleg"
 )
 
@@ -21,10 +23,11 @@ import (
 // changed) against crisim in simulated mode over its unix socket, with
 // 1,000 pods of two containers labelled as the executor labels them:
 // the relist the many-pods rows of make bench time on a loaded machine
-// (goal: p99 < 100 ms at 2,000 containers). Its baseline runs in the same
-// loop: every iteration also makes the relist's two list calls alone
-// (ListPodSandbox and ListContainers with the PLEG's label selector, on
-// the same connection), the two alternating in order, so a load that
+// (goal: p99 < 100 ms at 2,000 containers). The PLEG lists through a
+// cri.Conn with the list codec, as syncpod-pleg wires it. Its baseline
+// runs in the same loop: every iteration also makes the relist's two list
+// calls alone (ListPodSandbox and ListContainers with the PLEG's label
+// selector, on the same connection), the two alternating in order, so a load that
 // changes over the run weighs on both alike. Reported: relist-ms and
 // lists-ms (mean per call), relist/lists (their ratio: 1 is a relist that
 // costs nothing beyond its two RPCs) and pleg-own-ms (the difference).
@@ -61,7 +64,10 @@ func BenchmarkPLEGRelist2000(b *testing.B) {
 			}
 		}
 	}
-	p, err := pleg.New(pleg.Options{Runtime: rs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	conn := cri.NewConn(ep, 30*time.Second, nil, cri.WithListCodec(listcodec.NewGRPC()))
+	b.Cleanup(func() { _ = conn.Close() })
+	obs := conn.Observer()
+	p, err := pleg.New(pleg.Options{Runtime: obs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Registry: prometheus.NewRegistry(), Evented: pleg.EventedOff})
 	if err != nil {
 		b.Fatal(err)
@@ -70,10 +76,10 @@ func BenchmarkPLEGRelist2000(b *testing.B) {
 		b.Fatal("first relist failed")
 	}
 	lists := func() {
-		if _, err := rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: crilabels.ManagedSelector()}); err != nil {
+		if _, err := obs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: crilabels.ManagedSelector()}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := rs.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: crilabels.ManagedSelector()}); err != nil {
+		if _, err := obs.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: crilabels.ManagedSelector()}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,9 +6,10 @@
 // reflective encoding (in the runtime) and decoding (in the PLEG) of
 // ListContainers' and ListPodSandbox's answers, mostly their label and
 // annotation maps, though nearly every item is what the previous relist
-// got. Importing this package (for its side effect, in a binary's main)
-// replaces gRPC's "proto" codec in the process with one that handles
-// those two answers item by item:
+// got. A Codec is gRPC's protobuf codec with those two answers handled
+// item by item; it changes nothing in gRPC's codec registry and is used
+// only where it is passed: DialOption (or CallOption) on a client
+// connection, ServerOption on a server.
 //
 //   - Decoding (a client: the PLEG) keeps each decoded item, keyed by its
 //     encoding with each map's entries in a fixed order (encoders write
@@ -19,8 +20,8 @@
 //   - Encoding (a server: crisim) keeps each item's encoding, keyed by the
 //     item message itself (its pointer). This is for a runtime that keeps
 //     the item it lists and hands out a new one when something in it
-//     changes, as crisim does: in a process that imports this package, a
-//     list item once sent must never be modified.
+//     changes, as crisim does: on a server using a Codec, a list item
+//     once sent must never be modified.
 //
 // Every other message, and an answer holding any field but its list, goes
 // to gRPC's own codec. Items (and encodings) not seen for Retention are
@@ -34,8 +35,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
-	_ "google.golang.org/grpc/encoding/proto" // registers the codec this one wraps, before this package's init
+	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -43,8 +45,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// Name is the codec's name: it replaces gRPC's codec for protobuf.
-const Name = "proto"
+// Name is the codec's name, gRPC's protobuf codec's: a connection using
+// it speaks plain gRPC protobuf on the wire.
+const Name = grpcproto.Name
 
 // Retention is how long an item is kept after the last answer that held
 // it: longer than the PLEG's relist period in evented mode (5 minutes),
@@ -56,14 +59,6 @@ const Retention = 10 * time.Minute
 // the cache starts over (the next answer decodes, or encodes, everything
 // again).
 const Limit = 50_000
-
-// Default is the codec this package registered with gRPC.
-var Default *Codec
-
-func init() {
-	Default = New(encoding.GetCodecV2(Name), time.Now)
-	encoding.RegisterCodecV2(Default)
-}
 
 // Codec is gRPC's protobuf codec with cached encoding and decoding of
 // the CRI list answers. Safe for concurrent use.
@@ -87,6 +82,23 @@ func New(inner encoding.CodecV2, now func() time.Time) *Codec {
 		sandboxEnc:   newEncCache[*runtimeapi.PodSandbox](now),
 	}
 }
+
+// NewGRPC wraps gRPC's own protobuf codec, on the wall clock: the Codec
+// a binary makes and passes to its connections.
+func NewGRPC() *Codec {
+	return New(encoding.GetCodecV2(grpcproto.Name), time.Now)
+}
+
+// DialOption makes c the codec of every call on a client connection.
+func (c *Codec) DialOption() grpc.DialOption {
+	return grpc.WithDefaultCallOptions(c.CallOption())
+}
+
+// CallOption makes c the codec of one call.
+func (c *Codec) CallOption() grpc.CallOption { return grpc.ForceCodecV2(c) }
+
+// ServerOption makes c the codec of every call a server receives.
+func (c *Codec) ServerOption() grpc.ServerOption { return grpc.ForceServerCodecV2(c) }
 
 // Name is Name.
 func (c *Codec) Name() string { return Name }

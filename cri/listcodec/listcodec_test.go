@@ -54,19 +54,19 @@ func marshal(t *testing.T, m proto.Message) []byte {
 }
 
 func newCodec(now func() time.Time) *Codec {
-	return New(encoding.GetCodecV2(Name).(*Codec).inner, now)
+	return New(encoding.GetCodecV2(Name), now)
 }
 
-func TestTheCodecReplacesGRPCsProtobufCodecWhenImported(t *testing.T) {
-	c, ok := encoding.GetCodecV2("proto").(*Codec)
-	if !ok {
-		t.Fatalf("gRPC's proto codec is %T, want *listcodec.Codec", encoding.GetCodecV2("proto"))
+// A Codec is used only where it is passed: making one leaves gRPC's
+// protobuf codec, which every other connection of the process uses, as
+// it was.
+func TestMakingACodecLeavesGRPCsProtobufCodecAlone(t *testing.T) {
+	c := NewGRPC()
+	if got := encoding.GetCodecV2(Name); got != c.inner {
+		t.Fatalf("gRPC's proto codec is %T, want the one the Codec wraps", got)
 	}
-	if c.inner == nil || c.inner.Name() != "proto" {
+	if _, wrapped := c.inner.(*Codec); wrapped || c.inner == nil || c.inner.Name() != "proto" {
 		t.Fatalf("inner codec %v", c.inner)
-	}
-	if _, wrapped := c.inner.(*Codec); wrapped {
-		t.Fatal("the codec wraps itself")
 	}
 }
 

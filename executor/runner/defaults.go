@@ -23,7 +23,7 @@ import (
 func (p *pass) containerOptions(ctx context.Context, c *syncpodv1.Container, img *runtimeapi.Image) (ContainerOptions, []*runtimeapi.KeyValue, error) {
 	opts := ContainerOptions{Security: p.r.security, MemoryCapacity: p.r.memCap}
 	if img == nil {
-		st, err := p.r.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: c.GetImage()}, false)
+		st, err := p.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: c.GetImage()}, false)
 		if err != nil {
 			return opts, nil, err
 		}
@@ -75,7 +75,7 @@ func (p *pass) podIPs(ctx context.Context) ([]string, error) {
 			return []string{sb.GetIp()}, nil
 		}
 	}
-	st, err := p.r.rt.PodSandboxStatus(ctx, p.sandboxID, false)
+	st, err := p.rt.PodSandboxStatus(ctx, p.sandboxID, false)
 	if err != nil {
 		// Not p.fatal here: preStop hooks call this from the kill
 		// goroutines; the caller classifies the error.

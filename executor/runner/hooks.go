@@ -37,7 +37,7 @@ func (p *pass) runHook(ctx context.Context, c *syncpodv1.Container, id string, h
 	switch a := h.GetAction().(type) {
 	case *syncpodv1.LifecycleHandler_Exec:
 		cmd := a.Exec.GetCommand()
-		stdout, stderr, err := p.r.rt.ExecSync(ctx, id, cmd, timeout)
+		stdout, stderr, err := p.rt.ExecSync(ctx, id, cmd, timeout)
 		if err == nil {
 			return "", nil
 		}

@@ -84,7 +84,7 @@ func (p *pass) ensureImage(ctx context.Context, c *syncpodv1.Container) (*runtim
 		return fail(&imageError{reason: "ImagePullBackOff", until: until,
 			msg: fmt.Sprintf("Back-off pulling image %q", c.GetImage())})
 	}
-	_, err := p.r.img.PullImage(ctx, spec, nil, p.sandboxConfig())
+	_, err := p.img.PullImage(ctx, spec, nil, p.sandboxConfig())
 	if p.r.m != nil {
 		p.r.m.imagePullDuration.Observe(time.Since(t0).Seconds())
 	}
@@ -142,7 +142,7 @@ func (p *pass) readImagesEarly(ctx context.Context) {
 		p.early[c.GetImage()] = e
 		go func(image string) {
 			defer close(e.done)
-			e.st, e.err = p.r.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: image}, false)
+			e.st, e.err = p.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: image}, false)
 		}(c.GetImage())
 	}
 }
@@ -157,7 +157,7 @@ func (p *pass) imageStatus(ctx context.Context, spec *runtimeapi.ImageSpec) (*ru
 			return e.st, nil
 		}
 	}
-	return p.r.img.ImageStatus(ctx, spec, false)
+	return p.img.ImageStatus(ctx, spec, false)
 }
 
 // earlyDone waits for the early reads no start took (the sandbox failed,

@@ -142,7 +142,7 @@ func (p *pass) killPod(ctx context.Context) bool {
 			}
 			t.grace = max(t.grace, MinGracePeriod)
 			t.startedAt = time.Now()
-			t.err = runtimeclient.IgnoreNotFound(p.r.rt.StopContainer(ctx, t.oc.GetId(), t.grace))
+			t.err = runtimeclient.IgnoreNotFound(p.rt.StopContainer(ctx, t.oc.GetId(), t.grace))
 		}()
 	}
 	wg.Wait()
@@ -166,7 +166,7 @@ func (p *pass) killPod(ctx context.Context) bool {
 	// a failed container stop still fails the pass.
 	for _, sb := range p.observed.GetSandboxes() {
 		t0 := time.Now()
-		if err := runtimeclient.IgnoreNotFound(p.r.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
+		if err := runtimeclient.IgnoreNotFound(p.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
 			ok = false
 			p.fatal(err)
 			p.add(executorv1.Step_STEP_STOP_SANDBOX, sb.GetId(), executorv1.Outcome_OUTCOME_FAILED, t0, withReason("KillPodSandboxError", err.Error()))
@@ -189,7 +189,7 @@ func (p *pass) killPod(ctx context.Context) bool {
 // say), and the grace period: grace, which the pod decides, unless the pod
 // sets none (an orphan's stand-in) and the instance recorded its own.
 func (p *pass) restoredSpec(ctx context.Context, oc *syncpodv1.ObservedContainer, grace int64) (*syncpodv1.Container, int64) {
-	resp, err := p.r.rt.ContainerStatus(ctx, oc.GetId(), false)
+	resp, err := p.rt.ContainerStatus(ctx, oc.GetId(), false)
 	if err != nil {
 		p.r.log.Info("cannot read the annotations of a container killed without its spec", "pod_uid", p.pod.GetUid(),
 			"container", oc.GetName(), "container_id", oc.GetId(), "err", err)
@@ -246,7 +246,7 @@ func (p *pass) killContainer(ctx context.Context, k *syncpodv1.ContainerKill) bo
 		}
 	}
 	t0 := time.Now()
-	if err := runtimeclient.IgnoreNotFound(p.r.rt.StopContainer(ctx, k.GetContainerId(), grace)); err != nil {
+	if err := runtimeclient.IgnoreNotFound(p.rt.StopContainer(ctx, k.GetContainerId(), grace)); err != nil {
 		p.fatal(err)
 		p.add(executorv1.Step_STEP_KILL_CONTAINER, k.GetName(), executorv1.Outcome_OUTCOME_FAILED, t0,
 			withReason("KillContainerError", err.Error()), withContainer(k.GetContainerId()))
@@ -302,7 +302,7 @@ func (p *pass) purgeInitContainers(ctx context.Context) {
 
 func (p *pass) removeInit(ctx context.Context, oc *syncpodv1.ObservedContainer, why string) {
 	t0 := time.Now()
-	if err := runtimeclient.IgnoreNotFound(p.r.rt.RemoveContainer(ctx, oc.GetId())); err != nil {
+	if err := runtimeclient.IgnoreNotFound(p.rt.RemoveContainer(ctx, oc.GetId())); err != nil {
 		p.fatal(err)
 		p.add(executorv1.Step_STEP_PRUNE_INIT_CONTAINER, oc.GetName(), executorv1.Outcome_OUTCOME_FAILED, t0,
 			withReason("RemoveContainerError", err.Error()), withContainer(oc.GetId()))

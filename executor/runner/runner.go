@@ -54,11 +54,11 @@ const MinGracePeriod = validation.MinGracePeriodSeconds
 // Config configures a Runner.
 type Config struct {
 	// Runtime is the CRI runtime service, wrapped with runtimeclient.NewRuntime (or
-	// NewLazyRuntime) so calls have timeouts and classified errors.
-	// Required.
-	Runtime runtimeclient.RuntimeAPI
+	// NewLazyRuntime) so calls have timeouts and classified errors, and
+	// each pass can record its calls. Required.
+	Runtime *runtimeclient.Runtime
 	// Images is the CRI image service, wrapped likewise. Required.
-	Images runtimeclient.ImageAPI
+	Images *runtimeclient.Images
 	// Backoff is the crash-loop back-off store. Required.
 	Backoff *backoff.Store
 	// Clock tells the time for back-off decisions; nil means the wall clock.
@@ -105,8 +105,8 @@ type Config struct {
 
 // Runner carries out change sets. Safe for concurrent use.
 type Runner struct {
-	rt      runtimeclient.RuntimeAPI
-	img     runtimeclient.ImageAPI
+	rt      *runtimeclient.Runtime
+	img     *runtimeclient.Images
 	store   *backoff.Store
 	clock   backoff.Clock
 	log     *slog.Logger
@@ -270,7 +270,11 @@ func (r *Runner) sandboxTurn(ctx context.Context) (ended func(), err error) {
 
 // pass is the state of one ApplyActions call.
 type pass struct {
-	r        *Runner
+	r *Runner
+	// rt and img are the Runner's, recording the pass's CRI calls for
+	// the response's cri_calls.
+	rt       *runtimeclient.Runtime
+	img      *runtimeclient.Images
 	pod      *syncpodv1.Pod
 	observed *syncpodv1.ObservedPod
 	actions  *syncpodv1.PodActions
@@ -305,9 +309,10 @@ func (r *Runner) applyActions(ctx context.Context, pod *syncpodv1.Pod, observed 
 	if observed == nil {
 		observed = &syncpodv1.ObservedPod{}
 	}
-	p := &pass{r: r, pod: pod, observed: observed, actions: actions, sandboxID: actions.GetSandboxId(), src: src}
 	calls := &runtimeclient.CallLog{}
-	p.run(runtimeclient.WithCallLog(ctx, calls))
+	p := &pass{r: r, rt: r.rt.WithCallLog(calls), img: r.img.WithCallLog(calls),
+		pod: pod, observed: observed, actions: actions, sandboxID: actions.GetSandboxId(), src: src}
+	p.run(ctx)
 	if p.releaseSlot != nil {
 		p.releaseSlot()
 	}

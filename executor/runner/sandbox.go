@@ -40,7 +40,7 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 	if err != nil {
 		return fail(fmt.Errorf("waiting for a turn to create the sandbox: %w", err))
 	}
-	id, err := p.r.rt.RunPodSandbox(ctx, cfg, p.pod.GetSpec().GetRuntimeClassName())
+	id, err := p.rt.RunPodSandbox(ctx, cfg, p.pod.GetSpec().GetRuntimeClassName())
 	ended()
 	msg := ""
 	if errors.Is(err, runtimeclient.ErrNameReserved) {
@@ -71,7 +71,7 @@ func (p *pass) sandboxConfig() *runtimeapi.PodSandboxConfig {
 }
 
 func (p *pass) recoverReserved(ctx context.Context, cfg *runtimeapi.PodSandboxConfig) (id, msg string, err error) {
-	list, err := p.r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
+	list, err := p.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
 		LabelSelector: map[string]string{crilabels.PodUID: p.pod.GetUid()},
 	})
 	if err != nil {
@@ -89,13 +89,13 @@ func (p *pass) recoverReserved(ctx context.Context, cfg *runtimeapi.PodSandboxCo
 			return sb.GetId(), fmt.Sprintf("reused ready sandbox %s (name was reserved by an earlier pass)", sb.GetId()), nil
 		}
 		p.r.log.Info("replacing stopped sandbox left by an earlier pass", "pod_uid", p.pod.GetUid(), "sandbox_id", sb.GetId())
-		if err := runtimeclient.IgnoreNotFound(p.r.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
+		if err := runtimeclient.IgnoreNotFound(p.rt.StopPodSandbox(ctx, sb.GetId())); err != nil {
 			return "", "", err
 		}
-		if err := runtimeclient.IgnoreNotFound(p.r.rt.RemovePodSandbox(ctx, sb.GetId())); err != nil {
+		if err := runtimeclient.IgnoreNotFound(p.rt.RemovePodSandbox(ctx, sb.GetId())); err != nil {
 			return "", "", err
 		}
-		id, err := p.r.rt.RunPodSandbox(ctx, cfg, p.pod.GetSpec().GetRuntimeClassName())
+		id, err := p.rt.RunPodSandbox(ctx, cfg, p.pod.GetSpec().GetRuntimeClassName())
 		if err != nil {
 			return "", "", err
 		}

@@ -123,7 +123,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), name), 0o755); err != nil {
 		return failed("CreateContainerConfigError", fmt.Sprintf("create container log directory: %v", err))
 	}
-	id, err := p.r.rt.CreateContainer(ctx, p.sandboxID, cfg, sbCfg)
+	id, err := p.rt.CreateContainer(ctx, p.sandboxID, cfg, sbCfg)
 	if err != nil {
 		if p.fatal(err) {
 			return false
@@ -135,12 +135,12 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 		recorded = nil
 		if err != nil {
 			// Not started, so not left created either.
-			_ = runtimeclient.IgnoreNotFound(p.r.rt.RemoveContainer(ctx, id))
+			_ = runtimeclient.IgnoreNotFound(p.rt.RemoveContainer(ctx, id))
 			p.fatal(err)
 			return false
 		}
 	}
-	if err := p.r.rt.StartContainer(ctx, id); err != nil {
+	if err := p.rt.StartContainer(ctx, id); err != nil {
 		if p.fatal(err) {
 			return false
 		}

@@ -72,7 +72,7 @@ func (p *pass) containerVolumesAndEnv(ctx context.Context, c *syncpodv1.Containe
 	}
 	info := volumes.PodInfo{NodeName: p.r.nodeName, HostIP: p.r.hostIP}
 	if needsPodIP(c) {
-		st, err := p.r.rt.PodSandboxStatus(ctx, p.sandboxID, false)
+		st, err := p.rt.PodSandboxStatus(ctx, p.sandboxID, false)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read the sandbox's IP: %w", err)
 		}

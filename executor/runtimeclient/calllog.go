@@ -1,7 +1,6 @@
 package runtimeclient
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -17,9 +16,10 @@ type Call struct {
 	Failed bool
 }
 
-// CallLog collects the CRI calls made with a context it is attached to
-// (WithCallLog), so a caller can tell where a pass spent its time. Safe for
-// concurrent use: a pass kills containers in parallel.
+// CallLog collects the CRI calls made through the Runtime and Images
+// views it was given to (Runtime.WithCallLog, Images.WithCallLog), so a
+// caller can tell where a pass spent its time. Safe for concurrent use: a
+// pass kills containers in parallel.
 type CallLog struct {
 	mu    sync.Mutex
 	calls []Call
@@ -36,17 +36,4 @@ func (l *CallLog) add(c Call) {
 	l.mu.Lock()
 	l.calls = append(l.calls, c)
 	l.mu.Unlock()
-}
-
-type callLogKey struct{}
-
-// WithCallLog returns a context whose CRI calls (through Runtime and
-// Images) are recorded in l.
-func WithCallLog(ctx context.Context, l *CallLog) context.Context {
-	return context.WithValue(ctx, callLogKey{}, l)
-}
-
-func callLogFrom(ctx context.Context) *CallLog {
-	l, _ := ctx.Value(callLogKey{}).(*CallLog)
-	return l
 }

@@ -89,8 +89,9 @@ func (t Timeouts) orDefault() Timeouts {
 }
 
 type caller struct {
-	m *Metrics
-	t Timeouts
+	m   *Metrics
+	t   Timeouts
+	log *CallLog // nil: calls not recorded
 }
 
 func (c caller) do(ctx context.Context, op string, timeout time.Duration, fn func(ctx context.Context) error) error {
@@ -98,8 +99,8 @@ func (c caller) do(ctx context.Context, op string, timeout time.Duration, fn fun
 	defer cancel()
 	start := time.Now()
 	err := Classify(fn(ctx))
-	if l := callLogFrom(ctx); l != nil {
-		l.add(Call{Op: op, Start: start, Took: time.Since(start), Failed: err != nil})
+	if c.log != nil {
+		c.log.add(Call{Op: op, Start: start, Took: time.Since(start), Failed: err != nil})
 	}
 	if c.m != nil {
 		c.m.ops.WithLabelValues(op).Inc()
@@ -127,6 +128,13 @@ func NewRuntime(rs internalapi.RuntimeService, m *Metrics, t Timeouts) *Runtime 
 // first use; calls fail with ErrUnavailable until it does.
 func NewLazyRuntime(conn *edge.Conn, m *Metrics, t Timeouts) *Runtime {
 	return &Runtime{get: conn.Runtime, c: caller{m: m, t: t.orDefault()}}
+}
+
+// WithCallLog returns a view of r whose calls are also recorded in l.
+func (r *Runtime) WithCallLog(l *CallLog) *Runtime {
+	c := r.c
+	c.log = l
+	return &Runtime{get: r.get, c: c}
 }
 
 // RuntimeAPI is the part of internalapi.RuntimeService the executor uses;
@@ -357,6 +365,13 @@ func NewImages(is internalapi.ImageManagerService, m *Metrics, t Timeouts) *Imag
 // NewLazyImages wraps the image service of conn like NewLazyRuntime.
 func NewLazyImages(conn *edge.Conn, m *Metrics, t Timeouts) *Images {
 	return &Images{get: conn.Images, c: caller{m: m, t: t.orDefault()}}
+}
+
+// WithCallLog returns a view of i whose calls are also recorded in l.
+func (i *Images) WithCallLog(l *CallLog) *Images {
+	c := i.c
+	c.log = l
+	return &Images{get: i.get, c: c}
 }
 
 // ListImages lists images.

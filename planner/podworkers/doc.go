@@ -7,7 +7,9 @@
 // spins; with Resync, each pod is synced again that long (plus up to half
 // as much at random) after its last sync, as the kubelet requeues a pod
 // after each sync, so periodic syncs of many pods spread out instead of
-// coming all at once; and Forget drops a pod's state and timers.
+// coming all at once; and Forget drops a pod's state and timers. At most
+// MaxConcurrent syncs run at once: each is handed its Slot, which it may
+// release early to wait on something that does not load the node.
 //
 // The engine knows nothing about pods beyond their uid: the sync function
 // reads whatever it needs. Time comes from the standard library's timers,

@@ -9,10 +9,12 @@ import (
 	"time"
 )
 
-// SyncFunc syncs one pod. It returns the instant the pod should next be
-// synced (zero for "no wish"), or an error, which schedules a retry with
-// the pod's error back-off.
-type SyncFunc func(ctx context.Context, uid string) (wakeAt time.Time, err error)
+// SyncFunc syncs one pod, holding slot, its place among the
+// MaxConcurrent syncs running at once, until it returns or releases it
+// (Slot.Release). It returns the instant the pod should next be synced
+// (zero for "no wish"), or an error, which schedules a retry with the
+// pod's error back-off.
+type SyncFunc func(ctx context.Context, uid string, slot *Slot) (wakeAt time.Time, err error)
 
 // Options tune the workers.
 type Options struct {
@@ -22,7 +24,7 @@ type Options struct {
 	// ErrorBackoffMax caps the retry delay (default 1 min).
 	ErrorBackoffMax time.Duration
 	// MaxConcurrent bounds syncs running at once across pods (default 16);
-	// a sync leaves the bound early with ReleaseSlot.
+	// a sync leaves the bound early with Slot.Release.
 	MaxConcurrent int
 	// Logger receives sync errors. Default: discard.
 	Logger *slog.Logger
@@ -265,10 +267,10 @@ func (w *Workers) loop(uid string, p *pod) {
 			return
 		}
 		start := time.Now()
-		sl := &slot{sem: w.sem}
-		wakeAt, err := w.sync(context.WithValue(ctx, slotKey{}, sl), uid)
+		sl := &Slot{sem: w.sem}
+		wakeAt, err := w.sync(ctx, uid, sl)
 		took := time.Since(start)
-		sl.release()
+		sl.Release()
 		if w.opts.Observe != nil {
 			w.opts.Observe(uid, took, err)
 		}
@@ -301,25 +303,22 @@ func (w *Workers) loop(uid string, p *pod) {
 	}
 }
 
-// slot is one of the MaxConcurrent places a running sync holds.
-type slot struct {
+// Slot is one of the MaxConcurrent places a running sync holds, handed
+// to its SyncFunc.
+type Slot struct {
 	once sync.Once
 	sem  chan struct{}
 }
 
-func (s *slot) release() { s.once.Do(func() { <-s.sem }) }
-
-type slotKey struct{}
-
-// ReleaseSlot gives back the MaxConcurrent place of the sync running with
-// ctx before it ends, for a sync about to wait on something that does not
-// load the node (a pod's kill, which lasts up to its grace period): other
-// pods' syncs then do not queue behind that wait. The pod itself stays
-// owned by the sync; only the bound is released. A no-op for any other
-// ctx, and after the first call.
-func ReleaseSlot(ctx context.Context) {
-	if s, ok := ctx.Value(slotKey{}).(*slot); ok {
-		s.release()
+// Release gives back the place before the sync ends, for a sync about to
+// wait on something that does not load the node (a pod's kill, which
+// lasts up to its grace period): other pods' syncs then do not queue
+// behind that wait. The pod itself stays owned by the sync; only the
+// bound is released. A no-op after the first call, and on a nil Slot (a
+// sync run outside the workers).
+func (s *Slot) Release() {
+	if s != nil {
+		s.once.Do(func() { <-s.sem })
 	}
 }
 

@@ -25,7 +25,7 @@ func newRecorder() *recorder {
 	return &recorder{calls: map[string][]time.Time{}, active: map[string]int{}, maxSeen: map[string]int{}}
 }
 
-func (r *recorder) sync(ctx context.Context, uid string) (time.Time, error) {
+func (r *recorder) sync(ctx context.Context, uid string, _ *Slot) (time.Time, error) {
 	r.mu.Lock()
 	r.calls[uid] = append(r.calls[uid], time.Now())
 	n := len(r.calls[uid])
@@ -288,9 +288,9 @@ func TestReleasedSlotsLetOtherPodsRun(t *testing.T) {
 		var mu sync.Mutex
 		waiting := 0
 		grace := make(chan struct{})
-		w := New(func(ctx context.Context, uid string) (time.Time, error) {
-			ReleaseSlot(ctx)
-			ReleaseSlot(ctx) // idempotent: must not free a second slot
+		w := New(func(ctx context.Context, uid string, slot *Slot) (time.Time, error) {
+			slot.Release()
+			slot.Release() // idempotent: must not free a second slot
 			mu.Lock()
 			waiting++
 			mu.Unlock()
@@ -321,14 +321,15 @@ func TestReleasedSlotsLetOtherPodsRun(t *testing.T) {
 	})
 }
 
-// TestReleaseSlotOutsideASyncIsANoOp: ReleaseSlot with a context that is
-// not a sync's does nothing.
-func TestReleaseSlotOutsideASyncIsANoOp(t *testing.T) {
-	w := New(func(context.Context, string) (time.Time, error) { return time.Time{}, nil }, Options{MaxConcurrent: 1})
+// TestReleasingANilSlotIsANoOp: a sync run outside the workers has no
+// slot, and releasing it frees none of the workers'.
+func TestReleasingANilSlotIsANoOp(t *testing.T) {
+	w := New(func(context.Context, string, *Slot) (time.Time, error) { return time.Time{}, nil }, Options{MaxConcurrent: 1})
 	w.sem <- struct{}{}
-	ReleaseSlot(context.Background())
+	var none *Slot
+	none.Release()
 	if len(w.sem) != 1 {
-		t.Fatal("ReleaseSlot freed a slot it did not hold")
+		t.Fatal("releasing a nil Slot freed a slot it did not hold")
 	}
 }
 

@@ -64,7 +64,8 @@ func (s *Syncer) removeOrphan(ctx context.Context, uid string, notDesiredAt time
 	w := podsync.Step(podsync.Input{Observed: o, Now: time.Now()})
 	switch {
 	case w.Apply != nil:
-		if _, err := s.apply(ctx, w.Pod, o, w.Apply); err != nil {
+		// An orphan's kill is no pod's sync: no timeline to mark.
+		if _, err := s.apply(ctx, nil, w.Pod, o, w.Apply); err != nil {
 			log.Warn("housekeeping: cannot kill orphaned pod", "err", err)
 			return
 		}

@@ -302,9 +302,11 @@ func (s *Syncer) forget(uid string) {
 }
 
 // sync is one pod's sync: podsync.Step decides, this carries the work
-// out. It returns when the pod wants to be synced again (an executor
-// back-off expiring), or an error to retry with back-off.
-func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
+// out, marking its stages on tl and releasing slot, its place in the
+// workers' bound, when it goes on to wait for something that does not
+// load the node. It returns when the pod wants to be synced again (an
+// executor back-off expiring), or an error to retry with back-off.
+func (s *Syncer) sync(ctx context.Context, uid string, tl *timeline.Sync, slot *podworkers.Slot) (time.Time, error) {
 	rec, err := s.opts.Store.Get(ctx, &plannerv1.PodRef{Uid: uid})
 	if errors.Is(err, store.ErrNotFound) {
 		s.forget(uid)
@@ -314,7 +316,7 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("read pod: %w", err)
 	}
 	pod := rec.GetPod()
-	endRead := timeline.Stage(ctx, timeline.StageStatusRead)
+	endRead := tl.Stage(timeline.StageStatusRead)
 	observed, err := s.podStatus(ctx, pod)
 	endRead()
 	if err != nil {
@@ -328,16 +330,16 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		probes = s.probes.Results(uid)
 	}
 	in := podsync.Input{Record: rec, Observed: observed, Probes: probes, Now: time.Now(), Evicted: s.evictionOf(pod)}
-	endPlan := timeline.Stage(ctx, timeline.StagePlan)
+	endPlan := tl.Stage(timeline.StagePlan)
 	w := podsync.Step(in)
 	endPlan()
 	if w.Apply != nil {
 		if w.Apply.GetKillPod() {
 			// A kill lasts up to the grace period: it must not hold one of
 			// the sync bound's places that other pods' syncs wait for.
-			podworkers.ReleaseSlot(ctx)
+			slot.Release()
 		}
-		resp, err := s.apply(ctx, w.Pod, observed, w.Apply)
+		resp, err := s.apply(ctx, tl, w.Pod, observed, w.Apply)
 		// Whatever the outcome, the runtime may have changed (a call that
 		// timed out may still have created containers): the next sync
 		// waits for a status taken after this moment.
@@ -355,8 +357,8 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 			// Running now, not by the next sync (see statusAfter). Its
 			// CRI work is done: other pods' syncs need not wait on the
 			// PLEG's answer for their place in the bound.
-			podworkers.ReleaseSlot(ctx)
-			if fresh, ok := s.statusAfter(ctx, pod); ok {
+			slot.Release()
+			if fresh, ok := s.statusAfter(ctx, tl, pod); ok {
 				in.Observed = fresh
 				s.probes.Sync(pod, fresh)
 				in.Probes = s.probes.Results(uid)
@@ -371,7 +373,7 @@ func (s *Syncer) sync(ctx context.Context, uid string) (time.Time, error) {
 		s.refreshVolumes(ctx, pod)
 	}
 	if w.Commits() {
-		endWrite := timeline.Stage(ctx, timeline.StageStatusWritten)
+		endWrite := tl.Stage(timeline.StageStatusWritten)
 		_, err := s.opts.Store.CommitSync(ctx, uid, store.SyncCommit{Events: w.Events, LastActions: w.LastActions, Status: w.Status})
 		endWrite()
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -439,8 +441,8 @@ const statusAfterTimeout = 2 * time.Second
 // patching the API server) heard of the start. Reading it here costs the
 // same relist the next sync would have waited for, and the next sync finds
 // nothing left to store. ok is false when it could not be read in time.
-func (s *Syncer) statusAfter(ctx context.Context, pod *syncpodv1.Pod) (*syncpodv1.ObservedPod, bool) {
-	end := timeline.Stage(ctx, timeline.StageStatusAfter)
+func (s *Syncer) statusAfter(ctx context.Context, tl *timeline.Sync, pod *syncpodv1.Pod) (*syncpodv1.ObservedPod, bool) {
+	end := tl.Stage(timeline.StageStatusAfter)
 	defer end()
 	ctx, cancel := context.WithTimeout(ctx, min(s.opts.RPCTimeout, statusAfterTimeout))
 	defer cancel()
@@ -487,18 +489,19 @@ func (s *Syncer) askAhead(ctx context.Context, uid string, done time.Time) {
 }
 
 // apply hands a change set to the executor: the one way anything is
-// applied, for desired pods and orphans alike.
-func (s *Syncer) apply(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
+// applied, for desired pods and orphans alike. The call and the CRI calls
+// the executor reports are stages of tl (nil: not recorded).
+func (s *Syncer) apply(ctx context.Context, tl *timeline.Sync, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions) (*executorv1.ApplyActionsResponse, error) {
 	cfg, err := s.configFor(ctx, pod)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout+killTime(pod))
 	defer cancel()
-	endExec := timeline.Stage(ctx, timeline.StageExecutor)
+	endExec := tl.Stage(timeline.StageExecutor)
 	resp, err := s.opts.Executor.ApplyActions(ctx, pod, observed, actions, cfg)
 	endExec()
-	timeline.FromContext(ctx).CRICalls(resp.GetCriCalls())
+	tl.CRICalls(resp.GetCriCalls())
 	if err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncpod/syncpod/planner/podworkers"
 	"github.com/syncpod/syncpod/planner/timeline"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -12,13 +13,12 @@ import (
 
 // The syncer's side of the sync timelines (package timeline): triggers are
 // noted with their source before the workers are asked, and every sync
-// runs with a timeline in its context, in which sync and apply mark their
-// stages.
+// is handed its timeline, in which sync and apply mark their stages.
 
 // timedSync is the workers' SyncFunc: one sync, timed.
-func (s *Syncer) timedSync(ctx context.Context, uid string) (time.Time, error) {
+func (s *Syncer) timedSync(ctx context.Context, uid string, slot *podworkers.Slot) (time.Time, error) {
 	tl := s.tl.Begin(uid)
-	wake, err := s.sync(timeline.NewContext(ctx, tl), uid)
+	wake, err := s.sync(ctx, uid, tl, slot)
 	tl.End(err)
 	return wake, err
 }

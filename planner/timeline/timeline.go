@@ -252,22 +252,3 @@ func metricStage(name string) string {
 	}
 	return name
 }
-
-type ctxKey struct{}
-
-// NewContext returns ctx carrying s, for the stages marked deeper down.
-func NewContext(ctx context.Context, s *Sync) context.Context {
-	return context.WithValue(ctx, ctxKey{}, s)
-}
-
-// FromContext returns the Sync ctx carries, nil when none (valid: it
-// records nothing).
-func FromContext(ctx context.Context) *Sync {
-	s, _ := ctx.Value(ctxKey{}).(*Sync)
-	return s
-}
-
-// Stage starts a stage of the sync ctx carries; see Sync.Stage.
-func Stage(ctx context.Context, name string) (end func()) {
-	return FromContext(ctx).Stage(name)
-}

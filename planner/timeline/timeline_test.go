@@ -107,8 +107,7 @@ func TestNilRecorderRecordsNothing(t *testing.T) {
 	s.CRICalls([]*executorv1.CriCallTiming{{Operation: "x"}})
 	s.End(nil)
 	r.Forget("u")
-	if r.Last("u") != nil || FromContext(t.Context()) != nil {
+	if r.Last("u") != nil {
 		t.Fatal("a nil recorder returned something")
 	}
-	Stage(t.Context(), StagePlan)()
 }

@@ -31,25 +31,27 @@ import (
 // received and answers InvalidArgument, naming the field when the bytes
 // show which one, before anything else sees the request.
 
-// requestCodec is the proto codec with decode errors of the caller's
-// making held back for the interceptors.
+// requestCodec is the server's codec (gRPC's protobuf codec, or one
+// passed in Options.Codec) with decode errors of the caller's making held
+// back for the interceptors.
 type requestCodec struct {
 	base encoding.CodecV2
 	mu   sync.Mutex
 	bad  map[any]error // message -> InvalidArgument status error
 }
 
-func newRequestCodec() *requestCodec {
-	return &requestCodec{base: encoding.GetCodecV2(grpcproto.Name), bad: map[any]error{}}
+// newRequestCodec wraps base, a protobuf codec.
+func newRequestCodec(base encoding.CodecV2) *requestCodec {
+	return &requestCodec{base: base, bad: map[any]error{}}
 }
 
 // Name is the proto codec's, so the codec serves application/grpc.
 func (c *requestCodec) Name() string { return grpcproto.Name }
 
-// Marshal is the proto codec's.
+// Marshal is the base codec's.
 func (c *requestCodec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
 
-// Unmarshal decodes with the proto codec; a protobuf decode error is
+// Unmarshal decodes with the base codec; a protobuf decode error is
 // noted for the interceptors and not returned.
 func (c *requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	err := c.base.Unmarshal(data, v)

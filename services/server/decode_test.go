@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
@@ -139,5 +142,47 @@ func TestInvalidUTF8Path(t *testing.T) {
 				t.Errorf("path %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// countingCodec is gRPC's protobuf codec counting what it does.
+type countingCodec struct {
+	encoding.CodecV2
+	mu                   sync.Mutex
+	marshals, unmarshals int
+}
+
+func (c *countingCodec) Marshal(v any) (mem.BufferSlice, error) {
+	c.mu.Lock()
+	c.marshals++
+	c.mu.Unlock()
+	return c.CodecV2.Marshal(v)
+}
+
+func (c *countingCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	c.mu.Lock()
+	c.unmarshals++
+	c.mu.Unlock()
+	return c.CodecV2.Unmarshal(data, v)
+}
+
+// The codec passed in Options is the one the server encodes and decodes
+// with (syncpod-crisim passes its list codec), still answering a request
+// it cannot decode with InvalidArgument.
+func TestTheServerUsesTheCodecItIsGiven(t *testing.T) {
+	codec := &countingCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name)}
+	r := runServer(t, Options{Codec: codec})
+	waitServing(t, r.conn)
+	codec.mu.Lock()
+	m, u := codec.marshals, codec.unmarshals
+	codec.mu.Unlock()
+	if m == 0 || u == 0 {
+		t.Fatalf("the given codec encoded %d and decoded %d messages, want the health checks'", m, u)
+	}
+	req := badString(1)
+	var out []byte
+	err := r.conn.Invoke(context.Background(), "/grpc.health.v1.Health/Check", &req, &out, grpc.ForceCodecV2(rawCodec{}))
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("undecodable request: %v, want InvalidArgument", err)
 	}
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
@@ -47,6 +49,11 @@ type Options struct {
 	// server registers gRPC server metrics and the Go and process
 	// collectors on it. Required.
 	Registry *prometheus.Registry
+	// Codec encodes the answers and decodes the requests (a crisim serves
+	// its list answers through a listcodec.Codec); nil is gRPC's protobuf
+	// codec. The server wraps it to answer undecodable requests with
+	// InvalidArgument (decode.go).
+	Codec encoding.CodecV2
 	// ExtraServerOptions are appended to the gRPC server options.
 	ExtraServerOptions []grpc.ServerOption
 	// ServiceManagesHealth leaves the overall health status NOT_SERVING
@@ -124,7 +131,11 @@ func New(opts Options) (*Server, error) {
 	})
 
 	stopping := make(chan struct{})
-	codec := newRequestCodec() // decode.go: undecodable requests are InvalidArgument
+	base := opts.Codec
+	if base == nil {
+		base = encoding.GetCodecV2(grpcproto.Name)
+	}
+	codec := newRequestCodec(base) // decode.go: undecodable requests are InvalidArgument
 	serverOpts := []grpc.ServerOption{
 		grpc.ForceServerCodecV2(codec),
 		grpc.ChainUnaryInterceptor(

@@ -15,14 +15,23 @@ import (
 	remote "k8s.io/cri-client/pkg"
 
 	"github.com/syncpod/syncpod/cri/crisim"
-	_ "github.com/syncpod/syncpod/cri/listcodec" // list answers encoded and decoded as syncpod-crisim and syncpod-pleg do
+	"github.com/syncpod/syncpod/cri/listcodec"
 )
 
 // Start runs a crisim Runtime built from opts on a new unix socket and
-// returns its endpoint ("unix:///..."). A nil opts.Logger discards logs.
-// The socket lives in a short temporary directory (unix socket paths are
-// limited to about 100 bytes, which t.TempDir() can exceed).
+// returns its endpoint ("unix:///..."). Its server sends the list
+// answers through a listcodec.Codec of its own, as syncpod-crisim does. A
+// nil opts.Logger discards logs. The socket lives in a short temporary
+// directory (unix socket paths are limited to about 100 bytes, which
+// t.TempDir() can exceed).
 func Start(t testing.TB, opts crisim.Options) (endpoint string, rt *crisim.Runtime) {
+	t.Helper()
+	return StartWithCodec(t, opts, listcodec.NewGRPC())
+}
+
+// StartWithCodec is Start with codec as its server's codec, for a test
+// that looks at what the codec did.
+func StartWithCodec(t testing.TB, opts crisim.Options, codec *listcodec.Codec) (endpoint string, rt *crisim.Runtime) {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -40,7 +49,7 @@ func Start(t testing.TB, opts crisim.Options) (endpoint string, rt *crisim.Runti
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(codec.ServerOption())
 	crisim.Register(srv, rt)
 	served := make(chan struct{})
 	go func() { defer close(served); _ = srv.Serve(lis) }()

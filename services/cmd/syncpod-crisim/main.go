@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -22,7 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/syncpod/syncpod/cri/crisim"
-	_ "github.com/syncpod/syncpod/cri/listcodec" // list answers sent from each item's kept encoding
+	"github.com/syncpod/syncpod/cri/listcodec"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -106,7 +107,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return 1
 	}
-	srv, err := server.New(common.Options(logger, reg))
+	srv, err := server.New(serverOptions(common, logger, reg))
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
@@ -137,4 +138,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		rt.Shutdown()
 		return nil
 	})
+}
+
+// serverOptions are the CRI server's: its list answers are sent from each
+// item's kept encoding (a list codec), which crisim allows since it
+// replaces a listed item rather than change it.
+func serverOptions(common *server.Flags, logger *slog.Logger, reg *prometheus.Registry) server.Options {
+	opts := common.Options(logger, reg)
+	opts.Codec = listcodec.NewGRPC()
+	return opts
 }

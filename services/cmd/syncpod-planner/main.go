@@ -72,16 +72,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	reg.MustRegister(
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "syncpod_planner_watch_resyncs_total",
-			Help: "WatchPods subscribers that fell behind and were sent RESYNC instead of the changes they missed.",
-		}, func() float64 { return float64(pods.Stats().WatchResyncs) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "syncpod_planner_watchers",
-			Help: "Open WatchPods subscriptions.",
-		}, func() float64 { return float64(pods.Stats().Watchers) }),
-	)
+	if _, err := store.NewMetrics(reg, pods); err != nil {
+		logger.Error("cannot register the pod store metrics", "err", err)
+		return 1
+	}
 	execConn, err := dial(*executorAddr)
 	if err != nil {
 		logger.Error("bad --executor", "err", err)

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -18,7 +19,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri"
-	"github.com/syncpod/syncpod/cri/listcodec" // the relists' list answers decode through its cache
+	"github.com/syncpod/syncpod/cri/listcodec"
 	"github.com/syncpod/syncpod/pleg"
 	"github.com/syncpod/syncpod/pleg/service"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -87,17 +88,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	logger := common.Logger(stderr, fs.Name())
 	reg := prometheus.NewRegistry()
-	if err := registerListCodecMetrics(reg, listcodec.Default); err != nil {
+	conn, err := criConn(pf.criEndpoint, pf.criTimeout, logger, reg)
+	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
+	defer conn.Close()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	// Connect lazily: the service starts (health NOT_SERVING, reason
-	// logged) even when the runtime is not up yet.
-	conn := cri.NewConn(pf.criEndpoint, pf.criTimeout, logger)
-	defer conn.Close()
 	rt := conn.Observer()
 
 	p, err := pleg.New(pleg.Options{
@@ -142,28 +141,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	})
 }
 
-// registerListCodecMetrics exposes what the CRI list answers' decoding
-// cache did: items decoded, items reused unchanged from an earlier
-// answer, and items kept.
-func registerListCodecMetrics(reg prometheus.Registerer, c *listcodec.Codec) error {
-	items := func(decoding string, n func(listcodec.Stats) int) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name:        "syncpod_pleg_cri_list_items_total",
-			Help:        "Sandboxes and containers in the runtime's list answers, by decoding: decoded, or reused (encoded as in an earlier answer, so not decoded again).",
-			ConstLabels: prometheus.Labels{"decoding": decoding},
-		}, func() float64 { return float64(n(c.Stats())) })
+// criConn is the PLEG's CRI connection, made lazily: the service starts
+// (health NOT_SERVING, reason logged) even when the runtime is not up
+// yet. Its relists' two list answers decode through a list codec's cache,
+// whose metrics go on reg.
+func criConn(endpoint string, timeout time.Duration, logger *slog.Logger, reg prometheus.Registerer) (*cri.Conn, error) {
+	lists := listcodec.NewGRPC()
+	if _, err := listcodec.NewDecodeMetrics(reg, lists); err != nil {
+		return nil, err
 	}
-	for _, col := range []prometheus.Collector{
-		items("decoded", func(s listcodec.Stats) int { return s.Decoded }),
-		items("reused", func(s listcodec.Stats) int { return s.Reused }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "syncpod_pleg_cri_list_items_cached",
-			Help: "Decoded sandboxes and containers kept for the next list answers.",
-		}, func() float64 { return float64(c.Stats().Kept) }),
-	} {
-		if err := reg.Register(col); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cri.NewConn(endpoint, timeout, logger, cri.WithListCodec(lists)), nil
 }
