@@ -30,6 +30,7 @@ require (
 )
 
 require (
+	github.com/kylelemons/godebug v1.1.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	k8s.io/cri-streaming v0.37.2 // indirect
