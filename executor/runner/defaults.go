@@ -62,20 +62,31 @@ func (p *pass) containerOptions(ctx context.Context, c *syncpodv1.Container, img
 	return opts, env, nil
 }
 
-// podIPs are the IPs of the sandbox the pass starts containers in: from
-// the observed pod when it lists that sandbox with an IP, else from CRI.
-// Host-network pods have none of their own. Safe for concurrent use
-// within a pass.
+// podIPs are the pod's IPs: those of the sandbox the pass starts
+// containers in or, in a pass that names none (a pass that only kills:
+// a deleted, finished or orphaned pod), of the newest observed sandbox
+// while it is ready, as the kubelet reads the pod's IPs from its latest
+// sandbox. They come from the observed pod when it lists that sandbox
+// with an IP, else from CRI. Host-network pods have none of their own.
+// Safe for concurrent use within a pass.
 func (p *pass) podIPs(ctx context.Context) ([]string, error) {
 	if p.pod.GetSpec().GetHostNetwork() {
 		return nil, nil
 	}
+	id := p.sandboxID
+	if id == "" {
+		sb := newestSandbox(p.observed)
+		if sb.GetState() != syncpodv1.SandboxState_SANDBOX_STATE_READY {
+			return nil, nil
+		}
+		id = sb.GetId()
+	}
 	for _, sb := range p.observed.GetSandboxes() {
-		if sb.GetId() == p.sandboxID && sb.GetIp() != "" {
+		if sb.GetId() == id && sb.GetIp() != "" {
 			return []string{sb.GetIp()}, nil
 		}
 	}
-	st, err := p.rt.PodSandboxStatus(ctx, p.sandboxID, false)
+	st, err := p.rt.PodSandboxStatus(ctx, id, false)
 	if err != nil {
 		// Not p.fatal here: preStop hooks call this from the kill
 		// goroutines; the caller classifies the error.
@@ -92,4 +103,21 @@ func (p *pass) podIPs(ctx context.Context) ([]string, error) {
 		}
 	}
 	return ips, nil
+}
+
+// newestSandbox is the observed sandbox created last (ties broken by id,
+// as the planner orders them); nil when there is none.
+func newestSandbox(o *syncpodv1.ObservedPod) *syncpodv1.ObservedSandbox {
+	var newest *syncpodv1.ObservedSandbox
+	for _, sb := range o.GetSandboxes() {
+		if newest == nil {
+			newest = sb
+			continue
+		}
+		a, b := sb.GetCreatedAt().AsTime(), newest.GetCreatedAt().AsTime()
+		if a.After(b) || (a.Equal(b) && sb.GetId() < newest.GetId()) {
+			newest = sb
+		}
+	}
+	return newest
 }

@@ -21,12 +21,15 @@
 // security context, the runAsNonRoot refusal; podfiles.go: the managed
 // /etc/hosts and termination-log mounts under Config.PodDir, DNS). Before
 // the create, the pod's volumes are set up (Config.Volumes, package
-// volumes) and the container's mounts and environment (env sources, the
-// downward API) resolved: a missing ConfigMap, Secret, key or volume
-// source fails the start with CreateContainerConfigError. A container's
-// postStart hook runs right after its start and its preStop hook before
-// its stop, within the grace period (hooks.go), each reported as a hook
-// step. Steps for one pod are serialized; different
+// volumes) and the container's environment (env sources, the downward
+// API) and then its mounts (a subPathExpr expanded against that
+// environment) resolved: a missing ConfigMap, Secret, key or volume
+// source, or a sub path that does not expand to a relative path inside
+// the volume, fails the start with CreateContainerConfigError. A
+// container's postStart hook runs right after its start and its preStop
+// hook before its stop, within the grace period (hooks.go), each reported
+// as a hook step; an httpGet or tcpSocket hook without a host goes to the
+// pod's IP, from the newest ready sandbox in a pass that only kills. Steps for one pod are serialized; different
 // pods run in parallel up to a bound. A runtime that cannot be reached
 // aborts the pass with cri.ErrUnavailable.
 package runner

@@ -79,7 +79,8 @@ func (p *pass) runHook(ctx context.Context, c *syncpodv1.Container, id string, h
 }
 
 // hookHost is host, else the pod's IP: 127.0.0.1 for a host-network pod
-// (the node's own address seen from the node), else the sandbox IP.
+// (the node's own address seen from the node), else the sandbox's IP
+// (podIPs; at a pod's kill too, R-18.4).
 func (p *pass) hookHost(ctx context.Context, host string) (string, error) {
 	if host != "" {
 		return host, nil

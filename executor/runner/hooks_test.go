@@ -255,3 +255,59 @@ func TestKillGraceOverrideReplacesThePodsGrace_R9_5(t *testing.T) {
 		})
 	}
 }
+
+// TestPreStopHTTPGetWithoutHostReachesThePodIPOnAPodKill: the
+// kill of a deleted, finished or orphaned pod names no sandbox, yet an
+// httpGet preStop hook without a host goes to the pod's IP, read from its
+// newest sandbox while that is ready; a pod whose newest sandbox is no
+// longer ready has no IP and the hook fails with that reason, the stop
+// going ahead.
+func TestPreStopHTTPGetWithoutHostReachesThePodIPOnAPodKill(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		notReady bool
+		want     string
+		hits     int
+	}{
+		{"R-18.4 a ready sandbox: the hook reaches the pod IP", false, "PRE_STOP_HOOK app SUCCEEDED\nKILL_CONTAINER app SUCCEEDED\n", 1},
+		{"R-18.4 a sandbox no longer ready: no pod IP", true, "PRE_STOP_HOOK app FAILED FailedPreStopHook\nKILL_CONTAINER app SUCCEEDED\n", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var paths []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				defer mu.Unlock()
+				paths = append(paths, r.URL.Path)
+			}))
+			defer srv.Close()
+			port := int32(srv.Listener.Addr().(*net.TCPAddr).Port)
+			e := newEnv(t, busybox)
+			c := ctr("app")
+			c.Lifecycle = &syncpodv1.Lifecycle{PreStop: &syncpodv1.LifecycleHandler{
+				Action: &syncpodv1.LifecycleHandler_HttpGet{HttpGet: &syncpodv1.HTTPGetAction{Path: "/prestop", Port: port}}}}
+			pod := testPod(nil, c)
+			pod.Spec.HostNetwork = false
+			resp := e.apply(t, pod, e.observe(t, pod.GetUid()), &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("app")})
+			o := e.observe(t, pod.GetUid())
+			if len(o.GetContainers()) != 1 || len(o.GetSandboxes()) != 1 {
+				t.Fatalf("start: %s", summary(resp))
+			}
+			// The test's server stands for the pod: its sandbox's IP is
+			// the loopback address the server listens on.
+			o.Sandboxes[0].Ip = "127.0.0.1"
+			if tc.notReady {
+				o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+			}
+			resp = e.apply(t, pod, o, &syncpodv1.PodActions{KillPod: true})
+			if got := summary(stepsOnly(resp, executorv1.Step_STEP_PRE_STOP_HOOK, executorv1.Step_STEP_KILL_CONTAINER)); got != tc.want {
+				t.Errorf("steps:\n%s\nwant:\n%s", got, tc.want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(paths) != tc.hits {
+				t.Errorf("the pod's server got %q, want %d request(s)", paths, tc.hits)
+			}
+		})
+	}
+}

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/critest"
+	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/executor/volumes"
@@ -108,4 +110,103 @@ func (r *recordingRuntime) CreateContainer(ctx context.Context, sandboxID string
 	r.mounts[cfg.GetMetadata().GetName()] = cfg.GetMounts()
 	r.mu.Unlock()
 	return r.Runtime.CreateContainer(ctx, sandboxID, cfg, sbCfg)
+}
+
+// TestSubPathExprIsExpandedWhenTheContainerIsCreated (R-18.1, R-18.2): a
+// subPathExpr is expanded against the container's environment, downward
+// API values included, when the container is created, and mounts that
+// directory of the volume; an expansion that fails (a variable left empty,
+// a path with "..") holds the container in CreateContainerConfigError with
+// the kubelet's message, and the next start of the pod as it is then (its
+// annotation added) succeeds.
+func TestSubPathExprIsExpandedWhenTheContainerIsCreated(t *testing.T) {
+	fieldEnv := func(name, path string) *syncpodv1.EnvVar {
+		return &syncpodv1.EnvVar{Name: name, ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_FieldRef{
+			FieldRef: &syncpodv1.ObjectFieldSelector{FieldPath: path}}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		env     []*syncpodv1.EnvVar
+		expr    string
+		msg     string // the first start's failure, "" for none
+		fix     func(pod *syncpodv1.Pod)
+		wantDir string // relative to the volume, after the (second) start
+	}{
+		{name: "R-18.1 the pod's name from the downward API", env: []*syncpodv1.EnvVar{fieldEnv("POD_NAME", "metadata.name")},
+			expr: "$(POD_NAME)", wantDir: "demo"},
+		{name: "R-18.2 '..' is refused after expansion", env: []*syncpodv1.EnvVar{{Name: "POD_NAME", Value: ".."}},
+			expr: "$(POD_NAME)", msg: "unable to provision SubPath `..`: must not contain '..'"},
+		{name: "R-18.2 an absolute path is refused after expansion", env: []*syncpodv1.EnvVar{{Name: "POD_NAME", Value: "/tmp"}},
+			expr: "$(POD_NAME)", msg: "error SubPath `/tmp` must not be an absolute path"},
+		{name: "R-18.1 an annotation added later lets the container start",
+			env:  []*syncpodv1.EnvVar{{Name: "POD_NAME", Value: "foo"}, fieldEnv("ANNOTATION", "metadata.annotations['mysubpath']")},
+			expr: "$(ANNOTATION)/$(POD_NAME)", msg: "missing value for ANNOTATION",
+			fix: func(pod *syncpodv1.Pod) { pod.Annotations = map[string]string{"mysubpath": "mypath"} }, wantDir: "mypath/foo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt, img := critest.NewRuntime(), critest.NewImages(busybox)
+			store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = store.Close() })
+			podDir := t.TempDir()
+			vm, err := volumes.New(volumes.Options{Root: podDir, NoTmpfs: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := New(Config{Runtime: runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(img, nil, runtimeclient.Timeouts{}),
+				Backoff: store, LogDir: t.TempDir(), Volumes: vm})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := ctr("app")
+			c.Env = tc.env
+			c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "workdir1", MountPath: "/logs", SubPathExpr: tc.expr}}
+			pod := testPod(nil, c)
+			pod.Spec.Volumes = []*syncpodv1.Volume{{Name: "workdir1", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}}}
+			resp, err := r.ApplyActionsWithSources(context.Background(), pod, nil,
+				&syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("app")}, volumes.Sources{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := stepsOnly(resp, executorv1.Step_STEP_START_CONTAINER).GetSteps()[0]
+			if tc.msg != "" {
+				if start.GetOutcome() != executorv1.Outcome_OUTCOME_FAILED || start.GetReason() != "CreateContainerConfigError" || start.GetMessage() != tc.msg {
+					t.Fatalf("start %s %s %q, want CreateContainerConfigError %q", start.GetOutcome(), start.GetReason(), start.GetMessage(), tc.msg)
+				}
+				if tc.fix == nil {
+					return
+				}
+				tc.fix(pod)
+				o, err := observe.Read(context.Background(), rt, pod.GetUid(), time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, err = r.ApplyActionsWithSources(context.Background(), pod, o,
+					&syncpodv1.PodActions{SandboxId: resp.GetSandboxId(), ContainersToStart: starts("app")}, volumes.Sources{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				start = stepsOnly(resp, executorv1.Step_STEP_START_CONTAINER).GetSteps()[0]
+			}
+			if start.GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
+				t.Fatalf("start %s %s %q", start.GetOutcome(), start.GetReason(), start.GetMessage())
+			}
+			vol := filepath.Join(podDir, pod.GetUid(), "volumes", "empty-dir", "workdir1")
+			want := filepath.Join(vol, tc.wantDir)
+			if fi, err := os.Stat(want); err != nil || !fi.IsDir() {
+				t.Errorf("subpath directory %s: %v", want, err)
+			}
+			var got string
+			for _, m := range rt.CreatedConfig(start.GetContainerId()).GetMounts() {
+				if m.GetContainerPath() == "/logs" {
+					got = m.GetHostPath()
+				}
+			}
+			if real, _ := filepath.EvalSymlinks(want); got != real {
+				t.Errorf("/logs mounted from %q, want %q", got, real)
+			}
+		})
+	}
 }

@@ -52,7 +52,7 @@ func (r *Runner) RemoveVolumes(ctx context.Context, uid string) error {
 }
 
 // containerVolumesAndEnv sets up the pod's volumes, then resolves c's
-// mounts and environment. The error is the kubelet's
+// environment and its mounts. The error is the kubelet's
 // CreateContainerConfigError message (a *volumes.MountError for a volume
 // that could not be set up).
 func (p *pass) containerVolumesAndEnv(ctx context.Context, c *syncpodv1.Container) ([]*runtimeapi.Mount, []*runtimeapi.KeyValue, error) {
@@ -66,10 +66,6 @@ func (p *pass) containerVolumesAndEnv(ctx context.Context, c *syncpodv1.Containe
 			return nil, nil, err
 		}
 	}
-	mounts, err := volumes.Mounts(p.pod, c, paths)
-	if err != nil {
-		return nil, nil, err
-	}
 	info := volumes.PodInfo{NodeName: p.r.nodeName, HostIP: p.r.hostIP}
 	if needsPodIP(c) {
 		st, err := p.rt.PodSandboxStatus(ctx, p.sandboxID, false)
@@ -82,6 +78,12 @@ func (p *pass) containerVolumesAndEnv(ctx context.Context, c *syncpodv1.Containe
 		}
 	}
 	env, err := volumes.Env(p.pod, c, p.src, info)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The mounts come after the environment, which subPathExpr reads
+	//
+	mounts, err := volumes.Mounts(p.pod, c, paths, env)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -35,5 +35,9 @@
 //     (Secret values stay in RAM); otherwise a plain directory, logged
 //     once. Remove unmounts them before it deletes, and never deletes
 //     through a mount point it did not make.
+//   - A mount's sub path (subPath, or subPathExpr expanded against the
+//     container's environment) is relative, holds no "..", and resolves
+//     inside its volume; a missing one is created with the volume
+//     directory's mode.
 //   - Secret values are never logged.
 package volumes

@@ -140,7 +140,7 @@ func TestParseReportsEveryUnsupportedFieldWithItsPath(t *testing.T) {
 		"spec.containers[0].lifecycle.stopSignal",
 		"spec.containers[0].resources.limits.ephemeral-storage",
 		"spec.containers[0].securityContext.runAsUsr",
-		"spec.containers[0].volumeMounts[0].subPathExpr",
+		"spec.containers[0].volumeMounts[0].recursiveReadOnly",
 		"spec.securityContext.fsGroupChangePolicy",
 		"spec.volumes[0].persistentVolumeClaim",
 		"spec.containers[0].readinessProbe.httpGet.port",

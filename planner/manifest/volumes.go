@@ -51,7 +51,7 @@ func volumeSchema() *schema {
 
 func volumeMountSchema() *schema {
 	return listOf(obj(map[string]*schema{
-		"name": leaf(), "mountPath": leaf(), "readOnly": leaf(), "subPath": leaf(), "mountPropagation": leaf(),
+		"name": leaf(), "mountPath": leaf(), "readOnly": leaf(), "subPath": leaf(), "subPathExpr": leaf(), "mountPropagation": leaf(),
 	}))
 }
 
@@ -193,7 +193,7 @@ func (c *converter) volumes(vols []corev1.Volume) []*syncpodv1.Volume {
 func (c *converter) volumeMounts(path string, mounts []corev1.VolumeMount) []*syncpodv1.VolumeMount {
 	var out []*syncpodv1.VolumeMount
 	for i, m := range mounts {
-		vm := &syncpodv1.VolumeMount{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly, SubPath: m.SubPath}
+		vm := &syncpodv1.VolumeMount{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly, SubPath: m.SubPath, SubPathExpr: m.SubPathExpr}
 		if m.MountPropagation != nil {
 			switch *m.MountPropagation {
 			case corev1.MountPropagationNone:

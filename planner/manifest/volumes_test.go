@@ -275,3 +275,43 @@ spec:
 		t.Errorf("bad type: %v", err)
 	}
 }
+
+// TestSubPathExprIsConvertedAndExclusiveWithSubPath (R-18.1): a volume
+// mount's subPathExpr reaches the pod as written, for the executor to
+// expand; one that also sets subPath converts, and the pod's validation
+// refuses it at that mount's sub_path_expr, as the API server does.
+func TestSubPathExprIsConvertedAndExclusiveWithSubPath(t *testing.T) {
+	doc := func(mount string) []byte {
+		return []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes: [{name: work, emptyDir: {}}]
+  containers:
+  - name: c
+    image: i
+    env:
+    - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+    volumeMounts: [` + mount + `]
+`)
+	}
+	pods, _, err := Parse(doc(`{name: work, mountPath: /logs, subPathExpr: "$(POD_NAME)"}`))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	vm := pods[0].GetSpec().GetContainers()[0].GetVolumeMounts()[0]
+	if vm.GetSubPathExpr() != "$(POD_NAME)" || vm.GetSubPath() != "" {
+		t.Errorf("volume mount %v, want sub_path_expr $(POD_NAME) alone", vm)
+	}
+	if err := validation.Pod(pods[0]); err != nil {
+		t.Errorf("valid pod refused: %v", err)
+	}
+	pods, _, err = Parse(doc(`{name: work, mountPath: /logs, subPath: logs, subPathExpr: "$(POD_NAME)"}`))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	err = validation.Pod(pods[0])
+	if err == nil || !strings.Contains(err.Error(), "spec.containers[0].volume_mounts[0].sub_path_expr") || !strings.Contains(err.Error(), "mutually exclusive") {
+		t.Errorf("validation = %v, want sub_path_expr refused as exclusive with sub_path", err)
+	}
+}

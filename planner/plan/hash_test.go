@@ -155,6 +155,12 @@ func TestSpecHashCoversMountsAndEnvSourcesOnlyWhenSet(t *testing.T) {
 		"mount readonly": func(c *syncpodv1.Container) {
 			c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "v", MountPath: "/v", ReadOnly: true}}
 		},
+		"R-18.1 mount subPathExpr": func(c *syncpodv1.Container) {
+			c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "v", MountPath: "/v", SubPathExpr: "$(A)"}}
+		},
+		"R-18.1 mount another subPathExpr": func(c *syncpodv1.Container) {
+			c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "v", MountPath: "/v", SubPathExpr: "$(A)/x"}}
+		},
 		"envFrom": func(c *syncpodv1.Container) {
 			c.EnvFrom = []*syncpodv1.EnvFromSource{{ConfigMapRef: &syncpodv1.ConfigMapEnvSource{Name: "c"}}}
 		},

@@ -10,12 +10,14 @@ const (
 	tagVolumeMounts = 140
 	tagEnvFrom      = 141
 	tagEnvSources   = 142
+	tagSubPathExprs = 143
 )
 
 // hashVolumeFields adds volume_mounts (name, mount_path, read_only,
-// sub_path, propagation of each), env_from (prefix and the referenced
-// object of each) and the env entries' value_from (index, kind and
-// selector fields) to h, each only when non-empty.
+// sub_path, propagation of each, then each sub_path_expr set), env_from
+// (prefix and the referenced object of each) and the env entries'
+// value_from (index, kind and selector fields) to h, each only when
+// non-empty.
 func hashVolumeFields(h *hasher, c *syncpodv1.Container) {
 	if vm := c.GetVolumeMounts(); len(vm) > 0 {
 		h.field(tagVolumeMounts)
@@ -27,6 +29,7 @@ func hashVolumeFields(h *hasher, c *syncpodv1.Container) {
 			h.str(m.GetSubPath())
 			h.int32(int32(m.GetMountPropagation()))
 		}
+		hashSubPathExprs(h, vm)
 	}
 	if ef := c.GetEnvFrom(); len(ef) > 0 {
 		h.field(tagEnvFrom)
@@ -86,5 +89,29 @@ func (h *hasher) bool(b bool) {
 		h.byte(1)
 	} else {
 		h.byte(0)
+	}
+}
+
+// hashSubPathExprs adds the volume mounts' sub_path_expr (index and
+// expression of each that has one) to h, only when one has: a change of
+// the expression recreates the container, as the kubelet's hash of the
+// whole container does.
+func hashSubPathExprs(h *hasher, vm []*syncpodv1.VolumeMount) {
+	var n uint64
+	for _, m := range vm {
+		if m.GetSubPathExpr() != "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	h.field(tagSubPathExprs)
+	h.uvarint(n)
+	for i, m := range vm {
+		if m.GetSubPathExpr() != "" {
+			h.uvarint(uint64(i))
+			h.str(m.GetSubPathExpr())
+		}
 	}
 }

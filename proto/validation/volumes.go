@@ -288,6 +288,18 @@ func (l *list) containerVolumes(p string, c *syncpodv1.Container, vols map[strin
 			}
 			l.maxLen(mp+".sub_path", sp, MaxPathLen)
 		}
+		if se := m.GetSubPathExpr(); se != "" {
+			if m.GetSubPath() != "" {
+				l.Add(mp+".sub_path_expr", "sub_path_expr and sub_path are mutually exclusive")
+			}
+			switch {
+			case path.IsAbs(se):
+				l.Add(mp+".sub_path_expr", "must be a relative path")
+			case hasDotDot(se):
+				l.Add(mp+".sub_path_expr", "must not contain '..'")
+			}
+			l.maxLen(mp+".sub_path_expr", se, MaxPathLen)
+		}
 		if _, ok := syncpodv1.MountPropagation_name[int32(m.GetMountPropagation())]; !ok {
 			l.Add(mp+".mount_propagation", "unknown value %d", m.GetMountPropagation())
 		}

@@ -108,3 +108,41 @@ func TestConfigMapAndSecretValidation(t *testing.T) {
 		t.Error("ConfigKeyProblem")
 	}
 }
+
+// TestSubPathExprIsCheckedAsTheAPIServerDoes: sub_path_expr is
+// accepted alone, refused with sub_path (they are mutually exclusive) and,
+// before expansion, when absolute or holding a '..' element; a '..' only
+// inside a name is fine.
+func TestSubPathExprIsCheckedAsTheAPIServerDoes(t *testing.T) {
+	vols := []*syncpodv1.Volume{{Name: "work", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}}}
+	for _, tc := range []struct {
+		name     string
+		mount    *syncpodv1.VolumeMount
+		wantPath string
+		wantMsg  string
+	}{
+		{"R-18.1 alone", &syncpodv1.VolumeMount{SubPathExpr: "$(ANNOTATION)/$(POD_NAME)"}, "", ""},
+		{"R-18.1 dots inside a name", &syncpodv1.VolumeMount{SubPathExpr: "a..b/$(X)"}, "", ""},
+		{"R-18.1 with sub_path", &syncpodv1.VolumeMount{SubPath: "logs", SubPathExpr: "$(POD_NAME)"},
+			"spec.containers[0].volume_mounts[0].sub_path_expr", "mutually exclusive"},
+		{"R-18.1 absolute", &syncpodv1.VolumeMount{SubPathExpr: "/$(POD_NAME)"},
+			"spec.containers[0].volume_mounts[0].sub_path_expr", "must be a relative path"},
+		{"R-18.1 a '..' element", &syncpodv1.VolumeMount{SubPathExpr: "$(POD_NAME)/../x"},
+			"spec.containers[0].volume_mounts[0].sub_path_expr", "must not contain '..'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.mount.Name, tc.mount.MountPath = "work", "/work"
+			err := validation.Pod(volPod(vols, &syncpodv1.Container{VolumeMounts: []*syncpodv1.VolumeMount{tc.mount}}))
+			if tc.wantPath == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			fes := fielderr.As(err)
+			if len(fes) != 1 || fes[0].Path != tc.wantPath || !strings.Contains(fes[0].Message, tc.wantMsg) {
+				t.Errorf("errors %v, want one at %s saying %q", err, tc.wantPath, tc.wantMsg)
+			}
+		})
+	}
+}

@@ -1280,8 +1280,12 @@ type VolumeMount struct {
 	SubPath string `protobuf:"bytes,4,opt,name=sub_path,json=subPath,proto3" json:"sub_path,omitempty"`
 	// mount_propagation of the mount.
 	MountPropagation MountPropagation `protobuf:"varint,5,opt,name=mount_propagation,json=mountPropagation,proto3,enum=syncpod.v1.MountPropagation" json:"mount_propagation,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// sub_path_expr is sub_path with $(VAR) references to the container's
+	// environment, expanded when the container is created (rule R-18.1).
+	// Relative, without '..'; exclusive with sub_path.
+	SubPathExpr   string `protobuf:"bytes,6,opt,name=sub_path_expr,json=subPathExpr,proto3" json:"sub_path_expr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VolumeMount) Reset() {
@@ -1347,6 +1351,13 @@ func (x *VolumeMount) GetMountPropagation() MountPropagation {
 		return x.MountPropagation
 	}
 	return MountPropagation_MOUNT_PROPAGATION_UNSPECIFIED
+}
+
+func (x *VolumeMount) GetSubPathExpr() string {
+	if x != nil {
+		return x.SubPathExpr
+	}
+	return ""
 }
 
 // EnvVarSource is where an environment variable's value comes from,
@@ -1850,14 +1861,15 @@ const file_syncpod_v1_volume_proto_rawDesc = "" +
 	"\x15ProjectedVolumeSource\x126\n" +
 	"\asources\x18\x01 \x03(\v2\x1c.syncpod.v1.VolumeProjectionR\asources\x12&\n" +
 	"\fdefault_mode\x18\x02 \x01(\x05H\x00R\vdefaultMode\x88\x01\x01B\x0f\n" +
-	"\r_default_mode\"\xc3\x01\n" +
+	"\r_default_mode\"\xe7\x01\n" +
 	"\vVolumeMount\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
 	"mount_path\x18\x02 \x01(\tR\tmountPath\x12\x1b\n" +
 	"\tread_only\x18\x03 \x01(\bR\breadOnly\x12\x19\n" +
 	"\bsub_path\x18\x04 \x01(\tR\asubPath\x12I\n" +
-	"\x11mount_propagation\x18\x05 \x01(\x0e2\x1c.syncpod.v1.MountPropagationR\x10mountPropagation\"\xc3\x02\n" +
+	"\x11mount_propagation\x18\x05 \x01(\x0e2\x1c.syncpod.v1.MountPropagationR\x10mountPropagation\x12\"\n" +
+	"\rsub_path_expr\x18\x06 \x01(\tR\vsubPathExpr\"\xc3\x02\n" +
 	"\fEnvVarSource\x12>\n" +
 	"\tfield_ref\x18\x01 \x01(\v2\x1f.syncpod.v1.ObjectFieldSelectorH\x00R\bfieldRef\x12Q\n" +
 	"\x12resource_field_ref\x18\x02 \x01(\v2!.syncpod.v1.ResourceFieldSelectorH\x00R\x10resourceFieldRef\x12O\n" +
