@@ -98,6 +98,8 @@ type Agent struct {
 	// cfgReconcile holds one key when the referenced set may have
 	// shrunk (a pod changed or went).
 	cfgReconcile workqueue.TypedRateLimitingInterface[string]
+	// refusals are the pods refused at admission, answered once.
+	refusals refusals
 }
 
 // New checks o and builds an Agent.

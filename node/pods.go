@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"time"
 
@@ -73,6 +74,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	}
 	kp, err := a.lister.Pods(ns).Get(name)
 	if apierrors.IsNotFound(err) {
+		a.refusals.forget(key)
 		if sk := a.staticKey(ns, name); sk != "" {
 			a.mirrorQueue.Add(sk) // a deleted mirror pod is made again
 		}
@@ -82,6 +84,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		return err
 	}
 	if kp.Spec.NodeName != a.o.NodeName {
+		a.refusals.forget(key)
 		return a.forget(ctx, ns, name)
 	}
 	if _, mirror := kp.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
@@ -95,11 +98,28 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if kp.DeletionTimestamp != nil {
 		return a.terminate(ctx, kp)
 	}
+	if a.refusals.answered(key, kp) {
+		// Refused already (R-17.2): the Failed status is on its way and
+		// nothing will change the answer for this pod as it is.
+		return nil
+	}
 	if kp.Status.Phase == corev1.PodSucceeded || kp.Status.Phase == corev1.PodFailed {
 		// A finished pod is never started again: only one the planner
 		// still holds is kept in step.
 		if rec, err := a.plannerPod(ctx, ns, name); err != nil || rec == nil || rec.GetPod().GetUid() != string(kp.UID) {
 			return err
+		}
+	}
+	if ok, reason, msg := admitOS(kp); !ok {
+		// The kubelet's admission judges a pod once, before it runs: a
+		// pod the planner runs already is not judged again (its labels
+		// may change).
+		rec, err := a.plannerPod(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		if rec == nil || rec.GetPod().GetUid() != string(kp.UID) {
+			return a.reject(kp, reason, msg)
 		}
 	}
 	sp, warnings, err := kubeconv.PodFromAPI(kp)
@@ -152,7 +172,13 @@ func (a *Agent) plannerPod(ctx context.Context, ns, name string) (*plannerv1.Pod
 	ctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
 	defer cancel()
 	resp, err := a.o.Planner.GetPod(ctx, &plannerv1.GetPodRequest{Pod: &plannerv1.PodRef{Namespace: ns, Name: name}})
-	if status.Code(err) == codes.NotFound {
+	switch status.Code(err) {
+	case codes.NotFound:
+		return nil, nil
+	case codes.InvalidArgument:
+		// A name the planner refuses is one it cannot hold a pod
+		// under: asking again would get the same answer (R-17.2).
+		a.o.Logger.Debug("the planner refuses the pod's name: it holds no such pod", "pod", ns+"/"+name, "err", err)
 		return nil, nil
 	}
 	if err != nil {
@@ -251,17 +277,22 @@ func (a *Agent) deleteAPIPod(ctx context.Context, kp *corev1.Pod) error {
 // refuse reports a pod the node cannot run: phase Failed with the reason,
 // and a Warning event, as the kubelet reports a pod its admission refuses.
 func (a *Agent) refuse(kp *corev1.Pod, why error) error {
-	return a.reject(kp, "UnsupportedPodSpec", "Pod was rejected: "+why.Error())
+	return a.reject(kp, "UnsupportedPodSpec", why.Error())
 }
 
-// reject fails pod kp at admission with reason and msg (a Warning event
-// too), as the kubelet's admission does.
+// reject fails pod kp at admission with reason and msg, as the kubelet's
+// admission does (Kubelet.rejectPod): a Warning event with msg, and phase
+// Failed with the reason and "Pod was rejected: " + msg. The answer is
+// given once for the pod as it is (R-17.2): later syncs of the same
+// incarnation and generation return at once.
 func (a *Agent) reject(kp *corev1.Pod, reason, msg string) error {
+	key := kp.Namespace + "/" + kp.Name
+	a.refusals.record(key, kp)
 	a.m.podSyncs.WithLabelValues("refused").Inc()
-	a.o.Logger.Warn("pod refused", "pod", kp.Namespace+"/"+kp.Name, "reason", reason, "message", msg)
+	a.o.Logger.Warn("pod refused", "pod", key, "reason", reason, "message", msg)
 	a.recorder.Event(kp, corev1.EventTypeWarning, reason, msg)
 	st := corev1.PodStatus{
-		Phase: corev1.PodFailed, Reason: reason, Message: msg, QOSClass: kubeconv.QOSClass(&kp.Spec),
+		Phase: corev1.PodFailed, Reason: reason, Message: "Pod was rejected: " + msg, QOSClass: kubeconv.QOSClass(&kp.Spec),
 	}
 	if ip := a.o.Host.InternalIP; ip != "" {
 		st.HostIP, st.HostIPs = ip, []corev1.HostIP{{IP: ip}}
@@ -273,8 +304,75 @@ func (a *Agent) reject(kp *corev1.Pod, reason, msg string) error {
 		st.StartTime = &now
 	}
 	st.Conditions = kubeconv.ForeignConditions(kp)
-	a.status.Set(kp.Namespace+"/"+kp.Name, statusSource{uid: kp.UID, override: &st})
+	a.status.Set(key, statusSource{uid: kp.UID, override: &st})
 	return nil
+}
+
+// The kubelet's reasons and messages of its OS admission
+// (pkg/kubelet/lifecycle/predicate.go).
+const (
+	reasonOSSelectorMismatch = "PodOSSelectorNodeLabelDoesNotMatch"
+	reasonOSNotSupported     = "PodOSNotSupported"
+	msgOSSelectorMismatch    = "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"
+	msgOSNotSupported        = "Failed to admit pod as the OS field doesn't match node OS"
+)
+
+// admitOS is the kubelet's OS admission (R-17.4): a pod labelled
+// kubernetes.io/os with another OS than the node's, or whose spec.os names
+// another OS, is refused with the kubelet's reason and message.
+func admitOS(kp *corev1.Pod) (ok bool, reason, msg string) {
+	if v, set := kp.Labels[corev1.LabelOSStable]; set && v != runtime.GOOS {
+		return false, reasonOSSelectorMismatch, msgOSSelectorMismatch
+	}
+	if kp.Spec.OS != nil && string(kp.Spec.OS.Name) != runtime.GOOS {
+		return false, reasonOSNotSupported, msgOSNotSupported
+	}
+	return true, "", ""
+}
+
+// refusals remembers the pods refused at admission, by key, with the
+// incarnation and generation refused, so that a pod is answered once and
+// a new incarnation or a changed spec is judged again.
+type refusals struct {
+	mu sync.Mutex
+	m  map[string]refusal
+}
+
+type refusal struct {
+	uid        types.UID
+	generation int64
+}
+
+func (r *refusals) record(key string, kp *corev1.Pod) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]refusal{}
+	}
+	r.m[key] = refusal{uid: kp.UID, generation: kp.Generation}
+}
+
+// answered says whether kp, as it is, was refused already; a refusal of
+// another incarnation or generation is dropped.
+func (r *refusals) answered(key string, kp *corev1.Pod) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	got, ok := r.m[key]
+	if !ok {
+		return false
+	}
+	if got.uid == kp.UID && got.generation == kp.Generation {
+		return true
+	}
+	delete(r.m, key)
+	return false
+}
+
+// forget drops what is remembered of key: the pod went.
+func (r *refusals) forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, key)
 }
 
 // runPlannerWatch follows the planner's WatchPods stream (reconnecting

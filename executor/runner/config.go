@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -14,10 +15,44 @@ import (
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
+// maxFileName is the longest file name (one path element) Linux file
+// systems take (NAME_MAX).
+const maxFileName = 255
+
 // PodLogDir is the pod's log directory under root:
-// <root>/<namespace>_<name>_<uid>, as the kubelet lays it out.
+// <root>/<namespace>_<name>_<uid>, as the kubelet lays it out. A pod name
+// may be 253 characters long, which with the namespace and the uid is over
+// what one file name can be: the name part is then cut so that the
+// directory can be made (the uid keeps it unique), where the kubelet's
+// sandbox creation would fail.
 func PodLogDir(root string, pod *syncpodv1.Pod) string {
-	return filepath.Join(root, fmt.Sprintf("%s_%s_%s", namespace(pod), pod.GetName(), pod.GetUid()))
+	ns, name, uid := namespace(pod), pod.GetName(), pod.GetUid()
+	if over := len(ns) + len(name) + len(uid) + 2 - maxFileName; over > 0 && over < len(name) {
+		name = name[:len(name)-over]
+	}
+	return filepath.Join(root, fmt.Sprintf("%s_%s_%s", ns, name, uid))
+}
+
+// hostnameMax is the longest hostname the kernel takes (HOST_NAME_MAX 64
+// with its NUL).
+const hostnameMax = 63
+
+// PodHostname is the hostname of a pod that is not on the host network, as
+// the kubelet derives it (GeneratePodHostNameAndDomain): spec.hostname,
+// else the pod name; over 63 characters it is cut to 63 and trailing '-'
+// and '.' are trimmed.
+func PodHostname(pod *syncpodv1.Pod) string {
+	h := pod.GetSpec().GetHostname()
+	if h == "" {
+		h = pod.GetName()
+	}
+	if len(h) <= hostnameMax {
+		return h
+	}
+	if cut := strings.TrimRight(h[:hostnameMax], "-."); cut != "" {
+		return cut
+	}
+	return h[:hostnameMax]
 }
 
 // ContainerLogPath is a container's log path relative to the pod log
@@ -56,10 +91,7 @@ func SandboxConfig(pod *syncpodv1.Pod, attempt uint32, logRoot string) *runtimea
 		Linux:        sandboxLinux(pod),
 	}
 	if !pod.GetSpec().GetHostNetwork() {
-		cfg.Hostname = pod.GetSpec().GetHostname()
-		if cfg.Hostname == "" {
-			cfg.Hostname = pod.GetName()
-		}
+		cfg.Hostname = PodHostname(pod)
 	}
 	all := append(append([]*syncpodv1.Container(nil), pod.GetSpec().GetInitContainers()...), pod.GetSpec().GetContainers()...)
 	for _, c := range all {

@@ -58,10 +58,7 @@ func HostsFile(pod *syncpodv1.Pod, podIPs []string, hostHosts []byte) []byte {
 		b.WriteString("fe00::0\tip6-mcastprefix\n")
 		b.WriteString("fe00::1\tip6-allnodes\n")
 		b.WriteString("fe00::2\tip6-allrouters\n")
-		host := pod.GetSpec().GetHostname()
-		if host == "" {
-			host = pod.GetName()
-		}
+		host := PodHostname(pod)
 		for _, ip := range podIPs {
 			fmt.Fprintf(&b, "%s\t%s\n", ip, host)
 		}

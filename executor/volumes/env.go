@@ -16,6 +16,7 @@ import (
 
 	"github.com/syncpod/syncpod/executor/expansion"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // PodInfo is what the downward API reads that is not in the pod spec.
@@ -28,11 +29,11 @@ type PodInfo struct {
 	HostIP string
 }
 
-var envNameRE = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
-
 // Env resolves c's environment as the kubelet does at container start:
-// envFrom sources first (keys that are not valid variable names are
-// skipped), then env in order, a later name replacing an earlier one in
+// envFrom sources first, each key with the source's prefix (R-17.3: any
+// name the API server allows, printable ASCII but '='; a ConfigMap or
+// Secret key never has '=', so with a valid prefix no key is skipped, as
+// the kubelet of v1.37 skips none), then env in order, a later name replacing an earlier one in
 // place; $(VAR) references in plain env values are expanded against the
 // variables defined before them (package expansion). A missing non-optional ConfigMap, Secret or key is an error (the
 // kubelet's CreateContainerConfigError message).
@@ -76,8 +77,8 @@ func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) 
 		}
 		for _, k := range sortedKeys(data) {
 			name := ef.GetPrefix() + k
-			if !envNameRE.MatchString(name) {
-				continue
+			if validation.EnvNameProblem(name) != "" {
+				continue // it would not be one NAME=value string
 			}
 			set(name, data[k])
 		}

@@ -75,8 +75,7 @@ func TestEnvFromAndKeyRefs(t *testing.T) {
 		order = append(order, kv.GetKey())
 		got[kv.GetKey()] = string(kv.GetValue())
 	}
-	// envFrom first (keys sorted; names as syncpod's env names allow,
-	// letters, digits, '_', '-' and '.'), then env; a later name replaces
+	// envFrom first (keys sorted, each prefixed), then env; a later name replaces
 	// an earlier one in place; optional missing ones are unset.
 	if strings.Join(order, ",") != "app.conf,blob,mode,DB_password,DB_user,PASSWORD,CONF" {
 		t.Errorf("order %v", order)
@@ -145,6 +144,31 @@ func TestEnvExpandsReferencesToEarlierVariables(t *testing.T) {
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// envFrom prefixes as the API server allows them (a digit first,
+// '$', '#', '@', '!') make variables of every key, as with the kubelet;
+// only a name that could not be one NAME=value string is left out.
+func TestEnvFromPrefixesTheAPIServerAllows(t *testing.T) {
+	pod := testPod()
+	c := pod.GetSpec().GetContainers()[0]
+	for _, p := range []string{"1-", "$_-", "#@!", "ABC_", "bad=", ""} {
+		c.EnvFrom = append(c.EnvFrom, &syncpodv1.EnvFromSource{Prefix: p, ConfigMapRef: &syncpodv1.ConfigMapEnvSource{Name: "cfg"}})
+	}
+	got := envOf(t, pod, c, sources())
+	for _, k := range []string{"1-mode", "$_-mode", "#@!mode", "ABC_mode", "mode", "1-app.conf", "#@!blob"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("%s missing from %v", k, got)
+		}
+	}
+	if got["1-mode"] != "prod" {
+		t.Errorf("1-mode = %q", got["1-mode"])
+	}
+	for k := range got {
+		if strings.Contains(k, "=") {
+			t.Errorf("variable %q has '=' in its name", k)
 		}
 	}
 }

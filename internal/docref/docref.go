@@ -255,7 +255,14 @@ func Rewrite(doc []byte, pinned map[string][]string) ([]byte, []string) {
 	}
 	listed := map[string]bool{}
 	out := blockRE.ReplaceAllFunc(doc, func(block []byte) []byte {
-		id := string(blockRE.FindSubmatch(block)[1])
+		m := blockRE.FindSubmatch(block)
+		id := string(m[1])
+		if bytes.Contains(m[2], []byte("<!-- pinned-by ")) {
+			// An earlier list lacks its end marker: rewriting would eat
+			// the text up to the next list's end.
+			problems = append(problems, fmt.Sprintf("pinned-by list of %s has no end marker before the next list", id))
+			return block
+		}
 		if listed[id] {
 			problems = append(problems, fmt.Sprintf("pinned-by list of %s appears more than once", id))
 		}

@@ -69,7 +69,7 @@ func TestPinnedLists(t *testing.T) {
 	if string(got) == string(doc) {
 		return
 	}
-	if *update {
+	if *update && len(problems) == 0 {
 		if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(BehaviourDoc)), got, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -180,6 +180,17 @@ Pinned by: stale.
 	}
 	if again, _ := Rewrite(got, Pinned(Citations(files))); string(again) != string(got) {
 		t.Error("a second rewrite changes the doc")
+	}
+
+	// A list without its end marker is left alone, not allowed to swallow
+	// the text up to the next list's end.
+	broken := []byte(strings.Replace(wantDoc, "<!-- end pinned-by -->", "", 1))
+	kept, problems := Rewrite(broken, Pinned(Citations(files)))
+	if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "has no end marker") }) {
+		t.Errorf("a list without its end marker gave problems %q", problems)
+	}
+	if string(kept) != string(broken) {
+		t.Errorf("a list without its end marker was rewritten:\n%s", kept)
 	}
 }
 

@@ -10,8 +10,11 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 
 	"github.com/syncpod/syncpod/node/kubeconv/kubeconvtest"
 )
@@ -151,5 +154,40 @@ func TestStatusToAPI(t *testing.T) {
 	}
 	if got := StatusToAPI(&syncpodv1.PodStatus{}, kp, ""); got.Phase != corev1.PodPending {
 		t.Errorf("no phase yet: %q, want Pending", got.Phase)
+	}
+}
+
+// what the API server accepts converts. A pod with a 200-character
+// name, spec.os.name linux, an overhead from its RuntimeClass and envFrom
+// prefixes as the API server allows them is a valid planner pod, and
+// renders back with the same os and overhead.
+func TestPodFromAPIAcceptsWhatTheAPIServerAccepts(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	kp.Name = "pod-" + strings.Repeat("n", 196)
+	kp.Spec.OS = &corev1.PodOS{Name: corev1.Linux}
+	kp.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("1Mi")}
+	kp.Spec.RuntimeClassName = ptr.To("with-overhead")
+	for _, prefix := range []string{"1-", "$_-", "#@!"} {
+		kp.Spec.Containers[0].EnvFrom = append(kp.Spec.Containers[0].EnvFrom, corev1.EnvFromSource{
+			Prefix: prefix, ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}})
+	}
+	p, _, err := PodFromAPI(kp)
+	if err != nil {
+		t.Fatalf("PodFromAPI: %v", err)
+	}
+	if err := validation.Pod(p); err != nil {
+		t.Fatalf("the converted pod is refused: %v", err)
+	}
+	s := p.GetSpec()
+	if p.GetName() != kp.Name || s.GetOs().GetName() != "linux" || s.GetOverhead().GetCpu() != "10m" || s.GetOverhead().GetMemory() != "1Mi" {
+		t.Errorf("name %d characters, os %v, overhead %v", len(p.GetName()), s.GetOs(), s.GetOverhead())
+	}
+	if ef := s.GetContainers()[0].GetEnvFrom(); len(ef) != 3 || ef[0].GetPrefix() != "1-" {
+		t.Errorf("envFrom = %v", ef)
+	}
+	back := PodToAPI(&plannerv1.PodRecord{Pod: p})
+	if back.Spec.OS == nil || back.Spec.OS.Name != corev1.Linux || !back.Spec.Overhead.Cpu().Equal(resource.MustParse("10m")) ||
+		!back.Spec.Overhead.Memory().Equal(resource.MustParse("1Mi")) {
+		t.Errorf("PodToAPI: os %v, overhead %v", back.Spec.OS, back.Spec.Overhead)
 	}
 }

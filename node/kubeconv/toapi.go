@@ -51,6 +51,18 @@ func PodToAPI(r *plannerv1.PodRecord) *corev1.Pod {
 			syncpodv1.RestartPolicy_RESTART_POLICY_NEVER:      corev1.RestartPolicyNever,
 		}[s.GetRestartPolicy()],
 	}
+	if os := s.GetOs(); os != nil {
+		kp.Spec.OS = &corev1.PodOS{Name: corev1.OSName(os.GetName())}
+	}
+	if o := s.GetOverhead(); o != nil {
+		kp.Spec.Overhead = corev1.ResourceList{}
+		if q, err := resource.ParseQuantity(o.GetCpu()); err == nil {
+			kp.Spec.Overhead[corev1.ResourceCPU] = q
+		}
+		if q, err := resource.ParseQuantity(o.GetMemory()); err == nil {
+			kp.Spec.Overhead[corev1.ResourceMemory] = q
+		}
+	}
 	for _, c := range s.GetInitContainers() {
 		kp.Spec.InitContainers = append(kp.Spec.InitContainers, containerToAPI(c))
 	}

@@ -22,8 +22,9 @@
 // probes, named probe ports, resources other than cpu and memory, unknown
 // fields...) is an error and the file is refused. What is converted:
 // metadata name, namespace, uid, labels and annotations; the pod's restart
-// policy, termination grace period, host network, hostname and volumes (a
-// volume naming no source is an emptyDir, as the API server defaults it);
+// policy, termination grace period, host network, hostname, os, overhead
+// (cpu and memory) and volumes (a volume naming no source is an emptyDir,
+// as the API server defaults it);
 // init and regular containers with image, command, args, working dir, env
 // values and valueFrom (fieldRef, resourceFieldRef, configMapKeyRef,
 // secretKeyRef), envFrom, volumeMounts, pull policy, container restart

@@ -315,3 +315,28 @@ func TestParseStdinAndTTY(t *testing.T) {
 		t.Errorf("plain container got stdin or tty: %v", plain)
 	}
 }
+
+// spec.os and spec.overhead (set by RuntimeClass
+// admission) are converted, not refused; an overhead resource other than
+// cpu and memory is refused with its path.
+func TestParseKeepsOSAndOverhead(t *testing.T) {
+	data := "apiVersion: v1\nkind: Pod\nmetadata: {name: " + strings.Repeat("p", 200) + "}\nspec:\n" +
+		"  os: {name: linux}\n  overhead: {cpu: 10m, memory: 1Mi}\n  containers: [{name: c, image: i}]\n"
+	pods, warns, err := Parse([]byte(data))
+	if err != nil || len(pods) != 1 || len(warns) != 0 {
+		t.Fatalf("Parse = %d pods, warnings %v, err %v; want 1 pod, nothing reported", len(pods), warns, err)
+	}
+	s := pods[0].GetSpec()
+	if s.GetOs().GetName() != "linux" || s.GetOverhead().GetCpu() != "10m" || s.GetOverhead().GetMemory() != "1Mi" {
+		t.Errorf("os %v, overhead %v", s.GetOs(), s.GetOverhead())
+	}
+	if len(pods[0].GetName()) != 200 {
+		t.Errorf("name cut to %d characters", len(pods[0].GetName()))
+	}
+	bad := strings.Replace(data, "memory: 1Mi", "memory: 1Mi, ephemeral-storage: 1Gi", 1)
+	_, _, err = Parse([]byte(bad))
+	var pe *ParseError
+	if !errors.As(err, &pe) || len(pe.Issues) != 1 || pe.Issues[0].Path != "spec.overhead.ephemeral-storage" {
+		t.Errorf("Parse with an ephemeral-storage overhead = %v, want it refused with its path", err)
+	}
+}

@@ -10,7 +10,8 @@ import (
 
 // Conversion of the security context, lifecycle hooks and the rest of the
 // common pod spec (activeDeadlineSeconds, hostAliases, DNS, host
-// namespaces, runtime class, termination messages, stdin/tty).
+// namespaces, runtime class, os, overhead, termination messages,
+// stdin/tty).
 
 // specExtrasSchema are the pod spec keys this file converts.
 func specExtrasSchema() map[string]*schema {
@@ -33,6 +34,8 @@ func specExtrasSchema() map[string]*schema {
 		"hostIPC":               leaf(),
 		"shareProcessNamespace": leaf(),
 		"runtimeClassName":      leaf(),
+		"os":                    obj(map[string]*schema{"name": leaf()}),
+		"overhead":              obj(map[string]*schema{"cpu": leaf(), "memory": leaf()}),
 	}
 }
 
@@ -91,6 +94,20 @@ func (c *converter) specExtras(kp *corev1.Pod, p *syncpodv1.PodSpec) {
 	p.ShareProcessNamespace = s.ShareProcessNamespace
 	if s.RuntimeClassName != nil {
 		p.RuntimeClassName = *s.RuntimeClassName
+	}
+	if s.OS != nil {
+		// Checked against the node's OS by validation.
+		p.Os = &syncpodv1.PodOS{Name: string(s.OS.Name)}
+	}
+	if len(s.Overhead) > 0 {
+		// Kept with the pod; nothing uses it yet.
+		p.Overhead = &syncpodv1.ResourceList{}
+		if q, ok := s.Overhead[corev1.ResourceCPU]; ok {
+			p.Overhead.Cpu = q.String()
+		}
+		if q, ok := s.Overhead[corev1.ResourceMemory]; ok {
+			p.Overhead.Memory = q.String()
+		}
 	}
 	if sc := s.SecurityContext; sc != nil {
 		out := &syncpodv1.PodSecurityContext{

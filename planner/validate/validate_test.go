@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/syncpod/syncpod/planner/validate"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -102,7 +103,7 @@ func TestPodRules(t *testing.T) {
 		{"container names unique across init and regular", func(p *syncpodv1.Pod) { web(p).Name = "proxy" }, []string{"spec.containers[0].name"}},
 		{"image required", func(p *syncpodv1.Pod) { web(p).Image = "" }, []string{"spec.containers[0].image"}},
 		{"image without whitespace", func(p *syncpodv1.Pod) { web(p).Image = "busy box" }, []string{"spec.containers[0].image"}},
-		{"env name", func(p *syncpodv1.Pod) { web(p).Env[0].Name = "1X" }, []string{"spec.containers[0].env[0].name"}},
+		{"env name printable", func(p *syncpodv1.Pod) { web(p).Env[0].Name = "X\tY" }, []string{"spec.containers[0].env[0].name"}},
 		{"env name charset", func(p *syncpodv1.Pod) { web(p).Env[1].Name = "A=B" }, []string{"spec.containers[0].env[1].name"}},
 		{"env count", func(p *syncpodv1.Pod) {
 			for range 1024 {
@@ -319,5 +320,24 @@ func TestMessagesNeverEchoHugeInput(t *testing.T) {
 		if len(fe.Path) > 200 || len(fe.Message) > 400 {
 			t.Errorf("%d-byte path / %d-byte message for %.80s", len(fe.Path), len(fe.Message), fe.Error())
 		}
+	}
+}
+
+// a reference to a pod (GetPod, DeletePod, streams) takes every
+// name a pod may have: a 200-character name without a dot is no bad
+// argument, so the node agent never asks again and again for a pod the
+// planner would not name.
+func TestRefTakesEveryPodName(t *testing.T) {
+	long := "pod-update-activedeadlineseconds-" + strings.Repeat("x", 167)
+	if err := validate.Ref(&plannerv1.PodRef{Name: long, Namespace: "e2e-tests-pods-1234"}); err != nil {
+		t.Errorf("Ref of a %d-character name: %v", len(long), err)
+	}
+	p := validPod()
+	p.Name = long
+	if err := validate.Pod(p); err != nil {
+		t.Errorf("Pod named with %d characters: %v", len(long), err)
+	}
+	if err := validate.Ref(&plannerv1.PodRef{Name: strings.Repeat("a", 254)}); err == nil {
+		t.Error("Ref of a 254-character name accepted")
 	}
 }

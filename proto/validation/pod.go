@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"net"
+	"runtime"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -123,6 +124,32 @@ func (l *list) spec(s *syncpodv1.PodSpec) {
 	check("containers", s.GetContainers(), false)
 	l.specExtras(s)
 	l.podVolumes(s)
+	l.podOS(s.GetOs())
+	if o := s.GetOverhead(); o != nil {
+		l.quantity("spec.overhead.cpu", o.GetCpu())
+		l.quantity("spec.overhead.memory", o.GetMemory())
+	}
+}
+
+// NodeOS is the operating system of the node: a pod whose spec.os names
+// another one is refused, as the kubelet refuses it at admission.
+const NodeOS = runtime.GOOS
+
+// podOS checks spec.os: "linux" or "windows" as the API server accepts,
+// and the node's own OS to run here.
+func (l *list) podOS(os *syncpodv1.PodOS) {
+	if os == nil {
+		return
+	}
+	switch n := os.GetName(); {
+	case n == "":
+		l.Add("spec.os.name", "required when spec.os is set")
+	case n != "linux" && n != "windows":
+		l.Add("spec.os.name", "must be \"linux\" or \"windows\", got %s", fielderr.Quote(n))
+	case n != NodeOS:
+		l.Add("spec.os.name", "is %s but the node runs %s: remove spec.os or set it to %s (the kubelet refuses such a pod at admission: PodOSNotSupported)",
+			fielderr.Quote(n), fielderr.Quote(NodeOS), fielderr.Quote(NodeOS))
+	}
 }
 
 func protocolName(p syncpodv1.Protocol) string {
@@ -173,7 +200,7 @@ func (l *list) container(path string, c *syncpodv1.Container, init, hostNetwork 
 		case len(n) > MaxEnvNameLen:
 			l.Add(p, "longer than %d characters", MaxEnvNameLen)
 		case !isEnvName(n):
-			l.Add(p, "must consist of letters, digits, '_', '-' or '.' and not start with a digit")
+			l.Add(p, "%s", envNameRule)
 		}
 	}
 	l.ports(path, c.GetPorts(), hostNetwork)

@@ -8,8 +8,13 @@ func isAlnum(b byte) bool { return isAlnumLower(b) || b >= 'A' && b <= 'Z' }
 
 // isDNS1123Label: lower-case alphanumerics and '-', starting and ending
 // with an alphanumeric, at most 63 characters.
-func isDNS1123Label(s string) bool {
-	if len(s) == 0 || len(s) > 63 || !isAlnumLower(s[0]) || !isAlnumLower(s[len(s)-1]) {
+func isDNS1123Label(s string) bool { return len(s) <= 63 && isDNSPart(s) }
+
+// isDNSPart: one dot-free part of a DNS-1123 name, of any length:
+// lower-case alphanumerics and '-', starting and ending with an
+// alphanumeric.
+func isDNSPart(s string) bool {
+	if len(s) == 0 || !isAlnumLower(s[0]) || !isAlnumLower(s[len(s)-1]) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -20,13 +25,17 @@ func isDNS1123Label(s string) bool {
 	return true
 }
 
-// isDNS1123Subdomain: dot-separated DNS-1123 labels, at most 253 characters.
+// isDNS1123Subdomain: dot-separated parts of lower-case alphanumerics and
+// '-', each starting and ending with an alphanumeric, at most 253
+// characters in all. As with the API server (IsDNS1123Subdomain), a part
+// has no length limit of its own: a pod may be named with 200 characters
+// and no dot.
 func isDNS1123Subdomain(s string) bool {
 	if len(s) == 0 || len(s) > 253 {
 		return false
 	}
 	for _, part := range strings.Split(s, ".") {
-		if !isDNS1123Label(part) {
+		if !isDNSPart(part) {
 			return false
 		}
 	}
@@ -67,17 +76,33 @@ func qualifiedNameProblem(k string) string {
 // isLabelValue: empty, or a label name.
 func isLabelValue(s string) bool { return s == "" || isLabelName(s) }
 
-// isEnvName: letters, digits, '_', '-' and '.', not starting with a digit.
+// isEnvName is the API server's rule for env names and envFrom prefixes
+// since RelaxedEnvironmentVariableValidation (GA in Kubernetes 1.34): at
+// least one character, each printable ASCII (space to '~') but '='
+//
 func isEnvName(s string) bool {
-	if len(s) == 0 || s[0] >= '0' && s[0] <= '9' {
+	if len(s) == 0 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if b := s[i]; !isAlnum(b) && b != '_' && b != '-' && b != '.' {
+		if b := s[i]; b < ' ' || b > '~' || b == '=' {
 			return false
 		}
 	}
 	return true
+}
+
+// envNameRule says what isEnvName wants, for messages.
+const envNameRule = "must consist of printable ASCII characters other than '='"
+
+// EnvNameProblem says what is wrong with an environment variable name (as
+// an env entry's name, an envFrom prefix, or a prefix and a key joined),
+// or "" when nothing is.
+func EnvNameProblem(s string) string {
+	if !isEnvName(s) {
+		return envNameRule
+	}
+	return ""
 }
 
 // isPortName is an IANA service name: at most 15 lower-case alphanumerics

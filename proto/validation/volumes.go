@@ -320,7 +320,7 @@ func (l *list) containerVolumes(p string, c *syncpodv1.Container, vols map[strin
 			l.objectName(ep+".secret_ref.name", e.GetSecretRef().GetName())
 		}
 		if pre := e.GetPrefix(); pre != "" && !isEnvName(pre) {
-			l.Add(ep+".prefix", "must consist of letters, digits, '_', '-' or '.' and not start with a digit")
+			l.Add(ep+".prefix", "%s", envNameRule)
 		}
 	}
 	env := c.GetEnv()

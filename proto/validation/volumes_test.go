@@ -61,7 +61,7 @@ func TestPodVolumesEveryProblemWithItsPath(t *testing.T) {
 			{Name: "cm", MountPath: "/a:b", SubPath: "/abs"},
 			{Name: "cm", MountPath: "/x"}, {Name: "cm", MountPath: "/x/"},
 		},
-		EnvFrom: []*syncpodv1.EnvFromSource{{Prefix: "1BAD"}},
+		EnvFrom: []*syncpodv1.EnvFromSource{{Prefix: "BAD=1"}},
 		Env: []*syncpodv1.EnvVar{
 			{Name: "A", Value: "v", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_FieldRef{FieldRef: &syncpodv1.ObjectFieldSelector{FieldPath: "spec.bogus"}}}},
 			{Name: "B", ValueFrom: &syncpodv1.EnvVarSource{}},

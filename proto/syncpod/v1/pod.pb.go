@@ -775,6 +775,14 @@ type PodSpec struct {
 	// runtime_class_name selects the CRI runtime handler; empty means the
 	// runtime's default handler.
 	RuntimeClassName string `protobuf:"bytes,108,opt,name=runtime_class_name,json=runtimeClassName,proto3" json:"runtime_class_name,omitempty"`
+	// os is the operating system the pod is meant for. Unset means any; when
+	// set, its name must be the node's OS ("linux"), as the kubelet admits a
+	// pod only on a node of its OS (rule R-17.4).
+	Os *PodOS `protobuf:"bytes,109,opt,name=os,proto3" json:"os,omitempty"`
+	// overhead is what running the pod costs beyond its containers' requests
+	// (Kubernetes sets it from the RuntimeClass). It is kept with the pod;
+	// nothing sizes a pod cgroup with it yet (rule R-17.5).
+	Overhead *ResourceList `protobuf:"bytes,110,opt,name=overhead,proto3" json:"overhead,omitempty"`
 	// volumes the containers may mount, by name.
 	Volumes       []*Volume `protobuf:"bytes,140,rep,name=volumes,proto3" json:"volumes,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -916,11 +924,71 @@ func (x *PodSpec) GetRuntimeClassName() string {
 	return ""
 }
 
+func (x *PodSpec) GetOs() *PodOS {
+	if x != nil {
+		return x.Os
+	}
+	return nil
+}
+
+func (x *PodSpec) GetOverhead() *ResourceList {
+	if x != nil {
+		return x.Overhead
+	}
+	return nil
+}
+
 func (x *PodSpec) GetVolumes() []*Volume {
 	if x != nil {
 		return x.Volumes
 	}
 	return nil
+}
+
+// PodOS names the operating system a pod is meant for (Kubernetes PodOS).
+type PodOS struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is "linux" or "windows".
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodOS) Reset() {
+	*x = PodOS{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodOS) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodOS) ProtoMessage() {}
+
+func (x *PodOS) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodOS.ProtoReflect.Descriptor instead.
+func (*PodOS) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PodOS) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
 }
 
 // PodSecurityContext holds pod-level security attributes (Kubernetes
@@ -954,7 +1022,7 @@ type PodSecurityContext struct {
 
 func (x *PodSecurityContext) Reset() {
 	*x = PodSecurityContext{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[2]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1034,7 @@ func (x *PodSecurityContext) String() string {
 func (*PodSecurityContext) ProtoMessage() {}
 
 func (x *PodSecurityContext) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[2]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1047,7 @@ func (x *PodSecurityContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodSecurityContext.ProtoReflect.Descriptor instead.
 func (*PodSecurityContext) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PodSecurityContext) GetRunAsUser() int64 {
@@ -1075,7 +1143,7 @@ type SecurityContext struct {
 
 func (x *SecurityContext) Reset() {
 	*x = SecurityContext{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[3]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1155,7 @@ func (x *SecurityContext) String() string {
 func (*SecurityContext) ProtoMessage() {}
 
 func (x *SecurityContext) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[3]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1168,7 @@ func (x *SecurityContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecurityContext.ProtoReflect.Descriptor instead.
 func (*SecurityContext) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SecurityContext) GetRunAsUser() int64 {
@@ -1188,7 +1256,7 @@ type AppArmorProfile struct {
 
 func (x *AppArmorProfile) Reset() {
 	*x = AppArmorProfile{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1200,7 +1268,7 @@ func (x *AppArmorProfile) String() string {
 func (*AppArmorProfile) ProtoMessage() {}
 
 func (x *AppArmorProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[4]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1213,7 +1281,7 @@ func (x *AppArmorProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppArmorProfile.ProtoReflect.Descriptor instead.
 func (*AppArmorProfile) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AppArmorProfile) GetType() AppArmorProfileType {
@@ -1247,7 +1315,7 @@ type SELinuxOptions struct {
 
 func (x *SELinuxOptions) Reset() {
 	*x = SELinuxOptions{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1327,7 @@ func (x *SELinuxOptions) String() string {
 func (*SELinuxOptions) ProtoMessage() {}
 
 func (x *SELinuxOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[5]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1340,7 @@ func (x *SELinuxOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SELinuxOptions.ProtoReflect.Descriptor instead.
 func (*SELinuxOptions) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SELinuxOptions) GetUser() string {
@@ -1317,7 +1385,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1397,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[6]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1410,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Capabilities) GetAdd() []string {
@@ -1373,7 +1441,7 @@ type SeccompProfile struct {
 
 func (x *SeccompProfile) Reset() {
 	*x = SeccompProfile{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1453,7 @@ func (x *SeccompProfile) String() string {
 func (*SeccompProfile) ProtoMessage() {}
 
 func (x *SeccompProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[7]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1466,7 @@ func (x *SeccompProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeccompProfile.ProtoReflect.Descriptor instead.
 func (*SeccompProfile) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SeccompProfile) GetType() SeccompProfileType {
@@ -1428,7 +1496,7 @@ type Sysctl struct {
 
 func (x *Sysctl) Reset() {
 	*x = Sysctl{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1440,7 +1508,7 @@ func (x *Sysctl) String() string {
 func (*Sysctl) ProtoMessage() {}
 
 func (x *Sysctl) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[8]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1453,7 +1521,7 @@ func (x *Sysctl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sysctl.ProtoReflect.Descriptor instead.
 func (*Sysctl) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Sysctl) GetName() string {
@@ -1483,7 +1551,7 @@ type HostAlias struct {
 
 func (x *HostAlias) Reset() {
 	*x = HostAlias{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1495,7 +1563,7 @@ func (x *HostAlias) String() string {
 func (*HostAlias) ProtoMessage() {}
 
 func (x *HostAlias) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[9]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1508,7 +1576,7 @@ func (x *HostAlias) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAlias.ProtoReflect.Descriptor instead.
 func (*HostAlias) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *HostAlias) GetIp() string {
@@ -1540,7 +1608,7 @@ type PodDNSConfig struct {
 
 func (x *PodDNSConfig) Reset() {
 	*x = PodDNSConfig{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1620,7 @@ func (x *PodDNSConfig) String() string {
 func (*PodDNSConfig) ProtoMessage() {}
 
 func (x *PodDNSConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[10]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1633,7 @@ func (x *PodDNSConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodDNSConfig.ProtoReflect.Descriptor instead.
 func (*PodDNSConfig) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PodDNSConfig) GetNameservers() []string {
@@ -1602,7 +1670,7 @@ type PodDNSConfigOption struct {
 
 func (x *PodDNSConfigOption) Reset() {
 	*x = PodDNSConfigOption{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +1682,7 @@ func (x *PodDNSConfigOption) String() string {
 func (*PodDNSConfigOption) ProtoMessage() {}
 
 func (x *PodDNSConfigOption) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[11]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +1695,7 @@ func (x *PodDNSConfigOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodDNSConfigOption.ProtoReflect.Descriptor instead.
 func (*PodDNSConfigOption) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PodDNSConfigOption) GetName() string {
@@ -1717,7 +1785,7 @@ type Container struct {
 
 func (x *Container) Reset() {
 	*x = Container{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1797,7 @@ func (x *Container) String() string {
 func (*Container) ProtoMessage() {}
 
 func (x *Container) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[12]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1810,7 @@ func (x *Container) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Container.ProtoReflect.Descriptor instead.
 func (*Container) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Container) GetName() string {
@@ -1920,7 +1988,7 @@ type Lifecycle struct {
 
 func (x *Lifecycle) Reset() {
 	*x = Lifecycle{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1932,7 +2000,7 @@ func (x *Lifecycle) String() string {
 func (*Lifecycle) ProtoMessage() {}
 
 func (x *Lifecycle) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[13]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1945,7 +2013,7 @@ func (x *Lifecycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lifecycle.ProtoReflect.Descriptor instead.
 func (*Lifecycle) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Lifecycle) GetPostStart() *LifecycleHandler {
@@ -1980,7 +2048,7 @@ type LifecycleHandler struct {
 
 func (x *LifecycleHandler) Reset() {
 	*x = LifecycleHandler{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2060,7 @@ func (x *LifecycleHandler) String() string {
 func (*LifecycleHandler) ProtoMessage() {}
 
 func (x *LifecycleHandler) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2073,7 @@ func (x *LifecycleHandler) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleHandler.ProtoReflect.Descriptor instead.
 func (*LifecycleHandler) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{14}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *LifecycleHandler) GetAction() isLifecycleHandler_Action {
@@ -2095,7 +2163,7 @@ type SleepAction struct {
 
 func (x *SleepAction) Reset() {
 	*x = SleepAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2175,7 @@ func (x *SleepAction) String() string {
 func (*SleepAction) ProtoMessage() {}
 
 func (x *SleepAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2188,7 @@ func (x *SleepAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SleepAction.ProtoReflect.Descriptor instead.
 func (*SleepAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{15}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SleepAction) GetSeconds() int64 {
@@ -2147,7 +2215,7 @@ type EnvVar struct {
 
 func (x *EnvVar) Reset() {
 	*x = EnvVar{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2159,7 +2227,7 @@ func (x *EnvVar) String() string {
 func (*EnvVar) ProtoMessage() {}
 
 func (x *EnvVar) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2172,7 +2240,7 @@ func (x *EnvVar) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvVar.ProtoReflect.Descriptor instead.
 func (*EnvVar) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{16}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *EnvVar) GetName() string {
@@ -2209,7 +2277,7 @@ type ContainerRestartRule struct {
 
 func (x *ContainerRestartRule) Reset() {
 	*x = ContainerRestartRule{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2221,7 +2289,7 @@ func (x *ContainerRestartRule) String() string {
 func (*ContainerRestartRule) ProtoMessage() {}
 
 func (x *ContainerRestartRule) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2234,7 +2302,7 @@ func (x *ContainerRestartRule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRestartRule.ProtoReflect.Descriptor instead.
 func (*ContainerRestartRule) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{17}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ContainerRestartRule) GetAction() ContainerRestartRuleAction {
@@ -2264,7 +2332,7 @@ type ContainerRestartRuleOnExitCodes struct {
 
 func (x *ContainerRestartRuleOnExitCodes) Reset() {
 	*x = ContainerRestartRuleOnExitCodes{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2276,7 +2344,7 @@ func (x *ContainerRestartRuleOnExitCodes) String() string {
 func (*ContainerRestartRuleOnExitCodes) ProtoMessage() {}
 
 func (x *ContainerRestartRuleOnExitCodes) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2289,7 +2357,7 @@ func (x *ContainerRestartRuleOnExitCodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRestartRuleOnExitCodes.ProtoReflect.Descriptor instead.
 func (*ContainerRestartRuleOnExitCodes) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{18}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ContainerRestartRuleOnExitCodes) GetOperator() ExitCodeOperator {
@@ -2327,7 +2395,7 @@ type ContainerPort struct {
 
 func (x *ContainerPort) Reset() {
 	*x = ContainerPort{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2339,7 +2407,7 @@ func (x *ContainerPort) String() string {
 func (*ContainerPort) ProtoMessage() {}
 
 func (x *ContainerPort) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2352,7 +2420,7 @@ func (x *ContainerPort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerPort.ProtoReflect.Descriptor instead.
 func (*ContainerPort) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{19}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ContainerPort) GetName() string {
@@ -2404,7 +2472,7 @@ type ResourceRequirements struct {
 
 func (x *ResourceRequirements) Reset() {
 	*x = ResourceRequirements{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2416,7 +2484,7 @@ func (x *ResourceRequirements) String() string {
 func (*ResourceRequirements) ProtoMessage() {}
 
 func (x *ResourceRequirements) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2429,7 +2497,7 @@ func (x *ResourceRequirements) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceRequirements.ProtoReflect.Descriptor instead.
 func (*ResourceRequirements) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{20}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ResourceRequirements) GetRequests() *ResourceList {
@@ -2460,7 +2528,7 @@ type ResourceList struct {
 
 func (x *ResourceList) Reset() {
 	*x = ResourceList{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2472,7 +2540,7 @@ func (x *ResourceList) String() string {
 func (*ResourceList) ProtoMessage() {}
 
 func (x *ResourceList) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2485,7 +2553,7 @@ func (x *ResourceList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceList.ProtoReflect.Descriptor instead.
 func (*ResourceList) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{21}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResourceList) GetCpu() string {
@@ -2536,7 +2604,7 @@ type Probe struct {
 
 func (x *Probe) Reset() {
 	*x = Probe{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2616,7 @@ func (x *Probe) String() string {
 func (*Probe) ProtoMessage() {}
 
 func (x *Probe) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2629,7 @@ func (x *Probe) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Probe.ProtoReflect.Descriptor instead.
 func (*Probe) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{22}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Probe) GetHandler() isProbe_Handler {
@@ -2677,7 +2745,7 @@ type ExecAction struct {
 
 func (x *ExecAction) Reset() {
 	*x = ExecAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2689,7 +2757,7 @@ func (x *ExecAction) String() string {
 func (*ExecAction) ProtoMessage() {}
 
 func (x *ExecAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2702,7 +2770,7 @@ func (x *ExecAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecAction.ProtoReflect.Descriptor instead.
 func (*ExecAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{23}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ExecAction) GetCommand() []string {
@@ -2726,7 +2794,7 @@ type TCPSocketAction struct {
 
 func (x *TCPSocketAction) Reset() {
 	*x = TCPSocketAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +2806,7 @@ func (x *TCPSocketAction) String() string {
 func (*TCPSocketAction) ProtoMessage() {}
 
 func (x *TCPSocketAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,7 +2819,7 @@ func (x *TCPSocketAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TCPSocketAction.ProtoReflect.Descriptor instead.
 func (*TCPSocketAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{24}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TCPSocketAction) GetPort() int32 {
@@ -2788,7 +2856,7 @@ type HTTPGetAction struct {
 
 func (x *HTTPGetAction) Reset() {
 	*x = HTTPGetAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2800,7 +2868,7 @@ func (x *HTTPGetAction) String() string {
 func (*HTTPGetAction) ProtoMessage() {}
 
 func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2813,7 +2881,7 @@ func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPGetAction.ProtoReflect.Descriptor instead.
 func (*HTTPGetAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{25}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *HTTPGetAction) GetPath() string {
@@ -2864,7 +2932,7 @@ type HTTPHeader struct {
 
 func (x *HTTPHeader) Reset() {
 	*x = HTTPHeader{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2876,7 +2944,7 @@ func (x *HTTPHeader) String() string {
 func (*HTTPHeader) ProtoMessage() {}
 
 func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2889,7 +2957,7 @@ func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPHeader.ProtoReflect.Descriptor instead.
 func (*HTTPHeader) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{26}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HTTPHeader) GetName() string {
@@ -2932,7 +3000,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B \n" +
-	"\x1e_deletion_grace_period_seconds\"\xad\a\n" +
+	"\x1e_deletion_grace_period_seconds\"\x86\b\n" +
 	"\aPodSpec\x12>\n" +
 	"\x0finit_containers\x18\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x0einitContainers\x125\n" +
 	"\n" +
@@ -2952,11 +3020,15 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\bhost_pid\x18i \x01(\bR\ahostPid\x12\x19\n" +
 	"\bhost_ipc\x18j \x01(\bR\ahostIpc\x12;\n" +
 	"\x17share_process_namespace\x18k \x01(\bH\x02R\x15shareProcessNamespace\x88\x01\x01\x12,\n" +
-	"\x12runtime_class_name\x18l \x01(\tR\x10runtimeClassName\x12-\n" +
+	"\x12runtime_class_name\x18l \x01(\tR\x10runtimeClassName\x12!\n" +
+	"\x02os\x18m \x01(\v2\x11.syncpod.v1.PodOSR\x02os\x124\n" +
+	"\boverhead\x18n \x01(\v2\x18.syncpod.v1.ResourceListR\boverhead\x12-\n" +
 	"\avolumes\x18\x8c\x01 \x03(\v2\x12.syncpod.v1.VolumeR\avolumesB#\n" +
 	"!_termination_grace_period_secondsB\x1a\n" +
 	"\x18_active_deadline_secondsB\x1a\n" +
-	"\x18_share_process_namespace\"\xa3\x04\n" +
+	"\x18_share_process_namespace\"\x1b\n" +
+	"\x05PodOS\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xa3\x04\n" +
 	"\x12PodSecurityContext\x12#\n" +
 	"\vrun_as_user\x18\x01 \x01(\x03H\x00R\trunAsUser\x88\x01\x01\x12%\n" +
 	"\frun_as_group\x18\x02 \x01(\x03H\x01R\n" +
@@ -3174,7 +3246,7 @@ func file_syncpod_v1_pod_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_syncpod_v1_pod_proto_goTypes = []any{
 	(RestartPolicy)(0),                      // 0: syncpod.v1.RestartPolicy
 	(AppArmorProfileType)(0),                // 1: syncpod.v1.AppArmorProfileType
@@ -3188,100 +3260,103 @@ var file_syncpod_v1_pod_proto_goTypes = []any{
 	(Protocol)(0),                           // 9: syncpod.v1.Protocol
 	(*Pod)(nil),                             // 10: syncpod.v1.Pod
 	(*PodSpec)(nil),                         // 11: syncpod.v1.PodSpec
-	(*PodSecurityContext)(nil),              // 12: syncpod.v1.PodSecurityContext
-	(*SecurityContext)(nil),                 // 13: syncpod.v1.SecurityContext
-	(*AppArmorProfile)(nil),                 // 14: syncpod.v1.AppArmorProfile
-	(*SELinuxOptions)(nil),                  // 15: syncpod.v1.SELinuxOptions
-	(*Capabilities)(nil),                    // 16: syncpod.v1.Capabilities
-	(*SeccompProfile)(nil),                  // 17: syncpod.v1.SeccompProfile
-	(*Sysctl)(nil),                          // 18: syncpod.v1.Sysctl
-	(*HostAlias)(nil),                       // 19: syncpod.v1.HostAlias
-	(*PodDNSConfig)(nil),                    // 20: syncpod.v1.PodDNSConfig
-	(*PodDNSConfigOption)(nil),              // 21: syncpod.v1.PodDNSConfigOption
-	(*Container)(nil),                       // 22: syncpod.v1.Container
-	(*Lifecycle)(nil),                       // 23: syncpod.v1.Lifecycle
-	(*LifecycleHandler)(nil),                // 24: syncpod.v1.LifecycleHandler
-	(*SleepAction)(nil),                     // 25: syncpod.v1.SleepAction
-	(*EnvVar)(nil),                          // 26: syncpod.v1.EnvVar
-	(*ContainerRestartRule)(nil),            // 27: syncpod.v1.ContainerRestartRule
-	(*ContainerRestartRuleOnExitCodes)(nil), // 28: syncpod.v1.ContainerRestartRuleOnExitCodes
-	(*ContainerPort)(nil),                   // 29: syncpod.v1.ContainerPort
-	(*ResourceRequirements)(nil),            // 30: syncpod.v1.ResourceRequirements
-	(*ResourceList)(nil),                    // 31: syncpod.v1.ResourceList
-	(*Probe)(nil),                           // 32: syncpod.v1.Probe
-	(*ExecAction)(nil),                      // 33: syncpod.v1.ExecAction
-	(*TCPSocketAction)(nil),                 // 34: syncpod.v1.TCPSocketAction
-	(*HTTPGetAction)(nil),                   // 35: syncpod.v1.HTTPGetAction
-	(*HTTPHeader)(nil),                      // 36: syncpod.v1.HTTPHeader
-	nil,                                     // 37: syncpod.v1.Pod.LabelsEntry
-	nil,                                     // 38: syncpod.v1.Pod.AnnotationsEntry
-	(*timestamppb.Timestamp)(nil),           // 39: google.protobuf.Timestamp
-	(*Volume)(nil),                          // 40: syncpod.v1.Volume
-	(*VolumeMount)(nil),                     // 41: syncpod.v1.VolumeMount
-	(*EnvFromSource)(nil),                   // 42: syncpod.v1.EnvFromSource
-	(*EnvVarSource)(nil),                    // 43: syncpod.v1.EnvVarSource
+	(*PodOS)(nil),                           // 12: syncpod.v1.PodOS
+	(*PodSecurityContext)(nil),              // 13: syncpod.v1.PodSecurityContext
+	(*SecurityContext)(nil),                 // 14: syncpod.v1.SecurityContext
+	(*AppArmorProfile)(nil),                 // 15: syncpod.v1.AppArmorProfile
+	(*SELinuxOptions)(nil),                  // 16: syncpod.v1.SELinuxOptions
+	(*Capabilities)(nil),                    // 17: syncpod.v1.Capabilities
+	(*SeccompProfile)(nil),                  // 18: syncpod.v1.SeccompProfile
+	(*Sysctl)(nil),                          // 19: syncpod.v1.Sysctl
+	(*HostAlias)(nil),                       // 20: syncpod.v1.HostAlias
+	(*PodDNSConfig)(nil),                    // 21: syncpod.v1.PodDNSConfig
+	(*PodDNSConfigOption)(nil),              // 22: syncpod.v1.PodDNSConfigOption
+	(*Container)(nil),                       // 23: syncpod.v1.Container
+	(*Lifecycle)(nil),                       // 24: syncpod.v1.Lifecycle
+	(*LifecycleHandler)(nil),                // 25: syncpod.v1.LifecycleHandler
+	(*SleepAction)(nil),                     // 26: syncpod.v1.SleepAction
+	(*EnvVar)(nil),                          // 27: syncpod.v1.EnvVar
+	(*ContainerRestartRule)(nil),            // 28: syncpod.v1.ContainerRestartRule
+	(*ContainerRestartRuleOnExitCodes)(nil), // 29: syncpod.v1.ContainerRestartRuleOnExitCodes
+	(*ContainerPort)(nil),                   // 30: syncpod.v1.ContainerPort
+	(*ResourceRequirements)(nil),            // 31: syncpod.v1.ResourceRequirements
+	(*ResourceList)(nil),                    // 32: syncpod.v1.ResourceList
+	(*Probe)(nil),                           // 33: syncpod.v1.Probe
+	(*ExecAction)(nil),                      // 34: syncpod.v1.ExecAction
+	(*TCPSocketAction)(nil),                 // 35: syncpod.v1.TCPSocketAction
+	(*HTTPGetAction)(nil),                   // 36: syncpod.v1.HTTPGetAction
+	(*HTTPHeader)(nil),                      // 37: syncpod.v1.HTTPHeader
+	nil,                                     // 38: syncpod.v1.Pod.LabelsEntry
+	nil,                                     // 39: syncpod.v1.Pod.AnnotationsEntry
+	(*timestamppb.Timestamp)(nil),           // 40: google.protobuf.Timestamp
+	(*Volume)(nil),                          // 41: syncpod.v1.Volume
+	(*VolumeMount)(nil),                     // 42: syncpod.v1.VolumeMount
+	(*EnvFromSource)(nil),                   // 43: syncpod.v1.EnvFromSource
+	(*EnvVarSource)(nil),                    // 44: syncpod.v1.EnvVarSource
 }
 var file_syncpod_v1_pod_proto_depIdxs = []int32{
-	37, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
-	38, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
+	38, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
+	39, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
 	11, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
-	39, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
-	39, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
-	22, // 5: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
-	22, // 6: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
+	40, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
+	40, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
+	23, // 5: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
+	23, // 6: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
 	0,  // 7: syncpod.v1.PodSpec.restart_policy:type_name -> syncpod.v1.RestartPolicy
-	12, // 8: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
-	19, // 9: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
+	13, // 8: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
+	20, // 9: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
 	3,  // 10: syncpod.v1.PodSpec.dns_policy:type_name -> syncpod.v1.DNSPolicy
-	20, // 11: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
-	40, // 12: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
-	17, // 13: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	18, // 14: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
-	14, // 15: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	15, // 16: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
-	16, // 17: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
-	17, // 18: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	14, // 19: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	15, // 20: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
-	1,  // 21: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
-	2,  // 22: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
-	21, // 23: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
-	26, // 24: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
-	5,  // 25: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
-	6,  // 26: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
-	27, // 27: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
-	29, // 28: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
-	30, // 29: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
-	32, // 30: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
-	32, // 31: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
-	32, // 32: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
-	13, // 33: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
-	23, // 34: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
-	4,  // 35: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
-	41, // 36: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
-	42, // 37: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
-	24, // 38: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
-	24, // 39: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
-	33, // 40: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
-	35, // 41: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
-	34, // 42: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	25, // 43: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
-	43, // 44: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
-	7,  // 45: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
-	28, // 46: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
-	8,  // 47: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
-	9,  // 48: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
-	31, // 49: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
-	31, // 50: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
-	33, // 51: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
-	34, // 52: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	35, // 53: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	36, // 54: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	55, // [55:55] is the sub-list for method output_type
-	55, // [55:55] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	21, // 11: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
+	12, // 12: syncpod.v1.PodSpec.os:type_name -> syncpod.v1.PodOS
+	32, // 13: syncpod.v1.PodSpec.overhead:type_name -> syncpod.v1.ResourceList
+	41, // 14: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
+	18, // 15: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	19, // 16: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
+	15, // 17: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	16, // 18: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	17, // 19: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
+	18, // 20: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	15, // 21: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	16, // 22: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	1,  // 23: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
+	2,  // 24: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
+	22, // 25: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
+	27, // 26: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
+	5,  // 27: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	6,  // 28: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
+	28, // 29: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
+	30, // 30: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
+	31, // 31: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
+	33, // 32: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
+	33, // 33: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
+	33, // 34: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
+	14, // 35: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
+	24, // 36: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
+	4,  // 37: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
+	42, // 38: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
+	43, // 39: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
+	25, // 40: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
+	25, // 41: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
+	34, // 42: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
+	36, // 43: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	35, // 44: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	26, // 45: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
+	44, // 46: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
+	7,  // 47: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
+	29, // 48: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
+	8,  // 49: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
+	9,  // 50: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
+	32, // 51: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
+	32, // 52: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
+	34, // 53: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
+	35, // 54: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	36, // 55: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	37, // 56: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	57, // [57:57] is the sub-list for method output_type
+	57, // [57:57] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }
@@ -3292,16 +3367,16 @@ func file_syncpod_v1_pod_proto_init() {
 	file_syncpod_v1_volume_proto_init()
 	file_syncpod_v1_pod_proto_msgTypes[0].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[1].OneofWrappers = []any{}
-	file_syncpod_v1_pod_proto_msgTypes[2].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[3].OneofWrappers = []any{}
-	file_syncpod_v1_pod_proto_msgTypes[11].OneofWrappers = []any{}
-	file_syncpod_v1_pod_proto_msgTypes[14].OneofWrappers = []any{
+	file_syncpod_v1_pod_proto_msgTypes[4].OneofWrappers = []any{}
+	file_syncpod_v1_pod_proto_msgTypes[12].OneofWrappers = []any{}
+	file_syncpod_v1_pod_proto_msgTypes[15].OneofWrappers = []any{
 		(*LifecycleHandler_Exec)(nil),
 		(*LifecycleHandler_HttpGet)(nil),
 		(*LifecycleHandler_TcpSocket)(nil),
 		(*LifecycleHandler_Sleep)(nil),
 	}
-	file_syncpod_v1_pod_proto_msgTypes[22].OneofWrappers = []any{
+	file_syncpod_v1_pod_proto_msgTypes[23].OneofWrappers = []any{
 		(*Probe_Exec)(nil),
 		(*Probe_TcpSocket)(nil),
 		(*Probe_HttpGet)(nil),
@@ -3312,7 +3387,7 @@ func file_syncpod_v1_pod_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_pod_proto_rawDesc), len(file_syncpod_v1_pod_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
