@@ -87,6 +87,9 @@ type Agent struct {
 	status      *statusWriter
 	relay       *eventRelay
 	lister      corelisters.PodLister
+	// services lists the cluster's Services with a cluster IP, for the
+	// pods' Service environment.
+	services corelisters.ServiceLister
 	// synced is the lister once its cache has synced (read by the read
 	// API's goroutines).
 	synced   atomic.Pointer[corelisters.PodLister]
@@ -170,9 +173,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	log.Info("node registered", "node", a.o.NodeName, "uid", node.UID)
 
-	// Only the pod informer is built, on the pods bound to this node
-	// (not client-go's informer factory, which compiles an informer for
-	// every API group).
+	// Only the pod informer, on the pods bound to this node, and the
+	// Service informer are built (not client-go's informer factory, which
+	// compiles an informer for every API group).
 	bound := fields.OneTermEqualSelector("spec.nodeName", a.o.NodeName).String()
 	pods := a.o.Client.CoreV1().Pods(metav1.NamespaceAll)
 	podInformer := cache.NewSharedIndexInformer(&cache.ListWatch{
@@ -238,14 +241,26 @@ func (a *Agent) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	serviceInformer := a.newServiceInformer()
+	a.services = corelisters.NewServiceLister(serviceInformer.GetIndexer())
+	if _, err := serviceInformer.AddEventHandler(a.serviceHandler()); err != nil {
+		return err
+	}
 	informerCtx, stopInformer := context.WithCancel(ctx)
 	defer stopInformer()
 	go podInformer.RunWithContext(informerCtx)
+	go serviceInformer.RunWithContext(informerCtx)
 	if !cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced) {
 		return fmt.Errorf("pod informer cache did not sync: %w", ctx.Err())
 	}
 	a.synced.Store(&a.lister)
 	log.Info("pod informer synced", "pods", len(podInformer.GetStore().ListKeys()))
+	// No pod is handed to the planner before the Services have been
+	// listed once, so none starts without its Service variables.
+	if !cache.WaitForCacheSync(ctx.Done(), serviceInformer.HasSynced) {
+		return fmt.Errorf("service informer cache did not sync: %w", ctx.Err())
+	}
+	log.Info("service informer synced", "services", len(serviceInformer.GetStore().ListKeys()))
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.runLease(ctx, node) })

@@ -19,8 +19,8 @@ import (
 )
 
 // The agent's API server client covers the two API groups a node uses:
-// core/v1 (pods, nodes, events, ConfigMaps, Secrets, service accounts)
-// and coordination/v1 (leases). It is client-go's generic typed client
+// core/v1 (pods, nodes, events, ConfigMaps, Secrets, service accounts,
+// Services) and coordination/v1 (leases). It is client-go's generic typed client
 // (gentype) on a scheme of just those groups. client-go's generated typed
 // clients would do the same calls, but each of them registers its types
 // in client-go's kubernetes/scheme, which imports every one of the 56 API
@@ -57,6 +57,7 @@ type (
 	ConfigMapClient      = gentype.ClientWithList[*corev1.ConfigMap, *corev1.ConfigMapList]
 	SecretClient         = gentype.ClientWithList[*corev1.Secret, *corev1.SecretList]
 	ServiceAccountClient = gentype.ClientWithList[*corev1.ServiceAccount, *corev1.ServiceAccountList]
+	ServiceClient        = gentype.ClientWithList[*corev1.Service, *corev1.ServiceList]
 	LeaseClient          = gentype.ClientWithList[*coordinationv1.Lease, *coordinationv1.LeaseList]
 )
 
@@ -149,6 +150,10 @@ func (c CoreV1) Secrets(namespace string) *SecretClient {
 
 func (c CoreV1) ServiceAccounts(namespace string) *ServiceAccountClient {
 	return typed[corev1.ServiceAccount, corev1.ServiceAccountList](c.rest, c.params, "serviceaccounts", namespace)
+}
+
+func (c CoreV1) Services(namespace string) *ServiceClient {
+	return typed[corev1.Service, corev1.ServiceList](c.rest, c.params, "services", namespace)
 }
 
 // CoordinationV1 gives the coordination group's resources.

@@ -38,6 +38,15 @@
 // every change applied, and the agent's copy removed once no pod bound to
 // the node references it.
 //
+// Each pod handed to the planner carries its Service environment
+// (services.go, package envvars): the kubelet's docker-links-style
+// variables of the master Service and, with enableServiceLinks, of the
+// Services of its namespace, from an informer on every Service with a
+// cluster IP that has synced before any pod is handed over. They travel
+// in the pod's service_environment, outside the spec, so a Service event
+// re-applies the pods it concerns and the planner stores the new
+// variables for the containers started afterwards, restarting none.
+//
 // The Node's MemoryPressure, DiskPressure and PIDPressure conditions come
 // from the host's eviction signals (pressure.go: a HostReader, the pure
 // PressureOf under the kubelet's default hard thresholds, a condition held

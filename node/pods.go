@@ -129,6 +129,9 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	if sp.ServiceEnvironment, err = serviceEnvironment(a.services, kp); err != nil {
+		return err
+	}
 	if pr := a.pressure.last(); pr.Memory || pr.Disk || pr.PID {
 		// Admission under pressure, for pods the planner does not run yet.
 		rec, err := a.plannerPod(ctx, ns, name)

@@ -784,6 +784,46 @@ func TestCommandAndArgsExpandAgainstTheFinalEnv(t *testing.T) {
 	}
 }
 
+// TestContainerGetsTheServiceEnvironment: the container the
+// executor creates has the pod's Service variables below its own env, and
+// $(VAR) in its env values, command and args can refer to them.
+func TestContainerGetsTheServiceEnvironment(t *testing.T) {
+	e := newEnv(t, busybox)
+	app := ctr("app")
+	app.Command = []string{"wget", "https://$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)"}
+	app.Args = []string{"$(API)"}
+	app.Env = []*syncpodv1.EnvVar{
+		{Name: "KUBERNETES_SERVICE_PORT", Value: "8443"},
+		{Name: "API", Value: "$(KUBERNETES_SERVICE_HOST)"},
+	}
+	pod := testPod(nil, app)
+	pod.ServiceEnvironment = map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+	resp := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("app")})
+	var id string
+	for _, st := range resp.GetSteps() {
+		if st.GetContainerId() != "" {
+			id = st.GetContainerId()
+		}
+	}
+	cfg := e.rt.CreatedConfig(id)
+	if cfg == nil {
+		t.Fatalf("no container created: %s", summary(resp))
+	}
+	var env []string
+	for _, kv := range cfg.GetEnvs() {
+		env = append(env, kv.GetKey()+"="+string(kv.GetValue()))
+	}
+	if want := []string{"KUBERNETES_SERVICE_PORT=8443", "API=10.0.0.1", "KUBERNETES_SERVICE_HOST=10.0.0.1"}; !slices.Equal(env, want) {
+		t.Errorf("env %q, want %q", env, want)
+	}
+	if want := []string{"wget", "https://10.0.0.1:8443"}; !slices.Equal(cfg.GetCommand(), want) {
+		t.Errorf("command %q, want %q", cfg.GetCommand(), want)
+	}
+	if want := []string{"10.0.0.1"}; !slices.Equal(cfg.GetArgs(), want) {
+		t.Errorf("args %q, want %q", cfg.GetArgs(), want)
+	}
+}
+
 // TestSandboxRecordsItsConfigHash: the planner's sandbox config
 // hash is put on the sandbox as a label and read back into the observed
 // sandbox, so the next plan can tell a changed pod-level setting.

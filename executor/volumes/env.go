@@ -36,7 +36,9 @@ type PodInfo struct {
 // the kubelet of v1.37 skips none), then env in order, a later name replacing an earlier one in
 // place; $(VAR) references in plain env values are expanded against the
 // variables defined before them (package expansion). A missing non-optional ConfigMap, Secret or key is an error (the
-// kubelet's CreateContainerConfigError message).
+// kubelet's CreateContainerConfigError message). The pod's Service
+// environment comes last, each variable only when the container did not
+// set that name itself, and $(VAR) in env values falls back to it.
 func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) ([]*runtimeapi.KeyValue, error) {
 	ns := pod.GetNamespace()
 	var out []*runtimeapi.KeyValue
@@ -49,11 +51,13 @@ func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) 
 		index[k] = len(out)
 		out = append(out, &runtimeapi.KeyValue{Key: k, Value: v})
 	}
+	services := pod.GetServiceEnvironment()
 	defined := func(name string) (string, bool) {
 		if i, ok := index[name]; ok {
 			return string(out[i].Value), true
 		}
-		return "", false
+		v, ok := services[name]
+		return v, ok
 	}
 	for _, ef := range c.GetEnvFrom() {
 		var data map[string][]byte
@@ -86,8 +90,8 @@ func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) 
 	for _, e := range c.GetEnv() {
 		vf := e.GetValueFrom()
 		if vf == nil {
-			// $(VAR) sees envFrom and the entries before this one
-			// (there are no service variables in standalone mode).
+			// $(VAR) sees envFrom and the entries before this one,
+			// then the Service variables.
 			set(e.GetName(), []byte(expansion.Expand(e.GetValue(), defined)))
 			continue
 		}
@@ -128,6 +132,11 @@ func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) 
 			return nil, fmt.Errorf("env %s: %w", e.GetName(), err)
 		}
 		set(e.GetName(), []byte(val))
+	}
+	for _, k := range sortedKeys(services) {
+		if _, own := index[k]; !own {
+			set(k, []byte(services[k]))
+		}
 	}
 	return out, nil
 }

@@ -172,3 +172,59 @@ func TestEnvFromPrefixesTheAPIServerAllows(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvServiceVariablesBelowTheContainersOwn: the pod's Service
+// variables are added after the container's own, which win on a shared
+// name whether they come from env or envFrom; $(VAR) in an env value
+// falls back to them.
+func TestEnvServiceVariablesBelowTheContainersOwn(t *testing.T) {
+	pod := testPod()
+	pod.ServiceEnvironment = map[string]string{
+		"KUBERNETES_SERVICE_HOST": "10.0.0.1",
+		"KUBERNETES_SERVICE_PORT": "443",
+		"REDIS_SERVICE_HOST":      "10.0.0.9",
+		"mode":                    "from-service",
+	}
+	c := pod.GetSpec().GetContainers()[0]
+	c.EnvFrom = []*syncpodv1.EnvFromSource{{ConfigMapRef: &syncpodv1.ConfigMapEnvSource{Name: "cfg"}}}
+	c.Env = []*syncpodv1.EnvVar{
+		{Name: "REDIS_SERVICE_HOST", Value: "redis.local"},
+		{Name: "API", Value: "https://$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)"},
+		{Name: "REDIS", Value: "$(REDIS_SERVICE_HOST)"},
+		{Name: "MODE", Value: "$(mode)"},
+	}
+	src := NewSources([]*syncpodv1.ConfigMap{{Name: "cfg", Namespace: "shop", Data: map[string]string{"mode": "prod"}}}, nil)
+	kvs, err := Env(pod, c, src, PodInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	got := map[string]string{}
+	for _, kv := range kvs {
+		if _, dup := got[kv.GetKey()]; dup {
+			t.Errorf("%s set twice", kv.GetKey())
+		}
+		order = append(order, kv.GetKey())
+		got[kv.GetKey()] = string(kv.GetValue())
+	}
+	want := map[string]string{
+		"mode":                    "prod",
+		"REDIS_SERVICE_HOST":      "redis.local",
+		"API":                     "https://10.0.0.1:443",
+		"REDIS":                   "redis.local",
+		"MODE":                    "prod",
+		"KUBERNETES_SERVICE_HOST": "10.0.0.1",
+		"KUBERNETES_SERVICE_PORT": "443",
+	}
+	if len(got) != len(want) {
+		t.Errorf("env %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if s := strings.Join(order, ","); s != "mode,REDIS_SERVICE_HOST,API,REDIS,MODE,KUBERNETES_SERVICE_HOST,KUBERNETES_SERVICE_PORT" {
+		t.Errorf("order %s: the Service variables come after the container's own", s)
+	}
+}

@@ -32,8 +32,10 @@ const serviceAccountVolumePrefix = "kube-api-access-"
 // manifests get. Only name, namespace, uid, labels and annotations of the
 // metadata are kept; the annotations gain kubernetes.io/config.source=api.
 // The service-account token volume the API server injects is dropped (with
-// a warning): syncpod does not mount it. Warnings are fields ignored; an
-// error wraps ErrUnsupported and lists every field refused.
+// a warning): syncpod does not mount it. enableServiceLinks is left to the
+// agent, which computes the pod's Service environment from it. Warnings
+// are fields ignored; an error wraps ErrUnsupported and lists every field
+// refused.
 func PodFromAPI(kp *corev1.Pod) (*syncpodv1.Pod, []string, error) {
 	ann := maps.Clone(kp.Annotations)
 	if ann == nil {
@@ -48,6 +50,9 @@ func PodFromAPI(kp *corev1.Pod) (*syncpodv1.Pod, []string, error) {
 		},
 		Spec: *kp.Spec.DeepCopy(),
 	}
+	// The agent reads enableServiceLinks itself for the pod's Service
+	// environment: it is no field ignored here.
+	trimmed.Spec.EnableServiceLinks = nil
 	var warnings []string
 	if dropped := dropServiceAccountToken(&trimmed.Spec); dropped != "" {
 		warnings = append(warnings, fmt.Sprintf("spec.volumes: service-account token volume %s is not mounted by syncpod", dropped))

@@ -45,6 +45,11 @@ func TestPodFromAPIKeepsWhatThePlannerRuns(t *testing.T) {
 	if !strings.Contains(joined, "kube-api-access-x7k2p") {
 		t.Errorf("no warning about the dropped token volume: %q", joined)
 	}
+	// the agent honours enableServiceLinks; it is not reported
+	// as ignored.
+	if strings.Contains(joined, "enableServiceLinks") {
+		t.Errorf("enableServiceLinks reported as ignored: %q", joined)
+	}
 	// Same input, same output: a restarted agent re-applies an identical pod.
 	again, _, err := PodFromAPI(kp)
 	if err != nil {

@@ -55,7 +55,9 @@ const (
 // readiness and startup probes and the lifecycle hooks. Changing them
 // never restarts a container. Pod-level settings (the pod security
 // context, host namespaces) are not container fields and are not hashed
-// either: a change applies to containers started afterwards.
+// either: a change applies to containers started afterwards. Nor is the
+// pod's Service environment, which the executor adds at container start:
+// a Service created or changed later restarts nothing.
 //
 // The value is stable across processes, builds and versions (it does not use
 // proto.Marshal or map iteration); a golden test pins known values. A nil

@@ -173,7 +173,7 @@ func writeRecord(tx *bolt.Tx, rec *plannerv1.PodRecord) error {
 func sameUserFields(a, b *syncpodv1.Pod) bool {
 	return a.GetName() == b.GetName() && a.GetNamespace() == b.GetNamespace() &&
 		equalMaps(a.GetLabels(), b.GetLabels()) && equalMaps(a.GetAnnotations(), b.GetAnnotations()) &&
-		proto.Equal(a.GetSpec(), b.GetSpec())
+		proto.Equal(a.GetSpec(), b.GetSpec()) && equalMaps(a.GetServiceEnvironment(), b.GetServiceEnvironment())
 }
 
 func equalMaps(a, b map[string]string) bool {
@@ -191,8 +191,9 @@ func equalMaps(a, b map[string]string) bool {
 // Apply creates or updates the desired pod identified by namespace/name.
 // The input is not modified. It returns the pod as stored and what
 // happened: CREATED (uid assigned when empty, generation 1, creation_time
-// now), UPDATED (generation+1 when the spec changed; labels or annotations
-// alone keep the generation) or UNCHANGED (nothing written). Errors:
+// now), UPDATED (generation+1 when the spec changed; labels, annotations
+// or the Service environment alone keep the generation, R-20.4) or
+// UNCHANGED (nothing written). Errors:
 // ErrInvalid (nothing stored), ErrUIDMismatch, ErrTerminating.
 func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, plannerv1.ApplyResult, error) {
 	if err := ctx.Err(); err != nil {

@@ -260,6 +260,20 @@ func TestApply(t *testing.T) {
 			t.Errorf("generation = %d, want 2", p.GetGeneration())
 		}
 	})
+	t.Run("service environment only is stored and keeps generation", func(t *testing.T) {
+		// a changed Service is stored for the next container
+		// start without counting as a spec change.
+		in := pod("web", "nginx:2")
+		in.Labels["tier"] = "front"
+		in.ServiceEnvironment = map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1"}
+		p, res, err := s.Apply(ctx, in)
+		if err != nil || res != plannerv1.ApplyResult_APPLY_RESULT_UPDATED {
+			t.Fatalf("Apply = %v, %v; want UPDATED", res, err)
+		}
+		if p.GetGeneration() != 2 || p.GetServiceEnvironment()["KUBERNETES_SERVICE_HOST"] != "10.0.0.1" {
+			t.Errorf("got generation %d, service environment %v; want 2 and the new value", p.GetGeneration(), p.GetServiceEnvironment())
+		}
+	})
 	t.Run("another uid for an existing name", func(t *testing.T) {
 		in := pod("web", "nginx:2")
 		in.Uid = "other"

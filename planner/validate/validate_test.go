@@ -104,6 +104,19 @@ func TestPodRules(t *testing.T) {
 		{"image required", func(p *syncpodv1.Pod) { web(p).Image = "" }, []string{"spec.containers[0].image"}},
 		{"image without whitespace", func(p *syncpodv1.Pod) { web(p).Image = "busy box" }, []string{"spec.containers[0].image"}},
 		{"env name printable", func(p *syncpodv1.Pod) { web(p).Env[0].Name = "X\tY" }, []string{"spec.containers[0].env[0].name"}},
+		// R-20.4: the Service environment is checked like env.
+		{"service environment name", func(p *syncpodv1.Pod) {
+			p.ServiceEnvironment = map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1", "X\tY": "v", "A=B": "v"}
+		}, []string{`service_environment["A=B"]`, `service_environment["X\tY"]`}},
+		{"service environment string size", func(p *syncpodv1.Pod) {
+			p.ServiceEnvironment = map[string]string{"BIG": strings.Repeat("v", 128<<10)}
+		}, []string{`service_environment["BIG"]`}},
+		{"service environment total size", func(p *syncpodv1.Pod) {
+			p.ServiceEnvironment = map[string]string{}
+			for i := range 20 {
+				p.ServiceEnvironment[fmt.Sprintf("S%d", i)] = strings.Repeat("v", 120<<10)
+			}
+		}, []string{"service_environment"}},
 		{"env name charset", func(p *syncpodv1.Pod) { web(p).Env[1].Name = "A=B" }, []string{"spec.containers[0].env[1].name"}},
 		{"env count", func(p *syncpodv1.Pod) {
 			for range 1024 {

@@ -68,7 +68,34 @@ func (l *list) pod(p *syncpodv1.Pod) {
 	if err := p.GetDeletionTime().CheckValid(); p.DeletionTime != nil && err != nil {
 		l.Add("deletion_time", "invalid timestamp")
 	}
+	l.serviceEnvironment(p.GetServiceEnvironment())
 	l.spec(p.GetSpec())
+}
+
+// serviceEnvironment checks the Service environment variables:
+// each name a variable name, each NAME=value and all of them together
+// within what one process's environment may hold.
+func (l *list) serviceEnvironment(env map[string]string) {
+	total := 0
+	for _, k := range sortedKeys(env) {
+		p := MapPath("service_environment", k)
+		switch {
+		case k == "":
+			l.Add(p, "name required")
+		case len(k) > MaxEnvNameLen:
+			l.Add(p, "name longer than %d characters", MaxEnvNameLen)
+		case !isEnvName(k):
+			l.Add(p, "name must consist of letters, digits, '_', '-' or '.' and not start with a digit")
+		}
+		n := len(k) + 1 + len(env[k]) + 1
+		if n > MaxArgLen {
+			l.Add(p, "%d bytes exceed the kernel's limit of %d per environment string NAME=value (MAX_ARG_STRLEN)", n-1, MaxArgLen-1)
+		}
+		total += n
+	}
+	if total > MaxArgvBytes {
+		l.Add("service_environment", "%d bytes, over the kernel's limit of %d for a whole environment (ARG_MAX)", total, MaxArgvBytes)
+	}
 }
 
 func (l *list) spec(s *syncpodv1.PodSpec) {

@@ -622,8 +622,20 @@ type Pod struct {
 	// takes precedence over every other grace period when containers are
 	// stopped (rule R-9.4). Set by the planner.
 	DeletionGracePeriodSeconds *int64 `protobuf:"varint,10,opt,name=deletion_grace_period_seconds,json=deletionGracePeriodSeconds,proto3,oneof" json:"deletion_grace_period_seconds,omitempty"`
-	unknownFields              protoimpl.UnknownFields
-	sizeCache                  protoimpl.SizeCache
+	// service_environment holds the Service environment variables
+	// (KUBERNETES_SERVICE_HOST, REDIS_PORT_6379_TCP_ADDR, ...) the pod's
+	// source computed from its cluster's Services, by variable name. The
+	// executor adds them to every container it creates, below the
+	// container's own env and envFrom (which win on a shared name), and
+	// $(VAR) in env values, command and args may refer to them. They are
+	// not part of any container's spec hash nor of the generation: a
+	// change applies to containers started afterwards and restarts
+	// nothing. Names are environment variable names; the whole map, as
+	// NAME=value strings, is at most the kernel's ARG_MAX. Empty for pods
+	// without a cluster (static manifests, syncpodctl).
+	ServiceEnvironment map[string]string `protobuf:"bytes,11,rep,name=service_environment,json=serviceEnvironment,proto3" json:"service_environment,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Pod) Reset() {
@@ -724,6 +736,13 @@ func (x *Pod) GetDeletionGracePeriodSeconds() int64 {
 		return *x.DeletionGracePeriodSeconds
 	}
 	return 0
+}
+
+func (x *Pod) GetServiceEnvironment() map[string]string {
+	if x != nil {
+		return x.ServiceEnvironment
+	}
+	return nil
 }
 
 // PodSpec is the desired state of a pod.
@@ -2979,7 +2998,7 @@ var File_syncpod_v1_pod_proto protoreflect.FileDescriptor
 const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\n" +
 	"\x14syncpod/v1/pod.proto\x12\n" +
-	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17syncpod/v1/volume.proto\"\xf2\x04\n" +
+	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17syncpod/v1/volume.proto\"\x93\x06\n" +
 	"\x03Pod\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -2993,11 +3012,15 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\rcreation_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\fcreationTime\x12?\n" +
 	"\rdeletion_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\fdeletionTime\x12F\n" +
 	"\x1ddeletion_grace_period_seconds\x18\n" +
-	" \x01(\x03H\x00R\x1adeletionGracePeriodSeconds\x88\x01\x01\x1a9\n" +
+	" \x01(\x03H\x00R\x1adeletionGracePeriodSeconds\x88\x01\x01\x12X\n" +
+	"\x13service_environment\x18\v \x03(\v2'.syncpod.v1.Pod.ServiceEnvironmentEntryR\x12serviceEnvironment\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10AnnotationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aE\n" +
+	"\x17ServiceEnvironmentEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B \n" +
 	"\x1e_deletion_grace_period_seconds\"\x86\b\n" +
@@ -3246,7 +3269,7 @@ func file_syncpod_v1_pod_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_syncpod_v1_pod_proto_goTypes = []any{
 	(RestartPolicy)(0),                      // 0: syncpod.v1.RestartPolicy
 	(AppArmorProfileType)(0),                // 1: syncpod.v1.AppArmorProfileType
@@ -3288,75 +3311,77 @@ var file_syncpod_v1_pod_proto_goTypes = []any{
 	(*HTTPHeader)(nil),                      // 37: syncpod.v1.HTTPHeader
 	nil,                                     // 38: syncpod.v1.Pod.LabelsEntry
 	nil,                                     // 39: syncpod.v1.Pod.AnnotationsEntry
-	(*timestamppb.Timestamp)(nil),           // 40: google.protobuf.Timestamp
-	(*Volume)(nil),                          // 41: syncpod.v1.Volume
-	(*VolumeMount)(nil),                     // 42: syncpod.v1.VolumeMount
-	(*EnvFromSource)(nil),                   // 43: syncpod.v1.EnvFromSource
-	(*EnvVarSource)(nil),                    // 44: syncpod.v1.EnvVarSource
+	nil,                                     // 40: syncpod.v1.Pod.ServiceEnvironmentEntry
+	(*timestamppb.Timestamp)(nil),           // 41: google.protobuf.Timestamp
+	(*Volume)(nil),                          // 42: syncpod.v1.Volume
+	(*VolumeMount)(nil),                     // 43: syncpod.v1.VolumeMount
+	(*EnvFromSource)(nil),                   // 44: syncpod.v1.EnvFromSource
+	(*EnvVarSource)(nil),                    // 45: syncpod.v1.EnvVarSource
 }
 var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	38, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
 	39, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
 	11, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
-	40, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
-	40, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
-	23, // 5: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
-	23, // 6: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
-	0,  // 7: syncpod.v1.PodSpec.restart_policy:type_name -> syncpod.v1.RestartPolicy
-	13, // 8: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
-	20, // 9: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
-	3,  // 10: syncpod.v1.PodSpec.dns_policy:type_name -> syncpod.v1.DNSPolicy
-	21, // 11: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
-	12, // 12: syncpod.v1.PodSpec.os:type_name -> syncpod.v1.PodOS
-	32, // 13: syncpod.v1.PodSpec.overhead:type_name -> syncpod.v1.ResourceList
-	41, // 14: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
-	18, // 15: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	19, // 16: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
-	15, // 17: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	16, // 18: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
-	17, // 19: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
-	18, // 20: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	15, // 21: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	16, // 22: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
-	1,  // 23: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
-	2,  // 24: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
-	22, // 25: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
-	27, // 26: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
-	5,  // 27: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
-	6,  // 28: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
-	28, // 29: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
-	30, // 30: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
-	31, // 31: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
-	33, // 32: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
-	33, // 33: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
-	33, // 34: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
-	14, // 35: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
-	24, // 36: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
-	4,  // 37: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
-	42, // 38: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
-	43, // 39: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
-	25, // 40: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
-	25, // 41: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
-	34, // 42: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
-	36, // 43: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
-	35, // 44: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	26, // 45: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
-	44, // 46: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
-	7,  // 47: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
-	29, // 48: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
-	8,  // 49: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
-	9,  // 50: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
-	32, // 51: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
-	32, // 52: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
-	34, // 53: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
-	35, // 54: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	36, // 55: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	37, // 56: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	57, // [57:57] is the sub-list for method output_type
-	57, // [57:57] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	41, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
+	41, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
+	40, // 5: syncpod.v1.Pod.service_environment:type_name -> syncpod.v1.Pod.ServiceEnvironmentEntry
+	23, // 6: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
+	23, // 7: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
+	0,  // 8: syncpod.v1.PodSpec.restart_policy:type_name -> syncpod.v1.RestartPolicy
+	13, // 9: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
+	20, // 10: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
+	3,  // 11: syncpod.v1.PodSpec.dns_policy:type_name -> syncpod.v1.DNSPolicy
+	21, // 12: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
+	12, // 13: syncpod.v1.PodSpec.os:type_name -> syncpod.v1.PodOS
+	32, // 14: syncpod.v1.PodSpec.overhead:type_name -> syncpod.v1.ResourceList
+	42, // 15: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
+	18, // 16: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	19, // 17: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
+	15, // 18: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	16, // 19: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	17, // 20: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
+	18, // 21: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	15, // 22: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	16, // 23: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	1,  // 24: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
+	2,  // 25: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
+	22, // 26: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
+	27, // 27: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
+	5,  // 28: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	6,  // 29: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
+	28, // 30: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
+	30, // 31: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
+	31, // 32: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
+	33, // 33: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
+	33, // 34: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
+	33, // 35: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
+	14, // 36: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
+	24, // 37: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
+	4,  // 38: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
+	43, // 39: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
+	44, // 40: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
+	25, // 41: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
+	25, // 42: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
+	34, // 43: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
+	36, // 44: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	35, // 45: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	26, // 46: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
+	45, // 47: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
+	7,  // 48: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
+	29, // 49: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
+	8,  // 50: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
+	9,  // 51: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
+	32, // 52: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
+	32, // 53: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
+	34, // 54: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
+	35, // 55: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	36, // 56: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	37, // 57: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	58, // [58:58] is the sub-list for method output_type
+	58, // [58:58] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }
@@ -3387,7 +3412,7 @@ func file_syncpod_v1_pod_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_pod_proto_rawDesc), len(file_syncpod_v1_pod_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
