@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 
 	"github.com/syncpod/syncpod/node/kubeconv/kubeconvtest"
@@ -151,5 +152,29 @@ func TestStatusToAPI(t *testing.T) {
 	}
 	if got := StatusToAPI(&syncpodv1.PodStatus{}, kp, ""); got.Phase != corev1.PodPending {
 		t.Errorf("no phase yet: %q, want Pending", got.Phase)
+	}
+}
+
+// TestGRPCProbesGoBothWays: a grpc probe of an API pod reaches
+// the planner with its port and service, and PodToAPI renders it back.
+func TestGRPCProbesGoBothWays(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	service := "ready"
+	kp.Spec.Containers[0].LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 5000}}, TimeoutSeconds: 5}
+	kp.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 5001, Service: &service}}}
+	p, _, err := PodFromAPI(kp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.GetSpec().GetContainers()[0]
+	if g := c.GetLivenessProbe().GetGrpc(); g.GetPort() != 5000 || g.GetService() != "" || c.GetLivenessProbe().GetTimeoutSeconds() != 5 {
+		t.Errorf("liveness probe %v", c.GetLivenessProbe())
+	}
+	if g := c.GetReadinessProbe().GetGrpc(); g.GetPort() != 5001 || g.GetService() != "ready" {
+		t.Errorf("readiness probe %v", c.GetReadinessProbe())
+	}
+	back := PodToAPI(&plannerv1.PodRecord{Pod: p}).Spec.Containers[0]
+	if g := back.ReadinessProbe.GRPC; g == nil || g.Port != 5001 || g.Service == nil || *g.Service != "ready" || g.Mode != nil {
+		t.Errorf("rendered back: %+v", back.ReadinessProbe)
 	}
 }

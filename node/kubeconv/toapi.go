@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -161,6 +162,12 @@ func probeToAPI(p *syncpodv1.Probe) *corev1.Probe {
 			g.HTTPHeaders = append(g.HTTPHeaders, corev1.HTTPHeader{Name: hd.GetName(), Value: hd.GetValue()})
 		}
 		kp.HTTPGet = g
+	case p.GetGrpc() != nil:
+		g := p.GetGrpc()
+		kp.GRPC = &corev1.GRPCAction{Port: g.GetPort(), Service: ptr.To(g.GetService())}
+		if g.GetTls() {
+			kp.GRPC.Mode = ptr.To(corev1.GRPCProbeModeTLS)
+		}
 	}
 	return kp
 }

@@ -252,7 +252,7 @@ func (l *list) probe(path string, p *syncpodv1.Probe, restarts bool) {
 	}
 	switch h := p.GetHandler().(type) {
 	case nil:
-		l.Add(path, "exactly one handler (exec, tcp_socket or http_get) is required")
+		l.Add(path, "exactly one handler (exec, tcp_socket, http_get or grpc) is required")
 	case *syncpodv1.Probe_Exec:
 		if len(h.Exec.GetCommand()) == 0 {
 			l.Add(path+".exec.command", "required")
@@ -264,6 +264,12 @@ func (l *list) probe(path string, p *syncpodv1.Probe, restarts bool) {
 			l.Add(path+".tcp_socket.port", "must be between 1 and 65535")
 		}
 		l.maxLen(path+".tcp_socket.host", h.TcpSocket.GetHost(), MaxNameLen)
+	case *syncpodv1.Probe_Grpc:
+		// the API server's port rule; the service name is free.
+		if port := h.Grpc.GetPort(); port < 1 || port > 65535 {
+			l.Add(path+".grpc.port", "must be between 1 and 65535")
+		}
+		l.maxLen(path+".grpc.service", h.Grpc.GetService(), MaxPathLen)
 	case *syncpodv1.Probe_HttpGet:
 		g := h.HttpGet
 		if port := g.GetPort(); port < 1 || port > 65535 {

@@ -2512,6 +2512,7 @@ type Probe struct {
 	//	*Probe_Exec
 	//	*Probe_TcpSocket
 	//	*Probe_HttpGet
+	//	*Probe_Grpc
 	Handler isProbe_Handler `protobuf_oneof:"handler"`
 	// initial_delay_seconds after the container starts before the first
 	// probe. Default 0, must be >= 0.
@@ -2598,6 +2599,15 @@ func (x *Probe) GetHttpGet() *HTTPGetAction {
 	return nil
 }
 
+func (x *Probe) GetGrpc() *GRPCAction {
+	if x != nil {
+		if x, ok := x.Handler.(*Probe_Grpc); ok {
+			return x.Grpc
+		}
+	}
+	return nil
+}
+
 func (x *Probe) GetInitialDelaySeconds() int32 {
 	if x != nil {
 		return x.InitialDelaySeconds
@@ -2660,11 +2670,19 @@ type Probe_HttpGet struct {
 	HttpGet *HTTPGetAction `protobuf:"bytes,3,opt,name=http_get,json=httpGet,proto3,oneof"`
 }
 
+type Probe_Grpc struct {
+	// grpc calls the standard grpc.health.v1.Health/Check; it succeeds
+	// only when the answer is SERVING (rule R-19.1).
+	Grpc *GRPCAction `protobuf:"bytes,10,opt,name=grpc,proto3,oneof"`
+}
+
 func (*Probe_Exec) isProbe_Handler() {}
 
 func (*Probe_TcpSocket) isProbe_Handler() {}
 
 func (*Probe_HttpGet) isProbe_Handler() {}
+
+func (*Probe_Grpc) isProbe_Handler() {}
 
 // ExecAction runs a command in the container.
 type ExecAction struct {
@@ -2768,6 +2786,73 @@ func (x *TCPSocketAction) GetHost() string {
 	return ""
 }
 
+// GRPCAction is a gRPC health check (grpc.health.v1.Health/Check) to the
+// pod IP (127.0.0.1 for host-network pods), as the kubelet makes it.
+type GRPCAction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// port of the gRPC server, 1-65535. Required.
+	Port int32 `protobuf:"varint,1,opt,name=port,proto3" json:"port,omitempty"`
+	// service is the name put in the HealthCheckRequest; empty asks for the
+	// server's overall health.
+	Service string `protobuf:"bytes,2,opt,name=service,proto3" json:"service,omitempty"`
+	// tls connects with TLS, verifying no certificate (the kubelet's mode
+	// TLS); false is a plaintext connection.
+	Tls           bool `protobuf:"varint,3,opt,name=tls,proto3" json:"tls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GRPCAction) Reset() {
+	*x = GRPCAction{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GRPCAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GRPCAction) ProtoMessage() {}
+
+func (x *GRPCAction) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GRPCAction.ProtoReflect.Descriptor instead.
+func (*GRPCAction) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *GRPCAction) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *GRPCAction) GetService() string {
+	if x != nil {
+		return x.Service
+	}
+	return ""
+}
+
+func (x *GRPCAction) GetTls() bool {
+	if x != nil {
+		return x.Tls
+	}
+	return false
+}
+
 // HTTPGetAction issues an HTTP GET.
 type HTTPGetAction struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2788,7 +2873,7 @@ type HTTPGetAction struct {
 
 func (x *HTTPGetAction) Reset() {
 	*x = HTTPGetAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2800,7 +2885,7 @@ func (x *HTTPGetAction) String() string {
 func (*HTTPGetAction) ProtoMessage() {}
 
 func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2813,7 +2898,7 @@ func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPGetAction.ProtoReflect.Descriptor instead.
 func (*HTTPGetAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{25}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *HTTPGetAction) GetPath() string {
@@ -2864,7 +2949,7 @@ type HTTPHeader struct {
 
 func (x *HTTPHeader) Reset() {
 	*x = HTTPHeader{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2876,7 +2961,7 @@ func (x *HTTPHeader) String() string {
 func (*HTTPHeader) ProtoMessage() {}
 
 func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2889,7 +2974,7 @@ func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPHeader.ProtoReflect.Descriptor instead.
 func (*HTTPHeader) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{26}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HTTPHeader) GetName() string {
@@ -3083,12 +3168,14 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x06limits\x18\x02 \x01(\v2\x18.syncpod.v1.ResourceListR\x06limits\"8\n" +
 	"\fResourceList\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\tR\x03cpu\x12\x16\n" +
-	"\x06memory\x18\x02 \x01(\tR\x06memory\"\x87\x04\n" +
+	"\x06memory\x18\x02 \x01(\tR\x06memory\"\xb5\x04\n" +
 	"\x05Probe\x12,\n" +
 	"\x04exec\x18\x01 \x01(\v2\x16.syncpod.v1.ExecActionH\x00R\x04exec\x12<\n" +
 	"\n" +
 	"tcp_socket\x18\x02 \x01(\v2\x1b.syncpod.v1.TCPSocketActionH\x00R\ttcpSocket\x126\n" +
-	"\bhttp_get\x18\x03 \x01(\v2\x19.syncpod.v1.HTTPGetActionH\x00R\ahttpGet\x122\n" +
+	"\bhttp_get\x18\x03 \x01(\v2\x19.syncpod.v1.HTTPGetActionH\x00R\ahttpGet\x12,\n" +
+	"\x04grpc\x18\n" +
+	" \x01(\v2\x16.syncpod.v1.GRPCActionH\x00R\x04grpc\x122\n" +
 	"\x15initial_delay_seconds\x18\x04 \x01(\x05R\x13initialDelaySeconds\x12'\n" +
 	"\x0ftimeout_seconds\x18\x05 \x01(\x05R\x0etimeoutSeconds\x12%\n" +
 	"\x0eperiod_seconds\x18\x06 \x01(\x05R\rperiodSeconds\x12+\n" +
@@ -3102,7 +3189,12 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\acommand\x18\x01 \x03(\tR\acommand\"9\n" +
 	"\x0fTCPSocketAction\x12\x12\n" +
 	"\x04port\x18\x01 \x01(\x05R\x04port\x12\x12\n" +
-	"\x04host\x18\x02 \x01(\tR\x04host\"\x9e\x01\n" +
+	"\x04host\x18\x02 \x01(\tR\x04host\"L\n" +
+	"\n" +
+	"GRPCAction\x12\x12\n" +
+	"\x04port\x18\x01 \x01(\x05R\x04port\x12\x18\n" +
+	"\aservice\x18\x02 \x01(\tR\aservice\x12\x10\n" +
+	"\x03tls\x18\x03 \x01(\bR\x03tls\"\x9e\x01\n" +
 	"\rHTTPGetAction\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04port\x18\x02 \x01(\x05R\x04port\x12\x12\n" +
@@ -3174,7 +3266,7 @@ func file_syncpod_v1_pod_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_syncpod_v1_pod_proto_goTypes = []any{
 	(RestartPolicy)(0),                      // 0: syncpod.v1.RestartPolicy
 	(AppArmorProfileType)(0),                // 1: syncpod.v1.AppArmorProfileType
@@ -3211,22 +3303,23 @@ var file_syncpod_v1_pod_proto_goTypes = []any{
 	(*Probe)(nil),                           // 32: syncpod.v1.Probe
 	(*ExecAction)(nil),                      // 33: syncpod.v1.ExecAction
 	(*TCPSocketAction)(nil),                 // 34: syncpod.v1.TCPSocketAction
-	(*HTTPGetAction)(nil),                   // 35: syncpod.v1.HTTPGetAction
-	(*HTTPHeader)(nil),                      // 36: syncpod.v1.HTTPHeader
-	nil,                                     // 37: syncpod.v1.Pod.LabelsEntry
-	nil,                                     // 38: syncpod.v1.Pod.AnnotationsEntry
-	(*timestamppb.Timestamp)(nil),           // 39: google.protobuf.Timestamp
-	(*Volume)(nil),                          // 40: syncpod.v1.Volume
-	(*VolumeMount)(nil),                     // 41: syncpod.v1.VolumeMount
-	(*EnvFromSource)(nil),                   // 42: syncpod.v1.EnvFromSource
-	(*EnvVarSource)(nil),                    // 43: syncpod.v1.EnvVarSource
+	(*GRPCAction)(nil),                      // 35: syncpod.v1.GRPCAction
+	(*HTTPGetAction)(nil),                   // 36: syncpod.v1.HTTPGetAction
+	(*HTTPHeader)(nil),                      // 37: syncpod.v1.HTTPHeader
+	nil,                                     // 38: syncpod.v1.Pod.LabelsEntry
+	nil,                                     // 39: syncpod.v1.Pod.AnnotationsEntry
+	(*timestamppb.Timestamp)(nil),           // 40: google.protobuf.Timestamp
+	(*Volume)(nil),                          // 41: syncpod.v1.Volume
+	(*VolumeMount)(nil),                     // 42: syncpod.v1.VolumeMount
+	(*EnvFromSource)(nil),                   // 43: syncpod.v1.EnvFromSource
+	(*EnvVarSource)(nil),                    // 44: syncpod.v1.EnvVarSource
 }
 var file_syncpod_v1_pod_proto_depIdxs = []int32{
-	37, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
-	38, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
+	38, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
+	39, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
 	11, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
-	39, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
-	39, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
+	40, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
+	40, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
 	22, // 5: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
 	22, // 6: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
 	0,  // 7: syncpod.v1.PodSpec.restart_policy:type_name -> syncpod.v1.RestartPolicy
@@ -3234,7 +3327,7 @@ var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	19, // 9: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
 	3,  // 10: syncpod.v1.PodSpec.dns_policy:type_name -> syncpod.v1.DNSPolicy
 	20, // 11: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
-	40, // 12: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
+	41, // 12: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
 	17, // 13: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
 	18, // 14: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
 	14, // 15: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
@@ -3258,15 +3351,15 @@ var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	13, // 33: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
 	23, // 34: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
 	4,  // 35: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
-	41, // 36: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
-	42, // 37: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
+	42, // 36: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
+	43, // 37: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
 	24, // 38: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
 	24, // 39: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
 	33, // 40: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
-	35, // 41: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	36, // 41: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
 	34, // 42: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
 	25, // 43: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
-	43, // 44: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
+	44, // 44: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
 	7,  // 45: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
 	28, // 46: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
 	8,  // 47: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
@@ -3275,13 +3368,14 @@ var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	31, // 50: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
 	33, // 51: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
 	34, // 52: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	35, // 53: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	36, // 54: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	55, // [55:55] is the sub-list for method output_type
-	55, // [55:55] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	36, // 53: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	35, // 54: syncpod.v1.Probe.grpc:type_name -> syncpod.v1.GRPCAction
+	37, // 55: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	56, // [56:56] is the sub-list for method output_type
+	56, // [56:56] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }
@@ -3305,6 +3399,7 @@ func file_syncpod_v1_pod_proto_init() {
 		(*Probe_Exec)(nil),
 		(*Probe_TcpSocket)(nil),
 		(*Probe_HttpGet)(nil),
+		(*Probe_Grpc)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3312,7 +3407,7 @@ func file_syncpod_v1_pod_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_pod_proto_rawDesc), len(file_syncpod_v1_pod_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
