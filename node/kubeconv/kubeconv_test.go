@@ -3,6 +3,7 @@ package kubeconv
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -127,7 +128,7 @@ func TestStatusToAPI(t *testing.T) {
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
 		{Type: corev1.PodReady, Status: corev1.ConditionFalse},
 	}
-	got := StatusToAPI(st, kp, "192.0.2.1")
+	got := StatusToAPI(st, kp, "192.0.2.1", 1)
 	if got.Phase != corev1.PodRunning || got.PodIP != "10.1.0.5" || got.HostIP != "192.0.2.1" || got.QOSClass != corev1.PodQOSBestEffort {
 		t.Errorf("status: %+v", got)
 	}
@@ -147,11 +148,64 @@ func TestStatusToAPI(t *testing.T) {
 		t.Errorf("container status: %+v", cs)
 	}
 	kp.Spec.HostNetwork = true
-	if got := StatusToAPI(st, kp, "192.0.2.1"); got.PodIP != "192.0.2.1" {
+	if got := StatusToAPI(st, kp, "192.0.2.1", 1); got.PodIP != "192.0.2.1" {
 		t.Errorf("host-network pod IP %q, want the host's", got.PodIP)
 	}
-	if got := StatusToAPI(&syncpodv1.PodStatus{}, kp, ""); got.Phase != corev1.PodPending {
+	if got := StatusToAPI(&syncpodv1.PodStatus{}, kp, "", 1); got.Phase != corev1.PodPending {
 		t.Errorf("no phase yet: %q, want Pending", got.Phase)
+	}
+}
+
+// TestStatusToAPIReportsTheObservedGeneration. The generation the
+// status is of is status.observedGeneration and the observedGeneration of
+// each condition the node writes, PodScheduled included; a condition of
+// another owner keeps its own.
+func TestStatusToAPIReportsTheObservedGeneration(t *testing.T) {
+	st := &syncpodv1.PodStatus{
+		Phase: syncpodv1.PodPhase_POD_PHASE_PENDING,
+		Conditions: []*syncpodv1.PodCondition{
+			{Type: "PodReadyToStartContainers", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE},
+			{Type: "Initialized", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE},
+			{Type: "Ready", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE},
+			{Type: "ContainersReady", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE},
+		},
+	}
+	kp := kubeconvtest.APIPod()
+	kp.Generation = 7
+	kp.Status.ObservedGeneration = 6
+	kp.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, ObservedGeneration: 1},
+		{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, ObservedGeneration: 3},
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse, ObservedGeneration: 6},
+	}
+	got := StatusToAPI(st, kp, "192.0.2.1", 7)
+	if got.ObservedGeneration != 7 {
+		t.Errorf("observedGeneration %d, want 7", got.ObservedGeneration)
+	}
+	var gens []string
+	for _, c := range got.Conditions {
+		gens = append(gens, fmt.Sprintf("%s=%d", c.Type, c.ObservedGeneration))
+	}
+	want := "PodScheduled=7,DisruptionTarget=3,PodReadyToStartContainers=7,Initialized=7,Ready=7,ContainersReady=7"
+	if strings.Join(gens, ",") != want {
+		t.Errorf("conditions %v, want %s", gens, want)
+	}
+	if kp.Status.Conditions[0].ObservedGeneration != 1 {
+		t.Error("StatusToAPI changed its argument")
+	}
+}
+
+// TestPodFromAPICarriesTheGeneration: the API object's metadata.generation
+// travels with the pod to the planner as its source generation.
+func TestPodFromAPICarriesTheGeneration(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	kp.Generation = 42
+	p, _, err := PodFromAPI(kp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.GetSourceGeneration() != 42 || p.GetGeneration() != 0 {
+		t.Errorf("source generation %d, generation %d; want 42 and 0 (the planner's own)", p.GetSourceGeneration(), p.GetGeneration())
 	}
 }
 

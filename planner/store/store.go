@@ -172,6 +172,7 @@ func writeRecord(tx *bolt.Tx, rec *plannerv1.PodRecord) error {
 // sameUserFields reports whether a and b agree on everything a user sets.
 func sameUserFields(a, b *syncpodv1.Pod) bool {
 	return a.GetName() == b.GetName() && a.GetNamespace() == b.GetNamespace() &&
+		a.GetSourceGeneration() == b.GetSourceGeneration() &&
 		equalMaps(a.GetLabels(), b.GetLabels()) && equalMaps(a.GetAnnotations(), b.GetAnnotations()) &&
 		proto.Equal(a.GetSpec(), b.GetSpec())
 }
@@ -191,8 +192,9 @@ func equalMaps(a, b map[string]string) bool {
 // Apply creates or updates the desired pod identified by namespace/name.
 // The input is not modified. It returns the pod as stored and what
 // happened: CREATED (uid assigned when empty, generation 1, creation_time
-// now), UPDATED (generation+1 when the spec changed; labels or annotations
-// alone keep the generation) or UNCHANGED (nothing written). Errors:
+// now), UPDATED (generation+1 when the spec changed; labels, annotations
+// or the source generation alone keep the generation, R-19.2) or UNCHANGED
+// (nothing written). Errors:
 // ErrInvalid (nothing stored), ErrUIDMismatch, ErrTerminating.
 func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, plannerv1.ApplyResult, error) {
 	if err := ctx.Err(); err != nil {

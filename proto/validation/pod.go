@@ -36,6 +36,9 @@ func (l *list) pod(p *syncpodv1.Pod) {
 	if uid := p.GetUid(); uid != "" {
 		l.check("uid", UIDProblem(uid))
 	}
+	if p.GetSourceGeneration() < 0 {
+		l.Add("source_generation", "must be >= 0 (0 when the pod's source has no generation)")
+	}
 	if n := len(p.GetLabels()); n > MaxLabels {
 		l.Add("labels", "%d entries exceed the limit of %d", n, MaxLabels)
 	} else {

@@ -622,8 +622,15 @@ type Pod struct {
 	// takes precedence over every other grace period when containers are
 	// stopped (rule R-9.4). Set by the planner.
 	DeletionGracePeriodSeconds *int64 `protobuf:"varint,10,opt,name=deletion_grace_period_seconds,json=deletionGracePeriodSeconds,proto3,oneof" json:"deletion_grace_period_seconds,omitempty"`
-	unknownFields              protoimpl.UnknownFields
-	sizeCache                  protoimpl.SizeCache
+	// source_generation is the pod's generation where it came from (the
+	// Kubernetes metadata.generation of a pod from an API server; 0 when its
+	// source has none). The planner keeps it as given: a change of it alone
+	// is an update that leaves generation and spec alone, and the status
+	// computed for this generation is the status of that source generation
+	// (rule R-19.2).
+	SourceGeneration int64 `protobuf:"varint,11,opt,name=source_generation,json=sourceGeneration,proto3" json:"source_generation,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Pod) Reset() {
@@ -722,6 +729,13 @@ func (x *Pod) GetDeletionTime() *timestamppb.Timestamp {
 func (x *Pod) GetDeletionGracePeriodSeconds() int64 {
 	if x != nil && x.DeletionGracePeriodSeconds != nil {
 		return *x.DeletionGracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *Pod) GetSourceGeneration() int64 {
+	if x != nil {
+		return x.SourceGeneration
 	}
 	return 0
 }
@@ -2996,7 +3010,7 @@ var File_syncpod_v1_pod_proto protoreflect.FileDescriptor
 const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\n" +
 	"\x14syncpod/v1/pod.proto\x12\n" +
-	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17syncpod/v1/volume.proto\"\xf2\x04\n" +
+	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17syncpod/v1/volume.proto\"\x9f\x05\n" +
 	"\x03Pod\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -3010,7 +3024,8 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\rcreation_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\fcreationTime\x12?\n" +
 	"\rdeletion_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\fdeletionTime\x12F\n" +
 	"\x1ddeletion_grace_period_seconds\x18\n" +
-	" \x01(\x03H\x00R\x1adeletionGracePeriodSeconds\x88\x01\x01\x1a9\n" +
+	" \x01(\x03H\x00R\x1adeletionGracePeriodSeconds\x88\x01\x01\x12+\n" +
+	"\x11source_generation\x18\v \x01(\x03R\x10sourceGeneration\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
