@@ -321,11 +321,13 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // podChanged says whether a pod update touches what the node carries into
-// the planner: spec, labels, annotations, deletion, or a phase that ended.
+// the planner: spec, labels, annotations, deletion, generation, or a phase
+// that ended.
 func podChanged(old, cur *corev1.Pod) bool {
 	return !apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) ||
 		!apiequality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
 		!apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations) ||
 		!apiequality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp) ||
-		old.UID != cur.UID || old.Status.Phase != cur.Status.Phase
+		old.UID != cur.UID || old.Status.Phase != cur.Status.Phase ||
+		old.Generation != cur.Generation // each generation is reported
 }

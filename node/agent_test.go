@@ -23,6 +23,7 @@ func TestPodChangedIgnoresStatusWrites(t *testing.T) {
 		{"image changed", func(p *corev1.Pod) { p.Spec.Containers[0].Image = "busybox:1.37" }, true},
 		{"label added", func(p *corev1.Pod) { p.Labels["tier"] = "db" }, true},
 		{"deletion", func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now }, true},
+		{"new generation (R-19.2)", func(p *corev1.Pod) { p.Generation++ }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old := kubeconvtest.APIPod()

@@ -16,8 +16,12 @@
 // status is kept per pod and written through the status subresource by a
 // rate-limited work queue as a strategic-merge patch of what changed; a
 // failed write is retried and a newer status replaces a pending one, so
-// the newest status is never lost. The planner's pod events become Events
-// on the API server through client-go's event recorder.
+// the newest status is never lost. Each status carries the pod's
+// metadata.generation it is of as observedGeneration, on the status and its
+// conditions: the pod goes to the planner with its generation, and a
+// planner status computed for the spec the planner holds is of that
+// generation. The planner's pod events become Events on the API
+// server through client-go's event recorder.
 //
 // Restarting the agent is harmless: applying a pod the planner already
 // holds is a no-op (same uid, same spec), so running pods are adopted, not

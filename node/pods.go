@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -251,6 +252,9 @@ func (a *Agent) terminate(ctx context.Context, kp *corev1.Pod) error {
 		return a.deleteAPIPod(ctx, kp)
 	}
 	if rec.GetPod().GetDeletionTime() == nil {
+		if err := a.carryGeneration(ctx, rec.GetPod(), kp.Generation); err != nil {
+			return err
+		}
 		grace := kp.DeletionGracePeriodSeconds
 		if grace == nil {
 			grace = kp.Spec.TerminationGracePeriodSeconds
@@ -259,6 +263,25 @@ func (a *Agent) terminate(ctx context.Context, kp *corev1.Pod) error {
 	}
 	// Terminating: the planner's DELETED event requeues the pod.
 	return nil
+}
+
+// carryGeneration gives the planner's pod p the API generation gen when it
+// carries another, its spec untouched: a graceful deletion is a generation
+// of its own, and the kubelet reports it in the terminating pod's status
+//
+func (a *Agent) carryGeneration(ctx context.Context, p *syncpodv1.Pod, gen int64) error {
+	if p.GetSourceGeneration() == gen {
+		return nil
+	}
+	next := proto.Clone(p).(*syncpodv1.Pod)
+	next.SourceGeneration = gen
+	ctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
+	defer cancel()
+	_, err := a.o.Planner.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: next})
+	if status.Code(err) == codes.FailedPrecondition {
+		return nil // already terminating: it keeps the generation it ran
+	}
+	return err
 }
 
 // deleteAPIPod removes the pod object with grace 0, on the condition that
@@ -307,7 +330,7 @@ func (a *Agent) reject(kp *corev1.Pod, reason, msg string) error {
 		st.StartTime = &now
 	}
 	st.Conditions = kubeconv.ForeignConditions(kp)
-	a.status.Set(key, statusSource{uid: kp.UID, override: &st})
+	a.status.Set(key, statusSource{uid: kp.UID, override: &st, generation: kp.Generation})
 	return nil
 }
 
@@ -461,11 +484,22 @@ func (a *Agent) onPlannerRecord(typ plannerv1.WatchEventType, rec *plannerv1.Pod
 		return
 	}
 	if rec.GetStatus() != nil {
-		a.status.Set(key, statusSource{uid: uid, planner: rec.GetStatus()})
+		a.status.Set(key, statusSource{uid: uid, planner: rec.GetStatus(), generation: observedSourceGeneration(rec)})
 	}
 	if len(rec.GetEvents()) > 0 {
 		a.relay.Observe(kp, rec.GetEvents())
 	}
+}
+
+// observedSourceGeneration is the API generation the record's status is
+// of: the source generation of the pod the planner holds when its
+// status was computed for the spec it holds, and 0 (not known) while the
+// status is of an older spec.
+func observedSourceGeneration(rec *plannerv1.PodRecord) int64 {
+	if rec.GetStatus().GetObservedGeneration() != rec.GetPod().GetGeneration() {
+		return 0
+	}
+	return rec.GetPod().GetSourceGeneration()
 }
 
 // runOrphanSweep deletes, now and every minute, the planner's api pods

@@ -27,6 +27,10 @@ type statusSource struct {
 	uid      types.UID
 	planner  *syncpodv1.PodStatus
 	override *corev1.PodStatus
+	// generation is the API object's metadata.generation this status is
+	// of; 0 when not known (a status of an older spec than the planner
+	// holds): the generation last written stays.
+	generation int64
 }
 
 // statusWriter keeps the newest status of each pod and writes it through
@@ -117,18 +121,21 @@ func (w *statusWriter) processNext(ctx context.Context) bool {
 	return true
 }
 
-// desired renders src for the API server's copy cur.
+// desired renders src for the API server's copy cur. Its
+// observedGeneration is src's generation, never less than the one already
+// written, as the kubelet's status manager keeps it.
 func (w *statusWriter) desired(src statusSource, cur *corev1.Pod) corev1.PodStatus {
+	gen := max(src.generation, cur.Status.ObservedGeneration)
 	var st corev1.PodStatus
 	if src.override != nil {
 		st = *src.override.DeepCopy()
+		st.ObservedGeneration = gen
 	} else {
-		st = kubeconv.StatusToAPI(src.planner, cur, w.hostIP)
+		st = kubeconv.StatusToAPI(src.planner, cur, w.hostIP, gen)
 	}
 	// Fields the node does not own stay as they are.
 	st.NominatedNodeName = cur.Status.NominatedNodeName
 	st.ResourceClaimStatuses = cur.Status.ResourceClaimStatuses
-	st.ObservedGeneration = cur.Status.ObservedGeneration
 	return st
 }
 

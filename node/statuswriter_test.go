@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/util/workqueue"
 
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 
 	"github.com/syncpod/syncpod/node/kubeconv/kubeconvtest"
@@ -180,5 +181,65 @@ func TestStatusWriterSkipsAnUnchangedStatus(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.statusWrites.WithLabelValues("unchanged")); got != 1 {
 		t.Errorf("unchanged = %v, want 1", got)
+	}
+}
+
+// TestStatusWriterReportsTheObservedGeneration. A status of a
+// known API generation is written with it as status.observedGeneration and
+// on the node's conditions; a status whose generation is not known (of an
+// older spec), or an older one, leaves the generation written before.
+func TestStatusWriterReportsTheObservedGeneration(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	kp.Generation = 3
+	kp.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, ObservedGeneration: 1}}
+	api := &fakeAPI{pod: kp, rv: 1}
+	w, _ := newTestWriter(t, api)
+	ready := func(n int32) *syncpodv1.PodStatus {
+		st := restarts(n)
+		st.Conditions = []*syncpodv1.PodCondition{{Type: "Ready", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE}}
+		return st
+	}
+	check := func(step string, want int64) {
+		t.Helper()
+		if err := w.sync(context.Background(), "team/web"); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := api.get("team", "web")
+		if p.Status.ObservedGeneration != want {
+			t.Errorf("%s: observedGeneration %d, want %d", step, p.Status.ObservedGeneration, want)
+		}
+		for _, c := range p.Status.Conditions {
+			if c.ObservedGeneration != want {
+				t.Errorf("%s: condition %s observedGeneration %d, want %d", step, c.Type, c.ObservedGeneration, want)
+			}
+		}
+	}
+	w.Set("team/web", statusSource{uid: kp.UID, planner: ready(0), generation: 3})
+	check("a status of generation 3", 3)
+	w.Set("team/web", statusSource{uid: kp.UID, planner: ready(1)})
+	check("a status of an older spec", 3)
+	w.Set("team/web", statusSource{uid: kp.UID, planner: ready(2), generation: 2})
+	check("a status of an older generation", 3)
+	w.Set("team/web", statusSource{uid: kp.UID, planner: ready(3), generation: 4})
+	check("a status of generation 4", 4)
+	w.Set("team/web", statusSource{uid: kp.UID, override: &corev1.PodStatus{Phase: corev1.PodFailed, Reason: "UnsupportedPodSpec"}, generation: 5})
+	check("a status the agent decided", 5)
+}
+
+// TestObservedSourceGeneration: the planner's status is of the API
+// generation the planner's pod carries only when it was computed for the
+// spec the planner holds.
+func TestObservedSourceGeneration(t *testing.T) {
+	rec := func(podGen, statusGen int64) *plannerv1.PodRecord {
+		return &plannerv1.PodRecord{
+			Pod:    &syncpodv1.Pod{Generation: podGen, SourceGeneration: 9},
+			Status: &syncpodv1.PodStatus{ObservedGeneration: statusGen},
+		}
+	}
+	if got := observedSourceGeneration(rec(4, 4)); got != 9 {
+		t.Errorf("status of the spec held: %d, want 9", got)
+	}
+	if got := observedSourceGeneration(rec(5, 4)); got != 0 {
+		t.Errorf("status of an older spec: %d, want 0 (not known)", got)
 	}
 }

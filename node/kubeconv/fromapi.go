@@ -30,7 +30,8 @@ const serviceAccountVolumePrefix = "kube-api-access-"
 // PodFromAPI converts a pod bound to this node into a desired pod for the
 // planner, with the same conversion (and the same refusals) static
 // manifests get. Only name, namespace, uid, labels and annotations of the
-// metadata are kept; the annotations gain kubernetes.io/config.source=api.
+// metadata are kept; the annotations gain kubernetes.io/config.source=api,
+// and the metadata.generation becomes the source generation.
 // The service-account token volume the API server injects is dropped (with
 // a warning): syncpod does not mount it. enableServiceLinks is left to the
 // agent, which computes the pod's Service environment from it. Warnings
@@ -65,6 +66,7 @@ func PodFromAPI(kp *corev1.Pod) (*syncpodv1.Pod, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
+	pod.SourceGeneration = kp.Generation
 	return pod, append(warnings, more...), nil
 }
 

@@ -3,6 +3,7 @@ package kubeconv
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -134,7 +135,7 @@ func TestStatusToAPI(t *testing.T) {
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
 		{Type: corev1.PodReady, Status: corev1.ConditionFalse},
 	}
-	got := StatusToAPI(st, kp, "192.0.2.1")
+	got := StatusToAPI(st, kp, "192.0.2.1", 1)
 	if got.Phase != corev1.PodRunning || got.PodIP != "10.1.0.5" || got.HostIP != "192.0.2.1" || got.QOSClass != corev1.PodQOSBestEffort {
 		t.Errorf("status: %+v", got)
 	}
@@ -154,10 +155,10 @@ func TestStatusToAPI(t *testing.T) {
 		t.Errorf("container status: %+v", cs)
 	}
 	kp.Spec.HostNetwork = true
-	if got := StatusToAPI(st, kp, "192.0.2.1"); got.PodIP != "192.0.2.1" {
+	if got := StatusToAPI(st, kp, "192.0.2.1", 1); got.PodIP != "192.0.2.1" {
 		t.Errorf("host-network pod IP %q, want the host's", got.PodIP)
 	}
-	if got := StatusToAPI(&syncpodv1.PodStatus{}, kp, ""); got.Phase != corev1.PodPending {
+	if got := StatusToAPI(&syncpodv1.PodStatus{}, kp, "", 1); got.Phase != corev1.PodPending {
 		t.Errorf("no phase yet: %q, want Pending", got.Phase)
 	}
 }
@@ -194,5 +195,82 @@ func TestPodFromAPIAcceptsWhatTheAPIServerAccepts(t *testing.T) {
 	if back.Spec.OS == nil || back.Spec.OS.Name != corev1.Linux || !back.Spec.Overhead.Cpu().Equal(resource.MustParse("10m")) ||
 		!back.Spec.Overhead.Memory().Equal(resource.MustParse("1Mi")) {
 		t.Errorf("PodToAPI: os %v, overhead %v", back.Spec.OS, back.Spec.Overhead)
+	}
+}
+
+// TestStatusToAPIReportsTheObservedGeneration. The generation the
+// status is of is status.observedGeneration and the observedGeneration of
+// each condition the node writes, PodScheduled included; a condition of
+// another owner keeps its own.
+func TestStatusToAPIReportsTheObservedGeneration(t *testing.T) {
+	st := &syncpodv1.PodStatus{
+		Phase: syncpodv1.PodPhase_POD_PHASE_PENDING,
+		Conditions: []*syncpodv1.PodCondition{
+			{Type: "PodReadyToStartContainers", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE},
+			{Type: "Initialized", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE},
+			{Type: "Ready", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE},
+			{Type: "ContainersReady", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE},
+		},
+	}
+	kp := kubeconvtest.APIPod()
+	kp.Generation = 7
+	kp.Status.ObservedGeneration = 6
+	kp.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, ObservedGeneration: 1},
+		{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, ObservedGeneration: 3},
+		{Type: corev1.PodReady, Status: corev1.ConditionFalse, ObservedGeneration: 6},
+	}
+	got := StatusToAPI(st, kp, "192.0.2.1", 7)
+	if got.ObservedGeneration != 7 {
+		t.Errorf("observedGeneration %d, want 7", got.ObservedGeneration)
+	}
+	var gens []string
+	for _, c := range got.Conditions {
+		gens = append(gens, fmt.Sprintf("%s=%d", c.Type, c.ObservedGeneration))
+	}
+	want := "PodScheduled=7,DisruptionTarget=3,PodReadyToStartContainers=7,Initialized=7,Ready=7,ContainersReady=7"
+	if strings.Join(gens, ",") != want {
+		t.Errorf("conditions %v, want %s", gens, want)
+	}
+	if kp.Status.Conditions[0].ObservedGeneration != 1 {
+		t.Error("StatusToAPI changed its argument")
+	}
+}
+
+// TestPodFromAPICarriesTheGeneration: the API object's metadata.generation
+// travels with the pod to the planner as its source generation.
+func TestPodFromAPICarriesTheGeneration(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	kp.Generation = 42
+	p, _, err := PodFromAPI(kp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.GetSourceGeneration() != 42 || p.GetGeneration() != 0 {
+		t.Errorf("source generation %d, generation %d; want 42 and 0 (the planner's own)", p.GetSourceGeneration(), p.GetGeneration())
+	}
+}
+
+// TestGRPCProbesGoBothWays: a grpc probe of an API pod reaches
+// the planner with its port and service, and PodToAPI renders it back.
+func TestGRPCProbesGoBothWays(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	service := "ready"
+	kp.Spec.Containers[0].LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 5000}}, TimeoutSeconds: 5}
+	kp.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 5001, Service: &service}}}
+	p, _, err := PodFromAPI(kp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.GetSpec().GetContainers()[0]
+	if g := c.GetLivenessProbe().GetGrpc(); g.GetPort() != 5000 || g.GetService() != "" || c.GetLivenessProbe().GetTimeoutSeconds() != 5 {
+		t.Errorf("liveness probe %v", c.GetLivenessProbe())
+	}
+	if g := c.GetReadinessProbe().GetGrpc(); g.GetPort() != 5001 || g.GetService() != "ready" {
+		t.Errorf("readiness probe %v", c.GetReadinessProbe())
+	}
+	back := PodToAPI(&plannerv1.PodRecord{Pod: p}).Spec.Containers[0]
+	if g := back.ReadinessProbe.GRPC; g == nil || g.Port != 5001 || g.Service == nil || *g.Service != "ready" || g.Mode != nil {
+		t.Errorf("rendered back: %+v", back.ReadinessProbe)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -173,6 +174,12 @@ func probeToAPI(p *syncpodv1.Probe) *corev1.Probe {
 			g.HTTPHeaders = append(g.HTTPHeaders, corev1.HTTPHeader{Name: hd.GetName(), Value: hd.GetValue()})
 		}
 		kp.HTTPGet = g
+	case p.GetGrpc() != nil:
+		g := p.GetGrpc()
+		kp.GRPC = &corev1.GRPCAction{Port: g.GetPort(), Service: ptr.To(g.GetService())}
+		if g.GetTls() {
+			kp.GRPC.Mode = ptr.To(corev1.GRPCProbeModeTLS)
+		}
 	}
 	return kp
 }
@@ -202,8 +209,11 @@ func ForeignConditions(kp *corev1.Pod) []corev1.PodCondition {
 // status the node reports: phase (Pending until the planner has one),
 // conditions (after the ones of kp that the node does not own), container
 // statuses with cri:// container ids, pod and host IPs, start time and QoS
-// class. A host-network pod's IP is the host's.
-func StatusToAPI(st *syncpodv1.PodStatus, kp *corev1.Pod, hostIP string) corev1.PodStatus {
+// class. A host-network pod's IP is the host's. generation is the pod's
+// metadata.generation this status is of: it is the status's
+// observedGeneration and that of every condition the node reports, and of
+// the scheduler's PodScheduled too, which the kubelet also rewrites.
+func StatusToAPI(st *syncpodv1.PodStatus, kp *corev1.Pod, hostIP string, generation int64) corev1.PodStatus {
 	out := podStatus(st, "cri")
 	if out.Phase == "" {
 		out.Phase = corev1.PodPending
@@ -219,7 +229,17 @@ func StatusToAPI(st *syncpodv1.PodStatus, kp *corev1.Pod, hostIP string) corev1.
 		out.HostIP = hostIP
 		out.HostIPs = []corev1.HostIP{{IP: hostIP}}
 	}
-	out.Conditions = append(ForeignConditions(kp), out.Conditions...)
+	out.ObservedGeneration = generation
+	for i := range out.Conditions {
+		out.Conditions[i].ObservedGeneration = generation
+	}
+	foreign := ForeignConditions(kp)
+	for i := range foreign {
+		if foreign[i].Type == corev1.PodScheduled {
+			foreign[i].ObservedGeneration = generation
+		}
+	}
+	out.Conditions = append(foreign, out.Conditions...)
 	return out
 }
 

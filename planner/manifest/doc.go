@@ -18,8 +18,8 @@
 // to a cluster (scheduling hints, server-set metadata, status,
 // terminationMessagePath...) are warnings and the pod is still accepted;
 // everything else (volume types other than emptyDir, hostPath, configMap,
-// secret, projected and downwardAPI, securityContext, lifecycle hooks, grpc
-// probes, named probe ports, resources other than cpu and memory, unknown
+// secret, projected and downwardAPI, securityContext, lifecycle hooks, named
+// probe ports, resources other than cpu and memory, unknown
 // fields...) is an error and the file is refused. What is converted:
 // metadata name, namespace, uid, labels and annotations; the pod's restart
 // policy, termination grace period, host network, hostname, os, overhead
@@ -29,7 +29,7 @@
 // values and valueFrom (fieldRef, resourceFieldRef, configMapKeyRef,
 // secretKeyRef), envFrom, volumeMounts, pull policy, container restart
 // policy and restart policy rules, ports, cpu/memory requests and limits,
-// and exec, tcpSocket and httpGet probes with their timing fields. A
+// and exec, tcpSocket, httpGet and grpc probes with their timing fields. A
 // ConfigMap keeps data, binaryData and immutable; a Secret data (base64),
 // stringData (merged into data, winning), type and immutable. Secret
 // values never appear in an Issue.

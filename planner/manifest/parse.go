@@ -328,6 +328,22 @@ func (c *converter) probe(path string, kp *corev1.Probe) *syncpodv1.Probe {
 			g.HttpHeaders = append(g.HttpHeaders, &syncpodv1.HTTPHeader{Name: hd.Name, Value: hd.Value})
 		}
 		out.Handler = &syncpodv1.Probe_HttpGet{HttpGet: g}
+	case h.GRPC != nil:
+		// an unset service asks for the server's overall health.
+		g := &syncpodv1.GRPCAction{Port: h.GRPC.Port}
+		if h.GRPC.Service != nil {
+			g.Service = *h.GRPC.Service
+		}
+		if m := h.GRPC.Mode; m != nil {
+			switch *m {
+			case corev1.GRPCProbeModePlaintext:
+			case corev1.GRPCProbeModeTLS:
+				g.Tls = true
+			default:
+				c.errorf(path+".grpc.mode", "must be %q or %q (got %q)", corev1.GRPCProbeModePlaintext, corev1.GRPCProbeModeTLS, string(*m))
+			}
+		}
+		out.Handler = &syncpodv1.Probe_Grpc{Grpc: g}
 	}
 	return out
 }
@@ -350,6 +366,7 @@ func podSchema() *schema {
 		"exec":                          obj(map[string]*schema{"command": listOf(leaf())}),
 		"tcpSocket":                     obj(map[string]*schema{"port": leaf(), "host": leaf()}),
 		"httpGet":                       obj(map[string]*schema{"path": leaf(), "port": leaf(), "host": leaf(), "scheme": leaf(), "httpHeaders": listOf(obj(map[string]*schema{"name": leaf(), "value": leaf()}))}),
+		"grpc":                          obj(map[string]*schema{"port": leaf(), "service": leaf(), "mode": leaf()}),
 		"initialDelaySeconds":           leaf(),
 		"timeoutSeconds":                leaf(),
 		"periodSeconds":                 leaf(),

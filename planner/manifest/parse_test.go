@@ -340,3 +340,44 @@ func TestParseKeepsOSAndOverhead(t *testing.T) {
 		t.Errorf("Parse with an ephemeral-storage overhead = %v, want it refused with its path", err)
 	}
 }
+
+// R-19.1: grpc probes are converted with their port, service and mode; an
+// unknown mode is refused with its path.
+func TestParseGRPCProbes(t *testing.T) {
+	data := `apiVersion: v1
+kind: Pod
+metadata: {name: x}
+spec:
+  containers:
+  - name: c
+    image: i
+    livenessProbe: {grpc: {port: 5000}, timeoutSeconds: 5, failureThreshold: 1}
+    readinessProbe: {grpc: {port: 5001, service: "ready", mode: Plaintext}}
+    startupProbe: {grpc: {port: 5002, service: "", mode: TLS}}
+`
+	pods, warns, err := Parse([]byte(data))
+	if err != nil || len(pods) != 1 || len(warns) != 0 {
+		t.Fatalf("Parse = %d pods, warnings %v, err %v", len(pods), warns, err)
+	}
+	c := pods[0].GetSpec().GetContainers()[0]
+	for _, tc := range []struct {
+		name string
+		p    *syncpodv1.Probe
+		want *syncpodv1.GRPCAction
+	}{
+		{"liveness", c.GetLivenessProbe(), &syncpodv1.GRPCAction{Port: 5000}},
+		{"readiness", c.GetReadinessProbe(), &syncpodv1.GRPCAction{Port: 5001, Service: "ready"}},
+		{"startup", c.GetStartupProbe(), &syncpodv1.GRPCAction{Port: 5002, Tls: true}},
+	} {
+		if !proto.Equal(tc.p.GetGrpc(), tc.want) {
+			t.Errorf("%s probe: grpc %v, want %v", tc.name, tc.p.GetGrpc(), tc.want)
+		}
+	}
+	if got := c.GetLivenessProbe(); got.GetTimeoutSeconds() != 5 || got.GetFailureThreshold() != 1 {
+		t.Errorf("liveness timing lost: %v", got)
+	}
+	_, _, err = Parse([]byte(strings.Replace(data, "mode: TLS", "mode: Quic", 1)))
+	if err == nil || !strings.Contains(err.Error(), "spec.containers[0].startupProbe.grpc.mode") {
+		t.Errorf("unknown mode: err %v, want it refused with its path", err)
+	}
+}

@@ -15,8 +15,10 @@
 // timeout_seconds.
 //
 // Exec probes go through an Execer (CRI ExecSync, reached through the
-// executor); tcp_socket and http_get probes are made from this process, to
-// 127.0.0.1 for host-network pods and to the sandbox IP otherwise, through
-// internal/handler, which the executor's lifecycle hooks share (a probe
-// follows same-host redirects; a hook does not).
+// executor); tcp_socket, http_get and grpc probes are made from this
+// process, to 127.0.0.1 for host-network pods and to the sandbox IP
+// otherwise: tcp_socket and http_get through internal/handler, which the
+// executor's lifecycle hooks share (a probe follows same-host redirects; a
+// hook does not); grpc as the standard grpc.health.v1 Health/Check, where
+// only SERVING is a success.
 package prober

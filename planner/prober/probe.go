@@ -115,6 +115,8 @@ func runProbe(ctx context.Context, exec Execer, p *syncpodv1.Probe, t target) (o
 		return outcomeSuccess, ""
 	case *syncpodv1.Probe_HttpGet:
 		return httpProbe(ctx, h.HttpGet, t, to)
+	case *syncpodv1.Probe_Grpc:
+		return grpcProbe(ctx, h.Grpc, t.host, to)
 	}
 	return outcomeError, "probe has no handler"
 }

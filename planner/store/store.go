@@ -172,6 +172,7 @@ func writeRecord(tx *bolt.Tx, rec *plannerv1.PodRecord) error {
 // sameUserFields reports whether a and b agree on everything a user sets.
 func sameUserFields(a, b *syncpodv1.Pod) bool {
 	return a.GetName() == b.GetName() && a.GetNamespace() == b.GetNamespace() &&
+		a.GetSourceGeneration() == b.GetSourceGeneration() &&
 		equalMaps(a.GetLabels(), b.GetLabels()) && equalMaps(a.GetAnnotations(), b.GetAnnotations()) &&
 		proto.Equal(a.GetSpec(), b.GetSpec()) && equalMaps(a.GetServiceEnvironment(), b.GetServiceEnvironment())
 }
@@ -192,8 +193,8 @@ func equalMaps(a, b map[string]string) bool {
 // The input is not modified. It returns the pod as stored and what
 // happened: CREATED (uid assigned when empty, generation 1, creation_time
 // now), UPDATED (generation+1 when the spec changed; labels, annotations
-// or the Service environment alone keep the generation, R-20.4) or
-// UNCHANGED (nothing written). Errors:
+// or the Service environment or the source generation alone keep the
+// generation, R-20.4, R-19.2) or UNCHANGED (nothing written). Errors:
 // ErrInvalid (nothing stored), ErrUIDMismatch, ErrTerminating.
 func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, plannerv1.ApplyResult, error) {
 	if err := ctx.Err(); err != nil {

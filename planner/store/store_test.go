@@ -274,6 +274,24 @@ func TestApply(t *testing.T) {
 			t.Errorf("got generation %d, service environment %v; want 2 and the new value", p.GetGeneration(), p.GetServiceEnvironment())
 		}
 	})
+	t.Run("source generation alone is kept without a new generation", func(t *testing.T) {
+		// the status computed for this spec is the status of the
+		// new source generation too.
+		in := pod("web", "nginx:2")
+		in.Labels["tier"] = "front"
+		in.ServiceEnvironment = map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1"}
+		in.SourceGeneration = 5
+		p, res, err := s.Apply(ctx, in)
+		if err != nil || res != plannerv1.ApplyResult_APPLY_RESULT_UPDATED {
+			t.Fatalf("Apply = %v, %v; want UPDATED", res, err)
+		}
+		if p.GetGeneration() != 2 || p.GetSourceGeneration() != 5 {
+			t.Errorf("generation %d, source generation %d; want 2 and 5", p.GetGeneration(), p.GetSourceGeneration())
+		}
+		if _, res, _ := s.Apply(ctx, in); res != plannerv1.ApplyResult_APPLY_RESULT_UNCHANGED {
+			t.Errorf("same source generation again: %v, want UNCHANGED", res)
+		}
+	})
 	t.Run("another uid for an existing name", func(t *testing.T) {
 		in := pod("web", "nginx:2")
 		in.Uid = "other"

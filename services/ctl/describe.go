@@ -165,6 +165,9 @@ func probeString(p *syncpodv1.Probe) string {
 		what = fmt.Sprintf("tcp-socket %s:%d", hostOrPod(h.TcpSocket.GetHost()), h.TcpSocket.GetPort())
 	case *syncpodv1.Probe_HttpGet:
 		what = fmt.Sprintf("http-get %s://%s:%d%s", strings.ToLower(cmpOr(h.HttpGet.GetScheme(), "http")), hostOrPod(h.HttpGet.GetHost()), h.HttpGet.GetPort(), h.HttpGet.GetPath())
+	case *syncpodv1.Probe_Grpc:
+		// As kubectl describes it: the port, then the service.
+		what = strings.TrimSpace(fmt.Sprintf("grpc <pod>:%d %s", h.Grpc.GetPort(), h.Grpc.GetService()))
 	}
 	d := func(v, def int32) int32 {
 		if v == 0 {

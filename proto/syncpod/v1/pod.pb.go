@@ -634,8 +634,15 @@ type Pod struct {
 	// NAME=value strings, is at most the kernel's ARG_MAX. Empty for pods
 	// without a cluster (static manifests, syncpodctl).
 	ServiceEnvironment map[string]string `protobuf:"bytes,11,rep,name=service_environment,json=serviceEnvironment,proto3" json:"service_environment,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// source_generation is the pod's generation where it came from (the
+	// Kubernetes metadata.generation of a pod from an API server; 0 when its
+	// source has none). The planner keeps it as given: a change of it alone
+	// is an update that leaves generation and spec alone, and the status
+	// computed for this generation is the status of that source generation
+	// (rule R-19.2).
+	SourceGeneration int64 `protobuf:"varint,12,opt,name=source_generation,json=sourceGeneration,proto3" json:"source_generation,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Pod) Reset() {
@@ -743,6 +750,13 @@ func (x *Pod) GetServiceEnvironment() map[string]string {
 		return x.ServiceEnvironment
 	}
 	return nil
+}
+
+func (x *Pod) GetSourceGeneration() int64 {
+	if x != nil {
+		return x.SourceGeneration
+	}
+	return 0
 }
 
 // PodSpec is the desired state of a pod.
@@ -2599,6 +2613,7 @@ type Probe struct {
 	//	*Probe_Exec
 	//	*Probe_TcpSocket
 	//	*Probe_HttpGet
+	//	*Probe_Grpc
 	Handler isProbe_Handler `protobuf_oneof:"handler"`
 	// initial_delay_seconds after the container starts before the first
 	// probe. Default 0, must be >= 0.
@@ -2685,6 +2700,15 @@ func (x *Probe) GetHttpGet() *HTTPGetAction {
 	return nil
 }
 
+func (x *Probe) GetGrpc() *GRPCAction {
+	if x != nil {
+		if x, ok := x.Handler.(*Probe_Grpc); ok {
+			return x.Grpc
+		}
+	}
+	return nil
+}
+
 func (x *Probe) GetInitialDelaySeconds() int32 {
 	if x != nil {
 		return x.InitialDelaySeconds
@@ -2747,11 +2771,19 @@ type Probe_HttpGet struct {
 	HttpGet *HTTPGetAction `protobuf:"bytes,3,opt,name=http_get,json=httpGet,proto3,oneof"`
 }
 
+type Probe_Grpc struct {
+	// grpc calls the standard grpc.health.v1.Health/Check; it succeeds
+	// only when the answer is SERVING (rule R-19.1).
+	Grpc *GRPCAction `protobuf:"bytes,10,opt,name=grpc,proto3,oneof"`
+}
+
 func (*Probe_Exec) isProbe_Handler() {}
 
 func (*Probe_TcpSocket) isProbe_Handler() {}
 
 func (*Probe_HttpGet) isProbe_Handler() {}
+
+func (*Probe_Grpc) isProbe_Handler() {}
 
 // ExecAction runs a command in the container.
 type ExecAction struct {
@@ -2855,6 +2887,73 @@ func (x *TCPSocketAction) GetHost() string {
 	return ""
 }
 
+// GRPCAction is a gRPC health check (grpc.health.v1.Health/Check) to the
+// pod IP (127.0.0.1 for host-network pods), as the kubelet makes it.
+type GRPCAction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// port of the gRPC server, 1-65535. Required.
+	Port int32 `protobuf:"varint,1,opt,name=port,proto3" json:"port,omitempty"`
+	// service is the name put in the HealthCheckRequest; empty asks for the
+	// server's overall health.
+	Service string `protobuf:"bytes,2,opt,name=service,proto3" json:"service,omitempty"`
+	// tls connects with TLS, verifying no certificate (the kubelet's mode
+	// TLS); false is a plaintext connection.
+	Tls           bool `protobuf:"varint,3,opt,name=tls,proto3" json:"tls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GRPCAction) Reset() {
+	*x = GRPCAction{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GRPCAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GRPCAction) ProtoMessage() {}
+
+func (x *GRPCAction) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GRPCAction.ProtoReflect.Descriptor instead.
+func (*GRPCAction) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *GRPCAction) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *GRPCAction) GetService() string {
+	if x != nil {
+		return x.Service
+	}
+	return ""
+}
+
+func (x *GRPCAction) GetTls() bool {
+	if x != nil {
+		return x.Tls
+	}
+	return false
+}
+
 // HTTPGetAction issues an HTTP GET.
 type HTTPGetAction struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2875,7 +2974,7 @@ type HTTPGetAction struct {
 
 func (x *HTTPGetAction) Reset() {
 	*x = HTTPGetAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2887,7 +2986,7 @@ func (x *HTTPGetAction) String() string {
 func (*HTTPGetAction) ProtoMessage() {}
 
 func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2900,7 +2999,7 @@ func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPGetAction.ProtoReflect.Descriptor instead.
 func (*HTTPGetAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{26}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HTTPGetAction) GetPath() string {
@@ -2951,7 +3050,7 @@ type HTTPHeader struct {
 
 func (x *HTTPHeader) Reset() {
 	*x = HTTPHeader{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2963,7 +3062,7 @@ func (x *HTTPHeader) String() string {
 func (*HTTPHeader) ProtoMessage() {}
 
 func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2976,7 +3075,7 @@ func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPHeader.ProtoReflect.Descriptor instead.
 func (*HTTPHeader) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{27}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HTTPHeader) GetName() string {
@@ -2998,7 +3097,7 @@ var File_syncpod_v1_pod_proto protoreflect.FileDescriptor
 const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\n" +
 	"\x14syncpod/v1/pod.proto\x12\n" +
-	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17syncpod/v1/volume.proto\"\x93\x06\n" +
+	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17syncpod/v1/volume.proto\"\xc0\x06\n" +
 	"\x03Pod\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -3013,7 +3112,8 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\rdeletion_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\fdeletionTime\x12F\n" +
 	"\x1ddeletion_grace_period_seconds\x18\n" +
 	" \x01(\x03H\x00R\x1adeletionGracePeriodSeconds\x88\x01\x01\x12X\n" +
-	"\x13service_environment\x18\v \x03(\v2'.syncpod.v1.Pod.ServiceEnvironmentEntryR\x12serviceEnvironment\x1a9\n" +
+	"\x13service_environment\x18\v \x03(\v2'.syncpod.v1.Pod.ServiceEnvironmentEntryR\x12serviceEnvironment\x12+\n" +
+	"\x11source_generation\x18\f \x01(\x03R\x10sourceGeneration\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
@@ -3178,12 +3278,14 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x06limits\x18\x02 \x01(\v2\x18.syncpod.v1.ResourceListR\x06limits\"8\n" +
 	"\fResourceList\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\tR\x03cpu\x12\x16\n" +
-	"\x06memory\x18\x02 \x01(\tR\x06memory\"\x87\x04\n" +
+	"\x06memory\x18\x02 \x01(\tR\x06memory\"\xb5\x04\n" +
 	"\x05Probe\x12,\n" +
 	"\x04exec\x18\x01 \x01(\v2\x16.syncpod.v1.ExecActionH\x00R\x04exec\x12<\n" +
 	"\n" +
 	"tcp_socket\x18\x02 \x01(\v2\x1b.syncpod.v1.TCPSocketActionH\x00R\ttcpSocket\x126\n" +
-	"\bhttp_get\x18\x03 \x01(\v2\x19.syncpod.v1.HTTPGetActionH\x00R\ahttpGet\x122\n" +
+	"\bhttp_get\x18\x03 \x01(\v2\x19.syncpod.v1.HTTPGetActionH\x00R\ahttpGet\x12,\n" +
+	"\x04grpc\x18\n" +
+	" \x01(\v2\x16.syncpod.v1.GRPCActionH\x00R\x04grpc\x122\n" +
 	"\x15initial_delay_seconds\x18\x04 \x01(\x05R\x13initialDelaySeconds\x12'\n" +
 	"\x0ftimeout_seconds\x18\x05 \x01(\x05R\x0etimeoutSeconds\x12%\n" +
 	"\x0eperiod_seconds\x18\x06 \x01(\x05R\rperiodSeconds\x12+\n" +
@@ -3197,7 +3299,12 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\acommand\x18\x01 \x03(\tR\acommand\"9\n" +
 	"\x0fTCPSocketAction\x12\x12\n" +
 	"\x04port\x18\x01 \x01(\x05R\x04port\x12\x12\n" +
-	"\x04host\x18\x02 \x01(\tR\x04host\"\x9e\x01\n" +
+	"\x04host\x18\x02 \x01(\tR\x04host\"L\n" +
+	"\n" +
+	"GRPCAction\x12\x12\n" +
+	"\x04port\x18\x01 \x01(\x05R\x04port\x12\x18\n" +
+	"\aservice\x18\x02 \x01(\tR\aservice\x12\x10\n" +
+	"\x03tls\x18\x03 \x01(\bR\x03tls\"\x9e\x01\n" +
 	"\rHTTPGetAction\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04port\x18\x02 \x01(\x05R\x04port\x12\x12\n" +
@@ -3269,7 +3376,7 @@ func file_syncpod_v1_pod_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_syncpod_v1_pod_proto_goTypes = []any{
 	(RestartPolicy)(0),                      // 0: syncpod.v1.RestartPolicy
 	(AppArmorProfileType)(0),                // 1: syncpod.v1.AppArmorProfileType
@@ -3307,24 +3414,25 @@ var file_syncpod_v1_pod_proto_goTypes = []any{
 	(*Probe)(nil),                           // 33: syncpod.v1.Probe
 	(*ExecAction)(nil),                      // 34: syncpod.v1.ExecAction
 	(*TCPSocketAction)(nil),                 // 35: syncpod.v1.TCPSocketAction
-	(*HTTPGetAction)(nil),                   // 36: syncpod.v1.HTTPGetAction
-	(*HTTPHeader)(nil),                      // 37: syncpod.v1.HTTPHeader
-	nil,                                     // 38: syncpod.v1.Pod.LabelsEntry
-	nil,                                     // 39: syncpod.v1.Pod.AnnotationsEntry
-	nil,                                     // 40: syncpod.v1.Pod.ServiceEnvironmentEntry
-	(*timestamppb.Timestamp)(nil),           // 41: google.protobuf.Timestamp
-	(*Volume)(nil),                          // 42: syncpod.v1.Volume
-	(*VolumeMount)(nil),                     // 43: syncpod.v1.VolumeMount
-	(*EnvFromSource)(nil),                   // 44: syncpod.v1.EnvFromSource
-	(*EnvVarSource)(nil),                    // 45: syncpod.v1.EnvVarSource
+	(*GRPCAction)(nil),                      // 36: syncpod.v1.GRPCAction
+	(*HTTPGetAction)(nil),                   // 37: syncpod.v1.HTTPGetAction
+	(*HTTPHeader)(nil),                      // 38: syncpod.v1.HTTPHeader
+	nil,                                     // 39: syncpod.v1.Pod.LabelsEntry
+	nil,                                     // 40: syncpod.v1.Pod.AnnotationsEntry
+	nil,                                     // 41: syncpod.v1.Pod.ServiceEnvironmentEntry
+	(*timestamppb.Timestamp)(nil),           // 42: google.protobuf.Timestamp
+	(*Volume)(nil),                          // 43: syncpod.v1.Volume
+	(*VolumeMount)(nil),                     // 44: syncpod.v1.VolumeMount
+	(*EnvFromSource)(nil),                   // 45: syncpod.v1.EnvFromSource
+	(*EnvVarSource)(nil),                    // 46: syncpod.v1.EnvVarSource
 }
 var file_syncpod_v1_pod_proto_depIdxs = []int32{
-	38, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
-	39, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
+	39, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
+	40, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
 	11, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
-	41, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
-	41, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
-	40, // 5: syncpod.v1.Pod.service_environment:type_name -> syncpod.v1.Pod.ServiceEnvironmentEntry
+	42, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
+	42, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
+	41, // 5: syncpod.v1.Pod.service_environment:type_name -> syncpod.v1.Pod.ServiceEnvironmentEntry
 	23, // 6: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
 	23, // 7: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
 	0,  // 8: syncpod.v1.PodSpec.restart_policy:type_name -> syncpod.v1.RestartPolicy
@@ -3334,7 +3442,7 @@ var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	21, // 12: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
 	12, // 13: syncpod.v1.PodSpec.os:type_name -> syncpod.v1.PodOS
 	32, // 14: syncpod.v1.PodSpec.overhead:type_name -> syncpod.v1.ResourceList
-	42, // 15: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
+	43, // 15: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
 	18, // 16: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
 	19, // 17: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
 	15, // 18: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
@@ -3358,15 +3466,15 @@ var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	14, // 36: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
 	24, // 37: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
 	4,  // 38: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
-	43, // 39: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
-	44, // 40: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
+	44, // 39: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
+	45, // 40: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
 	25, // 41: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
 	25, // 42: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
 	34, // 43: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
-	36, // 44: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	37, // 44: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
 	35, // 45: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
 	26, // 46: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
-	45, // 47: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
+	46, // 47: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
 	7,  // 48: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
 	29, // 49: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
 	8,  // 50: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
@@ -3375,13 +3483,14 @@ var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	32, // 53: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
 	34, // 54: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
 	35, // 55: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	36, // 56: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	37, // 57: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	58, // [58:58] is the sub-list for method output_type
-	58, // [58:58] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	37, // 56: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	36, // 57: syncpod.v1.Probe.grpc:type_name -> syncpod.v1.GRPCAction
+	38, // 58: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	59, // [59:59] is the sub-list for method output_type
+	59, // [59:59] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }
@@ -3405,6 +3514,7 @@ func file_syncpod_v1_pod_proto_init() {
 		(*Probe_Exec)(nil),
 		(*Probe_TcpSocket)(nil),
 		(*Probe_HttpGet)(nil),
+		(*Probe_Grpc)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3412,7 +3522,7 @@ func file_syncpod_v1_pod_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_pod_proto_rawDesc), len(file_syncpod_v1_pod_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
