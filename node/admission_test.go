@@ -68,6 +68,7 @@ func admissionAgent(t *testing.T, p *admitPlanner, pods ...*corev1.Pod) (*Agent,
 		}
 	}
 	a.lister = corelisters.NewPodLister(idx)
+	a.services = corelisters.NewServiceLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}))
 	rec := record.NewFakeRecorder(100)
 	a.recorder = rec
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())

@@ -191,7 +191,7 @@ func jsonCases() []jsonCase {
 		{"ApplyPod", "10,000 containers", `{"pod":{"name":"web","spec":{"containers":` + many + `}}}`, "pod.spec"},
 		{"ApplyPod", "garbage uid", `{"pod":` + pod(`"uid":"garbage-uid"`) + `}`, "pod.uid"},
 		{"ApplyPod", "bad label", `{"pod":` + pod(`"labels":{"app":"has space"}`) + `}`, `pod.labels["app"]`},
-		{"ApplyPod", "service environment name", `{"pod":` + pod(`"serviceEnvironment":{"1BAD":"x"}`) + `}`, `pod.service_environment["1BAD"]`},
+		{"ApplyPod", "service environment name", `{"pod":` + pod(`"serviceEnvironment":{"A=B":"x"}`) + `}`, `pod.service_environment["A=B"]`},
 		{"ApplyPod", "no pod", `{}`, "pod"},
 		{"ApplyPod", "relative hostPath", `{"pod":{"name":"web","spec":{"volumes":[{"name":"h","hostPath":{"path":"etc"}}],"containers":[{"name":"app","image":"i"}]}}}`, "pod.spec.volumes[0].host_path.path"},
 		{"ApplyPod", "mount of no volume", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","volumeMounts":[{"name":"v","mountPath":"/v"}]}]}}}`, "pod.spec.containers[0].volume_mounts[0].name"},
