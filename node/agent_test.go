@@ -24,6 +24,11 @@ func TestPodChangedIgnoresStatusWrites(t *testing.T) {
 		{"label added", func(p *corev1.Pod) { p.Labels["tier"] = "db" }, true},
 		{"deletion", func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now }, true},
 		{"new generation (R-19.2)", func(p *corev1.Pod) { p.Generation++ }, true},
+		// the ephemeralcontainers subresource changes only this.
+		{"ephemeral container added", func(p *corev1.Pod) {
+			p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, corev1.EphemeralContainer{
+				EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox:1.36"}})
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old := kubeconvtest.APIPod()
@@ -33,5 +38,18 @@ func TestPodChangedIgnoresStatusWrites(t *testing.T) {
 				t.Errorf("podChanged = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// events about an ephemeral container name it by its own field
+// path, as the kubelet's do.
+func TestEventRefOfAnEphemeralContainer(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	kp.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger"}}}
+	if got := eventRef(kp, "debugger").FieldPath; got != "spec.ephemeralContainers{debugger}" {
+		t.Errorf("field path %q", got)
+	}
+	if got := eventRef(kp, kp.Spec.Containers[0].Name).FieldPath; got != "spec.containers{"+kp.Spec.Containers[0].Name+"}" {
+		t.Errorf("field path %q", got)
 	}
 }

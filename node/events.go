@@ -103,6 +103,12 @@ func eventRef(kp *corev1.Pod, container string) *corev1.ObjectReference {
 			return ref
 		}
 	}
+	for _, c := range kp.Spec.EphemeralContainers {
+		if c.Name == container {
+			ref.FieldPath = fmt.Sprintf("spec.ephemeralContainers{%s}", container)
+			return ref
+		}
+	}
 	ref.FieldPath = fmt.Sprintf("spec.containers{%s}", container)
 	return ref
 }

@@ -441,6 +441,11 @@ func hasContainer(p *syncpodv1.Pod, name string) bool {
 			return true
 		}
 	}
+	for _, c := range p.GetSpec().GetEphemeralContainers() {
+		if c.GetName() == name {
+			return true
+		}
+	}
 	return false
 }
 

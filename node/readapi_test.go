@@ -49,7 +49,8 @@ func (f *fakeReadPlanner) GetPod(_ context.Context, r *plannerv1.GetPodRequest) 
 	}
 	return &plannerv1.GetPodResponse{Record: &plannerv1.PodRecord{Pod: &syncpodv1.Pod{
 		Namespace: r.GetPod().GetNamespace(), Name: r.GetPod().GetName(),
-		Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: c}}},
+		Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: c}},
+			EphemeralContainers: []*syncpodv1.Container{{Name: "debugger"}}},
 	}}}, nil
 }
 
@@ -232,6 +233,11 @@ func TestReadAPIContainerLogs(t *testing.T) {
 	})
 	t.Run("mirror pod name reads its static pod", func(t *testing.T) {
 		if code, body := get(t, srv.URL+"/containerLogs/kube-system/etcd-node1/etcd"); code != 200 || body != "one\ntwo\nthr" {
+			t.Errorf("%d %q", code, body)
+		}
+	})
+	t.Run("R-6.4 an ephemeral container's logs", func(t *testing.T) {
+		if code, body := get(t, srv.URL+"/containerLogs/default/web/debugger"); code != 200 || body != "one\ntwo\nthr" {
 			t.Errorf("%d %q", code, body)
 		}
 	})

@@ -15,8 +15,8 @@ const (
 	// ContainerName is the container's name in the pod spec (container
 	// label).
 	ContainerName = "io.kubernetes.container.name"
-	// ContainerType is ContainerTypeInit, ContainerTypeSidecar or
-	// ContainerTypeRegular (container label).
+	// ContainerType is ContainerTypeInit, ContainerTypeSidecar,
+	// ContainerTypeRegular or ContainerTypeEphemeral (container label).
 	ContainerType = "io.syncpod.container.type"
 	// SpecHash is the container's spec hash at creation (container label).
 	SpecHash = "io.syncpod.container.spec-hash"
@@ -48,6 +48,8 @@ const (
 	ContainerTypeInit    = "init"
 	ContainerTypeSidecar = "sidecar"
 	ContainerTypeRegular = "container"
+	// ContainerTypeEphemeral marks an ephemeral container.
+	ContainerTypeEphemeral = "ephemeral"
 )
 
 // ManagedSelector is the label selector for ListPodSandbox and

@@ -10,9 +10,11 @@
 //     kill for a new sandbox, R-2.5);
 //  3. create the sandbox, reusing or replacing one left behind by an
 //     interrupted earlier attempt (containerd: "name is reserved");
-//  4. start init containers in order (a regular one failing stops the
+//  4. start the listed ephemeral containers, each on its own, in their
+//     target's PID namespace when they name one;
+//  5. start init containers in order (a regular one failing stops the
 //     pass, a sidecar failing is skipped; );
-//  5. start the listed containers.
+//  6. start the listed containers.
 //
 // Every start first asks the crash-loop back-off store, then
 // ensures the image by pull policy with its own pull back-off, then creates

@@ -127,7 +127,7 @@ type earlyImage struct {
 // the same image reads again, as with the kubelet, and sees the pull the
 // first one made.
 func (p *pass) readImagesEarly(ctx context.Context) {
-	for _, cs := range slices.Concat(p.actions.GetInitContainersToStart(), p.actions.GetContainersToStart()) {
+	for _, cs := range slices.Concat(p.actions.GetEphemeralContainersToStart(), p.actions.GetInitContainersToStart(), p.actions.GetContainersToStart()) {
 		c, _, _ := findContainer(p.pod, cs.GetName())
 		if c == nil || c.GetImage() == "" || PullPolicy(c) == syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS {
 			continue

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -37,8 +38,9 @@ func GracePeriod(pod *syncpodv1.Pod, c *syncpodv1.Container, reason syncpodv1.Ki
 	return max(g, MinGracePeriod)
 }
 
-// findContainer returns the spec of the container named name and whether
-// it is an init container.
+// findContainer returns the spec of the container named name (init,
+// regular or ephemeral), whether it is an init container, and its index in
+// its list.
 func findContainer(pod *syncpodv1.Pod, name string) (c *syncpodv1.Container, init bool, index int) {
 	for i, ic := range pod.GetSpec().GetInitContainers() {
 		if ic.GetName() == name {
@@ -50,7 +52,34 @@ func findContainer(pod *syncpodv1.Pod, name string) (c *syncpodv1.Container, ini
 			return rc, false, i
 		}
 	}
+	for i, ec := range pod.GetSpec().GetEphemeralContainers() {
+		if ec.GetName() == name {
+			return ec, false, i
+		}
+	}
 	return nil, false, -1
+}
+
+// containerKind is which list of the pod spec a container is in.
+type containerKind int
+
+const (
+	kindRegular containerKind = iota
+	kindInit
+	kindEphemeral
+)
+
+// kindOf returns the spec of the container named name and its kind; nil
+// when the pod has none of that name.
+func kindOf(pod *syncpodv1.Pod, name string) (*syncpodv1.Container, containerKind) {
+	c, init, _ := findContainer(pod, name)
+	switch {
+	case init:
+		return c, kindInit
+	case c != nil && slices.Contains(pod.GetSpec().GetEphemeralContainers(), c):
+		return c, kindEphemeral
+	}
+	return c, kindRegular
 }
 
 func isSidecar(c *syncpodv1.Container) bool {

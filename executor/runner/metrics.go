@@ -10,6 +10,7 @@ import (
 const (
 	typeContainer = "container"
 	typeInit      = "init_container"
+	typeEphemeral = "ephemeral_container"
 )
 
 // Metrics are the runner's counters, named after the kubelet's under

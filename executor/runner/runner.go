@@ -353,7 +353,7 @@ func (p *pass) run(ctx context.Context) {
 	if p.abort != nil {
 		return
 	}
-	if a.GetCreateSandbox() || len(a.GetInitContainersToStart())+len(a.GetContainersToStart()) > 0 {
+	if a.GetCreateSandbox() || len(a.GetEphemeralContainersToStart())+len(a.GetInitContainersToStart())+len(a.GetContainersToStart()) > 0 {
 		release, err := p.r.acquireSlot(ctx)
 		if err != nil {
 			p.abort = err
@@ -365,7 +365,15 @@ func (p *pass) run(ctx context.Context) {
 		p.readImagesEarly(ctx)
 		defer p.earlyDone()
 		if !p.createSandbox(ctx) {
-			p.skipStarts(a.GetInitContainersToStart(), a.GetContainersToStart(), "sandbox creation failed")
+			p.skipStarts(a, "sandbox creation failed")
+			return
+		}
+	}
+	// ephemeral containers before init containers, each on its own,
+	// so that a pod whose initialisation fails can still be debugged.
+	for _, cs := range a.GetEphemeralContainersToStart() {
+		p.startContainer(ctx, cs, kindEphemeral)
+		if p.abort != nil {
 			return
 		}
 	}
@@ -375,13 +383,13 @@ func (p *pass) run(ctx context.Context) {
 			return
 		}
 		if !ok && !sidecar {
-			p.skipStarts(a.GetInitContainersToStart()[i+1:], a.GetContainersToStart(),
+			p.skipStartsOf(nil, a.GetInitContainersToStart()[i+1:], a.GetContainersToStart(),
 				fmt.Sprintf("init container %s did not start", cs.GetName()))
 			return
 		}
 	}
 	for _, cs := range a.GetContainersToStart() {
-		p.startContainer(ctx, cs, false)
+		p.startContainer(ctx, cs, kindRegular)
 		if p.abort != nil {
 			return
 		}
@@ -434,10 +442,18 @@ func (p *pass) skipRest(why string) {
 	if a.GetCreateSandbox() {
 		p.add(executorv1.Step_STEP_CREATE_SANDBOX, "", executorv1.Outcome_OUTCOME_SKIPPED, time.Time{}, withMessage(why))
 	}
-	p.skipStarts(a.GetInitContainersToStart(), a.GetContainersToStart(), why)
+	p.skipStarts(a, why)
 }
 
-func (p *pass) skipStarts(inits, ctrs []*syncpodv1.ContainerStart, why string) {
+// skipStarts records every start of a as skipped.
+func (p *pass) skipStarts(a *syncpodv1.PodActions, why string) {
+	p.skipStartsOf(a.GetEphemeralContainersToStart(), a.GetInitContainersToStart(), a.GetContainersToStart(), why)
+}
+
+func (p *pass) skipStartsOf(ephemeral, inits, ctrs []*syncpodv1.ContainerStart, why string) {
+	for _, cs := range ephemeral {
+		p.add(executorv1.Step_STEP_START_EPHEMERAL_CONTAINER, cs.GetName(), executorv1.Outcome_OUTCOME_SKIPPED, time.Time{}, withMessage(why))
+	}
 	for _, cs := range inits {
 		p.add(executorv1.Step_STEP_START_INIT_CONTAINER, cs.GetName(), executorv1.Outcome_OUTCOME_SKIPPED, time.Time{}, withMessage(why))
 	}

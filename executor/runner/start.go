@@ -9,6 +9,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/expansion"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
@@ -21,26 +22,34 @@ import (
 func (p *pass) startInit(ctx context.Context, cs *syncpodv1.ContainerStart) (ok, sidecar bool) {
 	c, init, _ := findContainer(p.pod, cs.GetName())
 	sidecar = init && isSidecar(c)
-	return p.startContainer(ctx, cs, true), sidecar
+	return p.startContainer(ctx, cs, kindInit), sidecar
+}
+
+// stepOf is the step and metric label of starting a container of kind.
+func stepOf(kind containerKind) (executorv1.Step, string) {
+	switch kind {
+	case kindInit:
+		return executorv1.Step_STEP_START_INIT_CONTAINER, typeInit
+	case kindEphemeral:
+		return executorv1.Step_STEP_START_EPHEMERAL_CONTAINER, typeEphemeral
+	}
+	return executorv1.Step_STEP_START_CONTAINER, typeContainer
 }
 
 // startContainer runs the crash-loop check, ensures the image, creates and
-// starts one container (R-8 steps 7-8, R-11.3). It reports success.
-func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart, wantInit bool) bool {
+// starts one container of the given kind (R-8 steps 6-8, R-11.3). It
+// reports success.
+func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart, want containerKind) bool {
 	t0 := time.Now()
-	step := executorv1.Step_STEP_START_CONTAINER
-	ctype := typeContainer
-	if wantInit {
-		step = executorv1.Step_STEP_START_INIT_CONTAINER
-		ctype = typeInit
-	}
+	step, ctype := stepOf(want)
 	name := cs.GetName()
-	c, init, _ := findContainer(p.pod, name)
-	if c == nil || init != wantInit {
+	c, kind := kindOf(p.pod, name)
+	if c == nil || kind != want {
 		p.add(step, name, executorv1.Outcome_OUTCOME_FAILED, t0,
 			withReason("CreateContainerConfigError", fmt.Sprintf("container %q is not in the pod spec", name)))
 		return false
 	}
+	init := kind == kindInit
 	newest, exited := newestInstances(p.observed, name)
 
 	// Crash-loop back-off. The advanced delay is committed while
@@ -117,6 +126,11 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if err != nil {
 		return failed("CreateContainerConfigError", err.Error())
 	}
+	if kind == kindEphemeral {
+		if err := p.ephemeralConfig(cfg, c); err != nil {
+			return failed("CreateContainerConfigError", err.Error())
+		}
+	}
 	cfg.Envs = env
 	expandCommand(cfg)
 	sbCfg := p.sandboxConfig()
@@ -152,6 +166,29 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	p.add(step, name, executorv1.Outcome_OUTCOME_SUCCEEDED, t0, withContainer(id),
 		withMessage(fmt.Sprintf("Started container %s (restart count %d)", name, restartCount)))
 	return true
+}
+
+// ephemeralConfig marks cfg as an ephemeral container's and, when c names
+// a target container, puts it in that container's PID namespace as the
+// kubelet does: the target is the newest instance of that name in
+// any state, and only a container with a PID namespace of its own (no
+// shared process namespace, no host PID) is given one.
+func (p *pass) ephemeralConfig(cfg *runtimeapi.ContainerConfig, c *syncpodv1.Container) error {
+	cfg.Labels[crilabels.ContainerType] = crilabels.ContainerTypeEphemeral
+	target := c.GetTargetContainerName()
+	if target == "" {
+		return nil
+	}
+	t, _ := newestInstances(p.observed, target)
+	if t == nil {
+		return fmt.Errorf("unable to find target container %s", target)
+	}
+	ns := cfg.GetLinux().GetSecurityContext().GetNamespaceOptions()
+	if ns != nil && ns.GetPid() == runtimeapi.NamespaceMode_CONTAINER {
+		ns.Pid = runtimeapi.NamespaceMode_TARGET
+		ns.TargetId = t.GetId()
+	}
+	return nil
 }
 
 // newestInstances returns the newest instance named name and the newest

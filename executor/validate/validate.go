@@ -83,13 +83,17 @@ func ApplyActions(req *executorv1.ApplyActionsRequest) error {
 
 // killOnly reports whether a change set creates and starts nothing.
 func killOnly(a *syncpodv1.PodActions) bool {
-	return a != nil && !a.GetCreateSandbox() && len(a.GetInitContainersToStart()) == 0 && len(a.GetContainersToStart()) == 0
+	return a != nil && !a.GetCreateSandbox() && len(a.GetInitContainersToStart()) == 0 && len(a.GetContainersToStart()) == 0 &&
+		len(a.GetEphemeralContainersToStart()) == 0
 }
 
 // actions checks a change set against the pod's spec; paths are relative
 // to the actions.
 func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions) {
-	inits, regular := map[string]bool{}, map[string]bool{}
+	inits, regular, ephemeral := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, c := range spec.GetEphemeralContainers() {
+		ephemeral[c.GetName()] = true
+	}
 	for _, c := range spec.GetInitContainers() {
 		inits[c.GetName()] = true
 	}
@@ -124,6 +128,7 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 	}
 	starts("init_containers_to_start", a.GetInitContainersToStart(), inits, "an init container")
 	starts("containers_to_start", a.GetContainersToStart(), regular, "a container")
+	starts("ephemeral_containers_to_start", a.GetEphemeralContainersToStart(), ephemeral, "an ephemeral container")
 	if kills := a.GetContainersToKill(); len(kills) > validation.MaxObservedContainers {
 		l.Add("containers_to_kill", "%d entries exceed the limit of %d", len(kills), validation.MaxObservedContainers)
 	} else {
@@ -144,7 +149,7 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 			if k.GetName() == "" {
 				l.Add(p+".name", "required")
 			} else {
-				inSpec := inits[k.GetName()] || regular[k.GetName()]
+				inSpec := inits[k.GetName()] || regular[k.GetName()] || ephemeral[k.GetName()]
 				removed := k.GetReason() == syncpodv1.KillReason_KILL_REASON_REMOVED_FROM_SPEC
 				switch {
 				case !inSpec && !removed:
@@ -157,7 +162,7 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 			maxLen(l, p+".message", k.GetMessage(), validation.MaxMessageLen)
 		}
 	}
-	if n := len(a.GetInitContainersToStart()) + len(a.GetContainersToStart()); n > 0 && !a.GetCreateSandbox() && a.GetSandboxId() == "" {
+	if n := len(a.GetEphemeralContainersToStart()) + len(a.GetInitContainersToStart()) + len(a.GetContainersToStart()); n > 0 && !a.GetCreateSandbox() && a.GetSandboxId() == "" {
 		l.Add("sandbox_id", "required to start containers without create_sandbox")
 	}
 }

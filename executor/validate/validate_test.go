@@ -89,3 +89,41 @@ func TestKillOfARemovedContainer(t *testing.T) {
 		})
 	}
 }
+
+// TestEphemeralStartsNameEphemeralContainers (R-6.1): an ephemeral start
+// names an ephemeral container of the spec and needs a sandbox; a kill may
+// name one.
+func TestEphemeralStartsNameEphemeralContainers(t *testing.T) {
+	pod := goodPod()
+	pod.Spec.EphemeralContainers = []*syncpodv1.Container{{Name: "debugger", Image: "busybox:1.36"}}
+	for _, tc := range []struct {
+		name    string
+		actions *syncpodv1.PodActions
+		errors  string
+	}{
+		{"ephemeral start", &syncpodv1.PodActions{SandboxId: "s1",
+			EphemeralContainersToStart: []*syncpodv1.ContainerStart{{Name: "debugger", SpecHash: "h"}}}, ""},
+		{"kill of an ephemeral container", &syncpodv1.PodActions{SandboxId: "s1",
+			ContainersToKill: []*syncpodv1.ContainerKill{{ContainerId: "c9", Name: "debugger"}}}, ""},
+		{"a regular container as ephemeral", &syncpodv1.PodActions{SandboxId: "s1",
+			EphemeralContainersToStart: []*syncpodv1.ContainerStart{{Name: "web", SpecHash: "h"}}},
+			`actions.ephemeral_containers_to_start[0].name: "web" is not an ephemeral container of the pod`},
+		{"no sandbox", &syncpodv1.PodActions{
+			EphemeralContainersToStart: []*syncpodv1.ContainerStart{{Name: "debugger", SpecHash: "h"}}},
+			`actions.sandbox_id: required to start containers without create_sandbox`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if err := ApplyActions(&executorv1.ApplyActionsRequest{Pod: pod, Actions: tc.actions}); err != nil {
+				var lines []string
+				for _, fe := range fielderr.As(err) {
+					lines = append(lines, fe.Error())
+				}
+				got = strings.Join(lines, "\n")
+			}
+			if got != tc.errors {
+				t.Errorf("errors:\n%s\nwant:\n%s", got, tc.errors)
+			}
+		})
+	}
+}

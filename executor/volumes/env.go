@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -212,7 +213,7 @@ func formatMap(m map[string]string) string {
 }
 
 func findContainer(pod *syncpodv1.Pod, name string) *syncpodv1.Container {
-	for _, c := range append(append([]*syncpodv1.Container(nil), pod.GetSpec().GetInitContainers()...), pod.GetSpec().GetContainers()...) {
+	for _, c := range slices.Concat(pod.GetSpec().GetInitContainers(), pod.GetSpec().GetContainers(), pod.GetSpec().GetEphemeralContainers()) {
 		if c.GetName() == name {
 			return c
 		}

@@ -2,6 +2,7 @@ package volumes
 
 import (
 	"fmt"
+	"slices"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -82,7 +83,7 @@ func References(pod *syncpodv1.Pod) (configMaps, secrets []string) {
 			addS(p.GetSecret().GetName())
 		}
 	}
-	all := append(append([]*syncpodv1.Container(nil), pod.GetSpec().GetInitContainers()...), pod.GetSpec().GetContainers()...)
+	all := slices.Concat(pod.GetSpec().GetInitContainers(), pod.GetSpec().GetContainers(), pod.GetSpec().GetEphemeralContainers())
 	for _, c := range all {
 		for _, e := range c.GetEnvFrom() {
 			addC(e.GetConfigMapRef().GetName())

@@ -130,5 +130,11 @@ func dropServiceAccountToken(spec *corev1.PodSpec) string {
 	}
 	strip(spec.InitContainers)
 	strip(spec.Containers)
+	for i := range spec.EphemeralContainers {
+		ec := &spec.EphemeralContainers[i].EphemeralContainerCommon
+		one := []corev1.Container{corev1.Container(*ec)}
+		strip(one)
+		ec.VolumeMounts = one[0].VolumeMounts
+	}
 	return name
 }

@@ -274,3 +274,45 @@ func TestGRPCProbesGoBothWays(t *testing.T) {
 		t.Errorf("rendered back: %+v", back.ReadinessProbe)
 	}
 }
+
+// TestEphemeralContainersThroughTheAPI: a pod whose
+// ephemeralcontainers subresource added a debugger converts with it (the
+// token mount the API server may add dropped with the volume), renders
+// back, and its status reports ephemeralContainerStatuses.
+func TestEphemeralContainersThroughTheAPI(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	kp.Spec.EphemeralContainers = []corev1.EphemeralContainer{{
+		EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox:1.36",
+			Command: []string{"sh"}, Stdin: true, TTY: true, TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+			VolumeMounts: []corev1.VolumeMount{{Name: kp.Spec.Volumes[0].Name, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}}},
+		TargetContainerName: kp.Spec.Containers[0].Name,
+	}}
+	p, _, err := PodFromAPI(kp)
+	if err != nil {
+		t.Fatalf("PodFromAPI: %v", err)
+	}
+	ec := p.GetSpec().GetEphemeralContainers()
+	if len(ec) != 1 || ec[0].GetName() != "debugger" || ec[0].GetTargetContainerName() != kp.Spec.Containers[0].Name ||
+		!ec[0].GetStdin() || !ec[0].GetTty() || len(ec[0].GetVolumeMounts()) != 0 {
+		t.Fatalf("ephemeral containers: %v", ec)
+	}
+	if len(kp.Spec.EphemeralContainers[0].VolumeMounts) != 1 {
+		t.Error("PodFromAPI changed its argument")
+	}
+	back := PodToAPI(&plannerv1.PodRecord{Pod: p})
+	if len(back.Spec.EphemeralContainers) != 1 || back.Spec.EphemeralContainers[0].TargetContainerName != kp.Spec.Containers[0].Name {
+		t.Errorf("PodToAPI ephemeral containers: %+v", back.Spec.EphemeralContainers)
+	}
+	running := &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Running{Running: &syncpodv1.ContainerStateRunning{StartedAt: timestamppb.Now()}}}
+	st := &syncpodv1.PodStatus{Phase: syncpodv1.PodPhase_POD_PHASE_RUNNING,
+		ContainerStatuses:          []*syncpodv1.ContainerStatus{{Name: "app", Ready: true, State: running}},
+		EphemeralContainerStatuses: []*syncpodv1.ContainerStatus{{Name: "debugger", ContainerId: "d1", Image: "busybox:1.36", State: running}},
+	}
+	got := StatusToAPI(st, kp, "192.0.2.1", 1)
+	if len(got.EphemeralContainerStatuses) != 1 || len(got.ContainerStatuses) != 1 {
+		t.Fatalf("statuses: %+v", got)
+	}
+	if es := got.EphemeralContainerStatuses[0]; es.Name != "debugger" || es.State.Running == nil || es.ContainerID != "cri://d1" || es.Ready {
+		t.Errorf("ephemeral status: %+v", es)
+	}
+}

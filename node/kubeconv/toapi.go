@@ -70,6 +70,11 @@ func PodToAPI(r *plannerv1.PodRecord) *corev1.Pod {
 	for _, c := range s.GetContainers() {
 		kp.Spec.Containers = append(kp.Spec.Containers, containerToAPI(c))
 	}
+	for _, c := range s.GetEphemeralContainers() {
+		kc := containerToAPI(c)
+		kp.Spec.EphemeralContainers = append(kp.Spec.EphemeralContainers, corev1.EphemeralContainer{
+			EphemeralContainerCommon: corev1.EphemeralContainerCommon(kc), TargetContainerName: c.GetTargetContainerName()})
+	}
 	kp.Status = podStatus(r.GetStatus(), "")
 	return kp
 }
@@ -245,7 +250,7 @@ func StatusToAPI(st *syncpodv1.PodStatus, kp *corev1.Pod, hostIP string, generat
 
 // podStatus renders what the planner knows of a pod's status: phase (empty
 // while the planner has none), reason, message, pod IP, start time,
-// conditions and container statuses. idScheme, when set, prefixes the
+// conditions and container statuses (init, regular and ephemeral, R-6.4). idScheme, when set, prefixes the
 // container ids that carry no scheme ("cri" gives cri://<id>), as a node
 // reports them to the API server.
 func podStatus(st *syncpodv1.PodStatus, idScheme string) corev1.PodStatus {
@@ -273,6 +278,9 @@ func podStatus(st *syncpodv1.PodStatus, idScheme string) corev1.PodStatus {
 	}
 	for _, cs := range st.GetContainerStatuses() {
 		out.ContainerStatuses = append(out.ContainerStatuses, containerStatusToAPI(cs, idScheme))
+	}
+	for _, cs := range st.GetEphemeralContainerStatuses() {
+		out.EphemeralContainerStatuses = append(out.EphemeralContainerStatuses, containerStatusToAPI(cs, idScheme))
 	}
 	return out
 }

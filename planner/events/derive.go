@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,7 +85,7 @@ func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *ex
 	for _, c := range pod.GetSpec().GetInitContainers() {
 		images[c.GetName()] = c.GetImage()
 	}
-	for _, c := range pod.GetSpec().GetContainers() {
+	for _, c := range slices.Concat(pod.GetSpec().GetContainers(), pod.GetSpec().GetEphemeralContainers()) {
 		images[c.GetName()] = c.GetImage()
 	}
 
@@ -137,7 +138,7 @@ func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *ex
 			if failed {
 				add(warning, ReasonFailedPreStopHook, name, "PreStopHook failed")
 			}
-		case executorv1.Step_STEP_START_INIT_CONTAINER, executorv1.Step_STEP_START_CONTAINER:
+		case executorv1.Step_STEP_START_INIT_CONTAINER, executorv1.Step_STEP_START_CONTAINER, executorv1.Step_STEP_START_EPHEMERAL_CONTAINER:
 			switch {
 			case ok, reason == stepPostStartHookErr:
 				add(normal, ReasonCreated, name, "Created container: %s", name)

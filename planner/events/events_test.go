@@ -279,3 +279,27 @@ func TestFromApplyResultHooksAndConfigErrors(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFromApplyResultEphemeralContainer (R-6.3): an ephemeral container's
+// pull and start give the events any container's do.
+func TestFromApplyResultEphemeralContainer(t *testing.T) {
+	pod := proto.CloneOf(demo)
+	pod.Spec.EphemeralContainers = []*syncpodv1.Container{{Name: "debugger", Image: "busybox:1.37"}}
+	ok, failed := executorv1.Outcome_OUTCOME_SUCCEEDED, executorv1.Outcome_OUTCOME_FAILED
+	resp := &executorv1.ApplyActionsResponse{Steps: []*executorv1.StepResult{
+		{Step: executorv1.Step_STEP_PULL_IMAGE, Target: "debugger", Outcome: ok},
+		{Step: executorv1.Step_STEP_START_EPHEMERAL_CONTAINER, Target: "debugger", Outcome: ok},
+		{Step: executorv1.Step_STEP_START_EPHEMERAL_CONTAINER, Target: "lost", Outcome: failed, Reason: "CreateContainerConfigError",
+			Message: "unable to find target container gone"},
+	}}
+	got := short(FromApplyResult(pod, &syncpodv1.PodActions{}, resp, t0))
+	want := []string{
+		`NORMAL Pulled debugger: Container image "busybox:1.37" already present on machine`,
+		"NORMAL Created debugger: Created container: debugger",
+		"NORMAL Started debugger: Started container debugger",
+		"WARNING Failed lost: Error: unable to find target container gone",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

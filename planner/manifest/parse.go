@@ -187,6 +187,15 @@ func (c *converter) pod(kp *corev1.Pod) *syncpodv1.Pod {
 	for i := range kp.Spec.Containers {
 		p.Spec.Containers = append(p.Spec.Containers, c.container(fmt.Sprintf("spec.containers[%d]", i), &kp.Spec.Containers[i]))
 	}
+	for i := range kp.Spec.EphemeralContainers {
+		// An ephemeral container has every field of a container (the
+		// kubelet converts it the same way); the fields it may not set
+		// are refused by validation with their path.
+		ec := &kp.Spec.EphemeralContainers[i]
+		out := c.container(fmt.Sprintf("spec.ephemeralContainers[%d]", i), (*corev1.Container)(&ec.EphemeralContainerCommon))
+		out.TargetContainerName = ec.TargetContainerName
+		p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, out)
+	}
 	return p
 }
 
@@ -394,9 +403,12 @@ func podSchema() *schema {
 		"startupProbe":   probe,
 	})
 	maps.Copy(container.fields, containerExtrasSchema())
+	ephemeral := obj(maps.Clone(container.fields))
+	ephemeral.fields["targetContainerName"] = leaf()
 	spec := obj(map[string]*schema{
 		"initContainers":                listOf(container),
 		"containers":                    listOf(container),
+		"ephemeralContainers":           listOf(ephemeral),
 		"restartPolicy":                 leaf(),
 		"terminationGracePeriodSeconds": leaf(),
 		"hostNetwork":                   leaf(),
@@ -432,7 +444,7 @@ func ignoredPath(path string) (string, bool) {
 		"spec.automountServiceAccountToken", "spec.subdomain", "spec.setHostnameAsFQDN", "spec.readinessGates":
 		return "cluster integration is not supported; ignored", true
 	case "spec.securityContext.windowsOptions", "spec.containers[].securityContext.windowsOptions",
-		"spec.initContainers[].securityContext.windowsOptions":
+		"spec.initContainers[].securityContext.windowsOptions", "spec.ephemeralContainers[].securityContext.windowsOptions":
 		return "Windows options do not apply to a Linux node; ignored", true
 	}
 	return "", false

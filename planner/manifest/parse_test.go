@@ -381,3 +381,57 @@ spec:
 		t.Errorf("unknown mode: err %v, want it refused with its path", err)
 	}
 }
+
+// TestParseEphemeralContainers (R-6.5): spec.ephemeralContainers convert as
+// containers with their target; a field Kubernetes has but syncpod does
+// not is refused under its ephemeral path.
+func TestParseEphemeralContainers(t *testing.T) {
+	pods, _, err := Parse([]byte(`
+apiVersion: v1
+kind: Pod
+metadata: {name: demo}
+spec:
+  containers:
+  - {name: app, image: busybox:1.36}
+  ephemeralContainers:
+  - name: debugger
+    image: busybox:1.36
+    command: [sh]
+    stdin: true
+    tty: true
+    targetContainerName: app
+    terminationMessagePolicy: File
+    imagePullPolicy: IfNotPresent
+    securityContext: {runAsUser: 0}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &syncpodv1.Pod{}
+	if err := prototext.Unmarshal([]byte(`
+name: "demo"
+spec {
+  containers {name: "app" image: "busybox:1.36"}
+  ephemeral_containers {name: "debugger" image: "busybox:1.36" command: ["sh"] stdin: true tty: true
+    target_container_name: "app" termination_message_policy: TERMINATION_MESSAGE_POLICY_FILE
+    image_pull_policy: IMAGE_PULL_POLICY_IF_NOT_PRESENT security_context {run_as_user: 0}}
+}`), want); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 1 || !proto.Equal(pods[0], want) {
+		t.Fatalf("pods = %v\nwant %v", pods, prototext.Format(want))
+	}
+	_, _, err = Parse([]byte(`
+apiVersion: v1
+kind: Pod
+metadata: {name: demo}
+spec:
+  containers:
+  - {name: app, image: busybox:1.36}
+  ephemeralContainers:
+  - {name: debugger, image: busybox:1.36, volumeDevices: [{name: d, devicePath: /dev/x}]}
+`))
+	if err == nil || !strings.Contains(err.Error(), "spec.ephemeralContainers[0].volumeDevices: not supported by syncpod") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -295,6 +295,9 @@ func (s *Source) scan(wholeOnly bool) (Diff, pending, error) {
 		}
 		objs, warns, perr := ParseObjects(data)
 		pods := objs.Pods
+		if perr == nil {
+			perr = refuseEphemeral(pods)
+		}
 		if perr != nil {
 			diff.Errors = append(diff.Errors, s.fail(path, sum, perr)...)
 			continue
@@ -532,4 +535,21 @@ func (s *Source) settle(ctx context.Context, wake <-chan struct{}) bool {
 			return true
 		}
 	}
+}
+
+// refuseEphemeral refuses static pods with ephemeral containers, as the
+// kubelet's file source does (its create validation): ephemeral
+// containers are only ever added to a running pod.
+func refuseEphemeral(pods []*syncpodv1.Pod) error {
+	var issues []Issue
+	for _, p := range pods {
+		if len(p.GetSpec().GetEphemeralContainers()) > 0 {
+			issues = append(issues, Issue{Path: "spec.ephemeralContainers", Severity: Error,
+				Message: fmt.Sprintf("cannot be set on create (pod %s): ephemeral containers are added to a running pod, never to a static one", p.GetName())})
+		}
+	}
+	if len(issues) == 0 {
+		return nil
+	}
+	return &ParseError{Issues: issues}
 }

@@ -293,3 +293,17 @@ func TestSourceRunSettlesForFilesItCannotVouchFor(t *testing.T) {
 		t.Fatal("a file the kernel cannot vouch for was never read")
 	}
 }
+
+// a static pod cannot have ephemeral containers, as the kubelet's
+// file source refuses them at creation.
+func TestSourceRefusesEphemeralContainers(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "debug.yaml", podYAML("x", "i")+"  ephemeralContainers: [{name: d, image: i}]\n")
+	d, err := NewSource(Options{Dir: dir}).Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Errors) != 1 || len(d.Changes) != 0 || !strings.Contains(d.Errors[0].Err.Error(), "spec.ephemeralContainers: cannot be set on create") {
+		t.Errorf("diff = %v", render(d))
+	}
+}

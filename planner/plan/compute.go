@@ -13,6 +13,7 @@ const (
 	kindContainer = "container"
 	kindInit      = "init container"
 	kindSidecar   = "sidecar"
+	kindEphemeral = "ephemeral container"
 )
 
 // Compute returns the actions that bring the observed pod to the desired
@@ -40,6 +41,7 @@ func IsEmpty(a *syncpodv1.PodActions) bool {
 	return !a.GetKillPod() && !a.GetCreateSandbox() &&
 		len(a.GetInitContainersToStart()) == 0 &&
 		len(a.GetContainersToStart()) == 0 &&
+		len(a.GetEphemeralContainersToStart()) == 0 &&
 		len(a.GetContainersToKill()) == 0
 }
 
@@ -55,15 +57,36 @@ func (v *view) compute(a *syncpodv1.PodActions) {
 		return
 	}
 	v.removedActions(a)
+	v.ephemeralActions(a)               // even while initialising
 	if !v.initActions(a) || a.KillPod {
+		if a.KillPod {
+			a.EphemeralContainersToStart = nil
+		}
 		return
 	}
 	keep := v.regularActions(a)
-	if keep == 0 && len(a.ContainersToStart) == 0 {
+	if keep == 0 && len(a.ContainersToStart) == 0 {
 		a.KillPod = true
 		a.KillPodReason = syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN
 		a.InitContainersToStart = nil
+		a.EphemeralContainersToStart = nil
 		a.Message = "no container is running or to be started: the pod is stopped"
+	}
+}
+
+// ephemeralActions is: every ephemeral container with no instance at
+// all, in any sandbox, is started, once; one with any instance, whatever
+// its state or spec, is left alone. A deleted pod starts nothing.
+func (v *view) ephemeralActions(a *syncpodv1.PodActions) {
+	if v.deleted {
+		return
+	}
+	for _, c := range v.spec.GetEphemeralContainers() {
+		if v.newest(c.GetName()) != nil {
+			continue
+		}
+		a.EphemeralContainersToStart = append(a.EphemeralContainersToStart, start(c, syncpodv1.StartReason_START_REASON_EPHEMERAL,
+			fmt.Sprintf("%s %s has not been started: starting it", kindEphemeral, c.GetName())))
 	}
 }
 
@@ -229,6 +252,9 @@ func (v *view) removedActions(a *syncpodv1.PodActions) {
 		inSpec[c.GetName()] = true
 	}
 	for _, c := range v.spec.GetContainers() {
+		inSpec[c.GetName()] = true
+	}
+	for _, c := range v.spec.GetEphemeralContainers() {
 		inSpec[c.GetName()] = true
 	}
 	for _, st := range v.containers {

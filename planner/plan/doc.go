@@ -39,9 +39,13 @@
 //     sandbox_id is the newest sandbox's id; an empty sandbox_id is never
 //     active), startup/liveness probes of sidecars, "pod initialised".
 //   - Removed containers (no kubelet rule: pods are mutable here): a RUNNING
-//     instance whose name is in neither container list is killed with
+//     instance whose name is in no container list is killed with
 //     KILL_REASON_REMOVED_FROM_SPEC and never restarted (the executor runs
 //     its preStop hook from the instance's annotations, R-9.6).
+//   - ephemeral containers with no instance in any sandbox are
+//     listed in ephemeral_containers_to_start once the sandbox needs no
+//     change, even while initialising; never restarted; never for a deleted
+//     pod or one being killed; they keep no pod alive and are not removed.
 //   - change detection by SpecHash (syncpod hashes every field that reaches
 //     the CRI config, see SpecHash; an empty or different recorded hash means
 //     "definition changed").
@@ -49,8 +53,8 @@
 //     (ContainerRestartRules is always on: the proto carries the fields).
 //
 // Not modelled here: R-4.1 (a runtime-manager hook), R-2.5 and,
-// R-5.9 (what SyncPod does with the actions: the executor's job), ephemeral
-// containers, RestartAllContainers and in-place resize.
+// R-5.9 (what SyncPod does with the actions: the executor's job),
+// RestartAllContainers and in-place resize.
 //
 // # Probe results
 //

@@ -119,6 +119,7 @@ func render(a *syncpodv1.PodActions) string {
 		}
 		parts = append(parts, label+"=["+strings.Join(xs, " ")+"]")
 	}
+	starts("ephemeral", a.GetEphemeralContainersToStart())
 	starts("init", a.GetInitContainersToStart())
 	starts("start", a.GetContainersToStart())
 	if len(a.GetContainersToKill()) > 0 {
@@ -140,6 +141,9 @@ func renderFull(a *syncpodv1.PodActions) string {
 	fmt.Fprintf(&b, "%s\n", render(a))
 	if a.GetMessage() != "" {
 		fmt.Fprintf(&b, "  pod: %s\n", a.GetMessage())
+	}
+	for _, s := range a.GetEphemeralContainersToStart() {
+		fmt.Fprintf(&b, "  ephemeral %s hash=%s: %s\n", s.GetName(), s.GetSpecHash(), s.GetMessage())
 	}
 	for _, s := range a.GetInitContainersToStart() {
 		fmt.Fprintf(&b, "  init %s hash=%s: %s\n", s.GetName(), s.GetSpecHash(), s.GetMessage())
@@ -183,6 +187,7 @@ func checkWellFormed(t testing.TB, pod *syncpodv1.Pod, a *syncpodv1.PodActions) 
 	}
 	checkStarts("init", a.GetInitContainersToStart(), specNames(pod.GetSpec().GetInitContainers()))
 	checkStarts("regular", a.GetContainersToStart(), specNames(pod.GetSpec().GetContainers()))
+	checkStarts("ephemeral", a.GetEphemeralContainersToStart(), specNames(pod.GetSpec().GetEphemeralContainers()))
 	ks := a.GetContainersToKill()
 	for i, k := range ks {
 		if k.GetReason() == syncpodv1.KillReason_KILL_REASON_UNSPECIFIED || k.GetMessage() == "" {

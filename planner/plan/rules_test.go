@@ -534,3 +534,50 @@ func TestSandboxConfigChangeRules(t *testing.T) {
 		t.Errorf("R-2.1 first sandbox: sandbox_config_hash %q, want %q", got.GetSandboxConfigHash(), plan.SandboxHash(pod))
 	}
 }
+
+func TestEphemeralRules(t *testing.T) {
+	web, dbg := ctr("web"), ctr("debugger")
+	withDebugger := func(p *syncpodv1.Pod) *syncpodv1.Pod {
+		p.Spec.EphemeralContainers = []*syncpodv1.Container{dbg}
+		return p
+	}
+	deleted := withDebugger(mkPod(always, nil, web))
+	deleted.DeletionTime = ts(99)
+	never := withDebugger(mkPod(never, nil, web))
+	initA := ctr("init-a")
+
+	runRuleCases(t, []ruleCase{
+		{name: "R-6.1 no instance: started, nothing else touched",
+			pod:      withDebugger(mkPod(always, nil, web)),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, running, 0, "s1")),
+			want:     "sandbox=s1 attempt=0 ephemeral=[debugger:EPHEMERAL]"},
+		{name: "R-6.1 an exited instance is never restarted",
+			pod:      withDebugger(mkPod(always, nil, web)),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, running, 0, "s1"), inst("c2", dbg, 12, exited, 1, "s1")),
+			want:     "noop"},
+		{name: "R-6.1 an instance from an older sandbox counts too",
+			pod:      withDebugger(mkPod(always, nil, web)),
+			observed: obs(sbs(sb("s1", 10, notReady, 0), sb("s2", 20, ready, 1)), inst("c1", dbg, 11, exited, 137, "s1"), inst("c2", web, 21, running, 0, "s2")),
+			want:     "noop"},
+		{name: "R-6.1 started while an init container still runs",
+			pod:      withDebugger(mkPod(always, inits(initA), web)),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", initA, 11, running, 0, "s1")),
+			want:     "sandbox=s1 attempt=0 ephemeral=[debugger:EPHEMERAL]"},
+		{name: "R-6.1 a new sandbox starts the pod's own containers first",
+			pod:  withDebugger(mkPod(always, nil, web)),
+			want: "kill_pod(SANDBOX_CHANGED) create_sandbox(NO_SANDBOX) sandbox= attempt=0 start=[web:NEW_SANDBOX]"},
+		{name: "R-6.2 a deleted pod starts none", pod: deleted,
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, running, 0, "s1")),
+			want:     "noop"},
+		{name: "R-6.2 a running ephemeral container does not keep the pod (R-3.2)", pod: never,
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, exited, 0, "s1"), inst("c2", dbg, 12, running, 0, "s1")),
+			want:     "kill_pod(NOTHING_TO_RUN) sandbox=s1 attempt=0"},
+		{name: "R-6.2 a pod being stopped does not start one", pod: never,
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, exited, 0, "s1")),
+			want:     "kill_pod(NOTHING_TO_RUN) sandbox=s1 attempt=0"},
+		{name: "a running ephemeral container is in the spec: not killed as removed",
+			pod:      withDebugger(mkPod(always, nil, web)),
+			observed: obs(sbs(sb("s1", 10, ready, 0)), inst("c1", web, 11, running, 0, "s1"), inst("c2", dbg, 12, running, 0, "s1")),
+			want:     "noop"},
+	})
+}

@@ -102,3 +102,16 @@ func TestSandboxHashCoversPodLevelSettings(t *testing.T) {
 		}
 	}
 }
+
+// adding an ephemeral container, even a privileged one, leaves the
+// sandbox as it is: the running pod is not re-created.
+func TestSandboxHashIgnoresEphemeralContainers(t *testing.T) {
+	p := sandboxFixture()
+	before := plan.SandboxHash(p)
+	priv := true
+	p.Spec.EphemeralContainers = []*syncpodv1.Container{{Name: "debugger", Image: "busybox", TargetContainerName: "web",
+		SecurityContext: &syncpodv1.SecurityContext{Privileged: &priv}}}
+	if got := plan.SandboxHash(p); got != before {
+		t.Errorf("SandboxHash changed from %s to %s with an ephemeral container", before, got)
+	}
+}

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -62,7 +63,7 @@ func (s *sim) spec(name string) (c *syncpodv1.Container, init bool) {
 			return c, true
 		}
 	}
-	for _, c := range s.pod.GetSpec().GetContainers() {
+	for _, c := range slices.Concat(s.pod.GetSpec().GetContainers(), s.pod.GetSpec().GetEphemeralContainers()) {
 		if c.GetName() == name {
 			return c, false
 		}
@@ -135,7 +136,7 @@ func (s *sim) apply(a *syncpodv1.PodActions) {
 		s.obs.Sandboxes = append(s.obs.Sandboxes, b)
 		sandboxID = b.Id
 	}
-	for _, st := range append(a.InitContainersToStart, a.ContainersToStart...) {
+	for _, st := range slices.Concat(a.EphemeralContainersToStart, a.InitContainersToStart, a.ContainersToStart) {
 		s.start(st, sandboxID)
 	}
 }

@@ -277,6 +277,7 @@ func (w *world) execute(pod *syncpodv1.Pod, a *syncpodv1.PodActions, fails map[s
 			ok(step, s.GetName(), c.Id)
 		}
 	}
+	start(executorv1.Step_STEP_START_EPHEMERAL_CONTAINER, a.GetEphemeralContainersToStart())
 	start(executorv1.Step_STEP_START_INIT_CONTAINER, a.GetInitContainersToStart())
 	start(executorv1.Step_STEP_START_CONTAINER, a.GetContainersToStart())
 	return resp
@@ -341,6 +342,9 @@ func actions(a *syncpodv1.PodActions) string {
 		}
 		return strings.Join(n, " ")
 	}
+	if len(a.GetEphemeralContainersToStart()) > 0 {
+		parts = append(parts, "start_ephemeral=["+names(a.GetEphemeralContainersToStart())+"]")
+	}
 	if len(a.GetInitContainersToStart()) > 0 {
 		parts = append(parts, "start_init=["+names(a.GetInitContainersToStart())+"]")
 	}
@@ -383,7 +387,7 @@ func statusLine(st *syncpodv1.PodStatus) string {
 		return "no status"
 	}
 	parts := []string{strings.TrimPrefix(st.GetPhase().String(), "POD_PHASE_")}
-	for _, cs := range append(slices.Clone(st.GetInitContainerStatuses()), st.GetContainerStatuses()...) {
+	for _, cs := range slices.Concat(st.GetInitContainerStatuses(), st.GetContainerStatuses(), st.GetEphemeralContainerStatuses()) {
 		s := cs.GetName() + ":"
 		switch {
 		case cs.GetState().GetRunning() != nil:

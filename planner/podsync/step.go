@@ -283,7 +283,9 @@ func Garbage(o *syncpodv1.ObservedPod, pod *syncpodv1.Pod) Removal {
 		}
 	}
 	inSpec := map[string]bool{}
-	for _, c := range slices.Concat(pod.GetSpec().GetInitContainers(), pod.GetSpec().GetContainers()) {
+	// An exited ephemeral container is kept as any other (its newest
+	// instance): removing it would start it again.
+	for _, c := range slices.Concat(pod.GetSpec().GetInitContainers(), pod.GetSpec().GetContainers(), pod.GetSpec().GetEphemeralContainers()) {
 		inSpec[c.GetName()] = true
 	}
 	keptDead := map[string]bool{}

@@ -47,6 +47,24 @@ func TestGarbageKeepsTheNewestDeadInstance(t *testing.T) {
 	}
 }
 
+// an exited ephemeral container is kept (its newest instance) as
+// any other: removed, it would count as never started and start again.
+func TestGarbageKeepsAnExitedEphemeralContainer(t *testing.T) {
+	at := func(s int) *timestamppb.Timestamp { return timestamppb.New(time.Unix(int64(1000+s), 0)) }
+	o := &syncpodv1.ObservedPod{
+		Sandboxes: []*syncpodv1.ObservedSandbox{{Id: "s1", State: syncpodv1.SandboxState_SANDBOX_STATE_READY, CreatedAt: at(1)}},
+		Containers: []*syncpodv1.ObservedContainer{
+			{Id: "app-1", Name: "app", State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING, SandboxId: "s1", CreatedAt: at(2)},
+			{Id: "dbg-1", Name: "debugger", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED, SandboxId: "s1", CreatedAt: at(3)},
+		},
+	}
+	pod := &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: "app"}},
+		EphemeralContainers: []*syncpodv1.Container{{Name: "debugger"}}}}
+	if got := podsync.Garbage(o, pod).Containers; len(got) != 0 {
+		t.Errorf("removed %v, want the exited ephemeral container kept", got)
+	}
+}
+
 func equal(a, b []string) bool {
 	if len(a) != len(b) {
 		return false

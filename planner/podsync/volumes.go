@@ -1,6 +1,10 @@
 package podsync
 
-import syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+import (
+	"slices"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
 
 // ConfigReferences lists the ConfigMaps and Secrets pod names (volumes,
 // projected sources, env and envFrom of every container), each once, in
@@ -14,7 +18,7 @@ func ConfigReferences(pod *syncpodv1.Pod) (configMaps, secrets []string) {
 			secrets = appendName(secrets, p.GetSecret().GetName())
 		}
 	}
-	all := append(append([]*syncpodv1.Container(nil), pod.GetSpec().GetInitContainers()...), pod.GetSpec().GetContainers()...)
+	all := slices.Concat(pod.GetSpec().GetInitContainers(), pod.GetSpec().GetContainers(), pod.GetSpec().GetEphemeralContainers())
 	for _, c := range all {
 		for _, e := range c.GetEnvFrom() {
 			configMaps = appendName(configMaps, e.GetConfigMapRef().GetName())

@@ -77,13 +77,13 @@ func runningContainerID(rec *plannerv1.PodRecord, name string) (string, error) {
 	for _, c := range rec.GetPod().GetSpec().GetInitContainers() {
 		names = append(names, c.GetName())
 	}
-	for _, c := range rec.GetPod().GetSpec().GetContainers() {
+	for _, c := range slices.Concat(rec.GetPod().GetSpec().GetContainers(), rec.GetPod().GetSpec().GetEphemeralContainers()) {
 		names = append(names, c.GetName())
 	}
 	if !slices.Contains(names, name) {
 		return "", errgrpc.Errorf(errgrpc.ErrNotFound, "container %s is not valid for pod %s: choose one of [%s]", name, rec.GetPod().GetName(), strings.Join(names, " "))
 	}
-	all := append(slices.Clone(rec.GetStatus().GetInitContainerStatuses()), rec.GetStatus().GetContainerStatuses()...)
+	all := slices.Concat(rec.GetStatus().GetInitContainerStatuses(), rec.GetStatus().GetContainerStatuses(), rec.GetStatus().GetEphemeralContainerStatuses())
 	i := slices.IndexFunc(all, func(cs *syncpodv1.ContainerStatus) bool { return cs.GetName() == name })
 	if i < 0 || all[i].GetState().GetRunning() == nil || all[i].GetContainerId() == "" {
 		return "", errgrpc.Errorf(errgrpc.ErrFailedPrecondition, "container %s of pod %s is not running", name, rec.GetPod().GetName())

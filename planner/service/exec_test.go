@@ -87,13 +87,16 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 	c := plannerv1.NewPlannerServiceClient(conn)
 	ctx := context.Background()
 	p, _, err := st.Apply(ctx, &syncpodv1.Pod{Name: "web", Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{
-		{Name: "app", Image: "busybox"}, {Name: "stopped", Image: "busybox"}}}})
+		{Name: "app", Image: "busybox"}, {Name: "stopped", Image: "busybox"}},
+		EphemeralContainers: []*syncpodv1.Container{{Name: "debugger", Image: "busybox"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.UpdateStatus(ctx, p.GetUid(), &syncpodv1.PodStatus{ContainerStatuses: []*syncpodv1.ContainerStatus{
 		{Name: "app", ContainerId: "ctr-app", State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Running{Running: &syncpodv1.ContainerStateRunning{}}}},
 		{Name: "stopped", ContainerId: "ctr-stopped", State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Terminated{Terminated: &syncpodv1.ContainerStateTerminated{}}}},
+	}, EphemeralContainerStatuses: []*syncpodv1.ContainerStatus{
+		{Name: "debugger", ContainerId: "ctr-dbg", State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Running{Running: &syncpodv1.ContainerStateRunning{}}}},
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +140,14 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 		t.Fatalf("session: %q exit %d, %v", out, code, err)
 	}
 	if got := <-ex.started; got.GetContainerId() != "ctr-app" || got.GetCommand()[0] != "cat" || !got.GetStdin() || !got.GetTty() {
+		t.Fatalf("executor started %v", got)
+	}
+	// an ephemeral container is reached by its name.
+	if _, _, err := session(&plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "debugger", Command: []string{"echo"}},
+		&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_StdinClosed{StdinClosed: true}}); err != nil {
+		t.Fatalf("exec in the ephemeral container: %v", err)
+	}
+	if got := <-ex.started; got.GetContainerId() != "ctr-dbg" {
 		t.Fatalf("executor started %v", got)
 	}
 	// Attach goes the same way, to the running instance.
@@ -193,7 +204,7 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 	}{
 		{"every problem at once", &plannerv1.ExecStart{}, codes.InvalidArgument, "start.pod.name: required unless start.pod.uid is set; start.container: required; start.command: required"},
 		{"no start", nil, codes.InvalidArgument, "start: required"},
-		{"wrong container", &plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "nosuch", Command: []string{"sh"}}, codes.NotFound, "choose one of [app stopped]"},
+		{"wrong container", &plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "nosuch", Command: []string{"sh"}}, codes.NotFound, "choose one of [app stopped debugger]"},
 		{"not running", &plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: "web"}, Container: "stopped", Command: []string{"sh"}}, codes.FailedPrecondition, "not running"},
 		{"unknown pod", &plannerv1.ExecStart{Pod: &plannerv1.PodRef{Name: "nosuch"}, Container: "app", Command: []string{"sh"}}, codes.NotFound, "nosuch"},
 	} {

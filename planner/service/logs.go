@@ -45,7 +45,7 @@ func (s *Service) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plan
 	for _, c := range rec.GetPod().GetSpec().GetInitContainers() {
 		names = append(names, c.GetName())
 	}
-	for _, c := range rec.GetPod().GetSpec().GetContainers() {
+	for _, c := range slices.Concat(rec.GetPod().GetSpec().GetContainers(), rec.GetPod().GetSpec().GetEphemeralContainers()) {
 		names = append(names, c.GetName())
 	}
 	if !slices.Contains(names, req.GetContainer()) {

@@ -2,9 +2,10 @@ package status
 
 import (
 	"fmt"
-	"github.com/syncpod/syncpod/planner/plan"
 	"strings"
 	"time"
+
+	"github.com/syncpod/syncpod/planner/plan"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -119,6 +120,14 @@ func compute(in Input) (*syncpodv1.PodStatus, *computer, initState, bool) {
 	for _, ctr := range spec.GetContainers() {
 		st.ContainerStatuses = append(st.ContainerStatuses, c.containerStatus(ctr, false))
 	}
+	for _, ctr := range spec.GetEphemeralContainers() {
+		// built as a regular container's status; no probe ever runs
+		// on one, so it is never ready or started, and the phase and the
+		// conditions never look at it.
+		cs := c.containerStatus(ctr, false)
+		cs.Ready, cs.Started = false, false
+		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, cs)
+	}
 
 	init := c.initProgress(st.InitContainerStatuses)
 	anyStarted := c.anyRegularStarted()
@@ -212,7 +221,8 @@ func (c *computer) stepFor(name string) *executorv1.StepResult {
 			continue
 		}
 		switch s.GetStep() {
-		case executorv1.Step_STEP_START_CONTAINER, executorv1.Step_STEP_START_INIT_CONTAINER, executorv1.Step_STEP_PULL_IMAGE:
+		case executorv1.Step_STEP_START_CONTAINER, executorv1.Step_STEP_START_INIT_CONTAINER, executorv1.Step_STEP_START_EPHEMERAL_CONTAINER,
+			executorv1.Step_STEP_PULL_IMAGE:
 		default:
 			continue
 		}

@@ -537,3 +537,49 @@ func TestComputeDoesNotModifyItsInput(t *testing.T) {
 		t.Error("output aliases the observed pod")
 	}
 }
+
+// TestEphemeralContainerStatuses: every ephemeral container has a
+// status in spec order, built as a regular container's (its failed start
+// included); none is ever ready, and they leave the phase and the
+// conditions to the regular containers.
+func TestEphemeralContainerStatuses(t *testing.T) {
+	pod := mkPod(nil, []*syncpodv1.Container{ctr("web")}, policy(syncpodv1.RestartPolicy_RESTART_POLICY_NEVER))
+	pod.Spec.EphemeralContainers = []*syncpodv1.Container{ctr("debugger"), ctr("done"), ctr("pending"), ctr("broken")}
+	for _, tc := range []struct {
+		name  string
+		obs   *syncpodv1.ObservedPod
+		phase syncpodv1.PodPhase
+		conds string
+		want  string
+	}{
+		{"running pod", observed(inst("web", 1, running, 0, 0), inst("debugger", 5, running, 0, 0), inst("done", 6, exited, 1, 0)),
+			syncpodv1.PodPhase_POD_PHASE_RUNNING, "Initialized=T ContainersReady=T Ready=T",
+			"debugger=running done=terminated:Error/1 pending=waiting:ContainerCreating broken=waiting:CreateContainerConfigError"},
+		{"a running ephemeral container does not keep the pod running",
+			observed(inst("web", 1, exited, 0, 0), inst("debugger", 5, running, 0, 0)),
+			syncpodv1.PodPhase_POD_PHASE_SUCCEEDED, "Initialized=T ContainersReady=F:PodCompleted Ready=F:PodCompleted",
+			"debugger=running done=waiting:ContainerCreating pending=waiting:ContainerCreating broken=waiting:CreateContainerConfigError"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := Compute(Input{Pod: pod, Observed: tc.obs, Now: t0.Add(time.Minute), Steps: []*executorv1.StepResult{{
+				Step: executorv1.Step_STEP_START_EPHEMERAL_CONTAINER, Target: "broken", Outcome: executorv1.Outcome_OUTCOME_FAILED,
+				Reason: ReasonCreateContainerConfigError, Message: "unable to find target container gone"}}})
+			var got []string
+			for _, cs := range st.GetEphemeralContainerStatuses() {
+				got = append(got, summary(cs))
+				if cs.GetReady() || cs.GetStarted() {
+					t.Errorf("%s ready or started", cs.GetName())
+				}
+			}
+			if s := strings.Join(got, " "); s != tc.want {
+				t.Errorf("ephemeral statuses:\n got %s\nwant %s", s, tc.want)
+			}
+			if len(st.GetContainerStatuses()) != 1 {
+				t.Errorf("container statuses %v", st.GetContainerStatuses())
+			}
+			if st.GetPhase() != tc.phase || conds(st) != tc.conds {
+				t.Errorf("phase %v conditions %s, want %v %s", st.GetPhase(), conds(st), tc.phase, tc.conds)
+			}
+		})
+	}
+}

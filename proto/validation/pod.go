@@ -118,9 +118,9 @@ func (l *list) spec(s *syncpodv1.PodSpec) {
 	if len(s.GetContainers()) == 0 {
 		l.Add("spec.containers", "at least one container is required")
 	}
-	if n := len(s.GetContainers()) + len(s.GetInitContainers()); n > MaxContainers {
+	if n := len(s.GetContainers()) + len(s.GetInitContainers()) + len(s.GetEphemeralContainers()); n > MaxContainers {
 		// Checking each of thousands of containers would only bury this.
-		l.Add("spec", "%d containers (init and regular) exceed the limit of %d", n, MaxContainers)
+		l.Add("spec", "%d containers (init, regular and ephemeral) exceed the limit of %d", n, MaxContainers)
 		return
 	}
 	names := map[string]string{}
@@ -152,6 +152,7 @@ func (l *list) spec(s *syncpodv1.PodSpec) {
 	}
 	check("init_containers", s.GetInitContainers(), true)
 	check("containers", s.GetContainers(), false)
+	l.ephemeral(s, names)
 	l.specExtras(s)
 	l.podVolumes(s)
 	l.podOS(s.GetOs())
@@ -239,6 +240,9 @@ func (l *list) container(path string, c *syncpodv1.Container, init, hostNetwork 
 	l.probe(path+".readiness_probe", c.GetReadinessProbe(), false)
 	l.probe(path+".startup_probe", c.GetStartupProbe(), true)
 	l.restart(path, c, init)
+	if c.GetTargetContainerName() != "" {
+		l.Add(path+".target_container_name", "only allowed on an ephemeral container (spec.ephemeral_containers)")
+	}
 }
 
 func (l *list) ports(path string, ports []*syncpodv1.ContainerPort, hostNetwork bool) {

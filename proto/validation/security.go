@@ -87,6 +87,7 @@ func (l *list) specExtras(s *syncpodv1.PodSpec) {
 	}
 	each("init_containers", s.GetInitContainers())
 	each("containers", s.GetContainers())
+	each("ephemeral_containers", s.GetEphemeralContainers())
 }
 
 func (l *list) userID(p string, v *int64) {

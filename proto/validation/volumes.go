@@ -87,6 +87,9 @@ func (l *list) podVolumes(s *syncpodv1.PodSpec) {
 	for i, c := range s.GetContainers() {
 		l.containerVolumes(fmt.Sprintf("spec.containers[%d]", i), c, names)
 	}
+	for i, c := range s.GetEphemeralContainers() {
+		l.containerVolumes(fmt.Sprintf("spec.ephemeral_containers[%d]", i), c, names)
+	}
 }
 
 func (l *list) volumeSource(p string, v *syncpodv1.Volume) {

@@ -39,31 +39,7 @@ func newAttach(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			termFd := localTerminal(g, stdin, tty)
-			client, closer, err := g.planner()
-			if err != nil {
-				return err
-			}
-			defer closer.Close()
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			stream, err := client.Attach(ctx)
-			if err != nil {
-				return err
-			}
-			if err := stream.Send(&plannerv1.AttachRequest{Start: &plannerv1.AttachStart{
-				Pod: podRef(g.namespace, pod), Container: container, Stdin: stdin, Tty: tty,
-			}}); err != nil {
-				return err
-			}
-			return runSession(ctx, g, session{
-				send: func(in *syncpodv1.StreamInput) error { return stream.Send(&plannerv1.AttachRequest{Input: in}) },
-				recv: func() (*syncpodv1.StreamOutput, error) {
-					msg, err := stream.Recv()
-					return msg.GetOutput(), err
-				},
-				closeSend: stream.CloseSend,
-			}, stdin, tty, termFd)
+			return runAttach(ctx, g, pod, container, stdin, tty)
 		},
 	}
 	f := cmd.Flags()
@@ -71,4 +47,33 @@ func newAttach(g *globals) *cobra.Command {
 	f.BoolVarP(&stdin, "stdin", "i", false, "pass standard input to the process")
 	f.BoolVarP(&tty, "tty", "t", false, "the container has a terminal")
 	return cmd
+}
+
+// runAttach attaches to container of pod until the session ends.
+func runAttach(ctx context.Context, g *globals, pod, container string, stdin, tty bool) error {
+	termFd := localTerminal(g, stdin, tty)
+	client, closer, err := g.planner()
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := client.Attach(ctx)
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&plannerv1.AttachRequest{Start: &plannerv1.AttachStart{
+		Pod: podRef(g.namespace, pod), Container: container, Stdin: stdin, Tty: tty,
+	}}); err != nil {
+		return err
+	}
+	return runSession(ctx, g, session{
+		send: func(in *syncpodv1.StreamInput) error { return stream.Send(&plannerv1.AttachRequest{Input: in}) },
+		recv: func() (*syncpodv1.StreamOutput, error) {
+			msg, err := stream.Recv()
+			return msg.GetOutput(), err
+		},
+		closeSend: stream.CloseSend,
+	}, stdin, tty, termFd)
 }

@@ -146,7 +146,7 @@ func newRoot(g *globals) *cobra.Command {
 		c.GroupID = "basic"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newLogs(g), newExec(g), newAttach(g), newPortForward(g), newTop(g), newEvents(g), newPlan(g)} {
+	for _, c := range []*cobra.Command{newLogs(g), newExec(g), newAttach(g), newDebug(g), newPortForward(g), newTop(g), newEvents(g), newPlan(g)} {
 		c.GroupID = "debug"
 		root.AddCommand(c)
 	}

@@ -48,7 +48,7 @@ func describe(r *plannerv1.PodRecord, now time.Time) string {
 	line(0, "Restart Policy", k8snames.RestartPolicy(p.GetSpec().GetRestartPolicy()))
 
 	statuses := map[string]*syncpodv1.ContainerStatus{}
-	for _, cs := range append(slices.Clone(st.GetInitContainerStatuses()), st.GetContainerStatuses()...) {
+	for _, cs := range slices.Concat(st.GetInitContainerStatuses(), st.GetContainerStatuses(), st.GetEphemeralContainerStatuses()) {
 		statuses[cs.GetName()] = cs
 	}
 	section := func(title string, cs []*syncpodv1.Container) {
@@ -66,6 +66,9 @@ func describe(r *plannerv1.PodRecord, now time.Time) string {
 			}
 			if len(c.GetArgs()) > 0 {
 				line(4, "Args", strings.Join(c.GetArgs(), " "))
+			}
+			if t := c.GetTargetContainerName(); t != "" {
+				line(4, "Target Container Name", t)
 			}
 			if c.GetRestartPolicy() == syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS && title == "Init Containers" {
 				line(4, "Sidecar", "true (restartPolicy: Always)")
@@ -94,6 +97,7 @@ func describe(r *plannerv1.PodRecord, now time.Time) string {
 	}
 	section("Init Containers", p.GetSpec().GetInitContainers())
 	section("Containers", p.GetSpec().GetContainers())
+	section("Ephemeral Containers", p.GetSpec().GetEphemeralContainers())
 
 	if len(st.GetConditions()) > 0 {
 		b.WriteString("Conditions:\n")
@@ -234,6 +238,9 @@ func describeActions(a *syncpodv1.PodActions) string {
 			msg += ", replacing " + shortID(a.GetSandboxId())
 		}
 		step("create a sandbox, attempt %d (%s)", a.GetAttempt(), msg)
+	}
+	for _, s := range a.GetEphemeralContainersToStart() {
+		step("start ephemeral container %s: %s", s.GetName(), cmpOr(s.GetMessage(), enumWords(s.GetReason().String(), "START_REASON_")))
 	}
 	for _, s := range a.GetInitContainersToStart() {
 		step("start init container %s: %s", s.GetName(), cmpOr(s.GetMessage(), enumWords(s.GetReason().String(), "START_REASON_")))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -201,13 +202,12 @@ func joinNames(names []string) string {
 	return out
 }
 
-// containerNames lists a pod's containers, init containers first.
+// containerNames lists a pod's containers, init containers first and
+// ephemeral ones last.
 func containerNames(r *plannerv1.PodRecord) []string {
 	var names []string
-	for _, c := range r.GetPod().GetSpec().GetInitContainers() {
-		names = append(names, c.GetName())
-	}
-	for _, c := range r.GetPod().GetSpec().GetContainers() {
+	s := r.GetPod().GetSpec()
+	for _, c := range slices.Concat(s.GetInitContainers(), s.GetContainers(), s.GetEphemeralContainers()) {
 		names = append(names, c.GetName())
 	}
 	return names

@@ -177,21 +177,25 @@ const (
 	StartReason_START_REASON_STARTUP_PROBE StartReason = 8
 	// START_REASON_NEXT_INIT: the previous init container is done (R-5.3).
 	StartReason_START_REASON_NEXT_INIT StartReason = 9
+	// START_REASON_EPHEMERAL: an ephemeral container without an instance is
+	// started once (R-6.1).
+	StartReason_START_REASON_EPHEMERAL StartReason = 380
 )
 
 // Enum value maps for StartReason.
 var (
 	StartReason_name = map[int32]string{
-		0: "START_REASON_UNSPECIFIED",
-		1: "START_REASON_NOT_STARTED",
-		2: "START_REASON_NEW_SANDBOX",
-		3: "START_REASON_EXITED",
-		4: "START_REASON_CREATED",
-		5: "START_REASON_UNKNOWN_STATE",
-		6: "START_REASON_SPEC_CHANGED",
-		7: "START_REASON_LIVENESS_PROBE",
-		8: "START_REASON_STARTUP_PROBE",
-		9: "START_REASON_NEXT_INIT",
+		0:   "START_REASON_UNSPECIFIED",
+		1:   "START_REASON_NOT_STARTED",
+		2:   "START_REASON_NEW_SANDBOX",
+		3:   "START_REASON_EXITED",
+		4:   "START_REASON_CREATED",
+		5:   "START_REASON_UNKNOWN_STATE",
+		6:   "START_REASON_SPEC_CHANGED",
+		7:   "START_REASON_LIVENESS_PROBE",
+		8:   "START_REASON_STARTUP_PROBE",
+		9:   "START_REASON_NEXT_INIT",
+		380: "START_REASON_EPHEMERAL",
 	}
 	StartReason_value = map[string]int32{
 		"START_REASON_UNSPECIFIED":    0,
@@ -204,6 +208,7 @@ var (
 		"START_REASON_LIVENESS_PROBE": 7,
 		"START_REASON_STARTUP_PROBE":  8,
 		"START_REASON_NEXT_INIT":      9,
+		"START_REASON_EPHEMERAL":      380,
 	}
 )
 
@@ -342,8 +347,12 @@ type PodActions struct {
 	// stop still gets the 2-second floor. Set for an evicted pod (the
 	// kubelet's eviction manager kills with 1 s, whatever the pod asks).
 	KillGracePeriodOverrideSeconds *int64 `protobuf:"varint,360,opt,name=kill_grace_period_override_seconds,json=killGracePeriodOverrideSeconds,proto3,oneof" json:"kill_grace_period_override_seconds,omitempty"`
-	unknownFields                  protoimpl.UnknownFields
-	sizeCache                      protoimpl.SizeCache
+	// ephemeral_containers_to_start names ephemeral containers that have no
+	// instance yet, spec order (rule R-6.1); they are started after the
+	// sandbox check and before the init containers (R-8.6), and never again.
+	EphemeralContainersToStart []*ContainerStart `protobuf:"bytes,380,rep,name=ephemeral_containers_to_start,json=ephemeralContainersToStart,proto3" json:"ephemeral_containers_to_start,omitempty"`
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
 }
 
 func (x *PodActions) Reset() {
@@ -458,6 +467,13 @@ func (x *PodActions) GetKillGracePeriodOverrideSeconds() int64 {
 		return *x.KillGracePeriodOverrideSeconds
 	}
 	return 0
+}
+
+func (x *PodActions) GetEphemeralContainersToStart() []*ContainerStart {
+	if x != nil {
+		return x.EphemeralContainersToStart
+	}
+	return nil
 }
 
 // ContainerStart is one container to start.
@@ -614,7 +630,7 @@ var File_syncpod_v1_actions_proto protoreflect.FileDescriptor
 const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\n" +
 	"\x18syncpod/v1/actions.proto\x12\n" +
-	"syncpod.v1\"\xba\x05\n" +
+	"syncpod.v1\"\x9a\x06\n" +
 	"\n" +
 	"PodActions\x12\x19\n" +
 	"\bkill_pod\x18\x01 \x01(\bR\akillPod\x12%\n" +
@@ -630,7 +646,8 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\amessage\x18\n" +
 	" \x01(\tR\amessage\x12/\n" +
 	"\x13sandbox_config_hash\x18\x84\x02 \x01(\tR\x11sandboxConfigHash\x12P\n" +
-	"\"kill_grace_period_override_seconds\x18\xe8\x02 \x01(\x03H\x00R\x1ekillGracePeriodOverrideSeconds\x88\x01\x01B%\n" +
+	"\"kill_grace_period_override_seconds\x18\xe8\x02 \x01(\x03H\x00R\x1ekillGracePeriodOverrideSeconds\x88\x01\x01\x12^\n" +
+	"\x1dephemeral_containers_to_start\x18\xfc\x02 \x03(\v2\x1a.syncpod.v1.ContainerStartR\x1aephemeralContainersToStartB%\n" +
 	"#_kill_grace_period_override_seconds\"\x8c\x01\n" +
 	"\x0eContainerStart\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
@@ -654,7 +671,7 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x1bKILL_POD_REASON_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fKILL_POD_REASON_SANDBOX_CHANGED\x10\x01\x12\x1f\n" +
 	"\x1bKILL_POD_REASON_INIT_FAILED\x10\x02\x12\"\n" +
-	"\x1eKILL_POD_REASON_NOTHING_TO_RUN\x10\x03*\xb6\x02\n" +
+	"\x1eKILL_POD_REASON_NOTHING_TO_RUN\x10\x03*\xd3\x02\n" +
 	"\vStartReason\x12\x1c\n" +
 	"\x18START_REASON_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18START_REASON_NOT_STARTED\x10\x01\x12\x1c\n" +
@@ -665,7 +682,8 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x19START_REASON_SPEC_CHANGED\x10\x06\x12\x1f\n" +
 	"\x1bSTART_REASON_LIVENESS_PROBE\x10\a\x12\x1e\n" +
 	"\x1aSTART_REASON_STARTUP_PROBE\x10\b\x12\x1a\n" +
-	"\x16START_REASON_NEXT_INIT\x10\t*\xc9\x01\n" +
+	"\x16START_REASON_NEXT_INIT\x10\t\x12\x1b\n" +
+	"\x16START_REASON_EPHEMERAL\x10\xfc\x02*\xc9\x01\n" +
 	"\n" +
 	"KillReason\x12\x1b\n" +
 	"\x17KILL_REASON_UNSPECIFIED\x10\x00\x12\x1c\n" +
@@ -704,13 +722,14 @@ var file_syncpod_v1_actions_proto_depIdxs = []int32{
 	6, // 2: syncpod.v1.PodActions.containers_to_kill:type_name -> syncpod.v1.ContainerKill
 	0, // 3: syncpod.v1.PodActions.sandbox_reason:type_name -> syncpod.v1.SandboxReason
 	1, // 4: syncpod.v1.PodActions.kill_pod_reason:type_name -> syncpod.v1.KillPodReason
-	2, // 5: syncpod.v1.ContainerStart.reason:type_name -> syncpod.v1.StartReason
-	3, // 6: syncpod.v1.ContainerKill.reason:type_name -> syncpod.v1.KillReason
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	5, // 5: syncpod.v1.PodActions.ephemeral_containers_to_start:type_name -> syncpod.v1.ContainerStart
+	2, // 6: syncpod.v1.ContainerStart.reason:type_name -> syncpod.v1.StartReason
+	3, // 7: syncpod.v1.ContainerKill.reason:type_name -> syncpod.v1.KillReason
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_actions_proto_init() }

@@ -817,9 +817,17 @@ type PodSpec struct {
 	// nothing sizes a pod cgroup with it yet (rule R-17.5).
 	Overhead *ResourceList `protobuf:"bytes,110,opt,name=overhead,proto3" json:"overhead,omitempty"`
 	// volumes the containers may mount, by name.
-	Volumes       []*Volume `protobuf:"bytes,140,rep,name=volumes,proto3" json:"volumes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Volumes []*Volume `protobuf:"bytes,140,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	// ephemeral_containers are debugging containers added to a running pod
+	// (Kubernetes' ephemeralContainers, what `kubectl debug` adds): each is
+	// started once, after the sandbox exists, and never restarted (rule R-6).
+	// Names are unique among all the pod's containers; ports, probes,
+	// lifecycle hooks, resources and restart policies are not allowed. They
+	// do not count for the pod's phase, readiness or "nothing left to run".
+	// Adding one to a running pod leaves the other containers running.
+	EphemeralContainers []*Container `protobuf:"bytes,160,rep,name=ephemeral_containers,json=ephemeralContainers,proto3" json:"ephemeral_containers,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *PodSpec) Reset() {
@@ -974,6 +982,13 @@ func (x *PodSpec) GetOverhead() *ResourceList {
 func (x *PodSpec) GetVolumes() []*Volume {
 	if x != nil {
 		return x.Volumes
+	}
+	return nil
+}
+
+func (x *PodSpec) GetEphemeralContainers() []*Container {
+	if x != nil {
+		return x.EphemeralContainers
 	}
 	return nil
 }
@@ -1750,8 +1765,8 @@ func (x *PodDNSConfigOption) GetValue() string {
 // them restarts the container (docs/design.md).
 type Container struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// name is unique among all init and regular containers of the pod; a
-	// DNS-1123 label. Required.
+	// name is unique among all init, regular and ephemeral containers of the
+	// pod; a DNS-1123 label. Required.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// image is the image reference, e.g. "busybox:1.36". Required.
 	Image string `protobuf:"bytes,2,opt,name=image,proto3" json:"image,omitempty"`
@@ -1811,9 +1826,15 @@ type Container struct {
 	VolumeMounts []*VolumeMount `protobuf:"bytes,140,rep,name=volume_mounts,json=volumeMounts,proto3" json:"volume_mounts,omitempty"`
 	// env_from sets a variable per key of ConfigMaps and Secrets, before env
 	// (env wins on a clash).
-	EnvFrom       []*EnvFromSource `protobuf:"bytes,141,rep,name=env_from,json=envFrom,proto3" json:"env_from,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	EnvFrom []*EnvFromSource `protobuf:"bytes,141,rep,name=env_from,json=envFrom,proto3" json:"env_from,omitempty"`
+	// target_container_name, on an ephemeral container only, names the
+	// container (init or regular) whose process namespace it joins, as
+	// Kubernetes' EphemeralContainer.targetContainerName: the runtime gets
+	// that container's id as the PID namespace target when the pod does not
+	// already share one namespace (rule R-6.3).
+	TargetContainerName string `protobuf:"bytes,160,opt,name=target_container_name,json=targetContainerName,proto3" json:"target_container_name,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *Container) Reset() {
@@ -2005,6 +2026,13 @@ func (x *Container) GetEnvFrom() []*EnvFromSource {
 		return x.EnvFrom
 	}
 	return nil
+}
+
+func (x *Container) GetTargetContainerName() string {
+	if x != nil {
+		return x.TargetContainerName
+	}
+	return ""
 }
 
 // Lifecycle holds a container's hooks.
@@ -3123,7 +3151,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x17ServiceEnvironmentEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B \n" +
-	"\x1e_deletion_grace_period_seconds\"\x86\b\n" +
+	"\x1e_deletion_grace_period_seconds\"\xd1\b\n" +
 	"\aPodSpec\x12>\n" +
 	"\x0finit_containers\x18\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x0einitContainers\x125\n" +
 	"\n" +
@@ -3146,7 +3174,8 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x12runtime_class_name\x18l \x01(\tR\x10runtimeClassName\x12!\n" +
 	"\x02os\x18m \x01(\v2\x11.syncpod.v1.PodOSR\x02os\x124\n" +
 	"\boverhead\x18n \x01(\v2\x18.syncpod.v1.ResourceListR\boverhead\x12-\n" +
-	"\avolumes\x18\x8c\x01 \x03(\v2\x12.syncpod.v1.VolumeR\avolumesB#\n" +
+	"\avolumes\x18\x8c\x01 \x03(\v2\x12.syncpod.v1.VolumeR\avolumes\x12I\n" +
+	"\x14ephemeral_containers\x18\xa0\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x13ephemeralContainersB#\n" +
 	"!_termination_grace_period_secondsB\x1a\n" +
 	"\x18_active_deadline_secondsB\x1a\n" +
 	"\x18_share_process_namespace\"\x1b\n" +
@@ -3214,7 +3243,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x12PodDNSConfigOption\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\x05value\x18\x02 \x01(\tH\x00R\x05value\x88\x01\x01B\b\n" +
-	"\x06_value\"\x89\t\n" +
+	"\x06_value\"\xbe\t\n" +
 	"\tContainer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12\x18\n" +
@@ -3241,7 +3270,8 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"stdin_once\x18i \x01(\bR\tstdinOnce\x12\x10\n" +
 	"\x03tty\x18j \x01(\bR\x03tty\x12=\n" +
 	"\rvolume_mounts\x18\x8c\x01 \x03(\v2\x17.syncpod.v1.VolumeMountR\fvolumeMounts\x125\n" +
-	"\benv_from\x18\x8d\x01 \x03(\v2\x19.syncpod.v1.EnvFromSourceR\aenvFrom\"\x81\x01\n" +
+	"\benv_from\x18\x8d\x01 \x03(\v2\x19.syncpod.v1.EnvFromSourceR\aenvFrom\x123\n" +
+	"\x15target_container_name\x18\xa0\x01 \x01(\tR\x13targetContainerName\"\x81\x01\n" +
 	"\tLifecycle\x12;\n" +
 	"\n" +
 	"post_start\x18\x01 \x01(\v2\x1c.syncpod.v1.LifecycleHandlerR\tpostStart\x127\n" +
@@ -3443,54 +3473,55 @@ var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	12, // 13: syncpod.v1.PodSpec.os:type_name -> syncpod.v1.PodOS
 	32, // 14: syncpod.v1.PodSpec.overhead:type_name -> syncpod.v1.ResourceList
 	43, // 15: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
-	18, // 16: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	19, // 17: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
-	15, // 18: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	16, // 19: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
-	17, // 20: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
-	18, // 21: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	15, // 22: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	16, // 23: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
-	1,  // 24: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
-	2,  // 25: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
-	22, // 26: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
-	27, // 27: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
-	5,  // 28: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
-	6,  // 29: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
-	28, // 30: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
-	30, // 31: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
-	31, // 32: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
-	33, // 33: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
-	33, // 34: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
-	33, // 35: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
-	14, // 36: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
-	24, // 37: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
-	4,  // 38: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
-	44, // 39: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
-	45, // 40: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
-	25, // 41: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
-	25, // 42: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
-	34, // 43: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
-	37, // 44: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
-	35, // 45: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	26, // 46: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
-	46, // 47: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
-	7,  // 48: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
-	29, // 49: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
-	8,  // 50: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
-	9,  // 51: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
-	32, // 52: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
-	32, // 53: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
-	34, // 54: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
-	35, // 55: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	37, // 56: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	36, // 57: syncpod.v1.Probe.grpc:type_name -> syncpod.v1.GRPCAction
-	38, // 58: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	59, // [59:59] is the sub-list for method output_type
-	59, // [59:59] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	23, // 16: syncpod.v1.PodSpec.ephemeral_containers:type_name -> syncpod.v1.Container
+	18, // 17: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	19, // 18: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
+	15, // 19: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	16, // 20: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	17, // 21: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
+	18, // 22: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	15, // 23: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	16, // 24: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	1,  // 25: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
+	2,  // 26: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
+	22, // 27: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
+	27, // 28: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
+	5,  // 29: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	6,  // 30: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
+	28, // 31: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
+	30, // 32: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
+	31, // 33: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
+	33, // 34: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
+	33, // 35: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
+	33, // 36: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
+	14, // 37: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
+	24, // 38: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
+	4,  // 39: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
+	44, // 40: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
+	45, // 41: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
+	25, // 42: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
+	25, // 43: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
+	34, // 44: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
+	37, // 45: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	35, // 46: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	26, // 47: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
+	46, // 48: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
+	7,  // 49: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
+	29, // 50: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
+	8,  // 51: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
+	9,  // 52: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
+	32, // 53: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
+	32, // 54: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
+	34, // 55: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
+	35, // 56: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	37, // 57: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	36, // 58: syncpod.v1.Probe.grpc:type_name -> syncpod.v1.GRPCAction
+	38, // 59: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	60, // [60:60] is the sub-list for method output_type
+	60, // [60:60] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }

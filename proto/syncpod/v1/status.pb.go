@@ -218,9 +218,12 @@ type PodStatus struct {
 	// observed_generation is the pod generation this status was computed for.
 	ObservedGeneration int64 `protobuf:"varint,9,opt,name=observed_generation,json=observedGeneration,proto3" json:"observed_generation,omitempty"`
 	// updated_at is when this status was computed.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// ephemeral_container_statuses, in spec order, one per ephemeral
+	// container, built as container_statuses are (rule R-6.4).
+	EphemeralContainerStatuses []*ContainerStatus `protobuf:"bytes,160,rep,name=ephemeral_container_statuses,json=ephemeralContainerStatuses,proto3" json:"ephemeral_container_statuses,omitempty"`
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
 }
 
 func (x *PodStatus) Reset() {
@@ -319,6 +322,13 @@ func (x *PodStatus) GetObservedGeneration() int64 {
 func (x *PodStatus) GetUpdatedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *PodStatus) GetEphemeralContainerStatuses() []*ContainerStatus {
+	if x != nil {
+		return x.EphemeralContainerStatuses
 	}
 	return nil
 }
@@ -957,7 +967,7 @@ var File_syncpod_v1_status_proto protoreflect.FileDescriptor
 const file_syncpod_v1_status_proto_rawDesc = "" +
 	"\n" +
 	"\x17syncpod/v1/status.proto\x12\n" +
-	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x04\n" +
+	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe2\x04\n" +
 	"\tPodStatus\x12*\n" +
 	"\x05phase\x18\x01 \x01(\x0e2\x14.syncpod.v1.PodPhaseR\x05phase\x128\n" +
 	"\n" +
@@ -973,7 +983,8 @@ const file_syncpod_v1_status_proto_rawDesc = "" +
 	"\x13observed_generation\x18\t \x01(\x03R\x12observedGeneration\x129\n" +
 	"\n" +
 	"updated_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xd7\x01\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12^\n" +
+	"\x1cephemeral_container_statuses\x18\xa0\x01 \x03(\v2\x1b.syncpod.v1.ContainerStatusR\x1aephemeralContainerStatuses\"\xd7\x01\n" +
 	"\fPodCondition\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x123\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1b.syncpod.v1.ConditionStatusR\x06status\x12L\n" +
@@ -1076,24 +1087,25 @@ var file_syncpod_v1_status_proto_depIdxs = []int32{
 	5,  // 3: syncpod.v1.PodStatus.init_container_statuses:type_name -> syncpod.v1.ContainerStatus
 	5,  // 4: syncpod.v1.PodStatus.container_statuses:type_name -> syncpod.v1.ContainerStatus
 	11, // 5: syncpod.v1.PodStatus.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 6: syncpod.v1.PodCondition.status:type_name -> syncpod.v1.ConditionStatus
-	11, // 7: syncpod.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
-	6,  // 8: syncpod.v1.ContainerStatus.state:type_name -> syncpod.v1.ContainerStateDetail
-	6,  // 9: syncpod.v1.ContainerStatus.last_termination_state:type_name -> syncpod.v1.ContainerStateDetail
-	7,  // 10: syncpod.v1.ContainerStateDetail.waiting:type_name -> syncpod.v1.ContainerStateWaiting
-	8,  // 11: syncpod.v1.ContainerStateDetail.running:type_name -> syncpod.v1.ContainerStateRunning
-	9,  // 12: syncpod.v1.ContainerStateDetail.terminated:type_name -> syncpod.v1.ContainerStateTerminated
-	11, // 13: syncpod.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
-	11, // 14: syncpod.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
-	11, // 15: syncpod.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
-	2,  // 16: syncpod.v1.Event.type:type_name -> syncpod.v1.EventType
-	11, // 17: syncpod.v1.Event.first_time:type_name -> google.protobuf.Timestamp
-	11, // 18: syncpod.v1.Event.last_time:type_name -> google.protobuf.Timestamp
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	5,  // 6: syncpod.v1.PodStatus.ephemeral_container_statuses:type_name -> syncpod.v1.ContainerStatus
+	1,  // 7: syncpod.v1.PodCondition.status:type_name -> syncpod.v1.ConditionStatus
+	11, // 8: syncpod.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	6,  // 9: syncpod.v1.ContainerStatus.state:type_name -> syncpod.v1.ContainerStateDetail
+	6,  // 10: syncpod.v1.ContainerStatus.last_termination_state:type_name -> syncpod.v1.ContainerStateDetail
+	7,  // 11: syncpod.v1.ContainerStateDetail.waiting:type_name -> syncpod.v1.ContainerStateWaiting
+	8,  // 12: syncpod.v1.ContainerStateDetail.running:type_name -> syncpod.v1.ContainerStateRunning
+	9,  // 13: syncpod.v1.ContainerStateDetail.terminated:type_name -> syncpod.v1.ContainerStateTerminated
+	11, // 14: syncpod.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
+	11, // 15: syncpod.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
+	11, // 16: syncpod.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
+	2,  // 17: syncpod.v1.Event.type:type_name -> syncpod.v1.EventType
+	11, // 18: syncpod.v1.Event.first_time:type_name -> google.protobuf.Timestamp
+	11, // 19: syncpod.v1.Event.last_time:type_name -> google.protobuf.Timestamp
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_status_proto_init() }

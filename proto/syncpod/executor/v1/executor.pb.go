@@ -54,6 +54,9 @@ const (
 	// started. Failed: the kubelet's FailedPostStartHook; the container is
 	// then killed and its start step fails with PostStartHookError.
 	Step_STEP_POST_START_HOOK Step = 101
+	// STEP_START_EPHEMERAL_CONTAINER creates and starts an ephemeral
+	// container (R-6, R-8.6).
+	Step_STEP_START_EPHEMERAL_CONTAINER Step = 102
 )
 
 // Enum value maps for Step.
@@ -70,19 +73,21 @@ var (
 		8:   "STEP_STOP_SANDBOX",
 		100: "STEP_PRE_STOP_HOOK",
 		101: "STEP_POST_START_HOOK",
+		102: "STEP_START_EPHEMERAL_CONTAINER",
 	}
 	Step_value = map[string]int32{
-		"STEP_UNSPECIFIED":          0,
-		"STEP_KILL_POD":             1,
-		"STEP_KILL_CONTAINER":       2,
-		"STEP_PRUNE_INIT_CONTAINER": 3,
-		"STEP_CREATE_SANDBOX":       4,
-		"STEP_PULL_IMAGE":           5,
-		"STEP_START_INIT_CONTAINER": 6,
-		"STEP_START_CONTAINER":      7,
-		"STEP_STOP_SANDBOX":         8,
-		"STEP_PRE_STOP_HOOK":        100,
-		"STEP_POST_START_HOOK":      101,
+		"STEP_UNSPECIFIED":               0,
+		"STEP_KILL_POD":                  1,
+		"STEP_KILL_CONTAINER":            2,
+		"STEP_PRUNE_INIT_CONTAINER":      3,
+		"STEP_CREATE_SANDBOX":            4,
+		"STEP_PULL_IMAGE":                5,
+		"STEP_START_INIT_CONTAINER":      6,
+		"STEP_START_CONTAINER":           7,
+		"STEP_STOP_SANDBOX":              8,
+		"STEP_PRE_STOP_HOOK":             100,
+		"STEP_POST_START_HOOK":           101,
+		"STEP_START_EPHEMERAL_CONTAINER": 102,
 	}
 )
 
@@ -2460,7 +2465,7 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\rEmptyDirUsage\x12\x1f\n" +
 	"\vvolume_name\x18\x01 \x01(\tR\n" +
 	"volumeName\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x03R\x05bytes*\x97\x02\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes*\xbb\x02\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -2472,7 +2477,8 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x14STEP_START_CONTAINER\x10\a\x12\x15\n" +
 	"\x11STEP_STOP_SANDBOX\x10\b\x12\x16\n" +
 	"\x12STEP_PRE_STOP_HOOK\x10d\x12\x18\n" +
-	"\x14STEP_POST_START_HOOK\x10e*b\n" +
+	"\x14STEP_POST_START_HOOK\x10e\x12\"\n" +
+	"\x1eSTEP_START_EPHEMERAL_CONTAINER\x10f*b\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +
