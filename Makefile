@@ -140,13 +140,19 @@ test-summary:
 
 # Fuzz targets for everything that parses or judges user input (their
 # seed corpora also run in every `make unit`), each for a number of inputs
-# (about 5 s each on a quiet machine) or, with FUZZTIME=30s, for a time.
+# (a few seconds of fuzzing each, plus its link) or, with FUZZTIME=30s, for
+# a time. `make lint` fails when a `func Fuzz...` is missing here
+# (mk/fuzzcheck.sh).
 FUZZTIME     ?=
 FUZZ_TARGETS := ./proto/validation:FuzzPod:5000x ./executor/validate:FuzzApplyActions:20000x \
                 ./planner/manifest:FuzzParse:100x ./planner/plan:FuzzPlanJSON:15000x \
-                ./executor/expansion:FuzzExpand:50000x
+                ./planner/plan:FuzzPlan:8000x ./executor/expansion:FuzzExpand:50000x \
+                ./executor/service:FuzzCRILogParser:8000x \
+                ./services/ctl:FuzzParsePorts:6000x ./services/ctl:FuzzParseWaitFor:6000x \
+                ./services/ctl:FuzzParseOutput:6000x \
+                ./services/node:FuzzParseLogQuery:15000x ./services/node:FuzzParseThresholds:8000x
 
-## fuzz: every fuzz target for its count of inputs (or FUZZTIME each)
+## fuzz: every fuzz target (FUZZ_TARGETS) for its count of inputs (or FUZZTIME each)
 fuzz:
 	for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$(if $(FUZZTIME),$(FUZZTIME),$${rest#*:}); \
@@ -165,10 +171,13 @@ test-teardown::
 unit-extra::
 	@true
 
-## lint: gofmt, go.mod and go.sum tidy, go vet (in the tests' -race configuration), buf lint and buf format
+## lint: gofmt, go.mod and go.sum tidy, FUZZ_TARGETS naming every fuzz
+## target, go vet (in the tests' -race configuration), buf lint and buf
+## format
 lint: $(BUF)
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod or go.sum is not tidy: run go mod tidy in $$m"; exit 1; }; done
+	@mk/fuzzcheck.sh $(FUZZ_TARGETS)
 	$(GO) vet -race $(PKGS)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
