@@ -33,11 +33,13 @@ BUF_NPM_INTEGRITY          := sha512-YGGJAx0lpMCE7aMWjNOJcfoEaG/e+iYHnTC4SZ0P5eS
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPCURL_VERSION            := v1.9.3
+GOLANGCI_LINT_VERSION      := v2.15.0
 
 BUF                := $(BIN)/buf
 PROTOC_GEN_GO      := $(BIN)/protoc-gen-go
 PROTOC_GEN_GO_GRPC := $(BIN)/protoc-gen-go-grpc
 GRPCURL            := $(BIN)/grpcurl
+GOLANGCI_LINT      := $(BIN)/golangci-lint
 
 export PATH := $(BIN):$(PATH)
 
@@ -172,13 +174,15 @@ unit-extra::
 	@true
 
 ## lint: gofmt, go.mod and go.sum tidy, FUZZ_TARGETS naming every fuzz
-## target, go vet (in the tests' -race configuration), buf lint and buf
-## format
-lint: $(BUF)
+## target, go vet (in the tests' -race configuration), golangci-lint
+## (.golangci.yml: what the pure cores may import and call), buf lint and
+## buf format
+lint: $(BUF) $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod or go.sum is not tidy: run go mod tidy in $$m"; exit 1; }; done
 	@mk/fuzzcheck.sh $(FUZZ_TARGETS)
 	$(GO) vet -race $(PKGS)
+	$(GOLANGCI_LINT) run $(PKGS)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
 
@@ -213,7 +217,7 @@ images: build-images
 	mk/images.sh $(BIN) $(VERSION) $(REVISION) $(BINARIES)
 
 ## tools: the pinned Go tools
-tools: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) $(GRPCURL)
+tools: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) $(GRPCURL) $(GOLANGCI_LINT)
 
 # Prebuilt from the npm registry, integrity-checked (go install as a fallback).
 $(BUF):
@@ -226,6 +230,8 @@ $(PROTOC_GEN_GO_GRPC):
 	GO=$(GO) mk/gotool.sh $@ google.golang.org/grpc/cmd/protoc-gen-go-grpc $(PROTOC_GEN_GO_GRPC_VERSION)
 $(GRPCURL):
 	GO=$(GO) mk/gotool.sh $@ github.com/fullstorydev/grpcurl/cmd/grpcurl $(GRPCURL_VERSION)
+$(GOLANGCI_LINT):
+	GO=$(GO) mk/gotool.sh $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint $(GOLANGCI_LINT_VERSION)
 
 ## clean: remove build output (private engines under .tmp are stopped first,
 ## so nothing is removed through their mounts)
