@@ -192,12 +192,15 @@ unit-extra::
 ## target, go vet (in the tests' -race configuration), golangci-lint
 ## (.golangci.yml: what the pure cores may import and call), buf lint and
 ## buf format
+# golangci-lint reads the dependencies' export data from the go command
+# (go list -export): with -race it is the data vet has just compiled,
+# where a configuration of its own would compile the whole graph again.
 lint: $(BUF) $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod or go.sum is not tidy: run go mod tidy in $$m"; exit 1; }; done
 	@mk/fuzzcheck.sh $(FUZZ_TARGETS)
 	$(GO) vet -race $(PKGS)
-	$(GOLANGCI_LINT) run $(PKGS)
+	GOFLAGS="$$($(GO) env GOFLAGS) -race" $(GOLANGCI_LINT) run $(PKGS)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
 
