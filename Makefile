@@ -163,10 +163,10 @@ check: lint
 FUZZTIME     ?=
 FUZZ_TARGETS := ./proto/validation:FuzzPod:5000x ./executor/validate:FuzzApplyActions:20000x \
                 ./planner/manifest:FuzzParse:100x ./planner/plan:FuzzPlanJSON:15000x \
-                ./planner/plan:FuzzPlan:8000x ./executor/expansion:FuzzExpand:50000x \
-                ./executor/service:FuzzCRILogParser:8000x \
-                ./services/ctl:FuzzParsePorts:6000x ./services/ctl:FuzzParseWaitFor:6000x \
-                ./services/ctl:FuzzParseOutput:6000x \
+                ./planner/plan:FuzzPlan:15000x ./executor/expansion:FuzzExpand:50000x \
+                ./executor/service:FuzzCRILogParser:15000x \
+                ./services/ctl:FuzzParsePorts:10000x ./services/ctl:FuzzParseWaitFor:10000x \
+                ./services/ctl:FuzzParseOutput:10000x \
                 ./services/node:FuzzParseLogQuery:15000x ./services/node:FuzzParseThresholds:8000x
 
 ## fuzz: every fuzz target (FUZZ_TARGETS) for its count of inputs (or FUZZTIME each)
