@@ -33,17 +33,19 @@ BUF_NPM_INTEGRITY          := sha512-YGGJAx0lpMCE7aMWjNOJcfoEaG/e+iYHnTC4SZ0P5eS
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPCURL_VERSION            := v1.9.3
+GOLANGCI_LINT_VERSION      := v2.15.0
 
 BUF                := $(BIN)/buf
 PROTOC_GEN_GO      := $(BIN)/protoc-gen-go
 PROTOC_GEN_GO_GRPC := $(BIN)/protoc-gen-go-grpc
 GRPCURL            := $(BIN)/grpcurl
+GOLANGCI_LINT      := $(BIN)/golangci-lint
 
 export PATH := $(BIN):$(PATH)
 
 -include mk/*.mk
 
-.PHONY: build build-run build-images test test-setup test-teardown unit fuzz lint generate check-generated run bench bench-go images clean tools
+.PHONY: build build-run build-images test test-setup test-teardown unit check fuzz lint generate check-generated run bench bench-go images clean tools
 
 ## build: static binaries (every services/cmd/*) into bin/
 build:
@@ -138,15 +140,36 @@ test-summary:
 	echo "== what the fault, flood and bad-input tests did ($$n lines, from $(TEST_SUMMARY)) =="; \
 	sort $(TEST_SUMMARY) 2>/dev/null || true
 
+## check: lint and the unit tests (-race) of every package but the
+## end-to-end one, in minutes, without root or any set-up; what needs root
+## or a real containerd, dockerd or API server skips, saying why
+# The set-up's runtimes are left out even when they are running, and none
+# is required (mk/*.mk requires them as root and in CI, where `make test`
+# starts them), so the lane is the same on every machine.
+E2E_PKG   := github.com/syncpod/syncpod/services/e2e
+CHECK_ENV := SYNCPOD_TEST_CONTAINERD_ENDPOINT= SYNCPOD_TEST_NODE_CONTAINERD_ENDPOINT= \
+             SYNCPOD_TEST_REQUIRE_CONTAINERD= SYNCPOD_TEST_REQUIRE_DOCKER= \
+             SYNCPOD_TEST_REQUIRE_K8S= SYNCPOD_TEST_REQUIRE_PROMETHEUS=
+check: lint
+	@mkdir -p $(dir $(TEST_SUMMARY)) && : > $(TEST_SUMMARY)
+	pkgs=$$($(GO) list $(PKGS) | grep -vx '$(E2E_PKG)'); \
+	env $(CHECK_ENV) $(GO) test -race -ldflags=-w -vet=off -shuffle=on -timeout 10m $$pkgs
+
 # Fuzz targets for everything that parses or judges user input (their
 # seed corpora also run in every `make unit`), each for a number of inputs
-# (about 5 s each on a quiet machine) or, with FUZZTIME=30s, for a time.
+# (a few seconds of fuzzing each, plus its link) or, with FUZZTIME=30s, for
+# a time. `make lint` fails when a `func Fuzz...` is missing here
+# (mk/fuzzcheck.sh).
 FUZZTIME     ?=
 FUZZ_TARGETS := ./proto/validation:FuzzPod:5000x ./executor/validate:FuzzApplyActions:20000x \
                 ./planner/manifest:FuzzParse:100x ./planner/plan:FuzzPlanJSON:15000x \
-                ./executor/expansion:FuzzExpand:50000x
+                ./planner/plan:FuzzPlan:15000x ./executor/expansion:FuzzExpand:50000x \
+                ./executor/service:FuzzCRILogParser:15000x \
+                ./services/ctl:FuzzParsePorts:10000x ./services/ctl:FuzzParseWaitFor:10000x \
+                ./services/ctl:FuzzParseOutput:10000x \
+                ./services/node:FuzzParseLogQuery:15000x ./services/node:FuzzParseThresholds:8000x
 
-## fuzz: every fuzz target for its count of inputs (or FUZZTIME each)
+## fuzz: every fuzz target (FUZZ_TARGETS) for its count of inputs (or FUZZTIME each)
 fuzz:
 	for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$(if $(FUZZTIME),$(FUZZTIME),$${rest#*:}); \
@@ -165,11 +188,19 @@ test-teardown::
 unit-extra::
 	@true
 
-## lint: gofmt, go.mod and go.sum tidy, go vet (in the tests' -race configuration), buf lint and buf format
-lint: $(BUF)
+## lint: gofmt, go.mod and go.sum tidy, FUZZ_TARGETS naming every fuzz
+## target, go vet (in the tests' -race configuration), golangci-lint
+## (.golangci.yml: what the pure cores may import and call), buf lint and
+## buf format
+# golangci-lint reads the dependencies' export data from the go command
+# (go list -export): with -race it is the data vet has just compiled,
+# where a configuration of its own would compile the whole graph again.
+lint: $(BUF) $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod or go.sum is not tidy: run go mod tidy in $$m"; exit 1; }; done
+	@mk/fuzzcheck.sh $(FUZZ_TARGETS)
 	$(GO) vet -race $(PKGS)
+	GOFLAGS="$$($(GO) env GOFLAGS) -race" $(GOLANGCI_LINT) run $(PKGS)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
 
@@ -204,7 +235,7 @@ images: build-images
 	mk/images.sh $(BIN) $(VERSION) $(REVISION) $(BINARIES)
 
 ## tools: the pinned Go tools
-tools: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) $(GRPCURL)
+tools: $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC) $(GRPCURL) $(GOLANGCI_LINT)
 
 # Prebuilt from the npm registry, integrity-checked (go install as a fallback).
 $(BUF):
@@ -217,6 +248,8 @@ $(PROTOC_GEN_GO_GRPC):
 	GO=$(GO) mk/gotool.sh $@ google.golang.org/grpc/cmd/protoc-gen-go-grpc $(PROTOC_GEN_GO_GRPC_VERSION)
 $(GRPCURL):
 	GO=$(GO) mk/gotool.sh $@ github.com/fullstorydev/grpcurl/cmd/grpcurl $(GRPCURL_VERSION)
+$(GOLANGCI_LINT):
+	GO=$(GO) mk/gotool.sh $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint $(GOLANGCI_LINT_VERSION)
 
 ## clean: remove build output (private engines under .tmp are stopped first,
 ## so nothing is removed through their mounts)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mk/gotool.sh OUT PACKAGE VERSION — install the pinned Go tool PACKAGE@VERSION
-# (grpcurl, protoc-gen-go, protoc-gen-go-grpc) as OUT.
+# (grpcurl, protoc-gen-go, protoc-gen-go-grpc, golangci-lint) as OUT.
 #
 # The tool is built once per (package, version, Go toolchain) with `go
 # install` from the Go module proxy, static and -trimpath, into a cache
