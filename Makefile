@@ -167,7 +167,7 @@ FUZZ_TARGETS := ./proto/validation:FuzzPod:5000x ./executor/validate:FuzzApplyAc
                 ./executor/service:FuzzCRILogParser:15000x \
                 ./services/ctl:FuzzParsePorts:10000x ./services/ctl:FuzzParseWaitFor:10000x \
                 ./services/ctl:FuzzParseOutput:10000x \
-                ./services/node:FuzzParseLogQuery:15000x ./services/node:FuzzParseThresholds:8000x
+                ./node:FuzzParseLogQuery:15000x ./node:FuzzParseThresholds:8000x
 
 ## fuzz: every fuzz target (FUZZ_TARGETS) for its count of inputs (or FUZZTIME each)
 fuzz:
