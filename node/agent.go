@@ -103,7 +103,7 @@ type Agent struct {
 	cfgReconcile workqueue.TypedRateLimitingInterface[string]
 	// refusals are the pods refused at admission, answered once.
 	refusals refusals
-	// tokens are the pods' service account tokens.
+	// tokens are the pods' service account tokens.
 	tokens *tokenManager
 }
 

@@ -385,7 +385,7 @@ func (c *configs) reconcile(ctx context.Context, pods []*corev1.Pod) error {
 			wanted[r] = true
 		}
 		if hasServiceAccountToken(p) {
-			wanted[tokenSecretRef(p)] = true // the agent's own
+			wanted[tokenSecretRef(p)] = true // the agent's own
 		}
 	}
 	c.mu.Lock()

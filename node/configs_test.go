@@ -34,7 +34,7 @@ func TestPodConfigRefs(t *testing.T) {
 				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "tls"}}},
 			}}}},
 			// The API server's token volume: its kube-root-ca.crt is
-			// mounted as the cluster's CA.
+			// mounted as the cluster's CA.
 			{Name: "kube-api-access-x1y2z", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}}},
 			}}}},

@@ -17,7 +17,7 @@ type metrics struct {
 	configWatches  prometheus.Gauge
 	configApplies  *prometheus.CounterVec
 	configRemovals *prometheus.CounterVec
-	// tokenHandovers counts token Secrets created or changed.
+	// tokenHandovers counts token Secrets created or changed.
 	tokenHandovers prometheus.Counter
 }
 

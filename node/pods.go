@@ -148,7 +148,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if err := a.cfg.prepare(ctx, kp); err != nil {
 		return err
 	}
-	// the tokens go to the planner before the pod; a token the API
+	// the tokens go to the planner before the pod; a token the API
 	// server refuses is asked again after a back-off, while the pod waits
 	// for its volume.
 	tokenErr := a.prepareTokens(ctx, kp)

@@ -20,7 +20,7 @@ import (
 	"github.com/syncpod/syncpod/proto/validation"
 )
 
-// Service account tokens. The agent asks the API server for the
+// Service account tokens. The agent asks the API server for the
 // token of every projected serviceAccountToken source of its pods
 // (TokenRequest, bound to the pod), keeps each until it must be
 // refreshed, as the kubelet's token manager does, and hands a pod's
@@ -55,7 +55,7 @@ type tokenKey struct {
 	pod                       types.UID
 }
 
-// tokenManager caches tokens and refreshes them as the kubelet's
+// tokenManager caches tokens and refreshes them as the kubelet's
 // pkg/kubelet/token manager does: a cached token is returned until it
 // is within 20 % of its lifetime of expiring (used for 80 % of it) or was
 // issued 24 h ago, each less a random jitter of up to 10 s; a failed
@@ -167,7 +167,7 @@ func hasServiceAccountToken(kp *corev1.Pod) bool {
 	return false
 }
 
-// podTokenSecret obtains every token of kp's serviceAccountToken sources
+// podTokenSecret obtains every token of kp's serviceAccountToken sources
 // (audience, expirationSeconds defaulted to an hour as the API server
 // does, the pod as the bound object) and returns the pod's token Secret;
 // nil when the pod has no such source. All sources are tried; the error

@@ -95,7 +95,7 @@ func tokenPod() *corev1.Pod {
 	return kp
 }
 
-// each token is asked for as the kubelet asks: the pod's service
+// each token is asked for as the kubelet asks: the pod's service
 // account in its namespace, the source's audience (none: the API
 // server's), its lifetime (an hour when unset), bound to the pod.
 func TestTokenRequestsAsTheKubelet(t *testing.T) {
@@ -135,7 +135,7 @@ func TestTokenRequestsAsTheKubelet(t *testing.T) {
 	}
 }
 
-// a token is used for 80 % of its lifetime, then asked again.
+// a token is used for 80 % of its lifetime, then asked again.
 func TestTokenRefreshedAtEightyPercentOfItsLife(t *testing.T) {
 	m, f, c := newFakeTokenManager()
 	kp := kubeconvtest.APIPod()
@@ -166,7 +166,7 @@ func TestTokenRefreshedAtEightyPercentOfItsLife(t *testing.T) {
 	}
 }
 
-// a long-lived token is used at most 24 h.
+// a long-lived token is used at most 24 h.
 func TestTokenRefreshedAfterADayWhateverItsLife(t *testing.T) {
 	m, f, c := newFakeTokenManager()
 	kp := kubeconvtest.APIPod()
@@ -184,7 +184,7 @@ func TestTokenRefreshedAfterADayWhateverItsLife(t *testing.T) {
 	}
 }
 
-// a refresh the API server refuses keeps the token while it is
+// a refresh the API server refuses keeps the token while it is
 // valid; an expired one is an error, which never carries the token.
 func TestTokenRefreshFailureKeepsAValidToken(t *testing.T) {
 	m, f, c := newFakeTokenManager()
@@ -237,7 +237,7 @@ func tokenPlanner(t *testing.T) plannerv1.PlannerServiceClient {
 	return plannerv1.NewPlannerServiceClient(conn)
 }
 
-// syncing a pod hands its tokens to the planner before the pod, as
+// syncing a pod hands its tokens to the planner before the pod, as
 // its token Secret; a refresh changes the Secret, not the pod (same
 // generation); no log line and no list answer holds a token.
 func TestPodTokensReachThePlannerNeverLoggedNorListed(t *testing.T) {
@@ -315,7 +315,7 @@ func TestPodTokensReachThePlannerNeverLoggedNorListed(t *testing.T) {
 	}
 }
 
-// the client's CreateToken posts a TokenRequest to the service
+// the client's CreateToken posts a TokenRequest to the service
 // account's token subresource and reads the issued token.
 func TestClientCreateTokenPostsToTheTokenSubresource(t *testing.T) {
 	var gotPath, gotMethod string

@@ -12,7 +12,8 @@ import (
 
 // kubeAPIAccess is the projected volume the API server adds to a pod: its
 // service account token, the cluster's CA (here with a mode of its own)
-// and its namespace.
+// and its namespace, written as the kubelet writes it and
+// mounted read-only.
 func kubeAPIAccess() *syncpodv1.Volume {
 	return &syncpodv1.Volume{Name: "kube-api-access-x7k2p", Source: &syncpodv1.Volume_Projected{Projected: &syncpodv1.ProjectedVolumeSource{
 		DefaultMode: i32(0o644),

@@ -83,7 +83,7 @@ func References(pod *syncpodv1.Pod) (configMaps, secrets []string) {
 			addC(p.GetConfigMap().GetName())
 			addS(p.GetSecret().GetName())
 			if p.GetServiceAccountToken() != nil {
-				addS(validation.TokenSecretName(pod.GetUid()))
+				addS(validation.TokenSecretName(pod.GetUid()))
 			}
 		}
 	}

@@ -444,7 +444,7 @@ func projectFiles(pod *syncpodv1.Pod, v *syncpodv1.Volume, src Sources) (map[str
 }
 
 // tokenFile adds the service account token of source index of volume,
-// from the pod's token Secret. The file has the volume's default
+// from the pod's token Secret. The file has the volume's default
 // mode, as the kubelet writes it. A token not handed over yet fails the
 // volume: the container waits, as at the kubelet, for the API server to
 // issue it. The token itself is never part of an error.

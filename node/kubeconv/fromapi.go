@@ -28,7 +28,7 @@ var ErrUnsupported = errors.New("unsupported pod")
 // and the metadata.generation becomes the source generation.
 // Projected service account token sources (the kube-api-access-* volume
 // the API server adds, and any other) are kept: the agent obtains their
-// tokens. enableServiceLinks is left to the
+// tokens. enableServiceLinks is left to the
 // agent, which computes the pod's Service environment from it. Warnings
 // are fields ignored; an error wraps ErrUnsupported and lists every field
 // refused.

@@ -43,7 +43,7 @@ func TestPodFromAPIKeepsWhatThePlannerRuns(t *testing.T) {
 		t.Errorf("grace: %d", p.GetSpec().GetTerminationGracePeriodSeconds())
 	}
 	joined := strings.Join(warnings, "\n")
-	// the API server's token volume is kept, and mounted where
+	// the API server's token volume is kept, and mounted where
 	// in-cluster clients look for it.
 	if strings.Contains(joined, "kube-api-access-x7k2p") {
 		t.Errorf("a warning about the token volume: %q", joined)
@@ -295,7 +295,7 @@ func TestGRPCProbesGoBothWays(t *testing.T) {
 
 // TestEphemeralContainersThroughTheAPI: a pod whose
 // ephemeralcontainers subresource added a debugger converts with it (with
-// the token mount the API server may add, R-21), renders
+// the token mount the API server may add, R-21.1), renders
 // back, and its status reports ephemeralContainerStatuses.
 func TestEphemeralContainersThroughTheAPI(t *testing.T) {
 	kp := kubeconvtest.APIPod()

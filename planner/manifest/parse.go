@@ -150,7 +150,7 @@ type converter struct {
 	issues []Issue
 	// fromAPI says the pod comes from the Kubernetes API server (its
 	// SourceAnnotation is "api"): the one source whose pods may have
-	// service account tokens.
+	// service account tokens.
 	fromAPI bool
 }
 

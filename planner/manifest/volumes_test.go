@@ -208,7 +208,7 @@ metdata: {name: s}
 	}
 }
 
-// TestServiceAccountTokenProjectionSaysWhyItIsRefused: a projected
+// TestServiceAccountTokenProjectionSaysWhyItIsRefused (R-21.5): a projected
 // serviceAccountToken needs the API server's TokenRequest, which a
 // standalone node does not have; the refusal says so.
 func TestServiceAccountTokenProjectionSaysWhyItIsRefused(t *testing.T) {
@@ -236,7 +236,7 @@ spec:
 }
 
 // TestServiceAccountTokenProjectionOfAnAPIPodIsConverted: a pod from the
-// API server keeps its token source, audience, lifetime and path (R-21).
+// API server keeps its token source, audience, lifetime and path (R-21.1).
 func TestServiceAccountTokenProjectionOfAnAPIPodIsConverted(t *testing.T) {
 	data := `apiVersion: v1
 kind: Pod

@@ -19,7 +19,7 @@ func ConfigReferences(pod *syncpodv1.Pod) (configMaps, secrets []string) {
 			configMaps = appendName(configMaps, p.GetConfigMap().GetName())
 			secrets = appendName(secrets, p.GetSecret().GetName())
 			if p.GetServiceAccountToken() != nil {
-				// the node agent hands the pod's tokens over as
+				// the node agent hands the pod's tokens over as
 				// this Secret; a new token reaches the file as any
 				// Secret change does.
 				secrets = appendName(secrets, validation.TokenSecretName(pod.GetUid()))

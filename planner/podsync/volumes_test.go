@@ -45,7 +45,7 @@ func TestConfigReferencesNamesEachObjectOnce(t *testing.T) {
 
 // TestConfigReferencesNameThePodsTokenSecret: a service account token
 // source makes the pod read its token Secret, so a new token reaches the
-// file as any Secret change does.
+// file as any Secret change does.
 func TestConfigReferencesNameThePodsTokenSecret(t *testing.T) {
 	pod := configVolumePod()
 	pod.Spec.Volumes = append(pod.Spec.Volumes, &syncpodv1.Volume{Name: "kube-api-access-x7k2p", Source: &syncpodv1.Volume_Projected{Projected: &syncpodv1.ProjectedVolumeSource{

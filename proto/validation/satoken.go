@@ -7,7 +7,7 @@ import (
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-// Service account tokens (rule R-21): a projected volume's
+// Service account tokens: a projected volume's
 // service_account_token source is issued by the Kubernetes API server, so
 // only a pod from it may have one. The node agent obtains the tokens and
 // hands them to the planner as one Secret per pod, in the pod's

@@ -12,7 +12,7 @@ import (
 
 // kubeAPIAccessPod is the shape of the volume the API server's
 // ServiceAccount admission adds to a pod: a token, the cluster's CA and
-// the namespace.
+// the namespace. Checked as the API server checks it.
 func kubeAPIAccessPod(source string, tok *syncpodv1.ServiceAccountTokenProjection) *syncpodv1.Pod {
 	pod := volPod([]*syncpodv1.Volume{{Name: "kube-api-access-x7k2p", Source: &syncpodv1.Volume_Projected{Projected: &syncpodv1.ProjectedVolumeSource{
 		DefaultMode: i32(0o644),

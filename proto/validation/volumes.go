@@ -61,7 +61,7 @@ func ConfigKeyProblem(k string) string {
 // volume_mounts, env_from and env[].value_from.
 //
 // fromAPI says the pod comes from the Kubernetes API server, the only
-// source of pods that may have service account tokens.
+// source of pods that may have service account tokens.
 func (l *list) podVolumes(s *syncpodv1.PodSpec, fromAPI bool) {
 	vols := s.GetVolumes()
 	if len(vols) > MaxVolumes {
