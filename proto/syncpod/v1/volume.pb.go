@@ -1220,9 +1220,9 @@ type VolumeProjection_ServiceAccountToken struct {
 	// service_account_token is a token of the pod's service account,
 	// issued by the Kubernetes API server (TokenRequest) and bound to the
 	// pod. Only pods from the API server (source "api") may have it; the
-	// node agent hands the token over as the pod's token Secret (see
-	// service_account_token.go in package validation), so a refresh
-	// rewrites the file and changes no spec.
+	// node agent hands the token over in the pod's token Secret
+	// ("syncpod-sa-token-<pod uid>", key "<volume>.<source index>"), so a
+	// refresh rewrites the file and changes no spec.
 	ServiceAccountToken *ServiceAccountTokenProjection `protobuf:"bytes,4,opt,name=service_account_token,json=serviceAccountToken,proto3,oneof"`
 }
 
