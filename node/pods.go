@@ -151,7 +151,11 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	// the tokens go to the planner before the pod; a token the API
 	// server refuses is asked again after a back-off, while the pod waits
 	// for its volume.
-	tokenErr := a.prepareTokens(ctx, kp)
+	var tokenErr error
+	if kp.Status.Phase != corev1.PodSucceeded && kp.Status.Phase != corev1.PodFailed {
+		// A finished pod mounts nothing any more.
+		tokenErr = a.prepareTokens(ctx, kp)
+	}
 	cctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
 	defer cancel()
 	resp, err := a.o.Planner.ApplyPod(cctx, &plannerv1.ApplyPodRequest{Pod: sp})
