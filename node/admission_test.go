@@ -78,6 +78,16 @@ func admissionAgent(t *testing.T, p *admitPlanner, pods ...*corev1.Pod) (*Agent,
 	return a, rec, idx
 }
 
+// tokenlessAPIPod is kubeconvtest.APIPod without its service account
+// token volume (whose CA ConfigMap and token need an API server), for
+// tests of admission.
+func tokenlessAPIPod() *corev1.Pod {
+	kp := kubeconvtest.APIPod()
+	kp.Spec.Volumes = nil
+	kp.Spec.Containers[0].VolumeMounts = nil
+	return kp
+}
+
 func events(rec *record.FakeRecorder) []string {
 	var out []string
 	for {
@@ -101,7 +111,7 @@ func pendingStatus(a *Agent, key string) *corev1.PodStatus {
 // Failed status lands, asks nothing more and is no error (no retry), even
 // when the planner refuses its name; a new generation is judged again.
 func TestRefusedPodIsAnsweredOnce(t *testing.T) {
-	kp := kubeconvtest.APIPod()
+	kp := tokenlessAPIPod()
 	kp.Generation = 1
 	kp.Spec.Volumes = append(kp.Spec.Volumes, corev1.Volume{Name: "share", VolumeSource: corev1.VolumeSource{
 		NFS: &corev1.NFSVolumeSource{Server: "nfs.example", Path: "/x"}}})
@@ -183,7 +193,7 @@ func TestPodOSAdmissionAsTheKubelet(t *testing.T) {
 		{"os label of the node", func(kp *corev1.Pod) { kp.Labels[corev1.LabelOSStable] = runtime.GOOS }, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			kp := kubeconvtest.APIPod()
+			kp := tokenlessAPIPod()
 			tc.change(kp)
 			p := &admitPlanner{}
 			a, rec, _ := admissionAgent(t, p, kp)
@@ -214,7 +224,7 @@ func TestPodOSAdmissionAsTheKubelet(t *testing.T) {
 // a pod named with 200 characters reaches the planner and is
 // applied.
 func TestLongNamedPodIsApplied(t *testing.T) {
-	kp := kubeconvtest.APIPod()
+	kp := tokenlessAPIPod()
 	kp.Name = "pod-update-activedeadlineseconds-" + strings.Repeat("x", 167)
 	p := &admitPlanner{}
 	a, rec, _ := admissionAgent(t, p, kp)

@@ -103,6 +103,8 @@ type Agent struct {
 	cfgReconcile workqueue.TypedRateLimitingInterface[string]
 	// refusals are the pods refused at admission, answered once.
 	refusals refusals
+	// tokens are the pods' service account tokens.
+	tokens *tokenManager
 }
 
 // New checks o and builds an Agent.
@@ -159,7 +161,8 @@ func New(o Options) (*Agent, error) {
 		return nil, fmt.Errorf("node agent: metrics: %w", err)
 	}
 	return &Agent{o: o, m: m, mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}},
-		pressure: &pressureTracker{period: o.PressureTransitionPeriod}}, nil
+		pressure: &pressureTracker{period: o.PressureTransitionPeriod},
+		tokens:   newTokenManager(o.Client.CoreV1().CreateToken, o.Now)}, nil
 }
 
 // Run registers the node and keeps it, its lease, its pods, their status
@@ -270,6 +273,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return a.runQueue(ctx, a.mirrorQueue, 1, "mirror pod sync", a.syncMirror) })
 	g.Go(func() error { return a.runPlannerWatch(ctx) })
 	g.Go(func() error { return a.runOrphanSweep(ctx) })
+	g.Go(func() error { return a.runTokenRefresh(ctx) })
 	g.Go(func() error { return a.runQueue(ctx, a.cfg.queue, 2, "referenced object sync", a.cfg.sync) })
 	a.cfgReconcile.Add(cfgReconcileKey) // copies left by an earlier run
 	g.Go(func() error {

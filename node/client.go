@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +20,8 @@ import (
 )
 
 // The agent's API server client covers the two API groups a node uses:
-// core/v1 (pods, nodes, events, ConfigMaps, Secrets, service accounts,
-// Services) and coordination/v1 (leases). It is client-go's generic typed client
+// core/v1 (pods, nodes, events, ConfigMaps, Secrets, service accounts and
+// their tokens, Services) and coordination/v1 (leases). It is client-go's generic typed client
 // (gentype) on a scheme of just those groups. client-go's generated typed
 // clients would do the same calls, but each of them registers its types
 // in client-go's kubernetes/scheme, which imports every one of the 56 API
@@ -46,6 +47,8 @@ func newScheme() *scheme {
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
 	utilruntime.Must(corev1.AddToScheme(s))
 	utilruntime.Must(coordinationv1.AddToScheme(s))
+	// TokenRequest, the body of core/v1's serviceaccounts/token.
+	utilruntime.Must(authenticationv1.AddToScheme(s))
 	return &scheme{types: s, codecs: serializer.NewCodecFactory(s), params: runtime.NewParameterCodec(s)}
 }
 
@@ -150,6 +153,18 @@ func (c CoreV1) Secrets(namespace string) *SecretClient {
 
 func (c CoreV1) ServiceAccounts(namespace string) *ServiceAccountClient {
 	return typed[corev1.ServiceAccount, corev1.ServiceAccountList](c.rest, c.params, "serviceaccounts", namespace)
+}
+
+// CreateToken asks the API server for a token of the service account
+// name (the serviceaccounts/token subresource, TokenRequest), as
+// client-go's ServiceAccounts(ns).CreateToken does. The Node authorizer
+// lets a node ask for the service accounts of pods bound to it, with the
+// pod as the bound object.
+func (c CoreV1) CreateToken(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	out := &authenticationv1.TokenRequest{}
+	err := c.rest.Post().Namespace(namespace).Resource("serviceaccounts").Name(name).SubResource("token").
+		VersionedParams(&metav1.CreateOptions{}, c.params).Body(tr).Do(ctx).Into(out)
+	return out, err
 }
 
 func (c CoreV1) Services(namespace string) *ServiceClient {

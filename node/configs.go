@@ -49,9 +49,11 @@ func parseConfigRef(s string) (configRef, bool) {
 }
 
 // podConfigRefs lists the ConfigMaps and Secrets an API pod references
-// (volumes, projected sources, env and envFrom of its init, regular and
-// ephemeral containers; not the service-account token volume, which
-// PodFromAPI drops, nor image pull secrets), each once, sorted.
+// (volumes, projected sources, kube-root-ca.crt of the service account
+// token volume included, env and envFrom of its init, regular and
+// ephemeral containers; not image pull secrets), each once, sorted. The
+// pod's token Secret is the agent's own (tokens.go), not the API
+// server's.
 func podConfigRefs(p *corev1.Pod) []configRef {
 	set := map[configRef]bool{}
 	add := func(kind, name string) {
@@ -60,9 +62,6 @@ func podConfigRefs(p *corev1.Pod) []configRef {
 		}
 	}
 	for _, v := range p.Spec.Volumes {
-		if kubeconv.IsServiceAccountVolume(v) {
-			continue // dropped by PodFromAPI: its kube-root-ca.crt is not needed
-		}
 		if v.ConfigMap != nil {
 			add(kindConfigMap, v.ConfigMap.Name)
 		}
@@ -384,6 +383,9 @@ func (c *configs) reconcile(ctx context.Context, pods []*corev1.Pod) error {
 	for _, p := range pods {
 		for _, r := range podConfigRefs(p) {
 			wanted[r] = true
+		}
+		if hasServiceAccountToken(p) {
+			wanted[tokenSecretRef(p)] = true // the agent's own
 		}
 	}
 	c.mu.Lock()

@@ -33,8 +33,8 @@ func TestPodConfigRefs(t *testing.T) {
 				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "extra"}}},
 				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "tls"}}},
 			}}}},
-			// The API server's token volume: dropped by PodFromAPI, so
-			// its kube-root-ca.crt is not wanted.
+			// The API server's token volume: its kube-root-ca.crt is
+			// mounted as the cluster's CA.
 			{Name: "kube-api-access-x1y2z", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}}},
 			}}}},
@@ -59,7 +59,7 @@ func TestPodConfigRefs(t *testing.T) {
 		got = append(got, r.String())
 	}
 	want := []string{
-		"configmap/team/app-config", "configmap/team/extra", "configmap/team/modes",
+		"configmap/team/app-config", "configmap/team/extra", "configmap/team/kube-root-ca.crt", "configmap/team/modes",
 		"secret/team/db", "secret/team/debug-token", "secret/team/init-env", "secret/team/tls",
 	}
 	if !slices.Equal(got, want) {

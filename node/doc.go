@@ -42,6 +42,13 @@
 // every change applied, and the agent's copy removed once no pod bound to
 // the node references it.
 //
+// Service account tokens (tokens.go) are asked from the API server
+// (TokenRequest, bound to the pod) for every projected serviceAccountToken
+// source, the kube-api-access volume's included, cached and refreshed as
+// the kubelet's token manager does, and handed to the planner as the
+// pod's token Secret before the pod: never logged, never listed in clear,
+// a refresh rewriting the file in place without touching the spec.
+//
 // Each pod handed to the planner carries its Service environment
 // (services.go, package envvars): the kubelet's docker-links-style
 // variables of the master Service and, with enableServiceLinks, of the

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/syncpod/syncpod/node/kubeconv/kubeconvtest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -49,7 +48,7 @@ func (f *onePodPlanner) DeletePod(context.Context, *plannerv1.DeletePodRequest, 
 // carries that generation first (spec untouched), so the terminating pod's
 // status reports it, as the kubelet's does.
 func TestGracefulDeletionCarriesItsGeneration(t *testing.T) {
-	kp := kubeconvtest.APIPod()
+	kp := tokenlessAPIPod()
 	sp := &syncpodv1.Pod{Uid: string(kp.UID), Name: kp.Name, Namespace: kp.Namespace, Generation: 4, SourceGeneration: 1,
 		Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: "app", Image: "busybox:1.36"}}}}
 	planner := &onePodPlanner{rec: &plannerv1.PodRecord{Pod: sp}}

@@ -17,6 +17,8 @@ type metrics struct {
 	configWatches  prometheus.Gauge
 	configApplies  *prometheus.CounterVec
 	configRemovals *prometheus.CounterVec
+	// tokenHandovers counts token Secrets created or changed.
+	tokenHandovers prometheus.Counter
 }
 
 // newMetrics creates the agent's metrics and registers them on reg (nil:
@@ -55,9 +57,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "syncpod_node_config_removals_total",
 			Help: "ConfigMaps and Secrets removed from the planner (deleted on the API server or referenced by no pod), by kind.",
 		}, []string{"kind"}),
+		tokenHandovers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_node_token_handovers_total",
+			Help: "Service account tokens issued by the API server and handed to the planner (a pod's token Secret created or changed).",
+		}),
 	}
 	if err := promreg.Register(reg, m.podSyncs, m.statusWrites, m.leaseRenewals, m.nodeStatus, m.events,
-		m.configWatches, m.configApplies, m.configRemovals); err != nil {
+		m.configWatches, m.configApplies, m.configRemovals, m.tokenHandovers); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -148,6 +148,14 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	if err := a.cfg.prepare(ctx, kp); err != nil {
 		return err
 	}
+	// the tokens go to the planner before the pod; a token the API
+	// server refuses is asked again after a back-off, while the pod waits
+	// for its volume.
+	var tokenErr error
+	if kp.Status.Phase != corev1.PodSucceeded && kp.Status.Phase != corev1.PodFailed {
+		// A finished pod mounts nothing any more.
+		tokenErr = a.prepareTokens(ctx, kp)
+	}
 	cctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
 	defer cancel()
 	resp, err := a.o.Planner.ApplyPod(cctx, &plannerv1.ApplyPodRequest{Pod: sp})
@@ -167,6 +175,9 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		for _, w := range warnings {
 			a.o.Logger.Debug("pod field ignored", "pod", key, "warning", w)
 		}
+	}
+	if tokenErr != nil {
+		return fmt.Errorf("service account token: %w", tokenErr)
 	}
 	return nil
 }

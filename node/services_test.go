@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
-	"github.com/syncpod/syncpod/node/kubeconv/kubeconvtest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
@@ -88,7 +87,7 @@ func TestSyncPodCarriesTheServiceEnvironment(t *testing.T) {
 		{"service links off", ptr.To(false), []string{"KUBERNETES_SERVICE_HOST=10.96.0.1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			kp := kubeconvtest.APIPod()
+			kp := tokenlessAPIPod()
 			kp.Spec.EnableServiceLinks = tc.links
 			a, f := serviceTestAgent(t, []*corev1.Pod{kp}, services)
 			if err := a.syncPod(t.Context(), "team/web"); err != nil {

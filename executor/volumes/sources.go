@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // Sources are the ConfigMaps and Secrets a pod may read, by namespace and
@@ -81,6 +82,9 @@ func References(pod *syncpodv1.Pod) (configMaps, secrets []string) {
 		for _, p := range v.GetProjected().GetSources() {
 			addC(p.GetConfigMap().GetName())
 			addS(p.GetSecret().GetName())
+			if p.GetServiceAccountToken() != nil {
+				addS(validation.TokenSecretName(pod.GetUid()))
+			}
 		}
 	}
 	all := slices.Concat(pod.GetSpec().GetInitContainers(), pod.GetSpec().GetContainers(), pod.GetSpec().GetEphemeralContainers())

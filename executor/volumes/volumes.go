@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // Kind directory names under <root>/<uid>/volumes.
@@ -168,8 +169,8 @@ func (m *Manager) Remove(uid string) error {
 	if _, err := os.Lstat(pod); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	// Our tmpfs mounts: memory emptyDirs and secret volumes.
-	for _, kind := range []string{kindEmptyDir, kindSecret} {
+	// Our tmpfs mounts: memory emptyDirs, secret and projected volumes.
+	for _, kind := range []string{kindEmptyDir, kindSecret, kindProjected} {
 		dir := filepath.Join(pod, "volumes", kind)
 		entries, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -247,8 +248,9 @@ func (m *Manager) setupOne(pod *syncpodv1.Pod, v *syncpodv1.Volume, src Sources)
 		return "", err
 	}
 	dir := m.volumeDir(uid, kind, v.GetName())
-	if kind == kindSecret {
-		// As the kubelet: a Secret's files live in RAM, never on disk.
+	if kind == kindSecret || kind == kindProjected {
+		// As the kubelet: a Secret's files, and a projected volume's
+		// (Secrets, service account tokens), live in RAM, never on disk.
 		if err := m.tmpfsOnce(dir, "mode=0755"); err != nil {
 			return "", err
 		}
@@ -274,7 +276,7 @@ func (m *Manager) tmpfsOnce(dir, opts string) error {
 	}
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
 		m.warnOnce.Do(func() {
-			m.opts.Logger.Warn("cannot mount a tmpfs (emptyDir medium Memory, secret volumes); using directories on disk", "err", err)
+			m.opts.Logger.Warn("cannot mount a tmpfs (emptyDir medium Memory, secret and projected volumes); using directories on disk", "err", err)
 		})
 	}
 	return nil
@@ -408,9 +410,11 @@ func projectFiles(pod *syncpodv1.Pod, v *syncpodv1.Volume, src Sources) (map[str
 	case v.GetProjected() != nil:
 		pv := v.GetProjected()
 		mode := modeOr(pv.DefaultMode, DefaultMode)
-		for _, s := range pv.GetSources() {
+		for i, s := range pv.GetSources() {
 			var err error
 			switch {
+			case s.GetServiceAccountToken() != nil:
+				err = tokenFile(files, pod, v.GetName(), i, s.GetServiceAccountToken(), mode, src)
 			case s.GetConfigMap() != nil:
 				c := s.GetConfigMap()
 				var data map[string][]byte
@@ -437,6 +441,25 @@ func projectFiles(pod *syncpodv1.Pod, v *syncpodv1.Volume, src Sources) (map[str
 		return files, nil
 	}
 	return nil, errors.New("not a projected volume")
+}
+
+// tokenFile adds the service account token of source index of volume,
+// from the pod's token Secret. The file has the volume's default
+// mode, as the kubelet writes it. A token not handed over yet fails the
+// volume: the container waits, as at the kubelet, for the API server to
+// issue it. The token itself is never part of an error.
+func tokenFile(files map[string]file, pod *syncpodv1.Pod, volume string, index int, t *syncpodv1.ServiceAccountTokenProjection, mode os.FileMode, src Sources) error {
+	name := validation.TokenSecretName(pod.GetUid())
+	data, err := src.secretData(pod.GetNamespace(), name)
+	if err != nil {
+		return fmt.Errorf("service account token of source %d not issued yet (no Secret %s)", index, name)
+	}
+	tok, ok := data[validation.TokenSecretKey(volume, index)]
+	if !ok || len(tok) == 0 {
+		return fmt.Errorf("service account token of source %d not issued yet (no key %s in Secret %s)", index, validation.TokenSecretKey(volume, index), name)
+	}
+	files[t.GetPath()] = file{data: tok, mode: mode}
+	return nil
 }
 
 // keysToFiles adds data's keys (all, or the items) to files.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,18 +21,14 @@ const SourceAPI = "api"
 // does not implement); the issues are in the message.
 var ErrUnsupported = errors.New("unsupported pod")
 
-// serviceAccountVolumePrefix starts the name of the projected volume the
-// API server's ServiceAccount admission adds to every pod that mounts its
-// token.
-const serviceAccountVolumePrefix = "kube-api-access-"
-
 // PodFromAPI converts a pod bound to this node into a desired pod for the
 // planner, with the same conversion (and the same refusals) static
 // manifests get. Only name, namespace, uid, labels and annotations of the
 // metadata are kept; the annotations gain kubernetes.io/config.source=api,
 // and the metadata.generation becomes the source generation.
-// The service-account token volume the API server injects is dropped (with
-// a warning): syncpod does not mount it. enableServiceLinks is left to the
+// Projected service account token sources (the kube-api-access-* volume
+// the API server adds, and any other) are kept: the agent obtains their
+// tokens. enableServiceLinks is left to the
 // agent, which computes the pod's Service environment from it. Warnings
 // are fields ignored; an error wraps ErrUnsupported and lists every field
 // refused.
@@ -54,10 +49,6 @@ func PodFromAPI(kp *corev1.Pod) (*syncpodv1.Pod, []string, error) {
 	// The agent reads enableServiceLinks itself for the pod's Service
 	// environment: it is no field ignored here.
 	trimmed.Spec.EnableServiceLinks = nil
-	var warnings []string
-	if dropped := dropServiceAccountToken(&trimmed.Spec); dropped != "" {
-		warnings = append(warnings, fmt.Sprintf("spec.volumes: service-account token volume %s is not mounted by syncpod", dropped))
-	}
 	js, err := json.Marshal(&trimmed)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
@@ -67,7 +58,7 @@ func PodFromAPI(kp *corev1.Pod) (*syncpodv1.Pod, []string, error) {
 		return nil, nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
 	pod.SourceGeneration = kp.Generation
-	return pod, append(warnings, more...), nil
+	return pod, more, nil
 }
 
 // ConvertManifest converts one Kubernetes v1 Pod document (JSON) with the
@@ -87,54 +78,4 @@ func ConvertManifest(js []byte) (*syncpodv1.Pod, []string, error) {
 		warnings[i] = is.String()
 	}
 	return pods[0], warnings, nil
-}
-
-// IsServiceAccountVolume says whether v is the projected service-account
-// token volume the API server adds.
-func IsServiceAccountVolume(v corev1.Volume) bool {
-	return strings.HasPrefix(v.Name, serviceAccountVolumePrefix) && v.Projected != nil
-}
-
-// dropServiceAccountToken removes the projected service-account token
-// volume and its mounts; it returns the volume's name, or "".
-func dropServiceAccountToken(spec *corev1.PodSpec) string {
-	name := ""
-	kept := spec.Volumes[:0]
-	for _, v := range spec.Volumes {
-		if IsServiceAccountVolume(v) {
-			name = v.Name
-			continue
-		}
-		kept = append(kept, v)
-	}
-	if name == "" {
-		return ""
-	}
-	spec.Volumes = kept
-	if len(spec.Volumes) == 0 {
-		spec.Volumes = nil
-	}
-	strip := func(cs []corev1.Container) {
-		for i := range cs {
-			m := cs[i].VolumeMounts[:0]
-			for _, vm := range cs[i].VolumeMounts {
-				if vm.Name != name {
-					m = append(m, vm)
-				}
-			}
-			cs[i].VolumeMounts = m
-			if len(m) == 0 {
-				cs[i].VolumeMounts = nil
-			}
-		}
-	}
-	strip(spec.InitContainers)
-	strip(spec.Containers)
-	for i := range spec.EphemeralContainers {
-		ec := &spec.EphemeralContainers[i].EphemeralContainerCommon
-		one := []corev1.Container{corev1.Container(*ec)}
-		strip(one)
-		ec.VolumeMounts = one[0].VolumeMounts
-	}
-	return name
 }

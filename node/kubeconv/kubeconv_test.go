@@ -43,8 +43,26 @@ func TestPodFromAPIKeepsWhatThePlannerRuns(t *testing.T) {
 		t.Errorf("grace: %d", p.GetSpec().GetTerminationGracePeriodSeconds())
 	}
 	joined := strings.Join(warnings, "\n")
-	if !strings.Contains(joined, "kube-api-access-x7k2p") {
-		t.Errorf("no warning about the dropped token volume: %q", joined)
+	// the API server's token volume is kept, and mounted where
+	// in-cluster clients look for it.
+	if strings.Contains(joined, "kube-api-access-x7k2p") {
+		t.Errorf("a warning about the token volume: %q", joined)
+	}
+	vols := p.GetSpec().GetVolumes()
+	if len(vols) != 1 || vols[0].GetName() != "kube-api-access-x7k2p" {
+		t.Fatalf("volumes: %v", vols)
+	}
+	srcs := vols[0].GetProjected().GetSources()
+	if len(srcs) != 3 || srcs[0].GetServiceAccountToken().GetExpirationSeconds() != 3607 || srcs[0].GetServiceAccountToken().GetPath() != "token" ||
+		srcs[1].GetConfigMap().GetName() != "kube-root-ca.crt" || srcs[2].GetDownwardApi().GetItems()[0].GetFieldRef().GetFieldPath() != "metadata.namespace" ||
+		vols[0].GetProjected().GetDefaultMode() != 0o644 {
+		t.Errorf("token volume: %v", vols[0])
+	}
+	if m := c[0].GetVolumeMounts(); len(m) != 1 || m[0].GetMountPath() != "/var/run/secrets/kubernetes.io/serviceaccount" || !m[0].GetReadOnly() {
+		t.Errorf("token mount: %v", m)
+	}
+	if err := validation.Pod(p); err != nil {
+		t.Errorf("the converted pod is refused: %v", err)
 	}
 	// the agent honours enableServiceLinks; it is not reported
 	// as ignored.
@@ -276,8 +294,8 @@ func TestGRPCProbesGoBothWays(t *testing.T) {
 }
 
 // TestEphemeralContainersThroughTheAPI: a pod whose
-// ephemeralcontainers subresource added a debugger converts with it (the
-// token mount the API server may add dropped with the volume), renders
+// ephemeralcontainers subresource added a debugger converts with it (with
+// the token mount the API server may add, R-21.1), renders
 // back, and its status reports ephemeralContainerStatuses.
 func TestEphemeralContainersThroughTheAPI(t *testing.T) {
 	kp := kubeconvtest.APIPod()
@@ -293,7 +311,7 @@ func TestEphemeralContainersThroughTheAPI(t *testing.T) {
 	}
 	ec := p.GetSpec().GetEphemeralContainers()
 	if len(ec) != 1 || ec[0].GetName() != "debugger" || ec[0].GetTargetContainerName() != kp.Spec.Containers[0].Name ||
-		!ec[0].GetStdin() || !ec[0].GetTty() || len(ec[0].GetVolumeMounts()) != 0 {
+		!ec[0].GetStdin() || !ec[0].GetTty() || len(ec[0].GetVolumeMounts()) != 1 {
 		t.Fatalf("ephemeral containers: %v", ec)
 	}
 	if len(kp.Spec.EphemeralContainers[0].VolumeMounts) != 1 {

@@ -146,7 +146,13 @@ func parseDocument(doc []byte) (*syncpodv1.Pod, []Issue) {
 	return p, issues
 }
 
-type converter struct{ issues []Issue }
+type converter struct {
+	issues []Issue
+	// fromAPI says the pod comes from the Kubernetes API server (its
+	// SourceAnnotation is "api"): the one source whose pods may have
+	// service account tokens (R-21.5).
+	fromAPI bool
+}
 
 func (c *converter) errorf(path, format string, args ...any) {
 	c.issues = append(c.issues, Issue{Path: path, Message: fmt.Sprintf(format, args...), Severity: Error})
@@ -179,6 +185,7 @@ func (c *converter) pod(kp *corev1.Pod) *syncpodv1.Pod {
 	default:
 		c.errorf("spec.restartPolicy", "must be Always, OnFailure or Never, got %q", kp.Spec.RestartPolicy)
 	}
+	c.fromAPI = kp.Annotations[SourceAnnotation] == SourceAPI
 	c.specExtras(kp, p.Spec)
 	p.Spec.Volumes = c.volumes(kp.Spec.Volumes)
 	for i := range kp.Spec.InitContainers {
@@ -457,8 +464,8 @@ var anyIndex = regexp.MustCompile(`\[\d+\]`)
 func unsupportedMessage(path string) string {
 	switch anyIndex.ReplaceAllString(path, "[]") {
 	case "spec.volumes[].projected.sources[].serviceAccountToken":
-		return "not supported by syncpod: a service account token is issued by the Kubernetes API server (TokenRequest), " +
-			"and a standalone syncpod has none"
+		return "not supported by a standalone syncpod: a service account token is issued by the Kubernetes API server (TokenRequest), " +
+			"which only syncpod-node, for the pods bound to its node, can ask"
 	case "spec.volumes[].projected.sources[].clusterTrustBundle":
 		return "not supported by syncpod: cluster trust bundles are read from the Kubernetes API server, which a standalone syncpod does not have"
 	}

@@ -384,10 +384,12 @@ func (s *Source) scan(wholeOnly bool) (Diff, pending, error) {
 
 // SourceAnnotation marks a pod that comes from a static manifest (value
 // SourceFile), as the kubelet marks its static pods; the planner uses it to
-// forget static pods whose file went away while it was not running.
+// forget static pods whose file went away while it was not running. The
+// node agent marks the pods it takes from the API server with SourceAPI.
 const (
-	SourceAnnotation = "kubernetes.io/config.source"
+	SourceAnnotation = validation.SourceAnnotation
 	SourceFile       = "file"
+	SourceAPI        = validation.SourceAPI
 )
 
 // Owns reports whether the last scan found a manifest for the pod.

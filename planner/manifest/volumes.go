@@ -44,6 +44,8 @@ func volumeSchema() *schema {
 				"configMap":   obj(map[string]*schema{"name": leaf(), "items": keyToPathSchema(), "optional": leaf()}),
 				"secret":      obj(map[string]*schema{"name": leaf(), "items": keyToPathSchema(), "optional": leaf()}),
 				"downwardAPI": obj(map[string]*schema{"items": downwardItemsSchema()}),
+				// Converted for pods from the API server only.
+				"serviceAccountToken": obj(map[string]*schema{"audience": leaf(), "expirationSeconds": leaf(), "path": leaf()}),
 			})),
 		}),
 	})
@@ -163,6 +165,17 @@ func (c *converter) volumes(vols []corev1.Volume) []*syncpodv1.Volume {
 				case s.DownwardAPI != nil:
 					vp.Source = &syncpodv1.VolumeProjection_DownwardApi{DownwardApi: &syncpodv1.DownwardAPIProjection{
 						Items: c.downwardItems(sp+".downwardAPI.items", s.DownwardAPI.Items)}}
+				case s.ServiceAccountToken != nil:
+					// only the API server issues tokens; the node
+					// agent obtains them for its pods.
+					if !c.fromAPI {
+						c.errorf(sp+".serviceAccountToken", "%s", unsupportedMessage(sp+".serviceAccountToken"))
+					}
+					t := &syncpodv1.ServiceAccountTokenProjection{Audience: s.ServiceAccountToken.Audience, Path: s.ServiceAccountToken.Path}
+					if e := s.ServiceAccountToken.ExpirationSeconds; e != nil {
+						t.ExpirationSeconds = *e
+					}
+					vp.Source = &syncpodv1.VolumeProjection_ServiceAccountToken{ServiceAccountToken: t}
 				}
 				pv.Sources = append(pv.Sources, vp)
 			}

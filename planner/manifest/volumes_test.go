@@ -208,7 +208,7 @@ metdata: {name: s}
 	}
 }
 
-// TestServiceAccountTokenProjectionSaysWhyItIsRefused: a projected
+// TestServiceAccountTokenProjectionSaysWhyItIsRefused (R-21.5): a projected
 // serviceAccountToken needs the API server's TokenRequest, which a
 // standalone node does not have; the refusal says so.
 func TestServiceAccountTokenProjectionSaysWhyItIsRefused(t *testing.T) {
@@ -229,9 +229,35 @@ spec:
 		t.Fatalf("err %v", err)
 	}
 	got := pe.Issues[0].String()
-	if !strings.HasPrefix(got, "spec.volumes[0].projected.sources[0].serviceAccountToken: not supported by syncpod: ") ||
+	if !strings.HasPrefix(got, "spec.volumes[0].projected.sources[0].serviceAccountToken: not supported by a standalone syncpod: ") ||
 		!strings.Contains(got, "API server") {
 		t.Errorf("issue %q", got)
+	}
+}
+
+// TestServiceAccountTokenProjectionOfAnAPIPodIsConverted: a pod from the
+// API server keeps its token source, audience, lifetime and path (R-21.1).
+func TestServiceAccountTokenProjectionOfAnAPIPodIsConverted(t *testing.T) {
+	data := `apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {kubernetes.io/config.source: api}}
+spec:
+  containers: [{name: c, image: busybox:1.36}]
+  volumes:
+  - name: token
+    projected:
+      defaultMode: 420
+      sources:
+      - serviceAccountToken: {audience: vault, path: token, expirationSeconds: 3607}
+`
+	pods, _, err := Parse([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pods[0].GetSpec().GetVolumes()[0].GetProjected().GetSources()[0].GetServiceAccountToken()
+	want := &syncpodv1.ServiceAccountTokenProjection{Audience: "vault", ExpirationSeconds: 3607, Path: "token"}
+	if !proto.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }
 

@@ -4,11 +4,13 @@ import (
 	"slices"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // ConfigReferences lists the ConfigMaps and Secrets pod names (volumes,
-// projected sources, env and envFrom of every container), each once, in
-// order of appearance.
+// projected sources, env and envFrom of every container; the pod's token
+// Secret for service account token sources), each once, in order of
+// appearance.
 func ConfigReferences(pod *syncpodv1.Pod) (configMaps, secrets []string) {
 	for _, v := range pod.GetSpec().GetVolumes() {
 		configMaps = appendName(configMaps, v.GetConfigMap().GetName())
@@ -16,6 +18,12 @@ func ConfigReferences(pod *syncpodv1.Pod) (configMaps, secrets []string) {
 		for _, p := range v.GetProjected().GetSources() {
 			configMaps = appendName(configMaps, p.GetConfigMap().GetName())
 			secrets = appendName(secrets, p.GetSecret().GetName())
+			if p.GetServiceAccountToken() != nil {
+				// the node agent hands the pod's tokens over as
+				// this Secret; a new token reaches the file as any
+				// Secret change does.
+				secrets = appendName(secrets, validation.TokenSecretName(pod.GetUid()))
+			}
 		}
 	}
 	all := slices.Concat(pod.GetSpec().GetInitContainers(), pod.GetSpec().GetContainers(), pod.GetSpec().GetEphemeralContainers())

@@ -12,6 +12,7 @@ import (
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
 // configVolumePod mounts ConfigMap "cfg", reads Secret "creds" into env
@@ -39,6 +40,25 @@ func TestConfigReferencesNamesEachObjectOnce(t *testing.T) {
 	}
 	if cms, secs := podsync.ConfigReferences(&syncpodv1.Pod{Spec: &syncpodv1.PodSpec{}}); cms != nil || secs != nil {
 		t.Errorf("a pod without references: %v %v", cms, secs)
+	}
+}
+
+// TestConfigReferencesNameThePodsTokenSecret: a service account token
+// source makes the pod read its token Secret, so a new token reaches the
+// file as any Secret change does.
+func TestConfigReferencesNameThePodsTokenSecret(t *testing.T) {
+	pod := configVolumePod()
+	pod.Spec.Volumes = append(pod.Spec.Volumes, &syncpodv1.Volume{Name: "kube-api-access-x7k2p", Source: &syncpodv1.Volume_Projected{Projected: &syncpodv1.ProjectedVolumeSource{
+		Sources: []*syncpodv1.VolumeProjection{
+			{Source: &syncpodv1.VolumeProjection_ServiceAccountToken{ServiceAccountToken: &syncpodv1.ServiceAccountTokenProjection{Path: "token"}}},
+			{Source: &syncpodv1.VolumeProjection_ConfigMap{ConfigMap: &syncpodv1.ConfigMapProjection{Name: "kube-root-ca.crt"}}},
+		}}}})
+	cms, secs := podsync.ConfigReferences(pod)
+	if want := []string{"cfg", "kube-root-ca.crt", "env"}; !slices.Equal(cms, want) {
+		t.Errorf("config maps %v, want %v", cms, want)
+	}
+	if want := []string{validation.TokenSecretName(podUID), "creds"}; !slices.Equal(secs, want) {
+		t.Errorf("secrets %v, want %v", secs, want)
 	}
 }
 

@@ -72,7 +72,7 @@ func (l *list) pod(p *syncpodv1.Pod) {
 		l.Add("deletion_time", "invalid timestamp")
 	}
 	l.serviceEnvironment(p.GetServiceEnvironment())
-	l.spec(p.GetSpec())
+	l.spec(p.GetSpec(), p.GetAnnotations()[SourceAnnotation] == SourceAPI)
 }
 
 // serviceEnvironment checks the Service environment variables:
@@ -101,7 +101,7 @@ func (l *list) serviceEnvironment(env map[string]string) {
 	}
 }
 
-func (l *list) spec(s *syncpodv1.PodSpec) {
+func (l *list) spec(s *syncpodv1.PodSpec, fromAPI bool) {
 	if s == nil {
 		l.Add("spec", "required")
 		return
@@ -154,7 +154,7 @@ func (l *list) spec(s *syncpodv1.PodSpec) {
 	check("containers", s.GetContainers(), false)
 	l.ephemeral(s, names)
 	l.specExtras(s)
-	l.podVolumes(s)
+	l.podVolumes(s, fromAPI)
 	l.podOS(s.GetOs())
 	if o := s.GetOverhead(); o != nil {
 		l.quantity("spec.overhead.cpu", o.GetCpu())

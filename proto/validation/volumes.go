@@ -59,7 +59,10 @@ func ConfigKeyProblem(k string) string {
 
 // podVolumes checks spec.volumes and, for every container, its
 // volume_mounts, env_from and env[].value_from.
-func (l *list) podVolumes(s *syncpodv1.PodSpec) {
+//
+// fromAPI says the pod comes from the Kubernetes API server, the only
+// source of pods that may have service account tokens.
+func (l *list) podVolumes(s *syncpodv1.PodSpec, fromAPI bool) {
 	vols := s.GetVolumes()
 	if len(vols) > MaxVolumes {
 		l.Add("spec.volumes", "%d entries exceed the limit of %d", len(vols), MaxVolumes)
@@ -79,7 +82,7 @@ func (l *list) podVolumes(s *syncpodv1.PodSpec) {
 			}
 			names[n] = v
 		}
-		l.volumeSource(p, v)
+		l.volumeSource(p, v, fromAPI)
 	}
 	for i, c := range s.GetInitContainers() {
 		l.containerVolumes(fmt.Sprintf("spec.init_containers[%d]", i), c, names)
@@ -92,7 +95,7 @@ func (l *list) podVolumes(s *syncpodv1.PodSpec) {
 	}
 }
 
-func (l *list) volumeSource(p string, v *syncpodv1.Volume) {
+func (l *list) volumeSource(p string, v *syncpodv1.Volume, fromAPI bool) {
 	switch src := v.GetSource().(type) {
 	case nil:
 		l.Add(p, "exactly one source is required (emptyDir, hostPath, configMap, secret, projected or downwardAPI)")
@@ -132,7 +135,7 @@ func (l *list) volumeSource(p string, v *syncpodv1.Volume) {
 			sp := fmt.Sprintf("%s.projected.sources[%d]", p, j)
 			switch x := s.GetSource().(type) {
 			case nil:
-				l.Add(sp, "exactly one of config_map, secret and downward_api is required")
+				l.Add(sp, "exactly one of config_map, secret, downward_api and service_account_token is required")
 			case *syncpodv1.VolumeProjection_ConfigMap:
 				l.objectName(sp+".config_map.name", x.ConfigMap.GetName())
 				l.items(sp+".config_map", x.ConfigMap.GetItems())
@@ -141,6 +144,8 @@ func (l *list) volumeSource(p string, v *syncpodv1.Volume) {
 				l.items(sp+".secret", x.Secret.GetItems())
 			case *syncpodv1.VolumeProjection_DownwardApi:
 				l.downwardItems(sp+".downward_api", x.DownwardApi.GetItems())
+			case *syncpodv1.VolumeProjection_ServiceAccountToken:
+				l.serviceAccountToken(sp+".service_account_token", x.ServiceAccountToken, fromAPI)
 			}
 		}
 	}

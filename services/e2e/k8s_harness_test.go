@@ -278,7 +278,7 @@ const adminToken = "syncpod-e2e-admin-token"
 
 // startControlPlane starts etcd and kube-apiserver on loopback and waits
 // until the API server is ready and namespace default has its
-// ServiceAccount. Everything is stopped, by pid, at cleanup.
+// ServiceAccount and its kube-root-ca.crt ConfigMap. Everything is stopped, by pid, at cleanup.
 func startControlPlane(t *testing.T) *controlPlane {
 	t.Helper()
 	etcdBin := etcdBinary(t)
@@ -386,6 +386,17 @@ current-context: e2e
 			t.Fatalf("creating the default ServiceAccount: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// Nor its root CA publisher: the pods' service account token volume
+	// projects the cluster's CA from ConfigMap kube-root-ca.crt.
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cp.client.CoreV1().ConfigMaps(metav1.NamespaceDefault).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt"}, Data: map[string]string{"ca.crt": string(caPEM)}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating ConfigMap kube-root-ca.crt: %v", err)
 	}
 	return cp
 }

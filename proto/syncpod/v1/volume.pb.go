@@ -1118,6 +1118,7 @@ type VolumeProjection struct {
 	//	*VolumeProjection_ConfigMap
 	//	*VolumeProjection_Secret
 	//	*VolumeProjection_DownwardApi
+	//	*VolumeProjection_ServiceAccountToken
 	Source        isVolumeProjection_Source `protobuf_oneof:"source"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1187,6 +1188,15 @@ func (x *VolumeProjection) GetDownwardApi() *DownwardAPIProjection {
 	return nil
 }
 
+func (x *VolumeProjection) GetServiceAccountToken() *ServiceAccountTokenProjection {
+	if x != nil {
+		if x, ok := x.Source.(*VolumeProjection_ServiceAccountToken); ok {
+			return x.ServiceAccountToken
+		}
+	}
+	return nil
+}
+
 type isVolumeProjection_Source interface {
 	isVolumeProjection_Source()
 }
@@ -1206,11 +1216,89 @@ type VolumeProjection_DownwardApi struct {
 	DownwardApi *DownwardAPIProjection `protobuf:"bytes,3,opt,name=downward_api,json=downwardApi,proto3,oneof"`
 }
 
+type VolumeProjection_ServiceAccountToken struct {
+	// service_account_token is a token of the pod's service account,
+	// issued by the Kubernetes API server (TokenRequest) and bound to the
+	// pod. Only pods from the API server (source "api") may have it; the
+	// node agent hands the token over in the pod's token Secret
+	// ("syncpod-sa-token-<pod uid>", key "<volume>.<source index>"), so a
+	// refresh rewrites the file and changes no spec.
+	ServiceAccountToken *ServiceAccountTokenProjection `protobuf:"bytes,4,opt,name=service_account_token,json=serviceAccountToken,proto3,oneof"`
+}
+
 func (*VolumeProjection_ConfigMap) isVolumeProjection_Source() {}
 
 func (*VolumeProjection_Secret) isVolumeProjection_Source() {}
 
 func (*VolumeProjection_DownwardApi) isVolumeProjection_Source() {}
+
+func (*VolumeProjection_ServiceAccountToken) isVolumeProjection_Source() {}
+
+// ServiceAccountTokenProjection is a service account token file of a
+// projected volume.
+type ServiceAccountTokenProjection struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// audience the token is for; empty means the API server's own.
+	Audience string `protobuf:"bytes,1,opt,name=audience,proto3" json:"audience,omitempty"`
+	// expiration_seconds is the requested lifetime: at least 600; 0 means
+	// one hour (3600), as the API server defaults it.
+	ExpirationSeconds int64 `protobuf:"varint,2,opt,name=expiration_seconds,json=expirationSeconds,proto3" json:"expiration_seconds,omitempty"`
+	// path of the token file, relative to the volume. Required.
+	Path          string `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServiceAccountTokenProjection) Reset() {
+	*x = ServiceAccountTokenProjection{}
+	mi := &file_syncpod_v1_volume_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServiceAccountTokenProjection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServiceAccountTokenProjection) ProtoMessage() {}
+
+func (x *ServiceAccountTokenProjection) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_volume_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServiceAccountTokenProjection.ProtoReflect.Descriptor instead.
+func (*ServiceAccountTokenProjection) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ServiceAccountTokenProjection) GetAudience() string {
+	if x != nil {
+		return x.Audience
+	}
+	return ""
+}
+
+func (x *ServiceAccountTokenProjection) GetExpirationSeconds() int64 {
+	if x != nil {
+		return x.ExpirationSeconds
+	}
+	return 0
+}
+
+func (x *ServiceAccountTokenProjection) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
 
 // ProjectedVolumeSource merges several sources into one directory.
 type ProjectedVolumeSource struct {
@@ -1225,7 +1313,7 @@ type ProjectedVolumeSource struct {
 
 func (x *ProjectedVolumeSource) Reset() {
 	*x = ProjectedVolumeSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[14]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1237,7 +1325,7 @@ func (x *ProjectedVolumeSource) String() string {
 func (*ProjectedVolumeSource) ProtoMessage() {}
 
 func (x *ProjectedVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[14]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1250,7 +1338,7 @@ func (x *ProjectedVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectedVolumeSource.ProtoReflect.Descriptor instead.
 func (*ProjectedVolumeSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{14}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ProjectedVolumeSource) GetSources() []*VolumeProjection {
@@ -1290,7 +1378,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[15]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1302,7 +1390,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[15]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1315,7 +1403,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{15}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *VolumeMount) GetName() string {
@@ -1379,7 +1467,7 @@ type EnvVarSource struct {
 
 func (x *EnvVarSource) Reset() {
 	*x = EnvVarSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[16]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1479,7 @@ func (x *EnvVarSource) String() string {
 func (*EnvVarSource) ProtoMessage() {}
 
 func (x *EnvVarSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[16]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1492,7 @@ func (x *EnvVarSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvVarSource.ProtoReflect.Descriptor instead.
 func (*EnvVarSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{16}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *EnvVarSource) GetSource() isEnvVarSource_Source {
@@ -1497,7 +1585,7 @@ type ConfigMapKeySelector struct {
 
 func (x *ConfigMapKeySelector) Reset() {
 	*x = ConfigMapKeySelector{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[17]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1597,7 @@ func (x *ConfigMapKeySelector) String() string {
 func (*ConfigMapKeySelector) ProtoMessage() {}
 
 func (x *ConfigMapKeySelector) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[17]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1610,7 @@ func (x *ConfigMapKeySelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigMapKeySelector.ProtoReflect.Descriptor instead.
 func (*ConfigMapKeySelector) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{17}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ConfigMapKeySelector) GetName() string {
@@ -1561,7 +1649,7 @@ type SecretKeySelector struct {
 
 func (x *SecretKeySelector) Reset() {
 	*x = SecretKeySelector{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1661,7 @@ func (x *SecretKeySelector) String() string {
 func (*SecretKeySelector) ProtoMessage() {}
 
 func (x *SecretKeySelector) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1674,7 @@ func (x *SecretKeySelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecretKeySelector.ProtoReflect.Descriptor instead.
 func (*SecretKeySelector) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{18}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SecretKeySelector) GetName() string {
@@ -1625,7 +1713,7 @@ type EnvFromSource struct {
 
 func (x *EnvFromSource) Reset() {
 	*x = EnvFromSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1637,7 +1725,7 @@ func (x *EnvFromSource) String() string {
 func (*EnvFromSource) ProtoMessage() {}
 
 func (x *EnvFromSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +1738,7 @@ func (x *EnvFromSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvFromSource.ProtoReflect.Descriptor instead.
 func (*EnvFromSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{19}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *EnvFromSource) GetPrefix() string {
@@ -1687,7 +1775,7 @@ type ConfigMapEnvSource struct {
 
 func (x *ConfigMapEnvSource) Reset() {
 	*x = ConfigMapEnvSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1787,7 @@ func (x *ConfigMapEnvSource) String() string {
 func (*ConfigMapEnvSource) ProtoMessage() {}
 
 func (x *ConfigMapEnvSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1800,7 @@ func (x *ConfigMapEnvSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigMapEnvSource.ProtoReflect.Descriptor instead.
 func (*ConfigMapEnvSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{20}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ConfigMapEnvSource) GetName() string {
@@ -1742,7 +1830,7 @@ type SecretEnvSource struct {
 
 func (x *SecretEnvSource) Reset() {
 	*x = SecretEnvSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +1842,7 @@ func (x *SecretEnvSource) String() string {
 func (*SecretEnvSource) ProtoMessage() {}
 
 func (x *SecretEnvSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +1855,7 @@ func (x *SecretEnvSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecretEnvSource.ProtoReflect.Descriptor instead.
 func (*SecretEnvSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{21}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SecretEnvSource) GetName() string {
@@ -1851,13 +1939,18 @@ const file_syncpod_v1_volume_proto_rawDesc = "" +
 	"\x05items\x18\x02 \x03(\v2\x15.syncpod.v1.KeyToPathR\x05items\x12\x1a\n" +
 	"\boptional\x18\x03 \x01(\bR\boptional\"P\n" +
 	"\x15DownwardAPIProjection\x127\n" +
-	"\x05items\x18\x01 \x03(\v2!.syncpod.v1.DownwardAPIVolumeFileR\x05items\"\xde\x01\n" +
+	"\x05items\x18\x01 \x03(\v2!.syncpod.v1.DownwardAPIVolumeFileR\x05items\"\xbf\x02\n" +
 	"\x10VolumeProjection\x12@\n" +
 	"\n" +
 	"config_map\x18\x01 \x01(\v2\x1f.syncpod.v1.ConfigMapProjectionH\x00R\tconfigMap\x126\n" +
 	"\x06secret\x18\x02 \x01(\v2\x1c.syncpod.v1.SecretProjectionH\x00R\x06secret\x12F\n" +
-	"\fdownward_api\x18\x03 \x01(\v2!.syncpod.v1.DownwardAPIProjectionH\x00R\vdownwardApiB\b\n" +
-	"\x06source\"\x88\x01\n" +
+	"\fdownward_api\x18\x03 \x01(\v2!.syncpod.v1.DownwardAPIProjectionH\x00R\vdownwardApi\x12_\n" +
+	"\x15service_account_token\x18\x04 \x01(\v2).syncpod.v1.ServiceAccountTokenProjectionH\x00R\x13serviceAccountTokenB\b\n" +
+	"\x06source\"~\n" +
+	"\x1dServiceAccountTokenProjection\x12\x1a\n" +
+	"\baudience\x18\x01 \x01(\tR\baudience\x12-\n" +
+	"\x12expiration_seconds\x18\x02 \x01(\x03R\x11expirationSeconds\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\"\x88\x01\n" +
 	"\x15ProjectedVolumeSource\x126\n" +
 	"\asources\x18\x01 \x03(\v2\x1c.syncpod.v1.VolumeProjectionR\asources\x12&\n" +
 	"\fdefault_mode\x18\x02 \x01(\x05H\x00R\vdefaultMode\x88\x01\x01B\x0f\n" +
@@ -1926,40 +2019,41 @@ func file_syncpod_v1_volume_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_v1_volume_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_syncpod_v1_volume_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_syncpod_v1_volume_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_syncpod_v1_volume_proto_goTypes = []any{
-	(StorageMedium)(0),              // 0: syncpod.v1.StorageMedium
-	(HostPathType)(0),               // 1: syncpod.v1.HostPathType
-	(MountPropagation)(0),           // 2: syncpod.v1.MountPropagation
-	(*Volume)(nil),                  // 3: syncpod.v1.Volume
-	(*EmptyDirVolumeSource)(nil),    // 4: syncpod.v1.EmptyDirVolumeSource
-	(*HostPathVolumeSource)(nil),    // 5: syncpod.v1.HostPathVolumeSource
-	(*KeyToPath)(nil),               // 6: syncpod.v1.KeyToPath
-	(*ConfigMapVolumeSource)(nil),   // 7: syncpod.v1.ConfigMapVolumeSource
-	(*SecretVolumeSource)(nil),      // 8: syncpod.v1.SecretVolumeSource
-	(*ObjectFieldSelector)(nil),     // 9: syncpod.v1.ObjectFieldSelector
-	(*ResourceFieldSelector)(nil),   // 10: syncpod.v1.ResourceFieldSelector
-	(*DownwardAPIVolumeFile)(nil),   // 11: syncpod.v1.DownwardAPIVolumeFile
-	(*DownwardAPIVolumeSource)(nil), // 12: syncpod.v1.DownwardAPIVolumeSource
-	(*ConfigMapProjection)(nil),     // 13: syncpod.v1.ConfigMapProjection
-	(*SecretProjection)(nil),        // 14: syncpod.v1.SecretProjection
-	(*DownwardAPIProjection)(nil),   // 15: syncpod.v1.DownwardAPIProjection
-	(*VolumeProjection)(nil),        // 16: syncpod.v1.VolumeProjection
-	(*ProjectedVolumeSource)(nil),   // 17: syncpod.v1.ProjectedVolumeSource
-	(*VolumeMount)(nil),             // 18: syncpod.v1.VolumeMount
-	(*EnvVarSource)(nil),            // 19: syncpod.v1.EnvVarSource
-	(*ConfigMapKeySelector)(nil),    // 20: syncpod.v1.ConfigMapKeySelector
-	(*SecretKeySelector)(nil),       // 21: syncpod.v1.SecretKeySelector
-	(*EnvFromSource)(nil),           // 22: syncpod.v1.EnvFromSource
-	(*ConfigMapEnvSource)(nil),      // 23: syncpod.v1.ConfigMapEnvSource
-	(*SecretEnvSource)(nil),         // 24: syncpod.v1.SecretEnvSource
+	(StorageMedium)(0),                    // 0: syncpod.v1.StorageMedium
+	(HostPathType)(0),                     // 1: syncpod.v1.HostPathType
+	(MountPropagation)(0),                 // 2: syncpod.v1.MountPropagation
+	(*Volume)(nil),                        // 3: syncpod.v1.Volume
+	(*EmptyDirVolumeSource)(nil),          // 4: syncpod.v1.EmptyDirVolumeSource
+	(*HostPathVolumeSource)(nil),          // 5: syncpod.v1.HostPathVolumeSource
+	(*KeyToPath)(nil),                     // 6: syncpod.v1.KeyToPath
+	(*ConfigMapVolumeSource)(nil),         // 7: syncpod.v1.ConfigMapVolumeSource
+	(*SecretVolumeSource)(nil),            // 8: syncpod.v1.SecretVolumeSource
+	(*ObjectFieldSelector)(nil),           // 9: syncpod.v1.ObjectFieldSelector
+	(*ResourceFieldSelector)(nil),         // 10: syncpod.v1.ResourceFieldSelector
+	(*DownwardAPIVolumeFile)(nil),         // 11: syncpod.v1.DownwardAPIVolumeFile
+	(*DownwardAPIVolumeSource)(nil),       // 12: syncpod.v1.DownwardAPIVolumeSource
+	(*ConfigMapProjection)(nil),           // 13: syncpod.v1.ConfigMapProjection
+	(*SecretProjection)(nil),              // 14: syncpod.v1.SecretProjection
+	(*DownwardAPIProjection)(nil),         // 15: syncpod.v1.DownwardAPIProjection
+	(*VolumeProjection)(nil),              // 16: syncpod.v1.VolumeProjection
+	(*ServiceAccountTokenProjection)(nil), // 17: syncpod.v1.ServiceAccountTokenProjection
+	(*ProjectedVolumeSource)(nil),         // 18: syncpod.v1.ProjectedVolumeSource
+	(*VolumeMount)(nil),                   // 19: syncpod.v1.VolumeMount
+	(*EnvVarSource)(nil),                  // 20: syncpod.v1.EnvVarSource
+	(*ConfigMapKeySelector)(nil),          // 21: syncpod.v1.ConfigMapKeySelector
+	(*SecretKeySelector)(nil),             // 22: syncpod.v1.SecretKeySelector
+	(*EnvFromSource)(nil),                 // 23: syncpod.v1.EnvFromSource
+	(*ConfigMapEnvSource)(nil),            // 24: syncpod.v1.ConfigMapEnvSource
+	(*SecretEnvSource)(nil),               // 25: syncpod.v1.SecretEnvSource
 }
 var file_syncpod_v1_volume_proto_depIdxs = []int32{
 	4,  // 0: syncpod.v1.Volume.empty_dir:type_name -> syncpod.v1.EmptyDirVolumeSource
 	5,  // 1: syncpod.v1.Volume.host_path:type_name -> syncpod.v1.HostPathVolumeSource
 	7,  // 2: syncpod.v1.Volume.config_map:type_name -> syncpod.v1.ConfigMapVolumeSource
 	8,  // 3: syncpod.v1.Volume.secret:type_name -> syncpod.v1.SecretVolumeSource
-	17, // 4: syncpod.v1.Volume.projected:type_name -> syncpod.v1.ProjectedVolumeSource
+	18, // 4: syncpod.v1.Volume.projected:type_name -> syncpod.v1.ProjectedVolumeSource
 	12, // 5: syncpod.v1.Volume.downward_api:type_name -> syncpod.v1.DownwardAPIVolumeSource
 	0,  // 6: syncpod.v1.EmptyDirVolumeSource.medium:type_name -> syncpod.v1.StorageMedium
 	1,  // 7: syncpod.v1.HostPathVolumeSource.type:type_name -> syncpod.v1.HostPathType
@@ -1974,19 +2068,20 @@ var file_syncpod_v1_volume_proto_depIdxs = []int32{
 	13, // 16: syncpod.v1.VolumeProjection.config_map:type_name -> syncpod.v1.ConfigMapProjection
 	14, // 17: syncpod.v1.VolumeProjection.secret:type_name -> syncpod.v1.SecretProjection
 	15, // 18: syncpod.v1.VolumeProjection.downward_api:type_name -> syncpod.v1.DownwardAPIProjection
-	16, // 19: syncpod.v1.ProjectedVolumeSource.sources:type_name -> syncpod.v1.VolumeProjection
-	2,  // 20: syncpod.v1.VolumeMount.mount_propagation:type_name -> syncpod.v1.MountPropagation
-	9,  // 21: syncpod.v1.EnvVarSource.field_ref:type_name -> syncpod.v1.ObjectFieldSelector
-	10, // 22: syncpod.v1.EnvVarSource.resource_field_ref:type_name -> syncpod.v1.ResourceFieldSelector
-	20, // 23: syncpod.v1.EnvVarSource.config_map_key_ref:type_name -> syncpod.v1.ConfigMapKeySelector
-	21, // 24: syncpod.v1.EnvVarSource.secret_key_ref:type_name -> syncpod.v1.SecretKeySelector
-	23, // 25: syncpod.v1.EnvFromSource.config_map_ref:type_name -> syncpod.v1.ConfigMapEnvSource
-	24, // 26: syncpod.v1.EnvFromSource.secret_ref:type_name -> syncpod.v1.SecretEnvSource
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	17, // 19: syncpod.v1.VolumeProjection.service_account_token:type_name -> syncpod.v1.ServiceAccountTokenProjection
+	16, // 20: syncpod.v1.ProjectedVolumeSource.sources:type_name -> syncpod.v1.VolumeProjection
+	2,  // 21: syncpod.v1.VolumeMount.mount_propagation:type_name -> syncpod.v1.MountPropagation
+	9,  // 22: syncpod.v1.EnvVarSource.field_ref:type_name -> syncpod.v1.ObjectFieldSelector
+	10, // 23: syncpod.v1.EnvVarSource.resource_field_ref:type_name -> syncpod.v1.ResourceFieldSelector
+	21, // 24: syncpod.v1.EnvVarSource.config_map_key_ref:type_name -> syncpod.v1.ConfigMapKeySelector
+	22, // 25: syncpod.v1.EnvVarSource.secret_key_ref:type_name -> syncpod.v1.SecretKeySelector
+	24, // 26: syncpod.v1.EnvFromSource.config_map_ref:type_name -> syncpod.v1.ConfigMapEnvSource
+	25, // 27: syncpod.v1.EnvFromSource.secret_ref:type_name -> syncpod.v1.SecretEnvSource
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_volume_proto_init() }
@@ -2011,9 +2106,10 @@ func file_syncpod_v1_volume_proto_init() {
 		(*VolumeProjection_ConfigMap)(nil),
 		(*VolumeProjection_Secret)(nil),
 		(*VolumeProjection_DownwardApi)(nil),
+		(*VolumeProjection_ServiceAccountToken)(nil),
 	}
-	file_syncpod_v1_volume_proto_msgTypes[14].OneofWrappers = []any{}
-	file_syncpod_v1_volume_proto_msgTypes[16].OneofWrappers = []any{
+	file_syncpod_v1_volume_proto_msgTypes[15].OneofWrappers = []any{}
+	file_syncpod_v1_volume_proto_msgTypes[17].OneofWrappers = []any{
 		(*EnvVarSource_FieldRef)(nil),
 		(*EnvVarSource_ResourceFieldRef)(nil),
 		(*EnvVarSource_ConfigMapKeyRef)(nil),
@@ -2025,7 +2121,7 @@ func file_syncpod_v1_volume_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_volume_proto_rawDesc), len(file_syncpod_v1_volume_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
