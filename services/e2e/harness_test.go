@@ -111,6 +111,7 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		}
 	}
 	base := t.TempDir()
+	unmountAtCleanup(t, base)
 	n := &node{
 		t:           t,
 		dir:         short,
