@@ -22,19 +22,16 @@ import (
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
+	"github.com/syncpod/syncpod/internal/clocktest"
 	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
-
 func newClient(t *testing.T) (executorv1.ExecutorServiceClient, *critest.Runtime, *backoff.Store) {
 	t.Helper()
-	clock := fixedClock{time.Unix(1_700_000_000, 0)}
+	clock := clocktest.New(clocktest.Start)
 	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
