@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"google.golang.org/grpc"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -46,13 +47,9 @@ func newExec(g *globals) *cobra.Command {
 			}
 			return nil, cobra.ShellCompDirectiveDefault
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pod, err := podArg(args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onPodArg(func(cmd *cobra.Command, pod string, args []string) error {
 			return runExec(cmd.Context(), g, pod, container, args[1:], stdin, tty)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&container, "container", "c", "", "the container (default: the pod's first)")
@@ -66,6 +63,21 @@ func runExec(ctx context.Context, g *globals, pod, container string, command []s
 	if err != nil {
 		return err
 	}
+	return runPlannerSession(ctx, g, plannerv1.PlannerServiceClient.Exec,
+		&plannerv1.ExecRequest{Start: &plannerv1.ExecStart{Pod: podRef(g.namespace, pod), Container: container, Command: command, Stdin: withStdin, Tty: tty}},
+		func(in *syncpodv1.StreamInput) *plannerv1.ExecRequest { return &plannerv1.ExecRequest{Input: in} },
+		(*plannerv1.ExecResponse).GetOutput, withStdin, tty)
+}
+
+// runPlannerSession opens an interactive session (exec, attach) on the
+// planner with open, sends its start message, and carries the local
+// terminal or standard streams over it until it ends (runSession); input
+// wraps what goes in as the call's request, output takes what comes out
+// of its response.
+func runPlannerSession[Req, Resp any](ctx context.Context, g *globals,
+	open func(plannerv1.PlannerServiceClient, context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[Req, Resp], error),
+	start *Req, input func(*syncpodv1.StreamInput) *Req, output func(*Resp) *syncpodv1.StreamOutput, withStdin, tty bool,
+) error {
 	termFd := localTerminal(g, withStdin, tty)
 	client, closer, err := g.planner()
 	if err != nil {
@@ -74,20 +86,18 @@ func runExec(ctx context.Context, g *globals, pod, container string, command []s
 	defer closer.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := client.Exec(ctx)
+	stream, err := open(client, ctx)
 	if err != nil {
 		return err
 	}
-	if err := stream.Send(&plannerv1.ExecRequest{Start: &plannerv1.ExecStart{
-		Pod: podRef(g.namespace, pod), Container: container, Command: command, Stdin: withStdin, Tty: tty,
-	}}); err != nil {
+	if err := stream.Send(start); err != nil {
 		return err
 	}
 	return runSession(ctx, g, session{
-		send: func(in *syncpodv1.StreamInput) error { return stream.Send(&plannerv1.ExecRequest{Input: in}) },
+		send: func(in *syncpodv1.StreamInput) error { return stream.Send(input(in)) },
 		recv: func() (*syncpodv1.StreamOutput, error) {
 			msg, err := stream.Recv()
-			return msg.GetOutput(), err
+			return output(msg), err
 		},
 		closeSend: stream.CloseSend,
 	}, withStdin, tty, termFd)
