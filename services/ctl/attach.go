@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
-	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
 func newAttach(g *globals) *cobra.Command {
@@ -45,8 +45,7 @@ func newAttach(g *globals) *cobra.Command {
 
 // runAttach attaches to container of pod until the session ends.
 func runAttach(ctx context.Context, g *globals, pod, container string, stdin, tty bool) error {
-	return runPlannerSession(ctx, g, plannerv1.PlannerServiceClient.Attach,
-		&plannerv1.AttachRequest{Start: &plannerv1.AttachStart{Pod: podRef(g.namespace, pod), Container: container, Stdin: stdin, Tty: tty}},
-		func(in *syncpodv1.StreamInput) *plannerv1.AttachRequest { return &plannerv1.AttachRequest{Input: in} },
-		(*plannerv1.AttachResponse).GetOutput, stdin, tty)
+	return runPlannerSession(ctx, g, func(ctx context.Context, c plannerv1.PlannerServiceClient) (*plannerclient.Session, error) {
+		return plannerclient.Attach(ctx, c, &plannerv1.AttachStart{Pod: podRef(g.namespace, pod), Container: container, Stdin: stdin, Tty: tty})
+	}, stdin, tty)
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"google.golang.org/grpc"
 
+	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -63,21 +63,15 @@ func runExec(ctx context.Context, g *globals, pod, container string, command []s
 	if err != nil {
 		return err
 	}
-	return runPlannerSession(ctx, g, plannerv1.PlannerServiceClient.Exec,
-		&plannerv1.ExecRequest{Start: &plannerv1.ExecStart{Pod: podRef(g.namespace, pod), Container: container, Command: command, Stdin: withStdin, Tty: tty}},
-		func(in *syncpodv1.StreamInput) *plannerv1.ExecRequest { return &plannerv1.ExecRequest{Input: in} },
-		(*plannerv1.ExecResponse).GetOutput, withStdin, tty)
+	return runPlannerSession(ctx, g, func(ctx context.Context, c plannerv1.PlannerServiceClient) (*plannerclient.Session, error) {
+		return plannerclient.Exec(ctx, c, &plannerv1.ExecStart{Pod: podRef(g.namespace, pod), Container: container, Command: command, Stdin: withStdin, Tty: tty})
+	}, withStdin, tty)
 }
 
 // runPlannerSession opens an interactive session (exec, attach) on the
-// planner with open, sends its start message, and carries the local
-// terminal or standard streams over it until it ends (runSession); input
-// wraps what goes in as the call's request, output takes what comes out
-// of its response.
-func runPlannerSession[Req, Resp any](ctx context.Context, g *globals,
-	open func(plannerv1.PlannerServiceClient, context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[Req, Resp], error),
-	start *Req, input func(*syncpodv1.StreamInput) *Req, output func(*Resp) *syncpodv1.StreamOutput, withStdin, tty bool,
-) error {
+// planner with open and carries the local terminal or standard streams
+// over it until it ends (runSession).
+func runPlannerSession(ctx context.Context, g *globals, open func(context.Context, plannerv1.PlannerServiceClient) (*plannerclient.Session, error), withStdin, tty bool) error {
 	termFd := localTerminal(g, withStdin, tty)
 	client, closer, err := g.planner()
 	if err != nil {
@@ -86,21 +80,11 @@ func runPlannerSession[Req, Resp any](ctx context.Context, g *globals,
 	defer closer.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := open(client, ctx)
+	s, err := open(ctx, client)
 	if err != nil {
 		return err
 	}
-	if err := stream.Send(start); err != nil {
-		return err
-	}
-	return runSession(ctx, g, session{
-		send: func(in *syncpodv1.StreamInput) error { return stream.Send(input(in)) },
-		recv: func() (*syncpodv1.StreamOutput, error) {
-			msg, err := stream.Recv()
-			return output(msg), err
-		},
-		closeSend: stream.CloseSend,
-	}, withStdin, tty, termFd)
+	return runSession(ctx, g, s, withStdin, tty, termFd)
 }
 
 // defaultContainer is container, or the pod's first when it is empty
@@ -136,17 +120,10 @@ func localTerminal(g *globals, withStdin, tty bool) int {
 	return -1
 }
 
-// session is an open interactive stream (exec, attach).
-type session struct {
-	send      func(*syncpodv1.StreamInput) error
-	recv      func() (*syncpodv1.StreamOutput, error)
-	closeSend func() error
-}
-
 // runSession carries the local terminal or standard streams over an
 // interactive session until it ends, and turns its exit code into
 // syncpodctl's.
-func runSession(ctx context.Context, g *globals, s session, withStdin, tty bool, termFd int) error {
+func runSession(ctx context.Context, g *globals, s *plannerclient.Session, withStdin, tty bool, termFd int) error {
 	// The stream runs on the caller's context: whether the caller left is
 	// asked of that one. A child context is cancelled only after its
 	// parent's Done channel closes, so the stream's error can come before
@@ -154,7 +131,7 @@ func runSession(ctx context.Context, g *globals, s session, withStdin, tty bool,
 	left := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	send, stream := s.send, s
+	send := s.Send
 	if termFd >= 0 {
 		if withStdin {
 			state, err := term.MakeRaw(termFd)
@@ -199,10 +176,10 @@ func runSession(ctx context.Context, g *globals, s session, withStdin, tty bool,
 			}
 		}()
 	} else {
-		_ = stream.closeSend()
+		_ = s.CloseSend()
 	}
 	for {
-		out, err := stream.recv()
+		out, err := s.Recv()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -196,14 +197,14 @@ func TestLeavingASessionIsNotAnError(t *testing.T) {
 		started := make(chan struct{})
 		done := make(chan error, 1)
 		go func() {
-			done <- runSession(ctx, g, session{
-				send: func(*syncpodv1.StreamInput) error { return nil },
-				recv: func() (*syncpodv1.StreamOutput, error) {
+			done <- runSession(ctx, g, &plannerclient.Session{
+				Send: func(*syncpodv1.StreamInput) error { return nil },
+				Recv: func() (*syncpodv1.StreamOutput, error) {
 					close(started)
 					<-ctx.Done()
 					return nil, status.FromContextError(ctx.Err()).Err()
 				},
-				closeSend: func() error { return nil },
+				CloseSend: func() error { return nil },
 			}, false, false, -1)
 		}()
 		<-started
