@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/executor/executortest"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -278,23 +279,6 @@ func (f *fakePlanner) Plan(_ context.Context, req *plannerv1.PlanRequest) (*plan
 	return &plannerv1.PlanResponse{Actions: a}, nil
 }
 
-type fakeExecutor struct {
-	executorv1.UnimplementedExecutorServiceServer
-	reset *executorv1.ResetBackoffRequest
-}
-
-func (f *fakeExecutor) ListBackoffs(context.Context, *executorv1.ListBackoffsRequest) (*executorv1.ListBackoffsResponse, error) {
-	return &executorv1.ListBackoffsResponse{Entries: []*executorv1.BackoffEntry{{
-		PodUid: "u-crash", PodName: "crash", ContainerName: "app", Delay: durationpb.New(40 * time.Second),
-		BackoffUntil: timestamppb.New(now.Add(25 * time.Second)),
-	}}}, nil
-}
-
-func (f *fakeExecutor) ResetBackoff(_ context.Context, req *executorv1.ResetBackoffRequest) (*executorv1.ResetBackoffResponse, error) {
-	f.reset = req
-	return &executorv1.ResetBackoffResponse{Removed: 1}, nil
-}
-
 // fakePleg answers GetPodStatus with one observed pod.
 type fakePleg struct {
 	plegv1.UnimplementedPlegServiceServer
@@ -312,7 +296,7 @@ func (f *fakePleg) GetPodStatus(_ context.Context, req *plegv1.GetPodStatusReque
 
 type harness struct {
 	planner  *fakePlanner
-	executor *fakeExecutor
+	executor *executortest.Executor
 	pleg     *fakePleg
 	env      Env
 	out, err *bytes.Buffer
@@ -320,7 +304,11 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{planner: &fakePlanner{records: map[string]*plannerv1.PodRecord{}}, executor: &fakeExecutor{}, pleg: &fakePleg{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}
+	h := &harness{planner: &fakePlanner{records: map[string]*plannerv1.PodRecord{}}, executor: &executortest.Executor{}, pleg: &fakePleg{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}
+	h.executor.SetBackoffs(&executorv1.BackoffEntry{
+		PodUid: "u-crash", PodName: "crash", ContainerName: "app", Delay: durationpb.New(40 * time.Second),
+		BackoffUntil: timestamppb.New(now.Add(25 * time.Second)),
+	})
 	listeners := map[string]*bufconn.Listener{}
 	// peer dials another fake server, as the planner dials its peers.
 	peer := func(addr string) grpc.ClientConnInterface {
@@ -602,19 +590,23 @@ func TestDeletePlanBackoffs(t *testing.T) {
 		{"namespace flag after the pod", []string{"crash", "-n", "other"}, 3, "", ""},
 	} {
 		t.Run("backoffs reset "+tc.name, func(t *testing.T) {
-			h.executor.reset = nil
+			before := len(h.executor.Requests().Resets)
 			code := h.run(t, append([]string{"backoffs", "reset"}, tc.args...)...)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d: %q %q", code, tc.code, h.out, h.err)
 			}
+			resets := h.executor.Requests().Resets[before:]
 			if tc.code != 0 {
-				if h.executor.reset != nil {
-					t.Fatalf("reset sent for a pod that does not exist: %v", h.executor.reset)
+				if len(resets) != 0 {
+					t.Fatalf("reset sent for a pod that does not exist: %v", resets)
 				}
 				return
 			}
-			if h.out.String() != "1 back-off entry cleared\n" || h.executor.reset.GetPodUid() != tc.uid || h.executor.reset.GetContainerName() != tc.container {
-				t.Fatalf("out %q, reset request %v; want uid %s container %q", h.out, h.executor.reset, tc.uid, tc.container)
+			if len(resets) != 1 {
+				t.Fatalf("reset requests %v, want one", resets)
+			}
+			if reset := resets[0]; h.out.String() != "1 back-off entry cleared\n" || reset.GetPodUid() != tc.uid || reset.GetContainerName() != tc.container {
+				t.Fatalf("out %q, reset request %v; want uid %s container %q", h.out, reset, tc.uid, tc.container)
 			}
 		})
 	}
