@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"log/slog"
-	"net"
 	"slices"
 	"sort"
 	"sync"
@@ -11,13 +10,12 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/syncpod/syncpod/internal/grpctest"
 	"github.com/syncpod/syncpod/node/kubeconv"
 	"github.com/syncpod/syncpod/planner/manifest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -155,19 +153,7 @@ func (f *fakeConfigPlanner) DeleteSecret(_ context.Context, r *plannerv1.DeleteS
 // planner every test of this package talks to.
 func plannerClient(t *testing.T, srv plannerv1.PlannerServiceServer) plannerv1.PlannerServiceClient {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	gs := grpc.NewServer()
-	plannerv1.RegisterPlannerServiceServer(gs, srv)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return plannerv1.NewPlannerServiceClient(conn)
+	return plannerv1.NewPlannerServiceClient(grpctest.Serve(t, func(s *grpc.Server) { plannerv1.RegisterPlannerServiceServer(s, srv) }))
 }
 
 // TestConfigReconcileRemovesOnlyUnreferencedCopiesOfTheAgent: what no

@@ -3,9 +3,10 @@ package service
 import (
 	"context"
 	"fmt"
-	"github.com/syncpod/syncpod/executor/validate"
 	"strings"
 	"testing"
+
+	"github.com/syncpod/syncpod/executor/validate"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
