@@ -6,14 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncpod/syncpod/executor/validate"
-
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/syncpod/syncpod/executor/validate"
 	"github.com/syncpod/syncpod/internal/testsummary"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
