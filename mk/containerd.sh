@@ -454,11 +454,7 @@ main() {
 		[[ $DIR == /* ]] || { log "DIR must be absolute: $DIR"; exit 2; }
 		SOCK=$DIR/containerd.sock
 		if [[ $cmd != status ]]; then
-			# One up or down at a time per directory. The lock file sits
-			# beside DIR, since down removes DIR.
-			mkdir -p "$(dirname "$DIR")"
-			exec 9>"$DIR.lock"
-			flock -w 120 9 || { loud "another up/down holds $DIR.lock for 120s"; exit 1; }
+			lock_dir
 		fi
 		"cmd_$cmd" "$@"
 		;;

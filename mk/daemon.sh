@@ -11,6 +11,15 @@ loud() {
 	echo "######################################################################" >&2
 }
 
+# lock_dir: one up or down at a time per DIR, for as long as the script
+# runs (file descriptor 9). The lock file sits beside DIR, since down
+# removes DIR.
+lock_dir() {
+	mkdir -p "$(dirname "$DIR")"
+	exec 9>"$DIR.lock"
+	flock -w 120 9 || { loud "another up/down holds $DIR.lock for 120s"; exit 1; }
+}
+
 # running PID: the process exists and is not a zombie.
 running() {
 	local stat

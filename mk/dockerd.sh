@@ -159,9 +159,7 @@ main() {
 			answers
 			return
 		fi
-		mkdir -p "$(dirname "$DIR")"
-		exec 9>"$DIR.lock"
-		flock -w 120 9 || { loud "another up/down holds $DIR.lock for 120s"; exit 1; }
+		lock_dir
 		"cmd_$cmd"
 		;;
 	*)
