@@ -4,11 +4,15 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -17,33 +21,131 @@ import (
 // Planner is a fake PlannerService. Objects are kept by "namespace/name"
 // (an empty namespace is "default"); it answers:
 //
-//   - ApplyPod: stores the pod; CREATED, UPDATED when the spec changed,
-//     else UNCHANGED;
+//   - ApplyPod: InvalidArgument when the function SetValidate set refuses
+//     the pod; else stores it: CREATED, UPDATED when the spec changed,
+//     else UNCHANGED (watchers see ADDED or MODIFIED);
 //   - GetPod: the record of the pod named by uid or by namespace and name,
 //     NotFound when there is none;
 //   - ListPods: the records of a namespace (every one for ""), by key;
-//   - DeletePod: forgets the pod; NotFound when there is none;
+//   - WatchPods: an ADDED per pod of the namespace, then every change;
+//   - DeletePod: marks the pod deleted (its DeletionTime now), then
+//     forgets it (DELETED), or with KeepDeleted keeps it terminating
+//     (MODIFIED) until RemovePod; NotFound when there is none;
 //   - ContainerLogs: the lines SetLogs set for the container ("NAME" for
-//     its current instance, "NAME/previous" for the one before), NotFound
-//     for an unknown pod;
+//     its current instance, "NAME/previous" for the one before); NotFound
+//     for an unknown pod, or a container the pod does not have;
 //   - ListConfigMaps, ListSecrets: every one of a namespace (Secrets
 //     without their data); DeleteConfigMap, DeleteSecret: forget one,
 //     NotFound when there is none;
 //   - anything else: Unimplemented.
 //
-// Applied, Deleted and LogRequests return what it was asked. The zero
-// Planner is ready; it is safe for concurrent use.
+// Applied, Deleted, PodDeletes, GetPodCalls and LogRequests return what
+// it was asked. The zero Planner is ready (its clock the wall clock); it
+// is safe for concurrent use.
 type Planner struct {
 	plannerv1.UnimplementedPlannerServiceServer
 
-	mu         sync.Mutex
-	pods       map[string]*plannerv1.PodRecord
-	configMaps map[string]*syncpodv1.ConfigMap
-	secrets    map[string]*syncpodv1.Secret
-	logs       map[string][]*syncpodv1.LogLine
-	applied    []*plannerv1.ApplyPodRequest
-	deleted    []string
-	logReqs    []*plannerv1.ContainerLogsRequest
+	mu          sync.Mutex
+	now         func() time.Time
+	validate    func(*syncpodv1.Pod) error
+	keepDeleted bool
+	pods        map[string]*plannerv1.PodRecord
+	configMaps  map[string]*syncpodv1.ConfigMap
+	secrets     map[string]*syncpodv1.Secret
+	logs        map[string][]*syncpodv1.LogLine
+	watchers    []chan *plannerv1.WatchPodsResponse
+	nextWatch   chan struct{}
+	watchGate   <-chan struct{}
+	watchCalled chan struct{}
+	applied     []*plannerv1.ApplyPodRequest
+	deleted     []string
+	podDeletes  []PodDelete
+	getPods     int
+	logReqs     []*plannerv1.ContainerLogsRequest
+}
+
+// PodDelete is one DeletePod call: the request, and how long the caller's
+// deadline left it (-1: no deadline).
+type PodDelete struct {
+	Request *plannerv1.DeletePodRequest
+	Budget  time.Duration
+}
+
+// SetClock sets the clock that stamps deletions.
+func (p *Planner) SetClock(now func() time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.now = now
+}
+
+// SetValidate sets the check ApplyPod makes (nil: none).
+func (p *Planner) SetValidate(validate func(*syncpodv1.Pod) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.validate = validate
+}
+
+// KeepDeleted makes DeletePod keep a pod, terminating, until RemovePod.
+func (p *Planner) KeepDeleted(keep bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.keepDeleted = keep
+}
+
+// Pod returns a copy of the stored record of key.
+func (p *Planner) Pod(key string) (*plannerv1.PodRecord, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.pods[key]
+	if !ok {
+		return nil, false
+	}
+	return proto.Clone(r).(*plannerv1.PodRecord), true
+}
+
+// UpdatePod changes the stored record of key and tells the watchers.
+func (p *Planner) UpdatePod(key string, change func(*plannerv1.PodRecord)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.pods[key]
+	change(r)
+	p.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, r)
+}
+
+// RemovePod forgets the pod of key, as the planner does once its
+// containers are gone, and tells the watchers.
+func (p *Planner) RemovePod(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.pods[key]
+	delete(p.pods, key)
+	p.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED, r)
+}
+
+// NextWatch returns a channel closed once the next WatchPods call has
+// subscribed.
+func (p *Planner) NextWatch() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nextWatch = make(chan struct{})
+	return p.nextWatch
+}
+
+// HoldWatches makes every WatchPods call wait for gate to close before it
+// subscribes (a planner slow to take the call); called is closed when the
+// first call arrives.
+func (p *Planner) HoldWatches(gate <-chan struct{}) (called <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.watchGate, p.watchCalled = gate, make(chan struct{})
+	return p.watchCalled
+}
+
+// publish sends a change to every watcher; p.mu is held.
+func (p *Planner) publish(t plannerv1.WatchEventType, r *plannerv1.PodRecord) {
+	for _, w := range p.watchers {
+		w <- &plannerv1.WatchPodsResponse{Type: t, Record: proto.Clone(r).(*plannerv1.PodRecord)}
+	}
 }
 
 // Key is how the fake names an object: "namespace/name", the namespace
@@ -114,6 +216,20 @@ func (p *Planner) SecretKeys() []string {
 	return slices.Sorted(maps.Keys(p.secrets))
 }
 
+// PodDeletes returns the DeletePod calls, in order.
+func (p *Planner) PodDeletes() []PodDelete {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.podDeletes)
+}
+
+// GetPodCalls returns how many GetPod calls came.
+func (p *Planner) GetPodCalls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.getPods
+}
+
 // Applied returns the ApplyPod requests, in order.
 func (p *Planner) Applied() []*plannerv1.ApplyPodRequest {
 	p.mu.Lock()
@@ -142,18 +258,25 @@ func (p *Planner) ApplyPod(_ context.Context, req *plannerv1.ApplyPodRequest) (*
 	defer p.mu.Unlock()
 	p.applied = append(p.applied, req)
 	pod := req.GetPod()
+	if p.validate != nil {
+		if err := p.validate(pod); err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
+	}
 	k := Key(pod.GetNamespace(), pod.GetName())
 	if old, ok := p.pods[k]; ok {
 		if proto.Equal(old.GetPod().GetSpec(), pod.GetSpec()) {
 			return &plannerv1.ApplyPodResponse{Pod: old.GetPod(), Result: plannerv1.ApplyResult_APPLY_RESULT_UNCHANGED}, nil
 		}
 		old.Pod = pod
+		p.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, old)
 		return &plannerv1.ApplyPodResponse{Pod: pod, Result: plannerv1.ApplyResult_APPLY_RESULT_UPDATED}, nil
 	}
 	if p.pods == nil {
 		p.pods = map[string]*plannerv1.PodRecord{}
 	}
 	p.pods[k] = &plannerv1.PodRecord{Pod: pod}
+	p.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_ADDED, p.pods[k])
 	return &plannerv1.ApplyPodResponse{Pod: pod, Result: plannerv1.ApplyResult_APPLY_RESULT_CREATED}, nil
 }
 
@@ -176,6 +299,7 @@ func (p *Planner) record(ref *plannerv1.PodRef) (*plannerv1.PodRecord, error) {
 func (p *Planner) GetPod(_ context.Context, req *plannerv1.GetPodRequest) (*plannerv1.GetPodResponse, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.getPods++
 	r, err := p.record(req.GetPod())
 	if err != nil {
 		return nil, err
@@ -196,25 +320,98 @@ func (p *Planner) ListPods(_ context.Context, req *plannerv1.ListPodsRequest) (*
 	return out, nil
 }
 
-// DeletePod forgets the pod (see Planner).
-func (p *Planner) DeletePod(_ context.Context, req *plannerv1.DeletePodRequest) (*plannerv1.DeletePodResponse, error) {
+// DeletePod deletes the pod (see Planner).
+func (p *Planner) DeletePod(ctx context.Context, req *plannerv1.DeletePodRequest) (*plannerv1.DeletePodResponse, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r, err := p.record(req.GetPod())
-	if err != nil {
-		return nil, err
+	budget := time.Duration(-1)
+	if dl, ok := ctx.Deadline(); ok {
+		budget = time.Until(dl)
 	}
-	k := Key(r.GetPod().GetNamespace(), r.GetPod().GetName())
-	delete(p.pods, k)
-	p.deleted = append(p.deleted, "pod/"+k)
+	p.podDeletes = append(p.podDeletes, PodDelete{Request: req, Budget: budget})
+	k := Key(req.GetPod().GetNamespace(), req.GetPod().GetName())
+	r, ok := p.pods[k]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
+	}
+	now := time.Now
+	if p.now != nil {
+		now = p.now
+	}
+	r.Pod.DeletionTime = timestamppb.New(now())
+	if p.keepDeleted {
+		p.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, r)
+	} else {
+		delete(p.pods, k)
+		p.deleted = append(p.deleted, "pod/"+k)
+		p.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED, r)
+	}
 	return &plannerv1.DeletePodResponse{Pod: r.GetPod()}, nil
+}
+
+// WatchPods sends the namespace's pods, then their changes (see Planner),
+// until the caller leaves.
+func (p *Planner) WatchPods(req *plannerv1.WatchPodsRequest, stream plannerv1.PlannerService_WatchPodsServer) error {
+	p.mu.Lock()
+	gate, called := p.watchGate, p.watchCalled
+	if called != nil {
+		select {
+		case <-called:
+		default:
+			close(called)
+		}
+	}
+	p.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-stream.Context().Done():
+			return nil
+		}
+	}
+	ch := make(chan *plannerv1.WatchPodsResponse, 100)
+	p.mu.Lock()
+	var initial []*plannerv1.WatchPodsResponse
+	for _, k := range slices.Sorted(maps.Keys(p.pods)) {
+		if r := p.pods[k]; inNamespace(req.GetNamespace(), r.GetPod().GetNamespace()) {
+			initial = append(initial, &plannerv1.WatchPodsResponse{Type: plannerv1.WatchEventType_WATCH_EVENT_TYPE_ADDED, Record: proto.Clone(r).(*plannerv1.PodRecord)})
+		}
+	}
+	p.watchers = append(p.watchers, ch)
+	if p.nextWatch != nil {
+		close(p.nextWatch)
+		p.nextWatch = nil
+	}
+	p.mu.Unlock()
+	// As the planner does: the header once subscribed.
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
+	}
+	for _, ev := range initial {
+		if err := stream.Send(ev); err != nil {
+			return err
+		}
+	}
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case ev := <-ch:
+			if !inNamespace(req.GetNamespace(), ev.GetRecord().GetPod().GetNamespace()) {
+				continue
+			}
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // ContainerLogs sends the lines set for the container (see Planner).
 func (p *Planner) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plannerv1.PlannerService_ContainerLogsServer) error {
 	p.mu.Lock()
 	p.logReqs = append(p.logReqs, req)
-	_, err := p.record(req.GetPod())
+	r, err := p.record(req.GetPod())
 	k := req.GetContainer()
 	if req.GetPrevious() {
 		k += "/previous"
@@ -223,6 +420,13 @@ func (p *Planner) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plan
 	p.mu.Unlock()
 	if err != nil {
 		return err
+	}
+	var names []string
+	for _, c := range slices.Concat(r.GetPod().GetSpec().GetInitContainers(), r.GetPod().GetSpec().GetContainers(), r.GetPod().GetSpec().GetEphemeralContainers()) {
+		names = append(names, c.GetName())
+	}
+	if !slices.Contains(names, req.GetContainer()) {
+		return status.Errorf(codes.NotFound, "container %s is not valid for pod %s: choose one of [%s]", req.GetContainer(), r.GetPod().GetName(), strings.Join(names, " "))
 	}
 	return stream.Send(&plannerv1.ContainerLogsResponse{Lines: lines})
 }

@@ -61,7 +61,7 @@ func (f *fakePlanner) Attach(stream plannerv1.PlannerService_AttachServer) error
 
 func TestAttachRefusedSaysWhy(t *testing.T) {
 	h := newHarness(t)
-	h.planner.put("default/web", record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	h.planner.PutPod(record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	if code := h.run(t, "attach", "web"); code != 1 || !strings.Contains(h.err.String(), "not created with stdin") {
 		t.Fatalf("attach: exit %d err %q", code, h.err)
 	}
@@ -72,7 +72,7 @@ func TestAttachRefusedSaysWhy(t *testing.T) {
 
 func TestExecCarriesStdinOutputAndExitCode(t *testing.T) {
 	h := newHarness(t)
-	h.planner.put("default/web", record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0), running("side", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	h.planner.PutPod(record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0), running("side", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	h.env.Stdin = strings.NewReader("abc")
 	if code := h.run(t, "exec", "-i", "web", "-c", "side", "--", "cat", "-n"); code != 3 || h.out.String() != "ABC" ||
 		!strings.Contains(h.err.String(), "running cat -n") || !strings.Contains(h.err.String(), "command terminated with exit code 3") {
@@ -115,7 +115,7 @@ func (f *fakePlanner) PortForward(stream plannerv1.PlannerService_PortForwardSer
 
 func TestPortForwardListensOnLoopback(t *testing.T) {
 	h := newHarness(t)
-	h.planner.put("default/web", record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	h.planner.PutPod(record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	ctx, cancel := context.WithCancel(context.Background())
 	out, wait := h.start(ctx, "port-forward", "web", ":80")
 	waitForOutput(t, out, "Forwarding from")
