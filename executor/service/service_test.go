@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -91,19 +90,7 @@ func TestApplyActionsValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.ApplyActions(context.Background(), tc.req)
-			st := status.Convert(err)
-			if st.Code() != codes.InvalidArgument {
-				t.Fatalf("code %v (%v), want InvalidArgument", st.Code(), err)
-			}
-			var got []string
-			for _, d := range st.Details() {
-				if br, ok := d.(*errdetails.BadRequest); ok {
-					for _, v := range br.GetFieldViolations() {
-						got = append(got, v.GetField())
-					}
-				}
-			}
-			if strings.Join(got, ",") != strings.Join(tc.fields, ",") {
+			if got := badFields(t, err); strings.Join(got, ",") != strings.Join(tc.fields, ",") {
 				t.Fatalf("fields %v, want %v", got, tc.fields)
 			}
 		})
