@@ -39,16 +39,24 @@ func volumeCalls(ex *executortest.Executor) ([]*plannerv1.PodRef, []string) {
 	return ups, removed
 }
 
+// applyConfigObjects stores what configPod reads: ConfigMap cfg (k=v1)
+// and Secret creds (pw=x).
+func applyConfigObjects(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "cfg", Data: map[string]string{"k": "v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.store.ApplySecret(ctx, &syncpodv1.Secret{Name: "creds", Data: map[string][]byte{"pw": []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestChangeSetsCarryTheConfigObjectsThePodReads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		ctx := context.Background()
-		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "cfg", Data: map[string]string{"k": "v1"}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := e.store.ApplySecret(ctx, &syncpodv1.Secret{Name: "creds", Data: map[string][]byte{"pw": []byte("x")}}); err != nil {
-			t.Fatal(err)
-		}
+		applyConfigObjects(t, e)
 		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "unrelated"}); err != nil {
 			t.Fatal(err)
 		}
@@ -68,12 +76,7 @@ func TestAConfigMapChangeRefreshesTheVolumesOfARunningPodWithoutARestart(t *test
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		ctx := context.Background()
-		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "cfg", Data: map[string]string{"k": "v1"}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := e.store.ApplySecret(ctx, &syncpodv1.Secret{Name: "creds", Data: map[string][]byte{"pw": []byte("x")}}); err != nil {
-			t.Fatal(err)
-		}
+		applyConfigObjects(t, e)
 		o := runningObserved(uid)
 		o.Containers[0].SpecHash = plan.SpecHash(configPod().GetSpec().GetContainers()[0])
 		e.pleg.set(o)
