@@ -439,30 +439,4 @@ cmd_down() {
 	rm -rf --one-file-system "$DIR"
 }
 
-cmd_status() {
-	answers
-}
-
-main() {
-	local cmd=${1:-}
-	shift || true
-	case $cmd in
-	deps) cmd_deps ;;
-	up | down | status)
-		DIR=${1:?DIR required}
-		shift
-		[[ $DIR == /* ]] || { log "DIR must be absolute: $DIR"; exit 2; }
-		SOCK=$DIR/containerd.sock
-		if [[ $cmd != status ]]; then
-			lock_dir
-		fi
-		"cmd_$cmd" "$@"
-		;;
-	*)
-		echo "usage: $0 deps | up DIR PAUSE_IMAGE BUSYBOX_IMAGE TAR... | down DIR | status DIR" >&2
-		exit 2
-		;;
-	esac
-}
-
-main "$@"
+daemon_main containerd.sock "deps | up DIR PAUSE_IMAGE BUSYBOX_IMAGE TAR... | down DIR | status DIR" "$@"

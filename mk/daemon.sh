@@ -1,8 +1,9 @@
 # mk/daemon.sh — sourced by mk/containerd.sh and mk/dockerd.sh: what both
 # do the same way with the private daemon they run under DIR. The sourcing
 # script sets HARNESS (its name in messages), START_TIMEOUT and
-# STOP_TIMEOUT (seconds), and defines `answers` (exit 0 when the daemon
-# answers on its socket). Processes are found by pid, never by name.
+# STOP_TIMEOUT (seconds), defines `answers` (exit 0 when the daemon
+# answers on its socket) and cmd_deps, cmd_up and cmd_down, and ends with
+# daemon_main. Processes are found by pid, never by name.
 
 log() { echo "$HARNESS: $*" >&2; }
 loud() {
@@ -133,4 +134,33 @@ unmount_under() {
 			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
 		done
 	done
+}
+
+# daemon_main SOCKET USAGE ARG...: the command line of a daemon script:
+# `deps`, or `up|down|status DIR [ARG...]` with DIR absolute and SOCK set
+# to DIR/SOCKET; up and down hold DIR's lock (lock_dir) and get the ARGs.
+daemon_main() {
+	local sock_name=$1 usage=$2
+	shift 2
+	local cmd=${1:-}
+	shift || true
+	case $cmd in
+	deps) cmd_deps ;;
+	up | down | status)
+		DIR=${1:?DIR required}
+		shift
+		[[ $DIR == /* ]] || { log "DIR must be absolute: $DIR"; exit 2; }
+		SOCK=$DIR/$sock_name
+		if [[ $cmd == status ]]; then
+			answers
+			return
+		fi
+		lock_dir
+		"cmd_$cmd" "$@"
+		;;
+	*)
+		echo "usage: $0 $usage" >&2
+		exit 2
+		;;
+	esac
 }

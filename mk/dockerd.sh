@@ -146,27 +146,4 @@ cmd_down() {
 	rm -rf --one-file-system "$DIR"
 }
 
-main() {
-	local cmd=${1:-}
-	shift || true
-	case $cmd in
-	deps) cmd_deps ;;
-	up | down | status)
-		DIR=${1:?DIR required}
-		[[ $DIR == /* ]] || { log "DIR must be absolute: $DIR"; exit 2; }
-		SOCK=$DIR/docker.sock
-		if [[ $cmd == status ]]; then
-			answers
-			return
-		fi
-		lock_dir
-		"cmd_$cmd"
-		;;
-	*)
-		echo "usage: $0 deps | up DIR | down DIR | status DIR" >&2
-		exit 2
-		;;
-	esac
-}
-
-main "$@"
+daemon_main docker.sock "deps | up DIR | down DIR | status DIR" "$@"
