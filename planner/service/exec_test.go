@@ -128,12 +128,7 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 			if err == nil {
 				_, err = s.Recv()
 			}
-			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
-				t.Fatalf("got %v, want %s with %q", err, tc.code, tc.msg)
-			}
-			if tc.code == codes.InvalidArgument && len(status.Convert(err).Details()) == 0 {
-				t.Errorf("%v carries no BadRequest detail naming the fields", err)
-			}
+			wantStatus(t, err, tc.code, tc.msg)
 		})
 	}
 	for _, tc := range []struct {
@@ -150,12 +145,7 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := session(tc.start)
-			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
-				t.Fatalf("got %v, want %s with %q", err, tc.code, tc.msg)
-			}
-			if tc.code == codes.InvalidArgument && len(status.Convert(err).Details()) == 0 {
-				t.Errorf("%v carries no BadRequest detail naming the fields", err)
-			}
+			wantStatus(t, err, tc.code, tc.msg)
 		})
 	}
 	// Later messages are bounded too: the session ends with the field,
@@ -185,5 +175,17 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), field) {
 			t.Errorf("bad start: %v, want InvalidArgument naming %s", err, field)
 		}
+	}
+}
+
+// wantStatus requires err to be of code with msg in its message, and
+// bad input to name its fields in a BadRequest detail.
+func wantStatus(t *testing.T, err error, code codes.Code, msg string) {
+	t.Helper()
+	if status.Code(err) != code || !strings.Contains(err.Error(), msg) {
+		t.Fatalf("got %v, want %s with %q", err, code, msg)
+	}
+	if code == codes.InvalidArgument && len(status.Convert(err).Details()) == 0 {
+		t.Errorf("%v carries no BadRequest detail naming the fields", err)
 	}
 }

@@ -66,9 +66,7 @@ func TestContainerLogsGoesThroughTheExecutor(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := read(tc.req)
-			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
-				t.Fatalf("got %v; want %s with %q", err, tc.code, tc.msg)
-			}
+			wantStatus(t, err, tc.code, tc.msg)
 		})
 	}
 }
