@@ -33,13 +33,8 @@ if [[ -n $BIN_DIR ]]; then
 fi
 START_TIMEOUT=${SYNCPOD_CONTAINERD_START_TIMEOUT:-30}
 STOP_TIMEOUT=${SYNCPOD_CONTAINERD_STOP_TIMEOUT:-10}
-
-log() { echo "containerd-harness: $*" >&2; }
-loud() {
-	echo "######################################################################" >&2
-	echo "## containerd-harness: $*" >&2
-	echo "######################################################################" >&2
-}
+HARNESS=containerd-harness
+. "$(dirname "$0")/daemon.sh"
 
 missing_files() {
 	local f
@@ -80,24 +75,6 @@ cmd_deps() {
 		loud "still missing after apt-get install: $missing"
 		return 1
 	fi
-}
-
-# pid_alive PIDFILE: the pid in PIDFILE, when that process is a containerd.
-pid_alive() {
-	local pid
-	[[ -f $1 ]] || return 1
-	pid=$(<"$1")
-	[[ -n $pid ]] && running "$pid" || return 1
-	[[ $(cat /proc/"$pid"/comm 2>/dev/null) == containerd ]] || return 1
-	echo "$pid"
-}
-
-# running PID: the process exists and is not a zombie.
-running() {
-	local stat
-	stat=$(cat /proc/"$1"/stat 2>/dev/null) || return 1
-	stat=${stat##*) }
-	[[ ${stat%% *} != Z ]]
 }
 
 # major_version: 1 for Debian's containerd 1.6, 2 for a 2.x build.
@@ -293,7 +270,7 @@ cmd_up() {
 	fi
 	mkdir -p "$DIR"
 	local pid
-	if pid=$(pid_alive "$DIR"/containerd.pid) && answers; then
+	if pid=$(pid_alive "$DIR"/containerd.pid containerd) && answers; then
 		log "already running (pid $pid, $SOCK)"
 	else
 		if [[ -n ${pid:-} ]]; then
@@ -318,25 +295,7 @@ cmd_up() {
 		rm -f "$DIR"/containerd.pid
 		setsid bash -c 'containerd --config "$1" & echo $! >"$2"; wait' _ "$DIR"/config.toml "$DIR"/containerd.pid \
 			</dev/null >>"$DIR"/containerd.log 2>&1 9>&- &
-		local deadline=$((SECONDS + START_TIMEOUT))
-		until [[ -s $DIR/containerd.pid ]]; do
-			((SECONDS < deadline)) || { loud "containerd did not start; log: $DIR/containerd.log"; return 1; }
-			sleep 0.05
-		done
-		pid=$(<"$DIR"/containerd.pid)
-		until answers; do
-			if ! running "$pid"; then
-				loud "containerd exited during start; log: $DIR/containerd.log"
-				tail -n 30 "$DIR"/containerd.log >&2 || true
-				return 1
-			fi
-			if ((SECONDS >= deadline)); then
-				loud "containerd did not answer within ${START_TIMEOUT}s; log: $DIR/containerd.log"
-				tail -n 30 "$DIR"/containerd.log >&2 || true
-				return 1
-			fi
-			sleep 0.1
-		done
+		pid=$(await_start containerd "$DIR"/containerd.pid "$DIR"/containerd.log 0.1) || return 1
 		log "started pid $pid, snapshotter $snapshotter, socket $SOCK, log $DIR/containerd.log"
 	fi
 	local snapshotter tar
@@ -359,9 +318,7 @@ cmd_up() {
 	EOF
 }
 
-# The /proc scans below use only bash builtins: a busy test machine runs
-# about a thousand processes, and a fork per process made one scan take
-# tens of seconds under load.
+# The /proc scans below use only bash builtins (see mk/daemon.sh).
 
 # proc_cmdline PID: its command line, arguments joined by spaces and ended
 # by one, in REPLY (as `tr '\0' ' '` would print it).
@@ -371,16 +328,6 @@ proc_cmdline() {
 	REPLY=
 	((${#argv[@]})) && REPLY="${argv[*]} "
 	return 0
-}
-
-# proc_stat PID: the fields of /proc/PID/stat after the command name
-# (state, ppid, ...) in the array STAT; the name itself in STAT_COMM.
-proc_stat() {
-	local line
-	{ read -r line <"/proc/$1/stat"; } 2>/dev/null || return 1
-	STAT_COMM=${line#*(}
-	STAT_COMM=${STAT_COMM%)*}
-	read -r -a STAT <<<"${line##*) }"
 }
 
 # shim_pids: shims started by our containerd (their -address is our socket).
@@ -415,28 +362,6 @@ containerd_zombies() {
 	return 0
 }
 
-# descendants PID...: every process below the given ones.
-descendants() {
-	local -A kids=()
-	local p ppid STAT_COMM
-	local -a STAT
-	for p in /proc/[0-9]*; do
-		proc_stat "${p#/proc/}" || continue
-		ppid=${STAT[1]:-}
-		[[ -n $ppid ]] && kids[$ppid]+=" ${p#/proc/}"
-	done
-	local queue=("$@") out=() c
-	while ((${#queue[@]})); do
-		p=${queue[0]}
-		queue=("${queue[@]:1}")
-		for c in ${kids[$p]:-}; do
-			out+=("$c")
-			queue+=("$c")
-		done
-	done
-	echo "${out[@]:-}"
-}
-
 cmd_down() {
 	[[ -d $DIR ]] || return 0
 	if [[ $(id -u) -ne 0 ]]; then
@@ -446,7 +371,7 @@ cmd_down() {
 	local pid gone=()
 	# 1. While containerd answers, let it kill and delete every task: the
 	#    shims then exit and runc removes the container cgroups.
-	if pid=$(pid_alive "$DIR"/containerd.pid) && [[ -S $SOCK ]] && ctr_ version >/dev/null 2>&1; then
+	if pid=$(pid_alive "$DIR"/containerd.pid containerd) && [[ -S $SOCK ]] && ctr_ version >/dev/null 2>&1; then
 		local ns id
 		for ns in $(ctr_ namespaces ls -q 2>/dev/null); do
 			for id in $(ctr_ -n "$ns" tasks ls -q 2>/dev/null); do
@@ -460,15 +385,9 @@ cmd_down() {
 	# Shims exit once their tasks are deleted; remember them to wait for.
 	gone+=($(shim_pids))
 	# 2. Stop containerd: SIGTERM, SIGKILL after a bound.
-	if pid=$(pid_alive "$DIR"/containerd.pid); then
+	if pid=$(pid_alive "$DIR"/containerd.pid containerd); then
 		gone+=("$pid")
-		kill -TERM "$pid" 2>/dev/null || true
-		local deadline=$((SECONDS + STOP_TIMEOUT))
-		while running "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
-		if running "$pid"; then
-			log "containerd pid $pid ignored SIGTERM for ${STOP_TIMEOUT}s: SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
+		stop_pid containerd "$pid"
 	fi
 	local strays
 	strays=$(stray_containerds)
@@ -515,51 +434,9 @@ cmd_down() {
 		rmdir /sys/fs/cgroup/*/"$ns"/"$id" /sys/fs/cgroup/"$ns"/"$id" 2>/dev/null || true
 	done
 	# 4. Unmount everything under DIR, deepest first.
-	local m tries=0
-	while :; do
-		mapfile -t mounts < <(awk -v d="$DIR/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r)
-		((${#mounts[@]})) || break
-		if ((tries++ >= 5)); then
-			loud "cannot unmount: ${mounts[*]}; leaving $DIR in place"
-			return 1
-		fi
-		for m in "${mounts[@]}"; do
-			m=$(printf '%b' "${m//\\/\\0}") # /proc/mounts escapes spaces as \040
-			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-		done
-	done
+	unmount_under "$DIR" || return 1
 	# 5. Remove the state; --one-file-system never follows into a mount.
 	rm -rf --one-file-system "$DIR"
 }
 
-cmd_status() {
-	answers
-}
-
-main() {
-	local cmd=${1:-}
-	shift || true
-	case $cmd in
-	deps) cmd_deps ;;
-	up | down | status)
-		DIR=${1:?DIR required}
-		shift
-		[[ $DIR == /* ]] || { log "DIR must be absolute: $DIR"; exit 2; }
-		SOCK=$DIR/containerd.sock
-		if [[ $cmd != status ]]; then
-			# One up or down at a time per directory. The lock file sits
-			# beside DIR, since down removes DIR.
-			mkdir -p "$(dirname "$DIR")"
-			exec 9>"$DIR.lock"
-			flock -w 120 9 || { loud "another up/down holds $DIR.lock for 120s"; exit 1; }
-		fi
-		"cmd_$cmd" "$@"
-		;;
-	*)
-		echo "usage: $0 deps | up DIR PAUSE_IMAGE BUSYBOX_IMAGE TAR... | down DIR | status DIR" >&2
-		exit 2
-		;;
-	esac
-}
-
-main "$@"
+daemon_main containerd.sock "deps | up DIR PAUSE_IMAGE BUSYBOX_IMAGE TAR... | down DIR | status DIR" "$@"

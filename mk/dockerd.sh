@@ -20,13 +20,8 @@ START_TIMEOUT=${SYNCPOD_DOCKERD_START_TIMEOUT:-60}
 STOP_TIMEOUT=${SYNCPOD_DOCKERD_STOP_TIMEOUT:-20}
 # Compose networks come from this pool, away from docker's usual 172.x.
 ADDRESS_POOL=${SYNCPOD_DOCKERD_ADDRESS_POOL:-10.213.0.0/16}
-
-log() { echo "dockerd-harness: $*" >&2; }
-loud() {
-	echo "######################################################################" >&2
-	echo "## dockerd-harness: $*" >&2
-	echo "######################################################################" >&2
-}
+HARNESS=dockerd-harness
+. "$(dirname "$0")/daemon.sh"
 
 missing() {
 	command -v dockerd >/dev/null || echo dockerd
@@ -58,22 +53,6 @@ cmd_deps() {
 	[[ -z $m ]] || { loud "still missing after apt-get install: $m"; return 1; }
 }
 
-running() {
-	local stat
-	stat=$(cat /proc/"$1"/stat 2>/dev/null) || return 1
-	stat=${stat##*) }
-	[[ ${stat%% *} != Z ]]
-}
-
-pid_alive() {
-	local pid
-	[[ -f $DIR/dockerd.pid ]] || return 1
-	pid=$(<"$DIR"/dockerd.pid)
-	[[ -n $pid ]] && running "$pid" || return 1
-	[[ $(cat /proc/"$pid"/comm 2>/dev/null) == dockerd ]] || return 1
-	echo "$pid"
-}
-
 docker_() { DOCKER_HOST=unix://$SOCK docker "$@"; }
 
 answers() {
@@ -89,7 +68,7 @@ cmd_up() {
 	m=$(missing)
 	[[ -z $m ]] || { loud "missing $(echo $m): run 'make dockerd-deps' as root"; return 1; }
 	local pid
-	if pid=$(pid_alive) && answers; then
+	if pid=$(pid_alive "$DIR"/dockerd.pid dockerd) && answers; then
 		log "already running (pid $pid, $SOCK)"
 		return 0
 	fi
@@ -117,69 +96,12 @@ cmd_up() {
 		--default-address-pool "base=$ADDRESS_POOL,size=24" \
 		--log-level=warn \
 		</dev/null >>"$DIR"/dockerd.log 2>&1 9>&- &
-	local deadline=$((SECONDS + START_TIMEOUT))
-	until [[ -s $DIR/dockerd.pid ]]; do
-		((SECONDS < deadline)) || { loud "dockerd did not start; log: $DIR/dockerd.log"; return 1; }
-		sleep 0.05
-	done
-	pid=$(<"$DIR"/dockerd.pid)
-	until answers; do
-		if ! running "$pid"; then
-			loud "dockerd exited during start; log: $DIR/dockerd.log"
-			tail -n 30 "$DIR"/dockerd.log >&2 || true
-			return 1
-		fi
-		if ((SECONDS >= deadline)); then
-			loud "dockerd did not answer within ${START_TIMEOUT}s; log: $DIR/dockerd.log"
-			tail -n 30 "$DIR"/dockerd.log >&2 || true
-			return 1
-		fi
-		sleep 0.2
-	done
+	pid=$(await_start dockerd "$DIR"/dockerd.pid "$DIR"/dockerd.log 0.2) || return 1
 	cat >"$DIR"/env <<-EOF
 		# Source this to use the private engine (written by mk/dockerd.sh).
 		export DOCKER_HOST=unix://$SOCK
 	EOF
 	log "started pid $pid, socket $SOCK, storage driver $(docker_ info --format '{{.Driver}}' 2>/dev/null), log $DIR/dockerd.log"
-}
-
-# descendants PID...: every process below the given ones.
-descendants() {
-	local -A kids=()
-	local p ppid line fields
-	for p in /proc/[0-9]*; do
-		# Builtins only: no fork per process (see mk/containerd.sh).
-		{ read -r line <"$p"/stat; } 2>/dev/null || continue
-		read -r -a fields <<<"${line##*) }"
-		ppid=${fields[1]:-}
-		[[ -n $ppid ]] && kids[$ppid]+=" ${p#/proc/}"
-	done
-	local queue=("$@") out=() c
-	while ((${#queue[@]})); do
-		p=${queue[0]}
-		queue=("${queue[@]:1}")
-		for c in ${kids[$p]:-}; do
-			out+=("$c")
-			queue+=("$c")
-		done
-	done
-	echo "${out[@]:-}"
-}
-
-unmount_under() {
-	local d=$1 m tries=0
-	while :; do
-		mapfile -t mounts < <(awk -v d="$d/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r)
-		((${#mounts[@]})) || return 0
-		if ((tries++ >= 5)); then
-			loud "cannot unmount: ${mounts[*]}"
-			return 1
-		fi
-		for m in "${mounts[@]}"; do
-			m=$(printf '%b' "${m//\\/\\0}")
-			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-		done
-	done
 }
 
 cmd_down() {
@@ -189,7 +111,7 @@ cmd_down() {
 		return 0
 	fi
 	local pid
-	if pid=$(pid_alive) && answers; then
+	if pid=$(pid_alive "$DIR"/dockerd.pid dockerd) && answers; then
 		# Containers and compose networks first, while the engine can
 		# remove them (and their bridges, veths and docker-proxies).
 		local ids
@@ -198,16 +120,10 @@ cmd_down() {
 		ids=$(docker_ network ls -q --filter type=custom)
 		[[ -z $ids ]] || docker_ network rm $ids >/dev/null 2>&1 || true
 	fi
-	if pid=$(pid_alive); then
+	if pid=$(pid_alive "$DIR"/dockerd.pid dockerd); then
 		local below
 		below=$(descendants "$pid")
-		kill -TERM "$pid" 2>/dev/null || true
-		local deadline=$((SECONDS + STOP_TIMEOUT))
-		while running "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
-		if running "$pid"; then
-			log "dockerd pid $pid ignored SIGTERM for ${STOP_TIMEOUT}s: SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
+		stop_pid dockerd "$pid"
 		# Whatever it started and left (its containerd, shims, proxies).
 		local p left=()
 		for p in $below; do running "$p" && left+=("$p"); done
@@ -215,7 +131,7 @@ cmd_down() {
 			log "killing processes dockerd left: ${left[*]}"
 			kill -KILL "${left[@]}" 2>/dev/null || true
 		fi
-		deadline=$((SECONDS + 5))
+		local deadline=$((SECONDS + 5))
 		for p in $pid $below; do
 			while [[ -e /proc/$p ]] && running "$p" && ((SECONDS < deadline)); do sleep 0.1; done
 		done
@@ -230,29 +146,4 @@ cmd_down() {
 	rm -rf --one-file-system "$DIR"
 }
 
-main() {
-	local cmd=${1:-}
-	shift || true
-	case $cmd in
-	deps) cmd_deps ;;
-	up | down | status)
-		DIR=${1:?DIR required}
-		[[ $DIR == /* ]] || { log "DIR must be absolute: $DIR"; exit 2; }
-		SOCK=$DIR/docker.sock
-		if [[ $cmd == status ]]; then
-			answers
-			return
-		fi
-		mkdir -p "$(dirname "$DIR")"
-		exec 9>"$DIR.lock"
-		flock -w 120 9 || { loud "another up/down holds $DIR.lock for 120s"; exit 1; }
-		"cmd_$cmd"
-		;;
-	*)
-		echo "usage: $0 deps | up DIR | down DIR | status DIR" >&2
-		exit 2
-		;;
-	esac
-}
-
-main "$@"
+daemon_main docker.sock "deps | up DIR | down DIR | status DIR" "$@"

@@ -1,25 +1,20 @@
 package node
 
 import (
-	"context"
 	"log/slog"
-	"net"
 	"slices"
 	"sort"
-	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/syncpod/syncpod/internal/grpctest"
 	"github.com/syncpod/syncpod/node/kubeconv"
 	"github.com/syncpod/syncpod/planner/manifest"
+	"github.com/syncpod/syncpod/planner/plannertest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -98,76 +93,11 @@ func TestConfigObjectsFromAPI(t *testing.T) {
 	}
 }
 
-// fakeConfigPlanner stores ConfigMaps and Secrets by namespace/name.
-type fakeConfigPlanner struct {
-	plannerv1.UnimplementedPlannerServiceServer
-	mu      sync.Mutex
-	cms     map[string]*syncpodv1.ConfigMap
-	secrets map[string]*syncpodv1.Secret
-	deleted []string
-}
-
-func (f *fakeConfigPlanner) ListConfigMaps(context.Context, *plannerv1.ListConfigMapsRequest) (*plannerv1.ListConfigMapsResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := &plannerv1.ListConfigMapsResponse{}
-	for _, c := range f.cms {
-		out.ConfigMaps = append(out.ConfigMaps, c)
-	}
-	return out, nil
-}
-
-func (f *fakeConfigPlanner) ListSecrets(context.Context, *plannerv1.ListSecretsRequest) (*plannerv1.ListSecretsResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := &plannerv1.ListSecretsResponse{}
-	for _, s := range f.secrets {
-		out.Secrets = append(out.Secrets, &syncpodv1.Secret{Name: s.GetName(), Namespace: s.GetNamespace(), Annotations: s.GetAnnotations()})
-	}
-	return out, nil
-}
-
-func (f *fakeConfigPlanner) DeleteConfigMap(_ context.Context, r *plannerv1.DeleteConfigMapRequest) (*plannerv1.DeleteConfigMapResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	k := r.GetRef().GetNamespace() + "/" + r.GetRef().GetName()
-	if _, ok := f.cms[k]; !ok {
-		return nil, status.Error(codes.NotFound, k)
-	}
-	delete(f.cms, k)
-	f.deleted = append(f.deleted, "configmap/"+k)
-	return &plannerv1.DeleteConfigMapResponse{}, nil
-}
-
-func (f *fakeConfigPlanner) DeleteSecret(_ context.Context, r *plannerv1.DeleteSecretRequest) (*plannerv1.DeleteSecretResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	k := r.GetRef().GetNamespace() + "/" + r.GetRef().GetName()
-	if _, ok := f.secrets[k]; !ok {
-		return nil, status.Error(codes.NotFound, k)
-	}
-	delete(f.secrets, k)
-	f.deleted = append(f.deleted, "secret/"+k)
-	return &plannerv1.DeleteSecretResponse{}, nil
-}
-
 // plannerClient serves srv over bufconn and returns a client of it: the
 // planner every test of this package talks to.
 func plannerClient(t *testing.T, srv plannerv1.PlannerServiceServer) plannerv1.PlannerServiceClient {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	gs := grpc.NewServer()
-	plannerv1.RegisterPlannerServiceServer(gs, srv)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return plannerv1.NewPlannerServiceClient(conn)
+	return plannerv1.NewPlannerServiceClient(grpctest.Serve(t, func(s *grpc.Server) { plannerv1.RegisterPlannerServiceServer(s, srv) }))
 }
 
 // TestConfigReconcileRemovesOnlyUnreferencedCopiesOfTheAgent: what no
@@ -176,18 +106,17 @@ func plannerClient(t *testing.T, srv plannerv1.PlannerServiceServer) plannerv1.P
 // does everything a pod still references; their watches stop.
 func TestConfigReconcileRemovesOnlyUnreferencedCopiesOfTheAgent(t *testing.T) {
 	api := map[string]string{manifest.SourceAnnotation: kubeconv.SourceAPI}
-	f := &fakeConfigPlanner{
-		cms: map[string]*syncpodv1.ConfigMap{
-			"team/used":      {Namespace: "team", Name: "used", Annotations: api},
-			"team/unused":    {Namespace: "team", Name: "unused", Annotations: api},
-			"team/from-file": {Namespace: "team", Name: "from-file", Annotations: map[string]string{manifest.SourceAnnotation: manifest.SourceFile}},
-			"team/by-hand":   {Namespace: "team", Name: "by-hand"},
-		},
-		secrets: map[string]*syncpodv1.Secret{
-			"team/db":  {Namespace: "team", Name: "db", Annotations: api},
-			"other/db": {Namespace: "other", Name: "db", Annotations: api},
-		},
-	}
+	f := &plannertest.Planner{}
+	f.PutConfigMap(
+		&syncpodv1.ConfigMap{Namespace: "team", Name: "used", Annotations: api},
+		&syncpodv1.ConfigMap{Namespace: "team", Name: "unused", Annotations: api},
+		&syncpodv1.ConfigMap{Namespace: "team", Name: "from-file", Annotations: map[string]string{manifest.SourceAnnotation: manifest.SourceFile}},
+		&syncpodv1.ConfigMap{Namespace: "team", Name: "by-hand"},
+	)
+	f.PutSecret(
+		&syncpodv1.Secret{Namespace: "team", Name: "db", Annotations: api},
+		&syncpodv1.Secret{Namespace: "other", Name: "db", Annotations: api},
+	)
 	m, err := newMetrics(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -207,9 +136,10 @@ func TestConfigReconcileRemovesOnlyUnreferencedCopiesOfTheAgent(t *testing.T) {
 	if err := c.reconcile(t.Context(), []*corev1.Pod{pod}); err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(f.deleted)
-	if want := []string{"configmap/team/unused", "secret/other/db"}; !slices.Equal(f.deleted, want) {
-		t.Errorf("deleted %v, want %v", f.deleted, want)
+	deleted := f.Deleted()
+	sort.Strings(deleted)
+	if want := []string{"configmap/team/unused", "secret/other/db"}; !slices.Equal(deleted, want) {
+		t.Errorf("deleted %v, want %v", deleted, want)
 	}
 	if !stopped["configmap/team/unused"] || !stopped["secret/other/db"] || stopped["configmap/team/used"] {
 		t.Errorf("watches stopped: %v", stopped)
@@ -221,12 +151,8 @@ func TestConfigReconcileRemovesOnlyUnreferencedCopiesOfTheAgent(t *testing.T) {
 	if err := c.reconcile(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	var left []string
-	for k := range f.cms {
-		left = append(left, k)
-	}
-	sort.Strings(left)
-	if want := []string{"team/by-hand", "team/from-file"}; !slices.Equal(left, want) || len(f.secrets) != 0 {
-		t.Errorf("left in the planner: %v and %d secrets, want %v and none", left, len(f.secrets), want)
+	left := f.ConfigMapKeys()
+	if want := []string{"team/by-hand", "team/from-file"}; !slices.Equal(left, want) || len(f.SecretKeys()) != 0 {
+		t.Errorf("left in the planner: %v and %d secrets, want %v and none", left, len(f.SecretKeys()), want)
 	}
 }

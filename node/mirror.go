@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/syncpod/syncpod/node/kubeconv"
 	"github.com/syncpod/syncpod/planner/manifest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -152,11 +153,7 @@ func mirrorPod(p *syncpodv1.Pod, name, nodeName string) *corev1.Pod {
 func mirrorContainer(c *syncpodv1.Container) corev1.Container {
 	kc := corev1.Container{
 		Name: c.GetName(), Image: c.GetImage(), Command: c.GetCommand(), Args: c.GetArgs(), WorkingDir: c.GetWorkingDir(),
-		ImagePullPolicy: map[syncpodv1.ImagePullPolicy]corev1.PullPolicy{
-			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS:         corev1.PullAlways,
-			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT: corev1.PullIfNotPresent,
-			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER:          corev1.PullNever,
-		}[c.GetImagePullPolicy()],
+		ImagePullPolicy: kubeconv.PullPolicyToAPI(c.GetImagePullPolicy()),
 	}
 	for _, e := range c.GetEnv() {
 		kc.Env = append(kc.Env, corev1.EnvVar{Name: e.GetName(), Value: e.GetValue()})

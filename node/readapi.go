@@ -457,61 +457,55 @@ type streamTarget struct {
 }
 
 func (a *readAPI) serveExec(w http.ResponseWriter, r *http.Request) {
-	opts, err := remotecommandserver.NewOptions(r)
+	type execOptions struct {
+		*remotecommandserver.Options
+		cmd []string
+	}
+	serveStream(a, w, r, func(r *http.Request) (execOptions, error) {
+		opts, err := remotecommandserver.NewOptions(r)
+		if err != nil {
+			return execOptions{}, err
+		}
+		cmd := r.URL.Query()["command"]
+		if len(cmd) == 0 {
+			return execOptions{}, errors.New("command: required")
+		}
+		return execOptions{opts, cmd}, nil
+	}, func(opts execOptions, ref *plannerv1.PodRef, t streamTarget) {
+		remotecommandserver.ServeExec(w, r, t, ref.GetName(), ref.GetUid(), r.PathValue("container"), opts.cmd,
+			opts.Options, a.o.StreamIdleTimeout, remotecommandserver.DefaultStreamCreationTimeout, remotecommandserver.SupportedStreamingProtocols)
+	})
+}
+
+// serveStream answers a streaming request (exec, attach, port-forward):
+// parse reads its options (400 when they are bad), the pod it names is
+// resolved, and serve carries its streams to the planner through t.
+func serveStream[O any](a *readAPI, w http.ResponseWriter, r *http.Request, parse func(*http.Request) (O, error), serve func(opts O, ref *plannerv1.PodRef, t streamTarget)) {
+	opts, err := parse(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	cmd := r.URL.Query()["command"]
-	if len(cmd) == 0 {
-		http.Error(w, "command: required", http.StatusBadRequest)
-		return
-	}
-	ref, t, ok := a.streamTarget(w, r)
-	if !ok {
-		return
-	}
-	remotecommandserver.ServeExec(w, r, t, ref.GetName(), ref.GetUid(), r.PathValue("container"), cmd,
-		opts, a.o.StreamIdleTimeout, remotecommandserver.DefaultStreamCreationTimeout, remotecommandserver.SupportedStreamingProtocols)
-}
-
-// streamTarget resolves the pod a streaming request names and the target
-// that carries its streams; on failure it has answered the request.
-func (a *readAPI) streamTarget(w http.ResponseWriter, r *http.Request) (*plannerv1.PodRef, streamTarget, bool) {
 	ref, _, err := a.ref(r.Context(), r.PathValue("ns"), r.PathValue("pod"), r.PathValue("uid"))
 	if err != nil {
 		writeErr(w, err)
-		return nil, streamTarget{}, false
+		return
 	}
-	return ref, streamTarget{a: a, ns: ref.GetNamespace()}, true
+	serve(opts, ref, streamTarget{a: a, ns: ref.GetNamespace()})
 }
 
 func (a *readAPI) serveAttach(w http.ResponseWriter, r *http.Request) {
-	opts, err := remotecommandserver.NewOptions(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	ref, t, ok := a.streamTarget(w, r)
-	if !ok {
-		return
-	}
-	remotecommandserver.ServeAttach(w, r, t, ref.GetName(), ref.GetUid(), r.PathValue("container"),
-		opts, a.o.StreamIdleTimeout, remotecommandserver.DefaultStreamCreationTimeout, remotecommandserver.SupportedStreamingProtocols)
+	serveStream(a, w, r, remotecommandserver.NewOptions, func(opts *remotecommandserver.Options, ref *plannerv1.PodRef, t streamTarget) {
+		remotecommandserver.ServeAttach(w, r, t, ref.GetName(), ref.GetUid(), r.PathValue("container"),
+			opts, a.o.StreamIdleTimeout, remotecommandserver.DefaultStreamCreationTimeout, remotecommandserver.SupportedStreamingProtocols)
+	})
 }
 
 func (a *readAPI) servePortForward(w http.ResponseWriter, r *http.Request) {
-	opts, err := portforward.NewV4Options(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	ref, t, ok := a.streamTarget(w, r)
-	if !ok {
-		return
-	}
-	portforward.ServePortForward(w, r, t, ref.GetName(), ref.GetUid(), opts,
-		a.o.StreamIdleTimeout, remotecommandserver.DefaultStreamCreationTimeout, portforward.SupportedProtocols)
+	serveStream(a, w, r, portforward.NewV4Options, func(opts *portforward.V4Options, ref *plannerv1.PodRef, t streamTarget) {
+		portforward.ServePortForward(w, r, t, ref.GetName(), ref.GetUid(), opts,
+			a.o.StreamIdleTimeout, remotecommandserver.DefaultStreamCreationTimeout, portforward.SupportedProtocols)
+	})
 }
 
 // session is an exec or attach stream of the planner.
@@ -519,6 +513,15 @@ type session struct {
 	mu   sync.Mutex // gRPC streams allow one sender at a time
 	send func(*syncpodv1.StreamInput) error
 	recv func() (*syncpodv1.StreamOutput, error)
+}
+
+// newSession takes over an opened planner session; with no input (in
+// nil) it tells the planner so at once.
+func newSession(ps *plannerclient.Session, in io.Reader) *session {
+	if in == nil {
+		_ = ps.CloseSend()
+	}
+	return &session{send: ps.Send, recv: ps.Recv}
 }
 
 func (s *session) input(in *syncpodv1.StreamInput) error {
@@ -602,26 +605,13 @@ func (s *session) run(ctx context.Context, in io.Reader, out, errw io.Writer, re
 func (t streamTarget) ExecInContainer(ctx context.Context, name, uid, container string, cmd []string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommandserver.TerminalSize, _ time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := t.a.o.Planner.Exec(ctx)
+	ps, err := plannerclient.Exec(ctx, t.a.o.Planner, &plannerv1.ExecStart{
+		Pod: &plannerv1.PodRef{Namespace: t.ns, Name: name, Uid: uid}, Container: container, Command: cmd, Stdin: in != nil, Tty: tty,
+	})
 	if err != nil {
 		return err
 	}
-	if err := stream.Send(&plannerv1.ExecRequest{Start: &plannerv1.ExecStart{
-		Pod: &plannerv1.PodRef{Namespace: t.ns, Name: name, Uid: uid}, Container: container, Command: cmd, Stdin: in != nil, Tty: tty,
-	}}); err != nil {
-		return err
-	}
-	if in == nil {
-		_ = stream.CloseSend()
-	}
-	s := &session{
-		send: func(i *syncpodv1.StreamInput) error { return stream.Send(&plannerv1.ExecRequest{Input: i}) },
-		recv: func() (*syncpodv1.StreamOutput, error) {
-			m, err := stream.Recv()
-			return m.GetOutput(), err
-		},
-	}
-	code, err := s.run(ctx, in, out, errw, resize)
+	code, err := newSession(ps, in).run(ctx, in, out, errw, resize)
 	if err != nil {
 		return err
 	}
@@ -635,26 +625,13 @@ func (t streamTarget) ExecInContainer(ctx context.Context, name, uid, container 
 func (t streamTarget) AttachContainer(ctx context.Context, name, uid, container string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommandserver.TerminalSize) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := t.a.o.Planner.Attach(ctx)
+	ps, err := plannerclient.Attach(ctx, t.a.o.Planner, &plannerv1.AttachStart{
+		Pod: &plannerv1.PodRef{Namespace: t.ns, Name: name, Uid: uid}, Container: container, Stdin: in != nil, Tty: tty,
+	})
 	if err != nil {
 		return err
 	}
-	if err := stream.Send(&plannerv1.AttachRequest{Start: &plannerv1.AttachStart{
-		Pod: &plannerv1.PodRef{Namespace: t.ns, Name: name, Uid: uid}, Container: container, Stdin: in != nil, Tty: tty,
-	}}); err != nil {
-		return err
-	}
-	if in == nil {
-		_ = stream.CloseSend()
-	}
-	s := &session{
-		send: func(i *syncpodv1.StreamInput) error { return stream.Send(&plannerv1.AttachRequest{Input: i}) },
-		recv: func() (*syncpodv1.StreamOutput, error) {
-			m, err := stream.Recv()
-			return m.GetOutput(), err
-		},
-	}
-	_, err = s.run(ctx, in, out, errw, resize)
+	_, err = newSession(ps, in).run(ctx, in, out, errw, resize)
 	return err
 }
 

@@ -26,43 +26,34 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
+	"github.com/syncpod/syncpod/planner/plannertest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-// fakeReadPlanner holds pod default/web (container app) and static pod
-// kube-system/etcd; it answers logs with fixed lines and exec by echoing
-// stdin to stdout and "err" to stderr, exiting with the command's first
-// word as exit code when it is a number.
-type fakeReadPlanner struct {
-	plannerv1.UnimplementedPlannerServiceServer
-	lines   []*syncpodv1.LogLine
-	lastReq chan *plannerv1.ContainerLogsRequest
-}
+// fakeReadPlanner is the fake planner holding pod default/web (container
+// app) and static pod kube-system/etcd (container etcd), each with the
+// ephemeral container debugger, every container's log (the current and
+// the previous instance's) being lines. Its exec echoes stdin to stdout
+// and "err" to stderr, exiting with the command's first word as exit
+// code when it is a number; its attach says what it attached to.
+type fakeReadPlanner struct{ *plannertest.Planner }
 
-func (f *fakeReadPlanner) GetPod(_ context.Context, r *plannerv1.GetPodRequest) (*plannerv1.GetPodResponse, error) {
-	key := r.GetPod().GetNamespace() + "/" + r.GetPod().GetName()
-	pods := map[string]string{"default/web": "app", "kube-system/etcd": "etcd"}
-	c, ok := pods[key]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "pod %s not found", key)
+func newReadPlanner(lines ...*syncpodv1.LogLine) fakeReadPlanner {
+	f := fakeReadPlanner{&plannertest.Planner{}}
+	for _, p := range []struct{ ns, name, container string }{{"default", "web", "app"}, {"kube-system", "etcd", "etcd"}} {
+		f.PutPod(&plannerv1.PodRecord{Pod: &syncpodv1.Pod{Namespace: p.ns, Name: p.name,
+			Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: p.container}},
+				EphemeralContainers: []*syncpodv1.Container{{Name: "debugger"}}},
+		}})
+		for _, c := range []string{p.container, p.container + "/previous", "debugger", "debugger/previous"} {
+			f.SetLogs(c, lines...)
+		}
 	}
-	return &plannerv1.GetPodResponse{Record: &plannerv1.PodRecord{Pod: &syncpodv1.Pod{
-		Namespace: r.GetPod().GetNamespace(), Name: r.GetPod().GetName(),
-		Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: c}},
-			EphemeralContainers: []*syncpodv1.Container{{Name: "debugger"}}},
-	}}}, nil
+	return f
 }
 
-func (f *fakeReadPlanner) ContainerLogs(r *plannerv1.ContainerLogsRequest, s grpc.ServerStreamingServer[plannerv1.ContainerLogsResponse]) error {
-	select {
-	case f.lastReq <- r:
-	default:
-	}
-	return s.Send(&plannerv1.ContainerLogsResponse{Lines: f.lines})
-}
-
-func (f *fakeReadPlanner) Exec(s grpc.BidiStreamingServer[plannerv1.ExecRequest, plannerv1.ExecResponse]) error {
+func (f fakeReadPlanner) Exec(s grpc.BidiStreamingServer[plannerv1.ExecRequest, plannerv1.ExecResponse]) error {
 	first, err := s.Recv()
 	if err != nil {
 		return err
@@ -99,7 +90,7 @@ func (f *fakeReadPlanner) Exec(s grpc.BidiStreamingServer[plannerv1.ExecRequest,
 	return out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: code}})
 }
 
-func (f *fakeReadPlanner) Attach(s grpc.BidiStreamingServer[plannerv1.AttachRequest, plannerv1.AttachResponse]) error {
+func (f fakeReadPlanner) Attach(s grpc.BidiStreamingServer[plannerv1.AttachRequest, plannerv1.AttachResponse]) error {
 	first, err := s.Recv()
 	if err != nil {
 		return err
@@ -110,7 +101,7 @@ func (f *fakeReadPlanner) Attach(s grpc.BidiStreamingServer[plannerv1.AttachRequ
 
 // readAPIServer serves the read API over plain HTTP for tests; user, when
 // set, is the client certificate the TLS layer would have verified.
-func readAPIServer(t *testing.T, f *fakeReadPlanner, user string, allowed []string) *httptest.Server {
+func readAPIServer(t *testing.T, f fakeReadPlanner, user string, allowed []string) *httptest.Server {
 	t.Helper()
 	h, err := NewReadAPI(ReadAPIOptions{
 		Planner: plannerClient(t, f),
@@ -154,7 +145,7 @@ func get(t *testing.T, u string) (int, string) {
 }
 
 func TestReadAPIAuthentication(t *testing.T) {
-	f := &fakeReadPlanner{}
+	f := newReadPlanner()
 	for _, tc := range []struct {
 		name, user string
 		allowed    []string
@@ -179,7 +170,7 @@ func TestReadAPIAuthentication(t *testing.T) {
 }
 
 func TestReadAPIPodsListsBoundPodsSorted(t *testing.T) {
-	srv := readAPIServer(t, &fakeReadPlanner{}, "admin", nil)
+	srv := readAPIServer(t, newReadPlanner(), "admin", nil)
 	code, body := get(t, srv.URL+"/pods")
 	if code != http.StatusOK || !strings.Contains(body, `"kind":"PodList"`) ||
 		strings.Index(body, `"name":"api"`) > strings.Index(body, `"name":"web"`) || !strings.Contains(body, `"name":"web"`) {
@@ -189,11 +180,11 @@ func TestReadAPIPodsListsBoundPodsSorted(t *testing.T) {
 
 func TestReadAPIContainerLogs(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 0, 0, 500, time.UTC)
-	f := &fakeReadPlanner{lines: []*syncpodv1.LogLine{
-		{Time: timestamppb.New(at), Stream: syncpodv1.LogStream_LOG_STREAM_STDOUT, Content: []byte("one")},
-		{Time: timestamppb.New(at), Stream: syncpodv1.LogStream_LOG_STREAM_STDERR, Content: []byte("two")},
-		{Time: timestamppb.New(at), Stream: syncpodv1.LogStream_LOG_STREAM_STDOUT, Content: []byte("thr"), Partial: true},
-	}, lastReq: make(chan *plannerv1.ContainerLogsRequest, 1)}
+	f := newReadPlanner(
+		&syncpodv1.LogLine{Time: timestamppb.New(at), Stream: syncpodv1.LogStream_LOG_STREAM_STDOUT, Content: []byte("one")},
+		&syncpodv1.LogLine{Time: timestamppb.New(at), Stream: syncpodv1.LogStream_LOG_STREAM_STDERR, Content: []byte("two")},
+		&syncpodv1.LogLine{Time: timestamppb.New(at), Stream: syncpodv1.LogStream_LOG_STREAM_STDOUT, Content: []byte("thr"), Partial: true},
+	)
 	srv := readAPIServer(t, f, "admin", nil)
 	for _, tc := range []struct {
 		name, query string
@@ -218,14 +209,12 @@ func TestReadAPIContainerLogs(t *testing.T) {
 		})
 	}
 	t.Run("query reaches the planner", func(t *testing.T) {
-		for len(f.lastReq) > 0 {
-			<-f.lastReq
-		}
 		code, _ := get(t, srv.URL+"/containerLogs/default/web/app?follow=true&previous=1&tailLines=7&sinceSeconds=5")
 		if code != 200 {
 			t.Fatalf("status %d", code)
 		}
-		r := <-f.lastReq
+		reqs := f.LogRequests()
+		r := reqs[len(reqs)-1]
 		if !r.GetFollow() || !r.GetPrevious() || r.GetTailLines() != 7 || r.GetContainer() != "app" ||
 			!r.GetSinceTime().AsTime().Equal(time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)) {
 			t.Errorf("planner request: %v", r)
@@ -256,7 +245,7 @@ func TestReadAPIContainerLogs(t *testing.T) {
 // TestReadAPIExecOverSPDY runs exec with client-go's SPDY executor, as the
 // API server does: output, standard input and the exit code come through.
 func TestReadAPIExecOverSPDY(t *testing.T) {
-	srv := readAPIServer(t, &fakeReadPlanner{}, "admin", nil)
+	srv := readAPIServer(t, newReadPlanner(), "admin", nil)
 	exec := func(t *testing.T, path, cmd string, stdin io.Reader) (string, string, error) {
 		t.Helper()
 		q := url.Values{"command": {cmd, "x"}, "output": {"1"}, "error": {"1"}}
@@ -311,7 +300,7 @@ func TestReadAPIExecOverSPDY(t *testing.T) {
 }
 
 func TestReadAPIAttachOverSPDY(t *testing.T) {
-	srv := readAPIServer(t, &fakeReadPlanner{}, "admin", nil)
+	srv := readAPIServer(t, newReadPlanner(), "admin", nil)
 	u, _ := url.Parse(srv.URL + "/attach/kube-system/etcd-node1/etcd?output=1&error=1")
 	ex, err := remotecommand.NewSPDYExecutor(&rest.Config{}, "POST", u)
 	if err != nil {

@@ -1,11 +1,9 @@
 package node
 
 import (
-	"context"
 	"log/slog"
 	"slices"
 	"sort"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,22 +13,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
-	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/planner/plannertest"
 )
-
-// fakePodPlanner records the pods applied to it.
-type fakePodPlanner struct {
-	plannerv1.UnimplementedPlannerServiceServer
-	mu      sync.Mutex
-	applied []*plannerv1.ApplyPodRequest
-}
-
-func (f *fakePodPlanner) ApplyPod(_ context.Context, r *plannerv1.ApplyPodRequest) (*plannerv1.ApplyPodResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.applied = append(f.applied, r)
-	return &plannerv1.ApplyPodResponse{Pod: r.GetPod(), Result: plannerv1.ApplyResult_APPLY_RESULT_CREATED}, nil
-}
 
 func clusterService(ns, name, ip string, port int32) *corev1.Service {
 	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -39,13 +23,13 @@ func clusterService(ns, name, ip string, port int32) *corev1.Service {
 
 // serviceTestAgent is an agent with listers over pods and services and a
 // fake planner, enough for syncPod and the Service event handler.
-func serviceTestAgent(t *testing.T, pods []*corev1.Pod, services []*corev1.Service) (*Agent, *fakePodPlanner) {
+func serviceTestAgent(t *testing.T, pods []*corev1.Pod, services []*corev1.Service) (*Agent, *plannertest.Planner) {
 	t.Helper()
 	m, err := newMetrics(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakePodPlanner{}
+	f := &plannertest.Planner{}
 	a := &Agent{o: Options{Planner: plannerClient(t, f), Logger: slog.New(slog.DiscardHandler), NodeName: "n1"}, m: m,
 		pressure: &pressureTracker{}}
 	a.cfg = newConfigs(t.Context(), a)
@@ -93,10 +77,11 @@ func TestSyncPodCarriesTheServiceEnvironment(t *testing.T) {
 			if err := a.syncPod(t.Context(), "team/web"); err != nil {
 				t.Fatal(err)
 			}
-			if len(f.applied) != 1 {
-				t.Fatalf("%d pods applied, want 1", len(f.applied))
+			applied := f.Applied()
+			if len(applied) != 1 {
+				t.Fatalf("%d pods applied, want 1", len(applied))
 			}
-			env := f.applied[0].GetPod().GetServiceEnvironment()
+			env := applied[0].GetPod().GetServiceEnvironment()
 			var hosts []string
 			for k, v := range env {
 				if len(k) > len("_SERVICE_HOST") && k[len(k)-len("_SERVICE_HOST"):] == "_SERVICE_HOST" {
@@ -110,7 +95,7 @@ func TestSyncPodCarriesTheServiceEnvironment(t *testing.T) {
 			if env["KUBERNETES_PORT_443_TCP"] != "tcp://10.96.0.1:443" {
 				t.Errorf("KUBERNETES_PORT_443_TCP = %q", env["KUBERNETES_PORT_443_TCP"])
 			}
-			for _, c := range f.applied[0].GetPod().GetSpec().GetContainers() {
+			for _, c := range applied[0].GetPod().GetSpec().GetContainers() {
 				for _, e := range c.GetEnv() {
 					if e.GetName() == "KUBERNETES_SERVICE_HOST" {
 						t.Error("the Service variables were put in a container's env (its spec hash)")

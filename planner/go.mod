@@ -6,6 +6,7 @@ require (
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/prometheus/client_golang v1.25.0
+	github.com/syncpod/syncpod/executor v0.0.0
 	github.com/syncpod/syncpod/internal v0.0.0
 	github.com/syncpod/syncpod/proto v0.0.0
 	go.etcd.io/bbolt v1.5.0
@@ -47,6 +48,7 @@ require (
 )
 
 replace (
+	github.com/syncpod/syncpod/executor => ../executor
 	github.com/syncpod/syncpod/internal => ../internal
 	github.com/syncpod/syncpod/proto => ../proto
 )

@@ -128,24 +128,41 @@ func (p *procRunner) exited() <-chan struct{} { return p.done }
 func (p *procRunner) kill() { _ = syscall.Kill(-p.pgid, syscall.SIGKILL) }
 
 func (p *procRunner) stop(ctx context.Context, timeout time.Duration) error {
+	return stopProcess(ctx, timeout, p.done, func() { _ = syscall.Kill(-p.pgid, p.sig) }, p.kill)
+}
+
+// stopProcess stops a container that is a process (of its own, or under
+// a shim): with a timeout, term asks it to end and its exit done is
+// awaited that long; then kill ends it and the exit is awaited until ctx
+// ends.
+func stopProcess(ctx context.Context, timeout time.Duration, done <-chan struct{}, term, kill func()) error {
 	if timeout > 0 {
-		_ = syscall.Kill(-p.pgid, p.sig)
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		select {
-		case <-p.done:
-			return nil
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
+		term()
+		if exited, err := graceWait(ctx, done, timeout); exited || err != nil {
+			return err
 		}
 	}
-	p.kill()
+	kill()
 	select {
-	case <-p.done:
+	case <-done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// graceWait waits up to timeout for done to close; it reports whether it
+// did, or ctx's error when ctx ended first.
+func graceWait(ctx context.Context, done <-chan struct{}, timeout time.Duration) (bool, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true, nil
+	case <-t.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
 	}
 }
 

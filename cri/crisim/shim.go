@@ -289,25 +289,7 @@ func (s *shimRunner) signal(sig syscall.Signal) {
 func (s *shimRunner) kill() { s.signal(syscall.SIGKILL) }
 
 func (s *shimRunner) stop(ctx context.Context, timeout time.Duration) error {
-	if timeout > 0 {
-		s.signal(s.sig)
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		select {
-		case <-s.done:
-			return nil
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	s.kill()
-	select {
-	case <-s.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return stopProcess(ctx, timeout, s.done, func() { s.signal(s.sig) }, s.kill)
 }
 
 func (s *shimRunner) reopenLog() error {

@@ -110,14 +110,8 @@ func (s *simRunner) stop(ctx context.Context, timeout time.Duration) error {
 		return nil
 	}
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		select {
-		case <-s.done:
-			return nil
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
+		if exited, err := graceWait(ctx, s.done, timeout); exited || err != nil {
+			return err
 		}
 	}
 	s.exit(137)

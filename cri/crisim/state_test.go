@@ -281,10 +281,12 @@ func TestStateDirLocked(t *testing.T) {
 	}
 }
 
-// crisim can die after a shim started a container and before recording
-// the start: the shim's started file makes the next crisim list it
-// RUNNING (with its process re-adopted), so it is not started twice.
-func TestRestartFindsAStartNotRecorded(t *testing.T) {
+// startedButNotRecorded starts a container in a persistent crisim in a
+// fresh state directory, leaves its processes running, and rewrites its
+// record as CREATED: as a crisim that died before recording the start
+// left it. It returns the directory, the container and its processes.
+func startedButNotRecorded(t *testing.T) (string, string, procRecord) {
+	t.Helper()
 	dir := t.TempDir()
 	r1 := persistent(t, ModeProcess, dir)
 	sb := sandboxFor(t, r1, "p")
@@ -294,7 +296,6 @@ func TestRestartFindsAStartNotRecorded(t *testing.T) {
 	rec := r1.containers[id].record()
 	r1.mu.Unlock()
 	leave(r1)
-	// The record as it was before the start was recorded.
 	rec.State, rec.StartedAt, rec.Proc = int32(runtimeapi.ContainerState_CONTAINER_CREATED), 0, nil
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -303,11 +304,13 @@ func TestRestartFindsAStartNotRecorded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "containers", id+".json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return dir, id, p
+}
 
-	r2 := persistent(t, ModeProcess, dir)
-	if st := statusOf(t, r2, id); st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || st.GetStartedAt() == 0 {
-		t.Fatalf("after restart: %s started_at %d; want RUNNING with its start time", st.GetState(), st.GetStartedAt())
-	}
+// readopted checks that r2 runs container id on its processes p again (a
+// second start refused), then stops it.
+func readopted(t *testing.T, r2 *Runtime, id string, p procRecord) {
+	t.Helper()
 	if got := procOf(t, r2, id); got.PID != p.PID || got.ShimPID != p.ShimPID {
 		t.Fatalf("re-adopted %+v, want the processes %+v", got, p)
 	}
@@ -318,30 +321,28 @@ func TestRestartFindsAStartNotRecorded(t *testing.T) {
 	waitGone(t, p.PID, p.Start)
 }
 
+// crisim can die after a shim started a container and before recording
+// the start: the shim's started file makes the next crisim list it
+// RUNNING (with its process re-adopted), so it is not started twice.
+func TestRestartFindsAStartNotRecorded(t *testing.T) {
+	// The record as it was before the start was recorded.
+	dir, id, p := startedButNotRecorded(t)
+
+	r2 := persistent(t, ModeProcess, dir)
+	if st := statusOf(t, r2, id); st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || st.GetStartedAt() == 0 {
+		t.Fatalf("after restart: %s started_at %d; want RUNNING with its start time", st.GetState(), st.GetStartedAt())
+	}
+	readopted(t, r2, id, p)
+}
+
 // A crisim SIGKILLed after spawning a shim but before the shim wrote its
 // started file: the shim still holds the container's start lock, so the
 // next crisim waits for the started file instead of leaving the container
 // CREATED for the planner to start a second time.
 func TestRestartWaitsForAShimStillStarting(t *testing.T) {
-	dir := t.TempDir()
-	r1 := persistent(t, ModeProcess, dir)
-	sb := sandboxFor(t, r1, "p")
-	id := startIn(t, r1, sb, "c", []string{"sleep", "3600"})
-	p := procOf(t, r1, id)
-	r1.mu.Lock()
-	rec := r1.containers[id].record()
-	r1.mu.Unlock()
-	leave(r1)
 	// As it was while the shim was starting: no start recorded by crisim,
 	// no started file yet, the shim (alive) holding the start lock.
-	rec.State, rec.StartedAt, rec.Proc = int32(runtimeapi.ContainerState_CONTAINER_CREATED), 0, nil
-	b, err := json.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "containers", id+".json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, id, p := startedButNotRecorded(t)
 	started := filepath.Join(dir, "exits", id+".started.json")
 	if err := os.Rename(started, started+".later"); err != nil {
 		t.Fatal(err)
@@ -367,14 +368,7 @@ func TestRestartWaitsForAShimStillStarting(t *testing.T) {
 	if st := statusOf(t, r2, id); st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Fatalf("after restart: %s; want RUNNING (adopted from the in-flight shim)", st.GetState())
 	}
-	if got := procOf(t, r2, id); got.PID != p.PID || got.ShimPID != p.ShimPID {
-		t.Fatalf("re-adopted %+v, want the processes %+v", got, p)
-	}
-	if _, err := r2.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id}); !errors.Is(err, ErrFailedPrecondition) {
-		t.Errorf("StartContainer again: %v, want FailedPrecondition (it runs)", err)
-	}
-	r2.Shutdown()
-	waitGone(t, p.PID, p.Start)
+	readopted(t, r2, id, p)
 }
 
 // A shim's start lock never reaches the container: the container cannot

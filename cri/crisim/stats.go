@@ -125,42 +125,24 @@ func (r *Runtime) containerStatsLocked(c *container, groups map[int]groupUsage, 
 
 // ContainerStats reports one container's CPU and memory use.
 func (r *Runtime) ContainerStats(_ context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
-	groups, err := readProcessGroups()
+	cs, err := statsOf(r, r.containers, "container", req.GetContainerId(), r.containerStatsLocked)
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c, ok := r.containers[req.GetContainerId()]
-	if !ok {
-		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
-	}
-	return &runtimeapi.ContainerStatsResponse{Stats: r.containerStatsLocked(c, groups, r.nowNano())}, nil
+	return &runtimeapi.ContainerStatsResponse{Stats: cs}, nil
 }
 
 // ListContainerStats reports the CPU and memory use of the containers the
 // filter selects.
 func (r *Runtime) ListContainerStats(_ context.Context, req *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
-	groups, err := readProcessGroups()
+	f := req.GetFilter()
+	stats, err := listStats(r, r.containers, func(c *container) bool {
+		return (f.GetId() == "" || c.id == f.GetId()) && (f.GetPodSandboxId() == "" || c.sandboxID == f.GetPodSandboxId()) && labelsMatch(c.labels, f.GetLabelSelector())
+	}, r.containerStatsLocked, func(cs *runtimeapi.ContainerStats) string { return cs.GetAttributes().GetId() }, r.forgetGoneLocked)
 	if err != nil {
 		return nil, err
 	}
-	f := req.GetFilter()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.nowNano()
-	out := &runtimeapi.ListContainerStatsResponse{}
-	for _, c := range r.containers {
-		if f.GetId() != "" && c.id != f.GetId() || f.GetPodSandboxId() != "" && c.sandboxID != f.GetPodSandboxId() || !labelsMatch(c.labels, f.GetLabelSelector()) {
-			continue
-		}
-		out.Stats = append(out.Stats, r.containerStatsLocked(c, groups, now))
-	}
-	sort.Slice(out.Stats, func(i, j int) bool {
-		return out.Stats[i].GetAttributes().GetId() < out.Stats[j].GetAttributes().GetId()
-	})
-	r.forgetGoneLocked()
-	return out, nil
+	return &runtimeapi.ListContainerStatsResponse{Stats: stats}, nil
 }
 
 // forgetGoneLocked drops CPU readings of removed containers.
@@ -208,38 +190,65 @@ func (r *Runtime) sandboxStatsLocked(sb *sandbox, groups map[int]groupUsage, now
 // PodSandboxStats reports a sandbox's CPU and memory use: the sums over
 // its containers, each also listed.
 func (r *Runtime) PodSandboxStats(_ context.Context, req *runtimeapi.PodSandboxStatsRequest) (*runtimeapi.PodSandboxStatsResponse, error) {
-	groups, err := readProcessGroups()
+	st, err := statsOf(r, r.sandboxes, "sandbox", req.GetPodSandboxId(), r.sandboxStatsLocked)
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sb, ok := r.sandboxes[req.GetPodSandboxId()]
-	if !ok {
-		return nil, fmt.Errorf("%w: sandbox %q", ErrNotFound, req.GetPodSandboxId())
-	}
-	return &runtimeapi.PodSandboxStatsResponse{Stats: r.sandboxStatsLocked(sb, groups, r.nowNano())}, nil
+	return &runtimeapi.PodSandboxStatsResponse{Stats: st}, nil
 }
 
 // ListPodSandboxStats reports the sandboxes the filter selects.
 func (r *Runtime) ListPodSandboxStats(_ context.Context, req *runtimeapi.ListPodSandboxStatsRequest) (*runtimeapi.ListPodSandboxStatsResponse, error) {
+	f := req.GetFilter()
+	stats, err := listStats(r, r.sandboxes, func(sb *sandbox) bool {
+		return (f.GetId() == "" || sb.id == f.GetId()) && labelsMatch(sb.labels, f.GetLabelSelector())
+	}, r.sandboxStatsLocked, func(st *runtimeapi.PodSandboxStats) string { return st.GetAttributes().GetId() }, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ListPodSandboxStatsResponse{Stats: stats}, nil
+}
+
+// statsOf answers a stats call for one object (a container, a sandbox):
+// it reads the process groups, then, under r.mu, finds the object with
+// this id in objs (NotFound naming the kind when there is none) and
+// measures it with measure.
+func statsOf[T, S any](r *Runtime, objs map[string]T, kind, id string, measure func(T, map[int]groupUsage, int64) S) (S, error) {
+	var zero S
+	groups, err := readProcessGroups()
+	if err != nil {
+		return zero, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o, ok := objs[id]
+	if !ok {
+		return zero, fmt.Errorf("%w: %s %q", ErrNotFound, kind, id)
+	}
+	return measure(o, groups, r.nowNano()), nil
+}
+
+// listStats answers a list-stats call: it reads the process groups, then,
+// under r.mu, measures every object of objs that keep selects at one
+// instant, sorted by their id; thenLocked, when set, runs before r.mu is
+// released.
+func listStats[T, S any](r *Runtime, objs map[string]T, keep func(T) bool, measure func(T, map[int]groupUsage, int64) S, id func(S) string, thenLocked func()) ([]S, error) {
 	groups, err := readProcessGroups()
 	if err != nil {
 		return nil, err
 	}
-	f := req.GetFilter()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.nowNano()
-	out := &runtimeapi.ListPodSandboxStatsResponse{}
-	for _, sb := range r.sandboxes {
-		if f.GetId() != "" && sb.id != f.GetId() || !labelsMatch(sb.labels, f.GetLabelSelector()) {
-			continue
+	var out []S
+	for _, o := range objs {
+		if keep(o) {
+			out = append(out, measure(o, groups, now))
 		}
-		out.Stats = append(out.Stats, r.sandboxStatsLocked(sb, groups, now))
 	}
-	sort.Slice(out.Stats, func(i, j int) bool {
-		return out.Stats[i].GetAttributes().GetId() < out.Stats[j].GetAttributes().GetId()
-	})
+	sort.Slice(out, func(i, j int) bool { return id(out[i]) < id(out[j]) })
+	if thenLocked != nil {
+		thenLocked()
+	}
 	return out, nil
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/syncpod/syncpod/internal/clocktest"
 )
 
 // migrationTests holds one test per migration version; TestEveryMigrationHasATest
@@ -57,7 +59,7 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = db.Close()
-	c := &fakeClock{now: time.Unix(1_700_000_010, 0)}
+	c := clocktest.New(time.Unix(1_700_000_010, 0))
 	s := openT(t, path, Config{Clock: c})
 	e, ok, err := s.Get(key)
 	if err != nil || !ok || e.Delay != 20*time.Second {

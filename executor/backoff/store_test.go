@@ -3,32 +3,16 @@ package backoff
 import (
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/syncpod/syncpod/internal/clocktest"
 )
 
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Step(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
+func newClock() *clocktest.Clock { return clocktest.New(clocktest.Start) }
 
 func openT(t *testing.T, path string, cfg Config) *Store {
 	t.Helper()
@@ -44,7 +28,7 @@ var key = Key{PodUID: "uid-1", ContainerName: "web", SpecHash: "h1"}
 
 // crashLoop simulates a container that crashes right after every start and
 // returns the waits between an exit and the allowed restart.
-func crashLoop(t *testing.T, s *Store, c *fakeClock, n int) []time.Duration {
+func crashLoop(t *testing.T, s *Store, c *clocktest.Clock, n int) []time.Duration {
 	t.Helper()
 	var waits []time.Duration
 	for range n {
@@ -56,7 +40,7 @@ func crashLoop(t *testing.T, s *Store, c *fakeClock, n int) []time.Duration {
 		wait := time.Duration(0)
 		if res.InBackOff {
 			wait = res.Until.Sub(exit)
-			c.Step(wait)
+			c.Advance(wait)
 			if res2, _ := s.Check(key, exit); res2.InBackOff {
 				t.Fatalf("still in back-off at its until %v", res.Until)
 			}
@@ -65,7 +49,7 @@ func crashLoop(t *testing.T, s *Store, c *fakeClock, n int) []time.Duration {
 		if _, err := s.Next(key, PodRef{Name: "p", Namespace: "ns"}, exit); err != nil {
 			t.Fatal(err)
 		}
-		c.Step(100 * time.Millisecond) // runs briefly, then crashes
+		c.Advance(100 * time.Millisecond) // runs briefly, then crashes
 	}
 	return waits
 }
@@ -149,7 +133,7 @@ func TestResetAfterTenMinutesWhateverTheMax_R11_5(t *testing.T) {
 			}
 			// The container now runs for quiet, then exits.
 			exit := e.LastUpdate.Add(tc.quiet)
-			c.now = exit
+			c.Set(exit)
 			res, err := st.Check(key, exit)
 			if err != nil {
 				t.Fatal(err)
@@ -157,7 +141,7 @@ func TestResetAfterTenMinutesWhateverTheMax_R11_5(t *testing.T) {
 			if res.InBackOff == tc.wantReset {
 				t.Fatalf("InBackOff = %v, want %v", res.InBackOff, !tc.wantReset)
 			}
-			c.Step(time.Hour / 60 * 5) // past any back-off
+			c.Advance(time.Hour / 60 * 5) // past any back-off
 			d, err := st.Next(key, PodRef{}, exit)
 			if err != nil {
 				t.Fatal(err)
@@ -227,11 +211,11 @@ func testGC(t *testing.T, max time.Duration) {
 		t.Fatal(err)
 	}
 	k2 := Key{PodUID: "uid-2", ContainerName: "a", SpecHash: "x"}
-	c.Step(500 * time.Second)
+	c.Advance(500 * time.Second)
 	if _, err := st.Next(k2, PodRef{}, c.Now()); err != nil {
 		t.Fatal(err)
 	}
-	c.Step(101 * time.Second) // key: 601 s idle, k2: 101 s
+	c.Advance(101 * time.Second) // key: 601 s idle, k2: 101 s
 	n, err := st.GC()
 	if err != nil || n != 1 {
 		t.Fatalf("GC = %d, %v; want 1", n, err)
@@ -241,7 +225,7 @@ func testGC(t *testing.T, max time.Duration) {
 		t.Fatalf("after GC: %+v", all)
 	}
 	// GC on open.
-	c.Step(600 * time.Second)
+	c.Advance(600 * time.Second)
 	_ = st.Close()
 	st2 := openT(t, path, Config{Clock: c, Max: max})
 	if all, _ := st2.List(""); len(all) != 0 {
@@ -266,7 +250,7 @@ func TestListResetAndMetrics(t *testing.T) {
 	if _, in, _ := st.Stats(); in != 0 {
 		t.Fatalf("in back-off right after Next: %d, want 0 (the starts ran)", in)
 	}
-	c.Step(time.Second)
+	c.Advance(time.Second)
 	for _, k := range keys[1:] { // three crash again and are held back
 		if res, err := st.Check(k, c.Now()); err != nil || !res.InBackOff {
 			t.Fatalf("Check %v: %+v %v", k, res, err)
@@ -311,7 +295,7 @@ syncpod_executor_containers_in_backoff 3
 	if l, _ := st.List("a"); len(l) != 0 {
 		t.Fatalf("pod a left: %v", l)
 	}
-	c.Step(11 * time.Second)
+	c.Advance(11 * time.Second)
 	if e, in, _ := st.Stats(); e != 1 || in != 0 {
 		t.Fatalf("Stats = %d, %d; want 1, 0", e, in)
 	}
@@ -334,7 +318,7 @@ func BenchmarkCheckNext(b *testing.B) {
 		if _, err := s.Next(key, PodRef{}, exit); err != nil {
 			b.Fatal(err)
 		}
-		c.Step(time.Hour)
+		c.Advance(time.Hour)
 	}
 }
 
@@ -368,7 +352,7 @@ func TestACheckWithNothingToRecordOnlyReads_R11_3(t *testing.T) {
 	if _, err := s.Next(key, PodRef{Name: "p", Namespace: "ns"}, exit); err != nil {
 		t.Fatal(err)
 	}
-	c.Step(time.Second)
+	c.Advance(time.Second)
 	before := writes()
 	res, err := s.Check(key, exit)
 	if err != nil || !res.InBackOff || !res.Until.Equal(exit.Add(DefaultInitial)) {
@@ -384,7 +368,7 @@ func TestACheckWithNothingToRecordOnlyReads_R11_3(t *testing.T) {
 	if writes() != before {
 		t.Fatal("a check whose hold was already recorded committed again")
 	}
-	c.Step(DefaultInitial)
+	c.Advance(DefaultInitial)
 	before = writes()
 	if res, err := s.Check(key, exit); err != nil || res.InBackOff || res.Delay != DefaultInitial {
 		t.Fatalf("check after the delay: %+v, %v; want not in back-off, delay %v", res, err, DefaultInitial)

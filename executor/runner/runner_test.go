@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,33 +21,17 @@ import (
 	"github.com/syncpod/syncpod/cri/observe"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
+	"github.com/syncpod/syncpod/internal/clocktest"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
-
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Step(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 type env struct {
 	r      *Runner
 	rt     *critest.Runtime
 	img    *critest.Images
 	store  *backoff.Store
-	clock  *fakeClock
+	clock  *clocktest.Clock
 	reg    *prometheus.Registry
 	logDir string
 }
@@ -57,7 +40,7 @@ const busybox = "busybox:1.36"
 
 func newEnv(t *testing.T, images ...string) *env {
 	t.Helper()
-	e := &env{rt: critest.NewRuntime(), img: critest.NewImages(images...), clock: &fakeClock{now: time.Unix(1_700_000_000, 0)}, reg: prometheus.NewRegistry()}
+	e := &env{rt: critest.NewRuntime(), img: critest.NewImages(images...), clock: clocktest.New(clocktest.Start), reg: prometheus.NewRegistry()}
 	var err error
 	e.store, err = backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{Clock: e.clock})
 	if err != nil {
@@ -386,7 +369,7 @@ func TestCrashLoopBackOff(t *testing.T) {
 	// The second exit waits 10 s after its finish.
 	exitAt := e.clock.Now()
 	o = crash()
-	e.clock.Step(3 * time.Second)
+	e.clock.Advance(3 * time.Second)
 	resp = e.apply(t, pod, o, startWeb)
 	if got := summary(resp); got != "START_CONTAINER web SKIPPED CrashLoopBackOff\n" {
 		t.Fatalf("second restart: %s", got)
@@ -398,7 +381,7 @@ func TestCrashLoopBackOff(t *testing.T) {
 	if msg := resp.GetSteps()[0].GetMessage(); msg != "back-off 10s restarting failed container=web pod=demo_ns(uid-1)" {
 		t.Fatalf("message %q", msg)
 	}
-	e.clock.Step(7 * time.Second)
+	e.clock.Advance(7 * time.Second)
 	resp = e.apply(t, pod, o, startWeb)
 	if got := summary(resp); got != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" {
 		t.Fatalf("at its instant: %s", got)
@@ -481,7 +464,7 @@ func TestImagePullBackOff(t *testing.T) {
 	if got := summary(e.apply(t, pod, nil, a)); !strings.Contains(got, "ErrImagePull") {
 		t.Fatalf("first: %s", got)
 	}
-	e.clock.Step(4 * time.Second)
+	e.clock.Advance(4 * time.Second)
 	resp := e.apply(t, pod, nil, a)
 	if got := summary(resp); got != "PULL_IMAGE c FAILED ImagePullBackOff\nSTART_CONTAINER c FAILED ImagePullBackOff\n" {
 		t.Fatalf("second: %s", got)
@@ -489,7 +472,7 @@ func TestImagePullBackOff(t *testing.T) {
 	if want := e.clock.Now().Add(6 * time.Second); !resp.GetRetryAt().AsTime().Equal(want) {
 		t.Fatalf("retry_at %v, want %v", resp.GetRetryAt().AsTime(), want)
 	}
-	e.clock.Step(6 * time.Second)
+	e.clock.Advance(6 * time.Second)
 	if got := summary(e.apply(t, pod, nil, a)); got != "PULL_IMAGE c SUCCEEDED\nSTART_CONTAINER c SUCCEEDED\n" {
 		t.Fatalf("after back-off: %s", got)
 	}
@@ -556,7 +539,7 @@ func TestPruneInitContainers(t *testing.T) {
 	for i := range 3 {
 		o := e.observe(t, "uid-1")
 		resp := e.apply(t, pod, o, &syncpodv1.PodActions{SandboxId: sb, InitContainersToStart: starts("init")})
-		e.clock.Step(time.Hour) // past any back-off
+		e.clock.Advance(time.Hour) // past any back-off
 		id := resp.GetSteps()[len(resp.GetSteps())-1].GetContainerId()
 		e.rt.SetCreatedAt(id, time.Unix(int64(1000+i), 0))
 		e.rt.ExitContainer(id, 1, "", time.Unix(int64(1000+i), 5).UnixNano())

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"github.com/syncpod/syncpod/executor/validate"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/syncpod/syncpod/executor/validate"
 	"github.com/syncpod/syncpod/internal/testsummary"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"

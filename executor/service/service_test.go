@@ -4,63 +4,55 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
+	"github.com/syncpod/syncpod/executor/volumes"
+	"github.com/syncpod/syncpod/internal/clocktest"
 	"github.com/syncpod/syncpod/internal/errgrpc"
+	"github.com/syncpod/syncpod/internal/grpctest"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
-
 func newClient(t *testing.T) (executorv1.ExecutorServiceClient, *critest.Runtime, *backoff.Store) {
 	t.Helper()
-	clock := fixedClock{time.Unix(1_700_000_000, 0)}
+	rt := critest.NewRuntime()
+	c, store := serveExecutor(t, rt, clocktest.New(clocktest.Start), nil)
+	return c, rt, store
+}
+
+// serveExecutor serves the executor in memory on rt, with a fresh
+// back-off store, clock (nil: the wall clock) and the volume manager vm
+// (nil: none); it returns a client of it and the store.
+func serveExecutor(t *testing.T, rt *critest.Runtime, clock backoff.Clock, vm *volumes.Manager) (executorv1.ExecutorServiceClient, *backoff.Store) {
+	t.Helper()
 	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	rt := critest.NewRuntime()
 	r, err := runner.New(runner.Config{
 		Runtime: runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(critest.NewImages("busybox:1.36"), nil, runtimeclient.Timeouts{}),
-		Backoff: store, Clock: clock, LogDir: t.TempDir(),
+		Backoff: store, Clock: clock, LogDir: t.TempDir(), Volumes: vm,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	executorv1.RegisterExecutorServiceServer(srv, New(r, store, clock, nil))
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return executorv1.NewExecutorServiceClient(conn), rt, store
+	conn := grpctest.Serve(t, func(s *grpc.Server) { executorv1.RegisterExecutorServiceServer(s, New(r, store, clock, nil)) })
+	return executorv1.NewExecutorServiceClient(conn), store
 }
 
 const testUID = "0b6a7c8e-1f2d-4e3a-9b4c-5d6e7f8a9b0c"
@@ -98,19 +90,7 @@ func TestApplyActionsValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.ApplyActions(context.Background(), tc.req)
-			st := status.Convert(err)
-			if st.Code() != codes.InvalidArgument {
-				t.Fatalf("code %v (%v), want InvalidArgument", st.Code(), err)
-			}
-			var got []string
-			for _, d := range st.Details() {
-				if br, ok := d.(*errdetails.BadRequest); ok {
-					for _, v := range br.GetFieldViolations() {
-						got = append(got, v.GetField())
-					}
-				}
-			}
-			if strings.Join(got, ",") != strings.Join(tc.fields, ",") {
+			if got := badFields(t, err); strings.Join(got, ",") != strings.Join(tc.fields, ",") {
 				t.Fatalf("fields %v, want %v", got, tc.fields)
 			}
 		})

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,16 +9,10 @@ import (
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/syncpod/syncpod/cri/critest"
-	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/runner"
-	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -27,35 +20,12 @@ import (
 
 func newVolumeClient(t *testing.T) (executorv1.ExecutorServiceClient, *volumes.Manager) {
 	t.Helper()
-	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
 	vm, err := volumes.New(volumes.Options{Root: t.TempDir(), NoTmpfs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.New(runner.Config{
-		Runtime: runtimeclient.NewRuntime(critest.NewRuntime(), nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(critest.NewImages("busybox:1.36"), nil, runtimeclient.Timeouts{}),
-		Backoff: store, LogDir: t.TempDir(), Volumes: vm,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	executorv1.RegisterExecutorServiceServer(srv, New(r, store, nil, nil))
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return executorv1.NewExecutorServiceClient(conn), vm
+	c, _ := serveExecutor(t, critest.NewRuntime(), nil, vm)
+	return c, vm
 }
 
 func badFields(t *testing.T, err error) []string {

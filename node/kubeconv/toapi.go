@@ -81,19 +81,15 @@ func PodToAPI(r *plannerv1.PodRecord) *corev1.Pod {
 
 func containerToAPI(c *syncpodv1.Container) corev1.Container {
 	kc := corev1.Container{
-		Name:       c.GetName(),
-		Image:      c.GetImage(),
-		Command:    c.GetCommand(),
-		Args:       c.GetArgs(),
-		WorkingDir: c.GetWorkingDir(),
-		Stdin:      c.GetStdin(),
-		StdinOnce:  c.GetStdinOnce(),
-		TTY:        c.GetTty(),
-		ImagePullPolicy: map[syncpodv1.ImagePullPolicy]corev1.PullPolicy{
-			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS:         corev1.PullAlways,
-			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT: corev1.PullIfNotPresent,
-			syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER:          corev1.PullNever,
-		}[c.GetImagePullPolicy()],
+		Name:            c.GetName(),
+		Image:           c.GetImage(),
+		Command:         c.GetCommand(),
+		Args:            c.GetArgs(),
+		WorkingDir:      c.GetWorkingDir(),
+		Stdin:           c.GetStdin(),
+		StdinOnce:       c.GetStdinOnce(),
+		TTY:             c.GetTty(),
+		ImagePullPolicy: PullPolicyToAPI(c.GetImagePullPolicy()),
 	}
 	for _, e := range c.GetEnv() {
 		kc.Env = append(kc.Env, corev1.EnvVar{Name: e.GetName(), Value: e.GetValue()})
@@ -283,6 +279,16 @@ func podStatus(st *syncpodv1.PodStatus, idScheme string) corev1.PodStatus {
 		out.EphemeralContainerStatuses = append(out.EphemeralContainerStatuses, containerStatusToAPI(cs, idScheme))
 	}
 	return out
+}
+
+// PullPolicyToAPI is the API's spelling of an image pull policy; the
+// empty policy for an unset one.
+func PullPolicyToAPI(p syncpodv1.ImagePullPolicy) corev1.PullPolicy {
+	return map[syncpodv1.ImagePullPolicy]corev1.PullPolicy{
+		syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS:         corev1.PullAlways,
+		syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT: corev1.PullIfNotPresent,
+		syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER:          corev1.PullNever,
+	}[p]
 }
 
 func phaseToAPI(p syncpodv1.PodPhase) corev1.PodPhase {

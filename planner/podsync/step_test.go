@@ -65,18 +65,6 @@ func TestGarbageKeepsAnExitedEphemeralContainer(t *testing.T) {
 	}
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // An orphan whose runtime state is already gone (its worker removed it just
 // before housekeeping listed it) gives nothing to do: a second removal of
 // a gone pod is neither sent nor an error.

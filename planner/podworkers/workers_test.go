@@ -164,7 +164,7 @@ func TestSyncResultWakeAtSchedulesTheNextSync(t *testing.T) {
 		synctest.Wait()
 		got := offsets(start, r.times("a"))
 		want := []time.Duration{0, 20 * time.Second}
-		if !equalDurations(got, want) {
+		if !slices.Equal(got, want) {
 			t.Fatalf("syncs at %v, want %v", got, want)
 		}
 	})
@@ -192,7 +192,7 @@ func TestFailedSyncsBackOffExponentiallyAndReset(t *testing.T) {
 		for i := range want {
 			want[i] *= time.Second
 		}
-		if got := offsets(start, r.times("a")); !equalDurations(got, want) {
+		if got := offsets(start, r.times("a")); !slices.Equal(got, want) {
 			t.Fatalf("syncs at %v, want %v", got, want)
 		}
 		// After a success the back-off starts from the initial delay again.
@@ -201,7 +201,7 @@ func TestFailedSyncsBackOffExponentiallyAndReset(t *testing.T) {
 		w.Trigger("a")
 		time.Sleep(1500 * time.Millisecond)
 		synctest.Wait()
-		if got := offsets(restart, r.times("a")[7:]); !equalDurations(got, []time.Duration{0, time.Second}) {
+		if got := offsets(restart, r.times("a")[7:]); !slices.Equal(got, []time.Duration{0, time.Second}) {
 			t.Fatalf("after reset syncs at %v, want [0s 1s]", got)
 		}
 	})
@@ -265,18 +265,6 @@ func offsets(start time.Time, ts []time.Time) []time.Duration {
 		out[i] = t.Sub(start)
 	}
 	return out
-}
-
-func equalDurations(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestReleasedSlotsLetOtherPodsRun: syncs that release their slot (pod
@@ -406,7 +394,7 @@ func TestASyncForAnyReasonMovesTheResyncOn_R11_7(t *testing.T) {
 		w.Trigger("a") // an event: the resync due at 60-90 s moves to 110-140 s
 		time.Sleep(55 * time.Second)
 		synctest.Wait()
-		if got := offsets(start, r.times("a")); !equalDurations(got, []time.Duration{0, 50 * time.Second}) {
+		if got := offsets(start, r.times("a")); !slices.Equal(got, []time.Duration{0, 50 * time.Second}) {
 			t.Fatalf("syncs at %v by +105s, want [0s 50s]: the resync armed by the first sync was not moved on", got)
 		}
 		if got := resynced(); len(got) != 0 {

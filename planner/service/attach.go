@@ -13,44 +13,30 @@ import (
 // Attach checks the pod and its container and carries the session to the
 // executor and back.
 func (s *Service) Attach(stream plannerv1.PlannerService_AttachServer) error {
-	if s.pods == nil {
-		return errNoStore
-	}
-	first, err := stream.Recv()
+	var l fielderr.List
+	first, hasStart, err := receiveFirst(s, stream.Recv, (*plannerv1.AttachRequest).GetStart, &l)
 	if err != nil {
 		return err
 	}
 	start := first.GetStart()
-	var l fielderr.List
-	if start == nil {
-		l.Add("start", "required in the first message")
-	} else {
-		l.Append("", validation.PodRefProblems("start.pod", start.GetPod().GetNamespace(), start.GetPod().GetName(), start.GetPod().GetUid()))
+	if hasStart {
 		l.Append("", validation.ContainerRefProblems("start.container", start.GetContainer()))
 	}
 	l.Append("", validation.StreamInputProblems("input", first.GetInput()))
-	if l.Len() > 0 {
-		return errgrpc.ToGRPCOp("Attach", l.Err())
-	}
-	if s.executor == nil {
-		return errgrpc.ToGRPCOp("Attach", errNoExecutor)
-	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
-	rec, err := s.pods.Get(ctx, start.GetPod())
+	rec, err := s.podForExecutor(ctx, "Attach", &l, start.GetPod())
 	if err != nil {
-		return errgrpc.ToGRPCOp("Attach", err)
+		return err
 	}
 	id, err := runningContainerID(rec, start.GetContainer())
 	if err != nil {
 		return errgrpc.ToGRPC(err)
 	}
-	out, err := s.executor.Attach(ctx)
+	out, err := openExecutorStream(ctx, s.executor.Attach,
+		&executorv1.AttachRequest{Start: &executorv1.AttachStart{ContainerId: id, Stdin: start.GetStdin(), Tty: start.GetTty()}})
 	if err != nil {
-		return errgrpc.Relay("executor", err)
-	}
-	if err := out.Send(&executorv1.AttachRequest{Start: &executorv1.AttachStart{ContainerId: id, Stdin: start.GetStdin(), Tty: start.GetTty()}}); err != nil {
-		return errgrpc.Relay("executor", err)
+		return err
 	}
 	return relay("Attach", cancel, stream.Recv,
 		func(m *plannerv1.AttachRequest) (*executorv1.AttachRequest, bool, fielderr.Errors) {

@@ -2,19 +2,13 @@ package service
 
 import (
 	"context"
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/syncpod/syncpod/planner/store"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -23,27 +17,8 @@ import (
 
 func setupConfig(t *testing.T) (plannerv1.PlannerServiceClient, *store.Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "planner.db")
-	st, err := store.Open(store.Options{Path: path, Now: func() time.Time { return t0 }, Validate: fakeValidate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	plannerv1.RegisterPlannerServiceServer(srv, New(Options{Pods: st, Config: st}))
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = conn.Close()
-		srv.Stop()
-		_ = st.Close()
-	})
-	return plannerv1.NewPlannerServiceClient(conn), st, path
+	st, path := openStore(t)
+	return serveService(t, Options{Pods: st, Config: st}), st, path
 }
 
 func fieldPaths(t *testing.T, err error) []string {

@@ -16,48 +16,32 @@ import (
 // Exec checks the pod and its container, finds the running instance's
 // id, and carries the session to the executor and back.
 func (s *Service) Exec(stream plannerv1.PlannerService_ExecServer) error {
-	if s.pods == nil {
-		return errNoStore
-	}
-	first, err := stream.Recv()
+	var l fielderr.List
+	first, hasStart, err := receiveFirst(s, stream.Recv, (*plannerv1.ExecRequest).GetStart, &l)
 	if err != nil {
 		return err
 	}
 	start := first.GetStart()
-	var l fielderr.List
-	switch {
-	case start == nil:
-		l.Add("start", "required in the first message")
-	default:
-		l.Append("", validation.PodRefProblems("start.pod", start.GetPod().GetNamespace(), start.GetPod().GetName(), start.GetPod().GetUid()))
+	if hasStart {
 		l.Append("", validation.ContainerRefProblems("start.container", start.GetContainer()))
 		l.Append("", validation.CommandProblems("start.command", start.GetCommand()))
 	}
 	l.Append("", validation.StreamInputProblems("input", first.GetInput()))
-	if l.Len() > 0 {
-		return errgrpc.ToGRPCOp("Exec", l.Err())
-	}
-	if s.executor == nil {
-		return errgrpc.ToGRPCOp("Exec", errNoExecutor)
-	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
-	rec, err := s.pods.Get(ctx, start.GetPod())
+	rec, err := s.podForExecutor(ctx, "Exec", &l, start.GetPod())
 	if err != nil {
-		return errgrpc.ToGRPCOp("Exec", err)
+		return err
 	}
 	id, err := runningContainerID(rec, start.GetContainer())
 	if err != nil {
 		return errgrpc.ToGRPC(err)
 	}
-	out, err := s.executor.Exec(ctx)
-	if err != nil {
-		return errgrpc.Relay("executor", err)
-	}
-	if err := out.Send(&executorv1.ExecRequest{Start: &executorv1.ExecStart{
+	out, err := openExecutorStream(ctx, s.executor.Exec, &executorv1.ExecRequest{Start: &executorv1.ExecStart{
 		ContainerId: id, Command: start.GetCommand(), Stdin: start.GetStdin(), Tty: start.GetTty(),
-	}}); err != nil {
-		return errgrpc.Relay("executor", err)
+	}})
+	if err != nil {
+		return err
 	}
 	return relay("Exec", cancel, stream.Recv,
 		func(m *plannerv1.ExecRequest) (*executorv1.ExecRequest, bool, fielderr.Errors) {
@@ -73,13 +57,7 @@ func (s *Service) Exec(stream plannerv1.PlannerService_ExecServer) error {
 // NotFound naming the pod's containers for a wrong name, or
 // FailedPrecondition when it is not running.
 func runningContainerID(rec *plannerv1.PodRecord, name string) (string, error) {
-	var names []string
-	for _, c := range rec.GetPod().GetSpec().GetInitContainers() {
-		names = append(names, c.GetName())
-	}
-	for _, c := range slices.Concat(rec.GetPod().GetSpec().GetContainers(), rec.GetPod().GetSpec().GetEphemeralContainers()) {
-		names = append(names, c.GetName())
-	}
+	names := containerNames(rec.GetPod())
 	if !slices.Contains(names, name) {
 		return "", errgrpc.Errorf(errgrpc.ErrNotFound, "container %s is not valid for pod %s: choose one of [%s]", name, rec.GetPod().GetName(), strings.Join(names, " "))
 	}

@@ -4,87 +4,27 @@ import (
 	"context"
 	"errors"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/syncpod/syncpod/planner/store"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/proto/validation"
 )
 
-// echoExecutor's Exec echoes standard input to standard output, reports
-// resizes on standard error, and exits 5 when standard input ends.
-type echoExecutor struct {
-	executorv1.UnimplementedExecutorServiceServer
-	started chan *executorv1.ExecStart
-}
-
-func (e *echoExecutor) Exec(stream executorv1.ExecutorService_ExecServer) error {
-	first, err := stream.Recv()
-	if err != nil {
-		return err
-	}
-	e.started <- first.GetStart()
-	out := func(o *syncpodv1.StreamOutput) error { return stream.Send(&executorv1.ExecResponse{Output: o}) }
-	for {
-		msg, err := stream.Recv()
-		if err != nil {
-			return out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: 5}})
-		}
-		switch in := msg.GetInput().GetInput().(type) {
-		case *syncpodv1.StreamInput_Stdin:
-			err = out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_Stdout{Stdout: in.Stdin}})
-		case *syncpodv1.StreamInput_Resize:
-			err = out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_Stderr{Stderr: []byte("resized")}})
-		case *syncpodv1.StreamInput_StdinClosed:
-			return out(&syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: 5}})
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// Attach answers like Exec, with the start recorded as an ExecStart.
-func (e *echoExecutor) Attach(stream executorv1.ExecutorService_AttachServer) error {
-	first, err := stream.Recv()
-	if err != nil {
-		return err
-	}
-	e.started <- &executorv1.ExecStart{ContainerId: first.GetStart().GetContainerId(), Stdin: first.GetStart().GetStdin(), Tty: first.GetStart().GetTty()}
-	for {
-		msg, err := stream.Recv()
-		if err != nil {
-			return stream.Send(&executorv1.AttachResponse{Output: &syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_ExitCode{ExitCode: 9}}})
-		}
-		if in := msg.GetInput().GetStdin(); in != nil {
-			if err := stream.Send(&executorv1.AttachResponse{Output: &syncpodv1.StreamOutput{Output: &syncpodv1.StreamOutput_Stdout{Stdout: in}}}); err != nil {
-				return err
-			}
-		}
-	}
-}
-
 func TestExecGoesThroughTheExecutor(t *testing.T) {
-	st, err := store.Open(store.Options{Path: filepath.Join(t.TempDir(), "planner.db"), Now: func() time.Time { return t0 }, Validate: fakeValidate})
-	if err != nil {
-		t.Fatal(err)
+	c, st, ex := serveWithExecutor(t)
+	lastStart := func() *executorv1.ExecStart {
+		starts := ex.Requests().Starts
+		if len(starts) == 0 {
+			t.Fatal("the executor started no session")
+		}
+		return starts[len(starts)-1]
 	}
-	t.Cleanup(func() { _ = st.Close() })
-	ex := &echoExecutor{started: make(chan *executorv1.ExecStart, 10)}
-	execConn := serve(t, func(s *grpc.Server) { executorv1.RegisterExecutorServiceServer(s, ex) })
-	conn := serve(t, func(s *grpc.Server) {
-		plannerv1.RegisterPlannerServiceServer(s, New(Options{Pods: st, Executor: executorv1.NewExecutorServiceClient(execConn)}))
-	})
-	c := plannerv1.NewPlannerServiceClient(conn)
 	ctx := context.Background()
 	p, _, err := st.Apply(ctx, &syncpodv1.Pod{Name: "web", Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{
 		{Name: "app", Image: "busybox"}, {Name: "stopped", Image: "busybox"}},
@@ -139,7 +79,7 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 	if err != nil || out != "<resized>hello" || code != 5 {
 		t.Fatalf("session: %q exit %d, %v", out, code, err)
 	}
-	if got := <-ex.started; got.GetContainerId() != "ctr-app" || got.GetCommand()[0] != "cat" || !got.GetStdin() || !got.GetTty() {
+	if got := lastStart(); got.GetContainerId() != "ctr-app" || got.GetCommand()[0] != "cat" || !got.GetStdin() || !got.GetTty() {
 		t.Fatalf("executor started %v", got)
 	}
 	// an ephemeral container is reached by its name.
@@ -147,7 +87,7 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 		&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_StdinClosed{StdinClosed: true}}); err != nil {
 		t.Fatalf("exec in the ephemeral container: %v", err)
 	}
-	if got := <-ex.started; got.GetContainerId() != "ctr-dbg" {
+	if got := lastStart(); got.GetContainerId() != "ctr-dbg" {
 		t.Fatalf("executor started %v", got)
 	}
 	// Attach goes the same way, to the running instance.
@@ -168,7 +108,7 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 	if msg, err := att.Recv(); err != nil || msg.GetOutput().GetExitCode() != 9 {
 		t.Fatalf("attach end %v %v", msg, err)
 	}
-	if got := <-ex.started; got.GetContainerId() != "ctr-app" || !got.GetStdin() {
+	if got := lastStart(); got.GetContainerId() != "ctr-app" || !got.GetStdin() {
 		t.Fatalf("attach started %v", got)
 	}
 	for _, tc := range []struct {
@@ -188,12 +128,7 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 			if err == nil {
 				_, err = s.Recv()
 			}
-			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
-				t.Fatalf("got %v, want %s with %q", err, tc.code, tc.msg)
-			}
-			if tc.code == codes.InvalidArgument && len(status.Convert(err).Details()) == 0 {
-				t.Errorf("%v carries no BadRequest detail naming the fields", err)
-			}
+			wantStatus(t, err, tc.code, tc.msg)
 		})
 	}
 	for _, tc := range []struct {
@@ -210,12 +145,7 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := session(tc.start)
-			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
-				t.Fatalf("got %v, want %s with %q", err, tc.code, tc.msg)
-			}
-			if tc.code == codes.InvalidArgument && len(status.Convert(err).Details()) == 0 {
-				t.Errorf("%v carries no BadRequest detail naming the fields", err)
-			}
+			wantStatus(t, err, tc.code, tc.msg)
 		})
 	}
 	// Later messages are bounded too: the session ends with the field,
@@ -245,5 +175,17 @@ func TestExecGoesThroughTheExecutor(t *testing.T) {
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), field) {
 			t.Errorf("bad start: %v, want InvalidArgument naming %s", err, field)
 		}
+	}
+}
+
+// wantStatus requires err to be of code with msg in its message, and
+// bad input to name its fields in a BadRequest detail.
+func wantStatus(t *testing.T, err error, code codes.Code, msg string) {
+	t.Helper()
+	if status.Code(err) != code || !strings.Contains(err.Error(), msg) {
+		t.Fatalf("got %v, want %s with %q", err, code, msg)
+	}
+	if code == codes.InvalidArgument && len(status.Convert(err).Details()) == 0 {
+		t.Errorf("%v carries no BadRequest detail naming the fields", err)
 	}
 }

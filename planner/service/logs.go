@@ -30,24 +30,12 @@ func (s *Service) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plan
 	if req.TailLines != nil && req.GetTailLines() < 0 {
 		l.Add("tail_lines", "must be >= 0")
 	}
-	if l.Len() > 0 {
-		return errgrpc.ToGRPCOp("ContainerLogs", l.Err())
-	}
-	if s.executor == nil {
-		return errgrpc.ToGRPCOp("ContainerLogs", errNoExecutor)
-	}
 	ctx := stream.Context()
-	rec, err := s.pods.Get(ctx, req.GetPod())
+	rec, err := s.podForExecutor(ctx, "ContainerLogs", &l, req.GetPod())
 	if err != nil {
-		return errgrpc.ToGRPCOp("ContainerLogs", err)
+		return err
 	}
-	var names []string
-	for _, c := range rec.GetPod().GetSpec().GetInitContainers() {
-		names = append(names, c.GetName())
-	}
-	for _, c := range slices.Concat(rec.GetPod().GetSpec().GetContainers(), rec.GetPod().GetSpec().GetEphemeralContainers()) {
-		names = append(names, c.GetName())
-	}
+	names := containerNames(rec.GetPod())
 	if !slices.Contains(names, req.GetContainer()) {
 		return errgrpc.ToGRPC(errgrpc.Errorf(errgrpc.ErrNotFound, "container %s is not valid for pod %s: choose one of [%s]",
 			req.GetContainer(), rec.GetPod().GetName(), strings.Join(names, " ")))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,14 +11,15 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/executor/executortest"
 	"github.com/syncpod/syncpod/internal/errgrpc"
+	"github.com/syncpod/syncpod/internal/grpctest"
 	"github.com/syncpod/syncpod/planner/store"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -43,32 +43,39 @@ func fakeValidate(p *syncpodv1.Pod) error {
 	return errors.Join(errs...)
 }
 
+// openStore opens a planner store in a fresh directory, its clock at t0
+// and fakeValidate its rules; it is closed when the test ends.
+func openStore(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "planner.db")
+	st, err := store.Open(store.Options{Path: path, Now: func() time.Time { return t0 }, Validate: fakeValidate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st, path
+}
+
+// serveService serves New(opts) in memory and returns a client of it.
+func serveService(t *testing.T, opts Options) plannerv1.PlannerServiceClient {
+	t.Helper()
+	return plannerv1.NewPlannerServiceClient(grpctest.Serve(t, func(s *grpc.Server) { plannerv1.RegisterPlannerServiceServer(s, New(opts)) }))
+}
+
+// serveWithExecutor serves the service on a fresh store with a fake
+// executor, and returns a client of it, the store and the executor.
+func serveWithExecutor(t *testing.T) (plannerv1.PlannerServiceClient, *store.Store, *executortest.Executor) {
+	t.Helper()
+	st, _ := openStore(t)
+	ex := &executortest.Executor{}
+	execConn := grpctest.Serve(t, func(s *grpc.Server) { executorv1.RegisterExecutorServiceServer(s, ex) })
+	return serveService(t, Options{Pods: st, Executor: executorv1.NewExecutorServiceClient(execConn)}), st, ex
+}
+
 func setup(t *testing.T) (plannerv1.PlannerServiceClient, *store.Store) {
 	t.Helper()
-	st, err := store.Open(store.Options{
-		Path:     filepath.Join(t.TempDir(), "planner.db"),
-		Now:      func() time.Time { return t0 },
-		Validate: fakeValidate,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	plannerv1.RegisterPlannerServiceServer(srv, New(Options{Pods: st}))
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = conn.Close()
-		srv.Stop()
-		_ = st.Close()
-	})
-	return plannerv1.NewPlannerServiceClient(conn), st
+	st, _ := openStore(t)
+	return serveService(t, Options{Pods: st}), st
 }
 
 func demoPod(name, image string) *syncpodv1.Pod {

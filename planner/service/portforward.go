@@ -13,42 +13,28 @@ import (
 // PortForward checks the pod and carries one connection to the executor
 // and back.
 func (s *Service) PortForward(stream plannerv1.PlannerService_PortForwardServer) error {
-	if s.pods == nil {
-		return errNoStore
-	}
-	first, err := stream.Recv()
+	var l fielderr.List
+	first, hasStart, err := receiveFirst(s, stream.Recv, (*plannerv1.PortForwardRequest).GetStart, &l)
 	if err != nil {
 		return err
 	}
 	start := first.GetStart()
-	var l fielderr.List
-	if start == nil {
-		l.Add("start", "required in the first message")
-	} else {
-		l.Append("", validation.PodRefProblems("start.pod", start.GetPod().GetNamespace(), start.GetPod().GetName(), start.GetPod().GetUid()))
+	if hasStart {
 		if start.GetPort() < 1 || start.GetPort() > 65535 {
 			l.Add("start.port", "must be 1-65535")
 		}
 	}
 	l.Append("", validation.StreamDataProblems("data", first.GetData()))
-	if l.Len() > 0 {
-		return errgrpc.ToGRPCOp("PortForward", l.Err())
-	}
-	if s.executor == nil {
-		return errgrpc.ToGRPCOp("PortForward", errNoExecutor)
-	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
-	rec, err := s.pods.Get(ctx, start.GetPod())
+	rec, err := s.podForExecutor(ctx, "PortForward", &l, start.GetPod())
 	if err != nil {
-		return errgrpc.ToGRPCOp("PortForward", err)
+		return err
 	}
-	out, err := s.executor.PortForward(ctx)
+	out, err := openExecutorStream(ctx, s.executor.PortForward,
+		&executorv1.PortForwardRequest{Start: &executorv1.PortForwardStart{PodUid: rec.GetPod().GetUid(), Port: start.GetPort()}})
 	if err != nil {
-		return errgrpc.Relay("executor", err)
-	}
-	if err := out.Send(&executorv1.PortForwardRequest{Start: &executorv1.PortForwardStart{PodUid: rec.GetPod().GetUid(), Port: start.GetPort()}}); err != nil {
-		return errgrpc.Relay("executor", err)
+		return err
 	}
 	if len(first.GetData()) > 0 {
 		// Bytes in the first message go first.

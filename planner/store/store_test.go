@@ -18,27 +18,10 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/syncpod/syncpod/internal/boltfile"
+	"github.com/syncpod/syncpod/internal/clocktest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
-
-// fakeClock is a manually advanced clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -60,9 +43,9 @@ func fakeValidate(p *syncpodv1.Pod) error {
 	return errors.Join(errs...)
 }
 
-func openTest(t *testing.T, mod func(*Options)) (*Store, *fakeClock, string) {
+func openTest(t *testing.T, mod func(*Options)) (*Store, *clocktest.Clock, string) {
 	t.Helper()
-	clk := &fakeClock{t: t0}
+	clk := clocktest.New(t0)
 	path := filepath.Join(t.TempDir(), "planner.db")
 	opts := Options{Path: path, Now: clk.Now, Validate: fakeValidate}
 	if mod != nil {

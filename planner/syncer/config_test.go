@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/syncpod/syncpod/executor/executortest"
 	"github.com/syncpod/syncpod/planner/plan"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -22,32 +23,46 @@ func configPod() *syncpodv1.Pod {
 	return p
 }
 
-func (f *fakeExecutor) volumeCalls() ([]*plannerv1.PodRef, []string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// volumeCalls returns the volume refreshes ex got, as the pod's uid and
+// the value of key "k" of their first ConfigMap, and the uids of the
+// pods whose volumes it removed.
+func volumeCalls(ex *executortest.Executor) ([]*plannerv1.PodRef, []string) {
+	r := ex.Requests()
 	var ups []*plannerv1.PodRef
-	for _, u := range f.volumeUpdates {
+	for _, u := range r.VolumeUpdates {
 		ups = append(ups, &plannerv1.PodRef{Uid: u.GetPod().GetUid(), Name: u.GetConfigMaps()[0].GetData()["k"]})
 	}
-	return ups, append([]string(nil), f.volumeRemovals...)
+	var removed []string
+	for _, rm := range r.VolumeRemovals {
+		removed = append(removed, rm.GetPodUid())
+	}
+	return ups, removed
+}
+
+// applyConfigObjects stores what configPod reads: ConfigMap cfg (k=v1)
+// and Secret creds (pw=x).
+func applyConfigObjects(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "cfg", Data: map[string]string{"k": "v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.store.ApplySecret(ctx, &syncpodv1.Secret{Name: "creds", Data: map[string][]byte{"pw": []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestChangeSetsCarryTheConfigObjectsThePodReads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		ctx := context.Background()
-		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "cfg", Data: map[string]string{"k": "v1"}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := e.store.ApplySecret(ctx, &syncpodv1.Secret{Name: "creds", Data: map[string][]byte{"pw": []byte("x")}}); err != nil {
-			t.Fatal(err)
-		}
+		applyConfigObjects(t, e)
 		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "unrelated"}); err != nil {
 			t.Fatal(err)
 		}
 		e.apply(t, configPod())
-		settled(t, "an ApplyActions call", func() bool { a, _ := e.exec.snapshot(); return len(a) >= 1 })
-		a, _ := e.exec.snapshot()
+		settled(t, "an ApplyActions call", func() bool { a, _ := snapshot(e.exec); return len(a) >= 1 })
+		a, _ := snapshot(e.exec)
 		if cms := a[0].GetConfigMaps(); len(cms) != 1 || cms[0].GetName() != "cfg" {
 			t.Errorf("config maps sent: %v", cms)
 		}
@@ -61,22 +76,17 @@ func TestAConfigMapChangeRefreshesTheVolumesOfARunningPodWithoutARestart(t *test
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		ctx := context.Background()
-		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "cfg", Data: map[string]string{"k": "v1"}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := e.store.ApplySecret(ctx, &syncpodv1.Secret{Name: "creds", Data: map[string][]byte{"pw": []byte("x")}}); err != nil {
-			t.Fatal(err)
-		}
+		applyConfigObjects(t, e)
 		o := runningObserved(uid)
 		o.Containers[0].SpecHash = plan.SpecHash(configPod().GetSpec().GetContainers()[0])
 		e.pleg.set(o)
 		e.apply(t, configPod())
-		settled(t, "a volume refresh with v1", func() bool { u, _ := e.exec.volumeCalls(); return len(u) >= 1 && u[len(u)-1].GetName() == "v1" })
+		settled(t, "a volume refresh with v1", func() bool { u, _ := volumeCalls(e.exec); return len(u) >= 1 && u[len(u)-1].GetName() == "v1" })
 		if _, _, err := e.store.ApplyConfigMap(ctx, &syncpodv1.ConfigMap{Name: "cfg", Data: map[string]string{"k": "v2"}}); err != nil {
 			t.Fatal(err)
 		}
-		settled(t, "a volume refresh with v2", func() bool { u, _ := e.exec.volumeCalls(); return len(u) >= 2 && u[len(u)-1].GetName() == "v2" })
-		if a, _ := e.exec.snapshot(); len(a) != 0 {
+		settled(t, "a volume refresh with v2", func() bool { u, _ := volumeCalls(e.exec); return len(u) >= 2 && u[len(u)-1].GetName() == "v2" })
+		if a, _ := snapshot(e.exec); len(a) != 0 {
 			t.Fatalf("a config change restarted something: %v", a)
 		}
 	})
@@ -95,7 +105,7 @@ func TestARemovedPodsVolumesAreRemoved(t *testing.T) {
 			_, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
 			return err != nil
 		})
-		if _, rm := e.exec.volumeCalls(); len(rm) != 1 || rm[0] != uid {
+		if _, rm := volumeCalls(e.exec); len(rm) != 1 || rm[0] != uid {
 			t.Fatalf("volume removals %v, want the pod's", rm)
 		}
 	})
@@ -117,10 +127,8 @@ func TestALabelChangeRefreshesDownwardAPIVolumesAtOnce(t *testing.T) {
 		e.apply(t, pod)
 		labelsRefreshed := func(want string) func() bool {
 			return func() bool {
-				e.exec.mu.Lock()
-				defer e.exec.mu.Unlock()
-				n := len(e.exec.volumeUpdates)
-				return n > 0 && e.exec.volumeUpdates[n-1].GetPod().GetLabels()["tier"] == want
+				u := e.exec.Requests().VolumeUpdates
+				return len(u) > 0 && u[len(u)-1].GetPod().GetLabels()["tier"] == want
 			}
 		}
 		settled(t, "a refresh with tier=web", labelsRefreshed("web"))
@@ -132,7 +140,7 @@ func TestALabelChangeRefreshesDownwardAPIVolumesAtOnce(t *testing.T) {
 		// settled waits with no time passing beyond what the goroutines
 		// need: far less than a resync period.
 		settled(t, "a refresh with tier=frontend", labelsRefreshed("frontend"))
-		if a, _ := e.exec.snapshot(); len(a) != 0 {
+		if a, _ := snapshot(e.exec); len(a) != 0 {
 			t.Fatalf("a label change restarted something: %v", a)
 		}
 	})

@@ -54,7 +54,7 @@ func TestAnEmptyDirOverItsSizeLimitEvictsThePod(t *testing.T) {
 		o := runningObserved(uid)
 		o.Containers[0].SpecHash = plan.SpecHash(p.GetSpec().GetContainers()[0])
 		e.pleg.set(o)
-		e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		e.exec.SetApplyAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 			return &executorv1.ApplyActionsResponse{}
 		})
 		meter.set("cache", 1<<20) // at the limit: fine
@@ -67,7 +67,7 @@ func TestAnEmptyDirOverItsSizeLimitEvictsThePod(t *testing.T) {
 			defer meter.mu.Unlock()
 			return meter.calls >= 1 && rec.GetStatus().GetPhase() == syncpodv1.PodPhase_POD_PHASE_RUNNING
 		})
-		if a, _ := e.exec.snapshot(); len(a) != 0 {
+		if a, _ := snapshot(e.exec); len(a) != 0 {
 			t.Fatalf("applies under the limit: %v", a)
 		}
 		meter.set("cache", 1<<20+1)
@@ -81,7 +81,7 @@ func TestAnEmptyDirOverItsSizeLimitEvictsThePod(t *testing.T) {
 		if got := rec.GetStatus().GetMessage(); got != want {
 			t.Errorf("status message %q, want %q", got, want)
 		}
-		applies, _ := e.exec.snapshot()
+		applies, _ := snapshot(e.exec)
 		if len(applies) == 0 || !applies[0].GetActions().GetKillPod() {
 			t.Fatalf("applies %v, want a pod kill", applies)
 		}

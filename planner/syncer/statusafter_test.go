@@ -18,7 +18,7 @@ import (
 // created the sandbox and started the container, and makes the fake PLEG
 // see them running from then on, as the runtime would.
 func startingExecutor(e *env) {
-	e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+	e.exec.SetApplyAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 		o := runningObserved(uid)
 		now := timestamppb.Now()
 		o.Sandboxes[0].CreatedAt, o.Containers[0].CreatedAt, o.Containers[0].StartedAt = now, now, now
@@ -44,7 +44,7 @@ func TestASyncThatStartedContainersStoresTheStatusReadAfterIt_R13_7(t *testing.T
 		sub := subscribe(t, e)
 		pod := e.apply(t, webPod())
 		recs := modified(t, sub)
-		if a, _ := e.exec.snapshot(); len(a) != 1 {
+		if a, _ := snapshot(e.exec); len(a) != 1 {
 			t.Fatalf("%d executor calls, want 1", len(a))
 		}
 		if len(recs) != 1 {
@@ -114,13 +114,13 @@ func TestAStatusThatCannotBeReadAfterTheCallLeavesTheOneFromBefore_R13_7(t *test
 		pod := e.apply(t, webPod())
 		recs := modified(t, sub)
 		if len(recs) != 1 {
-			a, _ := e.exec.snapshot()
+			a, _ := snapshot(e.exec)
 			t.Fatalf("%d commits, want 1 (%d executor calls, status reads newer than %v)", len(recs), len(a), e.pleg.newerThans(pod.GetUid()))
 		}
 		if st := recs[0].GetStatus(); st.GetPhase() != syncpodv1.PodPhase_POD_PHASE_PENDING || len(recs[0].GetEvents()) == 0 {
 			t.Fatalf("stored %v with %d events, want the status from before the call (Pending) and the call's events", st, len(recs[0].GetEvents()))
 		}
-		if a, _ := e.exec.snapshot(); len(a) != 1 {
+		if a, _ := snapshot(e.exec); len(a) != 1 {
 			t.Fatalf("%d executor calls, want 1: a status that could not be read must not fail the sync", len(a))
 		}
 		e.pleg.mu.Lock()

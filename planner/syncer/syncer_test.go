@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/executor/executortest"
 	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/planner/podsync"
 	"github.com/syncpod/syncpod/planner/store"
@@ -92,60 +93,15 @@ func (f *fakePLEG) newerThans(uid string) []time.Time {
 	return append([]time.Time(nil), f.newer[uid]...)
 }
 
-// fakeExecutor records requests and answers from a function.
-type fakeExecutor struct {
-	mu      sync.Mutex
-	applies []*executorv1.ApplyActionsRequest
-	removes []*executorv1.RemoveResourcesRequest
-	answer  func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse
-	fail    error // when set, ApplyActions fails with it
-	// volume RPCs (execclient_volumes_test.go)
-	volumeUpdates  []*executorv1.UpdatePodVolumesRequest
-	volumeRemovals []string
-}
-
-func (f *fakeExecutor) ApplyActions(_ context.Context, req *executorv1.ApplyActionsRequest) (*executorv1.ApplyActionsResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.applies = append(f.applies, req)
-	if f.fail != nil {
-		return nil, f.fail
-	}
-	if f.answer != nil {
-		return f.answer(req), nil
-	}
-	return &executorv1.ApplyActionsResponse{}, nil
-}
-
-func (f *fakeExecutor) RemoveResources(_ context.Context, req *executorv1.RemoveResourcesRequest) (*executorv1.RemoveResourcesResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.removes = append(f.removes, req)
-	resp := &executorv1.RemoveResourcesResponse{}
-	for _, id := range req.GetContainerIds() {
-		resp.Results = append(resp.Results, &executorv1.RemoveResult{Id: id, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED})
-	}
-	for _, id := range req.GetSandboxIds() {
-		resp.Results = append(resp.Results, &executorv1.RemoveResult{Id: id, Sandbox: true, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED})
-	}
-	return resp, nil
-}
-
-func (f *fakeExecutor) setAnswer(fn func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.answer = fn
-}
-
-func (f *fakeExecutor) snapshot() ([]*executorv1.ApplyActionsRequest, []*executorv1.RemoveResourcesRequest) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]*executorv1.ApplyActionsRequest(nil), f.applies...), append([]*executorv1.RemoveResourcesRequest(nil), f.removes...)
+// snapshot returns the ApplyActions and RemoveResources requests ex got.
+func snapshot(ex *executortest.Executor) ([]*executorv1.ApplyActionsRequest, []*executorv1.RemoveResourcesRequest) {
+	r := ex.Requests()
+	return r.Applies, r.Removes
 }
 
 type env struct {
 	pleg  *fakePLEG
-	exec  *fakeExecutor
+	exec  *executortest.Executor
 	store *store.Store
 	s     *Syncer
 }
@@ -188,7 +144,7 @@ func (w *watchStream) Recv() (*plegv1.PodLifecycleEvent, error) {
 }
 
 // execClient calls the fake executor in-process.
-type execClient struct{ f *fakeExecutor }
+type execClient struct{ f *executortest.Executor }
 
 func (c execClient) ApplyActions(ctx context.Context, pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, actions *syncpodv1.PodActions, cfg Config) (*executorv1.ApplyActionsResponse, error) {
 	return c.f.ApplyActions(ctx, &executorv1.ApplyActionsRequest{Pod: pod, Observed: observed, Actions: actions,
@@ -214,7 +170,7 @@ func newEnvWith(t *testing.T, opt func(*Options)) *env {
 	t.Helper()
 	e := &env{
 		pleg: &fakePLEG{observed: map[string]*syncpodv1.ObservedPod{}, gets: map[string]int{}, newer: map[string][]time.Time{}, events: make(chan *plegv1.PodLifecycleEvent, 16)},
-		exec: &fakeExecutor{},
+		exec: &executortest.Executor{},
 	}
 	var err error
 	e.store, err = store.Open(store.Options{Path: filepath.Join(t.TempDir(), "p.db"), Validate: validate.Pod})
@@ -314,15 +270,15 @@ func runningObserved(uid string) *syncpodv1.ObservedPod {
 func TestNewPodIsPlannedAppliedAndGetsStatusAndEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
-		e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		e.exec.SetApplyAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 			return &executorv1.ApplyActionsResponse{SandboxId: "sb1", Steps: []*executorv1.StepResult{
 				{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "sb1"},
 				{Step: executorv1.Step_STEP_START_CONTAINER, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "app", ContainerId: "c1"},
 			}}
 		})
 		pod := e.apply(t, webPod())
-		settled(t, "an ApplyActions call", func() bool { a, _ := e.exec.snapshot(); return len(a) >= 1 })
-		a, _ := e.exec.snapshot()
+		settled(t, "an ApplyActions call", func() bool { a, _ := snapshot(e.exec); return len(a) >= 1 })
+		a, _ := snapshot(e.exec)
 		if !a[0].GetActions().GetCreateSandbox() || len(a[0].GetActions().GetContainersToStart()) != 1 || a[0].GetPod().GetUid() != pod.GetUid() {
 			t.Fatalf("first change set %v, want a sandbox and one container for pod %s", a[0].GetActions(), pod.GetUid())
 		}
@@ -348,7 +304,7 @@ func TestConvergedPodIsNotResyncedByItsOwnStatusWrites(t *testing.T) {
 		if got := e.pleg.getCount(pod.GetUid()); got != n {
 			t.Fatalf("a converged pod kept syncing: %d then %d status reads", n, got)
 		}
-		if a, _ := e.exec.snapshot(); len(a) != 0 {
+		if a, _ := snapshot(e.exec); len(a) != 0 {
 			t.Fatalf("a healthy running pod got change sets: %v", a)
 		}
 		// A PLEG event for the pod triggers a sync; a removal does not.
@@ -375,7 +331,7 @@ func TestAConvergedPodIsResyncedOnItsOwnAfterItsLastSync_R11_7(t *testing.T) {
 		if tl := e.s.Timeline().Last(pod.GetUid()); tl.GetTrigger() != timeline.SourceResync {
 			t.Fatalf("the last sync's trigger is %q, want %q", tl.GetTrigger(), timeline.SourceResync)
 		}
-		if a, _ := e.exec.snapshot(); len(a) != 0 {
+		if a, _ := snapshot(e.exec); len(a) != 0 {
 			t.Fatalf("a healthy running pod got change sets on its resync: %v", a)
 		}
 	})
@@ -387,7 +343,7 @@ func TestDeletedPodIsKilledThenRemovedThenForgotten(t *testing.T) {
 		e.pleg.set(runningObserved(uid))
 		pod := e.apply(t, webPod())
 		settled(t, "a first sync", func() bool { return e.pleg.getCount(pod.GetUid()) >= 1 })
-		e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		e.exec.SetApplyAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 			if req.GetActions().GetKillPod() {
 				o := runningObserved(pod.GetUid())
 				o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
@@ -404,7 +360,7 @@ func TestDeletedPodIsKilledThenRemovedThenForgotten(t *testing.T) {
 			_, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
 			return err != nil
 		})
-		applies, removes := e.exec.snapshot()
+		applies, removes := snapshot(e.exec)
 		if len(applies) != 1 || !applies[0].GetActions().GetKillPod() || applies[0].GetPod().GetDeletionGracePeriodSeconds() != 5 {
 			t.Fatalf("applies %v, want one KillPod carrying the deletion grace period", applies)
 		}
@@ -426,7 +382,7 @@ func TestBackoffRetryAtArmsAWakeUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		retry := time.Now().Add(time.Hour).Truncate(time.Second)
-		e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		e.exec.SetApplyAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 			return &executorv1.ApplyActionsResponse{RetryAt: timestamppb.New(retry), Steps: []*executorv1.StepResult{
 				{Step: executorv1.Step_STEP_START_CONTAINER, Target: "app", Outcome: executorv1.Outcome_OUTCOME_SKIPPED, Reason: "CrashLoopBackOff", BackoffUntil: timestamppb.New(retry)},
 			}}
@@ -450,7 +406,7 @@ func TestFinishedPodIsNotReplanned(t *testing.T) {
 		o.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
 		o.Containers[0].FinishedAt = timestamppb.Now()
 		e.pleg.set(o) // sandbox still ready, the only container done
-		e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		e.exec.SetApplyAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 			o := proto.Clone(o).(*syncpodv1.ObservedPod)
 			o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
 			e.pleg.set(o)
@@ -464,7 +420,7 @@ func TestFinishedPodIsNotReplanned(t *testing.T) {
 		e.s.workers.Trigger(pod.GetUid())
 		e.s.workers.Trigger(pod.GetUid())
 		synctest.Wait()
-		applies, _ := e.exec.snapshot()
+		applies, _ := snapshot(e.exec)
 		if len(applies) != 1 || !applies[0].GetActions().GetKillPod() || applies[0].GetActions().GetCreateSandbox() {
 			t.Fatalf("applies %v, want exactly one kill of the finished pod and no new sandbox", applies)
 		}
@@ -474,14 +430,12 @@ func TestFinishedPodIsNotReplanned(t *testing.T) {
 func TestStatusIsNeverOlderThanTheLastExecutorCallEvenAFailedOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
-		e.exec.mu.Lock()
-		e.exec.fail = status.Error(codes.DeadlineExceeded, "the runtime was slow; the call may have done its work")
-		e.exec.mu.Unlock()
+		e.exec.SetApplyError(status.Error(codes.DeadlineExceeded, "the runtime was slow; the call may have done its work"))
 		time.Sleep(time.Second) // the loop has run a while before the pod comes
 		pod := e.apply(t, webPod())
 		time.Sleep(5 * time.Second) // past the first error back-off (1 s)
 		settled(t, "a retry after the failed call", func() bool { return len(e.pleg.newerThans(pod.GetUid())) >= 2 })
-		applies, _ := e.exec.snapshot()
+		applies, _ := snapshot(e.exec)
 		nt := e.pleg.newerThans(pod.GetUid())
 		// The first read of a pod first stored after the loop started
 		// takes any status (nothing can have acted on it; see
@@ -500,7 +454,7 @@ func TestAFailedKillOfADeletedPodBacksOffInsteadOfSpinning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		e.pleg.set(runningObserved(uid))
-		e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		e.exec.SetApplyAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 			return &executorv1.ApplyActionsResponse{Steps: []*executorv1.StepResult{
 				{Step: executorv1.Step_STEP_KILL_CONTAINER, Target: "app", Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: "KillContainerError", Message: "stuck"},
 				{Step: executorv1.Step_STEP_KILL_POD, Target: "web", Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: "KillPodError"},
@@ -514,7 +468,7 @@ func TestAFailedKillOfADeletedPodBacksOffInsteadOfSpinning(t *testing.T) {
 		synctest.Wait()
 		time.Sleep(10 * time.Second) // error back-off: 1 s, 2 s, 4 s, ...
 		synctest.Wait()
-		applies, _ := e.exec.snapshot()
+		applies, _ := snapshot(e.exec)
 		// One kill at once, then retries after 1, 2 and 4 s (7 s): a handful,
 		// not thousands.
 		if n := len(applies); n < 2 || n > 6 {
@@ -548,7 +502,7 @@ func TestHousekeepingDoesNotRemoveAgainAPodItsWorkerJustRemoved(t *testing.T) {
 				e.pleg.set(runningObserved(uid))
 				pod := e.apply(t, webPod())
 				synctest.Wait()
-				e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+				e.exec.SetApplyAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 					if req.GetActions().GetKillPod() {
 						o := runningObserved(uid)
 						o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
@@ -564,7 +518,7 @@ func TestHousekeepingDoesNotRemoveAgainAPodItsWorkerJustRemoved(t *testing.T) {
 					_, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: pod.GetUid()})
 					return err != nil
 				})
-				applies, removes := e.exec.snapshot()
+				applies, removes := snapshot(e.exec)
 				// The runtime has nothing of the pod now; the PLEG's list
 				// still shows it as of its last relist.
 				last := runningObserved(uid)
@@ -576,7 +530,7 @@ func TestHousekeepingDoesNotRemoveAgainAPodItsWorkerJustRemoved(t *testing.T) {
 
 				e.s.housekeeping(context.Background())
 
-				applies2, removes2 := e.exec.snapshot()
+				applies2, removes2 := snapshot(e.exec)
 				if len(removes2) != len(removes) || len(applies2) != len(applies) {
 					t.Fatalf("housekeeping acted on a pod its worker had just removed: removes %v, kills %v after the worker's",
 						removes2[len(removes):], applies2[len(applies):])
@@ -599,14 +553,14 @@ func TestHousekeepingRemovesATrueOrphan(t *testing.T) {
 		e.pleg.set(o) // never desired: left over from a planner that was down
 		synctest.Wait()
 		e.s.housekeeping(context.Background())
-		_, removes := e.exec.snapshot()
+		_, removes := snapshot(e.exec)
 		if len(removes) != 1 || !slices.Equal(removes[0].GetContainerIds(), []string{"c1"}) || !slices.Equal(removes[0].GetSandboxIds(), []string{"sb1"}) {
 			t.Fatalf("removes %v, want the orphan's container and sandbox once", removes)
 		}
 		if f := removes[0].GetForgetPod(); f.GetUid() != uid || f.GetName() != "web" || f.GetNamespace() != "default" {
 			t.Fatalf("orphan removal forgets %v, want default/web %s", f, uid)
 		}
-		if _, rm := e.exec.volumeCalls(); len(rm) != 1 || rm[0] != uid {
+		if _, rm := volumeCalls(e.exec); len(rm) != 1 || rm[0] != uid {
 			t.Fatalf("volume removals %v, want the orphan's", rm)
 		}
 		if nt := e.pleg.newerThans(uid); len(nt) != 1 || nt[0].IsZero() {
@@ -621,7 +575,7 @@ func TestHousekeepingRemovesATrueOrphan(t *testing.T) {
 func TestASyncIsOneStoreCommit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
-		e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		e.exec.SetApplyAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 			return &executorv1.ApplyActionsResponse{SandboxId: "sb1", Steps: []*executorv1.StepResult{
 				{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "sb1"},
 				{Step: executorv1.Step_STEP_START_CONTAINER, Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Target: "app", ContainerId: "c1"},
@@ -629,8 +583,8 @@ func TestASyncIsOneStoreCommit(t *testing.T) {
 		})
 		sub := subscribe(t, e)
 		e.apply(t, webPod())
-		settled(t, "an ApplyActions call", func() bool { a, _ := e.exec.snapshot(); return len(a) >= 1 })
-		applies, _ := e.exec.snapshot()
+		settled(t, "an ApplyActions call", func() bool { a, _ := snapshot(e.exec); return len(a) >= 1 })
+		applies, _ := snapshot(e.exec)
 		commits := modified(t, sub)
 		if len(commits) != len(applies) {
 			t.Fatalf("%d MODIFIED events for %d syncs that applied, want one each", len(commits), len(applies))
@@ -653,7 +607,7 @@ func TestActiveDeadlineFailsAndKillsThePodAtTheDeadline(t *testing.T) {
 		d := int64(60)
 		p.Spec.ActiveDeadlineSeconds = &d
 		e.pleg.set(runningObserved(uid))
-		e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		e.exec.SetApplyAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 			return &executorv1.ApplyActionsResponse{}
 		})
 		began := time.Now()
@@ -661,7 +615,7 @@ func TestActiveDeadlineFailsAndKillsThePodAtTheDeadline(t *testing.T) {
 		settled(t, "a wake-up at the deadline", func() bool {
 			return e.s.workers.NextWake(pod.GetUid()).Equal(began.Add(60 * time.Second))
 		})
-		applies, _ := e.exec.snapshot()
+		applies, _ := snapshot(e.exec)
 		if len(applies) != 0 {
 			t.Fatalf("applies before the deadline: %v", applies)
 		}
@@ -671,7 +625,7 @@ func TestActiveDeadlineFailsAndKillsThePodAtTheDeadline(t *testing.T) {
 			st := rec.GetStatus()
 			return st.GetPhase() == syncpodv1.PodPhase_POD_PHASE_FAILED && st.GetReason() == "DeadlineExceeded"
 		})
-		applies, _ = e.exec.snapshot()
+		applies, _ = snapshot(e.exec)
 		if len(applies) == 0 || !applies[0].GetActions().GetKillPod() ||
 			applies[0].GetActions().GetMessage() != "Pod was active on the node longer than the specified deadline" {
 			t.Fatalf("applies %v, want a kill of the pod past its deadline", applies)
@@ -707,7 +661,7 @@ func TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus_R13_7(t *testin
 				// resyncs every stored pod, which for a pod applied
 				// meanwhile would be a second executor call.
 				synctest.Wait()
-				e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+				e.exec.SetApplyAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 					resp := &executorv1.ApplyActionsResponse{}
 					if did {
 						resp.Steps = []*executorv1.StepResult{{Step: executorv1.Step_STEP_CREATE_SANDBOX, Outcome: outcome}}
@@ -715,7 +669,7 @@ func TestAnExecutorCallThatDidSomethingAsksAheadForTheNextStatus_R13_7(t *testin
 					return resp
 				})
 				pod := e.apply(t, webPod())
-				settled(t, "one executor call", func() bool { applies, _ := e.exec.snapshot(); return len(applies) == 1 })
+				settled(t, "one executor call", func() bool { applies, _ := snapshot(e.exec); return len(applies) == 1 })
 				e.s.mu.Lock()
 				done, ok := e.s.lastSync[pod.GetUid()]
 				e.s.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/executor/executortest"
 	"github.com/syncpod/syncpod/planner/store"
 	"github.com/syncpod/syncpod/planner/validate"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
@@ -35,7 +36,7 @@ func TestSyncTimelineRecordsTriggerStagesAndCRICalls(t *testing.T) {
 		died.Containers[0].State = syncpodv1.ContainerState_CONTAINER_STATE_EXITED
 		died.Containers[0].FinishedAt = timestamppb.Now()
 		e.pleg.set(died)
-		e.exec.setAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		e.exec.SetApplyAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 			return &executorv1.ApplyActionsResponse{CriCalls: []*executorv1.CriCallTiming{
 				{Operation: "create_container", StartedAt: timestamppb.Now(), Duration: durationpb.New(time.Millisecond)},
 				{Operation: "start_container", StartedAt: timestamppb.Now(), Duration: durationpb.New(time.Millisecond)},
@@ -44,7 +45,7 @@ func TestSyncTimelineRecordsTriggerStagesAndCRICalls(t *testing.T) {
 		eventAt := time.Now().Add(-5 * time.Millisecond)
 		e.pleg.events <- &plegv1.PodLifecycleEvent{PodUid: uid, Type: plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED,
 			ContainerId: "c1", Time: timestamppb.New(eventAt)}
-		settled(t, "a sync that called the executor", func() bool { a, _ := e.exec.snapshot(); return len(a) == 1 })
+		settled(t, "a sync that called the executor", func() bool { a, _ := snapshot(e.exec); return len(a) == 1 })
 
 		tl := e.s.Timeline().Last(pod.GetUid())
 		if tl.GetTrigger() != "pleg:CONTAINER_DIED" || !tl.GetEventAt().AsTime().Equal(eventAt) || tl.GetError() != "" {
@@ -96,7 +97,7 @@ func TestDeletionsAreNotSerializedBehindGrace_R9_4(t *testing.T) {
 		e := newEnv(t)
 		b := &blockingKills{execClient: execClient{e.exec}, release: make(chan struct{})}
 		e.s.opts.Executor = b
-		e.exec.setAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		e.exec.SetApplyAnswer(func(req *executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
 			if req.GetActions().GetKillPod() {
 				o := runningObserved(req.GetPod().GetUid())
 				o.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
@@ -161,7 +162,7 @@ func TestPodStoredBeforeTheLoopWaitsForAStatusNewerThanItsStart(t *testing.T) {
 		}
 		pl.set(runningObserved(before.GetUid()))
 		time.Sleep(time.Second)
-		s, err := New(Options{Store: st, PLEG: plegClient{pl}, Executor: execClient{&fakeExecutor{}},
+		s, err := New(Options{Store: st, PLEG: plegClient{pl}, Executor: execClient{&executortest.Executor{}},
 			ResyncPeriod: time.Hour, HousekeepingPeriod: time.Hour, RPCTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)

@@ -12,48 +12,47 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/internal/clocktest"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 )
 
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time                           { return c.t }
-func (c *clock) step(d time.Duration)                     { c.t = c.t.Add(d) }
-func ms(n int) time.Duration                              { return time.Duration(n) * time.Millisecond }
-func at(c *clock, d time.Duration) *timestamppb.Timestamp { return timestamppb.New(c.t.Add(d)) }
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+func at(c *clocktest.Clock, d time.Duration) *timestamppb.Timestamp {
+	return timestamppb.New(c.Now().Add(d))
+}
 
 // TestTimelineStagesOffsetsAndMetrics: a PLEG-triggered sync records its
 // trigger, event time, queueing, each marked stage and each CRI call with
 // offsets from the trigger, becomes the pod's last sync, and feeds the
 // stage and trigger-lag histograms.
 func TestTimelineStagesOffsetsAndMetrics(t *testing.T) {
-	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	c := clocktest.New(clocktest.Start)
 	reg := prometheus.NewPedanticRegistry()
-	r, err := New(reg, c.now)
+	r, err := New(reg, c.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var logs strings.Builder
 	r.SetLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	event := c.t
-	c.step(ms(4))
+	event := c.Now()
+	c.Advance(ms(4))
 	r.Triggered("u1", SourcePLEG+"CONTAINER_DIED", event)
-	c.step(ms(1))
+	c.Advance(ms(1))
 	r.Triggered("u1", SourceResync, time.Time{}) // coalesces: the first trigger is reported
-	c.step(ms(2))
+	c.Advance(ms(2))
 	s := r.Begin("u1") // queued 3 ms
 	end := s.Stage(StageStatusRead)
-	c.step(ms(10))
+	c.Advance(ms(10))
 	end()
 	end = s.Stage(StagePlan)
-	c.step(ms(1))
+	c.Advance(ms(1))
 	end()
 	end = s.Stage(StageExecutor)
 	s.CRICalls([]*executorv1.CriCallTiming{
 		{Operation: "create_container", StartedAt: at(c, ms(1)), Duration: durationpb.New(ms(30))},
 		{Operation: "start_container", StartedAt: at(c, ms(31)), Duration: durationpb.New(ms(40))},
 	})
-	c.step(ms(75))
+	c.Advance(ms(75))
 	end()
 	s.End(nil)
 	if r.Last("u2") != nil {

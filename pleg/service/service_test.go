@@ -6,24 +6,23 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/internal/errgrpc"
+	"github.com/syncpod/syncpod/internal/grpctest"
 	"github.com/syncpod/syncpod/pleg"
 	"github.com/syncpod/syncpod/pleg/fanout"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
-	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 type harness struct {
@@ -45,23 +44,8 @@ func start(t *testing.T) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = p.Run(ctx); close(done) }()
-
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	plegv1.RegisterPlegServiceServer(srv, New(p))
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		srv.Stop()
-		cancel()
-		<-done
-	})
+	t.Cleanup(func() { cancel(); <-done }) // after the server stops
+	conn := grpctest.Serve(t, func(s *grpc.Server) { plegv1.RegisterPlegServiceServer(s, New(p)) })
 	return &harness{rt: rt, p: p, client: plegv1.NewPlegServiceClient(conn)}
 }
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
-	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
 func newAttach(g *globals) *cobra.Command {
@@ -26,21 +26,15 @@ func newAttach(g *globals) *cobra.Command {
 			}
 			return nil
 		},
-		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-			return g.completePods(args)
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pod, err := podArg(args[0])
-			if err != nil {
-				return err
-			}
+		ValidArgsFunction: g.completePodNames,
+		RunE: onPodArg(func(cmd *cobra.Command, pod string, args []string) error {
 			ctx := cmd.Context()
 			container, err := defaultContainer(ctx, g, pod, container)
 			if err != nil {
 				return err
 			}
 			return runAttach(ctx, g, pod, container, stdin, tty)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&container, "container", "c", "", "the container (default: the pod's first)")
@@ -51,29 +45,7 @@ func newAttach(g *globals) *cobra.Command {
 
 // runAttach attaches to container of pod until the session ends.
 func runAttach(ctx context.Context, g *globals, pod, container string, stdin, tty bool) error {
-	termFd := localTerminal(g, stdin, tty)
-	client, closer, err := g.planner()
-	if err != nil {
-		return err
-	}
-	defer closer.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := client.Attach(ctx)
-	if err != nil {
-		return err
-	}
-	if err := stream.Send(&plannerv1.AttachRequest{Start: &plannerv1.AttachStart{
-		Pod: podRef(g.namespace, pod), Container: container, Stdin: stdin, Tty: tty,
-	}}); err != nil {
-		return err
-	}
-	return runSession(ctx, g, session{
-		send: func(in *syncpodv1.StreamInput) error { return stream.Send(&plannerv1.AttachRequest{Input: in}) },
-		recv: func() (*syncpodv1.StreamOutput, error) {
-			msg, err := stream.Recv()
-			return msg.GetOutput(), err
-		},
-		closeSend: stream.CloseSend,
-	}, stdin, tty, termFd)
+	return runPlannerSession(ctx, g, func(ctx context.Context, c plannerv1.PlannerServiceClient) (*plannerclient.Session, error) {
+		return plannerclient.Attach(ctx, c, &plannerv1.AttachStart{Pod: podRef(g.namespace, pod), Container: container, Stdin: stdin, Tty: tty})
+	}, stdin, tty)
 }

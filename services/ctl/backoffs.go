@@ -30,9 +30,7 @@ func newBackoffs(g *globals) *cobra.Command {
 			}
 			return nil
 		},
-		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-			return g.completePods(args)
-		},
+		ValidArgsFunction: g.completePodNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "" && output != "json" && output != "yaml" {
 				return usagef("-o %q: want json or yaml", output)
@@ -60,9 +58,7 @@ func newBackoffs(g *globals) *cobra.Command {
 			}
 			return nil
 		},
-		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-			return g.completePods(args)
-		},
+		ValidArgsFunction: g.completePodNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := &executorv1.ResetBackoffRequest{ContainerName: resetContainer}
 			if len(args) == 2 {

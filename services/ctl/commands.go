@@ -298,20 +298,18 @@ func podRef(ns, name string) *plannerv1.PodRef {
 
 // onPlanner makes one call to the planner, bounded by --request-timeout.
 func onPlanner[T any](ctx context.Context, g *globals, call func(context.Context, plannerv1.PlannerServiceClient) (T, error)) (T, error) {
-	client, closer, err := g.planner()
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	defer closer.Close()
-	ctx, cancel := context.WithTimeout(ctx, g.requestTimeout)
-	defer cancel()
-	return call(ctx, client)
+	return onService(ctx, g, g.planner, call)
 }
 
 // onExecutor makes one call to the executor, bounded by --request-timeout.
 func onExecutor[T any](ctx context.Context, g *globals, call func(context.Context, executorv1.ExecutorServiceClient) (T, error)) (T, error) {
-	client, closer, err := g.executorClient()
+	return onService(ctx, g, g.executorClient, call)
+}
+
+// onService makes one call on a client dial makes, bounded by
+// --request-timeout.
+func onService[C, T any](ctx context.Context, g *globals, dial func() (C, io.Closer, error), call func(context.Context, C) (T, error)) (T, error) {
+	client, closer, err := dial()
 	if err != nil {
 		var zero T
 		return zero, err

@@ -294,6 +294,18 @@ func dialPlaintext(addr string) (grpc.ClientConnInterface, io.Closer, error) {
 	return conn, conn, nil
 }
 
+// onPodArg is the RunE of a command whose first argument names a pod:
+// run gets that pod's name (podArg) and all the arguments.
+func onPodArg(run func(cmd *cobra.Command, pod string, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		pod, err := podArg(args[0])
+		if err != nil {
+			return err
+		}
+		return run(cmd, pod, args)
+	}
+}
+
 // podArg splits "NAME", "pod/NAME" or "pods/NAME".
 func podArg(arg string) (string, error) {
 	if kind, name, ok := strings.Cut(arg, "/"); ok {

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
-	"maps"
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,14 +17,14 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/executor/executortest"
+	"github.com/syncpod/syncpod/planner/plannertest"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -35,233 +34,20 @@ import (
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-// fakePlanner keeps records by namespace/name and answers like the
-// planner would.
+// fakePlanner is plannertest's planner, with the Plan, Exec, Attach,
+// PortForward and ListPodStats syncpodctl's tests script (Plan here, the
+// streams in streams_test.go).
 type fakePlanner struct {
-	plannerv1.UnimplementedPlannerServiceServer
+	*plannertest.Planner
 	mu      sync.Mutex
-	records map[string]*plannerv1.PodRecord
 	planReq *plannerv1.PlanRequest
-	deleted []*plannerv1.DeletePodRequest
-	// keepDeleted leaves deleted pods terminating until remove is called.
-	keepDeleted bool
-	watchers    []chan *plannerv1.WatchPodsResponse
-	watching    chan struct{} // closed when the first watch has started
-	// subscribeGate, when set, holds each WatchPods call before it
-	// subscribes (a planner slow to take the call); watchCalled is closed
-	// when the first call arrives.
-	subscribeGate chan struct{}
-	watchCalled   chan struct{}
-	getPods       int // GetPod calls
-	// logs by container, "NAME/previous" for the previous instance.
-	logs    map[string][]*syncpodv1.LogLine
-	logReqs []*plannerv1.ContainerLogsRequest
 	// execStarts are the Exec sessions opened.
 	execStarts []*plannerv1.ExecStart
-	// deleteBudgets is, per DeletePod call, how long its deadline left it.
-	deleteBudgets []time.Duration
 }
 
 func (f *fakePlanner) lastLogs() *plannerv1.ContainerLogsRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.logReqs[len(f.logReqs)-1]
-}
-
-func (f *fakePlanner) ContainerLogs(req *plannerv1.ContainerLogsRequest, stream plannerv1.PlannerService_ContainerLogsServer) error {
-	f.mu.Lock()
-	f.logReqs = append(f.logReqs, req)
-	r, ok := f.records[key(req.GetPod().GetNamespace(), req.GetPod().GetName())]
-	var names []string
-	if ok {
-		for _, c := range append(append([]*syncpodv1.Container(nil), r.GetPod().GetSpec().GetInitContainers()...), r.GetPod().GetSpec().GetContainers()...) {
-			names = append(names, c.GetName())
-		}
-	}
-	k := req.GetContainer()
-	if req.GetPrevious() {
-		k += "/previous"
-	}
-	lines := f.logs[k]
-	f.mu.Unlock()
-	if !ok {
-		return status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
-	}
-	if !slices.Contains(names, req.GetContainer()) {
-		return status.Errorf(codes.NotFound, "container %s is not valid for pod %s: choose one of [%s]", req.GetContainer(), req.GetPod().GetName(), strings.Join(names, " "))
-	}
-	return stream.Send(&plannerv1.ContainerLogsResponse{Lines: lines})
-}
-
-// publish sends a change to every watcher; the caller holds mu.
-func (f *fakePlanner) publish(t plannerv1.WatchEventType, r *plannerv1.PodRecord) {
-	for _, w := range f.watchers {
-		w <- &plannerv1.WatchPodsResponse{Type: t, Record: proto.Clone(r).(*plannerv1.PodRecord)}
-	}
-}
-
-// update changes a stored record and tells the watchers.
-func (f *fakePlanner) update(k string, change func(r *plannerv1.PodRecord)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r := f.records[k]
-	change(r)
-	f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, r)
-}
-
-// put stores a record while watches may run.
-func (f *fakePlanner) put(k string, r *plannerv1.PodRecord) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.records[k] = r
-}
-
-// remove forgets a pod, as the planner does once its containers are gone.
-func (f *fakePlanner) remove(k string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r := f.records[k]
-	delete(f.records, k)
-	f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED, r)
-}
-
-func (f *fakePlanner) WatchPods(req *plannerv1.WatchPodsRequest, stream plannerv1.PlannerService_WatchPodsServer) error {
-	ch := make(chan *plannerv1.WatchPodsResponse, 100)
-	f.mu.Lock()
-	gate, called := f.subscribeGate, f.watchCalled
-	f.mu.Unlock()
-	if called != nil {
-		select {
-		case <-called:
-		default:
-			close(called)
-		}
-	}
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-stream.Context().Done():
-			return nil
-		}
-	}
-	f.mu.Lock()
-	var initial []*plannerv1.WatchPodsResponse
-	for _, k := range sortedRecordKeys(f.records) {
-		r := f.records[k]
-		if req.GetNamespace() == "" || namespaceOf(r.GetPod()) == req.GetNamespace() {
-			initial = append(initial, &plannerv1.WatchPodsResponse{Type: plannerv1.WatchEventType_WATCH_EVENT_TYPE_ADDED, Record: proto.Clone(r).(*plannerv1.PodRecord)})
-		}
-	}
-	f.watchers = append(f.watchers, ch)
-	if f.watching != nil {
-		select {
-		case <-f.watching:
-		default:
-			close(f.watching)
-		}
-	}
-	f.mu.Unlock()
-	// As the planner does: the header once subscribed.
-	if err := stream.SendHeader(metadata.MD{}); err != nil {
-		return err
-	}
-	for _, ev := range initial {
-		if err := stream.Send(ev); err != nil {
-			return err
-		}
-	}
-	for {
-		select {
-		case <-stream.Context().Done():
-			return nil
-		case ev := <-ch:
-			if req.GetNamespace() != "" && namespaceOf(ev.GetRecord().GetPod()) != req.GetNamespace() {
-				continue
-			}
-			if err := stream.Send(ev); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-func key(ns, name string) string {
-	if ns == "" {
-		ns = "default"
-	}
-	return ns + "/" + name
-}
-
-func (f *fakePlanner) ApplyPod(_ context.Context, req *plannerv1.ApplyPodRequest) (*plannerv1.ApplyPodResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	p := req.GetPod()
-	if p.GetName() == "bad" {
-		return nil, status.Error(codes.InvalidArgument, "spec.containers[0].image: must not be empty")
-	}
-	k := key(p.GetNamespace(), p.GetName())
-	if old, ok := f.records[k]; ok {
-		if proto.Equal(old.GetPod().GetSpec(), p.GetSpec()) {
-			return &plannerv1.ApplyPodResponse{Pod: old.GetPod(), Result: plannerv1.ApplyResult_APPLY_RESULT_UNCHANGED}, nil
-		}
-		old.Pod = p
-		return &plannerv1.ApplyPodResponse{Pod: p, Result: plannerv1.ApplyResult_APPLY_RESULT_UPDATED}, nil
-	}
-	f.records[k] = &plannerv1.PodRecord{Pod: p}
-	return &plannerv1.ApplyPodResponse{Pod: p, Result: plannerv1.ApplyResult_APPLY_RESULT_CREATED}, nil
-}
-
-func (f *fakePlanner) ListPods(_ context.Context, req *plannerv1.ListPodsRequest) (*plannerv1.ListPodsResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []*plannerv1.PodRecord
-	for _, k := range sortedRecordKeys(f.records) {
-		r := f.records[k]
-		if req.GetNamespace() == "" || namespaceOf(r.GetPod()) == req.GetNamespace() {
-			out = append(out, proto.Clone(r).(*plannerv1.PodRecord))
-		}
-	}
-	return &plannerv1.ListPodsResponse{Records: out}, nil
-}
-
-func sortedRecordKeys(m map[string]*plannerv1.PodRecord) []string {
-	return slices.Sorted(maps.Keys(m))
-}
-
-func (f *fakePlanner) GetPod(_ context.Context, req *plannerv1.GetPodRequest) (*plannerv1.GetPodResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.getPods++
-	for _, r := range f.records {
-		if (req.GetPod().GetUid() != "" && r.GetPod().GetUid() == req.GetPod().GetUid()) ||
-			key(req.GetPod().GetNamespace(), req.GetPod().GetName()) == key(r.GetPod().GetNamespace(), r.GetPod().GetName()) {
-			return &plannerv1.GetPodResponse{Record: proto.Clone(r).(*plannerv1.PodRecord)}, nil
-		}
-	}
-	return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
-}
-
-func (f *fakePlanner) DeletePod(ctx context.Context, req *plannerv1.DeletePodRequest) (*plannerv1.DeletePodResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	budget := time.Duration(-1) // no deadline
-	if dl, ok := ctx.Deadline(); ok {
-		budget = time.Until(dl)
-	}
-	f.deleteBudgets = append(f.deleteBudgets, budget)
-	r, ok := f.records[key(req.GetPod().GetNamespace(), req.GetPod().GetName())]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "pod %q not found", req.GetPod().GetName())
-	}
-	f.deleted = append(f.deleted, req)
-	r.Pod.DeletionTime = timestamppb.New(now)
-	if f.keepDeleted {
-		f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_MODIFIED, r)
-	} else {
-		delete(f.records, key(req.GetPod().GetNamespace(), req.GetPod().GetName()))
-		f.publish(plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED, r)
-	}
-	return &plannerv1.DeletePodResponse{Pod: r.GetPod()}, nil
+	reqs := f.LogRequests()
+	return reqs[len(reqs)-1]
 }
 
 func (f *fakePlanner) Plan(_ context.Context, req *plannerv1.PlanRequest) (*plannerv1.PlanResponse, error) {
@@ -276,23 +62,6 @@ func (f *fakePlanner) Plan(_ context.Context, req *plannerv1.PlanRequest) (*plan
 		a.ContainersToStart = append(a.ContainersToStart, &syncpodv1.ContainerStart{Name: c.GetName(), Reason: syncpodv1.StartReason_START_REASON_NEW_SANDBOX, Message: "container " + c.GetName() + " starts in a new sandbox"})
 	}
 	return &plannerv1.PlanResponse{Actions: a}, nil
-}
-
-type fakeExecutor struct {
-	executorv1.UnimplementedExecutorServiceServer
-	reset *executorv1.ResetBackoffRequest
-}
-
-func (f *fakeExecutor) ListBackoffs(context.Context, *executorv1.ListBackoffsRequest) (*executorv1.ListBackoffsResponse, error) {
-	return &executorv1.ListBackoffsResponse{Entries: []*executorv1.BackoffEntry{{
-		PodUid: "u-crash", PodName: "crash", ContainerName: "app", Delay: durationpb.New(40 * time.Second),
-		BackoffUntil: timestamppb.New(now.Add(25 * time.Second)),
-	}}}, nil
-}
-
-func (f *fakeExecutor) ResetBackoff(_ context.Context, req *executorv1.ResetBackoffRequest) (*executorv1.ResetBackoffResponse, error) {
-	f.reset = req
-	return &executorv1.ResetBackoffResponse{Removed: 1}, nil
 }
 
 // fakePleg answers GetPodStatus with one observed pod.
@@ -312,7 +81,7 @@ func (f *fakePleg) GetPodStatus(_ context.Context, req *plegv1.GetPodStatusReque
 
 type harness struct {
 	planner  *fakePlanner
-	executor *fakeExecutor
+	executor *executortest.Executor
 	pleg     *fakePleg
 	env      Env
 	out, err *bytes.Buffer
@@ -320,7 +89,18 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{planner: &fakePlanner{records: map[string]*plannerv1.PodRecord{}}, executor: &fakeExecutor{}, pleg: &fakePleg{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}
+	h := &harness{planner: &fakePlanner{Planner: &plannertest.Planner{}}, executor: &executortest.Executor{}, pleg: &fakePleg{}, out: &bytes.Buffer{}, err: &bytes.Buffer{}}
+	h.planner.SetClock(func() time.Time { return now })
+	h.planner.SetValidate(func(p *syncpodv1.Pod) error {
+		if p.GetName() == "bad" {
+			return errors.New("spec.containers[0].image: must not be empty")
+		}
+		return nil
+	})
+	h.executor.SetBackoffs(&executorv1.BackoffEntry{
+		PodUid: "u-crash", PodName: "crash", ContainerName: "app", Delay: durationpb.New(40 * time.Second),
+		BackoffUntil: timestamppb.New(now.Add(25 * time.Second)),
+	})
 	listeners := map[string]*bufconn.Listener{}
 	// peer dials another fake server, as the planner dials its peers.
 	peer := func(addr string) grpc.ClientConnInterface {
@@ -483,16 +263,19 @@ func TestGetPodsTable(t *testing.T) {
 	h := newHarness(t)
 	pending := &syncpodv1.ContainerStatus{Name: "second", State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Waiting{Waiting: &syncpodv1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
 	done := &syncpodv1.ContainerStatus{Name: "first", State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Terminated{Terminated: &syncpodv1.ContainerStateTerminated{Reason: "Completed"}}}}
-	h.planner.records = map[string]*plannerv1.PodRecord{
-		"default/web":   record("web", nil, []*syncpodv1.ContainerStatus{running("a", true, 0), running("b", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING),
-		"default/crash": record("crash", nil, []*syncpodv1.ContainerStatus{waiting("app", "CrashLoopBackOff", 4)}, syncpodv1.PodPhase_POD_PHASE_RUNNING),
-		"default/init":  record("init", []*syncpodv1.ContainerStatus{done, pending}, []*syncpodv1.ContainerStatus{waiting("app", "PodInitializing", 0)}, syncpodv1.PodPhase_POD_PHASE_PENDING),
-		"default/gone":  record("gone", nil, []*syncpodv1.ContainerStatus{running("a", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING),
-		"other/x":       record("x", nil, nil, syncpodv1.PodPhase_POD_PHASE_PENDING),
+	gone := record("gone", nil, []*syncpodv1.ContainerStatus{running("a", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	gone.Pod.DeletionTime = timestamppb.New(now)
+	x := record("x", nil, nil, syncpodv1.PodPhase_POD_PHASE_PENDING)
+	x.Pod.Namespace = "other"
+	init := record("init", []*syncpodv1.ContainerStatus{done, pending}, []*syncpodv1.ContainerStatus{waiting("app", "PodInitializing", 0)}, syncpodv1.PodPhase_POD_PHASE_PENDING)
+	init.Status.InitContainerStatuses[1].State.State = &syncpodv1.ContainerStateDetail_Running{Running: &syncpodv1.ContainerStateRunning{}}
+	for _, r := range []*plannerv1.PodRecord{
+		record("web", nil, []*syncpodv1.ContainerStatus{running("a", true, 0), running("b", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING),
+		record("crash", nil, []*syncpodv1.ContainerStatus{waiting("app", "CrashLoopBackOff", 4)}, syncpodv1.PodPhase_POD_PHASE_RUNNING),
+		init, gone, x,
+	} {
+		h.planner.PutPod(r)
 	}
-	h.planner.records["default/gone"].Pod.DeletionTime = timestamppb.New(now)
-	h.planner.records["other/x"].Pod.Namespace = "other"
-	h.planner.records["default/init"].Status.InitContainerStatuses[1].State.State = &syncpodv1.ContainerStateDetail_Running{Running: &syncpodv1.ContainerStateRunning{}}
 	if code := h.run(t, "get", "pods"); code != 0 {
 		t.Fatalf("exit %d: %s", code, h.err)
 	}
@@ -542,7 +325,7 @@ func TestDescribeShowsStatusAndEvents(t *testing.T) {
 	r := record("crash", nil, []*syncpodv1.ContainerStatus{waiting("app", "CrashLoopBackOff", 4)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
 	r.Events = []*syncpodv1.Event{{Type: syncpodv1.EventType_EVENT_TYPE_WARNING, Reason: "BackOff", Message: "Back-off restarting failed container app in pod crash",
 		InvolvedContainer: "app", Count: 5, FirstTime: timestamppb.New(now.Add(-3 * time.Minute)), LastTime: timestamppb.New(now.Add(-10 * time.Second))}}
-	h.planner.records["default/crash"] = r
+	h.planner.PutPod(r)
 	if code := h.run(t, "describe", "pod", "crash"); code != 0 {
 		t.Fatalf("exit %d: %s", code, h.err)
 	}
@@ -558,11 +341,11 @@ func TestDescribeShowsStatusAndEvents(t *testing.T) {
 
 func TestDeletePlanBackoffs(t *testing.T) {
 	h := newHarness(t)
-	h.planner.records["default/web"] = record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.planner.PutPod(record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	if code := h.run(t, "delete", "pod", "web", "--grace-period", "5"); code != 0 || h.out.String() != "pod \"web\" deleted\n" {
 		t.Fatalf("delete: exit %d %q %q", code, h.out, h.err)
 	}
-	if g := h.planner.deleted[0].GracePeriodSeconds; g == nil || *g != 5 {
+	if g := h.planner.PodDeletes()[0].Request.GracePeriodSeconds; g == nil || *g != 5 {
 		t.Fatalf("grace period sent = %v, want 5", g)
 	}
 	if code := h.run(t, "delete", "pod", "nosuch"); code != 3 {
@@ -587,7 +370,7 @@ func TestDeletePlanBackoffs(t *testing.T) {
 	if code := h.run(t, "backoffs", "list"); code != 0 || !strings.Contains(h.out.String(), "default/crash   app         40s     25s") {
 		t.Fatalf("backoffs list: exit %d\n%s", code, h.out)
 	}
-	h.planner.records["default/crash"] = record("crash", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.planner.PutPod(record("crash", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	const forgotten = "6f1c2d3e-0000-4000-8000-00000000abcd"
 	for _, tc := range []struct {
 		name           string
@@ -602,19 +385,23 @@ func TestDeletePlanBackoffs(t *testing.T) {
 		{"namespace flag after the pod", []string{"crash", "-n", "other"}, 3, "", ""},
 	} {
 		t.Run("backoffs reset "+tc.name, func(t *testing.T) {
-			h.executor.reset = nil
+			before := len(h.executor.Requests().Resets)
 			code := h.run(t, append([]string{"backoffs", "reset"}, tc.args...)...)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d: %q %q", code, tc.code, h.out, h.err)
 			}
+			resets := h.executor.Requests().Resets[before:]
 			if tc.code != 0 {
-				if h.executor.reset != nil {
-					t.Fatalf("reset sent for a pod that does not exist: %v", h.executor.reset)
+				if len(resets) != 0 {
+					t.Fatalf("reset sent for a pod that does not exist: %v", resets)
 				}
 				return
 			}
-			if h.out.String() != "1 back-off entry cleared\n" || h.executor.reset.GetPodUid() != tc.uid || h.executor.reset.GetContainerName() != tc.container {
-				t.Fatalf("out %q, reset request %v; want uid %s container %q", h.out, h.executor.reset, tc.uid, tc.container)
+			if len(resets) != 1 {
+				t.Fatalf("reset requests %v, want one", resets)
+			}
+			if reset := resets[0]; h.out.String() != "1 back-off entry cleared\n" || reset.GetPodUid() != tc.uid || reset.GetContainerName() != tc.container {
+				t.Fatalf("out %q, reset request %v; want uid %s container %q", h.out, reset, tc.uid, tc.container)
 			}
 		})
 	}
@@ -623,14 +410,12 @@ func TestDeletePlanBackoffs(t *testing.T) {
 func TestLogsOverGRPC(t *testing.T) {
 	h := newHarness(t)
 	r := record("web", []*syncpodv1.ContainerStatus{{Name: "setup"}}, []*syncpodv1.ContainerStatus{running("app", true, 1), running("side", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
-	h.planner.put("default/web", r)
+	h.planner.PutPod(r)
 	t1 := timestamppb.New(now.Add(-time.Minute))
-	h.planner.logs = map[string][]*syncpodv1.LogLine{
-		"app":          {{Time: t1, Content: []byte("hello")}, {Time: t1, Content: []byte("oops"), Stream: syncpodv1.LogStream_LOG_STREAM_STDERR}},
-		"app/previous": {{Time: t1, Content: []byte("first run")}},
-		"side":         {{Time: t1, Content: []byte("side line")}, {Time: t1, Content: []byte("no newline yet"), Partial: true}},
-		"setup":        {{Time: t1, Content: []byte("set up")}},
-	}
+	h.planner.SetLogs("app", &syncpodv1.LogLine{Time: t1, Content: []byte("hello")}, &syncpodv1.LogLine{Time: t1, Content: []byte("oops"), Stream: syncpodv1.LogStream_LOG_STREAM_STDERR})
+	h.planner.SetLogs("app/previous", &syncpodv1.LogLine{Time: t1, Content: []byte("first run")})
+	h.planner.SetLogs("side", &syncpodv1.LogLine{Time: t1, Content: []byte("side line")}, &syncpodv1.LogLine{Time: t1, Content: []byte("no newline yet"), Partial: true})
+	h.planner.SetLogs("setup", &syncpodv1.LogLine{Time: t1, Content: []byte("set up")})
 	tests := []struct {
 		name string
 		args []string

@@ -37,17 +37,11 @@ func newDebug(g *globals) *cobra.Command {
 			}
 			return nil
 		},
-		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-			return g.completePods(args)
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pod, err := podArg(args[0])
-			if err != nil {
-				return err
-			}
+		ValidArgsFunction: g.completePodNames,
+		RunE: onPodArg(func(cmd *cobra.Command, pod string, args []string) error {
 			o.command = args[1:]
 			return runDebug(cmd.Context(), g, pod, o)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.image, "image", "", "the debugging container's image (required)")

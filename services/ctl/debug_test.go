@@ -14,7 +14,7 @@ func TestDebugAddsAnEphemeralContainer(t *testing.T) {
 	rec := record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
 	rec.Pod.Uid = "u-web"
 	rec.Pod.Spec = &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: "app", Image: "busybox:1.36"}}}
-	h.planner.put("default/web", rec)
+	h.planner.PutPod(rec)
 	if code := h.run(t, "debug", "pod/web", "--image=busybox:1.37", "--target=app", "-c", "dbg", "--", "sh", "-c", "ps"); code != 0 {
 		t.Fatalf("debug: exit %d err %q", code, h.err)
 	}
@@ -51,9 +51,7 @@ func TestDebugAddsAnEphemeralContainer(t *testing.T) {
 
 func (h *harness) pod(t *testing.T, key string) *syncpodv1.Pod {
 	t.Helper()
-	h.planner.mu.Lock()
-	defer h.planner.mu.Unlock()
-	r, ok := h.planner.records[key]
+	r, ok := h.planner.Pod(key)
 	if !ok {
 		t.Fatalf("no pod %s", key)
 	}

@@ -28,9 +28,7 @@ func newEvents(g *globals) *cobra.Command {
 			}
 			return nil
 		},
-		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-			return g.completePods(args)
-		},
+		ValidArgsFunction: g.completePodNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pod := ""
 			if len(args) == 1 {
@@ -133,21 +131,10 @@ func runEvents(ctx context.Context, g *globals, pod string, all, watch bool) err
 	out := &streamTable{w: g.env.Stdout}
 	out.header(eventHeader(all))
 	seen := map[string]int32{}
-	for {
-		ev, err := stream.Recv()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if ev.GetType() == plannerv1.WatchEventType_WATCH_EVENT_TYPE_RESYNC {
-			fmt.Fprintln(g.env.Stderr, "(fell behind; some events may be missing)")
-			continue
-		}
+	return watchPods(ctx, g, stream, "events", func(ev *plannerv1.WatchPodsResponse) error {
 		r := ev.GetRecord()
 		if !keep(r) {
-			continue
+			return nil
 		}
 		now := g.env.Now()
 		for _, e := range r.GetEvents() {
@@ -158,5 +145,6 @@ func runEvents(ctx context.Context, g *globals, pod string, all, watch bool) err
 			seen[key] = e.GetCount()
 			out.row(eventRow(podEvent{r.GetPod(), e}, now, all))
 		}
-	}
+		return nil
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -46,13 +47,9 @@ func newExec(g *globals) *cobra.Command {
 			}
 			return nil, cobra.ShellCompDirectiveDefault
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pod, err := podArg(args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onPodArg(func(cmd *cobra.Command, pod string, args []string) error {
 			return runExec(cmd.Context(), g, pod, container, args[1:], stdin, tty)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&container, "container", "c", "", "the container (default: the pod's first)")
@@ -66,6 +63,15 @@ func runExec(ctx context.Context, g *globals, pod, container string, command []s
 	if err != nil {
 		return err
 	}
+	return runPlannerSession(ctx, g, func(ctx context.Context, c plannerv1.PlannerServiceClient) (*plannerclient.Session, error) {
+		return plannerclient.Exec(ctx, c, &plannerv1.ExecStart{Pod: podRef(g.namespace, pod), Container: container, Command: command, Stdin: withStdin, Tty: tty})
+	}, withStdin, tty)
+}
+
+// runPlannerSession opens an interactive session (exec, attach) on the
+// planner with open and carries the local terminal or standard streams
+// over it until it ends (runSession).
+func runPlannerSession(ctx context.Context, g *globals, open func(context.Context, plannerv1.PlannerServiceClient) (*plannerclient.Session, error), withStdin, tty bool) error {
 	termFd := localTerminal(g, withStdin, tty)
 	client, closer, err := g.planner()
 	if err != nil {
@@ -74,23 +80,11 @@ func runExec(ctx context.Context, g *globals, pod, container string, command []s
 	defer closer.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := client.Exec(ctx)
+	s, err := open(ctx, client)
 	if err != nil {
 		return err
 	}
-	if err := stream.Send(&plannerv1.ExecRequest{Start: &plannerv1.ExecStart{
-		Pod: podRef(g.namespace, pod), Container: container, Command: command, Stdin: withStdin, Tty: tty,
-	}}); err != nil {
-		return err
-	}
-	return runSession(ctx, g, session{
-		send: func(in *syncpodv1.StreamInput) error { return stream.Send(&plannerv1.ExecRequest{Input: in}) },
-		recv: func() (*syncpodv1.StreamOutput, error) {
-			msg, err := stream.Recv()
-			return msg.GetOutput(), err
-		},
-		closeSend: stream.CloseSend,
-	}, withStdin, tty, termFd)
+	return runSession(ctx, g, s, withStdin, tty, termFd)
 }
 
 // defaultContainer is container, or the pod's first when it is empty
@@ -126,17 +120,10 @@ func localTerminal(g *globals, withStdin, tty bool) int {
 	return -1
 }
 
-// session is an open interactive stream (exec, attach).
-type session struct {
-	send      func(*syncpodv1.StreamInput) error
-	recv      func() (*syncpodv1.StreamOutput, error)
-	closeSend func() error
-}
-
 // runSession carries the local terminal or standard streams over an
 // interactive session until it ends, and turns its exit code into
 // syncpodctl's.
-func runSession(ctx context.Context, g *globals, s session, withStdin, tty bool, termFd int) error {
+func runSession(ctx context.Context, g *globals, s *plannerclient.Session, withStdin, tty bool, termFd int) error {
 	// The stream runs on the caller's context: whether the caller left is
 	// asked of that one. A child context is cancelled only after its
 	// parent's Done channel closes, so the stream's error can come before
@@ -144,7 +131,7 @@ func runSession(ctx context.Context, g *globals, s session, withStdin, tty bool,
 	left := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	send, stream := s.send, s
+	send := s.Send
 	if termFd >= 0 {
 		if withStdin {
 			state, err := term.MakeRaw(termFd)
@@ -189,10 +176,10 @@ func runSession(ctx context.Context, g *globals, s session, withStdin, tty bool,
 			}
 		}()
 	} else {
-		_ = stream.closeSend()
+		_ = s.CloseSend()
 	}
 	for {
-		out, err := stream.recv()
+		out, err := s.Recv()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
@@ -184,6 +185,34 @@ func runGetWatch(ctx context.Context, g *globals, o *getOptions, out outputForma
 	if !out.structured() {
 		rows.header(podHeader(o.all, out.kind == "wide"))
 	}
+	return watchPods(ctx, g, stream, "changes", func(ev *plannerv1.WatchPodsResponse) error {
+		r := ev.GetRecord()
+		if len(names) > 0 && !slices.Contains(names, r.GetPod().GetName()) {
+			return nil
+		}
+		if out.structured() {
+			if err := out.printRecords(g.env.Stdout, []*plannerv1.PodRecord{r}, true); err != nil {
+				return err
+			}
+			if out.kind == "json" || out.kind == "yaml" {
+				fmt.Fprintln(g.env.Stdout, map[string]string{"json": "", "yaml": "---"}[out.kind])
+			}
+			return nil
+		}
+		row := podRow(r, g.env.Now(), o.all, out.kind == "wide")
+		if ev.GetType() == plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED {
+			row[slices.Index(podHeader(o.all, false), "STATUS")] = "Deleted"
+		}
+		rows.row(row)
+		return nil
+	})
+}
+
+// watchPods hands each change a WatchPods stream sends to each until the
+// stream or each fails, or ctx ends (then it returns nil). A RESYNC, the
+// planner saying this watcher fell behind, is said on stderr instead
+// ("some <missing> may be missing").
+func watchPods(ctx context.Context, g *globals, stream grpc.ServerStreamingClient[plannerv1.WatchPodsResponse], missing string, each func(*plannerv1.WatchPodsResponse) error) error {
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
@@ -193,27 +222,12 @@ func runGetWatch(ctx context.Context, g *globals, o *getOptions, out outputForma
 			return err
 		}
 		if ev.GetType() == plannerv1.WatchEventType_WATCH_EVENT_TYPE_RESYNC {
-			fmt.Fprintln(g.env.Stderr, "(fell behind; some changes may be missing)")
+			fmt.Fprintf(g.env.Stderr, "(fell behind; some %s may be missing)\n", missing)
 			continue
 		}
-		r := ev.GetRecord()
-		if len(names) > 0 && !slices.Contains(names, r.GetPod().GetName()) {
-			continue
+		if err := each(ev); err != nil {
+			return err
 		}
-		if out.structured() {
-			if err := out.printRecords(g.env.Stdout, []*plannerv1.PodRecord{r}, true); err != nil {
-				return err
-			}
-			if out.kind == "json" || out.kind == "yaml" {
-				fmt.Fprintln(g.env.Stdout, map[string]string{"json": "", "yaml": "---"}[out.kind])
-			}
-			continue
-		}
-		row := podRow(r, g.env.Now(), o.all, out.kind == "wide")
-		if ev.GetType() == plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED {
-			row[slices.Index(podHeader(o.all, false), "STATUS")] = "Deleted"
-		}
-		rows.row(row)
 	}
 }
 
@@ -241,6 +255,11 @@ func (t *streamTable) row(cells []string) {
 	}
 	b.WriteString("\n")
 	fmt.Fprint(t.w, b.String())
+}
+
+// completePodNames is a ValidArgsFunction that offers the namespace's pods.
+func (g *globals) completePodNames(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	return g.completePods(args)
 }
 
 // completePods offers the names of the namespace's pods.

@@ -58,8 +58,9 @@ func (h *harness) start(ctx context.Context, args ...string) (out *lockedBuffer,
 
 func TestGlobalFlagsAnywhere(t *testing.T) {
 	h := newHarness(t)
-	h.planner.records["other/web"] = record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
-	h.planner.records["other/web"].Pod.Namespace = "other"
+	otherWeb := record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	otherWeb.Pod.Namespace = "other"
+	h.planner.PutPod(otherWeb)
 	for _, args := range [][]string{
 		{"--server", "planner", "get", "pods", "-n", "other"},
 		{"get", "pods", "--server", "planner", "--namespace=other"},
@@ -115,9 +116,10 @@ func TestUsageErrorsExit2(t *testing.T) {
 
 func TestGetOutputFormats(t *testing.T) {
 	h := newHarness(t)
-	h.planner.records["default/web"] = record("web", nil, []*syncpodv1.ContainerStatus{running("a", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
-	h.planner.records["default/web"].Status.PodIp = "10.1.2.3"
-	h.planner.records["default/db"] = record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_PENDING)
+	web := record("web", nil, []*syncpodv1.ContainerStatus{running("a", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	web.Status.PodIp = "10.1.2.3"
+	h.planner.PutPod(web)
+	h.planner.PutPod(record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_PENDING))
 	tests := []struct {
 		args []string
 		want string
@@ -172,7 +174,7 @@ func TestGetYAMLRoundTrips(t *testing.T) {
 	r := record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING)
 	r.Pod = pod
 	r.Status.Conditions = []*syncpodv1.PodCondition{{Type: "Ready", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE}}
-	h.planner.records["default/web"] = r
+	h.planner.PutPod(r)
 	if code := h.run(t, "get", "pod", "web", "-o", "yaml"); code != 0 {
 		t.Fatalf("get -o yaml: exit %d %s", code, h.err)
 	}
@@ -201,16 +203,16 @@ func TestGetYAMLRoundTrips(t *testing.T) {
 
 func TestGetWatchPrintsChanges(t *testing.T) {
 	h := newHarness(t)
-	h.planner.watching = make(chan struct{})
-	h.planner.records["default/web"] = record("web", nil, []*syncpodv1.ContainerStatus{waiting("a", "ContainerCreating", 0)}, syncpodv1.PodPhase_POD_PHASE_PENDING)
+	watching := h.planner.NextWatch()
+	h.planner.PutPod(record("web", nil, []*syncpodv1.ContainerStatus{waiting("a", "ContainerCreating", 0)}, syncpodv1.PodPhase_POD_PHASE_PENDING))
 	ctx, cancel := context.WithCancel(context.Background())
 	out, wait := h.start(ctx, "get", "pods", "-w")
-	<-h.planner.watching
-	h.planner.update("default/web", func(r *plannerv1.PodRecord) {
+	<-watching
+	h.planner.UpdatePod("default/web", func(r *plannerv1.PodRecord) {
 		r.Status.ContainerStatuses = []*syncpodv1.ContainerStatus{running("a", true, 0)}
 		r.Status.Phase = syncpodv1.PodPhase_POD_PHASE_RUNNING
 	})
-	h.planner.remove("default/web")
+	h.planner.RemovePod("default/web")
 	waitForOutput(t, out, "Deleted")
 	cancel()
 	if code := wait(); code != 0 {
@@ -239,24 +241,18 @@ func waitForOutput(t *testing.T, out *lockedBuffer, want string) {
 // pod goes away, after giving an early read every chance to happen.
 func TestWaitForDeleteMissesNoRemovalBeforeTheWatchSubscribes(t *testing.T) {
 	h := newHarness(t)
-	h.planner.put("default/web", record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	h.planner.PutPod(record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	gate := make(chan struct{})
-	h.planner.mu.Lock()
-	h.planner.subscribeGate, h.planner.watchCalled = gate, make(chan struct{})
-	called := h.planner.watchCalled
-	h.planner.mu.Unlock()
+	called := h.planner.HoldWatches(gate)
 	out, wait := h.start(context.Background(), "wait", "--for=delete", "pod/web", "--timeout=10s")
 	<-called
 	// A client that reads before the subscription does so now.
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		h.planner.mu.Lock()
-		n := h.planner.getPods
-		h.planner.mu.Unlock()
-		if n > 0 {
+		if h.planner.GetPodCalls() > 0 {
 			break
 		}
 	}
-	h.planner.remove("default/web")
+	h.planner.RemovePod("default/web")
 	close(gate)
 	if code := wait(); code != 0 || !strings.Contains(out.String(), "pod/web deleted") {
 		t.Fatalf("wait --for=delete of a pod removed before the watch subscribed: exit %d %q, want 0 and pod/web deleted", code, out)
@@ -265,11 +261,11 @@ func TestWaitForDeleteMissesNoRemovalBeforeTheWatchSubscribes(t *testing.T) {
 
 func TestWaitForReadyAndDelete(t *testing.T) {
 	h := newHarness(t)
-	h.planner.watching = make(chan struct{})
-	h.planner.records["default/web"] = record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_PENDING)
+	watching := h.planner.NextWatch()
+	h.planner.PutPod(record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_PENDING))
 	out, wait := h.start(context.Background(), "wait", "--for=condition=Ready", "pod/web", "--timeout=1h")
-	<-h.planner.watching
-	h.planner.update("default/web", func(r *plannerv1.PodRecord) {
+	<-watching
+	h.planner.UpdatePod("default/web", func(r *plannerv1.PodRecord) {
 		r.Status.Conditions = []*syncpodv1.PodCondition{{Type: "Ready", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE}}
 	})
 	if code := wait(); code != 0 || out.String() != "pod/web condition met\n" {
@@ -287,12 +283,12 @@ func TestWaitForReadyAndDelete(t *testing.T) {
 	}
 
 	// delete waits for the pod to be gone.
-	h.planner.keepDeleted = true
-	h.planner.watching = make(chan struct{})
+	h.planner.KeepDeleted(true)
+	watching = h.planner.NextWatch()
 	out, wait = h.start(context.Background(), "delete", "pod", "web")
-	<-h.planner.watching
+	<-watching
 	waitForOutput(t, out, `pod "web" deleted`)
-	h.planner.remove("default/web")
+	h.planner.RemovePod("default/web")
 	if code := wait(); code != 0 {
 		t.Fatalf("delete --wait: exit %d %q", code, out)
 	}
@@ -300,7 +296,7 @@ func TestWaitForReadyAndDelete(t *testing.T) {
 		t.Fatalf("wait for delete of a gone pod: exit %d %q", code, h.out)
 	}
 	// --wait=false returns at once, leaving the pod terminating.
-	h.planner.put("default/db", record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	h.planner.PutPod(record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	if code := h.run(t, "delete", "pod/db", "--wait=false"); code != 0 {
 		t.Fatalf("delete --wait=false: exit %d %q", code, h.err)
 	}
@@ -314,15 +310,14 @@ func TestWaitForReadyAndDelete(t *testing.T) {
 // request; given together, each does its own job.
 func TestDeleteTimeoutAndRequestTimeout(t *testing.T) {
 	h := newHarness(t)
-	h.planner.keepDeleted = true
-	h.planner.put("default/db", record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	h.planner.KeepDeleted(true)
+	h.planner.PutPod(record("db", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	if code := h.run(t, "delete", "pod/db", "--timeout=1s", "--request-timeout=7s"); code != 1 || !strings.Contains(h.err.String(), "timed out") {
 		t.Fatalf("delete of a pod that stays, 1 s wait: exit %d %q, want 1 (timed out)", code, h.err)
 	}
 	// The request itself had the 7 s budget, not the 1 s of the wait.
-	h.planner.mu.Lock()
-	budget := h.planner.deleteBudgets[len(h.planner.deleteBudgets)-1]
-	h.planner.mu.Unlock()
+	deletes := h.planner.PodDeletes()
+	budget := deletes[len(deletes)-1].Budget
 	if budget <= time.Second || budget > 7*time.Second {
 		t.Fatalf("DeletePod deadline %v away, want within (1s, 7s]: --request-timeout, not --timeout", budget)
 	}
@@ -331,9 +326,8 @@ func TestDeleteTimeoutAndRequestTimeout(t *testing.T) {
 	if code := h.run(t, "delete", "pod/db", "--wait=false"); code != 0 {
 		t.Fatalf("delete --wait=false: exit %d %q", code, h.err)
 	}
-	h.planner.mu.Lock()
-	budget = h.planner.deleteBudgets[len(h.planner.deleteBudgets)-1]
-	h.planner.mu.Unlock()
+	deletes = h.planner.PodDeletes()
+	budget = deletes[len(deletes)-1].Budget
 	if budget <= 0 || budget > 3*time.Second {
 		t.Fatalf("DeletePod deadline %v away, want within (0, 3s] from SYNCPOD_REQUEST_TIMEOUT", budget)
 	}
@@ -348,7 +342,7 @@ func TestEventsTable(t *testing.T) {
 		{Type: syncpodv1.EventType_EVENT_TYPE_NORMAL, Reason: "Scheduled", Message: "accepted",
 			Count: 1, FirstTime: timestamppb.New(now.Add(-4 * time.Minute)), LastTime: timestamppb.New(now.Add(-4 * time.Minute))},
 	}
-	h.planner.records["default/crash"] = r
+	h.planner.PutPod(r)
 	if code := h.run(t, "events", "crash"); code != 0 {
 		t.Fatalf("exit %d %s", code, h.err)
 	}
@@ -384,7 +378,7 @@ func TestCompletionScriptsLoadInBash(t *testing.T) {
 		t.Fatalf("bash could not load the script: %v\n%s", err, out)
 	}
 	// The shell asks the binary for candidates through __complete.
-	h.planner.records["default/web"] = record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.planner.PutPod(record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	if code := h.run(t, "__complete", "describe", "pod", ""); code != 0 || !strings.Contains(h.out.String(), "web\n") {
 		t.Fatalf("pod names are not completed: exit %d %q", code, h.out)
 	}
@@ -453,7 +447,7 @@ func TestPlanAgainstLivePod(t *testing.T) {
 		t.Fatal("a new pod was planned against an observed state")
 	}
 	// A live pod: its observed state comes from the PLEG.
-	h.planner.records["default/web"] = record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING)
+	h.planner.PutPod(record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	h.pleg.observed = &syncpodv1.ObservedPod{Uid: "uid-web", Sandboxes: []*syncpodv1.ObservedSandbox{{Id: "sb-1", State: syncpodv1.SandboxState_SANDBOX_STATE_READY}}}
 	if code := h.run(t, "plan", "-f", f, "--pleg", "pleg"); code != 0 {
 		t.Fatalf("plan of a live pod: exit %d %q", code, h.err)

@@ -49,14 +49,8 @@ func newLogs(g *globals) *cobra.Command {
 			}
 			return nil
 		},
-		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-			return g.completePods(args)
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pod, err := podArg(args[0])
-			if err != nil {
-				return err
-			}
+		ValidArgsFunction: g.completePodNames,
+		RunE: onPodArg(func(cmd *cobra.Command, pod string, args []string) error {
 			if len(args) == 2 {
 				if o.container != "" && o.container != args[1] {
 					return usagef("container named twice: %q and -c %q", args[1], o.container)
@@ -64,7 +58,7 @@ func newLogs(g *globals) *cobra.Command {
 				o.container = args[1]
 			}
 			return runLogs(cmd.Context(), g, pod, o)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.container, "container", "c", "", "the container (default: the pod's first)")

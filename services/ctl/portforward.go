@@ -63,17 +63,13 @@ func newPortForward(g *globals) *cobra.Command {
 			}
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pod, err := podArg(args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onPodArg(func(cmd *cobra.Command, pod string, args []string) error {
 			ports, err := parsePorts(args[1:])
 			if err != nil {
 				return err
 			}
 			return runPortForward(cmd.Context(), g, pod, addresses, ports)
-		},
+		}),
 	}
 	cmd.Flags().StringSliceVar(&addresses, "address", []string{"127.0.0.1"}, "local addresses to listen on (comma separated)")
 	return cmd

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -60,7 +61,7 @@ func (f *fakePlanner) Attach(stream plannerv1.PlannerService_AttachServer) error
 
 func TestAttachRefusedSaysWhy(t *testing.T) {
 	h := newHarness(t)
-	h.planner.put("default/web", record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	h.planner.PutPod(record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	if code := h.run(t, "attach", "web"); code != 1 || !strings.Contains(h.err.String(), "not created with stdin") {
 		t.Fatalf("attach: exit %d err %q", code, h.err)
 	}
@@ -71,7 +72,7 @@ func TestAttachRefusedSaysWhy(t *testing.T) {
 
 func TestExecCarriesStdinOutputAndExitCode(t *testing.T) {
 	h := newHarness(t)
-	h.planner.put("default/web", record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0), running("side", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	h.planner.PutPod(record("web", nil, []*syncpodv1.ContainerStatus{running("app", true, 0), running("side", true, 0)}, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	h.env.Stdin = strings.NewReader("abc")
 	if code := h.run(t, "exec", "-i", "web", "-c", "side", "--", "cat", "-n"); code != 3 || h.out.String() != "ABC" ||
 		!strings.Contains(h.err.String(), "running cat -n") || !strings.Contains(h.err.String(), "command terminated with exit code 3") {
@@ -114,7 +115,7 @@ func (f *fakePlanner) PortForward(stream plannerv1.PlannerService_PortForwardSer
 
 func TestPortForwardListensOnLoopback(t *testing.T) {
 	h := newHarness(t)
-	h.planner.put("default/web", record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
+	h.planner.PutPod(record("web", nil, nil, syncpodv1.PodPhase_POD_PHASE_RUNNING))
 	ctx, cancel := context.WithCancel(context.Background())
 	out, wait := h.start(ctx, "port-forward", "web", ":80")
 	waitForOutput(t, out, "Forwarding from")
@@ -196,14 +197,14 @@ func TestLeavingASessionIsNotAnError(t *testing.T) {
 		started := make(chan struct{})
 		done := make(chan error, 1)
 		go func() {
-			done <- runSession(ctx, g, session{
-				send: func(*syncpodv1.StreamInput) error { return nil },
-				recv: func() (*syncpodv1.StreamOutput, error) {
+			done <- runSession(ctx, g, &plannerclient.Session{
+				Send: func(*syncpodv1.StreamInput) error { return nil },
+				Recv: func() (*syncpodv1.StreamOutput, error) {
 					close(started)
 					<-ctx.Done()
 					return nil, status.FromContextError(ctx.Err()).Err()
 				},
-				closeSend: func() error { return nil },
+				CloseSend: func() error { return nil },
 			}, false, false, -1)
 		}()
 		<-started

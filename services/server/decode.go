@@ -134,26 +134,12 @@ func invalidUTF8Path(b []byte, md protoreflect.MessageDescriptor, depth int) str
 		return ""
 	}
 	counts := map[protowire.Number]int{}
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return ""
-		}
-		b = b[n:]
+	found := ""
+	lengthDelimited(b, func(num protowire.Number, v []byte) bool {
 		fd := md.Fields().ByNumber(num)
-		if typ != protowire.BytesType || fd == nil {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return ""
-			}
-			b = b[n:]
-			continue
+		if fd == nil {
+			return true
 		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return ""
-		}
-		b = b[n:]
 		name := string(fd.Name())
 		if fd.IsList() {
 			name += "[" + strconv.Itoa(counts[num]) + "]"
@@ -162,22 +148,24 @@ func invalidUTF8Path(b []byte, md protoreflect.MessageDescriptor, depth int) str
 		switch {
 		case fd.IsMap():
 			if p := invalidUTF8InMapEntry(v, fd, depth); p != "" {
-				return name + p
+				found = name + p
 			}
 		case fd.Kind() == protoreflect.StringKind:
 			if !utf8.Valid(v) {
-				return name
+				found = name
 			}
 		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
 			if p := invalidUTF8Path(v, fd.Message(), depth+1); p != "" {
 				if p[0] == '[' {
-					return name + p
+					found = name + p
+				} else {
+					found = name + "." + p
 				}
-				return name + "." + p
 			}
 		}
-	}
-	return ""
+		return found == ""
+	})
+	return found
 }
 
 // invalidUTF8InMapEntry looks into one map entry: `["key"]`, `["key"].x`
@@ -185,25 +173,7 @@ func invalidUTF8Path(b []byte, md protoreflect.MessageDescriptor, depth int) str
 func invalidUTF8InMapEntry(b []byte, fd protoreflect.FieldDescriptor, depth int) string {
 	key, inValue := "", ""
 	keyBad := false
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return ""
-		}
-		b = b[n:]
-		if typ != protowire.BytesType {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return ""
-			}
-			b = b[n:]
-			continue
-		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return ""
-		}
-		b = b[n:]
+	whole := lengthDelimited(b, func(num protowire.Number, v []byte) bool {
 		switch {
 		case num == 1 && fd.MapKey().Kind() == protoreflect.StringKind:
 			key, keyBad = string(v), !utf8.Valid(v)
@@ -214,6 +184,10 @@ func invalidUTF8InMapEntry(b []byte, fd protoreflect.FieldDescriptor, depth int)
 		case num == 2 && fd.MapValue().Kind() == protoreflect.MessageKind:
 			inValue = invalidUTF8Path(v, fd.MapValue().Message(), depth+1)
 		}
+		return true
+	})
+	if !whole {
+		return ""
 	}
 	switch {
 	case keyBad:
@@ -224,4 +198,35 @@ func invalidUTF8InMapEntry(b []byte, fd protoreflect.FieldDescriptor, depth int)
 		return "[" + fielderr.Quote(key) + "]." + inValue
 	}
 	return ""
+}
+
+// lengthDelimited calls each with the number and bytes of every
+// length-delimited field of the encoded message b, in wire order,
+// skipping the other fields, until each returns false. It reports false
+// when it met a malformed tag or value before that.
+func lengthDelimited(b []byte, each func(protowire.Number, []byte) bool) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return false
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		if !each(num, v) {
+			return true
+		}
+	}
+	return true
 }

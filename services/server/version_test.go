@@ -3,34 +3,20 @@ package server
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/internal/grpctest"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
 // serveVersion serves svc over bufconn and returns a connection to it.
 func serveVersion(t *testing.T, svc *VersionService) *grpc.ClientConn {
 	t.Helper()
-	l := bufconn.Listen(1 << 16)
-	s := grpc.NewServer()
-	syncpodv1.RegisterVersionServiceServer(s, svc)
-	go func() { _ = s.Serve(l) }()
-	t.Cleanup(s.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return l.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	return grpctest.Serve(t, func(s *grpc.Server) { syncpodv1.RegisterVersionServiceServer(s, svc) })
 }
 
 // TestVersionServiceAsksItsPeers: the planner's answer carries its own
@@ -44,17 +30,7 @@ func TestVersionServiceAsksItsPeers(t *testing.T) {
 		}}))
 	pleg := serveVersion(t, NewVersionService(VersionOptions{Component: "pleg", Version: "v1.0.1",
 		Runtime: func(context.Context) (*runtimeapi.VersionResponse, error) { return nil, errors.New("runtime down") }}))
-	bare := grpc.NewServer() // serves nothing
-	l := bufconn.Listen(1 << 16)
-	go func() { _ = bare.Serve(l) }()
-	t.Cleanup(bare.Stop)
-	bareConn, err := grpc.NewClient("passthrough:///bare",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return l.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bareConn.Close()
+	bareConn := grpctest.Serve(t, func(*grpc.Server) {}) // serves nothing
 
 	planner := serveVersion(t, NewVersionService(VersionOptions{Component: "planner", Version: "v1.0.2", Peers: []VersionPeer{
 		{Component: "executor", Address: "e:1", Conn: executor},

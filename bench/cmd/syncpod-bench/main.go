@@ -122,14 +122,8 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 	case "kubelet":
 		a = bench.Kubelet{FileAgent: files, Node: *node}
 	case "syncpod":
-		target, err := server.DialTarget(*planner)
+		conn, err := dialPlanner(log, *planner)
 		if err != nil {
-			log.Error("bad --planner", "err", err)
-			return 2
-		}
-		conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			log.Error("bad --planner", "err", err)
 			return 2
 		}
 		defer conn.Close()
@@ -143,16 +137,12 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "--pids: %v\n", err)
 		return 2
 	}
-	var onlyList []string
-	if *only != "" {
-		onlyList = strings.Split(*only, ",")
-	}
 	var floor *bench.RawCRI
 	if *paired && *agent != "cri" {
 		floor = &bench.RawCRI{RT: rt, Image: *image, LogDir: *logDir}
 	}
 	rep := bench.Report{Agent: a.Name(), Runtime: rt.Version(ctx), Started: time.Now(), Load: bench.LoadAverage()}
-	res, err := bench.Run(ctx, rt, a, bench.Options{Runs: *runs, Kills: *kills, Big: *big, Idle: *idle, Settle: *settle, Floor: floor, Scale: *scale, PLEGMetrics: *plegMetrics, Image: *image, Timeout: *timeout, PIDs: pidList, Only: onlyList, Logger: log})
+	res, err := bench.Run(ctx, rt, a, bench.Options{Runs: *runs, Kills: *kills, Big: *big, Idle: *idle, Settle: *settle, Floor: floor, Scale: *scale, PLEGMetrics: *plegMetrics, Image: *image, Timeout: *timeout, PIDs: pidList, Only: splitList(*only), Logger: log})
 	rep.Results = res
 	if *label != "" {
 		rep.Agent = *label
@@ -272,26 +262,16 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	followEvents(ctx, log, krt, *kEndpoint)
 	followEvents(ctx, log, srt, *sEndpoint)
-	target, err := server.DialTarget(*planner)
+	conn, err := dialPlanner(log, *planner)
 	if err != nil {
-		log.Error("bad --planner", "err", err)
-		return 2
-	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		log.Error("bad --planner", "err", err)
 		return 2
 	}
 	defer conn.Close()
 	k := bench.Kubelet{FileAgent: bench.FileAgent{Dir: *kDir, Image: *image}, Node: *node}
 	s := bench.Syncpod{FileAgent: bench.FileAgent{Dir: *sDir, Image: *image}, Planner: plannerv1.NewPlannerServiceClient(conn)}
-	var onlyList []string
-	if *only != "" {
-		onlyList = strings.Split(*only, ",")
-	}
 	started, load := time.Now(), bench.LoadAverage()
 	kres, sres, err := bench.Versus(ctx, bench.Side{Agent: k, Runtime: krt, PIDs: kp}, bench.Side{Agent: s, Runtime: srt, PIDs: sp},
-		bench.Options{Runs: *runs, Settle: *settle, Timeout: *timeout, Only: onlyList, Logger: log})
+		bench.Options{Runs: *runs, Settle: *settle, Timeout: *timeout, Only: splitList(*only), Logger: log})
 	if code := finish(log, err,
 		reportFile{bench.Report{Agent: k.Name(), Runtime: krt.Version(ctx), Started: started, Load: load, Results: kres}, *outK},
 		reportFile{bench.Report{Agent: s.Name(), Runtime: srt.Version(ctx), Started: started, Load: load, Results: sres}, *outS}); code != 0 {
@@ -364,6 +344,28 @@ func followEvents(ctx context.Context, log *slog.Logger, rt *bench.Runtime, endp
 		return
 	}
 	log.Info("the runtime offers no CRI events: waits list it every 10 ms", "endpoint", endpoint)
+}
+
+// dialPlanner makes the client connection to the syncpod planner at addr
+// (--planner); a bad address is logged as a bad flag.
+func dialPlanner(log *slog.Logger, addr string) (*grpc.ClientConn, error) {
+	target, err := server.DialTarget(addr)
+	if err == nil {
+		var conn *grpc.ClientConn
+		if conn, err = grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials())); err == nil {
+			return conn, nil
+		}
+	}
+	log.Error("bad --planner", "err", err)
+	return nil, err
+}
+
+// splitList splits a comma-separated flag value; empty is none.
+func splitList(list string) []string {
+	if list == "" {
+		return nil
+	}
+	return strings.Split(list, ",")
 }
 
 // parsePIDs reads a comma-separated list of process ids.

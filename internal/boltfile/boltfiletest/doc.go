@@ -2,5 +2,6 @@
 // causes (a read-only mount, a directory the service cannot write, a full
 // disk), shared by the boltfile tests and the stores built on it: each
 // scenario plays in a child process on a private tmpfs in its own mount
-// namespace, so nothing is ever mounted on the host.
+// namespace, so nothing is ever mounted on the host. DamagedFiles plays
+// the damaged files (empty, garbage) a service must refuse to open.
 package boltfiletest

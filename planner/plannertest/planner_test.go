@@ -1,0 +1,48 @@
+package plannertest
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/syncpod/syncpod/internal/grpctest"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+func TestPlannerKeepsWatchesAndRecordsPods(t *testing.T) {
+	p := &Planner{}
+	c := plannerv1.NewPlannerServiceClient(grpctest.Serve(t, func(s *grpc.Server) { plannerv1.RegisterPlannerServiceServer(s, p) }))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	subscribed := p.NextWatch()
+	w, err := c.WatchPods(ctx, &plannerv1.WatchPodsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-subscribed
+	pod := &syncpodv1.Pod{Name: "web", Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: "app"}}}}
+	for _, want := range []plannerv1.ApplyResult{plannerv1.ApplyResult_APPLY_RESULT_CREATED, plannerv1.ApplyResult_APPLY_RESULT_UNCHANGED} {
+		if resp, err := c.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: pod}); err != nil || resp.GetResult() != want {
+			t.Fatalf("ApplyPod = %v, %v; want %v", resp.GetResult(), err, want)
+		}
+	}
+	if _, err := c.DeletePod(ctx, &plannerv1.DeletePodRequest{Pod: &plannerv1.PodRef{Name: "web"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []plannerv1.WatchEventType{plannerv1.WatchEventType_WATCH_EVENT_TYPE_ADDED, plannerv1.WatchEventType_WATCH_EVENT_TYPE_DELETED} {
+		ev, err := w.Recv()
+		if err != nil || ev.GetType() != want || ev.GetRecord().GetPod().GetName() != "web" {
+			t.Fatalf("watch event %v, %v; want %v of web", ev, err, want)
+		}
+	}
+	if _, err := c.GetPod(ctx, &plannerv1.GetPodRequest{Pod: &plannerv1.PodRef{Name: "web"}}); status.Code(err) != codes.NotFound {
+		t.Fatalf("GetPod of a deleted pod: %v, want NotFound", err)
+	}
+	if n, d := len(p.Applied()), p.Deleted(); n != 2 || len(d) != 1 || d[0] != "pod/default/web" || p.GetPodCalls() != 1 {
+		t.Fatalf("recorded %d applies, deleted %v, %d gets", n, d, p.GetPodCalls())
+	}
+}
