@@ -15,7 +15,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -510,8 +509,7 @@ func (a *readAPI) servePortForward(w http.ResponseWriter, r *http.Request) {
 
 // session is an exec or attach stream of the planner.
 type session struct {
-	mu   sync.Mutex // gRPC streams allow one sender at a time
-	send func(*syncpodv1.StreamInput) error
+	send func(*syncpodv1.StreamInput) error // safe for concurrent use
 	recv func() (*syncpodv1.StreamOutput, error)
 }
 
@@ -525,8 +523,6 @@ func newSession(ps *plannerclient.Session, in io.Reader) *session {
 }
 
 func (s *session) input(in *syncpodv1.StreamInput) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.send(in)
 }
 

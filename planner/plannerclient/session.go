@@ -2,6 +2,7 @@ package plannerclient
 
 import (
 	"context"
+	"sync"
 
 	"google.golang.org/grpc"
 
@@ -11,8 +12,9 @@ import (
 
 // Session is an open interactive session of the planner (Exec, Attach),
 // reduced to what carrying a terminal or standard streams over it needs.
-// Send and CloseSend must not be called concurrently (one sender at a
-// time, as on any gRPC stream).
+// Send and CloseSend may be called from several goroutines (standard
+// input and terminal resizes, say): they take turns, as a gRPC stream
+// allows one sender at a time. Recv is for one goroutine.
 type Session struct {
 	// Send sends input: bytes of standard input, its end, or a terminal
 	// size.
@@ -53,12 +55,21 @@ func open[Req, Resp any](ctx context.Context, call func(context.Context, ...grpc
 	if err := stream.Send(first); err != nil {
 		return nil, err
 	}
+	var sending sync.Mutex
 	return &Session{
-		Send: func(in *syncpodv1.StreamInput) error { return stream.Send(input(in)) },
+		Send: func(in *syncpodv1.StreamInput) error {
+			sending.Lock()
+			defer sending.Unlock()
+			return stream.Send(input(in))
+		},
 		Recv: func() (*syncpodv1.StreamOutput, error) {
 			msg, err := stream.Recv()
 			return output(msg), err
 		},
-		CloseSend: stream.CloseSend,
+		CloseSend: func() error {
+			sending.Lock()
+			defer sending.Unlock()
+			return stream.CloseSend()
+		},
 	}, nil
 }
