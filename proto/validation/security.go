@@ -308,6 +308,10 @@ func (l *list) stopSignal(p, sig string, os *syncpodv1.PodOS) {
 	}
 }
 
+// LinuxStopSignalNames are the stop signals a Linux container may set,
+// sorted (a copy of the list validation checks against).
+func LinuxStopSignalNames() []string { return slices.Clone(linuxStopSignals) }
+
 // linuxStopSignals are the stop signals a Linux container may set, as
 // Kubernetes spells them (the API server's list; each has a value in the
 // CRI's Signal enum), sorted.
