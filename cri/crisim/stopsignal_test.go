@@ -11,7 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// StopContainer sends the config's stop signal to the process
+// StopContainer sends the config's stop signal to the process
 // (SIGTERM when it names none), and SIGKILL only once the timeout passed.
 // Each process traps its signal number and exits with a code of its own.
 func TestStopContainerSendsTheConfiguredStopSignal(t *testing.T) {
