@@ -124,7 +124,7 @@ func containerStatus(c *container) *runtimeapi.ContainerStatus {
 		Labels:      c.labels,
 		Annotations: c.annotations,
 		LogPath:     c.logPath,
-		StopSignal:  c.stopSignal,
+		StopSignal:  effectiveStopSignal(c.stopSignal),
 		Mounts:      statusMounts(c.pathMap),
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -177,23 +178,58 @@ func exitCode(ps *os.ProcessState) int32 {
 	return int32(ps.ExitCode())
 }
 
-// stopSignal maps a CRI stop signal to a host signal, SIGTERM by default.
+// stopSignal maps a CRI stop signal to the host signal crisim sends to
+// stop the container's process group, SIGTERM by default (RUNTIME_DEFAULT
+// or a value it does not know), as a runtime stops a container with its
+// config's stop signal. The real-time signals count from glibc's
+// SIGRTMIN (34) and up to SIGRTMAX (64), as runc names them.
 func stopSignal(s runtimeapi.Signal) syscall.Signal {
-	switch s {
-	case runtimeapi.Signal_SIGNAL_SIGINT:
-		return syscall.SIGINT
-	case runtimeapi.Signal_SIGNAL_SIGQUIT:
-		return syscall.SIGQUIT
-	case runtimeapi.Signal_SIGNAL_SIGHUP:
-		return syscall.SIGHUP
-	case runtimeapi.Signal_SIGNAL_SIGKILL:
-		return syscall.SIGKILL
-	case runtimeapi.Signal_SIGNAL_SIGUSR1:
-		return syscall.SIGUSR1
-	case runtimeapi.Signal_SIGNAL_SIGUSR2:
-		return syscall.SIGUSR2
+	switch {
+	case s >= runtimeapi.Signal_SIGNAL_SIGRTMIN && s <= runtimeapi.Signal_SIGNAL_SIGRTMINPLUS15:
+		return sigRTMin + syscall.Signal(s-runtimeapi.Signal_SIGNAL_SIGRTMIN)
+	case s >= runtimeapi.Signal_SIGNAL_SIGRTMAXMINUS14 && s <= runtimeapi.Signal_SIGNAL_SIGRTMAX:
+		return sigRTMax - syscall.Signal(runtimeapi.Signal_SIGNAL_SIGRTMAX-s)
+	}
+	if sig, ok := hostSignals[s]; ok {
+		return sig
 	}
 	return syscall.SIGTERM
+}
+
+// effectiveStopSignal is the stop signal a container's status reports:
+// the one it is stopped with (SIGTERM when its config names none), as
+// containerd reports the image's or its default.
+func effectiveStopSignal(s runtimeapi.Signal) runtimeapi.Signal {
+	if s == runtimeapi.Signal_SIGNAL_RUNTIME_DEFAULT {
+		return runtimeapi.Signal_SIGNAL_SIGTERM
+	}
+	return s
+}
+
+const (
+	sigRTMin syscall.Signal = 34
+	sigRTMax syscall.Signal = 64
+)
+
+// hostSignals are the CRI's named (not real-time) signals.
+var hostSignals = map[runtimeapi.Signal]syscall.Signal{
+	runtimeapi.Signal_SIGNAL_SIGABRT: unix.SIGABRT, runtimeapi.Signal_SIGNAL_SIGALRM: unix.SIGALRM,
+	runtimeapi.Signal_SIGNAL_SIGBUS: unix.SIGBUS, runtimeapi.Signal_SIGNAL_SIGCHLD: unix.SIGCHLD,
+	runtimeapi.Signal_SIGNAL_SIGCLD: unix.SIGCLD, runtimeapi.Signal_SIGNAL_SIGCONT: unix.SIGCONT,
+	runtimeapi.Signal_SIGNAL_SIGFPE: unix.SIGFPE, runtimeapi.Signal_SIGNAL_SIGHUP: unix.SIGHUP,
+	runtimeapi.Signal_SIGNAL_SIGILL: unix.SIGILL, runtimeapi.Signal_SIGNAL_SIGINT: unix.SIGINT,
+	runtimeapi.Signal_SIGNAL_SIGIO: unix.SIGIO, runtimeapi.Signal_SIGNAL_SIGIOT: unix.SIGIOT,
+	runtimeapi.Signal_SIGNAL_SIGKILL: unix.SIGKILL, runtimeapi.Signal_SIGNAL_SIGPIPE: unix.SIGPIPE,
+	runtimeapi.Signal_SIGNAL_SIGPOLL: unix.SIGPOLL, runtimeapi.Signal_SIGNAL_SIGPROF: unix.SIGPROF,
+	runtimeapi.Signal_SIGNAL_SIGPWR: unix.SIGPWR, runtimeapi.Signal_SIGNAL_SIGQUIT: unix.SIGQUIT,
+	runtimeapi.Signal_SIGNAL_SIGSEGV: unix.SIGSEGV, runtimeapi.Signal_SIGNAL_SIGSTKFLT: unix.SIGSTKFLT,
+	runtimeapi.Signal_SIGNAL_SIGSTOP: unix.SIGSTOP, runtimeapi.Signal_SIGNAL_SIGSYS: unix.SIGSYS,
+	runtimeapi.Signal_SIGNAL_SIGTERM: unix.SIGTERM, runtimeapi.Signal_SIGNAL_SIGTRAP: unix.SIGTRAP,
+	runtimeapi.Signal_SIGNAL_SIGTSTP: unix.SIGTSTP, runtimeapi.Signal_SIGNAL_SIGTTIN: unix.SIGTTIN,
+	runtimeapi.Signal_SIGNAL_SIGTTOU: unix.SIGTTOU, runtimeapi.Signal_SIGNAL_SIGURG: unix.SIGURG,
+	runtimeapi.Signal_SIGNAL_SIGUSR1: unix.SIGUSR1, runtimeapi.Signal_SIGNAL_SIGUSR2: unix.SIGUSR2,
+	runtimeapi.Signal_SIGNAL_SIGVTALRM: unix.SIGVTALRM, runtimeapi.Signal_SIGNAL_SIGWINCH: unix.SIGWINCH,
+	runtimeapi.Signal_SIGNAL_SIGXCPU: unix.SIGXCPU, runtimeapi.Signal_SIGNAL_SIGXFSZ: unix.SIGXFSZ,
 }
 
 // cappedBuffer keeps the first max bytes written to it.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
@@ -178,7 +179,24 @@ func Container(c *runtimeapi.ContainerStatus, sandboxID string) *syncpodv1.Obser
 		FinishedAt:   nanos(c.GetFinishedAt()),
 		SandboxId:    sandboxID,
 		Image:        image,
+		StopSignal:   StopSignalName(c.GetStopSignal()),
 	}
+}
+
+// signalName turns the tail of a CRI Signal enum name into Kubernetes'
+// spelling: SIGRTMINPLUS3 is "SIGRTMIN+3", SIGRTMAXMINUS1 "SIGRTMAX-1".
+var signalName = strings.NewReplacer("PLUS", "+", "MINUS", "-")
+
+// StopSignalName is the Kubernetes name of the stop signal a runtime
+// reports for a container, "" for RUNTIME_DEFAULT (a runtime that reports
+// none) or a value the CRI does not name, as the kubelet then leaves the
+// status' stopSignal unset.
+func StopSignalName(s runtimeapi.Signal) string {
+	n, ok := runtimeapi.Signal_name[int32(s)]
+	if !ok || s == runtimeapi.Signal_SIGNAL_RUNTIME_DEFAULT {
+		return ""
+	}
+	return signalName.Replace(strings.TrimPrefix(n, "SIGNAL_"))
 }
 
 // PodIdentity fills uid, name and namespace from a sandbox's labels and

@@ -195,7 +195,23 @@ func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, spec
 	for _, e := range c.GetEnv() {
 		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.GetName(), Value: []byte(e.GetValue())})
 	}
+	cfg.StopSignal = StopSignal(c.GetLifecycle().GetStopSignal())
 	return cfg, nil
+}
+
+// signalEnumName turns a Kubernetes signal name into its CRI enum name's
+// tail: "SIGRTMIN+3" is SIGNAL_SIGRTMINPLUS3, "SIGRTMAX-1" SIGNAL_SIGRTMAXMINUS1.
+var signalEnumName = strings.NewReplacer("+", "PLUS", "-", "MINUS")
+
+// StopSignal is the CRI stop signal of a container's lifecycle.stopSignal
+// (Kubernetes' name, e.g. "SIGUSR1"), as the kubelet puts it in the
+// container config: RUNTIME_DEFAULT, the runtime's or image's
+// own, when none is set (or the name is not one validation lets through).
+func StopSignal(name string) runtimeapi.Signal {
+	if name == "" {
+		return runtimeapi.Signal_SIGNAL_RUNTIME_DEFAULT
+	}
+	return runtimeapi.Signal(runtimeapi.Signal_value["SIGNAL_"+signalEnumName.Replace(name)])
 }
 
 const (

@@ -66,7 +66,7 @@ func (p *pass) containerVolumesAndEnv(ctx context.Context, c *syncpodv1.Containe
 			return nil, nil, err
 		}
 	}
-	info := volumes.PodInfo{NodeName: p.r.nodeName, HostIP: p.r.hostIP}
+	info := volumes.PodInfo{NodeName: p.r.nodeName, HostIP: p.r.hostIP, Volumes: paths}
 	if needsPodIP(c) {
 		st, err := p.rt.PodSandboxStatus(ctx, p.sandboxID, false)
 		if err != nil {

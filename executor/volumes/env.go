@@ -28,6 +28,10 @@ type PodInfo struct {
 	PodIP string
 	// HostIP is status.hostIP.
 	HostIP string
+	// Volumes are the directories of the pod's volumes that are set up
+	// (Manager.Setup): env[].valueFrom.fileKeyRef reads its env file in
+	// one.
+	Volumes Paths
 }
 
 // Env resolves c's environment as the kubelet does at container start:
@@ -40,6 +44,8 @@ type PodInfo struct {
 // kubelet's CreateContainerConfigError message). The pod's Service
 // environment comes last, each variable only when the container did not
 // set that name itself, and $(VAR) in env values falls back to it.
+// A fileKeyRef variable is read from its env file in info.Volumes at this
+// moment.
 func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) ([]*runtimeapi.KeyValue, error) {
 	ns := pod.GetNamespace()
 	var out []*runtimeapi.KeyValue
@@ -128,6 +134,15 @@ func Env(pod *syncpodv1.Pod, c *syncpodv1.Container, src Sources, info PodInfo) 
 				continue
 			}
 			val = string(b)
+		case vf.GetFileKeyRef() != nil:
+			v, found, ferr := fileKeyValue(info.Volumes, vf.GetFileKeyRef())
+			if ferr != nil {
+				return nil, ferr
+			}
+			if !found {
+				continue
+			}
+			val = v
 		}
 		if err != nil {
 			return nil, fmt.Errorf("env %s: %w", e.GetName(), err)

@@ -142,7 +142,7 @@ func TestStatusToAPI(t *testing.T) {
 		Phase: syncpodv1.PodPhase_POD_PHASE_RUNNING, PodIp: "10.1.0.5", StartTime: ts,
 		Conditions: []*syncpodv1.PodCondition{{Type: "Ready", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE, LastTransitionTime: ts}},
 		ContainerStatuses: []*syncpodv1.ContainerStatus{{
-			Name: "app", RestartCount: 2, Ready: true, Started: true, ContainerId: "abc", Image: "busybox:1.36",
+			Name: "app", RestartCount: 2, Ready: true, Started: true, ContainerId: "abc", Image: "busybox:1.36", StopSignal: "SIGUSR1",
 			State: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Running{Running: &syncpodv1.ContainerStateRunning{StartedAt: ts}}},
 			LastTerminationState: &syncpodv1.ContainerStateDetail{State: &syncpodv1.ContainerStateDetail_Terminated{
 				Terminated: &syncpodv1.ContainerStateTerminated{ExitCode: 3, Reason: "Error", ContainerId: "old"}}},
@@ -171,6 +171,9 @@ func TestStatusToAPI(t *testing.T) {
 	if cs.RestartCount != 2 || cs.State.Running == nil || cs.ContainerID != "cri://abc" ||
 		cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode != 3 {
 		t.Errorf("container status: %+v", cs)
+	}
+	if cs.StopSignal == nil || *cs.StopSignal != corev1.SIGUSR1 {
+		t.Errorf("stopSignal %v, want SIGUSR1", cs.StopSignal)
 	}
 	kp.Spec.HostNetwork = true
 	if got := StatusToAPI(st, kp, "192.0.2.1", 1); got.PodIP != "192.0.2.1" {

@@ -339,7 +339,7 @@ func containerID(id, idScheme string) string {
 
 func containerStatusToAPI(cs *syncpodv1.ContainerStatus, idScheme string) corev1.ContainerStatus {
 	started := cs.GetStarted()
-	return corev1.ContainerStatus{
+	out := corev1.ContainerStatus{
 		Name:                 cs.GetName(),
 		Ready:                cs.GetReady(),
 		Started:              &started,
@@ -349,6 +349,10 @@ func containerStatusToAPI(cs *syncpodv1.ContainerStatus, idScheme string) corev1
 		State:                stateToAPI(cs.GetState(), idScheme),
 		LastTerminationState: stateToAPI(cs.GetLastTerminationState(), idScheme),
 	}
+	if sig := cs.GetStopSignal(); sig != "" {
+		out.StopSignal = (*corev1.Signal)(&sig)
+	}
+	return out
 }
 
 func stateToAPI(s *syncpodv1.ContainerStateDetail, idScheme string) corev1.ContainerState {

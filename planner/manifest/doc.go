@@ -27,9 +27,10 @@
 // as the API server defaults it);
 // init and regular containers with image, command, args, working dir, env
 // values and valueFrom (fieldRef, resourceFieldRef, configMapKeyRef,
-// secretKeyRef), envFrom, volumeMounts, pull policy, container restart
+// secretKeyRef, fileKeyRef), envFrom, volumeMounts, pull policy, container restart
 // policy and restart policy rules, ports, cpu/memory requests and limits,
-// and exec, tcpSocket, httpGet and grpc probes with their timing fields. A
+// exec, tcpSocket, httpGet and grpc probes with their timing fields,
+// and lifecycle hooks and stop signal (podspec_extras.go). A
 // ConfigMap keeps data, binaryData and immutable; a Secret data (base64),
 // stringData (merged into data, winning), type and immutable. Secret
 // values never appear in an Issue.

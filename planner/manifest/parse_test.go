@@ -135,9 +135,7 @@ func TestParseReportsEveryUnsupportedFieldWithItsPath(t *testing.T) {
 		got = append(got, is.Path)
 	}
 	want := []string{ // walk order (keys sorted), then conversion errors
-		"spec.containers[0].env[0].valueFrom.fileKeyRef",
 		"spec.containers[0].imagePulPolicy",
-		"spec.containers[0].lifecycle.stopSignal",
 		"spec.containers[0].resources.limits.ephemeral-storage",
 		"spec.containers[0].securityContext.runAsUsr",
 		"spec.containers[0].volumeMounts[0].recursiveReadOnly",
@@ -158,7 +156,6 @@ func TestParseReportsEveryUnsupportedFieldWithItsPath(t *testing.T) {
 		"spec.containers[0].imagePulPolicy":           "unknown field; did you mean `imagePullPolicy`?",
 		"spec.containers[0].securityContext.runAsUsr": "unknown field; did you mean `runAsUser`?",
 		"spec.securityContext.fsGroupChangePolicy":    "not supported by syncpod",
-		"spec.containers[0].lifecycle.stopSignal":     "not supported by syncpod",
 	} {
 		if msgs[path] != want {
 			t.Errorf("%s: %q, want %q", path, msgs[path], want)

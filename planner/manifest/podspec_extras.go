@@ -55,7 +55,7 @@ func containerExtrasSchema() map[string]*schema {
 			"seccompProfile":  obj(map[string]*schema{"type": leaf(), "localhostProfile": leaf()}),
 			"appArmorProfile": appArmorSchema(), "seLinuxOptions": seLinuxSchema(),
 		}),
-		"lifecycle":                obj(map[string]*schema{"postStart": handler, "preStop": handler}),
+		"lifecycle":                obj(map[string]*schema{"postStart": handler, "preStop": handler, "stopSignal": leaf()}),
 		"terminationMessagePath":   leaf(),
 		"terminationMessagePolicy": leaf(),
 		"stdin":                    leaf(),
@@ -207,6 +207,9 @@ func (c *converter) containerExtras(path string, kc *corev1.Container, out *sync
 		out.Lifecycle = &syncpodv1.Lifecycle{
 			PostStart: c.hook(path+".lifecycle.postStart", lc.PostStart),
 			PreStop:   c.hook(path+".lifecycle.preStop", lc.PreStop),
+		}
+		if lc.StopSignal != nil { // checked by validation
+			out.Lifecycle.StopSignal = string(*lc.StopSignal)
 		}
 	}
 	out.TerminationMessagePath = kc.TerminationMessagePath

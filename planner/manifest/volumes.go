@@ -69,6 +69,7 @@ func envSchema() *schema {
 		"valueFrom": obj(map[string]*schema{
 			"fieldRef": fieldRefSchema(), "resourceFieldRef": resourceFieldRefSchema(),
 			"configMapKeyRef": keyRef, "secretKeyRef": keyRef,
+			"fileKeyRef": obj(map[string]*schema{"volumeName": leaf(), "path": leaf(), "key": leaf(), "optional": leaf()}),
 		}),
 	}))
 }
@@ -256,6 +257,10 @@ func (c *converter) envValueFrom(path string, vf *corev1.EnvVarSource) *syncpodv
 	case vf.SecretKeyRef != nil:
 		out.Source = &syncpodv1.EnvVarSource_SecretKeyRef{SecretKeyRef: &syncpodv1.SecretKeySelector{
 			Name: vf.SecretKeyRef.Name, Key: vf.SecretKeyRef.Key, Optional: optionalBool(vf.SecretKeyRef.Optional)}}
+	case vf.FileKeyRef != nil:
+		f := vf.FileKeyRef
+		out.Source = &syncpodv1.EnvVarSource_FileKeyRef{FileKeyRef: &syncpodv1.FileKeySelector{
+			VolumeName: f.VolumeName, Path: f.Path, Key: f.Key, Optional: optionalBool(f.Optional)}}
 	}
 	return out
 }

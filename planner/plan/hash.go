@@ -126,6 +126,7 @@ const (
 	tagTty                      = 106
 	tagAppArmor                 = 110
 	tagSELinux                  = 111
+	tagStopSignal               = 112
 )
 
 // specHashExtras hashes the container fields added with the security
@@ -133,8 +134,9 @@ const (
 // hash it had before they existed: security_context (each optional field
 // as presence then value; capabilities; seccomp type and localhost
 // profile), termination_message_path and _policy, stdin, stdin_once, tty.
-// lifecycle is not hashed: hooks are run by the executor, not put in the
-// CRI config, so changing one restarts nothing (as with probes).
+// lifecycle's hooks are not hashed: they are run by the executor, not put
+// in the CRI config, so changing one restarts nothing (as with probes);
+// its stop_signal is in the CRI config, and hashed when set.
 func specHashExtras(h *hasher, c *syncpodv1.Container) {
 	if sc := c.GetSecurityContext(); sc != nil {
 		h.field(tagSecurityContext)
@@ -182,6 +184,10 @@ func specHashExtras(h *hasher, c *syncpodv1.Container) {
 	}
 	hashAppArmor(h, tagAppArmor, c.GetSecurityContext().GetAppArmorProfile())
 	hashSELinux(h, tagSELinux, c.GetSecurityContext().GetSeLinuxOptions())
+	if sig := c.GetLifecycle().GetStopSignal(); sig != "" {
+		h.field(tagStopSignal)
+		h.str(sig)
+	}
 }
 
 // hashAppArmor hashes a set AppArmor profile (type, localhost profile)

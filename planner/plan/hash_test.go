@@ -98,6 +98,8 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 		"tty":              func(c *syncpodv1.Container) { c.Tty = true },
 		"resources absent": func(c *syncpodv1.Container) { c.Resources = nil },
 		"stdin_once":       func(c *syncpodv1.Container) { c.Stdin, c.StdinOnce = true, true },
+		// the stop signal is in the CRI config.
+		"stop_signal": func(c *syncpodv1.Container) { c.Lifecycle = &syncpodv1.Lifecycle{StopSignal: "SIGUSR1"} },
 	}
 	for name, change := range changes {
 		t.Run("R-10.1 changes with "+name, func(t *testing.T) {
@@ -169,6 +171,12 @@ func TestSpecHashCoversMountsAndEnvSourcesOnlyWhenSet(t *testing.T) {
 		},
 		"valueFrom secret": func(c *syncpodv1.Container) {
 			c.Env[0].ValueFrom = &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_SecretKeyRef{SecretKeyRef: &syncpodv1.SecretKeySelector{Name: "s", Key: "k"}}}
+		},
+		"R-22.4 valueFrom fileKeyRef": func(c *syncpodv1.Container) {
+			c.Env[0].ValueFrom = &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_FileKeyRef{FileKeyRef: &syncpodv1.FileKeySelector{VolumeName: "s", Path: "f", Key: "k"}}}
+		},
+		"R-22.4 valueFrom fileKeyRef other key": func(c *syncpodv1.Container) {
+			c.Env[0].ValueFrom = &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_FileKeyRef{FileKeyRef: &syncpodv1.FileKeySelector{VolumeName: "s", Path: "f", Key: "k2"}}}
 		},
 	}
 	seen := map[string]string{h0: "base"}

@@ -78,6 +78,12 @@ func hashVolumeFields(h *hasher, c *syncpodv1.Container) {
 			h.str(s.SecretKeyRef.GetName())
 			h.str(s.SecretKeyRef.GetKey())
 			h.bool(s.SecretKeyRef.GetOptional())
+		case *syncpodv1.EnvVarSource_FileKeyRef:
+			h.byte(5)
+			h.str(s.FileKeyRef.GetVolumeName())
+			h.str(s.FileKeyRef.GetPath())
+			h.str(s.FileKeyRef.GetKey())
+			h.bool(s.FileKeyRef.GetOptional())
 		default:
 			h.byte(0)
 		}

@@ -256,6 +256,7 @@ func (c *computer) containerStatus(ctr *syncpodv1.Container, isInit bool) *syncp
 	} else {
 		cur = insts[0]
 		cs.ContainerId = cur.GetId()
+		cs.StopSignal = cur.GetStopSignal()
 		cs.RestartCount = cur.GetRestartCount()
 		cs.State = stateOf(cur)
 		for _, prev := range insts[1:] {

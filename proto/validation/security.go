@@ -5,8 +5,10 @@ import (
 	"net"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/syncpod/syncpod/proto/fielderr"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -70,7 +72,7 @@ func (l *list) specExtras(s *syncpodv1.PodSpec) {
 		for i, c := range cs {
 			p := fmt.Sprintf("spec.%s[%d]", field, i)
 			l.containerSecurity(p+".security_context", c.GetSecurityContext())
-			l.lifecycle(p+".lifecycle", c.GetLifecycle())
+			l.lifecycle(p+".lifecycle", c.GetLifecycle(), s.GetOs())
 			if tp := c.GetTerminationMessagePath(); tp != "" {
 				if !path.IsAbs(tp) {
 					l.Add(p+".termination_message_path", "must be an absolute path")
@@ -276,12 +278,54 @@ func (l *list) dnsConfig(s *syncpodv1.PodSpec) {
 	}
 }
 
-func (l *list) lifecycle(p string, lc *syncpodv1.Lifecycle) {
+func (l *list) lifecycle(p string, lc *syncpodv1.Lifecycle, os *syncpodv1.PodOS) {
 	if lc == nil {
 		return
 	}
 	l.hook(p+".post_start", lc.GetPostStart())
 	l.hook(p+".pre_stop", lc.GetPreStop())
+	l.stopSignal(p+".stop_signal", lc.GetStopSignal(), os)
+}
+
+// stopSignal checks a container's stop signal as the API server does
+// only in a pod that names its OS, and then one of that OS's
+// signals.
+func (l *list) stopSignal(p, sig string, os *syncpodv1.PodOS) {
+	if sig == "" {
+		return
+	}
+	switch os.GetName() {
+	case "":
+		l.Add(p, "may not be set when spec.os.name is empty: set spec.os.name to %s", fielderr.Quote(NodeOS))
+	case "windows":
+		if sig != "SIGKILL" && sig != "SIGTERM" {
+			l.Add(p, "unsupported value %s on windows: SIGKILL or SIGTERM", fielderr.Quote(sig))
+		}
+	case "linux":
+		if !slices.Contains(linuxStopSignals, sig) {
+			l.Add(p, "unsupported value %s: one of %s", fielderr.Quote(sig), strings.Join(linuxStopSignals, ", "))
+		}
+	}
+}
+
+// LinuxStopSignalNames are the stop signals a Linux container may set,
+// sorted (a copy of the list validation checks against).
+func LinuxStopSignalNames() []string { return slices.Clone(linuxStopSignals) }
+
+// linuxStopSignals are the stop signals a Linux container may set, as
+// Kubernetes spells them (the API server's list; each has a value in the
+// CRI's Signal enum), sorted.
+var linuxStopSignals = []string{
+	"SIGABRT", "SIGALRM", "SIGBUS", "SIGCHLD", "SIGCLD", "SIGCONT", "SIGFPE", "SIGHUP",
+	"SIGILL", "SIGINT", "SIGIO", "SIGIOT", "SIGKILL", "SIGPIPE", "SIGPOLL", "SIGPROF",
+	"SIGPWR", "SIGQUIT", "SIGRTMAX", "SIGRTMAX-1", "SIGRTMAX-10", "SIGRTMAX-11", "SIGRTMAX-12",
+	"SIGRTMAX-13", "SIGRTMAX-14", "SIGRTMAX-2", "SIGRTMAX-3", "SIGRTMAX-4", "SIGRTMAX-5",
+	"SIGRTMAX-6", "SIGRTMAX-7", "SIGRTMAX-8", "SIGRTMAX-9", "SIGRTMIN", "SIGRTMIN+1",
+	"SIGRTMIN+10", "SIGRTMIN+11", "SIGRTMIN+12", "SIGRTMIN+13", "SIGRTMIN+14", "SIGRTMIN+15",
+	"SIGRTMIN+2", "SIGRTMIN+3", "SIGRTMIN+4", "SIGRTMIN+5", "SIGRTMIN+6", "SIGRTMIN+7",
+	"SIGRTMIN+8", "SIGRTMIN+9", "SIGSEGV", "SIGSTKFLT", "SIGSTOP", "SIGSYS", "SIGTERM",
+	"SIGTRAP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGUSR1", "SIGUSR2", "SIGVTALRM",
+	"SIGWINCH", "SIGXCPU", "SIGXFSZ",
 }
 
 func (l *list) hook(p string, h *syncpodv1.LifecycleHandler) {

@@ -347,7 +347,7 @@ func (l *list) containerVolumes(p string, c *syncpodv1.Container, vols map[strin
 		vp := ep + ".value_from"
 		switch x := vf.GetSource().(type) {
 		case nil:
-			l.Add(vp, "exactly one of field_ref, resource_field_ref, config_map_key_ref and secret_key_ref is required")
+			l.Add(vp, "exactly one of field_ref, resource_field_ref, config_map_key_ref, secret_key_ref and file_key_ref is required")
 		case *syncpodv1.EnvVarSource_FieldRef:
 			fp := x.FieldRef.GetFieldPath()
 			if !envFieldPath[fp] && !fieldPathRE.MatchString(fp) {
@@ -361,6 +361,36 @@ func (l *list) containerVolumes(p string, c *syncpodv1.Container, vols map[strin
 		case *syncpodv1.EnvVarSource_SecretKeyRef:
 			l.objectName(vp+".secret_key_ref.name", x.SecretKeyRef.GetName())
 			l.check(vp+".secret_key_ref.key", ConfigKeyProblem(x.SecretKeyRef.GetKey()))
+		case *syncpodv1.EnvVarSource_FileKeyRef:
+			l.fileKeyRef(vp+".file_key_ref", x.FileKeyRef, vols)
 		}
+	}
+}
+
+// fileKeyRef checks an env file selector as the API server does:
+// a key that is an environment variable name, a path without "..", and
+// the name of one of the pod's emptyDir volumes.
+func (l *list) fileKeyRef(p string, f *syncpodv1.FileKeySelector, vols map[string]*syncpodv1.Volume) {
+	if k := f.GetKey(); k == "" {
+		l.Add(p+".key", "required")
+	} else {
+		l.check(p+".key", EnvNameProblem(k))
+		l.maxLen(p+".key", k, MaxEnvNameLen)
+	}
+	switch n := f.GetVolumeName(); {
+	case n == "":
+		l.Add(p+".volume_name", "required")
+	case vols[n] == nil:
+		l.Add(p+".volume_name", "no volume %s in spec.volumes", fielderr.Quote(n))
+	case vols[n].GetEmptyDir() == nil:
+		l.Add(p+".volume_name", "volume %s must be an emptyDir: an env file is read from an emptyDir volume only", fielderr.Quote(n))
+	}
+	switch fp := f.GetPath(); {
+	case fp == "":
+		l.Add(p+".path", "required")
+	case hasDotDot(fp):
+		l.Add(p+".path", "must not contain '..'")
+	default:
+		l.maxLen(p+".path", fp, MaxPathLen)
 	}
 }

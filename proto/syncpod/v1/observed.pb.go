@@ -421,7 +421,10 @@ type ObservedContainer struct {
 	// sandbox is not the newest one is stale (rule R-5.2).
 	SandboxId string `protobuf:"bytes,12,opt,name=sandbox_id,json=sandboxId,proto3" json:"sandbox_id,omitempty"`
 	// image as the runtime reports it.
-	Image         string `protobuf:"bytes,13,opt,name=image,proto3" json:"image,omitempty"`
+	Image string `protobuf:"bytes,13,opt,name=image,proto3" json:"image,omitempty"`
+	// stop_signal the runtime reports it stops the container with, spelled
+	// as Kubernetes spells it; empty when the runtime reports none.
+	StopSignal    string `protobuf:"bytes,14,opt,name=stop_signal,json=stopSignal,proto3" json:"stop_signal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -547,6 +550,13 @@ func (x *ObservedContainer) GetImage() string {
 	return ""
 }
 
+func (x *ObservedContainer) GetStopSignal() string {
+	if x != nil {
+		return x.StopSignal
+	}
+	return ""
+}
+
 // ContainerProbeResults are the current probe results of one container.
 type ContainerProbeResults struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -657,7 +667,7 @@ const file_syncpod_v1_observed_proto_rawDesc = "" +
 	"\x02ip\x18\x05 \x01(\tR\x02ip\x12!\n" +
 	"\fhost_network\x18\x06 \x01(\bR\vhostNetwork\x12 \n" +
 	"\vconfig_hash\x18\x84\x02 \x01(\tR\n" +
-	"configHash\"\xe2\x03\n" +
+	"configHash\"\x83\x04\n" +
 	"\x11ObservedContainer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x120\n" +
@@ -676,7 +686,9 @@ const file_syncpod_v1_observed_proto_rawDesc = "" +
 	"finishedAt\x12\x1d\n" +
 	"\n" +
 	"sandbox_id\x18\f \x01(\tR\tsandboxId\x12\x14\n" +
-	"\x05image\x18\r \x01(\tR\x05image\"\xed\x01\n" +
+	"\x05image\x18\r \x01(\tR\x05image\x12\x1f\n" +
+	"\vstop_signal\x18\x0e \x01(\tR\n" +
+	"stopSignal\"\xed\x01\n" +
 	"\x15ContainerProbeResults\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x123\n" +
 	"\bliveness\x18\x02 \x01(\x0e2\x17.syncpod.v1.ProbeResultR\bliveness\x121\n" +

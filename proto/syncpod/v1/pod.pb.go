@@ -2042,7 +2042,12 @@ type Lifecycle struct {
 	// container is killed (FailedPostStartHook).
 	PostStart *LifecycleHandler `protobuf:"bytes,1,opt,name=post_start,json=postStart,proto3" json:"post_start,omitempty"`
 	// pre_stop runs before the container is stopped, within its grace period.
-	PreStop       *LifecycleHandler `protobuf:"bytes,2,opt,name=pre_stop,json=preStop,proto3" json:"pre_stop,omitempty"`
+	PreStop *LifecycleHandler `protobuf:"bytes,2,opt,name=pre_stop,json=preStop,proto3" json:"pre_stop,omitempty"`
+	// stop_signal is the signal the runtime sends to stop the container,
+	// spelled as Kubernetes spells it ("SIGUSR1", "SIGRTMIN+3"); empty means
+	// the image's or runtime's default (SIGTERM). Only with spec.os.name set
+	// (rule R-22.1).
+	StopSignal    string `protobuf:"bytes,3,opt,name=stop_signal,json=stopSignal,proto3" json:"stop_signal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2089,6 +2094,13 @@ func (x *Lifecycle) GetPreStop() *LifecycleHandler {
 		return x.PreStop
 	}
 	return nil
+}
+
+func (x *Lifecycle) GetStopSignal() string {
+	if x != nil {
+		return x.StopSignal
+	}
+	return ""
 }
 
 // LifecycleHandler is one hook action. Exactly one is required.
@@ -3271,11 +3283,13 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x03tty\x18j \x01(\bR\x03tty\x12=\n" +
 	"\rvolume_mounts\x18\x8c\x01 \x03(\v2\x17.syncpod.v1.VolumeMountR\fvolumeMounts\x125\n" +
 	"\benv_from\x18\x8d\x01 \x03(\v2\x19.syncpod.v1.EnvFromSourceR\aenvFrom\x123\n" +
-	"\x15target_container_name\x18\xa0\x01 \x01(\tR\x13targetContainerName\"\x81\x01\n" +
+	"\x15target_container_name\x18\xa0\x01 \x01(\tR\x13targetContainerName\"\xa2\x01\n" +
 	"\tLifecycle\x12;\n" +
 	"\n" +
 	"post_start\x18\x01 \x01(\v2\x1c.syncpod.v1.LifecycleHandlerR\tpostStart\x127\n" +
-	"\bpre_stop\x18\x02 \x01(\v2\x1c.syncpod.v1.LifecycleHandlerR\apreStop\"\xf1\x01\n" +
+	"\bpre_stop\x18\x02 \x01(\v2\x1c.syncpod.v1.LifecycleHandlerR\apreStop\x12\x1f\n" +
+	"\vstop_signal\x18\x03 \x01(\tR\n" +
+	"stopSignal\"\xf1\x01\n" +
 	"\x10LifecycleHandler\x12,\n" +
 	"\x04exec\x18\x01 \x01(\v2\x16.syncpod.v1.ExecActionH\x00R\x04exec\x126\n" +
 	"\bhttp_get\x18\x02 \x01(\v2\x19.syncpod.v1.HTTPGetActionH\x00R\ahttpGet\x12<\n" +

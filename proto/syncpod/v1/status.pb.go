@@ -434,7 +434,11 @@ type ContainerStatus struct {
 	// image from the spec.
 	Image string `protobuf:"bytes,7,opt,name=image,proto3" json:"image,omitempty"`
 	// container_id of the newest instance, empty if none.
-	ContainerId   string `protobuf:"bytes,8,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	ContainerId string `protobuf:"bytes,8,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	// stop_signal the runtime reports for the newest instance, spelled as
+	// Kubernetes spells it ("SIGTERM"); empty when it reports none (rule
+	// R-22.3).
+	StopSignal    string `protobuf:"bytes,9,opt,name=stop_signal,json=stopSignal,proto3" json:"stop_signal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -521,6 +525,13 @@ func (x *ContainerStatus) GetImage() string {
 func (x *ContainerStatus) GetContainerId() string {
 	if x != nil {
 		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ContainerStatus) GetStopSignal() string {
+	if x != nil {
+		return x.StopSignal
 	}
 	return ""
 }
@@ -990,7 +1001,7 @@ const file_syncpod_v1_status_proto_rawDesc = "" +
 	"\x06status\x18\x02 \x01(\x0e2\x1b.syncpod.v1.ConditionStatusR\x06status\x12L\n" +
 	"\x14last_transition_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x12lastTransitionTime\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage\"\xc3\x02\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"\xe4\x02\n" +
 	"\x0fContainerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x126\n" +
 	"\x05state\x18\x02 \x01(\v2 .syncpod.v1.ContainerStateDetailR\x05state\x12V\n" +
@@ -999,7 +1010,9 @@ const file_syncpod_v1_status_proto_rawDesc = "" +
 	"\astarted\x18\x05 \x01(\bR\astarted\x12#\n" +
 	"\rrestart_count\x18\x06 \x01(\x05R\frestartCount\x12\x14\n" +
 	"\x05image\x18\a \x01(\tR\x05image\x12!\n" +
-	"\fcontainer_id\x18\b \x01(\tR\vcontainerId\"\xe5\x01\n" +
+	"\fcontainer_id\x18\b \x01(\tR\vcontainerId\x12\x1f\n" +
+	"\vstop_signal\x18\t \x01(\tR\n" +
+	"stopSignal\"\xe5\x01\n" +
 	"\x14ContainerStateDetail\x12=\n" +
 	"\awaiting\x18\x01 \x01(\v2!.syncpod.v1.ContainerStateWaitingH\x00R\awaiting\x12=\n" +
 	"\arunning\x18\x02 \x01(\v2!.syncpod.v1.ContainerStateRunningH\x00R\arunning\x12F\n" +

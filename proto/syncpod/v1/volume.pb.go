@@ -1460,6 +1460,7 @@ type EnvVarSource struct {
 	//	*EnvVarSource_ResourceFieldRef
 	//	*EnvVarSource_ConfigMapKeyRef
 	//	*EnvVarSource_SecretKeyRef
+	//	*EnvVarSource_FileKeyRef
 	Source        isEnvVarSource_Source `protobuf_oneof:"source"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1538,6 +1539,15 @@ func (x *EnvVarSource) GetSecretKeyRef() *SecretKeySelector {
 	return nil
 }
 
+func (x *EnvVarSource) GetFileKeyRef() *FileKeySelector {
+	if x != nil {
+		if x, ok := x.Source.(*EnvVarSource_FileKeyRef); ok {
+			return x.FileKeyRef
+		}
+	}
+	return nil
+}
+
 type isEnvVarSource_Source interface {
 	isEnvVarSource_Source()
 }
@@ -1562,6 +1572,12 @@ type EnvVarSource_SecretKeyRef struct {
 	SecretKeyRef *SecretKeySelector `protobuf:"bytes,4,opt,name=secret_key_ref,json=secretKeyRef,proto3,oneof"`
 }
 
+type EnvVarSource_FileKeyRef struct {
+	// file_key_ref selects a variable of an env file in an emptyDir
+	// volume (rule R-22.4).
+	FileKeyRef *FileKeySelector `protobuf:"bytes,5,opt,name=file_key_ref,json=fileKeyRef,proto3,oneof"`
+}
+
 func (*EnvVarSource_FieldRef) isEnvVarSource_Source() {}
 
 func (*EnvVarSource_ResourceFieldRef) isEnvVarSource_Source() {}
@@ -1569,6 +1585,85 @@ func (*EnvVarSource_ResourceFieldRef) isEnvVarSource_Source() {}
 func (*EnvVarSource_ConfigMapKeyRef) isEnvVarSource_Source() {}
 
 func (*EnvVarSource_SecretKeyRef) isEnvVarSource_Source() {}
+
+func (*EnvVarSource_FileKeyRef) isEnvVarSource_Source() {}
+
+// FileKeySelector selects one variable of an env file (KEY='value'
+// lines) in one of the pod's emptyDir volumes, read when the container
+// is created.
+type FileKeySelector struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// volume_name is the emptyDir volume that holds the file. Required.
+	VolumeName string `protobuf:"bytes,1,opt,name=volume_name,json=volumeName,proto3" json:"volume_name,omitempty"`
+	// path of the file, relative to the volume's root, without "..".
+	// Required.
+	Path string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// key is the variable's name in the file. Required.
+	Key string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// optional leaves the variable unset when the file has no such key
+	// (a missing or malformed file is an error all the same).
+	Optional      bool `protobuf:"varint,4,opt,name=optional,proto3" json:"optional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileKeySelector) Reset() {
+	*x = FileKeySelector{}
+	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileKeySelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileKeySelector) ProtoMessage() {}
+
+func (x *FileKeySelector) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileKeySelector.ProtoReflect.Descriptor instead.
+func (*FileKeySelector) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *FileKeySelector) GetVolumeName() string {
+	if x != nil {
+		return x.VolumeName
+	}
+	return ""
+}
+
+func (x *FileKeySelector) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *FileKeySelector) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *FileKeySelector) GetOptional() bool {
+	if x != nil {
+		return x.Optional
+	}
+	return false
+}
 
 // ConfigMapKeySelector selects one key of a ConfigMap.
 type ConfigMapKeySelector struct {
@@ -1585,7 +1680,7 @@ type ConfigMapKeySelector struct {
 
 func (x *ConfigMapKeySelector) Reset() {
 	*x = ConfigMapKeySelector{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +1692,7 @@ func (x *ConfigMapKeySelector) String() string {
 func (*ConfigMapKeySelector) ProtoMessage() {}
 
 func (x *ConfigMapKeySelector) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +1705,7 @@ func (x *ConfigMapKeySelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigMapKeySelector.ProtoReflect.Descriptor instead.
 func (*ConfigMapKeySelector) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{18}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ConfigMapKeySelector) GetName() string {
@@ -1649,7 +1744,7 @@ type SecretKeySelector struct {
 
 func (x *SecretKeySelector) Reset() {
 	*x = SecretKeySelector{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1756,7 @@ func (x *SecretKeySelector) String() string {
 func (*SecretKeySelector) ProtoMessage() {}
 
 func (x *SecretKeySelector) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1769,7 @@ func (x *SecretKeySelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecretKeySelector.ProtoReflect.Descriptor instead.
 func (*SecretKeySelector) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{19}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SecretKeySelector) GetName() string {
@@ -1713,7 +1808,7 @@ type EnvFromSource struct {
 
 func (x *EnvFromSource) Reset() {
 	*x = EnvFromSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1820,7 @@ func (x *EnvFromSource) String() string {
 func (*EnvFromSource) ProtoMessage() {}
 
 func (x *EnvFromSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1833,7 @@ func (x *EnvFromSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvFromSource.ProtoReflect.Descriptor instead.
 func (*EnvFromSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{20}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EnvFromSource) GetPrefix() string {
@@ -1775,7 +1870,7 @@ type ConfigMapEnvSource struct {
 
 func (x *ConfigMapEnvSource) Reset() {
 	*x = ConfigMapEnvSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1787,7 +1882,7 @@ func (x *ConfigMapEnvSource) String() string {
 func (*ConfigMapEnvSource) ProtoMessage() {}
 
 func (x *ConfigMapEnvSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1800,7 +1895,7 @@ func (x *ConfigMapEnvSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigMapEnvSource.ProtoReflect.Descriptor instead.
 func (*ConfigMapEnvSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{21}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ConfigMapEnvSource) GetName() string {
@@ -1830,7 +1925,7 @@ type SecretEnvSource struct {
 
 func (x *SecretEnvSource) Reset() {
 	*x = SecretEnvSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[22]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1842,7 +1937,7 @@ func (x *SecretEnvSource) String() string {
 func (*SecretEnvSource) ProtoMessage() {}
 
 func (x *SecretEnvSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[22]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1855,7 +1950,7 @@ func (x *SecretEnvSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecretEnvSource.ProtoReflect.Descriptor instead.
 func (*SecretEnvSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{22}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SecretEnvSource) GetName() string {
@@ -1962,13 +2057,21 @@ const file_syncpod_v1_volume_proto_rawDesc = "" +
 	"\tread_only\x18\x03 \x01(\bR\breadOnly\x12\x19\n" +
 	"\bsub_path\x18\x04 \x01(\tR\asubPath\x12I\n" +
 	"\x11mount_propagation\x18\x05 \x01(\x0e2\x1c.syncpod.v1.MountPropagationR\x10mountPropagation\x12\"\n" +
-	"\rsub_path_expr\x18\x06 \x01(\tR\vsubPathExpr\"\xc3\x02\n" +
+	"\rsub_path_expr\x18\x06 \x01(\tR\vsubPathExpr\"\x84\x03\n" +
 	"\fEnvVarSource\x12>\n" +
 	"\tfield_ref\x18\x01 \x01(\v2\x1f.syncpod.v1.ObjectFieldSelectorH\x00R\bfieldRef\x12Q\n" +
 	"\x12resource_field_ref\x18\x02 \x01(\v2!.syncpod.v1.ResourceFieldSelectorH\x00R\x10resourceFieldRef\x12O\n" +
 	"\x12config_map_key_ref\x18\x03 \x01(\v2 .syncpod.v1.ConfigMapKeySelectorH\x00R\x0fconfigMapKeyRef\x12E\n" +
-	"\x0esecret_key_ref\x18\x04 \x01(\v2\x1d.syncpod.v1.SecretKeySelectorH\x00R\fsecretKeyRefB\b\n" +
-	"\x06source\"X\n" +
+	"\x0esecret_key_ref\x18\x04 \x01(\v2\x1d.syncpod.v1.SecretKeySelectorH\x00R\fsecretKeyRef\x12?\n" +
+	"\ffile_key_ref\x18\x05 \x01(\v2\x1b.syncpod.v1.FileKeySelectorH\x00R\n" +
+	"fileKeyRefB\b\n" +
+	"\x06source\"t\n" +
+	"\x0fFileKeySelector\x12\x1f\n" +
+	"\vvolume_name\x18\x01 \x01(\tR\n" +
+	"volumeName\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x1a\n" +
+	"\boptional\x18\x04 \x01(\bR\boptional\"X\n" +
 	"\x14ConfigMapKeySelector\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x1a\n" +
@@ -2019,7 +2122,7 @@ func file_syncpod_v1_volume_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_v1_volume_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_syncpod_v1_volume_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_syncpod_v1_volume_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_syncpod_v1_volume_proto_goTypes = []any{
 	(StorageMedium)(0),                    // 0: syncpod.v1.StorageMedium
 	(HostPathType)(0),                     // 1: syncpod.v1.HostPathType
@@ -2042,11 +2145,12 @@ var file_syncpod_v1_volume_proto_goTypes = []any{
 	(*ProjectedVolumeSource)(nil),         // 18: syncpod.v1.ProjectedVolumeSource
 	(*VolumeMount)(nil),                   // 19: syncpod.v1.VolumeMount
 	(*EnvVarSource)(nil),                  // 20: syncpod.v1.EnvVarSource
-	(*ConfigMapKeySelector)(nil),          // 21: syncpod.v1.ConfigMapKeySelector
-	(*SecretKeySelector)(nil),             // 22: syncpod.v1.SecretKeySelector
-	(*EnvFromSource)(nil),                 // 23: syncpod.v1.EnvFromSource
-	(*ConfigMapEnvSource)(nil),            // 24: syncpod.v1.ConfigMapEnvSource
-	(*SecretEnvSource)(nil),               // 25: syncpod.v1.SecretEnvSource
+	(*FileKeySelector)(nil),               // 21: syncpod.v1.FileKeySelector
+	(*ConfigMapKeySelector)(nil),          // 22: syncpod.v1.ConfigMapKeySelector
+	(*SecretKeySelector)(nil),             // 23: syncpod.v1.SecretKeySelector
+	(*EnvFromSource)(nil),                 // 24: syncpod.v1.EnvFromSource
+	(*ConfigMapEnvSource)(nil),            // 25: syncpod.v1.ConfigMapEnvSource
+	(*SecretEnvSource)(nil),               // 26: syncpod.v1.SecretEnvSource
 }
 var file_syncpod_v1_volume_proto_depIdxs = []int32{
 	4,  // 0: syncpod.v1.Volume.empty_dir:type_name -> syncpod.v1.EmptyDirVolumeSource
@@ -2073,15 +2177,16 @@ var file_syncpod_v1_volume_proto_depIdxs = []int32{
 	2,  // 21: syncpod.v1.VolumeMount.mount_propagation:type_name -> syncpod.v1.MountPropagation
 	9,  // 22: syncpod.v1.EnvVarSource.field_ref:type_name -> syncpod.v1.ObjectFieldSelector
 	10, // 23: syncpod.v1.EnvVarSource.resource_field_ref:type_name -> syncpod.v1.ResourceFieldSelector
-	21, // 24: syncpod.v1.EnvVarSource.config_map_key_ref:type_name -> syncpod.v1.ConfigMapKeySelector
-	22, // 25: syncpod.v1.EnvVarSource.secret_key_ref:type_name -> syncpod.v1.SecretKeySelector
-	24, // 26: syncpod.v1.EnvFromSource.config_map_ref:type_name -> syncpod.v1.ConfigMapEnvSource
-	25, // 27: syncpod.v1.EnvFromSource.secret_ref:type_name -> syncpod.v1.SecretEnvSource
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	22, // 24: syncpod.v1.EnvVarSource.config_map_key_ref:type_name -> syncpod.v1.ConfigMapKeySelector
+	23, // 25: syncpod.v1.EnvVarSource.secret_key_ref:type_name -> syncpod.v1.SecretKeySelector
+	21, // 26: syncpod.v1.EnvVarSource.file_key_ref:type_name -> syncpod.v1.FileKeySelector
+	25, // 27: syncpod.v1.EnvFromSource.config_map_ref:type_name -> syncpod.v1.ConfigMapEnvSource
+	26, // 28: syncpod.v1.EnvFromSource.secret_ref:type_name -> syncpod.v1.SecretEnvSource
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_volume_proto_init() }
@@ -2114,6 +2219,7 @@ func file_syncpod_v1_volume_proto_init() {
 		(*EnvVarSource_ResourceFieldRef)(nil),
 		(*EnvVarSource_ConfigMapKeyRef)(nil),
 		(*EnvVarSource_SecretKeyRef)(nil),
+		(*EnvVarSource_FileKeyRef)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2121,7 +2227,7 @@ func file_syncpod_v1_volume_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_volume_proto_rawDesc), len(file_syncpod_v1_volume_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

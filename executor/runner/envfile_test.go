@@ -1,0 +1,82 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncpod/syncpod/cri/critest"
+	"github.com/syncpod/syncpod/cri/observe"
+	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/runtimeclient"
+	"github.com/syncpod/syncpod/executor/volumes"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// a fileKeyRef variable is read from the pod's emptyDir when the
+// container is created; before the file exists the start fails with
+// CreateContainerConfigError and the kubelet's message, and once an init
+// container (here the test) wrote it, the next start gets the value.
+func TestEnvFileIsReadFromThePodsEmptyDirAtCreation(t *testing.T) {
+	rt, img := critest.NewRuntime(), critest.NewImages(busybox)
+	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	podDir := t.TempDir()
+	vm, err := volumes.New(volumes.Options{Root: podDir, NoTmpfs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Runtime: runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(img, nil, runtimeclient.Timeouts{}),
+		Backoff: store, LogDir: t.TempDir(), Volumes: vm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ctr("app")
+	c.Env = []*syncpodv1.EnvVar{{Name: "CONFIG_VAR", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_FileKeyRef{
+		FileKeyRef: &syncpodv1.FileKeySelector{VolumeName: "config", Path: "config.env", Key: "CONFIG_VAR"}}}}}
+	pod := testPod(nil, c)
+	pod.Spec.Volumes = []*syncpodv1.Volume{{Name: "config", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}}}
+	resp, err := r.ApplyActionsWithSources(context.Background(), pod, nil,
+		&syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("app")}, volumes.Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := stepsOnly(resp, executorv1.Step_STEP_START_CONTAINER).GetSteps()[0]
+	if start.GetOutcome() != executorv1.Outcome_OUTCOME_FAILED || start.GetReason() != "CreateContainerConfigError" ||
+		!strings.HasPrefix(start.GetMessage(), "couldn't parse env file") {
+		t.Fatalf("start %s %s %q, want CreateContainerConfigError couldn't parse env file", start.GetOutcome(), start.GetReason(), start.GetMessage())
+	}
+	vol := filepath.Join(podDir, pod.GetUid(), "volumes", "empty-dir", "config")
+	if err := os.WriteFile(filepath.Join(vol, "config.env"), []byte("CONFIG_VAR='value1'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := observe.Read(context.Background(), rt, pod.GetUid(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = r.ApplyActionsWithSources(context.Background(), pod, o,
+		&syncpodv1.PodActions{SandboxId: resp.GetSandboxId(), ContainersToStart: starts("app")}, volumes.Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = stepsOnly(resp, executorv1.Step_STEP_START_CONTAINER).GetSteps()[0]
+	if start.GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
+		t.Fatalf("start %s %s %q", start.GetOutcome(), start.GetReason(), start.GetMessage())
+	}
+	var got []string
+	for _, kv := range rt.CreatedConfig(start.GetContainerId()).GetEnvs() {
+		if kv.GetKey() == "CONFIG_VAR" {
+			got = append(got, string(kv.GetValue()))
+		}
+	}
+	if len(got) != 1 || got[0] != "value1" {
+		t.Errorf("CONFIG_VAR = %q, want [value1]", got)
+	}
+}
