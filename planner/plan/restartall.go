@@ -29,6 +29,13 @@ func triggersRestartAll(c *syncpodv1.Container, st *syncpodv1.ObservedContainer)
 	return r.GetAction() == actionRestartAll
 }
 
+// TriggersRestartAll reports whether an exit of c with code matches one of
+// its RestartAllContainers rules, the first matching rule deciding.
+func TriggersRestartAll(c *syncpodv1.Container, code int32) bool {
+	r, _ := matchingRule(c, code)
+	return r.GetAction() == actionRestartAll
+}
+
 // CouldRestartAll reports whether some init or regular container of spec
 // has a RestartAllContainers rule (the kubelet's AllContainersCouldRestart):
 // only such pods report the AllContainersRestarting condition.
