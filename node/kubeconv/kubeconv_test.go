@@ -365,3 +365,24 @@ func TestRestartAllContainersRulesGoBothWays(t *testing.T) {
 		t.Errorf("sidecar rendered back: %+v", b)
 	}
 }
+
+// TestAllContainersRestartingIsTheNodesCondition: the node owns
+// the AllContainersRestarting condition, as the kubelet does: the one the
+// API server holds is replaced, not kept beside the node's.
+func TestAllContainersRestartingIsTheNodesCondition(t *testing.T) {
+	st := &syncpodv1.PodStatus{Phase: syncpodv1.PodPhase_POD_PHASE_RUNNING, Conditions: []*syncpodv1.PodCondition{
+		{Type: "AllContainersRestarting", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE},
+	}}
+	kp := kubeconvtest.APIPod()
+	kp.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.AllContainersRestarting, Status: corev1.ConditionTrue, Reason: "RestartAllContainersStarted"},
+	}
+	var types []string
+	for _, c := range StatusToAPI(st, kp, "", 1).Conditions {
+		types = append(types, string(c.Type)+"="+string(c.Status))
+	}
+	if got := strings.Join(types, ","); got != "PodScheduled=True,AllContainersRestarting=False" {
+		t.Errorf("conditions %s", got)
+	}
+}

@@ -199,6 +199,7 @@ var ownedConditions = map[corev1.PodConditionType]bool{
 	corev1.ContainersReady:           true,
 	corev1.PodReady:                  true,
 	corev1.PodReadyToStartContainers: true,
+	corev1.AllContainersRestarting:   true,
 }
 
 // ForeignConditions are the conditions of kp that the node does not own
