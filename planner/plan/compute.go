@@ -35,8 +35,8 @@ func Compute(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*sync
 }
 
 // IsEmpty reports whether a asks for nothing: no pod kill, no sandbox, no
-// start, no kill and no reset. sandbox_id, attempt and message do not count. A nil a
-// is empty.
+// start, no kill and no reset. sandbox_id, attempt and message do not
+// count. A nil a is empty.
 func IsEmpty(a *syncpodv1.PodActions) bool {
 	return !a.GetKillPod() && !a.GetCreateSandbox() &&
 		len(a.GetInitContainersToStart()) == 0 &&

@@ -322,8 +322,7 @@ func (c *computer) waitingMessage(s *executorv1.StepResult, name string) string 
 	return msg
 }
 
-// willRestart reports whether an exited container with this exit code is
-// restarted. Nothing restarts once the pod is deleted.
+// isEphemeral reports whether ctr is one of the pod's ephemeral containers.
 func isEphemeral(pod *syncpodv1.Pod, ctr *syncpodv1.Container) bool {
 	for _, e := range pod.GetSpec().GetEphemeralContainers() {
 		if e == ctr {
@@ -333,6 +332,8 @@ func isEphemeral(pod *syncpodv1.Pod, ctr *syncpodv1.Container) bool {
 	return false
 }
 
+// willRestart reports whether an exited container with this exit code is
+// restarted. Nothing restarts once the pod is deleted.
 func (c *computer) willRestart(ctr *syncpodv1.Container, isInit bool, exit int32) bool {
 	if c.in.Pod.GetDeletionTime() != nil {
 		return false
