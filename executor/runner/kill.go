@@ -293,10 +293,11 @@ func (p *pass) killContainer(ctx context.Context, k *syncpodv1.ContainerKill) bo
 // pruneInitContainers keeps, per init container name, only the newest
 // EXITED/UNKNOWN instance. Failures are reported and ignored.
 func (p *pass) pruneInitContainers(ctx context.Context) {
+	reset := resetIDs(p.actions) // already gone
 	for _, ic := range p.pod.GetSpec().GetInitContainers() {
 		seen := false
 		for _, oc := range sortedContainers(p.observed) {
-			if oc.GetName() != ic.GetName() {
+			if oc.GetName() != ic.GetName() || reset[oc.GetId()] {
 				continue
 			}
 			st := oc.GetState()

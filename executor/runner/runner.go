@@ -343,6 +343,11 @@ func (p *pass) run(ctx context.Context) {
 				return
 			}
 		}
+		// every container restarts in place, in the sandbox kept.
+		if !p.resetContainers(ctx) {
+			p.skipRest("container reset failed")
+			return
+		}
 	}
 	if p.abort != nil {
 		return

@@ -114,6 +114,12 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	restartCount := int32(0)
 	if newest != nil {
 		restartCount = newest.GetRestartCount() + 1
+	} else {
+		// no instance left (every container restarted in place, or
+		// a runtime that lost its state): the count goes on from the log
+		// files the removed instances left, as the kubelet's
+		// calcRestartCountByLogDir.
+		restartCount = RestartCountFromLogDir(filepath.Join(PodLogDir(p.r.logDir, p.pod), name))
 	}
 	opts, env, err := p.containerOptions(ctx, c, img)
 	if err != nil {

@@ -162,8 +162,49 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 			maxLen(l, p+".message", k.GetMessage(), validation.MaxMessageLen)
 		}
 	}
+	resets(l, a, inits, regular)
 	if n := len(a.GetEphemeralContainersToStart()) + len(a.GetInitContainersToStart()) + len(a.GetContainersToStart()); n > 0 && !a.GetCreateSandbox() && a.GetSandboxId() == "" {
 		l.Add("sandbox_id", "required to start containers without create_sandbox")
+	}
+}
+
+// resets checks containers_to_reset: each entry an instance of an
+// init or regular container of the pod, listed once, and never with a pod
+// kill (the kill removes nothing, the reset keeps the sandbox).
+func resets(l *fielderr.List, a *syncpodv1.PodActions, inits, regular map[string]bool) {
+	list := a.GetContainersToReset()
+	if len(list) == 0 {
+		return
+	}
+	if a.GetKillPod() {
+		l.Add("containers_to_reset", "not allowed with kill_pod: the reset keeps the sandbox")
+	}
+	if len(list) > validation.MaxObservedContainers {
+		l.Add("containers_to_reset", "%d entries exceed the limit of %d", len(list), validation.MaxObservedContainers)
+		return
+	}
+	seen := map[string]int{}
+	for i, r := range list {
+		p := fmt.Sprintf("containers_to_reset[%d]", i)
+		switch id := r.GetContainerId(); {
+		case id == "":
+			l.Add(p+".container_id", "required")
+		case len(id) > validation.MaxIDLen:
+			l.Add(p+".container_id", "%d bytes exceed the limit of %d", len(id), validation.MaxIDLen)
+		default:
+			if prev, dup := seen[id]; dup {
+				l.Add(p+".container_id", "%s is reset twice (also containers_to_reset[%d])", fielderr.Quote(id), prev)
+			}
+			seen[id] = i
+		}
+		switch n := r.GetName(); {
+		case n == "":
+			l.Add(p+".name", "required")
+		case !inits[n] && !regular[n]:
+			l.Add(p+".name", "%s is not an init or regular container of the pod", fielderr.Quote(n))
+		}
+		maxLen(l, p+".name", r.GetName(), validation.MaxNameLen)
+		maxLen(l, p+".message", r.GetMessage(), validation.MaxMessageLen)
 	}
 }
 

@@ -127,3 +127,44 @@ func TestEphemeralStartsNameEphemeralContainers(t *testing.T) {
 		})
 	}
 }
+
+// TestResetNamesInstancesOfThePodsContainers (R-7.3): each entry of
+// containers_to_reset names an instance of an init or regular container,
+// once, and a reset never comes with a pod kill.
+func TestResetNamesInstancesOfThePodsContainers(t *testing.T) {
+	pod := goodPod()
+	pod.Spec.EphemeralContainers = []*syncpodv1.Container{{Name: "debugger", Image: "busybox:1.36"}}
+	reset := func(rs ...*syncpodv1.ContainerReset) *syncpodv1.PodActions {
+		return &syncpodv1.PodActions{SandboxId: "s1", ContainersToReset: rs}
+	}
+	killed := reset(&syncpodv1.ContainerReset{ContainerId: "c1", Name: "web"})
+	killed.KillPod = true
+	for _, tc := range []struct {
+		name    string
+		actions *syncpodv1.PodActions
+		errors  string
+	}{
+		{"R-7.3 init and regular instances", reset(&syncpodv1.ContainerReset{ContainerId: "c1", Name: "web", Kill: true},
+			&syncpodv1.ContainerReset{ContainerId: "c2", Name: "init", Source: true}), ""},
+		{"no id", reset(&syncpodv1.ContainerReset{Name: "web"}), `actions.containers_to_reset[0].container_id: required`},
+		{"twice", reset(&syncpodv1.ContainerReset{ContainerId: "c1", Name: "web"}, &syncpodv1.ContainerReset{ContainerId: "c1", Name: "web"}),
+			`actions.containers_to_reset[1].container_id: "c1" is reset twice (also containers_to_reset[0])`},
+		{"an ephemeral container is not reset", reset(&syncpodv1.ContainerReset{ContainerId: "c9", Name: "debugger"}),
+			`actions.containers_to_reset[0].name: "debugger" is not an init or regular container of the pod`},
+		{"with a pod kill", killed, `actions.containers_to_reset: not allowed with kill_pod: the reset keeps the sandbox`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if err := ApplyActions(&executorv1.ApplyActionsRequest{Pod: pod, Actions: tc.actions}); err != nil {
+				var lines []string
+				for _, fe := range fielderr.As(err) {
+					lines = append(lines, fe.Error())
+				}
+				got = strings.Join(lines, "\n")
+			}
+			if got != tc.errors {
+				t.Errorf("errors:\n%s\nwant:\n%s", got, tc.errors)
+			}
+		})
+	}
+}

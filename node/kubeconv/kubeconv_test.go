@@ -337,3 +337,55 @@ func TestEphemeralContainersThroughTheAPI(t *testing.T) {
 		t.Errorf("ephemeral status: %+v", es)
 	}
 }
+
+// TestRestartAllContainersRulesGoBothWays: a pod whose container
+// has a RestartAllContainers rule (beside a Restart one), on a sidecar too,
+// converts with the action kept, and renders back the same.
+func TestRestartAllContainersRulesGoBothWays(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	never, always := corev1.ContainerRestartPolicyNever, corev1.ContainerRestartPolicyAlways
+	rules := []corev1.ContainerRestartRule{
+		{Action: corev1.ContainerRestartRuleActionRestartAllContainers, ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}},
+		{Action: corev1.ContainerRestartRuleActionRestart, ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn, Values: []int32{0}}},
+	}
+	kp.Spec.Containers[0].RestartPolicy = &never
+	kp.Spec.Containers[0].RestartPolicyRules = rules
+	kp.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "busybox", RestartPolicy: &always, RestartPolicyRules: rules[:1]}}
+	p, _, err := PodFromAPI(kp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.GetSpec().GetContainers()[0].GetRestartPolicyRules()
+	if len(got) != 2 || got[0].GetAction() != syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS ||
+		got[1].GetAction() != syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART {
+		t.Fatalf("rules converted to %v", got)
+	}
+	back := PodToAPI(&plannerv1.PodRecord{Pod: p}).Spec
+	if b := back.Containers[0].RestartPolicyRules; len(b) != 2 || b[0].Action != corev1.ContainerRestartRuleActionRestartAllContainers || b[1].Action != corev1.ContainerRestartRuleActionRestart {
+		t.Errorf("rendered back: %+v", b)
+	}
+	if b := back.InitContainers[0].RestartPolicyRules; len(b) != 1 || b[0].Action != corev1.ContainerRestartRuleActionRestartAllContainers {
+		t.Errorf("sidecar rendered back: %+v", b)
+	}
+}
+
+// TestAllContainersRestartingIsTheNodesCondition: the node owns
+// the AllContainersRestarting condition, as the kubelet does: the one the
+// API server holds is replaced, not kept beside the node's.
+func TestAllContainersRestartingIsTheNodesCondition(t *testing.T) {
+	st := &syncpodv1.PodStatus{Phase: syncpodv1.PodPhase_POD_PHASE_RUNNING, Conditions: []*syncpodv1.PodCondition{
+		{Type: "AllContainersRestarting", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE},
+	}}
+	kp := kubeconvtest.APIPod()
+	kp.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.AllContainersRestarting, Status: corev1.ConditionTrue, Reason: "RestartAllContainersStarted"},
+	}
+	var types []string
+	for _, c := range StatusToAPI(st, kp, "", 1).Conditions {
+		types = append(types, string(c.Type)+"="+string(c.Status))
+	}
+	if got := strings.Join(types, ","); got != "PodScheduled=True,AllContainersRestarting=False" {
+		t.Errorf("conditions %s", got)
+	}
+}

@@ -103,8 +103,11 @@ func containerToAPI(c *syncpodv1.Container) corev1.Container {
 	}
 	for _, r := range c.GetRestartPolicyRules() {
 		rule := corev1.ContainerRestartRule{}
-		if r.GetAction() == syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART {
+		switch r.GetAction() {
+		case syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART:
 			rule.Action = corev1.ContainerRestartRuleActionRestart
+		case syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS:
+			rule.Action = corev1.ContainerRestartRuleActionRestartAllContainers
 		}
 		if ec := r.GetExitCodes(); ec != nil {
 			rule.ExitCodes = &corev1.ContainerRestartRuleOnExitCodes{Values: ec.GetValues()}
@@ -192,6 +195,7 @@ var ownedConditions = map[corev1.PodConditionType]bool{
 	corev1.ContainersReady:           true,
 	corev1.PodReady:                  true,
 	corev1.PodReadyToStartContainers: true,
+	corev1.AllContainersRestarting:   true,
 }
 
 // ForeignConditions are the conditions of kp that the node does not own

@@ -46,7 +46,9 @@ var (
 // to actions for pod, all stamped at. Steps are read in order:
 //
 //   - kill container, succeeded: Normal Killing with the kill's message
-//     ("Stopping container <c>" when it has none);
+//     ("Stopping container <c>" when it has none; "killing" for an
+//     instance stopped by a reset of every container, R-7.6);
+//   - remove container (a reset's): no event, as the kubelet;
 //   - kill pod or stop sandbox, failed: Warning FailedKillPod;
 //   - create sandbox, succeeded while replacing one (actions.sandbox_id
 //     set): Normal SandboxChanged; failed: Warning FailedCreatePodSandBox;
@@ -68,6 +70,10 @@ var (
 // is a FailedMount event as well.
 const failedMountPrefix = "MountVolume.SetUp failed"
 
+// killingForReset is the message of the Killing event of an instance
+// stopped because every container of its pod restarts.
+const killingForReset = "killing"
+
 func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *executorv1.ApplyActionsResponse, at time.Time) []*syncpodv1.Event {
 	var out []*syncpodv1.Event
 	add := func(typ syncpodv1.EventType, reason, container, format string, args ...any) {
@@ -80,6 +86,11 @@ func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *ex
 	killMessages := map[string]string{}
 	for _, k := range actions.GetContainersToKill() {
 		killMessages[k.GetContainerId()] = k.GetMessage()
+	}
+	for _, r := range actions.GetContainersToReset() {
+		// the kubelet stops an instance of a reset with the
+		// message "killing", which its Killing event carries.
+		killMessages[r.GetContainerId()] = killingForReset
 	}
 	images := map[string]string{}
 	for _, c := range pod.GetSpec().GetInitContainers() {

@@ -189,6 +189,19 @@ func TestFromApplyResult(t *testing.T) {
 			},
 		},
 		{
+			name: "R-7.6 a reset: Killing with the kubelet's text for each stopped instance, nothing for removals",
+			actions: &syncpodv1.PodActions{ContainersToReset: []*syncpodv1.ContainerReset{
+				{ContainerId: "c1", Name: "web", Kill: true, Message: "container web is stopped and removed"},
+				{ContainerId: "c2", Name: "job", Source: true},
+			}},
+			steps: []*executorv1.StepResult{
+				{Step: executorv1.Step_STEP_KILL_CONTAINER, Target: "web", ContainerId: "c1", Outcome: ok, Reason: "RestartAllContainers"},
+				{Step: executorv1.Step_STEP_REMOVE_CONTAINER, Target: "web", ContainerId: "c1", Outcome: ok},
+				{Step: executorv1.Step_STEP_REMOVE_CONTAINER, Target: "job", ContainerId: "c2", Outcome: ok},
+			},
+			want: []string{"NORMAL Killing web: killing"},
+		},
+		{
 			name:    "missing volume source: FailedMount and Failed",
 			actions: &syncpodv1.PodActions{},
 			steps: []*executorv1.StepResult{

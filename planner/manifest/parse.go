@@ -249,10 +249,13 @@ func (c *converter) container(path string, kc *corev1.Container) *syncpodv1.Cont
 	for i, r := range kc.RestartPolicyRules {
 		rp := fmt.Sprintf("%s.restartPolicyRules[%d]", path, i)
 		rule := &syncpodv1.ContainerRestartRule{}
-		if r.Action == corev1.ContainerRestartRuleActionRestart {
+		switch r.Action {
+		case corev1.ContainerRestartRuleActionRestart:
 			rule.Action = syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART
-		} else {
-			c.errorf(rp+".action", "must be Restart, got %q", r.Action)
+		case corev1.ContainerRestartRuleActionRestartAllContainers:
+			rule.Action = syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS
+		default:
+			c.errorf(rp+".action", "must be Restart or RestartAllContainers, got %q", r.Action)
 		}
 		if r.ExitCodes != nil {
 			rule.ExitCodes = &syncpodv1.ContainerRestartRuleOnExitCodes{Values: r.ExitCodes.Values}

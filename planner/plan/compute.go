@@ -35,19 +35,35 @@ func Compute(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*sync
 }
 
 // IsEmpty reports whether a asks for nothing: no pod kill, no sandbox, no
-// start and no kill. sandbox_id, attempt and message do not count. A nil a
-// is empty.
+// start, no kill and no reset. sandbox_id, attempt and message do not
+// count. A nil a is empty.
 func IsEmpty(a *syncpodv1.PodActions) bool {
 	return !a.GetKillPod() && !a.GetCreateSandbox() &&
 		len(a.GetInitContainersToStart()) == 0 &&
 		len(a.GetContainersToStart()) == 0 &&
 		len(a.GetEphemeralContainersToStart()) == 0 &&
-		len(a.GetContainersToKill()) == 0
+		len(a.GetContainersToKill()) == 0 &&
+		len(a.GetContainersToReset()) == 0
 }
 
 func (v *view) compute(a *syncpodv1.PodActions) {
 	create := v.sandboxChanges(a)
 	a.KillPod, a.CreateSandbox = create, create
+	// every container restarts in place; a deleted pod is being
+	// stopped instead.
+	if !v.deleted && v.restartingAll() {
+		if create {
+			// a new sandbox first, with nothing started in it; the
+			// next plan resets the instances left in the old one.
+			a.KillPodReason = syncpodv1.KillPodReason_KILL_POD_REASON_SANDBOX_CHANGED
+			a.SandboxConfigHash = v.sandboxHash
+			a.Message += "; every container of the pod restarts: nothing is started before the reset"
+			return
+		}
+		v.resetActions(a)
+		a.Message = "a container's exit matched a RestartAllContainers rule: every container of the pod is removed and the pod starts again from its first init container"
+		return
+	}
 	if create {
 		a.KillPodReason = syncpodv1.KillPodReason_KILL_POD_REASON_SANDBOX_CHANGED
 		v.newSandbox(a)

@@ -13,7 +13,8 @@
 //     ascending; a missing created_at counts as the oldest.
 //   - Inputs are never mutated, and the result shares no memory with them.
 //   - Output order: init_containers_to_start and containers_to_start in spec
-//     order, containers_to_kill by container name then id.
+//     order, containers_to_kill by container name then id,
+//     containers_to_reset in the kubelet's removal order.
 //   - A pod that needs nothing gets an all-empty PodActions (IsEmpty is true
 //     and no field is set, as PlanResponse documents); otherwise sandbox_id and
 //     attempt are filled as the rules below say.
@@ -51,10 +52,18 @@
 //     "definition changed").
 //   - R-12.1-3: container-level restart_policy and restart_policy_rules
 //     (ContainerRestartRules is always on: the proto carries the fields).
+//   - RestartAllContainers rules. When the newest instance of
+//     an init or regular container exited with a code that matched such a
+//     rule, the plan is containers_to_reset alone (every instance of every
+//     init and regular container, in any sandbox), or, when the sandbox must
+//     be replaced, the new sandbox with nothing started. The kubelet reads
+//     the same fact from the pod's AllContainersRestarting condition; here
+//     it comes from the observed pod, which holds the triggering instance
+//     until the reset removes it last.
 //
 // Not modelled here: R-4.1 (a runtime-manager hook), R-2.5 and,
-// R-5.9 (what SyncPod does with the actions: the executor's job),
-// RestartAllContainers and in-place resize.
+// R-5.9 (what SyncPod does with the actions: the executor's job) and
+// in-place resize.
 //
 // # Probe results
 //

@@ -55,6 +55,16 @@ func withRule(op syncpodv1.ExitCodeOperator, codes ...int32) func(*syncpodv1.Con
 	}
 }
 
+// withRestartAllRule adds a RestartAllContainers rule matching codes.
+func withRestartAllRule(codes ...int32) func(*syncpodv1.Container) {
+	return func(c *syncpodv1.Container) {
+		c.RestartPolicyRules = append(c.RestartPolicyRules, &syncpodv1.ContainerRestartRule{
+			Action:    syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS,
+			ExitCodes: &syncpodv1.ContainerRestartRuleOnExitCodes{Operator: syncpodv1.ExitCodeOperator_EXIT_CODE_OPERATOR_IN, Values: codes},
+		})
+	}
+}
+
 func execProbe() *syncpodv1.Probe {
 	return &syncpodv1.Probe{Handler: &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{Command: []string{"true"}}}}
 }
@@ -129,6 +139,20 @@ func render(a *syncpodv1.PodActions) string {
 		}
 		parts = append(parts, "kill=["+strings.Join(xs, " ")+"]")
 	}
+	if len(a.GetContainersToReset()) > 0 {
+		var xs []string
+		for _, r := range a.GetContainersToReset() {
+			x := r.GetName() + "/" + r.GetContainerId()
+			if r.GetKill() {
+				x += ":kill"
+			}
+			if r.GetSource() {
+				x += ":source"
+			}
+			xs = append(xs, x)
+		}
+		parts = append(parts, "reset=["+strings.Join(xs, " ")+"]")
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -153,6 +177,9 @@ func renderFull(a *syncpodv1.PodActions) string {
 	}
 	for _, k := range a.GetContainersToKill() {
 		fmt.Fprintf(&b, "  kill %s/%s: %s\n", k.GetName(), k.GetContainerId(), k.GetMessage())
+	}
+	for _, r := range a.GetContainersToReset() {
+		fmt.Fprintf(&b, "  reset %s/%s: %s\n", r.GetName(), r.GetContainerId(), r.GetMessage())
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -196,6 +223,14 @@ func checkWellFormed(t testing.TB, pod *syncpodv1.Pod, a *syncpodv1.PodActions) 
 		if i > 0 && (ks[i-1].GetName() > k.GetName() || ks[i-1].GetName() == k.GetName() && ks[i-1].GetContainerId() >= k.GetContainerId()) {
 			t.Errorf("kills not sorted by name then id: %s", render(a))
 		}
+	}
+	for _, r := range a.GetContainersToReset() {
+		if r.GetContainerId() == "" || r.GetName() == "" || r.GetMessage() == "" {
+			t.Errorf("reset %v lacks id, name or message", r)
+		}
+	}
+	if len(a.GetContainersToReset()) > 0 && (a.GetKillPod() || len(a.GetContainersToStart())+len(a.GetInitContainersToStart())+len(a.GetContainersToKill()) > 0) {
+		t.Errorf("a reset comes alone (R-7.3): %s", render(a))
 	}
 	if a.GetKillPod() && a.GetKillPodReason() == syncpodv1.KillPodReason_KILL_POD_REASON_UNSPECIFIED {
 		t.Errorf("kill_pod without reason: %s", render(a))

@@ -71,10 +71,13 @@ func RestartsAfterExit(spec *syncpodv1.PodSpec, c *syncpodv1.Container, code int
 // exitDecision is RestartsAfterExit for the view's pod.
 func (v *view) exitDecision(c *syncpodv1.Container, code int32) (bool, string) {
 	if hasContainerPolicy(c) {
-		for i, r := range c.GetRestartPolicyRules() {
-			if ruleMatches(r, code) {
-				restart := r.GetAction() == syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART
-				return restart, fmt.Sprintf("restart rule %d (%s) matched", i, describeRule(r))
+		if r, i := matchingRule(c, code); r != nil {
+			// A RestartAllContainers match restarts the container too, with
+			// the whole pod; an unknown action falls through to the
+			// container's policy, as the kubelet's ContainerShouldRestart.
+			switch r.GetAction() {
+			case syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART, actionRestartAll:
+				return true, fmt.Sprintf("restart rule %d (%s) matched", i, describeRule(r))
 			}
 		}
 		why := "container restart policy " + k8snames.ContainerRestartPolicy(c.GetRestartPolicy())
@@ -104,6 +107,8 @@ func describeRule(r *syncpodv1.ContainerRestartRule) string {
 	switch r.GetAction() {
 	case syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART:
 		b.WriteString("Restart")
+	case actionRestartAll:
+		b.WriteString("RestartAllContainers")
 	default:
 		b.WriteString("no action")
 	}

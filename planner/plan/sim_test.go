@@ -26,6 +26,10 @@ type sim struct {
 	// probesPass reports SUCCESS for every defined liveness/startup probe of
 	// the newest instance of every container (see results).
 	probesPass bool
+	// logs is, per container name, one more than the highest restart count
+	// started: the log directory a removed container leaves behind, from
+	// which the next instance's restart count is taken.
+	logs map[string]int32
 }
 
 func newSim(pod *syncpodv1.Pod) *sim {
@@ -123,6 +127,16 @@ func (s *sim) apply(a *syncpodv1.PodActions) {
 			}
 		}
 	}
+	// stop what has not exited, then remove every listed instance.
+	for _, r := range a.ContainersToReset {
+		kept := s.obs.Containers[:0]
+		for _, c := range s.obs.Containers {
+			if c.Id != r.ContainerId {
+				kept = append(kept, c)
+			}
+		}
+		s.obs.Containers = kept
+	}
 	sandboxID := a.SandboxId
 	if a.CreateSandbox {
 		s.sandboxN++
@@ -142,10 +156,14 @@ func (s *sim) apply(a *syncpodv1.PodActions) {
 }
 
 func (s *sim) start(st *syncpodv1.ContainerStart, sandboxID string) {
-	restarts := int32(0)
+	restarts := s.logs[st.Name]
 	if prev := s.newest(st.Name); prev != nil {
 		restarts = prev.RestartCount + 1
 	}
+	if s.logs == nil {
+		s.logs = map[string]int32{}
+	}
+	s.logs[st.Name] = max(s.logs[st.Name], restarts+1)
 	s.ctrN++
 	spec, isInit := s.spec(st.Name)
 	c := &syncpodv1.ObservedContainer{

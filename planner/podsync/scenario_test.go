@@ -251,6 +251,13 @@ func (w *world) execute(pod *syncpodv1.Pod, a *syncpodv1.PodActions, fails map[s
 		}
 		ok(executorv1.Step_STEP_KILL_CONTAINER, k.GetName(), k.GetContainerId())
 	}
+	for _, r := range a.GetContainersToReset() {
+		if r.GetKill() {
+			ok(executorv1.Step_STEP_KILL_CONTAINER, r.GetName(), r.GetContainerId())
+		}
+		w.obs.Containers = slices.DeleteFunc(w.obs.Containers, func(c *syncpodv1.ObservedContainer) bool { return c.Id == r.GetContainerId() })
+		ok(executorv1.Step_STEP_REMOVE_CONTAINER, r.GetName(), r.GetContainerId())
+	}
 	if a.GetCreateSandbox() {
 		w.ids++
 		w.obs.Sandboxes = append(w.obs.Sandboxes, &syncpodv1.ObservedSandbox{Id: fmt.Sprintf("s%d", w.ids), State: syncpodv1.SandboxState_SANDBOX_STATE_READY,
@@ -353,6 +360,9 @@ func actions(a *syncpodv1.PodActions) string {
 	}
 	for _, k := range a.GetContainersToKill() {
 		parts = append(parts, "kill="+k.GetContainerId())
+	}
+	for _, r := range a.GetContainersToReset() {
+		parts = append(parts, "reset="+r.GetContainerId())
 	}
 	if m := a.GetMessage(); m != "" {
 		parts = append(parts, strconv.Quote(m))

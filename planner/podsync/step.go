@@ -210,7 +210,24 @@ func applied(in Input) Work {
 	if t := resp.GetRetryAt(); t != nil {
 		w.Wake = t.AsTime()
 	}
+	if removedByReset(resp) {
+		// as the kubelet requeues the pod after a reset that
+		// removed something, the next sync (which starts the pod again)
+		// comes at once, not at the next event or resync.
+		w.Wake = in.Now
+	}
 	return withVolumeRefresh(in, withDeadline(in, w))
+}
+
+// removedByReset reports whether the executor removed an instance for a
+// reset of every container of the pod.
+func removedByReset(resp *executorv1.ApplyActionsResponse) bool {
+	for _, st := range resp.GetSteps() {
+		if st.GetStep() == executorv1.Step_STEP_REMOVE_CONTAINER && st.GetOutcome() == executorv1.Outcome_OUTCOME_SUCCEEDED {
+			return true
+		}
+	}
+	return false
 }
 
 func statusInput(in Input, steps []*executorv1.StepResult) status.Input {

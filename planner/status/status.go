@@ -103,6 +103,7 @@ func compute(in Input) (*syncpodv1.PodStatus, *computer, initState, bool) {
 		defaultWaiting = ReasonPodInitializing
 	}
 	c := computer{in: in, byName: byName, defaultWaiting: defaultWaiting}
+	c.restarting = c.restartingAll()
 
 	st := &syncpodv1.PodStatus{
 		ObservedGeneration: pod.GetGeneration(),
@@ -149,6 +150,9 @@ type computer struct {
 	in             Input
 	byName         map[string][]*syncpodv1.ObservedContainer
 	defaultWaiting string
+	// restarting: every container of the pod is being restarted in
+	// place.
+	restarting bool
 }
 
 // observedByName groups container instances by name, newest first.
@@ -266,6 +270,9 @@ func (c *computer) containerStatus(ctr *syncpodv1.Container, isInit bool) *syncp
 			}
 		}
 	}
+	if plan.CouldRestartAll(c.in.Pod.GetSpec()) && !isEphemeral(c.in.Pod, ctr) {
+		c.carryOver(cs, cur, isInit)
+	}
 	running := cur.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_RUNNING
 	if s := c.stepFor(name); s != nil && !running && !c.stale(s, cur) {
 		if cs.State.GetTerminated() != nil {
@@ -316,8 +323,18 @@ func (c *computer) waitingMessage(s *executorv1.StepResult, name string) string 
 	return msg
 }
 
+// isEphemeral reports whether ctr is one of the pod's ephemeral containers.
+func isEphemeral(pod *syncpodv1.Pod, ctr *syncpodv1.Container) bool {
+	for _, e := range pod.GetSpec().GetEphemeralContainers() {
+		if e == ctr {
+			return true
+		}
+	}
+	return false
+}
+
 // willRestart reports whether an exited container with this exit code is
-// restarted. Nothing restarts once the pod is deleted.
+// restarted. Nothing restarts once the pod is deleted.
 func (c *computer) willRestart(ctr *syncpodv1.Container, isInit bool, exit int32) bool {
 	if c.in.Pod.GetDeletionTime() != nil {
 		return false
@@ -366,6 +383,10 @@ func (c *computer) initProgress(statuses []*syncpodv1.ContainerStatus) initState
 		switch {
 		case exited && exit == 0 && cs.GetState().GetTerminated() != nil:
 			continue // done
+		case removedByReset(cs):
+			// removed by a reset, to run again: like a failed init
+			// container that restarts, it holds the pod neither pending
+			// nor failed.
 		case exited && exit != 0 && !c.willRestart(ctr, true, exit):
 			s.failed++
 		default:
@@ -438,7 +459,7 @@ func (c *computer) phase(init initState, anyStarted bool, statuses []*syncpodv1.
 
 func (c *computer) conditions(st *syncpodv1.PodStatus, init initState, anyStarted bool) []*syncpodv1.PodCondition {
 	initialized := cond(ConditionInitialized, true, "", "")
-	if (init.pending > 0 || init.failed > 0) && !anyStarted {
+	if (init.pending > 0 || init.failed > 0) && !anyStarted && !c.wasInitialized() {
 		initialized = cond(ConditionInitialized, false, ReasonContainersNotInitialized,
 			fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(init.incomplete, " ")))
 	}
@@ -465,6 +486,9 @@ func (c *computer) conditions(st *syncpodv1.PodStatus, init initState, anyStarte
 	podReady.Type = ConditionReady
 
 	out := []*syncpodv1.PodCondition{initialized, ready, podReady}
+	if plan.CouldRestartAll(c.in.Pod.GetSpec()) {
+		out = append(out, c.allRestartingCondition(st.Phase))
+	}
 	for _, cd := range out {
 		cd.LastTransitionTime = timestamppb.New(c.in.Now)
 		for _, prev := range c.in.Previous.GetConditions() {
@@ -474,6 +498,19 @@ func (c *computer) conditions(st *syncpodv1.PodStatus, init initState, anyStarte
 		}
 	}
 	return out
+}
+
+// wasInitialized: once a pod is initialised it stays so, also while its
+// init containers run again after every container restarted in place
+// (R-7.5; the kubelet keeps the condition for every pod): the previous
+// status said Initialized.
+func (c *computer) wasInitialized() bool {
+	for _, cd := range c.in.Previous.GetConditions() {
+		if cd.GetType() == ConditionInitialized && cd.GetStatus() == syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE {
+			return true
+		}
+	}
+	return false
 }
 
 func cond(typ string, ok bool, reason, message string) *syncpodv1.PodCondition {

@@ -151,14 +151,15 @@ func TestPodRules(t *testing.T) {
 			web(p).ReadinessProbe.TerminationGracePeriodSeconds = &g
 		}, []string{"spec.containers[0].readiness_probe.termination_grace_period_seconds"}},
 		{"rules need a container policy", func(p *syncpodv1.Pod) { web(p).RestartPolicy = 0 }, []string{"spec.containers[0].restart_policy_rules"}},
-		{"rules not on sidecars", func(p *syncpodv1.Pod) {
+		{"rules on a sidecar are fine (R-7.1)", func(p *syncpodv1.Pod) {
 			p.Spec.InitContainers[0].RestartPolicyRules = web(p).RestartPolicyRules
-		}, []string{"spec.init_containers[0].restart_policy_rules"}},
+		}, nil},
 		{"rules on a regular init container are fine", func(p *syncpodv1.Pod) {
 			p.Spec.InitContainers[0].RestartPolicy = syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_NEVER
 			p.Spec.InitContainers[0].RestartPolicyRules = web(p).RestartPolicyRules
 		}, nil},
 		{"rule action set", func(p *syncpodv1.Pod) { web(p).RestartPolicyRules[0].Action = 0 }, []string{"spec.containers[0].restart_policy_rules[0].action"}},
+		{"rule action unknown", func(p *syncpodv1.Pod) { web(p).RestartPolicyRules[0].Action = 99 }, []string{"spec.containers[0].restart_policy_rules[0].action"}},
 		{"rule operator set", func(p *syncpodv1.Pod) { web(p).RestartPolicyRules[0].ExitCodes.Operator = 0 }, []string{"spec.containers[0].restart_policy_rules[0].exit_codes.operator"}},
 		{"rule exit codes required", func(p *syncpodv1.Pod) { web(p).RestartPolicyRules[0].ExitCodes = nil }, []string{"spec.containers[0].restart_policy_rules[0].exit_codes"}},
 		{"rule values 0-255", func(p *syncpodv1.Pod) { web(p).RestartPolicyRules[0].ExitCodes.Values = []int32{256} }, []string{"spec.containers[0].restart_policy_rules[0].exit_codes.values[0]"}},

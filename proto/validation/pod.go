@@ -239,7 +239,7 @@ func (l *list) container(path string, c *syncpodv1.Container, init, hostNetwork 
 	l.probe(path+".liveness_probe", c.GetLivenessProbe(), true)
 	l.probe(path+".readiness_probe", c.GetReadinessProbe(), false)
 	l.probe(path+".startup_probe", c.GetStartupProbe(), true)
-	l.restart(path, c, init)
+	l.restart(path, c)
 	if c.GetTargetContainerName() != "" {
 		l.Add(path+".target_container_name", "only allowed on an ephemeral container (spec.ephemeral_containers)")
 	}
@@ -384,7 +384,7 @@ func (l *list) probe(path string, p *syncpodv1.Probe, restarts bool) {
 	}
 }
 
-func (l *list) restart(path string, c *syncpodv1.Container, init bool) {
+func (l *list) restart(path string, c *syncpodv1.Container) {
 	if _, ok := syncpodv1.ContainerRestartPolicy_name[int32(c.GetRestartPolicy())]; !ok {
 		l.Add(path+".restart_policy", "unknown value %d", c.GetRestartPolicy())
 	}
@@ -393,11 +393,12 @@ func (l *list) restart(path string, c *syncpodv1.Container, init bool) {
 		return
 	}
 	rp := path + ".restart_policy_rules"
-	switch {
-	case c.GetRestartPolicy() == syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_UNSPECIFIED:
+	// as the API server with RestartAllContainersOnContainerExits
+	// (on by default): rules need a restart policy of the container's own;
+	// init, sidecar and regular containers may have them, with either
+	// action.
+	if c.GetRestartPolicy() == syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_UNSPECIFIED {
 		l.Add(rp, "only allowed together with a container restart_policy")
-	case init && c.GetRestartPolicy() == syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS:
-		l.Add(rp, "not allowed on a sidecar (init container with restart_policy ALWAYS)")
 	}
 	if len(rules) > MaxRestartRules {
 		l.Add(rp, "%d rules exceed the limit of %d", len(rules), MaxRestartRules)
@@ -405,8 +406,11 @@ func (l *list) restart(path string, c *syncpodv1.Container, init bool) {
 	}
 	for i, r := range rules {
 		p := fmt.Sprintf("%s[%d]", rp, i)
-		if r.GetAction() != syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART {
-			l.Add(p+".action", "must be CONTAINER_RESTART_RULE_ACTION_RESTART")
+		switch r.GetAction() {
+		case syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART,
+			syncpodv1.ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS:
+		default:
+			l.Add(p+".action", "must be CONTAINER_RESTART_RULE_ACTION_RESTART or CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS")
 		}
 		ec := r.GetExitCodes()
 		if ec == nil {

@@ -232,6 +232,13 @@ func describeActions(a *syncpodv1.PodActions) string {
 	for _, k := range a.GetContainersToKill() {
 		step("kill container %s (%s): %s", k.GetName(), shortID(k.GetContainerId()), cmpOr(k.GetMessage(), enumWords(k.GetReason().String(), "KILL_REASON_")))
 	}
+	for _, r := range a.GetContainersToReset() {
+		verb := "remove"
+		if r.GetKill() {
+			verb = "stop and remove"
+		}
+		step("%s container %s (%s): %s", verb, r.GetName(), shortID(r.GetContainerId()), cmpOr(r.GetMessage(), "every container of the pod restarts"))
+	}
 	if a.GetCreateSandbox() {
 		msg := enumWords(a.GetSandboxReason().String(), "SANDBOX_REASON_")
 		if a.GetSandboxId() != "" {

@@ -351,8 +351,19 @@ type PodActions struct {
 	// instance yet, spec order (rule R-6.1); they are started after the
 	// sandbox check and before the init containers (R-8.6), and never again.
 	EphemeralContainersToStart []*ContainerStart `protobuf:"bytes,380,rep,name=ephemeral_containers_to_start,json=ephemeralContainersToStart,proto3" json:"ephemeral_containers_to_start,omitempty"`
-	unknownFields              protoimpl.UnknownFields
-	sizeCache                  protoimpl.SizeCache
+	// containers_to_reset, when set, restarts every container of the pod in
+	// place (rule R-7): a container exited with a code that matched one of
+	// its CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS rules. Every
+	// instance of every init and regular container, in any sandbox, is
+	// listed: the ones to stop first (kill), then each removed from the
+	// runtime, its log kept. Order: the regular containers' instances, then
+	// the init containers', then those whose exit asked for the restart
+	// (source), regular before init. The sandbox is kept and nothing is
+	// started: the next plan, finding no container, starts the pod again
+	// from its first init container. Never set with kill_pod.
+	ContainersToReset []*ContainerReset `protobuf:"bytes,532,rep,name=containers_to_reset,json=containersToReset,proto3" json:"containers_to_reset,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *PodActions) Reset() {
@@ -476,6 +487,98 @@ func (x *PodActions) GetEphemeralContainersToStart() []*ContainerStart {
 	return nil
 }
 
+func (x *PodActions) GetContainersToReset() []*ContainerReset {
+	if x != nil {
+		return x.ContainersToReset
+	}
+	return nil
+}
+
+// ContainerReset is one container instance removed when every container
+// of the pod is restarted in place (rule R-7).
+type ContainerReset struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// container_id of the instance.
+	ContainerId string `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	// name of the container in the pod spec.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// kill: the instance has not exited; it is stopped first, with no
+	// preStop hook and the shortest grace period (the 2-second floor).
+	Kill bool `protobuf:"varint,3,opt,name=kill,proto3" json:"kill,omitempty"`
+	// source: the instance exited with a code that matched a
+	// RestartAllContainers rule (it is removed last).
+	Source bool `protobuf:"varint,4,opt,name=source,proto3" json:"source,omitempty"`
+	// message says why, for humans.
+	Message       string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerReset) Reset() {
+	*x = ContainerReset{}
+	mi := &file_syncpod_v1_actions_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerReset) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerReset) ProtoMessage() {}
+
+func (x *ContainerReset) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_actions_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerReset.ProtoReflect.Descriptor instead.
+func (*ContainerReset) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ContainerReset) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ContainerReset) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ContainerReset) GetKill() bool {
+	if x != nil {
+		return x.Kill
+	}
+	return false
+}
+
+func (x *ContainerReset) GetSource() bool {
+	if x != nil {
+		return x.Source
+	}
+	return false
+}
+
+func (x *ContainerReset) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // ContainerStart is one container to start.
 type ContainerStart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -495,7 +598,7 @@ type ContainerStart struct {
 
 func (x *ContainerStart) Reset() {
 	*x = ContainerStart{}
-	mi := &file_syncpod_v1_actions_proto_msgTypes[1]
+	mi := &file_syncpod_v1_actions_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -507,7 +610,7 @@ func (x *ContainerStart) String() string {
 func (*ContainerStart) ProtoMessage() {}
 
 func (x *ContainerStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_actions_proto_msgTypes[1]
+	mi := &file_syncpod_v1_actions_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -520,7 +623,7 @@ func (x *ContainerStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStart.ProtoReflect.Descriptor instead.
 func (*ContainerStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{1}
+	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ContainerStart) GetName() string {
@@ -569,7 +672,7 @@ type ContainerKill struct {
 
 func (x *ContainerKill) Reset() {
 	*x = ContainerKill{}
-	mi := &file_syncpod_v1_actions_proto_msgTypes[2]
+	mi := &file_syncpod_v1_actions_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -581,7 +684,7 @@ func (x *ContainerKill) String() string {
 func (*ContainerKill) ProtoMessage() {}
 
 func (x *ContainerKill) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_actions_proto_msgTypes[2]
+	mi := &file_syncpod_v1_actions_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -594,7 +697,7 @@ func (x *ContainerKill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerKill.ProtoReflect.Descriptor instead.
 func (*ContainerKill) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ContainerKill) GetContainerId() string {
@@ -630,7 +733,7 @@ var File_syncpod_v1_actions_proto protoreflect.FileDescriptor
 const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\n" +
 	"\x18syncpod/v1/actions.proto\x12\n" +
-	"syncpod.v1\"\x9a\x06\n" +
+	"syncpod.v1\"\xe7\x06\n" +
 	"\n" +
 	"PodActions\x12\x19\n" +
 	"\bkill_pod\x18\x01 \x01(\bR\akillPod\x12%\n" +
@@ -647,8 +750,15 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	" \x01(\tR\amessage\x12/\n" +
 	"\x13sandbox_config_hash\x18\x84\x02 \x01(\tR\x11sandboxConfigHash\x12P\n" +
 	"\"kill_grace_period_override_seconds\x18\xe8\x02 \x01(\x03H\x00R\x1ekillGracePeriodOverrideSeconds\x88\x01\x01\x12^\n" +
-	"\x1dephemeral_containers_to_start\x18\xfc\x02 \x03(\v2\x1a.syncpod.v1.ContainerStartR\x1aephemeralContainersToStartB%\n" +
-	"#_kill_grace_period_override_seconds\"\x8c\x01\n" +
+	"\x1dephemeral_containers_to_start\x18\xfc\x02 \x03(\v2\x1a.syncpod.v1.ContainerStartR\x1aephemeralContainersToStart\x12K\n" +
+	"\x13containers_to_reset\x18\x94\x04 \x03(\v2\x1a.syncpod.v1.ContainerResetR\x11containersToResetB%\n" +
+	"#_kill_grace_period_override_seconds\"\x8d\x01\n" +
+	"\x0eContainerReset\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04kill\x18\x03 \x01(\bR\x04kill\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\bR\x06source\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"\x8c\x01\n" +
 	"\x0eContainerStart\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tspec_hash\x18\x02 \x01(\tR\bspecHash\x12/\n" +
@@ -706,30 +816,32 @@ func file_syncpod_v1_actions_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_v1_actions_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_syncpod_v1_actions_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_syncpod_v1_actions_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_syncpod_v1_actions_proto_goTypes = []any{
 	(SandboxReason)(0),     // 0: syncpod.v1.SandboxReason
 	(KillPodReason)(0),     // 1: syncpod.v1.KillPodReason
 	(StartReason)(0),       // 2: syncpod.v1.StartReason
 	(KillReason)(0),        // 3: syncpod.v1.KillReason
 	(*PodActions)(nil),     // 4: syncpod.v1.PodActions
-	(*ContainerStart)(nil), // 5: syncpod.v1.ContainerStart
-	(*ContainerKill)(nil),  // 6: syncpod.v1.ContainerKill
+	(*ContainerReset)(nil), // 5: syncpod.v1.ContainerReset
+	(*ContainerStart)(nil), // 6: syncpod.v1.ContainerStart
+	(*ContainerKill)(nil),  // 7: syncpod.v1.ContainerKill
 }
 var file_syncpod_v1_actions_proto_depIdxs = []int32{
-	5, // 0: syncpod.v1.PodActions.init_containers_to_start:type_name -> syncpod.v1.ContainerStart
-	5, // 1: syncpod.v1.PodActions.containers_to_start:type_name -> syncpod.v1.ContainerStart
-	6, // 2: syncpod.v1.PodActions.containers_to_kill:type_name -> syncpod.v1.ContainerKill
+	6, // 0: syncpod.v1.PodActions.init_containers_to_start:type_name -> syncpod.v1.ContainerStart
+	6, // 1: syncpod.v1.PodActions.containers_to_start:type_name -> syncpod.v1.ContainerStart
+	7, // 2: syncpod.v1.PodActions.containers_to_kill:type_name -> syncpod.v1.ContainerKill
 	0, // 3: syncpod.v1.PodActions.sandbox_reason:type_name -> syncpod.v1.SandboxReason
 	1, // 4: syncpod.v1.PodActions.kill_pod_reason:type_name -> syncpod.v1.KillPodReason
-	5, // 5: syncpod.v1.PodActions.ephemeral_containers_to_start:type_name -> syncpod.v1.ContainerStart
-	2, // 6: syncpod.v1.ContainerStart.reason:type_name -> syncpod.v1.StartReason
-	3, // 7: syncpod.v1.ContainerKill.reason:type_name -> syncpod.v1.KillReason
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	6, // 5: syncpod.v1.PodActions.ephemeral_containers_to_start:type_name -> syncpod.v1.ContainerStart
+	5, // 6: syncpod.v1.PodActions.containers_to_reset:type_name -> syncpod.v1.ContainerReset
+	2, // 7: syncpod.v1.ContainerStart.reason:type_name -> syncpod.v1.StartReason
+	3, // 8: syncpod.v1.ContainerKill.reason:type_name -> syncpod.v1.KillReason
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_actions_proto_init() }
@@ -744,7 +856,7 @@ func file_syncpod_v1_actions_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_actions_proto_rawDesc), len(file_syncpod_v1_actions_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

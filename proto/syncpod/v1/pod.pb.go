@@ -434,6 +434,12 @@ const (
 	ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_UNSPECIFIED ContainerRestartRuleAction = 0
 	// CONTAINER_RESTART_RULE_ACTION_RESTART restarts the container.
 	ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART ContainerRestartRuleAction = 1
+	// CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS restarts every
+	// container of the pod in place (the API's RestartAllContainers,
+	// KEP-5532): the sandbox is kept, every container instance is stopped
+	// and removed, and the pod starts again from its first init container
+	// (rule R-7). Allowed on init, sidecar and regular containers.
+	ContainerRestartRuleAction_CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS ContainerRestartRuleAction = 2
 )
 
 // Enum value maps for ContainerRestartRuleAction.
@@ -441,10 +447,12 @@ var (
 	ContainerRestartRuleAction_name = map[int32]string{
 		0: "CONTAINER_RESTART_RULE_ACTION_UNSPECIFIED",
 		1: "CONTAINER_RESTART_RULE_ACTION_RESTART",
+		2: "CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS",
 	}
 	ContainerRestartRuleAction_value = map[string]int32{
-		"CONTAINER_RESTART_RULE_ACTION_UNSPECIFIED": 0,
-		"CONTAINER_RESTART_RULE_ACTION_RESTART":     1,
+		"CONTAINER_RESTART_RULE_ACTION_UNSPECIFIED":            0,
+		"CONTAINER_RESTART_RULE_ACTION_RESTART":                1,
+		"CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS": 2,
 	}
 )
 
@@ -3393,10 +3401,11 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"$CONTAINER_RESTART_POLICY_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fCONTAINER_RESTART_POLICY_ALWAYS\x10\x01\x12'\n" +
 	"#CONTAINER_RESTART_POLICY_ON_FAILURE\x10\x02\x12\"\n" +
-	"\x1eCONTAINER_RESTART_POLICY_NEVER\x10\x03*v\n" +
+	"\x1eCONTAINER_RESTART_POLICY_NEVER\x10\x03*\xb0\x01\n" +
 	"\x1aContainerRestartRuleAction\x12-\n" +
 	")CONTAINER_RESTART_RULE_ACTION_UNSPECIFIED\x10\x00\x12)\n" +
-	"%CONTAINER_RESTART_RULE_ACTION_RESTART\x10\x01*p\n" +
+	"%CONTAINER_RESTART_RULE_ACTION_RESTART\x10\x01\x128\n" +
+	"4CONTAINER_RESTART_RULE_ACTION_RESTART_ALL_CONTAINERS\x10\x02*p\n" +
 	"\x10ExitCodeOperator\x12\"\n" +
 	"\x1eEXIT_CODE_OPERATOR_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15EXIT_CODE_OPERATOR_IN\x10\x01\x12\x1d\n" +

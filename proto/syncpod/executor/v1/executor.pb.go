@@ -57,6 +57,11 @@ const (
 	// STEP_START_EPHEMERAL_CONTAINER creates and starts an ephemeral
 	// container (R-6, R-8.6).
 	Step_STEP_START_EPHEMERAL_CONTAINER Step = 102
+	// STEP_REMOVE_CONTAINER removes one container instance from the runtime,
+	// its log kept, when every container of the pod is restarted in place
+	// (PodActions.containers_to_reset, rule R-7); a running instance's
+	// STEP_KILL_CONTAINER comes right before it.
+	Step_STEP_REMOVE_CONTAINER Step = 532
 )
 
 // Enum value maps for Step.
@@ -74,6 +79,7 @@ var (
 		100: "STEP_PRE_STOP_HOOK",
 		101: "STEP_POST_START_HOOK",
 		102: "STEP_START_EPHEMERAL_CONTAINER",
+		532: "STEP_REMOVE_CONTAINER",
 	}
 	Step_value = map[string]int32{
 		"STEP_UNSPECIFIED":               0,
@@ -88,6 +94,7 @@ var (
 		"STEP_PRE_STOP_HOOK":             100,
 		"STEP_POST_START_HOOK":           101,
 		"STEP_START_EPHEMERAL_CONTAINER": 102,
+		"STEP_REMOVE_CONTAINER":          532,
 	}
 )
 
@@ -2465,7 +2472,7 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\rEmptyDirUsage\x12\x1f\n" +
 	"\vvolume_name\x18\x01 \x01(\tR\n" +
 	"volumeName\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x03R\x05bytes*\xbb\x02\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes*\xd7\x02\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -2478,7 +2485,8 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x11STEP_STOP_SANDBOX\x10\b\x12\x16\n" +
 	"\x12STEP_PRE_STOP_HOOK\x10d\x12\x18\n" +
 	"\x14STEP_POST_START_HOOK\x10e\x12\"\n" +
-	"\x1eSTEP_START_EPHEMERAL_CONTAINER\x10f*b\n" +
+	"\x1eSTEP_START_EPHEMERAL_CONTAINER\x10f\x12\x1a\n" +
+	"\x15STEP_REMOVE_CONTAINER\x10\x94\x04*b\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +
