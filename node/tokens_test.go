@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -14,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncpod/syncpod/internal/grpctest"
+
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -219,20 +218,9 @@ func tokenPlanner(t *testing.T) plannerv1.PlannerServiceClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	plannerv1.RegisterPlannerServiceServer(srv, service.New(service.Options{Pods: st, Config: st}))
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = conn.Close()
-		srv.Stop()
-		_ = st.Close()
+	t.Cleanup(func() { _ = st.Close() }) // after the server stops
+	conn := grpctest.Serve(t, func(srv *grpc.Server) {
+		plannerv1.RegisterPlannerServiceServer(srv, service.New(service.Options{Pods: st, Config: st}))
 	})
 	return plannerv1.NewPlannerServiceClient(conn)
 }

@@ -135,17 +135,7 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 		seen := map[string]int{}
 		for i, k := range kills {
 			p := fmt.Sprintf("containers_to_kill[%d]", i)
-			switch id := k.GetContainerId(); {
-			case id == "":
-				l.Add(p+".container_id", "required")
-			case len(id) > validation.MaxIDLen:
-				l.Add(p+".container_id", "%d bytes exceed the limit of %d", len(id), validation.MaxIDLen)
-			default:
-				if prev, dup := seen[id]; dup {
-					l.Add(p+".container_id", "%s is killed twice (also containers_to_kill[%d])", fielderr.Quote(id), prev)
-				}
-				seen[id] = i
-			}
+			onceID(l, seen, "containers_to_kill", "killed", i, k.GetContainerId())
 			if k.GetName() == "" {
 				l.Add(p+".name", "required")
 			} else {
@@ -168,6 +158,24 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 	}
 }
 
+// onceID checks entry i of list: its container_id is set, within bounds,
+// and not in an earlier entry (seen maps ids to their entry; what says
+// what the list does to them, for the message).
+func onceID(l *fielderr.List, seen map[string]int, list, what string, i int, id string) {
+	p := fmt.Sprintf("%s[%d].container_id", list, i)
+	switch {
+	case id == "":
+		l.Add(p, "required")
+	case len(id) > validation.MaxIDLen:
+		l.Add(p, "%d bytes exceed the limit of %d", len(id), validation.MaxIDLen)
+	default:
+		if prev, dup := seen[id]; dup {
+			l.Add(p, "%s is %s twice (also %s[%d])", fielderr.Quote(id), what, list, prev)
+		}
+		seen[id] = i
+	}
+}
+
 // resets checks containers_to_reset: each entry an instance of an
 // init or regular container of the pod, listed once, and never with a pod
 // kill (the kill removes nothing, the reset keeps the sandbox).
@@ -186,17 +194,7 @@ func resets(l *fielderr.List, a *syncpodv1.PodActions, inits, regular map[string
 	seen := map[string]int{}
 	for i, r := range list {
 		p := fmt.Sprintf("containers_to_reset[%d]", i)
-		switch id := r.GetContainerId(); {
-		case id == "":
-			l.Add(p+".container_id", "required")
-		case len(id) > validation.MaxIDLen:
-			l.Add(p+".container_id", "%d bytes exceed the limit of %d", len(id), validation.MaxIDLen)
-		default:
-			if prev, dup := seen[id]; dup {
-				l.Add(p+".container_id", "%s is reset twice (also containers_to_reset[%d])", fielderr.Quote(id), prev)
-			}
-			seen[id] = i
-		}
+		onceID(l, seen, "containers_to_reset", "reset", i, r.GetContainerId())
 		switch n := r.GetName(); {
 		case n == "":
 			l.Add(p+".name", "required")
