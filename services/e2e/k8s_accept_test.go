@@ -202,7 +202,8 @@ func TestKubernetesNodeRunsWhatTheAPIServerAccepts(t *testing.T) {
 	t.Run("ServiceAccountTokenVolume", func(t *testing.T) {
 		t.Parallel()
 		const dir = "/var/run/secrets/kubernetes.io/serviceaccount"
-		p := newPod("token-reader", "echo token=$(cat "+dir+"/token); echo namespace=$(cat "+dir+"/namespace); cat "+dir+"/ca.crt"+forever)
+		p := newPod("token-reader", "echo token=$(cat "+dir+"/token); echo namespace=$(cat "+dir+"/namespace); "+
+			"echo mode=$(stat -L -c %a "+dir+"/token); cat "+dir+"/ca.crt"+forever)
 		created := create(t, p)
 		// The ServiceAccount admission added the volume and its mount.
 		var volume string
@@ -220,6 +221,9 @@ func TestKubernetesNodeRunsWhatTheAPIServerAccepts(t *testing.T) {
 		})
 		if ns := lineWith(out, "namespace="); ns != "namespace=default" {
 			t.Errorf("namespace file: %q, want namespace=default\n%s", ns, out)
+		}
+		if mode := lineWith(out, "mode="); mode != "mode=644" {
+			t.Errorf("token file: %q, want the volume's defaultMode 0644 (mode=644)\n%s", mode, out)
 		}
 		caPEM, err := os.ReadFile(filepath.Join(cp.dir, "ca.crt"))
 		if err != nil {
