@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -387,5 +388,42 @@ func TestAllContainersRestartingIsTheNodesCondition(t *testing.T) {
 	}
 	if got := strings.Join(types, ","); got != "PodScheduled=True,AllContainersRestarting=False" {
 		t.Errorf("conditions %s", got)
+	}
+}
+
+// TestStatusToAPIReportsAPodBoundByNameScheduled. A pod bound by
+// spec.nodeName never met the scheduler; the node reports PodScheduled
+// true all the same, as the kubelet, and keeps the scheduler's condition
+// when there is one.
+func TestStatusToAPIReportsAPodBoundByNameScheduled(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	kp.Status.Conditions = nil
+	start := timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	got := StatusToAPI(&syncpodv1.PodStatus{Phase: syncpodv1.PodPhase_POD_PHASE_RUNNING, StartTime: start}, kp, "", 3)
+	var scheduled []corev1.PodCondition
+	for _, c := range got.Conditions {
+		if c.Type == corev1.PodScheduled {
+			scheduled = append(scheduled, c)
+		}
+	}
+	if len(scheduled) != 1 || scheduled[0].Status != corev1.ConditionTrue || scheduled[0].ObservedGeneration != 3 ||
+		!scheduled[0].LastTransitionTime.Time.Equal(start.AsTime()) {
+		t.Fatalf("PodScheduled conditions %+v, want one, true, of generation 3, since the start", scheduled)
+	}
+
+	byScheduler := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	kp.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: byScheduler}}
+	got = StatusToAPI(&syncpodv1.PodStatus{Phase: syncpodv1.PodPhase_POD_PHASE_RUNNING, StartTime: start}, kp, "", 3)
+	n := 0
+	for _, c := range got.Conditions {
+		if c.Type == corev1.PodScheduled {
+			n++
+			if !c.LastTransitionTime.Equal(&byScheduler) {
+				t.Errorf("the scheduler's PodScheduled changed: %+v", c)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d PodScheduled conditions, want the scheduler's alone", n)
 	}
 }

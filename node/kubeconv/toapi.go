@@ -239,12 +239,26 @@ func StatusToAPI(st *syncpodv1.PodStatus, kp *corev1.Pod, hostIP string, generat
 		out.Conditions[i].ObservedGeneration = generation
 	}
 	foreign := ForeignConditions(kp)
+	scheduled := false
 	for i := range foreign {
 		if foreign[i].Type == corev1.PodScheduled {
 			foreign[i].ObservedGeneration = generation
+			scheduled = true
 		}
 	}
 	out.Conditions = append(foreign, out.Conditions...)
+	if !scheduled {
+		// A pod bound by nodeName never met the scheduler; the kubelet
+		// reports it scheduled all the same, from when it
+		// started the pod.
+		since := kp.CreationTimestamp
+		if out.StartTime != nil {
+			since = *out.StartTime
+		}
+		out.Conditions = append(out.Conditions, corev1.PodCondition{
+			Type: corev1.PodScheduled, Status: corev1.ConditionTrue, ObservedGeneration: generation, LastTransitionTime: since,
+		})
+	}
 	return out
 }
 

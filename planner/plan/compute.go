@@ -34,6 +34,20 @@ func Compute(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*sync
 	return a
 }
 
+// SandboxChange is R-2's verdict on the pod's sandbox alone: why a new
+// one is needed (no sandbox, several ready, not ready, network mode
+// changed, no IP, settings changed), or SANDBOX_REASON_UNSPECIFIED when the
+// newest sandbox serves. The pod's PodReadyToStartContainers condition is
+// this verdict, as the kubelet's.
+func SandboxChange(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod) syncpodv1.SandboxReason {
+	a := &syncpodv1.PodActions{}
+	v := newView(pod, observed, nil)
+	if !v.sandboxChanges(a) {
+		return syncpodv1.SandboxReason_SANDBOX_REASON_UNSPECIFIED
+	}
+	return a.GetSandboxReason()
+}
+
 // IsEmpty reports whether a asks for nothing: no pod kill, no sandbox, no
 // start, no kill and no reset. sandbox_id, attempt and message do not
 // count. A nil a is empty.

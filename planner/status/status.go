@@ -37,11 +37,13 @@ const (
 
 // Condition types and reasons.
 const (
+	ConditionReadyToStart    = "PodReadyToStartContainers"
 	ConditionInitialized     = "Initialized"
 	ConditionContainersReady = "ContainersReady"
 	ConditionReady           = "Ready"
 
 	ReasonContainersNotInitialized = "ContainersNotInitialized"
+	ReasonPodSandboxNotReady       = "PodSandboxNotReady"
 	ReasonContainersNotReady       = "ContainersNotReady"
 	ReasonPodCompleted             = "PodCompleted"
 )
@@ -485,7 +487,7 @@ func (c *computer) conditions(st *syncpodv1.PodStatus, init initState, anyStarte
 	podReady := proto.Clone(ready).(*syncpodv1.PodCondition)
 	podReady.Type = ConditionReady
 
-	out := []*syncpodv1.PodCondition{initialized, ready, podReady}
+	out := []*syncpodv1.PodCondition{c.readyToStart(), initialized, ready, podReady}
 	if plan.CouldRestartAll(c.in.Pod.GetSpec()) {
 		out = append(out, c.allRestartingCondition(st.Phase))
 	}
@@ -498,6 +500,29 @@ func (c *computer) conditions(st *syncpodv1.PodStatus, init initState, anyStarte
 		}
 	}
 	return out
+}
+
+// sandboxNotReadyMessages are the kubelet's messages of a false
+// PodReadyToStartContainers, by the reason R-2 gives for a new sandbox.
+var sandboxNotReadyMessages = map[syncpodv1.SandboxReason]string{
+	syncpodv1.SandboxReason_SANDBOX_REASON_NO_SANDBOX:      "no pod sandbox exists",
+	syncpodv1.SandboxReason_SANDBOX_REASON_MULTIPLE_READY:  "multiple pod sandboxes are ready and need to be reconciled",
+	syncpodv1.SandboxReason_SANDBOX_REASON_NOT_READY:       "pod sandbox is not ready",
+	syncpodv1.SandboxReason_SANDBOX_REASON_NETWORK_CHANGED: "network namespace mode changed and sandbox needs to be recreated",
+	syncpodv1.SandboxReason_SANDBOX_REASON_NO_IP:           "pod sandbox has no IP address",
+	syncpodv1.SandboxReason_SANDBOX_REASON_CONFIG_CHANGED:  "pod sandbox settings changed and sandbox needs to be recreated",
+}
+
+// readyToStart is the PodReadyToStartContainers condition: true
+// while the pod's newest sandbox, with its network, serves (R-2 asks for
+// no new one); false with PodSandboxNotReady and the kubelet's message
+// otherwise.
+func (c *computer) readyToStart() *syncpodv1.PodCondition {
+	why := plan.SandboxChange(c.in.Pod, c.in.Observed)
+	if why == syncpodv1.SandboxReason_SANDBOX_REASON_UNSPECIFIED {
+		return cond(ConditionReadyToStart, true, "", "")
+	}
+	return cond(ConditionReadyToStart, false, ReasonPodSandboxNotReady, sandboxNotReadyMessages[why])
 }
 
 // wasInitialized: once a pod is initialised it stays so, also while its

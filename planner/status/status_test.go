@@ -95,9 +95,15 @@ func summary(cs *syncpodv1.ContainerStatus) string {
 	return s
 }
 
+// conds renders the conditions the tables check, PodReadyToStartContainers
+// aside: it follows the sandbox alone, and TestReadyToStartFollowsTheSandbox
+// checks it.
 func conds(st *syncpodv1.PodStatus) string {
 	var out []string
 	for _, c := range st.GetConditions() {
+		if c.GetType() == ConditionReadyToStart {
+			continue
+		}
 		v := "F"
 		if c.GetStatus() == syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE {
 			v = "T"
@@ -493,7 +499,7 @@ func TestConditionTransitionTimesCarryOver(t *testing.T) {
 	s3 := Compute(Input{Pod: pod, Observed: crashed, Previous: s2, Now: t0.Add(2 * time.Minute)})
 	for _, c := range s3.GetConditions() {
 		want := t0
-		if c.GetType() != ConditionInitialized {
+		if c.GetType() != ConditionInitialized && c.GetType() != ConditionReadyToStart {
 			want = t0.Add(2 * time.Minute) // Ready and ContainersReady turned False
 		}
 		if !c.GetLastTransitionTime().AsTime().Equal(want) {
@@ -579,6 +585,49 @@ func TestEphemeralContainerStatuses(t *testing.T) {
 			}
 			if st.GetPhase() != tc.phase || conds(st) != tc.conds {
 				t.Errorf("phase %v conditions %s, want %v %s", st.GetPhase(), conds(st), tc.phase, tc.conds)
+			}
+		})
+	}
+}
+
+// TestReadyToStartFollowsTheSandbox: PodReadyToStartContainers is
+// true while the newest sandbox serves, whatever the containers do, and
+// false with the kubelet's reason and message when R-2 asks for a new
+// sandbox. It comes first, as the kubelet lists it.
+func TestReadyToStartFollowsTheSandbox(t *testing.T) {
+	pod := mkPod(nil, []*syncpodv1.Container{ctr("web")})
+	sandbox := func(state syncpodv1.SandboxState, ip string) *syncpodv1.ObservedPod {
+		o := observed(inst("web", 1, exited, 1, 0))
+		o.Sandboxes[0].State, o.Sandboxes[0].Ip = state, ip
+		return o
+	}
+	twoReady := observed()
+	twoReady.Sandboxes = append(twoReady.Sandboxes, &syncpodv1.ObservedSandbox{Id: "sb0", State: syncpodv1.SandboxState_SANDBOX_STATE_READY, CreatedAt: at(-1), Ip: "10.0.0.4"})
+	for _, tc := range []struct {
+		name     string
+		observed *syncpodv1.ObservedPod
+		ok       bool
+		message  string
+	}{
+		{"no sandbox yet", nil, false, "no pod sandbox exists"},
+		{"sandbox ready, container crashed", sandbox(syncpodv1.SandboxState_SANDBOX_STATE_READY, "10.0.0.5"), true, ""},
+		{"sandbox not ready", sandbox(syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY, "10.0.0.5"), false, "pod sandbox is not ready"},
+		{"sandbox without an IP", sandbox(syncpodv1.SandboxState_SANDBOX_STATE_READY, ""), false, "pod sandbox has no IP address"},
+		{"two sandboxes ready", twoReady, false, "multiple pod sandboxes are ready and need to be reconciled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := Compute(Input{Pod: pod, Observed: tc.observed, Now: t0})
+			c := st.GetConditions()[0]
+			if c.GetType() != ConditionReadyToStart {
+				t.Fatalf("first condition %s, want %s", c.GetType(), ConditionReadyToStart)
+			}
+			ok := c.GetStatus() == syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE
+			wantReason := ReasonPodSandboxNotReady
+			if tc.ok {
+				wantReason = ""
+			}
+			if ok != tc.ok || c.GetReason() != wantReason || c.GetMessage() != tc.message {
+				t.Errorf("%s = %v %q %q, want %v %q %q", c.GetType(), ok, c.GetReason(), c.GetMessage(), tc.ok, wantReason, tc.message)
 			}
 		})
 	}
