@@ -72,7 +72,11 @@ e2e=(); comps=()
 for c in "$@"; do
   case $c in e2e.test|ginkgo|agnhost) e2e+=("$c") ;; *) comps+=("$c") ;; esac
 done
-if [ ${#e2e[@]} -gt 0 ]; then
+e2e_missing=()
+for c in "${e2e[@]}"; do
+  [ -x "$root/bin/$c" ] || e2e_missing+=("$c")
+done
+if [ ${#e2e_missing[@]} -gt 0 ]; then
   (
     exec 8>"$root/.lock-e2e"
     flock 8
@@ -96,7 +100,7 @@ if [ ${#e2e[@]} -gt 0 ]; then
       (cd "$esrc" && GOWORK=off GOFLAGS=-mod=mod nice -n 19 $GO mod tidy >&2)
       touch "$esrc/.tidy-done"
     fi
-    for c in "${e2e[@]}"; do
+    for c in "${e2e_missing[@]}"; do
       [ -x "$root/bin/$c" ] && continue
       echo "k8sbin: building $c $K8S_VERSION into $root/bin at nice 19 (cached for later runs)" >&2
       case $c in
