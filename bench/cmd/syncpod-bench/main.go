@@ -47,7 +47,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR [NODE NODE-IP] | table FILE... | report [flags]")
+		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR [NODE NODE-IP] | conformance [flags] | table FILE... | report [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -61,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "report":
 		return writeDocument(args[1:], time.Now(), stderr)
+	case "conformance":
+		return conformanceReport(args[1:], stderr)
 	case "measure":
 		return measure(ctx, args[1:], stderr)
 	case "versus":
