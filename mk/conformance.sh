@@ -58,7 +58,7 @@ die() { log "$*"; exit 1; }
 
 [[ $(id -u) -eq 0 ]] || die "needs root (a network namespace, mounts, containerd)"
 
-holder() { [[ -s $PIDS/holder ]] && kill -0 "$(<"$PIDS"/holder)" 2>/dev/null && cat "$PIDS"/holder; }
+holder() { [[ -s $PIDS/holder ]] && alive "$(<"$PIDS"/holder)" && cat "$PIDS"/holder; }
 # nsx CMD...: CMD in the cluster's network and mount namespaces.
 nsx() {
 	local h
@@ -77,6 +77,14 @@ bg() {
 	echo $! >"$PIDS/$name"
 }
 
+# alive PID: the process runs (a zombie, exited but not yet reaped by this
+# shell, does not).
+alive() {
+	local st
+	st=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ -n $st && $st != Z ]]
+}
+
 # stop NAME...: SIGTERM, SIGKILL after 20 s, by the pids bg kept.
 stop() {
 	local n p
@@ -88,8 +96,11 @@ stop() {
 	for n in "$@"; do
 		[[ -s $PIDS/$n ]] || continue
 		p=$(<"$PIDS/$n")
-		for _ in $(seq 200); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null || true
+		for _ in $(seq 200); do alive "$p" || break; sleep 0.1; done
+		if alive "$p"; then
+			log "$n (pid $p) still runs 20 s after SIGTERM: SIGKILL"
+			kill -KILL "$p" 2>/dev/null || true
+		fi
 		rm -f "$PIDS/$n"
 	done
 }
@@ -101,7 +112,7 @@ wait_for() {
 	shift 3
 	for _ in $(seq $((secs * 5))); do
 		nsx "$@" >/dev/null 2>&1 && return 0
-		if [[ -n $name ]] && ! kill -0 "$(<"$PIDS/$name")" 2>/dev/null; then
+		if [[ -n $name ]] && ! alive "$(<"$PIDS/$name")"; then
 			log "$name exited; the end of $D/logs/$name.log:"
 			tail -n 30 "$D/logs/$name.log" >&2
 			return 1
@@ -217,7 +228,7 @@ controllers_up() {
 			log "controllers up"
 			return 0
 		}
-		kill -0 "$(<"$PIDS"/kube-controller-manager)" 2>/dev/null || { tail -n 30 "$D"/logs/kube-controller-manager.log >&2; return 1; }
+		alive "$(<"$PIDS"/kube-controller-manager)" || { tail -n 30 "$D"/logs/kube-controller-manager.log >&2; return 1; }
 		sleep 0.5
 	done
 	log "kube-controller-manager: no default ServiceAccount after 150 s"
@@ -313,7 +324,7 @@ node_ready() {
 			log "node $NODE_NAME ($NODE_KIND) Ready"
 			return 0
 		fi
-		kill -0 "$(<"$PIDS"/node)" 2>/dev/null || { log "the node exited:"; tail -n 30 "$D"/logs/node.log >&2; return 1; }
+		alive "$(<"$PIDS"/node)" || { log "the node exited:"; tail -n 30 "$D"/logs/node.log >&2; return 1; }
 		sleep 0.5
 	done
 	log "node $NODE_NAME not Ready after 300 s"
@@ -399,9 +410,11 @@ cmd_down() {
 		# plane.
 		stop node planner executor pleg
 		nsx "$ROOT"/mk/containerd.sh down "$D"/containerd || log "containerd down failed"
-		stop kube-scheduler kube-controller-manager kube-apiserver etcd
+		stop kube-scheduler kube-controller-manager kube-apiserver
+		# etcd last: the API server removes its endpoint lease on the way out.
+		stop etcd
 		kill -TERM "$h" 2>/dev/null || true
-		for _ in $(seq 50); do kill -0 "$h" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(seq 50); do alive "$h" || break; sleep 0.1; done
 		rm -f "$PIDS"/holder
 	fi
 	log "down: processes stopped, namespaces gone with the holder"
@@ -416,7 +429,7 @@ cmd_status() {
 	echo "up: holder $(holder), node $(<"$D"/node-kind)"
 	for n in "$PIDS"/*; do
 		[[ -e $n ]] || continue
-		if kill -0 "$(<"$n")" 2>/dev/null; then echo "  ${n##*/}: pid $(<"$n")"; else echo "  ${n##*/}: exited"; fi
+		if alive "$(<"$n")"; then echo "  ${n##*/}: pid $(<"$n")"; else echo "  ${n##*/}: exited"; fi
 	done
 }
 
