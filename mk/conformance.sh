@@ -9,6 +9,8 @@
 #   mk/conformance.sh run      the specs against a cluster that is up
 #   mk/conformance.sh down     stop everything up started, remove the namespace
 #   mk/conformance.sh status   what runs
+#   mk/conformance.sh check-images  start each test image in the cluster's
+#                              containerd and check what the specs rely on
 #   mk/conformance.sh exec CMD...  CMD inside the cluster's namespaces
 #
 # The whole cluster lives in one private network namespace and one private
@@ -132,7 +134,7 @@ namespace_up() {
 	# The holder: a process in a new network namespace, unnamed (nothing
 	# under /run/netns), with a mount namespace of its own whose mounts
 	# never reach the host. Both end when it does.
-	unshare --net --mount --propagation slave sleep infinity &
+	unshare --net --mount --propagation slave sleep infinity </dev/null >/dev/null 2>&1 &
 	echo $! >"$PIDS"/holder
 	sleep 0.2
 	local f
@@ -336,6 +338,7 @@ cmd_up() {
 	rm -rf "$D"
 	mkdir -p "$D"
 	echo "$NODE_KIND" >"$D"/node-kind
+	echo "$RUNTIME" >"$D"/runtime
 	namespace_up
 	runtime_up
 	control_plane_up
@@ -420,6 +423,47 @@ cmd_down() {
 	log "down: processes stopped, namespaces gone with the holder"
 }
 
+# check_images: each test image starts in the cluster's containerd and
+# holds what the specs rely on.
+cmd_check_images() {
+	holder >/dev/null || die "the cluster is not up"
+	local ctr=(ctr --address "$D"/containerd/containerd.sock -n k8s.io) e=localhost:5000/e2e-test-images bad=0
+	if [[ $(<"$D"/runtime) == containerd2 ]]; then ctr[0]=$("$ROOT"/mk/containerdbin.sh)/ctr; fi
+	check() { # WANT IMAGE CMD...: CMD's output holds WANT
+		local want=$1 img=$2 out
+		shift 2
+		out=$(nsx "${ctr[@]}" run --rm "$img" "check-$RANDOM" "$@" 2>&1 | grep -v DEPRECATION) || true
+		if grep -qF -- "$want" <<<"$out"; then log "image ok: $img ($*)"; else
+			log "image FAILED: $img ($*): want \"$want\", got: $out"
+			bad=1
+		fi
+	}
+	check /bin/sysctl "$e"/busybox:1.37.0-2 sh -c 'ls /bin/sysctl'
+	check data-1=x "$e"/busybox:1.37.0-2 /bin/env -i data-1=x /bin/sh -c env
+	check uid=1234 "$e"/nonroot:1.5 id
+	check '[/agnhost-2 entrypoint-tester a]' "$e"/agnhost:2.66.1 /agnhost-2 entrypoint-tester a
+	check 50000 "$e"/agnhost:2.66.1 sh -c 'cat /VERSION; curl --version; id user-defined-in-image; ls /localhost.crt /uploads'
+	check 2.55 "$e"/agnhost:2.55 cat /VERSION
+	check /kitten.jpg "$e"/kitten:1.8 ls /kitten.jpg /data.json
+	check 'Effective uid: 0' "$e"/nonewprivs:1.4 nnp
+	# Servers and pause: started in the cluster's network, asked over HTTP.
+	local id
+	nsx "${ctr[@]}" run -d --net-host "$e"/nginx:1.27.0-2 check-nginx >/dev/null 2>&1
+	nsx "${ctr[@]}" run -d --net-host "$e"/kitten:1.8 check-kitten sh -c '/agnhost test-webserver --port 8081' >/dev/null 2>&1
+	nsx "${ctr[@]}" run -d localhost:5000/k8s/pause:3.10.2 check-pause >/dev/null 2>&1
+	sleep 2
+	if nsx curl -sf 127.0.0.1:80 | grep -q nginx; then log "image ok: nginx serves on 80"; else log "image FAILED: nginx on 80"; bad=1; fi
+	if nsx curl -sf 127.0.0.1:8081/data.json >/dev/null; then log "image ok: kitten serves"; else log "image FAILED: kitten's test-webserver"; bad=1; fi
+	if nsx "${ctr[@]}" tasks ls 2>/dev/null | grep -q 'check-pause .*RUNNING'; then log "image ok: pause runs"; else log "image FAILED: pause"; bad=1; fi
+	for id in check-nginx check-kitten check-pause; do nsx "${ctr[@]}" tasks kill -s KILL "$id" >/dev/null 2>&1 || true; done
+	sleep 1
+	for id in check-nginx check-kitten check-pause; do
+		nsx "${ctr[@]}" tasks rm "$id" >/dev/null 2>&1 || true
+		nsx "${ctr[@]}" containers rm "$id" >/dev/null 2>&1 || true
+	done
+	return $bad
+}
+
 cmd_status() {
 	local n
 	if ! holder >/dev/null; then
@@ -444,12 +488,13 @@ up) cmd_up ;;
 run) cmd_run ;;
 down) cmd_down ;;
 status) cmd_status ;;
+check-images) cmd_check_images ;;
 exec)
 	shift
 	nsx "$@"
 	;;
 *)
-	sed -n '2,12p' "$0" >&2
+	sed -n '2,14p' "$0" >&2
 	exit 2
 	;;
 esac
