@@ -27,7 +27,8 @@ type Result struct {
 	// State is ginkgo's: passed, failed, skipped, panicked, timedout,
 	// interrupted, aborted, pending.
 	State string
-	// Message is the first line of the failure (or of the skip reason).
+	// Message is the first line of the failure (or of the skip reason),
+	// and of the panic's value when the spec panicked.
 	Message string
 	RunTime time.Duration
 }
@@ -60,7 +61,8 @@ type specReport struct {
 	RunTime                 time.Duration `json:"RunTime"`
 	NumAttempts             int           `json:"NumAttempts"`
 	Failure                 *struct {
-		Message string `json:"Message"`
+		Message        string `json:"Message"`
+		ForwardedPanic string `json:"ForwardedPanic"`
 	} `json:"Failure"`
 }
 
@@ -100,6 +102,10 @@ func decode(r io.Reader, run Run) error {
 			res := Result{State: s.State, RunTime: s.RunTime}
 			if s.Failure != nil {
 				res.Message = firstLine(s.Failure.Message)
+				// A panic's message is only "Test Panicked": the value says why.
+				if p := firstLine(s.Failure.ForwardedPanic); p != "" {
+					res.Message += ": " + p
+				}
 			}
 			if old, ok := run[name]; ok && old.State != "skipped" && res.State == "skipped" {
 				continue
