@@ -283,6 +283,8 @@ syncpod_up() {
 		--eviction-hard "$EVICTION"
 }
 
+# kubelet_up: the kubelet keeps its per-QoS pod cgroups (/kubepods; without
+# them v1.37.2 panics resizing a pod in place), removed again at teardown.
 kubelet_up() {
 	local bin k=$D/kubelet
 	bin=$(kbin kubelet)
@@ -306,8 +308,6 @@ kubelet_up() {
 		cgroupDriver: cgroupfs
 		failCgroupV1: false
 		failSwapOn: false
-		cgroupsPerQOS: false
-		enforceNodeAllocatable: []
 		oomScoreAdj: 0
 		makeIPTablesUtilChains: false
 		volumePluginDir: $k/plugins
@@ -367,7 +367,8 @@ ginkgo_pass() {
 	local logf=$D/logs/ginkgo-$kind-$name.log start=$SECONDS
 	log "$kind: $name pass (log $logf)"
 	set +e
-	nsx env KUBE_TEST_REPO_LIST="$IMAGES"/repo-list.yaml HOME="$D" \
+	# nsenter execs env, env execs ginkgo: the pid is ginkgo's.
+	nsenter -t "$(holder)" -m -n -- env KUBE_TEST_REPO_LIST="$IMAGES"/repo-list.yaml HOME="$D" \
 		"$bin"/ginkgo --no-color --timeout=3h --json-report="$name.json" --output-dir="$out" \
 		"$@" "$bin"/e2e.test -- \
 		--provider=local --kubeconfig="$D"/kubeconfig --kubectl-path="$bin"/kubectl \
@@ -375,6 +376,7 @@ ginkgo_pass() {
 		--node-schedulable-timeout=2m --system-pods-startup-timeout=2m \
 		--minStartupPods=0 --allowed-not-ready-nodes=0 >"$logf" 2>&1 &
 	local pid=$! total done_ failed tick=0
+	echo $pid >"$PIDS"/ginkgo
 	while kill -0 $pid 2>/dev/null; do
 		sleep 1
 		tick=$((tick + 1))
@@ -411,8 +413,12 @@ cmd_down() {
 		# The node first, then its pods with containerd (containerd.sh down
 		# deletes every task before it stops containerd), then the control
 		# plane.
-		stop node planner executor pleg
+		stop ginkgo node planner executor pleg
 		nsx "$ROOT"/mk/containerd.sh down "$D"/containerd || log "containerd down failed"
+		# The kubelet's empty per-QoS cgroup tree, deepest first.
+		if [[ $(<"$D"/node-kind) == kubelet ]]; then
+			find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} + 2>/dev/null || true
+		fi
 		stop kube-scheduler kube-controller-manager kube-apiserver
 		# etcd last: the API server removes its endpoint lease on the way out.
 		stop etcd
