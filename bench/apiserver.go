@@ -35,7 +35,22 @@ import (
 // WritePKI writes what a loopback control plane needs into dir: ca.crt,
 // apiserver.crt and apiserver.key (serving 127.0.0.1 and localhost,
 // signed by the CA) and sa.key (the service-account signing key).
-func WritePKI(dir string, now time.Time) error {
+func WritePKI(dir string, now time.Time) error { return WriteClusterPKI(dir, now, nil) }
+
+// NodePKI names a node that joins with its own credentials, as a node of a
+// real cluster does (the Node authorizer and NodeRestriction admission
+// know it by its client certificate).
+type NodePKI struct {
+	Name string
+	IP   net.IP
+}
+
+// WriteClusterPKI writes what WritePKI writes, the API server's serving
+// certificate also valid for the node's IP, and with a node: node.crt/.key
+// (client, CN system:node:NAME in group system:nodes), kubelet.crt/.key
+// (the node's read API, serving its IP) and apiserver-kubelet-client.crt
+// /.key (the API server's client certificate at that read API).
+func WriteClusterPKI(dir string, now time.Time, node *NodePKI) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -56,34 +71,70 @@ func WritePKI(dir string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
+	files := map[string]*pem.Block{"ca.crt": {Type: "CERTIFICATE", Bytes: caDER}}
+	serial := int64(2)
+	issue := func(name string, tmpl *x509.Certificate) error {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return err
+		}
+		tmpl.SerialNumber = big.NewInt(serial)
+		serial++
+		tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(7*24*time.Hour)
+		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			return err
+		}
+		keyDER, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			return err
+		}
+		files[name+".crt"] = &pem.Block{Type: "CERTIFICATE", Bytes: der}
+		files[name+".key"] = &pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}
+		return nil
 	}
-	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(7 * 24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+	serving := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")}
+	if node != nil && node.IP != nil {
+		serving = append(serving, node.IP)
+	}
+	if err := issue("apiserver", &x509.Certificate{
+		Subject: pkix.Name{CommonName: "kube-apiserver"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: serving,
 		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-	}, ca, &key.PublicKey, caKey)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return err
+	if node != nil {
+		if err := issue("node", &x509.Certificate{
+			Subject:     pkix.Name{CommonName: "system:node:" + node.Name, Organization: []string{"system:nodes"}},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}); err != nil {
+			return err
+		}
+		ips := []net.IP{net.ParseIP("127.0.0.1")}
+		if node.IP != nil {
+			ips = append(ips, node.IP)
+		}
+		if err := issue("kubelet", &x509.Certificate{
+			Subject: pkix.Name{CommonName: node.Name}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+			IPAddresses: ips, DNSNames: []string{node.Name},
+		}); err != nil {
+			return err
+		}
+		if err := issue("apiserver-kubelet-client", &x509.Certificate{
+			Subject:     pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}); err != nil {
+			return err
+		}
 	}
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
 	}
-	for name, blk := range map[string]*pem.Block{
-		"ca.crt":        {Type: "CERTIFICATE", Bytes: caDER},
-		"apiserver.crt": {Type: "CERTIFICATE", Bytes: der},
-		"apiserver.key": {Type: "EC PRIVATE KEY", Bytes: keyDER},
-		"sa.key":        {Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)},
-	} {
+	files["sa.key"] = &pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)}
+	for name, blk := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(blk), 0o600); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -173,5 +174,49 @@ func TestWritePKI(t *testing.T) {
 	}
 	if _, err := x509.ParsePKCS1PrivateKey(read("sa.key").Bytes); err != nil {
 		t.Errorf("sa.key: %v", err)
+	}
+}
+
+// A node's credentials: its client certificate names it in system:nodes
+// (what the Node authorizer and NodeRestriction read), its serving
+// certificate and the API server's both verify for the node's IP.
+func TestWriteClusterPKIIssuesNodeCredentials(t *testing.T) {
+	dir := t.TempDir()
+	ip := net.ParseIP("10.99.0.1")
+	if err := WriteClusterPKI(dir, time.Now(), &NodePKI{Name: "conformance", IP: ip}); err != nil {
+		t.Fatal(err)
+	}
+	cert := func(name string) *x509.Certificate {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk, _ := pem.Decode(b)
+		if blk == nil {
+			t.Fatalf("%s: no PEM block", name)
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert("ca.crt"))
+	n := cert("node.crt")
+	if n.Subject.CommonName != "system:node:conformance" || len(n.Subject.Organization) != 1 || n.Subject.Organization[0] != "system:nodes" {
+		t.Errorf("node.crt subject %v, want CN system:node:conformance, O system:nodes", n.Subject)
+	}
+	if _, err := n.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("node.crt as a client: %v", err)
+	}
+	for _, name := range []string{"kubelet.crt", "apiserver.crt"} {
+		if _, err := cert(name).Verify(x509.VerifyOptions{Roots: pool, DNSName: ip.String()}); err != nil {
+			t.Errorf("%s for %s: %v", name, ip, err)
+		}
+	}
+	if _, err := cert("apiserver-kubelet-client.crt").Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("apiserver-kubelet-client.crt as a client: %v", err)
 	}
 }

@@ -25,7 +25,9 @@ NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 
 # Knobs (environment): SYNCPOD_CONTAINERD_SNAPSHOTTER forces a snapshotter
 # (default: overlayfs when an overlay mount works under DIR, else native);
 # SYNCPOD_CONTAINERD_LOG_LEVEL sets containerd's log level (default info;
-# trace logs every CRI call, the reads too, in DIR/containerd.log).
+# trace logs every CRI call, the reads too, in DIR/containerd.log);
+# SYNCPOD_CONTAINERD_CNI_CONFLIST names a CNI network list to use instead
+# of the loopback-only one (the conformance run's pod network).
 BIN_DIR=${SYNCPOD_CONTAINERD_BIN:-}
 if [[ -n $BIN_DIR ]]; then
 	NEEDED_FILES=("$BIN_DIR"/containerd "$BIN_DIR"/ctr "$BIN_DIR"/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox)
@@ -121,9 +123,13 @@ write_config() {
 	# Loopback-only CNI network: the runtime reports NetworkReady, host-network
 	# pods work. Pods on the pod network get no IP and fail to start; the
 	# tests never use them (and never send traffic to pod IPs).
-	cat >"$DIR"/cni/net.d/10-syncpod-loopback.conflist <<-EOF
-		{"cniVersion": "0.4.0", "name": "syncpod-loopback", "plugins": [{"type": "loopback"}]}
-	EOF
+	if [[ -n ${SYNCPOD_CONTAINERD_CNI_CONFLIST:-} ]]; then
+		cp "$SYNCPOD_CONTAINERD_CNI_CONFLIST" "$DIR"/cni/net.d/10-syncpod.conflist
+	else
+		cat >"$DIR"/cni/net.d/10-syncpod-loopback.conflist <<-EOF
+			{"cniVersion": "0.4.0", "name": "syncpod-loopback", "plugins": [{"type": "loopback"}]}
+		EOF
+	fi
 	if (($(major_version) >= 2)); then
 		write_config_v3 "$snapshotter" "$pause"
 		return

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -46,7 +47,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR | table FILE... | report [flags]")
+		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR [NODE NODE-IP] | conformance [flags] | table FILE... | report [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "report":
 		return writeDocument(args[1:], time.Now(), stderr)
+	case "conformance":
+		return conformanceReport(args[1:], stderr)
 	case "measure":
 		return measure(ctx, args[1:], stderr)
 	case "versus":
@@ -67,11 +70,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "measure-apiserver":
 		return measureAPIServer(ctx, args[1:], stderr)
 	case "pki":
-		if len(args) != 2 {
-			fmt.Fprintln(stderr, "usage: syncpod-bench pki DIR")
+		var node *bench.NodePKI
+		switch {
+		case len(args) == 2:
+		case len(args) == 4 && net.ParseIP(args[3]) != nil:
+			node = &bench.NodePKI{Name: args[2], IP: net.ParseIP(args[3])}
+		default:
+			fmt.Fprintln(stderr, "usage: syncpod-bench pki DIR [NODE NODE-IP]")
 			return 2
 		}
-		if err := bench.WritePKI(args[1], time.Now()); err != nil {
+		if err := bench.WriteClusterPKI(args[1], time.Now(), node); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}

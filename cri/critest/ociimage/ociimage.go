@@ -65,6 +65,13 @@ type Spec struct {
 	Architecture string
 	// Labels are the config's labels (optional).
 	Labels map[string]string
+	// User is the config's user (optional), e.g. "1234" or "1234:1234".
+	User string
+	// Root, when set, is a directory whose whole tree becomes the layer
+	// instead of busybox and its applets (Busybox and Applets are then
+	// unused): modes (setuid too), owners, symlinks and hard links as
+	// they are on disk, times fixed.
+	Root string
 }
 
 // Descriptor is an OCI content descriptor.
@@ -111,6 +118,7 @@ type RuntimeConfig struct {
 	Env        []string          `json:"Env,omitempty"`
 	Entrypoint []string          `json:"Entrypoint,omitempty"`
 	Cmd        []string          `json:"Cmd,omitempty"`
+	User       string            `json:"User,omitempty"`
 	WorkingDir string            `json:"WorkingDir,omitempty"`
 	Labels     map[string]string `json:"Labels,omitempty"`
 }
@@ -132,8 +140,8 @@ func (s Spec) Validate() error {
 	} else if !strings.Contains(s.Name, ":") && !strings.Contains(s.Name, "@") {
 		problems = append(problems, "name: must carry a tag (name:tag)")
 	}
-	if len(s.Busybox) == 0 {
-		problems = append(problems, "busybox: must not be empty")
+	if len(s.Busybox) == 0 && s.Root == "" {
+		problems = append(problems, "busybox: must not be empty (or root: name a directory)")
 	}
 	if len(s.Entrypoint) == 0 && len(s.Cmd) == 0 {
 		problems = append(problems, "entrypoint, cmd: at least one must be set")
@@ -170,7 +178,13 @@ func Build(s Spec) (*Image, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	layer, err := buildLayer(s)
+	var layer []byte
+	var err error
+	if s.Root != "" {
+		layer, err = dirLayer(s.Root)
+	} else {
+		layer, err = buildLayer(s)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +203,7 @@ func Build(s Spec) (*Image, error) {
 			Env:        env,
 			Entrypoint: s.Entrypoint,
 			Cmd:        s.Cmd,
+			User:       s.User,
 			WorkingDir: "/",
 			Labels:     s.Labels,
 		},

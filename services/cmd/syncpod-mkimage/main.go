@@ -2,18 +2,22 @@
 // the host's statically linked busybox (Debian's busybox-static), for
 // `ctr -n k8s.io images import`. No registry is involved.
 //
-// Two presets:
+// Two presets, and any directory tree:
 //
 //	-kind pause    Entrypoint sh -c: trap TERM/INT and exit 0, else sleep forever
 //	-kind busybox  no Entrypoint, Cmd ["sh"]
+//	-kind dir      the tree under -root as the layer, with -entrypoint, -cmd
+//	               and -user (JSON arrays for the first two)
 //
 // Usage:
 //
 //	syncpod-mkimage -kind busybox -name localhost/syncpod/busybox:1.36 -out busybox.tar
+//	syncpod-mkimage -kind dir -root rootfs -entrypoint '["/agnhost"]' -cmd '["pause"]' -name localhost/e2e/agnhost:2.66.1 -out agnhost.tar
 package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,35 +41,61 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("syncpod-mkimage", flag.ContinueOnError)
-	kind := fs.String("kind", "", `image preset: "pause" or "busybox"`)
+	kind := fs.String("kind", "", `image preset: "pause", "busybox" or "dir"`)
 	name := fs.String("name", "", "full image name with tag, e.g. localhost/syncpod/busybox:1.36")
 	out := fs.String("out", "", "output tar path")
 	busybox := fs.String("busybox", "/bin/busybox", "statically linked busybox binary")
 	arch := fs.String("arch", runtime.GOARCH, "image architecture")
+	root := fs.String("root", "", `-kind dir: the directory tree that becomes the image`)
+	entrypoint := fs.String("entrypoint", "", `-kind dir: the entrypoint, a JSON array such as '["/agnhost"]'`)
+	cmd := fs.String("cmd", "", `-kind dir: the command, a JSON array such as '["pause"]'`)
+	user := fs.String("user", "", `-kind dir: the user, e.g. 1234`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *name == "" || *out == "" {
 		return errors.New("-name and -out are required")
 	}
-	bb, err := os.ReadFile(*busybox)
-	if err != nil {
-		return fmt.Errorf("read busybox (install busybox-static): %w", err)
-	}
 	spec := ociimage.Spec{
 		Name:         *name,
-		Busybox:      bb,
 		OS:           "linux",
 		Architecture: *arch,
 		Labels:       map[string]string{"io.syncpod.image.kind": *kind},
 	}
+	if *kind == "dir" {
+		if *root == "" {
+			return errors.New("-kind dir: -root must name the directory tree")
+		}
+		spec.Root, spec.User = *root, *user
+		for _, f := range []struct {
+			flag, val string
+			to        *[]string
+		}{{"-entrypoint", *entrypoint, &spec.Entrypoint}, {"-cmd", *cmd, &spec.Cmd}} {
+			if f.val == "" {
+				continue
+			}
+			if err := json.Unmarshal([]byte(f.val), f.to); err != nil {
+				return fmt.Errorf(`%s: %q is not a JSON array of strings (e.g. '["/bin/sh","-c"]'): %w`, f.flag, f.val, err)
+			}
+		}
+		img, err := ociimage.Build(spec)
+		if err != nil {
+			return err
+		}
+		return writeAtomic(*out, img)
+	}
+	bb, err := os.ReadFile(*busybox)
+	if err != nil {
+		return fmt.Errorf("read busybox (install busybox-static): %w", err)
+	}
+	spec.Busybox = bb
 	switch *kind {
 	case "pause":
 		spec.Entrypoint = []string{"/bin/sh", "-c", pauseScript}
 	case "busybox":
 		spec.Cmd = []string{"sh"}
 	default:
-		return fmt.Errorf(`-kind: %q is not "pause" or "busybox"`, *kind)
+		return fmt.Errorf(`-kind: %q is not "pause", "busybox" or "dir"`, *kind)
 	}
 	img, err := ociimage.Build(spec)
 	if err != nil {
