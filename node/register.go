@@ -131,7 +131,11 @@ func (a *Agent) postNodeStatus(ctx context.Context, node *corev1.Node, ready boo
 	n := node.DeepCopy()
 	n.Status = NodeStatus(a.o.Host, ready, why, pr, &node.Status, a.o.Now())
 	got, err := nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
-	if apierrors.IsConflict(err) {
+	// A stale copy is refused: Conflict, or Forbidden when it would undo
+	// what others changed since (NodeRestriction forbids a node to change
+	// its taints, which the controller-manager adds). Read the Node again
+	// and write its status once more.
+	if apierrors.IsConflict(err) || apierrors.IsForbidden(err) {
 		if n, err = nodes.Get(ctx, a.o.NodeName, metav1.GetOptions{}); err != nil {
 			return nil, err
 		}
