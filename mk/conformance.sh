@@ -407,25 +407,35 @@ cmd_run() {
 # --- down -------------------------------------------------------------------
 
 cmd_down() {
-	local h=""
+	local h="" ns="" c=""
 	h=$(holder) || true
+	# The namespaces last as long as a process in them: when the holder is
+	# gone (killed with the run that started it), containerd's own
+	# process is the way in, so its pods still go before it.
+	ns=$h
+	[[ -s $D/containerd/containerd.pid ]] && c=$(<"$D"/containerd/containerd.pid)
+	if [[ -z $ns && -n $c ]] && alive "$c"; then
+		ns=$c
+	fi
+	# The node first, then its pods with containerd (containerd.sh down
+	# deletes every task before it stops containerd), then the control
+	# plane.
+	stop ginkgo node planner executor pleg
+	if [[ -n $ns ]]; then
+		nsenter -t "$ns" -m -n -- "$ROOT"/mk/containerd.sh down "$D"/containerd || log "containerd down failed"
+	fi
+	# The kubelet's empty per-QoS cgroup tree, deepest first.
+	if [[ -s $D/node-kind && $(<"$D"/node-kind) == kubelet ]]; then
+		find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} + 2>/dev/null || true
+	fi
+	stop kube-scheduler kube-controller-manager kube-apiserver
+	# etcd last: the API server removes its endpoint lease on the way out.
+	stop etcd
 	if [[ -n $h ]]; then
-		# The node first, then its pods with containerd (containerd.sh down
-		# deletes every task before it stops containerd), then the control
-		# plane.
-		stop ginkgo node planner executor pleg
-		nsx "$ROOT"/mk/containerd.sh down "$D"/containerd || log "containerd down failed"
-		# The kubelet's empty per-QoS cgroup tree, deepest first.
-		if [[ $(<"$D"/node-kind) == kubelet ]]; then
-			find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} + 2>/dev/null || true
-		fi
-		stop kube-scheduler kube-controller-manager kube-apiserver
-		# etcd last: the API server removes its endpoint lease on the way out.
-		stop etcd
 		kill -TERM "$h" 2>/dev/null || true
 		for _ in $(seq 50); do alive "$h" || break; sleep 0.1; done
-		rm -f "$PIDS"/holder
 	fi
+	rm -f "$PIDS"/holder
 	log "down: processes stopped, namespaces gone with the holder"
 }
 
