@@ -10,8 +10,6 @@ import (
 
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/cri/observe"
-	"github.com/syncpod/syncpod/executor/backoff"
-	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -23,21 +21,8 @@ import (
 // container (here the test) wrote it, the next start gets the value.
 func TestEnvFileIsReadFromThePodsEmptyDirAtCreation(t *testing.T) {
 	rt, img := critest.NewRuntime(), critest.NewImages(busybox)
-	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
 	podDir := t.TempDir()
-	vm, err := volumes.New(volumes.Options{Root: podDir, NoTmpfs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(Config{Runtime: runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(img, nil, runtimeclient.Timeouts{}),
-		Backoff: store, LogDir: t.TempDir(), Volumes: vm})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := volumeRunner(t, rt, img, podDir, Config{})
 	c := ctr("app")
 	c.Env = []*syncpodv1.EnvVar{{Name: "CONFIG_VAR", ValueFrom: &syncpodv1.EnvVarSource{Source: &syncpodv1.EnvVarSource_FileKeyRef{
 		FileKeyRef: &syncpodv1.FileKeySelector{VolumeName: "config", Path: "config.env", Key: "CONFIG_VAR"}}}}}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/critest"
@@ -26,25 +27,12 @@ import (
 // files share one pod directory, <pod-dir>/<uid>.
 func TestVolumeMountsComeBeforeTheDefaultMountsWhichYieldToThem(t *testing.T) {
 	rt, img := &recordingRuntime{Runtime: critest.NewRuntime(), mounts: map[string][]*runtimeapi.Mount{}}, critest.NewImages(busybox)
-	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
 	podDir := t.TempDir()
 	hosts := filepath.Join(t.TempDir(), "hosts")
 	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	vm, err := volumes.New(volumes.Options{Root: podDir, NoTmpfs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(Config{Runtime: runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(img, nil, runtimeclient.Timeouts{}),
-		Backoff: store, LogDir: t.TempDir(), PodDir: podDir, HostsFile: hosts, Volumes: vm})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := volumeRunner(t, rt, img, podDir, Config{PodDir: podDir, HostsFile: hosts})
 	empty := func(name string) *syncpodv1.Volume {
 		return &syncpodv1.Volume{Name: name, Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}}
 	}
@@ -145,21 +133,8 @@ func TestSubPathExprIsExpandedWhenTheContainerIsCreated(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rt, img := critest.NewRuntime(), critest.NewImages(busybox)
-			store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = store.Close() })
 			podDir := t.TempDir()
-			vm, err := volumes.New(volumes.Options{Root: podDir, NoTmpfs: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := New(Config{Runtime: runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(img, nil, runtimeclient.Timeouts{}),
-				Backoff: store, LogDir: t.TempDir(), Volumes: vm})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := volumeRunner(t, rt, img, podDir, Config{})
 			c := ctr("app")
 			c.Env = tc.env
 			c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "workdir1", MountPath: "/logs", SubPathExpr: tc.expr}}
@@ -209,4 +184,28 @@ func TestSubPathExprIsExpandedWhenTheContainerIsCreated(t *testing.T) {
 			}
 		})
 	}
+}
+
+// volumeRunner is a Runner on rt and img with a volume manager on podDir
+// (directories, no tmpfs) and a back-off store and log directory of the
+// test's; cfg may set more (PodDir, HostsFile).
+func volumeRunner(t *testing.T, rt internalapi.RuntimeService, img internalapi.ImageManagerService, podDir string, cfg Config) *Runner {
+	t.Helper()
+	store, err := backoff.Open(filepath.Join(t.TempDir(), "b.db"), backoff.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	vm, err := volumes.New(volumes.Options{Root: podDir, NoTmpfs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Runtime = runtimeclient.NewRuntime(rt, nil, runtimeclient.Timeouts{})
+	cfg.Images = runtimeclient.NewImages(img, nil, runtimeclient.Timeouts{})
+	cfg.Backoff, cfg.LogDir, cfg.Volumes = store, t.TempDir(), vm
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
