@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/syncpod/syncpod/proto/k8snames"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/proto/validation"
@@ -269,7 +270,7 @@ func StatusToAPI(st *syncpodv1.PodStatus, kp *corev1.Pod, hostIP string, generat
 // reports them to the API server.
 func podStatus(st *syncpodv1.PodStatus, idScheme string) corev1.PodStatus {
 	out := corev1.PodStatus{
-		Phase:   phaseToAPI(st.GetPhase()),
+		Phase:   corev1.PodPhase(k8snames.PodPhase(st.GetPhase())),
 		Reason:  st.GetReason(),
 		Message: st.GetMessage(),
 		PodIP:   st.GetPodIp(),
@@ -307,23 +308,6 @@ func PullPolicyToAPI(p syncpodv1.ImagePullPolicy) corev1.PullPolicy {
 		syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT: corev1.PullIfNotPresent,
 		syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER:          corev1.PullNever,
 	}[p]
-}
-
-func phaseToAPI(p syncpodv1.PodPhase) corev1.PodPhase {
-	switch p {
-	case syncpodv1.PodPhase_POD_PHASE_RUNNING:
-		return corev1.PodRunning
-	case syncpodv1.PodPhase_POD_PHASE_SUCCEEDED:
-		return corev1.PodSucceeded
-	case syncpodv1.PodPhase_POD_PHASE_FAILED:
-		return corev1.PodFailed
-	case syncpodv1.PodPhase_POD_PHASE_UNKNOWN:
-		return corev1.PodUnknown
-	case syncpodv1.PodPhase_POD_PHASE_PENDING:
-		return corev1.PodPending
-	default:
-		return ""
-	}
 }
 
 func conditionToAPI(s syncpodv1.ConditionStatus) corev1.ConditionStatus {
