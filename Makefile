@@ -165,9 +165,9 @@ FUZZ_TARGETS := ./proto/validation:FuzzPod:5000x ./executor/validate:FuzzApplyAc
                 ./planner/manifest:FuzzParse:100x ./planner/plan:FuzzPlanJSON:15000x \
                 ./planner/plan:FuzzPlan:15000x ./executor/expansion:FuzzExpand:50000x \
                 ./executor/service:FuzzCRILogParser:15000x \
-                ./services/ctl:FuzzParsePorts:10000x ./services/ctl:FuzzParseWaitFor:10000x \
-                ./services/ctl:FuzzParseOutput:10000x \
-                ./node:FuzzParseLogQuery:15000x ./node:FuzzParseThresholds:8000x
+                ./services/ctl/cliargs:FuzzParsePorts:10000x ./services/ctl/cliargs:FuzzParseWaitFor:10000x \
+                ./services/ctl/cliargs:FuzzParseOutput:10000x \
+                ./node/logquery:FuzzParseLogQuery:15000x ./node/eviction:FuzzParseThresholds:8000x
 
 ## fuzz: every fuzz target (FUZZ_TARGETS) for its count of inputs (or FUZZTIME each)
 fuzz:

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/syncpod/syncpod/node/eviction"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
@@ -44,10 +45,10 @@ type Options struct {
 	Host Host
 	// Signals reads the host's eviction signals for the pressure
 	// conditions; nil reports no pressure.
-	Signals HostReader
+	Signals eviction.HostReader
 	// Thresholds are the hard eviction thresholds (default
-	// DefaultThresholds).
-	Thresholds *Thresholds
+	// eviction.DefaultThresholds).
+	Thresholds *eviction.Thresholds
 	// PressureTransitionPeriod holds a pressure condition this long
 	// after its signal last crossed (default 5 min, the kubelet's
 	// evictionPressureTransitionPeriod).
@@ -150,7 +151,7 @@ func New(o Options) (*Agent, error) {
 		o.Now = time.Now
 	}
 	if o.Thresholds == nil {
-		th := DefaultThresholds()
+		th := eviction.DefaultThresholds()
 		o.Thresholds = &th
 	}
 	if o.PressureTransitionPeriod <= 0 {

@@ -59,7 +59,7 @@
 // variables for the containers started afterwards, restarting none.
 //
 // The Node's MemoryPressure, DiskPressure and PIDPressure conditions come
-// from the host's eviction signals (pressure.go: a HostReader, the pure
+// from the host's eviction signals (package eviction: a HostReader, the pure
 // PressureOf under the kubelet's default hard thresholds, a condition held
 // for the transition period); under pressure new pods are refused as the
 // kubelet's eviction admission refuses them (reason Evicted), running

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -26,6 +25,7 @@ import (
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
+	"github.com/syncpod/syncpod/node/logquery"
 	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -237,85 +237,21 @@ func (a *readAPI) servePods(w http.ResponseWriter, _ *http.Request) {
 	_ = json.NewEncoder(w).Encode(list)
 }
 
-// logQuery is what a /containerLogs request asks, parsed and checked.
-type logQuery struct {
-	req        *plannerv1.ContainerLogsRequest
-	timestamps bool
-	limitBytes int64 // 0: no limit
-	stream     syncpodv1.LogStream
-}
-
-// parseLogQuery reads the kubelet's log query parameters: follow,
-// previous, timestamps, tailLines, limitBytes, sinceSeconds, sinceTime and
-// stream (All, Stdout, Stderr); all problems at once.
-func parseLogQuery(q map[string][]string, now time.Time) (logQuery, error) {
-	get := func(k string) string {
-		if v := q[k]; len(v) > 0 {
-			return v[0]
-		}
-		return ""
+// logRequest is the planner's request for a /containerLogs query, and
+// what the answer's writer needs of it.
+func logRequest(q logquery.Query) (*plannerv1.ContainerLogsRequest, syncpodv1.LogStream) {
+	req := &plannerv1.ContainerLogsRequest{Follow: q.Follow, Previous: q.Previous, TailLines: q.TailLines}
+	if q.SinceTime != nil {
+		req.SinceTime = timestamppb.New(*q.SinceTime)
 	}
-	var errs []error
-	boolean := func(k string) bool {
-		s := get(k)
-		if s == "" {
-			return false
-		}
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not a boolean", k, s))
-		}
-		return b
+	stream := syncpodv1.LogStream_LOG_STREAM_UNSPECIFIED
+	switch q.Stream {
+	case logquery.Stdout:
+		stream = syncpodv1.LogStream_LOG_STREAM_STDOUT
+	case logquery.Stderr:
+		stream = syncpodv1.LogStream_LOG_STREAM_STDERR
 	}
-	lq := logQuery{req: &plannerv1.ContainerLogsRequest{}}
-	lq.req.Follow = boolean("follow")
-	lq.req.Previous = boolean("previous")
-	lq.timestamps = boolean("timestamps")
-	if s := get("tailLines"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 0 {
-			errs = append(errs, fmt.Errorf("tailLines: %q must be a whole number >= 0", s))
-		} else {
-			lq.req.TailLines = &n
-		}
-	}
-	if s := get("limitBytes"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 1 {
-			errs = append(errs, fmt.Errorf("limitBytes: %q must be a whole number >= 1", s))
-		} else {
-			lq.limitBytes = n
-		}
-	}
-	sinceSeconds, sinceTime := get("sinceSeconds"), get("sinceTime")
-	switch {
-	case sinceSeconds != "" && sinceTime != "":
-		errs = append(errs, errors.New("sinceSeconds, sinceTime: at most one of them"))
-	case sinceSeconds != "":
-		n, err := strconv.ParseInt(sinceSeconds, 10, 64)
-		if err != nil || n < 1 {
-			errs = append(errs, fmt.Errorf("sinceSeconds: %q must be a whole number >= 1", sinceSeconds))
-		} else {
-			lq.req.SinceTime = timestamppb.New(now.Add(-time.Duration(n) * time.Second))
-		}
-	case sinceTime != "":
-		t, err := time.Parse(time.RFC3339Nano, sinceTime)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("sinceTime: %q is not an RFC 3339 time", sinceTime))
-		} else {
-			lq.req.SinceTime = timestamppb.New(t)
-		}
-	}
-	switch s := get("stream"); s {
-	case "", "All":
-	case "Stdout":
-		lq.stream = syncpodv1.LogStream_LOG_STREAM_STDOUT
-	case "Stderr":
-		lq.stream = syncpodv1.LogStream_LOG_STREAM_STDERR
-	default:
-		errs = append(errs, fmt.Errorf("stream: %q must be All, Stdout or Stderr", s))
-	}
-	return lq, errors.Join(errs...)
+	return req, stream
 }
 
 // logWriter writes log lines as the kubelet does: the content and a
@@ -356,7 +292,7 @@ func (lw *logWriter) write(l *syncpodv1.LogLine) (bool, error) {
 
 func (a *readAPI) serveLogs(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	lq, err := parseLogQuery(r.URL.Query(), a.o.Now())
+	lq, err := logquery.Parse(r.URL.Query(), a.o.Now())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -371,17 +307,18 @@ func (a *readAPI) serveLogs(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("container %q is not valid for pod %q", container, r.PathValue("pod")), http.StatusBadRequest)
 		return
 	}
-	lq.req.Pod, lq.req.Container = ref, container
+	req, logStream := logRequest(lq)
+	req.Pod, req.Container = ref, container
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := a.o.Planner.ContainerLogs(ctx, lq.req)
+	stream, err := a.o.Planner.ContainerLogs(ctx, req)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	lw := &logWriter{w: w, timestamps: lq.timestamps, stream: lq.stream, left: -1}
-	if lq.limitBytes > 0 {
-		lw.left = lq.limitBytes
+	lw := &logWriter{w: w, timestamps: lq.Timestamps, stream: logStream, left: -1}
+	if lq.LimitBytes > 0 {
+		lw.left = lq.LimitBytes
 	}
 	flusher, _ := w.(http.Flusher)
 	wrote := false
@@ -392,7 +329,7 @@ func (a *readAPI) serveLogs(w http.ResponseWriter, r *http.Request) {
 			wrote = true
 		}
 	}
-	if lq.req.Follow {
+	if req.Follow {
 		// A follower sees the answer at once, lines or not.
 		start()
 		if flusher != nil {

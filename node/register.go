@@ -5,6 +5,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/syncpod/syncpod/node/eviction"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -90,7 +91,7 @@ func (a *Agent) currentPressure() Pressure {
 	if err != nil {
 		a.o.Logger.Debug("some eviction signals cannot be read", "err", err)
 	}
-	return a.pressure.observe(PressureOf(s, *a.o.Thresholds), a.o.Now())
+	return a.pressure.observe(eviction.PressureOf(s, *a.o.Thresholds), a.o.Now())
 }
 
 // runNodeStatus posts the node status every StatusUpdateFrequency, and at

@@ -21,6 +21,7 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	"github.com/syncpod/syncpod/proto/validation"
+	"github.com/syncpod/syncpod/services/ctl/cliargs"
 	"github.com/syncpod/syncpod/services/server"
 )
 
@@ -66,12 +67,10 @@ const rootExample = `  syncpodctl apply -f examples/
   syncpodctl backoffs reset crashloop -c crash
   syncpodctl delete pod web`
 
-// usageError is a bad command line.
-type usageError struct{ msg string }
+// usageError is a bad command line (exit code 2).
+type usageError = cliargs.UsageError
 
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+func usagef(format string, args ...any) error { return cliargs.Usagef(format, args...) }
 
 // Run is syncpodctl: it returns the process exit code.
 func Run(ctx context.Context, args []string, env Env) int {
@@ -100,7 +99,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 		// environment values.
 		var ue usageError
 		if !errors.As(err, &ue) {
-			err = usageError{err.Error()}
+			err = usageError{Msg: err.Error()}
 		}
 		if cmd == nil || cmd == root {
 			fmt.Fprintf(env.Stderr, "error: %s\nRun 'syncpodctl --help' for usage.\n", err)
@@ -134,7 +133,7 @@ func newRoot(g *globals) *cobra.Command {
 		Version: server.Version,
 	}
 	root.SetVersionTemplate("syncpodctl {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Msg: err.Error()} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.server, "server", "127.0.0.1:7001", "planner address (host:port or unix:///path)")
 	pf.StringVar(&g.executor, "executor", "127.0.0.1:7002", "executor address, for backoffs")
@@ -192,7 +191,7 @@ func applyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return usageError{err.Error()}
+		return usageError{Msg: err.Error()}
 	}
 	return nil
 }
@@ -203,7 +202,7 @@ func report(w io.Writer, err error) int {
 	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(w, "error: %s\nRun 'syncpodctl --help' for usage.\n", ue.msg)
+		fmt.Fprintf(w, "error: %s\nRun 'syncpodctl --help' for usage.\n", ue.Msg)
 		return exitUsage
 	}
 	var nf notFoundError

@@ -13,6 +13,7 @@ import (
 
 	"github.com/syncpod/syncpod/node/kubeconv"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/services/ctl/cliargs"
 )
 
 // outputFormat is a parsed -o value.
@@ -21,23 +22,12 @@ type outputFormat struct {
 	jsonpath *jsonpath.JSONPath
 }
 
-const outputHelp = "output: wide, name, json, yaml (Kubernetes v1 Pods), jsonpath=TEMPLATE, proto-json or proto-yaml (syncpod records)"
+const outputHelp = cliargs.OutputHelp
 
 // parseOutput checks an -o value.
 func parseOutput(v string) (outputFormat, error) {
-	switch v {
-	case "", "wide", "name", "json", "yaml", "proto-json", "proto-yaml":
-		return outputFormat{kind: v}, nil
-	}
-	if tmpl, ok := strings.CutPrefix(v, "jsonpath="); ok {
-		jp := jsonpath.New("output")
-		jp.AllowMissingKeys(true)
-		if err := jp.Parse(tmpl); err != nil {
-			return outputFormat{}, usagef("-o %s: %v", v, err)
-		}
-		return outputFormat{kind: "jsonpath", jsonpath: jp}, nil
-	}
-	return outputFormat{}, usagef("-o %q: want wide, name, json, yaml, jsonpath=..., proto-json or proto-yaml", v)
+	o, err := cliargs.ParseOutput(v)
+	return outputFormat{kind: o.Kind, jsonpath: o.JSONPath}, err
 }
 
 // structured reports whether the format prints objects rather than a table.

@@ -17,6 +17,7 @@ import (
 	"github.com/syncpod/syncpod/proto/k8snames"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	"github.com/syncpod/syncpod/proto/validation"
+	"github.com/syncpod/syncpod/services/ctl/cliargs"
 )
 
 func newDescribe(g *globals) *cobra.Command {
@@ -171,20 +172,14 @@ func newWait(g *globals) *cobra.Command {
 // parseWaitFor reads a --for value into a test of a pod record (nil when
 // the pod is gone).
 func parseWaitFor(v string) (func(*plannerv1.PodRecord) (bool, error), error) {
-	if v == "delete" {
+	w, err := cliargs.ParseWaitFor(v)
+	if err != nil {
+		return nil, err
+	}
+	if w.Delete {
 		return func(r *plannerv1.PodRecord) (bool, error) { return r == nil, nil }, nil
 	}
-	spec, ok := strings.CutPrefix(v, "condition=")
-	if !ok || spec == "" {
-		return nil, usagef("--for=%q: want condition=NAME[=VALUE] or delete", v)
-	}
-	name, want, hasValue := strings.Cut(spec, "=")
-	if !hasValue {
-		want = "True"
-	}
-	if want != "True" && want != "False" && !strings.EqualFold(want, "true") && !strings.EqualFold(want, "false") {
-		return nil, usagef("--for=%q: a condition is True or False", v)
-	}
+	name, want := w.Condition, w.Status
 	return func(r *plannerv1.PodRecord) (bool, error) {
 		if r == nil {
 			return false, notFound("pods %q not found", "")

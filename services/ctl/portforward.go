@@ -6,40 +6,14 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	"github.com/syncpod/syncpod/services/ctl/cliargs"
 )
-
-// portPair is one LOCAL:REMOTE of port-forward.
-type portPair struct{ local, remote int }
-
-// parsePorts reads "8080", "8080:80" and ":80" (a free local port).
-func parsePorts(args []string) ([]portPair, error) {
-	var out []portPair
-	for _, a := range args {
-		l, r, found := strings.Cut(a, ":")
-		if !found {
-			r = l
-		}
-		remote, err := strconv.Atoi(r)
-		if err != nil || remote < 1 || remote > 65535 {
-			return nil, usagef("port %q: the remote port must be 1-65535", a)
-		}
-		local := 0
-		if l != "" {
-			if local, err = strconv.Atoi(l); err != nil || local < 0 || local > 65535 {
-				return nil, usagef("port %q: the local port must be 0-65535", a)
-			}
-		}
-		out = append(out, portPair{local, remote})
-	}
-	return out, nil
-}
 
 func newPortForward(g *globals) *cobra.Command {
 	var addresses []string
@@ -64,7 +38,7 @@ func newPortForward(g *globals) *cobra.Command {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: onPodArg(func(cmd *cobra.Command, pod string, args []string) error {
-			ports, err := parsePorts(args[1:])
+			ports, err := cliargs.ParsePorts(args[1:])
 			if err != nil {
 				return err
 			}
@@ -75,7 +49,7 @@ func newPortForward(g *globals) *cobra.Command {
 	return cmd
 }
 
-func runPortForward(ctx context.Context, g *globals, pod string, addresses []string, ports []portPair) error {
+func runPortForward(ctx context.Context, g *globals, pod string, addresses []string, ports []cliargs.PortPair) error {
 	if _, err := g.getPod(ctx, g.namespace, pod); err != nil {
 		return err
 	}
@@ -100,12 +74,12 @@ func runPortForward(ctx context.Context, g *globals, pod string, addresses []str
 	defer wg.Wait()
 	for _, p := range ports {
 		for _, addr := range addresses {
-			l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(p.local)))
+			l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(p.Local)))
 			if err != nil {
-				return fmt.Errorf("unable to listen on %s port %d: %w", addr, p.local, err)
+				return fmt.Errorf("unable to listen on %s port %d: %w", addr, p.Local, err)
 			}
 			listeners = append(listeners, l)
-			printf(g.env.Stdout, "Forwarding from %s -> %d\n", l.Addr(), p.remote)
+			printf(g.env.Stdout, "Forwarding from %s -> %d\n", l.Addr(), p.Remote)
 			wg.Add(1)
 			go func(remote int) {
 				defer wg.Done()
@@ -123,7 +97,7 @@ func runPortForward(ctx context.Context, g *globals, pod string, addresses []str
 						}
 					}()
 				}
-			}(p.remote)
+			}(p.Remote)
 		}
 	}
 	<-ctx.Done()

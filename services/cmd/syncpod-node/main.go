@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/syncpod/syncpod/node"
+	"github.com/syncpod/syncpod/node/eviction"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
@@ -143,7 +144,7 @@ func (f *nodeFlags) validate() error {
 	if _, err := f.labels(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := node.ParseThresholds(f.evictionHard, node.DefaultThresholds()); err != nil {
+	if _, err := eviction.ParseThresholds(f.evictionHard, eviction.DefaultThresholds()); err != nil {
 		errs = append(errs, fmt.Errorf("--eviction-hard: %w", err))
 	}
 	if f.pressurePeriod <= 0 {
@@ -228,7 +229,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		host.KubeletPort = int32(readLis.Addr().(*net.TCPAddr).Port)
 	}
 	labels, _ := nf.labels()
-	thresholds, _ := node.ParseThresholds(nf.evictionHard, node.DefaultThresholds())
+	thresholds, _ := eviction.ParseThresholds(nf.evictionHard, eviction.DefaultThresholds())
 	imageFs := nf.imageFsDir
 	if imageFs == "" {
 		imageFs = nf.rootDir
@@ -240,7 +241,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		NodeName:                 nf.nodeName,
 		Host:                     host,
 		Labels:                   labels,
-		Signals:                  node.ReadSignals(nf.rootDir, imageFs),
+		Signals:                  eviction.ReadSignals(nf.rootDir, imageFs),
 		Thresholds:               &thresholds,
 		PressureTransitionPeriod: nf.pressurePeriod,
 		LeaseDuration:            nf.leaseDuration,

@@ -1,4 +1,4 @@
-package ctl
+package cliargs
 
 import (
 	"errors"
@@ -13,13 +13,13 @@ func FuzzParsePorts(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ports, err := parsePorts([]string{s})
-		var ue usageError
+		ports, err := ParsePorts([]string{s})
+		var ue UsageError
 		if err != nil && !errors.As(err, &ue) {
 			t.Fatalf("%q: %v is not a usage error", s, err)
 		}
 		for _, p := range ports {
-			if p.remote < 1 || p.remote > 65535 || p.local < 0 || p.local > 65535 {
+			if p.Remote < 1 || p.Remote > 65535 || p.Local < 0 || p.Local > 65535 {
 				t.Fatalf("%q gave out-of-range ports %+v", s, p)
 			}
 		}
@@ -31,13 +31,13 @@ func FuzzParseWaitFor(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		cond, err := parseWaitFor(s)
-		var ue usageError
+		w, err := ParseWaitFor(s)
+		var ue UsageError
 		if err != nil && !errors.As(err, &ue) {
 			t.Fatalf("%q: %v is not a usage error", s, err)
 		}
-		if err == nil {
-			_, _ = cond(nil) // a gone pod must not panic the test
+		if err == nil && !w.Delete && w.Status != "true" && w.Status != "false" {
+			t.Fatalf("%q gave status %q, want true or false", s, w.Status)
 		}
 	})
 }
@@ -47,8 +47,8 @@ func FuzzParseOutput(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, err := parseOutput(s)
-		var ue usageError
+		_, err := ParseOutput(s)
+		var ue UsageError
 		if err != nil && !errors.As(err, &ue) {
 			t.Fatalf("%q: %v is not a usage error", s, err)
 		}
