@@ -8,11 +8,11 @@
 # alike.
 #
 # What goes into each image, from this machine and the Kubernetes module:
-#   busybox     Debian's busybox-static, every applet linked in /bin, and
-#               bash as /bin/sh (busybox 1.35's sh drops environment names
-#               such as "data-1" that the specs set and read back)
+#   busybox     busybox 1.37 built from source (mk/busyboxbin.sh: Debian's
+#               1.35 sh drops environment names such as "data-1" that the
+#               specs set and read back), every applet linked in /bin
 #   agnhost     the suite's test program (mk/k8sbin.sh agnhost), busybox,
-#               bash and curl with its libraries, the image's user and group,
+#               bash and curl with their libraries, the image's user and group,
 #               /agnhost-2, /uploads, the porter test certificate; two tags
 #               with a different /VERSION
 #   kitten      agnhost plus the kitten page, command test-webserver
@@ -51,19 +51,25 @@ add_bin() {
 	done
 }
 
-# base ROOTFS: directories, /etc files, busybox with every applet in /bin,
-# bash as /bin/sh.
+# base ROOTFS: directories, /etc files, busybox with every applet in /bin
+# (its sh is /bin/sh, as in the upstream images).
+busybox=$("$root"/mk/busyboxbin.sh)
+# Tarballs made with another busybox (or before it was built from source)
+# are stale: every image but pause and nginx starts from base.
+recipe="busybox $(basename "$(dirname "$busybox")")"
+if [[ $(cat "$out"/.recipe 2>/dev/null) != "$recipe" ]]; then
+	rm -f "$out"/*.tar
+	echo "$recipe" >"$out"/.recipe
+fi
 base() {
 	local r=$1 a
 	rm -rf "$r"
 	mkdir -p "$r"/{bin,dev,etc,proc,root,run,sys,tmp,usr/bin,usr/sbin,var/tmp}
 	chmod 1777 "$r"/tmp "$r"/var/tmp
-	install -m 0755 /bin/busybox "$r"/bin/busybox
-	for a in $(/bin/busybox --list); do
+	install -m 0755 "$busybox" "$r"/bin/busybox
+	for a in $("$busybox" --list); do
 		[[ $a == busybox ]] || ln -sf busybox "$r/bin/$a"
 	done
-	add_bin "$r" /bin/bash /bin/bash
-	ln -sf bash "$r"/bin/sh
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r"/etc/passwd
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$r"/etc/group
 	printf 'hosts: files dns\n' >"$r"/etc/nsswitch.conf
@@ -99,6 +105,7 @@ agnhost_root() { # ROOTFS VERSION
 	mkdir -p "$r"/uploads
 	cp "$kdir"/test/images/agnhost/porter/localhost.crt "$kdir"/test/images/agnhost/porter/localhost.key "$r"/
 	echo "$2" >"$r"/VERSION
+	add_bin "$r" /bin/bash
 	add_bin "$r" /usr/bin/curl
 	mkdir -p "$r"/etc/ssl/certs
 	[[ -f /etc/ssl/certs/ca-certificates.crt ]] && cp /etc/ssl/certs/ca-certificates.crt "$r"/etc/ssl/certs/
