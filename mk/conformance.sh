@@ -33,6 +33,8 @@
 #   CONFORMANCE_SERIAL_FOCUS  its focus (default: [sig-node] ... [Conformance]
 #                        specs tagged [Serial] or [Disruptive], either order)
 #   CONFORMANCE_PROCS    ginkgo processes of the parallel pass (default 3)
+#   CONFORMANCE_STRICT   1: exit 1 when a spec failed (default 0: the
+#                        verdicts are in the reports, the run succeeds)
 #   CONFORMANCE_DIR      state, logs and reports (default .tmp/conformance)
 #   CONFORMANCE_IMAGES   the test images' directory (default .tmp/conformance-images)
 # Reports: DIR/reports/NODE/{parallel,serial}.json (ginkgo's JSON report).
@@ -392,15 +394,22 @@ ginkgo_pass() {
 	set -e
 	grep -E '^(Ran|FAIL!|SUCCESS!|PASS|FAIL)' "$logf" >&2 || true
 	log "$kind: $name pass ended ($rc) after $((SECONDS - start)) s; report $out/$name.json"
+	((rc == 0)) || failed_passes+=("$name")
 	return 0
 }
 
+failed_passes=()
 cmd_run() {
 	holder >/dev/null || die "the cluster is not up"
 	ginkgo_pass parallel -p --procs="$PROCS" --focus="$FOCUS" --skip="$SKIP"
 	if [[ ${CONFORMANCE_SERIAL:-1} == 1 ]]; then
 		# What the parallel pass skipped, one spec at a time.
 		ginkgo_pass serial --focus="$SERIAL_FOCUS"
+	fi
+	if ((${#failed_passes[@]})) && [[ ${CONFORMANCE_STRICT:-0} == 1 ]]; then
+		log "specs failed in the ${failed_passes[*]} pass (CONFORMANCE_STRICT=1); the failures:"
+		grep -h -A3 '^• \[FAILED\]' "$D"/logs/ginkgo-*.log >&2 || true
+		return 1
 	fi
 }
 
