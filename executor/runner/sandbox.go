@@ -36,6 +36,13 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 	if err := os.MkdirAll(cfg.GetLogDirectory(), 0o755); err != nil {
 		return fail(fmt.Errorf("create pod log directory: %w", err))
 	}
+	// the pod cgroup is made before the sandbox, which is placed
+	// in it.
+	parent, err := p.ensurePodCgroup(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("create pod cgroup: %w", err))
+	}
+	cfg.Linux.CgroupParent = parent
 	ended, err := p.r.sandboxTurn(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("waiting for a turn to create the sandbox: %w", err))

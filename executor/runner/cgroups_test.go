@@ -1,0 +1,78 @@
+package runner
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// the sandbox carries the pod's resources without the overhead,
+// and the overhead as a guaranteed amount, as the kubelet computes them.
+func TestSandboxResources(t *testing.T) {
+	rl := func(cpu, mem string) *syncpodv1.ResourceList { return &syncpodv1.ResourceList{Cpu: cpu, Memory: mem} }
+	tests := []struct {
+		name          string
+		spec          *syncpodv1.PodSpec
+		res, overhead *runtimeapi.LinuxContainerResources
+	}{
+		{
+			// requests 300m -> shares 307; limit 1 CPU -> quota 100000
+			name: "containers",
+			spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{
+				{Name: "a", Resources: &syncpodv1.ResourceRequirements{Requests: rl("100m", "10Mi"), Limits: rl("500m", "20Mi")}},
+				{Name: "b", Resources: &syncpodv1.ResourceRequirements{Requests: rl("200m", ""), Limits: rl("500m", "30Mi")}},
+			}},
+			res:      &runtimeapi.LinuxContainerResources{CpuShares: 307, CpuPeriod: 100000, CpuQuota: 100000, MemoryLimitInBytes: 50 << 20},
+			overhead: &runtimeapi.LinuxContainerResources{},
+		},
+		{
+			// pod-level limits only: the requests default to them
+			name: "pod-level limits and an overhead",
+			spec: &syncpodv1.PodSpec{
+				Resources:  &syncpodv1.ResourceRequirements{Limits: rl("2", "1Gi")},
+				Overhead:   rl("100m", "16Mi"),
+				Containers: []*syncpodv1.Container{{Name: "a"}},
+			},
+			res:      &runtimeapi.LinuxContainerResources{CpuShares: 2048, CpuPeriod: 100000, CpuQuota: 200000, MemoryLimitInBytes: 1 << 30},
+			overhead: &runtimeapi.LinuxContainerResources{CpuShares: 102, CpuPeriod: 100000, CpuQuota: 10000, MemoryLimitInBytes: 16 << 20},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, overhead := sandboxResources(&syncpodv1.Pod{Uid: "u", Spec: tt.spec})
+			if !proto.Equal(res, tt.res) || !proto.Equal(overhead, tt.overhead) {
+				t.Errorf("got %v / %v, want %v / %v", res, overhead, tt.res, tt.overhead)
+			}
+		})
+	}
+}
+
+// a container without a limit of its own gets the pod-level one;
+// its CPU shares stay those of its own (absent) request.
+func TestContainerBoundedByPod(t *testing.T) {
+	pod := &syncpodv1.Pod{Uid: "u", Name: "p", Spec: &syncpodv1.PodSpec{
+		Resources: &syncpodv1.ResourceRequirements{Limits: &syncpodv1.ResourceList{Cpu: "1500m", Memory: "256Mi"}},
+		Containers: []*syncpodv1.Container{
+			{Name: "free", Image: "busybox"},
+			{Name: "own", Image: "busybox", Resources: &syncpodv1.ResourceRequirements{Limits: &syncpodv1.ResourceList{Cpu: "500m"}}},
+		},
+	}}
+	want := map[string]*runtimeapi.LinuxContainerResources{
+		"free": {CpuShares: 2, CpuPeriod: 100000, CpuQuota: 150000, MemoryLimitInBytes: 256 << 20},
+		"own":  {CpuShares: 512, CpuPeriod: 100000, CpuQuota: 50000, MemoryLimitInBytes: 256 << 20},
+	}
+	for _, c := range pod.Spec.Containers {
+		cfg, err := ContainerConfig(pod, c, false, "h", 0, ContainerOptions{MemoryCapacity: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := cfg.GetLinux().GetResources()
+		w := want[c.Name]
+		if r.GetCpuShares() != w.CpuShares || r.GetCpuQuota() != w.CpuQuota || r.GetCpuPeriod() != w.CpuPeriod || r.GetMemoryLimitInBytes() != w.MemoryLimitInBytes {
+			t.Errorf("%s: resources %v, want %v", c.Name, r, w)
+		}
+	}
+}
