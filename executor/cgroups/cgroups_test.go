@@ -253,8 +253,13 @@ func TestManagerV1Cgroupfs(t *testing.T) {
 		t.Errorf("after Update memory = %s, want 100663296", got)
 	}
 
+	// runc makes the cgroup parent in a hybrid host's cgroup2 tree too.
+	mustWrite(t, filepath.Join(root, "unified", "t1", "kubepods", "burstable", "pod"+uidB, "ctr", "cgroup.procs"), "")
 	if err := m.Remove(uidB); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "unified", "t1", "kubepods", "burstable", "pod"+uidB)); err == nil {
+		t.Error("the pod cgroup runc made in the hybrid tree was left")
 	}
 	for _, h := range []string{"cpu,cpuacct", "memory", "pids", "cpuset", "systemd"} {
 		if _, err := os.Stat(filepath.Join(root, h, "t1", "kubepods", "burstable", "pod"+uidB)); err == nil {

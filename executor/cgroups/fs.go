@@ -23,12 +23,17 @@ type hierarchy struct {
 	// dirs are the v1 hierarchies' mount points (symlinks resolved, each
 	// once), sorted; for v2, just root.
 	dirs []string
+	// hybrid is, on a v1 host, the cgroup2 tree mounted beside the v1
+	// ones (/sys/fs/cgroup/unified), or "". Nothing is made or set there,
+	// but runc makes the cgroup parent's directories in it too, so pod
+	// cgroups are removed from it.
+	hybrid string
 }
 
 // probe reads the layout under root: cgroup v2 when root itself is a
 // cgroup2 tree (it has cgroup.controllers), else every directory under it
-// that is a v1 hierarchy (has cgroup.procs and no cgroup.controllers: a
-// hybrid host's unified tree is left alone, as the kubelet leaves it).
+// that is a v1 hierarchy (has cgroup.procs and no cgroup.controllers; a
+// hybrid host's cgroup2 tree is only cleaned, see hierarchy.hybrid).
 func probe(root string) (hierarchy, error) {
 	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
 		return hierarchy{root: root, v2: true, dirs: []string{root}}, nil
@@ -48,7 +53,12 @@ func probe(root string) (hierarchy, error) {
 		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 			continue
 		}
-		if !exists(filepath.Join(real, "cgroup.procs")) || exists(filepath.Join(real, "cgroup.controllers")) {
+		if !exists(filepath.Join(real, "cgroup.procs")) {
+			continue
+		}
+		if exists(filepath.Join(real, "cgroup.controllers")) {
+			seen[real] = true
+			h.hybrid = real
 			continue
 		}
 		seen[real] = true
@@ -64,6 +74,15 @@ func probe(root string) (hierarchy, error) {
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// all are the trees pod cgroups are removed from: dirs and, on a hybrid
+// host, the cgroup2 tree.
+func (h hierarchy) all() []string {
+	if h.hybrid == "" {
+		return h.dirs
+	}
+	return append(slices.Clone(h.dirs), h.hybrid)
 }
 
 // controller is the v1 hierarchy directory that has a controller (the
@@ -263,7 +282,7 @@ func (h hierarchy) set(rel string, c Config) error {
 // process in it). A cgroup already gone counts as removed.
 func (h hierarchy) remove(rel string) error {
 	var errs []error
-	for _, d := range h.dirs {
+	for _, d := range h.all() {
 		if err := rmTree(filepath.Join(d, rel)); err != nil {
 			errs = append(errs, err)
 		}
@@ -313,7 +332,7 @@ func isCgroupFS(dir string) bool { return statfsCgroup(filepath.Dir(dir)) }
 func (h hierarchy) list(rel string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
-	for _, d := range h.dirs {
+	for _, d := range h.all() {
 		ents, err := os.ReadDir(filepath.Join(d, rel))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

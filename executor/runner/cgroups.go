@@ -101,6 +101,17 @@ func (r *Runner) cgroupManager(ctx context.Context) (*cgroups.Manager, error) {
 	return m, nil
 }
 
+// resolvedCgroups is the manager once resolved, else nil; it never asks
+// the runtime.
+func (r *Runner) resolvedCgroups() *cgroups.Manager {
+	if r.cg == nil {
+		return nil
+	}
+	r.cg.mu.Lock()
+	defer r.cg.mu.Unlock()
+	return r.cg.m
+}
+
 // ensurePodCgroup makes the pod's cgroup and returns it as the
 // sandbox's cgroup parent; "" when there are no pod cgroups.
 func (p *pass) ensurePodCgroup(ctx context.Context) (string, error) {
