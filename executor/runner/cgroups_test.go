@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/executor/runtimeclient"
+	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -74,5 +78,45 @@ func TestContainerBoundedByPod(t *testing.T) {
 		if r.GetCpuShares() != w.CpuShares || r.GetCpuQuota() != w.CpuQuota || r.GetCpuPeriod() != w.CpuPeriod || r.GetMemoryLimitInBytes() != w.MemoryLimitInBytes {
 			t.Errorf("%s: resources %v, want %v", c.Name, r, w)
 		}
+	}
+}
+
+// a runtime that answers RuntimeConfig with no Linux
+// configuration (crisim, which the in-memory runtime answers as) has no
+// cgroups: the pod starts and no cgroup is made.
+func TestNoCgroupsOnARuntimeWithout(t *testing.T) {
+	e := newEnv(t, busybox)
+	fsRoot := t.TempDir()
+	for _, h := range []string{"cpu", "memory"} {
+		if err := os.MkdirAll(filepath.Join(fsRoot, h), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(fsRoot, h, "cgroup.procs"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	e.r, err = New(Config{
+		Runtime: runtimeclient.NewRuntime(e.rt, nil, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(e.img, nil, runtimeclient.Timeouts{}),
+		Backoff: e.store, Clock: e.clock, LogDir: e.logDir,
+		Cgroups: CgroupOptions{PerQOS: true, FSRoot: fsRoot},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := testPod(nil, ctr("app"))
+	resp := e.apply(t, pod, &syncpodv1.ObservedPod{Uid: pod.GetUid()}, &syncpodv1.PodActions{KillPod: true, CreateSandbox: true, ContainersToStart: starts("app")})
+	for _, s := range resp.GetSteps() {
+		if s.GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
+			t.Fatalf("step %v: %v %s", s.GetStep(), s.GetOutcome(), s.GetMessage())
+		}
+	}
+	for _, h := range []string{"cpu", "memory"} {
+		if _, err := os.Stat(filepath.Join(fsRoot, h, "kubepods")); err == nil {
+			t.Errorf("%s: kubepods made on a runtime without cgroups", h)
+		}
+	}
+	if e.r.resolvedCgroups() != nil {
+		t.Error("a cgroup manager on a runtime without cgroups")
 	}
 }
