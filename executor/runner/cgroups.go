@@ -2,9 +2,12 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"runtime"
 	"sync"
+	"syscall"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -82,7 +85,7 @@ func (r *Runner) cgroupManager(ctx context.Context) (*cgroups.Manager, error) {
 		NodeMilliCPU: c.nodeCPU, NodeMemory: c.nodeMem, Logger: r.log,
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pod cgroups: %w (run with --cgroups-per-qos=false to leave the pods' placement to the runtime)", err)
 	}
 	sandboxes, err := r.rt.ListPodSandbox(ctx, nil)
 	if err != nil {
@@ -119,7 +122,11 @@ func (p *pass) ensurePodCgroup(ctx context.Context) (string, error) {
 	if m == nil || err != nil {
 		return "", err
 	}
-	return m.Ensure(p.pod)
+	parent, err := m.Ensure(p.pod)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		err = fmt.Errorf("%w (the executor makes pod cgroups as the kubelet does: run it as root with the cgroup filesystem writable, or with --cgroups-per-qos=false)", err)
+	}
+	return parent, err
 }
 
 // removePodCgroup removes the cgroup of a pod none of whose sandboxes is
