@@ -360,3 +360,54 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 }
+
+// Pinned by: every cgroup version with every driver,
+// the Guaranteed pod's cgroup where its name says, with its values in
+// that version's files.
+func TestEveryVersionAndDriver(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		v2     bool
+		driver Driver
+		dir    string // the pod cgroup under the CPU controller's tree
+		files  map[string]string
+	}{
+		{"v1 cgroupfs", false, Cgroupfs, "cpu,cpuacct/r/kubepods/pod" + uidG,
+			map[string]string{"cpu.shares": "768", "cpu.cfs_quota_us": "75000"}},
+		{"v1 systemd", false, Systemd, "cpu,cpuacct/r.slice/r-kubepods.slice/r-kubepods-pod0f1e2d3c_aaaa_4bbb_8ccc_000000000001.slice",
+			map[string]string{"cpu.shares": "768", "cpu.cfs_quota_us": "75000"}},
+		{"v2 cgroupfs", true, Cgroupfs, "r/kubepods/pod" + uidG,
+			map[string]string{"cpu.weight": "30", "cpu.max": "75000 100000", "memory.max": "201326592"}},
+		{"v2 systemd", true, Systemd, "r.slice/r-kubepods.slice/r-kubepods-pod0f1e2d3c_aaaa_4bbb_8ccc_000000000001.slice",
+			map[string]string{"cpu.weight": "30", "cpu.max": "75000 100000", "memory.max": "201326592"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := fakeV1(t)
+			if tt.v2 {
+				root = fakeV2(t)
+			}
+			m, err := New(Options{FSRoot: root, CgroupRoot: "/r", Driver: tt.driver})
+			if err != nil {
+				t.Fatal(err)
+			}
+			parent, err := m.Ensure(guaranteed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "/" + strings.SplitN(tt.dir, "/", 2)[1]; tt.v2 && parent != "/"+tt.dir || !tt.v2 && parent != want {
+				t.Errorf("parent %s for %s", parent, tt.dir)
+			}
+			for f, want := range tt.files {
+				if got := read(t, filepath.Join(root, tt.dir, f)); got != want {
+					t.Errorf("%s = %q, want %q", f, got, want)
+				}
+			}
+			if err := m.Remove(uidG); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(root, tt.dir)); err == nil {
+				t.Error("left after Remove")
+			}
+		})
+	}
+}
