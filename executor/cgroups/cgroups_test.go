@@ -195,7 +195,7 @@ func read(t *testing.T, p string) string {
 // Pinned by.
 func TestManagerV1Cgroupfs(t *testing.T) {
 	root := fakeV1(t)
-	m, err := New(Options{FSRoot: root, CgroupRoot: "/t1", Driver: Cgroupfs, NodeMilliCPU: 2000, NodeMemory: 4 << 30})
+	m, err := New(Options{FSRoot: root, CgroupRoot: "/t1", Driver: Cgroupfs, NodeMilliCPU: 2000, NodeMemory: 4 << 30, NodePIDs: 32768})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +223,7 @@ func TestManagerV1Cgroupfs(t *testing.T) {
 	checks := map[string]string{
 		filepath.Join(cpu, "cpu.shares"):                                            "2048",
 		filepath.Join(mem, "memory.limit_in_bytes"):                                 "4294967296",
+		filepath.Join(root, "pids", "t1", "kubepods", "pids.max"):                   "32768",
 		filepath.Join(cpu, "besteffort", "cpu.shares"):                              "2",
 		filepath.Join(cpu, "burstable", "cpu.shares"):                               "665", // (300m + 350m) * 1024 / 1000
 		filepath.Join(cpu, "pod"+uidG, "cpu.cfs_quota_us"):                          "75000",
@@ -277,7 +278,7 @@ func TestManagerV1Cgroupfs(t *testing.T) {
 // Pinned by.
 func TestManagerV2Systemd(t *testing.T) {
 	root := fakeV2(t)
-	m, err := New(Options{FSRoot: root, Driver: Systemd, NodeMilliCPU: 4000})
+	m, err := New(Options{FSRoot: root, Driver: Systemd, NodeMilliCPU: 4000, NodePIDs: 4194304})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,6 +298,7 @@ func TestManagerV2Systemd(t *testing.T) {
 		filepath.Join(root, "cgroup.subtree_control"):                  "+cpuset +cpu +io +memory +hugetlb +pids",
 		filepath.Join(node, "cpu.weight"):                              "157", // shares 4096
 		filepath.Join(node, "memory.min"):                              "0",
+		filepath.Join(node, "pids.max"):                                "4194304",
 		filepath.Join(node, "kubepods-burstable.slice", "memory.low"):  "0",
 		filepath.Join(node, "kubepods-burstable.slice", "cpu.weight"):  "14",
 		filepath.Join(node, "kubepods-besteffort.slice", "cpu.weight"): "1",

@@ -28,6 +28,8 @@ type Config struct {
 	CPUQuota  *int64
 	CPUPeriod *uint64
 	Memory    *int64
+	// PidsLimit is pids.max.
+	PidsLimit *int64
 	// Unified are cgroup v2 files written as they are (memory.high,
 	// memory.low, memory.min); ignored on v1.
 	Unified map[string]string
@@ -128,12 +130,13 @@ func memoryHigh(req, lim int64) string {
 // QOSConfigs are the values of the node cgroup and the two QoS cgroups
 // with pods running: the burstable cgroup's CPU shares cover the
 // CPU requests of the Burstable pods, the besteffort cgroup gets the
-// minimum 2; the node cgroup gets the node's CPU as shares and its memory
-// as limit (the kubelet's node allocatable, with nothing reserved). On
+// minimum 2; the node cgroup gets the node's CPU as shares, its memory as
+// limit and its process IDs as pids limit (the kubelet's node
+// allocatable, with nothing reserved). On
 // cgroup v2 the burstable cgroup's and the node cgroup's memory
 // protection is zeroed, as the kubelet does when no tiered memory
 // reservation is asked for.
-func QOSConfigs(pods []*syncpodv1.Pod, nodeMilliCPU, nodeMemory int64, v2 bool) (node, burstable, bestEffort Config) {
+func QOSConfigs(pods []*syncpodv1.Pod, nodeMilliCPU, nodeMemory, nodePIDs int64, v2 bool) (node, burstable, bestEffort Config) {
 	var burstableCPU int64
 	for _, p := range pods {
 		if podresources.QOS(p) == podresources.Burstable {
@@ -149,6 +152,9 @@ func QOSConfigs(pods []*syncpodv1.Pod, nodeMilliCPU, nodeMemory int64, v2 bool) 
 	}
 	if nodeMemory > 0 {
 		node.Memory = &nodeMemory
+	}
+	if nodePIDs > 0 {
+		node.PidsLimit = &nodePIDs
 	}
 	if v2 {
 		burstable.Unified = map[string]string{"memory.low": "0"}

@@ -222,7 +222,7 @@ func files(c Config, v2 bool) []file {
 		if c.Memory != nil && *c.Memory != 0 {
 			out = append(out, file{"memory", "memory.limit_in_bytes", i(*c.Memory)})
 		}
-		return out
+		return append(out, pids(c)...)
 	}
 	if c.CPUShares != nil && *c.CPUShares != 0 {
 		out = append(out, file{"cpu", "cpu.weight", u(SharesToWeight(*c.CPUShares))})
@@ -252,6 +252,7 @@ func files(c Config, v2 bool) []file {
 		}
 		out = append(out, file{"memory", "memory.max", v})
 	}
+	out = append(out, pids(c)...)
 	keys := make([]string, 0, len(c.Unified))
 	for k := range c.Unified {
 		keys = append(keys, k)
@@ -261,6 +262,18 @@ func files(c Config, v2 bool) []file {
 		out = append(out, file{"memory", k, c.Unified[k]})
 	}
 	return out
+}
+
+// pids is pids.max, the same file in both versions ("max": no limit).
+func pids(c Config) []file {
+	if c.PidsLimit == nil || *c.PidsLimit == 0 {
+		return nil
+	}
+	v := strconv.FormatInt(*c.PidsLimit, 10)
+	if *c.PidsLimit < 0 {
+		v = "max"
+	}
+	return []file{{"pids", "pids.max", v}}
 }
 
 // set writes c into the cgroup at rel.

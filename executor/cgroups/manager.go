@@ -26,24 +26,25 @@ type Options struct {
 	CgroupRoot string
 	// Driver names the cgroups (the runtime's cgroup driver). Required.
 	Driver Driver
-	// NodeMilliCPU and NodeMemory size the node cgroup (its CPU shares
-	// and memory limit); 0 leaves that value alone.
-	NodeMilliCPU, NodeMemory int64
+	// NodeMilliCPU, NodeMemory and NodePIDs size the node cgroup (its CPU
+	// shares, memory limit and pids limit); 0 leaves that value alone.
+	NodeMilliCPU, NodeMemory, NodePIDs int64
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
 
 // Manager makes the pod and QoS cgroups. Safe for concurrent use.
 type Manager struct {
-	h       hierarchy
-	driver  Driver
-	node    Name
-	nodeCPU int64
-	nodeMem int64
-	log     *slog.Logger
-	mu      sync.Mutex
-	qosMade bool
-	pods    map[string]*syncpodv1.Pod // pods with a cgroup, by UID
+	h        hierarchy
+	driver   Driver
+	node     Name
+	nodeCPU  int64
+	nodeMem  int64
+	nodePIDs int64
+	log      *slog.Logger
+	mu       sync.Mutex
+	qosMade  bool
+	pods     map[string]*syncpodv1.Pod // pods with a cgroup, by UID
 }
 
 // New reads the cgroup layout under the filesystem root; it creates
@@ -72,7 +73,7 @@ func New(o Options) (*Manager, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Manager{
-		h: h, driver: o.Driver, node: node, nodeCPU: o.NodeMilliCPU, nodeMem: o.NodeMemory,
+		h: h, driver: o.Driver, node: node, nodeCPU: o.NodeMilliCPU, nodeMem: o.NodeMemory, nodePIDs: o.NodePIDs,
 		log: o.Logger, pods: map[string]*syncpodv1.Pod{},
 	}, nil
 }
@@ -143,7 +144,7 @@ func (m *Manager) ensureQOS() error {
 // kubelet's UpdateQOSCgroups).
 func (m *Manager) updateQOS() error {
 	pods := slices.Collect(maps.Values(m.pods))
-	node, burstable, bestEffort := QOSConfigs(pods, m.nodeCPU, m.nodeMem, m.h.v2)
+	node, burstable, bestEffort := QOSConfigs(pods, m.nodeCPU, m.nodeMem, m.nodePIDs, m.h.v2)
 	if err := m.h.set(m.node.Path(m.driver), node); err != nil {
 		return err
 	}

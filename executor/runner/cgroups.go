@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -82,7 +85,7 @@ func (r *Runner) cgroupManager(ctx context.Context) (*cgroups.Manager, error) {
 	}
 	m, err := cgroups.New(cgroups.Options{
 		FSRoot: c.opts.FSRoot, CgroupRoot: c.opts.Root, Driver: driver,
-		NodeMilliCPU: c.nodeCPU, NodeMemory: c.nodeMem, Logger: r.log,
+		NodeMilliCPU: c.nodeCPU, NodeMemory: c.nodeMem, NodePIDs: nodePIDs(), Logger: r.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod cgroups: %w (run with --cgroups-per-qos=false to leave the pods' placement to the runtime)", err)
@@ -152,6 +155,17 @@ func (r *Runner) UpdatePodCgroup(ctx context.Context, pod *syncpodv1.Pod) error 
 		return err
 	}
 	return m.Update(pod)
+}
+
+// nodePIDs is the node's process ID limit (kernel.pid_max), 0 when it
+// cannot be read.
+func nodePIDs() int64 {
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n
 }
 
 // nodeMilliCPU is the node's CPU count in millicores.

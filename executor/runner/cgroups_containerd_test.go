@@ -163,6 +163,7 @@ func TestContainerdPodCgroups(t *testing.T) {
 		{"cpu", filepath.Join(node, "burstable"), "cpu.shares", "563"},
 		{"cpu", filepath.Join(node, "besteffort"), "cpu.shares", "2"},
 		{"memory", node, "memory.limit_in_bytes", strconv.Itoa(memCap)},
+		{"pids", node, "pids.max", readProc(t, "/proc/sys/kernel/pid_max")},
 	} {
 		if got := readCgroup(t, c.controller, c.rel, c.file); got != c.want {
 			t.Errorf("%s %s/%s = %s, want %s", c.controller, c.rel, c.file, got, c.want)
@@ -186,4 +187,13 @@ func TestContainerdPodCgroups(t *testing.T) {
 	if got := readCgroup(t, "cpu", filepath.Join(node, "burstable"), "cpu.shares"); got != "2" {
 		t.Errorf("burstable cpu.shares with no pods = %s, want 2", got)
 	}
+}
+
+func readProc(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }
