@@ -433,10 +433,9 @@ cmd_down() {
 	if [[ -n $ns ]]; then
 		nsenter -t "$ns" -m -n -- "$ROOT"/mk/containerd.sh down "$D"/containerd || log "containerd down failed"
 	fi
-	# The kubelet's empty per-QoS cgroup tree, deepest first.
-	if [[ -s $D/node-kind && $(<"$D"/node-kind) == kubelet ]]; then
-		find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} + 2>/dev/null || true
-	fi
+	# The node's empty per-QoS cgroup tree (the kubelet's or syncpod's
+	# executor's), deepest first.
+	find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} + 2>/dev/null || true
 	stop kube-scheduler kube-controller-manager kube-apiserver
 	# etcd last: the API server removes its endpoint lease on the way out.
 	stop etcd

@@ -185,8 +185,9 @@ start_syncpod() { # SOCK [DIR] [PORTS]: the three services on that runtime, in D
 	local d=${2:-$SYNCPOD_D} mp=${3:-192} pids=()
 	rm -rf "$d"
 	mkdir -p "$d"/manifests "$d"/logs
+	# No pod cgroups, as the kubelet of the comparison runs (cgroupsPerQOS: false).
 	"$BIN"/syncpod-executor --listen "unix://$d/executor.sock" --metrics-listen 127.0.0.1:${mp}02 \
-		--cri-endpoint "unix://$1" --data-dir "$d"/executor --log-dir "$d"/logs "${PROFILING[@]}" "${EXECUTOR_ARGS[@]}" >"$d"/executor.log 2>&1 &
+		--cri-endpoint "unix://$1" --data-dir "$d"/executor --log-dir "$d"/logs --cgroups-per-qos=false "${PROFILING[@]}" "${EXECUTOR_ARGS[@]}" >"$d"/executor.log 2>&1 &
 	procs+=($!) pids+=($!)
 	"$BIN"/syncpod-pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:${mp}03 \
 		--cri-endpoint "unix://$1" "${PROFILING[@]}" "${PLEG_ARGS[@]}" >"$d"/pleg.log 2>&1 &

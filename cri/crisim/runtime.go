@@ -377,6 +377,14 @@ func (r *Runtime) Status(_ context.Context, req *runtimeapi.StatusRequest) (*run
 	return resp, nil
 }
 
+// RuntimeConfig answers with no Linux configuration: crisim runs
+// containers as plain host processes and has no cgroups, so it names no
+// cgroup driver, and a client that would make pod cgroups (the executor)
+// makes none.
+func (r *Runtime) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
+	return &runtimeapi.RuntimeConfigResponse{}, nil
+}
+
 // UpdateRuntimeConfig accepts and logs the config; crisim has no network
 // to reconfigure.
 func (r *Runtime) UpdateRuntimeConfig(_ context.Context, req *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {

@@ -119,6 +119,11 @@ func (s *runtimeService) ReopenContainerLog(ctx context.Context, req *runtimeapi
 	return resp, s.r.finish("ReopenContainerLog", err)
 }
 
+func (s *runtimeService) RuntimeConfig(ctx context.Context, req *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
+	resp, err := s.r.RuntimeConfig(ctx, req)
+	return resp, s.r.finish("RuntimeConfig", err)
+}
+
 func (s *runtimeService) UpdateRuntimeConfig(ctx context.Context, req *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
 	resp, err := s.r.UpdateRuntimeConfig(ctx, req)
 	return resp, s.r.finish("UpdateRuntimeConfig", err)

@@ -153,7 +153,7 @@ type ContainerOptions struct {
 // the security context (containerSecurity), the OOM score adjustment of
 // the pod's QoS class, stdin/tty and the mounts of opts.
 func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, specHash string, restartCount int32, opts ContainerOptions) (*runtimeapi.ContainerConfig, error) {
-	res, err := Resources(c.GetResources())
+	res, err := Resources(boundedByPod(pod, c))
 	if err != nil {
 		return nil, err
 	}

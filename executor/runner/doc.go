@@ -8,7 +8,8 @@
 //     by one, stopping at the first error;
 //  2. prune old init container instances (R-5.9; all of them after a pod
 //     kill for a new sandbox, R-2.5);
-//  3. create the sandbox, reusing or replacing one left behind by an
+//  3. create the sandbox in the pod's cgroup, made first (cgroups.go,
+//     package cgroups; R-23), reusing or replacing one left behind by an
 //     interrupted earlier attempt (containerd: "name is reserved");
 //  4. start the listed ephemeral containers, each on its own, in their
 //     target's PID namespace when they name one;

@@ -85,11 +85,12 @@ func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs [
 	return resp, nil
 }
 
-// removePodDirIfGone removes the pod's directory (hosts file, termination
-// logs, volumes) under the pod's lock once the runtime lists no sandbox of the pod any more. A failure
-// is logged: the files are small and a later removal retries.
+// removePodDirIfGone removes the pod's cgroup and its directory (hosts
+// file, termination logs, volumes) under the pod's lock once the runtime
+// lists no sandbox of the pod any more. A failure is logged: a later
+// removal, or the next start, retries.
 func (r *Runner) removePodDirIfGone(ctx context.Context, uid string) {
-	if r.podRoot == "" || uid == "" || strings.ContainsAny(uid, "/\\") || uid == "." || uid == ".." {
+	if (r.podRoot == "" && r.cg == nil) || uid == "" || strings.ContainsAny(uid, "/\\") || uid == "." || uid == ".." {
 		return
 	}
 	left, err := r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{crilabels.PodUID: uid}})
@@ -101,6 +102,11 @@ func (r *Runner) removePodDirIfGone(ctx context.Context, uid string) {
 		return
 	}
 	defer release()
+	// the pod cgroup goes with the pod's last sandbox.
+	r.removePodCgroup(ctx, uid)
+	if r.podRoot == "" {
+		return
+	}
 	if r.volumes != nil {
 		// The volume manager unmounts its tmpfs volumes before it deletes
 		// its pod directory (the same <pod-dir>/<uid> in the executor).

@@ -101,6 +101,9 @@ type Config struct {
 	// NodeName and HostIP answer the downward API's spec.nodeName and
 	// status.hostIP.
 	NodeName, HostIP string
+	// Cgroups configures the pod and QoS cgroups; the zero value makes
+	// none.
+	Cgroups CgroupOptions
 }
 
 // Runner carries out change sets. Safe for concurrent use.
@@ -133,6 +136,8 @@ type Runner struct {
 	volumes    *volumes.Manager
 	// nodeName and hostIP feed the downward API.
 	nodeName, hostIP string
+	// cg makes the pod cgroups; nil: none.
+	cg *podCgroups
 }
 
 type podLock struct {
@@ -172,7 +177,12 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.ImagePullBackoffMax <= 0 {
 		cfg.ImagePullBackoffMax = 300 * time.Second
 	}
+	var cg *podCgroups
+	if cfg.Cgroups.PerQOS {
+		cg = &podCgroups{opts: cfg.Cgroups, nodeCPU: nodeMilliCPU(), nodeMem: cfg.MemoryCapacity}
+	}
 	return &Runner{
+		cg: cg,
 		rt: cfg.Runtime, img: cfg.Images, store: cfg.Backoff, clock: cfg.Clock,
 		log: cfg.Logger, m: cfg.Metrics, logDir: cfg.LogDir,
 		sem:     make(chan struct{}, cfg.MaxParallelPods),
@@ -365,6 +375,13 @@ func (p *pass) run(ctx context.Context) {
 			return
 		}
 		p.releaseSlot = release
+	}
+	if !a.GetCreateSandbox() && len(a.GetEphemeralContainersToStart())+len(a.GetInitContainersToStart())+len(a.GetContainersToStart()) > 0 {
+		// The kubelet makes sure of the pod cgroup on every sync of a
+		// running pod; here it also counts the pod for the QoS cgroups.
+		if _, err := p.ensurePodCgroup(ctx); err != nil {
+			p.r.log.Warn("cannot make sure of the pod cgroup", "pod_uid", p.pod.GetUid(), "err", err)
+		}
 	}
 	if a.GetCreateSandbox() {
 		p.readImagesEarly(ctx)

@@ -36,6 +36,13 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 	if err := os.MkdirAll(cfg.GetLogDirectory(), 0o755); err != nil {
 		return fail(fmt.Errorf("create pod log directory: %w", err))
 	}
+	// the pod cgroup is made before the sandbox, which is placed
+	// in it.
+	parent, err := p.ensurePodCgroup(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("create pod cgroup: %w", err))
+	}
+	cfg.Linux.CgroupParent = parent
 	ended, err := p.r.sandboxTurn(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("waiting for a turn to create the sandbox: %w", err))
@@ -58,7 +65,8 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 }
 
 // sandboxConfig is SandboxConfig with the planner's sandbox config hash
-// as a label and the node's DNS configuration for the pod (an unreadable resolv.conf counts as empty, as for the kubelet with
+// as a label, the pod cgroup as cgroup parent and the node's DNS
+// configuration for the pod (an unreadable resolv.conf counts as empty, as for the kubelet with
 // no resolvConf).
 func (p *pass) sandboxConfig() *runtimeapi.PodSandboxConfig {
 	cfg := SandboxConfig(p.pod, p.actions.GetAttempt(), p.r.logDir)
@@ -67,6 +75,12 @@ func (p *pass) sandboxConfig() *runtimeapi.PodSandboxConfig {
 	}
 	resolv, _ := os.ReadFile(p.r.resolvConf)
 	cfg.DnsConfig = DNSConfig(p.pod, resolv)
+	// Every copy of the sandbox config names the pod cgroup, as the
+	// kubelet's does: the runtime places a container by the config given
+	// with CreateContainer.
+	if m := p.r.resolvedCgroups(); m != nil {
+		cfg.Linux.CgroupParent = m.Parent(p.pod)
+	}
 	return cfg
 }
 

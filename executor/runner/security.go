@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/proto/podresources"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -159,6 +160,7 @@ func sandboxLinux(pod *syncpodv1.Pod) *runtimeapi.LinuxPodSandboxConfig {
 	}
 	lc.SecurityContext.SupplementalGroups = podGroups(psc)
 	lc.SecurityContext.SelinuxOptions = seLinuxOption(psc.GetSeLinuxOptions())
+	lc.Resources, lc.Overhead = sandboxResources(pod)
 	return lc
 }
 
@@ -410,36 +412,11 @@ const (
 	QOSBestEffort QOSClass = "BestEffort"
 )
 
-// PodQOS is the kubelet's GetPodQOS over CPU and memory, the resources
-// syncpod knows: BestEffort when no container (init ones included) asks
-// for anything; Guaranteed when every container has CPU and memory limits
-// and its requests (defaulted to the limits, as the API server does) equal
-// them; Burstable otherwise.
+// PodQOS is the kubelet's ComputePodQOS over CPU and memory, the
+// resources syncpod knows, from pod-level values when the pod sets them
+// (R-23.5; podresources.QOS).
 func PodQOS(pod *syncpodv1.Pod) QOSClass {
-	anything := false
-	guaranteed := true
-	for _, c := range allContainers(pod) {
-		r := c.GetResources()
-		reqCPU, reqMem := r.GetRequests().GetCpu(), r.GetRequests().GetMemory()
-		limCPU, limMem := r.GetLimits().GetCpu(), r.GetLimits().GetMemory()
-		if reqCPU != "" || reqMem != "" || limCPU != "" || limMem != "" {
-			anything = true
-		}
-		if limCPU == "" || limMem == "" {
-			guaranteed = false
-			continue
-		}
-		if reqCPU != "" && !sameQuantity(reqCPU, limCPU) || reqMem != "" && !sameQuantity(reqMem, limMem) {
-			guaranteed = false
-		}
-	}
-	switch {
-	case !anything:
-		return QOSBestEffort
-	case guaranteed:
-		return QOSGuaranteed
-	}
-	return QOSBurstable
+	return QOSClass(podresources.QOS(pod))
 }
 
 func sameQuantity(a, b string) bool {

@@ -126,6 +126,9 @@ func TestConfigsAsTheKubeletFillsThem(t *testing.T) {
 			SupplementalGroups: []int64{2000, 4000, 5000},
 		},
 		Sysctls: map[string]string{"kernel.shm_rmid_forced": "1"},
+		// a pod with no requests: minimum shares, no quota.
+		Resources: &runtimeapi.LinuxContainerResources{CpuPeriod: 100000, CpuShares: 2},
+		Overhead:  &runtimeapi.LinuxContainerResources{},
 	}
 	if !proto.Equal(sb.GetLinux(), wantSB) {
 		t.Errorf("sandbox linux =\n%v\nwant\n%v", sb.GetLinux(), wantSB)

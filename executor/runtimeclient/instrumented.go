@@ -16,6 +16,7 @@ import (
 // Operation types (the kubelet's operation_type label values).
 const (
 	OpVersion          = "version"
+	OpRuntimeConfig    = "runtime_config"
 	OpRunPodSandbox    = "run_podsandbox"
 	OpStopPodSandbox   = "stop_podsandbox"
 	OpRemovePodSandbox = "remove_podsandbox"
@@ -178,6 +179,20 @@ func (r *Runtime) Version(ctx context.Context, apiVersion string) (resp *runtime
 			return err
 		}
 		resp, err = svc.Version(ctx, apiVersion)
+		return err
+	})
+	return resp, err
+}
+
+// RuntimeConfig asks the runtime for its configuration (the cgroup
+// driver it uses).
+func (r *Runtime) RuntimeConfig(ctx context.Context) (resp *runtimeapi.RuntimeConfigResponse, err error) {
+	err = r.c.do(ctx, OpRuntimeConfig, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.RuntimeConfig(ctx)
 		return err
 	})
 	return resp, err

@@ -112,20 +112,26 @@ func TestQOSClass(t *testing.T) {
 		return l
 	}
 	for _, tc := range []struct {
-		name string
-		res  []corev1.ResourceRequirements
-		want corev1.PodQOSClass
+		name     string
+		res      []corev1.ResourceRequirements
+		want     corev1.PodQOSClass
+		podLevel *corev1.ResourceRequirements
 	}{
-		{"nothing", []corev1.ResourceRequirements{{}}, corev1.PodQOSBestEffort},
-		{"limits only (requests default to them)", []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}}, corev1.PodQOSGuaranteed},
-		{"requests equal limits", []corev1.ResourceRequirements{{Requests: rl("500m", "64Mi"), Limits: rl("0.5", "64Mi")}}, corev1.PodQOSGuaranteed},
-		{"requests below limits", []corev1.ResourceRequirements{{Requests: rl("100m", "64Mi"), Limits: rl("1", "64Mi")}}, corev1.PodQOSBurstable},
-		{"memory limit missing", []corev1.ResourceRequirements{{Limits: rl("1", "")}}, corev1.PodQOSBurstable},
-		{"one container without", []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}, {}}, corev1.PodQOSBurstable},
-		{"requests only", []corev1.ResourceRequirements{{Requests: rl("100m", "")}}, corev1.PodQOSBurstable},
+		// pod-level values decide when set.
+		{name: "pod-level limits, containers without", res: []corev1.ResourceRequirements{{}}, want: corev1.PodQOSGuaranteed,
+			podLevel: &corev1.ResourceRequirements{Limits: rl("1", "1Gi")}},
+		{name: "pod-level requests below limits", res: []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}}, want: corev1.PodQOSBurstable,
+			podLevel: &corev1.ResourceRequirements{Requests: rl("1", "512Mi"), Limits: rl("1", "1Gi")}},
+		{name: "nothing", res: []corev1.ResourceRequirements{{}}, want: corev1.PodQOSBestEffort},
+		{name: "limits only (requests default to them)", res: []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}}, want: corev1.PodQOSGuaranteed},
+		{name: "requests equal limits", res: []corev1.ResourceRequirements{{Requests: rl("500m", "64Mi"), Limits: rl("0.5", "64Mi")}}, want: corev1.PodQOSGuaranteed},
+		{name: "requests below limits", res: []corev1.ResourceRequirements{{Requests: rl("100m", "64Mi"), Limits: rl("1", "64Mi")}}, want: corev1.PodQOSBurstable},
+		{name: "memory limit missing", res: []corev1.ResourceRequirements{{Limits: rl("1", "")}}, want: corev1.PodQOSBurstable},
+		{name: "one container without", res: []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}, {}}, want: corev1.PodQOSBurstable},
+		{name: "requests only", res: []corev1.ResourceRequirements{{Requests: rl("100m", "")}}, want: corev1.PodQOSBurstable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var spec corev1.PodSpec
+			spec := corev1.PodSpec{Resources: tc.podLevel}
 			for i, r := range tc.res {
 				spec.Containers = append(spec.Containers, corev1.Container{Name: string(rune('a' + i)), Resources: r})
 			}
@@ -186,15 +192,17 @@ func TestStatusToAPI(t *testing.T) {
 }
 
 // what the API server accepts converts. A pod with a 200-character
-// name, spec.os.name linux, an overhead from its RuntimeClass and envFrom
-// prefixes as the API server allows them is a valid planner pod, and
-// renders back with the same os and overhead.
+// name, spec.os.name linux, an overhead from its RuntimeClass, pod-level
+// resources and envFrom prefixes as the API server allows them
+// is a valid planner pod, and renders back with the same os, overhead and
+// resources.
 func TestPodFromAPIAcceptsWhatTheAPIServerAccepts(t *testing.T) {
 	kp := kubeconvtest.APIPod()
 	kp.Name = "pod-" + strings.Repeat("n", 196)
 	kp.Spec.OS = &corev1.PodOS{Name: corev1.Linux}
 	kp.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("1Mi")}
 	kp.Spec.RuntimeClassName = ptr.To("with-overhead")
+	kp.Spec.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi")}}
 	for _, prefix := range []string{"1-", "$_-", "#@!"} {
 		kp.Spec.Containers[0].EnvFrom = append(kp.Spec.Containers[0].EnvFrom, corev1.EnvFromSource{
 			Prefix: prefix, ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}})
@@ -210,6 +218,9 @@ func TestPodFromAPIAcceptsWhatTheAPIServerAccepts(t *testing.T) {
 	if p.GetName() != kp.Name || s.GetOs().GetName() != "linux" || s.GetOverhead().GetCpu() != "10m" || s.GetOverhead().GetMemory() != "1Mi" {
 		t.Errorf("name %d characters, os %v, overhead %v", len(p.GetName()), s.GetOs(), s.GetOverhead())
 	}
+	if r := s.GetResources().GetLimits(); r.GetCpu() != "2" || r.GetMemory() != "1Gi" {
+		t.Errorf("pod-level resources %v", s.GetResources())
+	}
 	if ef := s.GetContainers()[0].GetEnvFrom(); len(ef) != 3 || ef[0].GetPrefix() != "1-" {
 		t.Errorf("envFrom = %v", ef)
 	}
@@ -217,6 +228,9 @@ func TestPodFromAPIAcceptsWhatTheAPIServerAccepts(t *testing.T) {
 	if back.Spec.OS == nil || back.Spec.OS.Name != corev1.Linux || !back.Spec.Overhead.Cpu().Equal(resource.MustParse("10m")) ||
 		!back.Spec.Overhead.Memory().Equal(resource.MustParse("1Mi")) {
 		t.Errorf("PodToAPI: os %v, overhead %v", back.Spec.OS, back.Spec.Overhead)
+	}
+	if back.Spec.Resources == nil || !back.Spec.Resources.Limits.Memory().Equal(resource.MustParse("1Gi")) {
+		t.Errorf("PodToAPI: pod-level resources %v", back.Spec.Resources)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/syncpod/syncpod/proto/k8snames"
+	"github.com/syncpod/syncpod/proto/podresources"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/proto/validation"
@@ -55,6 +56,12 @@ func PodToAPI(r *plannerv1.PodRecord) *corev1.Pod {
 	}
 	if os := s.GetOs(); os != nil {
 		kp.Spec.OS = &corev1.PodOS{Name: corev1.OSName(os.GetName())}
+	}
+	if r := s.GetResources(); r != nil {
+		kp.Spec.Resources = &corev1.ResourceRequirements{
+			Requests: resourcesToAPI(r.GetRequests()),
+			Limits:   resourcesToAPI(r.GetLimits()),
+		}
 	}
 	if o := s.GetOverhead(); o != nil {
 		kp.Spec.Overhead = corev1.ResourceList{}
@@ -374,37 +381,40 @@ func stateToAPI(s *syncpodv1.ContainerStateDetail, idScheme string) corev1.Conta
 	return out
 }
 
-// QOSClass is the pod's quality-of-service class by the Kubernetes rules:
-// BestEffort when no container (init containers included) requests or
-// limits CPU or memory; Guaranteed when every container limits both and
-// requests equal limits (an unset request defaults to the limit);
-// Burstable otherwise.
+// QOSClass is the pod's quality-of-service class by the Kubernetes rules,
+// computed as the executor computes it (podresources.QOS, R-23.5): from
+// spec.resources alone when it sets CPU or memory; otherwise from every
+// container's (init containers included) requests, an unset one taken as
+// its limit.
 func QOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
-	all := append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
-	compute := []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
-	any, guaranteed := false, true
-	for _, c := range all {
-		for _, r := range compute {
-			req, hasReq := c.Resources.Requests[r]
-			lim, hasLim := c.Resources.Limits[r]
-			if (hasReq && !req.IsZero()) || (hasLim && !lim.IsZero()) {
-				any = true
-			}
-			if !hasLim || lim.IsZero() {
-				guaranteed = false
-				continue
-			}
-			if hasReq && req.Cmp(lim) != 0 {
-				guaranteed = false
-			}
+	reqs := func(r corev1.ResourceRequirements) *syncpodv1.ResourceRequirements {
+		return &syncpodv1.ResourceRequirements{Requests: computeList(r.Requests), Limits: computeList(r.Limits)}
+	}
+	ps := &syncpodv1.PodSpec{}
+	for _, c := range spec.InitContainers {
+		sc := &syncpodv1.Container{Resources: reqs(c.Resources)}
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sc.RestartPolicy = syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS
 		}
+		ps.InitContainers = append(ps.InitContainers, sc)
 	}
-	switch {
-	case !any:
-		return corev1.PodQOSBestEffort
-	case guaranteed:
-		return corev1.PodQOSGuaranteed
-	default:
-		return corev1.PodQOSBurstable
+	for _, c := range spec.Containers {
+		ps.Containers = append(ps.Containers, &syncpodv1.Container{Resources: reqs(c.Resources)})
 	}
+	if spec.Resources != nil {
+		ps.Resources = reqs(*spec.Resources)
+	}
+	return corev1.PodQOSClass(podresources.QOS(&syncpodv1.Pod{Spec: ps}))
+}
+
+// computeList is l's CPU and memory in wire form.
+func computeList(l corev1.ResourceList) *syncpodv1.ResourceList {
+	out := &syncpodv1.ResourceList{}
+	if q, ok := l[corev1.ResourceCPU]; ok {
+		out.Cpu = q.String()
+	}
+	if q, ok := l[corev1.ResourceMemory]; ok {
+		out.Memory = q.String()
+	}
+	return out
 }

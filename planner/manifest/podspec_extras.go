@@ -10,7 +10,8 @@ import (
 
 // Conversion of the security context, lifecycle hooks and the rest of the
 // common pod spec (activeDeadlineSeconds, hostAliases, DNS, host
-// namespaces, runtime class, os, overhead, termination messages,
+// namespaces, runtime class, os, overhead, pod-level resources,
+// termination messages,
 // stdin/tty).
 
 // specExtrasSchema are the pod spec keys this file converts.
@@ -36,6 +37,10 @@ func specExtrasSchema() map[string]*schema {
 		"runtimeClassName":      leaf(),
 		"os":                    obj(map[string]*schema{"name": leaf()}),
 		"overhead":              obj(map[string]*schema{"cpu": leaf(), "memory": leaf()}),
+		"resources": obj(map[string]*schema{
+			"requests": obj(map[string]*schema{"cpu": leaf(), "memory": leaf()}),
+			"limits":   obj(map[string]*schema{"cpu": leaf(), "memory": leaf()}),
+		}),
 	}
 }
 
@@ -99,8 +104,12 @@ func (c *converter) specExtras(kp *corev1.Pod, p *syncpodv1.PodSpec) {
 		// Checked against the node's OS by validation.
 		p.Os = &syncpodv1.PodOS{Name: string(s.OS.Name)}
 	}
+	if s.Resources != nil {
+		// Pod-level resources.
+		p.Resources = c.resources("spec.resources", s.Resources)
+	}
 	if len(s.Overhead) > 0 {
-		// Kept with the pod; nothing uses it yet.
+		// It sizes the pod cgroup.
 		p.Overhead = &syncpodv1.ResourceList{}
 		if q, ok := s.Overhead[corev1.ResourceCPU]; ok {
 			p.Overhead.Cpu = q.String()

@@ -160,6 +160,7 @@ func (l *list) spec(s *syncpodv1.PodSpec, fromAPI bool) {
 		l.quantity("spec.overhead.cpu", o.GetCpu())
 		l.quantity("spec.overhead.memory", o.GetMemory())
 	}
+	l.podResources(s)
 }
 
 // NodeOS is the operating system of the node: a pod whose spec.os names

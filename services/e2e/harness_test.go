@@ -167,6 +167,10 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		"--log-dir="+n.logDir,
 		"--backoff-initial="+o.backoffInitial.String(),
 		"--backoff-max="+o.backoffMax.String(),
+		// A node on a real containerd would otherwise make the kubelet's
+		// /kubepods on the host and leave it; the pod cgroups are tested
+		// by executor/runner under a private cgroup root.
+		"--cgroups-per-qos=false",
 	), o.executorArgs...)})
 	n.pleg = startProc(t, "syncpod-pleg", procOptions{managed: true, args: append(append(listen("pleg"),
 		"--cri-endpoint="+endpoint,

@@ -822,7 +822,8 @@ type PodSpec struct {
 	Os *PodOS `protobuf:"bytes,109,opt,name=os,proto3" json:"os,omitempty"`
 	// overhead is what running the pod costs beyond its containers' requests
 	// (Kubernetes sets it from the RuntimeClass). It is kept with the pod;
-	// nothing sizes a pod cgroup with it yet (rule R-17.5).
+	// it sizes the pod cgroup and goes to the runtime with the sandbox
+	// (rules R-17.5, R-23.3).
 	Overhead *ResourceList `protobuf:"bytes,110,opt,name=overhead,proto3" json:"overhead,omitempty"`
 	// volumes the containers may mount, by name.
 	Volumes []*Volume `protobuf:"bytes,140,rep,name=volumes,proto3" json:"volumes,omitempty"`
@@ -834,8 +835,15 @@ type PodSpec struct {
 	// do not count for the pod's phase, readiness or "nothing left to run".
 	// Adding one to a running pod leaves the other containers running.
 	EphemeralContainers []*Container `protobuf:"bytes,160,rep,name=ephemeral_containers,json=ephemeralContainers,proto3" json:"ephemeral_containers,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// resources are pod-level requests and limits (Kubernetes'
+	// spec.resources): the budget the containers share. Where set they
+	// decide the pod's QoS class and size its cgroup, and a container with
+	// no limit is bounded by them. A pod-level request must be at least the
+	// containers' aggregate request, a container's limit at most the
+	// pod-level limit (rules R-23.4, R-23.5).
+	Resources     *ResourceRequirements `protobuf:"bytes,180,opt,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PodSpec) Reset() {
@@ -997,6 +1005,13 @@ func (x *PodSpec) GetVolumes() []*Volume {
 func (x *PodSpec) GetEphemeralContainers() []*Container {
 	if x != nil {
 		return x.EphemeralContainers
+	}
+	return nil
+}
+
+func (x *PodSpec) GetResources() *ResourceRequirements {
+	if x != nil {
+		return x.Resources
 	}
 	return nil
 }
@@ -3171,7 +3186,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x17ServiceEnvironmentEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B \n" +
-	"\x1e_deletion_grace_period_seconds\"\xd1\b\n" +
+	"\x1e_deletion_grace_period_seconds\"\x92\t\n" +
 	"\aPodSpec\x12>\n" +
 	"\x0finit_containers\x18\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x0einitContainers\x125\n" +
 	"\n" +
@@ -3195,7 +3210,8 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x02os\x18m \x01(\v2\x11.syncpod.v1.PodOSR\x02os\x124\n" +
 	"\boverhead\x18n \x01(\v2\x18.syncpod.v1.ResourceListR\boverhead\x12-\n" +
 	"\avolumes\x18\x8c\x01 \x03(\v2\x12.syncpod.v1.VolumeR\avolumes\x12I\n" +
-	"\x14ephemeral_containers\x18\xa0\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x13ephemeralContainersB#\n" +
+	"\x14ephemeral_containers\x18\xa0\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x13ephemeralContainers\x12?\n" +
+	"\tresources\x18\xb4\x01 \x01(\v2 .syncpod.v1.ResourceRequirementsR\tresourcesB#\n" +
 	"!_termination_grace_period_secondsB\x1a\n" +
 	"\x18_active_deadline_secondsB\x1a\n" +
 	"\x18_share_process_namespace\"\x1b\n" +
@@ -3497,54 +3513,55 @@ var file_syncpod_v1_pod_proto_depIdxs = []int32{
 	32, // 14: syncpod.v1.PodSpec.overhead:type_name -> syncpod.v1.ResourceList
 	43, // 15: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
 	23, // 16: syncpod.v1.PodSpec.ephemeral_containers:type_name -> syncpod.v1.Container
-	18, // 17: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	19, // 18: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
-	15, // 19: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	16, // 20: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
-	17, // 21: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
-	18, // 22: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	15, // 23: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	16, // 24: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
-	1,  // 25: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
-	2,  // 26: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
-	22, // 27: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
-	27, // 28: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
-	5,  // 29: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
-	6,  // 30: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
-	28, // 31: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
-	30, // 32: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
-	31, // 33: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
-	33, // 34: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
-	33, // 35: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
-	33, // 36: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
-	14, // 37: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
-	24, // 38: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
-	4,  // 39: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
-	44, // 40: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
-	45, // 41: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
-	25, // 42: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
-	25, // 43: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
-	34, // 44: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
-	37, // 45: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
-	35, // 46: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	26, // 47: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
-	46, // 48: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
-	7,  // 49: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
-	29, // 50: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
-	8,  // 51: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
-	9,  // 52: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
-	32, // 53: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
-	32, // 54: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
-	34, // 55: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
-	35, // 56: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	37, // 57: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	36, // 58: syncpod.v1.Probe.grpc:type_name -> syncpod.v1.GRPCAction
-	38, // 59: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	60, // [60:60] is the sub-list for method output_type
-	60, // [60:60] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	31, // 17: syncpod.v1.PodSpec.resources:type_name -> syncpod.v1.ResourceRequirements
+	18, // 18: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	19, // 19: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
+	15, // 20: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	16, // 21: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	17, // 22: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
+	18, // 23: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	15, // 24: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	16, // 25: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	1,  // 26: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
+	2,  // 27: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
+	22, // 28: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
+	27, // 29: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
+	5,  // 30: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	6,  // 31: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
+	28, // 32: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
+	30, // 33: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
+	31, // 34: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
+	33, // 35: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
+	33, // 36: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
+	33, // 37: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
+	14, // 38: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
+	24, // 39: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
+	4,  // 40: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
+	44, // 41: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
+	45, // 42: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
+	25, // 43: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
+	25, // 44: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
+	34, // 45: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
+	37, // 46: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	35, // 47: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	26, // 48: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
+	46, // 49: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
+	7,  // 50: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
+	29, // 51: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
+	8,  // 52: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
+	9,  // 53: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
+	32, // 54: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
+	32, // 55: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
+	34, // 56: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
+	35, // 57: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	37, // 58: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	36, // 59: syncpod.v1.Probe.grpc:type_name -> syncpod.v1.GRPCAction
+	38, // 60: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	61, // [61:61] is the sub-list for method output_type
+	61, // [61:61] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }

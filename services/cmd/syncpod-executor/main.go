@@ -19,6 +19,10 @@
 //	--seccomp-root       directory of Localhost seccomp profiles (default <data-dir>/seccomp)
 //	--seccomp-default    RuntimeDefault seccomp for containers that set none
 //	                     (the kubelet's seccompDefault; default false = Unconfined)
+//	--cgroups-per-qos    the kubelet's pod and QoS cgroups (default true)
+//	--cgroup-root        where the node cgroup <root>/kubepods goes (default /)
+//	--cgroup-driver      cgroupfs or systemd, for a runtime that does not say
+//	                     which it uses (default cgroupfs; the runtime's answer wins)
 package main
 
 import (
@@ -41,6 +45,7 @@ import (
 
 	"github.com/syncpod/syncpod/cri"
 	"github.com/syncpod/syncpod/executor/backoff"
+	"github.com/syncpod/syncpod/executor/cgroups"
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/executor/service"
@@ -70,6 +75,9 @@ type flags struct {
 	podDir          string
 	seccompRoot     string
 	seccompDefault  bool
+	cgroupsPerQOS   bool
+	cgroupRoot      string
+	cgroupDriver    string
 }
 
 // defaultDataDir is where the back-off database lives unless --data-dir
@@ -100,6 +108,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fs.StringVar(&f.podDir, "pod-dir", "", "directory of per-pod directories <pod-dir>/<uid>: managed /etc/hosts, termination logs, volumes (default <data-dir>/pods)")
 	fs.StringVar(&f.seccompRoot, "seccomp-root", "", "directory of Localhost seccomp profiles (default <data-dir>/seccomp)")
 	fs.BoolVar(&f.seccompDefault, "seccomp-default", false, "RuntimeDefault seccomp for containers that set no profile (the kubelet's seccompDefault)")
+	fs.BoolVar(&f.cgroupsPerQOS, "cgroups-per-qos", true, "make the kubelet's pod and QoS cgroups (<cgroup-root>/kubepods, its burstable and besteffort children, a pod<uid> cgroup per pod as the sandbox's cgroup parent); false leaves the placement to the runtime. A runtime without cgroups (crisim) gets none either way")
+	fs.StringVar(&f.cgroupRoot, "cgroup-root", cgroups.DefaultCgroupRoot, "the kubelet's --cgroup-root: the node cgroup is <cgroup-root>/kubepods")
+	fs.StringVar(&f.cgroupDriver, "cgroup-driver", "", "cgroupfs or systemd: how cgroups are named when the runtime does not answer CRI RuntimeConfig (default cgroupfs); a runtime that answers decides")
 	fs.StringVar(&f.nodeName, "node-name", "", "the downward API's spec.nodeName (default: the host name, lower-cased)")
 	fs.StringVar(&f.nodeIP, "node-ip", "", "the downward API's status.hostIP (default: the first global unicast address of the host, else 127.0.0.1)")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
@@ -129,6 +140,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	if f.sandboxSpacing < 0 || f.sandboxSpacing > time.Second {
 		fmt.Fprintf(stderr, "--sandbox-start-spacing: %v is outside 0..1s\n", f.sandboxSpacing)
+		return 2
+	}
+	if f.cgroupDriver != "" && f.cgroupDriver != string(cgroups.Cgroupfs) && f.cgroupDriver != string(cgroups.Systemd) {
+		fmt.Fprintf(stderr, "--cgroup-driver: %q is neither cgroupfs nor systemd\n", f.cgroupDriver)
 		return 2
 	}
 	if f.criTimeout <= 0 || f.pullTimeout <= 0 {
@@ -199,6 +214,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		Volumes:  vols,
 		NodeName: nodeName,
 		HostIP:   nodeIP,
+		Cgroups: runner.CgroupOptions{
+			PerQOS: f.cgroupsPerQOS, Root: f.cgroupRoot, Driver: cgroups.Driver(f.cgroupDriver),
+		},
 	})
 	if err != nil {
 		logger.Error("cannot build the runner", "err", err)

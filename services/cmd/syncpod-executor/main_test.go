@@ -44,3 +44,17 @@ func TestSandboxStartSpacingOutOfRangeExitsTwo(t *testing.T) {
 		}
 	}
 }
+
+// An unknown cgroup driver is refused before anything is opened.
+func TestUnknownCgroupDriverExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--metrics-listen=", "--cgroup-driver", "cgroupv3"},
+		func(string) string { return "" }, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "--cgroup-driver") {
+		t.Errorf("exit %d, stderr %q; want 2 naming the flag", code, errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "executor.db")); !os.IsNotExist(err) {
+		t.Errorf("executor.db made (%v) though the flags were refused", err)
+	}
+}

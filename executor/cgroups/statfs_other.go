@@ -1,0 +1,5 @@
+//go:build !linux
+
+package cgroups
+
+func statfsCgroup(string) bool { return false }
