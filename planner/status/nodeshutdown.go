@@ -1,0 +1,42 @@
+package status
+
+import (
+	"google.golang.org/protobuf/proto"
+
+	"github.com/syncpod/syncpod/planner/nodeshutdown"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+)
+
+// applyNodeShutdown ends a pod the node's shutdown terminates:
+// phase Failed (one that already succeeded stays Succeeded), reason
+// Terminated and the kubelet's message. A pod the shutdown ended at this
+// generation stays so.
+func applyNodeShutdown(pod *syncpodv1.Pod, prev, st *syncpodv1.PodStatus, shutdown bool) {
+	if prev.GetReason() == nodeshutdown.Reason && isTerminal(prev.GetPhase()) &&
+		prev.GetObservedGeneration() == pod.GetGeneration() {
+		st.Phase, st.Reason, st.Message = prev.GetPhase(), nodeshutdown.Reason, prev.GetMessage()
+		return
+	}
+	if !shutdown {
+		return
+	}
+	if st.GetPhase() != syncpodv1.PodPhase_POD_PHASE_SUCCEEDED {
+		st.Phase = syncpodv1.PodPhase_POD_PHASE_FAILED
+	}
+	st.Reason, st.Message = nodeshutdown.Reason, nodeshutdown.Message
+}
+
+// disruptionTarget is the DisruptionTarget condition the status keeps: the
+// previous one as it was (the kubelet copies it over, it is set once), or
+// for a pod the node's shutdown ends a new one; nil when none.
+func disruptionTarget(prev, st *syncpodv1.PodStatus) *syncpodv1.PodCondition {
+	for _, c := range prev.GetConditions() {
+		if c.GetType() == nodeshutdown.DisruptionTarget {
+			return proto.Clone(c).(*syncpodv1.PodCondition)
+		}
+	}
+	if st.GetReason() != nodeshutdown.Reason {
+		return nil
+	}
+	return cond(nodeshutdown.DisruptionTarget, true, nodeshutdown.TerminationByKubelet, nodeshutdown.Message)
+}
