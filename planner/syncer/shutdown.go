@@ -58,15 +58,34 @@ func (s *Syncer) ShutdownState() *plannerv1.NodeShutdown {
 // does the kubelet's: the pods already ended stay so, and the
 // stored shutdown stays for the next start to restart them. A
 // shutdown under way goes on to its end.
-func (s *Syncer) CancelShutdown(context.Context) (*plannerv1.NodeShutdown, error) {
+func (s *Syncer) CancelShutdown(ctx context.Context) (*plannerv1.NodeShutdown, error) {
 	if len(s.opts.Shutdown.Periods()) == 0 {
 		return nil, errShutdownOff
 	}
 	s.shutMu.Lock()
 	s.closed = false
+	st := s.shutState
 	s.shutMu.Unlock()
 	s.log.Info("node shutdown cancelled: admitting pods again")
+	if st != nil && !st.GetCancelled() && s.ShutdownRunning() {
+		// The run stores its state as it goes; it reads the flag there.
+		return s.stateOrEmpty(), nil
+	}
+	if st != nil && !st.GetCancelled() {
+		st = proto.Clone(st).(*plannerv1.NodeShutdown)
+		st.Cancelled = true
+		if err := s.saveShutdown(ctx, st); err != nil {
+			return nil, errgrpc.Errorf(errgrpc.ErrInternal, "store the node shutdown's cancellation: %v", err)
+		}
+	}
 	return s.stateOrEmpty(), nil
+}
+
+// ShutdownRunning reports whether a shutdown is under way.
+func (s *Syncer) ShutdownRunning() bool {
+	s.shutMu.Lock()
+	defer s.shutMu.Unlock()
+	return s.shutRun != nil
 }
 
 func (s *Syncer) stateOrEmpty() *plannerv1.NodeShutdown {
@@ -155,7 +174,7 @@ func (s *Syncer) runShutdown(ctx context.Context, periods []nodeshutdown.Period,
 	}
 	s.shutMu.Unlock()
 	st.Phase = plannerv1.NodeShutdownPhase_NODE_SHUTDOWN_PHASE_SHUTTING_DOWN
-	st.StartedAt, st.EndedAt, st.Trigger = timestamppb.Now(), nil, trigger
+	st.StartedAt, st.EndedAt, st.Trigger, st.Cancelled = timestamppb.Now(), nil, trigger, false
 	first := len(st.Groups)
 	for _, g := range groups {
 		pg := &plannerv1.NodeShutdownGroup{Priority: g.Priority, GracePeriodSeconds: g.GracePeriodSeconds}
@@ -207,6 +226,9 @@ func (s *Syncer) runShutdown(ctx context.Context, periods []nodeshutdown.Period,
 
 // saveShutdown stores st and makes it the current state.
 func (s *Syncer) saveShutdown(ctx context.Context, st *plannerv1.NodeShutdown) error {
+	s.shutMu.Lock()
+	st.Cancelled = !s.closed // a cancel during the run
+	s.shutMu.Unlock()
 	if err := s.opts.Store.SetNodeShutdown(ctx, st); err != nil {
 		return err
 	}

@@ -173,8 +173,16 @@ func TestShutdownEndsPodsByPriorityWithinBudget(t *testing.T) {
 				t.Fatalf("a change set other than a kill after the shutdown: %v", req.GetActions())
 			}
 		}
-		if _, err := e.s.CancelShutdown(context.Background()); err != nil || !e.s.Admitting() {
-			t.Fatalf("cancel: %v, admitting %v", err, e.s.Admitting())
+		if st.GetCancelled() {
+			t.Fatal("cancelled before any cancel")
+		}
+		// a cancel admits again; the ended pods stay so.
+		cancelled, err := e.s.CancelShutdown(context.Background())
+		if err != nil || !e.s.Admitting() || !cancelled.GetCancelled() {
+			t.Fatalf("cancel: %v, admitting %v, state %v", err, e.s.Admitting(), cancelled)
+		}
+		if stored, _ := e.store.NodeShutdown(context.Background()); !stored.GetCancelled() {
+			t.Fatalf("stored after the cancel: %v", stored)
 		}
 	})
 }

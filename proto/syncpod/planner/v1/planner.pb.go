@@ -2891,7 +2891,10 @@ type NodeShutdown struct {
 	// when the shutdown began.
 	Groups []*NodeShutdownGroup `protobuf:"bytes,4,rep,name=groups,proto3" json:"groups,omitempty"`
 	// trigger says what started it: "logind" or "api".
-	Trigger       string `protobuf:"bytes,5,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	Trigger string `protobuf:"bytes,5,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	// cancelled is set once the shutdown was cancelled: pods are admitted
+	// again and the node is ready, while the pods it ended stay so.
+	Cancelled     bool `protobuf:"varint,6,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2959,6 +2962,13 @@ func (x *NodeShutdown) GetTrigger() string {
 		return x.Trigger
 	}
 	return ""
+}
+
+func (x *NodeShutdown) GetCancelled() bool {
+	if x != nil {
+		return x.Cancelled
+	}
+	return false
 }
 
 // NodeShutdownGroup is the pods of one priority range of a shutdown.
@@ -3287,14 +3297,15 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\bshutdown\x18\x01 \x01(\v2 .syncpod.planner.v1.NodeShutdownR\bshutdown\"\x18\n" +
 	"\x16GetNodeShutdownRequest\"W\n" +
 	"\x17GetNodeShutdownResponse\x12<\n" +
-	"\bshutdown\x18\x01 \x01(\v2 .syncpod.planner.v1.NodeShutdownR\bshutdown\"\x96\x02\n" +
+	"\bshutdown\x18\x01 \x01(\v2 .syncpod.planner.v1.NodeShutdownR\bshutdown\"\xb4\x02\n" +
 	"\fNodeShutdown\x12;\n" +
 	"\x05phase\x18\x01 \x01(\x0e2%.syncpod.planner.v1.NodeShutdownPhaseR\x05phase\x129\n" +
 	"\n" +
 	"started_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
 	"\bended_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12=\n" +
 	"\x06groups\x18\x04 \x03(\v2%.syncpod.planner.v1.NodeShutdownGroupR\x06groups\x12\x18\n" +
-	"\atrigger\x18\x05 \x01(\tR\atrigger\"\xa9\x02\n" +
+	"\atrigger\x18\x05 \x01(\tR\atrigger\x12\x1c\n" +
+	"\tcancelled\x18\x06 \x01(\bR\tcancelled\"\xa9\x02\n" +
 	"\x11NodeShutdownGroup\x12\x1a\n" +
 	"\bpriority\x18\x01 \x01(\x05R\bpriority\x120\n" +
 	"\x14grace_period_seconds\x18\x02 \x01(\x03R\x12gracePeriodSeconds\x127\n" +
