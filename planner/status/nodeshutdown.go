@@ -8,9 +8,11 @@ import (
 )
 
 // applyNodeShutdown ends a pod the node's shutdown terminates:
-// phase Failed (one that already succeeded stays Succeeded), reason
-// Terminated and the kubelet's message. A pod the shutdown ended at this
-// generation stays so.
+// phase Failed, reason Terminated and the kubelet's message. Only a pod
+// whose stored status had already succeeded stays Succeeded: the kubelet
+// sets the phase when it orders the kill, so containers that exit 0 on
+// the kill's SIGTERM do not make the pod Succeeded. A pod the shutdown
+// ended at this generation stays so.
 func applyNodeShutdown(pod *syncpodv1.Pod, prev, st *syncpodv1.PodStatus, shutdown bool) {
 	if prev.GetReason() == nodeshutdown.Reason && isTerminal(prev.GetPhase()) &&
 		prev.GetObservedGeneration() == pod.GetGeneration() {
@@ -20,8 +22,9 @@ func applyNodeShutdown(pod *syncpodv1.Pod, prev, st *syncpodv1.PodStatus, shutdo
 	if !shutdown {
 		return
 	}
-	if st.GetPhase() != syncpodv1.PodPhase_POD_PHASE_SUCCEEDED {
-		st.Phase = syncpodv1.PodPhase_POD_PHASE_FAILED
+	st.Phase = syncpodv1.PodPhase_POD_PHASE_FAILED
+	if prev.GetPhase() == syncpodv1.PodPhase_POD_PHASE_SUCCEEDED && prev.GetObservedGeneration() == pod.GetGeneration() {
+		st.Phase = syncpodv1.PodPhase_POD_PHASE_SUCCEEDED
 	}
 	st.Reason, st.Message = nodeshutdown.Reason, nodeshutdown.Message
 }

@@ -17,6 +17,15 @@ func TestNodeShutdownStatus(t *testing.T) {
 		Sandboxes:  []*syncpodv1.ObservedSandbox{{Id: "s1", State: syncpodv1.SandboxState_SANDBOX_STATE_READY}},
 		Containers: []*syncpodv1.ObservedContainer{{Id: "c1", Name: "app", SandboxId: "s1", State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING}}}
 	ended := Compute(Input{Pod: pod, Observed: running, Now: now, NodeShutdown: true})
+	neverPod := &syncpodv1.Pod{Uid: "u", Name: "p", Generation: 1, Spec: &syncpodv1.PodSpec{
+		RestartPolicy: syncpodv1.RestartPolicy_RESTART_POLICY_NEVER,
+		Containers:    []*syncpodv1.Container{{Name: "app", Image: "busybox"}}}}
+	exited0 := &syncpodv1.ObservedPod{Uid: "u",
+		Sandboxes:  []*syncpodv1.ObservedSandbox{{Id: "s1", State: syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY}},
+		Containers: []*syncpodv1.ObservedContainer{{Id: "c1", Name: "app", SandboxId: "s1", State: syncpodv1.ContainerState_CONTAINER_STATE_EXITED}}}
+	if Compute(Input{Pod: neverPod, Observed: exited0, Now: now}).GetPhase() != syncpodv1.PodPhase_POD_PHASE_SUCCEEDED {
+		t.Fatal("the Never pod whose container exited 0 is not Succeeded without a shutdown")
+	}
 	succeeded := &syncpodv1.PodStatus{Phase: syncpodv1.PodPhase_POD_PHASE_SUCCEEDED, ObservedGeneration: 1}
 	for _, tc := range []struct {
 		name       string
@@ -33,6 +42,10 @@ func TestNodeShutdownStatus(t *testing.T) {
 		{name: "a succeeded pod stays succeeded, with the reason",
 			in:        Input{Pod: pod, Observed: running, Previous: succeeded, Now: now, NodeShutdown: true},
 			wantPhase: syncpodv1.PodPhase_POD_PHASE_SUCCEEDED, wantReason: nodeshutdown.Reason, wantDT: true, wantDTTime: now},
+		{name: "containers that exit 0 on the kill still leave it Failed",
+			in: Input{Pod: neverPod, Observed: exited0, Previous: &syncpodv1.PodStatus{Phase: syncpodv1.PodPhase_POD_PHASE_RUNNING, ObservedGeneration: 1},
+				Now: now, NodeShutdown: true},
+			wantPhase: syncpodv1.PodPhase_POD_PHASE_FAILED, wantReason: nodeshutdown.Reason, wantDT: true, wantDTTime: now},
 		{name: "it sticks at later syncs, the condition's time too",
 			in:        Input{Pod: pod, Observed: &syncpodv1.ObservedPod{Uid: "u"}, Previous: ended, Now: now.Add(time.Minute)},
 			wantPhase: syncpodv1.PodPhase_POD_PHASE_FAILED, wantReason: nodeshutdown.Reason, wantDT: true, wantDTTime: now},

@@ -52,6 +52,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG (a kill adds the pod's grace period)")
 	shutdownGrace := fs.Duration("shutdown-grace-period", 0, "graceful node shutdown: the time the node's pods are given to stop, regular pods first (the kubelet's shutdownGracePeriod; whole seconds, 0 disables)")
 	shutdownCritical := fs.Duration("shutdown-grace-period-critical-pods", 0, "the part of --shutdown-grace-period kept for critical pods (priority 2000000000 and above), ended last (the kubelet's shutdownGracePeriodCriticalPods)")
+	shutdownLogind := fs.Bool("shutdown-logind", true, "with a shutdown grace period: hold a logind shutdown delay inhibitor lock and shut the pods down on logind's PrepareForShutdown (where a system bus answers)")
 	shutdownByPriority := fs.String("shutdown-grace-period-by-pod-priority", "", "graceful node shutdown by pod priority instead: PRIORITY=DURATION pairs, e.g. 0=20s,100000=10s,2000000000=5s; pods are ended lowest priority first, each group within its period (the kubelet's shutdownGracePeriodByPodPriority)")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
@@ -140,7 +141,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	parts := []func(context.Context) error{loop.Run}
-	if shutdownCfg.Enabled() {
+	if shutdownCfg.Enabled() && *shutdownLogind {
 		// logind's delay lock and PrepareForShutdown where there
 		// is a system bus; ShutdownNode (syncpodctl node shutdown, the
 		// node agent's SIGTERM) everywhere.
