@@ -9,6 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/planner/nodeshutdown"
 	"github.com/syncpod/syncpod/planner/store"
@@ -175,6 +177,10 @@ func TestShutdownEndsPodsByPriorityWithinBudget(t *testing.T) {
 		}
 		if st.GetCancelled() {
 			t.Fatal("cancelled before any cancel")
+		}
+		start, end := testutil.ToFloat64(e.s.m.shutdownStart), testutil.ToFloat64(e.s.m.shutdownEnd)
+		if want := float64(st.GetEndedAt().AsTime().UnixNano()) / 1e9; end != want || start <= 0 || start > end {
+			t.Fatalf("shutdown time gauges start %v end %v, want end %v after start", start, end, want)
 		}
 		// a cancel admits again; the ended pods stay so.
 		cancelled, err := e.s.CancelShutdown(context.Background())
