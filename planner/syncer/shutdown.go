@@ -112,6 +112,11 @@ func (s *Syncer) Shutdown(ctx context.Context, trigger string) (*plannerv1.NodeS
 		s.shutMu.Unlock()
 		return nil, errNotRunning
 	}
+	if st := s.shutState; s.shutRun == nil && st.GetPhase() == plannerv1.NodeShutdownPhase_NODE_SHUTDOWN_PHASE_DONE && !st.GetCancelled() {
+		// Done and not cancelled: there is nothing left to end.
+		s.shutMu.Unlock()
+		return s.stateOrEmpty(), nil
+	}
 	run := s.shutRun
 	if run == nil {
 		run = &shutdownRun{done: make(chan struct{})}

@@ -162,6 +162,11 @@ func TestShutdownEndsPodsByPriorityWithinBudget(t *testing.T) {
 				t.Errorf("%s: status %v %q %q, want Failed Terminated", sp.name, s.GetPhase(), s.GetReason(), s.GetMessage())
 			}
 		}
+		// Asked again: the same shutdown, nothing killed again.
+		again, err := e.s.Shutdown(context.Background(), "api")
+		if err != nil || len(again.GetGroups()) != 3 || len(kl.names()) != len(want) {
+			t.Fatalf("a second Shutdown: %v, %d groups, kills %q", err, len(again.GetGroups()), kl.names())
+		}
 		stored, err := e.store.NodeShutdown(context.Background())
 		if err != nil || stored.GetPhase() != plannerv1.NodeShutdownPhase_NODE_SHUTDOWN_PHASE_DONE {
 			t.Fatalf("stored shutdown %v, %v", stored, err)

@@ -124,7 +124,8 @@ type PlannerServiceClient interface {
 	// lowest first, each group within its grace period, and each ends
 	// Failed with reason Terminated. The state is stored before anything is
 	// killed; the call answers when the last group is done (a second call
-	// meanwhile waits for the same shutdown). FailedPrecondition when the
+	// meanwhile waits for the same shutdown; one after it, unless it was
+	// cancelled, answers it as it ended). FailedPrecondition when the
 	// planner has no shutdown grace period configured. cancel reopens
 	// admission; pods already ended stay so.
 	ShutdownNode(ctx context.Context, in *ShutdownNodeRequest, opts ...grpc.CallOption) (*ShutdownNodeResponse, error)
@@ -461,7 +462,8 @@ type PlannerServiceServer interface {
 	// lowest first, each group within its grace period, and each ends
 	// Failed with reason Terminated. The state is stored before anything is
 	// killed; the call answers when the last group is done (a second call
-	// meanwhile waits for the same shutdown). FailedPrecondition when the
+	// meanwhile waits for the same shutdown; one after it, unless it was
+	// cancelled, answers it as it ended). FailedPrecondition when the
 	// planner has no shutdown grace period configured. cancel reopens
 	// admission; pods already ended stay so.
 	ShutdownNode(context.Context, *ShutdownNodeRequest) (*ShutdownNodeResponse, error)
