@@ -159,7 +159,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			Dir: *manifestDir, Interval: *manifestInterval, DisableWatch: !*manifestWatch,
 			Logger: logger.With("component", "manifest"),
 		})
-		rec, err := static.New(static.Options{Source: src, Store: pods, Logger: logger.With("component", "manifest")})
+		rec, err := static.New(static.Options{Source: src, Store: pods, Logger: logger.With("component", "manifest"),
+			Admitting: loop.Admitting})
 		if err != nil {
 			logger.Error("cannot start the static pod source", "err", err)
 			return 1
