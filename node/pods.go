@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 
 	"github.com/syncpod/syncpod/node/kubeconv"
 	"github.com/syncpod/syncpod/planner/manifest"
+	"github.com/syncpod/syncpod/planner/nodeshutdown"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -164,6 +166,10 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	case codes.InvalidArgument:
 		return a.refuse(kp, fmt.Errorf("%w: %v", kubeconv.ErrUnsupported, status.Convert(err).Message()))
 	case codes.FailedPrecondition:
+		if strings.Contains(status.Convert(err).Message(), nodeshutdown.NotAdmittedMessage) {
+			// the node is shutting down.
+			return a.reject(kp, nodeshutdown.NotAdmittedReason, nodeshutdown.NotAdmittedMessage)
+		}
 		// An older incarnation under this name: have it stopped first.
 		return a.replaceIncarnation(ctx, kp)
 	default:

@@ -12,27 +12,49 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/syncpod/syncpod/planner/nodeshutdown"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
 // leaseNamespace holds the nodes' heartbeat leases.
 const leaseNamespace = corev1.NamespaceNodeLease
 
-// plannerReady asks the planner's health service; without one the node is
-// always ready.
+// plannerReady asks the planner's health service (without one the
+// planner counts as serving), then whether the node is shutting down.
 func (a *Agent) plannerReady(ctx context.Context) (bool, string) {
-	if a.o.PlannerHealth == nil {
-		return true, ""
-	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	resp, err := a.o.PlannerHealth.Check(ctx, &healthpb.HealthCheckRequest{})
-	if err != nil {
-		return false, "syncpod planner does not answer: " + err.Error()
+	if a.o.PlannerHealth != nil {
+		resp, err := a.o.PlannerHealth.Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			return false, "syncpod planner does not answer: " + err.Error()
+		}
+		if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			return false, "syncpod planner is " + resp.GetStatus().String()
+		}
 	}
-	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		return false, "syncpod planner is " + resp.GetStatus().String()
+	if a.shuttingDown(ctx) {
+		// the kubelet's Ready condition while its shutdown
+		// manager says the node is shutting down.
+		return false, nodeshutdown.NodeNotReadyMessage
 	}
 	return true, ""
+}
+
+// shuttingDown asks the planner whether the node is shutting down (a
+// graceful shutdown started and not cancelled). A planner that cannot
+// say is taken as not shutting down.
+func (a *Agent) shuttingDown(ctx context.Context) bool {
+	if a.o.Planner == nil {
+		return false
+	}
+	resp, err := a.o.Planner.GetNodeShutdown(ctx, &plannerv1.GetNodeShutdownRequest{})
+	if err != nil {
+		return false
+	}
+	st := resp.GetShutdown()
+	return st.GetPhase() != plannerv1.NodeShutdownPhase_NODE_SHUTDOWN_PHASE_UNSPECIFIED && !st.GetCancelled()
 }
 
 // register creates the Node, or adopts an existing one (its labels gain

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/godbus/dbus/v5 v5.2.2
 	github.com/prometheus/client_golang v1.25.0
 	github.com/syncpod/syncpod/executor v0.0.0
 	github.com/syncpod/syncpod/internal v0.0.0

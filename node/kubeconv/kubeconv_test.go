@@ -441,3 +441,33 @@ func TestStatusToAPIReportsAPodBoundByNameScheduled(t *testing.T) {
 		t.Errorf("%d PodScheduled conditions, want the scheduler's alone", n)
 	}
 }
+
+// the node shutdown's DisruptionTarget reaches the API pod once:
+// the planner's copy replaces the one the API server already has, and a
+// condition the planner does not report stays as the API server has it.
+func TestStatusToAPIReportsTheShutdownsDisruptionTargetOnce(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	kp.Status.Conditions = []corev1.PodCondition{
+		{Type: "DisruptionTarget", Status: corev1.ConditionTrue, Reason: "TerminationByKubelet"},
+		{Type: "example.com/gate", Status: corev1.ConditionTrue},
+	}
+	st := &syncpodv1.PodStatus{Phase: syncpodv1.PodPhase_POD_PHASE_FAILED, Reason: "Terminated", Conditions: []*syncpodv1.PodCondition{
+		{Type: "DisruptionTarget", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE, Reason: "TerminationByKubelet",
+			Message: "Pod was terminated in response to imminent node shutdown."}}}
+	got := StatusToAPI(st, kp, "", 1)
+	n, gate := 0, 0
+	for _, c := range got.Conditions {
+		switch c.Type {
+		case "DisruptionTarget":
+			n++
+			if c.Message != "Pod was terminated in response to imminent node shutdown." {
+				t.Errorf("DisruptionTarget %+v, want the planner's", c)
+			}
+		case "example.com/gate":
+			gate++
+		}
+	}
+	if n != 1 || gate != 1 || got.Reason != "Terminated" || got.Phase != corev1.PodFailed {
+		t.Fatalf("conditions %+v, reason %q phase %q: want one DisruptionTarget, the gate kept, Failed Terminated", got.Conditions, got.Reason, got.Phase)
+	}
+}

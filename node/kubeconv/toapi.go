@@ -2,6 +2,7 @@ package kubeconv
 
 import (
 	"maps"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -246,7 +247,14 @@ func StatusToAPI(st *syncpodv1.PodStatus, kp *corev1.Pod, hostIP string, generat
 	for i := range out.Conditions {
 		out.Conditions[i].ObservedGeneration = generation
 	}
-	foreign := ForeignConditions(kp)
+	// A condition the planner's status carries beyond the owned ones (the
+	// node shutdown's DisruptionTarget, R-24.3) replaces the API
+	// server's copy of it.
+	reported := map[corev1.PodConditionType]bool{}
+	for _, c := range out.Conditions {
+		reported[c.Type] = true
+	}
+	foreign := slices.DeleteFunc(ForeignConditions(kp), func(c corev1.PodCondition) bool { return reported[c.Type] })
 	scheduled := false
 	for i := range foreign {
 		if foreign[i].Type == corev1.PodScheduled {

@@ -447,7 +447,7 @@ func ignoredPath(path string) (string, bool) {
 		"metadata.deletionGracePeriodSeconds":
 		return "set by the API server; ignored", true
 	case "spec.nodeName", "spec.nodeSelector", "spec.affinity", "spec.tolerations", "spec.schedulerName",
-		"spec.priority", "spec.priorityClassName", "spec.preemptionPolicy", "spec.topologySpreadConstraints",
+		"spec.priorityClassName", "spec.preemptionPolicy", "spec.topologySpreadConstraints",
 		"spec.schedulingGates":
 		return "scheduling does not apply to a single-node syncpod; ignored", true
 	case "spec.enableServiceLinks", "spec.serviceAccountName", "spec.serviceAccount",

@@ -25,6 +25,7 @@ func specExtrasSchema() map[string]*schema {
 			"sysctls": listOf(obj(map[string]*schema{"name": leaf(), "value": leaf()})),
 		}),
 		"activeDeadlineSeconds": leaf(),
+		"priority":              leaf(),
 		"hostAliases":           listOf(obj(map[string]*schema{"ip": leaf(), "hostnames": listOf(leaf())})),
 		"dnsPolicy":             leaf(),
 		"dnsConfig": obj(map[string]*schema{
@@ -73,6 +74,8 @@ func containerExtrasSchema() map[string]*schema {
 func (c *converter) specExtras(kp *corev1.Pod, p *syncpodv1.PodSpec) {
 	s := &kp.Spec
 	p.ActiveDeadlineSeconds = s.ActiveDeadlineSeconds
+	// the graceful node shutdown orders pods by it.
+	p.Priority = s.Priority
 	for _, a := range s.HostAliases {
 		p.HostAliases = append(p.HostAliases, &syncpodv1.HostAlias{Ip: a.IP, Hostnames: a.Hostnames})
 	}

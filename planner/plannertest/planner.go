@@ -37,6 +37,10 @@ import (
 //   - ListConfigMaps, ListSecrets: every one of a namespace (Secrets
 //     without their data); DeleteConfigMap, DeleteSecret: forget one,
 //     NotFound when there is none;
+//   - ShutdownNode: marks the node's shutdown DONE (the one SetShutdown
+//     set, or an empty one) and answers it, or with cancel counts the
+//     cancellation; GetNodeShutdown: that shutdown (an empty one when
+//     none);
 //   - anything else: Unimplemented.
 //
 // Applied, Deleted, PodDeletes, GetPodCalls and LogRequests return what
@@ -62,6 +66,48 @@ type Planner struct {
 	podDeletes  []PodDelete
 	getPods     int
 	logReqs     []*plannerv1.ContainerLogsRequest
+	shutdown    *plannerv1.NodeShutdown
+	cancels     int
+}
+
+// SetShutdown sets the node shutdown GetNodeShutdown answers.
+func (p *Planner) SetShutdown(st *plannerv1.NodeShutdown) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.shutdown = proto.Clone(st).(*plannerv1.NodeShutdown)
+}
+
+// ShutdownCancels is how many ShutdownNode calls cancelled.
+func (p *Planner) ShutdownCancels() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cancels
+}
+
+// ShutdownNode implements the fake's shutdown: see Planner.
+func (p *Planner) ShutdownNode(_ context.Context, req *plannerv1.ShutdownNodeRequest) (*plannerv1.ShutdownNodeResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shutdown == nil {
+		p.shutdown = &plannerv1.NodeShutdown{Trigger: "api"}
+	}
+	if req.GetCancel() {
+		p.cancels++
+	} else {
+		p.shutdown.Phase = plannerv1.NodeShutdownPhase_NODE_SHUTDOWN_PHASE_DONE
+	}
+	return &plannerv1.ShutdownNodeResponse{Shutdown: proto.Clone(p.shutdown).(*plannerv1.NodeShutdown)}, nil
+}
+
+// GetNodeShutdown answers the shutdown SetShutdown or ShutdownNode set.
+func (p *Planner) GetNodeShutdown(context.Context, *plannerv1.GetNodeShutdownRequest) (*plannerv1.GetNodeShutdownResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := &plannerv1.NodeShutdown{}
+	if p.shutdown != nil {
+		st = proto.Clone(p.shutdown).(*plannerv1.NodeShutdown)
+	}
+	return &plannerv1.GetNodeShutdownResponse{Shutdown: st}, nil
 }
 
 // PodDelete is one DeletePod call: the request, and how long the caller's

@@ -27,6 +27,9 @@
 //     fails with reason Evicted, as the kubelet's eviction manager fails
 //     it, with one Warning Evicted event, and is then killed like any
 //     terminal pod;
+//   - a pod the node's graceful shutdown ends (Input.NodeShutdown) fails
+//     with reason Terminated and is killed with the grace its
+//     priority group gives it;
 //   - a pod in a terminal phase (Succeeded, Failed) is not re-planned: only
 //     what still runs of it is killed (the kubelet's computePodActions would
 //     keep killing and re-creating the sandbox);

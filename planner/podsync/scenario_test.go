@@ -51,7 +51,7 @@ func TestScenarios(t *testing.T) {
 // run runs one command:
 //
 //	pod (YAML input)               the desired pod (validated), stored
-//	sync [fail=NAME:REASON] [retry-at=SECONDS] [seconds=N] [evicted=VOLUME:LIMIT]
+//	sync [fail=NAME:REASON] [retry-at=SECONDS] [seconds=N] [evicted=VOLUME:LIMIT] [shutdown=GRACE]
 //	                               one sync, N seconds (default 10) after the
 //	                               last; the executor's answer succeeds
 //	                               except the listed starts (or "kill-pod")
@@ -59,6 +59,8 @@ func TestScenarios(t *testing.T) {
 //	delete                         the pod's deletion_time is set
 //	drop-record                    the record disappears (an orphan is left)
 //	observed                       the runtime's state
+//	reason                         the stored status's reason, message and
+//	                               conditions other than the four usual
 func (w *world) run(cmd string, args []string, input string) (string, error) {
 	switch cmd {
 	case "pod":
@@ -101,6 +103,8 @@ func (w *world) run(cmd string, args []string, input string) (string, error) {
 		return "ok", nil
 	case "observed":
 		return w.describe(), nil
+	case "reason":
+		return w.reason(), nil
 	}
 	return "", fmt.Errorf("unknown command %q", cmd)
 }
@@ -110,6 +114,7 @@ func (w *world) sync(args []string) (string, error) {
 	var retryAt time.Time
 	gap := 10 * time.Second
 	evicted := ""
+	var shutdown *int64
 	for _, a := range args {
 		k, v, _ := strings.Cut(a, "=")
 		switch k {
@@ -137,13 +142,19 @@ func (w *world) sync(args []string) (string, error) {
 				return "", fmt.Errorf("evicted=VOLUME:LIMIT")
 			}
 			evicted = status.EmptyDirOverLimitMessage(name, limit)
+		case "shutdown":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return "", err
+			}
+			shutdown = &n
 		default:
 			return "", fmt.Errorf("unknown sync option %q", a)
 		}
 	}
 	w.now = w.now.Add(gap)
 	var out []string
-	in := podsync.Input{Record: w.rec, Observed: proto.Clone(w.obs).(*syncpodv1.ObservedPod), Now: w.now, Evicted: evicted}
+	in := podsync.Input{Record: w.rec, Observed: proto.Clone(w.obs).(*syncpodv1.ObservedPod), Now: w.now, Evicted: evicted, NodeShutdown: shutdown}
 	before := proto.Clone(w.rec)
 	work := podsync.Step(in)
 	if again := podsync.Step(in); !sameWork(work, again) {
@@ -413,4 +424,20 @@ func statusLine(st *syncpodv1.PodStatus) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, " ")
+}
+
+// reason describes the stored status's reason and message, and the
+// conditions beyond the four every pod has.
+func (w *world) reason() string {
+	st := w.rec.GetStatus()
+	out := []string{fmt.Sprintf("reason=%q message=%q", st.GetReason(), st.GetMessage())}
+	for _, c := range st.GetConditions() {
+		switch c.GetType() {
+		case status.ConditionReadyToStart, status.ConditionInitialized, status.ConditionContainersReady, status.ConditionReady:
+			continue
+		}
+		out = append(out, fmt.Sprintf("condition %s=%s reason=%s message=%q", c.GetType(),
+			strings.TrimPrefix(c.GetStatus().String(), "CONDITION_STATUS_"), c.GetReason(), c.GetMessage()))
+	}
+	return strings.Join(out, "\n")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syncpod/syncpod/planner/events"
+	"github.com/syncpod/syncpod/planner/nodeshutdown"
 	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/planner/status"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
@@ -50,6 +51,11 @@ type Input struct {
 	// found an emptyDir over its sizeLimit): it fails with reason Evicted
 	// and what runs of it is killed.
 	Evicted string
+	// NodeShutdown, when set, is the grace period in seconds the node's
+	// graceful shutdown kills the pod with (its group's budget, or the
+	// pod's own grace when shorter): it fails with reason Terminated
+	// and what runs of it is killed with that grace.
+	NodeShutdown *int64
 }
 
 // Applied is a change set the executor carried out and its answer.
@@ -162,6 +168,12 @@ func Step(in Input) Work {
 				// The eviction manager's kill ignores the pod's grace.
 				g := EvictionGracePeriodSeconds
 				override = &g
+			case nodeshutdown.Reason:
+				msg = nodeshutdown.Message
+				if g := in.NodeShutdown; g != nil {
+					grace := *g
+					override = &grace
+				}
 			}
 			actions = &syncpodv1.PodActions{KillPod: true,
 				KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN, Message: msg,
@@ -232,7 +244,7 @@ func removedByReset(resp *executorv1.ApplyActionsResponse) bool {
 
 func statusInput(in Input, steps []*executorv1.StepResult) status.Input {
 	return status.Input{Pod: in.Record.GetPod(), Observed: in.Observed, Previous: in.Record.GetStatus(),
-		Steps: steps, Probes: in.Probes, Now: in.Now, Evicted: in.Evicted}
+		Steps: steps, Probes: in.Probes, Now: in.Now, Evicted: in.Evicted, NodeShutdown: in.NodeShutdown != nil}
 }
 
 // statusMessage is the pod-level message of the status the step computes.

@@ -50,6 +50,9 @@ func (s *Service) ApplyPod(ctx context.Context, req *plannerv1.ApplyPodRequest) 
 	if err := validate.Pod(req.GetPod()); err != nil {
 		return nil, errgrpc.ToGRPCOp("ApplyPod", validate.As(err).Prefix("pod"))
 	}
+	if err := s.admit(ctx, req.GetPod()); err != nil {
+		return nil, errgrpc.ToGRPCOp("ApplyPod", err)
+	}
 	p, res, err := s.pods.Apply(ctx, req.GetPod())
 	if fields := validate.As(err); len(fields) > 0 {
 		// Paths relative to the request, as Plan reports them.

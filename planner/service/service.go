@@ -17,6 +17,7 @@ type Service struct {
 	config    ConfigStore
 	executor  executorv1.ExecutorServiceClient
 	timelines Timelines
+	shutdown  NodeShutdown
 }
 
 // Timelines answers GetPod's last_sync: the last completed sync of a pod
@@ -38,6 +39,9 @@ type Options struct {
 	// Config is the ConfigMap and Secret store (config.go). Nil makes
 	// those RPCs Unavailable.
 	Config ConfigStore
+	// Shutdown carries out ShutdownNode and closes ApplyPod's admission
+	// during a shutdown. Nil: ShutdownNode is FailedPrecondition.
+	Shutdown NodeShutdown
 }
 
 // errNoExecutor is the error of a call the executor carries when none is
@@ -46,7 +50,7 @@ var errNoExecutor = errgrpc.New(errgrpc.ErrUnavailable, "no executor is configur
 
 // New returns the planner service.
 func New(opts Options) *Service {
-	return &Service{pods: opts.Pods, executor: opts.Executor, timelines: opts.Timelines, config: opts.Config}
+	return &Service{pods: opts.Pods, executor: opts.Executor, timelines: opts.Timelines, config: opts.Config, shutdown: opts.Shutdown}
 }
 
 // Plan is the dry run of computePodActions: it validates the request (every

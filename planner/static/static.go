@@ -28,6 +28,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now stamps events; default time.Now.
 	Now func() time.Time
+	// Admitting reports whether new pods are admitted (the node is not
+	// shutting down, R-24.4); nil: always. A new static pod waits for it,
+	// retried at every scan.
+	Admitting func() bool
 }
 
 // Reconciler carries manifest changes into the store. Create with New.
@@ -113,6 +117,11 @@ func (r *Reconciler) Apply(ctx context.Context, d manifest.Diff) (retry []manife
 		}
 		switch c.Type {
 		case manifest.Added, manifest.Updated:
+			if !r.admits(ctx, c.Pod) {
+				log.Info("static pod not admitted: the node is shutting down; it is applied once the shutdown is cancelled")
+				retry = append(retry, c)
+				continue
+			}
 			if _, res, err := r.opts.Store.Apply(ctx, c.Pod); err != nil {
 				if errors.Is(err, store.ErrTerminating) {
 					log.Info("static pod still terminating; it is applied again once it is gone")
@@ -136,4 +145,14 @@ func (r *Reconciler) Apply(ctx context.Context, d manifest.Diff) (retry []manife
 		}
 	}
 	return retry
+}
+
+// admits reports whether p may be applied: a pod already stored always
+// may (an update), a new one only while the node admits pods.
+func (r *Reconciler) admits(ctx context.Context, p *syncpodv1.Pod) bool {
+	if r.opts.Admitting == nil || r.opts.Admitting() {
+		return true
+	}
+	_, err := r.opts.Store.Get(ctx, &plannerv1.PodRef{Namespace: p.GetNamespace(), Name: p.GetName()})
+	return !errors.Is(err, store.ErrNotFound)
 }

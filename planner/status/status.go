@@ -86,6 +86,8 @@ type Input struct {
 	// Evicted, when set, is why the pod is evicted (an emptyDir over its
 	// sizeLimit): phase Failed, reason Evicted, this message.
 	Evicted string
+	// NodeShutdown: the node's graceful shutdown ends the pod.
+	NodeShutdown bool
 }
 
 // Compute returns the pod's status.
@@ -141,6 +143,7 @@ func compute(in Input) (*syncpodv1.PodStatus, *computer, initState, bool) {
 	}
 	applyDeadline(pod, in.Previous, st, in.Now)
 	applyEviction(pod, in.Previous, st, in.Evicted)
+	applyNodeShutdown(pod, in.Previous, st, in.NodeShutdown)
 	return st, &c, init, anyStarted
 }
 
@@ -490,6 +493,9 @@ func (c *computer) conditions(st *syncpodv1.PodStatus, init initState, anyStarte
 	out := []*syncpodv1.PodCondition{c.readyToStart(), initialized, ready, podReady}
 	if plan.CouldRestartAll(c.in.Pod.GetSpec()) {
 		out = append(out, c.allRestartingCondition(st.Phase))
+	}
+	if dt := disruptionTarget(c.in.Previous, st); dt != nil {
+		out = append(out, dt)
 	}
 	for _, cd := range out {
 		cd.LastTransitionTime = timestamppb.New(c.in.Now)

@@ -6,6 +6,9 @@
 //
 //	meta/
 //	    schema_version   -> decimal ASCII, the last migration applied
+//	    node_shutdown    -> NodeShutdown (binary protobuf): the graceful node
+//	                        shutdown under way or not yet recovered from
+//	                        (shutdown.go); absent otherwise
 //	pods/
 //	    <namespace>/<name> -> PodRecord (binary protobuf, syncpod.planner.v1)
 //	uids/

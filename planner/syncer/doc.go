@@ -45,4 +45,11 @@
 // measured (EmptyDirMeter, the executor's du); a pod over a limit is
 // marked evicted for its generation and synced at once, and podsync fails
 // and kills it (the kubelet's eviction manager for local storage).
+//
+// The graceful node shutdown (shutdown.go, R-24) closes admission, stores
+// the shutdown, then marks the pods of each priority group for
+// termination with their grace and syncs them: podsync fails each with
+// reason Terminated and kills it, and the group is waited for until a
+// sync of each of its pods finds nothing running, or its budget is
+// spent. Run first recovers from a stored shutdown.
 package syncer

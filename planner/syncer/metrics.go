@@ -15,6 +15,8 @@ type metrics struct {
 	plegReconnects prometheus.Counter
 	removed        *prometheus.CounterVec
 	orphans        prometheus.Counter
+	shutdownStart  prometheus.Gauge
+	shutdownEnd    prometheus.Gauge
 }
 
 // newMetrics creates the syncer's metrics and registers them on reg (nil:
@@ -42,6 +44,14 @@ func newMetrics(reg prometheus.Registerer, workersKnown func() float64) (*metric
 			Name: "syncpod_planner_orphaned_pods_killed_total",
 			Help: "Runtime pods labelled as syncpod's but not desired, killed by housekeeping (the kubelet's orphaned_runtime_pods_total).",
 		}),
+		shutdownStart: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "syncpod_planner_graceful_shutdown_start_time_seconds",
+			Help: "When the last graceful node shutdown started, Unix seconds (the kubelet's graceful_shutdown_start_time_seconds).",
+		}),
+		shutdownEnd: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "syncpod_planner_graceful_shutdown_end_time_seconds",
+			Help: "When the last graceful node shutdown ended, Unix seconds (the kubelet's graceful_shutdown_end_time_seconds).",
+		}),
 	}
 	m.syncs.WithLabelValues("ok")
 	m.syncs.WithLabelValues("error")
@@ -51,7 +61,7 @@ func newMetrics(reg prometheus.Registerer, workersKnown func() float64) (*metric
 		Name: "syncpod_planner_pod_workers",
 		Help: "Pods with a sync worker (desired pods being kept).",
 	}, workersKnown)
-	if err := promreg.Register(reg, m.syncs, m.syncDuration, m.plegReconnects, m.removed, m.orphans, workers); err != nil {
+	if err := promreg.Register(reg, m.syncs, m.syncDuration, m.plegReconnects, m.removed, m.orphans, m.shutdownStart, m.shutdownEnd, workers); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/syncpod/syncpod/internal/periodic"
 	"github.com/syncpod/syncpod/planner/events"
+	"github.com/syncpod/syncpod/planner/nodeshutdown"
 	"github.com/syncpod/syncpod/planner/podsync"
 	"github.com/syncpod/syncpod/planner/podworkers"
 	"github.com/syncpod/syncpod/planner/prober"
@@ -62,6 +63,9 @@ type Options struct {
 	// EvictionCheckPeriod is how often the eviction check runs (default
 	// 10 s, the kubelet's eviction monitoring interval).
 	EvictionCheckPeriod time.Duration
+	// Shutdown is the node's graceful shutdown configuration;
+	// the zero value turns it off.
+	Shutdown nodeshutdown.Config
 }
 
 // Syncer runs the sync loop. Create with New, run with Run.
@@ -79,8 +83,16 @@ type Syncer struct {
 	seen     map[string]seenPod   // uid → what of the pod last triggered a sync
 	// evictions are the pods the eviction check found over a limit.
 	evictions map[string]eviction
+	// terminations are the pods the node's shutdown is ending.
+	terminations map[string]termination
 
 	ahead sync.WaitGroup // the status requests askAhead made
+
+	shutMu    sync.Mutex
+	runCtx    context.Context         // Run's: a shutdown's run outlives its caller
+	closed    bool                    // admission is closed
+	shutRun   *shutdownRun            // the shutdown under way
+	shutState *plannerv1.NodeShutdown // the last stored shutdown
 }
 
 // seenPod is what of a stored pod is worth a sync when it changes.
@@ -139,6 +151,8 @@ func New(opts Options) (*Syncer, error) {
 		lastSync:  map[string]time.Time{},
 		seen:      map[string]seenPod{},
 		evictions: map[string]eviction{},
+
+		terminations: map[string]termination{},
 	}
 	m, err := newMetrics(opts.Registerer, func() float64 { return float64(s.workers.Known()) })
 	if err != nil {
@@ -167,12 +181,20 @@ func New(opts Options) (*Syncer, error) {
 
 // Run runs the loop until ctx ends.
 func (s *Syncer) Run(ctx context.Context) error {
+	// Before any pod is synced: what a shutdown ended restarts per its
+	// restart policy.
+	if err := s.recoverShutdown(ctx); err != nil {
+		return fmt.Errorf("recover the node shutdown: %w", err)
+	}
 	s.mu.Lock()
 	s.started = time.Now()
 	s.mu.Unlock()
 	defer s.probes.Stop()
 	defer s.ahead.Wait() // after the workers: they end with ctx, and so do these
 	g, ctx := errgroup.WithContext(ctx)
+	s.shutMu.Lock()
+	s.runCtx = ctx
+	s.shutMu.Unlock()
 	g.Go(func() error { return s.workers.Run(ctx) })
 	g.Go(func() error { return s.watchStore(ctx) })
 	g.Go(func() error { s.watchPLEG(ctx); return nil })
@@ -299,6 +321,7 @@ func (s *Syncer) forget(uid string) {
 	delete(s.lastSync, uid)
 	delete(s.evictions, uid)
 	s.mu.Unlock()
+	s.terminated(uid) // gone: the shutdown waits no more for it
 }
 
 // sync is one pod's sync: podsync.Step decides, this carries the work
@@ -329,10 +352,14 @@ func (s *Syncer) sync(ctx context.Context, uid string, tl *timeline.Sync, slot *
 		s.probes.Sync(pod, observed)
 		probes = s.probes.Results(uid)
 	}
-	in := podsync.Input{Record: rec, Observed: observed, Probes: probes, Now: time.Now(), Evicted: s.evictionOf(pod)}
+	in := podsync.Input{Record: rec, Observed: observed, Probes: probes, Now: time.Now(), Evicted: s.evictionOf(pod),
+		NodeShutdown: s.shutdownGraceOf(pod)}
 	endPlan := tl.Stage(timeline.StagePlan)
 	w := podsync.Step(in)
 	endPlan()
+	// a pod the shutdown ends whose sync has nothing to kill
+	// has stopped (once its status is committed below).
+	stopped := in.NodeShutdown != nil && w.Apply == nil && w.Err == nil
 	if w.Apply != nil {
 		if w.Apply.GetKillPod() {
 			// A kill lasts up to the grace period: it must not hold one of
@@ -382,6 +409,9 @@ func (s *Syncer) sync(ctx context.Context, uid string, tl *timeline.Sync, slot *
 	}
 	if w.Err != nil {
 		return time.Time{}, w.Err
+	}
+	if stopped {
+		s.terminated(uid)
 	}
 	if err := s.remove(ctx, w.Remove); err != nil {
 		return time.Time{}, err

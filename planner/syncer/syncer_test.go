@@ -104,6 +104,8 @@ type env struct {
 	exec  *executortest.Executor
 	store *store.Store
 	s     *Syncer
+	// stop ends the syncer's Run and closes the store (also at cleanup).
+	stop func()
 }
 
 // plegClient calls the fake PLEG in-process, so the tests run inside a
@@ -168,16 +170,24 @@ func newEnv(t *testing.T) *env {
 // newEnvWith is newEnv with the syncer's options changed by opt.
 func newEnvWith(t *testing.T, opt func(*Options)) *env {
 	t.Helper()
+	return newEnvAt(t, "", opt)
+}
+
+// newEnvAt is newEnvWith on the store file at path ("": a new one).
+func newEnvAt(t *testing.T, path string, opt func(*Options)) *env {
+	t.Helper()
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "p.db")
+	}
 	e := &env{
 		pleg: &fakePLEG{observed: map[string]*syncpodv1.ObservedPod{}, gets: map[string]int{}, newer: map[string][]time.Time{}, events: make(chan *plegv1.PodLifecycleEvent, 16)},
 		exec: &executortest.Executor{},
 	}
 	var err error
-	e.store, err = store.Open(store.Options{Path: filepath.Join(t.TempDir(), "p.db"), Validate: validate.Pod})
+	e.store, err = store.Open(store.Options{Path: path, Validate: validate.Pod})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.store.Close() })
 	opts := Options{
 		Store: e.store, PLEG: plegClient{e.pleg}, Executor: execClient{e.exec},
 		ResyncPeriod: time.Hour, HousekeepingPeriod: time.Hour, RPCTimeout: 5 * time.Second,
@@ -192,7 +202,9 @@ func newEnvWith(t *testing.T, opt func(*Options)) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = e.s.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	var once sync.Once
+	e.stop = func() { once.Do(func() { cancel(); <-done; e.store.Close() }) }
+	t.Cleanup(e.stop)
 	return e
 }
 

@@ -28,6 +28,8 @@ const (
 	// SourceEviction is the eviction check finding an emptyDir over its
 	// sizeLimit.
 	SourceEviction = "eviction"
+	// SourceShutdown is the node's graceful shutdown ending the pod.
+	SourceShutdown = "shutdown"
 	// SourcePLEG prefixes a PLEG event's type: "pleg:CONTAINER_DIED".
 	SourcePLEG = "pleg:"
 )

@@ -65,6 +65,7 @@ const rootExample = `  syncpodctl apply -f examples/
   syncpodctl describe pod web
   syncpodctl plan -f examples/web.yaml
   syncpodctl backoffs reset crashloop -c crash
+  syncpodctl node shutdown
   syncpodctl delete pod web`
 
 // usageError is a bad command line (exit code 2).
@@ -149,7 +150,7 @@ func newRoot(g *globals) *cobra.Command {
 		c.GroupID = "debug"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newBackoffs(g), newVersion(g)} {
+	for _, c := range []*cobra.Command{newBackoffs(g), newNode(g), newVersion(g)} {
 		c.GroupID = "node"
 		root.AddCommand(c)
 	}

@@ -78,9 +78,9 @@ type nodeOptions struct {
 	// short directory and returns the executor's CRI endpoint (a proxy in
 	// front of the runtime).
 	executorCRI func(endpoint, dir string) string
-	// executorArgs, plegArgs and crisimArgs are extra flags (later flags
-	// win).
-	executorArgs, plegArgs, crisimArgs []string
+	// executorArgs, plegArgs, crisimArgs and plannerArgs are extra flags
+	// (later flags win).
+	executorArgs, plegArgs, crisimArgs, plannerArgs []string
 }
 
 // startNode starts every process of a node and stops them all, in order,
@@ -188,6 +188,7 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		"--housekeeping-period="+o.resyncPeriod.String(),
 		"--eviction-check-period="+o.resyncPeriod.String(),
 	)
+	n.plannerArgs = append(n.plannerArgs, o.plannerArgs...)
 	n.startPlanner()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

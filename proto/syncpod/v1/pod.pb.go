@@ -841,7 +841,12 @@ type PodSpec struct {
 	// no limit is bounded by them. A pod-level request must be at least the
 	// containers' aggregate request, a container's limit at most the
 	// pod-level limit (rules R-23.4, R-23.5).
-	Resources     *ResourceRequirements `protobuf:"bytes,180,opt,name=resources,proto3" json:"resources,omitempty"`
+	Resources *ResourceRequirements `protobuf:"bytes,180,opt,name=resources,proto3" json:"resources,omitempty"`
+	// priority is the pod's priority (Kubernetes' spec.priority, which the
+	// API server sets from priorityClassName); unset is 0. A graceful node
+	// shutdown ends pods by it, lowest first, each group within its grace
+	// period (rule R-24.2).
+	Priority      *int32 `protobuf:"varint,236,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1014,6 +1019,13 @@ func (x *PodSpec) GetResources() *ResourceRequirements {
 		return x.Resources
 	}
 	return nil
+}
+
+func (x *PodSpec) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
 }
 
 // PodOS names the operating system a pod is meant for (Kubernetes PodOS).
@@ -3186,7 +3198,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x17ServiceEnvironmentEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B \n" +
-	"\x1e_deletion_grace_period_seconds\"\x92\t\n" +
+	"\x1e_deletion_grace_period_seconds\"\xc1\t\n" +
 	"\aPodSpec\x12>\n" +
 	"\x0finit_containers\x18\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x0einitContainers\x125\n" +
 	"\n" +
@@ -3211,10 +3223,12 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\boverhead\x18n \x01(\v2\x18.syncpod.v1.ResourceListR\boverhead\x12-\n" +
 	"\avolumes\x18\x8c\x01 \x03(\v2\x12.syncpod.v1.VolumeR\avolumes\x12I\n" +
 	"\x14ephemeral_containers\x18\xa0\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x13ephemeralContainers\x12?\n" +
-	"\tresources\x18\xb4\x01 \x01(\v2 .syncpod.v1.ResourceRequirementsR\tresourcesB#\n" +
+	"\tresources\x18\xb4\x01 \x01(\v2 .syncpod.v1.ResourceRequirementsR\tresources\x12 \n" +
+	"\bpriority\x18\xec\x01 \x01(\x05H\x03R\bpriority\x88\x01\x01B#\n" +
 	"!_termination_grace_period_secondsB\x1a\n" +
 	"\x18_active_deadline_secondsB\x1a\n" +
-	"\x18_share_process_namespace\"\x1b\n" +
+	"\x18_share_process_namespaceB\v\n" +
+	"\t_priority\"\x1b\n" +
 	"\x05PodOS\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\xa3\x04\n" +
 	"\x12PodSecurityContext\x12#\n" +

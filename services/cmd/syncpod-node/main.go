@@ -62,6 +62,8 @@ type nodeFlags struct {
 	evictionHard   string
 	pressurePeriod time.Duration
 	imageFsDir     string
+	// Graceful node shutdown.
+	shutdownOnSIGTERM bool
 }
 
 func registerNodeFlags(fs *flag.FlagSet) *nodeFlags {
@@ -77,6 +79,7 @@ func registerNodeFlags(fs *flag.FlagSet) *nodeFlags {
 	fs.Int64Var(&f.maxPods, "max-pods", 110, "pods capacity")
 	fs.DurationVar(&f.leaseDuration, "node-lease-duration", 40*time.Second, "leaseDurationSeconds of the node's Lease")
 	fs.DurationVar(&f.leaseRenew, "node-lease-renew-interval", 10*time.Second, "how often the node's Lease is renewed")
+	fs.BoolVar(&f.shutdownOnSIGTERM, "shutdown-on-sigterm", false, "on SIGTERM, first shut the node's pods down gracefully through the planner (its ShutdownNode: by priority, within the planner's --shutdown-grace-period flags), reporting the Node not ready meanwhile, then exit; for hosts where logind cannot tell the planner (no system bus)")
 	fs.DurationVar(&f.statusFreq, "node-status-update-frequency", time.Minute, "how often the Node status is posted when nothing changed")
 	fs.Float64Var(&f.statusQPS, "pod-status-qps", 10, "pod status writes per second")
 	fs.IntVar(&f.statusBurst, "pod-status-burst", 20, "pod status writes in a burst")
@@ -173,7 +176,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	logger := common.Logger(stderr, fs.Name())
 	reg := prometheus.NewRegistry()
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	stopOn := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	if nf.shutdownOnSIGTERM {
+		stopOn = stopOn[:1] // SIGTERM shuts the pods down first (below)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopOn...)
 	defer stop()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", nf.kubeconfig)
@@ -278,6 +285,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		}
 	}
 	parts := []func(context.Context) error{agent.Run}
+	if nf.shutdownOnSIGTERM {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		defer signal.Stop(term)
+		go node.ShutdownOnSignal(ctx, term, plannerv1.NewPlannerServiceClient(conn), logger, stop)
+	}
 	if readLis != nil {
 		parts = append(parts, func(ctx context.Context) error { return node.ServeReadAPI(ctx, readLis, readTLS, readAPI, logger) })
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -16,7 +17,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/syncpod/syncpod/planner/logind"
 	"github.com/syncpod/syncpod/planner/manifest"
+	"github.com/syncpod/syncpod/planner/nodeshutdown"
 	"github.com/syncpod/syncpod/planner/service"
 	"github.com/syncpod/syncpod/planner/static"
 	"github.com/syncpod/syncpod/planner/store"
@@ -47,10 +50,20 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	housekeeping := fs.Duration("housekeeping-period", 10*time.Second, "how often orphaned runtime pods and dead containers are cleaned up")
 	evictionCheck := fs.Duration("eviction-check-period", 10*time.Second, "how often the disk use of emptyDir volumes with a sizeLimit is measured (a pod over a limit is evicted)")
 	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG (a kill adds the pod's grace period)")
+	shutdownGrace := fs.Duration("shutdown-grace-period", 0, "graceful node shutdown: the time the node's pods are given to stop, regular pods first (the kubelet's shutdownGracePeriod; whole seconds, 0 disables)")
+	shutdownCritical := fs.Duration("shutdown-grace-period-critical-pods", 0, "the part of --shutdown-grace-period kept for critical pods (priority 2000000000 and above), ended last (the kubelet's shutdownGracePeriodCriticalPods)")
+	shutdownLogind := fs.Bool("shutdown-logind", true, "with a shutdown grace period: hold a logind shutdown delay inhibitor lock and shut the pods down on logind's PrepareForShutdown (where a system bus answers)")
+	shutdownByPriority := fs.String("shutdown-grace-period-by-pod-priority", "", "graceful node shutdown by pod priority instead: PRIORITY=DURATION pairs, e.g. 0=20s,100000=10s,2000000000=5s; pods are ended lowest priority first, each group within its period (the kubelet's shutdownGracePeriodByPodPriority)")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
 	}
 	logger := common.Logger(stderr, fs.Name())
+	byPriority, err := nodeshutdown.ParsePeriods(*shutdownByPriority)
+	shutdownCfg := nodeshutdown.Config{GracePeriod: *shutdownGrace, CriticalGracePeriod: *shutdownCritical, ByPriority: byPriority}
+	if err = errors.Join(err, shutdownCfg.Validate()); err != nil {
+		logger.Error("bad graceful node shutdown flags", "err", err)
+		return 2
+	}
 	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
 		logger.Error("cannot create --data-dir", "path", *dataDir, "err", err)
 		return 1
@@ -89,9 +102,6 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	timelines.SetLogger(logger.With("component", "timeline"))
-	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{
-		Pods: pods, Executor: executorv1.NewExecutorServiceClient(execConn), Timelines: timelines, Config: pods,
-	}))
 	plegConn, err := dial(*plegAddr)
 	if err != nil {
 		logger.Error("bad --pleg", "err", err)
@@ -118,21 +128,39 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		Logger:              logger,
 		Registerer:          reg,
 		Timeline:            timelines,
+		Shutdown:            shutdownCfg,
 	})
 	if err != nil {
 		logger.Error("cannot start the sync loop", "err", err)
 		return 1
 	}
+	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{
+		Pods: pods, Executor: execClient, Timelines: timelines, Config: pods, Shutdown: loop,
+	}))
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	parts := []func(context.Context) error{loop.Run}
+	if shutdownCfg.Enabled() && *shutdownLogind {
+		// logind's delay lock and PrepareForShutdown where there
+		// is a system bus; ShutdownNode (syncpodctl node shutdown, the
+		// node agent's SIGTERM) everywhere.
+		parts = append(parts, func(ctx context.Context) error {
+			return logind.Run(ctx, logind.Options{
+				Connect: logind.ConnectSystemBus, Budget: nodeshutdown.Total(shutdownCfg.Periods()),
+				Shutdown: func(ctx context.Context) error { _, err := loop.Shutdown(ctx, "logind"); return err },
+				Cancel:   func(ctx context.Context) error { _, err := loop.CancelShutdown(ctx); return err },
+				Logger:   logger.With("component", "logind"),
+			})
+		})
+	}
 	if *manifestDir != "" {
 		src := manifest.NewSource(manifest.Options{
 			Dir: *manifestDir, Interval: *manifestInterval, DisableWatch: !*manifestWatch,
 			Logger: logger.With("component", "manifest"),
 		})
-		rec, err := static.New(static.Options{Source: src, Store: pods, Logger: logger.With("component", "manifest")})
+		rec, err := static.New(static.Options{Source: src, Store: pods, Logger: logger.With("component", "manifest"),
+			Admitting: loop.Admitting})
 		if err != nil {
 			logger.Error("cannot start the static pod source", "err", err)
 			return 1

@@ -144,6 +144,59 @@ func (WatchEventType) EnumDescriptor() ([]byte, []int) {
 	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{1}
 }
 
+// NodeShutdownPhase is where a graceful node shutdown is.
+type NodeShutdownPhase int32
+
+const (
+	// NODE_SHUTDOWN_PHASE_UNSPECIFIED: no shutdown; pods are admitted.
+	NodeShutdownPhase_NODE_SHUTDOWN_PHASE_UNSPECIFIED NodeShutdownPhase = 0
+	// NODE_SHUTDOWN_PHASE_SHUTTING_DOWN: pods are being ended.
+	NodeShutdownPhase_NODE_SHUTDOWN_PHASE_SHUTTING_DOWN NodeShutdownPhase = 1
+	// NODE_SHUTDOWN_PHASE_DONE: every group was ended; the node may go down.
+	NodeShutdownPhase_NODE_SHUTDOWN_PHASE_DONE NodeShutdownPhase = 2
+)
+
+// Enum value maps for NodeShutdownPhase.
+var (
+	NodeShutdownPhase_name = map[int32]string{
+		0: "NODE_SHUTDOWN_PHASE_UNSPECIFIED",
+		1: "NODE_SHUTDOWN_PHASE_SHUTTING_DOWN",
+		2: "NODE_SHUTDOWN_PHASE_DONE",
+	}
+	NodeShutdownPhase_value = map[string]int32{
+		"NODE_SHUTDOWN_PHASE_UNSPECIFIED":   0,
+		"NODE_SHUTDOWN_PHASE_SHUTTING_DOWN": 1,
+		"NODE_SHUTDOWN_PHASE_DONE":          2,
+	}
+)
+
+func (x NodeShutdownPhase) Enum() *NodeShutdownPhase {
+	p := new(NodeShutdownPhase)
+	*p = x
+	return p
+}
+
+func (x NodeShutdownPhase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NodeShutdownPhase) Descriptor() protoreflect.EnumDescriptor {
+	return file_syncpod_planner_v1_planner_proto_enumTypes[2].Descriptor()
+}
+
+func (NodeShutdownPhase) Type() protoreflect.EnumType {
+	return &file_syncpod_planner_v1_planner_proto_enumTypes[2]
+}
+
+func (x NodeShutdownPhase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use NodeShutdownPhase.Descriptor instead.
+func (NodeShutdownPhase) EnumDescriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{2}
+}
+
 // AttachRequest is one message of an Attach session from the caller.
 type AttachRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2648,6 +2701,450 @@ func (*DeleteSecretResponse) Descriptor() ([]byte, []int) {
 	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{45}
 }
 
+// ShutdownNodeRequest starts (or cancels) a graceful node shutdown.
+type ShutdownNodeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// cancel ends the node's shutdown state instead, as logind's
+	// PrepareForShutdown(false): new pods are admitted again.
+	Cancel        bool `protobuf:"varint,1,opt,name=cancel,proto3" json:"cancel,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShutdownNodeRequest) Reset() {
+	*x = ShutdownNodeRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShutdownNodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShutdownNodeRequest) ProtoMessage() {}
+
+func (x *ShutdownNodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShutdownNodeRequest.ProtoReflect.Descriptor instead.
+func (*ShutdownNodeRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ShutdownNodeRequest) GetCancel() bool {
+	if x != nil {
+		return x.Cancel
+	}
+	return false
+}
+
+// ShutdownNodeResponse is the shutdown as it ended.
+type ShutdownNodeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// shutdown is the node's shutdown state.
+	Shutdown      *NodeShutdown `protobuf:"bytes,1,opt,name=shutdown,proto3" json:"shutdown,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShutdownNodeResponse) Reset() {
+	*x = ShutdownNodeResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShutdownNodeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShutdownNodeResponse) ProtoMessage() {}
+
+func (x *ShutdownNodeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShutdownNodeResponse.ProtoReflect.Descriptor instead.
+func (*ShutdownNodeResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ShutdownNodeResponse) GetShutdown() *NodeShutdown {
+	if x != nil {
+		return x.Shutdown
+	}
+	return nil
+}
+
+// GetNodeShutdownRequest is empty.
+type GetNodeShutdownRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetNodeShutdownRequest) Reset() {
+	*x = GetNodeShutdownRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetNodeShutdownRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetNodeShutdownRequest) ProtoMessage() {}
+
+func (x *GetNodeShutdownRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetNodeShutdownRequest.ProtoReflect.Descriptor instead.
+func (*GetNodeShutdownRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{48}
+}
+
+// GetNodeShutdownResponse is the node's shutdown state.
+type GetNodeShutdownResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// shutdown is the node's shutdown state.
+	Shutdown      *NodeShutdown `protobuf:"bytes,1,opt,name=shutdown,proto3" json:"shutdown,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetNodeShutdownResponse) Reset() {
+	*x = GetNodeShutdownResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetNodeShutdownResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetNodeShutdownResponse) ProtoMessage() {}
+
+func (x *GetNodeShutdownResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetNodeShutdownResponse.ProtoReflect.Descriptor instead.
+func (*GetNodeShutdownResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *GetNodeShutdownResponse) GetShutdown() *NodeShutdown {
+	if x != nil {
+		return x.Shutdown
+	}
+	return nil
+}
+
+// NodeShutdown is a graceful node shutdown: the planner stores it before
+// acting, and reads it at its next start to restart what it ended.
+type NodeShutdown struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// phase of the shutdown.
+	Phase NodeShutdownPhase `protobuf:"varint,1,opt,name=phase,proto3,enum=syncpod.planner.v1.NodeShutdownPhase" json:"phase,omitempty"`
+	// started_at is when the shutdown began.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// ended_at is when the last group was done.
+	EndedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
+	// groups are the priority groups, lowest priority first, as planned
+	// when the shutdown began.
+	Groups []*NodeShutdownGroup `protobuf:"bytes,4,rep,name=groups,proto3" json:"groups,omitempty"`
+	// trigger says what started it: "logind" or "api".
+	Trigger string `protobuf:"bytes,5,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	// cancelled is set once the shutdown was cancelled: pods are admitted
+	// again and the node is ready, while the pods it ended stay so.
+	Cancelled     bool `protobuf:"varint,6,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeShutdown) Reset() {
+	*x = NodeShutdown{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeShutdown) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeShutdown) ProtoMessage() {}
+
+func (x *NodeShutdown) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeShutdown.ProtoReflect.Descriptor instead.
+func (*NodeShutdown) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *NodeShutdown) GetPhase() NodeShutdownPhase {
+	if x != nil {
+		return x.Phase
+	}
+	return NodeShutdownPhase_NODE_SHUTDOWN_PHASE_UNSPECIFIED
+}
+
+func (x *NodeShutdown) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *NodeShutdown) GetEndedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndedAt
+	}
+	return nil
+}
+
+func (x *NodeShutdown) GetGroups() []*NodeShutdownGroup {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *NodeShutdown) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *NodeShutdown) GetCancelled() bool {
+	if x != nil {
+		return x.Cancelled
+	}
+	return false
+}
+
+// NodeShutdownGroup is the pods of one priority range of a shutdown.
+type NodeShutdownGroup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// priority is the lowest priority of the range.
+	Priority int32 `protobuf:"varint,1,opt,name=priority,proto3" json:"priority,omitempty"`
+	// grace_period_seconds is the group's budget.
+	GracePeriodSeconds int64 `protobuf:"varint,2,opt,name=grace_period_seconds,json=gracePeriodSeconds,proto3" json:"grace_period_seconds,omitempty"`
+	// pods are the group's pods.
+	Pods []*NodeShutdownPod `protobuf:"bytes,3,rep,name=pods,proto3" json:"pods,omitempty"`
+	// started_at is when its pods were told to stop; unset until then.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// ended_at is when every pod had stopped or the budget ran out.
+	EndedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
+	// timed_out is set when the budget ran out first.
+	TimedOut      bool `protobuf:"varint,6,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeShutdownGroup) Reset() {
+	*x = NodeShutdownGroup{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeShutdownGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeShutdownGroup) ProtoMessage() {}
+
+func (x *NodeShutdownGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeShutdownGroup.ProtoReflect.Descriptor instead.
+func (*NodeShutdownGroup) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *NodeShutdownGroup) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *NodeShutdownGroup) GetGracePeriodSeconds() int64 {
+	if x != nil {
+		return x.GracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *NodeShutdownGroup) GetPods() []*NodeShutdownPod {
+	if x != nil {
+		return x.Pods
+	}
+	return nil
+}
+
+func (x *NodeShutdownGroup) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *NodeShutdownGroup) GetEndedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndedAt
+	}
+	return nil
+}
+
+func (x *NodeShutdownGroup) GetTimedOut() bool {
+	if x != nil {
+		return x.TimedOut
+	}
+	return false
+}
+
+// NodeShutdownPod is one pod of a shutdown group.
+type NodeShutdownPod struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// uid of the pod.
+	Uid string `protobuf:"bytes,1,opt,name=uid,proto3" json:"uid,omitempty"`
+	// namespace of the pod.
+	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// name of the pod.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// generation of the pod when the shutdown began.
+	Generation int64 `protobuf:"varint,4,opt,name=generation,proto3" json:"generation,omitempty"`
+	// grace_period_seconds is what it is killed with: the group's budget
+	// or its own terminationGracePeriodSeconds when shorter.
+	GracePeriodSeconds int64 `protobuf:"varint,5,opt,name=grace_period_seconds,json=gracePeriodSeconds,proto3" json:"grace_period_seconds,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *NodeShutdownPod) Reset() {
+	*x = NodeShutdownPod{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeShutdownPod) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeShutdownPod) ProtoMessage() {}
+
+func (x *NodeShutdownPod) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeShutdownPod.ProtoReflect.Descriptor instead.
+func (*NodeShutdownPod) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *NodeShutdownPod) GetUid() string {
+	if x != nil {
+		return x.Uid
+	}
+	return ""
+}
+
+func (x *NodeShutdownPod) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *NodeShutdownPod) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NodeShutdownPod) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+func (x *NodeShutdownPod) GetGracePeriodSeconds() int64 {
+	if x != nil {
+		return x.GracePeriodSeconds
+	}
+	return 0
+}
+
 var File_syncpod_planner_v1_planner_proto protoreflect.FileDescriptor
 
 const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
@@ -2793,7 +3290,38 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\asecrets\x18\x01 \x03(\v2\x12.syncpod.v1.SecretR\asecrets\"L\n" +
 	"\x13DeleteSecretRequest\x125\n" +
 	"\x03ref\x18\x01 \x01(\v2#.syncpod.planner.v1.ConfigObjectRefR\x03ref\"\x16\n" +
-	"\x14DeleteSecretResponse*{\n" +
+	"\x14DeleteSecretResponse\"-\n" +
+	"\x13ShutdownNodeRequest\x12\x16\n" +
+	"\x06cancel\x18\x01 \x01(\bR\x06cancel\"T\n" +
+	"\x14ShutdownNodeResponse\x12<\n" +
+	"\bshutdown\x18\x01 \x01(\v2 .syncpod.planner.v1.NodeShutdownR\bshutdown\"\x18\n" +
+	"\x16GetNodeShutdownRequest\"W\n" +
+	"\x17GetNodeShutdownResponse\x12<\n" +
+	"\bshutdown\x18\x01 \x01(\v2 .syncpod.planner.v1.NodeShutdownR\bshutdown\"\xb4\x02\n" +
+	"\fNodeShutdown\x12;\n" +
+	"\x05phase\x18\x01 \x01(\x0e2%.syncpod.planner.v1.NodeShutdownPhaseR\x05phase\x129\n" +
+	"\n" +
+	"started_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
+	"\bended_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12=\n" +
+	"\x06groups\x18\x04 \x03(\v2%.syncpod.planner.v1.NodeShutdownGroupR\x06groups\x12\x18\n" +
+	"\atrigger\x18\x05 \x01(\tR\atrigger\x12\x1c\n" +
+	"\tcancelled\x18\x06 \x01(\bR\tcancelled\"\xa9\x02\n" +
+	"\x11NodeShutdownGroup\x12\x1a\n" +
+	"\bpriority\x18\x01 \x01(\x05R\bpriority\x120\n" +
+	"\x14grace_period_seconds\x18\x02 \x01(\x03R\x12gracePeriodSeconds\x127\n" +
+	"\x04pods\x18\x03 \x03(\v2#.syncpod.planner.v1.NodeShutdownPodR\x04pods\x129\n" +
+	"\n" +
+	"started_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
+	"\bended_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12\x1b\n" +
+	"\ttimed_out\x18\x06 \x01(\bR\btimedOut\"\xa7\x01\n" +
+	"\x0fNodeShutdownPod\x12\x10\n" +
+	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x04 \x01(\x03R\n" +
+	"generation\x120\n" +
+	"\x14grace_period_seconds\x18\x05 \x01(\x03R\x12gracePeriodSeconds*{\n" +
 	"\vApplyResult\x12\x1c\n" +
 	"\x18APPLY_RESULT_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14APPLY_RESULT_CREATED\x10\x01\x12\x18\n" +
@@ -2804,7 +3332,11 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x16WATCH_EVENT_TYPE_ADDED\x10\x01\x12\x1d\n" +
 	"\x19WATCH_EVENT_TYPE_MODIFIED\x10\x02\x12\x1c\n" +
 	"\x18WATCH_EVENT_TYPE_DELETED\x10\x03\x12\x1b\n" +
-	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x042\x81\x0e\n" +
+	"\x17WATCH_EVENT_TYPE_RESYNC\x10\x04*}\n" +
+	"\x11NodeShutdownPhase\x12#\n" +
+	"\x1fNODE_SHUTDOWN_PHASE_UNSPECIFIED\x10\x00\x12%\n" +
+	"!NODE_SHUTDOWN_PHASE_SHUTTING_DOWN\x10\x01\x12\x1c\n" +
+	"\x18NODE_SHUTDOWN_PHASE_DONE\x10\x022\xd0\x0f\n" +
 	"\x0ePlannerService\x12I\n" +
 	"\x04Plan\x12\x1f.syncpod.planner.v1.PlanRequest\x1a .syncpod.planner.v1.PlanResponse\x12U\n" +
 	"\bApplyPod\x12#.syncpod.planner.v1.ApplyPodRequest\x1a$.syncpod.planner.v1.ApplyPodResponse\x12X\n" +
@@ -2824,7 +3356,9 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\vApplySecret\x12&.syncpod.planner.v1.ApplySecretRequest\x1a'.syncpod.planner.v1.ApplySecretResponse\x12X\n" +
 	"\tGetSecret\x12$.syncpod.planner.v1.GetSecretRequest\x1a%.syncpod.planner.v1.GetSecretResponse\x12^\n" +
 	"\vListSecrets\x12&.syncpod.planner.v1.ListSecretsRequest\x1a'.syncpod.planner.v1.ListSecretsResponse\x12a\n" +
-	"\fDeleteSecret\x12'.syncpod.planner.v1.DeleteSecretRequest\x1a(.syncpod.planner.v1.DeleteSecretResponseB?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
+	"\fDeleteSecret\x12'.syncpod.planner.v1.DeleteSecretRequest\x1a(.syncpod.planner.v1.DeleteSecretResponse\x12a\n" +
+	"\fShutdownNode\x12'.syncpod.planner.v1.ShutdownNodeRequest\x1a(.syncpod.planner.v1.ShutdownNodeResponse\x12j\n" +
+	"\x0fGetNodeShutdown\x12*.syncpod.planner.v1.GetNodeShutdownRequest\x1a+.syncpod.planner.v1.GetNodeShutdownResponseB?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
 
 var (
 	file_syncpod_planner_v1_planner_proto_rawDescOnce sync.Once
@@ -2838,170 +3372,191 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 	return file_syncpod_planner_v1_planner_proto_rawDescData
 }
 
-var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
 	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
-	(*AttachRequest)(nil),            // 2: syncpod.planner.v1.AttachRequest
-	(*AttachStart)(nil),              // 3: syncpod.planner.v1.AttachStart
-	(*AttachResponse)(nil),           // 4: syncpod.planner.v1.AttachResponse
-	(*ListPodStatsRequest)(nil),      // 5: syncpod.planner.v1.ListPodStatsRequest
-	(*ListPodStatsResponse)(nil),     // 6: syncpod.planner.v1.ListPodStatsResponse
-	(*PortForwardRequest)(nil),       // 7: syncpod.planner.v1.PortForwardRequest
-	(*PortForwardStart)(nil),         // 8: syncpod.planner.v1.PortForwardStart
-	(*PortForwardResponse)(nil),      // 9: syncpod.planner.v1.PortForwardResponse
-	(*ExecRequest)(nil),              // 10: syncpod.planner.v1.ExecRequest
-	(*ExecStart)(nil),                // 11: syncpod.planner.v1.ExecStart
-	(*ExecResponse)(nil),             // 12: syncpod.planner.v1.ExecResponse
-	(*ContainerLogsRequest)(nil),     // 13: syncpod.planner.v1.ContainerLogsRequest
-	(*ContainerLogsResponse)(nil),    // 14: syncpod.planner.v1.ContainerLogsResponse
-	(*PlanRequest)(nil),              // 15: syncpod.planner.v1.PlanRequest
-	(*PlanResponse)(nil),             // 16: syncpod.planner.v1.PlanResponse
-	(*ApplyPodRequest)(nil),          // 17: syncpod.planner.v1.ApplyPodRequest
-	(*ApplyPodResponse)(nil),         // 18: syncpod.planner.v1.ApplyPodResponse
-	(*PodRef)(nil),                   // 19: syncpod.planner.v1.PodRef
-	(*DeletePodRequest)(nil),         // 20: syncpod.planner.v1.DeletePodRequest
-	(*DeletePodResponse)(nil),        // 21: syncpod.planner.v1.DeletePodResponse
-	(*GetPodRequest)(nil),            // 22: syncpod.planner.v1.GetPodRequest
-	(*GetPodResponse)(nil),           // 23: syncpod.planner.v1.GetPodResponse
-	(*PodSyncTimeline)(nil),          // 24: syncpod.planner.v1.PodSyncTimeline
-	(*PodSyncStage)(nil),             // 25: syncpod.planner.v1.PodSyncStage
-	(*PodRecord)(nil),                // 26: syncpod.planner.v1.PodRecord
-	(*ListPodsRequest)(nil),          // 27: syncpod.planner.v1.ListPodsRequest
-	(*ListPodsResponse)(nil),         // 28: syncpod.planner.v1.ListPodsResponse
-	(*WatchPodsRequest)(nil),         // 29: syncpod.planner.v1.WatchPodsRequest
-	(*WatchPodsResponse)(nil),        // 30: syncpod.planner.v1.WatchPodsResponse
-	(*ConfigObjectRef)(nil),          // 31: syncpod.planner.v1.ConfigObjectRef
-	(*ApplyConfigMapRequest)(nil),    // 32: syncpod.planner.v1.ApplyConfigMapRequest
-	(*ApplyConfigMapResponse)(nil),   // 33: syncpod.planner.v1.ApplyConfigMapResponse
-	(*GetConfigMapRequest)(nil),      // 34: syncpod.planner.v1.GetConfigMapRequest
-	(*GetConfigMapResponse)(nil),     // 35: syncpod.planner.v1.GetConfigMapResponse
-	(*ListConfigMapsRequest)(nil),    // 36: syncpod.planner.v1.ListConfigMapsRequest
-	(*ListConfigMapsResponse)(nil),   // 37: syncpod.planner.v1.ListConfigMapsResponse
-	(*DeleteConfigMapRequest)(nil),   // 38: syncpod.planner.v1.DeleteConfigMapRequest
-	(*DeleteConfigMapResponse)(nil),  // 39: syncpod.planner.v1.DeleteConfigMapResponse
-	(*ApplySecretRequest)(nil),       // 40: syncpod.planner.v1.ApplySecretRequest
-	(*ApplySecretResponse)(nil),      // 41: syncpod.planner.v1.ApplySecretResponse
-	(*GetSecretRequest)(nil),         // 42: syncpod.planner.v1.GetSecretRequest
-	(*GetSecretResponse)(nil),        // 43: syncpod.planner.v1.GetSecretResponse
-	(*ListSecretsRequest)(nil),       // 44: syncpod.planner.v1.ListSecretsRequest
-	(*ListSecretsResponse)(nil),      // 45: syncpod.planner.v1.ListSecretsResponse
-	(*DeleteSecretRequest)(nil),      // 46: syncpod.planner.v1.DeleteSecretRequest
-	(*DeleteSecretResponse)(nil),     // 47: syncpod.planner.v1.DeleteSecretResponse
-	(*v1.StreamInput)(nil),           // 48: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),          // 49: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),              // 50: syncpod.v1.PodStats
-	(*timestamppb.Timestamp)(nil),    // 51: google.protobuf.Timestamp
-	(*v1.LogLine)(nil),               // 52: syncpod.v1.LogLine
-	(*v1.Pod)(nil),                   // 53: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 54: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 55: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 56: syncpod.v1.PodActions
-	(*durationpb.Duration)(nil),      // 57: google.protobuf.Duration
-	(*v1.PodStatus)(nil),             // 58: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 59: syncpod.v1.Event
-	(*v1.ConfigMap)(nil),             // 60: syncpod.v1.ConfigMap
-	(*v1.Secret)(nil),                // 61: syncpod.v1.Secret
+	(NodeShutdownPhase)(0),           // 2: syncpod.planner.v1.NodeShutdownPhase
+	(*AttachRequest)(nil),            // 3: syncpod.planner.v1.AttachRequest
+	(*AttachStart)(nil),              // 4: syncpod.planner.v1.AttachStart
+	(*AttachResponse)(nil),           // 5: syncpod.planner.v1.AttachResponse
+	(*ListPodStatsRequest)(nil),      // 6: syncpod.planner.v1.ListPodStatsRequest
+	(*ListPodStatsResponse)(nil),     // 7: syncpod.planner.v1.ListPodStatsResponse
+	(*PortForwardRequest)(nil),       // 8: syncpod.planner.v1.PortForwardRequest
+	(*PortForwardStart)(nil),         // 9: syncpod.planner.v1.PortForwardStart
+	(*PortForwardResponse)(nil),      // 10: syncpod.planner.v1.PortForwardResponse
+	(*ExecRequest)(nil),              // 11: syncpod.planner.v1.ExecRequest
+	(*ExecStart)(nil),                // 12: syncpod.planner.v1.ExecStart
+	(*ExecResponse)(nil),             // 13: syncpod.planner.v1.ExecResponse
+	(*ContainerLogsRequest)(nil),     // 14: syncpod.planner.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),    // 15: syncpod.planner.v1.ContainerLogsResponse
+	(*PlanRequest)(nil),              // 16: syncpod.planner.v1.PlanRequest
+	(*PlanResponse)(nil),             // 17: syncpod.planner.v1.PlanResponse
+	(*ApplyPodRequest)(nil),          // 18: syncpod.planner.v1.ApplyPodRequest
+	(*ApplyPodResponse)(nil),         // 19: syncpod.planner.v1.ApplyPodResponse
+	(*PodRef)(nil),                   // 20: syncpod.planner.v1.PodRef
+	(*DeletePodRequest)(nil),         // 21: syncpod.planner.v1.DeletePodRequest
+	(*DeletePodResponse)(nil),        // 22: syncpod.planner.v1.DeletePodResponse
+	(*GetPodRequest)(nil),            // 23: syncpod.planner.v1.GetPodRequest
+	(*GetPodResponse)(nil),           // 24: syncpod.planner.v1.GetPodResponse
+	(*PodSyncTimeline)(nil),          // 25: syncpod.planner.v1.PodSyncTimeline
+	(*PodSyncStage)(nil),             // 26: syncpod.planner.v1.PodSyncStage
+	(*PodRecord)(nil),                // 27: syncpod.planner.v1.PodRecord
+	(*ListPodsRequest)(nil),          // 28: syncpod.planner.v1.ListPodsRequest
+	(*ListPodsResponse)(nil),         // 29: syncpod.planner.v1.ListPodsResponse
+	(*WatchPodsRequest)(nil),         // 30: syncpod.planner.v1.WatchPodsRequest
+	(*WatchPodsResponse)(nil),        // 31: syncpod.planner.v1.WatchPodsResponse
+	(*ConfigObjectRef)(nil),          // 32: syncpod.planner.v1.ConfigObjectRef
+	(*ApplyConfigMapRequest)(nil),    // 33: syncpod.planner.v1.ApplyConfigMapRequest
+	(*ApplyConfigMapResponse)(nil),   // 34: syncpod.planner.v1.ApplyConfigMapResponse
+	(*GetConfigMapRequest)(nil),      // 35: syncpod.planner.v1.GetConfigMapRequest
+	(*GetConfigMapResponse)(nil),     // 36: syncpod.planner.v1.GetConfigMapResponse
+	(*ListConfigMapsRequest)(nil),    // 37: syncpod.planner.v1.ListConfigMapsRequest
+	(*ListConfigMapsResponse)(nil),   // 38: syncpod.planner.v1.ListConfigMapsResponse
+	(*DeleteConfigMapRequest)(nil),   // 39: syncpod.planner.v1.DeleteConfigMapRequest
+	(*DeleteConfigMapResponse)(nil),  // 40: syncpod.planner.v1.DeleteConfigMapResponse
+	(*ApplySecretRequest)(nil),       // 41: syncpod.planner.v1.ApplySecretRequest
+	(*ApplySecretResponse)(nil),      // 42: syncpod.planner.v1.ApplySecretResponse
+	(*GetSecretRequest)(nil),         // 43: syncpod.planner.v1.GetSecretRequest
+	(*GetSecretResponse)(nil),        // 44: syncpod.planner.v1.GetSecretResponse
+	(*ListSecretsRequest)(nil),       // 45: syncpod.planner.v1.ListSecretsRequest
+	(*ListSecretsResponse)(nil),      // 46: syncpod.planner.v1.ListSecretsResponse
+	(*DeleteSecretRequest)(nil),      // 47: syncpod.planner.v1.DeleteSecretRequest
+	(*DeleteSecretResponse)(nil),     // 48: syncpod.planner.v1.DeleteSecretResponse
+	(*ShutdownNodeRequest)(nil),      // 49: syncpod.planner.v1.ShutdownNodeRequest
+	(*ShutdownNodeResponse)(nil),     // 50: syncpod.planner.v1.ShutdownNodeResponse
+	(*GetNodeShutdownRequest)(nil),   // 51: syncpod.planner.v1.GetNodeShutdownRequest
+	(*GetNodeShutdownResponse)(nil),  // 52: syncpod.planner.v1.GetNodeShutdownResponse
+	(*NodeShutdown)(nil),             // 53: syncpod.planner.v1.NodeShutdown
+	(*NodeShutdownGroup)(nil),        // 54: syncpod.planner.v1.NodeShutdownGroup
+	(*NodeShutdownPod)(nil),          // 55: syncpod.planner.v1.NodeShutdownPod
+	(*v1.StreamInput)(nil),           // 56: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 57: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),              // 58: syncpod.v1.PodStats
+	(*timestamppb.Timestamp)(nil),    // 59: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),               // 60: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                   // 61: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 62: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil), // 63: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),            // 64: syncpod.v1.PodActions
+	(*durationpb.Duration)(nil),      // 65: google.protobuf.Duration
+	(*v1.PodStatus)(nil),             // 66: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                 // 67: syncpod.v1.Event
+	(*v1.ConfigMap)(nil),             // 68: syncpod.v1.ConfigMap
+	(*v1.Secret)(nil),                // 69: syncpod.v1.Secret
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
-	3,  // 0: syncpod.planner.v1.AttachRequest.start:type_name -> syncpod.planner.v1.AttachStart
-	48, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
-	19, // 2: syncpod.planner.v1.AttachStart.pod:type_name -> syncpod.planner.v1.PodRef
-	49, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	50, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
-	8,  // 5: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
-	19, // 6: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
-	11, // 7: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
-	48, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	19, // 9: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
-	49, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
-	19, // 11: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	51, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	52, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	53, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	54, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	55, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	56, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	53, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	53, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	4,  // 0: syncpod.planner.v1.AttachRequest.start:type_name -> syncpod.planner.v1.AttachStart
+	56, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	20, // 2: syncpod.planner.v1.AttachStart.pod:type_name -> syncpod.planner.v1.PodRef
+	57, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	58, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	9,  // 5: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
+	20, // 6: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
+	12, // 7: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
+	56, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	20, // 9: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
+	57, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	20, // 11: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	59, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	60, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	61, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	62, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	63, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	64, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	61, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	61, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
 	0,  // 20: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	19, // 21: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	53, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
-	19, // 23: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	26, // 24: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	24, // 25: syncpod.planner.v1.GetPodResponse.last_sync:type_name -> syncpod.planner.v1.PodSyncTimeline
-	51, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
-	51, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
-	25, // 28: syncpod.planner.v1.PodSyncTimeline.stages:type_name -> syncpod.planner.v1.PodSyncStage
-	57, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
-	57, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
-	57, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
-	53, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	58, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	59, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	56, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
-	26, // 36: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
+	20, // 21: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	61, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	20, // 23: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
+	27, // 24: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	25, // 25: syncpod.planner.v1.GetPodResponse.last_sync:type_name -> syncpod.planner.v1.PodSyncTimeline
+	59, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
+	59, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
+	26, // 28: syncpod.planner.v1.PodSyncTimeline.stages:type_name -> syncpod.planner.v1.PodSyncStage
+	65, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
+	65, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
+	65, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
+	61, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	66, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	67, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	64, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	27, // 36: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
 	1,  // 37: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
-	26, // 38: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	51, // 39: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	60, // 40: syncpod.planner.v1.ApplyConfigMapRequest.config_map:type_name -> syncpod.v1.ConfigMap
-	60, // 41: syncpod.planner.v1.ApplyConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
+	27, // 38: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	59, // 39: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	68, // 40: syncpod.planner.v1.ApplyConfigMapRequest.config_map:type_name -> syncpod.v1.ConfigMap
+	68, // 41: syncpod.planner.v1.ApplyConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
 	0,  // 42: syncpod.planner.v1.ApplyConfigMapResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	31, // 43: syncpod.planner.v1.GetConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	60, // 44: syncpod.planner.v1.GetConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
-	60, // 45: syncpod.planner.v1.ListConfigMapsResponse.config_maps:type_name -> syncpod.v1.ConfigMap
-	31, // 46: syncpod.planner.v1.DeleteConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	61, // 47: syncpod.planner.v1.ApplySecretRequest.secret:type_name -> syncpod.v1.Secret
-	61, // 48: syncpod.planner.v1.ApplySecretResponse.secret:type_name -> syncpod.v1.Secret
+	32, // 43: syncpod.planner.v1.GetConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	68, // 44: syncpod.planner.v1.GetConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
+	68, // 45: syncpod.planner.v1.ListConfigMapsResponse.config_maps:type_name -> syncpod.v1.ConfigMap
+	32, // 46: syncpod.planner.v1.DeleteConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	69, // 47: syncpod.planner.v1.ApplySecretRequest.secret:type_name -> syncpod.v1.Secret
+	69, // 48: syncpod.planner.v1.ApplySecretResponse.secret:type_name -> syncpod.v1.Secret
 	0,  // 49: syncpod.planner.v1.ApplySecretResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	31, // 50: syncpod.planner.v1.GetSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	61, // 51: syncpod.planner.v1.GetSecretResponse.secret:type_name -> syncpod.v1.Secret
-	61, // 52: syncpod.planner.v1.ListSecretsResponse.secrets:type_name -> syncpod.v1.Secret
-	31, // 53: syncpod.planner.v1.DeleteSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	15, // 54: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	17, // 55: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	20, // 56: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	22, // 57: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	27, // 58: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	29, // 59: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	13, // 60: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
-	10, // 61: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
-	7,  // 62: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
-	5,  // 63: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
-	2,  // 64: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
-	32, // 65: syncpod.planner.v1.PlannerService.ApplyConfigMap:input_type -> syncpod.planner.v1.ApplyConfigMapRequest
-	34, // 66: syncpod.planner.v1.PlannerService.GetConfigMap:input_type -> syncpod.planner.v1.GetConfigMapRequest
-	36, // 67: syncpod.planner.v1.PlannerService.ListConfigMaps:input_type -> syncpod.planner.v1.ListConfigMapsRequest
-	38, // 68: syncpod.planner.v1.PlannerService.DeleteConfigMap:input_type -> syncpod.planner.v1.DeleteConfigMapRequest
-	40, // 69: syncpod.planner.v1.PlannerService.ApplySecret:input_type -> syncpod.planner.v1.ApplySecretRequest
-	42, // 70: syncpod.planner.v1.PlannerService.GetSecret:input_type -> syncpod.planner.v1.GetSecretRequest
-	44, // 71: syncpod.planner.v1.PlannerService.ListSecrets:input_type -> syncpod.planner.v1.ListSecretsRequest
-	46, // 72: syncpod.planner.v1.PlannerService.DeleteSecret:input_type -> syncpod.planner.v1.DeleteSecretRequest
-	16, // 73: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	18, // 74: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	21, // 75: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	23, // 76: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	28, // 77: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	30, // 78: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	14, // 79: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
-	12, // 80: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
-	9,  // 81: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
-	6,  // 82: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
-	4,  // 83: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
-	33, // 84: syncpod.planner.v1.PlannerService.ApplyConfigMap:output_type -> syncpod.planner.v1.ApplyConfigMapResponse
-	35, // 85: syncpod.planner.v1.PlannerService.GetConfigMap:output_type -> syncpod.planner.v1.GetConfigMapResponse
-	37, // 86: syncpod.planner.v1.PlannerService.ListConfigMaps:output_type -> syncpod.planner.v1.ListConfigMapsResponse
-	39, // 87: syncpod.planner.v1.PlannerService.DeleteConfigMap:output_type -> syncpod.planner.v1.DeleteConfigMapResponse
-	41, // 88: syncpod.planner.v1.PlannerService.ApplySecret:output_type -> syncpod.planner.v1.ApplySecretResponse
-	43, // 89: syncpod.planner.v1.PlannerService.GetSecret:output_type -> syncpod.planner.v1.GetSecretResponse
-	45, // 90: syncpod.planner.v1.PlannerService.ListSecrets:output_type -> syncpod.planner.v1.ListSecretsResponse
-	47, // 91: syncpod.planner.v1.PlannerService.DeleteSecret:output_type -> syncpod.planner.v1.DeleteSecretResponse
-	73, // [73:92] is the sub-list for method output_type
-	54, // [54:73] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	32, // 50: syncpod.planner.v1.GetSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	69, // 51: syncpod.planner.v1.GetSecretResponse.secret:type_name -> syncpod.v1.Secret
+	69, // 52: syncpod.planner.v1.ListSecretsResponse.secrets:type_name -> syncpod.v1.Secret
+	32, // 53: syncpod.planner.v1.DeleteSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	53, // 54: syncpod.planner.v1.ShutdownNodeResponse.shutdown:type_name -> syncpod.planner.v1.NodeShutdown
+	53, // 55: syncpod.planner.v1.GetNodeShutdownResponse.shutdown:type_name -> syncpod.planner.v1.NodeShutdown
+	2,  // 56: syncpod.planner.v1.NodeShutdown.phase:type_name -> syncpod.planner.v1.NodeShutdownPhase
+	59, // 57: syncpod.planner.v1.NodeShutdown.started_at:type_name -> google.protobuf.Timestamp
+	59, // 58: syncpod.planner.v1.NodeShutdown.ended_at:type_name -> google.protobuf.Timestamp
+	54, // 59: syncpod.planner.v1.NodeShutdown.groups:type_name -> syncpod.planner.v1.NodeShutdownGroup
+	55, // 60: syncpod.planner.v1.NodeShutdownGroup.pods:type_name -> syncpod.planner.v1.NodeShutdownPod
+	59, // 61: syncpod.planner.v1.NodeShutdownGroup.started_at:type_name -> google.protobuf.Timestamp
+	59, // 62: syncpod.planner.v1.NodeShutdownGroup.ended_at:type_name -> google.protobuf.Timestamp
+	16, // 63: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	18, // 64: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	21, // 65: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	23, // 66: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	28, // 67: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	30, // 68: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	14, // 69: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	11, // 70: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
+	8,  // 71: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
+	6,  // 72: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
+	3,  // 73: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
+	33, // 74: syncpod.planner.v1.PlannerService.ApplyConfigMap:input_type -> syncpod.planner.v1.ApplyConfigMapRequest
+	35, // 75: syncpod.planner.v1.PlannerService.GetConfigMap:input_type -> syncpod.planner.v1.GetConfigMapRequest
+	37, // 76: syncpod.planner.v1.PlannerService.ListConfigMaps:input_type -> syncpod.planner.v1.ListConfigMapsRequest
+	39, // 77: syncpod.planner.v1.PlannerService.DeleteConfigMap:input_type -> syncpod.planner.v1.DeleteConfigMapRequest
+	41, // 78: syncpod.planner.v1.PlannerService.ApplySecret:input_type -> syncpod.planner.v1.ApplySecretRequest
+	43, // 79: syncpod.planner.v1.PlannerService.GetSecret:input_type -> syncpod.planner.v1.GetSecretRequest
+	45, // 80: syncpod.planner.v1.PlannerService.ListSecrets:input_type -> syncpod.planner.v1.ListSecretsRequest
+	47, // 81: syncpod.planner.v1.PlannerService.DeleteSecret:input_type -> syncpod.planner.v1.DeleteSecretRequest
+	49, // 82: syncpod.planner.v1.PlannerService.ShutdownNode:input_type -> syncpod.planner.v1.ShutdownNodeRequest
+	51, // 83: syncpod.planner.v1.PlannerService.GetNodeShutdown:input_type -> syncpod.planner.v1.GetNodeShutdownRequest
+	17, // 84: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	19, // 85: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	22, // 86: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	24, // 87: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	29, // 88: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	31, // 89: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	15, // 90: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	13, // 91: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
+	10, // 92: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
+	7,  // 93: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
+	5,  // 94: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
+	34, // 95: syncpod.planner.v1.PlannerService.ApplyConfigMap:output_type -> syncpod.planner.v1.ApplyConfigMapResponse
+	36, // 96: syncpod.planner.v1.PlannerService.GetConfigMap:output_type -> syncpod.planner.v1.GetConfigMapResponse
+	38, // 97: syncpod.planner.v1.PlannerService.ListConfigMaps:output_type -> syncpod.planner.v1.ListConfigMapsResponse
+	40, // 98: syncpod.planner.v1.PlannerService.DeleteConfigMap:output_type -> syncpod.planner.v1.DeleteConfigMapResponse
+	42, // 99: syncpod.planner.v1.PlannerService.ApplySecret:output_type -> syncpod.planner.v1.ApplySecretResponse
+	44, // 100: syncpod.planner.v1.PlannerService.GetSecret:output_type -> syncpod.planner.v1.GetSecretResponse
+	46, // 101: syncpod.planner.v1.PlannerService.ListSecrets:output_type -> syncpod.planner.v1.ListSecretsResponse
+	48, // 102: syncpod.planner.v1.PlannerService.DeleteSecret:output_type -> syncpod.planner.v1.DeleteSecretResponse
+	50, // 103: syncpod.planner.v1.PlannerService.ShutdownNode:output_type -> syncpod.planner.v1.ShutdownNodeResponse
+	52, // 104: syncpod.planner.v1.PlannerService.GetNodeShutdown:output_type -> syncpod.planner.v1.GetNodeShutdownResponse
+	84, // [84:105] is the sub-list for method output_type
+	63, // [63:84] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -3016,8 +3571,8 @@ func file_syncpod_planner_v1_planner_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   46,
+			NumEnums:      3,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -38,6 +38,8 @@ const (
 	PlannerService_GetSecret_FullMethodName       = "/syncpod.planner.v1.PlannerService/GetSecret"
 	PlannerService_ListSecrets_FullMethodName     = "/syncpod.planner.v1.PlannerService/ListSecrets"
 	PlannerService_DeleteSecret_FullMethodName    = "/syncpod.planner.v1.PlannerService/DeleteSecret"
+	PlannerService_ShutdownNode_FullMethodName    = "/syncpod.planner.v1.PlannerService/ShutdownNode"
+	PlannerService_GetNodeShutdown_FullMethodName = "/syncpod.planner.v1.PlannerService/GetNodeShutdown"
 )
 
 // PlannerServiceClient is the client API for PlannerService service.
@@ -116,6 +118,21 @@ type PlannerServiceClient interface {
 	ListSecrets(ctx context.Context, in *ListSecretsRequest, opts ...grpc.CallOption) (*ListSecretsResponse, error)
 	// DeleteSecret removes a Secret. NotFound when missing.
 	DeleteSecret(ctx context.Context, in *DeleteSecretRequest, opts ...grpc.CallOption) (*DeleteSecretResponse, error)
+	// ShutdownNode shuts the node's pods down gracefully, as the kubelet
+	// does when logind announces a shutdown (rule R-24): new pods are
+	// refused (FailedPrecondition), the running ones are ended by priority,
+	// lowest first, each group within its grace period, and each ends
+	// Failed with reason Terminated. The state is stored before anything is
+	// killed; the call answers when the last group is done (a second call
+	// meanwhile waits for the same shutdown; one after it, unless it was
+	// cancelled, answers it as it ended). FailedPrecondition when the
+	// planner has no shutdown grace period configured. cancel reopens
+	// admission; pods already ended stay so.
+	ShutdownNode(ctx context.Context, in *ShutdownNodeRequest, opts ...grpc.CallOption) (*ShutdownNodeResponse, error)
+	// GetNodeShutdown reports the node's shutdown: none, under way, or done
+	// (until the planner starts again, when the ended pods restart per
+	// their restart policy).
+	GetNodeShutdown(ctx context.Context, in *GetNodeShutdownRequest, opts ...grpc.CallOption) (*GetNodeShutdownResponse, error)
 }
 
 type plannerServiceClient struct {
@@ -343,6 +360,26 @@ func (c *plannerServiceClient) DeleteSecret(ctx context.Context, in *DeleteSecre
 	return out, nil
 }
 
+func (c *plannerServiceClient) ShutdownNode(ctx context.Context, in *ShutdownNodeRequest, opts ...grpc.CallOption) (*ShutdownNodeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ShutdownNodeResponse)
+	err := c.cc.Invoke(ctx, PlannerService_ShutdownNode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerServiceClient) GetNodeShutdown(ctx context.Context, in *GetNodeShutdownRequest, opts ...grpc.CallOption) (*GetNodeShutdownResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetNodeShutdownResponse)
+	err := c.cc.Invoke(ctx, PlannerService_GetNodeShutdown_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PlannerServiceServer is the server API for PlannerService service.
 // All implementations must embed UnimplementedPlannerServiceServer
 // for forward compatibility.
@@ -419,6 +456,21 @@ type PlannerServiceServer interface {
 	ListSecrets(context.Context, *ListSecretsRequest) (*ListSecretsResponse, error)
 	// DeleteSecret removes a Secret. NotFound when missing.
 	DeleteSecret(context.Context, *DeleteSecretRequest) (*DeleteSecretResponse, error)
+	// ShutdownNode shuts the node's pods down gracefully, as the kubelet
+	// does when logind announces a shutdown (rule R-24): new pods are
+	// refused (FailedPrecondition), the running ones are ended by priority,
+	// lowest first, each group within its grace period, and each ends
+	// Failed with reason Terminated. The state is stored before anything is
+	// killed; the call answers when the last group is done (a second call
+	// meanwhile waits for the same shutdown; one after it, unless it was
+	// cancelled, answers it as it ended). FailedPrecondition when the
+	// planner has no shutdown grace period configured. cancel reopens
+	// admission; pods already ended stay so.
+	ShutdownNode(context.Context, *ShutdownNodeRequest) (*ShutdownNodeResponse, error)
+	// GetNodeShutdown reports the node's shutdown: none, under way, or done
+	// (until the planner starts again, when the ended pods restart per
+	// their restart policy).
+	GetNodeShutdown(context.Context, *GetNodeShutdownRequest) (*GetNodeShutdownResponse, error)
 	mustEmbedUnimplementedPlannerServiceServer()
 }
 
@@ -485,6 +537,12 @@ func (UnimplementedPlannerServiceServer) ListSecrets(context.Context, *ListSecre
 }
 func (UnimplementedPlannerServiceServer) DeleteSecret(context.Context, *DeleteSecretRequest) (*DeleteSecretResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteSecret not implemented")
+}
+func (UnimplementedPlannerServiceServer) ShutdownNode(context.Context, *ShutdownNodeRequest) (*ShutdownNodeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ShutdownNode not implemented")
+}
+func (UnimplementedPlannerServiceServer) GetNodeShutdown(context.Context, *GetNodeShutdownRequest) (*GetNodeShutdownResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetNodeShutdown not implemented")
 }
 func (UnimplementedPlannerServiceServer) mustEmbedUnimplementedPlannerServiceServer() {}
 func (UnimplementedPlannerServiceServer) testEmbeddedByValue()                        {}
@@ -802,6 +860,42 @@ func _PlannerService_DeleteSecret_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PlannerService_ShutdownNode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ShutdownNodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).ShutdownNode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_ShutdownNode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).ShutdownNode(ctx, req.(*ShutdownNodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PlannerService_GetNodeShutdown_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetNodeShutdownRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).GetNodeShutdown(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_GetNodeShutdown_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).GetNodeShutdown(ctx, req.(*GetNodeShutdownRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PlannerService_ServiceDesc is the grpc.ServiceDesc for PlannerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -864,6 +958,14 @@ var PlannerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteSecret",
 			Handler:    _PlannerService_DeleteSecret_Handler,
+		},
+		{
+			MethodName: "ShutdownNode",
+			Handler:    _PlannerService_ShutdownNode_Handler,
+		},
+		{
+			MethodName: "GetNodeShutdown",
+			Handler:    _PlannerService_GetNodeShutdown_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
