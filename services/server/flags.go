@@ -28,6 +28,11 @@ type Defaults struct {
 	Listen string
 	// MetricsListen is the default metrics HTTP address.
 	MetricsListen string
+	// NoTLSFlags leaves out --tls-cert-file, --tls-private-key-file,
+	// --client-ca-file and --metrics-tls, for a binary that gives those
+	// names another use (syncpod-node: the kubelet read API); its gRPC
+	// listener is then a unix socket or --insecure-tcp.
+	NoTLSFlags bool
 }
 
 // Flags are the flags every binary has.
@@ -75,10 +80,13 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 	fs.BoolVar(&f.Profiling, "profiling", false, "serve Go's pprof profiles under /debug/pprof/ on the metrics address (unauthenticated, like /metrics: keep that address private)")
 	fs.StringVar(&f.SocketGroup, "socket-group", "", "group (name or id) of the unix socket of --listen, mode 0660: its members may call every method; empty keeps the process's group")
 	fs.BoolVar(&f.InsecureTCP, "insecure-tcp", false, "DANGEROUS: allow a TCP --listen address with no TLS and no authentication (anyone who reaches the port may start containers as root, exec into them and forward their ports), and plaintext calls to TCP peers")
+	f.Authz = map[Verb]*string{}
+	if d.NoTLSFlags {
+		return f
+	}
 	fs.StringVar(&f.TLS.CertFile, "tls-cert-file", "", "serving certificate (PEM) of a TCP --listen address; with --tls-private-key-file and --client-ca-file it makes the listener mutual TLS, and is the client certificate of calls to TCP peers")
 	fs.StringVar(&f.TLS.KeyFile, "tls-private-key-file", "", "private key (PEM) of --tls-cert-file")
 	fs.StringVar(&f.TLS.CAFile, "client-ca-file", "", "CA (PEM) that client certificates must chain to; TCP peers' serving certificates are checked against it too")
-	f.Authz = map[Verb]*string{}
 	help := map[Verb]string{
 		VerbRead:  "get, list, watch, logs, stats, plans, version and reflection",
 		VerbWrite: "apply and delete pods, ConfigMaps and Secrets, and the executor's changes to pods",
@@ -183,7 +191,7 @@ func (f *Flags) Validate() error {
 	} else if network == "tcp" && !f.TLS.Set() && !f.InsecureTCP {
 		errs = append(errs, fmt.Errorf("--listen: %s is TCP: serve it with mutual TLS (--tls-cert-file, --tls-private-key-file, --client-ca-file), or accept an unauthenticated port with --insecure-tcp", f.Listen))
 	}
-	if err := f.TLS.check("--tls-cert-file", "--tls-private-key-file", "--client-ca-file"); err != nil {
+	if err := f.TLS.Check("--tls-cert-file", "--tls-private-key-file", "--client-ca-file"); err != nil {
 		errs = append(errs, err)
 	}
 	if f.MetricsTLS && f.TLS.CertFile == "" {

@@ -25,8 +25,8 @@ type TLSFiles struct {
 // Set says whether any file is named.
 func (f TLSFiles) Set() bool { return f.CertFile != "" || f.KeyFile != "" || f.CAFile != "" }
 
-// check says which of the three files are missing when some are named.
-func (f TLSFiles) check(certFlag, keyFlag, caFlag string) error {
+// Check says which of the three files are missing when some are named.
+func (f TLSFiles) Check(certFlag, keyFlag, caFlag string) error {
 	if !f.Set() {
 		return nil
 	}
