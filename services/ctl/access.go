@@ -172,8 +172,8 @@ syncpodctl --config DIR/config.yaml get pods.`
 func newCerts(g *globals) *cobra.Command {
 	var (
 		dir, nodeName, planner, executor, pleg string
-		hosts                         []string
-		validity                      time.Duration
+		hosts                                  []string
+		validity                               time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "certs --dir DIR [--hosts NAME,...]",
