@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 )
 
@@ -111,10 +109,7 @@ func TestMain(m *testing.M) {
 
 func listServices(t *testing.T, addr string) []string {
 	t.Helper()
-	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dial(t, addr)
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -161,7 +156,7 @@ func TestBinariesServeHealthReflectionAndMetrics(t *testing.T) {
 				// its health interval (1 s), the reason in the log.
 				deadline := time.Now().Add(20 * time.Second)
 				for {
-					out, err := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc).CombinedOutput()
+					out, err := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+target(p.grpc)).CombinedOutput()
 					if err != nil && strings.Contains(string(out), "NOT_SERVING") {
 						break
 					}
@@ -174,7 +169,7 @@ func TestBinariesServeHealthReflectionAndMetrics(t *testing.T) {
 					t.Errorf("no unhealthy reason in the log:\n%s", p.output())
 				}
 			} else {
-				hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc)
+				hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+target(p.grpc))
 				if out, err := hc.CombinedOutput(); err != nil || !strings.Contains(string(out), "SERVING") {
 					t.Errorf("healthcheck: %v: %s", err, out)
 				}
@@ -194,7 +189,7 @@ func TestBinariesServeHealthReflectionAndMetrics(t *testing.T) {
 			if !strings.Contains(p.output(), `"msg":"stopped"`) {
 				t.Errorf("no clean stop in the log:\n%s", p.output())
 			}
-			hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc)
+			hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+target(p.grpc))
 			if err := hc.Run(); err == nil {
 				t.Error("healthcheck succeeded against a stopped server")
 			}
@@ -227,9 +222,10 @@ func TestBadFlagsExitNonZeroWithReason(t *testing.T) {
 	}
 }
 
+// TestPortInUseIsAClearError: on TCP, asked for explicitly.
 func TestPortInUseIsAClearError(t *testing.T) {
-	p := start(t, "syncpod-planner")
-	cmd := exec.Command(binary(t, "syncpod-executor"), "--listen="+p.grpc, "--metrics-listen=", "--data-dir="+t.TempDir())
+	p := start(t, "syncpod-planner", "--listen=127.0.0.1:0", "--insecure-tcp")
+	cmd := exec.Command(binary(t, "syncpod-executor"), "--listen="+p.grpc, "--insecure-tcp", "--metrics-listen=", "--data-dir="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "address already in use") {
