@@ -206,6 +206,7 @@ func TestBadFlagsExitNonZeroWithReason(t *testing.T) {
 		}{
 			{args: []string{"--no-such-flag"}, want: "no-such-flag"},
 			{args: []string{"--listen=http://x"}, want: "--listen"},
+			{args: []string{"--listen=127.0.0.1:0"}, want: "--insecure-tcp"},
 			{env: "SYNCPOD_LOG_LEVEL=loud", want: "--log-level"},
 		} {
 			cmd := exec.Command(binary(t, name), tc.args...)
@@ -230,5 +231,73 @@ func TestPortInUseIsAClearError(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "address already in use") {
 		t.Fatalf("second server on %s: %v %s", p.grpc, err, out)
+	}
+	if !strings.Contains(p.output(), "INSECURE: serving plaintext TCP") {
+		t.Errorf("no warning about --insecure-tcp at start:\n%s", p.output())
+	}
+}
+
+// TestSocketsRefuseOtherUsers: a service's default listener, a unix
+// socket of mode 0660, refuses a user who is neither its owner nor in its
+// group (--socket-group), even when the directory lets everyone through;
+// a member of the group is served.
+func TestSocketsRefuseOtherUsers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the test switches to the user nobody with setpriv")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv (util-linux)")
+	}
+	// A directory everyone may pass through, holding a copy of syncpodctl
+	// everyone may run: only the socket's own mode stands in the way.
+	dir, err := os.MkdirTemp("", "spu-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctlBin, err := os.ReadFile(binary(t, "syncpodctl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctlPath := filepath.Join(dir, "syncpodctl")
+	if err := os.WriteFile(ctlPath, ctlBin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const group = "4242" // a group nobody is not in
+	sock := filepath.Join(dir, "planner.sock")
+	start(t, "syncpod-planner", "--listen=unix://"+sock, "--socket-group="+group)
+	fi, err := os.Stat(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o660 {
+		t.Errorf("socket mode %v, want 0660", fi.Mode().Perm())
+	}
+	list := []string{ctlPath, "--server=unix://" + sock, "--config=/dev/null", "get", "pods"}
+	for _, tc := range []struct {
+		name   string
+		prefix []string // how the command is run
+		ok     bool
+	}{
+		{name: "the owner", ok: true},
+		{name: "nobody", prefix: []string{setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"}},
+		{name: "nobody in the socket's group", prefix: []string{setpriv, "--reuid=nobody", "--regid=" + group, "--clear-groups"}, ok: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{}, tc.prefix...), list...)
+			out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+			switch {
+			case tc.ok && err != nil:
+				t.Errorf("%v: %v\n%s", args, err, out)
+			case !tc.ok && err == nil:
+				t.Errorf("%v succeeded:\n%s", args, out)
+			case !tc.ok && !strings.Contains(string(out), "permission denied"):
+				t.Errorf("%v: output does not say permission denied:\n%s", args, out)
+			}
+		})
 	}
 }

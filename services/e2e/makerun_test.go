@@ -254,7 +254,9 @@ func startMakeRun(t *testing.T, bin string) *makeRun {
 }
 
 // healthCheck asks addr's grpc.health.v1 for the overall status.
-func healthCheck(addr string) error { return server.Healthcheck(addr, server.DialPolicy{}, 2*time.Second) }
+func healthCheck(addr string) error {
+	return server.Healthcheck(addr, server.DialPolicy{}, 2*time.Second)
+}
 
 // waitHealthy waits until the gRPC server at addr answers SERVING.
 func waitHealthy(t *testing.T, addr string) {
