@@ -188,7 +188,7 @@ for svc in pleg executor planner; do
 		start "$svc" "$bin/syncpod-$svc"
 	service_pids+=("$started_pid")
 done
-echo "run-local: planner, executor and pleg on unix sockets in $sockets (export SOCKETS=$sockets for grpcurl -unix); Ctrl-C stops everything"
+echo "run-local: planner, executor and pleg on unix sockets in $sockets (for the README's grpcurl lines: export SOCKETS=$sockets); Ctrl-C stops everything"
 echo "run-local: container logs: SYNCPOD_LOG_DIR=$SYNCPOD_LOG_DIR bin/syncpodctl logs POD CONTAINER"
 
 # Exit (and stop the rest) as soon as any binary exits, or the watched
