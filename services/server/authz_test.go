@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -328,4 +329,33 @@ func clientTLSWithoutCert(caFile string) (credentials.TransportCredentials, erro
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pemCA)
 	return credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}), nil
+}
+
+// TestMetricsTLS: --metrics-tls serves /metrics over TLS with the serving
+// certificate, and asks no client certificate (Prometheus scrapes it).
+func TestMetricsTLS(t *testing.T) {
+	node := newPKI(t, "node-ca")
+	files := node.issue(t, "planner", []string{GroupNodes}, "127.0.0.1")
+	r := runServer(t, Options{Listen: "unix://" + filepath.Join(t.TempDir(), "s.sock"), MetricsListen: "127.0.0.1:0", TLS: files, MetricsTLS: true})
+	pemCA, err := os.ReadFile(files.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pemCA)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}}}
+	resp, err := client.Get("https://" + r.s.MetricsAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /metrics over TLS: %s", resp.Status)
+	}
+	if plain, err := http.Get("http://" + r.s.MetricsAddr().String() + "/metrics"); err == nil {
+		plain.Body.Close()
+		if plain.StatusCode == http.StatusOK {
+			t.Error("plain HTTP served /metrics on a --metrics-tls address")
+		}
+	}
 }
