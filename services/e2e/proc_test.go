@@ -58,13 +58,8 @@ func start(t *testing.T, name string, args ...string) *proc {
 // startProc is start with a working directory and environment.
 func startProc(t *testing.T, name string, o procOptions) *proc {
 	t.Helper()
-	// A short directory: socket paths are limited to about 100 bytes.
-	sockDir, err := os.MkdirTemp("", "spe-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(sockDir) }) // runs after the process is stopped
-	listen := "--listen=unix://" + filepath.Join(sockDir, strings.TrimPrefix(name, "syncpod-")+".sock")
+	// Removed by a cleanup that runs after the process is stopped.
+	listen := "--listen=unix://" + filepath.Join(shortTempDir(t), strings.TrimPrefix(name, "syncpod-")+".sock")
 	args := append([]string{listen, "--metrics-listen=127.0.0.1:0", "--log-format=json"}, o.args...)
 	cmd := exec.Command(binary(t, name), args...)
 	cmd.Env = append(os.Environ(), o.env...)
