@@ -127,12 +127,17 @@ type Identity struct {
 	CommonName    string
 	Organizations []string
 	// Local is a caller on a unix socket: trusted as far as the socket's
-	// file mode lets it connect (owner and group).
+	// file mode lets it connect (owner and group). Peer names it by its
+	// process's uid and pid (SO_PEERCRED), for the audit trail.
 	Local bool
+	Peer  string
 }
 
 func (id Identity) String() string {
 	if id.Local {
+		if id.Peer != "" {
+			return id.Peer
+		}
 		return "unix-socket-peer"
 	}
 	s := "CN=" + id.CommonName
@@ -176,6 +181,9 @@ func peerIdentity(ctx context.Context) (id Identity, ok bool) {
 			return Identity{}, false
 		}
 		return certIdentity(chains[0][0]), true
+	}
+	if up, isUnix := p.AuthInfo.(unixPeer); isUnix {
+		return Identity{Local: true, Peer: up.String()}, true
 	}
 	if _, unix := p.Addr.(*net.UnixAddr); unix {
 		return Identity{Local: true}, true

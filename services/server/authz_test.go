@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -357,5 +358,36 @@ func TestMetricsTLS(t *testing.T) {
 		if plain.StatusCode == http.StatusOK {
 			t.Error("plain HTTP served /metrics on a --metrics-tls address")
 		}
+	}
+}
+
+// TestUnixPeerIsAuditedByUID: a caller on the unix socket may call
+// everything (the socket's mode let it in), and the audit trail names its
+// uid and pid.
+func TestUnixPeerIsAuditedByUID(t *testing.T) {
+	var logs syncBuffer
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	s, err := New(Options{Listen: "unix://" + sock, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plannerv1.RegisterPlannerServiceServer(s.GRPC(), planner{})
+	runCtx, stop := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-errc })
+	conn, err := DialPolicy{}.Dial("unix://" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := plannerv1.NewPlannerServiceClient(conn).ApplyPod(ctx, &plannerv1.ApplyPodRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`msg=audit identity="unix:uid=%d,pid=%d" verb=write`, os.Getuid(), os.Getpid())
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, logs.String())
 	}
 }

@@ -196,8 +196,11 @@ func New(opts Options) (*Server, error) {
 			recovery.StreamServerInterceptor(panicHandler),
 		),
 	}
-	if serverTLS != nil {
+	switch {
+	case serverTLS != nil:
 		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(serverTLS)))
+	case network == "unix":
+		serverOpts = append(serverOpts, grpc.Creds(unixPeerCredentials{}))
 	}
 	serverOpts = append(serverOpts, opts.ExtraServerOptions...)
 
