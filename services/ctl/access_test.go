@@ -108,3 +108,76 @@ func TestCertsAndContexts(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigPrecedence: the command line wins over SYNCPOD_* variables,
+// which win over the config file's context; a context's relative paths
+// are the config file's; a context or a named file that is not there is
+// a usage error.
+func TestConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(`current-context: a
+contexts:
+- name: a
+  server: ctx-planner:1
+  executor: ctx-executor:2
+  certificate-authority: ca.crt
+  client-certificate: /abs/me.crt
+  client-key: me.key
+- name: b
+  server: b-planner:1
+  insecure-tcp: true
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		server   string
+		executor string
+		ca, cert string
+		insecure bool
+		code     int
+	}{
+		{name: "the current context", args: []string{"--config", cfg}, server: "ctx-planner:1", executor: "ctx-executor:2",
+			ca: filepath.Join(dir, "ca.crt"), cert: "/abs/me.crt"},
+		{name: "the environment wins over the context", args: []string{"--config", cfg}, env: map[string]string{"SYNCPOD_SERVER": "env-planner:1"},
+			server: "env-planner:1", executor: "ctx-executor:2", ca: filepath.Join(dir, "ca.crt"), cert: "/abs/me.crt"},
+		{name: "the command line wins over both", args: []string{"--config", cfg, "--server", "cli:1"}, env: map[string]string{"SYNCPOD_SERVER": "env-planner:1"},
+			server: "cli:1", executor: "ctx-executor:2", ca: filepath.Join(dir, "ca.crt"), cert: "/abs/me.crt"},
+		{name: "another context", args: []string{"--context", "b"}, env: map[string]string{"SYNCPOD_CONFIG": cfg},
+			server: "b-planner:1", insecure: true},
+		{name: "a missing context", args: []string{"--config", cfg, "--context", "c"}, code: 2},
+		{name: "a missing named file", args: []string{"--config", filepath.Join(dir, "none.yaml")}, code: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var errOut bytes.Buffer
+			env := Env{
+				Stdout: &bytes.Buffer{}, Stderr: &errOut,
+				Getenv: func(k string) string { return tc.env[k] },
+			}
+			g := &globals{env: env}
+			root := newRoot(g)
+			root.SetArgs(append(tc.args, "version", "--client"))
+			root.SetOut(&bytes.Buffer{})
+			root.SetErr(&errOut)
+			err := root.Execute()
+			got := g
+			if tc.code != 0 {
+				if err == nil {
+					t.Fatalf("no error, want a usage error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.server != tc.server || got.executor != tc.executor && tc.executor != "" || got.ca != tc.ca || got.clientCert != tc.cert || got.insecureTCP != tc.insecure {
+				t.Errorf("server %q executor %q ca %q cert %q insecure %v; want %q %q %q %q %v",
+					got.server, got.executor, got.ca, got.clientCert, got.insecureTCP, tc.server, tc.executor, tc.ca, tc.cert, tc.insecure)
+			}
+		})
+	}
+}
