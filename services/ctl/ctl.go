@@ -58,7 +58,9 @@ The services listen on unix sockets in the runtime directory by default
 ($XDG_RUNTIME_DIR/syncpod, else /run/syncpod for root), which syncpodctl
 dials. A TCP address needs mutual TLS: --certificate-authority,
 --client-certificate and --client-key, or a context holding them (see
-syncpodctl certs); --insecure-tcp dials plaintext. --request-timeout bounds each request to a server; the --timeout of
+syncpodctl certs); --insecure-tcp dials plaintext.
+
+--request-timeout bounds each request to a server; the --timeout of
 wait and delete bounds the whole wait, as with kubectl.
 
 Exit codes: 0 ok, 1 the server refused or failed, 2 bad command line,
