@@ -19,12 +19,13 @@ LDFLAGS   := -s -w -X github.com/syncpod/syncpod/services/server.Version=$(VERSI
 # which is also what the end-to-end tests start (the node agent aside:
 # see services/e2e/binaries_test.go).
 STATIC_GO := CGO_ENABLED=0 $(GO)
-BINARIES  := syncpod-planner syncpod-executor syncpod-pleg syncpod-crisim
+# The images: the services, and syncpodctl for compose's one-shot `certs`.
+BINARIES  := syncpod-planner syncpod-executor syncpod-pleg syncpod-crisim syncpodctl
 # What `make run` needs (the services and the CLI of the README's session).
 # Built on their own, they leave the node agent's client-go out of the
 # static build that `make test` compiles (the end-to-end tests build the
 # node agent with -race, whose client-go its unit tests compile anyway).
-RUN_BINARIES := $(BINARIES) syncpodctl
+RUN_BINARIES := $(BINARIES)
 
 # Pinned tool versions.
 BUF_VERSION                := v1.75.0

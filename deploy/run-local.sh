@@ -14,8 +14,12 @@
 #
 # Environment:
 #   SYNCPOD_RUN_DIR      data dirs, manifests and container logs (default <repo>/.tmp/run)
-#   SYNCPOD_RUN_PLANNER, SYNCPOD_RUN_EXECUTOR, SYNCPOD_RUN_PLEG
-#                        gRPC addresses (default 127.0.0.1:7001, :7002, :7003)
+#   SYNCPOD_RUN_SOCKETS  directory of the planner's, executor's and PLEG's
+#                        unix sockets (default the services' own default:
+#                        $XDG_RUNTIME_DIR/syncpod, else /run/syncpod for root,
+#                        else ${TMPDIR:-/tmp}/syncpod-<uid>), where syncpodctl
+#                        looks for them; mode 0660, so only this user (and its
+#                        group) may call them
 #   SYNCPOD_RUN_METRICS_PLANNER, ..._EXECUTOR, ..._PLEG, ..._CRISIM
 #                        metrics addresses (default 127.0.0.1:9101 ... :9104)
 #   SYNCPOD_RUN_PARENT   a pid to watch (the Makefile passes make's): when it
@@ -38,9 +42,18 @@ bin=${1:?usage: run-local.sh <bin dir>}
 bin=$(cd "$bin" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
 run_dir=${SYNCPOD_RUN_DIR:-$root/.tmp/run}
-planner_addr=${SYNCPOD_RUN_PLANNER:-127.0.0.1:7001}
-executor_addr=${SYNCPOD_RUN_EXECUTOR:-127.0.0.1:7002}
-pleg_addr=${SYNCPOD_RUN_PLEG:-127.0.0.1:7003}
+if [[ -n ${SYNCPOD_RUN_SOCKETS:-} ]]; then
+	sockets=$SYNCPOD_RUN_SOCKETS
+elif [[ -n ${XDG_RUNTIME_DIR:-} ]]; then
+	sockets=$XDG_RUNTIME_DIR/syncpod
+elif ((EUID == 0)); then
+	sockets=/run/syncpod
+else
+	sockets=${TMPDIR:-/tmp}/syncpod-$EUID
+fi
+planner_addr=unix://$sockets/planner.sock
+executor_addr=unix://$sockets/executor.sock
+pleg_addr=unix://$sockets/pleg.sock
 declare -A metrics_addr=(
 	[planner]=${SYNCPOD_RUN_METRICS_PLANNER:-127.0.0.1:9101}
 	[executor]=${SYNCPOD_RUN_METRICS_EXECUTOR:-127.0.0.1:9102}
@@ -175,7 +188,7 @@ for svc in pleg executor planner; do
 		start "$svc" "$bin/syncpod-$svc"
 	service_pids+=("$started_pid")
 done
-echo "run-local: planner $planner_addr, executor $executor_addr, pleg $pleg_addr; Ctrl-C stops everything"
+echo "run-local: planner, executor and pleg on unix sockets in $sockets (for the README's grpcurl lines: export SOCKETS=$sockets); Ctrl-C stops everything"
 echo "run-local: container logs: SYNCPOD_LOG_DIR=$SYNCPOD_LOG_DIR bin/syncpodctl logs POD CONTAINER"
 
 # Exit (and stop the rest) as soon as any binary exits, or the watched

@@ -58,7 +58,7 @@ libs_of() {
 rm -rf "$ctx_root"
 for b in "$@"; do
 	ctx=$ctx_root/$b
-	mkdir -p "$ctx/rootfs" "$ctx/state/data" "$ctx/state/var/log/pods" "$ctx/state/run/crisim"
+	mkdir -p "$ctx/rootfs" "$ctx/state/data" "$ctx/state/var/log/pods" "$ctx/state/run/crisim" "$ctx/state/pki"
 	cp "$bin/$b" "$ctx/rootfs/syncpod"
 	if [[ $b == syncpod-crisim ]]; then
 		# Process-mode containers run inside crisim's container: give them

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/proto/fielderr"
@@ -32,7 +31,8 @@ type Env struct {
 	Stderr io.Writer
 	Getenv func(string) string
 	Now    func() time.Time
-	// Dial connects to a server address; nil means a plaintext gRPC client.
+	// Dial connects to a server address; nil means syncpodctl's own (unix
+	// sockets, mutual TLS, or plaintext TCP under --insecure-tcp).
 	Dial func(addr string) (grpc.ClientConnInterface, io.Closer, error)
 	// ConvertKubernetes turns Kubernetes Pod manifests into syncpod Pods;
 	// nil refuses them.
@@ -51,8 +51,17 @@ const rootLong = `syncpodctl drives a syncpod node, like kubectl drives a cluste
 
 Global flags may stand anywhere on the line. Every global flag also reads
 SYNCPOD_ + its upper-cased name (SYNCPOD_SERVER, SYNCPOD_EXECUTOR,
-SYNCPOD_PLEG, SYNCPOD_NAMESPACE, SYNCPOD_REQUEST_TIMEOUT); the command line
-wins. --request-timeout bounds each request to a server; the --timeout of
+SYNCPOD_PLEG, SYNCPOD_NAMESPACE, SYNCPOD_REQUEST_TIMEOUT, SYNCPOD_CONFIG,
+...); the command line wins, then the environment, then the context of
+the config file (--config, default ~/.config/syncpod/config.yaml).
+
+The services listen on unix sockets in the runtime directory by default
+($XDG_RUNTIME_DIR/syncpod, else /run/syncpod for root), which syncpodctl
+dials. A TCP address needs mutual TLS: --certificate-authority,
+--client-certificate and --client-key, or a context holding them (see
+syncpodctl certs); --insecure-tcp dials plaintext.
+
+--request-timeout bounds each request to a server; the --timeout of
 wait and delete bounds the whole wait, as with kubectl.
 
 Exit codes: 0 ok, 1 the server refused or failed, 2 bad command line,
@@ -81,13 +90,13 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
-	if env.Dial == nil {
-		env.Dial = dialPlaintext
-	}
 	if env.Stdin == nil {
 		env.Stdin = strings.NewReader("")
 	}
 	g := &globals{env: env}
+	if g.env.Dial == nil {
+		g.env.Dial = g.dial
+	}
 	root := newRoot(g)
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)
@@ -129,16 +138,26 @@ func newRoot(g *globals) *cobra.Command {
 			return usagef("no command given")
 		},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return applyEnv(cmd.Flags(), g.env.Getenv)
+			if err := applyEnv(cmd.Flags(), g.env.Getenv); err != nil {
+				return err
+			}
+			return g.applyConfig(cmd.Flags())
 		},
 		Version: server.Version,
 	}
 	root.SetVersionTemplate("syncpodctl {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Msg: err.Error()} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.server, "server", "127.0.0.1:7001", "planner address (host:port or unix:///path)")
-	pf.StringVar(&g.executor, "executor", "127.0.0.1:7002", "executor address, for backoffs")
-	pf.StringVar(&g.pleg, "pleg", "127.0.0.1:7003", "PLEG address, for plans against a live pod")
+	getenv := g.env.Getenv
+	pf.StringVar(&g.server, "server", "unix://"+server.DefaultSocket(getenv, "planner"), "planner address: unix:///path, or host:port with mutual TLS (--certificate-authority, --client-certificate, --client-key) or --insecure-tcp")
+	pf.StringVar(&g.executor, "executor", "unix://"+server.DefaultSocket(getenv, "executor"), "executor address, for backoffs")
+	pf.StringVar(&g.pleg, "pleg", "unix://"+server.DefaultSocket(getenv, "pleg"), "PLEG address, for plans against a live pod")
+	pf.StringVar(&g.config, "config", "", "config file of contexts (server addresses, CA, client certificate and key); default ~/.config/syncpod/config.yaml when it exists")
+	pf.StringVar(&g.context, "context", "", "context of the config file to use (default its current-context)")
+	pf.StringVar(&g.ca, "certificate-authority", "", "CA (PEM) the servers' certificates must chain to, for TCP addresses")
+	pf.StringVar(&g.clientCert, "client-certificate", "", "client certificate (PEM) presented to TCP addresses; its CN and O are the identity the servers authorize")
+	pf.StringVar(&g.clientKey, "client-key", "", "private key (PEM) of --client-certificate")
+	pf.BoolVar(&g.insecureTCP, "insecure-tcp", false, "dial TCP addresses in plaintext, without TLS (only servers started with --insecure-tcp answer)")
 	pf.DurationVar(&g.requestTimeout, "request-timeout", 10*time.Second, "how long each request to a server may take (kubectl's --request-timeout; wait and delete --timeout bound the whole wait)")
 	pf.StringVarP(&g.namespace, "namespace", "n", validation.DefaultNamespace, "namespace of the pods named")
 	root.AddGroup(&cobra.Group{ID: "basic", Title: "Pods:"}, &cobra.Group{ID: "debug", Title: "Troubleshooting:"}, &cobra.Group{ID: "node", Title: "Node:"})
@@ -150,7 +169,7 @@ func newRoot(g *globals) *cobra.Command {
 		c.GroupID = "debug"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newBackoffs(g), newNode(g), newVersion(g)} {
+	for _, c := range []*cobra.Command{newBackoffs(g), newNode(g), newVersion(g), newCerts(g)} {
 		c.GroupID = "node"
 		root.AddCommand(c)
 	}
@@ -178,7 +197,7 @@ func newRoot(g *globals) *cobra.Command {
 // SYNCPOD_ environment variable.
 func applyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
 	var errs []error
-	for _, name := range []string{"server", "executor", "pleg", "request-timeout", "namespace"} {
+	for _, name := range append([]string{"server", "executor", "pleg", "request-timeout", "namespace", "config", "context"}, accessFlags...) {
 		f := fs.Lookup(name)
 		if f == nil || f.Changed {
 			continue
@@ -256,6 +275,11 @@ type globals struct {
 	// the --timeout of wait and delete bounds their whole wait.
 	requestTimeout time.Duration
 	ran            bool // a command's RunE has started
+	// Access (access.go).
+	config, context string
+	ca, clientCert  string
+	clientKey       string
+	insecureTCP     bool
 }
 
 func (g *globals) planner() (plannerv1.PlannerServiceClient, io.Closer, error) {
@@ -280,18 +304,6 @@ func (g *globals) plegClient() (plegv1.PlegServiceClient, io.Closer, error) {
 		return nil, nil, err
 	}
 	return plegv1.NewPlegServiceClient(conn), closer, nil
-}
-
-func dialPlaintext(addr string) (grpc.ClientConnInterface, io.Closer, error) {
-	target, err := server.DialTarget(addr)
-	if err != nil {
-		return nil, nil, usagef("bad server address: %v", err)
-	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, nil, err
-	}
-	return conn, conn, nil
 }
 
 // onPodArg is the RunE of a command whose first argument names a pod:

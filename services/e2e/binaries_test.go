@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 )
 
@@ -111,10 +109,7 @@ func TestMain(m *testing.M) {
 
 func listServices(t *testing.T, addr string) []string {
 	t.Helper()
-	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := dial(t, addr)
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -161,7 +156,7 @@ func TestBinariesServeHealthReflectionAndMetrics(t *testing.T) {
 				// its health interval (1 s), the reason in the log.
 				deadline := time.Now().Add(20 * time.Second)
 				for {
-					out, err := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc).CombinedOutput()
+					out, err := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+target(p.grpc)).CombinedOutput()
 					if err != nil && strings.Contains(string(out), "NOT_SERVING") {
 						break
 					}
@@ -174,7 +169,7 @@ func TestBinariesServeHealthReflectionAndMetrics(t *testing.T) {
 					t.Errorf("no unhealthy reason in the log:\n%s", p.output())
 				}
 			} else {
-				hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc)
+				hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+target(p.grpc))
 				if out, err := hc.CombinedOutput(); err != nil || !strings.Contains(string(out), "SERVING") {
 					t.Errorf("healthcheck: %v: %s", err, out)
 				}
@@ -194,7 +189,7 @@ func TestBinariesServeHealthReflectionAndMetrics(t *testing.T) {
 			if !strings.Contains(p.output(), `"msg":"stopped"`) {
 				t.Errorf("no clean stop in the log:\n%s", p.output())
 			}
-			hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+p.grpc)
+			hc := exec.Command(binary(t, tc.binary), "healthcheck", "--listen="+target(p.grpc))
 			if err := hc.Run(); err == nil {
 				t.Error("healthcheck succeeded against a stopped server")
 			}
@@ -211,6 +206,7 @@ func TestBadFlagsExitNonZeroWithReason(t *testing.T) {
 		}{
 			{args: []string{"--no-such-flag"}, want: "no-such-flag"},
 			{args: []string{"--listen=http://x"}, want: "--listen"},
+			{args: []string{"--listen=127.0.0.1:0"}, want: "--insecure-tcp"},
 			{env: "SYNCPOD_LOG_LEVEL=loud", want: "--log-level"},
 		} {
 			cmd := exec.Command(binary(t, name), tc.args...)
@@ -227,12 +223,81 @@ func TestBadFlagsExitNonZeroWithReason(t *testing.T) {
 	}
 }
 
+// TestPortInUseIsAClearError: on TCP, asked for explicitly.
 func TestPortInUseIsAClearError(t *testing.T) {
-	p := start(t, "syncpod-planner")
-	cmd := exec.Command(binary(t, "syncpod-executor"), "--listen="+p.grpc, "--metrics-listen=", "--data-dir="+t.TempDir())
+	p := start(t, "syncpod-planner", "--listen=127.0.0.1:0", "--insecure-tcp")
+	cmd := exec.Command(binary(t, "syncpod-executor"), "--listen="+p.grpc, "--insecure-tcp", "--metrics-listen=", "--data-dir="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "address already in use") {
 		t.Fatalf("second server on %s: %v %s", p.grpc, err, out)
+	}
+	if !strings.Contains(p.output(), "INSECURE: serving plaintext TCP") {
+		t.Errorf("no warning about --insecure-tcp at start:\n%s", p.output())
+	}
+}
+
+// TestSocketsRefuseOtherUsers: a service's default listener, a unix
+// socket of mode 0660, refuses a user who is neither its owner nor in its
+// group (--socket-group), even when the directory lets everyone through;
+// a member of the group is served.
+func TestSocketsRefuseOtherUsers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the test switches to the user nobody with setpriv")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv (util-linux)")
+	}
+	// A directory everyone may pass through, holding a copy of syncpodctl
+	// everyone may run: only the socket's own mode stands in the way.
+	dir, err := os.MkdirTemp("", "spu-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctlBin, err := os.ReadFile(binary(t, "syncpodctl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctlPath := filepath.Join(dir, "syncpodctl")
+	if err := os.WriteFile(ctlPath, ctlBin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const group = "4242" // a group nobody is not in
+	sock := filepath.Join(dir, "planner.sock")
+	start(t, "syncpod-planner", "--listen=unix://"+sock, "--socket-group="+group)
+	fi, err := os.Stat(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o660 {
+		t.Errorf("socket mode %v, want 0660", fi.Mode().Perm())
+	}
+	list := []string{ctlPath, "--server=unix://" + sock, "--config=/dev/null", "get", "pods"}
+	for _, tc := range []struct {
+		name   string
+		prefix []string // how the command is run
+		ok     bool
+	}{
+		{name: "the owner", ok: true},
+		{name: "nobody", prefix: []string{setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"}},
+		{name: "nobody in the socket's group", prefix: []string{setpriv, "--reuid=nobody", "--regid=" + group, "--clear-groups"}, ok: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{}, tc.prefix...), list...)
+			out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+			switch {
+			case tc.ok && err != nil:
+				t.Errorf("%v: %v\n%s", args, err, out)
+			case !tc.ok && err == nil:
+				t.Errorf("%v succeeded:\n%s", args, out)
+			case !tc.ok && !strings.Contains(string(out), "permission denied"):
+				t.Errorf("%v: output does not say permission denied:\n%s", args, out)
+			}
+		})
 	}
 }

@@ -142,10 +142,12 @@ func (c *compose) waitHealthy(services ...string) {
 	}
 }
 
-// grpcurlJSON calls a method through grpcurl and decodes its JSON answer.
-func grpcurlJSON(t *testing.T, grpcurl, addr, method, req string, into any) error {
+// grpcurlJSON calls a method through grpcurl (its command and TLS flags)
+// and decodes its JSON answer.
+func grpcurlJSON(t *testing.T, grpcurl []string, addr, method, req string, into any) error {
 	t.Helper()
-	out, err := exec.Command(grpcurl, "-plaintext", "-max-time", "10", "-d", req, addr, method).CombinedOutput()
+	args := append(append([]string{}, grpcurl[1:]...), "-max-time", "10", "-d", req, addr, method)
+	out, err := exec.Command(grpcurl[0], args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("grpcurl %s: %v: %s", method, err, out)
 	}
@@ -159,7 +161,7 @@ type podState struct {
 	uid, phase string
 }
 
-func getPod(t *testing.T, grpcurl, planner, name string) (podState, error) {
+func getPod(t *testing.T, grpcurl []string, planner, name string) (podState, error) {
 	var resp struct {
 		Record struct {
 			Pod    struct{ UID string }
@@ -172,7 +174,7 @@ func getPod(t *testing.T, grpcurl, planner, name string) (podState, error) {
 
 // backoffDelay is the crash-loop delay the executor holds for a pod's
 // container, 0 when there is none.
-func backoffDelay(t *testing.T, grpcurl, executor, pod string) (time.Duration, error) {
+func backoffDelay(t *testing.T, grpcurl []string, executor, pod string) (time.Duration, error) {
 	var resp struct {
 		Entries []struct {
 			PodName string
@@ -350,7 +352,7 @@ func currentCompose(t *testing.T, root string) string {
 
 // composeSession runs the whole scenario with one implementation and
 // returns the names of the bridges its network used.
-func composeSession(t *testing.T, root, grpcurl string, impl []string, project string, engineEnv []string) []string {
+func composeSession(t *testing.T, root, grpcurlBin string, impl []string, project string, engineEnv []string) []string {
 	ports := quietPorts(t, 8)
 	names := []string{"PLANNER_PORT", "EXECUTOR_PORT", "PLEG_PORT", "PLANNER_METRICS_PORT", "EXECUTOR_METRICS_PORT", "PLEG_METRICS_PORT", "CRISIM_METRICS_PORT", "PROMETHEUS_PORT"}
 	env := append([]string{}, engineEnv...)
@@ -388,6 +390,42 @@ func composeSession(t *testing.T, root, grpcurl string, impl []string, project s
 				t.Errorf("port published beyond loopback: %s", p)
 			}
 		}
+	}
+
+	// The published gRPC ports are mutual TLS with the certificates the
+	// one-shot service made: copy them out, as a user would; plaintext
+	// and a client without a certificate are refused, a viewer may read
+	// but not write.
+	pki := filepath.Join(t.TempDir(), "pki")
+	docker(t, env, "cp", c.containers()["certs"]+":/pki", pki)
+	ca := filepath.Join(pki, "ca.crt")
+	as := func(who string) []string {
+		return []string{grpcurlBin, "-cacert", ca, "-cert", filepath.Join(pki, who+".crt"), "-key", filepath.Join(pki, who+".key")}
+	}
+	grpcurl := as("admin")
+	var ignored map[string]any
+	for _, tc := range []struct {
+		name    string
+		grpcurl []string
+		want    string
+	}{
+		{"plaintext", []string{grpcurlBin, "-plaintext"}, ""},
+		{"no client certificate", []string{grpcurlBin, "-cacert", ca}, ""},
+		{"viewer writes", as("viewer"), "PermissionDenied"},
+	} {
+		err := grpcurlJSON(t, tc.grpcurl, planner, "syncpod.planner.v1.PlannerService/DeletePod", `{"pod":{"name":"x"}}`, &ignored)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: DeletePod on the published port = %v, want refused %s", tc.name, err, tc.want)
+		}
+	}
+	if err := grpcurlJSON(t, as("viewer"), planner, "syncpod.planner.v1.PlannerService/ListPods", `{}`, &ignored); err != nil {
+		t.Errorf("viewer ListPods: %v", err)
+	}
+	// syncpodctl with the config the one-shot service wrote (its
+	// addresses are the published ports).
+	ctlOut, err := exec.Command(binary(t, "syncpodctl"), "--config", filepath.Join(pki, "config.yaml"), "get", "pods").CombinedOutput()
+	if err != nil {
+		t.Errorf("syncpodctl --config pki/config.yaml get pods: %v\n%s", err, ctlOut)
 	}
 
 	// A pod through grpcurl on the published port, and a crash loop.

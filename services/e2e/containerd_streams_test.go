@@ -79,7 +79,7 @@ func TestStreamsOnContainerd(t *testing.T) {
 	defer acancel()
 	adone := make(chan int, 1)
 	go func() {
-		adone <- ctl.Run(actx, []string{"--server=" + n.planner.grpc, "attach", "streams", "-c", "tick"}, ctl.Env{Stdout: &aout, Stderr: &aerr, Getenv: func(string) string { return "" }})
+		adone <- ctl.Run(actx, []string{"--server=" + target(n.planner.grpc), "attach", "streams", "-c", "tick"}, ctl.Env{Stdout: &aout, Stderr: &aerr, Getenv: func(string) string { return "" }})
 	}()
 	eventually(t, 20*time.Second, "attach shows ticks", func() (bool, string) {
 		return regexp.MustCompile(`tick \d+\n`).MatchString(aout.String()), aout.String() + aerr.String()
@@ -97,7 +97,7 @@ func TestStreamsOnContainerd(t *testing.T) {
 	defer rcancel()
 	rdone := make(chan int, 1)
 	go func() {
-		rdone <- ctl.Run(rctx, []string{"--server=" + n.planner.grpc, "attach", "-i", "streams", "-c", "reader"},
+		rdone <- ctl.Run(rctx, []string{"--server=" + target(n.planner.grpc), "attach", "-i", "streams", "-c", "reader"},
 			ctl.Env{Stdin: strings.NewReader("one\ntwo\n"), Stdout: &rout, Stderr: &rerr, Getenv: func(string) string { return "" }})
 	}()
 	eventually(t, 20*time.Second, "attach -i shows the answers", func() (bool, string) {
@@ -116,7 +116,7 @@ func TestStreamsOnContainerd(t *testing.T) {
 	defer pcancel()
 	pdone := make(chan int, 1)
 	go func() {
-		pdone <- ctl.Run(pctx, []string{"--server=" + n.planner.grpc, "port-forward", "streams", ":" + port}, ctl.Env{Stdout: &pout, Stderr: &perr, Getenv: func(string) string { return "" }})
+		pdone <- ctl.Run(pctx, []string{"--server=" + target(n.planner.grpc), "port-forward", "streams", ":" + port}, ctl.Env{Stdout: &pout, Stderr: &perr, Getenv: func(string) string { return "" }})
 	}()
 	fwd := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+)`)
 	var local string
@@ -164,7 +164,7 @@ func TestStreamsOnContainerd(t *testing.T) {
 	defer fcancel()
 	fdone := make(chan int, 1)
 	go func() {
-		fdone <- ctl.Run(fctx, []string{"--server=" + n.planner.grpc, "logs", "-f", "streams", "-c", "tick"}, ctl.Env{Stdout: &fout, Stderr: &ferr, Getenv: func(string) string { return "" }})
+		fdone <- ctl.Run(fctx, []string{"--server=" + target(n.planner.grpc), "logs", "-f", "streams", "-c", "tick"}, ctl.Env{Stdout: &fout, Stderr: &ferr, Getenv: func(string) string { return "" }})
 	}()
 	var first int
 	eventually(t, 20*time.Second, "logs -f shows ticks", func() (bool, string) {

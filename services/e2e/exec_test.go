@@ -29,7 +29,7 @@ func (n *node) runCtl(stdin any, args ...string) (int, string, string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	code := ctl.Run(ctx, append([]string{"--server=" + n.planner.grpc}, args...), env)
+	code := ctl.Run(ctx, append([]string{"--server=" + target(n.planner.grpc)}, args...), env)
 	return code, out.String(), errOut.String()
 }
 
@@ -112,7 +112,7 @@ func TestExecOnCrisim(t *testing.T) {
 	defer rcancel()
 	rdone := make(chan int, 1)
 	go func() {
-		rdone <- ctl.Run(rctx, []string{"--server=" + n.planner.grpc, "exec", "-it", "shell", "--", "sh", "-c", "stty size; while read x; do stty size; done; exit 7"},
+		rdone <- ctl.Run(rctx, []string{"--server=" + target(n.planner.grpc), "exec", "-it", "shell", "--", "sh", "-c", "stty size; while read x; do stty size; done; exit 7"},
 			ctl.Env{Stdin: tty, Stdout: &rout, Stderr: &rerr, Getenv: func(string) string { return "" }})
 	}()
 	// Output is written only once syncpodctl follows SIGWINCH. The first
@@ -156,7 +156,7 @@ func TestExecOnCrisim(t *testing.T) {
 	defer acancel()
 	adone := make(chan int, 1)
 	go func() {
-		adone <- ctl.Run(actx, []string{"--server=" + n.planner.grpc, "attach", "-it", "term"},
+		adone <- ctl.Run(actx, []string{"--server=" + target(n.planner.grpc), "attach", "-it", "term"},
 			ctl.Env{Stdin: tty, Stdout: &aout, Stderr: &aerr, Getenv: func(string) string { return "" }})
 	}()
 	eventually(t, 20*time.Second, "the container's terminal has syncpodctl's size", func() (bool, string) {

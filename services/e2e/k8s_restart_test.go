@@ -32,7 +32,7 @@ func (n *k8sNode) restartPlannerSameAddress(meanwhile func()) {
 	})
 	meanwhile()
 	args := n.plannerArgs
-	n.plannerArgs = append(append([]string(nil), args...), "--listen="+old.grpc)
+	n.plannerArgs = append(append([]string(nil), args...), "--listen="+target(old.grpc))
 	n.startPlanner()
 	n.plannerArgs = args
 }

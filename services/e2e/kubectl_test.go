@@ -55,7 +55,7 @@ func TestKubectlStyleCommandsOnCrisim(t *testing.T) {
 	defer cancel()
 	done := make(chan int, 1)
 	go func() {
-		done <- ctl.Run(ctx, []string{"--server=" + n.planner.grpc, "logs", "-f", "ticker"}, ctl.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
+		done <- ctl.Run(ctx, []string{"--server=" + target(n.planner.grpc), "logs", "-f", "ticker"}, ctl.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
 	}()
 	eventually(t, 20*time.Second, "logs -f shows new ticks", func() (bool, string) {
 		return strings.Contains(out.String(), "tick 5\n"), out.String()
@@ -113,7 +113,7 @@ func TestKubectlStyleCommandsOnCrisim(t *testing.T) {
 
 	// plan against the live pod: the crashed container's restart, with
 	// its reason; against an empty node: a sandbox first.
-	code, plan, e := n.ctl("--pleg="+n.pleg.grpc, "plan", "-f", f)
+	code, plan, e := n.ctl("--pleg="+target(n.pleg.grpc), "plan", "-f", f)
 	if code != 0 || !strings.Contains(e, "Planning against pod/crashy as observed") || strings.Contains(plan, "create a sandbox") {
 		t.Fatalf("plan against the live pod: exit %d\n%s\n%s", code, plan, e)
 	}
@@ -161,7 +161,7 @@ COMP_POINT=${#COMP_LINE}
 __start_syncpodctl
 printf '%s\n' "${COMPREPLY[@]}"`
 		cmd := exec.Command(bash, "-c", script)
-		cmd.Env = append(os.Environ(), "CTL="+binary(t, "syncpodctl"), "SERVER="+n.planner.grpc)
+		cmd.Env = append(os.Environ(), "CTL="+binary(t, "syncpodctl"), "SERVER="+target(n.planner.grpc))
 		comp, err := cmd.Output() // stderr: bash's compopt outside a real completion
 		if err != nil || strings.TrimSpace(string(comp)) != "crashy" {
 			t.Fatalf("bash completion of \"describe pod cr\": %v\n%s", err, comp)

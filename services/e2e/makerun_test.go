@@ -140,9 +140,10 @@ type makeRun struct {
 	cmd      *exec.Cmd
 	out      string // path of the combined output
 	runDir   string
-	planner  string
+	planner  string // unix:///path of its socket
 	executor string
 	pleg     string
+	sockets  string   // the directory of the three sockets
 	metrics  []string // planner, executor, pleg, crisim
 	sockDir  string   // crisim's socket directory, from the output
 	done     chan struct{}
@@ -151,22 +152,30 @@ type makeRun struct {
 
 var criEndpointLine = regexp.MustCompile(`run-local: CRI endpoint unix://(\S+)/crisim.sock`)
 
-// startMakeRun runs `make run` on free ports and waits until every service
+// startMakeRun runs `make run` with its sockets in a directory of the
+// test's and its metrics on free ports, and waits until every service
 // answers. Cleanup stops it if the test did not. bin, when set, is the
 // directory make builds into instead of the repository's bin/, so tests
 // running at the same time never rewrite a binary another one runs.
 func startMakeRun(t *testing.T, bin string) *makeRun {
 	t.Helper()
 	root := repoRoot(t)
-	p := quietPorts(t, 7)
+	p := quietPorts(t, 4)
 	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(p[i]) }
+	// A short directory: socket paths are limited to about 100 bytes.
+	sockets, err := os.MkdirTemp("", "spr-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(sockets) })
 	r := &makeRun{
 		out:      filepath.Join(t.TempDir(), "make-run.log"),
 		runDir:   t.TempDir(),
-		planner:  addr(0),
-		executor: addr(1),
-		pleg:     addr(2),
-		metrics:  []string{addr(3), addr(4), addr(5), addr(6)},
+		sockets:  sockets,
+		planner:  "unix://" + filepath.Join(sockets, "planner.sock"),
+		executor: "unix://" + filepath.Join(sockets, "executor.sock"),
+		pleg:     "unix://" + filepath.Join(sockets, "pleg.sock"),
+		metrics:  []string{addr(0), addr(1), addr(2), addr(3)},
 		done:     make(chan struct{}),
 	}
 	f, err := os.Create(r.out)
@@ -188,9 +197,7 @@ func startMakeRun(t *testing.T, bin string) *makeRun {
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	r.cmd.Env = makeEnv(
 		"SYNCPOD_RUN_DIR="+r.runDir,
-		"SYNCPOD_RUN_PLANNER="+r.planner,
-		"SYNCPOD_RUN_EXECUTOR="+r.executor,
-		"SYNCPOD_RUN_PLEG="+r.pleg,
+		"SYNCPOD_RUN_SOCKETS="+r.sockets,
 		"SYNCPOD_RUN_METRICS_PLANNER="+r.metrics[0],
 		"SYNCPOD_RUN_METRICS_EXECUTOR="+r.metrics[1],
 		"SYNCPOD_RUN_METRICS_PLEG="+r.metrics[2],
@@ -247,7 +254,9 @@ func startMakeRun(t *testing.T, bin string) *makeRun {
 }
 
 // healthCheck asks addr's grpc.health.v1 for the overall status.
-func healthCheck(addr string) error { return server.Healthcheck(addr, 2*time.Second) }
+func healthCheck(addr string) error {
+	return server.Healthcheck(addr, server.DialPolicy{}, 2*time.Second)
+}
 
 // waitHealthy waits until the gRPC server at addr answers SERVING.
 func waitHealthy(t *testing.T, addr string) {
@@ -386,7 +395,12 @@ func TestMakeRunStopsOnSignalFromAScript(t *testing.T) {
 			if len(left) > 0 {
 				t.Errorf("processes left behind:\n%s\noutput:\n%s", strings.Join(left, "\n"), out)
 			}
-			for _, a := range append([]string{r.planner, r.executor, r.pleg}, r.metrics...) {
+			for _, a := range []string{r.planner, r.executor, r.pleg} {
+				if _, err := os.Stat(strings.TrimPrefix(a, "unix://")); !os.IsNotExist(err) {
+					t.Errorf("socket %s left behind (%v)", a, err)
+				}
+			}
+			for _, a := range r.metrics {
 				l, err := net.Listen("tcp", a)
 				if err != nil {
 					t.Errorf("port %s still held: %v", a, err)

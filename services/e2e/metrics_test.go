@@ -53,7 +53,7 @@ func TestPrometheusScrapesEveryService(t *testing.T) {
 	cri := "--cri-endpoint=unix://" + sock
 	executor := start(t, "syncpod-executor", cri, "--log-dir="+filepath.Join(dir, "logs"))
 	pleg := start(t, "syncpod-pleg", cri)
-	planner := start(t, "syncpod-planner", "--executor="+executor.grpc, "--pleg="+pleg.grpc)
+	planner := start(t, "syncpod-planner", "--executor="+target(executor.grpc), "--pleg="+target(pleg.grpc))
 
 	jobs := map[string]*proc{"planner": planner, "executor": executor, "pleg": pleg, "crisim": crisim}
 	var cfg strings.Builder

@@ -54,7 +54,7 @@ func TestPortForwardOnCrisim(t *testing.T) {
 	defer cancel()
 	done := make(chan int, 1)
 	go func() {
-		done <- ctl.Run(ctx, []string{"--server=" + n.planner.grpc, "port-forward", "web", ":" + port}, ctl.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
+		done <- ctl.Run(ctx, []string{"--server=" + target(n.planner.grpc), "port-forward", "web", ":" + port}, ctl.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
 	}()
 	fwd := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> ` + port)
 	var local string

@@ -32,8 +32,8 @@ type proc struct {
 
 // procOptions says how to run a binary.
 type procOptions struct {
-	// args come after the defaults (loopback listeners on random ports,
-	// JSON logs), so they override them.
+	// args come after the defaults (a unix socket of its own for gRPC, a
+	// loopback port for metrics, JSON logs), so they override them.
 	args []string
 	// dir is the working directory; empty means the test's.
 	dir string
@@ -44,8 +44,11 @@ type procOptions struct {
 	managed bool
 }
 
-// start runs a binary on random loopback ports and waits for its "serving"
-// log line, which carries the bound addresses. The process is killed by
+// start runs a binary on a unix socket of its own (the services' default
+// kind of listener; a TCP one needs mutual TLS or --insecure-tcp, which
+// the tests that want TCP pass explicitly) and a random loopback metrics
+// port, and waits for its "serving" log line, which carries the bound
+// addresses. The process is killed by
 // the test's cleanup if it still runs.
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
@@ -55,7 +58,9 @@ func start(t *testing.T, name string, args ...string) *proc {
 // startProc is start with a working directory and environment.
 func startProc(t *testing.T, name string, o procOptions) *proc {
 	t.Helper()
-	args := append([]string{"--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--log-format=json"}, o.args...)
+	// Removed by a cleanup that runs after the process is stopped.
+	listen := "--listen=unix://" + filepath.Join(shortTempDir(t), strings.TrimPrefix(name, "syncpod-")+".sock")
+	args := append([]string{listen, "--metrics-listen=127.0.0.1:0", "--log-format=json"}, o.args...)
 	cmd := exec.Command(binary(t, name), args...)
 	cmd.Env = append(os.Environ(), o.env...)
 	cmd.Dir = o.dir

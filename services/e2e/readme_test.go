@@ -103,8 +103,8 @@ func outputMatches(expected []string, out string) (bool, string) {
 }
 
 // TestReadmeSessions runs the README's "A first session" and "Talking to
-// it with grpcurl" blocks, as written, against `make run` (on free ports,
-// which the test puts in place of the README's), so the README cannot
+// it with grpcurl" blocks, as written, against `make run` (its sockets in
+// a directory of the test's, its metrics on free ports), so the README cannot
 // drift from what the binaries do. Outputs are checked for shape, not
 // timings.
 func TestReadmeSessions(t *testing.T) {
@@ -121,13 +121,12 @@ func TestReadmeSessions(t *testing.T) {
 	cmds := append(readmeCommands(t, readme, "A first session"), readmeCommands(t, readme, "Talking to it with grpcurl")...)
 
 	r := startMakeRun(t, "") // the README's commands use bin/
-	replacer := strings.NewReplacer(
-		"127.0.0.1:7001", r.planner,
-		"127.0.0.1:7002", r.executor,
-		"127.0.0.1:7003", r.pleg,
-		".tmp/run/", r.runDir+"/",
-	)
-	env := append(os.Environ(), "SYNCPOD_SERVER="+r.planner, "SYNCPOD_EXECUTOR="+r.executor, "SYNCPOD_PLEG="+r.pleg)
+	replacer := strings.NewReplacer(".tmp/run/", r.runDir+"/")
+	// The README's grpcurl lines name the sockets under $SOCKETS, as
+	// make run prints them; syncpodctl finds them by SYNCPOD_SERVER, ...
+	// here, in place of the default runtime directory.
+	env := append(os.Environ(), "SOCKETS="+r.sockets,
+		"SYNCPOD_SERVER="+r.planner, "SYNCPOD_EXECUTOR="+r.executor, "SYNCPOD_PLEG="+r.pleg)
 
 	for _, c := range cmds {
 		command := replacer.Replace(c.command)

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,10 +23,16 @@ const EnvPrefix = "SYNCPOD_"
 
 // Defaults are a binary's default addresses.
 type Defaults struct {
-	// Listen is the default gRPC address.
+	// Listen is the default gRPC address: a unix socket in the runtime
+	// directory (DefaultSocket).
 	Listen string
 	// MetricsListen is the default metrics HTTP address.
 	MetricsListen string
+	// NoTLSFlags leaves out --tls-cert-file, --tls-private-key-file,
+	// --client-ca-file and --metrics-tls, for a binary that gives those
+	// names another use (syncpod-node: the kubelet read API); its gRPC
+	// listener is then a unix socket or --insecure-tcp.
+	NoTLSFlags bool
 }
 
 // Flags are the flags every binary has.
@@ -43,6 +52,20 @@ type Flags struct {
 	// Profiling serves Go's pprof handlers under /debug/pprof/ beside
 	// /metrics.
 	Profiling bool
+	// SocketGroup is the group (name or id) of a unix listener's socket;
+	// empty keeps the process's.
+	SocketGroup string
+	// InsecureTCP allows a plaintext, unauthenticated TCP listener, and
+	// plaintext dials of TCP peers.
+	InsecureTCP bool
+	// TLS is the serving certificate (also the client certificate of
+	// calls to peers) and the CA of accepted client certificates.
+	TLS TLSFiles
+	// Authz are the --authz-read, --authz-write and --authz-exec lists.
+	Authz map[Verb]*string
+	// MetricsTLS serves /metrics over TLS with the --tls-cert-file
+	// certificate.
+	MetricsTLS bool
 }
 
 // RegisterFlags adds the common flags to fs and returns where they land.
@@ -55,7 +78,69 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 	fs.DurationVar(&f.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight RPCs may drain on SIGTERM before they are cut")
 	fs.BoolVar(&f.ShowVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&f.Profiling, "profiling", false, "serve Go's pprof profiles under /debug/pprof/ on the metrics address (unauthenticated, like /metrics: keep that address private)")
+	fs.StringVar(&f.SocketGroup, "socket-group", "", "group (name or id) of the unix socket of --listen, mode 0660: its members may call every method; empty keeps the process's group")
+	fs.BoolVar(&f.InsecureTCP, "insecure-tcp", false, "DANGEROUS: allow a TCP --listen address with no TLS and no authentication (anyone who reaches the port may start containers as root, exec into them and forward their ports), and plaintext calls to TCP peers")
+	f.Authz = map[Verb]*string{}
+	if d.NoTLSFlags {
+		return f
+	}
+	fs.StringVar(&f.TLS.CertFile, "tls-cert-file", "", "serving certificate (PEM) of a TCP --listen address; with --tls-private-key-file and --client-ca-file it makes the listener mutual TLS, and is the client certificate of calls to TCP peers")
+	fs.StringVar(&f.TLS.KeyFile, "tls-private-key-file", "", "private key (PEM) of --tls-cert-file")
+	fs.StringVar(&f.TLS.CAFile, "client-ca-file", "", "CA (PEM) that client certificates must chain to; TCP peers' serving certificates are checked against it too")
+	help := map[Verb]string{
+		VerbRead:  "get, list, watch, logs, stats, plans, version and reflection",
+		VerbWrite: "apply and delete pods, ConfigMaps and Secrets, and the executor's changes to pods",
+		VerbExec:  "exec, attach and port-forward",
+	}
+	for _, v := range Verbs {
+		f.Authz[v] = fs.String("authz-"+string(v), strings.Join(DefaultPolicy[v], ","),
+			fmt.Sprintf("comma-separated client certificate CommonNames or Organizations allowed to %s over mutual TLS (%s)", v, help[v]))
+	}
+	fs.BoolVar(&f.MetricsTLS, "metrics-tls", false, "serve /metrics over TLS with --tls-cert-file (no client certificate asked); default plain HTTP, for a loopback address Prometheus scrapes")
 	return f
+}
+
+// DefaultSocket is where a service listens by default:
+// $XDG_RUNTIME_DIR/syncpod/<name>.sock when that variable is set, else
+// /run/syncpod/<name>.sock for root, else
+// /tmp/syncpod-<uid>/<name>.sock.
+func DefaultSocket(getenv func(string) string, name string) string {
+	return filepath.Join(RuntimeDir(getenv), name+".sock")
+}
+
+// RuntimeDir is the directory of the default sockets (see DefaultSocket).
+func RuntimeDir(getenv func(string) string) string {
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "syncpod")
+	}
+	if os.Getuid() == 0 {
+		return "/run/syncpod"
+	}
+	return filepath.Join(os.TempDir(), "syncpod-"+strconv.Itoa(os.Getuid()))
+}
+
+// Policy is the authorization policy of the --authz-* flags.
+func (f *Flags) Policy() (Policy, error) {
+	p := Policy{}
+	var errs []error
+	for _, v := range Verbs {
+		if f.Authz[v] == nil {
+			p[v] = DefaultPolicy[v]
+			continue
+		}
+		names, err := ParsePolicyList(*f.Authz[v])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--authz-%s: %w", v, err))
+		}
+		p[v] = names
+	}
+	return p, errors.Join(errs...)
+}
+
+// Dialer is how this binary dials its TCP peers: with its own
+// certificate, or in plaintext under --insecure-tcp.
+func (f *Flags) Dialer() DialPolicy {
+	return DialPolicy{TLS: f.TLS, InsecureTCP: f.InsecureTCP}
 }
 
 // EnvName is the environment variable that stands in for a flag.
@@ -101,8 +186,19 @@ func (f *Flags) Validate() error {
 	if f.LogFormat != "text" && f.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format: %q is not text or json", f.LogFormat))
 	}
-	if _, _, err := SplitAddress(f.Listen); err != nil {
+	if network, _, err := SplitAddress(f.Listen); err != nil {
 		errs = append(errs, fmt.Errorf("--listen: %w", err))
+	} else if network == "tcp" && !f.TLS.Set() && !f.InsecureTCP {
+		errs = append(errs, fmt.Errorf("--listen: %s is TCP: serve it with mutual TLS (--tls-cert-file, --tls-private-key-file, --client-ca-file), or accept an unauthenticated port with --insecure-tcp", f.Listen))
+	}
+	if err := f.TLS.Check("--tls-cert-file", "--tls-private-key-file", "--client-ca-file"); err != nil {
+		errs = append(errs, err)
+	}
+	if f.MetricsTLS && f.TLS.CertFile == "" {
+		errs = append(errs, errors.New("--metrics-tls: needs --tls-cert-file and --tls-private-key-file"))
+	}
+	if _, err := f.Policy(); err != nil {
+		errs = append(errs, err)
 	}
 	if f.MetricsListen != "" {
 		if _, _, err := SplitAddress(f.MetricsListen); err != nil {
@@ -166,7 +262,7 @@ func Start(fs *flag.FlagSet, common *Flags, args []string, getenv func(string) s
 		return true, 2
 	}
 	if health {
-		if err := Healthcheck(common.Listen, 5*time.Second); err != nil {
+		if err := Healthcheck(common.Listen, common.Dialer(), 5*time.Second); err != nil {
 			fmt.Fprintf(stderr, "%s healthcheck: %v\n", fs.Name(), err)
 			return true, 1
 		}

@@ -78,7 +78,7 @@ func TestValidateReportsEveryBadFlag(t *testing.T) {
 }
 
 func TestValidateProfilingNeedsTheMetricsAddress(t *testing.T) {
-	f := &Flags{Listen: "127.0.0.1:0", LogLevel: "info", LogFormat: "text", ShutdownTimeout: time.Second, Profiling: true}
+	f := &Flags{Listen: "127.0.0.1:0", InsecureTCP: true, LogLevel: "info", LogFormat: "text", ShutdownTimeout: time.Second, Profiling: true}
 	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "--profiling") {
 		t.Errorf("--profiling with no --metrics-listen: %v, want an error naming --profiling", err)
 	}
@@ -98,7 +98,7 @@ func TestStart(t *testing.T) {
 		stdout   string
 		stderrRe string
 	}{
-		{name: "normal start continues", args: []string{"--listen=127.0.0.1:0"}, done: false},
+		{name: "normal start continues", args: []string{"--listen=127.0.0.1:0", "--insecure-tcp"}, done: false},
 		{name: "version", args: []string{"--version"}, done: true, code: 0, stdout: "syncpod-test " + Version},
 		{name: "bad flag exits 2 with reason", args: []string{"--log-level=loud"}, done: true, code: 2, stderrRe: "--log-level"},
 		{name: "bad env exits 2 with reason", env: map[string]string{"SYNCPOD_LOG_FORMAT": "xml"}, done: true, code: 2, stderrRe: "--log-format"},
@@ -135,7 +135,7 @@ func TestStartChecksTheBinarysFlags(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{name: "a failing check exits 2 with its reason", args: []string{"--listen=127.0.0.1:0"}, done: true, code: 2, stderr: "syncpod-test: --kubeconfig: required"},
+		{name: "a failing check exits 2 with its reason", args: []string{"--listen=127.0.0.1:0", "--insecure-tcp"}, done: true, code: 2, stderr: "syncpod-test: --kubeconfig: required"},
 		{name: "version skips the checks", args: []string{"--version"}, done: true, code: 0},
 		{name: "healthcheck skips the checks", args: []string{"healthcheck", "--listen=unix:///nonexistent/x.sock"}, done: true, code: 1, stderr: "healthcheck"},
 	}
@@ -154,7 +154,7 @@ func TestStartChecksTheBinarysFlags(t *testing.T) {
 	}
 	fs, f := newFlagSet()
 	var out, errOut bytes.Buffer
-	if done, code := Start(fs, f, []string{"--listen=127.0.0.1:0"}, env(nil), &out, &errOut, func() error { return nil }); done || code != 0 {
+	if done, code := Start(fs, f, []string{"--listen=127.0.0.1:0", "--insecure-tcp"}, env(nil), &out, &errOut, func() error { return nil }); done || code != 0 {
 		t.Errorf("passing checks: Start = (%v, %d), want to continue", done, code)
 	}
 }

@@ -23,7 +23,7 @@ func TestHealthAnswersEachServiceName(t *testing.T) {
 	for _, manages := range []bool{false, true} {
 		name := map[bool]string{false: "server managed", true: "service managed"}[manages]
 		t.Run(name, func(t *testing.T) {
-			s, err := New(Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(), ServiceManagesHealth: manages})
+			s, err := New(Options{Listen: "127.0.0.1:0", InsecureTCP: true, Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry(), ServiceManagesHealth: manages})
 			if err != nil {
 				t.Fatal(err)
 			}

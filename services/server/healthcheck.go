@@ -5,19 +5,24 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"net"
+
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // Healthcheck asks the grpc.health.v1 service at addr for the overall
-// status and returns nil only when it is SERVING.
-func Healthcheck(addr string, timeout time.Duration) error {
-	target, err := DialTarget(addr)
-	if err != nil {
-		return err
+// status and returns nil only when it is SERVING. A TCP listen address on
+// all interfaces (0.0.0.0:7001, :7001) is asked on loopback; dial says how
+// (mutual TLS with the service's own certificate, or --insecure-tcp).
+func Healthcheck(addr string, dial DialPolicy, timeout time.Duration) error {
+	if network, address, err := SplitAddress(addr); err == nil && network == "tcp" {
+		if host, port, err := net.SplitHostPort(address); err == nil {
+			if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+				addr = net.JoinHostPort("127.0.0.1", port)
+			}
+		}
 	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := dial.Dial(addr)
 	if err != nil {
 		return err
 	}

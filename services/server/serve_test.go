@@ -12,7 +12,7 @@ import (
 
 func serveTestServer(t *testing.T, logs *syncBuffer) *Server {
 	t.Helper()
-	s, err := New(Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(logs, nil)), Registry: prometheus.NewRegistry()})
+	s, err := New(Options{Listen: "127.0.0.1:0", InsecureTCP: true, Logger: slog.New(slog.NewTextHandler(logs, nil)), Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

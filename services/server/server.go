@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
@@ -56,6 +58,18 @@ type Options struct {
 	Codec encoding.CodecV2
 	// ExtraServerOptions are appended to the gRPC server options.
 	ExtraServerOptions []grpc.ServerOption
+	// SocketGroup is the group of a unix listener's socket (see
+	// Flags.SocketGroup).
+	SocketGroup string
+	// TLS, when set, makes a TCP listener mutual TLS: clients must
+	// present a certificate signed by TLS.CAFile.
+	TLS TLSFiles
+	// InsecureTCP allows a plaintext TCP listener (--insecure-tcp).
+	InsecureTCP bool
+	// Policy grants verbs to certificate identities; nil is DefaultPolicy.
+	Policy Policy
+	// MetricsTLS serves /metrics over TLS with TLS's certificate.
+	MetricsTLS bool
 	// ServiceManagesHealth leaves the overall health status NOT_SERVING
 	// when Run starts, for services whose readiness depends on more than
 	// the server being up (the PLEG's relist): they set it themselves.
@@ -64,7 +78,13 @@ type Options struct {
 
 // Options builds server options from the common flags.
 func (f *Flags) Options(logger *slog.Logger, reg *prometheus.Registry) Options {
+	policy, _ := f.Policy() // checked by Validate
 	return Options{
+		SocketGroup:     f.SocketGroup,
+		TLS:             f.TLS,
+		InsecureTCP:     f.InsecureTCP,
+		Policy:          policy,
+		MetricsTLS:      f.MetricsTLS,
 		Listen:          f.Listen,
 		MetricsListen:   f.MetricsListen,
 		Profiling:       f.Profiling,
@@ -130,6 +150,28 @@ func New(opts Options) (*Server, error) {
 		return c.Service != healthpb.Health_ServiceDesc.ServiceName
 	})
 
+	network, _, err := SplitAddress(opts.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", opts.Listen, err)
+	}
+	var serverTLS *tls.Config
+	switch {
+	case network == "unix":
+	case opts.TLS.Set():
+		if serverTLS, err = ServerTLS(opts.TLS); err != nil {
+			return nil, fmt.Errorf("server TLS: %w", err)
+		}
+	case opts.InsecureTCP:
+		logger.Warn("INSECURE: serving plaintext TCP with no authentication (--insecure-tcp): anyone who reaches this port may run containers as root, exec into them and forward their ports", "listen", opts.Listen)
+	default:
+		return nil, fmt.Errorf("listen %s: a TCP address needs mutual TLS (--tls-cert-file, --tls-private-key-file, --client-ca-file) or --insecure-tcp", opts.Listen)
+	}
+	policy := opts.Policy
+	if policy == nil {
+		policy = DefaultPolicy
+	}
+	authz := &authorizer{policy: policy, insecure: serverTLS == nil, logger: logger}
+
 	stopping := make(chan struct{})
 	base := opts.Codec
 	if base == nil {
@@ -140,17 +182,25 @@ func New(opts Options) (*Server, error) {
 		grpc.ForceServerCodecV2(codec),
 		grpc.ChainUnaryInterceptor(
 			srvMetrics.UnaryServerInterceptor(),
-			codec.decodeUnary(),
 			selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(accessLog, logOpts...), notHealth),
+			authz.unary(),
+			codec.decodeUnary(),
 			recovery.UnaryServerInterceptor(panicHandler),
 		),
 		grpc.ChainStreamInterceptor(
 			endStreamsOnShutdown(stopping),
 			srvMetrics.StreamServerInterceptor(),
-			codec.decodeStream(),
 			selector.StreamServerInterceptor(logging.StreamServerInterceptor(accessLog, logOpts...), notHealth),
+			authz.stream(),
+			codec.decodeStream(),
 			recovery.StreamServerInterceptor(panicHandler),
 		),
+	}
+	switch {
+	case serverTLS != nil:
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(serverTLS)))
+	case network == "unix":
+		serverOpts = append(serverOpts, grpc.Creds(unixPeerCredentials{}))
 	}
 	serverOpts = append(serverOpts, opts.ExtraServerOptions...)
 
@@ -166,7 +216,7 @@ func New(opts Options) (*Server, error) {
 	// Not serving until Run starts.
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 
-	lis, err := Listen(opts.Listen)
+	lis, err := ListenGroup(opts.Listen, opts.SocketGroup)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", opts.Listen, err)
 	}
@@ -195,6 +245,15 @@ func New(opts Options) (*Server, error) {
 			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		}
 		s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		if opts.MetricsTLS {
+			cert, err := tls.LoadX509KeyPair(opts.TLS.CertFile, opts.TLS.KeyFile)
+			if err != nil {
+				lis.Close()
+				hl.Close()
+				return nil, fmt.Errorf("metrics TLS: %w", err)
+			}
+			s.httpLis = tls.NewListener(hl, &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}})
+		}
 	}
 	return s, nil
 }
@@ -245,7 +304,11 @@ func (s *Server) Run(ctx context.Context) error {
 	go periodic.Run(memCtx, releaseEvery, func() { mem.tick() })
 	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
 	if s.httpLis != nil {
-		attrs = append(attrs, "metrics", "http://"+s.httpLis.Addr().String()+"/metrics")
+		scheme := "http://"
+		if s.opts.MetricsTLS {
+			scheme = "https://"
+		}
+		attrs = append(attrs, "metrics", scheme+s.httpLis.Addr().String()+"/metrics")
 	}
 	log.Info("serving", attrs...)
 

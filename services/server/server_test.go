@@ -37,6 +37,9 @@ func runServer(t *testing.T, opts Options) *running {
 	if opts.Listen == "" {
 		opts.Listen = "127.0.0.1:0"
 	}
+	if !opts.TLS.Set() {
+		opts.InsecureTCP = true // the tests of mutual TLS are in authz_test.go
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -173,7 +176,7 @@ func TestUnixSocketAndHealthcheck(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	_, conn, stop := startServer(t, "unix://"+sock, 5*time.Second)
 	waitServing(t, conn)
-	if err := Healthcheck("unix://"+sock, 5*time.Second); err != nil {
+	if err := Healthcheck("unix://"+sock, DialPolicy{}, 5*time.Second); err != nil {
 		t.Fatalf("Healthcheck while serving: %v", err)
 	}
 	// A second server on the same live socket must refuse to start.
@@ -183,7 +186,7 @@ func TestUnixSocketAndHealthcheck(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if err := Healthcheck("unix://"+sock, 2*time.Second); err == nil {
+	if err := Healthcheck("unix://"+sock, DialPolicy{}, 2*time.Second); err == nil {
 		t.Fatal("Healthcheck succeeded after stop")
 	}
 }
@@ -223,7 +226,7 @@ func TestGracefulStopDrainsThenCuts(t *testing.T) {
 
 func TestNewRejectsBusyAddress(t *testing.T) {
 	s, _, _ := startServer(t, "127.0.0.1:0", time.Second)
-	_, err := New(Options{Listen: s.Addr().String(), Logger: slog.Default(), Registry: prometheus.NewRegistry()})
+	_, err := New(Options{Listen: s.Addr().String(), InsecureTCP: true, Logger: slog.Default(), Registry: prometheus.NewRegistry()})
 	if err == nil || !strings.Contains(err.Error(), "listen") {
 		t.Fatalf("New on a busy port = %v, want a listen error", err)
 	}

@@ -150,7 +150,7 @@ func TestBadFlags(t *testing.T) {
 		args []string
 	}{
 		{"unknown mode", []string{"--mode", "vm"}},
-		{"tcp listen", []string{"--listen", "127.0.0.1:0"}},
+		{"tcp listen", []string{"--listen", "127.0.0.1:0", "--insecure-tcp"}},
 		{"bad unpullable regexp", []string{"--unpullable", "("}},
 	}
 	for _, tc := range tests {

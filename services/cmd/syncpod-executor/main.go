@@ -93,7 +93,7 @@ func defaultDataDir(getenv func(string) string) string {
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("syncpod-executor", flag.ContinueOnError)
-	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7002", MetricsListen: "127.0.0.1:9102"})
+	common := server.RegisterFlags(fs, server.Defaults{Listen: "unix://" + server.DefaultSocket(getenv, "executor"), MetricsListen: "127.0.0.1:9102"})
 	var f flags
 	fs.StringVar(&f.criEndpoint, "cri-endpoint", "unix:///run/containerd/containerd.sock", "CRI runtime endpoint, unix:///path")
 	fs.StringVar(&f.dataDir, "data-dir", defaultDataDir(getenv), "directory of the crash-loop back-off database (executor.db)")

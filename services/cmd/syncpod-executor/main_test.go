@@ -16,7 +16,7 @@ import (
 func TestADamagedDatabaseExitsOneNamingTheFile(t *testing.T) {
 	boltfiletest.DamagedFiles(t, "executor.db", func(t *testing.T, dir, path string) {
 		var out, errb bytes.Buffer
-		code := run([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--metrics-listen=", "--cri-endpoint", "unix://" + filepath.Join(dir, "none.sock")},
+		code := run([]string{"--data-dir", dir, "--listen", "unix://" + filepath.Join(dir, "executor.sock"), "--metrics-listen=", "--cri-endpoint", "unix://" + filepath.Join(dir, "none.sock")},
 			func(string) string { return "" }, &out, &errb)
 		if code != 1 {
 			t.Fatalf("exit %d, want 1; stderr %s", code, errb.String())
@@ -34,7 +34,7 @@ func TestSandboxStartSpacingOutOfRangeExitsTwo(t *testing.T) {
 	for _, v := range []string{"-1ms", "2s"} {
 		dir := t.TempDir()
 		var out, errb bytes.Buffer
-		code := run([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--metrics-listen=", "--sandbox-start-spacing", v},
+		code := run([]string{"--data-dir", dir, "--listen", "unix://" + filepath.Join(dir, "executor.sock"), "--metrics-listen=", "--sandbox-start-spacing", v},
 			func(string) string { return "" }, &out, &errb)
 		if code != 2 || !strings.Contains(errb.String(), "--sandbox-start-spacing") {
 			t.Errorf("%s: exit %d, stderr %q; want 2 naming the flag", v, code, errb.String())

@@ -20,8 +20,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -53,6 +51,7 @@ type nodeFlags struct {
 	apiQPS        float64
 	apiBurst      int
 	// The kubelet read API.
+	plannerTLS      server.TLSFiles
 	kubeletListen   string
 	tlsCert         string
 	tlsKey          string
@@ -66,12 +65,15 @@ type nodeFlags struct {
 	shutdownOnSIGTERM bool
 }
 
-func registerNodeFlags(fs *flag.FlagSet) *nodeFlags {
+func registerNodeFlags(fs *flag.FlagSet, getenv func(string) string) *nodeFlags {
 	f := &nodeFlags{}
 	host, _ := os.Hostname()
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the API server and the node's credentials (required)")
 	fs.StringVar(&f.nodeName, "node-name", strings.ToLower(host), "name of the Node object")
-	fs.StringVar(&f.planner, "planner", "127.0.0.1:7001", "address of the node's planner (host:port or unix:///path)")
+	fs.StringVar(&f.planner, "planner", "unix://"+server.DefaultSocket(getenv, "planner"), "address of the node's planner (unix:///path, or host:port with mutual TLS: --planner-cert-file, --planner-key-file, --planner-ca-file; plaintext only with --insecure-tcp)")
+	fs.StringVar(&f.plannerTLS.CertFile, "planner-cert-file", "", "client certificate (PEM) the node presents to a TCP --planner (its identity needs the read, write and exec verbs)")
+	fs.StringVar(&f.plannerTLS.KeyFile, "planner-key-file", "", "private key (PEM) of --planner-cert-file")
+	fs.StringVar(&f.plannerTLS.CAFile, "planner-ca-file", "", "CA (PEM) the planner's serving certificate must chain to")
 	fs.StringVar(&f.criEndpoint, "cri-endpoint", "", "CRI runtime endpoint, asked for its name and version (the Node's containerRuntimeVersion); empty reports unknown")
 	fs.StringVar(&f.nodeIP, "node-ip", "", "the node's InternalIP and its pods' hostIP; empty picks the host's first global IPv4 address")
 	fs.StringVar(&f.nodeLabels, "node-labels", "", "extra node labels, key=value,...")
@@ -133,6 +135,9 @@ func (f *nodeFlags) validate() error {
 	if _, _, err := server.SplitAddress(f.planner); err != nil {
 		errs = append(errs, fmt.Errorf("--planner: %w", err))
 	}
+	if err := f.plannerTLS.Check("--planner-cert-file", "--planner-key-file", "--planner-ca-file"); err != nil {
+		errs = append(errs, err)
+	}
 	for name, d := range map[string]time.Duration{
 		"--node-lease-duration": f.leaseDuration, "--node-lease-renew-interval": f.leaseRenew,
 		"--node-status-update-frequency": f.statusFreq,
@@ -168,8 +173,8 @@ func (f *nodeFlags) validate() error {
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("syncpod-node", flag.ContinueOnError)
-	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7005", MetricsListen: "127.0.0.1:9105"})
-	nf := registerNodeFlags(fs)
+	common := server.RegisterFlags(fs, server.Defaults{Listen: "unix://" + server.DefaultSocket(getenv, "node"), MetricsListen: "127.0.0.1:9105", NoTLSFlags: true})
+	nf := registerNodeFlags(fs, getenv)
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr, nf.validate); done {
 		return code
 	}
@@ -195,12 +200,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot build the API client", "err", err)
 		return 1
 	}
-	target, err := server.DialTarget(nf.planner)
-	if err != nil {
-		logger.Error("bad --planner", "err", err)
-		return 2
-	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := server.DialPolicy{TLS: nf.plannerTLS, InsecureTCP: common.InsecureTCP}.Dial(nf.planner)
 	if err != nil {
 		logger.Error("cannot dial the planner", "err", err)
 		return 1

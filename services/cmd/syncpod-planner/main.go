@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/syncpod/syncpod/planner/logind"
 	"github.com/syncpod/syncpod/planner/manifest"
@@ -39,13 +37,13 @@ func main() {
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("syncpod-planner", flag.ContinueOnError)
-	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7001", MetricsListen: "127.0.0.1:9101"})
+	common := server.RegisterFlags(fs, server.Defaults{Listen: "unix://" + server.DefaultSocket(getenv, "planner"), MetricsListen: "127.0.0.1:9101"})
 	dataDir := fs.String("data-dir", "/var/lib/syncpod/planner", "directory of the planner's database (planner.db, created with mode 0600)")
 	manifestDir := fs.String("manifest-dir", "", "directory of static pod manifests (Kubernetes v1 Pod YAML/JSON); empty disables")
 	manifestInterval := fs.Duration("manifest-interval", 5*time.Second, "how often --manifest-dir is rescanned as a safety net (changes are picked up at once through file-system notifications)")
 	manifestWatch := fs.Bool("manifest-watch", true, "watch --manifest-dir with file-system notifications (inotify); false scans only every --manifest-interval")
-	executorAddr := fs.String("executor", "127.0.0.1:7002", "address of the executor (host:port or unix:///path)")
-	plegAddr := fs.String("pleg", "127.0.0.1:7003", "address of the PLEG (host:port or unix:///path)")
+	executorAddr := fs.String("executor", "unix://"+server.DefaultSocket(getenv, "executor"), "address of the executor (unix:///path, or host:port dialled with mutual TLS: this binary's --tls-cert-file as client certificate, its server's checked against --client-ca-file; plaintext only with --insecure-tcp)")
+	plegAddr := fs.String("pleg", "unix://"+server.DefaultSocket(getenv, "pleg"), "address of the PLEG (unix:///path, or host:port: as --executor)")
 	resync := fs.Duration("resync-period", time.Minute, "each pod is synced again this long after its last sync, plus up to half as much at random (the kubelet's syncFrequency)")
 	housekeeping := fs.Duration("housekeeping-period", 10*time.Second, "how often orphaned runtime pods and dead containers are cleaned up")
 	evictionCheck := fs.Duration("eviction-check-period", 10*time.Second, "how often the disk use of emptyDir volumes with a sizeLimit is measured (a pod over a limit is evicted)")
@@ -89,7 +87,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot register the pod store metrics", "err", err)
 		return 1
 	}
-	execConn, err := dial(*executorAddr)
+	execConn, err := common.Dialer().Dial(*executorAddr)
 	if err != nil {
 		logger.Error("bad --executor", "err", err)
 		return 2
@@ -102,7 +100,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	timelines.SetLogger(logger.With("component", "timeline"))
-	plegConn, err := dial(*plegAddr)
+	plegConn, err := common.Dialer().Dial(*plegAddr)
 	if err != nil {
 		logger.Error("bad --pleg", "err", err)
 		return 2
@@ -168,13 +166,4 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		parts = append(parts, rec.Run)
 	}
 	return srv.Serve(ctx, parts...)
-}
-
-// dial makes a (lazy) plaintext gRPC client connection to a peer.
-func dial(addr string) (*grpc.ClientConn, error) {
-	target, err := server.DialTarget(addr)
-	if err != nil {
-		return nil, err
-	}
-	return grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 }

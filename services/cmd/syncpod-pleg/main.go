@@ -81,7 +81,7 @@ func (f *plegFlags) validate() error {
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("syncpod-pleg", flag.ContinueOnError)
-	common := server.RegisterFlags(fs, server.Defaults{Listen: "127.0.0.1:7003", MetricsListen: "127.0.0.1:9103"})
+	common := server.RegisterFlags(fs, server.Defaults{Listen: "unix://" + server.DefaultSocket(getenv, "pleg"), MetricsListen: "127.0.0.1:9103"})
 	pf := registerPlegFlags(fs)
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr, pf.validate); done {
 		return code

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,7 +53,14 @@ type node struct {
 
 func serve(t *testing.T, register func(*grpc.Server), managesHealth bool) *grpc.ClientConn {
 	t.Helper()
-	s, err := server.New(server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler),
+	// A unix socket, the services' default listener (a short path: they
+	// are limited to about 100 bytes).
+	dir, err := os.MkdirTemp("", "bi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	s, err := server.New(server.Options{Listen: "unix://" + filepath.Join(dir, "s.sock"), Logger: slog.New(slog.DiscardHandler),
 		Registry: prometheus.NewRegistry(), ServiceManagesHealth: managesHealth})
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +69,7 @@ func serve(t *testing.T, register func(*grpc.Server), managesHealth bool) *grpc.
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- s.Run(ctx) }()
-	conn, err := grpc.NewClient("passthrough:///"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("unix://"+s.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

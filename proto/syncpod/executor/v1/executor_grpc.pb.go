@@ -40,7 +40,8 @@ const (
 //
 // ExecutorService applies change sets to the CRI runtime in the kubelet's
 // SyncPod order, with crash-loop back-off persisted on disk. It is the only
-// component that changes the runtime. Default address 127.0.0.1:7002.
+// component that changes the runtime. Default address: executor.sock in
+// the runtime directory (see services/server.DefaultSocket).
 type ExecutorServiceClient interface {
 	// ApplyActions carries out a change set for one pod: kill the pod or the
 	// listed containers, prune old init containers, create the sandbox, start
@@ -256,7 +257,8 @@ func (c *executorServiceClient) GetEmptyDirUsage(ctx context.Context, in *GetEmp
 //
 // ExecutorService applies change sets to the CRI runtime in the kubelet's
 // SyncPod order, with crash-loop back-off persisted on disk. It is the only
-// component that changes the runtime. Default address 127.0.0.1:7002.
+// component that changes the runtime. Default address: executor.sock in
+// the runtime directory (see services/server.DefaultSocket).
 type ExecutorServiceServer interface {
 	// ApplyActions carries out a change set for one pod: kill the pod or the
 	// listed containers, prune old init containers, create the sandbox, start

@@ -47,8 +47,8 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // PlannerService holds the desired pods, keeps them running through the
-// PLEG and the executor, and answers dry-run plans. Default address
-// 127.0.0.1:7001.
+// PLEG and the executor, and answers dry-run plans. Default address:
+// planner.sock in the runtime directory (see services/server.DefaultSocket).
 type PlannerServiceClient interface {
 	// Plan is the pure dry run of the kubelet's computePodActions: given a
 	// desired pod, its observed runtime state and probe results, it returns
@@ -385,8 +385,8 @@ func (c *plannerServiceClient) GetNodeShutdown(ctx context.Context, in *GetNodeS
 // for forward compatibility.
 //
 // PlannerService holds the desired pods, keeps them running through the
-// PLEG and the executor, and answers dry-run plans. Default address
-// 127.0.0.1:7001.
+// PLEG and the executor, and answers dry-run plans. Default address:
+// planner.sock in the runtime directory (see services/server.DefaultSocket).
 type PlannerServiceServer interface {
 	// Plan is the pure dry run of the kubelet's computePodActions: given a
 	// desired pod, its observed runtime state and probe results, it returns

@@ -30,7 +30,8 @@ const (
 //
 // PlegService is the pod lifecycle event generator: it watches the CRI
 // runtime, keeps the observed status of every syncpod pod and streams
-// lifecycle events. Default address 127.0.0.1:7003.
+// lifecycle events. Default address: pleg.sock in the runtime directory
+// (see services/server.DefaultSocket).
 type PlegServiceClient interface {
 	// Watch streams lifecycle events to the caller until it cancels. A
 	// subscriber that falls behind receives one RESYNC event in place of the
@@ -98,7 +99,8 @@ func (c *plegServiceClient) ListPodStatuses(ctx context.Context, in *ListPodStat
 //
 // PlegService is the pod lifecycle event generator: it watches the CRI
 // runtime, keeps the observed status of every syncpod pod and streams
-// lifecycle events. Default address 127.0.0.1:7003.
+// lifecycle events. Default address: pleg.sock in the runtime directory
+// (see services/server.DefaultSocket).
 type PlegServiceServer interface {
 	// Watch streams lifecycle events to the caller until it cancels. A
 	// subscriber that falls behind receives one RESYNC event in place of the
