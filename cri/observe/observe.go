@@ -180,7 +180,18 @@ func Container(c *runtimeapi.ContainerStatus, sandboxID string) *syncpodv1.Obser
 		SandboxId:    sandboxID,
 		Image:        image,
 		StopSignal:   StopSignalName(c.GetStopSignal()),
+		Resources:    linuxResources(c.GetResources().GetLinux()),
 	}
+}
+
+// linuxResources is what the runtime reports a container has;
+// nil when it reports nothing.
+func linuxResources(l *runtimeapi.LinuxContainerResources) *syncpodv1.LinuxResources {
+	if l == nil {
+		return nil
+	}
+	return &syncpodv1.LinuxResources{CpuShares: l.GetCpuShares(), CpuQuota: l.GetCpuQuota(),
+		CpuPeriod: l.GetCpuPeriod(), MemoryLimitBytes: l.GetMemoryLimitInBytes()}
 }
 
 // signalName turns the tail of a CRI Signal enum name into Kubernetes'

@@ -527,9 +527,9 @@ type ContainerResourceUpdate struct {
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// resource is the stage: "memory" or "cpu".
 	Resource string `protobuf:"bytes,3,opt,name=resource,proto3" json:"resource,omitempty"`
-	// resources to apply: the allocated values of resource, the current
-	// ones of the other.
-	Resources *ResourceRequirements `protobuf:"bytes,4,opt,name=resources,proto3" json:"resources,omitempty"`
+	// resources to apply, whole: the allocated values of resource, the
+	// running ones of the other.
+	Resources *LinuxResources `protobuf:"bytes,4,opt,name=resources,proto3" json:"resources,omitempty"`
 	// decrease: the stage lowers the resource's limit (or request).
 	Decrease bool `protobuf:"varint,5,opt,name=decrease,proto3" json:"decrease,omitempty"`
 	// message says why, for humans.
@@ -589,7 +589,7 @@ func (x *ContainerResourceUpdate) GetResource() string {
 	return ""
 }
 
-func (x *ContainerResourceUpdate) GetResources() *ResourceRequirements {
+func (x *ContainerResourceUpdate) GetResources() *LinuxResources {
 	if x != nil {
 		return x.Resources
 	}
@@ -849,7 +849,7 @@ var File_syncpod_v1_actions_proto protoreflect.FileDescriptor
 const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\n" +
 	"\x18syncpod/v1/actions.proto\x12\n" +
-	"syncpod.v1\x1a\x14syncpod/v1/pod.proto\"\xbf\a\n" +
+	"syncpod.v1\x1a\x19syncpod/v1/observed.proto\"\xbf\a\n" +
 	"\n" +
 	"PodActions\x12\x19\n" +
 	"\bkill_pod\x18\x01 \x01(\bR\akillPod\x12%\n" +
@@ -869,12 +869,12 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x1dephemeral_containers_to_start\x18\xfc\x02 \x03(\v2\x1a.syncpod.v1.ContainerStartR\x1aephemeralContainersToStart\x12K\n" +
 	"\x13containers_to_reset\x18\x94\x04 \x03(\v2\x1a.syncpod.v1.ContainerResetR\x11containersToReset\x12V\n" +
 	"\x14containers_to_update\x18\xac\x02 \x03(\v2#.syncpod.v1.ContainerResourceUpdateR\x12containersToUpdateB%\n" +
-	"#_kill_grace_period_override_seconds\"\xe2\x01\n" +
+	"#_kill_grace_period_override_seconds\"\xdc\x01\n" +
 	"\x17ContainerResourceUpdate\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
-	"\bresource\x18\x03 \x01(\tR\bresource\x12>\n" +
-	"\tresources\x18\x04 \x01(\v2 .syncpod.v1.ResourceRequirementsR\tresources\x12\x1a\n" +
+	"\bresource\x18\x03 \x01(\tR\bresource\x128\n" +
+	"\tresources\x18\x04 \x01(\v2\x1a.syncpod.v1.LinuxResourcesR\tresources\x12\x1a\n" +
 	"\bdecrease\x18\x05 \x01(\bR\bdecrease\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\"\x8d\x01\n" +
 	"\x0eContainerReset\x12!\n" +
@@ -953,7 +953,7 @@ var file_syncpod_v1_actions_proto_goTypes = []any{
 	(*ContainerReset)(nil),          // 6: syncpod.v1.ContainerReset
 	(*ContainerStart)(nil),          // 7: syncpod.v1.ContainerStart
 	(*ContainerKill)(nil),           // 8: syncpod.v1.ContainerKill
-	(*ResourceRequirements)(nil),    // 9: syncpod.v1.ResourceRequirements
+	(*LinuxResources)(nil),          // 9: syncpod.v1.LinuxResources
 }
 var file_syncpod_v1_actions_proto_depIdxs = []int32{
 	7,  // 0: syncpod.v1.PodActions.init_containers_to_start:type_name -> syncpod.v1.ContainerStart
@@ -964,7 +964,7 @@ var file_syncpod_v1_actions_proto_depIdxs = []int32{
 	7,  // 5: syncpod.v1.PodActions.ephemeral_containers_to_start:type_name -> syncpod.v1.ContainerStart
 	6,  // 6: syncpod.v1.PodActions.containers_to_reset:type_name -> syncpod.v1.ContainerReset
 	5,  // 7: syncpod.v1.PodActions.containers_to_update:type_name -> syncpod.v1.ContainerResourceUpdate
-	9,  // 8: syncpod.v1.ContainerResourceUpdate.resources:type_name -> syncpod.v1.ResourceRequirements
+	9,  // 8: syncpod.v1.ContainerResourceUpdate.resources:type_name -> syncpod.v1.LinuxResources
 	2,  // 9: syncpod.v1.ContainerStart.reason:type_name -> syncpod.v1.StartReason
 	3,  // 10: syncpod.v1.ContainerKill.reason:type_name -> syncpod.v1.KillReason
 	11, // [11:11] is the sub-list for method output_type
@@ -979,7 +979,7 @@ func file_syncpod_v1_actions_proto_init() {
 	if File_syncpod_v1_actions_proto != nil {
 		return
 	}
-	file_syncpod_v1_pod_proto_init()
+	file_syncpod_v1_observed_proto_init()
 	file_syncpod_v1_actions_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

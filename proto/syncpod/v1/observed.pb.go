@@ -429,7 +429,7 @@ type ObservedContainer struct {
 	// status' Linux resources); unset when it reports none. Compared with
 	// the pod's allocated resources to find an in-place resize to carry
 	// out (rule R-23.2).
-	Resources     *ObservedResources `protobuf:"bytes,300,opt,name=resources,proto3" json:"resources,omitempty"`
+	Resources     *LinuxResources `protobuf:"bytes,300,opt,name=resources,proto3" json:"resources,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -562,16 +562,17 @@ func (x *ObservedContainer) GetStopSignal() string {
 	return ""
 }
 
-func (x *ObservedContainer) GetResources() *ObservedResources {
+func (x *ObservedContainer) GetResources() *LinuxResources {
 	if x != nil {
 		return x.Resources
 	}
 	return nil
 }
 
-// ObservedResources are a container's Linux resources as the runtime
-// reports them.
-type ObservedResources struct {
+// LinuxResources are the Linux resources of a container as the CRI
+// carries them: what a runtime reports a container has, or what an
+// in-place update gives it.
+type LinuxResources struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// cpu_shares (cgroup v1 shares; the runtime maps them to cpu.weight).
 	CpuShares int64 `protobuf:"varint,1,opt,name=cpu_shares,json=cpuShares,proto3" json:"cpu_shares,omitempty"`
@@ -585,20 +586,20 @@ type ObservedResources struct {
 	sizeCache        protoimpl.SizeCache
 }
 
-func (x *ObservedResources) Reset() {
-	*x = ObservedResources{}
+func (x *LinuxResources) Reset() {
+	*x = LinuxResources{}
 	mi := &file_syncpod_v1_observed_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *ObservedResources) String() string {
+func (x *LinuxResources) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*ObservedResources) ProtoMessage() {}
+func (*LinuxResources) ProtoMessage() {}
 
-func (x *ObservedResources) ProtoReflect() protoreflect.Message {
+func (x *LinuxResources) ProtoReflect() protoreflect.Message {
 	mi := &file_syncpod_v1_observed_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -610,33 +611,33 @@ func (x *ObservedResources) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ObservedResources.ProtoReflect.Descriptor instead.
-func (*ObservedResources) Descriptor() ([]byte, []int) {
+// Deprecated: Use LinuxResources.ProtoReflect.Descriptor instead.
+func (*LinuxResources) Descriptor() ([]byte, []int) {
 	return file_syncpod_v1_observed_proto_rawDescGZIP(), []int{3}
 }
 
-func (x *ObservedResources) GetCpuShares() int64 {
+func (x *LinuxResources) GetCpuShares() int64 {
 	if x != nil {
 		return x.CpuShares
 	}
 	return 0
 }
 
-func (x *ObservedResources) GetCpuQuota() int64 {
+func (x *LinuxResources) GetCpuQuota() int64 {
 	if x != nil {
 		return x.CpuQuota
 	}
 	return 0
 }
 
-func (x *ObservedResources) GetCpuPeriod() int64 {
+func (x *LinuxResources) GetCpuPeriod() int64 {
 	if x != nil {
 		return x.CpuPeriod
 	}
 	return 0
 }
 
-func (x *ObservedResources) GetMemoryLimitBytes() int64 {
+func (x *LinuxResources) GetMemoryLimitBytes() int64 {
 	if x != nil {
 		return x.MemoryLimitBytes
 	}
@@ -753,7 +754,7 @@ const file_syncpod_v1_observed_proto_rawDesc = "" +
 	"\x02ip\x18\x05 \x01(\tR\x02ip\x12!\n" +
 	"\fhost_network\x18\x06 \x01(\bR\vhostNetwork\x12 \n" +
 	"\vconfig_hash\x18\x84\x02 \x01(\tR\n" +
-	"configHash\"\xc1\x04\n" +
+	"configHash\"\xbe\x04\n" +
 	"\x11ObservedContainer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x120\n" +
@@ -774,9 +775,9 @@ const file_syncpod_v1_observed_proto_rawDesc = "" +
 	"sandbox_id\x18\f \x01(\tR\tsandboxId\x12\x14\n" +
 	"\x05image\x18\r \x01(\tR\x05image\x12\x1f\n" +
 	"\vstop_signal\x18\x0e \x01(\tR\n" +
-	"stopSignal\x12<\n" +
-	"\tresources\x18\xac\x02 \x01(\v2\x1d.syncpod.v1.ObservedResourcesR\tresources\"\x9c\x01\n" +
-	"\x11ObservedResources\x12\x1d\n" +
+	"stopSignal\x129\n" +
+	"\tresources\x18\xac\x02 \x01(\v2\x1a.syncpod.v1.LinuxResourcesR\tresources\"\x99\x01\n" +
+	"\x0eLinuxResources\x12\x1d\n" +
 	"\n" +
 	"cpu_shares\x18\x01 \x01(\x03R\tcpuShares\x12\x1b\n" +
 	"\tcpu_quota\x18\x02 \x01(\x03R\bcpuQuota\x12\x1d\n" +
@@ -825,7 +826,7 @@ var file_syncpod_v1_observed_proto_goTypes = []any{
 	(*ObservedPod)(nil),           // 3: syncpod.v1.ObservedPod
 	(*ObservedSandbox)(nil),       // 4: syncpod.v1.ObservedSandbox
 	(*ObservedContainer)(nil),     // 5: syncpod.v1.ObservedContainer
-	(*ObservedResources)(nil),     // 6: syncpod.v1.ObservedResources
+	(*LinuxResources)(nil),        // 6: syncpod.v1.LinuxResources
 	(*ContainerProbeResults)(nil), // 7: syncpod.v1.ContainerProbeResults
 	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
@@ -839,7 +840,7 @@ var file_syncpod_v1_observed_proto_depIdxs = []int32{
 	8,  // 6: syncpod.v1.ObservedContainer.created_at:type_name -> google.protobuf.Timestamp
 	8,  // 7: syncpod.v1.ObservedContainer.started_at:type_name -> google.protobuf.Timestamp
 	8,  // 8: syncpod.v1.ObservedContainer.finished_at:type_name -> google.protobuf.Timestamp
-	6,  // 9: syncpod.v1.ObservedContainer.resources:type_name -> syncpod.v1.ObservedResources
+	6,  // 9: syncpod.v1.ObservedContainer.resources:type_name -> syncpod.v1.LinuxResources
 	2,  // 10: syncpod.v1.ContainerProbeResults.liveness:type_name -> syncpod.v1.ProbeResult
 	2,  // 11: syncpod.v1.ContainerProbeResults.startup:type_name -> syncpod.v1.ProbeResult
 	2,  // 12: syncpod.v1.ContainerProbeResults.readiness:type_name -> syncpod.v1.ProbeResult
