@@ -72,7 +72,7 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 		"host ip":        func(c *syncpodv1.Container) { c.Ports[0].HostIp = "" },
 		"port name":      func(c *syncpodv1.Container) { c.Ports[0].Name = "" },
 		"protocol":       func(c *syncpodv1.Container) { c.Ports[1].Protocol = syncpodv1.Protocol_PROTOCOL_SCTP },
-		"ports dropped": func(c *syncpodv1.Container) { c.Ports = nil },
+		"ports dropped":  func(c *syncpodv1.Container) { c.Ports = nil },
 		"run_as_user": func(c *syncpodv1.Container) {
 			u := int64(1000)
 			c.SecurityContext = &syncpodv1.SecurityContext{RunAsUser: &u}
@@ -88,9 +88,9 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 		"termination_message_policy": func(c *syncpodv1.Container) {
 			c.TerminationMessagePolicy = syncpodv1.TerminationMessagePolicy_TERMINATION_MESSAGE_POLICY_FILE
 		},
-		"stdin":            func(c *syncpodv1.Container) { c.Stdin = true },
-		"tty":              func(c *syncpodv1.Container) { c.Tty = true },
-		"stdin_once":       func(c *syncpodv1.Container) { c.Stdin, c.StdinOnce = true, true },
+		"stdin":      func(c *syncpodv1.Container) { c.Stdin = true },
+		"tty":        func(c *syncpodv1.Container) { c.Tty = true },
+		"stdin_once": func(c *syncpodv1.Container) { c.Stdin, c.StdinOnce = true, true },
 		// the stop signal is in the CRI config.
 		"stop_signal": func(c *syncpodv1.Container) { c.Lifecycle = &syncpodv1.Lifecycle{StopSignal: "SIGUSR1"} },
 	}
