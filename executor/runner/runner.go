@@ -101,6 +101,9 @@ type Config struct {
 	// NodeName and HostIP answer the downward API's spec.nodeName and
 	// status.hostIP.
 	NodeName, HostIP string
+	// PodResizer resizes the pod cgroup around its containers' in-place
+	// updates; nil resizes the containers alone.
+	PodResizer PodResizer
 }
 
 // Runner carries out change sets. Safe for concurrent use.
@@ -133,6 +136,7 @@ type Runner struct {
 	volumes    *volumes.Manager
 	// nodeName and hostIP feed the downward API.
 	nodeName, hostIP string
+	podResizer       PodResizer
 }
 
 type podLock struct {
@@ -182,6 +186,7 @@ func New(cfg Config) (*Runner, error) {
 		podRoot: cfg.PodDir, hostsFile: cfg.HostsFile, resolvConf: cfg.ResolvConf,
 		security: cfg.Security, memCap: cfg.MemoryCapacity,
 		volumes: cfg.Volumes, nodeName: cfg.NodeName, hostIP: cfg.HostIP,
+		podResizer: cfg.PodResizer,
 	}, nil
 }
 
@@ -373,6 +378,12 @@ func (p *pass) run(ctx context.Context) {
 			p.skipStarts(a, "sandbox creation failed")
 			return
 		}
+	}
+	// resize the running containers in place (and the pod cgroup
+	// around them); a failed resize does not stop the starts.
+	p.resize(ctx)
+	if p.abort != nil {
+		return
 	}
 	// ephemeral containers before init containers, each on its own,
 	// so that a pod whose initialisation fails can still be debugged.
