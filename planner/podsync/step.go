@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncpod/syncpod/planner/allocation"
 	"github.com/syncpod/syncpod/planner/events"
 	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/planner/status"
@@ -144,7 +145,7 @@ func Step(in Input) Work {
 	case in.Applied != nil:
 		return applied(in)
 	}
-	pod := in.Record.GetPod()
+	pod := runningPod(in)
 	// The status is computed once per sync: it says whether the pod has
 	// finished, and is the status to store when there is nothing to apply
 	// (after an apply, applied computes it from the executor's answer).
@@ -180,7 +181,7 @@ func Step(in Input) Work {
 // status w carries: the kubelet's DeadlineExceeded event the first time the
 // status says so, and a wake-up at the deadline while the pod still runs.
 func withDeadline(in Input, w Work) Work {
-	pod := in.Record.GetPod()
+	pod := runningPod(in)
 	st := w.Status
 	if st.GetReason() == status.ReasonDeadlineExceeded && in.Record.GetStatus().GetReason() != status.ReasonDeadlineExceeded {
 		w.Events = append(w.Events, events.New(pod, syncpodv1.EventType_EVENT_TYPE_NORMAL,
@@ -200,7 +201,7 @@ func withDeadline(in Input, w Work) Work {
 // applied turns the executor's answer for a desired pod into the sync's
 // events, last actions, status and wake-up.
 func applied(in Input) Work {
-	pod := in.Record.GetPod()
+	pod := runningPod(in)
 	resp := in.Applied.Result
 	w := Work{
 		Events:      events.FromApplyResult(pod, in.Applied.Actions, resp, in.Now),
@@ -230,8 +231,14 @@ func removedByReset(resp *executorv1.ApplyActionsResponse) bool {
 	return false
 }
 
+// runningPod is the record's pod as it runs: its spec with the resources
+// the node admitted; a resize that waits is not in it.
+func runningPod(in Input) *syncpodv1.Pod {
+	return allocation.Pod(in.Record.GetPod(), in.Record.GetAllocation())
+}
+
 func statusInput(in Input, steps []*executorv1.StepResult) status.Input {
-	return status.Input{Pod: in.Record.GetPod(), Observed: in.Observed, Previous: in.Record.GetStatus(),
+	return status.Input{Pod: runningPod(in), Allocation: in.Record.GetAllocation(), Observed: in.Observed, Previous: in.Record.GetStatus(),
 		Steps: steps, Probes: in.Probes, Now: in.Now, Evicted: in.Evicted}
 }
 

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -86,6 +87,10 @@ type Input struct {
 	// Evicted, when set, is why the pod is evicted (an emptyDir over its
 	// sizeLimit): phase Failed, reason Evicted, this message.
 	Evicted string
+	// Allocation is what the node admitted of the pod's resources; Pod
+	// already runs with them. A pending resize in it is the
+	// PodResizePending condition.
+	Allocation *plannerv1.PodAllocation
 }
 
 // Compute returns the pod's status.
@@ -293,6 +298,9 @@ func (c *computer) containerStatus(ctr *syncpodv1.Container, isInit bool) *syncp
 		t := cs.GetState().GetTerminated()
 		cs.Ready = t != nil && t.GetExitCode() == 0
 	}
+	if !isEphemeral(c.in.Pod, ctr) {
+		resources(cs, ctr, cur)
+	}
 	return cs
 }
 
@@ -491,6 +499,7 @@ func (c *computer) conditions(st *syncpodv1.PodStatus, init initState, anyStarte
 	if plan.CouldRestartAll(c.in.Pod.GetSpec()) {
 		out = append(out, c.allRestartingCondition(st.Phase))
 	}
+	out = append(out, c.resizeConditions()...)
 	for _, cd := range out {
 		cd.LastTransitionTime = timestamppb.New(c.in.Now)
 		for _, prev := range c.in.Previous.GetConditions() {

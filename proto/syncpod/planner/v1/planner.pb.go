@@ -1564,7 +1564,11 @@ type PodRecord struct {
 	// events, oldest first, bounded per pod (the oldest are dropped).
 	Events []*v1.Event `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	// last_actions is the last change set applied to the pod (empty if none).
-	LastActions   *v1.PodActions `protobuf:"bytes,4,opt,name=last_actions,json=lastActions,proto3" json:"last_actions,omitempty"`
+	LastActions *v1.PodActions `protobuf:"bytes,4,opt,name=last_actions,json=lastActions,proto3" json:"last_actions,omitempty"`
+	// allocation is what the node admitted of the pod's resources (rule
+	// R-23.1): the pod runs with these, whatever its spec asks for since.
+	// Set by the planner; ignored on input.
+	Allocation    *PodAllocation `protobuf:"bytes,300,opt,name=allocation,proto3" json:"allocation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1627,6 +1631,99 @@ func (x *PodRecord) GetLastActions() *v1.PodActions {
 	return nil
 }
 
+func (x *PodRecord) GetAllocation() *PodAllocation {
+	if x != nil {
+		return x.Allocation
+	}
+	return nil
+}
+
+// PodAllocation is the resources the node admitted for a pod's containers
+// (the kubelet's allocation checkpoint), and why a resize of them waits.
+type PodAllocation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// containers are the admitted requests and limits of every init and
+	// regular container, by container name.
+	Containers map[string]*v1.ResourceRequirements `protobuf:"bytes,1,rep,name=containers,proto3" json:"containers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// pending_reason is "Deferred" (the node has no room now; retried when
+	// room frees) or "Infeasible" (it never will) while the pod's spec asks
+	// for other resources than containers; empty when nothing waits.
+	PendingReason string `protobuf:"bytes,2,opt,name=pending_reason,json=pendingReason,proto3" json:"pending_reason,omitempty"`
+	// pending_message says why, in the kubelet's words.
+	PendingMessage string `protobuf:"bytes,3,opt,name=pending_message,json=pendingMessage,proto3" json:"pending_message,omitempty"`
+	// pending_generation is the pod generation the pending answer is for.
+	PendingGeneration int64 `protobuf:"varint,4,opt,name=pending_generation,json=pendingGeneration,proto3" json:"pending_generation,omitempty"`
+	// generation is the pod generation whose resources were last admitted.
+	Generation    int64 `protobuf:"varint,5,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodAllocation) Reset() {
+	*x = PodAllocation{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodAllocation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodAllocation) ProtoMessage() {}
+
+func (x *PodAllocation) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodAllocation.ProtoReflect.Descriptor instead.
+func (*PodAllocation) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *PodAllocation) GetContainers() map[string]*v1.ResourceRequirements {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *PodAllocation) GetPendingReason() string {
+	if x != nil {
+		return x.PendingReason
+	}
+	return ""
+}
+
+func (x *PodAllocation) GetPendingMessage() string {
+	if x != nil {
+		return x.PendingMessage
+	}
+	return ""
+}
+
+func (x *PodAllocation) GetPendingGeneration() int64 {
+	if x != nil {
+		return x.PendingGeneration
+	}
+	return 0
+}
+
+func (x *PodAllocation) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 // ListPodsRequest filters pods.
 type ListPodsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1641,7 +1738,7 @@ type ListPodsRequest struct {
 
 func (x *ListPodsRequest) Reset() {
 	*x = ListPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1653,7 +1750,7 @@ func (x *ListPodsRequest) String() string {
 func (*ListPodsRequest) ProtoMessage() {}
 
 func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1666,7 +1763,7 @@ func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsRequest.ProtoReflect.Descriptor instead.
 func (*ListPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{25}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListPodsRequest) GetNamespace() string {
@@ -1694,7 +1791,7 @@ type ListPodsResponse struct {
 
 func (x *ListPodsResponse) Reset() {
 	*x = ListPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1803,7 @@ func (x *ListPodsResponse) String() string {
 func (*ListPodsResponse) ProtoMessage() {}
 
 func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1816,7 @@ func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsResponse.ProtoReflect.Descriptor instead.
 func (*ListPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{26}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListPodsResponse) GetRecords() []*PodRecord {
@@ -1742,7 +1839,7 @@ type WatchPodsRequest struct {
 
 func (x *WatchPodsRequest) Reset() {
 	*x = WatchPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[27]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +1851,7 @@ func (x *WatchPodsRequest) String() string {
 func (*WatchPodsRequest) ProtoMessage() {}
 
 func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[27]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +1864,7 @@ func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsRequest.ProtoReflect.Descriptor instead.
 func (*WatchPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{27}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WatchPodsRequest) GetNamespace() string {
@@ -1799,7 +1896,7 @@ type WatchPodsResponse struct {
 
 func (x *WatchPodsResponse) Reset() {
 	*x = WatchPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[28]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1811,7 +1908,7 @@ func (x *WatchPodsResponse) String() string {
 func (*WatchPodsResponse) ProtoMessage() {}
 
 func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[28]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1824,7 +1921,7 @@ func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsResponse.ProtoReflect.Descriptor instead.
 func (*WatchPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{28}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WatchPodsResponse) GetType() WatchEventType {
@@ -1861,7 +1958,7 @@ type ConfigObjectRef struct {
 
 func (x *ConfigObjectRef) Reset() {
 	*x = ConfigObjectRef{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[29]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1873,7 +1970,7 @@ func (x *ConfigObjectRef) String() string {
 func (*ConfigObjectRef) ProtoMessage() {}
 
 func (x *ConfigObjectRef) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[29]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1886,7 +1983,7 @@ func (x *ConfigObjectRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigObjectRef.ProtoReflect.Descriptor instead.
 func (*ConfigObjectRef) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{29}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ConfigObjectRef) GetNamespace() string {
@@ -1914,7 +2011,7 @@ type ApplyConfigMapRequest struct {
 
 func (x *ApplyConfigMapRequest) Reset() {
 	*x = ApplyConfigMapRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[30]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +2023,7 @@ func (x *ApplyConfigMapRequest) String() string {
 func (*ApplyConfigMapRequest) ProtoMessage() {}
 
 func (x *ApplyConfigMapRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[30]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +2036,7 @@ func (x *ApplyConfigMapRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyConfigMapRequest.ProtoReflect.Descriptor instead.
 func (*ApplyConfigMapRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{30}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ApplyConfigMapRequest) GetConfigMap() *v1.ConfigMap {
@@ -1962,7 +2059,7 @@ type ApplyConfigMapResponse struct {
 
 func (x *ApplyConfigMapResponse) Reset() {
 	*x = ApplyConfigMapResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[31]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2071,7 @@ func (x *ApplyConfigMapResponse) String() string {
 func (*ApplyConfigMapResponse) ProtoMessage() {}
 
 func (x *ApplyConfigMapResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[31]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2084,7 @@ func (x *ApplyConfigMapResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyConfigMapResponse.ProtoReflect.Descriptor instead.
 func (*ApplyConfigMapResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{31}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ApplyConfigMapResponse) GetConfigMap() *v1.ConfigMap {
@@ -2015,7 +2112,7 @@ type GetConfigMapRequest struct {
 
 func (x *GetConfigMapRequest) Reset() {
 	*x = GetConfigMapRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[32]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2124,7 @@ func (x *GetConfigMapRequest) String() string {
 func (*GetConfigMapRequest) ProtoMessage() {}
 
 func (x *GetConfigMapRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[32]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2137,7 @@ func (x *GetConfigMapRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigMapRequest.ProtoReflect.Descriptor instead.
 func (*GetConfigMapRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{32}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetConfigMapRequest) GetRef() *ConfigObjectRef {
@@ -2061,7 +2158,7 @@ type GetConfigMapResponse struct {
 
 func (x *GetConfigMapResponse) Reset() {
 	*x = GetConfigMapResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[33]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2170,7 @@ func (x *GetConfigMapResponse) String() string {
 func (*GetConfigMapResponse) ProtoMessage() {}
 
 func (x *GetConfigMapResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[33]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2183,7 @@ func (x *GetConfigMapResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigMapResponse.ProtoReflect.Descriptor instead.
 func (*GetConfigMapResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{33}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetConfigMapResponse) GetConfigMap() *v1.ConfigMap {
@@ -2107,7 +2204,7 @@ type ListConfigMapsRequest struct {
 
 func (x *ListConfigMapsRequest) Reset() {
 	*x = ListConfigMapsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[34]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2119,7 +2216,7 @@ func (x *ListConfigMapsRequest) String() string {
 func (*ListConfigMapsRequest) ProtoMessage() {}
 
 func (x *ListConfigMapsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[34]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2132,7 +2229,7 @@ func (x *ListConfigMapsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConfigMapsRequest.ProtoReflect.Descriptor instead.
 func (*ListConfigMapsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{34}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListConfigMapsRequest) GetNamespace() string {
@@ -2153,7 +2250,7 @@ type ListConfigMapsResponse struct {
 
 func (x *ListConfigMapsResponse) Reset() {
 	*x = ListConfigMapsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[35]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2165,7 +2262,7 @@ func (x *ListConfigMapsResponse) String() string {
 func (*ListConfigMapsResponse) ProtoMessage() {}
 
 func (x *ListConfigMapsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[35]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2178,7 +2275,7 @@ func (x *ListConfigMapsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConfigMapsResponse.ProtoReflect.Descriptor instead.
 func (*ListConfigMapsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{35}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListConfigMapsResponse) GetConfigMaps() []*v1.ConfigMap {
@@ -2199,7 +2296,7 @@ type DeleteConfigMapRequest struct {
 
 func (x *DeleteConfigMapRequest) Reset() {
 	*x = DeleteConfigMapRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[36]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2211,7 +2308,7 @@ func (x *DeleteConfigMapRequest) String() string {
 func (*DeleteConfigMapRequest) ProtoMessage() {}
 
 func (x *DeleteConfigMapRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[36]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2224,7 +2321,7 @@ func (x *DeleteConfigMapRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteConfigMapRequest.ProtoReflect.Descriptor instead.
 func (*DeleteConfigMapRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{36}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeleteConfigMapRequest) GetRef() *ConfigObjectRef {
@@ -2243,7 +2340,7 @@ type DeleteConfigMapResponse struct {
 
 func (x *DeleteConfigMapResponse) Reset() {
 	*x = DeleteConfigMapResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[37]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2255,7 +2352,7 @@ func (x *DeleteConfigMapResponse) String() string {
 func (*DeleteConfigMapResponse) ProtoMessage() {}
 
 func (x *DeleteConfigMapResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[37]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2268,7 +2365,7 @@ func (x *DeleteConfigMapResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteConfigMapResponse.ProtoReflect.Descriptor instead.
 func (*DeleteConfigMapResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{37}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{38}
 }
 
 // ApplySecretRequest carries the Secret to store.
@@ -2282,7 +2379,7 @@ type ApplySecretRequest struct {
 
 func (x *ApplySecretRequest) Reset() {
 	*x = ApplySecretRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[38]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2294,7 +2391,7 @@ func (x *ApplySecretRequest) String() string {
 func (*ApplySecretRequest) ProtoMessage() {}
 
 func (x *ApplySecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[38]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2307,7 +2404,7 @@ func (x *ApplySecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplySecretRequest.ProtoReflect.Descriptor instead.
 func (*ApplySecretRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{38}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ApplySecretRequest) GetSecret() *v1.Secret {
@@ -2330,7 +2427,7 @@ type ApplySecretResponse struct {
 
 func (x *ApplySecretResponse) Reset() {
 	*x = ApplySecretResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[39]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2342,7 +2439,7 @@ func (x *ApplySecretResponse) String() string {
 func (*ApplySecretResponse) ProtoMessage() {}
 
 func (x *ApplySecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[39]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2355,7 +2452,7 @@ func (x *ApplySecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplySecretResponse.ProtoReflect.Descriptor instead.
 func (*ApplySecretResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{39}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ApplySecretResponse) GetSecret() *v1.Secret {
@@ -2385,7 +2482,7 @@ type GetSecretRequest struct {
 
 func (x *GetSecretRequest) Reset() {
 	*x = GetSecretRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[40]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2494,7 @@ func (x *GetSecretRequest) String() string {
 func (*GetSecretRequest) ProtoMessage() {}
 
 func (x *GetSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[40]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2507,7 @@ func (x *GetSecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSecretRequest.ProtoReflect.Descriptor instead.
 func (*GetSecretRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{40}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetSecretRequest) GetRef() *ConfigObjectRef {
@@ -2438,7 +2535,7 @@ type GetSecretResponse struct {
 
 func (x *GetSecretResponse) Reset() {
 	*x = GetSecretResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[41]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2450,7 +2547,7 @@ func (x *GetSecretResponse) String() string {
 func (*GetSecretResponse) ProtoMessage() {}
 
 func (x *GetSecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[41]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2463,7 +2560,7 @@ func (x *GetSecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSecretResponse.ProtoReflect.Descriptor instead.
 func (*GetSecretResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{41}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetSecretResponse) GetSecret() *v1.Secret {
@@ -2484,7 +2581,7 @@ type ListSecretsRequest struct {
 
 func (x *ListSecretsRequest) Reset() {
 	*x = ListSecretsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[42]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2496,7 +2593,7 @@ func (x *ListSecretsRequest) String() string {
 func (*ListSecretsRequest) ProtoMessage() {}
 
 func (x *ListSecretsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[42]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2509,7 +2606,7 @@ func (x *ListSecretsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSecretsRequest.ProtoReflect.Descriptor instead.
 func (*ListSecretsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{42}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListSecretsRequest) GetNamespace() string {
@@ -2530,7 +2627,7 @@ type ListSecretsResponse struct {
 
 func (x *ListSecretsResponse) Reset() {
 	*x = ListSecretsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[43]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2542,7 +2639,7 @@ func (x *ListSecretsResponse) String() string {
 func (*ListSecretsResponse) ProtoMessage() {}
 
 func (x *ListSecretsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[43]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2555,7 +2652,7 @@ func (x *ListSecretsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSecretsResponse.ProtoReflect.Descriptor instead.
 func (*ListSecretsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{43}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListSecretsResponse) GetSecrets() []*v1.Secret {
@@ -2576,7 +2673,7 @@ type DeleteSecretRequest struct {
 
 func (x *DeleteSecretRequest) Reset() {
 	*x = DeleteSecretRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[44]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2588,7 +2685,7 @@ func (x *DeleteSecretRequest) String() string {
 func (*DeleteSecretRequest) ProtoMessage() {}
 
 func (x *DeleteSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[44]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2601,7 +2698,7 @@ func (x *DeleteSecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSecretRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSecretRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{44}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DeleteSecretRequest) GetRef() *ConfigObjectRef {
@@ -2620,7 +2717,7 @@ type DeleteSecretResponse struct {
 
 func (x *DeleteSecretResponse) Reset() {
 	*x = DeleteSecretResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[45]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2632,7 +2729,7 @@ func (x *DeleteSecretResponse) String() string {
 func (*DeleteSecretResponse) ProtoMessage() {}
 
 func (x *DeleteSecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[45]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2645,7 +2742,7 @@ func (x *DeleteSecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSecretResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSecretResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{45}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{46}
 }
 
 var File_syncpod_planner_v1_planner_proto protoreflect.FileDescriptor
@@ -2736,12 +2833,28 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\fPodSyncStage\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x121\n" +
 	"\x06offset\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06offset\x125\n" +
-	"\bduration\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xc3\x01\n" +
+	"\bduration\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bduration\"\x87\x02\n" +
 	"\tPodRecord\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x12-\n" +
 	"\x06status\x18\x02 \x01(\v2\x15.syncpod.v1.PodStatusR\x06status\x12)\n" +
 	"\x06events\x18\x03 \x03(\v2\x11.syncpod.v1.EventR\x06events\x129\n" +
-	"\flast_actions\x18\x04 \x01(\v2\x16.syncpod.v1.PodActionsR\vlastActions\"V\n" +
+	"\flast_actions\x18\x04 \x01(\v2\x16.syncpod.v1.PodActionsR\vlastActions\x12B\n" +
+	"\n" +
+	"allocation\x18\xac\x02 \x01(\v2!.syncpod.planner.v1.PodAllocationR\n" +
+	"allocation\"\xe2\x02\n" +
+	"\rPodAllocation\x12Q\n" +
+	"\n" +
+	"containers\x18\x01 \x03(\v21.syncpod.planner.v1.PodAllocation.ContainersEntryR\n" +
+	"containers\x12%\n" +
+	"\x0epending_reason\x18\x02 \x01(\tR\rpendingReason\x12'\n" +
+	"\x0fpending_message\x18\x03 \x01(\tR\x0ependingMessage\x12-\n" +
+	"\x12pending_generation\x18\x04 \x01(\x03R\x11pendingGeneration\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x05 \x01(\x03R\n" +
+	"generation\x1a_\n" +
+	"\x0fContainersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x126\n" +
+	"\x05value\x18\x02 \x01(\v2 .syncpod.v1.ResourceRequirementsR\x05value:\x028\x01\"V\n" +
 	"\x0fListPodsRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12%\n" +
 	"\x0elabel_selector\x18\x02 \x01(\tR\rlabelSelector\"K\n" +
@@ -2839,7 +2952,7 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
 	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
@@ -2868,140 +2981,146 @@ var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(*PodSyncTimeline)(nil),          // 24: syncpod.planner.v1.PodSyncTimeline
 	(*PodSyncStage)(nil),             // 25: syncpod.planner.v1.PodSyncStage
 	(*PodRecord)(nil),                // 26: syncpod.planner.v1.PodRecord
-	(*ListPodsRequest)(nil),          // 27: syncpod.planner.v1.ListPodsRequest
-	(*ListPodsResponse)(nil),         // 28: syncpod.planner.v1.ListPodsResponse
-	(*WatchPodsRequest)(nil),         // 29: syncpod.planner.v1.WatchPodsRequest
-	(*WatchPodsResponse)(nil),        // 30: syncpod.planner.v1.WatchPodsResponse
-	(*ConfigObjectRef)(nil),          // 31: syncpod.planner.v1.ConfigObjectRef
-	(*ApplyConfigMapRequest)(nil),    // 32: syncpod.planner.v1.ApplyConfigMapRequest
-	(*ApplyConfigMapResponse)(nil),   // 33: syncpod.planner.v1.ApplyConfigMapResponse
-	(*GetConfigMapRequest)(nil),      // 34: syncpod.planner.v1.GetConfigMapRequest
-	(*GetConfigMapResponse)(nil),     // 35: syncpod.planner.v1.GetConfigMapResponse
-	(*ListConfigMapsRequest)(nil),    // 36: syncpod.planner.v1.ListConfigMapsRequest
-	(*ListConfigMapsResponse)(nil),   // 37: syncpod.planner.v1.ListConfigMapsResponse
-	(*DeleteConfigMapRequest)(nil),   // 38: syncpod.planner.v1.DeleteConfigMapRequest
-	(*DeleteConfigMapResponse)(nil),  // 39: syncpod.planner.v1.DeleteConfigMapResponse
-	(*ApplySecretRequest)(nil),       // 40: syncpod.planner.v1.ApplySecretRequest
-	(*ApplySecretResponse)(nil),      // 41: syncpod.planner.v1.ApplySecretResponse
-	(*GetSecretRequest)(nil),         // 42: syncpod.planner.v1.GetSecretRequest
-	(*GetSecretResponse)(nil),        // 43: syncpod.planner.v1.GetSecretResponse
-	(*ListSecretsRequest)(nil),       // 44: syncpod.planner.v1.ListSecretsRequest
-	(*ListSecretsResponse)(nil),      // 45: syncpod.planner.v1.ListSecretsResponse
-	(*DeleteSecretRequest)(nil),      // 46: syncpod.planner.v1.DeleteSecretRequest
-	(*DeleteSecretResponse)(nil),     // 47: syncpod.planner.v1.DeleteSecretResponse
-	(*v1.StreamInput)(nil),           // 48: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),          // 49: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),              // 50: syncpod.v1.PodStats
-	(*timestamppb.Timestamp)(nil),    // 51: google.protobuf.Timestamp
-	(*v1.LogLine)(nil),               // 52: syncpod.v1.LogLine
-	(*v1.Pod)(nil),                   // 53: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 54: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 55: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 56: syncpod.v1.PodActions
-	(*durationpb.Duration)(nil),      // 57: google.protobuf.Duration
-	(*v1.PodStatus)(nil),             // 58: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 59: syncpod.v1.Event
-	(*v1.ConfigMap)(nil),             // 60: syncpod.v1.ConfigMap
-	(*v1.Secret)(nil),                // 61: syncpod.v1.Secret
+	(*PodAllocation)(nil),            // 27: syncpod.planner.v1.PodAllocation
+	(*ListPodsRequest)(nil),          // 28: syncpod.planner.v1.ListPodsRequest
+	(*ListPodsResponse)(nil),         // 29: syncpod.planner.v1.ListPodsResponse
+	(*WatchPodsRequest)(nil),         // 30: syncpod.planner.v1.WatchPodsRequest
+	(*WatchPodsResponse)(nil),        // 31: syncpod.planner.v1.WatchPodsResponse
+	(*ConfigObjectRef)(nil),          // 32: syncpod.planner.v1.ConfigObjectRef
+	(*ApplyConfigMapRequest)(nil),    // 33: syncpod.planner.v1.ApplyConfigMapRequest
+	(*ApplyConfigMapResponse)(nil),   // 34: syncpod.planner.v1.ApplyConfigMapResponse
+	(*GetConfigMapRequest)(nil),      // 35: syncpod.planner.v1.GetConfigMapRequest
+	(*GetConfigMapResponse)(nil),     // 36: syncpod.planner.v1.GetConfigMapResponse
+	(*ListConfigMapsRequest)(nil),    // 37: syncpod.planner.v1.ListConfigMapsRequest
+	(*ListConfigMapsResponse)(nil),   // 38: syncpod.planner.v1.ListConfigMapsResponse
+	(*DeleteConfigMapRequest)(nil),   // 39: syncpod.planner.v1.DeleteConfigMapRequest
+	(*DeleteConfigMapResponse)(nil),  // 40: syncpod.planner.v1.DeleteConfigMapResponse
+	(*ApplySecretRequest)(nil),       // 41: syncpod.planner.v1.ApplySecretRequest
+	(*ApplySecretResponse)(nil),      // 42: syncpod.planner.v1.ApplySecretResponse
+	(*GetSecretRequest)(nil),         // 43: syncpod.planner.v1.GetSecretRequest
+	(*GetSecretResponse)(nil),        // 44: syncpod.planner.v1.GetSecretResponse
+	(*ListSecretsRequest)(nil),       // 45: syncpod.planner.v1.ListSecretsRequest
+	(*ListSecretsResponse)(nil),      // 46: syncpod.planner.v1.ListSecretsResponse
+	(*DeleteSecretRequest)(nil),      // 47: syncpod.planner.v1.DeleteSecretRequest
+	(*DeleteSecretResponse)(nil),     // 48: syncpod.planner.v1.DeleteSecretResponse
+	nil,                              // 49: syncpod.planner.v1.PodAllocation.ContainersEntry
+	(*v1.StreamInput)(nil),           // 50: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 51: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),              // 52: syncpod.v1.PodStats
+	(*timestamppb.Timestamp)(nil),    // 53: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),               // 54: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                   // 55: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 56: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil), // 57: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),            // 58: syncpod.v1.PodActions
+	(*durationpb.Duration)(nil),      // 59: google.protobuf.Duration
+	(*v1.PodStatus)(nil),             // 60: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                 // 61: syncpod.v1.Event
+	(*v1.ConfigMap)(nil),             // 62: syncpod.v1.ConfigMap
+	(*v1.Secret)(nil),                // 63: syncpod.v1.Secret
+	(*v1.ResourceRequirements)(nil),  // 64: syncpod.v1.ResourceRequirements
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
 	3,  // 0: syncpod.planner.v1.AttachRequest.start:type_name -> syncpod.planner.v1.AttachStart
-	48, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	50, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
 	19, // 2: syncpod.planner.v1.AttachStart.pod:type_name -> syncpod.planner.v1.PodRef
-	49, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	50, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	51, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	52, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
 	8,  // 5: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
 	19, // 6: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
 	11, // 7: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
-	48, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	50, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
 	19, // 9: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
-	49, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	51, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
 	19, // 11: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	51, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	52, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	53, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	54, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	55, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	56, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	53, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	53, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	53, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	54, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	55, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	56, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	57, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	58, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	55, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	55, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
 	0,  // 20: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
 	19, // 21: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	53, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	55, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
 	19, // 23: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
 	26, // 24: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
 	24, // 25: syncpod.planner.v1.GetPodResponse.last_sync:type_name -> syncpod.planner.v1.PodSyncTimeline
-	51, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
-	51, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
+	53, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
+	53, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
 	25, // 28: syncpod.planner.v1.PodSyncTimeline.stages:type_name -> syncpod.planner.v1.PodSyncStage
-	57, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
-	57, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
-	57, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
-	53, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	58, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	59, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	56, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
-	26, // 36: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
-	1,  // 37: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
-	26, // 38: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	51, // 39: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	60, // 40: syncpod.planner.v1.ApplyConfigMapRequest.config_map:type_name -> syncpod.v1.ConfigMap
-	60, // 41: syncpod.planner.v1.ApplyConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
-	0,  // 42: syncpod.planner.v1.ApplyConfigMapResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	31, // 43: syncpod.planner.v1.GetConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	60, // 44: syncpod.planner.v1.GetConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
-	60, // 45: syncpod.planner.v1.ListConfigMapsResponse.config_maps:type_name -> syncpod.v1.ConfigMap
-	31, // 46: syncpod.planner.v1.DeleteConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	61, // 47: syncpod.planner.v1.ApplySecretRequest.secret:type_name -> syncpod.v1.Secret
-	61, // 48: syncpod.planner.v1.ApplySecretResponse.secret:type_name -> syncpod.v1.Secret
-	0,  // 49: syncpod.planner.v1.ApplySecretResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	31, // 50: syncpod.planner.v1.GetSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	61, // 51: syncpod.planner.v1.GetSecretResponse.secret:type_name -> syncpod.v1.Secret
-	61, // 52: syncpod.planner.v1.ListSecretsResponse.secrets:type_name -> syncpod.v1.Secret
-	31, // 53: syncpod.planner.v1.DeleteSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	15, // 54: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	17, // 55: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	20, // 56: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	22, // 57: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	27, // 58: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	29, // 59: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	13, // 60: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
-	10, // 61: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
-	7,  // 62: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
-	5,  // 63: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
-	2,  // 64: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
-	32, // 65: syncpod.planner.v1.PlannerService.ApplyConfigMap:input_type -> syncpod.planner.v1.ApplyConfigMapRequest
-	34, // 66: syncpod.planner.v1.PlannerService.GetConfigMap:input_type -> syncpod.planner.v1.GetConfigMapRequest
-	36, // 67: syncpod.planner.v1.PlannerService.ListConfigMaps:input_type -> syncpod.planner.v1.ListConfigMapsRequest
-	38, // 68: syncpod.planner.v1.PlannerService.DeleteConfigMap:input_type -> syncpod.planner.v1.DeleteConfigMapRequest
-	40, // 69: syncpod.planner.v1.PlannerService.ApplySecret:input_type -> syncpod.planner.v1.ApplySecretRequest
-	42, // 70: syncpod.planner.v1.PlannerService.GetSecret:input_type -> syncpod.planner.v1.GetSecretRequest
-	44, // 71: syncpod.planner.v1.PlannerService.ListSecrets:input_type -> syncpod.planner.v1.ListSecretsRequest
-	46, // 72: syncpod.planner.v1.PlannerService.DeleteSecret:input_type -> syncpod.planner.v1.DeleteSecretRequest
-	16, // 73: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	18, // 74: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	21, // 75: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	23, // 76: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	28, // 77: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	30, // 78: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	14, // 79: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
-	12, // 80: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
-	9,  // 81: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
-	6,  // 82: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
-	4,  // 83: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
-	33, // 84: syncpod.planner.v1.PlannerService.ApplyConfigMap:output_type -> syncpod.planner.v1.ApplyConfigMapResponse
-	35, // 85: syncpod.planner.v1.PlannerService.GetConfigMap:output_type -> syncpod.planner.v1.GetConfigMapResponse
-	37, // 86: syncpod.planner.v1.PlannerService.ListConfigMaps:output_type -> syncpod.planner.v1.ListConfigMapsResponse
-	39, // 87: syncpod.planner.v1.PlannerService.DeleteConfigMap:output_type -> syncpod.planner.v1.DeleteConfigMapResponse
-	41, // 88: syncpod.planner.v1.PlannerService.ApplySecret:output_type -> syncpod.planner.v1.ApplySecretResponse
-	43, // 89: syncpod.planner.v1.PlannerService.GetSecret:output_type -> syncpod.planner.v1.GetSecretResponse
-	45, // 90: syncpod.planner.v1.PlannerService.ListSecrets:output_type -> syncpod.planner.v1.ListSecretsResponse
-	47, // 91: syncpod.planner.v1.PlannerService.DeleteSecret:output_type -> syncpod.planner.v1.DeleteSecretResponse
-	73, // [73:92] is the sub-list for method output_type
-	54, // [54:73] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	59, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
+	59, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
+	59, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
+	55, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	60, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	61, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	58, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	27, // 36: syncpod.planner.v1.PodRecord.allocation:type_name -> syncpod.planner.v1.PodAllocation
+	49, // 37: syncpod.planner.v1.PodAllocation.containers:type_name -> syncpod.planner.v1.PodAllocation.ContainersEntry
+	26, // 38: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
+	1,  // 39: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
+	26, // 40: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	53, // 41: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	62, // 42: syncpod.planner.v1.ApplyConfigMapRequest.config_map:type_name -> syncpod.v1.ConfigMap
+	62, // 43: syncpod.planner.v1.ApplyConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
+	0,  // 44: syncpod.planner.v1.ApplyConfigMapResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	32, // 45: syncpod.planner.v1.GetConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	62, // 46: syncpod.planner.v1.GetConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
+	62, // 47: syncpod.planner.v1.ListConfigMapsResponse.config_maps:type_name -> syncpod.v1.ConfigMap
+	32, // 48: syncpod.planner.v1.DeleteConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	63, // 49: syncpod.planner.v1.ApplySecretRequest.secret:type_name -> syncpod.v1.Secret
+	63, // 50: syncpod.planner.v1.ApplySecretResponse.secret:type_name -> syncpod.v1.Secret
+	0,  // 51: syncpod.planner.v1.ApplySecretResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	32, // 52: syncpod.planner.v1.GetSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	63, // 53: syncpod.planner.v1.GetSecretResponse.secret:type_name -> syncpod.v1.Secret
+	63, // 54: syncpod.planner.v1.ListSecretsResponse.secrets:type_name -> syncpod.v1.Secret
+	32, // 55: syncpod.planner.v1.DeleteSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	64, // 56: syncpod.planner.v1.PodAllocation.ContainersEntry.value:type_name -> syncpod.v1.ResourceRequirements
+	15, // 57: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	17, // 58: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	20, // 59: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	22, // 60: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	28, // 61: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	30, // 62: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	13, // 63: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	10, // 64: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
+	7,  // 65: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
+	5,  // 66: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
+	2,  // 67: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
+	33, // 68: syncpod.planner.v1.PlannerService.ApplyConfigMap:input_type -> syncpod.planner.v1.ApplyConfigMapRequest
+	35, // 69: syncpod.planner.v1.PlannerService.GetConfigMap:input_type -> syncpod.planner.v1.GetConfigMapRequest
+	37, // 70: syncpod.planner.v1.PlannerService.ListConfigMaps:input_type -> syncpod.planner.v1.ListConfigMapsRequest
+	39, // 71: syncpod.planner.v1.PlannerService.DeleteConfigMap:input_type -> syncpod.planner.v1.DeleteConfigMapRequest
+	41, // 72: syncpod.planner.v1.PlannerService.ApplySecret:input_type -> syncpod.planner.v1.ApplySecretRequest
+	43, // 73: syncpod.planner.v1.PlannerService.GetSecret:input_type -> syncpod.planner.v1.GetSecretRequest
+	45, // 74: syncpod.planner.v1.PlannerService.ListSecrets:input_type -> syncpod.planner.v1.ListSecretsRequest
+	47, // 75: syncpod.planner.v1.PlannerService.DeleteSecret:input_type -> syncpod.planner.v1.DeleteSecretRequest
+	16, // 76: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	18, // 77: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	21, // 78: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	23, // 79: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	29, // 80: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	31, // 81: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	14, // 82: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	12, // 83: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
+	9,  // 84: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
+	6,  // 85: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
+	4,  // 86: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
+	34, // 87: syncpod.planner.v1.PlannerService.ApplyConfigMap:output_type -> syncpod.planner.v1.ApplyConfigMapResponse
+	36, // 88: syncpod.planner.v1.PlannerService.GetConfigMap:output_type -> syncpod.planner.v1.GetConfigMapResponse
+	38, // 89: syncpod.planner.v1.PlannerService.ListConfigMaps:output_type -> syncpod.planner.v1.ListConfigMapsResponse
+	40, // 90: syncpod.planner.v1.PlannerService.DeleteConfigMap:output_type -> syncpod.planner.v1.DeleteConfigMapResponse
+	42, // 91: syncpod.planner.v1.PlannerService.ApplySecret:output_type -> syncpod.planner.v1.ApplySecretResponse
+	44, // 92: syncpod.planner.v1.PlannerService.GetSecret:output_type -> syncpod.planner.v1.GetSecretResponse
+	46, // 93: syncpod.planner.v1.PlannerService.ListSecrets:output_type -> syncpod.planner.v1.ListSecretsResponse
+	48, // 94: syncpod.planner.v1.PlannerService.DeleteSecret:output_type -> syncpod.planner.v1.DeleteSecretResponse
+	76, // [76:95] is the sub-list for method output_type
+	57, // [57:76] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -3017,7 +3136,7 @@ func file_syncpod_planner_v1_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   46,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
