@@ -233,7 +233,7 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var (
-		result plannerv1.ApplyResult
+		result  plannerv1.ApplyResult
 		old     *plannerv1.PodRecord
 		stored  *plannerv1.PodRecord
 		retried [][2]*plannerv1.PodRecord
