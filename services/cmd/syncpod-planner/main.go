@@ -5,17 +5,22 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/planner/allocation"
 	"github.com/syncpod/syncpod/planner/manifest"
 	"github.com/syncpod/syncpod/planner/service"
 	"github.com/syncpod/syncpod/planner/static"
@@ -46,6 +51,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	resync := fs.Duration("resync-period", time.Minute, "each pod is synced again this long after its last sync, plus up to half as much at random (the kubelet's syncFrequency)")
 	housekeeping := fs.Duration("housekeeping-period", 10*time.Second, "how often orphaned runtime pods and dead containers are cleaned up")
 	evictionCheck := fs.Duration("eviction-check-period", 10*time.Second, "how often the disk use of emptyDir volumes with a sizeLimit is measured (a pod over a limit is evicted)")
+	allocCPU := fs.String("allocatable-cpu", "", "CPU the node offers its pods (a Kubernetes quantity, e.g. 3 or 3500m), against which an in-place resize is admitted, deferred or found infeasible; empty means every CPU of the machine, as the node agent reports its allocatable; 0 admits every resize")
+	allocMemory := fs.String("allocatable-memory", "", "memory the node offers its pods (a Kubernetes quantity, e.g. 6Gi), as --allocatable-cpu; empty means the machine's MemTotal")
 	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG (a kill adds the pod's grace period)")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
@@ -55,8 +62,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot create --data-dir", "path", *dataDir, "err", err)
 		return 1
 	}
+	capacity, err := nodeCapacity(*allocCPU, *allocMemory)
+	if err != nil {
+		logger.Error("bad allocatable flag", "err", err)
+		return 2
+	}
 	dbPath := filepath.Join(*dataDir, "planner.db")
-	pods, err := store.Open(store.Options{Path: dbPath, Validate: validate.Pod})
+	pods, err := store.Open(store.Options{Path: dbPath, Validate: validate.Pod, Capacity: capacity})
 	if err != nil {
 		// The error names the file and, for a damaged or locked one,
 		// what to do; never start without the desired pods.
@@ -149,4 +161,25 @@ func dial(addr string) (*grpc.ClientConn, error) {
 		return nil, err
 	}
 	return grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+}
+
+// nodeCapacity is what the node offers its pods: the flags, or
+// the machine's CPUs and memory.
+func nodeCapacity(cpu, memory string) (allocation.Capacity, error) {
+	c := allocation.Capacity{MilliCPU: int64(runtime.NumCPU()) * 1000, MemoryBytes: runner.MachineMemory()}
+	if cpu != "" {
+		q, err := resource.ParseQuantity(cpu)
+		if err != nil || q.Sign() < 0 {
+			return c, fmt.Errorf("--allocatable-cpu %q: want a non-negative quantity such as 3 or 3500m", cpu)
+		}
+		c.MilliCPU = q.MilliValue()
+	}
+	if memory != "" {
+		q, err := resource.ParseQuantity(memory)
+		if err != nil || q.Sign() < 0 {
+			return c, fmt.Errorf("--allocatable-memory %q: want a non-negative quantity such as 6Gi", memory)
+		}
+		c.MemoryBytes = q.Value()
+	}
+	return c, nil
 }
