@@ -45,7 +45,7 @@ func TestStatusToAPIReportsResizes(t *testing.T) {
 	st := &syncpodv1.PodStatus{Phase: syncpodv1.PodPhase_POD_PHASE_RUNNING,
 		Conditions: []*syncpodv1.PodCondition{{Type: "PodResizeInProgress", Status: syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE}},
 		ContainerStatuses: []*syncpodv1.ContainerStatus{{Name: "app",
-			Resources: &syncpodv1.ResourceRequirements{Requests: &syncpodv1.ResourceList{Cpu: "500m"}, Limits: &syncpodv1.ResourceList{Memory: "64Mi"}},
+			Resources:          &syncpodv1.ResourceRequirements{Requests: &syncpodv1.ResourceList{Cpu: "500m"}, Limits: &syncpodv1.ResourceList{Memory: "64Mi"}},
 			AllocatedResources: &syncpodv1.ResourceList{Cpu: "1"}}}}
 	kp := kubeconvtest.APIPod()
 	kp.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: "Deferred"}}
