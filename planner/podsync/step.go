@@ -211,6 +211,13 @@ func applied(in Input) Work {
 	if t := resp.GetRetryAt(); t != nil {
 		w.Wake = t.AsTime()
 	}
+	if resizedInPlace(resp) {
+		// as the kubelet asks for the pod to be inspected again
+		// after a resize, the next sync (whose status no longer says the
+		// resize is in progress) comes at once: an update changes no
+		// container's state, so no lifecycle event would bring it.
+		w.Wake = in.Now
+	}
 	if removedByReset(resp) {
 		// as the kubelet requeues the pod after a reset that
 		// removed something, the next sync (which starts the pod again)
@@ -218,6 +225,17 @@ func applied(in Input) Work {
 		w.Wake = in.Now
 	}
 	return withVolumeRefresh(in, withDeadline(in, w))
+}
+
+// resizedInPlace reports whether the executor updated a container's
+// resources.
+func resizedInPlace(resp *executorv1.ApplyActionsResponse) bool {
+	for _, st := range resp.GetSteps() {
+		if st.GetStep() == executorv1.Step_STEP_UPDATE_CONTAINER_RESOURCES && st.GetOutcome() == executorv1.Outcome_OUTCOME_SUCCEEDED {
+			return true
+		}
+	}
+	return false
 }
 
 // removedByReset reports whether the executor removed an instance for a
