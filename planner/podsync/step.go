@@ -172,7 +172,7 @@ func Step(in Input) Work {
 		actions = plan.Compute(pod, in.Observed, in.Probes)
 	}
 	if actions == nil || plan.IsEmpty(actions) {
-		return withVolumeRefresh(in, withDeadline(in, Work{Status: st}))
+		return withVolumeRefresh(in, withResizeEvents(in, withDeadline(in, Work{Status: st})))
 	}
 	return Work{Pod: pod, Apply: actions}
 }
@@ -224,7 +224,7 @@ func applied(in Input) Work {
 		// comes at once, not at the next event or resync.
 		w.Wake = in.Now
 	}
-	return withVolumeRefresh(in, withDeadline(in, w))
+	return withVolumeRefresh(in, withResizeEvents(in, withDeadline(in, w)))
 }
 
 // resizedInPlace reports whether the executor updated a container's
