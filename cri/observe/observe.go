@@ -181,7 +181,21 @@ func Container(c *runtimeapi.ContainerStatus, sandboxID string) *syncpodv1.Obser
 		Image:        image,
 		StopSignal:   StopSignalName(c.GetStopSignal()),
 		Resources:    linuxResources(c.GetResources().GetLinux()),
+		// the memory request it was created with, when recorded.
+		MemoryRequestBytes: memoryRequest(c.GetAnnotations()),
 	}
+}
+
+func memoryRequest(ann map[string]string) *int64 {
+	v, ok := ann[crilabels.MemoryRequest]
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // linuxResources is what the runtime reports a container has;

@@ -184,6 +184,7 @@ func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, spec
 	}
 	res.OomScoreAdj = OOMScoreAdj(pod, c, init, opts.MemoryCapacity)
 	cfg.Annotations[crilabels.TerminationMessagePath] = TerminationMessagePath(c)
+	cfg.Annotations[crilabels.MemoryRequest] = strconv.FormatInt(linuxres.MemoryRequestBytes(c.GetResources()), 10)
 	cfg.Annotations[crilabels.TerminationMessagePolicy] = terminationMessagePolicy(c)
 	if h := c.GetLifecycle().GetPreStop(); h != nil {
 		b, err := protojson.Marshal(h)

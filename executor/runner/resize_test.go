@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -117,5 +118,30 @@ func TestResizeInPlace(t *testing.T) {
 				t.Errorf("runtime resources %v, want %v", got, tc.wantLinux)
 			}
 		})
+	}
+}
+
+// TestContainerConfigRecordsTheResources: a container is
+// created with its Linux resources and its memory request recorded, which
+// a later plan compares with the pod's.
+func TestContainerConfigRecordsTheResources(t *testing.T) {
+	c := ctr("web")
+	c.Resources = &syncpodv1.ResourceRequirements{Requests: &syncpodv1.ResourceList{Cpu: "250m", Memory: "32Mi"},
+		Limits: &syncpodv1.ResourceList{Cpu: "500m", Memory: "64Mi"}}
+	pod := testPod(nil, c, ctr("plain"))
+	cfg, err := ContainerConfig(pod, c, false, "h", 0, ContainerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.GetLinux().GetResources()
+	if r.GetCpuShares() != 256 || r.GetCpuQuota() != 50000 || r.GetCpuPeriod() != 100000 || r.GetMemoryLimitInBytes() != 64<<20 {
+		t.Errorf("linux resources %v", r)
+	}
+	if got := cfg.GetAnnotations()[crilabels.MemoryRequest]; got != "33554432" {
+		t.Errorf("memory request annotation %q, want 33554432", got)
+	}
+	cfg, err = ContainerConfig(pod, pod.GetSpec().GetContainers()[1], false, "h", 0, ContainerOptions{})
+	if err != nil || cfg.GetAnnotations()[crilabels.MemoryRequest] != "0" {
+		t.Errorf("no memory request: annotation %q, %v; want \"0\"", cfg.GetAnnotations()[crilabels.MemoryRequest], err)
 	}
 }

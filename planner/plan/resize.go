@@ -77,19 +77,30 @@ func ResizeInProgress(c *syncpodv1.Container, st *syncpodv1.ObservedContainer) b
 // whose definition is unchanged: when the runtime's resources differ from
 // the allocated ones, either a resource that changed has the resize
 // policy RestartContainer (restart is true, with the kubelet's message),
-// or its updates are added to r. memory requests set nothing in the
-// runtime and are never compared.
+// or its updates are added to r. A memory request sets nothing in the
+// runtime: its change restarts a container whose memory policy is
+// RestartContainer, and is otherwise left alone.
 func (v *view) resize(r *resizes, c *syncpodv1.Container, st *syncpodv1.ObservedContainer) (restart bool, msg string) {
-	if v.deleted || !ResizeInProgress(c, st) {
+	if v.deleted || st.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
 		return false, ""
 	}
-	have, _ := linuxres.FromProto(st.GetResources())
-	want, _ := linuxres.Of(c.GetResources())
+	want, err := linuxres.Of(c.GetResources())
+	if err != nil {
+		return false, ""
+	}
 	name := c.GetName()
-	cpuReq, cpuLim, memLim := !want.SameCPURequest(have), !want.SameCPULimit(have), !want.SameMemoryLimit(have)
-	if (memLim && ResizePolicy(c, ResourceMemory) == syncpodv1.ResizeRestartPolicy_RESIZE_RESTART_POLICY_RESTART_CONTAINER) ||
+	// a memory request sets nothing in the runtime; its change
+	// matters only to a container restarted for memory resizes, seen
+	// against the request the instance was created with.
+	memReq := st.MemoryRequestBytes != nil && st.GetMemoryRequestBytes() != linuxres.MemoryRequestBytes(c.GetResources())
+	have, reported := linuxres.FromProto(st.GetResources())
+	cpuReq, cpuLim, memLim := reported && !want.SameCPURequest(have), reported && !want.SameCPULimit(have), reported && !want.SameMemoryLimit(have)
+	if ((memLim || memReq) && ResizePolicy(c, ResourceMemory) == syncpodv1.ResizeRestartPolicy_RESIZE_RESTART_POLICY_RESTART_CONTAINER) ||
 		((cpuReq || cpuLim) && ResizePolicy(c, ResourceCPU) == syncpodv1.ResizeRestartPolicy_RESIZE_RESTART_POLICY_RESTART_CONTAINER) {
 		return true, fmt.Sprintf(MessageResizeRestart, name)
+	}
+	if !cpuReq && !cpuLim && !memLim {
+		return false, ""
 	}
 	if memLim {
 		target := have

@@ -3,6 +3,8 @@ package plan_test
 import (
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/proto/linuxres"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -31,6 +33,7 @@ func runningWith(id string, c, was *syncpodv1.Container) *syncpodv1.ObservedCont
 		panic(err)
 	}
 	st.Resources = v.Proto()
+	st.MemoryRequestBytes = proto.Int64(linuxres.MemoryRequestBytes(was.GetResources()))
 	return st
 }
 
@@ -82,6 +85,18 @@ func TestResizeRules(t *testing.T) {
 			observed: obs(sbs(sb("s1", 1, ready, 0)),
 				runningWith("c1", ctr("web", small), ctr("web", small))),
 			want: "sandbox=s1 attempt=0 update=[web/c1:cpu]",
+		},
+		{
+			name:     "R-23.3 RestartContainer for memory, only the memory request changed: restarted",
+			pod:      mkPod(always, nil, ctr("web", withResources("100m", "32Mi", "200m", "64Mi"), withResizePolicy(plan.ResourceMemory, restart))),
+			observed: obs(sbs(sb("s1", 1, ready, 0)), runningWith("c1", ctr("web", small), ctr("web", small))),
+			want:     "sandbox=s1 attempt=0 start=[web:RESIZE] kill=[web/c1:RESIZE]",
+		},
+		{
+			name:     "R-23.3 only the memory request changed, no restart policy: nothing to do",
+			pod:      mkPod(always, nil, ctr("web", withResources("100m", "32Mi", "200m", "64Mi"))),
+			observed: obs(sbs(sb("s1", 1, ready, 0)), runningWith("c1", ctr("web", small), ctr("web", small))),
+			want:     "noop",
 		},
 		{
 			name:     "R-23.2 a runtime that reports no resources: nothing to compare",

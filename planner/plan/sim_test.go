@@ -185,6 +185,7 @@ func (s *sim) start(st *syncpodv1.ContainerStart, sandboxID string) {
 		// A runtime reports the resources it created the container with.
 		v, _ := linuxres.Of(spec.GetResources())
 		c.Resources = v.Proto()
+		c.MemoryRequestBytes = proto.Int64(linuxres.MemoryRequestBytes(spec.GetResources()))
 	}
 	s.obs.Containers = append(s.obs.Containers, c)
 	if s.completeInits && isInit && spec.GetRestartPolicy() != syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS {

@@ -328,6 +328,7 @@ func (w *world) execute(pod *syncpodv1.Pod, a *syncpodv1.PodActions, fails map[s
 				// The runtime reports what the container was created with.
 				v, _ := linuxres.Of(spec.GetResources())
 				c.Resources = v.Proto()
+				c.MemoryRequestBytes = proto.Int64(linuxres.MemoryRequestBytes(spec.GetResources()))
 			}
 			w.restarts[s.GetName()]++
 			w.obs.Containers = append(w.obs.Containers, c)

@@ -150,3 +150,13 @@ func parse(field, s string) (*resource.Quantity, error) {
 	}
 	return &q, nil
 }
+
+// MemoryRequestBytes is r's memory request in bytes, 0 when unset or not
+// a quantity (validation refuses those).
+func MemoryRequestBytes(r *syncpodv1.ResourceRequirements) int64 {
+	q, err := parse("resources.requests.memory", r.GetRequests().GetMemory())
+	if err != nil || q == nil {
+		return 0
+	}
+	return q.Value()
+}

@@ -93,7 +93,7 @@ func resized(name string, want *syncpodv1.ResourceRequirements) func(*plannerv1.
 // (same id, no restart, its cgroup read back from inside it); a resize
 // the node can never hold is PodResizePending/Infeasible and changes
 // nothing; a resource whose resize policy is RestartContainer restarts
-// that container alone; a resize admitted while the planner was down is
+// that container alone, for a memory request too; a resize admitted while the planner was down is
 // carried out by the planner that starts next.
 func TestResizeOnContainerd(t *testing.T) {
 	endpoint := nodeOnContainerd(t)
@@ -173,6 +173,13 @@ func TestResizeOnContainerd(t *testing.T) {
 	if cs := cstatus(rec, "app"); cs.GetContainerId() != appID || cs.GetRestartCount() != 0 {
 		t.Errorf("db's resize restarted app (%s, %d restarts)", cs.GetContainerId(), cs.GetRestartCount())
 	}
+	// Its memory request alone, which sets nothing in the runtime, also
+	// restarts it.
+	db.Resources = resources("50m", "20Mi", "100m", "48Mi")
+	n.apply(p)
+	n.waitRecord(p.Name, time.Minute, "db restarted for its memory request", func(r *plannerv1.PodRecord) bool {
+		return cstatus(r, "db").GetRestartCount() == 2 && resized("db", db.Resources)(r)
+	})
 
 	// Admitted while no planner runs (as a planner killed between the
 	// admission and the update leaves it): the next planner carries it out.

@@ -429,9 +429,14 @@ type ObservedContainer struct {
 	// status' Linux resources); unset when it reports none. Compared with
 	// the pod's allocated resources to find an in-place resize to carry
 	// out (rule R-23.2).
-	Resources     *LinuxResources `protobuf:"bytes,300,opt,name=resources,proto3" json:"resources,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Resources *LinuxResources `protobuf:"bytes,300,opt,name=resources,proto3" json:"resources,omitempty"`
+	// memory_request_bytes is the memory request the instance was created
+	// with (from its annotation; 0 when it had none); unset for an instance
+	// created before syncpod recorded it. A memory request sets nothing in
+	// the runtime, so this is how a plan sees it change (rule R-23.3).
+	MemoryRequestBytes *int64 `protobuf:"varint,301,opt,name=memory_request_bytes,json=memoryRequestBytes,proto3,oneof" json:"memory_request_bytes,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ObservedContainer) Reset() {
@@ -567,6 +572,13 @@ func (x *ObservedContainer) GetResources() *LinuxResources {
 		return x.Resources
 	}
 	return nil
+}
+
+func (x *ObservedContainer) GetMemoryRequestBytes() int64 {
+	if x != nil && x.MemoryRequestBytes != nil {
+		return *x.MemoryRequestBytes
+	}
+	return 0
 }
 
 // LinuxResources are the Linux resources of a container as the CRI
@@ -754,7 +766,7 @@ const file_syncpod_v1_observed_proto_rawDesc = "" +
 	"\x02ip\x18\x05 \x01(\tR\x02ip\x12!\n" +
 	"\fhost_network\x18\x06 \x01(\bR\vhostNetwork\x12 \n" +
 	"\vconfig_hash\x18\x84\x02 \x01(\tR\n" +
-	"configHash\"\xbe\x04\n" +
+	"configHash\"\x8f\x05\n" +
 	"\x11ObservedContainer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x120\n" +
@@ -776,7 +788,9 @@ const file_syncpod_v1_observed_proto_rawDesc = "" +
 	"\x05image\x18\r \x01(\tR\x05image\x12\x1f\n" +
 	"\vstop_signal\x18\x0e \x01(\tR\n" +
 	"stopSignal\x129\n" +
-	"\tresources\x18\xac\x02 \x01(\v2\x1a.syncpod.v1.LinuxResourcesR\tresources\"\x99\x01\n" +
+	"\tresources\x18\xac\x02 \x01(\v2\x1a.syncpod.v1.LinuxResourcesR\tresources\x126\n" +
+	"\x14memory_request_bytes\x18\xad\x02 \x01(\x03H\x00R\x12memoryRequestBytes\x88\x01\x01B\x17\n" +
+	"\x15_memory_request_bytes\"\x99\x01\n" +
 	"\x0eLinuxResources\x12\x1d\n" +
 	"\n" +
 	"cpu_shares\x18\x01 \x01(\x03R\tcpuShares\x12\x1b\n" +
@@ -856,6 +870,7 @@ func file_syncpod_v1_observed_proto_init() {
 	if File_syncpod_v1_observed_proto != nil {
 		return
 	}
+	file_syncpod_v1_observed_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
