@@ -41,6 +41,11 @@ const (
 	// TerminationMessagePolicy is "File" or "FallbackToLogsOnError"
 	// (container annotation, as the kubelet's).
 	TerminationMessagePolicy = "io.kubernetes.container.terminationMessagePolicy"
+	// MemoryRequest is the container's memory request in bytes at
+	// creation, decimal, "0" when it has none (container annotation): a
+	// request sets nothing in the runtime, so a resize of it is seen here
+	// (rule ).
+	MemoryRequest = "io.syncpod.container.memory-request"
 )
 
 // Container type values of the ContainerType label.

@@ -84,6 +84,7 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		labels:      maps.Clone(cfg.GetLabels()),
 		annotations: maps.Clone(cfg.GetAnnotations()),
 		stopSignal:  cfg.GetStopSignal(),
+		resources:   statusResources(cfg.GetLinux().GetResources()),
 		user:        user,
 		stdin:       cfg.GetStdin(),
 		stdinOnce:   cfg.GetStdinOnce(),
@@ -357,6 +358,33 @@ func (r *Runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerSt
 		resp.Info = map[string]string{"mode": string(r.opts.Mode), "sandbox_id": c.sandboxID}
 	}
 	return resp, nil
+}
+
+// UpdateContainerResources records a created or running container's new
+// Linux resources, which its status then reports, as containerd's does
+// (crisim applies no cgroups: its containers are plain processes). The
+// request must carry Linux resources; an exited container is refused, as
+// containerd refuses it.
+func (r *Runtime) UpdateContainerResources(_ context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+	if req.GetLinux() == nil {
+		return nil, fmt.Errorf("%w: linux resources are required", ErrInvalid)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING && c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
+		return nil, fmt.Errorf("%w: container %q is in %s state", ErrFailedPrecondition, c.id, c.state)
+	}
+	prev := c.resources
+	c.resources = statusResources(req.GetLinux())
+	if err := r.saveContainerLocked(c); err != nil {
+		c.resources = prev
+		return nil, err
+	}
+	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
 }
 
 // ListContainers lists containers matching the filter, oldest first.

@@ -126,7 +126,25 @@ func containerStatus(c *container) *runtimeapi.ContainerStatus {
 		LogPath:     c.logPath,
 		StopSignal:  effectiveStopSignal(c.stopSignal),
 		Mounts:      statusMounts(c.pathMap),
+		Resources:   containerResources(c.resources),
 	}
+}
+
+// statusResources keeps the resource values a status reports (those
+// containerd reports too): CPU shares, period and quota, memory limit.
+func statusResources(l *runtimeapi.LinuxContainerResources) *runtimeapi.LinuxContainerResources {
+	if l == nil {
+		return nil
+	}
+	return &runtimeapi.LinuxContainerResources{CpuShares: l.GetCpuShares(), CpuPeriod: l.GetCpuPeriod(),
+		CpuQuota: l.GetCpuQuota(), MemoryLimitInBytes: l.GetMemoryLimitInBytes()}
+}
+
+func containerResources(l *runtimeapi.LinuxContainerResources) *runtimeapi.ContainerResources {
+	if l == nil {
+		return nil
+	}
+	return &runtimeapi.ContainerResources{Linux: statusResources(l)}
 }
 
 func labelsMatch(labels, selector map[string]string) bool {

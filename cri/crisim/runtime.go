@@ -315,10 +315,14 @@ type container struct {
 	annotations map[string]string
 	logPath     string // full path, "" when the sandbox or config has none
 	stopSignal  runtimeapi.Signal
-	reservedAs  string
-	sim         simSpec
-	user        *processCred  // nil: crisim's own user
-	pathMap     []pathMapping // mounts.go
+	// resources are the Linux resources of the config, then of the last
+	// UpdateContainerResources; reported in the status (crisim applies
+	// no cgroups).
+	resources  *runtimeapi.LinuxContainerResources
+	reservedAs string
+	sim        simSpec
+	user       *processCred  // nil: crisim's own user
+	pathMap    []pathMapping // mounts.go
 	// stdin, stdinOnce and tty are the CRI config's: a standard input
 	// kept open for attach, closed after the first attach; a terminal.
 	stdin, stdinOnce, tty bool

@@ -124,6 +124,11 @@ func (s *runtimeService) RuntimeConfig(ctx context.Context, req *runtimeapi.Runt
 	return resp, s.r.finish("RuntimeConfig", err)
 }
 
+func (s *runtimeService) UpdateContainerResources(ctx context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+	resp, err := s.r.UpdateContainerResources(ctx, req)
+	return resp, s.r.finish("UpdateContainerResources", err)
+}
+
 func (s *runtimeService) UpdateRuntimeConfig(ctx context.Context, req *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
 	resp, err := s.r.UpdateRuntimeConfig(ctx, req)
 	return resp, s.r.finish("UpdateRuntimeConfig", err)

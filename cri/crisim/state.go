@@ -84,6 +84,7 @@ type containerRecord struct {
 	Annotations        map[string]string `json:"annotations,omitempty"`
 	LogPath            string            `json:"log_path,omitempty"`
 	StopSignal         int32             `json:"stop_signal,omitempty"`
+	Resources          *resourcesRecord  `json:"resources,omitempty"`
 	User               *processCred      `json:"user,omitempty"`
 	State              int32             `json:"state"`
 	CreatedAt          int64             `json:"created_at"`
@@ -100,6 +101,14 @@ type containerRecord struct {
 	Proc *procRecord `json:"proc,omitempty"`
 	// PathMap is the container's mount map (mounts.go).
 	PathMap []pathMapping `json:"path_map,omitempty"`
+}
+
+// resourcesRecord is a container's Linux resources on disk.
+type resourcesRecord struct {
+	CPUShares   int64 `json:"cpu_shares,omitempty"`
+	CPUPeriod   int64 `json:"cpu_period,omitempty"`
+	CPUQuota    int64 `json:"cpu_quota,omitempty"`
+	MemoryLimit int64 `json:"memory_limit_in_bytes,omitempty"`
 }
 
 // procRecord identifies a container's processes safely across a crisim
@@ -378,6 +387,10 @@ func (c *container) record() *containerRecord {
 		State: int32(c.state), CreatedAt: c.createdAt, StartedAt: c.startedAt, FinishedAt: c.finishedAt,
 		ExitCode: c.exitCode, Reason: c.reason, Message: c.message, PathMap: c.pathMap,
 	}
+	if l := c.resources; l != nil {
+		rec.Resources = &resourcesRecord{CPUShares: l.GetCpuShares(), CPUPeriod: l.GetCpuPeriod(),
+			CPUQuota: l.GetCpuQuota(), MemoryLimit: l.GetMemoryLimitInBytes()}
+	}
 	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		if p, ok := c.run.(interface{ proc() *procRecord }); ok {
 			rec.Proc = p.proc()
@@ -406,6 +419,7 @@ func containerFromRecord(rec *containerRecord) *container {
 		annotations: maps.Clone(rec.Annotations),
 		logPath:     rec.LogPath,
 		stopSignal:  runtimeapi.Signal(rec.StopSignal),
+		resources:   rec.Resources.linux(),
 		user:        rec.User,
 		reservedAs:  fmt.Sprintf("%s_%s_%d", rec.SandboxID, rec.Name, rec.Attempt),
 		state:       runtimeapi.ContainerState(rec.State),
@@ -416,4 +430,12 @@ func containerFromRecord(rec *containerRecord) *container {
 		reason:      rec.Reason,
 		message:     rec.Message,
 	}
+}
+
+func (r *resourcesRecord) linux() *runtimeapi.LinuxContainerResources {
+	if r == nil {
+		return nil
+	}
+	return &runtimeapi.LinuxContainerResources{CpuShares: r.CPUShares, CpuPeriod: r.CPUPeriod,
+		CpuQuota: r.CPUQuota, MemoryLimitInBytes: r.MemoryLimit}
 }

@@ -180,7 +180,32 @@ func Container(c *runtimeapi.ContainerStatus, sandboxID string) *syncpodv1.Obser
 		SandboxId:    sandboxID,
 		Image:        image,
 		StopSignal:   StopSignalName(c.GetStopSignal()),
+		Resources:    linuxResources(c.GetResources().GetLinux()),
+		// the memory request it was created with, when recorded.
+		MemoryRequestBytes: memoryRequest(c.GetAnnotations()),
 	}
+}
+
+func memoryRequest(ann map[string]string) *int64 {
+	v, ok := ann[crilabels.MemoryRequest]
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+// linuxResources is what the runtime reports a container has;
+// nil when it reports nothing.
+func linuxResources(l *runtimeapi.LinuxContainerResources) *syncpodv1.LinuxResources {
+	if l == nil {
+		return nil
+	}
+	return &syncpodv1.LinuxResources{CpuShares: l.GetCpuShares(), CpuQuota: l.GetCpuQuota(),
+		CpuPeriod: l.GetCpuPeriod(), MemoryLimitBytes: l.GetMemoryLimitInBytes()}
 }
 
 // signalName turns the tail of a CRI Signal enum name into Kubernetes'

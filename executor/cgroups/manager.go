@@ -45,6 +45,10 @@ type Manager struct {
 	mu       sync.Mutex
 	qosMade  bool
 	pods     map[string]*syncpodv1.Pod // pods with a cgroup, by UID
+	// written is, by pod UID and resize stage, the pod whose values were
+	// last written into its cgroup (absent: not known, as after a
+	// restart of the executor).
+	written map[string]map[string]*syncpodv1.Pod
 }
 
 // New reads the cgroup layout under the filesystem root; it creates
@@ -74,7 +78,7 @@ func New(o Options) (*Manager, error) {
 	}
 	return &Manager{
 		h: h, driver: o.Driver, node: node, nodeCPU: o.NodeMilliCPU, nodeMem: o.NodeMemory, nodePIDs: o.NodePIDs,
-		log: o.Logger, pods: map[string]*syncpodv1.Pod{},
+		log: o.Logger, pods: map[string]*syncpodv1.Pod{}, written: map[string]map[string]*syncpodv1.Pod{},
 	}, nil
 }
 
@@ -182,6 +186,7 @@ func (m *Manager) Ensure(pod *syncpodv1.Pod) (string, error) {
 	if err := m.h.set(rel, PodConfig(pod, m.h.v2)); err != nil {
 		return "", err
 	}
+	m.wrote(pod, StageMemory, StageCPU)
 	m.log.Debug("created pod cgroup", "pod_uid", pod.GetUid(), "cgroup", rel)
 	return rel, nil
 }
@@ -202,6 +207,7 @@ func (m *Manager) Update(pod *syncpodv1.Pod) error {
 	if err := m.h.set(rel, PodConfig(pod, m.h.v2)); err != nil {
 		return err
 	}
+	m.wrote(pod, StageMemory, StageCPU)
 	return m.updateQOS()
 }
 
@@ -223,6 +229,7 @@ func (m *Manager) Remove(uid string) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	delete(m.written, uid)
 	if _, ok := m.pods[uid]; ok {
 		delete(m.pods, uid)
 		if m.qosMade {
@@ -230,4 +237,103 @@ func (m *Manager) Remove(uid string) error {
 		}
 	}
 	return nil
+}
+
+// Resource stages of an in-place resize, as the runner names them.
+const (
+	StageMemory = "memory"
+	StageCPU    = "cpu"
+)
+
+// ResizeStage writes the pod cgroup's values of one resource of an
+// in-place resize (StageMemory or StageCPU, R-25.2) for pod as admitted.
+// With grow (before the stage's container updates) only the limits that
+// rise are written, so that no container is ever held above its pod; a
+// limit whose old value is not known (a cgroup made before this executor
+// started) is lifted until the shrink. Without grow (after the updates)
+// the stage's final values are written and the QoS cgroups follow the
+// pod's new requests. A limit the pod no longer has is lifted.
+func (m *Manager) ResizeStage(pod *syncpodv1.Pod, resource string, grow bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rel := m.Parent(pod)
+	if !m.h.has(rel) {
+		return fmt.Errorf("pod %s has no cgroup %s", pod.GetUid(), rel)
+	}
+	next := stage(PodConfig(pod, m.h.v2), resource)
+	if !grow {
+		if err := m.h.set(rel, next); err != nil {
+			return err
+		}
+		m.wrote(pod, resource)
+		m.pods[pod.GetUid()] = pod
+		return m.updateQOS()
+	}
+	prev, known := m.written[pod.GetUid()][resource]
+	var cur Config
+	if known {
+		cur = stage(PodConfig(prev, m.h.v2), resource)
+	}
+	return m.h.set(rel, grown(cur, next, known))
+}
+
+// stage is the part of c one resource stage writes, limits made explicit:
+// a limit c leaves unset is -1 (none).
+func stage(c Config, resource string) Config {
+	none := int64(-1)
+	limit := func(v *int64) *int64 {
+		if v == nil || *v <= 0 {
+			return &none
+		}
+		return v
+	}
+	switch resource {
+	case StageMemory:
+		return Config{Memory: limit(c.Memory), Unified: c.Unified}
+	case StageCPU:
+		period := uint64(QuotaPeriod)
+		if c.CPUPeriod != nil {
+			period = *c.CPUPeriod
+		}
+		return Config{CPUShares: c.CPUShares, CPUQuota: limit(c.CPUQuota), CPUPeriod: &period}
+	}
+	return Config{}
+}
+
+// grown is what a stage writes before its containers change: each limit
+// of next that is above cur (none counting as the highest), or none where
+// cur is not known; nothing else.
+func grown(cur, next Config, known bool) Config {
+	up := func(c, n *int64) *int64 {
+		switch {
+		case n == nil:
+			return nil
+		case !known:
+			none := int64(-1)
+			return &none
+		case c != nil && *c < 0: // no limit now: it stays until the shrink
+			return nil
+		case *n < 0 || *n > *c:
+			return n
+		}
+		return nil
+	}
+	out := Config{Memory: up(cur.Memory, next.Memory), CPUQuota: up(cur.CPUQuota, next.CPUQuota)}
+	if out.CPUQuota != nil {
+		// cgroup v2 writes quota and period together (cpu.max).
+		out.CPUPeriod = next.CPUPeriod
+	}
+	return out
+}
+
+// wrote records that pod's values of the stages were written.
+func (m *Manager) wrote(pod *syncpodv1.Pod, stages ...string) {
+	w := m.written[pod.GetUid()]
+	if w == nil {
+		w = map[string]*syncpodv1.Pod{}
+		m.written[pod.GetUid()] = w
+	}
+	for _, s := range stages {
+		w[s] = pod
+	}
 }

@@ -145,18 +145,6 @@ func (r *Runner) removePodCgroup(ctx context.Context, uid string) {
 	}
 }
 
-// UpdatePodCgroup recomputes the pod cgroup's values from pod and writes
-// them (and the QoS cgroups'): the pod cgroup half of an in-place resize,
-// called before containers grow and after they shrink. A no-op without
-// pod cgroups.
-func (r *Runner) UpdatePodCgroup(ctx context.Context, pod *syncpodv1.Pod) error {
-	m, err := r.cgroupManager(ctx)
-	if m == nil || err != nil {
-		return err
-	}
-	return m.Update(pod)
-}
-
 // nodePIDs is the node's process ID limit (kernel.pid_max), 0 when it
 // cannot be read.
 func nodePIDs() int64 {
@@ -231,4 +219,27 @@ func boundedByPod(pod *syncpodv1.Pod, c *syncpodv1.Container) *syncpodv1.Resourc
 		req.Cpu = "0"
 	}
 	return &syncpodv1.ResourceRequirements{Requests: req, Limits: &syncpodv1.ResourceList{Cpu: cpu, Memory: mem}}
+}
+
+// cgroupResizer is the runner's PodResizer when none is configured: the
+// pod cgroup's half of an in-place resize, through the cgroup
+// manager; a no-op without pod cgroups.
+type cgroupResizer struct{ r *Runner }
+
+// GrowPod raises the pod cgroup's limits of resource that rise.
+func (c cgroupResizer) GrowPod(ctx context.Context, pod *syncpodv1.Pod, resource string) error {
+	return c.stage(ctx, pod, resource, true)
+}
+
+// ShrinkPod writes the pod cgroup's final values of resource.
+func (c cgroupResizer) ShrinkPod(ctx context.Context, pod *syncpodv1.Pod, resource string) error {
+	return c.stage(ctx, pod, resource, false)
+}
+
+func (c cgroupResizer) stage(ctx context.Context, pod *syncpodv1.Pod, resource string, grow bool) error {
+	m, err := c.r.cgroupManager(ctx)
+	if m == nil || err != nil {
+		return err
+	}
+	return m.ResizeStage(pod, resource, grow)
 }

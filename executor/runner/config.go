@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
-	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/proto/linuxres"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -184,6 +184,7 @@ func ContainerConfig(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, spec
 	}
 	res.OomScoreAdj = OOMScoreAdj(pod, c, init, opts.MemoryCapacity)
 	cfg.Annotations[crilabels.TerminationMessagePath] = TerminationMessagePath(c)
+	cfg.Annotations[crilabels.MemoryRequest] = strconv.FormatInt(linuxres.MemoryRequestBytes(c.GetResources()), 10)
 	cfg.Annotations[crilabels.TerminationMessagePolicy] = terminationMessagePolicy(c)
 	if h := c.GetLifecycle().GetPreStop(); h != nil {
 		b, err := protojson.Marshal(h)
@@ -214,57 +215,21 @@ func StopSignal(name string) runtimeapi.Signal {
 	return runtimeapi.Signal(runtimeapi.Signal_value["SIGNAL_"+signalEnumName.Replace(name)])
 }
 
-const (
-	cpuPeriod = 100000 // µs, the CFS default
-	minShares = 2
-	minQuota  = 1000
-)
-
-// Resources converts Kubernetes quantities to Linux resources: CPU shares
-// from the request (the limit when no request), CFS quota from the CPU
-// limit, memory limit in bytes.
+// Resources converts Kubernetes quantities to Linux resources as the
+// kubelet does (proto/linuxres): CPU shares from the request (the limit
+// when no request), CFS quota from the CPU limit, memory limit in bytes.
 func Resources(r *syncpodv1.ResourceRequirements) (*runtimeapi.LinuxContainerResources, error) {
-	out := &runtimeapi.LinuxContainerResources{CpuShares: minShares}
-	parse := func(field, s string) (*resource.Quantity, error) {
-		if s == "" {
-			return nil, nil
-		}
-		q, err := resource.ParseQuantity(s)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %q: %w", field, s, err)
-		}
-		return &q, nil
-	}
-	reqCPU, err := parse("resources.requests.cpu", r.GetRequests().GetCpu())
+	v, err := linuxres.Of(r)
 	if err != nil {
 		return nil, err
 	}
-	limCPU, err := parse("resources.limits.cpu", r.GetLimits().GetCpu())
-	if err != nil {
-		return nil, err
-	}
-	limMem, err := parse("resources.limits.memory", r.GetLimits().GetMemory())
-	if err != nil {
-		return nil, err
-	}
-	if _, err := parse("resources.requests.memory", r.GetRequests().GetMemory()); err != nil {
-		return nil, err
-	}
-	shareFrom := reqCPU
-	if shareFrom == nil {
-		shareFrom = limCPU
-	}
-	if shareFrom != nil {
-		out.CpuShares = max(shareFrom.MilliValue()*1024/1000, minShares)
-	}
-	if limCPU != nil {
-		out.CpuPeriod = cpuPeriod
-		out.CpuQuota = max(limCPU.MilliValue()*cpuPeriod/1000, minQuota)
-	}
-	if limMem != nil {
-		out.MemoryLimitInBytes = limMem.Value()
-	}
-	return out, nil
+	return LinuxResources(v), nil
+}
+
+// LinuxResources is v as the CRI's Linux resources.
+func LinuxResources(v linuxres.Values) *runtimeapi.LinuxContainerResources {
+	return &runtimeapi.LinuxContainerResources{CpuShares: v.CPUShares, CpuQuota: v.CPUQuota,
+		CpuPeriod: v.CPUPeriod, MemoryLimitInBytes: v.MemoryLimitBytes}
 }
 
 // Termination message policies as the kubelet writes them in the

@@ -104,6 +104,9 @@ type Config struct {
 	// Cgroups configures the pod and QoS cgroups; the zero value makes
 	// none.
 	Cgroups CgroupOptions
+	// PodResizer resizes the pod cgroup around its containers' in-place
+	// updates; nil: the pod cgroups of Cgroups, when there are.
+	PodResizer PodResizer
 }
 
 // Runner carries out change sets. Safe for concurrent use.
@@ -137,7 +140,8 @@ type Runner struct {
 	// nodeName and hostIP feed the downward API.
 	nodeName, hostIP string
 	// cg makes the pod cgroups; nil: none.
-	cg *podCgroups
+	cg         *podCgroups
+	podResizer PodResizer
 }
 
 type podLock struct {
@@ -181,7 +185,7 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Cgroups.PerQOS {
 		cg = &podCgroups{opts: cfg.Cgroups, nodeCPU: nodeMilliCPU(), nodeMem: cfg.MemoryCapacity}
 	}
-	return &Runner{
+	r := &Runner{
 		cg: cg,
 		rt: cfg.Runtime, img: cfg.Images, store: cfg.Backoff, clock: cfg.Clock,
 		log: cfg.Logger, m: cfg.Metrics, logDir: cfg.LogDir,
@@ -192,7 +196,12 @@ func New(cfg Config) (*Runner, error) {
 		podRoot: cfg.PodDir, hostsFile: cfg.HostsFile, resolvConf: cfg.ResolvConf,
 		security: cfg.Security, memCap: cfg.MemoryCapacity,
 		volumes: cfg.Volumes, nodeName: cfg.NodeName, hostIP: cfg.HostIP,
-	}, nil
+		podResizer: cfg.PodResizer,
+	}
+	if r.podResizer == nil {
+		r.podResizer = cgroupResizer{r}
+	}
+	return r, nil
 }
 
 // lockPod serializes passes of one pod. It does not take one of the
@@ -390,6 +399,12 @@ func (p *pass) run(ctx context.Context) {
 			p.skipStarts(a, "sandbox creation failed")
 			return
 		}
+	}
+	// resize the running containers in place (and the pod cgroup
+	// around them); a failed resize does not stop the starts.
+	p.resize(ctx)
+	if p.abort != nil {
+		return
 	}
 	// ephemeral containers before init containers, each on its own,
 	// so that a pod whose initialisation fails can still be debugged.

@@ -28,11 +28,16 @@ const (
 	OpRemoveContainer  = "remove_container"
 	OpListContainers   = "list_containers"
 	OpContainerStatus  = "container_status"
-	OpListImages       = "list_images"
-	OpImageStatus      = "image_status"
-	OpPullImage        = "pull_image"
-	OpRemoveImage      = "remove_image"
-	OpExecSync         = "exec_sync"
+	// OpUpdateContainerResources resizes a container in place.
+	OpUpdateContainerResources = "update_container_resources"
+	// OpContainerStats reads a container's usage (the memory check of a
+	// resize, R-25.6).
+	OpContainerStats = "container_stats"
+	OpListImages     = "list_images"
+	OpImageStatus    = "image_status"
+	OpPullImage      = "pull_image"
+	OpRemoveImage    = "remove_image"
+	OpExecSync       = "exec_sync"
 )
 
 // Metrics are the kubelet's runtime-operation metrics under
@@ -154,6 +159,8 @@ type RuntimeAPI interface {
 	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
 	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
 	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout []byte, stderr []byte, err error)
+	UpdateContainerResources(ctx context.Context, containerID string, resources *runtimeapi.ContainerResources) error
+	ContainerStats(ctx context.Context, containerID string) (*runtimeapi.ContainerStats, error)
 }
 
 // ImageAPI is the part of internalapi.ImageManagerService the executor uses.
@@ -360,6 +367,31 @@ func (r *Runtime) ContainerStatus(ctx context.Context, id string, verbose bool) 
 			return err
 		}
 		resp, err = svc.ContainerStatus(ctx, id, verbose)
+		return err
+	})
+	return resp, err
+}
+
+// UpdateContainerResources changes a running container's resources in
+// place.
+func (r *Runtime) UpdateContainerResources(ctx context.Context, id string, resources *runtimeapi.ContainerResources) error {
+	return r.c.do(ctx, OpUpdateContainerResources, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		return svc.UpdateContainerResources(ctx, id, resources)
+	})
+}
+
+// ContainerStats reads a container's usage.
+func (r *Runtime) ContainerStats(ctx context.Context, id string) (resp *runtimeapi.ContainerStats, err error) {
+	err = r.c.do(ctx, OpContainerStats, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.ContainerStats(ctx, id)
 		return err
 	})
 	return resp, err

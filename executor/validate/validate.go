@@ -153,6 +153,7 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 		}
 	}
 	resets(l, a, inits, regular)
+	updates(l, a, inits, regular)
 	if n := len(a.GetEphemeralContainersToStart()) + len(a.GetInitContainersToStart()) + len(a.GetContainersToStart()); n > 0 && !a.GetCreateSandbox() && a.GetSandboxId() == "" {
 		l.Add("sandbox_id", "required to start containers without create_sandbox")
 	}
@@ -310,4 +311,52 @@ func ExecSync(req *executorv1.ExecSyncRequest) error {
 		}
 	}
 	return l.Err()
+}
+
+// updates checks containers_to_update: each entry an instance of
+// an init or regular container of the pod, a "memory" or "cpu" stage,
+// with the resources to apply, every memory stage before any cpu stage
+// (the order the executor keeps), and never with a pod kill or a new
+// sandbox (a resize is of containers kept running).
+func updates(l *fielderr.List, a *syncpodv1.PodActions, inits, regular map[string]bool) {
+	list := a.GetContainersToUpdate()
+	if len(list) == 0 {
+		return
+	}
+	if a.GetKillPod() || a.GetCreateSandbox() {
+		l.Add("containers_to_update", "not allowed with kill_pod or create_sandbox: a resize is of running containers")
+	}
+	if len(list) > 2*validation.MaxContainers {
+		l.Add("containers_to_update", "%d entries exceed the limit of %d", len(list), 2*validation.MaxContainers)
+		return
+	}
+	seen := map[string]int{}
+	cpuSeen := false
+	for i, u := range list {
+		p := fmt.Sprintf("containers_to_update[%d]", i)
+		switch r := u.GetResource(); r {
+		case "memory":
+			if cpuSeen {
+				l.Add(p+".resource", "every memory update comes before the cpu updates")
+			}
+		case "cpu":
+			cpuSeen = true
+		default:
+			l.Add(p+".resource", "%s: want \"memory\" or \"cpu\"", fielderr.Quote(r))
+		}
+		onceID(l, seen, "containers_to_update", "updated for "+u.GetResource(), i, u.GetResource()+"/"+u.GetContainerId())
+		if u.GetContainerId() == "" {
+			l.Add(p+".container_id", "required")
+		}
+		switch n := u.GetName(); {
+		case n == "":
+			l.Add(p+".name", "required")
+		case !inits[n] && !regular[n]:
+			l.Add(p+".name", "%s is not an init or regular container of the pod", fielderr.Quote(n))
+		}
+		if u.GetResources() == nil {
+			l.Add(p+".resources", "required")
+		}
+		maxLen(l, p+".message", u.GetMessage(), validation.MaxMessageLen)
+	}
 }

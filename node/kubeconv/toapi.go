@@ -143,6 +143,13 @@ func containerToAPI(c *syncpodv1.Container) corev1.Container {
 		Requests: resourcesToAPI(c.GetResources().GetRequests()),
 		Limits:   resourcesToAPI(c.GetResources().GetLimits()),
 	}
+	for _, rp := range c.GetResizePolicy() {
+		policy := corev1.ContainerResizePolicy{ResourceName: corev1.ResourceName(rp.GetResourceName()), RestartPolicy: corev1.NotRequired}
+		if rp.GetRestartPolicy() == syncpodv1.ResizeRestartPolicy_RESIZE_RESTART_POLICY_RESTART_CONTAINER {
+			policy.RestartPolicy = corev1.RestartContainer
+		}
+		kc.ResizePolicy = append(kc.ResizePolicy, policy)
+	}
 	kc.LivenessProbe = probeToAPI(c.GetLivenessProbe())
 	kc.ReadinessProbe = probeToAPI(c.GetReadinessProbe())
 	kc.StartupProbe = probeToAPI(c.GetStartupProbe())
@@ -205,6 +212,8 @@ var ownedConditions = map[corev1.PodConditionType]bool{
 	corev1.PodReady:                  true,
 	corev1.PodReadyToStartContainers: true,
 	corev1.AllContainersRestarting:   true,
+	corev1.PodResizePending:          true,
+	corev1.PodResizeInProgress:       true,
 }
 
 // ForeignConditions are the conditions of kp that the node does not own
@@ -369,6 +378,13 @@ func containerStatusToAPI(cs *syncpodv1.ContainerStatus, idScheme string) corev1
 	if sig := cs.GetStopSignal(); sig != "" {
 		out.StopSignal = (*corev1.Signal)(&sig)
 	}
+	if r := cs.GetResources(); r != nil {
+		out.Resources = &corev1.ResourceRequirements{
+			Requests: resourcesToAPI(r.GetRequests()),
+			Limits:   resourcesToAPI(r.GetLimits()),
+		}
+	}
+	out.AllocatedResources = resourcesToAPI(cs.GetAllocatedResources())
 	return out
 }
 

@@ -286,6 +286,19 @@ func (c *converter) container(path string, kc *corev1.Container) *syncpodv1.Cont
 		out.Ports = append(out.Ports, port)
 	}
 	out.Resources = c.resources(path+".resources", &kc.Resources)
+	for i, rp := range kc.ResizePolicy {
+		p := fmt.Sprintf("%s.resizePolicy[%d]", path, i)
+		policy := &syncpodv1.ContainerResizePolicy{ResourceName: string(rp.ResourceName)}
+		switch rp.RestartPolicy {
+		case corev1.NotRequired:
+			policy.RestartPolicy = syncpodv1.ResizeRestartPolicy_RESIZE_RESTART_POLICY_NOT_REQUIRED
+		case corev1.RestartContainer:
+			policy.RestartPolicy = syncpodv1.ResizeRestartPolicy_RESIZE_RESTART_POLICY_RESTART_CONTAINER
+		default:
+			c.errorf(p+".restartPolicy", "must be NotRequired or RestartContainer, got %q", rp.RestartPolicy)
+		}
+		out.ResizePolicy = append(out.ResizePolicy, policy)
+	}
 	out.LivenessProbe = c.probe(path+".livenessProbe", kc.LivenessProbe)
 	out.ReadinessProbe = c.probe(path+".readinessProbe", kc.ReadinessProbe)
 	out.StartupProbe = c.probe(path+".startupProbe", kc.StartupProbe)
@@ -408,6 +421,7 @@ func podSchema() *schema {
 		})),
 		"ports":          listOf(obj(map[string]*schema{"name": leaf(), "containerPort": leaf(), "hostPort": leaf(), "protocol": leaf(), "hostIP": leaf()})),
 		"resources":      obj(map[string]*schema{"requests": resList, "limits": resList}),
+		"resizePolicy":   listOf(obj(map[string]*schema{"resourceName": leaf(), "restartPolicy": leaf()})),
 		"livenessProbe":  probe,
 		"readinessProbe": probe,
 		"startupProbe":   probe,

@@ -26,6 +26,11 @@ func Compute(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*sync
 	v := newView(pod, observed, probes)
 	a := &syncpodv1.PodActions{}
 	v.compute(a)
+	if !a.KillPod && !a.CreateSandbox && len(a.ContainersToReset) == 0 {
+		// the resizes of the containers kept running, when
+		// the pod itself is kept.
+		a.ContainersToUpdate = v.updates.ordered()
+	}
 	if IsEmpty(a) {
 		a.Reset() // nothing to do: every field empty, as PlanResponse documents
 		return a
@@ -49,7 +54,7 @@ func SandboxChange(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod) syncpodv
 }
 
 // IsEmpty reports whether a asks for nothing: no pod kill, no sandbox, no
-// start, no kill and no reset. sandbox_id, attempt and message do not
+// start, no kill, no reset and no resource update. sandbox_id, attempt and message do not
 // count. A nil a is empty.
 func IsEmpty(a *syncpodv1.PodActions) bool {
 	return !a.GetKillPod() && !a.GetCreateSandbox() &&
@@ -57,7 +62,8 @@ func IsEmpty(a *syncpodv1.PodActions) bool {
 		len(a.GetContainersToStart()) == 0 &&
 		len(a.GetEphemeralContainersToStart()) == 0 &&
 		len(a.GetContainersToKill()) == 0 &&
-		len(a.GetContainersToReset()) == 0
+		len(a.GetContainersToReset()) == 0 &&
+		len(a.GetContainersToUpdate()) == 0
 }
 
 func (v *view) compute(a *syncpodv1.PodActions) {
@@ -259,11 +265,19 @@ func (v *view) regularActions(a *syncpodv1.PodActions) int {
 			msg = fmt.Sprintf("Container %s failed startup probe", name)
 			restart = v.restartWhileRunning(c)
 		default:
-			keep++
-			continue
+			resizeRestart, resizeMsg := v.resize(&v.updates, c, st)
+			if !resizeRestart {
+				keep++
+				continue
+			}
+			// whatever the restart policy, as the kubelet's.
+			killReason, startReason = syncpodv1.KillReason_KILL_REASON_RESIZE, syncpodv1.StartReason_START_REASON_RESIZE
+			msg, restart = resizeMsg, true
 		}
 		if restart {
-			msg += ", will be restarted"
+			if killReason != syncpodv1.KillReason_KILL_REASON_RESIZE {
+				msg += ", will be restarted"
+			}
 			a.ContainersToStart = append(a.ContainersToStart, start(c, startReason, msg))
 		}
 		a.ContainersToKill = append(a.ContainersToKill, kill(st, killReason, msg))

@@ -36,9 +36,7 @@ const (
 // Hashed, in this order, each introduced by its proto field number:
 // name, image, command, args, working_dir, env (name and value of each entry,
 // in order), ports (name, container_port, host_port, protocol with
-// unspecified = TCP, host_ip of each entry, in order), resources (requests.cpu,
-// requests.memory, limits.cpu, limits.memory, as written: "1" and "1000m"
-// hash differently), and, only when one of them is set (so the hash of
+// unspecified = TCP, host_ip of each entry, in order), and, only when one of them is set (so the hash of
 // every container without them is what it was before they existed), a
 // byte of flags: stdin 1, stdin_once 2, tty 4. A string is its length (uvarint) then its bytes; a list
 // is its length then its items; an integer is a uvarint of its 32-bit
@@ -62,19 +60,33 @@ const (
 // The value is stable across processes, builds and versions (it does not use
 // proto.Marshal or map iteration); a golden test pins known values. A nil
 // container hashes as an empty one.
+//
+// Resources are not hashed: they resize in place, as the
+// kubelet's HashContainer leaves them out. The older hash had them,
+// after the ports, as the resources field tag then requests.cpu,
+// requests.memory, limits.cpu and limits.memory as written. A container created
+// before that recorded the hash with its resources; hashMatches also
+// accepts that older hash computed with today's (allocated) resources,
+// so such a container is not restarted, and one whose resources have
+// changed since is restarted as it was then.
 func SpecHash(c *syncpodv1.Container) string {
-	b := specHash(c).hexBytes()
+	b := specHash(c, false).hexBytes()
 	return string(b[:])
 }
 
-// hashMatches reports whether the hash recorded on st is c's, without
-// allocating.
+// hashMatches reports whether the hash recorded on st is c's, or the
+// hash with resources of a container created before resources resized
+// in place, without allocating.
 func hashMatches(c *syncpodv1.Container, st *syncpodv1.ObservedContainer) bool {
-	b := specHash(c).hexBytes()
+	b := specHash(c, false).hexBytes()
+	if st.GetSpecHash() == string(b[:]) {
+		return true
+	}
+	b = specHash(c, true).hexBytes()
 	return st.GetSpecHash() == string(b[:])
 }
 
-func specHash(c *syncpodv1.Container) hasher {
+func specHash(c *syncpodv1.Container, withResources bool) hasher {
 	h := hasher(fnvOffset64)
 	h.raw(specHashVersion)
 	h.field(tagName)
@@ -104,12 +116,14 @@ func specHash(c *syncpodv1.Container) hasher {
 		h.protocol(p.GetProtocol())
 		h.str(p.GetHostIp())
 	}
-	h.field(tagResources)
-	r := c.GetResources()
-	h.str(r.GetRequests().GetCpu())
-	h.str(r.GetRequests().GetMemory())
-	h.str(r.GetLimits().GetCpu())
-	h.str(r.GetLimits().GetMemory())
+	if withResources {
+		h.field(tagResources)
+		r := c.GetResources()
+		h.str(r.GetRequests().GetCpu())
+		h.str(r.GetRequests().GetMemory())
+		h.str(r.GetLimits().GetCpu())
+		h.str(r.GetLimits().GetMemory())
+	}
 	specHashExtras(&h, c)
 	hashVolumeFields(&h, c)
 	return h

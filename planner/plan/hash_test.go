@@ -11,7 +11,8 @@ import (
 
 // hashFixtures are containers whose spec hashes are pinned below. Changing a
 // pinned value restarts every running container on upgrade: do it only with a
-// new specHashVersion and a release note.
+// new specHashVersion and a release note, or, as when resources left the
+// hash, with the older hash still accepted (TestOlderHashKeepsContainers).
 func hashFixtures() map[string]*syncpodv1.Container {
 	return map[string]*syncpodv1.Container{
 		"nil":     nil,
@@ -34,11 +35,11 @@ func hashFixtures() map[string]*syncpodv1.Container {
 
 func TestSpecHashGolden(t *testing.T) {
 	want := map[string]string{
-		"nil":     "7d515ef6c3afcc82",
-		"empty":   "7d515ef6c3afcc82",
-		"minimal": "20e407031b7a4e01",
-		"full":    "59e432b53af23cc9",
-		"sidecar": "9c90ee398953f84f",
+		"nil":     "1ee2b27c823d381d",
+		"empty":   "1ee2b27c823d381d",
+		"minimal": "efeddae5dcf14140",
+		"full":    "4792d74b16e8b1a2",
+		"sidecar": "c9f1117adfe7882e",
 	}
 	for name, c := range hashFixtures() {
 		if got := plan.SpecHash(c); got != want[name] {
@@ -71,14 +72,7 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 		"host ip":        func(c *syncpodv1.Container) { c.Ports[0].HostIp = "" },
 		"port name":      func(c *syncpodv1.Container) { c.Ports[0].Name = "" },
 		"protocol":       func(c *syncpodv1.Container) { c.Ports[1].Protocol = syncpodv1.Protocol_PROTOCOL_SCTP },
-		"cpu request":    func(c *syncpodv1.Container) { c.Resources.Requests.Cpu = "500m" },
-		"memory request": func(c *syncpodv1.Container) { c.Resources.Requests.Memory = "" },
-		"cpu limit":      func(c *syncpodv1.Container) { c.Resources.Limits.Cpu = "2" },
-		"memory limit":   func(c *syncpodv1.Container) { c.Resources.Limits.Memory = "1Gi" },
-		"request↔limit": func(c *syncpodv1.Container) {
-			c.Resources.Requests, c.Resources.Limits = c.Resources.Limits, c.Resources.Requests
-		},
-		"ports dropped": func(c *syncpodv1.Container) { c.Ports = nil },
+		"ports dropped":  func(c *syncpodv1.Container) { c.Ports = nil },
 		"run_as_user": func(c *syncpodv1.Container) {
 			u := int64(1000)
 			c.SecurityContext = &syncpodv1.SecurityContext{RunAsUser: &u}
@@ -94,10 +88,9 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 		"termination_message_policy": func(c *syncpodv1.Container) {
 			c.TerminationMessagePolicy = syncpodv1.TerminationMessagePolicy_TERMINATION_MESSAGE_POLICY_FILE
 		},
-		"stdin":            func(c *syncpodv1.Container) { c.Stdin = true },
-		"tty":              func(c *syncpodv1.Container) { c.Tty = true },
-		"resources absent": func(c *syncpodv1.Container) { c.Resources = nil },
-		"stdin_once":       func(c *syncpodv1.Container) { c.Stdin, c.StdinOnce = true, true },
+		"stdin":      func(c *syncpodv1.Container) { c.Stdin = true },
+		"tty":        func(c *syncpodv1.Container) { c.Tty = true },
+		"stdin_once": func(c *syncpodv1.Container) { c.Stdin, c.StdinOnce = true, true },
 		// the stop signal is in the CRI config.
 		"stop_signal": func(c *syncpodv1.Container) { c.Lifecycle = &syncpodv1.Lifecycle{StopSignal: "SIGUSR1"} },
 	}
@@ -111,6 +104,15 @@ func TestSpecHashCoversCRIFields(t *testing.T) {
 		})
 	}
 	same := map[string]func(c *syncpodv1.Container){
+		// resources resize in place.
+		"cpu request":      func(c *syncpodv1.Container) { c.Resources.Requests.Cpu = "500m" },
+		"memory request":   func(c *syncpodv1.Container) { c.Resources.Requests.Memory = "" },
+		"cpu limit":        func(c *syncpodv1.Container) { c.Resources.Limits.Cpu = "2" },
+		"memory limit":     func(c *syncpodv1.Container) { c.Resources.Limits.Memory = "1Gi" },
+		"resources absent": func(c *syncpodv1.Container) { c.Resources = nil },
+		"resize_policy": func(c *syncpodv1.Container) {
+			c.ResizePolicy = []*syncpodv1.ContainerResizePolicy{{ResourceName: "cpu", RestartPolicy: syncpodv1.ResizeRestartPolicy_RESIZE_RESTART_POLICY_RESTART_CONTAINER}}
+		},
 		"image_pull_policy":    func(c *syncpodv1.Container) { c.ImagePullPolicy = syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER },
 		"restart_policy":       func(c *syncpodv1.Container) { c.RestartPolicy = cOnFailure },
 		"restart_policy_rules": withRule(syncpodv1.ExitCodeOperator_EXIT_CODE_OPERATOR_IN, 1),

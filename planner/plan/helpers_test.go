@@ -139,6 +139,17 @@ func render(a *syncpodv1.PodActions) string {
 		}
 		parts = append(parts, "kill=["+strings.Join(xs, " ")+"]")
 	}
+	if len(a.GetContainersToUpdate()) > 0 {
+		var xs []string
+		for _, u := range a.GetContainersToUpdate() {
+			x := u.GetName() + "/" + u.GetContainerId() + ":" + u.GetResource()
+			if u.GetDecrease() {
+				x += ":decrease"
+			}
+			xs = append(xs, x)
+		}
+		parts = append(parts, "update=["+strings.Join(xs, " ")+"]")
+	}
 	if len(a.GetContainersToReset()) > 0 {
 		var xs []string
 		for _, r := range a.GetContainersToReset() {
@@ -180,6 +191,11 @@ func renderFull(a *syncpodv1.PodActions) string {
 	}
 	for _, r := range a.GetContainersToReset() {
 		fmt.Fprintf(&b, "  reset %s/%s: %s\n", r.GetName(), r.GetContainerId(), r.GetMessage())
+	}
+	for _, u := range a.GetContainersToUpdate() {
+		r := u.GetResources()
+		fmt.Fprintf(&b, "  update %s/%s %s shares=%d quota=%d period=%d memory=%d: %s\n", u.GetName(), u.GetContainerId(), u.GetResource(),
+			r.GetCpuShares(), r.GetCpuQuota(), r.GetCpuPeriod(), r.GetMemoryLimitBytes(), u.GetMessage())
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -163,6 +163,12 @@ func (v *view) restartRunningSidecar(a *syncpodv1.PodActions, c *syncpodv1.Conta
 		msg := fmt.Sprintf("Init container %s failed liveness probe", name)
 		a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_LIVENESS_PROBE, msg))
 		add(i, syncpodv1.StartReason_START_REASON_LIVENESS_PROBE, msg+", will be restarted")
+	default:
+		// a sidecar resizes in place as a container does.
+		if restart, msg := v.resize(&v.updates, c, st); restart {
+			a.ContainersToKill = append(a.ContainersToKill, kill(st, syncpodv1.KillReason_KILL_REASON_RESIZE, msg))
+			add(i, syncpodv1.StartReason_START_REASON_RESIZE, msg)
+		}
 	}
 }
 

@@ -19,6 +19,8 @@ type view struct {
 	probes     []*syncpodv1.ContainerProbeResults
 	// sandboxHash is SandboxHash of the desired pod.
 	sandboxHash string
+	// updates are the in-place resizes found.
+	updates resizes
 }
 
 func newView(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, probes []*syncpodv1.ContainerProbeResults) view {

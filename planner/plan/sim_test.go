@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/proto/linuxres"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -153,6 +154,15 @@ func (s *sim) apply(a *syncpodv1.PodActions) {
 	for _, st := range slices.Concat(a.EphemeralContainersToStart, a.InitContainersToStart, a.ContainersToStart) {
 		s.start(st, sandboxID)
 	}
+	// the runtime now reports the updated resources.
+	for _, u := range a.ContainersToUpdate {
+		for _, c := range s.obs.Containers {
+			if c.Id == u.ContainerId && c.State == syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+				v, _ := linuxres.FromProto(u.Resources)
+				c.Resources = v.Proto()
+			}
+		}
+	}
 }
 
 func (s *sim) start(st *syncpodv1.ContainerStart, sandboxID string) {
@@ -171,6 +181,12 @@ func (s *sim) start(st *syncpodv1.ContainerStart, sandboxID string) {
 		SpecHash: st.SpecHash, RestartCount: restarts, CreatedAt: s.now(), SandboxId: sandboxID, Image: spec.GetImage(),
 	}
 	c.StartedAt = c.CreatedAt
+	if spec.GetResources() != nil {
+		// A runtime reports the resources it created the container with.
+		v, _ := linuxres.Of(spec.GetResources())
+		c.Resources = v.Proto()
+		c.MemoryRequestBytes = proto.Int64(linuxres.MemoryRequestBytes(spec.GetResources()))
+	}
 	s.obs.Containers = append(s.obs.Containers, c)
 	if s.completeInits && isInit && spec.GetRestartPolicy() != syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS {
 		s.exit(c, 0, "Completed")
@@ -188,7 +204,11 @@ func (s *sim) describe() string {
 		if c.State == syncpodv1.ContainerState_CONTAINER_STATE_EXITED {
 			fmt.Fprintf(&b, " exit=%d", c.ExitCode)
 		}
-		fmt.Fprintf(&b, " restarts=%d sandbox=%s\n", c.RestartCount, c.SandboxId)
+		fmt.Fprintf(&b, " restarts=%d sandbox=%s", c.RestartCount, c.SandboxId)
+		if r := c.Resources; r != nil {
+			fmt.Fprintf(&b, " shares=%d quota=%d memory=%d", r.CpuShares, r.CpuQuota, r.MemoryLimitBytes)
+		}
+		b.WriteString("\n")
 	}
 	for _, p := range s.probes {
 		fmt.Fprintf(&b, "probes %s/%s liveness=%s startup=%s\n", p.Name, p.ContainerId,

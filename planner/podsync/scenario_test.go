@@ -1,6 +1,7 @@
 package podsync_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,12 +13,14 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/syncpod/syncpod/planner/allocation"
 	"github.com/syncpod/syncpod/planner/events"
 	"github.com/syncpod/syncpod/planner/plan"
 	"github.com/syncpod/syncpod/planner/plan/plantest"
 	"github.com/syncpod/syncpod/planner/podsync"
 	"github.com/syncpod/syncpod/planner/status"
 	"github.com/syncpod/syncpod/planner/validate"
+	"github.com/syncpod/syncpod/proto/linuxres"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -35,6 +38,9 @@ type world struct {
 	now      time.Time
 	ids      int
 	restarts map[string]int32
+	// capacity and used stand for the node and its other pods.
+	capacity allocation.Capacity
+	used     *syncpodv1.Pod
 }
 
 // TestScenarios replays testdata/*.txt through Step, carrying the work out
@@ -72,8 +78,47 @@ func (w *world) run(cmd string, args []string, input string) (string, error) {
 		if err := validate.Pod(p); err != nil {
 			return "", err
 		}
-		w.rec = &plannerv1.PodRecord{Pod: p}
+		w.rec = &plannerv1.PodRecord{Pod: p, Allocation: allocation.Initial(p)}
 		w.obs.Name, w.obs.Namespace = p.GetName(), p.GetNamespace()
+		return "ok", nil
+	case "resize":
+		// The pod applied again with other resources, as the store takes
+		// it: a new generation, the allocation decided.
+		p, err := plantest.PodFromYAML(input)
+		if err != nil {
+			return "", err
+		}
+		p.Uid, p.Namespace, p.Generation = podUID, "default", w.rec.GetPod().GetGeneration()+1
+		if err := validate.Pod(p); err != nil {
+			return "", err
+		}
+		var others []*syncpodv1.Pod
+		if w.used != nil {
+			others = append(others, w.used)
+		}
+		w.rec.Pod = p
+		w.rec.Allocation = allocation.Decide(p, w.rec.GetAllocation(), others, w.capacity)
+		if r := w.rec.Allocation.GetPendingReason(); r != "" {
+			return "pending " + r + ": " + w.rec.Allocation.GetPendingMessage(), nil
+		}
+		return "admitted", nil
+	case "capacity":
+		// capacity MILLICPU BYTES [used=MILLICPU:BYTES]
+		if len(args) < 2 {
+			return "", fmt.Errorf("capacity MILLICPU BYTES [used=MILLICPU:BYTES]")
+		}
+		cpu, err1 := strconv.ParseInt(args[0], 10, 64)
+		mem, err2 := strconv.ParseInt(args[1], 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return "", err
+		}
+		w.capacity = allocation.Capacity{MilliCPU: cpu, MemoryBytes: mem}
+		w.used = nil
+		if len(args) > 2 {
+			c, m, _ := strings.Cut(strings.TrimPrefix(args[2], "used="), ":")
+			w.used = &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: "other",
+				Resources: &syncpodv1.ResourceRequirements{Requests: &syncpodv1.ResourceList{Cpu: c + "m", Memory: m}}}}}}
+		}
 		return "ok", nil
 	case "sync":
 		return w.sync(args)
@@ -290,10 +335,35 @@ func (w *world) execute(pod *syncpodv1.Pod, a *syncpodv1.PodActions, fails map[s
 			c := &syncpodv1.ObservedContainer{Id: fmt.Sprintf("c%d", w.ids), Name: s.GetName(), State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING,
 				SpecHash: s.GetSpecHash(), RestartCount: w.restarts[s.GetName()], SandboxId: sbs[0].GetId(),
 				CreatedAt: timestamppb.New(w.now), StartedAt: timestamppb.New(w.now)}
+			if spec := containerSpec(pod, s.GetName()); spec.GetResources() != nil {
+				// The runtime reports what the container was created with.
+				v, _ := linuxres.Of(spec.GetResources())
+				c.Resources = v.Proto()
+				c.MemoryRequestBytes = proto.Int64(linuxres.MemoryRequestBytes(spec.GetResources()))
+			}
 			w.restarts[s.GetName()]++
 			w.obs.Containers = append(w.obs.Containers, c)
 			ok(step, s.GetName(), c.Id)
 		}
+	}
+	for i, u := range a.GetContainersToUpdate() {
+		if r, failed := fails["update"]; failed {
+			resp.Steps = append(resp.Steps, &executorv1.StepResult{Step: executorv1.Step_STEP_UPDATE_CONTAINER_RESOURCES, Target: u.GetName(),
+				ContainerId: u.GetContainerId(), Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: r,
+				Message: "cannot decrease memory limits: attempting to set container \"" + u.GetName() + "\" memory limit (1) below current usage (2)"})
+			for _, rest := range a.GetContainersToUpdate()[i+1:] {
+				resp.Steps = append(resp.Steps, &executorv1.StepResult{Step: executorv1.Step_STEP_UPDATE_CONTAINER_RESOURCES, Target: rest.GetName(),
+					ContainerId: rest.GetContainerId(), Outcome: executorv1.Outcome_OUTCOME_SKIPPED})
+			}
+			break
+		}
+		for _, c := range w.obs.Containers {
+			if c.Id == u.GetContainerId() {
+				v, _ := linuxres.FromProto(u.GetResources())
+				c.Resources = v.Proto()
+			}
+		}
+		ok(executorv1.Step_STEP_UPDATE_CONTAINER_RESOURCES, u.GetName(), u.GetContainerId())
 	}
 	start(executorv1.Step_STEP_START_EPHEMERAL_CONTAINER, a.GetEphemeralContainersToStart())
 	start(executorv1.Step_STEP_START_INIT_CONTAINER, a.GetInitContainersToStart())
@@ -375,6 +445,9 @@ func actions(a *syncpodv1.PodActions) string {
 	for _, r := range a.GetContainersToReset() {
 		parts = append(parts, "reset="+r.GetContainerId())
 	}
+	for _, u := range a.GetContainersToUpdate() {
+		parts = append(parts, "update="+u.GetContainerId()+":"+u.GetResource())
+	}
 	if m := a.GetMessage(); m != "" {
 		parts = append(parts, strconv.Quote(m))
 	}
@@ -421,7 +494,20 @@ func statusLine(st *syncpodv1.PodStatus) string {
 		if cs.GetRestartCount() > 0 {
 			s += fmt.Sprintf(" restarts=%d", cs.GetRestartCount())
 		}
+		if r := cs.GetResources(); r.GetRequests() != nil || r.GetLimits() != nil {
+			// what the container runs with, and what it was given.
+			s += fmt.Sprintf(" resources=%s/%s:%s/%s allocated=%s/%s", r.GetRequests().GetCpu(), r.GetRequests().GetMemory(),
+				r.GetLimits().GetCpu(), r.GetLimits().GetMemory(), cs.GetAllocatedResources().GetCpu(), cs.GetAllocatedResources().GetMemory())
+		}
 		parts = append(parts, s)
+	}
+	for _, c := range st.GetConditions() {
+		if strings.HasPrefix(c.GetType(), "PodResize") {
+			parts = append(parts, fmt.Sprintf("%s(%s)", c.GetType(), c.GetReason()))
+			if m := c.GetMessage(); m != "" {
+				parts[len(parts)-1] += " " + strconv.Quote(m)
+			}
+		}
 	}
 	return strings.Join(parts, " ")
 }
@@ -440,4 +526,13 @@ func (w *world) reason() string {
 			strings.TrimPrefix(c.GetStatus().String(), "CONDITION_STATUS_"), c.GetReason(), c.GetMessage()))
 	}
 	return strings.Join(out, "\n")
+}
+
+func containerSpec(pod *syncpodv1.Pod, name string) *syncpodv1.Container {
+	for _, c := range slices.Concat(pod.GetSpec().GetInitContainers(), pod.GetSpec().GetContainers()) {
+		if c.GetName() == name {
+			return c
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncpod/syncpod/planner/allocation"
 	"github.com/syncpod/syncpod/planner/events"
 	"github.com/syncpod/syncpod/planner/nodeshutdown"
 	"github.com/syncpod/syncpod/planner/plan"
@@ -150,7 +151,7 @@ func Step(in Input) Work {
 	case in.Applied != nil:
 		return applied(in)
 	}
-	pod := in.Record.GetPod()
+	pod := runningPod(in)
 	// The status is computed once per sync: it says whether the pod has
 	// finished, and is the status to store when there is nothing to apply
 	// (after an apply, applied computes it from the executor's answer).
@@ -183,7 +184,7 @@ func Step(in Input) Work {
 		actions = plan.Compute(pod, in.Observed, in.Probes)
 	}
 	if actions == nil || plan.IsEmpty(actions) {
-		return withVolumeRefresh(in, withDeadline(in, Work{Status: st}))
+		return withVolumeRefresh(in, withResizeEvents(in, withDeadline(in, Work{Status: st})))
 	}
 	return Work{Pod: pod, Apply: actions}
 }
@@ -192,7 +193,7 @@ func Step(in Input) Work {
 // status w carries: the kubelet's DeadlineExceeded event the first time the
 // status says so, and a wake-up at the deadline while the pod still runs.
 func withDeadline(in Input, w Work) Work {
-	pod := in.Record.GetPod()
+	pod := runningPod(in)
 	st := w.Status
 	if st.GetReason() == status.ReasonDeadlineExceeded && in.Record.GetStatus().GetReason() != status.ReasonDeadlineExceeded {
 		w.Events = append(w.Events, events.New(pod, syncpodv1.EventType_EVENT_TYPE_NORMAL,
@@ -212,7 +213,7 @@ func withDeadline(in Input, w Work) Work {
 // applied turns the executor's answer for a desired pod into the sync's
 // events, last actions, status and wake-up.
 func applied(in Input) Work {
-	pod := in.Record.GetPod()
+	pod := runningPod(in)
 	resp := in.Applied.Result
 	w := Work{
 		Events:      events.FromApplyResult(pod, in.Applied.Actions, resp, in.Now),
@@ -222,13 +223,31 @@ func applied(in Input) Work {
 	if t := resp.GetRetryAt(); t != nil {
 		w.Wake = t.AsTime()
 	}
+	if resizedInPlace(resp) {
+		// as the kubelet asks for the pod to be inspected again
+		// after a resize, the next sync (whose status no longer says the
+		// resize is in progress) comes at once: an update changes no
+		// container's state, so no lifecycle event would bring it.
+		w.Wake = in.Now
+	}
 	if removedByReset(resp) {
 		// as the kubelet requeues the pod after a reset that
 		// removed something, the next sync (which starts the pod again)
 		// comes at once, not at the next event or resync.
 		w.Wake = in.Now
 	}
-	return withVolumeRefresh(in, withDeadline(in, w))
+	return withVolumeRefresh(in, withResizeEvents(in, withDeadline(in, w)))
+}
+
+// resizedInPlace reports whether the executor updated a container's
+// resources.
+func resizedInPlace(resp *executorv1.ApplyActionsResponse) bool {
+	for _, st := range resp.GetSteps() {
+		if st.GetStep() == executorv1.Step_STEP_UPDATE_CONTAINER_RESOURCES && st.GetOutcome() == executorv1.Outcome_OUTCOME_SUCCEEDED {
+			return true
+		}
+	}
+	return false
 }
 
 // removedByReset reports whether the executor removed an instance for a
@@ -242,8 +261,14 @@ func removedByReset(resp *executorv1.ApplyActionsResponse) bool {
 	return false
 }
 
+// runningPod is the record's pod as it runs: its spec with the resources
+// the node admitted; a resize that waits is not in it.
+func runningPod(in Input) *syncpodv1.Pod {
+	return allocation.Pod(in.Record.GetPod(), in.Record.GetAllocation())
+}
+
 func statusInput(in Input, steps []*executorv1.StepResult) status.Input {
-	return status.Input{Pod: in.Record.GetPod(), Observed: in.Observed, Previous: in.Record.GetStatus(),
+	return status.Input{Pod: runningPod(in), Allocation: in.Record.GetAllocation(), Observed: in.Observed, Previous: in.Record.GetStatus(),
 		Steps: steps, Probes: in.Probes, Now: in.Now, Evicted: in.Evicted, NodeShutdown: in.NodeShutdown != nil}
 }
 

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -88,6 +89,10 @@ type Input struct {
 	Evicted string
 	// NodeShutdown: the node's graceful shutdown ends the pod.
 	NodeShutdown bool
+	// Allocation is what the node admitted of the pod's resources; Pod
+	// already runs with them. A pending resize in it is the
+	// PodResizePending condition.
+	Allocation *plannerv1.PodAllocation
 }
 
 // Compute returns the pod's status.
@@ -296,6 +301,9 @@ func (c *computer) containerStatus(ctr *syncpodv1.Container, isInit bool) *syncp
 		t := cs.GetState().GetTerminated()
 		cs.Ready = t != nil && t.GetExitCode() == 0
 	}
+	if !isEphemeral(c.in.Pod, ctr) {
+		resources(cs, ctr, cur)
+	}
 	return cs
 }
 
@@ -497,6 +505,7 @@ func (c *computer) conditions(st *syncpodv1.PodStatus, init initState, anyStarte
 	if dt := disruptionTarget(c.in.Previous, st); dt != nil {
 		out = append(out, dt)
 	}
+	out = append(out, c.resizeConditions()...)
 	for _, cd := range out {
 		cd.LastTransitionTime = timestamppb.New(c.in.Now)
 		for _, prev := range c.in.Previous.GetConditions() {

@@ -1,6 +1,7 @@
 // Package store is the planner's own database of desired pods: a bbolt file
 // holding every pod a user (or a static manifest) asked for, with its latest
-// status, its bounded event list and the last change set applied to it.
+// status, its bounded event list, the last change set applied to it and
+// its allocation (the resources the node admitted, R-25.1).
 //
 // # Bucket tree
 //
@@ -26,6 +27,10 @@
 //     is published to watchers.
 //   - Invalid pods (as judged by the injected validator) are never stored.
 //   - Re-applying an identical pod writes nothing and reports UNCHANGED.
+//   - A pod's allocation is decided in the transaction that stores the
+//     pod (allocation.Decide, against Options.Capacity and the other
+//     pods' allocations); a deferred resize is decided again in the
+//     transaction that removes a pod, resizes one, or after one finishes.
 //   - A pod sync's events, last actions and status are committed together
 //     (CommitSync): one transaction, one fsync, one watch event, or
 //     nothing when the commit fails. A status that differs from the

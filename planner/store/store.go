@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/syncpod/syncpod/internal/boltfile"
+	"github.com/syncpod/syncpod/planner/allocation"
 	"github.com/syncpod/syncpod/planner/events"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -41,6 +42,9 @@ type Options struct {
 	MaxEvents int
 	// WatchBuffer bounds each watcher's queue of pending changes. Default 256.
 	WatchBuffer int
+	// Capacity is what the node offers its pods, against which a resize
+	// of a pod's resources is admitted. Zero fields: unbounded.
+	Capacity allocation.Capacity
 }
 
 // Store is the desired-pod database. Safe for concurrent use.
@@ -229,9 +233,10 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var (
-		result plannerv1.ApplyResult
-		old    *plannerv1.PodRecord
-		stored *plannerv1.PodRecord
+		result  plannerv1.ApplyResult
+		old     *plannerv1.PodRecord
+		stored  *plannerv1.PodRecord
+		retried [][2]*plannerv1.PodRecord
 	)
 	now := s.opts.Now()
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -250,7 +255,7 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 			}
 			p.Generation = 1
 			p.CreationTime = timestamppb.New(now)
-			stored = &plannerv1.PodRecord{Pod: p}
+			stored = &plannerv1.PodRecord{Pod: p, Allocation: allocation.Initial(p)}
 			result = plannerv1.ApplyResult_APPLY_RESULT_CREATED
 			return writeRecord(tx, stored)
 		}
@@ -278,8 +283,18 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 		p.CreationTime = cur.GetCreationTime()
 		stored = proto.Clone(old).(*plannerv1.PodRecord)
 		stored.Pod = p
+		// a change of the resources is admitted, or waits.
+		others, err := s.holders(tx, p.GetUid())
+		if err != nil {
+			return err
+		}
+		stored.Allocation = allocation.Decide(p, allocationOf(old), others, s.opts.Capacity)
 		result = plannerv1.ApplyResult_APPLY_RESULT_UPDATED
-		return writeRecord(tx, stored)
+		if err := writeRecord(tx, stored); err != nil {
+			return err
+		}
+		retried, err = s.retryDeferred(tx)
+		return err
 	})
 	if err != nil && !errors.Is(err, errRollback) {
 		return nil, 0, err
@@ -290,6 +305,7 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 		}
 		s.hub.publish(old, stored, now)
 	}
+	s.publishRetried(retried, now)
 	return proto.Clone(stored.GetPod()).(*syncpodv1.Pod), result, nil
 }
 
@@ -449,6 +465,7 @@ func (s *Store) Remove(ctx context.Context, uid string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var old *plannerv1.PodRecord
+	var retried [][2]*plannerv1.PodRecord
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		var err error
 		old, err = lookup(tx, &plannerv1.PodRef{Uid: uid})
@@ -462,12 +479,19 @@ func (s *Store) Remove(ctx context.Context, uid string) error {
 		if err := tx.Bucket(bucketPods).Delete(podKey(p.GetNamespace(), p.GetName())); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketUIDs).Delete([]byte(uid))
+		if err := tx.Bucket(bucketUIDs).Delete([]byte(uid)); err != nil {
+			return err
+		}
+		// the room the pod held may let a deferred resize in.
+		retried, err = s.retryDeferred(tx)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	s.hub.publish(old, nil, s.opts.Now())
+	now := s.opts.Now()
+	s.hub.publish(old, nil, now)
+	s.publishRetried(retried, now)
 	return nil
 }
 
@@ -527,6 +551,7 @@ type SyncCommit struct {
 // carrying all of it, or, when the commit fails, nothing. changed reports
 // whether anything was written. ErrNotFound when no pod has this uid.
 func (s *Store) CommitSync(ctx context.Context, uid string, c SyncCommit) (changed bool, err error) {
+	finished := false
 	err = s.update(ctx, &plannerv1.PodRef{Uid: uid}, func(rec *plannerv1.PodRecord) (bool, error) {
 		if len(c.Events) > 0 {
 			p := rec.GetPod()
@@ -544,6 +569,7 @@ func (s *Store) CommitSync(ctx context.Context, uid string, c SyncCommit) (chang
 			changed = true
 		}
 		if c.Status != nil && !statusEqual(rec.GetStatus(), c.Status) {
+			finished = !terminal(rec.GetStatus().GetPhase()) && terminal(c.Status.GetPhase())
 			rec.Status = proto.Clone(c.Status).(*syncpodv1.PodStatus)
 			changed = true
 		}
@@ -554,6 +580,12 @@ func (s *Store) CommitSync(ctx context.Context, uid string, c SyncCommit) (chang
 	})
 	if err != nil {
 		return false, err
+	}
+	if finished {
+		// a finished pod holds nothing any more.
+		if err := s.RetryDeferred(ctx); err != nil {
+			return changed, err
+		}
 	}
 	return changed, nil
 }

@@ -37,6 +37,7 @@ func (l *list) ephemeral(s *syncpodv1.PodSpec, names map[string]string) {
 		bare := proto.CloneOf(c)
 		bare.Ports, bare.Resources, bare.LivenessProbe, bare.ReadinessProbe, bare.StartupProbe = nil, nil, nil, nil, nil
 		bare.RestartPolicy, bare.RestartPolicyRules, bare.TargetContainerName = syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_UNSPECIFIED, nil, ""
+		bare.ResizePolicy = nil
 		l.container(path, bare, false, s.GetHostNetwork())
 		if n := c.GetName(); n != "" {
 			if prev, dup := names[n]; dup {
@@ -60,6 +61,7 @@ func (l *list) ephemeral(s *syncpodv1.PodSpec, names map[string]string) {
 			{"lifecycle", c.GetLifecycle() != nil},
 			{"restart_policy", c.GetRestartPolicy() != syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_UNSPECIFIED},
 			{"restart_policy_rules", len(c.GetRestartPolicyRules()) > 0},
+			{"resize_policy", len(c.GetResizePolicy()) > 0},
 		} {
 			if f.set {
 				l.Add(path+"."+f.name, ephemeralForbidden)

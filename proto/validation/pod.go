@@ -237,6 +237,7 @@ func (l *list) container(path string, c *syncpodv1.Container, init, hostNetwork 
 	}
 	l.ports(path, c.GetPorts(), hostNetwork)
 	l.resources(path+".resources", c.GetResources())
+	l.resizePolicy(path, c.GetResizePolicy())
 	l.probe(path+".liveness_probe", c.GetLivenessProbe(), true)
 	l.probe(path+".readiness_probe", c.GetReadinessProbe(), false)
 	l.probe(path+".startup_probe", c.GetStartupProbe(), true)
@@ -437,6 +438,30 @@ func (l *list) restart(path string, c *syncpodv1.Container) {
 				l.Add(vp, "duplicate exit code %d", v)
 			}
 			seen[v] = true
+		}
+	}
+}
+
+// resizePolicy checks a container's resize policies as the API server does
+// each for "cpu" or "memory", once, with a known restart policy.
+func (l *list) resizePolicy(path string, ps []*syncpodv1.ContainerResizePolicy) {
+	seen := map[string]int{}
+	for i, p := range ps {
+		pp := fmt.Sprintf("%s.resize_policy[%d]", path, i)
+		switch n := p.GetResourceName(); n {
+		case "cpu", "memory":
+			if prev, dup := seen[n]; dup {
+				l.Add(pp+".resource_name", "%s is listed twice (also %s.resize_policy[%d])", fielderr.Quote(n), path, prev)
+			}
+			seen[n] = i
+		default:
+			l.Add(pp+".resource_name", "must be \"cpu\" or \"memory\", got %s", fielderr.Quote(n))
+		}
+		switch p.GetRestartPolicy() {
+		case syncpodv1.ResizeRestartPolicy_RESIZE_RESTART_POLICY_UNSPECIFIED, syncpodv1.ResizeRestartPolicy_RESIZE_RESTART_POLICY_NOT_REQUIRED,
+			syncpodv1.ResizeRestartPolicy_RESIZE_RESTART_POLICY_RESTART_CONTAINER:
+		default:
+			l.Add(pp+".restart_policy", "unknown value %d", p.GetRestartPolicy())
 		}
 	}
 }

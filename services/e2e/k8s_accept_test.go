@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -32,7 +33,10 @@ import (
 // status.observedGeneration follows a spec update (R-19.2); a gRPC
 // readiness probe (R-19.1) makes the pod Ready and not Ready; an
 // ephemeral container added through the ephemeralcontainers subresource
-// runs and shows in ephemeralContainerStatuses (R-6.1, R-6.4). On
+// runs and shows in ephemeralContainerStatuses (R-6.1, R-6.4); a patch of
+// the resize subresource resizes the running container in place, and one
+// that does not fit beside another pod is PodResizePending Deferred until
+// that pod is gone (R-25.1, R-25.5). On
 // crisim: a container is a host process, and its mounts are its paths
 // rewritten to the volumes' host directories.
 func TestKubernetesNodeRunsWhatTheAPIServerAccepts(t *testing.T) {
@@ -363,6 +367,73 @@ func TestKubernetesNodeRunsWhatTheAPIServerAccepts(t *testing.T) {
 		if cur, _ := get(p.Name); cur.Status.ContainerStatuses[0].RestartCount != 0 || cur.Status.ContainerStatuses[0].State.Running == nil {
 			t.Errorf("adding the ephemeral container disturbed the pod's container: %s", podSummary(cur))
 		}
+	})
+	t.Run("ResizedThroughTheResizeSubresource", func(t *testing.T) {
+		t.Parallel()
+		p := newPod("resized", "echo up"+forever)
+		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		}
+		create(t, p)
+		id := waitRunning(t, p.Name).Status.ContainerStatuses[0].ContainerID
+		// resizedTo: the status, accepted by the API server, says the
+		// container runs with cpu and memory limits and was given the cpu
+		// request reqCPU, nothing pending or
+		// in progress, for the pod's generation (R-25.5).
+		resizedTo := func(reqCPU, cpu, mem string) func() (bool, string) {
+			return func() (bool, string) {
+				cur, saw := get(p.Name)
+				if cur == nil || len(cur.Status.ContainerStatuses) != 1 {
+					return false, saw
+				}
+				cs := cur.Status.ContainerStatuses[0]
+				done := cs.Resources != nil && cs.Resources.Limits.Cpu().Equal(resource.MustParse(cpu)) &&
+					cs.Resources.Limits.Memory().Equal(resource.MustParse(mem)) && cs.AllocatedResources.Cpu().Equal(resource.MustParse(reqCPU)) &&
+					cur.Status.ObservedGeneration == cur.Generation
+				for _, c := range cur.Status.Conditions {
+					done = done && c.Type != corev1.PodResizePending && c.Type != corev1.PodResizeInProgress
+				}
+				return done, fmt.Sprintf("%s resources %+v allocated %v gen %d/%d", saw, cs.Resources, cs.AllocatedResources, cur.Status.ObservedGeneration, cur.Generation)
+			}
+		}
+		eventually(t, 60*time.Second, "the status resources of the new pod", resizedTo("100m", "200m", "64Mi"))
+		patch := `{"spec":{"containers":[{"name":"main","resources":{"requests":{"cpu":"400m"},"limits":{"cpu":"400m","memory":"128Mi"}}}]}}`
+		cp.mustKubectl("patch", "pod", p.Name, "--subresource=resize", "--type=strategic", "-p", patch)
+		eventually(t, 60*time.Second, "the container resized in place (R-25.2)", resizedTo("400m", "400m", "128Mi"))
+		cur, _ := get(p.Name)
+		if cs := cur.Status.ContainerStatuses[0]; cs.ContainerID != id || cs.RestartCount != 0 {
+			t.Errorf("the resize restarted the container: %s -> %s, %d restarts", id, cs.ContainerID, cs.RestartCount)
+		}
+		// The API server refuses a resize beyond the node's allocatable; one
+		// that fits the node but not beside another pod waits, Deferred,
+		// until that pod is gone (R-25.1).
+		nd, err := cp.client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		capacity := nd.Status.Allocatable.Cpu().MilliValue()
+		blocker := newPod("resize-blocker", "echo up"+forever)
+		blocker.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(capacity/2, resource.DecimalSI)}
+		create(t, blocker)
+		waitRunning(t, blocker.Name)
+		big := resource.NewMilliQuantity(capacity*3/4, resource.DecimalSI).String()
+		patch = `{"spec":{"containers":[{"name":"main","resources":{"requests":{"cpu":"` + big + `"},"limits":{"cpu":"` + big + `"}}}]}}`
+		cp.mustKubectl("patch", "pod", p.Name, "--subresource=resize", "--type=strategic", "-p", patch)
+		eventually(t, 60*time.Second, "PodResizePending Deferred", func() (bool, string) {
+			cur, saw := get(p.Name)
+			for _, c := range cur.Status.Conditions {
+				if c.Type == corev1.PodResizePending && c.Reason == "Deferred" && c.ObservedGeneration == cur.Generation &&
+					strings.HasPrefix(c.Message, "Node didn't have enough resource: cpu") {
+					return cur.Status.ContainerStatuses[0].Resources.Limits.Cpu().Equal(resource.MustParse("400m")), saw
+				}
+			}
+			return false, saw
+		})
+		if err := pods.Delete(ctx, blocker.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 60*time.Second, "the deferred resize admitted once the other pod is gone", resizedTo(big, big, "128Mi"))
 	})
 }
 

@@ -98,6 +98,7 @@ func Run(t *testing.T, newTarget Factory) {
 		{"ExecSync", testExecSync},
 		{"Images", testImages},
 		{"RemoveSandboxRemovesContainers", testRemoveSandboxRemovesContainers},
+		{"UpdateContainerResources", testUpdateContainerResources},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,6 +173,7 @@ type spec struct {
 	labels map[string]string
 	env    map[string]string
 	dir    string
+	linux  *runtimeapi.LinuxContainerResources
 }
 
 // pull makes the image present the way IfNotPresent does: runtimes whose
@@ -212,6 +214,9 @@ func (fx *fixture) create(sbID string, sbCfg *runtimeapi.PodSandboxConfig, s spe
 		Labels:      labels,
 		Annotations: s.ann,
 		LogPath:     s.name + ".log",
+	}
+	if s.linux != nil {
+		cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: s.linux}
 	}
 	id, err := fx.rs.CreateContainer(fx.ctx(), sbID, cfg, sbCfg)
 	if err != nil {
@@ -928,4 +933,35 @@ func testRemoveSandboxRemovesContainers(t *testing.T, fx *fixture) {
 	if err != nil || len(left) != 0 {
 		t.Errorf("after RemovePodSandbox: %v, %v; want no containers (%s, %s removed)", ids(left), err, a, b)
 	}
+}
+
+// testUpdateContainerResources: a running container's resources change in
+// place, and its status reports the values it was created with, then the
+// updated ones (what an in-place resize reads back).
+func testUpdateContainerResources(t *testing.T, fx *fixture) {
+	sbCfg := fx.sandboxConfig("resize", nil)
+	sb := fx.runSandbox(sbCfg)
+	s := sleeper("main")
+	s.linux = &runtimeapi.LinuxContainerResources{CpuShares: 512, CpuPeriod: 100000, CpuQuota: 50000, MemoryLimitInBytes: 64 << 20}
+	id := fx.create(sb, sbCfg, s)
+	fx.start(id)
+	resources := func(r *runtimeapi.LinuxContainerResources) [4]int64 {
+		return [4]int64{r.GetCpuShares(), r.GetCpuPeriod(), r.GetCpuQuota(), r.GetMemoryLimitInBytes()}
+	}
+	if got, want := resources(fx.status(id).GetResources().GetLinux()), resources(s.linux); got != want {
+		t.Errorf("status resources after create = %v, want %v", got, want)
+	}
+	next := &runtimeapi.LinuxContainerResources{CpuShares: 1024, CpuPeriod: 100000, CpuQuota: 100000, MemoryLimitInBytes: 128 << 20}
+	if err := fx.rs.UpdateContainerResources(fx.ctx(), id, &runtimeapi.ContainerResources{Linux: next}); err != nil {
+		t.Fatalf("UpdateContainerResources: %v", err)
+	}
+	st := fx.status(id)
+	if got, want := resources(st.GetResources().GetLinux()), resources(next); got != want {
+		t.Errorf("status resources after update = %v, want %v", got, want)
+	}
+	if st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Errorf("state after update = %s, want RUNNING", st.GetState())
+	}
+	err := fx.rs.UpdateContainerResources(fx.ctx(), "no-such-container", &runtimeapi.ContainerResources{Linux: next})
+	wantCode(t, "UpdateContainerResources of an unknown container", err, codes.NotFound)
 }

@@ -180,6 +180,8 @@ const (
 	// START_REASON_EPHEMERAL: an ephemeral container without an instance is
 	// started once (R-6.1).
 	StartReason_START_REASON_EPHEMERAL StartReason = 380
+	// START_REASON_RESIZE: restarted for a resize (R-25.3).
+	StartReason_START_REASON_RESIZE StartReason = 300
 )
 
 // Enum value maps for StartReason.
@@ -196,6 +198,7 @@ var (
 		8:   "START_REASON_STARTUP_PROBE",
 		9:   "START_REASON_NEXT_INIT",
 		380: "START_REASON_EPHEMERAL",
+		300: "START_REASON_RESIZE",
 	}
 	StartReason_value = map[string]int32{
 		"START_REASON_UNSPECIFIED":    0,
@@ -209,6 +212,7 @@ var (
 		"START_REASON_STARTUP_PROBE":  8,
 		"START_REASON_NEXT_INIT":      9,
 		"START_REASON_EPHEMERAL":      380,
+		"START_REASON_RESIZE":         300,
 	}
 )
 
@@ -258,6 +262,9 @@ const (
 	// spec any more (pods are mutable); it is stopped, its preStop hook run
 	// first, and not restarted.
 	KillReason_KILL_REASON_REMOVED_FROM_SPEC KillReason = 260
+	// KILL_REASON_RESIZE: a resize of a resource whose resize policy is
+	// RestartContainer (R-25.3); it is started again with the new values.
+	KillReason_KILL_REASON_RESIZE KillReason = 300
 )
 
 // Enum value maps for KillReason.
@@ -269,6 +276,7 @@ var (
 		3:   "KILL_REASON_STARTUP_PROBE",
 		4:   "KILL_REASON_UNKNOWN_STATE",
 		260: "KILL_REASON_REMOVED_FROM_SPEC",
+		300: "KILL_REASON_RESIZE",
 	}
 	KillReason_value = map[string]int32{
 		"KILL_REASON_UNSPECIFIED":       0,
@@ -277,6 +285,7 @@ var (
 		"KILL_REASON_STARTUP_PROBE":     3,
 		"KILL_REASON_UNKNOWN_STATE":     4,
 		"KILL_REASON_REMOVED_FROM_SPEC": 260,
+		"KILL_REASON_RESIZE":            300,
 	}
 )
 
@@ -362,8 +371,15 @@ type PodActions struct {
 	// started: the next plan, finding no container, starts the pod again
 	// from its first init container. Never set with kill_pod.
 	ContainersToReset []*ContainerReset `protobuf:"bytes,532,rep,name=containers_to_reset,json=containersToReset,proto3" json:"containers_to_reset,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// containers_to_update resizes running containers in place (rule
+	// R-25.2): the executor carries them out in this order, after the
+	// sandbox check and before any start (R-8.5): the memory updates, then
+	// the CPU updates, each group decreases first, every entry one CRI
+	// UpdateContainerResources call with the container's full resources
+	// for that stage.
+	ContainersToUpdate []*ContainerResourceUpdate `protobuf:"bytes,300,rep,name=containers_to_update,json=containersToUpdate,proto3" json:"containers_to_update,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *PodActions) Reset() {
@@ -494,6 +510,106 @@ func (x *PodActions) GetContainersToReset() []*ContainerReset {
 	return nil
 }
 
+func (x *PodActions) GetContainersToUpdate() []*ContainerResourceUpdate {
+	if x != nil {
+		return x.ContainersToUpdate
+	}
+	return nil
+}
+
+// ContainerResourceUpdate is one in-place resource update of a running
+// container instance.
+type ContainerResourceUpdate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// container_id of the running instance.
+	ContainerId string `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
+	// name of the container in the pod spec.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// resource is the stage: "memory" or "cpu".
+	Resource string `protobuf:"bytes,3,opt,name=resource,proto3" json:"resource,omitempty"`
+	// resources to apply, whole: the allocated values of resource, the
+	// running ones of the other.
+	Resources *LinuxResources `protobuf:"bytes,4,opt,name=resources,proto3" json:"resources,omitempty"`
+	// decrease: the stage lowers the resource's limit (or request).
+	Decrease bool `protobuf:"varint,5,opt,name=decrease,proto3" json:"decrease,omitempty"`
+	// message says why, for humans.
+	Message       string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerResourceUpdate) Reset() {
+	*x = ContainerResourceUpdate{}
+	mi := &file_syncpod_v1_actions_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerResourceUpdate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerResourceUpdate) ProtoMessage() {}
+
+func (x *ContainerResourceUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_actions_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerResourceUpdate.ProtoReflect.Descriptor instead.
+func (*ContainerResourceUpdate) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ContainerResourceUpdate) GetContainerId() string {
+	if x != nil {
+		return x.ContainerId
+	}
+	return ""
+}
+
+func (x *ContainerResourceUpdate) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ContainerResourceUpdate) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *ContainerResourceUpdate) GetResources() *LinuxResources {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *ContainerResourceUpdate) GetDecrease() bool {
+	if x != nil {
+		return x.Decrease
+	}
+	return false
+}
+
+func (x *ContainerResourceUpdate) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // ContainerReset is one container instance removed when every container
 // of the pod is restarted in place (rule R-7).
 type ContainerReset struct {
@@ -516,7 +632,7 @@ type ContainerReset struct {
 
 func (x *ContainerReset) Reset() {
 	*x = ContainerReset{}
-	mi := &file_syncpod_v1_actions_proto_msgTypes[1]
+	mi := &file_syncpod_v1_actions_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -528,7 +644,7 @@ func (x *ContainerReset) String() string {
 func (*ContainerReset) ProtoMessage() {}
 
 func (x *ContainerReset) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_actions_proto_msgTypes[1]
+	mi := &file_syncpod_v1_actions_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -541,7 +657,7 @@ func (x *ContainerReset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReset.ProtoReflect.Descriptor instead.
 func (*ContainerReset) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{1}
+	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ContainerReset) GetContainerId() string {
@@ -598,7 +714,7 @@ type ContainerStart struct {
 
 func (x *ContainerStart) Reset() {
 	*x = ContainerStart{}
-	mi := &file_syncpod_v1_actions_proto_msgTypes[2]
+	mi := &file_syncpod_v1_actions_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -610,7 +726,7 @@ func (x *ContainerStart) String() string {
 func (*ContainerStart) ProtoMessage() {}
 
 func (x *ContainerStart) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_actions_proto_msgTypes[2]
+	mi := &file_syncpod_v1_actions_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -623,7 +739,7 @@ func (x *ContainerStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStart.ProtoReflect.Descriptor instead.
 func (*ContainerStart) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ContainerStart) GetName() string {
@@ -672,7 +788,7 @@ type ContainerKill struct {
 
 func (x *ContainerKill) Reset() {
 	*x = ContainerKill{}
-	mi := &file_syncpod_v1_actions_proto_msgTypes[3]
+	mi := &file_syncpod_v1_actions_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -684,7 +800,7 @@ func (x *ContainerKill) String() string {
 func (*ContainerKill) ProtoMessage() {}
 
 func (x *ContainerKill) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_actions_proto_msgTypes[3]
+	mi := &file_syncpod_v1_actions_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -697,7 +813,7 @@ func (x *ContainerKill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerKill.ProtoReflect.Descriptor instead.
 func (*ContainerKill) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_v1_actions_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ContainerKill) GetContainerId() string {
@@ -733,7 +849,7 @@ var File_syncpod_v1_actions_proto protoreflect.FileDescriptor
 const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\n" +
 	"\x18syncpod/v1/actions.proto\x12\n" +
-	"syncpod.v1\"\xe7\x06\n" +
+	"syncpod.v1\x1a\x19syncpod/v1/observed.proto\"\xbf\a\n" +
 	"\n" +
 	"PodActions\x12\x19\n" +
 	"\bkill_pod\x18\x01 \x01(\bR\akillPod\x12%\n" +
@@ -751,8 +867,16 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x13sandbox_config_hash\x18\x84\x02 \x01(\tR\x11sandboxConfigHash\x12P\n" +
 	"\"kill_grace_period_override_seconds\x18\xe8\x02 \x01(\x03H\x00R\x1ekillGracePeriodOverrideSeconds\x88\x01\x01\x12^\n" +
 	"\x1dephemeral_containers_to_start\x18\xfc\x02 \x03(\v2\x1a.syncpod.v1.ContainerStartR\x1aephemeralContainersToStart\x12K\n" +
-	"\x13containers_to_reset\x18\x94\x04 \x03(\v2\x1a.syncpod.v1.ContainerResetR\x11containersToResetB%\n" +
-	"#_kill_grace_period_override_seconds\"\x8d\x01\n" +
+	"\x13containers_to_reset\x18\x94\x04 \x03(\v2\x1a.syncpod.v1.ContainerResetR\x11containersToReset\x12V\n" +
+	"\x14containers_to_update\x18\xac\x02 \x03(\v2#.syncpod.v1.ContainerResourceUpdateR\x12containersToUpdateB%\n" +
+	"#_kill_grace_period_override_seconds\"\xdc\x01\n" +
+	"\x17ContainerResourceUpdate\x12!\n" +
+	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
+	"\bresource\x18\x03 \x01(\tR\bresource\x128\n" +
+	"\tresources\x18\x04 \x01(\v2\x1a.syncpod.v1.LinuxResourcesR\tresources\x12\x1a\n" +
+	"\bdecrease\x18\x05 \x01(\bR\bdecrease\x12\x18\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\"\x8d\x01\n" +
 	"\x0eContainerReset\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -781,7 +905,7 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x1bKILL_POD_REASON_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fKILL_POD_REASON_SANDBOX_CHANGED\x10\x01\x12\x1f\n" +
 	"\x1bKILL_POD_REASON_INIT_FAILED\x10\x02\x12\"\n" +
-	"\x1eKILL_POD_REASON_NOTHING_TO_RUN\x10\x03*\xd3\x02\n" +
+	"\x1eKILL_POD_REASON_NOTHING_TO_RUN\x10\x03*\xed\x02\n" +
 	"\vStartReason\x12\x1c\n" +
 	"\x18START_REASON_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18START_REASON_NOT_STARTED\x10\x01\x12\x1c\n" +
@@ -793,7 +917,8 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x1bSTART_REASON_LIVENESS_PROBE\x10\a\x12\x1e\n" +
 	"\x1aSTART_REASON_STARTUP_PROBE\x10\b\x12\x1a\n" +
 	"\x16START_REASON_NEXT_INIT\x10\t\x12\x1b\n" +
-	"\x16START_REASON_EPHEMERAL\x10\xfc\x02*\xc9\x01\n" +
+	"\x16START_REASON_EPHEMERAL\x10\xfc\x02\x12\x18\n" +
+	"\x13START_REASON_RESIZE\x10\xac\x02*\xe2\x01\n" +
 	"\n" +
 	"KillReason\x12\x1b\n" +
 	"\x17KILL_REASON_UNSPECIFIED\x10\x00\x12\x1c\n" +
@@ -801,7 +926,8 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\x1aKILL_REASON_LIVENESS_PROBE\x10\x02\x12\x1d\n" +
 	"\x19KILL_REASON_STARTUP_PROBE\x10\x03\x12\x1d\n" +
 	"\x19KILL_REASON_UNKNOWN_STATE\x10\x04\x12\"\n" +
-	"\x1dKILL_REASON_REMOVED_FROM_SPEC\x10\x84\x02B7Z5github.com/syncpod/syncpod/proto/syncpod/v1;syncpodv1b\x06proto3"
+	"\x1dKILL_REASON_REMOVED_FROM_SPEC\x10\x84\x02\x12\x17\n" +
+	"\x12KILL_REASON_RESIZE\x10\xac\x02B7Z5github.com/syncpod/syncpod/proto/syncpod/v1;syncpodv1b\x06proto3"
 
 var (
 	file_syncpod_v1_actions_proto_rawDescOnce sync.Once
@@ -816,32 +942,36 @@ func file_syncpod_v1_actions_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_v1_actions_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_syncpod_v1_actions_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_syncpod_v1_actions_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_syncpod_v1_actions_proto_goTypes = []any{
-	(SandboxReason)(0),     // 0: syncpod.v1.SandboxReason
-	(KillPodReason)(0),     // 1: syncpod.v1.KillPodReason
-	(StartReason)(0),       // 2: syncpod.v1.StartReason
-	(KillReason)(0),        // 3: syncpod.v1.KillReason
-	(*PodActions)(nil),     // 4: syncpod.v1.PodActions
-	(*ContainerReset)(nil), // 5: syncpod.v1.ContainerReset
-	(*ContainerStart)(nil), // 6: syncpod.v1.ContainerStart
-	(*ContainerKill)(nil),  // 7: syncpod.v1.ContainerKill
+	(SandboxReason)(0),              // 0: syncpod.v1.SandboxReason
+	(KillPodReason)(0),              // 1: syncpod.v1.KillPodReason
+	(StartReason)(0),                // 2: syncpod.v1.StartReason
+	(KillReason)(0),                 // 3: syncpod.v1.KillReason
+	(*PodActions)(nil),              // 4: syncpod.v1.PodActions
+	(*ContainerResourceUpdate)(nil), // 5: syncpod.v1.ContainerResourceUpdate
+	(*ContainerReset)(nil),          // 6: syncpod.v1.ContainerReset
+	(*ContainerStart)(nil),          // 7: syncpod.v1.ContainerStart
+	(*ContainerKill)(nil),           // 8: syncpod.v1.ContainerKill
+	(*LinuxResources)(nil),          // 9: syncpod.v1.LinuxResources
 }
 var file_syncpod_v1_actions_proto_depIdxs = []int32{
-	6, // 0: syncpod.v1.PodActions.init_containers_to_start:type_name -> syncpod.v1.ContainerStart
-	6, // 1: syncpod.v1.PodActions.containers_to_start:type_name -> syncpod.v1.ContainerStart
-	7, // 2: syncpod.v1.PodActions.containers_to_kill:type_name -> syncpod.v1.ContainerKill
-	0, // 3: syncpod.v1.PodActions.sandbox_reason:type_name -> syncpod.v1.SandboxReason
-	1, // 4: syncpod.v1.PodActions.kill_pod_reason:type_name -> syncpod.v1.KillPodReason
-	6, // 5: syncpod.v1.PodActions.ephemeral_containers_to_start:type_name -> syncpod.v1.ContainerStart
-	5, // 6: syncpod.v1.PodActions.containers_to_reset:type_name -> syncpod.v1.ContainerReset
-	2, // 7: syncpod.v1.ContainerStart.reason:type_name -> syncpod.v1.StartReason
-	3, // 8: syncpod.v1.ContainerKill.reason:type_name -> syncpod.v1.KillReason
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	7,  // 0: syncpod.v1.PodActions.init_containers_to_start:type_name -> syncpod.v1.ContainerStart
+	7,  // 1: syncpod.v1.PodActions.containers_to_start:type_name -> syncpod.v1.ContainerStart
+	8,  // 2: syncpod.v1.PodActions.containers_to_kill:type_name -> syncpod.v1.ContainerKill
+	0,  // 3: syncpod.v1.PodActions.sandbox_reason:type_name -> syncpod.v1.SandboxReason
+	1,  // 4: syncpod.v1.PodActions.kill_pod_reason:type_name -> syncpod.v1.KillPodReason
+	7,  // 5: syncpod.v1.PodActions.ephemeral_containers_to_start:type_name -> syncpod.v1.ContainerStart
+	6,  // 6: syncpod.v1.PodActions.containers_to_reset:type_name -> syncpod.v1.ContainerReset
+	5,  // 7: syncpod.v1.PodActions.containers_to_update:type_name -> syncpod.v1.ContainerResourceUpdate
+	9,  // 8: syncpod.v1.ContainerResourceUpdate.resources:type_name -> syncpod.v1.LinuxResources
+	2,  // 9: syncpod.v1.ContainerStart.reason:type_name -> syncpod.v1.StartReason
+	3,  // 10: syncpod.v1.ContainerKill.reason:type_name -> syncpod.v1.KillReason
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_actions_proto_init() }
@@ -849,6 +979,7 @@ func file_syncpod_v1_actions_proto_init() {
 	if File_syncpod_v1_actions_proto != nil {
 		return
 	}
+	file_syncpod_v1_observed_proto_init()
 	file_syncpod_v1_actions_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -856,7 +987,7 @@ func file_syncpod_v1_actions_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_actions_proto_rawDesc), len(file_syncpod_v1_actions_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

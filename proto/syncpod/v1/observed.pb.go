@@ -424,9 +424,19 @@ type ObservedContainer struct {
 	Image string `protobuf:"bytes,13,opt,name=image,proto3" json:"image,omitempty"`
 	// stop_signal the runtime reports it stops the container with, spelled
 	// as Kubernetes spells it; empty when the runtime reports none.
-	StopSignal    string `protobuf:"bytes,14,opt,name=stop_signal,json=stopSignal,proto3" json:"stop_signal,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	StopSignal string `protobuf:"bytes,14,opt,name=stop_signal,json=stopSignal,proto3" json:"stop_signal,omitempty"`
+	// resources the runtime reports it applies to the instance (its CRI
+	// status' Linux resources); unset when it reports none. Compared with
+	// the pod's allocated resources to find an in-place resize to carry
+	// out (rule R-25.2).
+	Resources *LinuxResources `protobuf:"bytes,300,opt,name=resources,proto3" json:"resources,omitempty"`
+	// memory_request_bytes is the memory request the instance was created
+	// with (from its annotation; 0 when it had none); unset for an instance
+	// created before syncpod recorded it. A memory request sets nothing in
+	// the runtime, so this is how a plan sees it change (rule R-25.3).
+	MemoryRequestBytes *int64 `protobuf:"varint,301,opt,name=memory_request_bytes,json=memoryRequestBytes,proto3,oneof" json:"memory_request_bytes,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ObservedContainer) Reset() {
@@ -557,6 +567,95 @@ func (x *ObservedContainer) GetStopSignal() string {
 	return ""
 }
 
+func (x *ObservedContainer) GetResources() *LinuxResources {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *ObservedContainer) GetMemoryRequestBytes() int64 {
+	if x != nil && x.MemoryRequestBytes != nil {
+		return *x.MemoryRequestBytes
+	}
+	return 0
+}
+
+// LinuxResources are the Linux resources of a container as the CRI
+// carries them: what a runtime reports a container has, or what an
+// in-place update gives it.
+type LinuxResources struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// cpu_shares (cgroup v1 shares; the runtime maps them to cpu.weight).
+	CpuShares int64 `protobuf:"varint,1,opt,name=cpu_shares,json=cpuShares,proto3" json:"cpu_shares,omitempty"`
+	// cpu_quota in microseconds per cpu_period; 0 or negative: no limit.
+	CpuQuota int64 `protobuf:"varint,2,opt,name=cpu_quota,json=cpuQuota,proto3" json:"cpu_quota,omitempty"`
+	// cpu_period in microseconds.
+	CpuPeriod int64 `protobuf:"varint,3,opt,name=cpu_period,json=cpuPeriod,proto3" json:"cpu_period,omitempty"`
+	// memory_limit_bytes; 0: no limit.
+	MemoryLimitBytes int64 `protobuf:"varint,4,opt,name=memory_limit_bytes,json=memoryLimitBytes,proto3" json:"memory_limit_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *LinuxResources) Reset() {
+	*x = LinuxResources{}
+	mi := &file_syncpod_v1_observed_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinuxResources) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinuxResources) ProtoMessage() {}
+
+func (x *LinuxResources) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_observed_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinuxResources.ProtoReflect.Descriptor instead.
+func (*LinuxResources) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_observed_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *LinuxResources) GetCpuShares() int64 {
+	if x != nil {
+		return x.CpuShares
+	}
+	return 0
+}
+
+func (x *LinuxResources) GetCpuQuota() int64 {
+	if x != nil {
+		return x.CpuQuota
+	}
+	return 0
+}
+
+func (x *LinuxResources) GetCpuPeriod() int64 {
+	if x != nil {
+		return x.CpuPeriod
+	}
+	return 0
+}
+
+func (x *LinuxResources) GetMemoryLimitBytes() int64 {
+	if x != nil {
+		return x.MemoryLimitBytes
+	}
+	return 0
+}
+
 // ContainerProbeResults are the current probe results of one container.
 type ContainerProbeResults struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -579,7 +678,7 @@ type ContainerProbeResults struct {
 
 func (x *ContainerProbeResults) Reset() {
 	*x = ContainerProbeResults{}
-	mi := &file_syncpod_v1_observed_proto_msgTypes[3]
+	mi := &file_syncpod_v1_observed_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -591,7 +690,7 @@ func (x *ContainerProbeResults) String() string {
 func (*ContainerProbeResults) ProtoMessage() {}
 
 func (x *ContainerProbeResults) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_observed_proto_msgTypes[3]
+	mi := &file_syncpod_v1_observed_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -604,7 +703,7 @@ func (x *ContainerProbeResults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerProbeResults.ProtoReflect.Descriptor instead.
 func (*ContainerProbeResults) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_observed_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_v1_observed_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ContainerProbeResults) GetName() string {
@@ -667,7 +766,7 @@ const file_syncpod_v1_observed_proto_rawDesc = "" +
 	"\x02ip\x18\x05 \x01(\tR\x02ip\x12!\n" +
 	"\fhost_network\x18\x06 \x01(\bR\vhostNetwork\x12 \n" +
 	"\vconfig_hash\x18\x84\x02 \x01(\tR\n" +
-	"configHash\"\x83\x04\n" +
+	"configHash\"\x8f\x05\n" +
 	"\x11ObservedContainer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x120\n" +
@@ -688,7 +787,17 @@ const file_syncpod_v1_observed_proto_rawDesc = "" +
 	"sandbox_id\x18\f \x01(\tR\tsandboxId\x12\x14\n" +
 	"\x05image\x18\r \x01(\tR\x05image\x12\x1f\n" +
 	"\vstop_signal\x18\x0e \x01(\tR\n" +
-	"stopSignal\"\xed\x01\n" +
+	"stopSignal\x129\n" +
+	"\tresources\x18\xac\x02 \x01(\v2\x1a.syncpod.v1.LinuxResourcesR\tresources\x126\n" +
+	"\x14memory_request_bytes\x18\xad\x02 \x01(\x03H\x00R\x12memoryRequestBytes\x88\x01\x01B\x17\n" +
+	"\x15_memory_request_bytes\"\x99\x01\n" +
+	"\x0eLinuxResources\x12\x1d\n" +
+	"\n" +
+	"cpu_shares\x18\x01 \x01(\x03R\tcpuShares\x12\x1b\n" +
+	"\tcpu_quota\x18\x02 \x01(\x03R\bcpuQuota\x12\x1d\n" +
+	"\n" +
+	"cpu_period\x18\x03 \x01(\x03R\tcpuPeriod\x12,\n" +
+	"\x12memory_limit_bytes\x18\x04 \x01(\x03R\x10memoryLimitBytes\"\xed\x01\n" +
 	"\x15ContainerProbeResults\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x123\n" +
 	"\bliveness\x18\x02 \x01(\x0e2\x17.syncpod.v1.ProbeResultR\bliveness\x121\n" +
@@ -723,7 +832,7 @@ func file_syncpod_v1_observed_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_v1_observed_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_syncpod_v1_observed_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_syncpod_v1_observed_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_syncpod_v1_observed_proto_goTypes = []any{
 	(SandboxState)(0),             // 0: syncpod.v1.SandboxState
 	(ContainerState)(0),           // 1: syncpod.v1.ContainerState
@@ -731,27 +840,29 @@ var file_syncpod_v1_observed_proto_goTypes = []any{
 	(*ObservedPod)(nil),           // 3: syncpod.v1.ObservedPod
 	(*ObservedSandbox)(nil),       // 4: syncpod.v1.ObservedSandbox
 	(*ObservedContainer)(nil),     // 5: syncpod.v1.ObservedContainer
-	(*ContainerProbeResults)(nil), // 6: syncpod.v1.ContainerProbeResults
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*LinuxResources)(nil),        // 6: syncpod.v1.LinuxResources
+	(*ContainerProbeResults)(nil), // 7: syncpod.v1.ContainerProbeResults
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_syncpod_v1_observed_proto_depIdxs = []int32{
 	4,  // 0: syncpod.v1.ObservedPod.sandboxes:type_name -> syncpod.v1.ObservedSandbox
 	5,  // 1: syncpod.v1.ObservedPod.containers:type_name -> syncpod.v1.ObservedContainer
-	7,  // 2: syncpod.v1.ObservedPod.observed_at:type_name -> google.protobuf.Timestamp
+	8,  // 2: syncpod.v1.ObservedPod.observed_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: syncpod.v1.ObservedSandbox.state:type_name -> syncpod.v1.SandboxState
-	7,  // 4: syncpod.v1.ObservedSandbox.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 4: syncpod.v1.ObservedSandbox.created_at:type_name -> google.protobuf.Timestamp
 	1,  // 5: syncpod.v1.ObservedContainer.state:type_name -> syncpod.v1.ContainerState
-	7,  // 6: syncpod.v1.ObservedContainer.created_at:type_name -> google.protobuf.Timestamp
-	7,  // 7: syncpod.v1.ObservedContainer.started_at:type_name -> google.protobuf.Timestamp
-	7,  // 8: syncpod.v1.ObservedContainer.finished_at:type_name -> google.protobuf.Timestamp
-	2,  // 9: syncpod.v1.ContainerProbeResults.liveness:type_name -> syncpod.v1.ProbeResult
-	2,  // 10: syncpod.v1.ContainerProbeResults.startup:type_name -> syncpod.v1.ProbeResult
-	2,  // 11: syncpod.v1.ContainerProbeResults.readiness:type_name -> syncpod.v1.ProbeResult
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	8,  // 6: syncpod.v1.ObservedContainer.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 7: syncpod.v1.ObservedContainer.started_at:type_name -> google.protobuf.Timestamp
+	8,  // 8: syncpod.v1.ObservedContainer.finished_at:type_name -> google.protobuf.Timestamp
+	6,  // 9: syncpod.v1.ObservedContainer.resources:type_name -> syncpod.v1.LinuxResources
+	2,  // 10: syncpod.v1.ContainerProbeResults.liveness:type_name -> syncpod.v1.ProbeResult
+	2,  // 11: syncpod.v1.ContainerProbeResults.startup:type_name -> syncpod.v1.ProbeResult
+	2,  // 12: syncpod.v1.ContainerProbeResults.readiness:type_name -> syncpod.v1.ProbeResult
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_observed_proto_init() }
@@ -759,13 +870,14 @@ func file_syncpod_v1_observed_proto_init() {
 	if File_syncpod_v1_observed_proto != nil {
 		return
 	}
+	file_syncpod_v1_observed_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_observed_proto_rawDesc), len(file_syncpod_v1_observed_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -256,6 +256,62 @@ func (DNSPolicy) EnumDescriptor() ([]byte, []int) {
 	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{3}
 }
 
+// ResizeRestartPolicy says what a resize of a resource does to a running
+// container.
+type ResizeRestartPolicy int32
+
+const (
+	// RESIZE_RESTART_POLICY_UNSPECIFIED behaves as NOT_REQUIRED.
+	ResizeRestartPolicy_RESIZE_RESTART_POLICY_UNSPECIFIED ResizeRestartPolicy = 0
+	// RESIZE_RESTART_POLICY_NOT_REQUIRED: the runtime updates the running
+	// container's resources; it keeps running.
+	ResizeRestartPolicy_RESIZE_RESTART_POLICY_NOT_REQUIRED ResizeRestartPolicy = 1
+	// RESIZE_RESTART_POLICY_RESTART_CONTAINER: the container is restarted
+	// with the new resources (only that container).
+	ResizeRestartPolicy_RESIZE_RESTART_POLICY_RESTART_CONTAINER ResizeRestartPolicy = 2
+)
+
+// Enum value maps for ResizeRestartPolicy.
+var (
+	ResizeRestartPolicy_name = map[int32]string{
+		0: "RESIZE_RESTART_POLICY_UNSPECIFIED",
+		1: "RESIZE_RESTART_POLICY_NOT_REQUIRED",
+		2: "RESIZE_RESTART_POLICY_RESTART_CONTAINER",
+	}
+	ResizeRestartPolicy_value = map[string]int32{
+		"RESIZE_RESTART_POLICY_UNSPECIFIED":       0,
+		"RESIZE_RESTART_POLICY_NOT_REQUIRED":      1,
+		"RESIZE_RESTART_POLICY_RESTART_CONTAINER": 2,
+	}
+)
+
+func (x ResizeRestartPolicy) Enum() *ResizeRestartPolicy {
+	p := new(ResizeRestartPolicy)
+	*p = x
+	return p
+}
+
+func (x ResizeRestartPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ResizeRestartPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_syncpod_v1_pod_proto_enumTypes[4].Descriptor()
+}
+
+func (ResizeRestartPolicy) Type() protoreflect.EnumType {
+	return &file_syncpod_v1_pod_proto_enumTypes[4]
+}
+
+func (x ResizeRestartPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ResizeRestartPolicy.Descriptor instead.
+func (ResizeRestartPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
+}
+
 // TerminationMessagePolicy decides a terminated container's message.
 type TerminationMessagePolicy int32
 
@@ -294,11 +350,11 @@ func (x TerminationMessagePolicy) String() string {
 }
 
 func (TerminationMessagePolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[4].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[5].Descriptor()
 }
 
 func (TerminationMessagePolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[4]
+	return &file_syncpod_v1_pod_proto_enumTypes[5]
 }
 
 func (x TerminationMessagePolicy) Number() protoreflect.EnumNumber {
@@ -307,7 +363,7 @@ func (x TerminationMessagePolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TerminationMessagePolicy.Descriptor instead.
 func (TerminationMessagePolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
 }
 
 // ImagePullPolicy decides when an image is pulled before a container starts.
@@ -352,11 +408,11 @@ func (x ImagePullPolicy) String() string {
 }
 
 func (ImagePullPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[5].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[6].Descriptor()
 }
 
 func (ImagePullPolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[5]
+	return &file_syncpod_v1_pod_proto_enumTypes[6]
 }
 
 func (x ImagePullPolicy) Number() protoreflect.EnumNumber {
@@ -365,7 +421,7 @@ func (x ImagePullPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ImagePullPolicy.Descriptor instead.
 func (ImagePullPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
 }
 
 // ContainerRestartPolicy is a container's own restart policy.
@@ -410,11 +466,11 @@ func (x ContainerRestartPolicy) String() string {
 }
 
 func (ContainerRestartPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[6].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[7].Descriptor()
 }
 
 func (ContainerRestartPolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[6]
+	return &file_syncpod_v1_pod_proto_enumTypes[7]
 }
 
 func (x ContainerRestartPolicy) Number() protoreflect.EnumNumber {
@@ -423,7 +479,7 @@ func (x ContainerRestartPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerRestartPolicy.Descriptor instead.
 func (ContainerRestartPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
 }
 
 // ContainerRestartRuleAction is what a matching restart rule does.
@@ -467,11 +523,11 @@ func (x ContainerRestartRuleAction) String() string {
 }
 
 func (ContainerRestartRuleAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[7].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[8].Descriptor()
 }
 
 func (ContainerRestartRuleAction) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[7]
+	return &file_syncpod_v1_pod_proto_enumTypes[8]
 }
 
 func (x ContainerRestartRuleAction) Number() protoreflect.EnumNumber {
@@ -480,7 +536,7 @@ func (x ContainerRestartRuleAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerRestartRuleAction.Descriptor instead.
 func (ContainerRestartRuleAction) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
 }
 
 // ExitCodeOperator is how ContainerRestartRuleOnExitCodes.values match.
@@ -520,11 +576,11 @@ func (x ExitCodeOperator) String() string {
 }
 
 func (ExitCodeOperator) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[8].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[9].Descriptor()
 }
 
 func (ExitCodeOperator) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[8]
+	return &file_syncpod_v1_pod_proto_enumTypes[9]
 }
 
 func (x ExitCodeOperator) Number() protoreflect.EnumNumber {
@@ -533,7 +589,7 @@ func (x ExitCodeOperator) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ExitCodeOperator.Descriptor instead.
 func (ExitCodeOperator) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
 }
 
 // Protocol is a port's transport protocol.
@@ -577,11 +633,11 @@ func (x Protocol) String() string {
 }
 
 func (Protocol) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[9].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[10].Descriptor()
 }
 
 func (Protocol) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[9]
+	return &file_syncpod_v1_pod_proto_enumTypes[10]
 }
 
 func (x Protocol) Number() protoreflect.EnumNumber {
@@ -590,7 +646,7 @@ func (x Protocol) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Protocol.Descriptor instead.
 func (Protocol) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{10}
 }
 
 // Pod is a desired pod: what a user asks syncpod to keep running on this
@@ -1868,8 +1924,13 @@ type Container struct {
 	// that container's id as the PID namespace target when the pod does not
 	// already share one namespace (rule R-6.3).
 	TargetContainerName string `protobuf:"bytes,160,opt,name=target_container_name,json=targetContainerName,proto3" json:"target_container_name,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// resize_policy says, per resource, whether an in-place change of its
+	// request or limit restarts the container (Kubernetes'
+	// container.resizePolicy, rule R-25.3). A resource not listed is
+	// NOT_REQUIRED: the new values are applied to the running container.
+	ResizePolicy  []*ContainerResizePolicy `protobuf:"bytes,170,rep,name=resize_policy,json=resizePolicy,proto3" json:"resize_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Container) Reset() {
@@ -2070,6 +2131,69 @@ func (x *Container) GetTargetContainerName() string {
 	return ""
 }
 
+func (x *Container) GetResizePolicy() []*ContainerResizePolicy {
+	if x != nil {
+		return x.ResizePolicy
+	}
+	return nil
+}
+
+// ContainerResizePolicy is the restart policy of one resource on an
+// in-place resize.
+type ContainerResizePolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// resource_name is "cpu" or "memory".
+	ResourceName string `protobuf:"bytes,1,opt,name=resource_name,json=resourceName,proto3" json:"resource_name,omitempty"`
+	// restart_policy for a change of that resource.
+	RestartPolicy ResizeRestartPolicy `protobuf:"varint,2,opt,name=restart_policy,json=restartPolicy,proto3,enum=syncpod.v1.ResizeRestartPolicy" json:"restart_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContainerResizePolicy) Reset() {
+	*x = ContainerResizePolicy{}
+	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContainerResizePolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContainerResizePolicy) ProtoMessage() {}
+
+func (x *ContainerResizePolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContainerResizePolicy.ProtoReflect.Descriptor instead.
+func (*ContainerResizePolicy) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ContainerResizePolicy) GetResourceName() string {
+	if x != nil {
+		return x.ResourceName
+	}
+	return ""
+}
+
+func (x *ContainerResizePolicy) GetRestartPolicy() ResizeRestartPolicy {
+	if x != nil {
+		return x.RestartPolicy
+	}
+	return ResizeRestartPolicy_RESIZE_RESTART_POLICY_UNSPECIFIED
+}
+
 // Lifecycle holds a container's hooks.
 type Lifecycle struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2089,7 +2213,7 @@ type Lifecycle struct {
 
 func (x *Lifecycle) Reset() {
 	*x = Lifecycle{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2101,7 +2225,7 @@ func (x *Lifecycle) String() string {
 func (*Lifecycle) ProtoMessage() {}
 
 func (x *Lifecycle) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[14]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2114,7 +2238,7 @@ func (x *Lifecycle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lifecycle.ProtoReflect.Descriptor instead.
 func (*Lifecycle) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{14}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Lifecycle) GetPostStart() *LifecycleHandler {
@@ -2156,7 +2280,7 @@ type LifecycleHandler struct {
 
 func (x *LifecycleHandler) Reset() {
 	*x = LifecycleHandler{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2168,7 +2292,7 @@ func (x *LifecycleHandler) String() string {
 func (*LifecycleHandler) ProtoMessage() {}
 
 func (x *LifecycleHandler) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[15]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2181,7 +2305,7 @@ func (x *LifecycleHandler) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LifecycleHandler.ProtoReflect.Descriptor instead.
 func (*LifecycleHandler) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{15}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LifecycleHandler) GetAction() isLifecycleHandler_Action {
@@ -2271,7 +2395,7 @@ type SleepAction struct {
 
 func (x *SleepAction) Reset() {
 	*x = SleepAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2283,7 +2407,7 @@ func (x *SleepAction) String() string {
 func (*SleepAction) ProtoMessage() {}
 
 func (x *SleepAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[16]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2296,7 +2420,7 @@ func (x *SleepAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SleepAction.ProtoReflect.Descriptor instead.
 func (*SleepAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{16}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SleepAction) GetSeconds() int64 {
@@ -2323,7 +2447,7 @@ type EnvVar struct {
 
 func (x *EnvVar) Reset() {
 	*x = EnvVar{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2335,7 +2459,7 @@ func (x *EnvVar) String() string {
 func (*EnvVar) ProtoMessage() {}
 
 func (x *EnvVar) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[17]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2348,7 +2472,7 @@ func (x *EnvVar) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvVar.ProtoReflect.Descriptor instead.
 func (*EnvVar) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{17}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *EnvVar) GetName() string {
@@ -2385,7 +2509,7 @@ type ContainerRestartRule struct {
 
 func (x *ContainerRestartRule) Reset() {
 	*x = ContainerRestartRule{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2521,7 @@ func (x *ContainerRestartRule) String() string {
 func (*ContainerRestartRule) ProtoMessage() {}
 
 func (x *ContainerRestartRule) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[18]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2534,7 @@ func (x *ContainerRestartRule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRestartRule.ProtoReflect.Descriptor instead.
 func (*ContainerRestartRule) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{18}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ContainerRestartRule) GetAction() ContainerRestartRuleAction {
@@ -2440,7 +2564,7 @@ type ContainerRestartRuleOnExitCodes struct {
 
 func (x *ContainerRestartRuleOnExitCodes) Reset() {
 	*x = ContainerRestartRuleOnExitCodes{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2452,7 +2576,7 @@ func (x *ContainerRestartRuleOnExitCodes) String() string {
 func (*ContainerRestartRuleOnExitCodes) ProtoMessage() {}
 
 func (x *ContainerRestartRuleOnExitCodes) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[19]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2465,7 +2589,7 @@ func (x *ContainerRestartRuleOnExitCodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRestartRuleOnExitCodes.ProtoReflect.Descriptor instead.
 func (*ContainerRestartRuleOnExitCodes) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{19}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ContainerRestartRuleOnExitCodes) GetOperator() ExitCodeOperator {
@@ -2503,7 +2627,7 @@ type ContainerPort struct {
 
 func (x *ContainerPort) Reset() {
 	*x = ContainerPort{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2639,7 @@ func (x *ContainerPort) String() string {
 func (*ContainerPort) ProtoMessage() {}
 
 func (x *ContainerPort) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[20]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2652,7 @@ func (x *ContainerPort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerPort.ProtoReflect.Descriptor instead.
 func (*ContainerPort) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{20}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ContainerPort) GetName() string {
@@ -2580,7 +2704,7 @@ type ResourceRequirements struct {
 
 func (x *ResourceRequirements) Reset() {
 	*x = ResourceRequirements{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2716,7 @@ func (x *ResourceRequirements) String() string {
 func (*ResourceRequirements) ProtoMessage() {}
 
 func (x *ResourceRequirements) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[21]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2729,7 @@ func (x *ResourceRequirements) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceRequirements.ProtoReflect.Descriptor instead.
 func (*ResourceRequirements) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{21}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResourceRequirements) GetRequests() *ResourceList {
@@ -2636,7 +2760,7 @@ type ResourceList struct {
 
 func (x *ResourceList) Reset() {
 	*x = ResourceList{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +2772,7 @@ func (x *ResourceList) String() string {
 func (*ResourceList) ProtoMessage() {}
 
 func (x *ResourceList) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[22]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +2785,7 @@ func (x *ResourceList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceList.ProtoReflect.Descriptor instead.
 func (*ResourceList) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{22}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ResourceList) GetCpu() string {
@@ -2713,7 +2837,7 @@ type Probe struct {
 
 func (x *Probe) Reset() {
 	*x = Probe{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2725,7 +2849,7 @@ func (x *Probe) String() string {
 func (*Probe) ProtoMessage() {}
 
 func (x *Probe) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[23]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2738,7 +2862,7 @@ func (x *Probe) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Probe.ProtoReflect.Descriptor instead.
 func (*Probe) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{23}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Probe) GetHandler() isProbe_Handler {
@@ -2871,7 +2995,7 @@ type ExecAction struct {
 
 func (x *ExecAction) Reset() {
 	*x = ExecAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +3007,7 @@ func (x *ExecAction) String() string {
 func (*ExecAction) ProtoMessage() {}
 
 func (x *ExecAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[24]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +3020,7 @@ func (x *ExecAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecAction.ProtoReflect.Descriptor instead.
 func (*ExecAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{24}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ExecAction) GetCommand() []string {
@@ -2920,7 +3044,7 @@ type TCPSocketAction struct {
 
 func (x *TCPSocketAction) Reset() {
 	*x = TCPSocketAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2932,7 +3056,7 @@ func (x *TCPSocketAction) String() string {
 func (*TCPSocketAction) ProtoMessage() {}
 
 func (x *TCPSocketAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[25]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2945,7 +3069,7 @@ func (x *TCPSocketAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TCPSocketAction.ProtoReflect.Descriptor instead.
 func (*TCPSocketAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{25}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TCPSocketAction) GetPort() int32 {
@@ -2980,7 +3104,7 @@ type GRPCAction struct {
 
 func (x *GRPCAction) Reset() {
 	*x = GRPCAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2992,7 +3116,7 @@ func (x *GRPCAction) String() string {
 func (*GRPCAction) ProtoMessage() {}
 
 func (x *GRPCAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[26]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3005,7 +3129,7 @@ func (x *GRPCAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GRPCAction.ProtoReflect.Descriptor instead.
 func (*GRPCAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{26}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GRPCAction) GetPort() int32 {
@@ -3049,7 +3173,7 @@ type HTTPGetAction struct {
 
 func (x *HTTPGetAction) Reset() {
 	*x = HTTPGetAction{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3061,7 +3185,7 @@ func (x *HTTPGetAction) String() string {
 func (*HTTPGetAction) ProtoMessage() {}
 
 func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[27]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3074,7 +3198,7 @@ func (x *HTTPGetAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPGetAction.ProtoReflect.Descriptor instead.
 func (*HTTPGetAction) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{27}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HTTPGetAction) GetPath() string {
@@ -3125,7 +3249,7 @@ type HTTPHeader struct {
 
 func (x *HTTPHeader) Reset() {
 	*x = HTTPHeader{}
-	mi := &file_syncpod_v1_pod_proto_msgTypes[28]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3137,7 +3261,7 @@ func (x *HTTPHeader) String() string {
 func (*HTTPHeader) ProtoMessage() {}
 
 func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_pod_proto_msgTypes[28]
+	mi := &file_syncpod_v1_pod_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3150,7 +3274,7 @@ func (x *HTTPHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPHeader.ProtoReflect.Descriptor instead.
 func (*HTTPHeader) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{28}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HTTPHeader) GetName() string {
@@ -3293,7 +3417,8 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x12PodDNSConfigOption\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\x05value\x18\x02 \x01(\tH\x00R\x05value\x88\x01\x01B\b\n" +
-	"\x06_value\"\xbe\t\n" +
+	"\x06_value\"\x87\n" +
+	"\n" +
 	"\tContainer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05image\x18\x02 \x01(\tR\x05image\x12\x18\n" +
@@ -3321,7 +3446,11 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x03tty\x18j \x01(\bR\x03tty\x12=\n" +
 	"\rvolume_mounts\x18\x8c\x01 \x03(\v2\x17.syncpod.v1.VolumeMountR\fvolumeMounts\x125\n" +
 	"\benv_from\x18\x8d\x01 \x03(\v2\x19.syncpod.v1.EnvFromSourceR\aenvFrom\x123\n" +
-	"\x15target_container_name\x18\xa0\x01 \x01(\tR\x13targetContainerName\"\xa2\x01\n" +
+	"\x15target_container_name\x18\xa0\x01 \x01(\tR\x13targetContainerName\x12G\n" +
+	"\rresize_policy\x18\xaa\x01 \x03(\v2!.syncpod.v1.ContainerResizePolicyR\fresizePolicy\"\x84\x01\n" +
+	"\x15ContainerResizePolicy\x12#\n" +
+	"\rresource_name\x18\x01 \x01(\tR\fresourceName\x12F\n" +
+	"\x0erestart_policy\x18\x02 \x01(\x0e2\x1f.syncpod.v1.ResizeRestartPolicyR\rrestartPolicy\"\xa2\x01\n" +
 	"\tLifecycle\x12;\n" +
 	"\n" +
 	"post_start\x18\x01 \x01(\v2\x1c.syncpod.v1.LifecycleHandlerR\tpostStart\x127\n" +
@@ -3417,7 +3546,11 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x18DNS_POLICY_CLUSTER_FIRST\x10\x01\x12*\n" +
 	"&DNS_POLICY_CLUSTER_FIRST_WITH_HOST_NET\x10\x02\x12\x16\n" +
 	"\x12DNS_POLICY_DEFAULT\x10\x03\x12\x13\n" +
-	"\x0fDNS_POLICY_NONE\x10\x04*\xa5\x01\n" +
+	"\x0fDNS_POLICY_NONE\x10\x04*\x91\x01\n" +
+	"\x13ResizeRestartPolicy\x12%\n" +
+	"!RESIZE_RESTART_POLICY_UNSPECIFIED\x10\x00\x12&\n" +
+	"\"RESIZE_RESTART_POLICY_NOT_REQUIRED\x10\x01\x12+\n" +
+	"'RESIZE_RESTART_POLICY_RESTART_CONTAINER\x10\x02*\xa5\x01\n" +
 	"\x18TerminationMessagePolicy\x12*\n" +
 	"&TERMINATION_MESSAGE_POLICY_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fTERMINATION_MESSAGE_POLICY_FILE\x10\x01\x128\n" +
@@ -3458,124 +3591,128 @@ func file_syncpod_v1_pod_proto_rawDescGZIP() []byte {
 	return file_syncpod_v1_pod_proto_rawDescData
 }
 
-var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
+var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_syncpod_v1_pod_proto_goTypes = []any{
 	(RestartPolicy)(0),                      // 0: syncpod.v1.RestartPolicy
 	(AppArmorProfileType)(0),                // 1: syncpod.v1.AppArmorProfileType
 	(SeccompProfileType)(0),                 // 2: syncpod.v1.SeccompProfileType
 	(DNSPolicy)(0),                          // 3: syncpod.v1.DNSPolicy
-	(TerminationMessagePolicy)(0),           // 4: syncpod.v1.TerminationMessagePolicy
-	(ImagePullPolicy)(0),                    // 5: syncpod.v1.ImagePullPolicy
-	(ContainerRestartPolicy)(0),             // 6: syncpod.v1.ContainerRestartPolicy
-	(ContainerRestartRuleAction)(0),         // 7: syncpod.v1.ContainerRestartRuleAction
-	(ExitCodeOperator)(0),                   // 8: syncpod.v1.ExitCodeOperator
-	(Protocol)(0),                           // 9: syncpod.v1.Protocol
-	(*Pod)(nil),                             // 10: syncpod.v1.Pod
-	(*PodSpec)(nil),                         // 11: syncpod.v1.PodSpec
-	(*PodOS)(nil),                           // 12: syncpod.v1.PodOS
-	(*PodSecurityContext)(nil),              // 13: syncpod.v1.PodSecurityContext
-	(*SecurityContext)(nil),                 // 14: syncpod.v1.SecurityContext
-	(*AppArmorProfile)(nil),                 // 15: syncpod.v1.AppArmorProfile
-	(*SELinuxOptions)(nil),                  // 16: syncpod.v1.SELinuxOptions
-	(*Capabilities)(nil),                    // 17: syncpod.v1.Capabilities
-	(*SeccompProfile)(nil),                  // 18: syncpod.v1.SeccompProfile
-	(*Sysctl)(nil),                          // 19: syncpod.v1.Sysctl
-	(*HostAlias)(nil),                       // 20: syncpod.v1.HostAlias
-	(*PodDNSConfig)(nil),                    // 21: syncpod.v1.PodDNSConfig
-	(*PodDNSConfigOption)(nil),              // 22: syncpod.v1.PodDNSConfigOption
-	(*Container)(nil),                       // 23: syncpod.v1.Container
-	(*Lifecycle)(nil),                       // 24: syncpod.v1.Lifecycle
-	(*LifecycleHandler)(nil),                // 25: syncpod.v1.LifecycleHandler
-	(*SleepAction)(nil),                     // 26: syncpod.v1.SleepAction
-	(*EnvVar)(nil),                          // 27: syncpod.v1.EnvVar
-	(*ContainerRestartRule)(nil),            // 28: syncpod.v1.ContainerRestartRule
-	(*ContainerRestartRuleOnExitCodes)(nil), // 29: syncpod.v1.ContainerRestartRuleOnExitCodes
-	(*ContainerPort)(nil),                   // 30: syncpod.v1.ContainerPort
-	(*ResourceRequirements)(nil),            // 31: syncpod.v1.ResourceRequirements
-	(*ResourceList)(nil),                    // 32: syncpod.v1.ResourceList
-	(*Probe)(nil),                           // 33: syncpod.v1.Probe
-	(*ExecAction)(nil),                      // 34: syncpod.v1.ExecAction
-	(*TCPSocketAction)(nil),                 // 35: syncpod.v1.TCPSocketAction
-	(*GRPCAction)(nil),                      // 36: syncpod.v1.GRPCAction
-	(*HTTPGetAction)(nil),                   // 37: syncpod.v1.HTTPGetAction
-	(*HTTPHeader)(nil),                      // 38: syncpod.v1.HTTPHeader
-	nil,                                     // 39: syncpod.v1.Pod.LabelsEntry
-	nil,                                     // 40: syncpod.v1.Pod.AnnotationsEntry
-	nil,                                     // 41: syncpod.v1.Pod.ServiceEnvironmentEntry
-	(*timestamppb.Timestamp)(nil),           // 42: google.protobuf.Timestamp
-	(*Volume)(nil),                          // 43: syncpod.v1.Volume
-	(*VolumeMount)(nil),                     // 44: syncpod.v1.VolumeMount
-	(*EnvFromSource)(nil),                   // 45: syncpod.v1.EnvFromSource
-	(*EnvVarSource)(nil),                    // 46: syncpod.v1.EnvVarSource
+	(ResizeRestartPolicy)(0),                // 4: syncpod.v1.ResizeRestartPolicy
+	(TerminationMessagePolicy)(0),           // 5: syncpod.v1.TerminationMessagePolicy
+	(ImagePullPolicy)(0),                    // 6: syncpod.v1.ImagePullPolicy
+	(ContainerRestartPolicy)(0),             // 7: syncpod.v1.ContainerRestartPolicy
+	(ContainerRestartRuleAction)(0),         // 8: syncpod.v1.ContainerRestartRuleAction
+	(ExitCodeOperator)(0),                   // 9: syncpod.v1.ExitCodeOperator
+	(Protocol)(0),                           // 10: syncpod.v1.Protocol
+	(*Pod)(nil),                             // 11: syncpod.v1.Pod
+	(*PodSpec)(nil),                         // 12: syncpod.v1.PodSpec
+	(*PodOS)(nil),                           // 13: syncpod.v1.PodOS
+	(*PodSecurityContext)(nil),              // 14: syncpod.v1.PodSecurityContext
+	(*SecurityContext)(nil),                 // 15: syncpod.v1.SecurityContext
+	(*AppArmorProfile)(nil),                 // 16: syncpod.v1.AppArmorProfile
+	(*SELinuxOptions)(nil),                  // 17: syncpod.v1.SELinuxOptions
+	(*Capabilities)(nil),                    // 18: syncpod.v1.Capabilities
+	(*SeccompProfile)(nil),                  // 19: syncpod.v1.SeccompProfile
+	(*Sysctl)(nil),                          // 20: syncpod.v1.Sysctl
+	(*HostAlias)(nil),                       // 21: syncpod.v1.HostAlias
+	(*PodDNSConfig)(nil),                    // 22: syncpod.v1.PodDNSConfig
+	(*PodDNSConfigOption)(nil),              // 23: syncpod.v1.PodDNSConfigOption
+	(*Container)(nil),                       // 24: syncpod.v1.Container
+	(*ContainerResizePolicy)(nil),           // 25: syncpod.v1.ContainerResizePolicy
+	(*Lifecycle)(nil),                       // 26: syncpod.v1.Lifecycle
+	(*LifecycleHandler)(nil),                // 27: syncpod.v1.LifecycleHandler
+	(*SleepAction)(nil),                     // 28: syncpod.v1.SleepAction
+	(*EnvVar)(nil),                          // 29: syncpod.v1.EnvVar
+	(*ContainerRestartRule)(nil),            // 30: syncpod.v1.ContainerRestartRule
+	(*ContainerRestartRuleOnExitCodes)(nil), // 31: syncpod.v1.ContainerRestartRuleOnExitCodes
+	(*ContainerPort)(nil),                   // 32: syncpod.v1.ContainerPort
+	(*ResourceRequirements)(nil),            // 33: syncpod.v1.ResourceRequirements
+	(*ResourceList)(nil),                    // 34: syncpod.v1.ResourceList
+	(*Probe)(nil),                           // 35: syncpod.v1.Probe
+	(*ExecAction)(nil),                      // 36: syncpod.v1.ExecAction
+	(*TCPSocketAction)(nil),                 // 37: syncpod.v1.TCPSocketAction
+	(*GRPCAction)(nil),                      // 38: syncpod.v1.GRPCAction
+	(*HTTPGetAction)(nil),                   // 39: syncpod.v1.HTTPGetAction
+	(*HTTPHeader)(nil),                      // 40: syncpod.v1.HTTPHeader
+	nil,                                     // 41: syncpod.v1.Pod.LabelsEntry
+	nil,                                     // 42: syncpod.v1.Pod.AnnotationsEntry
+	nil,                                     // 43: syncpod.v1.Pod.ServiceEnvironmentEntry
+	(*timestamppb.Timestamp)(nil),           // 44: google.protobuf.Timestamp
+	(*Volume)(nil),                          // 45: syncpod.v1.Volume
+	(*VolumeMount)(nil),                     // 46: syncpod.v1.VolumeMount
+	(*EnvFromSource)(nil),                   // 47: syncpod.v1.EnvFromSource
+	(*EnvVarSource)(nil),                    // 48: syncpod.v1.EnvVarSource
 }
 var file_syncpod_v1_pod_proto_depIdxs = []int32{
-	39, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
-	40, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
-	11, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
-	42, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
-	42, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
-	41, // 5: syncpod.v1.Pod.service_environment:type_name -> syncpod.v1.Pod.ServiceEnvironmentEntry
-	23, // 6: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
-	23, // 7: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
+	41, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
+	42, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
+	12, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
+	44, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
+	44, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
+	43, // 5: syncpod.v1.Pod.service_environment:type_name -> syncpod.v1.Pod.ServiceEnvironmentEntry
+	24, // 6: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
+	24, // 7: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
 	0,  // 8: syncpod.v1.PodSpec.restart_policy:type_name -> syncpod.v1.RestartPolicy
-	13, // 9: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
-	20, // 10: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
+	14, // 9: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
+	21, // 10: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
 	3,  // 11: syncpod.v1.PodSpec.dns_policy:type_name -> syncpod.v1.DNSPolicy
-	21, // 12: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
-	12, // 13: syncpod.v1.PodSpec.os:type_name -> syncpod.v1.PodOS
-	32, // 14: syncpod.v1.PodSpec.overhead:type_name -> syncpod.v1.ResourceList
-	43, // 15: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
-	23, // 16: syncpod.v1.PodSpec.ephemeral_containers:type_name -> syncpod.v1.Container
-	31, // 17: syncpod.v1.PodSpec.resources:type_name -> syncpod.v1.ResourceRequirements
-	18, // 18: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	19, // 19: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
-	15, // 20: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	16, // 21: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
-	17, // 22: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
-	18, // 23: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	15, // 24: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	16, // 25: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	22, // 12: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
+	13, // 13: syncpod.v1.PodSpec.os:type_name -> syncpod.v1.PodOS
+	34, // 14: syncpod.v1.PodSpec.overhead:type_name -> syncpod.v1.ResourceList
+	45, // 15: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
+	24, // 16: syncpod.v1.PodSpec.ephemeral_containers:type_name -> syncpod.v1.Container
+	33, // 17: syncpod.v1.PodSpec.resources:type_name -> syncpod.v1.ResourceRequirements
+	19, // 18: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	20, // 19: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
+	16, // 20: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	17, // 21: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	18, // 22: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
+	19, // 23: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	16, // 24: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	17, // 25: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
 	1,  // 26: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
 	2,  // 27: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
-	22, // 28: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
-	27, // 29: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
-	5,  // 30: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
-	6,  // 31: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
-	28, // 32: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
-	30, // 33: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
-	31, // 34: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
-	33, // 35: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
-	33, // 36: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
-	33, // 37: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
-	14, // 38: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
-	24, // 39: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
-	4,  // 40: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
-	44, // 41: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
-	45, // 42: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
-	25, // 43: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
-	25, // 44: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
-	34, // 45: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
-	37, // 46: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
-	35, // 47: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	26, // 48: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
-	46, // 49: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
-	7,  // 50: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
-	29, // 51: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
-	8,  // 52: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
-	9,  // 53: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
-	32, // 54: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
-	32, // 55: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
-	34, // 56: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
-	35, // 57: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	37, // 58: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	36, // 59: syncpod.v1.Probe.grpc:type_name -> syncpod.v1.GRPCAction
-	38, // 60: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
-	61, // [61:61] is the sub-list for method output_type
-	61, // [61:61] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	23, // 28: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
+	29, // 29: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
+	6,  // 30: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	7,  // 31: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
+	30, // 32: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
+	32, // 33: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
+	33, // 34: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
+	35, // 35: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
+	35, // 36: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
+	35, // 37: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
+	15, // 38: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
+	26, // 39: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
+	5,  // 40: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
+	46, // 41: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
+	47, // 42: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
+	25, // 43: syncpod.v1.Container.resize_policy:type_name -> syncpod.v1.ContainerResizePolicy
+	4,  // 44: syncpod.v1.ContainerResizePolicy.restart_policy:type_name -> syncpod.v1.ResizeRestartPolicy
+	27, // 45: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
+	27, // 46: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
+	36, // 47: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
+	39, // 48: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	37, // 49: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	28, // 50: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
+	48, // 51: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
+	8,  // 52: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
+	31, // 53: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
+	9,  // 54: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
+	10, // 55: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
+	34, // 56: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
+	34, // 57: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
+	36, // 58: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
+	37, // 59: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	39, // 60: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	38, // 61: syncpod.v1.Probe.grpc:type_name -> syncpod.v1.GRPCAction
+	40, // 62: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	63, // [63:63] is the sub-list for method output_type
+	63, // [63:63] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_pod_proto_init() }
@@ -3589,13 +3726,13 @@ func file_syncpod_v1_pod_proto_init() {
 	file_syncpod_v1_pod_proto_msgTypes[3].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[4].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[12].OneofWrappers = []any{}
-	file_syncpod_v1_pod_proto_msgTypes[15].OneofWrappers = []any{
+	file_syncpod_v1_pod_proto_msgTypes[16].OneofWrappers = []any{
 		(*LifecycleHandler_Exec)(nil),
 		(*LifecycleHandler_HttpGet)(nil),
 		(*LifecycleHandler_TcpSocket)(nil),
 		(*LifecycleHandler_Sleep)(nil),
 	}
-	file_syncpod_v1_pod_proto_msgTypes[23].OneofWrappers = []any{
+	file_syncpod_v1_pod_proto_msgTypes[24].OneofWrappers = []any{
 		(*Probe_Exec)(nil),
 		(*Probe_TcpSocket)(nil),
 		(*Probe_HttpGet)(nil),
@@ -3606,8 +3743,8 @@ func file_syncpod_v1_pod_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_pod_proto_rawDesc), len(file_syncpod_v1_pod_proto_rawDesc)),
-			NumEnums:      10,
-			NumMessages:   32,
+			NumEnums:      11,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

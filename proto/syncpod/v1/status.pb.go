@@ -438,9 +438,17 @@ type ContainerStatus struct {
 	// stop_signal the runtime reports for the newest instance, spelled as
 	// Kubernetes spells it ("SIGTERM"); empty when it reports none (rule
 	// R-22.3).
-	StopSignal    string `protobuf:"bytes,9,opt,name=stop_signal,json=stopSignal,proto3" json:"stop_signal,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	StopSignal string `protobuf:"bytes,9,opt,name=stop_signal,json=stopSignal,proto3" json:"stop_signal,omitempty"`
+	// resources the running instance has, as requests and limits (rule
+	// R-25.5): the allocated ones once the runtime applies their values,
+	// what the runtime reports while a resize is under way. For a container
+	// not running, the allocated resources.
+	Resources *ResourceRequirements `protobuf:"bytes,300,opt,name=resources,proto3" json:"resources,omitempty"`
+	// allocated_resources are the requests the node admitted for the
+	// container (rule R-25.1); unset when it requests nothing.
+	AllocatedResources *ResourceList `protobuf:"bytes,301,opt,name=allocated_resources,json=allocatedResources,proto3" json:"allocated_resources,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ContainerStatus) Reset() {
@@ -534,6 +542,20 @@ func (x *ContainerStatus) GetStopSignal() string {
 		return x.StopSignal
 	}
 	return ""
+}
+
+func (x *ContainerStatus) GetResources() *ResourceRequirements {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *ContainerStatus) GetAllocatedResources() *ResourceList {
+	if x != nil {
+		return x.AllocatedResources
+	}
+	return nil
 }
 
 // ContainerStateDetail is one of waiting, running or terminated.
@@ -978,7 +1000,7 @@ var File_syncpod_v1_status_proto protoreflect.FileDescriptor
 const file_syncpod_v1_status_proto_rawDesc = "" +
 	"\n" +
 	"\x17syncpod/v1/status.proto\x12\n" +
-	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe2\x04\n" +
+	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14syncpod/v1/pod.proto\"\xe2\x04\n" +
 	"\tPodStatus\x12*\n" +
 	"\x05phase\x18\x01 \x01(\x0e2\x14.syncpod.v1.PodPhaseR\x05phase\x128\n" +
 	"\n" +
@@ -1001,7 +1023,7 @@ const file_syncpod_v1_status_proto_rawDesc = "" +
 	"\x06status\x18\x02 \x01(\x0e2\x1b.syncpod.v1.ConditionStatusR\x06status\x12L\n" +
 	"\x14last_transition_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x12lastTransitionTime\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage\"\xe4\x02\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"\xf1\x03\n" +
 	"\x0fContainerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x126\n" +
 	"\x05state\x18\x02 \x01(\v2 .syncpod.v1.ContainerStateDetailR\x05state\x12V\n" +
@@ -1012,7 +1034,9 @@ const file_syncpod_v1_status_proto_rawDesc = "" +
 	"\x05image\x18\a \x01(\tR\x05image\x12!\n" +
 	"\fcontainer_id\x18\b \x01(\tR\vcontainerId\x12\x1f\n" +
 	"\vstop_signal\x18\t \x01(\tR\n" +
-	"stopSignal\"\xe5\x01\n" +
+	"stopSignal\x12?\n" +
+	"\tresources\x18\xac\x02 \x01(\v2 .syncpod.v1.ResourceRequirementsR\tresources\x12J\n" +
+	"\x13allocated_resources\x18\xad\x02 \x01(\v2\x18.syncpod.v1.ResourceListR\x12allocatedResources\"\xe5\x01\n" +
 	"\x14ContainerStateDetail\x12=\n" +
 	"\awaiting\x18\x01 \x01(\v2!.syncpod.v1.ContainerStateWaitingH\x00R\awaiting\x12=\n" +
 	"\arunning\x18\x02 \x01(\v2!.syncpod.v1.ContainerStateRunningH\x00R\arunning\x12F\n" +
@@ -1092,6 +1116,8 @@ var file_syncpod_v1_status_proto_goTypes = []any{
 	(*ContainerStateTerminated)(nil), // 9: syncpod.v1.ContainerStateTerminated
 	(*Event)(nil),                    // 10: syncpod.v1.Event
 	(*timestamppb.Timestamp)(nil),    // 11: google.protobuf.Timestamp
+	(*ResourceRequirements)(nil),     // 12: syncpod.v1.ResourceRequirements
+	(*ResourceList)(nil),             // 13: syncpod.v1.ResourceList
 }
 var file_syncpod_v1_status_proto_depIdxs = []int32{
 	0,  // 0: syncpod.v1.PodStatus.phase:type_name -> syncpod.v1.PodPhase
@@ -1105,20 +1131,22 @@ var file_syncpod_v1_status_proto_depIdxs = []int32{
 	11, // 8: syncpod.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
 	6,  // 9: syncpod.v1.ContainerStatus.state:type_name -> syncpod.v1.ContainerStateDetail
 	6,  // 10: syncpod.v1.ContainerStatus.last_termination_state:type_name -> syncpod.v1.ContainerStateDetail
-	7,  // 11: syncpod.v1.ContainerStateDetail.waiting:type_name -> syncpod.v1.ContainerStateWaiting
-	8,  // 12: syncpod.v1.ContainerStateDetail.running:type_name -> syncpod.v1.ContainerStateRunning
-	9,  // 13: syncpod.v1.ContainerStateDetail.terminated:type_name -> syncpod.v1.ContainerStateTerminated
-	11, // 14: syncpod.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
-	11, // 15: syncpod.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
-	11, // 16: syncpod.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
-	2,  // 17: syncpod.v1.Event.type:type_name -> syncpod.v1.EventType
-	11, // 18: syncpod.v1.Event.first_time:type_name -> google.protobuf.Timestamp
-	11, // 19: syncpod.v1.Event.last_time:type_name -> google.protobuf.Timestamp
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	12, // 11: syncpod.v1.ContainerStatus.resources:type_name -> syncpod.v1.ResourceRequirements
+	13, // 12: syncpod.v1.ContainerStatus.allocated_resources:type_name -> syncpod.v1.ResourceList
+	7,  // 13: syncpod.v1.ContainerStateDetail.waiting:type_name -> syncpod.v1.ContainerStateWaiting
+	8,  // 14: syncpod.v1.ContainerStateDetail.running:type_name -> syncpod.v1.ContainerStateRunning
+	9,  // 15: syncpod.v1.ContainerStateDetail.terminated:type_name -> syncpod.v1.ContainerStateTerminated
+	11, // 16: syncpod.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
+	11, // 17: syncpod.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
+	11, // 18: syncpod.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
+	2,  // 19: syncpod.v1.Event.type:type_name -> syncpod.v1.EventType
+	11, // 20: syncpod.v1.Event.first_time:type_name -> google.protobuf.Timestamp
+	11, // 21: syncpod.v1.Event.last_time:type_name -> google.protobuf.Timestamp
+	22, // [22:22] is the sub-list for method output_type
+	22, // [22:22] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_status_proto_init() }
@@ -1126,6 +1154,7 @@ func file_syncpod_v1_status_proto_init() {
 	if File_syncpod_v1_status_proto != nil {
 		return
 	}
+	file_syncpod_v1_pod_proto_init()
 	file_syncpod_v1_status_proto_msgTypes[3].OneofWrappers = []any{
 		(*ContainerStateDetail_Waiting)(nil),
 		(*ContainerStateDetail_Running)(nil),

@@ -6,15 +6,20 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/syncpod/syncpod/executor/runner"
+	"github.com/syncpod/syncpod/planner/allocation"
 	"github.com/syncpod/syncpod/planner/logind"
 	"github.com/syncpod/syncpod/planner/manifest"
 	"github.com/syncpod/syncpod/planner/nodeshutdown"
@@ -47,6 +52,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	resync := fs.Duration("resync-period", time.Minute, "each pod is synced again this long after its last sync, plus up to half as much at random (the kubelet's syncFrequency)")
 	housekeeping := fs.Duration("housekeeping-period", 10*time.Second, "how often orphaned runtime pods and dead containers are cleaned up")
 	evictionCheck := fs.Duration("eviction-check-period", 10*time.Second, "how often the disk use of emptyDir volumes with a sizeLimit is measured (a pod over a limit is evicted)")
+	allocCPU := fs.String("allocatable-cpu", "", "CPU the node offers its pods (a Kubernetes quantity, e.g. 3 or 3500m), against which an in-place resize is admitted, deferred or found infeasible; empty means every CPU of the machine, as the node agent reports its allocatable; 0 admits every resize")
+	allocMemory := fs.String("allocatable-memory", "", "memory the node offers its pods (a Kubernetes quantity, e.g. 6Gi), as --allocatable-cpu; empty means the machine's MemTotal")
 	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG (a kill adds the pod's grace period)")
 	shutdownGrace := fs.Duration("shutdown-grace-period", 0, "graceful node shutdown: the time the node's pods are given to stop, regular pods first (the kubelet's shutdownGracePeriod; whole seconds, 0 disables)")
 	shutdownCritical := fs.Duration("shutdown-grace-period-critical-pods", 0, "the part of --shutdown-grace-period kept for critical pods (priority 2000000000 and above), ended last (the kubelet's shutdownGracePeriodCriticalPods)")
@@ -66,8 +73,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot create --data-dir", "path", *dataDir, "err", err)
 		return 1
 	}
+	capacity, err := nodeCapacity(*allocCPU, *allocMemory)
+	if err != nil {
+		logger.Error("bad allocatable flag", "err", err)
+		return 2
+	}
 	dbPath := filepath.Join(*dataDir, "planner.db")
-	pods, err := store.Open(store.Options{Path: dbPath, Validate: validate.Pod})
+	pods, err := store.Open(store.Options{Path: dbPath, Validate: validate.Pod, Capacity: capacity})
 	if err != nil {
 		// The error names the file and, for a damaged or locked one,
 		// what to do; never start without the desired pods.
@@ -166,4 +178,25 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		parts = append(parts, rec.Run)
 	}
 	return srv.Serve(ctx, parts...)
+}
+
+// nodeCapacity is what the node offers its pods: the flags, or
+// the machine's CPUs and memory.
+func nodeCapacity(cpu, memory string) (allocation.Capacity, error) {
+	c := allocation.Capacity{MilliCPU: int64(runtime.NumCPU()) * 1000, MemoryBytes: runner.MachineMemory()}
+	if cpu != "" {
+		q, err := resource.ParseQuantity(cpu)
+		if err != nil || q.Sign() < 0 {
+			return c, fmt.Errorf("--allocatable-cpu %q: want a non-negative quantity such as 3 or 3500m", cpu)
+		}
+		c.MilliCPU = q.MilliValue()
+	}
+	if memory != "" {
+		q, err := resource.ParseQuantity(memory)
+		if err != nil || q.Sign() < 0 {
+			return c, fmt.Errorf("--allocatable-memory %q: want a non-negative quantity such as 6Gi", memory)
+		}
+		c.MemoryBytes = q.Value()
+	}
+	return c, nil
 }

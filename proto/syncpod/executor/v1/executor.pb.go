@@ -62,6 +62,10 @@ const (
 	// (PodActions.containers_to_reset, rule R-7); a running instance's
 	// STEP_KILL_CONTAINER comes right before it.
 	Step_STEP_REMOVE_CONTAINER Step = 532
+	// STEP_UPDATE_CONTAINER_RESOURCES resizes a running container in place
+	// (CRI UpdateContainerResources, rule R-25.2); target is the container
+	// name, and a failure's message says why (reason ResizeError).
+	Step_STEP_UPDATE_CONTAINER_RESOURCES Step = 300
 )
 
 // Enum value maps for Step.
@@ -80,21 +84,23 @@ var (
 		101: "STEP_POST_START_HOOK",
 		102: "STEP_START_EPHEMERAL_CONTAINER",
 		532: "STEP_REMOVE_CONTAINER",
+		300: "STEP_UPDATE_CONTAINER_RESOURCES",
 	}
 	Step_value = map[string]int32{
-		"STEP_UNSPECIFIED":               0,
-		"STEP_KILL_POD":                  1,
-		"STEP_KILL_CONTAINER":            2,
-		"STEP_PRUNE_INIT_CONTAINER":      3,
-		"STEP_CREATE_SANDBOX":            4,
-		"STEP_PULL_IMAGE":                5,
-		"STEP_START_INIT_CONTAINER":      6,
-		"STEP_START_CONTAINER":           7,
-		"STEP_STOP_SANDBOX":              8,
-		"STEP_PRE_STOP_HOOK":             100,
-		"STEP_POST_START_HOOK":           101,
-		"STEP_START_EPHEMERAL_CONTAINER": 102,
-		"STEP_REMOVE_CONTAINER":          532,
+		"STEP_UNSPECIFIED":                0,
+		"STEP_KILL_POD":                   1,
+		"STEP_KILL_CONTAINER":             2,
+		"STEP_PRUNE_INIT_CONTAINER":       3,
+		"STEP_CREATE_SANDBOX":             4,
+		"STEP_PULL_IMAGE":                 5,
+		"STEP_START_INIT_CONTAINER":       6,
+		"STEP_START_CONTAINER":            7,
+		"STEP_STOP_SANDBOX":               8,
+		"STEP_PRE_STOP_HOOK":              100,
+		"STEP_POST_START_HOOK":            101,
+		"STEP_START_EPHEMERAL_CONTAINER":  102,
+		"STEP_REMOVE_CONTAINER":           532,
+		"STEP_UPDATE_CONTAINER_RESOURCES": 300,
 	}
 )
 
@@ -2472,7 +2478,7 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\rEmptyDirUsage\x12\x1f\n" +
 	"\vvolume_name\x18\x01 \x01(\tR\n" +
 	"volumeName\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x03R\x05bytes*\xd7\x02\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes*\xfd\x02\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -2486,7 +2492,8 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x12STEP_PRE_STOP_HOOK\x10d\x12\x18\n" +
 	"\x14STEP_POST_START_HOOK\x10e\x12\"\n" +
 	"\x1eSTEP_START_EPHEMERAL_CONTAINER\x10f\x12\x1a\n" +
-	"\x15STEP_REMOVE_CONTAINER\x10\x94\x04*b\n" +
+	"\x15STEP_REMOVE_CONTAINER\x10\x94\x04\x12$\n" +
+	"\x1fSTEP_UPDATE_CONTAINER_RESOURCES\x10\xac\x02*b\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +

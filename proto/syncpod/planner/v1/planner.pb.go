@@ -1617,7 +1617,11 @@ type PodRecord struct {
 	// events, oldest first, bounded per pod (the oldest are dropped).
 	Events []*v1.Event `protobuf:"bytes,3,rep,name=events,proto3" json:"events,omitempty"`
 	// last_actions is the last change set applied to the pod (empty if none).
-	LastActions   *v1.PodActions `protobuf:"bytes,4,opt,name=last_actions,json=lastActions,proto3" json:"last_actions,omitempty"`
+	LastActions *v1.PodActions `protobuf:"bytes,4,opt,name=last_actions,json=lastActions,proto3" json:"last_actions,omitempty"`
+	// allocation is what the node admitted of the pod's resources (rule
+	// R-25.1): the pod runs with these, whatever its spec asks for since.
+	// Set by the planner; ignored on input.
+	Allocation    *PodAllocation `protobuf:"bytes,300,opt,name=allocation,proto3" json:"allocation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1680,6 +1684,99 @@ func (x *PodRecord) GetLastActions() *v1.PodActions {
 	return nil
 }
 
+func (x *PodRecord) GetAllocation() *PodAllocation {
+	if x != nil {
+		return x.Allocation
+	}
+	return nil
+}
+
+// PodAllocation is the resources the node admitted for a pod's containers
+// (the kubelet's allocation checkpoint), and why a resize of them waits.
+type PodAllocation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// containers are the admitted requests and limits of every init and
+	// regular container, by container name.
+	Containers map[string]*v1.ResourceRequirements `protobuf:"bytes,1,rep,name=containers,proto3" json:"containers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// pending_reason is "Deferred" (the node has no room now; retried when
+	// room frees) or "Infeasible" (it never will) while the pod's spec asks
+	// for other resources than containers; empty when nothing waits.
+	PendingReason string `protobuf:"bytes,2,opt,name=pending_reason,json=pendingReason,proto3" json:"pending_reason,omitempty"`
+	// pending_message says why, in the kubelet's words.
+	PendingMessage string `protobuf:"bytes,3,opt,name=pending_message,json=pendingMessage,proto3" json:"pending_message,omitempty"`
+	// pending_generation is the pod generation the pending answer is for.
+	PendingGeneration int64 `protobuf:"varint,4,opt,name=pending_generation,json=pendingGeneration,proto3" json:"pending_generation,omitempty"`
+	// generation is the pod generation whose resources were last admitted.
+	Generation    int64 `protobuf:"varint,5,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodAllocation) Reset() {
+	*x = PodAllocation{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodAllocation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodAllocation) ProtoMessage() {}
+
+func (x *PodAllocation) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodAllocation.ProtoReflect.Descriptor instead.
+func (*PodAllocation) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *PodAllocation) GetContainers() map[string]*v1.ResourceRequirements {
+	if x != nil {
+		return x.Containers
+	}
+	return nil
+}
+
+func (x *PodAllocation) GetPendingReason() string {
+	if x != nil {
+		return x.PendingReason
+	}
+	return ""
+}
+
+func (x *PodAllocation) GetPendingMessage() string {
+	if x != nil {
+		return x.PendingMessage
+	}
+	return ""
+}
+
+func (x *PodAllocation) GetPendingGeneration() int64 {
+	if x != nil {
+		return x.PendingGeneration
+	}
+	return 0
+}
+
+func (x *PodAllocation) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 // ListPodsRequest filters pods.
 type ListPodsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1694,7 +1791,7 @@ type ListPodsRequest struct {
 
 func (x *ListPodsRequest) Reset() {
 	*x = ListPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1803,7 @@ func (x *ListPodsRequest) String() string {
 func (*ListPodsRequest) ProtoMessage() {}
 
 func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[25]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1816,7 @@ func (x *ListPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsRequest.ProtoReflect.Descriptor instead.
 func (*ListPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{25}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListPodsRequest) GetNamespace() string {
@@ -1747,7 +1844,7 @@ type ListPodsResponse struct {
 
 func (x *ListPodsResponse) Reset() {
 	*x = ListPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1759,7 +1856,7 @@ func (x *ListPodsResponse) String() string {
 func (*ListPodsResponse) ProtoMessage() {}
 
 func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[26]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1772,7 +1869,7 @@ func (x *ListPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPodsResponse.ProtoReflect.Descriptor instead.
 func (*ListPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{26}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListPodsResponse) GetRecords() []*PodRecord {
@@ -1795,7 +1892,7 @@ type WatchPodsRequest struct {
 
 func (x *WatchPodsRequest) Reset() {
 	*x = WatchPodsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[27]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +1904,7 @@ func (x *WatchPodsRequest) String() string {
 func (*WatchPodsRequest) ProtoMessage() {}
 
 func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[27]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +1917,7 @@ func (x *WatchPodsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsRequest.ProtoReflect.Descriptor instead.
 func (*WatchPodsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{27}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WatchPodsRequest) GetNamespace() string {
@@ -1852,7 +1949,7 @@ type WatchPodsResponse struct {
 
 func (x *WatchPodsResponse) Reset() {
 	*x = WatchPodsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[28]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1864,7 +1961,7 @@ func (x *WatchPodsResponse) String() string {
 func (*WatchPodsResponse) ProtoMessage() {}
 
 func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[28]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1877,7 +1974,7 @@ func (x *WatchPodsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPodsResponse.ProtoReflect.Descriptor instead.
 func (*WatchPodsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{28}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WatchPodsResponse) GetType() WatchEventType {
@@ -1914,7 +2011,7 @@ type ConfigObjectRef struct {
 
 func (x *ConfigObjectRef) Reset() {
 	*x = ConfigObjectRef{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[29]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +2023,7 @@ func (x *ConfigObjectRef) String() string {
 func (*ConfigObjectRef) ProtoMessage() {}
 
 func (x *ConfigObjectRef) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[29]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +2036,7 @@ func (x *ConfigObjectRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigObjectRef.ProtoReflect.Descriptor instead.
 func (*ConfigObjectRef) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{29}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ConfigObjectRef) GetNamespace() string {
@@ -1967,7 +2064,7 @@ type ApplyConfigMapRequest struct {
 
 func (x *ApplyConfigMapRequest) Reset() {
 	*x = ApplyConfigMapRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[30]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1979,7 +2076,7 @@ func (x *ApplyConfigMapRequest) String() string {
 func (*ApplyConfigMapRequest) ProtoMessage() {}
 
 func (x *ApplyConfigMapRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[30]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1992,7 +2089,7 @@ func (x *ApplyConfigMapRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyConfigMapRequest.ProtoReflect.Descriptor instead.
 func (*ApplyConfigMapRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{30}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ApplyConfigMapRequest) GetConfigMap() *v1.ConfigMap {
@@ -2015,7 +2112,7 @@ type ApplyConfigMapResponse struct {
 
 func (x *ApplyConfigMapResponse) Reset() {
 	*x = ApplyConfigMapResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[31]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2124,7 @@ func (x *ApplyConfigMapResponse) String() string {
 func (*ApplyConfigMapResponse) ProtoMessage() {}
 
 func (x *ApplyConfigMapResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[31]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2137,7 @@ func (x *ApplyConfigMapResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyConfigMapResponse.ProtoReflect.Descriptor instead.
 func (*ApplyConfigMapResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{31}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ApplyConfigMapResponse) GetConfigMap() *v1.ConfigMap {
@@ -2068,7 +2165,7 @@ type GetConfigMapRequest struct {
 
 func (x *GetConfigMapRequest) Reset() {
 	*x = GetConfigMapRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[32]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2080,7 +2177,7 @@ func (x *GetConfigMapRequest) String() string {
 func (*GetConfigMapRequest) ProtoMessage() {}
 
 func (x *GetConfigMapRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[32]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2093,7 +2190,7 @@ func (x *GetConfigMapRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigMapRequest.ProtoReflect.Descriptor instead.
 func (*GetConfigMapRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{32}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetConfigMapRequest) GetRef() *ConfigObjectRef {
@@ -2114,7 +2211,7 @@ type GetConfigMapResponse struct {
 
 func (x *GetConfigMapResponse) Reset() {
 	*x = GetConfigMapResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[33]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2223,7 @@ func (x *GetConfigMapResponse) String() string {
 func (*GetConfigMapResponse) ProtoMessage() {}
 
 func (x *GetConfigMapResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[33]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2236,7 @@ func (x *GetConfigMapResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigMapResponse.ProtoReflect.Descriptor instead.
 func (*GetConfigMapResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{33}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetConfigMapResponse) GetConfigMap() *v1.ConfigMap {
@@ -2160,7 +2257,7 @@ type ListConfigMapsRequest struct {
 
 func (x *ListConfigMapsRequest) Reset() {
 	*x = ListConfigMapsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[34]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2269,7 @@ func (x *ListConfigMapsRequest) String() string {
 func (*ListConfigMapsRequest) ProtoMessage() {}
 
 func (x *ListConfigMapsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[34]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2282,7 @@ func (x *ListConfigMapsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConfigMapsRequest.ProtoReflect.Descriptor instead.
 func (*ListConfigMapsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{34}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListConfigMapsRequest) GetNamespace() string {
@@ -2206,7 +2303,7 @@ type ListConfigMapsResponse struct {
 
 func (x *ListConfigMapsResponse) Reset() {
 	*x = ListConfigMapsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[35]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2218,7 +2315,7 @@ func (x *ListConfigMapsResponse) String() string {
 func (*ListConfigMapsResponse) ProtoMessage() {}
 
 func (x *ListConfigMapsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[35]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2231,7 +2328,7 @@ func (x *ListConfigMapsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConfigMapsResponse.ProtoReflect.Descriptor instead.
 func (*ListConfigMapsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{35}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListConfigMapsResponse) GetConfigMaps() []*v1.ConfigMap {
@@ -2252,7 +2349,7 @@ type DeleteConfigMapRequest struct {
 
 func (x *DeleteConfigMapRequest) Reset() {
 	*x = DeleteConfigMapRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[36]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2264,7 +2361,7 @@ func (x *DeleteConfigMapRequest) String() string {
 func (*DeleteConfigMapRequest) ProtoMessage() {}
 
 func (x *DeleteConfigMapRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[36]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2277,7 +2374,7 @@ func (x *DeleteConfigMapRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteConfigMapRequest.ProtoReflect.Descriptor instead.
 func (*DeleteConfigMapRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{36}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeleteConfigMapRequest) GetRef() *ConfigObjectRef {
@@ -2296,7 +2393,7 @@ type DeleteConfigMapResponse struct {
 
 func (x *DeleteConfigMapResponse) Reset() {
 	*x = DeleteConfigMapResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[37]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2308,7 +2405,7 @@ func (x *DeleteConfigMapResponse) String() string {
 func (*DeleteConfigMapResponse) ProtoMessage() {}
 
 func (x *DeleteConfigMapResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[37]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2321,7 +2418,7 @@ func (x *DeleteConfigMapResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteConfigMapResponse.ProtoReflect.Descriptor instead.
 func (*DeleteConfigMapResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{37}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{38}
 }
 
 // ApplySecretRequest carries the Secret to store.
@@ -2335,7 +2432,7 @@ type ApplySecretRequest struct {
 
 func (x *ApplySecretRequest) Reset() {
 	*x = ApplySecretRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[38]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2347,7 +2444,7 @@ func (x *ApplySecretRequest) String() string {
 func (*ApplySecretRequest) ProtoMessage() {}
 
 func (x *ApplySecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[38]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2360,7 +2457,7 @@ func (x *ApplySecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplySecretRequest.ProtoReflect.Descriptor instead.
 func (*ApplySecretRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{38}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ApplySecretRequest) GetSecret() *v1.Secret {
@@ -2383,7 +2480,7 @@ type ApplySecretResponse struct {
 
 func (x *ApplySecretResponse) Reset() {
 	*x = ApplySecretResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[39]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2395,7 +2492,7 @@ func (x *ApplySecretResponse) String() string {
 func (*ApplySecretResponse) ProtoMessage() {}
 
 func (x *ApplySecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[39]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2408,7 +2505,7 @@ func (x *ApplySecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplySecretResponse.ProtoReflect.Descriptor instead.
 func (*ApplySecretResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{39}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ApplySecretResponse) GetSecret() *v1.Secret {
@@ -2438,7 +2535,7 @@ type GetSecretRequest struct {
 
 func (x *GetSecretRequest) Reset() {
 	*x = GetSecretRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[40]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2450,7 +2547,7 @@ func (x *GetSecretRequest) String() string {
 func (*GetSecretRequest) ProtoMessage() {}
 
 func (x *GetSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[40]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2463,7 +2560,7 @@ func (x *GetSecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSecretRequest.ProtoReflect.Descriptor instead.
 func (*GetSecretRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{40}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetSecretRequest) GetRef() *ConfigObjectRef {
@@ -2491,7 +2588,7 @@ type GetSecretResponse struct {
 
 func (x *GetSecretResponse) Reset() {
 	*x = GetSecretResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[41]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +2600,7 @@ func (x *GetSecretResponse) String() string {
 func (*GetSecretResponse) ProtoMessage() {}
 
 func (x *GetSecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[41]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +2613,7 @@ func (x *GetSecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSecretResponse.ProtoReflect.Descriptor instead.
 func (*GetSecretResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{41}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetSecretResponse) GetSecret() *v1.Secret {
@@ -2537,7 +2634,7 @@ type ListSecretsRequest struct {
 
 func (x *ListSecretsRequest) Reset() {
 	*x = ListSecretsRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[42]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2549,7 +2646,7 @@ func (x *ListSecretsRequest) String() string {
 func (*ListSecretsRequest) ProtoMessage() {}
 
 func (x *ListSecretsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[42]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2562,7 +2659,7 @@ func (x *ListSecretsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSecretsRequest.ProtoReflect.Descriptor instead.
 func (*ListSecretsRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{42}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListSecretsRequest) GetNamespace() string {
@@ -2583,7 +2680,7 @@ type ListSecretsResponse struct {
 
 func (x *ListSecretsResponse) Reset() {
 	*x = ListSecretsResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[43]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2595,7 +2692,7 @@ func (x *ListSecretsResponse) String() string {
 func (*ListSecretsResponse) ProtoMessage() {}
 
 func (x *ListSecretsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[43]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2608,7 +2705,7 @@ func (x *ListSecretsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSecretsResponse.ProtoReflect.Descriptor instead.
 func (*ListSecretsResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{43}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListSecretsResponse) GetSecrets() []*v1.Secret {
@@ -2629,7 +2726,7 @@ type DeleteSecretRequest struct {
 
 func (x *DeleteSecretRequest) Reset() {
 	*x = DeleteSecretRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[44]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2641,7 +2738,7 @@ func (x *DeleteSecretRequest) String() string {
 func (*DeleteSecretRequest) ProtoMessage() {}
 
 func (x *DeleteSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[44]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2654,7 +2751,7 @@ func (x *DeleteSecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSecretRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSecretRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{44}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DeleteSecretRequest) GetRef() *ConfigObjectRef {
@@ -2673,7 +2770,7 @@ type DeleteSecretResponse struct {
 
 func (x *DeleteSecretResponse) Reset() {
 	*x = DeleteSecretResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[45]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2685,7 +2782,7 @@ func (x *DeleteSecretResponse) String() string {
 func (*DeleteSecretResponse) ProtoMessage() {}
 
 func (x *DeleteSecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[45]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2698,7 +2795,7 @@ func (x *DeleteSecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSecretResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSecretResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{45}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{46}
 }
 
 // ShutdownNodeRequest starts (or cancels) a graceful node shutdown.
@@ -2713,7 +2810,7 @@ type ShutdownNodeRequest struct {
 
 func (x *ShutdownNodeRequest) Reset() {
 	*x = ShutdownNodeRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[46]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2725,7 +2822,7 @@ func (x *ShutdownNodeRequest) String() string {
 func (*ShutdownNodeRequest) ProtoMessage() {}
 
 func (x *ShutdownNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[46]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2738,7 +2835,7 @@ func (x *ShutdownNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownNodeRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownNodeRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{46}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ShutdownNodeRequest) GetCancel() bool {
@@ -2759,7 +2856,7 @@ type ShutdownNodeResponse struct {
 
 func (x *ShutdownNodeResponse) Reset() {
 	*x = ShutdownNodeResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[47]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2771,7 +2868,7 @@ func (x *ShutdownNodeResponse) String() string {
 func (*ShutdownNodeResponse) ProtoMessage() {}
 
 func (x *ShutdownNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[47]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2784,7 +2881,7 @@ func (x *ShutdownNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownNodeResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownNodeResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{47}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ShutdownNodeResponse) GetShutdown() *NodeShutdown {
@@ -2803,7 +2900,7 @@ type GetNodeShutdownRequest struct {
 
 func (x *GetNodeShutdownRequest) Reset() {
 	*x = GetNodeShutdownRequest{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[48]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +2912,7 @@ func (x *GetNodeShutdownRequest) String() string {
 func (*GetNodeShutdownRequest) ProtoMessage() {}
 
 func (x *GetNodeShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[48]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +2925,7 @@ func (x *GetNodeShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeShutdownRequest.ProtoReflect.Descriptor instead.
 func (*GetNodeShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{48}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{49}
 }
 
 // GetNodeShutdownResponse is the node's shutdown state.
@@ -2842,7 +2939,7 @@ type GetNodeShutdownResponse struct {
 
 func (x *GetNodeShutdownResponse) Reset() {
 	*x = GetNodeShutdownResponse{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[49]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2854,7 +2951,7 @@ func (x *GetNodeShutdownResponse) String() string {
 func (*GetNodeShutdownResponse) ProtoMessage() {}
 
 func (x *GetNodeShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[49]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2867,7 +2964,7 @@ func (x *GetNodeShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeShutdownResponse.ProtoReflect.Descriptor instead.
 func (*GetNodeShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{49}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetNodeShutdownResponse) GetShutdown() *NodeShutdown {
@@ -2901,7 +2998,7 @@ type NodeShutdown struct {
 
 func (x *NodeShutdown) Reset() {
 	*x = NodeShutdown{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[50]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2913,7 +3010,7 @@ func (x *NodeShutdown) String() string {
 func (*NodeShutdown) ProtoMessage() {}
 
 func (x *NodeShutdown) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[50]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2926,7 +3023,7 @@ func (x *NodeShutdown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeShutdown.ProtoReflect.Descriptor instead.
 func (*NodeShutdown) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{50}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *NodeShutdown) GetPhase() NodeShutdownPhase {
@@ -2992,7 +3089,7 @@ type NodeShutdownGroup struct {
 
 func (x *NodeShutdownGroup) Reset() {
 	*x = NodeShutdownGroup{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[51]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3004,7 +3101,7 @@ func (x *NodeShutdownGroup) String() string {
 func (*NodeShutdownGroup) ProtoMessage() {}
 
 func (x *NodeShutdownGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[51]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3017,7 +3114,7 @@ func (x *NodeShutdownGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeShutdownGroup.ProtoReflect.Descriptor instead.
 func (*NodeShutdownGroup) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{51}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *NodeShutdownGroup) GetPriority() int32 {
@@ -3082,7 +3179,7 @@ type NodeShutdownPod struct {
 
 func (x *NodeShutdownPod) Reset() {
 	*x = NodeShutdownPod{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[52]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3094,7 +3191,7 @@ func (x *NodeShutdownPod) String() string {
 func (*NodeShutdownPod) ProtoMessage() {}
 
 func (x *NodeShutdownPod) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[52]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3107,7 +3204,7 @@ func (x *NodeShutdownPod) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeShutdownPod.ProtoReflect.Descriptor instead.
 func (*NodeShutdownPod) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{52}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *NodeShutdownPod) GetUid() string {
@@ -3233,12 +3330,28 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\fPodSyncStage\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x121\n" +
 	"\x06offset\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06offset\x125\n" +
-	"\bduration\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xc3\x01\n" +
+	"\bduration\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bduration\"\x87\x02\n" +
 	"\tPodRecord\x12!\n" +
 	"\x03pod\x18\x01 \x01(\v2\x0f.syncpod.v1.PodR\x03pod\x12-\n" +
 	"\x06status\x18\x02 \x01(\v2\x15.syncpod.v1.PodStatusR\x06status\x12)\n" +
 	"\x06events\x18\x03 \x03(\v2\x11.syncpod.v1.EventR\x06events\x129\n" +
-	"\flast_actions\x18\x04 \x01(\v2\x16.syncpod.v1.PodActionsR\vlastActions\"V\n" +
+	"\flast_actions\x18\x04 \x01(\v2\x16.syncpod.v1.PodActionsR\vlastActions\x12B\n" +
+	"\n" +
+	"allocation\x18\xac\x02 \x01(\v2!.syncpod.planner.v1.PodAllocationR\n" +
+	"allocation\"\xe2\x02\n" +
+	"\rPodAllocation\x12Q\n" +
+	"\n" +
+	"containers\x18\x01 \x03(\v21.syncpod.planner.v1.PodAllocation.ContainersEntryR\n" +
+	"containers\x12%\n" +
+	"\x0epending_reason\x18\x02 \x01(\tR\rpendingReason\x12'\n" +
+	"\x0fpending_message\x18\x03 \x01(\tR\x0ependingMessage\x12-\n" +
+	"\x12pending_generation\x18\x04 \x01(\x03R\x11pendingGeneration\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x05 \x01(\x03R\n" +
+	"generation\x1a_\n" +
+	"\x0fContainersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x126\n" +
+	"\x05value\x18\x02 \x01(\v2 .syncpod.v1.ResourceRequirementsR\x05value:\x028\x01\"V\n" +
 	"\x0fListPodsRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12%\n" +
 	"\x0elabel_selector\x18\x02 \x01(\tR\rlabelSelector\"K\n" +
@@ -3373,7 +3486,7 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
 	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
@@ -3403,160 +3516,166 @@ var file_syncpod_planner_v1_planner_proto_goTypes = []any{
 	(*PodSyncTimeline)(nil),          // 25: syncpod.planner.v1.PodSyncTimeline
 	(*PodSyncStage)(nil),             // 26: syncpod.planner.v1.PodSyncStage
 	(*PodRecord)(nil),                // 27: syncpod.planner.v1.PodRecord
-	(*ListPodsRequest)(nil),          // 28: syncpod.planner.v1.ListPodsRequest
-	(*ListPodsResponse)(nil),         // 29: syncpod.planner.v1.ListPodsResponse
-	(*WatchPodsRequest)(nil),         // 30: syncpod.planner.v1.WatchPodsRequest
-	(*WatchPodsResponse)(nil),        // 31: syncpod.planner.v1.WatchPodsResponse
-	(*ConfigObjectRef)(nil),          // 32: syncpod.planner.v1.ConfigObjectRef
-	(*ApplyConfigMapRequest)(nil),    // 33: syncpod.planner.v1.ApplyConfigMapRequest
-	(*ApplyConfigMapResponse)(nil),   // 34: syncpod.planner.v1.ApplyConfigMapResponse
-	(*GetConfigMapRequest)(nil),      // 35: syncpod.planner.v1.GetConfigMapRequest
-	(*GetConfigMapResponse)(nil),     // 36: syncpod.planner.v1.GetConfigMapResponse
-	(*ListConfigMapsRequest)(nil),    // 37: syncpod.planner.v1.ListConfigMapsRequest
-	(*ListConfigMapsResponse)(nil),   // 38: syncpod.planner.v1.ListConfigMapsResponse
-	(*DeleteConfigMapRequest)(nil),   // 39: syncpod.planner.v1.DeleteConfigMapRequest
-	(*DeleteConfigMapResponse)(nil),  // 40: syncpod.planner.v1.DeleteConfigMapResponse
-	(*ApplySecretRequest)(nil),       // 41: syncpod.planner.v1.ApplySecretRequest
-	(*ApplySecretResponse)(nil),      // 42: syncpod.planner.v1.ApplySecretResponse
-	(*GetSecretRequest)(nil),         // 43: syncpod.planner.v1.GetSecretRequest
-	(*GetSecretResponse)(nil),        // 44: syncpod.planner.v1.GetSecretResponse
-	(*ListSecretsRequest)(nil),       // 45: syncpod.planner.v1.ListSecretsRequest
-	(*ListSecretsResponse)(nil),      // 46: syncpod.planner.v1.ListSecretsResponse
-	(*DeleteSecretRequest)(nil),      // 47: syncpod.planner.v1.DeleteSecretRequest
-	(*DeleteSecretResponse)(nil),     // 48: syncpod.planner.v1.DeleteSecretResponse
-	(*ShutdownNodeRequest)(nil),      // 49: syncpod.planner.v1.ShutdownNodeRequest
-	(*ShutdownNodeResponse)(nil),     // 50: syncpod.planner.v1.ShutdownNodeResponse
-	(*GetNodeShutdownRequest)(nil),   // 51: syncpod.planner.v1.GetNodeShutdownRequest
-	(*GetNodeShutdownResponse)(nil),  // 52: syncpod.planner.v1.GetNodeShutdownResponse
-	(*NodeShutdown)(nil),             // 53: syncpod.planner.v1.NodeShutdown
-	(*NodeShutdownGroup)(nil),        // 54: syncpod.planner.v1.NodeShutdownGroup
-	(*NodeShutdownPod)(nil),          // 55: syncpod.planner.v1.NodeShutdownPod
-	(*v1.StreamInput)(nil),           // 56: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),          // 57: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),              // 58: syncpod.v1.PodStats
-	(*timestamppb.Timestamp)(nil),    // 59: google.protobuf.Timestamp
-	(*v1.LogLine)(nil),               // 60: syncpod.v1.LogLine
-	(*v1.Pod)(nil),                   // 61: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 62: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 63: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 64: syncpod.v1.PodActions
-	(*durationpb.Duration)(nil),      // 65: google.protobuf.Duration
-	(*v1.PodStatus)(nil),             // 66: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 67: syncpod.v1.Event
-	(*v1.ConfigMap)(nil),             // 68: syncpod.v1.ConfigMap
-	(*v1.Secret)(nil),                // 69: syncpod.v1.Secret
+	(*PodAllocation)(nil),            // 28: syncpod.planner.v1.PodAllocation
+	(*ListPodsRequest)(nil),          // 29: syncpod.planner.v1.ListPodsRequest
+	(*ListPodsResponse)(nil),         // 30: syncpod.planner.v1.ListPodsResponse
+	(*WatchPodsRequest)(nil),         // 31: syncpod.planner.v1.WatchPodsRequest
+	(*WatchPodsResponse)(nil),        // 32: syncpod.planner.v1.WatchPodsResponse
+	(*ConfigObjectRef)(nil),          // 33: syncpod.planner.v1.ConfigObjectRef
+	(*ApplyConfigMapRequest)(nil),    // 34: syncpod.planner.v1.ApplyConfigMapRequest
+	(*ApplyConfigMapResponse)(nil),   // 35: syncpod.planner.v1.ApplyConfigMapResponse
+	(*GetConfigMapRequest)(nil),      // 36: syncpod.planner.v1.GetConfigMapRequest
+	(*GetConfigMapResponse)(nil),     // 37: syncpod.planner.v1.GetConfigMapResponse
+	(*ListConfigMapsRequest)(nil),    // 38: syncpod.planner.v1.ListConfigMapsRequest
+	(*ListConfigMapsResponse)(nil),   // 39: syncpod.planner.v1.ListConfigMapsResponse
+	(*DeleteConfigMapRequest)(nil),   // 40: syncpod.planner.v1.DeleteConfigMapRequest
+	(*DeleteConfigMapResponse)(nil),  // 41: syncpod.planner.v1.DeleteConfigMapResponse
+	(*ApplySecretRequest)(nil),       // 42: syncpod.planner.v1.ApplySecretRequest
+	(*ApplySecretResponse)(nil),      // 43: syncpod.planner.v1.ApplySecretResponse
+	(*GetSecretRequest)(nil),         // 44: syncpod.planner.v1.GetSecretRequest
+	(*GetSecretResponse)(nil),        // 45: syncpod.planner.v1.GetSecretResponse
+	(*ListSecretsRequest)(nil),       // 46: syncpod.planner.v1.ListSecretsRequest
+	(*ListSecretsResponse)(nil),      // 47: syncpod.planner.v1.ListSecretsResponse
+	(*DeleteSecretRequest)(nil),      // 48: syncpod.planner.v1.DeleteSecretRequest
+	(*DeleteSecretResponse)(nil),     // 49: syncpod.planner.v1.DeleteSecretResponse
+	(*ShutdownNodeRequest)(nil),      // 50: syncpod.planner.v1.ShutdownNodeRequest
+	(*ShutdownNodeResponse)(nil),     // 51: syncpod.planner.v1.ShutdownNodeResponse
+	(*GetNodeShutdownRequest)(nil),   // 52: syncpod.planner.v1.GetNodeShutdownRequest
+	(*GetNodeShutdownResponse)(nil),  // 53: syncpod.planner.v1.GetNodeShutdownResponse
+	(*NodeShutdown)(nil),             // 54: syncpod.planner.v1.NodeShutdown
+	(*NodeShutdownGroup)(nil),        // 55: syncpod.planner.v1.NodeShutdownGroup
+	(*NodeShutdownPod)(nil),          // 56: syncpod.planner.v1.NodeShutdownPod
+	nil,                              // 57: syncpod.planner.v1.PodAllocation.ContainersEntry
+	(*v1.StreamInput)(nil),           // 58: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),          // 59: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),              // 60: syncpod.v1.PodStats
+	(*timestamppb.Timestamp)(nil),    // 61: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),               // 62: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                   // 63: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),           // 64: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil), // 65: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),            // 66: syncpod.v1.PodActions
+	(*durationpb.Duration)(nil),      // 67: google.protobuf.Duration
+	(*v1.PodStatus)(nil),             // 68: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                 // 69: syncpod.v1.Event
+	(*v1.ConfigMap)(nil),             // 70: syncpod.v1.ConfigMap
+	(*v1.Secret)(nil),                // 71: syncpod.v1.Secret
+	(*v1.ResourceRequirements)(nil),  // 72: syncpod.v1.ResourceRequirements
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
 	4,  // 0: syncpod.planner.v1.AttachRequest.start:type_name -> syncpod.planner.v1.AttachStart
-	56, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	58, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
 	20, // 2: syncpod.planner.v1.AttachStart.pod:type_name -> syncpod.planner.v1.PodRef
-	57, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	58, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	59, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	60, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
 	9,  // 5: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
 	20, // 6: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
 	12, // 7: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
-	56, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	58, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
 	20, // 9: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
-	57, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	59, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
 	20, // 11: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	59, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	60, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	61, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	62, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	63, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	64, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	61, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	61, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	61, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	62, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	63, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	64, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	65, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	66, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	63, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	63, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
 	0,  // 20: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
 	20, // 21: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	61, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	63, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
 	20, // 23: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
 	27, // 24: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
 	25, // 25: syncpod.planner.v1.GetPodResponse.last_sync:type_name -> syncpod.planner.v1.PodSyncTimeline
-	59, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
-	59, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
+	61, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
+	61, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
 	26, // 28: syncpod.planner.v1.PodSyncTimeline.stages:type_name -> syncpod.planner.v1.PodSyncStage
-	65, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
-	65, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
-	65, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
-	61, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	66, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	67, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	64, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
-	27, // 36: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
-	1,  // 37: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
-	27, // 38: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	59, // 39: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	68, // 40: syncpod.planner.v1.ApplyConfigMapRequest.config_map:type_name -> syncpod.v1.ConfigMap
-	68, // 41: syncpod.planner.v1.ApplyConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
-	0,  // 42: syncpod.planner.v1.ApplyConfigMapResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	32, // 43: syncpod.planner.v1.GetConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	68, // 44: syncpod.planner.v1.GetConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
-	68, // 45: syncpod.planner.v1.ListConfigMapsResponse.config_maps:type_name -> syncpod.v1.ConfigMap
-	32, // 46: syncpod.planner.v1.DeleteConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	69, // 47: syncpod.planner.v1.ApplySecretRequest.secret:type_name -> syncpod.v1.Secret
-	69, // 48: syncpod.planner.v1.ApplySecretResponse.secret:type_name -> syncpod.v1.Secret
-	0,  // 49: syncpod.planner.v1.ApplySecretResponse.result:type_name -> syncpod.planner.v1.ApplyResult
-	32, // 50: syncpod.planner.v1.GetSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	69, // 51: syncpod.planner.v1.GetSecretResponse.secret:type_name -> syncpod.v1.Secret
-	69, // 52: syncpod.planner.v1.ListSecretsResponse.secrets:type_name -> syncpod.v1.Secret
-	32, // 53: syncpod.planner.v1.DeleteSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	53, // 54: syncpod.planner.v1.ShutdownNodeResponse.shutdown:type_name -> syncpod.planner.v1.NodeShutdown
-	53, // 55: syncpod.planner.v1.GetNodeShutdownResponse.shutdown:type_name -> syncpod.planner.v1.NodeShutdown
-	2,  // 56: syncpod.planner.v1.NodeShutdown.phase:type_name -> syncpod.planner.v1.NodeShutdownPhase
-	59, // 57: syncpod.planner.v1.NodeShutdown.started_at:type_name -> google.protobuf.Timestamp
-	59, // 58: syncpod.planner.v1.NodeShutdown.ended_at:type_name -> google.protobuf.Timestamp
-	54, // 59: syncpod.planner.v1.NodeShutdown.groups:type_name -> syncpod.planner.v1.NodeShutdownGroup
-	55, // 60: syncpod.planner.v1.NodeShutdownGroup.pods:type_name -> syncpod.planner.v1.NodeShutdownPod
-	59, // 61: syncpod.planner.v1.NodeShutdownGroup.started_at:type_name -> google.protobuf.Timestamp
-	59, // 62: syncpod.planner.v1.NodeShutdownGroup.ended_at:type_name -> google.protobuf.Timestamp
-	16, // 63: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	18, // 64: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	21, // 65: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	23, // 66: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	28, // 67: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	30, // 68: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	14, // 69: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
-	11, // 70: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
-	8,  // 71: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
-	6,  // 72: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
-	3,  // 73: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
-	33, // 74: syncpod.planner.v1.PlannerService.ApplyConfigMap:input_type -> syncpod.planner.v1.ApplyConfigMapRequest
-	35, // 75: syncpod.planner.v1.PlannerService.GetConfigMap:input_type -> syncpod.planner.v1.GetConfigMapRequest
-	37, // 76: syncpod.planner.v1.PlannerService.ListConfigMaps:input_type -> syncpod.planner.v1.ListConfigMapsRequest
-	39, // 77: syncpod.planner.v1.PlannerService.DeleteConfigMap:input_type -> syncpod.planner.v1.DeleteConfigMapRequest
-	41, // 78: syncpod.planner.v1.PlannerService.ApplySecret:input_type -> syncpod.planner.v1.ApplySecretRequest
-	43, // 79: syncpod.planner.v1.PlannerService.GetSecret:input_type -> syncpod.planner.v1.GetSecretRequest
-	45, // 80: syncpod.planner.v1.PlannerService.ListSecrets:input_type -> syncpod.planner.v1.ListSecretsRequest
-	47, // 81: syncpod.planner.v1.PlannerService.DeleteSecret:input_type -> syncpod.planner.v1.DeleteSecretRequest
-	49, // 82: syncpod.planner.v1.PlannerService.ShutdownNode:input_type -> syncpod.planner.v1.ShutdownNodeRequest
-	51, // 83: syncpod.planner.v1.PlannerService.GetNodeShutdown:input_type -> syncpod.planner.v1.GetNodeShutdownRequest
-	17, // 84: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	19, // 85: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	22, // 86: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	24, // 87: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	29, // 88: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	31, // 89: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	15, // 90: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
-	13, // 91: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
-	10, // 92: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
-	7,  // 93: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
-	5,  // 94: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
-	34, // 95: syncpod.planner.v1.PlannerService.ApplyConfigMap:output_type -> syncpod.planner.v1.ApplyConfigMapResponse
-	36, // 96: syncpod.planner.v1.PlannerService.GetConfigMap:output_type -> syncpod.planner.v1.GetConfigMapResponse
-	38, // 97: syncpod.planner.v1.PlannerService.ListConfigMaps:output_type -> syncpod.planner.v1.ListConfigMapsResponse
-	40, // 98: syncpod.planner.v1.PlannerService.DeleteConfigMap:output_type -> syncpod.planner.v1.DeleteConfigMapResponse
-	42, // 99: syncpod.planner.v1.PlannerService.ApplySecret:output_type -> syncpod.planner.v1.ApplySecretResponse
-	44, // 100: syncpod.planner.v1.PlannerService.GetSecret:output_type -> syncpod.planner.v1.GetSecretResponse
-	46, // 101: syncpod.planner.v1.PlannerService.ListSecrets:output_type -> syncpod.planner.v1.ListSecretsResponse
-	48, // 102: syncpod.planner.v1.PlannerService.DeleteSecret:output_type -> syncpod.planner.v1.DeleteSecretResponse
-	50, // 103: syncpod.planner.v1.PlannerService.ShutdownNode:output_type -> syncpod.planner.v1.ShutdownNodeResponse
-	52, // 104: syncpod.planner.v1.PlannerService.GetNodeShutdown:output_type -> syncpod.planner.v1.GetNodeShutdownResponse
-	84, // [84:105] is the sub-list for method output_type
-	63, // [63:84] is the sub-list for method input_type
-	63, // [63:63] is the sub-list for extension type_name
-	63, // [63:63] is the sub-list for extension extendee
-	0,  // [0:63] is the sub-list for field type_name
+	67, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
+	67, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
+	67, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
+	63, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	68, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	69, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	66, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	28, // 36: syncpod.planner.v1.PodRecord.allocation:type_name -> syncpod.planner.v1.PodAllocation
+	57, // 37: syncpod.planner.v1.PodAllocation.containers:type_name -> syncpod.planner.v1.PodAllocation.ContainersEntry
+	27, // 38: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
+	1,  // 39: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
+	27, // 40: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
+	61, // 41: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	70, // 42: syncpod.planner.v1.ApplyConfigMapRequest.config_map:type_name -> syncpod.v1.ConfigMap
+	70, // 43: syncpod.planner.v1.ApplyConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
+	0,  // 44: syncpod.planner.v1.ApplyConfigMapResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	33, // 45: syncpod.planner.v1.GetConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	70, // 46: syncpod.planner.v1.GetConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
+	70, // 47: syncpod.planner.v1.ListConfigMapsResponse.config_maps:type_name -> syncpod.v1.ConfigMap
+	33, // 48: syncpod.planner.v1.DeleteConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	71, // 49: syncpod.planner.v1.ApplySecretRequest.secret:type_name -> syncpod.v1.Secret
+	71, // 50: syncpod.planner.v1.ApplySecretResponse.secret:type_name -> syncpod.v1.Secret
+	0,  // 51: syncpod.planner.v1.ApplySecretResponse.result:type_name -> syncpod.planner.v1.ApplyResult
+	33, // 52: syncpod.planner.v1.GetSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	71, // 53: syncpod.planner.v1.GetSecretResponse.secret:type_name -> syncpod.v1.Secret
+	71, // 54: syncpod.planner.v1.ListSecretsResponse.secrets:type_name -> syncpod.v1.Secret
+	33, // 55: syncpod.planner.v1.DeleteSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
+	54, // 56: syncpod.planner.v1.ShutdownNodeResponse.shutdown:type_name -> syncpod.planner.v1.NodeShutdown
+	54, // 57: syncpod.planner.v1.GetNodeShutdownResponse.shutdown:type_name -> syncpod.planner.v1.NodeShutdown
+	2,  // 58: syncpod.planner.v1.NodeShutdown.phase:type_name -> syncpod.planner.v1.NodeShutdownPhase
+	61, // 59: syncpod.planner.v1.NodeShutdown.started_at:type_name -> google.protobuf.Timestamp
+	61, // 60: syncpod.planner.v1.NodeShutdown.ended_at:type_name -> google.protobuf.Timestamp
+	55, // 61: syncpod.planner.v1.NodeShutdown.groups:type_name -> syncpod.planner.v1.NodeShutdownGroup
+	56, // 62: syncpod.planner.v1.NodeShutdownGroup.pods:type_name -> syncpod.planner.v1.NodeShutdownPod
+	61, // 63: syncpod.planner.v1.NodeShutdownGroup.started_at:type_name -> google.protobuf.Timestamp
+	61, // 64: syncpod.planner.v1.NodeShutdownGroup.ended_at:type_name -> google.protobuf.Timestamp
+	72, // 65: syncpod.planner.v1.PodAllocation.ContainersEntry.value:type_name -> syncpod.v1.ResourceRequirements
+	16, // 66: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	18, // 67: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	21, // 68: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	23, // 69: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	29, // 70: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	31, // 71: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	14, // 72: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	11, // 73: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
+	8,  // 74: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
+	6,  // 75: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
+	3,  // 76: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
+	34, // 77: syncpod.planner.v1.PlannerService.ApplyConfigMap:input_type -> syncpod.planner.v1.ApplyConfigMapRequest
+	36, // 78: syncpod.planner.v1.PlannerService.GetConfigMap:input_type -> syncpod.planner.v1.GetConfigMapRequest
+	38, // 79: syncpod.planner.v1.PlannerService.ListConfigMaps:input_type -> syncpod.planner.v1.ListConfigMapsRequest
+	40, // 80: syncpod.planner.v1.PlannerService.DeleteConfigMap:input_type -> syncpod.planner.v1.DeleteConfigMapRequest
+	42, // 81: syncpod.planner.v1.PlannerService.ApplySecret:input_type -> syncpod.planner.v1.ApplySecretRequest
+	44, // 82: syncpod.planner.v1.PlannerService.GetSecret:input_type -> syncpod.planner.v1.GetSecretRequest
+	46, // 83: syncpod.planner.v1.PlannerService.ListSecrets:input_type -> syncpod.planner.v1.ListSecretsRequest
+	48, // 84: syncpod.planner.v1.PlannerService.DeleteSecret:input_type -> syncpod.planner.v1.DeleteSecretRequest
+	50, // 85: syncpod.planner.v1.PlannerService.ShutdownNode:input_type -> syncpod.planner.v1.ShutdownNodeRequest
+	52, // 86: syncpod.planner.v1.PlannerService.GetNodeShutdown:input_type -> syncpod.planner.v1.GetNodeShutdownRequest
+	17, // 87: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	19, // 88: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	22, // 89: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	24, // 90: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	30, // 91: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	32, // 92: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	15, // 93: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	13, // 94: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
+	10, // 95: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
+	7,  // 96: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
+	5,  // 97: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
+	35, // 98: syncpod.planner.v1.PlannerService.ApplyConfigMap:output_type -> syncpod.planner.v1.ApplyConfigMapResponse
+	37, // 99: syncpod.planner.v1.PlannerService.GetConfigMap:output_type -> syncpod.planner.v1.GetConfigMapResponse
+	39, // 100: syncpod.planner.v1.PlannerService.ListConfigMaps:output_type -> syncpod.planner.v1.ListConfigMapsResponse
+	41, // 101: syncpod.planner.v1.PlannerService.DeleteConfigMap:output_type -> syncpod.planner.v1.DeleteConfigMapResponse
+	43, // 102: syncpod.planner.v1.PlannerService.ApplySecret:output_type -> syncpod.planner.v1.ApplySecretResponse
+	45, // 103: syncpod.planner.v1.PlannerService.GetSecret:output_type -> syncpod.planner.v1.GetSecretResponse
+	47, // 104: syncpod.planner.v1.PlannerService.ListSecrets:output_type -> syncpod.planner.v1.ListSecretsResponse
+	49, // 105: syncpod.planner.v1.PlannerService.DeleteSecret:output_type -> syncpod.planner.v1.DeleteSecretResponse
+	51, // 106: syncpod.planner.v1.PlannerService.ShutdownNode:output_type -> syncpod.planner.v1.ShutdownNodeResponse
+	53, // 107: syncpod.planner.v1.PlannerService.GetNodeShutdown:output_type -> syncpod.planner.v1.GetNodeShutdownResponse
+	87, // [87:108] is the sub-list for method output_type
+	66, // [66:87] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -3572,7 +3691,7 @@ func file_syncpod_planner_v1_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
