@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/syncpod/syncpod/proto/podresources"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -137,65 +138,13 @@ func fit(pod *syncpodv1.Pod, others []*syncpodv1.Pod, capacity Capacity) (reason
 }
 
 // Requests are a pod's CPU (milli) and memory (bytes) requests as the
-// kubelet counts them for admission: the larger of the regular containers
-// and sidecars together and any init container with the sidecars started
-// before it, plus the pod's overhead.
+// kubelet counts them for admission (podresources.PodRequests): the
+// larger of the regular containers and sidecars together and any init
+// container with the sidecars started before it, or the pod-level
+// request where one is set, plus the pod's overhead.
 func Requests(pod *syncpodv1.Pod) (milliCPU, memoryBytes int64) {
-	spec := pod.GetSpec()
-	var sideCPU, sideMem int64
-	var initCPU, initMem int64
-	for _, c := range spec.GetInitContainers() {
-		cpu, mem := containerRequests(c)
-		if c.GetRestartPolicy() == syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS {
-			sideCPU += cpu
-			sideMem += mem
-			initCPU, initMem = max(initCPU, sideCPU), max(initMem, sideMem)
-			continue
-		}
-		initCPU, initMem = max(initCPU, sideCPU+cpu), max(initMem, sideMem+mem)
-	}
-	regCPU, regMem := sideCPU, sideMem
-	for _, c := range spec.GetContainers() {
-		cpu, mem := containerRequests(c)
-		regCPU += cpu
-		regMem += mem
-	}
-	milliCPU, memoryBytes = max(regCPU, initCPU), max(regMem, initMem)
-	if o := spec.GetOverhead(); o != nil {
-		milliCPU += milli(o.GetCpu())
-		memoryBytes += bytes(o.GetMemory())
-	}
-	return milliCPU, memoryBytes
-}
-
-// containerRequests are a container's requests, its limits standing in
-// for requests it does not set (the API server's defaulting).
-func containerRequests(c *syncpodv1.Container) (milliCPU, memoryBytes int64) {
-	r := c.GetResources()
-	cpu, mem := r.GetRequests().GetCpu(), r.GetRequests().GetMemory()
-	if cpu == "" {
-		cpu = r.GetLimits().GetCpu()
-	}
-	if mem == "" {
-		mem = r.GetLimits().GetMemory()
-	}
-	return milli(cpu), bytes(mem)
-}
-
-func milli(s string) int64 {
-	q, err := resource.ParseQuantity(s)
-	if s == "" || err != nil {
-		return 0
-	}
-	return q.MilliValue()
-}
-
-func bytes(s string) int64 {
-	q, err := resource.ParseQuantity(s)
-	if s == "" || err != nil {
-		return 0
-	}
-	return q.Value()
+	r := podresources.PodRequests(pod, podresources.Options{})
+	return r.MilliCPU, r.Memory
 }
 
 // Equal reports whether a and b ask for the same quantities ("1" and
