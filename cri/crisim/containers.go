@@ -276,8 +276,10 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 	return &runtimeapi.StopContainerResponse{}, nil
 }
 
-// RemoveContainer removes a container that is not running. Removing an
-// unknown container is fine.
+// RemoveContainer removes a container, stopping it first at once (no
+// grace period) when it runs, as CRI asks: "If the container is running,
+// the container must be forcibly removed." Removing an unknown container
+// is fine.
 func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
 	id := req.GetContainerId()
 	if id == "" {
@@ -292,9 +294,6 @@ func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveCon
 	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		run := c.run
 		r.mu.Unlock()
-		if !r.opts.ForceRemoveRunning {
-			return nil, fmt.Errorf("%w: container %q is running: stop it before removing it", ErrFailedPrecondition, id)
-		}
 		if err := run.stop(ctx, 0); err != nil {
 			return nil, fmt.Errorf("remove container %q: %w", id, err)
 		}

@@ -58,9 +58,8 @@
 //   - Unknown ids answer NotFound, except RemoveContainer and
 //     RemovePodSandbox, which are idempotent as CRI requires.
 //   - StopContainer and StopPodSandbox may be called any number of times.
-//   - RemoveContainer of a running container fails with FailedPrecondition
-//     (Options.ForceRemoveRunning makes it stop the container first, as CRI
-//     and containerd do).
+//   - RemoveContainer of a running container kills it at once and removes
+//     it, as CRI asks and containerd does.
 //   - StopPodSandbox kills the sandbox's running containers at once;
 //     RemovePodSandbox stops then removes them.
 //   - CreateContainer needs a READY sandbox and a pulled image.

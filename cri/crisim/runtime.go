@@ -64,11 +64,12 @@ type Options struct {
 	Mode Mode
 	// Unpullable, when set, makes PullImage fail for matching names.
 	Unpullable *regexp.Regexp
-	// ForceRemoveRunning makes RemoveContainer stop a running container
-	// first (CRI's wording, containerd's behaviour) instead of failing.
-	ForceRemoveRunning bool
 	// EventBuffer is each GetContainerEvents subscriber's buffer size.
 	EventBuffer int
+	// CgroupDriver is what RuntimeConfig reports, so a kubelet builds its
+	// cgroup tree the way the node's other runtimes expect; crisim itself
+	// makes no cgroups. The zero value is systemd, as in the CRI enum.
+	CgroupDriver runtimeapi.CgroupDriver
 	// Version is reported as runtime_version.
 	Version string
 	// Logger receives lifecycle logs. Required.
@@ -148,6 +149,9 @@ func New(opts Options) (*Runtime, error) {
 	}
 	if _, err := ParseMode(string(opts.Mode)); err != nil {
 		return nil, err
+	}
+	if _, ok := runtimeapi.CgroupDriver_name[int32(opts.CgroupDriver)]; !ok {
+		return nil, fmt.Errorf("%w: crisim: CgroupDriver %d is not systemd or cgroupfs", ErrInvalid, opts.CgroupDriver)
 	}
 	if opts.EventBuffer <= 0 {
 		opts.EventBuffer = DefaultEventBuffer
@@ -375,6 +379,12 @@ func (r *Runtime) Status(_ context.Context, req *runtimeapi.StatusRequest) (*run
 		resp.Info = map[string]string{"mode": string(r.opts.Mode), "fake_pod_cidr": fakePodCIDR.String()}
 	}
 	return resp, nil
+}
+
+// RuntimeConfig reports the cgroup driver (Options.CgroupDriver); the
+// kubelet asks once at start and, from 1.38, needs the answer.
+func (r *Runtime) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
+	return &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: r.opts.CgroupDriver}}, nil
 }
 
 // UpdateRuntimeConfig accepts and logs the config; crisim has no network

@@ -114,6 +114,64 @@ func TestErrorCodes(t *testing.T) {
 	}
 }
 
+// RuntimeConfig answers the configured cgroup driver, systemd when none is
+// configured (the CRI enum's zero value); an unknown one is refused at New.
+func TestRuntimeConfigReportsTheCgroupDriver(t *testing.T) {
+	tests := []struct {
+		name   string
+		driver runtimeapi.CgroupDriver
+	}{
+		{"default is systemd", 0},
+		{"systemd", runtimeapi.CgroupDriver_SYSTEMD},
+		{"cgroupfs", runtimeapi.CgroupDriver_CGROUPFS},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newTestRuntime(t, Options{Mode: ModeSimulated, CgroupDriver: tc.driver})
+			resp, err := r.RuntimeConfig(context.Background(), &runtimeapi.RuntimeConfigRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.GetLinux().GetCgroupDriver(); got != tc.driver {
+				t.Errorf("cgroup driver %s, want %s", got, tc.driver)
+			}
+		})
+	}
+	_, err := New(Options{Logger: slog.New(slog.DiscardHandler), Mode: ModeSimulated, CgroupDriver: 7})
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("New with cgroup driver 7: %v, want ErrInvalid", err)
+	}
+}
+
+// A running container is removed, killed first, as CRI asks: the call
+// succeeds once its process has exited, and its status is NotFound.
+func TestRemoveContainerKillsARunningOne(t *testing.T) {
+	r, _ := newTestRuntime(t, Options{Mode: ModeProcess})
+	sb := sandboxFor(t, r, "p")
+	id, err := containerIn(t, r, sb, "c", []string{"sh", "-c", `trap "" TERM; exec sleep 3600`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := r.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	run := r.containers[id].run
+	r.mu.Unlock()
+	if _, err := r.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil {
+		t.Fatalf("RemoveContainer of a running container: %v, want it killed and removed", err)
+	}
+	if _, err := r.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("status after removal: %v, want NotFound", err)
+	}
+	select {
+	case <-run.exited():
+	default:
+		t.Error("RemoveContainer returned before the container's process exited")
+	}
+}
+
 // A subscriber that stops reading is cut off with ResourceExhausted after
 // receiving what was buffered; nothing is dropped silently.
 func TestEventSubscriberFallsBehind(t *testing.T) {

@@ -124,6 +124,11 @@ func (s *runtimeService) UpdateRuntimeConfig(ctx context.Context, req *runtimeap
 	return resp, s.r.finish("UpdateRuntimeConfig", err)
 }
 
+func (s *runtimeService) RuntimeConfig(ctx context.Context, req *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
+	resp, err := s.r.RuntimeConfig(ctx, req)
+	return resp, s.r.finish("RuntimeConfig", err)
+}
+
 func (s *runtimeService) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc.ServerStreamingServer[runtimeapi.ContainerEventResponse]) error {
 	// The response headers go out once the subscription is in place, so a
 	// client that waits for them (stream.Header()) misses no event.

@@ -38,10 +38,6 @@ type Caps struct {
 	// Simulated: commands do not run; outcomes come from the crisim
 	// annotations, ExecSync answers 0 with no output, logs stay empty.
 	Simulated bool
-	// RemoveRunningFails: RemoveContainer of a running container is an
-	// error (crisim's default) rather than a forced stop and removal (CRI's
-	// wording, containerd).
-	RemoveRunningFails bool
 	// FakePodIP: pod-network sandboxes get an IP from 10.88.0.0/16.
 	FakePodIP bool
 	// SandboxEvents: GetContainerEvents also reports sandboxes, with the
@@ -832,20 +828,10 @@ func testErrorCodes(t *testing.T, fx *fixture) {
 	}
 
 	t.Run("RemoveContainer of a running container", func(t *testing.T) {
-		err := fx.rs.RemoveContainer(ctx, run)
-		if fx.caps.RemoveRunningFails {
-			if err == nil {
-				t.Fatal("removing a running container succeeded, want an error")
-			}
-			if st := fx.status(run); st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
-				t.Errorf("after the refused removal the container is %s, want still RUNNING", st.GetState())
-			}
-			return
-		}
-		if err != nil {
+		if err := fx.rs.RemoveContainer(ctx, run); err != nil {
 			t.Fatalf("removing a running container: %v, want a forced removal (CRI)", err)
 		}
-		_, err = fx.rs.ContainerStatus(ctx, run, false)
+		_, err := fx.rs.ContainerStatus(ctx, run, false)
 		wantCode(t, "ContainerStatus after forced removal", err, codes.NotFound)
 	})
 	t.Run("CreateContainer with the same metadata twice", func(t *testing.T) {
