@@ -255,14 +255,14 @@ func (r *Runtime) exitLocked(c *container, code int32, reason, message string, f
 }
 
 // StopContainer stops a running container: the stop signal, then SIGKILL
-// after the timeout (seconds). Stopping a container that is not running
-// is fine.
+// after the timeout (seconds). Stopping a container that is not running,
+// or unknown, is fine.
 func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
 	r.mu.Lock()
 	c, ok := r.containers[req.GetContainerId()]
 	if !ok {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
+		return &runtimeapi.StopContainerResponse{}, nil // CRI: idempotent, nothing left to stop
 	}
 	run, running := c.run, c.state == runtimeapi.ContainerState_CONTAINER_RUNNING
 	r.mu.Unlock()

@@ -55,8 +55,9 @@
 //     fails with AlreadyExists and a "name ... is reserved" message, as
 //     containerd does. Container metadata (name, attempt) is reserved per
 //     sandbox the same way.
-//   - Unknown ids answer NotFound, except RemoveContainer and
-//     RemovePodSandbox, which are idempotent as CRI requires.
+//   - Unknown ids answer NotFound, except StopContainer, StopPodSandbox,
+//     RemoveContainer and RemovePodSandbox, which are idempotent as CRI
+//     requires (as on containerd 2.x: nothing is left to stop or remove).
 //   - StopContainer and StopPodSandbox may be called any number of times.
 //   - RemoveContainer of a running container kills it at once and removes
 //     it, as CRI asks and containerd does.

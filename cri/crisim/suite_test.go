@@ -41,6 +41,7 @@ func crisimTarget(mode crisim.Mode, persistent bool) crisuite.Factory {
 				FakePodIP:     true,
 				SandboxEvents: true,
 				TermKills:     true,
+				StopUnknownOK: true,
 			},
 		}
 	}

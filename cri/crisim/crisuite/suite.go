@@ -50,8 +50,8 @@ type Caps struct {
 	NoContainerEvents bool
 	// StopUnknownOK: StopContainer and StopPodSandbox of an id the
 	// runtime does not know answer OK (containerd 2.x: nothing is left to
-	// reclaim, and CRI has both calls idempotent) rather than NotFound
-	// (crisim, containerd 1.6).
+	// reclaim, and CRI has both calls idempotent; crisim) rather than
+	// NotFound (containerd 1.6).
 	StopUnknownOK bool
 	// TermKills: a process with no SIGTERM handler dies of it (exit 143).
 	// False on containerd, where the command is PID 1 of its namespace and
