@@ -59,6 +59,13 @@
 //     RemoveContainer and RemovePodSandbox, which are idempotent as CRI
 //     requires (as on containerd 2.x: nothing is left to stop or remove).
 //   - StopContainer and StopPodSandbox may be called any number of times.
+//     A container is sent its stop signal once: a StopContainer that comes
+//     while an earlier one's grace period runs (a client that restarted
+//     and asks again) sends none, waits for the same exit, and brings the
+//     kill forward if its own timeout ends sooner; the kill at the end of
+//     the grace period happens even when the caller that asked has gone.
+//     (A crisim restart forgets a stop in flight: the next one signals
+//     again.)
 //   - RemoveContainer of a running container kills it at once and removes
 //     it, as CRI asks and containerd does.
 //   - StopPodSandbox kills the sandbox's running containers at once;

@@ -395,3 +395,71 @@ func TestValidationReportsAllProblems(t *testing.T) {
 		}
 	}
 }
+
+// A container being stopped is sent its stop signal once: a StopContainer
+// that comes while an earlier one's grace period runs (a client that
+// restarted and asks again) waits for the same exit, and the kill at the
+// end of the first grace period happens even when its caller has gone.
+func TestAStopInFlightIsNotSignalledAgain(t *testing.T) {
+	tests := []struct {
+		name string
+		// second is the timeout of a second StopContainer, or -1 for none:
+		// the container must then die of the first stop's kill alone.
+		firstGrace, second time.Duration
+	}{
+		{"a second stop with a shorter timeout brings the kill forward", time.Hour, time.Second},
+		{"no second stop: the first one's kill comes though its caller left", time.Second, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newTestRuntime(t, Options{Mode: ModeProcess})
+			terms := filepath.Join(t.TempDir(), "terms")
+			id, err := containerIn(t, r, sandboxFor(t, r, "p"), "c", []string{"sh", "-c",
+				`trap "echo TERM >> ` + terms + `" TERM; echo up > ` + terms + `.up; while true; do sleep 0.05; done`}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+				t.Fatal(err)
+			}
+			waitFile(t, terms+".up")
+			ctx, cancel := context.WithCancel(context.Background())
+			first := make(chan error, 1)
+			go func() {
+				_, err := r.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: int64(tc.firstGrace / time.Second)})
+				first <- err
+			}()
+			waitFile(t, terms)
+			cancel() // the caller goes away
+			if err := <-first; !errors.Is(err, context.Canceled) {
+				t.Fatalf("first stop after its caller left: %v, want context.Canceled", err)
+			}
+			if tc.second >= 0 {
+				if _, err := r.StopContainer(context.Background(), &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: int64(tc.second / time.Second)}); err != nil {
+					t.Fatalf("second stop: %v", err)
+				}
+			}
+			if st := waitExited(t, r, id); st.GetExitCode() != 137 {
+				t.Errorf("exit code %d, want 137 (killed at the end of the grace period)", st.GetExitCode())
+			}
+			if b, _ := os.ReadFile(terms); strings.Count(string(b), "TERM") != 1 {
+				t.Errorf("the container noted %q, want one TERM", b)
+			}
+		})
+	}
+}
+
+// waitFile waits until path exists.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

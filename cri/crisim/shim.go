@@ -272,6 +272,8 @@ type shimRunner struct {
 	sig  syscall.Signal
 	done chan struct{}
 	wait func() error // reaps the shim crisim started; nil when adopted
+	// stopper: one stop per instance (process.go).
+	stopper stopper
 }
 
 func (s *shimRunner) proc() *procRecord { rec := s.rec; return &rec }
@@ -289,7 +291,7 @@ func (s *shimRunner) signal(sig syscall.Signal) {
 func (s *shimRunner) kill() { s.signal(syscall.SIGKILL) }
 
 func (s *shimRunner) stop(ctx context.Context, timeout time.Duration) error {
-	return stopProcess(ctx, timeout, s.done, func() { s.signal(s.sig) }, s.kill)
+	return s.stopper.stop(ctx, timeout, s.done, func() { s.signal(s.sig) }, s.kill)
 }
 
 func (s *shimRunner) reopenLog() error {
