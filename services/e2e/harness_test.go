@@ -78,6 +78,8 @@ type nodeOptions struct {
 	// short directory and returns the executor's CRI endpoint (a proxy in
 	// front of the runtime).
 	executorCRI func(endpoint, dir string) string
+	// plegCRI is executorCRI for the PLEG.
+	plegCRI func(endpoint, dir string) string
 	// executorArgs, plegArgs and crisimArgs are extra flags (later flags
 	// win).
 	executorArgs, plegArgs, crisimArgs []string
@@ -168,8 +170,12 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		"--backoff-initial="+o.backoffInitial.String(),
 		"--backoff-max="+o.backoffMax.String(),
 	), o.executorArgs...)})
+	plegCRI := endpoint
+	if o.plegCRI != nil {
+		plegCRI = o.plegCRI(endpoint, short)
+	}
 	n.pleg = startProc(t, "syncpod-pleg", procOptions{managed: true, args: append(append(listen("pleg"),
-		"--cri-endpoint="+endpoint,
+		"--cri-endpoint="+plegCRI,
 		"--relist-period=500ms",
 	), o.plegArgs...)})
 	n.plegConn = dial(t, n.pleg.grpc)
