@@ -426,17 +426,20 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 
 // ReopenContainerLog reopens a running container's log file, so a
 // rotated file is replaced by a new one.
-func (r *Runtime) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
+func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	c, ok := r.containers[req.GetContainerId()]
 	if !ok {
+		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
 	}
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.run == nil {
+		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, c.id)
 	}
-	if err := c.run.reopenLog(); err != nil {
+	run := c.run
+	r.mu.Unlock()
+	if err := run.reopenLog(ctx); err != nil {
 		return nil, fmt.Errorf("reopen log of container %q: %w", c.id, err)
 	}
 	return &runtimeapi.ReopenContainerLogResponse{}, nil

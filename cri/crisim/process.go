@@ -34,7 +34,7 @@ type procRunner struct {
 	stopper stopper
 }
 
-func (p *procRunner) reopenLog() error { return p.lw.reopen() }
+func (p *procRunner) reopenLog(context.Context) error { return p.lw.reopen() }
 
 // startProcess execs c's command in its own process group with its output
 // going to lw. mu is held by the caller.

@@ -353,8 +353,9 @@ type runner interface {
 	kill()
 	// exited is closed once the exit is recorded.
 	exited() <-chan struct{}
-	// reopenLog reopens the container's log file (after a rotation).
-	reopenLog() error
+	// reopenLog reopens the container's log file (after a rotation) and
+	// returns once the file exists again, or ctx ends.
+	reopenLog(ctx context.Context) error
 }
 
 // Version names the runtime.

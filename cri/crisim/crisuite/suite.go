@@ -87,6 +87,7 @@ func Run(t *testing.T, newTarget Factory) {
 		{"ContainerLifecycle", testContainerLifecycle},
 		{"ExitCodes", testExitCodes},
 		{"Logs", testLogs},
+		{"ReopenLogAfterRotation", testReopenLogAfterRotation},
 		{"StopWithGrace", testStopWithGrace},
 		{"Events", testEvents},
 		{"Filters", testFilters},
@@ -473,6 +474,32 @@ func testExitCodes(t *testing.T, fx *fixture) {
 			}
 		})
 	}
+}
+
+// testReopenLogAfterRotation: a running container's log renamed away (a
+// rotation) is there again when ReopenContainerLog returns, and the
+// container's next lines go to it.
+func testReopenLogAfterRotation(t *testing.T, fx *fixture) {
+	if fx.caps.Simulated {
+		t.Log("simulated containers write no output")
+		return
+	}
+	sbCfg := fx.sandboxConfig("rotate", nil)
+	sb := fx.runSandbox(sbCfg)
+	id := fx.create(sb, sbCfg, spec{name: "ticker", cmd: []string{"sh", "-c", "i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.1; done"}})
+	fx.start(id)
+	path := filepath.Join(sbCfg.LogDirectory, "ticker.log")
+	fx.waitLog(path, "tick 1")
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.rs.ReopenContainerLog(fx.ctx(), id); err != nil {
+		t.Fatalf("ReopenContainerLog: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("after ReopenContainerLog returned: %v, want the log created again", err)
+	}
+	fx.waitLog(path, "tick")
 }
 
 // criLogLine is "<RFC3339Nano> <stream> <F|P> <content>".
