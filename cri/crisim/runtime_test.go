@@ -388,8 +388,9 @@ func TestValidationReportsAllProblems(t *testing.T) {
 	if status.Code(grpcError(err)) != codes.InvalidArgument || !strings.Contains(err.Error(), "config.metadata.name") || !strings.Contains(err.Error(), "config.metadata.uid") {
 		t.Errorf("RunPodSandbox(empty metadata) = %v, want InvalidArgument naming name and uid", err)
 	}
-	_, err = r.CreateContainer(context.Background(), &runtimeapi.CreateContainerRequest{Config: &runtimeapi.ContainerConfig{}})
-	for _, field := range []string{"pod_sandbox_id", "config.metadata.name", "config.image.image"} {
+	_, err = r.CreateContainer(context.Background(), &runtimeapi.CreateContainerRequest{Config: &runtimeapi.ContainerConfig{
+		Linux: &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{RunAsGroup: &runtimeapi.Int64Value{Value: 3000}}}}})
+	for _, field := range []string{"pod_sandbox_id", "config.metadata.name", "config.image.image", "config.linux.security_context.run_as_group"} {
 		if !strings.Contains(fmt.Sprint(err), field) {
 			t.Errorf("CreateContainer(empty) = %v, want it to name %s", err, field)
 		}
