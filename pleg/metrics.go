@@ -9,20 +9,23 @@ import (
 
 // Metrics are the PLEG's Prometheus metrics, after the kubelet's.
 type Metrics struct {
-	RelistDuration     prometheus.Histogram
-	RelistInterval     prometheus.Histogram
-	Events             *prometheus.CounterVec
-	Discarded          prometheus.Counter
-	Resyncs            prometheus.Counter
-	InspectionErrors   prometheus.Counter
-	RelistErrors       prometheus.Counter
-	RunningPods        prometheus.Gauge
-	RunningContainers  prometheus.Gauge
-	EventedErrors      prometheus.Counter
-	EventedConnections prometheus.Counter
-	Mode               *prometheus.GaugeVec
-	PodRelistDuration  prometheus.Histogram
-	PodRelistsDropped  prometheus.Counter
+	RelistDuration   prometheus.Histogram
+	RelistInterval   prometheus.Histogram
+	Events           *prometheus.CounterVec
+	Discarded        prometheus.Counter
+	Resyncs          prometheus.Counter
+	InspectionErrors prometheus.Counter
+	// InspectionStragglers counts inspections that outlasted the inspect
+	// patience (a relist went on without them).
+	InspectionStragglers prometheus.Counter
+	RelistErrors         prometheus.Counter
+	RunningPods          prometheus.Gauge
+	RunningContainers    prometheus.Gauge
+	EventedErrors        prometheus.Counter
+	EventedConnections   prometheus.Counter
+	Mode                 *prometheus.GaugeVec
+	PodRelistDuration    prometheus.Histogram
+	PodRelistsDropped    prometheus.Counter
 	// RuntimeEvents counts CRI container events by what became of them:
 	// applied, stale (older than the cached status; a DELETED one still
 	// removes) or ignored (no syncpod sandbox, R-14.1).
@@ -59,6 +62,9 @@ func newMetrics(reg prometheus.Registerer, lastSeen, subscribers func() float64)
 		}),
 		InspectionErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "syncpod_pleg_inspection_errors_total", Help: "Pod inspections that failed (the pod is re-inspected next relist).",
+		}),
+		InspectionStragglers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_pleg_inspection_stragglers_total", Help: "Pod inspections that outlasted the inspect patience: relists went on without them, and their results were dropped (the pod is re-inspected).",
 		}),
 		RelistErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "syncpod_pleg_relist_errors_total", Help: "Relists whose list calls failed.",
@@ -98,7 +104,7 @@ func newMetrics(reg prometheus.Registerer, lastSeen, subscribers func() float64)
 		m.RuntimeEvents.WithLabelValues(r)
 	}
 	cs := []prometheus.Collector{
-		m.RelistDuration, m.RelistInterval, m.Events, m.Discarded, m.Resyncs, m.InspectionErrors, m.RelistErrors,
+		m.RelistDuration, m.RelistInterval, m.Events, m.Discarded, m.Resyncs, m.InspectionErrors, m.InspectionStragglers, m.RelistErrors,
 		m.RunningPods, m.RunningContainers, m.EventedErrors, m.EventedConnections, m.Mode,
 		m.PodRelistDuration, m.PodRelistsDropped, m.RuntimeEvents, m.EventLag,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{

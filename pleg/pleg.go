@@ -61,6 +61,11 @@ type Options struct {
 	InspectParallelism int
 	// InspectTimeout bounds one pod's inspection (default 10 s).
 	InspectTimeout time.Duration
+	// InspectPatience is how long a relist waits for one pod's inspection
+	// (default 5 s); one that takes longer goes on without holding the
+	// relist (see inspectPatiently). At InspectTimeout or more, relists
+	// wait for every inspection.
+	InspectPatience time.Duration
 	// ListTimeout bounds each list call (default 30 s).
 	ListTimeout time.Duration
 	// EventedMaxFailures: stream failures in a row after which the PLEG
@@ -121,6 +126,7 @@ func (o *Options) defaults() error {
 	def(&o.RelistThreshold, 3*time.Minute, "relist threshold")
 	def(&o.EventedRelistPeriod, 300*time.Second, "evented relist period")
 	def(&o.InspectTimeout, 10*time.Second, "inspect timeout")
+	def(&o.InspectPatience, 5*time.Second, "inspect patience")
 	def(&o.ListTimeout, 30*time.Second, "list timeout")
 	def(&o.EventedRetryDelay, time.Second, "evented retry delay")
 	def(&o.EventedBackoff, 10*time.Second, "evented backoff")
@@ -165,6 +171,11 @@ type PLEG struct {
 	pendingMu  sync.Mutex
 	pending    map[string]time.Time
 
+	// stragglers are the pods whose inspection outlasted the inspect
+	// patience and still runs (inspectPatiently).
+	stragglersMu sync.Mutex
+	stragglers   map[string]bool
+
 	// relistMu serialises relists (global and single-pod); the fields
 	// below it belong to the relist.
 	relistMu  sync.Mutex
@@ -187,6 +198,7 @@ func New(opts Options) (*PLEG, error) {
 		kick:       make(chan struct{}, 1),
 		podRelists: make(chan podRelist, PodRelistQueue),
 		pending:    map[string]time.Time{},
+		stragglers: map[string]bool{},
 	}
 	var m *Metrics
 	p.fan = fanout.New(fanout.Counters{

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -206,6 +207,70 @@ func TestHangingInspectionDoesNotStallOthers(t *testing.T) {
 		rt.SetInspectHook(nil)
 		p.Relist(context.Background())
 		if got := drain(sub); fmt.Sprint(got) != "[CONTAINER_STARTED sbs]" {
+			t.Fatalf("next relist: %v", got)
+		}
+	})
+}
+
+// TestAHungInspectionHoldsUpNoRelist: one pod's
+// status calls hang far past the inspect patience (the inspect timeout is
+// an hour). The relist waits the patience only, publishes the other pod's
+// events, and goes on; later relists and a single-pod relist of the hung
+// pod start no second inspection of it, and the PLEG stays healthy. When
+// the hung calls end, their result is dropped and the pod is inspected
+// again by the next relist.
+func TestAHungInspectionHoldsUpNoRelist(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := critest.NewRuntime()
+		p, _ := newTest(t, rt, func(o *Options) {
+			o.InspectTimeout, o.InspectPatience, o.RelistThreshold = time.Hour, 2*time.Second, 10*time.Second
+		})
+		sub := p.Subscribe(nil)
+		defer sub.Close()
+		rt.AddPodSandbox("fast", "sbf", 0, 1)
+		rt.AddPodSandbox("hung", "sbh", 0, 1)
+		unblock := make(chan struct{})
+		var hungCalls atomic.Int32
+		rt.SetInspectHook(func(ctx context.Context, id string) error {
+			if id == "sbh" {
+				hungCalls.Add(1)
+				select {
+				case <-unblock:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		})
+		for i := range 3 {
+			if !p.Relist(context.Background()) {
+				t.Fatalf("relist %d failed", i)
+			}
+			time.Sleep(3 * time.Second) // the relist period, past the threshold over the loop
+		}
+		if !p.RelistPod(context.Background(), "hung") {
+			t.Fatal("single-pod relist of the hung pod failed")
+		}
+		if got := drain(sub); fmt.Sprint(got) != "[CONTAINER_STARTED sbf]" {
+			t.Fatalf("while hung's calls hang: %v, want fast's start only", got)
+		}
+		if n := hungCalls.Load(); n != 1 {
+			t.Errorf("hung pod's status asked %d times, want once (no pile-up)", n)
+		}
+		if ok, reason := p.Healthy(); !ok {
+			t.Errorf("unhealthy while one pod's calls hang: %s", reason)
+		}
+		if got := testutil.ToFloat64(p.metrics.InspectionStragglers); got != 1 {
+			t.Errorf("stragglers counted %v, want 1", got)
+		}
+		close(unblock)
+		synctest.Wait()
+		if !p.core.Reinspecting("hung") {
+			t.Fatal("the straggler's end did not mark its pod for re-inspection")
+		}
+		rt.SetInspectHook(nil)
+		p.Relist(context.Background())
+		if got := drain(sub); fmt.Sprint(got) != "[CONTAINER_STARTED sbh]" {
 			t.Fatalf("next relist: %v", got)
 		}
 	})

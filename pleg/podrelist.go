@@ -84,7 +84,11 @@ func (p *PLEG) RelistPod(ctx context.Context, uid string) bool {
 	listing := observe.Group(sandboxes, containers)[uid]
 	in := p.core.ChangedPod(uid, listing)
 	if listing != nil {
-		in.Pod, in.Err = p.inspect(ctx, uid, listing, start, podRelistCalls)
+		var straggled bool
+		in.Pod, in.Err, straggled = p.inspectPatiently(ctx, uid, listing, start, podRelistCalls, func() {})
+		if straggled {
+			return true // its callers wait on; the pod is inspected again
+		}
 	}
 	p.apply(in, start)
 	return true

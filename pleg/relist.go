@@ -2,6 +2,7 @@ package pleg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -106,18 +107,87 @@ func (p *PLEG) inspectAll(ctx context.Context, todo []*core.Inspection, start ti
 			}
 			sem <- struct{}{}
 			go func() {
-				defer func() { <-sem }()
 				// One status call at a time within a pod: the pods
 				// already run InspectParallelism at once, which is the
-				// bound the flag promises on the runtime.
-				in.Pod, in.Err = p.inspect(ctx, in.UID, in.Listing, start, 1)
+				// bound the flag promises on the runtime. A straggler
+				// gives its slot back (its calls are one per pod at
+				// most, and the relist must not wait on them).
+				var straggled bool
+				in.Pod, in.Err, straggled = p.inspectPatiently(ctx, in.UID, in.Listing, start, 1, func() { <-sem })
+				if straggled {
+					in = nil
+				}
 				results <- in
 			}()
 		}
 	}()
 	for range todo {
-		p.apply(<-results, start)
+		if in := <-results; in != nil {
+			p.apply(in, start)
+		}
 	}
+}
+
+// errStraggled is the outcome of an inspection that outlasted the
+// inspect patience.
+var errStraggled = errors.New("the inspection outlasted the inspect patience; its result is dropped")
+
+// inspectPatiently inspects a pod (inspect), waiting at most the inspect
+// patience, and calls release once it no longer waits. An inspection still running then (a
+// runtime whose status calls hang for this pod) is left to end in the
+// background, bounded by the inspect timeout, and straggled is true: the
+// relist goes on without the pod, so one pod's hung calls hold up no
+// other pod's events, no single-pod relist and no later relist (nor the
+// health, R-13.6). No other inspection of a straggling pod starts (a call
+// for it answers straggled at once): calls do not pile up on a hung
+// runtime. When the straggler ends, its result, older than the relists
+// that went on meanwhile, is dropped and the pod is marked for
+// re-inspection, as after a failed inspection: its cached status
+// stays what it was until an inspection succeeds.
+func (p *PLEG) inspectPatiently(ctx context.Context, uid string, l *observe.Listing, start time.Time, calls int, release func()) (*syncpodv1.ObservedPod, error, bool) {
+	if p.opts.InspectPatience >= p.opts.InspectTimeout {
+		pod, err := p.inspect(ctx, uid, l, start, calls)
+		release()
+		return pod, err, false
+	}
+	p.stragglersMu.Lock()
+	busy := p.stragglers[uid]
+	p.stragglersMu.Unlock()
+	if busy {
+		release()
+		return nil, nil, true
+	}
+	type result struct {
+		pod *syncpodv1.ObservedPod
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		pod, err := p.inspect(ctx, uid, l, start, calls)
+		done <- result{pod, err}
+	}()
+	t := time.NewTimer(p.opts.InspectPatience)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		release()
+		return r.pod, r.err, false
+	case <-t.C:
+	}
+	p.stragglersMu.Lock()
+	p.stragglers[uid] = true
+	p.stragglersMu.Unlock()
+	release()
+	p.metrics.InspectionStragglers.Inc()
+	p.log.Warn("relist: a pod's inspection outlasts the inspect patience; going on without it", "pod_uid", uid, "patience", p.opts.InspectPatience)
+	go func() {
+		<-done
+		p.stragglersMu.Lock()
+		delete(p.stragglers, uid)
+		p.stragglersMu.Unlock()
+		p.apply(&core.Inspection{UID: uid, Err: errStraggled}, start)
+	}()
+	return nil, nil, true
 }
 
 // podRelistCalls bounds the status calls a single-pod relist makes at

@@ -256,14 +256,14 @@ func (r *Runtime) exitLocked(c *container, code int32, reason, message string, f
 }
 
 // StopContainer stops a running container: the stop signal, then SIGKILL
-// after the timeout (seconds). Stopping a container that is not running
-// is fine.
+// after the timeout (seconds). Stopping a container that is not running,
+// or unknown, is fine.
 func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
 	r.mu.Lock()
 	c, ok := r.containers[req.GetContainerId()]
 	if !ok {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
+		return &runtimeapi.StopContainerResponse{}, nil // CRI: idempotent, nothing left to stop
 	}
 	run, running := c.run, c.state == runtimeapi.ContainerState_CONTAINER_RUNNING
 	r.mu.Unlock()
@@ -277,8 +277,10 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 	return &runtimeapi.StopContainerResponse{}, nil
 }
 
-// RemoveContainer removes a container that is not running. Removing an
-// unknown container is fine.
+// RemoveContainer removes a container, stopping it first at once (no
+// grace period) when it runs, as CRI asks: "If the container is running,
+// the container must be forcibly removed." Removing an unknown container
+// is fine.
 func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
 	id := req.GetContainerId()
 	if id == "" {
@@ -293,9 +295,6 @@ func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveCon
 	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		run := c.run
 		r.mu.Unlock()
-		if !r.opts.ForceRemoveRunning {
-			return nil, fmt.Errorf("%w: container %q is running: stop it before removing it", ErrFailedPrecondition, id)
-		}
 		if err := run.stop(ctx, 0); err != nil {
 			return nil, fmt.Errorf("remove container %q: %w", id, err)
 		}
@@ -455,17 +454,20 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 
 // ReopenContainerLog reopens a running container's log file, so a
 // rotated file is replaced by a new one.
-func (r *Runtime) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
+func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	c, ok := r.containers[req.GetContainerId()]
 	if !ok {
+		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: container %q", ErrNotFound, req.GetContainerId())
 	}
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.run == nil {
+		r.mu.Unlock()
 		return nil, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, c.id)
 	}
-	if err := c.run.reopenLog(); err != nil {
+	run := c.run
+	r.mu.Unlock()
+	if err := run.reopenLog(ctx); err != nil {
 		return nil, fmt.Errorf("reopen log of container %q: %w", c.id, err)
 	}
 	return &runtimeapi.ReopenContainerLogResponse{}, nil

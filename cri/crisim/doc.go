@@ -55,12 +55,19 @@
 //     fails with AlreadyExists and a "name ... is reserved" message, as
 //     containerd does. Container metadata (name, attempt) is reserved per
 //     sandbox the same way.
-//   - Unknown ids answer NotFound, except RemoveContainer and
-//     RemovePodSandbox, which are idempotent as CRI requires.
+//   - Unknown ids answer NotFound, except StopContainer, StopPodSandbox,
+//     RemoveContainer and RemovePodSandbox, which are idempotent as CRI
+//     requires (as on containerd 2.x: nothing is left to stop or remove).
 //   - StopContainer and StopPodSandbox may be called any number of times.
-//   - RemoveContainer of a running container fails with FailedPrecondition
-//     (Options.ForceRemoveRunning makes it stop the container first, as CRI
-//     and containerd do).
+//     A container is sent its stop signal once: a StopContainer that comes
+//     while an earlier one's grace period runs (a client that restarted
+//     and asks again) sends none, waits for the same exit, and brings the
+//     kill forward if its own timeout ends sooner; the kill at the end of
+//     the grace period happens even when the caller that asked has gone.
+//     (A crisim restart forgets a stop in flight: the next one signals
+//     again.)
+//   - RemoveContainer of a running container kills it at once and removes
+//     it, as CRI asks and containerd does.
 //   - StopPodSandbox kills the sandbox's running containers at once;
 //     RemovePodSandbox stops then removes them.
 //   - CreateContainer needs a READY sandbox and a pulled image.

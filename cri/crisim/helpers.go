@@ -47,6 +47,11 @@ func validateContainerConfig(sandboxID string, cfg *runtimeapi.ContainerConfig) 
 		if cfg.GetImage().GetImage() == "" {
 			l.Add("config.image.image", "must not be empty")
 		}
+		// A group is the group of a user: without one it means nothing
+		// (runtimes refuse it, as critest checks).
+		if sc := cfg.GetLinux().GetSecurityContext(); sc.GetRunAsGroup() != nil && sc.GetRunAsUser() == nil && sc.GetRunAsUsername() == "" {
+			l.Add("config.linux.security_context.run_as_group", "needs run_as_user or run_as_username")
+		}
 	}
 	return l.Err()
 }

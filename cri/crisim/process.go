@@ -31,9 +31,10 @@ type procRunner struct {
 	sig     syscall.Signal
 	lw      *logWriter
 	done    chan struct{}
+	stopper stopper
 }
 
-func (p *procRunner) reopenLog() error { return p.lw.reopen() }
+func (p *procRunner) reopenLog(context.Context) error { return p.lw.reopen() }
 
 // startProcess execs c's command in its own process group with its output
 // going to lw. mu is held by the caller.
@@ -129,26 +130,70 @@ func (p *procRunner) exited() <-chan struct{} { return p.done }
 func (p *procRunner) kill() { _ = syscall.Kill(-p.pgid, syscall.SIGKILL) }
 
 func (p *procRunner) stop(ctx context.Context, timeout time.Duration) error {
-	return stopProcess(ctx, timeout, p.done, func() { _ = syscall.Kill(-p.pgid, p.sig) }, p.kill)
+	return p.stopper.stop(ctx, timeout, p.done, func() { _ = syscall.Kill(-p.pgid, p.sig) }, p.kill)
 }
 
-// stopProcess stops a container that is a process (of its own, or under
-// a shim): with a timeout, term asks it to end and its exit done is
-// awaited that long; then kill ends it and the exit is awaited until ctx
-// ends.
-func stopProcess(ctx context.Context, timeout time.Duration, done <-chan struct{}, term, kill func()) error {
-	if timeout > 0 {
-		term()
-		if exited, err := graceWait(ctx, done, timeout); exited || err != nil {
-			return err
+// stopper stops a container that is a process (of its own, or under a
+// shim), once per instance. The first stop sends the stop signal (term;
+// none with a zero timeout) and sets the kill for the end of its grace
+// period; the kill then happens whether or not the caller still waits
+// (a client that restarts asks again rather than waiting on). A stop
+// that comes while one runs sends no second signal: it waits for the
+// same exit, and brings the kill forward when its own timeout ends
+// sooner. Every stop returns once the container has exited (done) or its
+// ctx ends.
+type stopper struct {
+	mu       sync.Mutex
+	deadline time.Time     // when kill is due; zero before the first stop
+	sooner   chan struct{} // a stop brought the deadline forward
+}
+
+func (s *stopper) stop(ctx context.Context, timeout time.Duration, done <-chan struct{}, term, kill func()) error {
+	s.mu.Lock()
+	deadline := time.Now().Add(timeout)
+	switch {
+	case s.deadline.IsZero():
+		s.deadline, s.sooner = deadline, make(chan struct{}, 1)
+		if timeout > 0 {
+			term()
+		}
+		go s.killAtDeadline(done, kill)
+	case deadline.Before(s.deadline):
+		s.deadline = deadline
+		select {
+		case s.sooner <- struct{}{}:
+		default:
 		}
 	}
-	kill()
+	s.mu.Unlock()
 	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// killAtDeadline kills the container when the stop's deadline comes,
+// unless it exits first.
+func (s *stopper) killAtDeadline(done <-chan struct{}, kill func()) {
+	for {
+		s.mu.Lock()
+		wait := time.Until(s.deadline)
+		s.mu.Unlock()
+		if wait <= 0 {
+			kill()
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-done:
+			t.Stop()
+			return
+		case <-s.sooner:
+			t.Stop()
+		case <-t.C:
+		}
 	}
 }
 

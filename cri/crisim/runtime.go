@@ -64,11 +64,13 @@ type Options struct {
 	Mode Mode
 	// Unpullable, when set, makes PullImage fail for matching names.
 	Unpullable *regexp.Regexp
-	// ForceRemoveRunning makes RemoveContainer stop a running container
-	// first (CRI's wording, containerd's behaviour) instead of failing.
-	ForceRemoveRunning bool
 	// EventBuffer is each GetContainerEvents subscriber's buffer size.
 	EventBuffer int
+	// CgroupDriver, when set, is what RuntimeConfig reports, so a kubelet
+	// builds its cgroup tree the way the node's other runtimes expect;
+	// crisim itself makes no cgroups. Nil: RuntimeConfig reports no Linux
+	// configuration, and the executor makes no pod cgroups.
+	CgroupDriver *runtimeapi.CgroupDriver
 	// Version is reported as runtime_version.
 	Version string
 	// Logger receives lifecycle logs. Required.
@@ -148,6 +150,11 @@ func New(opts Options) (*Runtime, error) {
 	}
 	if _, err := ParseMode(string(opts.Mode)); err != nil {
 		return nil, err
+	}
+	if d := opts.CgroupDriver; d != nil {
+		if _, ok := runtimeapi.CgroupDriver_name[int32(*d)]; !ok {
+			return nil, fmt.Errorf("%w: crisim: CgroupDriver %d is not systemd or cgroupfs", ErrInvalid, *d)
+		}
 	}
 	if opts.EventBuffer <= 0 {
 		opts.EventBuffer = DefaultEventBuffer
@@ -353,8 +360,9 @@ type runner interface {
 	kill()
 	// exited is closed once the exit is recorded.
 	exited() <-chan struct{}
-	// reopenLog reopens the container's log file (after a rotation).
-	reopenLog() error
+	// reopenLog reopens the container's log file (after a rotation) and
+	// returns once the file exists again, or ctx ends.
+	reopenLog(ctx context.Context) error
 }
 
 // Version names the runtime.
@@ -381,12 +389,16 @@ func (r *Runtime) Status(_ context.Context, req *runtimeapi.StatusRequest) (*run
 	return resp, nil
 }
 
-// RuntimeConfig answers with no Linux configuration: crisim runs
-// containers as plain host processes and has no cgroups, so it names no
-// cgroup driver, and a client that would make pod cgroups (the executor)
-// makes none.
+// RuntimeConfig reports no Linux configuration unless a cgroup driver
+// was configured (Options.CgroupDriver): crisim runs containers as plain
+// host processes and makes no cgroups, so by default a client that would
+// make pod cgroups (the executor) makes none; a kubelet, which
+// from 1.38 needs a driver, is given the configured one.
 func (r *Runtime) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
-	return &runtimeapi.RuntimeConfigResponse{}, nil
+	if r.opts.CgroupDriver == nil {
+		return &runtimeapi.RuntimeConfigResponse{}, nil
+	}
+	return &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: *r.opts.CgroupDriver}}, nil
 }
 
 // UpdateRuntimeConfig accepts and logs the config; crisim has no network

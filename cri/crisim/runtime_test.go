@@ -114,6 +114,70 @@ func TestErrorCodes(t *testing.T) {
 	}
 }
 
+// RuntimeConfig answers the configured cgroup driver, and no Linux
+// configuration when none is configured (crisim has no cgroups, and the
+// executor then makes none); an unknown one is refused at New.
+func TestRuntimeConfigReportsTheCgroupDriver(t *testing.T) {
+	systemd, cgroupfs := runtimeapi.CgroupDriver_SYSTEMD, runtimeapi.CgroupDriver_CGROUPFS
+	tests := []struct {
+		name   string
+		driver *runtimeapi.CgroupDriver
+	}{
+		{"none configured: no Linux configuration", nil},
+		{"systemd", &systemd},
+		{"cgroupfs", &cgroupfs},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newTestRuntime(t, Options{Mode: ModeSimulated, CgroupDriver: tc.driver})
+			resp, err := r.RuntimeConfig(context.Background(), &runtimeapi.RuntimeConfigRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.driver == nil && resp.GetLinux() != nil:
+				t.Errorf("Linux configuration %v, want none", resp.GetLinux())
+			case tc.driver != nil && (resp.GetLinux() == nil || resp.GetLinux().GetCgroupDriver() != *tc.driver):
+				t.Errorf("Linux configuration %v, want cgroup driver %s", resp.GetLinux(), *tc.driver)
+			}
+		})
+	}
+	bad := runtimeapi.CgroupDriver(7)
+	_, err := New(Options{Logger: slog.New(slog.DiscardHandler), Mode: ModeSimulated, CgroupDriver: &bad})
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("New with cgroup driver 7: %v, want ErrInvalid", err)
+	}
+}
+
+// A running container is removed, killed first, as CRI asks: the call
+// succeeds once its process has exited, and its status is NotFound.
+func TestRemoveContainerKillsARunningOne(t *testing.T) {
+	r, _ := newTestRuntime(t, Options{Mode: ModeProcess})
+	sb := sandboxFor(t, r, "p")
+	id, err := containerIn(t, r, sb, "c", []string{"sh", "-c", `trap "" TERM; exec sleep 3600`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := r.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	run := r.containers[id].run
+	r.mu.Unlock()
+	if _, err := r.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil {
+		t.Fatalf("RemoveContainer of a running container: %v, want it killed and removed", err)
+	}
+	if _, err := r.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("status after removal: %v, want NotFound", err)
+	}
+	select {
+	case <-run.exited():
+	default:
+		t.Error("RemoveContainer returned before the container's process exited")
+	}
+}
+
 // A subscriber that stops reading is cut off with ResourceExhausted after
 // receiving what was buffered; nothing is dropped silently.
 func TestEventSubscriberFallsBehind(t *testing.T) {
@@ -330,10 +394,79 @@ func TestValidationReportsAllProblems(t *testing.T) {
 	if status.Code(grpcError(err)) != codes.InvalidArgument || !strings.Contains(err.Error(), "config.metadata.name") || !strings.Contains(err.Error(), "config.metadata.uid") {
 		t.Errorf("RunPodSandbox(empty metadata) = %v, want InvalidArgument naming name and uid", err)
 	}
-	_, err = r.CreateContainer(context.Background(), &runtimeapi.CreateContainerRequest{Config: &runtimeapi.ContainerConfig{}})
-	for _, field := range []string{"pod_sandbox_id", "config.metadata.name", "config.image.image"} {
+	_, err = r.CreateContainer(context.Background(), &runtimeapi.CreateContainerRequest{Config: &runtimeapi.ContainerConfig{
+		Linux: &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{RunAsGroup: &runtimeapi.Int64Value{Value: 3000}}}}})
+	for _, field := range []string{"pod_sandbox_id", "config.metadata.name", "config.image.image", "config.linux.security_context.run_as_group"} {
 		if !strings.Contains(fmt.Sprint(err), field) {
 			t.Errorf("CreateContainer(empty) = %v, want it to name %s", err, field)
 		}
+	}
+}
+
+// A container being stopped is sent its stop signal once: a StopContainer
+// that comes while an earlier one's grace period runs (a client that
+// restarted and asks again) waits for the same exit, and the kill at the
+// end of the first grace period happens even when its caller has gone.
+func TestAStopInFlightIsNotSignalledAgain(t *testing.T) {
+	tests := []struct {
+		name string
+		// second is the timeout of a second StopContainer, or -1 for none:
+		// the container must then die of the first stop's kill alone.
+		firstGrace, second time.Duration
+	}{
+		{"a second stop with a shorter timeout brings the kill forward", time.Hour, time.Second},
+		{"no second stop: the first one's kill comes though its caller left", time.Second, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newTestRuntime(t, Options{Mode: ModeProcess})
+			terms := filepath.Join(t.TempDir(), "terms")
+			id, err := containerIn(t, r, sandboxFor(t, r, "p"), "c", []string{"sh", "-c",
+				`trap "echo TERM >> ` + terms + `" TERM; echo up > ` + terms + `.up; while true; do sleep 0.05; done`}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
+				t.Fatal(err)
+			}
+			waitFile(t, terms+".up")
+			ctx, cancel := context.WithCancel(context.Background())
+			first := make(chan error, 1)
+			go func() {
+				_, err := r.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: int64(tc.firstGrace / time.Second)})
+				first <- err
+			}()
+			waitFile(t, terms)
+			cancel() // the caller goes away
+			if err := <-first; !errors.Is(err, context.Canceled) {
+				t.Fatalf("first stop after its caller left: %v, want context.Canceled", err)
+			}
+			if tc.second >= 0 {
+				if _, err := r.StopContainer(context.Background(), &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: int64(tc.second / time.Second)}); err != nil {
+					t.Fatalf("second stop: %v", err)
+				}
+			}
+			if st := waitExited(t, r, id); st.GetExitCode() != 137 {
+				t.Errorf("exit code %d, want 137 (killed at the end of the grace period)", st.GetExitCode())
+			}
+			if b, _ := os.ReadFile(terms); strings.Count(string(b), "TERM") != 1 {
+				t.Errorf("the container noted %q, want one TERM", b)
+			}
+		})
+	}
+}
+
+// waitFile waits until path exists.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

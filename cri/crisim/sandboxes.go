@@ -64,12 +64,12 @@ func (r *Runtime) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandbox
 }
 
 // StopPodSandbox kills the sandbox's running containers and marks it
-// NOTREADY. Stopping a stopped sandbox is fine.
+// NOTREADY. Stopping a stopped or unknown sandbox is fine.
 func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
 	if req.GetPodSandboxId() == "" {
 		return nil, required("pod_sandbox_id")
 	}
-	if err := r.stopSandbox(ctx, req.GetPodSandboxId()); err != nil {
+	if err := r.stopSandbox(ctx, req.GetPodSandboxId()); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return &runtimeapi.StopPodSandboxResponse{}, nil

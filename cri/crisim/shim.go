@@ -272,6 +272,8 @@ type shimRunner struct {
 	sig  syscall.Signal
 	done chan struct{}
 	wait func() error // reaps the shim crisim started; nil when adopted
+	// stopper: one stop per instance (process.go).
+	stopper stopper
 }
 
 func (s *shimRunner) proc() *procRecord { rec := s.rec; return &rec }
@@ -289,15 +291,44 @@ func (s *shimRunner) signal(sig syscall.Signal) {
 func (s *shimRunner) kill() { s.signal(syscall.SIGKILL) }
 
 func (s *shimRunner) stop(ctx context.Context, timeout time.Duration) error {
-	return stopProcess(ctx, timeout, s.done, func() { s.signal(s.sig) }, s.kill)
+	return s.stopper.stop(ctx, timeout, s.done, func() { s.signal(s.sig) }, s.kill)
 }
 
-func (s *shimRunner) reopenLog() error {
+// reopenLog asks the shim, which owns the log file, to reopen it, and
+// waits until the file exists again: a caller that renamed the log away
+// (a rotation) reads the new one as soon as the call returns, as CRI
+// runtimes answer once the file is reopened.
+func (s *shimRunner) reopenLog(ctx context.Context) error {
 	if !sameProcess(s.r.boot, s.rec.BootID, s.rec.ShimPID, s.rec.ShimStart) {
 		return fmt.Errorf("%w: the shim of container %q is gone", ErrFailedPrecondition, s.c.id)
 	}
-	return syscall.Kill(s.rec.ShimPID, syscall.SIGUSR1)
+	if err := syscall.Kill(s.rec.ShimPID, syscall.SIGUSR1); err != nil {
+		return err
+	}
+	if s.c.logPath == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, reopenWait)
+	defer cancel()
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if _, err := os.Stat(s.c.logPath); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the shim of container %q did not reopen its log %s: %w", s.c.id, s.c.logPath, ctx.Err())
+		case <-t.C:
+		case <-s.done:
+			return fmt.Errorf("%w: container %q exited", ErrFailedPrecondition, s.c.id)
+		}
+	}
 }
+
+// reopenWait bounds how long ReopenContainerLog waits for a shim to
+// reopen its container's log.
+const reopenWait = 10 * time.Second
 
 // startShim starts c under a shim; mu is held by the caller.
 func (r *Runtime) startShim(c *container) (*shimRunner, error) {

@@ -71,7 +71,7 @@ func (r *Runtime) startSimulated(c *container, exitAfter time.Duration) *simRunn
 	return s
 }
 
-func (s *simRunner) reopenLog() error {
+func (s *simRunner) reopenLog(context.Context) error {
 	if s.c.log == nil {
 		return nil
 	}

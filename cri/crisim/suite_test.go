@@ -37,11 +37,11 @@ func crisimTarget(mode crisim.Mode, persistent bool) crisuite.Factory {
 			Images:  is,
 			Image:   "example.local/any:1",
 			Caps: crisuite.Caps{
-				Simulated:          mode == crisim.ModeSimulated,
-				RemoveRunningFails: true,
-				FakePodIP:          true,
-				SandboxEvents:      true,
-				TermKills:          true,
+				Simulated:     mode == crisim.ModeSimulated,
+				FakePodIP:     true,
+				SandboxEvents: true,
+				TermKills:     true,
+				StopUnknownOK: true,
 			},
 		}
 	}

@@ -152,7 +152,7 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, timeout int64) e
 	return err
 }
 
-// RemoveContainer removes a container that is not running.
+// RemoveContainer removes a container, killing it first if it runs.
 func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	_, err := do(ctx, &r.recorder, "RemoveContainer", r.rs.RemoveContainer, &runtimeapi.RemoveContainerRequest{ContainerId: id})
 	return err

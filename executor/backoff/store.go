@@ -242,13 +242,15 @@ type CheckResult struct {
 }
 
 // Check reports whether key is in back-off since exitedAt (the newest
-// exit's finish time; ). When it is, it records (committed) until
-// when the start is held, so ListBackoffs and the gauges can tell. A check
-// that has nothing to record (no entry, an expired one, a delay that has
-// passed, a hold already recorded) only reads: a bbolt write transaction
-// commits (and fsyncs) even when it wrote nothing, and Check is on the path
-// of every restart, before its StartContainer.
-func (s *Store) Check(key Key, exitedAt time.Time) (CheckResult, error) {
+// exit's finish time; ). An unknown or expired key is in back-off
+// for the first delay: the first exit already waits. When the
+// start is held, Check records (committed) until when, so ListBackoffs
+// and the gauges can tell; pod names the pod of an entry it makes. A check
+// that has nothing to record (a delay that has passed, a hold already
+// recorded) only reads: a bbolt write transaction commits (and fsyncs)
+// even when it wrote nothing, and Check is on the path of every restart,
+// before its StartContainer.
+func (s *Store) Check(key Key, pod PodRef, exitedAt time.Time) (CheckResult, error) {
 	now := s.cfg.Clock.Now()
 	var (
 		res   CheckResult
@@ -257,8 +259,17 @@ func (s *Store) Check(key Key, exitedAt time.Time) (CheckResult, error) {
 	decide := func(tx *bolt.Tx) (Entry, error) {
 		res, write = CheckResult{}, false
 		e, ok, err := get(tx, key)
-		if err != nil || !ok || s.expired(exitedAt, e.LastUpdate) {
+		if err != nil {
 			return e, err
+		}
+		if !ok || s.expired(exitedAt, e.LastUpdate) {
+			// The first exit of a crash loop: it is held for the
+			// first delay too, which the entry records from now on, so
+			// the restart after it advances to the second.
+			e = Entry{Key: key, PodRef: pod, Delay: s.cfg.Initial, LastUpdate: now}
+			if now.Sub(exitedAt) >= e.Delay {
+				return e, nil
+			}
 		}
 		res.Delay = e.Delay
 		if now.Sub(exitedAt) >= e.Delay {

@@ -33,7 +33,7 @@ func crashLoop(t *testing.T, s *Store, c *clocktest.Clock, n int) []time.Duratio
 	var waits []time.Duration
 	for range n {
 		exit := c.Now()
-		res, err := s.Check(key, exit)
+		res, err := s.Check(key, PodRef{}, exit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func crashLoop(t *testing.T, s *Store, c *clocktest.Clock, n int) []time.Duratio
 		if res.InBackOff {
 			wait = res.Until.Sub(exit)
 			c.Advance(wait)
-			if res2, _ := s.Check(key, exit); res2.InBackOff {
+			if res2, _ := s.Check(key, PodRef{}, exit); res2.InBackOff {
 				t.Fatalf("still in back-off at its until %v", res.Until)
 			}
 		}
@@ -67,9 +67,9 @@ func TestCurve(t *testing.T) {
 		cfg  Config
 		want []time.Duration
 	}{
-		{"R-11.6 default curve 10s doubling to 300s", Config{}, s(0, 10, 20, 40, 80, 160, 300, 300)},
-		{"R-11.1 reduced curve 1s doubling to 60s", Config{Initial: ReducedInitial, Max: ReducedMax}, s(0, 1, 2, 4, 8, 16, 32, 60, 60)},
-		{"R-11.1 initial above max is lowered to max", Config{Initial: 30 * time.Second, Max: 20 * time.Second}, s(0, 20, 20, 20)},
+		{"R-11.6 R-11.9 default curve: the first exit waits 10s, doubling to 300s", Config{}, s(10, 20, 40, 80, 160, 300, 300)},
+		{"R-11.1 reduced curve 1s doubling to 60s", Config{Initial: ReducedInitial, Max: ReducedMax}, s(1, 2, 4, 8, 16, 32, 60, 60)},
+		{"R-11.1 initial above max is lowered to max", Config{Initial: 30 * time.Second, Max: 20 * time.Second}, s(20, 20, 20)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock()
@@ -106,7 +106,8 @@ func TestConfigValidation(t *testing.T) {
 }
 
 // an exit more than ten minutes after the entry's last update
-// starts the curve over; one within them keeps doubling. Ten minutes
+// starts the curve over (held for the first delay, R-11.9); one within
+// them keeps doubling. Ten minutes
 // whatever the maximum: the kubelet replaces client-go's 2 × max, which a
 // configured maximum (KEP-5593) or the reduced curve would shorten.
 func TestResetAfterTenMinutesWhateverTheMax_R11_5(t *testing.T) {
@@ -126,30 +127,31 @@ func TestResetAfterTenMinutesWhateverTheMax_R11_5(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock()
 			st := openT(t, filepath.Join(t.TempDir(), "b.db"), Config{Clock: c, Max: tc.max})
-			crashLoop(t, st, c, 3) // three starts: 10, 20, 40 s (at most max)
+			crashLoop(t, st, c, 3) // three starts after 10, 20, 40 s (at most max)
 			e, _, _ := st.Get(key)
-			if want := min(40*time.Second, tc.max); e.Delay != want {
+			if want := min(80*time.Second, tc.max); e.Delay != want {
 				t.Fatalf("delay after 3 starts = %v, want %v", e.Delay, want)
 			}
 			// The container now runs for quiet, then exits.
 			exit := e.LastUpdate.Add(tc.quiet)
 			c.Set(exit)
-			res, err := st.Check(key, exit)
+			res, err := st.Check(key, PodRef{}, exit)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.InBackOff == tc.wantReset {
-				t.Fatalf("InBackOff = %v, want %v", res.InBackOff, !tc.wantReset)
+			held := e.Delay
+			if tc.wantReset {
+				held = DefaultInitial
+			}
+			if !res.InBackOff || res.Delay != held {
+				t.Fatalf("exit after %v: in back-off %t for %v, want held for %v", tc.quiet, res.InBackOff, res.Delay, held)
 			}
 			c.Advance(time.Hour / 60 * 5) // past any back-off
 			d, err := st.Next(key, PodRef{}, exit)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := min(80*time.Second, tc.max)
-			if tc.wantReset {
-				want = DefaultInitial
-			}
+			want := min(2*held, tc.max)
 			if d != want {
 				t.Fatalf("Next delay = %v, want %v", d, want)
 			}
@@ -163,9 +165,9 @@ func TestKeyIncludesSpecHash(t *testing.T) {
 	crashLoop(t, st, c, 3)
 	other := key
 	other.SpecHash = "h2"
-	res, err := st.Check(other, c.Now())
-	if err != nil || res.InBackOff {
-		t.Fatalf("new spec hash: InBackOff=%v err=%v, want a fresh back-off", res.InBackOff, err)
+	res, err := st.Check(other, PodRef{}, c.Now())
+	if err != nil || res.Delay != DefaultInitial {
+		t.Fatalf("new spec hash: delay %v err=%v, want a fresh back-off (%v)", res.Delay, err, DefaultInitial)
 	}
 }
 
@@ -178,7 +180,7 @@ func TestSurvivesReopen(t *testing.T) {
 	}
 	crashLoop(t, s1, c, 3)
 	exit := c.Now()
-	before, err := s1.Check(key, exit)
+	before, err := s1.Check(key, PodRef{}, exit)
 	if err != nil || !before.InBackOff {
 		t.Fatalf("before close: %+v %v", before, err)
 	}
@@ -186,7 +188,7 @@ func TestSurvivesReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := openT(t, path, Config{Clock: c})
-	after, err := s2.Check(key, exit)
+	after, err := s2.Check(key, PodRef{}, exit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +254,7 @@ func TestListResetAndMetrics(t *testing.T) {
 	}
 	c.Advance(time.Second)
 	for _, k := range keys[1:] { // three crash again and are held back
-		if res, err := st.Check(k, c.Now()); err != nil || !res.InBackOff {
+		if res, err := st.Check(k, PodRef{}, c.Now()); err != nil || !res.InBackOff {
 			t.Fatalf("Check %v: %+v %v", k, res, err)
 		}
 	}
@@ -312,7 +314,7 @@ func BenchmarkCheckNext(b *testing.B) {
 	defer s.Close()
 	for i := 0; b.Loop(); i++ {
 		exit := c.Now()
-		if _, err := s.Check(key, exit); err != nil {
+		if _, err := s.Check(key, PodRef{}, exit); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := s.Next(key, PodRef{}, exit); err != nil {
@@ -323,7 +325,8 @@ func BenchmarkCheckNext(b *testing.B) {
 }
 
 // TestACheckWithNothingToRecordOnlyReads_R11_3: Check is on the path of
-// every restart, before its StartContainer. A check that finds no entry,
+// every restart, before its StartContainer. A check that finds no entry
+// for an exit older than the first delay,
 // a delay already passed or a hold already recorded commits nothing (a
 // bbolt write transaction fsyncs even when it wrote nothing); only the
 // first check inside a back-off records its hold, and the hold survives a
@@ -333,10 +336,10 @@ func TestACheckWithNothingToRecordOnlyReads_R11_3(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "b.db")
 	s := openT(t, path, Config{Clock: c})
 	writes := func() int64 { st := s.db.Stats(); return st.TxStats.GetWrite() }
-	check := func(what string, wantBackOff bool, wantWrites int64) {
+	check := func(what string, exit time.Time, wantBackOff bool, wantWrites int64) {
 		t.Helper()
 		before := writes()
-		res, err := s.Check(key, c.Now())
+		res, err := s.Check(key, PodRef{}, exit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,14 +350,14 @@ func TestACheckWithNothingToRecordOnlyReads_R11_3(t *testing.T) {
 			t.Fatalf("%s: %d page writes, want %s", what, got, map[bool]string{true: "none", false: "a commit"}[wantWrites == 0])
 		}
 	}
-	check("no entry", false, 0)
+	check("no entry, an exit longer ago than the first delay", c.Now().Add(-DefaultInitial), false, 0)
 	exit := c.Now()
 	if _, err := s.Next(key, PodRef{Name: "p", Namespace: "ns"}, exit); err != nil {
 		t.Fatal(err)
 	}
 	c.Advance(time.Second)
 	before := writes()
-	res, err := s.Check(key, exit)
+	res, err := s.Check(key, PodRef{}, exit)
 	if err != nil || !res.InBackOff || !res.Until.Equal(exit.Add(DefaultInitial)) {
 		t.Fatalf("first check inside the back-off: %+v, %v; want held until %v", res, err, exit.Add(DefaultInitial))
 	}
@@ -362,7 +365,7 @@ func TestACheckWithNothingToRecordOnlyReads_R11_3(t *testing.T) {
 		t.Fatal("the first check inside a back-off committed nothing: its hold is not recorded")
 	}
 	before = writes()
-	if res, err := s.Check(key, exit); err != nil || !res.InBackOff {
+	if res, err := s.Check(key, PodRef{}, exit); err != nil || !res.InBackOff {
 		t.Fatalf("second check: %+v, %v", res, err)
 	}
 	if writes() != before {
@@ -370,7 +373,7 @@ func TestACheckWithNothingToRecordOnlyReads_R11_3(t *testing.T) {
 	}
 	c.Advance(DefaultInitial)
 	before = writes()
-	if res, err := s.Check(key, exit); err != nil || res.InBackOff || res.Delay != DefaultInitial {
+	if res, err := s.Check(key, PodRef{}, exit); err != nil || res.InBackOff || res.Delay != DefaultInitial {
 		t.Fatalf("check after the delay: %+v, %v; want not in back-off, delay %v", res, err, DefaultInitial)
 	}
 	if writes() != before {
@@ -382,5 +385,29 @@ func TestACheckWithNothingToRecordOnlyReads_R11_3(t *testing.T) {
 	s = openT(t, path, Config{Clock: c})
 	if e, ok, err := s.Get(key); err != nil || !ok || !e.HeldUntil.Equal(exit.Add(DefaultInitial)) {
 		t.Fatalf("after a reopen: %+v %t %v, want held until %v", e, ok, err, exit.Add(DefaultInitial))
+	}
+}
+
+// the first exit of a crash loop is already held for the first
+// delay, counted from its finish time; the entry it records names the
+// pod, and the restart after it advances the curve to the second delay.
+func TestTheFirstExitIsHeld_R11_9(t *testing.T) {
+	c := newClock()
+	s := openT(t, filepath.Join(t.TempDir(), "b.db"), Config{Clock: c})
+	exit := c.Now().Add(-time.Second)
+	pod := PodRef{Name: "p", Namespace: "ns"}
+	res, err := s.Check(key, pod, exit)
+	if err != nil || !res.InBackOff || res.Delay != DefaultInitial || !res.Until.Equal(exit.Add(DefaultInitial)) {
+		t.Fatalf("first exit: %+v, %v; want held for %v until %v", res, err, DefaultInitial, exit.Add(DefaultInitial))
+	}
+	if e, ok, err := s.Get(key); err != nil || !ok || e.PodRef != pod || !e.HeldUntil.Equal(res.Until) {
+		t.Fatalf("recorded entry %+v %t %v, want pod %v held until %v", e, ok, err, pod, res.Until)
+	}
+	c.Set(res.Until)
+	if res, err := s.Check(key, pod, exit); err != nil || res.InBackOff {
+		t.Fatalf("at the end of the first delay: %+v, %v; want the start allowed", res, err)
+	}
+	if d, err := s.Next(key, pod, exit); err != nil || d != 2*DefaultInitial {
+		t.Fatalf("the restart after the first exit: delay %v, %v; want %v", d, err, 2*DefaultInitial)
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"testing"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -33,7 +34,7 @@ func TestEphemeralContainerStartsBeforeInitsInTargetNamespace(t *testing.T) {
 	}
 	pod.Spec.EphemeralContainers = []*syncpodv1.Container{debugger("debugger", "web"), debugger("plain", "")}
 	// A regular start in the same pass comes after the ephemeral ones.
-	e.rt.ExitContainer(workerID, 1, "", e.clock.Now().UnixNano())
+	e.rt.ExitContainer(workerID, 1, "", e.clock.Now().Add(-time.Minute).UnixNano()) // its back-off has passed
 	o = e.observe(t, pod.GetUid())
 	resp := e.apply(t, pod, o, &syncpodv1.PodActions{
 		SandboxId:                  o.GetSandboxes()[0].GetId(),

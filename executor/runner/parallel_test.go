@@ -253,7 +253,8 @@ func TestRestartIsRecordedBeforeItStarts_R11_3(t *testing.T) {
 		return o
 	}
 	o := read()
-	rt.ExitContainer(o.GetContainers()[0].GetId(), 1, "", time.Now().UnixNano())
+	// An exit longer ago than the first delay: the restart is not held.
+	rt.ExitContainer(o.GetContainers()[0].GetId(), 1, "", time.Now().Add(-backoff.DefaultInitial).UnixNano())
 	resp, err := r.ApplyActions(t.Context(), pod, read(), &syncpodv1.PodActions{SandboxId: first.GetSandboxId(), ContainersToStart: starts("web")})
 	if err != nil || summary(resp) != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" {
 		t.Fatalf("restart: %v %s", err, summary(resp))

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -361,41 +362,39 @@ func TestCrashLoopBackOff(t *testing.T) {
 		return e.observe(t, "uid-1")
 	}
 	startWeb := &syncpodv1.PodActions{SandboxId: sb, ContainersToStart: starts("web")}
-	// the first exit restarts at once.
-	resp := e.apply(t, pod, crash(), startWeb)
-	if got := summary(resp); got != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" || resp.GetRetryAt() != nil {
-		t.Fatalf("first restart: %s retry_at=%v", got, resp.GetRetryAt())
-	}
-	// The second exit waits 10 s after its finish.
-	exitAt := e.clock.Now()
-	o = crash()
-	e.clock.Advance(3 * time.Second)
-	resp = e.apply(t, pod, o, startWeb)
-	if got := summary(resp); got != "START_CONTAINER web SKIPPED CrashLoopBackOff\n" {
-		t.Fatalf("second restart: %s", got)
-	}
-	want := exitAt.Add(10 * time.Second)
-	if !resp.GetRetryAt().AsTime().Equal(want) || !resp.GetSteps()[0].GetBackoffUntil().AsTime().Equal(want) {
-		t.Fatalf("retry_at %v / backoff_until %v, want %v", resp.GetRetryAt().AsTime(), resp.GetSteps()[0].GetBackoffUntil().AsTime(), want)
-	}
-	if msg := resp.GetSteps()[0].GetMessage(); msg != "back-off 10s restarting failed container=web pod=demo_ns(uid-1)" {
-		t.Fatalf("message %q", msg)
-	}
-	e.clock.Advance(7 * time.Second)
-	resp = e.apply(t, pod, o, startWeb)
-	if got := summary(resp); got != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" {
-		t.Fatalf("at its instant: %s", got)
+	// the first exit already waits the first delay, 10 s after
+	// its finish: the second waits 20 s.
+	for i, delay := range []time.Duration{10 * time.Second, 20 * time.Second} {
+		exitAt := e.clock.Now()
+		o := crash()
+		e.clock.Advance(3 * time.Second)
+		resp := e.apply(t, pod, o, startWeb)
+		if got := summary(resp); got != "START_CONTAINER web SKIPPED CrashLoopBackOff\n" {
+			t.Fatalf("exit %d: %s", i+1, got)
+		}
+		want := exitAt.Add(delay)
+		if !resp.GetRetryAt().AsTime().Equal(want) || !resp.GetSteps()[0].GetBackoffUntil().AsTime().Equal(want) {
+			t.Fatalf("exit %d: retry_at %v / backoff_until %v, want %v", i+1, resp.GetRetryAt().AsTime(), resp.GetSteps()[0].GetBackoffUntil().AsTime(), want)
+		}
+		if msg, want := resp.GetSteps()[0].GetMessage(), fmt.Sprintf("back-off %s restarting failed container=web pod=demo_ns(uid-1)", delay); msg != want {
+			t.Fatalf("exit %d: message %q, want %q", i+1, msg, want)
+		}
+		e.clock.Advance(delay - 3*time.Second)
+		resp = e.apply(t, pod, o, startWeb)
+		if got := summary(resp); got != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" || resp.GetRetryAt() != nil {
+			t.Fatalf("exit %d at its instant: %s retry_at=%v", i+1, got, resp.GetRetryAt())
+		}
 	}
 	// Restart count follows the newest instance.
 	o = e.observe(t, "uid-1")
 	if rc := o.GetContainers()[0].GetRestartCount(); rc != 2 {
 		t.Fatalf("restart count %d, want 2", rc)
 	}
-	// A changed spec hash starts a fresh back-off.
+	// A changed spec hash starts a fresh back-off: the first delay.
 	o = crash()
 	changed := &syncpodv1.PodActions{SandboxId: sb, ContainersToStart: []*syncpodv1.ContainerStart{{Name: "web", SpecHash: "other"}}}
-	if got := summary(e.apply(t, pod, o, changed)); got != "PULL_IMAGE web SUCCEEDED\nSTART_CONTAINER web SUCCEEDED\n" {
-		t.Fatalf("new spec hash: %s", got)
+	if resp := e.apply(t, pod, o, changed); resp.GetSteps()[0].GetMessage() != "back-off 10s restarting failed container=web pod=demo_ns(uid-1)" {
+		t.Fatalf("new spec hash: %s %q", summary(resp), resp.GetSteps()[0].GetMessage())
 	}
 }
 

@@ -70,7 +70,8 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 		if exited.GetFinishedAt() == nil {
 			finished = exited.GetCreatedAt().AsTime()
 		}
-		res, err := p.r.store.Check(key, finished)
+		ref := backoff.PodRef{Name: p.pod.GetName(), Namespace: namespace(p.pod)}
+		res, err := p.r.store.Check(key, ref, finished)
 		if err != nil {
 			p.fatal(err)
 			return false
@@ -82,7 +83,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 		}
 		recorded = make(chan error, 1)
 		go func() {
-			_, err := p.r.store.Next(key, backoff.PodRef{Name: p.pod.GetName(), Namespace: namespace(p.pod)}, finished)
+			_, err := p.r.store.Next(key, ref, finished)
 			recorded <- err
 		}()
 	}

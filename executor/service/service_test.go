@@ -112,7 +112,7 @@ func TestApplyActionsAndBackoffRPCs(t *testing.T) {
 	if _, err := store.Next(k, backoff.PodRef{Name: "demo"}, time.Unix(1_700_000_000, 0)); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := store.Check(k, time.Unix(1_700_000_000, 0)); err != nil || !res.InBackOff {
+	if res, err := store.Check(k, backoff.PodRef{}, time.Unix(1_700_000_000, 0)); err != nil || !res.InBackOff {
 		t.Fatalf("Check: %+v %v", res, err)
 	}
 	list, err := c.ListBackoffs(ctx, &executorv1.ListBackoffsRequest{PodUid: testUID})

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -69,6 +70,9 @@ func startCRIProxy(t *testing.T, dir, upstream string, rules ...*stallRule) *cri
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "proxy.sock")
+	for i := 2; fileExists(sock); i++ { // a second proxy in the same directory
+		sock = filepath.Join(dir, fmt.Sprintf("proxy%d.sock", i))
+	}
 	_ = os.Remove(sock)
 	lis, err := net.Listen("unix", sock)
 	if err != nil {
@@ -83,6 +87,11 @@ func startCRIProxy(t *testing.T, dir, upstream string, rules ...*stallRule) *cri
 		_ = conn.Close()
 	})
 	return p
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // counts returns how many calls of method were stalled and how many of
@@ -149,6 +158,7 @@ func (p *criProxy) handle(_ any, stream grpc.ServerStream) error {
 const (
 	methodRunPodSandbox   = "/runtime.v1.RuntimeService/RunPodSandbox"
 	methodCreateContainer = "/runtime.v1.RuntimeService/CreateContainer"
+	methodContainerStatus = "/runtime.v1.RuntimeService/ContainerStatus"
 )
 
 // podNamed matches the requests of method (RunPodSandbox or

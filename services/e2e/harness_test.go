@@ -78,6 +78,8 @@ type nodeOptions struct {
 	// short directory and returns the executor's CRI endpoint (a proxy in
 	// front of the runtime).
 	executorCRI func(endpoint, dir string) string
+	// plegCRI is executorCRI for the PLEG.
+	plegCRI func(endpoint, dir string) string
 	// executorArgs, plegArgs, crisimArgs and plannerArgs are extra flags
 	// (later flags win).
 	executorArgs, plegArgs, crisimArgs, plannerArgs []string
@@ -172,8 +174,12 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		// by executor/runner under a private cgroup root.
 		"--cgroups-per-qos=false",
 	), o.executorArgs...)})
+	plegCRI := endpoint
+	if o.plegCRI != nil {
+		plegCRI = o.plegCRI(endpoint, short)
+	}
 	n.pleg = startProc(t, "syncpod-pleg", procOptions{managed: true, args: append(append(listen("pleg"),
-		"--cri-endpoint="+endpoint,
+		"--cri-endpoint="+plegCRI,
 		"--relist-period=500ms",
 	), o.plegArgs...)})
 	n.plegConn = dial(t, n.pleg.grpc)

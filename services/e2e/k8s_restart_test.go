@@ -167,3 +167,86 @@ func TestKubernetesRestartsLoseNothing(t *testing.T) {
 		t.Errorf("kubectl logs gated: %v %q", err, out)
 	}
 }
+
+// R-9.1, R-9.4 through the API server: pods deleted with kubectl, whose
+// containers take their grace period to stop (each notes every SIGTERM and
+// goes on), while the node agent and the planner are killed with SIGKILL
+// and started again. Every pod must finish terminating (gone from the API
+// server and from crisim), with no deadlock, and each container must have
+// been sent its stop signal once. (cri-o deadlocked on the StopContainer
+// a restarted kubelet sent again for a container already stopping:
+// cri-o/cri-o issue 9754.)
+func TestKubernetesPodsTerminatingWhileTheAgentAndPlannerRestartFinishWithOneStopSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Kubernetes control plane")
+	}
+	t.Parallel()
+	cp := startControlPlane(t)
+	ctx := context.Background()
+	n := startK8sNode(t, cp, "syncpod-e2e-terminating")
+	dir := t.TempDir()
+	names := []string{"terminating-0", "terminating-1", "terminating-2"}
+	var docs []string
+	for _, name := range names {
+		f := filepath.Join(dir, name)
+		docs = append(docs, k8sPodYAML(name, n.name, 20,
+			fmt.Sprintf(`trap "echo TERM >> %s" TERM; echo up > %s.up; while true; do sleep 0.1; done`, f, f)))
+	}
+	if out, err := cp.kubectlStdin(strings.Join(docs, "---\n"), "apply", "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	pods := cp.client.CoreV1().Pods(metav1.NamespaceDefault)
+	eventually(t, 90*time.Second, "every container up, its trap set", func() (bool, string) {
+		for _, name := range names {
+			if _, err := os.Stat(filepath.Join(dir, name+".up")); err != nil {
+				return false, err.Error()
+			}
+		}
+		return true, ""
+	})
+	uids := map[string]string{}
+	for _, name := range names {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uids[name] = string(p.UID)
+	}
+	terms := func(name string) int {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return strings.Count(string(b), "TERM")
+	}
+	if out, err := cp.kubectl(append([]string{"delete", "pod", "--wait=false"}, names...)...); err != nil {
+		t.Fatalf("kubectl delete: %v\n%s", err, out)
+	}
+	eventually(t, 60*time.Second, "every container got its SIGTERM", func() (bool, string) {
+		var got []string
+		ok := true
+		for _, name := range names {
+			got = append(got, fmt.Sprintf("%s=%d", name, terms(name)))
+			ok = ok && terms(name) > 0
+		}
+		return ok, strings.Join(got, " ")
+	})
+
+	// Inside every container's grace period: the agent and the planner go.
+	n.killAgent()
+	n.restartPlannerSameAddress(func() {})
+
+	eventually(t, 120*time.Second, "every pod gone from the API server and crisim", func() (bool, string) {
+		for _, name := range names {
+			if p, err := pods.Get(ctx, name, metav1.GetOptions{}); err == nil {
+				return false, podSummary(p)
+			}
+			if cs := n.criContainers(t, uids[name]); len(cs) > 0 {
+				return false, fmt.Sprintf("%s: %d containers left in crisim", name, len(cs))
+			}
+		}
+		return true, ""
+	})
+	for _, name := range names {
+		if got := terms(name); got != 1 {
+			t.Errorf("%s: its container was sent SIGTERM %d times, want once", name, got)
+		}
+	}
+}

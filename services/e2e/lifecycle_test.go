@@ -151,10 +151,10 @@ type instance struct {
 	observedAsTerminal bool
 }
 
-// R-11.6 (with --backoff-initial=1s --backoff-max=4s): a container
-// that always exits 1 under Always is restarted at once, then after 1 s,
-// 2 s, 4 s...; between restarts it waits in CrashLoopBackOff with a BackOff
-// event. The healthy container next to it is never touched. The periodic
+// R-11.9 (with --backoff-initial=1s --backoff-max=4s): a
+// container that always exits 1 under Always already waits 1 s after its
+// first exit, then 2 s, 4 s, 4 s...; between restarts it waits in
+// CrashLoopBackOff with a BackOff event. The healthy container next to it is never touched. The periodic
 // resync is a minute, so the four restarts within the deadline can only
 // come from PLEG events and the timers set at each back-off's expiry
 // (DESIGN: "woken by a timer at that instant").
@@ -198,7 +198,7 @@ func TestCrashLoopBackOffRestartsAtGrowingIntervals(t *testing.T) {
 	}
 
 	// Lower bounds only: restart k waits at least the k-th delay after the
-	// previous exit (0, 1 s, 2 s, 4 s). A missed instance only widens a
+	// previous exit (1 s, 2 s, 4 s, 4 s): the first exit too. A missed instance only widens a
 	// gap, so the bounds stay sound when polling skips one.
 	runs := make([]*instance, 0, len(instances))
 	for _, in := range instances {
@@ -208,7 +208,7 @@ func TestCrashLoopBackOffRestartsAtGrowingIntervals(t *testing.T) {
 	if len(runs) < 3 {
 		t.Fatalf("observed %d terminated instances of crash, want at least 3", len(runs))
 	}
-	delays := []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second}
+	delays := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second}
 	var gaps []string
 	for i := 1; i < len(runs); i++ {
 		gap := runs[i].started.Sub(runs[i-1].finished)
@@ -226,8 +226,8 @@ func TestCrashLoopBackOffRestartsAtGrowingIntervals(t *testing.T) {
 	}
 
 	// Recovery: the user fixes the command. A new spec is a fresh back-off
-	// (DESIGN), so the fixed container starts without waiting out the old
-	// delay, runs, and the pod becomes Ready; the restart count goes on.
+	// (DESIGN), so the fixed container waits the first delay at most, not
+	// the old one, runs, and the pod becomes Ready; the restart count goes on.
 	before := cstatus(rec, "crash").GetRestartCount()
 	n.apply(pod("crashy", sleeper("crash"), sleeper("steady")))
 	rec = n.waitRecord("crashy", converge, "the fixed container running and the pod Ready", func(r *plannerv1.PodRecord) bool {

@@ -2,10 +2,14 @@ package e2e
 
 import (
 	"fmt"
+	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
@@ -170,4 +174,74 @@ func TestRuntimeFaultHungCRICallTimesOutAndRetries(t *testing.T) {
 	rec, _ = n.get("after")
 	t.Logf("after: %s", summary(rec))
 	summaryf(t, "faults=%d (RunPodSandbox hung %d, carried out late %d; CreateContainer hung and dropped %d) executor_call_errors=%v lost=%d duplicates=%d", sbStalled+ccStalled, sbStalled, sbLate, ccStalled, timeouts, last.missing, last.duplicates)
+}
+
+// A runtime fault, R-13.9, R-13.6: one pod's runtime calls hang. A proxy
+// between the PLEG and crisim holds every ContainerStatus of that pod's
+// container until the PLEG gives up, and the PLEG gives up only after
+// --inspect-timeout=5m: as far as this test can tell, the call never
+// returns. Meanwhile other pods are created, one of them crash-looping:
+// each must reach Running and the crash loop must go on being seen and
+// restarted, and the PLEG must stay SERVING throughout, with a relist
+// threshold (10 s) far below the hang. (The kubelet's relist waited on
+// such calls one after the other, took minutes, and its node went
+// NotReady: kubernetes/kubernetes issue 94829.)
+func TestRuntimeFaultOnePodsHungStatusCallsDelayNoOtherPod(t *testing.T) {
+	t.Parallel()
+	var (
+		proxy  *criProxy
+		hungID atomic.Value // the container whose status calls hang
+	)
+	hungID.Store("")
+	n := startNode(t, nodeOptions{
+		// Relist mode (the proxy forwards unary calls only), as the
+		// kubelet's PLEG that went wrong.
+		plegArgs: []string{"--evented=off", "--inspect-timeout=5m", "--relist-threshold=10s"},
+		plegCRI: func(endpoint, dir string) string {
+			proxy = startCRIProxy(t, dir, endpoint, &stallRule{method: methodContainerStatus, count: math.MaxInt, match: func(req []byte) bool {
+				var r runtimeapi.ContainerStatusRequest
+				id := hungID.Load().(string)
+				return id != "" && proto.Unmarshal(req, &r) == nil && r.GetContainerId() == id
+			}})
+			return proxy.endpoint
+		},
+	})
+	n.apply(pod("hung", sleeper("main")))
+	hungID.Store(cstatus(n.waitRunning("hung", converge), "main").GetContainerId())
+	// A change to the hung pod, so the PLEG must inspect it: its
+	// container is restarted in place by a spec change.
+	n.apply(pod("hung", container("main", "sleep", "3601")))
+	eventually(t, converge, "a status call of the hung pod stalled", func() (bool, string) {
+		stalled, _ := proxy.counts(methodContainerStatus)
+		return stalled > 0, fmt.Sprintf("%d stalled", stalled)
+	})
+
+	// Healthy with the hang under way (its first relist may have waited
+	// on it), then sampled until the end.
+	eventually(t, converge, "the PLEG SERVING", func() (bool, string) {
+		st, err := n.plegHealth()
+		return err == nil && st == healthpb.HealthCheckResponse_SERVING, fmt.Sprintf("%s %v", st, err)
+	})
+	n.apply(pod("steady", sleeper("main")))
+	n.apply(pod("crashy", container("crash", "sh", "-c", "exit 1")))
+	var unhealthy []string
+	eventually(t, 2*converge, "steady Running and crashy restarted twice, beside the hung pod", func() (bool, string) {
+		if st, err := n.plegHealth(); err != nil || st != healthpb.HealthCheckResponse_SERVING {
+			unhealthy = append(unhealthy, fmt.Sprintf("%s %v at %s", st, err, time.Now().Format("05.000")))
+		}
+		s, err := n.get("steady")
+		if err != nil {
+			return false, err.Error()
+		}
+		c, err := n.get("crashy")
+		if err != nil {
+			return false, err.Error()
+		}
+		return allReady(s) && cstatus(c, "crash").GetRestartCount() >= 2, summary(s) + " | " + summary(c)
+	})
+	if len(unhealthy) > 0 {
+		t.Errorf("the PLEG was not SERVING while one pod's status calls hung: %v", unhealthy)
+	}
+	stalled, _ := proxy.counts(methodContainerStatus)
+	summaryf(t, "hung ContainerStatus calls=%d unhealthy_samples=%d", stalled, len(unhealthy))
 }

@@ -38,10 +38,6 @@ type Caps struct {
 	// Simulated: commands do not run; outcomes come from the crisim
 	// annotations, ExecSync answers 0 with no output, logs stay empty.
 	Simulated bool
-	// RemoveRunningFails: RemoveContainer of a running container is an
-	// error (crisim's default) rather than a forced stop and removal (CRI's
-	// wording, containerd).
-	RemoveRunningFails bool
 	// FakePodIP: pod-network sandboxes get an IP from 10.88.0.0/16.
 	FakePodIP bool
 	// SandboxEvents: GetContainerEvents also reports sandboxes, with the
@@ -54,8 +50,8 @@ type Caps struct {
 	NoContainerEvents bool
 	// StopUnknownOK: StopContainer and StopPodSandbox of an id the
 	// runtime does not know answer OK (containerd 2.x: nothing is left to
-	// reclaim, and CRI has both calls idempotent) rather than NotFound
-	// (crisim, containerd 1.6).
+	// reclaim, and CRI has both calls idempotent; crisim) rather than
+	// NotFound (containerd 1.6).
 	StopUnknownOK bool
 	// TermKills: a process with no SIGTERM handler dies of it (exit 143).
 	// False on containerd, where the command is PID 1 of its namespace and
@@ -91,6 +87,7 @@ func Run(t *testing.T, newTarget Factory) {
 		{"ContainerLifecycle", testContainerLifecycle},
 		{"ExitCodes", testExitCodes},
 		{"Logs", testLogs},
+		{"ReopenLogAfterRotation", testReopenLogAfterRotation},
 		{"StopWithGrace", testStopWithGrace},
 		{"Events", testEvents},
 		{"Filters", testFilters},
@@ -484,6 +481,32 @@ func testExitCodes(t *testing.T, fx *fixture) {
 	}
 }
 
+// testReopenLogAfterRotation: a running container's log renamed away (a
+// rotation) is there again when ReopenContainerLog returns, and the
+// container's next lines go to it.
+func testReopenLogAfterRotation(t *testing.T, fx *fixture) {
+	if fx.caps.Simulated {
+		t.Log("simulated containers write no output")
+		return
+	}
+	sbCfg := fx.sandboxConfig("rotate", nil)
+	sb := fx.runSandbox(sbCfg)
+	id := fx.create(sb, sbCfg, spec{name: "ticker", cmd: []string{"sh", "-c", "i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.1; done"}})
+	fx.start(id)
+	path := filepath.Join(sbCfg.LogDirectory, "ticker.log")
+	fx.waitLog(path, "tick 1")
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.rs.ReopenContainerLog(fx.ctx(), id); err != nil {
+		t.Fatalf("ReopenContainerLog: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("after ReopenContainerLog returned: %v, want the log created again", err)
+	}
+	fx.waitLog(path, "tick")
+}
+
 // criLogLine is "<RFC3339Nano> <stream> <F|P> <content>".
 var criLogLine = regexp.MustCompile(`^(\S+) (stdout|stderr) (F|P) (.*)$`)
 
@@ -837,20 +860,10 @@ func testErrorCodes(t *testing.T, fx *fixture) {
 	}
 
 	t.Run("RemoveContainer of a running container", func(t *testing.T) {
-		err := fx.rs.RemoveContainer(ctx, run)
-		if fx.caps.RemoveRunningFails {
-			if err == nil {
-				t.Fatal("removing a running container succeeded, want an error")
-			}
-			if st := fx.status(run); st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
-				t.Errorf("after the refused removal the container is %s, want still RUNNING", st.GetState())
-			}
-			return
-		}
-		if err != nil {
+		if err := fx.rs.RemoveContainer(ctx, run); err != nil {
 			t.Fatalf("removing a running container: %v, want a forced removal (CRI)", err)
 		}
-		_, err = fx.rs.ContainerStatus(ctx, run, false)
+		_, err := fx.rs.ContainerStatus(ctx, run, false)
 		wantCode(t, "ContainerStatus after forced removal", err, codes.NotFound)
 	})
 	t.Run("CreateContainer with the same metadata twice", func(t *testing.T) {

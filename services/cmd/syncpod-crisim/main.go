@@ -21,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crisim"
 	"github.com/syncpod/syncpod/cri/listcodec"
@@ -55,7 +56,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	common := server.RegisterFlags(fs, server.Defaults{Listen: "unix://" + defaultSocket(getenv), MetricsListen: "127.0.0.1:9104"})
 	mode := fs.String("mode", string(crisim.ModeProcess), "process: containers are host processes (NO ISOLATION, image ignored); simulated: no processes, for scale tests")
 	unpullable := fs.String("unpullable", `(^|/)unpullable([:@]|$)`, "regexp: PullImage fails for matching image names (empty: every pull succeeds)")
-	forceRemove := fs.Bool("force-remove-running", false, "RemoveContainer stops a running container first (as containerd) instead of failing")
+	cgroupDriver := fs.String("cgroup-driver", "", "systemd or cgroupfs: the cgroup driver RuntimeConfig reports, for a kubelet that needs one (crisim makes no cgroups itself; empty: it reports none, and the executor makes no pod cgroups)")
 	streamListen := fs.String("stream-listen", "127.0.0.1:0", "TCP address of the exec/attach/port-forward streaming server (loopback; port 0 picks one)")
 	eventBuffer := fs.Int("event-buffer", crisim.DefaultEventBuffer, "events buffered per GetContainerEvents subscriber before its stream is cut")
 	dataDir := fs.String("data-dir", "", "where crisim keeps its sandboxes, containers and images, so a restart re-adopts running containers; one crisim per directory (default in process mode: the socket path with .state for .sock; in simulated mode, where no process can be orphaned, state stays in memory unless this is set)")
@@ -63,7 +64,16 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
 	}
-	opts := crisim.Options{ForceRemoveRunning: *forceRemove, EventBuffer: *eventBuffer, Version: server.Version, KillOnShutdown: *killOnExit}
+	opts := crisim.Options{EventBuffer: *eventBuffer, Version: server.Version, KillOnShutdown: *killOnExit}
+	if *cgroupDriver != "" {
+		driver, ok := runtimeapi.CgroupDriver_value[strings.ToUpper(*cgroupDriver)]
+		if !ok {
+			fmt.Fprintf(stderr, "%s: --cgroup-driver: %q is not systemd or cgroupfs\n", fs.Name(), *cgroupDriver)
+			return 2
+		}
+		d := runtimeapi.CgroupDriver(driver)
+		opts.CgroupDriver = &d
+	}
 	m, err := crisim.ParseMode(*mode)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --mode: %v\n", fs.Name(), err)

@@ -53,7 +53,7 @@ func TestBinaryServesAndStopsCleanly(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "crisim.sock")
-	cmd := exec.Command(os.Args[0], "--listen", "unix://"+sock, "--metrics-listen", "127.0.0.1:0", "--kill-on-exit")
+	cmd := exec.Command(os.Args[0], "--listen", "unix://"+sock, "--metrics-listen", "127.0.0.1:0", "--kill-on-exit", "--cgroup-driver", "cgroupfs")
 	cmd.Env = append(os.Environ(), execEnv+"=1")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -83,6 +83,9 @@ func TestBinaryServesAndStopsCleanly(t *testing.T) {
 	v, err := rs.Version(ctx, "v1")
 	if err != nil || v.GetRuntimeName() != "syncpod-crisim" {
 		t.Fatalf("Version = %v, %v; want runtime_name syncpod-crisim", v, err)
+	}
+	if rc, err := rs.RuntimeConfig(ctx); err != nil || rc.GetLinux().GetCgroupDriver() != runtimeapi.CgroupDriver_CGROUPFS {
+		t.Fatalf("RuntimeConfig = %v, %v; want the cgroupfs driver of --cgroup-driver", rc, err)
 	}
 
 	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "n", Uid: "u"}}
@@ -152,6 +155,7 @@ func TestBadFlags(t *testing.T) {
 		{"unknown mode", []string{"--mode", "vm"}},
 		{"tcp listen", []string{"--listen", "127.0.0.1:0", "--insecure-tcp"}},
 		{"bad unpullable regexp", []string{"--unpullable", "("}},
+		{"unknown cgroup driver", []string{"--cgroup-driver", "cgroupv3"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -40,6 +40,7 @@ type plegFlags struct {
 	eventedRelistPeriod time.Duration
 	inspectParallelism  int
 	inspectTimeout      time.Duration
+	inspectPatience     time.Duration
 }
 
 func registerPlegFlags(fs *flag.FlagSet) *plegFlags {
@@ -52,6 +53,7 @@ func registerPlegFlags(fs *flag.FlagSet) *plegFlags {
 	fs.DurationVar(&f.eventedRelistPeriod, "evented-relist-period", 300*time.Second, "safety-net relist period in evented mode")
 	fs.IntVar(&f.inspectParallelism, "inspect-parallelism", 8, "pod inspections run at once")
 	fs.DurationVar(&f.inspectTimeout, "inspect-timeout", 10*time.Second, "bound on one pod's inspection")
+	fs.DurationVar(&f.inspectPatience, "inspect-patience", 5*time.Second, "how long a relist waits for one pod's inspection; one still running then goes on without holding the relist, and its result is dropped (the pod is inspected again); at --inspect-timeout or more, relists wait for every inspection")
 	return f
 }
 
@@ -63,6 +65,7 @@ func (f *plegFlags) validate() error {
 	for name, d := range map[string]time.Duration{
 		"--cri-timeout": f.criTimeout, "--relist-period": f.relistPeriod, "--relist-threshold": f.relistThreshold,
 		"--evented-relist-period": f.eventedRelistPeriod, "--inspect-timeout": f.inspectTimeout,
+		"--inspect-patience": f.inspectPatience,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", name, d))
@@ -109,6 +112,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		EventedRelistPeriod: pf.eventedRelistPeriod,
 		InspectParallelism:  pf.inspectParallelism,
 		InspectTimeout:      pf.inspectTimeout,
+		InspectPatience:     pf.inspectPatience,
 		ListTimeout:         pf.criTimeout,
 	})
 	if err != nil {
