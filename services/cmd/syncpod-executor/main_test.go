@@ -49,7 +49,7 @@ func TestSandboxStartSpacingOutOfRangeExitsTwo(t *testing.T) {
 func TestUnknownCgroupDriverExitsTwo(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code := run([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--metrics-listen=", "--cgroup-driver", "cgroupv3"},
+	code := run([]string{"--data-dir", dir, "--listen", "unix://" + filepath.Join(dir, "executor.sock"), "--metrics-listen=", "--cgroup-driver", "cgroupv3"},
 		func(string) string { return "" }, &out, &errb)
 	if code != 2 || !strings.Contains(errb.String(), "--cgroup-driver") {
 		t.Errorf("exit %d, stderr %q; want 2 naming the flag", code, errb.String())
