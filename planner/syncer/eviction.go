@@ -26,6 +26,9 @@ type EmptyDirMeter interface {
 type eviction struct {
 	generation int64
 	message    string
+	// pressureGrace is set for an eviction under node pressure:
+	// the kill's grace period.
+	pressureGrace *int64
 }
 
 // sizedEmptyDir is a disk emptyDir with a sizeLimit.
@@ -112,10 +115,17 @@ func (s *Syncer) checkPod(ctx context.Context, rec *plannerv1.PodRecord) {
 
 // evictionOf is the eviction message for pod's generation, "" when none.
 func (s *Syncer) evictionOf(pod *syncpodv1.Pod) string {
+	msg, _ := s.evictionAndGraceOf(pod)
+	return msg
+}
+
+// evictionAndGraceOf is the eviction message for pod's generation ("" when
+// none) and, for an eviction under node pressure, its grace period.
+func (s *Syncer) evictionAndGraceOf(pod *syncpodv1.Pod) (string, *int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.evictions[pod.GetUid()]; ok && e.generation == pod.GetGeneration() {
-		return e.message
+		return e.message, e.pressureGrace
 	}
-	return ""
+	return "", nil
 }
