@@ -59,10 +59,14 @@ func sumPodStats(running []*runtimeapi.Container, byID map[string]*runtimeapi.Co
 			CpuUsageCoreNanoseconds: st.GetCpu().GetUsageCoreNanoSeconds().GetValue(),
 			MemoryWorkingSetBytes:   st.GetMemory().GetWorkingSetBytes().GetValue(),
 			MemoryRssBytes:          st.GetMemory().GetRssBytes().GetValue(),
+			WritableLayerBytes:      st.GetWritableLayer().GetUsedBytes().GetValue(),
+			WritableLayerInodes:     st.GetWritableLayer().GetInodesUsed().GetValue(),
 		}
 		p.Containers = append(p.Containers, cs)
 		p.CpuNanoCores += cs.GetCpuNanoCores()
 		p.MemoryWorkingSetBytes += cs.GetMemoryWorkingSetBytes()
+		p.WritableLayerBytes += cs.GetWritableLayerBytes()
+		p.WritableLayerInodes += cs.GetWritableLayerInodes()
 	}
 	out := make([]*syncpodv1.PodStats, 0, len(pods))
 	for _, p := range pods {
