@@ -20,12 +20,17 @@ type fakeNode struct {
 	signals evictionplan.Signals
 	stats   map[string]*syncpodv1.PodStats
 	reads   int
+	// read, when set, answers the i-th read (from 0) instead of signals.
+	read func(i int) evictionplan.Signals
 }
 
 func (n *fakeNode) Signals() (evictionplan.Signals, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.reads++
+	if n.read != nil {
+		return n.read(n.reads - 1), nil
+	}
 	return n.signals, nil
 }
 
@@ -168,4 +173,93 @@ func TestMemoryPressureEvictsTheBestEffortHogOnly(t *testing.T) {
 			t.Errorf("%d Evicted events, want 1", n)
 		}
 	})
+}
+
+// startRunning stores pods and has the fake PLEG report each running.
+func startRunning(t *testing.T, e *env, pods ...*syncpodv1.Pod) {
+	t.Helper()
+	for _, p := range pods {
+		o := runningObserved(p.GetUid())
+		o.Name = p.GetName()
+		o.Containers[0].Id, o.Sandboxes[0].Id, o.Containers[0].SandboxId = "c-"+p.GetName(), "sb-"+p.GetName(), "sb-"+p.GetName()
+		o.Containers[0].SpecHash = plan.SpecHash(p.GetSpec().GetContainers()[0])
+		e.pleg.set(o)
+	}
+	e.exec.SetApplyAnswer(func(*executorv1.ApplyActionsRequest) *executorv1.ApplyActionsResponse {
+		return &executorv1.ApplyActionsResponse{}
+	})
+	for _, p := range pods {
+		e.apply(t, p)
+	}
+}
+
+// under a nodefs threshold the node's dead containers go
+// first; when that is enough nothing is evicted, else the pod of lower
+// priority is, with the kubelet's disk message.
+func TestDiskPressureReclaimsTheNodeFirst(t *testing.T) {
+	ths, err := evictionplan.Parse(evictionplan.Config{Hard: "nodefs.available<10%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	low := evictionplan.Signals{NodeFsAvailableBytes: 5 << 30, NodeFsCapacityBytes: 100 << 30}
+	roomy := evictionplan.Signals{NodeFsAvailableBytes: 50 << 30, NodeFsCapacityBytes: 100 << 30}
+	for _, tc := range []struct {
+		name    string
+		read    func(i int) evictionplan.Signals
+		evicted string
+	}{
+		{"the dead containers were enough", func(i int) evictionplan.Signals {
+			if i == 0 {
+				return low
+			}
+			return roomy
+		}, ""},
+		{"still short: the lower priority pod goes", func(int) evictionplan.Signals { return low }, "web"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				node := &fakeNode{read: tc.read, stats: map[string]*syncpodv1.PodStats{
+					uid:           {PodUid: uid, WritableLayerBytes: 1 << 20},
+					guaranteedUID: {PodUid: guaranteedUID, WritableLayerBytes: 900 << 20},
+				}}
+				e := newEnvWith(t, func(o *Options) {
+					o.EvictionCheckPeriod = 10 * time.Second
+					o.Pressure = Pressure{Thresholds: ths, Host: node, Stats: node, TransitionPeriod: 5 * time.Minute}
+				})
+				low := webPod()
+				high := webPod()
+				high.Uid, high.Name, high.Spec.Priority = guaranteedUID, "important", new(int32(1000))
+				startRunning(t, e, low, high)
+				time.Sleep(11 * time.Second)
+				synctest.Wait()
+				node.mu.Lock()
+				reads := node.reads
+				node.mu.Unlock()
+				if reads < 2 {
+					t.Errorf("%d reads of the signals, want one before and one after the reclaim", reads)
+				}
+				applies, _ := snapshot(e.exec)
+				var kills []string
+				for _, a := range applies {
+					if a.GetActions().GetKillPod() {
+						kills = append(kills, a.GetPod().GetName())
+					}
+				}
+				if tc.evicted == "" {
+					if len(kills) != 0 {
+						t.Errorf("kills %v, want none", kills)
+					}
+					return
+				}
+				if len(kills) != 1 || kills[0] != tc.evicted {
+					t.Fatalf("kills %v, want %s only", kills, tc.evicted)
+				}
+				rec, _ := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: uid})
+				want := "The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 5Gi. "
+				if st := rec.GetStatus(); st.GetReason() != "Evicted" || st.GetMessage() != want {
+					t.Errorf("status %q %q, want Evicted %q", st.GetReason(), st.GetMessage(), want)
+				}
+			})
+		})
+	}
 }
