@@ -35,7 +35,27 @@ func (s *Service) ListPodStats(ctx context.Context, req *executorv1.ListPodStats
 	for _, st := range stats {
 		byID[st.GetAttributes().GetId()] = st
 	}
-	return &executorv1.ListPodStatsResponse{Stats: sumPodStats(running, byID, req.GetPodUids())}, nil
+	out := sumPodStats(running, byID, req.GetPodUids())
+	// The processes per pod, from the sandboxes' stats; a runtime that
+	// has none leaves them 0.
+	if sbs, err := rs.ListPodSandboxStats(ctx, &runtimeapi.PodSandboxStatsFilter{
+		LabelSelector: map[string]string{crilabels.Managed: crilabels.ManagedValue}}); err == nil {
+		addProcessCounts(out, sbs)
+	}
+	return &executorv1.ListPodStatsResponse{Stats: out}, nil
+}
+
+// addProcessCounts adds each sandbox's process count to its pod's stats.
+func addProcessCounts(pods []*syncpodv1.PodStats, sbs []*runtimeapi.PodSandboxStats) {
+	byUID := map[string]*syncpodv1.PodStats{}
+	for _, p := range pods {
+		byUID[p.GetPodUid()] = p
+	}
+	for _, sb := range sbs {
+		if p := byUID[sb.GetAttributes().GetLabels()[crilabels.PodUID]]; p != nil {
+			p.ProcessCount += sb.GetLinux().GetProcess().GetProcessCount().GetValue()
+		}
+	}
 }
 
 // sumPodStats groups running containers' stats by pod; only the pods in

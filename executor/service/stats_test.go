@@ -37,6 +37,14 @@ func TestSumPodStats(t *testing.T) {
 	if only := sumPodStats(running, byID, []string{"b"}); len(only) != 1 || only[0].GetPodUid() != "b" {
 		t.Fatalf("filtered: %v", only)
 	}
+	sb := func(pod string, procs uint64) *runtimeapi.PodSandboxStats {
+		return &runtimeapi.PodSandboxStats{Attributes: &runtimeapi.PodSandboxAttributes{Labels: map[string]string{crilabels.PodUID: pod}},
+			Linux: &runtimeapi.LinuxPodSandboxStats{Process: &runtimeapi.ProcessUsage{ProcessCount: &runtimeapi.UInt64Value{Value: procs}}}}
+	}
+	addProcessCounts(got, []*runtimeapi.PodSandboxStats{sb("a", 7), sb("b", 2), sb("gone", 9), {}})
+	if got[0].GetProcessCount() != 7 || got[1].GetProcessCount() != 2 || got[2].GetProcessCount() != 0 {
+		t.Errorf("process counts %d %d %d, want 7 2 0", got[0].GetProcessCount(), got[1].GetProcessCount(), got[2].GetProcessCount())
+	}
 }
 
 func TestValidateStreamingStarts(t *testing.T) {

@@ -58,6 +58,21 @@ func TestMemoryPressureEvictsTheBestEffortHogOnContainerd(t *testing.T) {
 	g.Spec.HostNetwork = true
 	n.apply(g)
 	n.waitRunning("ev-guaranteed", time.Minute)
+	// The usage the ranking reads. (The processes per pod come from the
+	// sandbox's stats, which containerd reports only for a sandbox in a
+	// pod cgroup; these nodes run without them.)
+	eventually(t, 30*time.Second, "the Guaranteed pod's usage measured", func() (bool, string) {
+		resp, err := n.pods.ListPodStats(rpcCtx(t), &plannerv1.ListPodStatsRequest{Namespace: "default"})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, st := range resp.GetStats() {
+			if st.GetPodName() == "ev-guaranteed" {
+				return st.GetMemoryWorkingSetBytes() > 0, fmt.Sprintf("%v", st)
+			}
+		}
+		return false, "no stats"
+	})
 
 	// With the node and the Guaranteed pod up, the threshold goes half the
 	// hog under what the host has now: the hog crosses it, the host's own

@@ -42,8 +42,11 @@ type PodStats struct {
 	WritableLayerBytes uint64 `protobuf:"varint,400,opt,name=writable_layer_bytes,json=writableLayerBytes,proto3" json:"writable_layer_bytes,omitempty"`
 	// writable_layer_inodes is the inodes they use.
 	WritableLayerInodes uint64 `protobuf:"varint,401,opt,name=writable_layer_inodes,json=writableLayerInodes,proto3" json:"writable_layer_inodes,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// process_count is the number of processes and threads in the pod's
+	// sandbox (the runtime's CRI sandbox stats; 0 when it reports none).
+	ProcessCount  uint64 `protobuf:"varint,402,opt,name=process_count,json=processCount,proto3" json:"process_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PodStats) Reset() {
@@ -128,6 +131,13 @@ func (x *PodStats) GetWritableLayerBytes() uint64 {
 func (x *PodStats) GetWritableLayerInodes() uint64 {
 	if x != nil {
 		return x.WritableLayerInodes
+	}
+	return 0
+}
+
+func (x *PodStats) GetProcessCount() uint64 {
+	if x != nil {
+		return x.ProcessCount
 	}
 	return 0
 }
@@ -246,7 +256,7 @@ var File_syncpod_v1_stats_proto protoreflect.FileDescriptor
 const file_syncpod_v1_stats_proto_rawDesc = "" +
 	"\n" +
 	"\x16syncpod/v1/stats.proto\x12\n" +
-	"syncpod.v1\"\xe6\x02\n" +
+	"syncpod.v1\"\x8c\x03\n" +
 	"\bPodStats\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x19\n" +
 	"\bpod_name\x18\x02 \x01(\tR\apodName\x12#\n" +
@@ -257,7 +267,8 @@ const file_syncpod_v1_stats_proto_rawDesc = "" +
 	"containers\x18\x06 \x03(\v2\x1a.syncpod.v1.ContainerStatsR\n" +
 	"containers\x121\n" +
 	"\x14writable_layer_bytes\x18\x90\x03 \x01(\x04R\x12writableLayerBytes\x123\n" +
-	"\x15writable_layer_inodes\x18\x91\x03 \x01(\x04R\x13writableLayerInodes\"\xf5\x02\n" +
+	"\x15writable_layer_inodes\x18\x91\x03 \x01(\x04R\x13writableLayerInodes\x12$\n" +
+	"\rprocess_count\x18\x92\x03 \x01(\x04R\fprocessCount\"\xf5\x02\n" +
 	"\x0eContainerStats\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12$\n" +
