@@ -61,8 +61,9 @@ func (s *Syncer) PressureConditions() []string {
 
 // checkPressure is one round of the eviction manager: measure the
 // node, decide, and evict at most one pod, after what the node can free
-// by itself for a disk signal.
-func (s *Syncer) checkPressure(ctx context.Context) {
+// by itself for a disk signal; when the round's emptyDir check evicted
+// one (evictedLocally), only the observing is done.
+func (s *Syncer) checkPressure(ctx context.Context, evictedLocally bool) {
 	p := s.opts.Pressure
 	if p.Host == nil || len(p.Thresholds) == 0 {
 		return
@@ -81,7 +82,7 @@ func (s *Syncer) checkPressure(ctx context.Context) {
 	s.pressure.plan, s.pressure.conditions = o.State, o.Conditions
 	s.mu.Unlock()
 	th, ok := o.Reclaim()
-	if !ok {
+	if !ok || evictedLocally {
 		return
 	}
 	res := th.Signal.Resource()

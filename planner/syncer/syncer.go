@@ -206,8 +206,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 	g.Go(func() error { periodic.Run(ctx, s.opts.HousekeepingPeriod, func() { s.housekeeping(ctx) }); return nil })
 	g.Go(func() error {
 		periodic.Run(ctx, s.opts.EvictionCheckPeriod, func() {
-			s.checkEmptyDirs(ctx)
-			s.checkPressure(ctx)
+			// As the kubelet's round: a local-storage eviction ends it
+			// once the signals are observed.
+			s.checkPressure(ctx, s.checkEmptyDirs(ctx))
 		})
 		return nil
 	})
