@@ -65,8 +65,8 @@ func TestParseThresholds(t *testing.T) {
 	if th, err := ParseThresholds("", DefaultThresholds()); err != nil || th != DefaultThresholds() {
 		t.Errorf("empty: %+v %v", th, err)
 	}
-	_, err = ParseThresholds("memory.available>1Gi,disk.free<10%,nodefs.available<150%,imagefs.available<-1", DefaultThresholds())
-	for _, part := range []string{"memory.available>1Gi", "unknown signal \"disk.free\"", "nodefs.available<150%", "imagefs.available<-1"} {
+	_, err = ParseThresholds("memory.available>1Gi,disk.free<10%,nodefs.available<150%,imagefs.available<-1,pid.available<1e400", DefaultThresholds())
+	for _, part := range []string{"memory.available>1Gi", "unknown signal \"disk.free\"", "nodefs.available<150%", "imagefs.available<-1", "pid.available<1e400"} {
 		if err == nil || !strings.Contains(err.Error(), part) {
 			t.Errorf("error %v does not name %q", err, part)
 		}

@@ -35,14 +35,14 @@ func TestParse(t *testing.T) {
 		t.Errorf("nothing set: %+v %v", ths, err)
 	}
 	_, err = Parse(Config{
-		Hard:            "memory.available>1Gi,disk.free<10%,nodefs.available<150%,memory.available<0",
+		Hard:            "memory.available>1Gi,disk.free<10%,nodefs.available<150%,memory.available<0,pid.available<1e400",
 		Soft:            "pid.available<100,imagefs.available<1Gi",
 		SoftGracePeriod: "imagefs.available=soon",
 		MinimumReclaim:  "memory.available=-1",
 	})
 	for _, part := range []string{
 		`--eviction-hard "memory.available>1Gi"`, `unknown signal "disk.free"`, `"nodefs.available<150%"`,
-		`"memory.available<0": quantity must be positive`,
+		`"memory.available<0": quantity must be positive`, `"pid.available<1e400": quantity is too large`,
 		`--eviction-soft pid.available: a soft threshold needs a grace period`,
 		`--eviction-soft-grace-period "imagefs.available=soon"`, `--eviction-minimum-reclaim "memory.available=-1"`,
 	} {

@@ -3,6 +3,7 @@ package evictionplan
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -233,6 +234,9 @@ func parseValue(s string, zeroOK bool) (Value, error) {
 	q, err := resource.ParseQuantity(s)
 	if err != nil || q.Sign() < 0 || (q.Sign() == 0 && !zeroOK) {
 		return Value{}, errors.New("quantity must be positive, such as 100Mi")
+	}
+	if q.CmpInt64(math.MaxInt64) > 0 {
+		return Value{}, errors.New("quantity is too large")
 	}
 	return Value{Quantity: q.Value(), Text: q.String()}, nil
 }
