@@ -96,3 +96,16 @@ func sumPodStats(running []*runtimeapi.Container, byID map[string]*runtimeapi.Co
 	slices.SortFunc(out, func(a, b *syncpodv1.PodStats) int { return strings.Compare(a.GetPodUid(), b.GetPodUid()) })
 	return out
 }
+
+// RemoveUnusedImages removes the images no container uses.
+func (s *Service) RemoveUnusedImages(ctx context.Context, _ *executorv1.RemoveUnusedImagesRequest) (*executorv1.RemoveUnusedImagesResponse, error) {
+	removed, freed, err := s.runner.RemoveUnusedImages(ctx)
+	if err != nil && len(removed) == 0 {
+		return nil, errgrpc.ToGRPC(classify(err))
+	}
+	if err != nil {
+		s.log.Warn("some unused images were not removed", "err", err)
+	}
+	s.log.Info("removed unused images", "images", len(removed), "freed_bytes", freed)
+	return &executorv1.RemoveUnusedImagesResponse{Removed: removed, FreedBytes: freed}, nil
+}

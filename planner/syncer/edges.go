@@ -125,6 +125,15 @@ func (e grpcExecutor) RemovePodVolumes(ctx context.Context, uid string) error {
 // EmptyDirMeter.
 func GRPCEmptyDirMeter(c executorv1.ExecutorServiceClient) EmptyDirMeter { return grpcExecutor{c} }
 
+// GRPCImageReclaimer adapts the executor service's gRPC client to
+// ImageReclaimer.
+func GRPCImageReclaimer(c executorv1.ExecutorServiceClient) ImageReclaimer { return grpcExecutor{c} }
+
+func (e grpcExecutor) RemoveUnusedImages(ctx context.Context) (int, uint64, error) {
+	resp, err := e.c.RemoveUnusedImages(ctx, &executorv1.RemoveUnusedImagesRequest{})
+	return len(resp.GetRemoved()), resp.GetFreedBytes(), err
+}
+
 // GRPCPodStats adapts the executor service's gRPC client to
 // PodStatsReader.
 func GRPCPodStats(c executorv1.ExecutorServiceClient) PodStatsReader { return grpcExecutor{c} }

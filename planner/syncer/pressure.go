@@ -22,6 +22,12 @@ type PodStatsReader interface {
 	PodStats(ctx context.Context, uids []string) ([]*syncpodv1.PodStats, error)
 }
 
+// ImageReclaimer removes the images no container uses (the executor's
+// RemoveUnusedImages).
+type ImageReclaimer interface {
+	RemoveUnusedImages(ctx context.Context) (removed int, freedBytes uint64, err error)
+}
+
 // Pressure configures eviction under node pressure. With no Host
 // nothing is evicted for pressure.
 type Pressure struct {
@@ -31,6 +37,9 @@ type Pressure struct {
 	Host hostsignals.HostReader
 	// Stats reads the pods' usage.
 	Stats PodStatsReader
+	// Images removes the unused images (GRPCImageReclaimer); nil: none
+	// are.
+	Images ImageReclaimer
 	// TransitionPeriod is --eviction-pressure-transition-period.
 	TransitionPeriod time.Duration
 	// MaxPodGracePeriodSeconds is --eviction-max-pod-grace-period, the
@@ -93,10 +102,22 @@ func (s *Syncer) checkPressure(ctx context.Context, evictedLocally bool) {
 		return
 	}
 	s.log.Info("eviction manager: attempting to reclaim", "resource", res, "signal", string(th.Signal))
-	if containers, _ := evictionplan.NodeReclaim(th.Signal); containers {
-		// the node's dead containers go first; unused images are
-		// not collected (syncpod has no image garbage collection).
-		s.housekeeping(ctx)
+	if containers, images := evictionplan.NodeReclaim(th.Signal); containers || images {
+		// the node's dead containers go first, then the images
+		// nothing uses any more.
+		if containers {
+			s.housekeeping(ctx)
+		}
+		if images && p.Images != nil {
+			rctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
+			n, freed, err := p.Images.RemoveUnusedImages(rctx)
+			cancel()
+			if err != nil {
+				s.log.Warn("eviction manager: cannot remove the unused images", "err", err)
+			} else {
+				s.log.Info("eviction manager: removed unused images", "images", n, "freed_bytes", freed)
+			}
+		}
 		if after, err := p.Host.Signals(); err == nil && len(evictionplan.Met(p.Thresholds, after, true)) == 0 {
 			s.log.Info("eviction manager: reclaimed without evicting a pod", "resource", res)
 			return

@@ -22,6 +22,15 @@ type fakeNode struct {
 	reads   int
 	// read, when set, answers the i-th read (from 0) instead of signals.
 	read func(i int) evictionplan.Signals
+	// imageGCs counts RemoveUnusedImages.
+	imageGCs int
+}
+
+func (n *fakeNode) RemoveUnusedImages(context.Context) (int, uint64, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.imageGCs++
+	return 2, 1 << 30, nil
 }
 
 func (n *fakeNode) Signals() (evictionplan.Signals, error) {
@@ -193,9 +202,9 @@ func startRunning(t *testing.T, e *env, pods ...*syncpodv1.Pod) {
 	}
 }
 
-// under a nodefs threshold the node's dead containers go
-// first; when that is enough nothing is evicted, else the pod of lower
-// priority is, with the kubelet's disk message.
+// under a nodefs threshold the node's dead containers and
+// unused images go first; when that is enough nothing is evicted, else the
+// pod of lower priority is, with the kubelet's disk message.
 func TestDiskPressureReclaimsTheNodeFirst(t *testing.T) {
 	ths, err := evictionplan.Parse(evictionplan.Config{Hard: "nodefs.available<10%"})
 	if err != nil {
@@ -224,7 +233,7 @@ func TestDiskPressureReclaimsTheNodeFirst(t *testing.T) {
 				}}
 				e := newEnvWith(t, func(o *Options) {
 					o.EvictionCheckPeriod = 10 * time.Second
-					o.Pressure = Pressure{Thresholds: ths, Host: node, Stats: node, TransitionPeriod: 5 * time.Minute}
+					o.Pressure = Pressure{Thresholds: ths, Host: node, Stats: node, Images: node, TransitionPeriod: 5 * time.Minute}
 				})
 				low := webPod()
 				high := webPod()
@@ -233,10 +242,10 @@ func TestDiskPressureReclaimsTheNodeFirst(t *testing.T) {
 				time.Sleep(11 * time.Second)
 				synctest.Wait()
 				node.mu.Lock()
-				reads := node.reads
+				reads, gcs := node.reads, node.imageGCs
 				node.mu.Unlock()
-				if reads < 2 {
-					t.Errorf("%d reads of the signals, want one before and one after the reclaim", reads)
+				if reads < 2 || gcs < 1 {
+					t.Errorf("%d reads of the signals and %d image collections, want one read before and one after the reclaim, which collects images", reads, gcs)
 				}
 				applies, _ := snapshot(e.exec)
 				var kills []string

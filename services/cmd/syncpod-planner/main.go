@@ -162,6 +162,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		Shutdown:            shutdownCfg,
 		Pressure: syncer.Pressure{
 			Thresholds: thresholds, Host: hostsignals.ReadSignals(*dataDir, *imageFsDir), Stats: syncer.GRPCPodStats(execClient),
+			Images:           syncer.GRPCImageReclaimer(execClient),
 			TransitionPeriod: *evictionTransition, MaxPodGracePeriodSeconds: *evictionMaxGrace,
 		},
 	})
