@@ -35,7 +35,27 @@ func (s *Service) ListPodStats(ctx context.Context, req *executorv1.ListPodStats
 	for _, st := range stats {
 		byID[st.GetAttributes().GetId()] = st
 	}
-	return &executorv1.ListPodStatsResponse{Stats: sumPodStats(running, byID, req.GetPodUids())}, nil
+	out := sumPodStats(running, byID, req.GetPodUids())
+	// The processes per pod, from the sandboxes' stats; a runtime that
+	// has none leaves them 0.
+	if sbs, err := rs.ListPodSandboxStats(ctx, &runtimeapi.PodSandboxStatsFilter{
+		LabelSelector: map[string]string{crilabels.Managed: crilabels.ManagedValue}}); err == nil {
+		addProcessCounts(out, sbs)
+	}
+	return &executorv1.ListPodStatsResponse{Stats: out}, nil
+}
+
+// addProcessCounts adds each sandbox's process count to its pod's stats.
+func addProcessCounts(pods []*syncpodv1.PodStats, sbs []*runtimeapi.PodSandboxStats) {
+	byUID := map[string]*syncpodv1.PodStats{}
+	for _, p := range pods {
+		byUID[p.GetPodUid()] = p
+	}
+	for _, sb := range sbs {
+		if p := byUID[sb.GetAttributes().GetLabels()[crilabels.PodUID]]; p != nil {
+			p.ProcessCount += sb.GetLinux().GetProcess().GetProcessCount().GetValue()
+		}
+	}
 }
 
 // sumPodStats groups running containers' stats by pod; only the pods in
@@ -59,10 +79,14 @@ func sumPodStats(running []*runtimeapi.Container, byID map[string]*runtimeapi.Co
 			CpuUsageCoreNanoseconds: st.GetCpu().GetUsageCoreNanoSeconds().GetValue(),
 			MemoryWorkingSetBytes:   st.GetMemory().GetWorkingSetBytes().GetValue(),
 			MemoryRssBytes:          st.GetMemory().GetRssBytes().GetValue(),
+			WritableLayerBytes:      st.GetWritableLayer().GetUsedBytes().GetValue(),
+			WritableLayerInodes:     st.GetWritableLayer().GetInodesUsed().GetValue(),
 		}
 		p.Containers = append(p.Containers, cs)
 		p.CpuNanoCores += cs.GetCpuNanoCores()
 		p.MemoryWorkingSetBytes += cs.GetMemoryWorkingSetBytes()
+		p.WritableLayerBytes += cs.GetWritableLayerBytes()
+		p.WritableLayerInodes += cs.GetWritableLayerInodes()
 	}
 	out := make([]*syncpodv1.PodStats, 0, len(pods))
 	for _, p := range pods {
@@ -71,4 +95,17 @@ func sumPodStats(running []*runtimeapi.Container, byID map[string]*runtimeapi.Co
 	}
 	slices.SortFunc(out, func(a, b *syncpodv1.PodStats) int { return strings.Compare(a.GetPodUid(), b.GetPodUid()) })
 	return out
+}
+
+// RemoveUnusedImages removes the images no container uses.
+func (s *Service) RemoveUnusedImages(ctx context.Context, _ *executorv1.RemoveUnusedImagesRequest) (*executorv1.RemoveUnusedImagesResponse, error) {
+	removed, freed, err := s.runner.RemoveUnusedImages(ctx)
+	if err != nil && len(removed) == 0 {
+		return nil, errgrpc.ToGRPC(classify(err))
+	}
+	if err != nil {
+		s.log.Warn("some unused images were not removed", "err", err)
+	}
+	s.log.Info("removed unused images", "images", len(removed), "freed_bytes", freed)
+	return &executorv1.RemoveUnusedImagesResponse{Removed: removed, FreedBytes: freed}, nil
 }

@@ -23,9 +23,12 @@ func TestSumPodStats(t *testing.T) {
 	}
 	running := []*runtimeapi.Container{ctr("c3", "b", "z"), ctr("c1", "a", "web"), ctr("c2", "a", "side"), ctr("c4", "c", "x"), {Id: "foreign"}}
 	byID := map[string]*runtimeapi.ContainerStats{"c1": stat(100, 10), "c2": stat(50, 5), "c3": stat(7, 1)}
+	byID["c1"].WritableLayer = &runtimeapi.FilesystemUsage{UsedBytes: &runtimeapi.UInt64Value{Value: 4096}, InodesUsed: &runtimeapi.UInt64Value{Value: 3}}
+	byID["c2"].WritableLayer = &runtimeapi.FilesystemUsage{UsedBytes: &runtimeapi.UInt64Value{Value: 1024}, InodesUsed: &runtimeapi.UInt64Value{Value: 2}}
 	got := sumPodStats(running, byID, nil)
 	if len(got) != 3 || got[0].GetPodUid() != "a" || got[0].GetCpuNanoCores() != 150 || got[0].GetMemoryWorkingSetBytes() != 15 ||
-		got[0].GetContainers()[0].GetName() != "side" || got[0].GetPodName() != "p-a" || got[2].GetCpuNanoCores() != 0 {
+		got[0].GetContainers()[0].GetName() != "side" || got[0].GetPodName() != "p-a" || got[2].GetCpuNanoCores() != 0 ||
+		got[0].GetWritableLayerBytes() != 5120 || got[0].GetWritableLayerInodes() != 5 || got[0].GetContainers()[1].GetWritableLayerBytes() != 4096 {
 		for _, p := range got {
 			t.Log(prototext.Format(p))
 		}
@@ -33,6 +36,14 @@ func TestSumPodStats(t *testing.T) {
 	}
 	if only := sumPodStats(running, byID, []string{"b"}); len(only) != 1 || only[0].GetPodUid() != "b" {
 		t.Fatalf("filtered: %v", only)
+	}
+	sb := func(pod string, procs uint64) *runtimeapi.PodSandboxStats {
+		return &runtimeapi.PodSandboxStats{Attributes: &runtimeapi.PodSandboxAttributes{Labels: map[string]string{crilabels.PodUID: pod}},
+			Linux: &runtimeapi.LinuxPodSandboxStats{Process: &runtimeapi.ProcessUsage{ProcessCount: &runtimeapi.UInt64Value{Value: procs}}}}
+	}
+	addProcessCounts(got, []*runtimeapi.PodSandboxStats{sb("a", 7), sb("b", 2), sb("gone", 9), {}})
+	if got[0].GetProcessCount() != 7 || got[1].GetProcessCount() != 2 || got[2].GetProcessCount() != 0 {
+		t.Errorf("process counts %d %d %d, want 7 2 0", got[0].GetProcessCount(), got[1].GetProcessCount(), got[2].GetProcessCount())
 	}
 }
 

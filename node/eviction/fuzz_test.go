@@ -8,7 +8,7 @@ import (
 // accepted is a positive quantity or a percentage in (0, 1).
 func FuzzParseThresholds(f *testing.F) {
 	for _, s := range []string{"", "memory.available<100Mi", "nodefs.available<10%,pid.available<1000",
-		"imagefs.available<0%", "x<1", "memory.available<", "<<", "nodefs.inodesFree<5.5%"} {
+		"imagefs.available<0%", "x<1", "memory.available<", "<<", "nodefs.inodesFree<5.5%", "memory.available<1e400"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -3,6 +3,7 @@ package eviction
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -82,8 +83,8 @@ func ParseThresholds(s string, base Thresholds) (Thresholds, error) {
 			th.Percentage = f / 100
 		} else {
 			q, err := resource.ParseQuantity(value)
-			if err != nil || q.Sign() <= 0 {
-				errs = append(errs, fmt.Errorf("%q: quantity must be positive, such as 100Mi", term))
+			if err != nil || q.Sign() <= 0 || q.CmpInt64(math.MaxInt64) > 0 {
+				errs = append(errs, fmt.Errorf("%q: quantity must be positive and below 8Ei, such as 100Mi", term))
 				continue
 			}
 			th.Quantity = q.Value()

@@ -57,7 +57,7 @@ func TestScenarios(t *testing.T) {
 // run runs one command:
 //
 //	pod (YAML input)               the desired pod (validated), stored
-//	sync [fail=NAME:REASON] [retry-at=SECONDS] [seconds=N] [evicted=VOLUME:LIMIT] [shutdown=GRACE]
+//	sync [fail=NAME:REASON] [retry-at=SECONDS] [seconds=N] [evicted=VOLUME:LIMIT] [pressure=GRACE] [shutdown=GRACE]
 //	                               one sync, N seconds (default 10) after the
 //	                               last; the executor's answer succeeds
 //	                               except the listed starts (or "kill-pod")
@@ -159,7 +159,7 @@ func (w *world) sync(args []string) (string, error) {
 	var retryAt time.Time
 	gap := 10 * time.Second
 	evicted := ""
-	var shutdown *int64
+	var shutdown, pressure *int64
 	for _, a := range args {
 		k, v, _ := strings.Cut(a, "=")
 		switch k {
@@ -187,6 +187,15 @@ func (w *world) sync(args []string) (string, error) {
 				return "", fmt.Errorf("evicted=VOLUME:LIMIT")
 			}
 			evicted = status.EmptyDirOverLimitMessage(name, limit)
+		case "pressure":
+			// An eviction under memory pressure, killed with GRACE.
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return "", err
+			}
+			pressure = &n
+			evicted = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki. " +
+				"Container app was using 300Mi, request is 0, has larger consumption of memory. "
 		case "shutdown":
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
@@ -199,7 +208,8 @@ func (w *world) sync(args []string) (string, error) {
 	}
 	w.now = w.now.Add(gap)
 	var out []string
-	in := podsync.Input{Record: w.rec, Observed: proto.Clone(w.obs).(*syncpodv1.ObservedPod), Now: w.now, Evicted: evicted, NodeShutdown: shutdown}
+	in := podsync.Input{Record: w.rec, Observed: proto.Clone(w.obs).(*syncpodv1.ObservedPod), Now: w.now, Evicted: evicted, NodeShutdown: shutdown,
+		PressureGracePeriod: pressure}
 	before := proto.Clone(w.rec)
 	work := podsync.Step(in)
 	if again := podsync.Step(in); !sameWork(work, again) {

@@ -57,6 +57,10 @@ type Input struct {
 	// pod's own grace when shorter): it fails with reason Terminated
 	// and what runs of it is killed with that grace.
 	NodeShutdown *int64
+	// PressureGracePeriod, set with Evicted, says the eviction is for
+	// node pressure: the kill's grace period in seconds (1 for a
+	// hard threshold), and the status's DisruptionTarget condition.
+	PressureGracePeriod *int64
 }
 
 // Applied is a change set the executor carried out and its answer.
@@ -168,6 +172,9 @@ func Step(in Input) Work {
 				msg = "The pod was evicted: " + strings.TrimSpace(statusMessage(in))
 				// The eviction manager's kill ignores the pod's grace.
 				g := EvictionGracePeriodSeconds
+				if p := in.PressureGracePeriod; p != nil {
+					g = *p
+				}
 				override = &g
 			case nodeshutdown.Reason:
 				msg = nodeshutdown.Message
@@ -269,7 +276,8 @@ func runningPod(in Input) *syncpodv1.Pod {
 
 func statusInput(in Input, steps []*executorv1.StepResult) status.Input {
 	return status.Input{Pod: runningPod(in), Allocation: in.Record.GetAllocation(), Observed: in.Observed, Previous: in.Record.GetStatus(),
-		Steps: steps, Probes: in.Probes, Now: in.Now, Evicted: in.Evicted, NodeShutdown: in.NodeShutdown != nil}
+		Steps: steps, Probes: in.Probes, Now: in.Now, Evicted: in.Evicted, NodeShutdown: in.NodeShutdown != nil,
+		UnderPressure: in.Evicted != "" && in.PressureGracePeriod != nil}
 }
 
 // statusMessage is the pod-level message of the status the step computes.

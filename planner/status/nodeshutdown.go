@@ -31,12 +31,16 @@ func applyNodeShutdown(pod *syncpodv1.Pod, prev, st *syncpodv1.PodStatus, shutdo
 
 // disruptionTarget is the DisruptionTarget condition the status keeps: the
 // previous one as it was (the kubelet copies it over, it is set once), or
-// for a pod the node's shutdown ends a new one; nil when none.
-func disruptionTarget(prev, st *syncpodv1.PodStatus) *syncpodv1.PodCondition {
+// for a pod the node's shutdown ends or its pressure evicts
+// a new one; nil when none.
+func disruptionTarget(prev, st *syncpodv1.PodStatus, underPressure bool) *syncpodv1.PodCondition {
 	for _, c := range prev.GetConditions() {
 		if c.GetType() == nodeshutdown.DisruptionTarget {
 			return proto.Clone(c).(*syncpodv1.PodCondition)
 		}
+	}
+	if underPressure && st.GetReason() == ReasonEvicted {
+		return cond(nodeshutdown.DisruptionTarget, true, nodeshutdown.TerminationByKubelet, st.GetMessage())
 	}
 	if st.GetReason() != nodeshutdown.Reason {
 		return nil

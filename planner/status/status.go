@@ -89,6 +89,9 @@ type Input struct {
 	Evicted string
 	// NodeShutdown: the node's graceful shutdown ends the pod.
 	NodeShutdown bool
+	// UnderPressure: the eviction is for node pressure, which
+	// also sets the DisruptionTarget condition.
+	UnderPressure bool
 	// Allocation is what the node admitted of the pod's resources; Pod
 	// already runs with them. A pending resize in it is the
 	// PodResizePending condition.
@@ -502,7 +505,7 @@ func (c *computer) conditions(st *syncpodv1.PodStatus, init initState, anyStarte
 	if plan.CouldRestartAll(c.in.Pod.GetSpec()) {
 		out = append(out, c.allRestartingCondition(st.Phase))
 	}
-	if dt := disruptionTarget(c.in.Previous, st); dt != nil {
+	if dt := disruptionTarget(c.in.Previous, st, c.in.UnderPressure); dt != nil {
 		out = append(out, dt)
 	}
 	out = append(out, c.resizeConditions()...)

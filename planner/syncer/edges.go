@@ -125,6 +125,24 @@ func (e grpcExecutor) RemovePodVolumes(ctx context.Context, uid string) error {
 // EmptyDirMeter.
 func GRPCEmptyDirMeter(c executorv1.ExecutorServiceClient) EmptyDirMeter { return grpcExecutor{c} }
 
+// GRPCImageReclaimer adapts the executor service's gRPC client to
+// ImageReclaimer.
+func GRPCImageReclaimer(c executorv1.ExecutorServiceClient) ImageReclaimer { return grpcExecutor{c} }
+
+func (e grpcExecutor) RemoveUnusedImages(ctx context.Context) (int, uint64, error) {
+	resp, err := e.c.RemoveUnusedImages(ctx, &executorv1.RemoveUnusedImagesRequest{})
+	return len(resp.GetRemoved()), resp.GetFreedBytes(), err
+}
+
+// GRPCPodStats adapts the executor service's gRPC client to
+// PodStatsReader.
+func GRPCPodStats(c executorv1.ExecutorServiceClient) PodStatsReader { return grpcExecutor{c} }
+
+func (e grpcExecutor) PodStats(ctx context.Context, uids []string) ([]*syncpodv1.PodStats, error) {
+	resp, err := e.c.ListPodStats(ctx, &executorv1.ListPodStatsRequest{PodUids: uids})
+	return resp.GetStats(), err
+}
+
 func (e grpcExecutor) EmptyDirUsage(ctx context.Context, uid string, names []string) ([]int64, error) {
 	resp, err := e.c.GetEmptyDirUsage(ctx, &executorv1.GetEmptyDirUsageRequest{PodUid: uid, VolumeNames: names})
 	if err != nil {

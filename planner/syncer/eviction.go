@@ -26,6 +26,9 @@ type EmptyDirMeter interface {
 type eviction struct {
 	generation int64
 	message    string
+	// pressureGrace is set for an eviction under node pressure:
+	// the kill's grace period.
+	pressureGrace *int64
 }
 
 // sizedEmptyDir is a disk emptyDir with a sizeLimit.
@@ -55,34 +58,37 @@ func sizedEmptyDirs(pod *syncpodv1.Pod) []sizedEmptyDir {
 // checkEmptyDirs is the eviction manager's local-storage check, off the
 // sync path: every running pod's sized disk emptyDirs are measured by the
 // executor, and a pod with one over its limit is marked evicted and synced
-// (podsync fails it with reason Evicted and kills it).
-func (s *Syncer) checkEmptyDirs(ctx context.Context) {
+// (podsync fails it with reason Evicted and kills it). It says whether it
+// evicted any.
+func (s *Syncer) checkEmptyDirs(ctx context.Context) bool {
 	if s.opts.EmptyDirs == nil {
-		return
+		return false
 	}
 	recs, err := s.opts.Store.List(ctx, store.Filter{})
 	if err != nil {
 		s.log.Warn("eviction check: cannot list pods", "err", err)
-		return
+		return false
 	}
+	evicted := false
 	for _, rec := range recs {
 		if ctx.Err() != nil {
-			return
+			return evicted
 		}
-		s.checkPod(ctx, rec)
+		evicted = s.checkPod(ctx, rec) || evicted
 	}
+	return evicted
 }
 
-func (s *Syncer) checkPod(ctx context.Context, rec *plannerv1.PodRecord) {
+func (s *Syncer) checkPod(ctx context.Context, rec *plannerv1.PodRecord) bool {
 	pod := rec.GetPod()
 	switch rec.GetStatus().GetPhase() {
 	case syncpodv1.PodPhase_POD_PHASE_RUNNING, syncpodv1.PodPhase_POD_PHASE_PENDING:
 	default:
-		return // never started, or finished
+		return false // never started, or finished
 	}
 	dirs := sizedEmptyDirs(pod)
 	if len(dirs) == 0 || pod.GetDeletionTime() != nil || s.evictionOf(pod) != "" {
-		return
+		return false
 	}
 	names := make([]string, len(dirs))
 	for i, d := range dirs {
@@ -93,7 +99,7 @@ func (s *Syncer) checkPod(ctx context.Context, rec *plannerv1.PodRecord) {
 	cancel()
 	if err != nil || len(used) != len(dirs) {
 		s.log.Warn("eviction check: cannot measure emptyDir volumes", "pod_uid", pod.GetUid(), "err", err)
-		return
+		return false
 	}
 	for i, d := range dirs {
 		if used[i] <= d.bytes {
@@ -106,16 +112,24 @@ func (s *Syncer) checkPod(ctx context.Context, rec *plannerv1.PodRecord) {
 		s.evictions[pod.GetUid()] = eviction{generation: pod.GetGeneration(), message: msg}
 		s.mu.Unlock()
 		s.trigger(pod.GetUid(), timeline.SourceEviction, time.Time{})
-		return
+		return true
 	}
+	return false
 }
 
 // evictionOf is the eviction message for pod's generation, "" when none.
 func (s *Syncer) evictionOf(pod *syncpodv1.Pod) string {
+	msg, _ := s.evictionAndGraceOf(pod)
+	return msg
+}
+
+// evictionAndGraceOf is the eviction message for pod's generation ("" when
+// none) and, for an eviction under node pressure, its grace period.
+func (s *Syncer) evictionAndGraceOf(pod *syncpodv1.Pod) (string, *int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.evictions[pod.GetUid()]; ok && e.generation == pod.GetGeneration() {
-		return e.message
+		return e.message, e.pressureGrace
 	}
-	return ""
+	return "", nil
 }

@@ -17,6 +17,7 @@ type metrics struct {
 	orphans        prometheus.Counter
 	shutdownStart  prometheus.Gauge
 	shutdownEnd    prometheus.Gauge
+	evictions      *prometheus.CounterVec
 }
 
 // newMetrics creates the syncer's metrics and registers them on reg (nil:
@@ -52,6 +53,10 @@ func newMetrics(reg prometheus.Registerer, workersKnown func() float64) (*metric
 			Name: "syncpod_planner_graceful_shutdown_end_time_seconds",
 			Help: "When the last graceful node shutdown ended, Unix seconds (the kubelet's graceful_shutdown_end_time_seconds).",
 		}),
+		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "syncpod_planner_evictions_total",
+			Help: "Pods evicted under node pressure, by eviction signal (the kubelet's evictions).",
+		}, []string{"signal"}),
 	}
 	m.syncs.WithLabelValues("ok")
 	m.syncs.WithLabelValues("error")
@@ -61,7 +66,7 @@ func newMetrics(reg prometheus.Registerer, workersKnown func() float64) (*metric
 		Name: "syncpod_planner_pod_workers",
 		Help: "Pods with a sync worker (desired pods being kept).",
 	}, workersKnown)
-	if err := promreg.Register(reg, m.syncs, m.syncDuration, m.plegReconnects, m.removed, m.orphans, m.shutdownStart, m.shutdownEnd, workers); err != nil {
+	if err := promreg.Register(reg, m.syncs, m.syncDuration, m.plegReconnects, m.removed, m.orphans, m.shutdownStart, m.shutdownEnd, m.evictions, workers); err != nil {
 		return nil, err
 	}
 	return m, nil

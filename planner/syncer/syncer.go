@@ -66,6 +66,9 @@ type Options struct {
 	// Shutdown is the node's graceful shutdown configuration;
 	// the zero value turns it off.
 	Shutdown nodeshutdown.Config
+	// Pressure is eviction under node pressure, checked every
+	// EvictionCheckPeriod; the zero value turns it off.
+	Pressure Pressure
 }
 
 // Syncer runs the sync loop. Create with New, run with Run.
@@ -83,6 +86,8 @@ type Syncer struct {
 	seen     map[string]seenPod   // uid → what of the pod last triggered a sync
 	// evictions are the pods the eviction check found over a limit.
 	evictions map[string]eviction
+	// pressure is the eviction manager's state between rounds.
+	pressure pressureState
 	// terminations are the pods the node's shutdown is ending.
 	terminations map[string]termination
 
@@ -200,7 +205,11 @@ func (s *Syncer) Run(ctx context.Context) error {
 	g.Go(func() error { s.watchPLEG(ctx); return nil })
 	g.Go(func() error { periodic.Run(ctx, s.opts.HousekeepingPeriod, func() { s.housekeeping(ctx) }); return nil })
 	g.Go(func() error {
-		periodic.Run(ctx, s.opts.EvictionCheckPeriod, func() { s.checkEmptyDirs(ctx) })
+		periodic.Run(ctx, s.opts.EvictionCheckPeriod, func() {
+			// As the kubelet's round: a local-storage eviction ends it
+			// once the signals are observed.
+			s.checkPressure(ctx, s.checkEmptyDirs(ctx))
+		})
 		return nil
 	})
 	g.Go(func() error { s.watchConfig(ctx); return nil })
@@ -352,8 +361,9 @@ func (s *Syncer) sync(ctx context.Context, uid string, tl *timeline.Sync, slot *
 		s.probes.Sync(pod, observed)
 		probes = s.probes.Results(uid)
 	}
-	in := podsync.Input{Record: rec, Observed: observed, Probes: probes, Now: time.Now(), Evicted: s.evictionOf(pod),
-		NodeShutdown: s.shutdownGraceOf(pod)}
+	evicted, pressureGrace := s.evictionAndGraceOf(pod)
+	in := podsync.Input{Record: rec, Observed: observed, Probes: probes, Now: time.Now(), Evicted: evicted,
+		PressureGracePeriod: pressureGrace, NodeShutdown: s.shutdownGraceOf(pod)}
 	endPlan := tl.Stage(timeline.StagePlan)
 	w := podsync.Step(in)
 	endPlan()

@@ -193,6 +193,9 @@ func startNode(t *testing.T, o nodeOptions) *node {
 		"--resync-period="+o.resyncPeriod.String(),
 		"--housekeeping-period="+o.resyncPeriod.String(),
 		"--eviction-check-period="+o.resyncPeriod.String(),
+		// The test machine's disk may be fuller than the kubelet's default
+		// thresholds allow: its pods must not be evicted for it.
+		"--eviction-hard=memory.available<100Mi,"+lowDiskThresholds,
 	)
 	n.plannerArgs = append(n.plannerArgs, o.plannerArgs...)
 	n.startPlanner()

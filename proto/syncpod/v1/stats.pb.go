@@ -36,7 +36,15 @@ type PodStats struct {
 	// memory_working_set_bytes is the memory in use that cannot be reclaimed.
 	MemoryWorkingSetBytes uint64 `protobuf:"varint,5,opt,name=memory_working_set_bytes,json=memoryWorkingSetBytes,proto3" json:"memory_working_set_bytes,omitempty"`
 	// containers of the pod, by name.
-	Containers    []*ContainerStats `protobuf:"bytes,6,rep,name=containers,proto3" json:"containers,omitempty"`
+	Containers []*ContainerStats `protobuf:"bytes,6,rep,name=containers,proto3" json:"containers,omitempty"`
+	// writable_layer_bytes is the disk its containers' writable layers use
+	// (their sum; what eviction under disk pressure ranks by).
+	WritableLayerBytes uint64 `protobuf:"varint,400,opt,name=writable_layer_bytes,json=writableLayerBytes,proto3" json:"writable_layer_bytes,omitempty"`
+	// writable_layer_inodes is the inodes they use.
+	WritableLayerInodes uint64 `protobuf:"varint,401,opt,name=writable_layer_inodes,json=writableLayerInodes,proto3" json:"writable_layer_inodes,omitempty"`
+	// process_count is the number of processes and threads in the pod's
+	// sandbox (the runtime's CRI sandbox stats; 0 when it reports none).
+	ProcessCount  uint64 `protobuf:"varint,402,opt,name=process_count,json=processCount,proto3" json:"process_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -113,6 +121,27 @@ func (x *PodStats) GetContainers() []*ContainerStats {
 	return nil
 }
 
+func (x *PodStats) GetWritableLayerBytes() uint64 {
+	if x != nil {
+		return x.WritableLayerBytes
+	}
+	return 0
+}
+
+func (x *PodStats) GetWritableLayerInodes() uint64 {
+	if x != nil {
+		return x.WritableLayerInodes
+	}
+	return 0
+}
+
+func (x *PodStats) GetProcessCount() uint64 {
+	if x != nil {
+		return x.ProcessCount
+	}
+	return 0
+}
+
 // ContainerStats is one container's resource use.
 type ContainerStats struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -128,8 +157,12 @@ type ContainerStats struct {
 	MemoryWorkingSetBytes uint64 `protobuf:"varint,5,opt,name=memory_working_set_bytes,json=memoryWorkingSetBytes,proto3" json:"memory_working_set_bytes,omitempty"`
 	// memory_rss_bytes is the resident anonymous memory.
 	MemoryRssBytes uint64 `protobuf:"varint,6,opt,name=memory_rss_bytes,json=memoryRssBytes,proto3" json:"memory_rss_bytes,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// writable_layer_bytes is the disk its writable layer uses.
+	WritableLayerBytes uint64 `protobuf:"varint,400,opt,name=writable_layer_bytes,json=writableLayerBytes,proto3" json:"writable_layer_bytes,omitempty"`
+	// writable_layer_inodes is the inodes its writable layer uses.
+	WritableLayerInodes uint64 `protobuf:"varint,401,opt,name=writable_layer_inodes,json=writableLayerInodes,proto3" json:"writable_layer_inodes,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *ContainerStats) Reset() {
@@ -204,12 +237,26 @@ func (x *ContainerStats) GetMemoryRssBytes() uint64 {
 	return 0
 }
 
+func (x *ContainerStats) GetWritableLayerBytes() uint64 {
+	if x != nil {
+		return x.WritableLayerBytes
+	}
+	return 0
+}
+
+func (x *ContainerStats) GetWritableLayerInodes() uint64 {
+	if x != nil {
+		return x.WritableLayerInodes
+	}
+	return 0
+}
+
 var File_syncpod_v1_stats_proto protoreflect.FileDescriptor
 
 const file_syncpod_v1_stats_proto_rawDesc = "" +
 	"\n" +
 	"\x16syncpod/v1/stats.proto\x12\n" +
-	"syncpod.v1\"\xfe\x01\n" +
+	"syncpod.v1\"\x8c\x03\n" +
 	"\bPodStats\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x19\n" +
 	"\bpod_name\x18\x02 \x01(\tR\apodName\x12#\n" +
@@ -218,14 +265,19 @@ const file_syncpod_v1_stats_proto_rawDesc = "" +
 	"\x18memory_working_set_bytes\x18\x05 \x01(\x04R\x15memoryWorkingSetBytes\x12:\n" +
 	"\n" +
 	"containers\x18\x06 \x03(\v2\x1a.syncpod.v1.ContainerStatsR\n" +
-	"containers\"\x8d\x02\n" +
+	"containers\x121\n" +
+	"\x14writable_layer_bytes\x18\x90\x03 \x01(\x04R\x12writableLayerBytes\x123\n" +
+	"\x15writable_layer_inodes\x18\x91\x03 \x01(\x04R\x13writableLayerInodes\x12$\n" +
+	"\rprocess_count\x18\x92\x03 \x01(\x04R\fprocessCount\"\xf5\x02\n" +
 	"\x0eContainerStats\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12$\n" +
 	"\x0ecpu_nano_cores\x18\x03 \x01(\x04R\fcpuNanoCores\x12;\n" +
 	"\x1acpu_usage_core_nanoseconds\x18\x04 \x01(\x04R\x17cpuUsageCoreNanoseconds\x127\n" +
 	"\x18memory_working_set_bytes\x18\x05 \x01(\x04R\x15memoryWorkingSetBytes\x12(\n" +
-	"\x10memory_rss_bytes\x18\x06 \x01(\x04R\x0ememoryRssBytesB7Z5github.com/syncpod/syncpod/proto/syncpod/v1;syncpodv1b\x06proto3"
+	"\x10memory_rss_bytes\x18\x06 \x01(\x04R\x0ememoryRssBytes\x121\n" +
+	"\x14writable_layer_bytes\x18\x90\x03 \x01(\x04R\x12writableLayerBytes\x123\n" +
+	"\x15writable_layer_inodes\x18\x91\x03 \x01(\x04R\x13writableLayerInodesB7Z5github.com/syncpod/syncpod/proto/syncpod/v1;syncpodv1b\x06proto3"
 
 var (
 	file_syncpod_v1_stats_proto_rawDescOnce sync.Once

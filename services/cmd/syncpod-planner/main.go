@@ -20,6 +20,8 @@ import (
 
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/planner/allocation"
+	"github.com/syncpod/syncpod/planner/evictionplan"
+	"github.com/syncpod/syncpod/planner/hostsignals"
 	"github.com/syncpod/syncpod/planner/logind"
 	"github.com/syncpod/syncpod/planner/manifest"
 	"github.com/syncpod/syncpod/planner/nodeshutdown"
@@ -51,7 +53,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	plegAddr := fs.String("pleg", "unix://"+server.DefaultSocket(getenv, "pleg"), "address of the PLEG (unix:///path, or host:port: as --executor)")
 	resync := fs.Duration("resync-period", time.Minute, "each pod is synced again this long after its last sync, plus up to half as much at random (the kubelet's syncFrequency)")
 	housekeeping := fs.Duration("housekeeping-period", 10*time.Second, "how often orphaned runtime pods and dead containers are cleaned up")
-	evictionCheck := fs.Duration("eviction-check-period", 10*time.Second, "how often the disk use of emptyDir volumes with a sizeLimit is measured (a pod over a limit is evicted)")
+	evictionCheck := fs.Duration("eviction-check-period", 10*time.Second, "how often the eviction manager looks: the node's signals against the eviction thresholds, and the disk use of emptyDir volumes with a sizeLimit (a pod over a limit is evicted)")
+	evictionHard := fs.String("eviction-hard", evictionplan.DefaultHard, "hard eviction thresholds (the kubelet's --eviction-hard): SIGNAL<QUANTITY or SIGNAL<PERCENT%, comma-separated, of memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available; a pod is evicted at once when one is crossed; setting it replaces the defaults, empty sets none")
+	evictionSoft := fs.String("eviction-soft", "", "soft eviction thresholds, as --eviction-hard; each acts once crossed for its --eviction-soft-grace-period")
+	evictionSoftGrace := fs.String("eviction-soft-grace-period", "", "grace period of each soft threshold: SIGNAL=DURATION pairs, e.g. memory.available=1m30s")
+	evictionMinReclaim := fs.String("eviction-minimum-reclaim", "", "how much more than its threshold a signal must recover before the threshold stops acting: SIGNAL=QUANTITY or SIGNAL=PERCENT% pairs, e.g. memory.available=0Mi,nodefs.available=500Mi")
+	evictionTransition := fs.Duration("eviction-pressure-transition-period", 5*time.Minute, "how long a pressure condition is held after its signal last crossed a threshold")
+	evictionMaxGrace := fs.Int64("eviction-max-pod-grace-period", 0, "longest grace period, in seconds, of a pod evicted for a soft threshold (a hard one gives 1 s); the pod's own terminationGracePeriodSeconds when shorter")
+	imageFsDir := fs.String("image-fs-dir", "", "directory on the runtime's image filesystem, for the imagefs signals; empty means --data-dir (whose filesystem gives the nodefs signals)")
 	allocCPU := fs.String("allocatable-cpu", "", "CPU the node offers its pods (a Kubernetes quantity, e.g. 3 or 3500m), against which an in-place resize is admitted, deferred or found infeasible; empty means every CPU of the machine, as the node agent reports its allocatable; 0 admits every resize")
 	allocMemory := fs.String("allocatable-memory", "", "memory the node offers its pods (a Kubernetes quantity, e.g. 6Gi), as --allocatable-cpu; empty means the machine's MemTotal")
 	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG (a kill adds the pod's grace period)")
@@ -68,6 +77,18 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if err = errors.Join(err, shutdownCfg.Validate()); err != nil {
 		logger.Error("bad graceful node shutdown flags", "err", err)
 		return 2
+	}
+	thresholds, err := evictionplan.Parse(evictionplan.Config{Hard: *evictionHard, Soft: *evictionSoft,
+		SoftGracePeriod: *evictionSoftGrace, MinimumReclaim: *evictionMinReclaim})
+	if err == nil && (*evictionTransition < 0 || *evictionMaxGrace < 0) {
+		err = errors.New("--eviction-pressure-transition-period and --eviction-max-pod-grace-period must not be negative")
+	}
+	if err != nil {
+		logger.Error("bad eviction flags", "err", err)
+		return 2
+	}
+	if *imageFsDir == "" {
+		imageFsDir = dataDir
 	}
 	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
 		logger.Error("cannot create --data-dir", "path", *dataDir, "err", err)
@@ -139,6 +160,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		Registerer:          reg,
 		Timeline:            timelines,
 		Shutdown:            shutdownCfg,
+		Pressure: syncer.Pressure{
+			Thresholds: thresholds, Host: hostsignals.ReadSignals(*dataDir, *imageFsDir), Stats: syncer.GRPCPodStats(execClient),
+			Images:           syncer.GRPCImageReclaimer(execClient),
+			TransitionPeriod: *evictionTransition, MaxPodGracePeriodSeconds: *evictionMaxGrace,
+		},
 	})
 	if err != nil {
 		logger.Error("cannot start the sync loop", "err", err)

@@ -32,3 +32,24 @@ func TestADamagedDatabaseExitsOneNamingTheFile(t *testing.T) {
 		}
 	})
 }
+
+// R-26.1: bad eviction flags exit 2 naming every problem, before anything
+// is opened or listened on.
+func TestBadEvictionFlagsExitTwo(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"--data-dir", dir, "--listen", "unix://" + filepath.Join(dir, "p.sock"), "--metrics-listen=",
+		"--eviction-hard", "memory.free<1Gi", "--eviction-soft", "nodefs.available<20%"},
+		func(string) string { return "" }, &out, &errb)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr %s", code, errb.String())
+	}
+	for _, want := range []string{"bad eviction flags", `unknown signal \"memory.free\"`, "--eviction-soft nodefs.available: a soft threshold needs a grace period"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr %q does not say %q", errb.String(), want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "planner.db")); err == nil {
+		t.Errorf("the database was created despite bad flags")
+	}
+}

@@ -2335,6 +2335,98 @@ func (x *EmptyDirUsage) GetBytes() int64 {
 	return 0
 }
 
+// RemoveUnusedImagesRequest asks for the unused images to be removed.
+type RemoveUnusedImagesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveUnusedImagesRequest) Reset() {
+	*x = RemoveUnusedImagesRequest{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveUnusedImagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveUnusedImagesRequest) ProtoMessage() {}
+
+func (x *RemoveUnusedImagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveUnusedImagesRequest.ProtoReflect.Descriptor instead.
+func (*RemoveUnusedImagesRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{35}
+}
+
+// RemoveUnusedImagesResponse is what was removed.
+type RemoveUnusedImagesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// removed are the ids of the images removed.
+	Removed []string `protobuf:"bytes,1,rep,name=removed,proto3" json:"removed,omitempty"`
+	// freed_bytes is the sum of their sizes, as the runtime reported them.
+	FreedBytes    uint64 `protobuf:"varint,2,opt,name=freed_bytes,json=freedBytes,proto3" json:"freed_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveUnusedImagesResponse) Reset() {
+	*x = RemoveUnusedImagesResponse{}
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveUnusedImagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveUnusedImagesResponse) ProtoMessage() {}
+
+func (x *RemoveUnusedImagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_executor_v1_executor_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveUnusedImagesResponse.ProtoReflect.Descriptor instead.
+func (*RemoveUnusedImagesResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_executor_v1_executor_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *RemoveUnusedImagesResponse) GetRemoved() []string {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
+func (x *RemoveUnusedImagesResponse) GetFreedBytes() uint64 {
+	if x != nil {
+		return x.FreedBytes
+	}
+	return 0
+}
+
 var File_syncpod_executor_v1_executor_proto protoreflect.FileDescriptor
 
 const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
@@ -2478,7 +2570,12 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\rEmptyDirUsage\x12\x1f\n" +
 	"\vvolume_name\x18\x01 \x01(\tR\n" +
 	"volumeName\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x03R\x05bytes*\xfd\x02\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\x1b\n" +
+	"\x19RemoveUnusedImagesRequest\"W\n" +
+	"\x1aRemoveUnusedImagesResponse\x12\x18\n" +
+	"\aremoved\x18\x01 \x03(\tR\aremoved\x12\x1f\n" +
+	"\vfreed_bytes\x18\x02 \x01(\x04R\n" +
+	"freedBytes*\xfd\x02\n" +
 	"\x04Step\x12\x14\n" +
 	"\x10STEP_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTEP_KILL_POD\x10\x01\x12\x17\n" +
@@ -2498,8 +2595,7 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_SUCCEEDED\x10\x01\x12\x12\n" +
 	"\x0eOUTCOME_FAILED\x10\x02\x12\x13\n" +
-	"\x0fOUTCOME_SKIPPED\x10\x032\xb7\n" +
-	"\n" +
+	"\x0fOUTCOME_SKIPPED\x10\x032\xae\v\n" +
 	"\x0fExecutorService\x12c\n" +
 	"\fApplyActions\x12(.syncpod.executor.v1.ApplyActionsRequest\x1a).syncpod.executor.v1.ApplyActionsResponse\x12l\n" +
 	"\x0fRemoveResources\x12+.syncpod.executor.v1.RemoveResourcesRequest\x1a,.syncpod.executor.v1.RemoveResourcesResponse\x12c\n" +
@@ -2513,7 +2609,8 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\x06Attach\x12\".syncpod.executor.v1.AttachRequest\x1a#.syncpod.executor.v1.AttachResponse(\x010\x01\x12o\n" +
 	"\x10UpdatePodVolumes\x12,.syncpod.executor.v1.UpdatePodVolumesRequest\x1a-.syncpod.executor.v1.UpdatePodVolumesResponse\x12o\n" +
 	"\x10RemovePodVolumes\x12,.syncpod.executor.v1.RemovePodVolumesRequest\x1a-.syncpod.executor.v1.RemovePodVolumesResponse\x12o\n" +
-	"\x10GetEmptyDirUsage\x12,.syncpod.executor.v1.GetEmptyDirUsageRequest\x1a-.syncpod.executor.v1.GetEmptyDirUsageResponseBAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
+	"\x10GetEmptyDirUsage\x12,.syncpod.executor.v1.GetEmptyDirUsageRequest\x1a-.syncpod.executor.v1.GetEmptyDirUsageResponse\x12u\n" +
+	"\x12RemoveUnusedImages\x12..syncpod.executor.v1.RemoveUnusedImagesRequest\x1a/.syncpod.executor.v1.RemoveUnusedImagesResponseBAZ?github.com/syncpod/syncpod/proto/syncpod/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_syncpod_executor_v1_executor_proto_rawDescOnce sync.Once
@@ -2528,93 +2625,95 @@ func file_syncpod_executor_v1_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_executor_v1_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_syncpod_executor_v1_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_syncpod_executor_v1_executor_proto_goTypes = []any{
-	(Step)(0),                        // 0: syncpod.executor.v1.Step
-	(Outcome)(0),                     // 1: syncpod.executor.v1.Outcome
-	(*ApplyActionsRequest)(nil),      // 2: syncpod.executor.v1.ApplyActionsRequest
-	(*ApplyActionsResponse)(nil),     // 3: syncpod.executor.v1.ApplyActionsResponse
-	(*CriCallTiming)(nil),            // 4: syncpod.executor.v1.CriCallTiming
-	(*StepResult)(nil),               // 5: syncpod.executor.v1.StepResult
-	(*RemoveResourcesRequest)(nil),   // 6: syncpod.executor.v1.RemoveResourcesRequest
-	(*ForgetPodRef)(nil),             // 7: syncpod.executor.v1.ForgetPodRef
-	(*RemoveResourcesResponse)(nil),  // 8: syncpod.executor.v1.RemoveResourcesResponse
-	(*RemoveResult)(nil),             // 9: syncpod.executor.v1.RemoveResult
-	(*ListBackoffsRequest)(nil),      // 10: syncpod.executor.v1.ListBackoffsRequest
-	(*ListBackoffsResponse)(nil),     // 11: syncpod.executor.v1.ListBackoffsResponse
-	(*BackoffEntry)(nil),             // 12: syncpod.executor.v1.BackoffEntry
-	(*ResetBackoffRequest)(nil),      // 13: syncpod.executor.v1.ResetBackoffRequest
-	(*ResetBackoffResponse)(nil),     // 14: syncpod.executor.v1.ResetBackoffResponse
-	(*ExecSyncRequest)(nil),          // 15: syncpod.executor.v1.ExecSyncRequest
-	(*ExecSyncResponse)(nil),         // 16: syncpod.executor.v1.ExecSyncResponse
-	(*ContainerLogsRequest)(nil),     // 17: syncpod.executor.v1.ContainerLogsRequest
-	(*ContainerLogsResponse)(nil),    // 18: syncpod.executor.v1.ContainerLogsResponse
-	(*ExecRequest)(nil),              // 19: syncpod.executor.v1.ExecRequest
-	(*ExecStart)(nil),                // 20: syncpod.executor.v1.ExecStart
-	(*ExecResponse)(nil),             // 21: syncpod.executor.v1.ExecResponse
-	(*PortForwardRequest)(nil),       // 22: syncpod.executor.v1.PortForwardRequest
-	(*PortForwardStart)(nil),         // 23: syncpod.executor.v1.PortForwardStart
-	(*PortForwardResponse)(nil),      // 24: syncpod.executor.v1.PortForwardResponse
-	(*ListPodStatsRequest)(nil),      // 25: syncpod.executor.v1.ListPodStatsRequest
-	(*ListPodStatsResponse)(nil),     // 26: syncpod.executor.v1.ListPodStatsResponse
-	(*AttachRequest)(nil),            // 27: syncpod.executor.v1.AttachRequest
-	(*AttachStart)(nil),              // 28: syncpod.executor.v1.AttachStart
-	(*AttachResponse)(nil),           // 29: syncpod.executor.v1.AttachResponse
-	(*UpdatePodVolumesRequest)(nil),  // 30: syncpod.executor.v1.UpdatePodVolumesRequest
-	(*UpdatePodVolumesResponse)(nil), // 31: syncpod.executor.v1.UpdatePodVolumesResponse
-	(*RemovePodVolumesRequest)(nil),  // 32: syncpod.executor.v1.RemovePodVolumesRequest
-	(*RemovePodVolumesResponse)(nil), // 33: syncpod.executor.v1.RemovePodVolumesResponse
-	(*GetEmptyDirUsageRequest)(nil),  // 34: syncpod.executor.v1.GetEmptyDirUsageRequest
-	(*GetEmptyDirUsageResponse)(nil), // 35: syncpod.executor.v1.GetEmptyDirUsageResponse
-	(*EmptyDirUsage)(nil),            // 36: syncpod.executor.v1.EmptyDirUsage
-	(*v1.Pod)(nil),                   // 37: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 38: syncpod.v1.ObservedPod
-	(*v1.PodActions)(nil),            // 39: syncpod.v1.PodActions
-	(*v1.ConfigMap)(nil),             // 40: syncpod.v1.ConfigMap
-	(*v1.Secret)(nil),                // 41: syncpod.v1.Secret
-	(*timestamppb.Timestamp)(nil),    // 42: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),      // 43: google.protobuf.Duration
-	(*v1.LogLine)(nil),               // 44: syncpod.v1.LogLine
-	(*v1.StreamInput)(nil),           // 45: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),          // 46: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),              // 47: syncpod.v1.PodStats
+	(Step)(0),                          // 0: syncpod.executor.v1.Step
+	(Outcome)(0),                       // 1: syncpod.executor.v1.Outcome
+	(*ApplyActionsRequest)(nil),        // 2: syncpod.executor.v1.ApplyActionsRequest
+	(*ApplyActionsResponse)(nil),       // 3: syncpod.executor.v1.ApplyActionsResponse
+	(*CriCallTiming)(nil),              // 4: syncpod.executor.v1.CriCallTiming
+	(*StepResult)(nil),                 // 5: syncpod.executor.v1.StepResult
+	(*RemoveResourcesRequest)(nil),     // 6: syncpod.executor.v1.RemoveResourcesRequest
+	(*ForgetPodRef)(nil),               // 7: syncpod.executor.v1.ForgetPodRef
+	(*RemoveResourcesResponse)(nil),    // 8: syncpod.executor.v1.RemoveResourcesResponse
+	(*RemoveResult)(nil),               // 9: syncpod.executor.v1.RemoveResult
+	(*ListBackoffsRequest)(nil),        // 10: syncpod.executor.v1.ListBackoffsRequest
+	(*ListBackoffsResponse)(nil),       // 11: syncpod.executor.v1.ListBackoffsResponse
+	(*BackoffEntry)(nil),               // 12: syncpod.executor.v1.BackoffEntry
+	(*ResetBackoffRequest)(nil),        // 13: syncpod.executor.v1.ResetBackoffRequest
+	(*ResetBackoffResponse)(nil),       // 14: syncpod.executor.v1.ResetBackoffResponse
+	(*ExecSyncRequest)(nil),            // 15: syncpod.executor.v1.ExecSyncRequest
+	(*ExecSyncResponse)(nil),           // 16: syncpod.executor.v1.ExecSyncResponse
+	(*ContainerLogsRequest)(nil),       // 17: syncpod.executor.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),      // 18: syncpod.executor.v1.ContainerLogsResponse
+	(*ExecRequest)(nil),                // 19: syncpod.executor.v1.ExecRequest
+	(*ExecStart)(nil),                  // 20: syncpod.executor.v1.ExecStart
+	(*ExecResponse)(nil),               // 21: syncpod.executor.v1.ExecResponse
+	(*PortForwardRequest)(nil),         // 22: syncpod.executor.v1.PortForwardRequest
+	(*PortForwardStart)(nil),           // 23: syncpod.executor.v1.PortForwardStart
+	(*PortForwardResponse)(nil),        // 24: syncpod.executor.v1.PortForwardResponse
+	(*ListPodStatsRequest)(nil),        // 25: syncpod.executor.v1.ListPodStatsRequest
+	(*ListPodStatsResponse)(nil),       // 26: syncpod.executor.v1.ListPodStatsResponse
+	(*AttachRequest)(nil),              // 27: syncpod.executor.v1.AttachRequest
+	(*AttachStart)(nil),                // 28: syncpod.executor.v1.AttachStart
+	(*AttachResponse)(nil),             // 29: syncpod.executor.v1.AttachResponse
+	(*UpdatePodVolumesRequest)(nil),    // 30: syncpod.executor.v1.UpdatePodVolumesRequest
+	(*UpdatePodVolumesResponse)(nil),   // 31: syncpod.executor.v1.UpdatePodVolumesResponse
+	(*RemovePodVolumesRequest)(nil),    // 32: syncpod.executor.v1.RemovePodVolumesRequest
+	(*RemovePodVolumesResponse)(nil),   // 33: syncpod.executor.v1.RemovePodVolumesResponse
+	(*GetEmptyDirUsageRequest)(nil),    // 34: syncpod.executor.v1.GetEmptyDirUsageRequest
+	(*GetEmptyDirUsageResponse)(nil),   // 35: syncpod.executor.v1.GetEmptyDirUsageResponse
+	(*EmptyDirUsage)(nil),              // 36: syncpod.executor.v1.EmptyDirUsage
+	(*RemoveUnusedImagesRequest)(nil),  // 37: syncpod.executor.v1.RemoveUnusedImagesRequest
+	(*RemoveUnusedImagesResponse)(nil), // 38: syncpod.executor.v1.RemoveUnusedImagesResponse
+	(*v1.Pod)(nil),                     // 39: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),             // 40: syncpod.v1.ObservedPod
+	(*v1.PodActions)(nil),              // 41: syncpod.v1.PodActions
+	(*v1.ConfigMap)(nil),               // 42: syncpod.v1.ConfigMap
+	(*v1.Secret)(nil),                  // 43: syncpod.v1.Secret
+	(*timestamppb.Timestamp)(nil),      // 44: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),        // 45: google.protobuf.Duration
+	(*v1.LogLine)(nil),                 // 46: syncpod.v1.LogLine
+	(*v1.StreamInput)(nil),             // 47: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),            // 48: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),                // 49: syncpod.v1.PodStats
 }
 var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
-	37, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
-	38, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
-	39, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
-	40, // 3: syncpod.executor.v1.ApplyActionsRequest.config_maps:type_name -> syncpod.v1.ConfigMap
-	41, // 4: syncpod.executor.v1.ApplyActionsRequest.secrets:type_name -> syncpod.v1.Secret
+	39, // 0: syncpod.executor.v1.ApplyActionsRequest.pod:type_name -> syncpod.v1.Pod
+	40, // 1: syncpod.executor.v1.ApplyActionsRequest.observed:type_name -> syncpod.v1.ObservedPod
+	41, // 2: syncpod.executor.v1.ApplyActionsRequest.actions:type_name -> syncpod.v1.PodActions
+	42, // 3: syncpod.executor.v1.ApplyActionsRequest.config_maps:type_name -> syncpod.v1.ConfigMap
+	43, // 4: syncpod.executor.v1.ApplyActionsRequest.secrets:type_name -> syncpod.v1.Secret
 	5,  // 5: syncpod.executor.v1.ApplyActionsResponse.steps:type_name -> syncpod.executor.v1.StepResult
-	42, // 6: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
+	44, // 6: syncpod.executor.v1.ApplyActionsResponse.retry_at:type_name -> google.protobuf.Timestamp
 	4,  // 7: syncpod.executor.v1.ApplyActionsResponse.cri_calls:type_name -> syncpod.executor.v1.CriCallTiming
-	42, // 8: syncpod.executor.v1.CriCallTiming.started_at:type_name -> google.protobuf.Timestamp
-	43, // 9: syncpod.executor.v1.CriCallTiming.duration:type_name -> google.protobuf.Duration
+	44, // 8: syncpod.executor.v1.CriCallTiming.started_at:type_name -> google.protobuf.Timestamp
+	45, // 9: syncpod.executor.v1.CriCallTiming.duration:type_name -> google.protobuf.Duration
 	0,  // 10: syncpod.executor.v1.StepResult.step:type_name -> syncpod.executor.v1.Step
 	1,  // 11: syncpod.executor.v1.StepResult.outcome:type_name -> syncpod.executor.v1.Outcome
-	42, // 12: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
-	43, // 13: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
+	44, // 12: syncpod.executor.v1.StepResult.backoff_until:type_name -> google.protobuf.Timestamp
+	45, // 13: syncpod.executor.v1.StepResult.duration:type_name -> google.protobuf.Duration
 	7,  // 14: syncpod.executor.v1.RemoveResourcesRequest.forget_pod:type_name -> syncpod.executor.v1.ForgetPodRef
 	9,  // 15: syncpod.executor.v1.RemoveResourcesResponse.results:type_name -> syncpod.executor.v1.RemoveResult
 	1,  // 16: syncpod.executor.v1.RemoveResult.outcome:type_name -> syncpod.executor.v1.Outcome
 	12, // 17: syncpod.executor.v1.ListBackoffsResponse.entries:type_name -> syncpod.executor.v1.BackoffEntry
-	43, // 18: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
-	42, // 19: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
-	42, // 20: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
-	43, // 21: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
-	42, // 22: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	44, // 23: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	45, // 18: syncpod.executor.v1.BackoffEntry.delay:type_name -> google.protobuf.Duration
+	44, // 19: syncpod.executor.v1.BackoffEntry.last_update:type_name -> google.protobuf.Timestamp
+	44, // 20: syncpod.executor.v1.BackoffEntry.backoff_until:type_name -> google.protobuf.Timestamp
+	45, // 21: syncpod.executor.v1.ExecSyncRequest.timeout:type_name -> google.protobuf.Duration
+	44, // 22: syncpod.executor.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	46, // 23: syncpod.executor.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
 	20, // 24: syncpod.executor.v1.ExecRequest.start:type_name -> syncpod.executor.v1.ExecStart
-	45, // 25: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
-	46, // 26: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	47, // 25: syncpod.executor.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	48, // 26: syncpod.executor.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
 	23, // 27: syncpod.executor.v1.PortForwardRequest.start:type_name -> syncpod.executor.v1.PortForwardStart
-	47, // 28: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	49, // 28: syncpod.executor.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
 	28, // 29: syncpod.executor.v1.AttachRequest.start:type_name -> syncpod.executor.v1.AttachStart
-	45, // 30: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
-	46, // 31: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	37, // 32: syncpod.executor.v1.UpdatePodVolumesRequest.pod:type_name -> syncpod.v1.Pod
-	40, // 33: syncpod.executor.v1.UpdatePodVolumesRequest.config_maps:type_name -> syncpod.v1.ConfigMap
-	41, // 34: syncpod.executor.v1.UpdatePodVolumesRequest.secrets:type_name -> syncpod.v1.Secret
+	47, // 30: syncpod.executor.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	48, // 31: syncpod.executor.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	39, // 32: syncpod.executor.v1.UpdatePodVolumesRequest.pod:type_name -> syncpod.v1.Pod
+	42, // 33: syncpod.executor.v1.UpdatePodVolumesRequest.config_maps:type_name -> syncpod.v1.ConfigMap
+	43, // 34: syncpod.executor.v1.UpdatePodVolumesRequest.secrets:type_name -> syncpod.v1.Secret
 	36, // 35: syncpod.executor.v1.GetEmptyDirUsageResponse.usages:type_name -> syncpod.executor.v1.EmptyDirUsage
 	2,  // 36: syncpod.executor.v1.ExecutorService.ApplyActions:input_type -> syncpod.executor.v1.ApplyActionsRequest
 	6,  // 37: syncpod.executor.v1.ExecutorService.RemoveResources:input_type -> syncpod.executor.v1.RemoveResourcesRequest
@@ -2629,21 +2728,23 @@ var file_syncpod_executor_v1_executor_proto_depIdxs = []int32{
 	30, // 46: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:input_type -> syncpod.executor.v1.UpdatePodVolumesRequest
 	32, // 47: syncpod.executor.v1.ExecutorService.RemovePodVolumes:input_type -> syncpod.executor.v1.RemovePodVolumesRequest
 	34, // 48: syncpod.executor.v1.ExecutorService.GetEmptyDirUsage:input_type -> syncpod.executor.v1.GetEmptyDirUsageRequest
-	3,  // 49: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
-	8,  // 50: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
-	11, // 51: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
-	14, // 52: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
-	16, // 53: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
-	18, // 54: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
-	21, // 55: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
-	24, // 56: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
-	26, // 57: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
-	29, // 58: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
-	31, // 59: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:output_type -> syncpod.executor.v1.UpdatePodVolumesResponse
-	33, // 60: syncpod.executor.v1.ExecutorService.RemovePodVolumes:output_type -> syncpod.executor.v1.RemovePodVolumesResponse
-	35, // 61: syncpod.executor.v1.ExecutorService.GetEmptyDirUsage:output_type -> syncpod.executor.v1.GetEmptyDirUsageResponse
-	49, // [49:62] is the sub-list for method output_type
-	36, // [36:49] is the sub-list for method input_type
+	37, // 49: syncpod.executor.v1.ExecutorService.RemoveUnusedImages:input_type -> syncpod.executor.v1.RemoveUnusedImagesRequest
+	3,  // 50: syncpod.executor.v1.ExecutorService.ApplyActions:output_type -> syncpod.executor.v1.ApplyActionsResponse
+	8,  // 51: syncpod.executor.v1.ExecutorService.RemoveResources:output_type -> syncpod.executor.v1.RemoveResourcesResponse
+	11, // 52: syncpod.executor.v1.ExecutorService.ListBackoffs:output_type -> syncpod.executor.v1.ListBackoffsResponse
+	14, // 53: syncpod.executor.v1.ExecutorService.ResetBackoff:output_type -> syncpod.executor.v1.ResetBackoffResponse
+	16, // 54: syncpod.executor.v1.ExecutorService.ExecSync:output_type -> syncpod.executor.v1.ExecSyncResponse
+	18, // 55: syncpod.executor.v1.ExecutorService.ContainerLogs:output_type -> syncpod.executor.v1.ContainerLogsResponse
+	21, // 56: syncpod.executor.v1.ExecutorService.Exec:output_type -> syncpod.executor.v1.ExecResponse
+	24, // 57: syncpod.executor.v1.ExecutorService.PortForward:output_type -> syncpod.executor.v1.PortForwardResponse
+	26, // 58: syncpod.executor.v1.ExecutorService.ListPodStats:output_type -> syncpod.executor.v1.ListPodStatsResponse
+	29, // 59: syncpod.executor.v1.ExecutorService.Attach:output_type -> syncpod.executor.v1.AttachResponse
+	31, // 60: syncpod.executor.v1.ExecutorService.UpdatePodVolumes:output_type -> syncpod.executor.v1.UpdatePodVolumesResponse
+	33, // 61: syncpod.executor.v1.ExecutorService.RemovePodVolumes:output_type -> syncpod.executor.v1.RemovePodVolumesResponse
+	35, // 62: syncpod.executor.v1.ExecutorService.GetEmptyDirUsage:output_type -> syncpod.executor.v1.GetEmptyDirUsageResponse
+	38, // 63: syncpod.executor.v1.ExecutorService.RemoveUnusedImages:output_type -> syncpod.executor.v1.RemoveUnusedImagesResponse
+	50, // [50:64] is the sub-list for method output_type
+	36, // [36:50] is the sub-list for method input_type
 	36, // [36:36] is the sub-list for extension type_name
 	36, // [36:36] is the sub-list for extension extendee
 	0,  // [0:36] is the sub-list for field type_name
@@ -2661,7 +2762,7 @@ func file_syncpod_executor_v1_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_executor_v1_executor_proto_rawDesc), len(file_syncpod_executor_v1_executor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,19 +19,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ExecutorService_ApplyActions_FullMethodName     = "/syncpod.executor.v1.ExecutorService/ApplyActions"
-	ExecutorService_RemoveResources_FullMethodName  = "/syncpod.executor.v1.ExecutorService/RemoveResources"
-	ExecutorService_ListBackoffs_FullMethodName     = "/syncpod.executor.v1.ExecutorService/ListBackoffs"
-	ExecutorService_ResetBackoff_FullMethodName     = "/syncpod.executor.v1.ExecutorService/ResetBackoff"
-	ExecutorService_ExecSync_FullMethodName         = "/syncpod.executor.v1.ExecutorService/ExecSync"
-	ExecutorService_ContainerLogs_FullMethodName    = "/syncpod.executor.v1.ExecutorService/ContainerLogs"
-	ExecutorService_Exec_FullMethodName             = "/syncpod.executor.v1.ExecutorService/Exec"
-	ExecutorService_PortForward_FullMethodName      = "/syncpod.executor.v1.ExecutorService/PortForward"
-	ExecutorService_ListPodStats_FullMethodName     = "/syncpod.executor.v1.ExecutorService/ListPodStats"
-	ExecutorService_Attach_FullMethodName           = "/syncpod.executor.v1.ExecutorService/Attach"
-	ExecutorService_UpdatePodVolumes_FullMethodName = "/syncpod.executor.v1.ExecutorService/UpdatePodVolumes"
-	ExecutorService_RemovePodVolumes_FullMethodName = "/syncpod.executor.v1.ExecutorService/RemovePodVolumes"
-	ExecutorService_GetEmptyDirUsage_FullMethodName = "/syncpod.executor.v1.ExecutorService/GetEmptyDirUsage"
+	ExecutorService_ApplyActions_FullMethodName       = "/syncpod.executor.v1.ExecutorService/ApplyActions"
+	ExecutorService_RemoveResources_FullMethodName    = "/syncpod.executor.v1.ExecutorService/RemoveResources"
+	ExecutorService_ListBackoffs_FullMethodName       = "/syncpod.executor.v1.ExecutorService/ListBackoffs"
+	ExecutorService_ResetBackoff_FullMethodName       = "/syncpod.executor.v1.ExecutorService/ResetBackoff"
+	ExecutorService_ExecSync_FullMethodName           = "/syncpod.executor.v1.ExecutorService/ExecSync"
+	ExecutorService_ContainerLogs_FullMethodName      = "/syncpod.executor.v1.ExecutorService/ContainerLogs"
+	ExecutorService_Exec_FullMethodName               = "/syncpod.executor.v1.ExecutorService/Exec"
+	ExecutorService_PortForward_FullMethodName        = "/syncpod.executor.v1.ExecutorService/PortForward"
+	ExecutorService_ListPodStats_FullMethodName       = "/syncpod.executor.v1.ExecutorService/ListPodStats"
+	ExecutorService_Attach_FullMethodName             = "/syncpod.executor.v1.ExecutorService/Attach"
+	ExecutorService_UpdatePodVolumes_FullMethodName   = "/syncpod.executor.v1.ExecutorService/UpdatePodVolumes"
+	ExecutorService_RemovePodVolumes_FullMethodName   = "/syncpod.executor.v1.ExecutorService/RemovePodVolumes"
+	ExecutorService_GetEmptyDirUsage_FullMethodName   = "/syncpod.executor.v1.ExecutorService/GetEmptyDirUsage"
+	ExecutorService_RemoveUnusedImages_FullMethodName = "/syncpod.executor.v1.ExecutorService/RemoveUnusedImages"
 )
 
 // ExecutorServiceClient is the client API for ExecutorService service.
@@ -93,6 +94,11 @@ type ExecutorServiceClient interface {
 	// on disk (a du of each directory), for the planner's sizeLimit
 	// eviction. A volume never set up is reported with 0 bytes.
 	GetEmptyDirUsage(ctx context.Context, in *GetEmptyDirUsageRequest, opts ...grpc.CallOption) (*GetEmptyDirUsageResponse, error)
+	// RemoveUnusedImages removes every image that no container of the
+	// runtime uses, in any state, and that the runtime does not pin, as the
+	// kubelet's image garbage collector does when the eviction manager
+	// reclaims disk.
+	RemoveUnusedImages(ctx context.Context, in *RemoveUnusedImagesRequest, opts ...grpc.CallOption) (*RemoveUnusedImagesResponse, error)
 }
 
 type executorServiceClient struct {
@@ -251,6 +257,16 @@ func (c *executorServiceClient) GetEmptyDirUsage(ctx context.Context, in *GetEmp
 	return out, nil
 }
 
+func (c *executorServiceClient) RemoveUnusedImages(ctx context.Context, in *RemoveUnusedImagesRequest, opts ...grpc.CallOption) (*RemoveUnusedImagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveUnusedImagesResponse)
+	err := c.cc.Invoke(ctx, ExecutorService_RemoveUnusedImages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ExecutorServiceServer is the server API for ExecutorService service.
 // All implementations must embed UnimplementedExecutorServiceServer
 // for forward compatibility.
@@ -310,6 +326,11 @@ type ExecutorServiceServer interface {
 	// on disk (a du of each directory), for the planner's sizeLimit
 	// eviction. A volume never set up is reported with 0 bytes.
 	GetEmptyDirUsage(context.Context, *GetEmptyDirUsageRequest) (*GetEmptyDirUsageResponse, error)
+	// RemoveUnusedImages removes every image that no container of the
+	// runtime uses, in any state, and that the runtime does not pin, as the
+	// kubelet's image garbage collector does when the eviction manager
+	// reclaims disk.
+	RemoveUnusedImages(context.Context, *RemoveUnusedImagesRequest) (*RemoveUnusedImagesResponse, error)
 	mustEmbedUnimplementedExecutorServiceServer()
 }
 
@@ -358,6 +379,9 @@ func (UnimplementedExecutorServiceServer) RemovePodVolumes(context.Context, *Rem
 }
 func (UnimplementedExecutorServiceServer) GetEmptyDirUsage(context.Context, *GetEmptyDirUsageRequest) (*GetEmptyDirUsageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetEmptyDirUsage not implemented")
+}
+func (UnimplementedExecutorServiceServer) RemoveUnusedImages(context.Context, *RemoveUnusedImagesRequest) (*RemoveUnusedImagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveUnusedImages not implemented")
 }
 func (UnimplementedExecutorServiceServer) mustEmbedUnimplementedExecutorServiceServer() {}
 func (UnimplementedExecutorServiceServer) testEmbeddedByValue()                         {}
@@ -574,6 +598,24 @@ func _ExecutorService_GetEmptyDirUsage_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ExecutorService_RemoveUnusedImages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveUnusedImagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExecutorServiceServer).RemoveUnusedImages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExecutorService_RemoveUnusedImages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExecutorServiceServer).RemoveUnusedImages(ctx, req.(*RemoveUnusedImagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ExecutorService_ServiceDesc is the grpc.ServiceDesc for ExecutorService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -616,6 +658,10 @@ var ExecutorService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetEmptyDirUsage",
 			Handler:    _ExecutorService_GetEmptyDirUsage_Handler,
+		},
+		{
+			MethodName: "RemoveUnusedImages",
+			Handler:    _ExecutorService_RemoveUnusedImages_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
