@@ -23,7 +23,7 @@ func PortForward(ctx context.Context, client plannerv1.PlannerServiceClient, pod
 		return err
 	}
 	if err := stream.Send(&plannerv1.PortForwardRequest{Start: &plannerv1.PortForwardStart{Pod: pod, Port: port}}); err != nil {
-		return err
+		return sendErr(stream, err)
 	}
 	go func() {
 		buf := make([]byte, 32<<10)

@@ -2,9 +2,12 @@ package plannerclient
 
 import (
 	"context"
+	"errors"
+	"io"
 	"sync"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -53,14 +56,14 @@ func open[Req, Resp any](ctx context.Context, call func(context.Context, ...grpc
 		return nil, err
 	}
 	if err := stream.Send(first); err != nil {
-		return nil, err
+		return nil, sendErr(stream, err)
 	}
 	var sending sync.Mutex
 	return &Session{
 		Send: func(in *syncpodv1.StreamInput) error {
 			sending.Lock()
 			defer sending.Unlock()
-			return stream.Send(input(in))
+			return sendErr(stream, stream.Send(input(in)))
 		},
 		Recv: func() (*syncpodv1.StreamOutput, error) {
 			msg, err := stream.Recv()
@@ -72,4 +75,21 @@ func open[Req, Resp any](ctx context.Context, call func(context.Context, ...grpc
 			return stream.CloseSend()
 		},
 	}, nil
+}
+
+// sendErr is what a failed Send means: io.EOF says only that the stream
+// has ended (refused by the server, say, before it read anything), and
+// its status, the real error, comes from receiving.
+func sendErr(stream grpc.ClientStream, err error) error {
+	if !errors.Is(err, io.EOF) {
+		return err
+	}
+	for {
+		if rerr := stream.RecvMsg(new(emptypb.Empty)); rerr != nil {
+			if errors.Is(rerr, io.EOF) {
+				return err
+			}
+			return rerr
+		}
+	}
 }

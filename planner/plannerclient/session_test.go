@@ -2,12 +2,16 @@ package plannerclient
 
 import (
 	"context"
+	"errors"
+	"io"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -71,5 +75,35 @@ func TestSessionSendsOneAtATime(t *testing.T) {
 	}
 	if got := stream.sent.Load(); got != 1+senders*each {
 		t.Errorf("%d messages sent, want %d", got, 1+senders*each)
+	}
+}
+
+// refusedStream is a stream the server ended before reading anything:
+// every Send is io.EOF, and the status comes from receiving.
+type refusedStream struct {
+	grpc.BidiStreamingClient[plannerv1.ExecRequest, plannerv1.ExecResponse]
+	status error
+}
+
+func (s *refusedStream) Send(*plannerv1.ExecRequest) error { return io.EOF }
+func (s *refusedStream) RecvMsg(any) error                 { return s.status }
+
+// A session the server refuses at once (PermissionDenied from its
+// authorization, say) reports that status, not the io.EOF of the send
+// that found the stream closed.
+func TestARefusedSessionReportsTheServersStatus(t *testing.T) {
+	denied := status.Error(codes.PermissionDenied, "CN=viewer may not exec")
+	call := func(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[plannerv1.ExecRequest, plannerv1.ExecResponse], error) {
+		return &refusedStream{status: denied}, nil
+	}
+	_, err := open(context.Background(), call, &plannerv1.ExecRequest{},
+		func(*syncpodv1.StreamInput) *plannerv1.ExecRequest { return &plannerv1.ExecRequest{} },
+		(*plannerv1.ExecResponse).GetOutput)
+	if status.Code(err) != codes.PermissionDenied {
+		t.Errorf("open = %v, want the server's PermissionDenied", err)
+	}
+	// A stream that ended cleanly keeps the io.EOF.
+	if err := sendErr(&refusedStream{status: io.EOF}, io.EOF); !errors.Is(err, io.EOF) {
+		t.Errorf("sendErr on a cleanly ended stream = %v, want io.EOF", err)
 	}
 }
