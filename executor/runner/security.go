@@ -402,23 +402,6 @@ func containerSecurity(pod *syncpodv1.Pod, c *syncpodv1.Container, u ImageUser, 
 	return out
 }
 
-// QOSClass is a pod's Kubernetes quality-of-service class.
-type QOSClass string
-
-// The QoS classes.
-const (
-	QOSGuaranteed QOSClass = "Guaranteed"
-	QOSBurstable  QOSClass = "Burstable"
-	QOSBestEffort QOSClass = "BestEffort"
-)
-
-// PodQOS is the kubelet's ComputePodQOS over CPU and memory, the
-// resources syncpod knows, from pod-level values when the pod sets them
-// (R-23.5; podresources.QOS).
-func PodQOS(pod *syncpodv1.Pod) QOSClass {
-	return QOSClass(podresources.QOS(pod))
-}
-
 func sameQuantity(a, b string) bool {
 	qa, err1 := resource.ParseQuantity(a)
 	qb, err2 := resource.ParseQuantity(b)
@@ -450,10 +433,10 @@ const (
 // in thousandths (a sidecar never above the smallest regular container),
 // kept within 3..999.
 func OOMScoreAdj(pod *syncpodv1.Pod, c *syncpodv1.Container, init bool, memCapacity int64) int64 {
-	switch PodQOS(pod) {
-	case QOSGuaranteed:
+	switch podresources.QOS(pod) {
+	case podresources.Guaranteed:
 		return guaranteedOOMScoreAdj
-	case QOSBestEffort:
+	case podresources.BestEffort:
 		return bestEffortOOMScoreAdj
 	}
 	if memCapacity <= 0 {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/proto/podresources"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -29,24 +30,24 @@ func TestPodQOSAndOOMScoreAdj(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		ctrs   []*syncpodv1.ResourceRequirements
-		qos    QOSClass
+		qos    podresources.QOSClass
 		oomAdj int64 // of the first container, on a 4 GiB node
 	}{
-		{"nothing asked: BestEffort", []*syncpodv1.ResourceRequirements{nil}, QOSBestEffort, 1000},
-		{"limits only (requests default to them): Guaranteed", []*syncpodv1.ResourceRequirements{res("", "", "1", "1Gi")}, QOSGuaranteed, -997},
-		{"equal requests and limits, written differently: Guaranteed", []*syncpodv1.ResourceRequirements{res("1000m", "1024Mi", "1", "1Gi")}, QOSGuaranteed, -997},
-		{"memory request of a quarter: Burstable 750", []*syncpodv1.ResourceRequirements{res("", "1Gi", "", "")}, QOSBurstable, 750},
-		{"tiny request: Burstable 999, never BestEffort's 1000", []*syncpodv1.ResourceRequirements{res("100m", "", "", "")}, QOSBurstable, 999},
-		{"request of all memory: Burstable floor 3", []*syncpodv1.ResourceRequirements{res("", "4Gi", "", "")}, QOSBurstable, 3},
-		{"one guaranteed, one empty: Burstable", []*syncpodv1.ResourceRequirements{res("", "", "1", "1Gi"), nil}, QOSBurstable, 750},
+		{"nothing asked: BestEffort", []*syncpodv1.ResourceRequirements{nil}, podresources.BestEffort, 1000},
+		{"limits only (requests default to them): Guaranteed", []*syncpodv1.ResourceRequirements{res("", "", "1", "1Gi")}, podresources.Guaranteed, -997},
+		{"equal requests and limits, written differently: Guaranteed", []*syncpodv1.ResourceRequirements{res("1000m", "1024Mi", "1", "1Gi")}, podresources.Guaranteed, -997},
+		{"memory request of a quarter: Burstable 750", []*syncpodv1.ResourceRequirements{res("", "1Gi", "", "")}, podresources.Burstable, 750},
+		{"tiny request: Burstable 999, never BestEffort's 1000", []*syncpodv1.ResourceRequirements{res("100m", "", "", "")}, podresources.Burstable, 999},
+		{"request of all memory: Burstable floor 3", []*syncpodv1.ResourceRequirements{res("", "4Gi", "", "")}, podresources.Burstable, 3},
+		{"one guaranteed, one empty: Burstable", []*syncpodv1.ResourceRequirements{res("", "", "1", "1Gi"), nil}, podresources.Burstable, 750},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &syncpodv1.Pod{Spec: &syncpodv1.PodSpec{}}
 			for i, r := range tc.ctrs {
 				pod.Spec.Containers = append(pod.Spec.Containers, &syncpodv1.Container{Name: string(rune('a' + i)), Resources: r})
 			}
-			if got := PodQOS(pod); got != tc.qos {
-				t.Errorf("PodQOS = %s, want %s", got, tc.qos)
+			if got := podresources.QOS(pod); got != tc.qos {
+				t.Errorf("QOS = %s, want %s", got, tc.qos)
 			}
 			if got := OOMScoreAdj(pod, pod.Spec.Containers[0], false, 4*gi); got != tc.oomAdj {
 				t.Errorf("OOMScoreAdj = %d, want %d", got, tc.oomAdj)
