@@ -25,7 +25,7 @@ func TestRenderMatchesGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got bytes.Buffer
-	if err := Render(&got, "Conformance", []Node{{"kubelet", kubelet}, {"syncpod", syncpod}}); err != nil {
+	if err := Render(&got, "Conformance", []Node{{"kubelet", kubelet}, {"syncpod", syncpod}}, Why{Match: "ImageVolume", Text: "its registry cannot be reached"}); err != nil {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "conformance.golden.md")
