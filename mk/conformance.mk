@@ -44,7 +44,7 @@ conformance-report:
 	args=(); for run in "kubelet, containerd 2.4:kubelet:" "syncpod, containerd 2.4:syncpod:" \
 	  "kubelet, containerd 1.6:kubelet:-1.6" "syncpod, containerd 1.6:syncpod:-1.6"; do \
 	  IFS=: read -r name node suffix <<<"$$run"; \
-	  files=$$(ls $(CURDIR)/.tmp/conformance-$$node$$suffix/reports/$$node/*.json 2>/dev/null | paste -sd,); \
+	  files=$$(ls $(CURDIR)/.tmp/conformance-$$node$$suffix/reports/$$node/*.json 2>/dev/null | paste -sd, || true); \
 	  [ -n "$$files" ] && args+=(--node "$$name=$$files"); \
 	done; \
 	[ $${#args[@]} -gt 0 ] || { echo "no conformance reports under .tmp/conformance-*: run make conformance first"; exit 1; }; \
