@@ -33,7 +33,12 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 		p.metrics.RelistInterval.Observe(start.Sub(p.lastStart).Seconds())
 	}
 	p.lastStart = start
-	defer func() { p.metrics.RelistDuration.Observe(p.opts.Now().Sub(start).Seconds()) }()
+	cpu0 := p.opts.CPUTime()
+	defer func() {
+		wall := p.opts.Now().Sub(start)
+		p.metrics.RelistDuration.Observe(wall.Seconds())
+		p.relisted(max(wall, p.opts.CPUTime()-cpu0))
+	}()
 
 	sandboxes, containers, err := p.list(ctx)
 	if err != nil {

@@ -1,0 +1,49 @@
+package core
+
+import "time"
+
+// RelistBudget is what the adaptive relist period (R-13.1a) is chosen
+// from: the share of one core relisting may use, and the bounds of the
+// period.
+type RelistBudget struct {
+	// Share of one core the relists may use on average (0.01: 1 %).
+	Share float64
+	// Min and Max bound the period.
+	Min, Max time.Duration
+	// Step: the period is rounded up to a multiple of it, so relists whose
+	// costs differ by noise keep one period (zero: no rounding).
+	Step time.Duration
+}
+
+// DefaultRelistBudget is the budget of a PLEG relisting at the default
+// period: 1 % of a core, between 100 ms and the kubelet's 1 s (R-13.1a),
+// in steps of 10 ms.
+var DefaultRelistBudget = RelistBudget{Share: 0.01, Min: 100 * time.Millisecond, Max: time.Second, Step: 10 * time.Millisecond}
+
+// RelistPeriod is the relist period that keeps relisting within budget
+// (R-13.1a): the mean of the recent relists' costs divided by the share
+// (a relist that costs 1 ms every 100 ms uses 1 % of a core), rounded up
+// to the step and kept between the bounds. costs are what each recent
+// relist cost, each the larger of its wall time and the CPU time the
+// process spent meanwhile; the wall time stands for the runtime's own
+// work answering the lists, which the PLEG waits for. No costs, or a
+// share that is not positive, give Max.
+func RelistPeriod(costs []time.Duration, b RelistBudget) time.Duration {
+	if len(costs) == 0 || b.Share <= 0 {
+		return b.Max
+	}
+	var sum time.Duration
+	for _, c := range costs {
+		sum += max(c, 0)
+	}
+	mean := float64(sum) / float64(len(costs))
+	want := mean / b.Share
+	if want >= float64(b.Max) {
+		return b.Max
+	}
+	p := time.Duration(want)
+	if b.Step > 0 && p%b.Step != 0 {
+		p += b.Step - p%b.Step
+	}
+	return min(max(p, b.Min), b.Max)
+}
