@@ -50,15 +50,15 @@ type Options struct {
 	Registry prometheus.Registerer
 	// RelistPeriod is a fixed relist period in relist mode. Zero (the
 	// default) chooses it after every relist from what relists cost, within
-	// RelistBudget (R-13.1a).
+	// RelistBudget.
 	RelistPeriod time.Duration
 	// RelistBudget bounds the adaptive relist period (zero:
 	// core.DefaultRelistBudget, 1 % of a core between 100 ms and the
 	// kubelet's 1 s).
 	RelistBudget core.RelistBudget
 	// CPUTime is the CPU time the process has used so far (default: user
-	// plus system time from getrusage); a relist's cost is the larger of
-	// its wall time and the CPU time spent meanwhile.
+	// plus system time from getrusage); a relist's cost is its wall time
+	// (standing for the runtime's work) plus the CPU time spent meanwhile.
 	CPUTime func() time.Duration
 	// RelistThreshold: unhealthy when the last successful relist is older
 	// (default 3 min, R-13.1).
@@ -251,7 +251,7 @@ func New(opts Options) (*PLEG, error) {
 	}
 	if err := promreg.Register(opts.Registry, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "syncpod_pleg_relist_period_seconds",
-		Help: "The relist period in use: in relist mode the adaptive one chosen from what relists cost (R-13.1a) or --relist-period, in evented mode the safety-net period.",
+		Help: "The relist period in use: in relist mode the adaptive one chosen from what relists cost (R-13.10) or --relist-period, in evented mode the safety-net period.",
 	}, func() float64 { return p.period().Seconds() })); err != nil {
 		return nil, fmt.Errorf("pleg: metrics: %w", err)
 	}
@@ -296,7 +296,7 @@ func (p *PLEG) period() time.Duration {
 }
 
 // relistModePeriod is the period of relist mode: the fixed one, or the
-// adaptive one last chosen (R-13.1a).
+// adaptive one last chosen.
 func (p *PLEG) relistModePeriod() time.Duration {
 	if p.opts.RelistPeriod > 0 {
 		return p.opts.RelistPeriod
@@ -308,7 +308,7 @@ func (p *PLEG) relistModePeriod() time.Duration {
 const relistCosts = 8
 
 // relisted records what a relist cost and, with the adaptive period,
-// chooses the next period from the recent costs (R-13.1a). The caller
+// chooses the next period from the recent costs. The caller
 // holds relistMu.
 func (p *PLEG) relisted(cost time.Duration) {
 	if p.opts.RelistPeriod > 0 {

@@ -733,12 +733,12 @@ func TestInspectionSkipsAnObjectRemovedMeanwhile(t *testing.T) {
 }
 
 // TestAdaptiveRelistPeriod: without a fixed period the PLEG relists as
-// often as its budget allows (R-13.1a): every 100 ms while relists are
+// often as its budget allows: every 100 ms while relists are
 // cheap, less often as they cost more, never less often than every
 // second; the gauge shows the period in use. A fixed period stays fixed
 // whatever relists cost.
 func TestAdaptiveRelistPeriod(t *testing.T) {
-	// fakeCPU makes each relist cost *cost of CPU: Relist reads the clock
+	// fakeCPU makes each relist cost *cost of CPU: Relist reads it
 	// once before and once after.
 	fakeCPU := func(cost *atomic.Int64) func() time.Duration {
 		var calls, total atomic.Int64

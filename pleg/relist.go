@@ -37,7 +37,7 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 	defer func() {
 		wall := p.opts.Now().Sub(start)
 		p.metrics.RelistDuration.Observe(wall.Seconds())
-		p.relisted(max(wall, p.opts.CPUTime()-cpu0))
+		p.relisted(wall + max(p.opts.CPUTime()-cpu0, 0))
 	}()
 
 	sandboxes, containers, err := p.list(ctx)

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// TestRelistPeriod pins the adaptive relist period (R-13.1a): the mean
+// TestRelistPeriod pins the adaptive relist period: the mean
 // recent cost over the share, rounded up to the step, between the bounds.
 func TestRelistPeriod(t *testing.T) {
 	ms := time.Millisecond
