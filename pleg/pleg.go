@@ -307,10 +307,10 @@ func (p *PLEG) relistModePeriod() time.Duration {
 // relistCosts is how many recent relists the adaptive period averages.
 const relistCosts = 8
 
-// relisted records what a relist cost and, with the adaptive period,
-// chooses the next period from the recent costs. The caller
-// holds relistMu.
-func (p *PLEG) relisted(cost time.Duration) {
+// relisted records what a relist cost and whether its lists failed and,
+// with the adaptive period, chooses the next period from the recent costs
+// . The caller holds relistMu.
+func (p *PLEG) relisted(cost time.Duration, failed bool) {
 	if p.opts.RelistPeriod > 0 {
 		return
 	}
@@ -320,7 +320,7 @@ func (p *PLEG) relisted(cost time.Duration) {
 		p.costs[p.costNext] = cost
 		p.costNext = (p.costNext + 1) % relistCosts
 	}
-	next := core.RelistPeriod(p.costs, p.opts.RelistBudget)
+	next := core.RelistPeriod(p.costs, failed, p.opts.RelistBudget)
 	if old := time.Duration(p.adaptive.Swap(int64(next))); old != next {
 		p.log.Debug("relist period", "period", next.String(), "was", old.String(), "last_cost", cost.String())
 	}

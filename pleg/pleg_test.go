@@ -735,8 +735,8 @@ func TestInspectionSkipsAnObjectRemovedMeanwhile(t *testing.T) {
 // TestAdaptiveRelistPeriod: without a fixed period the PLEG relists as
 // often as its budget allows: every 100 ms while relists are
 // cheap, less often as they cost more, never less often than every
-// second; the gauge shows the period in use. A fixed period stays fixed
-// whatever relists cost.
+// second, nor while the runtime fails to answer; the gauge shows the
+// period in use. A fixed period stays fixed whatever relists cost.
 func TestAdaptiveRelistPeriod(t *testing.T) {
 	// fakeCPU makes each relist cost *cost of CPU: Relist reads it
 	// once before and once after.
@@ -767,13 +767,15 @@ func TestAdaptiveRelistPeriod(t *testing.T) {
 		name      string
 		fixed     time.Duration
 		cost      time.Duration
+		listErr   error
 		want      float64 // the gauge after 10 s of relisting
 		relistsIn int     // relists in the 10 s: one per period, and one more at once after the first (New's mode change kicks the loop)
 	}{
-		{"cheap relists: every 100 ms", 0, 200 * time.Microsecond, 0.1, 101},
-		{"2 ms relists: every 200 ms", 0, 2 * time.Millisecond, 0.2, 51},
-		{"costly relists: every second, as the kubelet", 0, 50 * time.Millisecond, 1, 11},
-		{"a fixed period ignores the cost", 300 * time.Millisecond, 200 * time.Microsecond, 0.3, 35},
+		{"cheap relists: every 100 ms", 0, 200 * time.Microsecond, nil, 0.1, 101},
+		{"2 ms relists: every 200 ms", 0, 2 * time.Millisecond, nil, 0.2, 51},
+		{"costly relists: every second, as the kubelet", 0, 50 * time.Millisecond, nil, 1, 11},
+		{"a runtime that does not answer: every second", 0, 200 * time.Microsecond, errors.New("runtime down"), 1, 11},
+		{"a fixed period ignores the cost", 300 * time.Millisecond, 200 * time.Microsecond, nil, 0.3, 35},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -781,6 +783,7 @@ func TestAdaptiveRelistPeriod(t *testing.T) {
 				cost.Store(int64(tc.cost))
 				rt := critest.NewRuntime()
 				rt.AddPodSandbox("u1", "sb1", 0, time.Now().UnixNano())
+				rt.SetListErr(tc.listErr)
 				p, reg := newTest(t, rt, func(o *Options) {
 					o.RelistPeriod = tc.fixed
 					o.CPUTime = fakeCPU(&cost)

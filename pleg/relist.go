@@ -34,13 +34,12 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 	}
 	p.lastStart = start
 	cpu0 := p.opts.CPUTime()
+	sandboxes, containers, err := p.list(ctx)
 	defer func() {
 		wall := p.opts.Now().Sub(start)
 		p.metrics.RelistDuration.Observe(wall.Seconds())
-		p.relisted(wall + max(p.opts.CPUTime()-cpu0, 0))
+		p.relisted(wall+max(p.opts.CPUTime()-cpu0, 0), err != nil)
 	}()
-
-	sandboxes, containers, err := p.list(ctx)
 	if err != nil {
 		p.metrics.RelistErrors.Inc()
 		p.log.Warn("relist: listing the runtime failed", "err", err)

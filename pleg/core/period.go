@@ -28,9 +28,12 @@ var DefaultRelistBudget = RelistBudget{Share: 0.01, Min: 100 * time.Millisecond,
 // the CPU time the process spent meanwhile, the wall time standing for
 // the runtime's work answering the lists, which the PLEG waits for (on
 // containerd 1.6 its CPU per list was 0.75 to 0.8 of the wall time). No
-// costs, or a share that is not positive, give Max.
-func RelistPeriod(costs []time.Duration, b RelistBudget) time.Duration {
-	if len(costs) == 0 || b.Share <= 0 {
+// costs, or a share that is not positive, give Max; so does a last relist
+// whose lists failed (failing): a runtime that does not answer is asked
+// again no more often than the kubelet asks, and its failures are not
+// logged ten times a second.
+func RelistPeriod(costs []time.Duration, failing bool, b RelistBudget) time.Duration {
+	if len(costs) == 0 || b.Share <= 0 || failing {
 		return b.Max
 	}
 	var sum time.Duration
