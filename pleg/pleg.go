@@ -304,6 +304,15 @@ func (p *PLEG) relistModePeriod() time.Duration {
 	return time.Duration(p.adaptive.Load())
 }
 
+// relistPeriodName names the relist-mode period for logs: the fixed one,
+// or "adaptive".
+func (p *PLEG) relistPeriodName() string {
+	if p.opts.RelistPeriod > 0 {
+		return p.opts.RelistPeriod.String()
+	}
+	return "adaptive"
+}
+
 // relistCosts is how many recent relists the adaptive period averages.
 const relistCosts = 8
 
