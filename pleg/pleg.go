@@ -57,8 +57,9 @@ type Options struct {
 	// kubelet's 1 s).
 	RelistBudget core.RelistBudget
 	// CPUTime is the CPU time the process has used so far (default: user
-	// plus system time from getrusage); a relist's cost is its wall time
-	// (standing for the runtime's work) plus the CPU time spent meanwhile.
+	// plus system time from getrusage); a relist's cost is the wall time of
+	// its lists and diff (standing for the runtime's work) plus the CPU
+	// time spent meanwhile.
 	CPUTime func() time.Duration
 	// RelistThreshold: unhealthy when the last successful relist is older
 	// (default 3 min, R-13.1).

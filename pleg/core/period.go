@@ -24,10 +24,12 @@ var DefaultRelistBudget = RelistBudget{Share: 0.01, Min: 100 * time.Millisecond,
 // the mean of the recent relists' costs divided by the share
 // (a relist that costs 1 ms every 100 ms uses 1 % of a core), rounded up
 // to the step and kept between the bounds. costs are what each recent
-// relist cost the node: the PLEG loop counts the relist's wall time plus
-// the CPU time the process spent meanwhile, the wall time standing for
-// the runtime's work answering the lists, which the PLEG waits for (on
-// containerd 1.6 its CPU per list was 0.75 to 0.8 of the wall time). No
+// relist cost the node for being periodic: the PLEG loop counts the wall
+// time of its lists and diff plus the CPU time the process spent
+// meanwhile, the wall time standing for the runtime's work answering the
+// lists, which the PLEG waits for (on containerd 1.6 its CPU per list was
+// 0.75 to 0.8 of the wall time); inspections are left out, as each change
+// costs one whatever the period. No
 // costs, or a share that is not positive, give Max; so does a last relist
 // whose lists failed (failing): a runtime that does not answer is asked
 // again no more often than the kubelet asks, and its failures are not
