@@ -17,8 +17,9 @@
 #   make bench-versus    the kubelet and syncpod at once, each on its own
 #                        identical containerd, starts by file alternating
 #
-# BENCH_RUNTIME=containerd uses Debian's 1.6 (relist) instead of 2.x
-# (evented); BENCH_ARGS passes flags to `syncpod-bench measure`, VERSUS_ARGS
+# BENCH_RUNTIME=containerd1.6 runs every agent on Debian's containerd 1.6
+# (no CRI events: both relist, at their default periods) instead of 2.x
+# (e.g. make bench-kubelet BENCH_RUNTIME=containerd1.6); BENCH_ARGS passes flags to `syncpod-bench measure`, VERSUS_ARGS
 # to `syncpod-bench versus`. Root only. Each target prints its tables and
 # writes the document of its run, docs/benchmarks.md, with its plots under
 # docs/benchmarks/ (package bench/report): the target and syncpod's

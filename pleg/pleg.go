@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/syncpod/syncpod/internal/promreg"
 	"github.com/syncpod/syncpod/pleg/cache"
 	"github.com/syncpod/syncpod/pleg/core"
 	"github.com/syncpod/syncpod/pleg/diff"
@@ -47,8 +48,19 @@ type Options struct {
 	Logger *slog.Logger
 	// Registry receives the syncpod_pleg_* metrics. Required.
 	Registry prometheus.Registerer
-	// RelistPeriod is the relist period in relist mode (default 1 s, R-13.1).
+	// RelistPeriod is a fixed relist period in relist mode. Zero (the
+	// default) chooses it after every relist from what relists cost, within
+	// RelistBudget.
 	RelistPeriod time.Duration
+	// RelistBudget bounds the adaptive relist period (zero:
+	// core.DefaultRelistBudget, 1 % of a core between 100 ms and the
+	// kubelet's 1 s).
+	RelistBudget core.RelistBudget
+	// CPUTime is the CPU time the process has used so far (default: user
+	// plus system time from getrusage); a relist's cost is the wall time of
+	// its lists and diff (standing for the runtime's work) plus the CPU
+	// time spent meanwhile.
+	CPUTime func() time.Duration
 	// RelistThreshold: unhealthy when the last successful relist is older
 	// (default 3 min, R-13.1).
 	RelistThreshold time.Duration
@@ -122,7 +134,18 @@ func (o *Options) defaults() error {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", name, *d))
 		}
 	}
-	def(&o.RelistPeriod, time.Second, "relist period")
+	if o.RelistPeriod < 0 {
+		errs = append(errs, fmt.Errorf("relist period: must be positive or zero (adaptive), got %s", o.RelistPeriod))
+	}
+	if o.RelistBudget == (core.RelistBudget{}) {
+		o.RelistBudget = core.DefaultRelistBudget
+	}
+	if b := o.RelistBudget; b.Share <= 0 || b.Min <= 0 || b.Max < b.Min {
+		errs = append(errs, fmt.Errorf("relist budget: want a positive share and 0 < min <= max, got %+v", b))
+	}
+	if o.CPUTime == nil {
+		o.CPUTime = processCPU
+	}
 	def(&o.RelistThreshold, 3*time.Minute, "relist threshold")
 	def(&o.EventedRelistPeriod, 300*time.Second, "evented relist period")
 	def(&o.InspectTimeout, 10*time.Second, "inspect timeout")
@@ -180,6 +203,14 @@ type PLEG struct {
 	// below it belong to the relist.
 	relistMu  sync.Mutex
 	lastStart time.Time
+	// costs are the last relists' costs (a ring of relistCosts), from
+	// which the adaptive period is chosen.
+	costs    []time.Duration
+	costNext int
+
+	// adaptive is the relist-mode period chosen from the costs (nanos;
+	// zero with a fixed RelistPeriod).
+	adaptive atomic.Int64
 
 	// core is the state relists and runtime events both change: the
 	// records, the cache writes and the order of their events.
@@ -216,6 +247,15 @@ func New(opts Options) (*PLEG, error) {
 		return nil, fmt.Errorf("pleg: metrics: %w", err)
 	}
 	p.metrics = m
+	if opts.RelistPeriod == 0 {
+		p.adaptive.Store(int64(opts.RelistBudget.Max)) // until a relist's cost is known
+	}
+	if err := promreg.Register(opts.Registry, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "syncpod_pleg_relist_period_seconds",
+		Help: "The relist period in use: in relist mode the adaptive one chosen from what relists cost (R-13.10) or --relist-period, in evented mode the safety-net period.",
+	}, func() float64 { return p.period().Seconds() })); err != nil {
+		return nil, fmt.Errorf("pleg: metrics: %w", err)
+	}
 	p.core = core.New(p.cache, p.publish)
 	p.setMode(plegv1.PlegMode_PLEG_MODE_RELIST)
 	return p, nil
@@ -253,7 +293,47 @@ func (p *PLEG) period() time.Duration {
 	if p.Mode() == plegv1.PlegMode_PLEG_MODE_EVENTED {
 		return p.opts.EventedRelistPeriod
 	}
-	return p.opts.RelistPeriod
+	return p.relistModePeriod()
+}
+
+// relistModePeriod is the period of relist mode: the fixed one, or the
+// adaptive one last chosen.
+func (p *PLEG) relistModePeriod() time.Duration {
+	if p.opts.RelistPeriod > 0 {
+		return p.opts.RelistPeriod
+	}
+	return time.Duration(p.adaptive.Load())
+}
+
+// relistPeriodName names the relist-mode period for logs: the fixed one,
+// or "adaptive".
+func (p *PLEG) relistPeriodName() string {
+	if p.opts.RelistPeriod > 0 {
+		return p.opts.RelistPeriod.String()
+	}
+	return "adaptive"
+}
+
+// relistCosts is how many recent relists the adaptive period averages.
+const relistCosts = 8
+
+// relisted records what a relist cost and whether its lists failed and,
+// with the adaptive period, chooses the next period from the recent costs
+// . The caller holds relistMu.
+func (p *PLEG) relisted(cost time.Duration, failed bool) {
+	if p.opts.RelistPeriod > 0 {
+		return
+	}
+	if len(p.costs) < relistCosts {
+		p.costs = append(p.costs, cost)
+	} else {
+		p.costs[p.costNext] = cost
+		p.costNext = (p.costNext + 1) % relistCosts
+	}
+	next := core.RelistPeriod(p.costs, failed, p.opts.RelistBudget)
+	if old := time.Duration(p.adaptive.Swap(int64(next))); old != next {
+		p.log.Debug("relist period", "period", next.String(), "was", old.String(), "last_cost", cost.String())
+	}
 }
 
 // threshold is the health threshold of the current mode: in evented mode

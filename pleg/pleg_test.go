@@ -731,3 +731,74 @@ func TestInspectionSkipsAnObjectRemovedMeanwhile(t *testing.T) {
 		t.Fatalf("cached %v, want only the container still there", pod.GetContainers())
 	}
 }
+
+// TestAdaptiveRelistPeriod: without a fixed period the PLEG relists as
+// often as its budget allows: every 100 ms while relists are
+// cheap, less often as they cost more, never less often than every
+// second, nor while the runtime fails to answer; the gauge shows the
+// period in use. A fixed period stays fixed whatever relists cost.
+func TestAdaptiveRelistPeriod(t *testing.T) {
+	// fakeCPU makes each relist cost *cost of CPU: Relist reads it
+	// once before and once after.
+	fakeCPU := func(cost *atomic.Int64) func() time.Duration {
+		var calls, total atomic.Int64
+		return func() time.Duration {
+			if calls.Add(1)%2 == 0 {
+				total.Add(cost.Load())
+			}
+			return time.Duration(total.Load())
+		}
+	}
+	gauge := func(t *testing.T, reg *prometheus.Registry) float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "syncpod_pleg_relist_period_seconds" {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("no syncpod_pleg_relist_period_seconds")
+		return 0
+	}
+	for _, tc := range []struct {
+		name      string
+		fixed     time.Duration
+		cost      time.Duration
+		listErr   error
+		want      float64 // the gauge after 10 s of relisting
+		relistsIn int     // relists in the 10 s: one per period, and one more at once after the first (New's mode change kicks the loop)
+	}{
+		{"cheap relists: every 100 ms", 0, 200 * time.Microsecond, nil, 0.1, 101},
+		{"2 ms relists: every 200 ms", 0, 2 * time.Millisecond, nil, 0.2, 51},
+		{"costly relists: every second, as the kubelet", 0, 50 * time.Millisecond, nil, 1, 11},
+		{"a runtime that does not answer: every second", 0, 200 * time.Microsecond, errors.New("runtime down"), 1, 11},
+		{"a fixed period ignores the cost", 300 * time.Millisecond, 200 * time.Microsecond, nil, 0.3, 35},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var cost atomic.Int64
+				cost.Store(int64(tc.cost))
+				rt := critest.NewRuntime()
+				rt.AddPodSandbox("u1", "sb1", 0, time.Now().UnixNano())
+				rt.SetListErr(tc.listErr)
+				p, reg := newTest(t, rt, func(o *Options) {
+					o.RelistPeriod = tc.fixed
+					o.CPUTime = fakeCPU(&cost)
+				})
+				running(t, p)
+				time.Sleep(10*time.Second - time.Nanosecond)
+				synctest.Wait()
+				if got := gauge(t, reg); got != tc.want {
+					t.Errorf("relist period gauge = %v, want %v", got, tc.want)
+				}
+				// The interval histogram counts every relist but the first.
+				if got := histogramCount(t, reg, "syncpod_pleg_relist_interval_seconds") + 1; got != uint64(tc.relistsIn) {
+					t.Errorf("%d relists in 10 s, want %d", got, tc.relistsIn)
+				}
+			})
+		})
+	}
+}

@@ -34,9 +34,16 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 	}
 	p.lastStart = start
 	defer func() { p.metrics.RelistDuration.Observe(p.opts.Now().Sub(start).Seconds()) }()
-
+	// What the relist costs for being periodic: the lists and
+	// the diff, which every relist repeats; not the inspections, which
+	// each change costs once whatever the period.
+	cpu0 := p.opts.CPUTime()
+	periodic := func(failed bool) {
+		p.relisted(p.opts.Now().Sub(start)+max(p.opts.CPUTime()-cpu0, 0), failed)
+	}
 	sandboxes, containers, err := p.list(ctx)
 	if err != nil {
+		periodic(true)
 		p.metrics.RelistErrors.Inc()
 		p.log.Warn("relist: listing the runtime failed", "err", err)
 		return false
@@ -55,7 +62,9 @@ func (p *PLEG) Relist(ctx context.Context) bool {
 	p.metrics.RunningPods.Set(float64(runPods))
 	p.metrics.RunningContainers.Set(float64(runContainers))
 
-	p.inspectAll(ctx, p.core.Changed(listings), start)
+	todo := p.core.Changed(listings)
+	periodic(false)
+	p.inspectAll(ctx, todo, start)
 	p.core.Relisted(start)
 	return true
 }

@@ -22,7 +22,7 @@ func (p *PLEG) runEvented(ctx context.Context) error {
 		Backoff:      p.opts.EventedBackoff,
 		BackoffMax:   p.opts.EventedBackoffMax,
 		Confirm:      p.opts.EventedConfirm,
-		RelistPeriod: p.opts.RelistPeriod,
+		RelistPeriod: p.relistPeriodName(),
 		Now:          p.opts.Now,
 		Log:          p.log,
 		Confirmed: func() {

@@ -26,12 +26,15 @@
 #                         round by round, so both see the same load
 #
 # Knobs (environment):
-#   BENCH_RUNTIME   containerd2 (default: 2.x built by mk/containerdbin.sh, CRI
-#                   events, syncpod's PLEG evented) or containerd (Debian's 1.6)
+#   BENCH_RUNTIME   the runtime of every agent: containerd2 (default: 2.x built by
+#                   mk/containerdbin.sh, CRI events, syncpod's PLEG evented) or
+#                   containerd1.6 (Debian's, also spelt containerd: no CRI events,
+#                   both agents relist, each at its default period)
 #   BENCH_ARGS      extra flags for `syncpod-bench measure` (e.g. --runs 10 --big=false)
 #   BENCH_SCALE     pods of the many-pods rows (default 2000; 0 skips them): syncpod
 #                   on crisim in simulated mode (no processes), the PLEG relisting
-#                   every second (--evented off), idle for BENCH_SCALE_IDLE (30s)
+#                   (--evented off) at its default period, every second at that size
+#                   (a relist costs over 10 ms), idle for BENCH_SCALE_IDLE (30s)
 #   BENCH_PROFILE   seconds of CPU profile to take of each syncpod service as its
 #                   measures begin (in its own phase and side by side), into
 #                   .tmp/bench/PHASE-SERVICE.pprof (go tool pprof -top FILE);
@@ -103,10 +106,21 @@ if [[ $(id -u) -ne 0 ]]; then
 	log "needs root (it runs private containerds)"
 	exit 1
 fi
-if [[ $RUNTIME == containerd2 ]]; then
+case $RUNTIME in
+containerd2)
 	SYNCPOD_CONTAINERD_BIN=$("$ROOT"/mk/containerdbin.sh)
 	export SYNCPOD_CONTAINERD_BIN
-fi
+	;;
+containerd1.6 | containerd)
+	# Debian's, from PATH (make containerd-deps installs it): one inherited
+	# from the environment would make the run a 2.x one under the 1.6 name.
+	unset SYNCPOD_CONTAINERD_BIN
+	;;
+*)
+	log "BENCH_RUNTIME=$RUNTIME: want containerd2 or containerd1.6"
+	exit 2
+	;;
+esac
 
 procs=()    # pids started here, stopped at exit
 cp_procs=() # the control plane's (kubelet-api), stopped after the nodes
@@ -205,7 +219,7 @@ start_syncpod() { # SOCK [DIR] [PORTS]: the three services on that runtime, in D
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/planner.sock "${pids[2]}" planner "$d"/planner.log
 	SYNCPOD_PIDS=$(IFS=,; echo "${pids[*]}")
-	sleep 2 # the PLEG's event stream confirms evented mode within 1 s
+	sleep 2 # the PLEG's event stream confirms evented mode within 1 s (or falls back to relisting at once on 1.6)
 }
 
 PROFILE_PIDS=()

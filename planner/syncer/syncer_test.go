@@ -174,7 +174,7 @@ func newEnvWith(t *testing.T, opt func(*Options)) *env {
 }
 
 // newEnvAt is newEnvWith on the store file at path ("": a new one).
-func newEnvAt(t *testing.T, path string, opt func(*Options)) *env {
+func newEnvAt(t testing.TB, path string, opt func(*Options)) *env {
 	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "p.db")

@@ -28,8 +28,9 @@ type Stream struct {
 	Backoff     time.Duration
 	BackoffMax  time.Duration
 	Confirm     time.Duration
-	// RelistPeriod is only logged: the period the PLEG falls back to.
-	RelistPeriod time.Duration
+	// RelistPeriod is only logged: the period the PLEG falls back to
+	// ("adaptive" when it follows what relists cost).
+	RelistPeriod string
 	// Now is the clock; Log receives the stream's logs.
 	Now func() time.Time
 	Log *slog.Logger
@@ -67,7 +68,7 @@ func (s *Stream) Run(ctx context.Context) error {
 				return fmt.Errorf("evented PLEG required (--evented=on) but the runtime does not offer GetContainerEvents: %w", err)
 			}
 			s.Log.Info("runtime does not offer CRI GetContainerEvents; using relist mode",
-				"relist_period", s.RelistPeriod.String(), "reason", err.Error())
+				"relist_period", s.RelistPeriod, "reason", err.Error())
 			return nil
 		}
 		if s.Now().Sub(opened) > s.BackoffMax {
@@ -77,7 +78,7 @@ func (s *Stream) Run(ctx context.Context) error {
 		delay := s.retryDelay(failures)
 		if failures >= s.MaxFailures {
 			s.Log.Warn("container event stream failed too often; relist mode until it is retried",
-				"failures", failures, "retry_in", delay.String(), "relist_period", s.RelistPeriod.String(), "err", err)
+				"failures", failures, "retry_in", delay.String(), "relist_period", s.RelistPeriod, "err", err)
 		} else {
 			s.Log.Warn("container event stream failed; relisting and retrying",
 				"failures", failures, "retry_in", delay.String(), "err", err)

@@ -47,7 +47,7 @@ func registerPlegFlags(fs *flag.FlagSet) *plegFlags {
 	f := &plegFlags{}
 	fs.StringVar(&f.criEndpoint, "cri-endpoint", "unix:///run/containerd/containerd.sock", "CRI runtime endpoint")
 	fs.DurationVar(&f.criTimeout, "cri-timeout", 30*time.Second, "CRI connection timeout and per-list-call timeout")
-	fs.DurationVar(&f.relistPeriod, "relist-period", time.Second, "relist period in relist mode")
+	fs.DurationVar(&f.relistPeriod, "relist-period", 0, "a fixed relist period in relist mode; 0 (the default) chooses it from what relists cost: at most 1 % of a core, between 100 ms and 1 s")
 	fs.DurationVar(&f.relistThreshold, "relist-threshold", 3*time.Minute, "health turns NOT_SERVING when the last successful relist is older than this")
 	fs.StringVar(&f.evented, "evented", pleg.EventedAuto, "use CRI GetContainerEvents: auto (when offered), on (required) or off")
 	fs.DurationVar(&f.eventedRelistPeriod, "evented-relist-period", 300*time.Second, "safety-net relist period in evented mode")
@@ -63,13 +63,16 @@ func (f *plegFlags) validate() error {
 		errs = append(errs, fmt.Errorf("--cri-endpoint: %w", err))
 	}
 	for name, d := range map[string]time.Duration{
-		"--cri-timeout": f.criTimeout, "--relist-period": f.relistPeriod, "--relist-threshold": f.relistThreshold,
+		"--cri-timeout": f.criTimeout, "--relist-threshold": f.relistThreshold,
 		"--evented-relist-period": f.eventedRelistPeriod, "--inspect-timeout": f.inspectTimeout,
 		"--inspect-patience": f.inspectPatience,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", name, d))
 		}
+	}
+	if f.relistPeriod < 0 {
+		errs = append(errs, fmt.Errorf("--relist-period: must be positive, or 0 for the adaptive period, got %s", f.relistPeriod))
 	}
 	switch f.evented {
 	case pleg.EventedAuto, pleg.EventedOn, pleg.EventedOff:

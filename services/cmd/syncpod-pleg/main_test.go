@@ -8,7 +8,7 @@ import (
 
 func TestBadPlegFlagsExitTwoNamingEveryProblem(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run([]string{"--evented=maybe", "--relist-period=0s", "--inspect-parallelism=0", "--cri-endpoint=http://x", "--metrics-listen="},
+	code := run([]string{"--evented=maybe", "--relist-period=-1s", "--inspect-parallelism=0", "--cri-endpoint=http://x", "--metrics-listen="},
 		func(string) string { return "" }, &out, &errb)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2; stderr %s", code, errb.String())
