@@ -96,3 +96,18 @@ func TestNodeStatusKeepsTransitionTimes(t *testing.T) {
 		t.Errorf("unknown runtime reported as %q", got)
 	}
 }
+
+// TestNodeStatusDeclaresWhatSyncpodImplements: the Node's
+// status.declaredFeatures lists, of what a v1.37 kubelet
+// declares by default, only the features syncpod implements.
+func TestNodeStatusDeclaresWhatSyncpodImplements(t *testing.T) {
+	got := NodeStatus(Host{}, true, "", Pressure{}, nil, time.Unix(100, 0)).DeclaredFeatures
+	if strings.Join(got, ",") != "RestartAllContainersOnContainerExits" {
+		t.Errorf("declaredFeatures %v", got)
+	}
+	// A fresh slice each time: a caller's change reaches no other status.
+	got[0] = "x"
+	if DeclaredFeatures()[0] == "x" {
+		t.Error("DeclaredFeatures shares its slice")
+	}
+}

@@ -217,11 +217,12 @@ func NodeStatus(h Host, ready bool, why string, pr Pressure, prev *corev1.NodeSt
 		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: h.Hostname})
 	}
 	return corev1.NodeStatus{
-		Capacity:    capacity,
-		Allocatable: capacity.DeepCopy(),
-		Phase:       corev1.NodeRunning,
-		Conditions:  conds,
-		Addresses:   addrs,
+		DeclaredFeatures: DeclaredFeatures(),
+		Capacity:         capacity,
+		Allocatable:      capacity.DeepCopy(),
+		Phase:            corev1.NodeRunning,
+		Conditions:       conds,
+		Addresses:        addrs,
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{
 			KubeletEndpoint: corev1.DaemonEndpoint{Port: h.KubeletPort},
 		},
@@ -237,4 +238,19 @@ func NodeStatus(h Host, ready bool, why string, pr Pressure, prev *corev1.NodeSt
 			Architecture:            runtime.GOARCH,
 		},
 	}
+}
+
+// DeclaredFeatures is the Node's status.declaredFeatures: of the
+// features a v1.37 kubelet declares with its default feature gates, the
+// ones syncpod implements, sorted. The control plane admits pods and
+// requests that need a declared feature to the node: restart rules that
+// restart every container. Left out: ExtendWebSocketsToKubelet (the
+// read API does not translate the v5 WebSocket protocol to the runtime's
+// streams itself, as the kubelet does), and
+// InPlacePodVerticalScalingInitContainers and
+// InPlacePodLevelResourcesVerticalScaling (R-25 resizes the running
+// containers and sidecars, not init containers' or pod-level resources),
+// so the API server keeps translating or refusing those for this node.
+func DeclaredFeatures() []string {
+	return []string{"RestartAllContainersOnContainerExits"}
 }
