@@ -70,3 +70,35 @@ func TestContainerdUserNamespacePerPod(t *testing.T) {
 		t.Logf("pod %s: uid_map %q", p.GetUid(), strings.Join(f, " "))
 	}
 }
+
+// TestContainerdUserNamespacePodUsesItsEmptyDir: a pod in its own user
+// namespace writes and reads its emptyDir volume as its root, user 0
+// inside. Needs what TestContainerdUserNamespacePerPod needs.
+func TestContainerdUserNamespacePodUsesItsEmptyDir(t *testing.T) {
+	x := newReal(t, backoff.Config{})
+	st, err := x.cd.Runtime.Status(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := userns.HandlerSupports(st, ""); err != nil {
+		t.Skipf("SKIPPING: the runtime's handler does not run user namespaces (%v); TestContainerdUserNamespacePerPod checks the refusal", err)
+	}
+	withVolumes(t, x)
+	c := sh("ids", x.cd.Busybox, "echo written > /data/f && cat /data/f && stat -c '%u %g' /data/f && id -u")
+	c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	p := realPod(t, x, nil, c)
+	p.Spec.HostNetwork = false
+	no := false
+	p.Spec.HostUsers = &no
+	p.Spec.Volumes = []*syncpodv1.Volume{{Name: "data", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}}}
+	t.Cleanup(func() {
+		if err := x.r.RemoveVolumes(context.Background(), p.GetUid()); err != nil {
+			t.Errorf("RemoveVolumes: %v", err)
+		}
+	})
+	got := runToExit(t, x, p, "ids")
+	lines := containerLog(t, x, got.GetId())
+	if got.GetExitCode() != 0 || strings.Join(lines, "|") != "written|0 0|0" {
+		t.Fatalf("exit %d, log %q; want the file written and read, owned by the pod's root", got.GetExitCode(), lines)
+	}
+}
