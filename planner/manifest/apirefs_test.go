@@ -10,7 +10,9 @@ import (
 // the kubelet does for a static pod, also for the fields the
 // manifest reader refuses anyway.
 func TestAPIObjectReference(t *testing.T) {
-	vol := func(s corev1.VolumeSource) corev1.PodSpec { return corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: s}}} }
+	vol := func(s corev1.VolumeSource) corev1.PodSpec {
+		return corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: s}}}
+	}
 	proj := func(p corev1.VolumeProjection) corev1.PodSpec {
 		return vol(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{p}}})
 	}
