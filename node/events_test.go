@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 
@@ -109,5 +110,21 @@ func TestNodeStatusDeclaresWhatSyncpodImplements(t *testing.T) {
 	got[0] = "x"
 	if DeclaredFeatures()[0] == "x" {
 		t.Error("DeclaredFeatures shares its slice")
+	}
+}
+
+// TestNodeStatusReportsTheRuntimeHandlers: the Node's
+// status.runtimeHandlers are the CRI runtime's handlers with their
+// features, as the kubelet reports them (whether a handler runs user
+// namespaces, R-27.3).
+func TestNodeStatusReportsTheRuntimeHandlers(t *testing.T) {
+	st := &runtimeapi.StatusResponse{RuntimeHandlers: []*runtimeapi.RuntimeHandler{
+		{Name: "", Features: &runtimeapi.RuntimeHandlerFeatures{UserNamespaces: true, RecursiveReadOnlyMounts: true}},
+		{Name: "kata"},
+	}}
+	hs := NodeStatus(Host{RuntimeHandlers: HandlersOf(st)}, true, "", Pressure{}, nil, time.Unix(100, 0)).RuntimeHandlers
+	if len(hs) != 2 || hs[0].Name != "" || !*hs[0].Features.UserNamespaces || !*hs[0].Features.RecursiveReadOnlyMounts ||
+		hs[1].Name != "kata" || *hs[1].Features.UserNamespaces || *hs[1].Features.RecursiveReadOnlyMounts {
+		t.Errorf("runtimeHandlers %+v", hs)
 	}
 }

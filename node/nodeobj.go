@@ -42,6 +42,9 @@ type Host struct {
 	// RuntimeVersion is "name://version" of the CRI runtime, or "" when
 	// unknown.
 	RuntimeVersion string
+	// RuntimeHandlers are the CRI runtime's handlers and their features
+	// (status.runtimeHandlers); nil when unknown.
+	RuntimeHandlers []corev1.NodeRuntimeHandler
 	// AgentVersion is reported as the kubelet version.
 	AgentVersion string
 	// KubeletPort is the port of the read API (logs, exec) on InternalIP,
@@ -116,22 +119,61 @@ func DefaultIP() string {
 // name and version, as "name://version" (the Node's
 // containerRuntimeVersion).
 func RuntimeVersion(ctx context.Context, endpoint string) (string, error) {
+	var out string
+	err := withRuntime(ctx, endpoint, func(ctx context.Context, rs runtimeapi.RuntimeServiceClient) error {
+		v, err := rs.Version(ctx, &runtimeapi.VersionRequest{})
+		if err != nil {
+			return fmt.Errorf("CRI Version at %s: %w", endpoint, err)
+		}
+		out = v.GetRuntimeName() + "://" + v.GetRuntimeVersion()
+		return nil
+	})
+	return out, err
+}
+
+// RuntimeHandlers asks the CRI runtime at endpoint for its handlers and
+// their features, as the kubelet reports them in the Node's
+// status.runtimeHandlers: whether each runs user namespaces
+// and recursive read-only mounts.
+func RuntimeHandlers(ctx context.Context, endpoint string) ([]corev1.NodeRuntimeHandler, error) {
+	var out []corev1.NodeRuntimeHandler
+	err := withRuntime(ctx, endpoint, func(ctx context.Context, rs runtimeapi.RuntimeServiceClient) error {
+		st, err := rs.Status(ctx, &runtimeapi.StatusRequest{})
+		if err != nil {
+			return fmt.Errorf("CRI Status at %s: %w", endpoint, err)
+		}
+		out = HandlersOf(st)
+		return nil
+	})
+	return out, err
+}
+
+// HandlersOf is the Node's status.runtimeHandlers from a CRI Status.
+func HandlersOf(st *runtimeapi.StatusResponse) []corev1.NodeRuntimeHandler {
+	out := make([]corev1.NodeRuntimeHandler, 0, len(st.GetRuntimeHandlers()))
+	for _, h := range st.GetRuntimeHandlers() {
+		rro, userns := h.GetFeatures().GetRecursiveReadOnlyMounts(), h.GetFeatures().GetUserNamespaces()
+		out = append(out, corev1.NodeRuntimeHandler{Name: h.GetName(),
+			Features: &corev1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns}})
+	}
+	return out
+}
+
+// withRuntime calls fn with a client of the CRI runtime at endpoint, for
+// at most 10 s.
+func withRuntime(ctx context.Context, endpoint string, fn func(context.Context, runtimeapi.RuntimeServiceClient) error) error {
 	target := endpoint
 	if p, ok := strings.CutPrefix(endpoint, "unix://"); ok {
 		target = "unix://" + p
 	}
 	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	v, err := runtimeapi.NewRuntimeServiceClient(conn).Version(ctx, &runtimeapi.VersionRequest{})
-	if err != nil {
-		return "", fmt.Errorf("CRI Version at %s: %w", endpoint, err)
-	}
-	return v.GetRuntimeName() + "://" + v.GetRuntimeVersion(), nil
+	return fn(ctx, runtimeapi.NewRuntimeServiceClient(conn))
 }
 
 // Condition types and reasons the node reports.
@@ -218,6 +260,7 @@ func NodeStatus(h Host, ready bool, why string, pr Pressure, prev *corev1.NodeSt
 	}
 	return corev1.NodeStatus{
 		DeclaredFeatures: DeclaredFeatures(),
+		RuntimeHandlers:  h.RuntimeHandlers,
 		Capacity:         capacity,
 		Allocatable:      capacity.DeepCopy(),
 		Phase:            corev1.NodeRunning,
