@@ -9,11 +9,6 @@ import (
 	"github.com/syncpod/syncpod/executor/userns"
 )
 
-// errUserNamespace is a pod's user namespace that cannot be given: the
-// runtime handler does not run user namespaces, or the node's range is
-// used up.
-var errUserNamespace = errors.New("user namespace")
-
 // userNamespace sets p.userns as the kubelet's
 // GetOrCreateUserNamespaceMappings: the node's user namespace
 // unless host_users is false; then, once the runtime handler is known to
@@ -35,11 +30,11 @@ func (p *pass) userNamespace(ctx context.Context) error {
 		return fmt.Errorf("runtime status: %w", err)
 	}
 	if err := userns.HandlerSupports(st, s.GetRuntimeClassName()); err != nil {
-		return fmt.Errorf("%w: %w", errUserNamespace, err)
+		return err // the kubelet's message as it is
 	}
 	first, err := p.r.store.AllocateUserNamespace(p.pod.GetUid(), p.r.userns.First, userns.IDsPerPod, p.r.userns.Slots())
 	if errors.Is(err, backoff.ErrNoUserNamespace) {
-		return fmt.Errorf("%w: create user namespace: %w", errUserNamespace, err)
+		return fmt.Errorf("create user namespace: %w", err)
 	}
 	if err != nil {
 		return fmt.Errorf("user namespace: %w", err)

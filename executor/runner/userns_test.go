@@ -145,7 +145,7 @@ func TestUserNamespacesPerPod(t *testing.T) {
 
 // TestUserNamespaceRefusedByTheRuntime: on a runtime whose handler does
 // not run user namespaces (crisim), a pod with host_users false gets no
-// sandbox, with the kubelet's message, and holds no range (R-27.3).
+// sandbox, with the kubelet's event message, and holds no range (R-27.3).
 func TestUserNamespaceRefusedByTheRuntime(t *testing.T) {
 	e := newEnv(t, busybox)
 	no := false
@@ -153,7 +153,7 @@ func TestUserNamespaceRefusedByTheRuntime(t *testing.T) {
 	resp := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("c")})
 	steps := resp.GetSteps()
 	if len(steps) == 0 || steps[0].GetStep() != executorv1.Step_STEP_CREATE_SANDBOX || steps[0].GetOutcome() != executorv1.Outcome_OUTCOME_FAILED ||
-		!strings.Contains(steps[0].GetMessage(), "can't set `spec.hostUsers: false`, runtime does not support user namespaces") {
+		steps[0].GetMessage() != "Failed to create pod sandbox: can't set `spec.hostUsers: false`, runtime does not support user namespaces" {
 		t.Fatalf("steps %s, first %v", summary(resp), steps)
 	}
 	if n := len(e.rt.GetCalls()); n > 0 {
