@@ -46,14 +46,19 @@ func TestAPlannerRestartKeepsContainersReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "p.db")
 		code := &atomic.Int32{}
-		withProbes := func(o *Options) { o.Executor = probingExec{execClient: o.Executor.(execClient), code: code} }
+		o := runningObserved(uid)
+		// The fake PLEG knows the pod before the syncer's first sync, as
+		// the PLEG does the running pods when a planner starts.
+		withProbes := func(opts *Options) {
+			opts.Executor = probingExec{execClient: opts.Executor.(execClient), code: code}
+			opts.PLEG.(plegClient).f.set(o)
+		}
 		probe := func(cmd string) *syncpodv1.Probe {
 			return &syncpodv1.Probe{Handler: &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{Command: []string{cmd}}}, PeriodSeconds: 10, FailureThreshold: 3}
 		}
 		pod := webPod()
 		pod.Spec.Containers[0].ReadinessProbe = probe("ready")
 		pod.Spec.Containers[0].StartupProbe = probe("started")
-		o := runningObserved(uid)
 		o.Containers[0].SpecHash = plan.SpecHash(pod.GetSpec().GetContainers()[0])
 		record := func(e *env) *plannerv1.PodRecord {
 			rec, err := e.store.Get(context.Background(), &plannerv1.PodRef{Uid: uid})
@@ -64,7 +69,6 @@ func TestAPlannerRestartKeepsContainersReady(t *testing.T) {
 		}
 
 		e := newEnvAt(t, path, withProbes)
-		e.pleg.set(o)
 		e.apply(t, pod)
 		time.Sleep(25 * time.Second) // startup, then readiness, succeed
 		settled(t, "the pod Ready", func() bool { return podReady(record(e)) == syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE })
@@ -72,7 +76,6 @@ func TestAPlannerRestartKeepsContainersReady(t *testing.T) {
 
 		code.Store(-1) // after the restart no probe can run
 		e = newEnvAt(t, path, withProbes)
-		e.pleg.set(o)
 		sub := subscribe(t, e)
 		e.s.trigger(uid, "test", time.Time{})
 		time.Sleep(time.Minute)
