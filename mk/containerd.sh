@@ -15,7 +15,10 @@
 # containerd, containerd-shim-runc-v2 and ctr (mk/containerdbin.sh builds
 # containerd 2.x there); the shim is found first on containerd's PATH. A 2.x
 # containerd gets a version-3 config with NRI off (its socket would be the
-# host's /var/run/nri/nri.sock). runc and the CNI loopback stay Debian's.
+# host's /var/run/nri/nri.sock). runc and the CNI loopback stay Debian's,
+# unless SYNCPOD_CONTAINERD_RUNC names another runc for the 2.x config
+# (Debian's 1.1 has no idmapped mounts, so containerd 2.x reports no user
+# namespace support with it).
 set -euo pipefail
 
 # bash-completion: the e2e test that loads syncpodctl's completion script
@@ -29,6 +32,7 @@ NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 
 # SYNCPOD_CONTAINERD_CNI_CONFLIST names a CNI network list to use instead
 # of the loopback-only one (the conformance run's pod network).
 BIN_DIR=${SYNCPOD_CONTAINERD_BIN:-}
+RUNC=${SYNCPOD_CONTAINERD_RUNC:-/usr/sbin/runc}
 if [[ -n $BIN_DIR ]]; then
 	NEEDED_FILES=("$BIN_DIR"/containerd "$BIN_DIR"/ctr "$BIN_DIR"/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox)
 	export PATH=$BIN_DIR:$PATH
@@ -246,7 +250,7 @@ write_config_v3() {
 		      runtime_type = "io.containerd.runc.v2"
 		      snapshotter = "$snapshotter"
 		      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-		        BinaryName = "/usr/sbin/runc"
+		        BinaryName = "$RUNC"
 		        SystemdCgroup = false
 		        Root = "$DIR/runc"
 		  [plugins.'io.containerd.cri.v1.runtime'.cni]

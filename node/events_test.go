@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 
@@ -94,5 +95,36 @@ func TestNodeStatusKeepsTransitionTimes(t *testing.T) {
 	}
 	if got := NodeStatus(Host{}, true, "", Pressure{}, nil, t0).NodeInfo.ContainerRuntimeVersion; got != "unknown://unknown" {
 		t.Errorf("unknown runtime reported as %q", got)
+	}
+}
+
+// TestNodeStatusDeclaresWhatSyncpodImplements: the Node's
+// status.declaredFeatures lists, of what a v1.37 kubelet
+// declares by default, only the features syncpod implements.
+func TestNodeStatusDeclaresWhatSyncpodImplements(t *testing.T) {
+	got := NodeStatus(Host{}, true, "", Pressure{}, nil, time.Unix(100, 0)).DeclaredFeatures
+	if strings.Join(got, ",") != "RestartAllContainersOnContainerExits" {
+		t.Errorf("declaredFeatures %v", got)
+	}
+	// A fresh slice each time: a caller's change reaches no other status.
+	got[0] = "x"
+	if DeclaredFeatures()[0] == "x" {
+		t.Error("DeclaredFeatures shares its slice")
+	}
+}
+
+// TestNodeStatusReportsTheRuntimeHandlers: the Node's
+// status.runtimeHandlers are the CRI runtime's handlers with their
+// features, as the kubelet reports them (whether a handler runs user
+// namespaces, R-27.3).
+func TestNodeStatusReportsTheRuntimeHandlers(t *testing.T) {
+	st := &runtimeapi.StatusResponse{RuntimeHandlers: []*runtimeapi.RuntimeHandler{
+		{Name: "", Features: &runtimeapi.RuntimeHandlerFeatures{UserNamespaces: true, RecursiveReadOnlyMounts: true}},
+		{Name: "kata"},
+	}}
+	hs := NodeStatus(Host{RuntimeHandlers: HandlersOf(st)}, true, "", Pressure{}, nil, time.Unix(100, 0)).RuntimeHandlers
+	if len(hs) != 2 || hs[0].Name != "" || !*hs[0].Features.UserNamespaces || !*hs[0].Features.RecursiveReadOnlyMounts ||
+		hs[1].Name != "kata" || *hs[1].Features.UserNamespaces || *hs[1].Features.RecursiveReadOnlyMounts {
+		t.Errorf("runtimeHandlers %+v", hs)
 	}
 }

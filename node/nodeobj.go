@@ -42,6 +42,9 @@ type Host struct {
 	// RuntimeVersion is "name://version" of the CRI runtime, or "" when
 	// unknown.
 	RuntimeVersion string
+	// RuntimeHandlers are the CRI runtime's handlers and their features
+	// (status.runtimeHandlers); nil when unknown.
+	RuntimeHandlers []corev1.NodeRuntimeHandler
 	// AgentVersion is reported as the kubelet version.
 	AgentVersion string
 	// KubeletPort is the port of the read API (logs, exec) on InternalIP,
@@ -116,22 +119,61 @@ func DefaultIP() string {
 // name and version, as "name://version" (the Node's
 // containerRuntimeVersion).
 func RuntimeVersion(ctx context.Context, endpoint string) (string, error) {
+	var out string
+	err := withRuntime(ctx, endpoint, func(ctx context.Context, rs runtimeapi.RuntimeServiceClient) error {
+		v, err := rs.Version(ctx, &runtimeapi.VersionRequest{})
+		if err != nil {
+			return fmt.Errorf("CRI Version at %s: %w", endpoint, err)
+		}
+		out = v.GetRuntimeName() + "://" + v.GetRuntimeVersion()
+		return nil
+	})
+	return out, err
+}
+
+// RuntimeHandlers asks the CRI runtime at endpoint for its handlers and
+// their features, as the kubelet reports them in the Node's
+// status.runtimeHandlers: whether each runs user namespaces
+// and recursive read-only mounts.
+func RuntimeHandlers(ctx context.Context, endpoint string) ([]corev1.NodeRuntimeHandler, error) {
+	var out []corev1.NodeRuntimeHandler
+	err := withRuntime(ctx, endpoint, func(ctx context.Context, rs runtimeapi.RuntimeServiceClient) error {
+		st, err := rs.Status(ctx, &runtimeapi.StatusRequest{})
+		if err != nil {
+			return fmt.Errorf("CRI Status at %s: %w", endpoint, err)
+		}
+		out = HandlersOf(st)
+		return nil
+	})
+	return out, err
+}
+
+// HandlersOf is the Node's status.runtimeHandlers from a CRI Status.
+func HandlersOf(st *runtimeapi.StatusResponse) []corev1.NodeRuntimeHandler {
+	out := make([]corev1.NodeRuntimeHandler, 0, len(st.GetRuntimeHandlers()))
+	for _, h := range st.GetRuntimeHandlers() {
+		rro, userns := h.GetFeatures().GetRecursiveReadOnlyMounts(), h.GetFeatures().GetUserNamespaces()
+		out = append(out, corev1.NodeRuntimeHandler{Name: h.GetName(),
+			Features: &corev1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns}})
+	}
+	return out
+}
+
+// withRuntime calls fn with a client of the CRI runtime at endpoint, for
+// at most 10 s.
+func withRuntime(ctx context.Context, endpoint string, fn func(context.Context, runtimeapi.RuntimeServiceClient) error) error {
 	target := endpoint
 	if p, ok := strings.CutPrefix(endpoint, "unix://"); ok {
 		target = "unix://" + p
 	}
 	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	v, err := runtimeapi.NewRuntimeServiceClient(conn).Version(ctx, &runtimeapi.VersionRequest{})
-	if err != nil {
-		return "", fmt.Errorf("CRI Version at %s: %w", endpoint, err)
-	}
-	return v.GetRuntimeName() + "://" + v.GetRuntimeVersion(), nil
+	return fn(ctx, runtimeapi.NewRuntimeServiceClient(conn))
 }
 
 // Condition types and reasons the node reports.
@@ -217,11 +259,13 @@ func NodeStatus(h Host, ready bool, why string, pr Pressure, prev *corev1.NodeSt
 		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: h.Hostname})
 	}
 	return corev1.NodeStatus{
-		Capacity:    capacity,
-		Allocatable: capacity.DeepCopy(),
-		Phase:       corev1.NodeRunning,
-		Conditions:  conds,
-		Addresses:   addrs,
+		DeclaredFeatures: DeclaredFeatures(),
+		RuntimeHandlers:  h.RuntimeHandlers,
+		Capacity:         capacity,
+		Allocatable:      capacity.DeepCopy(),
+		Phase:            corev1.NodeRunning,
+		Conditions:       conds,
+		Addresses:        addrs,
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{
 			KubeletEndpoint: corev1.DaemonEndpoint{Port: h.KubeletPort},
 		},
@@ -237,4 +281,19 @@ func NodeStatus(h Host, ready bool, why string, pr Pressure, prev *corev1.NodeSt
 			Architecture:            runtime.GOARCH,
 		},
 	}
+}
+
+// DeclaredFeatures is the Node's status.declaredFeatures: of the
+// features a v1.37 kubelet declares with its default feature gates, the
+// ones syncpod implements, sorted. The control plane admits pods and
+// requests that need a declared feature to the node: restart rules that
+// restart every container. Left out: ExtendWebSocketsToKubelet (the
+// read API does not translate the v5 WebSocket protocol to the runtime's
+// streams itself, as the kubelet does), and
+// InPlacePodVerticalScalingInitContainers and
+// InPlacePodLevelResourcesVerticalScaling (R-25 resizes the running
+// containers and sidecars, not init containers' or pod-level resources),
+// so the API server keeps translating or refusing those for this node.
+func DeclaredFeatures() []string {
+	return []string{"RestartAllContainersOnContainerExits"}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/syncpod/syncpod/proto/fielderr"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -71,7 +72,11 @@ func cloneNSOptions(o *runtimeapi.NamespaceOption) *runtimeapi.NamespaceOption {
 	if o == nil {
 		return &runtimeapi.NamespaceOption{}
 	}
-	return &runtimeapi.NamespaceOption{Network: o.GetNetwork(), Pid: o.GetPid(), Ipc: o.GetIpc(), TargetId: o.GetTargetId()}
+	out := &runtimeapi.NamespaceOption{Network: o.GetNetwork(), Pid: o.GetPid(), Ipc: o.GetIpc(), TargetId: o.GetTargetId()}
+	if u := o.GetUsernsOptions(); u != nil {
+		out.UsernsOptions = proto.Clone(u).(*runtimeapi.UserNamespace)
+	}
+	return out
 }
 
 // sandboxStatusLocked builds a sandbox's CRI status; mu must be held.

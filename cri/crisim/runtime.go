@@ -62,6 +62,11 @@ const DefaultEventBuffer = 4096
 type Options struct {
 	// Mode is ModeProcess (the default when empty) or ModeSimulated.
 	Mode Mode
+	// UserNamespaces, in ModeSimulated only, makes the runtime say its
+	// handler runs user namespaces and accept sandboxes asking for one
+	// (nothing runs, so nothing is mapped). Otherwise crisim, whose
+	// containers are host processes, says it does not and refuses them.
+	UserNamespaces bool
 	// Unpullable, when set, makes PullImage fail for matching names.
 	Unpullable *regexp.Regexp
 	// EventBuffer is each GetContainerEvents subscriber's buffer size.
@@ -374,14 +379,21 @@ func (r *Runtime) Version(context.Context, *runtimeapi.VersionRequest) (*runtime
 	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: RuntimeName, RuntimeVersion: v, RuntimeApiVersion: "v1"}, nil
 }
 
-// Status reports the runtime and its (fake) network ready.
+// userNamespaces reports whether sandboxes may ask for their own user
+// namespace (Options.UserNamespaces).
+func (r *Runtime) userNamespaces() bool {
+	return r.opts.UserNamespaces && r.opts.Mode == ModeSimulated
+}
+
+// Status reports the runtime and its (fake) network ready, and its one
+// handler's features.
 func (r *Runtime) Status(_ context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
 	resp := &runtimeapi.StatusResponse{
 		Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
 			{Type: runtimeapi.RuntimeReady, Status: true},
 			{Type: runtimeapi.NetworkReady, Status: true},
 		}},
-		RuntimeHandlers: []*runtimeapi.RuntimeHandler{{Name: ""}},
+		RuntimeHandlers: []*runtimeapi.RuntimeHandler{{Name: "", Features: &runtimeapi.RuntimeHandlerFeatures{UserNamespaces: r.userNamespaces()}}},
 	}
 	if req.GetVerbose() {
 		resp.Info = map[string]string{"mode": string(r.opts.Mode), "fake_pod_cidr": fakePodCIDR.String()}

@@ -16,6 +16,10 @@ func (r *Runtime) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandbox
 	if err := validateSandboxConfig(cfg); err != nil {
 		return nil, err
 	}
+	if u := cfg.GetLinux().GetSecurityContext().GetNamespaceOptions().GetUsernsOptions(); u != nil && u.GetMode() == runtimeapi.NamespaceMode_POD && !r.userNamespaces() {
+		return nil, fmt.Errorf("%w: config.linux.security_context.namespace_options.userns_options.mode: POD is not supported: "+
+			"crisim runs containers as host processes in the node's user namespace; run pods with hostUsers: false on containerd", ErrInvalid)
+	}
 	md := cfg.GetMetadata()
 	name := fmt.Sprintf("%s_%s_%s_%d", md.GetName(), md.GetNamespace(), md.GetUid(), md.GetAttempt())
 	nsOpts := cfg.GetLinux().GetSecurityContext().GetNamespaceOptions()

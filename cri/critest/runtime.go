@@ -58,8 +58,14 @@ type Runtime struct {
 
 // NewRuntime returns an empty runtime whose GetContainerEvents answers
 // Unimplemented (see WithEvents).
-func NewRuntime() *Runtime {
-	sim, err := crisim.New(crisim.Options{Mode: crisim.ModeSimulated, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+func NewRuntime() *Runtime { return newRuntime(false) }
+
+// NewRuntimeWithUserNamespaces is NewRuntime whose handler says it runs
+// user namespaces and whose sandboxes may ask for one.
+func NewRuntimeWithUserNamespaces() *Runtime { return newRuntime(true) }
+
+func newRuntime(userns bool) *Runtime {
+	sim, err := crisim.New(crisim.Options{Mode: crisim.ModeSimulated, UserNamespaces: userns, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		panic(fmt.Sprintf("critest: crisim.New: %v", err)) // cannot fail with these options
 	}

@@ -1,7 +1,8 @@
 // Package backoff is the executor's crash-loop back-off store, persisted in
 // bbolt so that a crash loop keeps its delay across executor restarts (the
 // kubelet forgets it; docs/design.md). It is the only package that opens the
-// executor's database.
+// executor's database, so it also keeps the user namespace ranges of pods
+// (AllocateUserNamespace), which must outlive restarts too.
 //
 // Semantics are those of client-go's flowcontrol.Backoff as the kubelet uses
 // it (rules ), keyed by (pod uid, container name, spec
@@ -38,6 +39,9 @@
 //	    <pod uid>/        (one bucket per pod)
 //	        <container name> 0x00 <spec hash> → JSON record
 //	            {"delay_ns","last_update_ns","held_until_ns","pod_name","pod_namespace"}
+//	userns/
+//	    <pod uid>         → decimal ASCII, the first host ID of the pod's
+//	                        user namespace (userns.go, R-27.2)
 //
 // Migrations are ordered and run in one transaction on Open by
 // boltfile.Schema; each migration must have a test (migrate_test.go

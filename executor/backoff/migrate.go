@@ -8,7 +8,7 @@ import (
 )
 
 // SchemaVersion is the schema version this code writes and reads.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // schema is where the version is kept: meta/schema_version, decimal since
 // version 2; the 8-byte big-endian form of version 1 files is still read
@@ -34,6 +34,10 @@ var migrations = []boltfile.Migration{
 	// stores its own as decimal ASCII. One encoding for both databases:
 	// decimal, readable with `bbolt get`.
 	{Version: 2, Name: "store schema_version as decimal ASCII, like the planner's", Apply: apply2},
+	{Version: 3, Name: "create the userns bucket", Apply: func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketUserns)
+		return err
+	}},
 }
 
 // apply2 has nothing to do: Migrate records version 2 in decimal.

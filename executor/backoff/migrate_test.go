@@ -37,6 +37,16 @@ var migrationTests = map[uint64]func(t *testing.T, db *bolt.DB){
 			t.Fatal(err)
 		}
 	},
+	3: func(t *testing.T, db *bolt.DB) {
+		if err := db.View(func(tx *bolt.Tx) error {
+			if tx.Bucket(bucketUserns) == nil {
+				t.Error("userns bucket missing after migration 3")
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	},
 }
 
 // A version 1 file (schema_version big-endian, entries present) opens,

@@ -121,10 +121,11 @@ func (r *Runner) removePodDirIfGone(ctx context.Context, uid string) {
 }
 
 // forgetPod removes a deleted pod's log directory and its crash-loop
-// back-off entries (the kubelet removes the log directories of deleted
-// pods in its container garbage collection; syncpod's back-off store,
-// which outlives restarts, must not keep entries nobody can reach).
-// Both are idempotent: a second call finds nothing to remove.
+// back-off entries, and frees its user namespace range (the kubelet
+// removes the log directories of deleted pods in its container garbage
+// collection; syncpod's store, which outlives restarts, must not keep
+// entries nobody can reach). All are idempotent: a second call finds
+// nothing to remove.
 func (r *Runner) forgetPod(ref *executorv1.ForgetPodRef, resp *executorv1.RemoveResourcesResponse) error {
 	pod := &syncpodv1.Pod{Uid: ref.GetUid(), Namespace: ref.GetNamespace(), Name: ref.GetName()}
 	dir := PodLogDir(r.logDir, pod)
@@ -141,6 +142,10 @@ func (r *Runner) forgetPod(ref *executorv1.ForgetPodRef, resp *executorv1.Remove
 		return fmt.Errorf("remove the back-offs of pod %s: %w", ref.GetUid(), err)
 	}
 	resp.BackoffsRemoved = int32(n)
+	// a deleted pod's user namespace range is free for another.
+	if _, err := r.store.ReleaseUserNamespace(ref.GetUid()); err != nil {
+		return fmt.Errorf("release the user namespace of pod %s: %w", ref.GetUid(), err)
+	}
 	r.log.Info("deleted pod forgotten", "pod_uid", ref.GetUid(), "pod", ref.GetNamespace()+"/"+ref.GetName(),
 		"log_dir_removed", resp.GetLogDirRemoved(), "backoffs_removed", n)
 	return nil

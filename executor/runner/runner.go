@@ -11,9 +11,11 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
+	"github.com/syncpod/syncpod/executor/userns"
 	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -107,6 +109,10 @@ type Config struct {
 	// PodResizer resizes the pod cgroup around its containers' in-place
 	// updates; nil: the pod cgroups of Cgroups, when there are.
 	PodResizer PodResizer
+	// UserNamespaces is the range of host IDs pods with host_users false
+	// get their user namespaces from; the zero value means
+	// userns.Default().
+	UserNamespaces userns.Range
 }
 
 // Runner carries out change sets. Safe for concurrent use.
@@ -142,6 +148,7 @@ type Runner struct {
 	// cg makes the pod cgroups; nil: none.
 	cg         *podCgroups
 	podResizer PodResizer
+	userns     userns.Range
 }
 
 type podLock struct {
@@ -197,6 +204,13 @@ func New(cfg Config) (*Runner, error) {
 		security: cfg.Security, memCap: cfg.MemoryCapacity,
 		volumes: cfg.Volumes, nodeName: cfg.NodeName, hostIP: cfg.HostIP,
 		podResizer: cfg.PodResizer,
+		userns:     cfg.UserNamespaces,
+	}
+	if r.userns == (userns.Range{}) {
+		r.userns = userns.Default()
+	}
+	if err := r.userns.Check(); err != nil {
+		return nil, fmt.Errorf("runner: user namespace range: %w", err)
 	}
 	if r.podResizer == nil {
 		r.podResizer = cgroupResizer{r}
@@ -309,6 +323,9 @@ type pass struct {
 	// early are the image statuses read while the sandbox is created
 	// (readImagesEarly), by image.
 	early map[string]*earlyImage
+	// userns is the pod's user namespace (userNamespace); nil until
+	// known.
+	userns *runtimeapi.UserNamespace
 }
 
 // ApplyActions carries out actions for pod, planned from observed. The

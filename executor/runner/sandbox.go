@@ -20,7 +20,6 @@ import (
 // created again, so a pod never ends up with two ready sandboxes.
 func (p *pass) createSandbox(ctx context.Context) bool {
 	t0 := time.Now()
-	cfg := p.sandboxConfig()
 	if p.r.m != nil {
 		p.r.m.startedPods.Inc()
 	}
@@ -33,6 +32,11 @@ func (p *pass) createSandbox(ctx context.Context) bool {
 			withReason("CreatePodSandboxError", fmt.Sprintf("Failed to create pod sandbox: %v", err)))
 		return false
 	}
+	// the user namespace is part of the sandbox's config.
+	if err := p.userNamespace(ctx); err != nil {
+		return fail(err)
+	}
+	cfg := p.sandboxConfig()
 	if err := os.MkdirAll(cfg.GetLogDirectory(), 0o755); err != nil {
 		return fail(fmt.Errorf("create pod log directory: %w", err))
 	}
@@ -75,6 +79,7 @@ func (p *pass) sandboxConfig() *runtimeapi.PodSandboxConfig {
 	}
 	resolv, _ := os.ReadFile(p.r.resolvConf)
 	cfg.DnsConfig = DNSConfig(p.pod, resolv)
+	cfg.Linux.SecurityContext.NamespaceOptions.UsernsOptions = p.userns
 	// Every copy of the sandbox config names the pod cgroup, as the
 	// kubelet's does: the runtime places a container by the config given
 	// with CreateContainer.

@@ -100,6 +100,14 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if p.sandboxID == "" {
 		return failed("CreateContainerError", "no sandbox to start the container in")
 	}
+	// the container runs in the pod's user namespace, which the
+	// sandbox config of its image pull names too.
+	if err := p.userNamespace(ctx); err != nil {
+		if p.fatal(err) {
+			return false
+		}
+		return failed("CreateContainerConfigError", err.Error())
+	}
 	img, ierr := p.ensureImage(ctx, c)
 	if ierr != nil {
 		if p.abort != nil {
@@ -133,6 +141,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if err != nil {
 		return failed("CreateContainerConfigError", err.Error())
 	}
+	cfg.Linux.SecurityContext.NamespaceOptions.UsernsOptions = p.userns
 	if kind == kindEphemeral {
 		if err := p.ephemeralConfig(cfg, c); err != nil {
 			return failed("CreateContainerConfigError", err.Error())

@@ -15,8 +15,11 @@ import (
 
 // Operation types (the kubelet's operation_type label values).
 const (
-	OpVersion          = "version"
-	OpRuntimeConfig    = "runtime_config"
+	OpVersion       = "version"
+	OpRuntimeConfig = "runtime_config"
+	// OpStatus reads the runtime's conditions and its handlers' features
+	// (whether a handler runs user namespaces, R-27.2).
+	OpStatus           = "status"
 	OpRunPodSandbox    = "run_podsandbox"
 	OpStopPodSandbox   = "stop_podsandbox"
 	OpRemovePodSandbox = "remove_podsandbox"
@@ -200,6 +203,20 @@ func (r *Runtime) RuntimeConfig(ctx context.Context) (resp *runtimeapi.RuntimeCo
 			return err
 		}
 		resp, err = svc.RuntimeConfig(ctx)
+		return err
+	})
+	return resp, err
+}
+
+// Status asks the runtime for its conditions and its handlers'
+// features.
+func (r *Runtime) Status(ctx context.Context) (resp *runtimeapi.StatusResponse, err error) {
+	err = r.c.do(ctx, OpStatus, r.c.t.Call, func(ctx context.Context) error {
+		svc, err := r.get(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err = svc.Status(ctx, false)
 		return err
 	})
 	return resp, err

@@ -471,3 +471,23 @@ func TestStatusToAPIReportsTheShutdownsDisruptionTargetOnce(t *testing.T) {
 		t.Fatalf("conditions %+v, reason %q phase %q: want one DisruptionTarget, the gate kept, Failed Terminated", got.Conditions, got.Reason, got.Phase)
 	}
 }
+
+// TestHostUsersGoesBothWays: an API pod's hostUsers reaches the
+// planner as set and PodToAPI renders it back.
+func TestHostUsersGoesBothWays(t *testing.T) {
+	for _, v := range []*bool{nil, new(false), new(true)} {
+		kp := kubeconvtest.APIPod()
+		kp.Spec.HostUsers = v
+		p, _, err := PodFromAPI(kp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.GetSpec().HostUsers; (got == nil) != (v == nil) || (got != nil && *got != *v) {
+			t.Errorf("hostUsers %v reached the planner as %v", v, got)
+		}
+		back := PodToAPI(&plannerv1.PodRecord{Pod: p})
+		if got := back.Spec.HostUsers; (got == nil) != (v == nil) || (got != nil && *got != *v) {
+			t.Errorf("hostUsers %v rendered back as %v", v, got)
+		}
+	}
+}

@@ -49,6 +49,7 @@ func PodToAPI(r *plannerv1.PodRecord) *corev1.Pod {
 		TerminationGracePeriodSeconds: s.TerminationGracePeriodSeconds,
 		HostNetwork:                   s.GetHostNetwork(),
 		Hostname:                      s.GetHostname(),
+		HostUsers:                     s.HostUsers,
 		RestartPolicy: map[syncpodv1.RestartPolicy]corev1.RestartPolicy{
 			syncpodv1.RestartPolicy_RESTART_POLICY_ALWAYS:     corev1.RestartPolicyAlways,
 			syncpodv1.RestartPolicy_RESTART_POLICY_ON_FAILURE: corev1.RestartPolicyOnFailure,

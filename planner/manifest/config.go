@@ -19,6 +19,10 @@ import (
 type Objects struct {
 	// Pods in file order.
 	Pods []*syncpodv1.Pod
+	// APIReferences holds, for each of Pods, the kind of Kubernetes API
+	// object it refers to as the kubelet names it ("configmaps",
+	// "serviceaccounts", ...), "" for none.
+	APIReferences []string
 	// ConfigMaps in file order.
 	ConfigMaps []*syncpodv1.ConfigMap
 	// Secrets in file order.
@@ -51,9 +55,11 @@ func ParseObjects(data []byte) (Objects, []Issue, error) {
 			}
 		default:
 			var p *syncpodv1.Pod
-			p, is = parseDocument(doc)
+			var ref string
+			p, is, ref = parseDocument(doc)
 			if p != nil {
 				out.Pods = append(out.Pods, p)
+				out.APIReferences = append(out.APIReferences, ref)
 			}
 		}
 		for _, x := range is {

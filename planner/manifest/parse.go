@@ -98,27 +98,27 @@ func splitDocuments(data []byte) [][]byte {
 }
 
 // parseDocument converts one document; a nil pod means an empty document
-// or an error (reported in the issues).
-func parseDocument(doc []byte) (*syncpodv1.Pod, []Issue) {
+// or an error (reported in the issues). ref is the kind of API object the
+// pod refers to (apiObjectReference), "" for none.
+func parseDocument(doc []byte) (p *syncpodv1.Pod, issues []Issue, ref string) {
 	js, err := yaml.YAMLToJSON(doc)
 	if err != nil {
-		return nil, []Issue{{Path: "(document)", Message: "not YAML or JSON: " + err.Error(), Severity: Error}}
+		return nil, []Issue{{Path: "(document)", Message: "not YAML or JSON: " + err.Error(), Severity: Error}}, ""
 	}
 	js = bytes.TrimSpace(js)
 	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
-		return nil, nil
+		return nil, nil, ""
 	}
 	var raw any
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
-		return nil, []Issue{{Path: "(document)", Message: err.Error(), Severity: Error}}
+		return nil, []Issue{{Path: "(document)", Message: err.Error(), Severity: Error}}, ""
 	}
 	obj, ok := raw.(map[string]any)
 	if !ok {
-		return nil, []Issue{{Path: "(document)", Message: "must be an object (a v1 Pod)", Severity: Error}}
+		return nil, []Issue{{Path: "(document)", Message: "must be an object (a v1 Pod)", Severity: Error}}, ""
 	}
-	var issues []Issue
 	if v, _ := obj["apiVersion"].(string); v != "v1" {
 		issues = append(issues, Issue{Path: "apiVersion", Message: fmt.Sprintf("must be \"v1\", got %q", v), Severity: Error})
 	}
@@ -131,19 +131,19 @@ func parseDocument(doc []byte) (*syncpodv1.Pod, []Issue) {
 	if err := json.Unmarshal(js, &kp); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, append(issues, Issue{Path: te.Field, Message: fmt.Sprintf("cannot be a JSON %s (want %s)", te.Value, te.Type), Severity: Error})
+			return nil, append(issues, Issue{Path: te.Field, Message: fmt.Sprintf("cannot be a JSON %s (want %s)", te.Value, te.Type), Severity: Error}), ""
 		}
-		return nil, append(issues, Issue{Path: "(document)", Message: err.Error(), Severity: Error})
+		return nil, append(issues, Issue{Path: "(document)", Message: err.Error(), Severity: Error}), ""
 	}
 	c := &converter{}
-	p := c.pod(&kp)
+	p = c.pod(&kp)
 	issues = append(issues, c.issues...)
 	for _, is := range issues {
 		if is.Severity == Error {
-			return nil, issues
+			return nil, issues, ""
 		}
 	}
-	return p, issues
+	return p, issues, apiObjectReference(&kp)
 }
 
 type converter struct {

@@ -432,3 +432,29 @@ spec:
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestParseKeepsHostUsers: hostUsers is carried as set: false asks
+// for a user namespace, true for the node's, absent leaves it unset: false
+// is not taken for an empty value.
+func TestParseKeepsHostUsers(t *testing.T) {
+	for _, tc := range []struct {
+		name, line string
+		want       *bool
+	}{
+		{"absent", "", nil},
+		{"false", "  hostUsers: false\n", new(false)},
+		{"true", "  hostUsers: true\n", new(true)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n" + tc.line + "  containers: [{name: c, image: i}]\n"
+			pods, warns, err := Parse([]byte(data))
+			if err != nil || len(pods) != 1 || len(warns) != 0 {
+				t.Fatalf("Parse = %d pods, warnings %v, err %v", len(pods), warns, err)
+			}
+			got := pods[0].GetSpec().HostUsers
+			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+				t.Errorf("host_users %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -34,6 +34,7 @@ func specExtrasSchema() map[string]*schema {
 		}),
 		"hostPID":               leaf(),
 		"hostIPC":               leaf(),
+		"hostUsers":             leaf(),
 		"shareProcessNamespace": leaf(),
 		"runtimeClassName":      leaf(),
 		"os":                    obj(map[string]*schema{"name": leaf()}),
@@ -100,6 +101,7 @@ func (c *converter) specExtras(kp *corev1.Pod, p *syncpodv1.PodSpec) {
 	}
 	p.HostPid, p.HostIpc = s.HostPID, s.HostIPC
 	p.ShareProcessNamespace = s.ShareProcessNamespace
+	p.HostUsers = s.HostUsers
 	if s.RuntimeClassName != nil {
 		p.RuntimeClassName = *s.RuntimeClassName
 	}

@@ -114,6 +114,13 @@ type Options struct {
 	// (another owner's file without CAP_LEASE, NFS) Run falls back to
 	// Settle. Default 2 s.
 	WriterWait time.Duration
+	// RefuseAPIReferences refuses, as the kubelet does, a pod that refers
+	// to a Kubernetes API object (a ConfigMap, a Secret, a service
+	// account, a claim...): "static pods may not reference configmaps"
+	// . A node joined to a cluster sets it, since such a pod's
+	// mirror could not be made; a standalone syncpod reads ConfigMaps and
+	// Secrets from the directory itself.
+	RefuseAPIReferences bool
 	// Logger for watch problems. Default: discard.
 	Logger *slog.Logger
 	// Now is the clock for WriterWait. Default time.Now.
@@ -297,6 +304,9 @@ func (s *Source) scan(wholeOnly bool) (Diff, pending, error) {
 		pods := objs.Pods
 		if perr == nil {
 			perr = refuseEphemeral(pods)
+		}
+		if perr == nil && s.opts.RefuseAPIReferences {
+			perr = refuseAPIReferences(objs)
 		}
 		if perr != nil {
 			diff.Errors = append(diff.Errors, s.fail(path, sum, perr)...)
@@ -548,6 +558,22 @@ func refuseEphemeral(pods []*syncpodv1.Pod) error {
 		if len(p.GetSpec().GetEphemeralContainers()) > 0 {
 			issues = append(issues, Issue{Path: "spec.ephemeralContainers", Severity: Error,
 				Message: fmt.Sprintf("cannot be set on create (pod %s): ephemeral containers are added to a running pod, never to a static one", p.GetName())})
+		}
+	}
+	if len(issues) == 0 {
+		return nil
+	}
+	return &ParseError{Issues: issues}
+}
+
+// refuseAPIReferences refuses the file when one of its pods refers to a
+// Kubernetes API object, with the kubelet's message.
+func refuseAPIReferences(objs Objects) error {
+	var issues []Issue
+	for i, p := range objs.Pods {
+		if ref := objs.APIReferences[i]; ref != "" {
+			issues = append(issues, Issue{Path: "spec", Severity: Error,
+				Message: fmt.Sprintf("static pods may not reference %s (pod %s)", ref, p.GetName())})
 		}
 	}
 	if len(issues) == 0 {

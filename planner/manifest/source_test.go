@@ -307,3 +307,47 @@ func TestSourceRefusesEphemeralContainers(t *testing.T) {
 		t.Errorf("diff = %v", render(d))
 	}
 }
+
+// TestSourceRefusesAPIReferencesWhenAsked: with RefuseAPIReferences (a
+// node joined to a cluster), a static pod that refers to an API object is
+// refused with the kubelet's message naming the first kind it refers to
+// one that does not, or any pod of a standalone source, runs.
+func TestSourceRefusesAPIReferencesWhenAsked(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"none", "  volumes: [{name: v, emptyDir: {}}]\n", ""},
+		{"host path and downward API", "  volumes: [{name: v, hostPath: {path: /tmp}}, {name: d, projected: {sources: [{downwardAPI: {items: [{path: name, fieldRef: {fieldPath: metadata.name}}]}}]}}]\n", ""},
+		{"service account", "  serviceAccountName: builder\n", "serviceaccounts"},
+		{"configMap volume", "  volumes: [{name: v, configMap: {name: cfg}}]\n", "configmaps"},
+		{"secret volume", "  volumes: [{name: v, secret: {secretName: tls}}]\n", "secrets"},
+		{"secret in env", "  containers: [{name: c, image: i, env: [{name: P, valueFrom: {secretKeyRef: {name: db, key: pw}}}]}]\n", "secrets"},
+		{"configMap in envFrom", "  containers: [{name: c, image: i, envFrom: [{configMapRef: {name: cfg}}]}]\n", "configmaps"},
+		{"configMap in a projected volume", "  volumes: [{name: t, projected: {sources: [{configMap: {name: cfg}}]}}]\n", "configmaps"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n" + tc.spec
+			if !strings.Contains(tc.spec, "containers:") {
+				doc += "  containers: [{name: c, image: i}]\n"
+			}
+			for _, refuse := range []bool{false, true} {
+				dir := t.TempDir()
+				write(t, dir, "p.yaml", doc)
+				d, err := NewSource(Options{Dir: dir, RefuseAPIReferences: refuse}).Scan()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !refuse || tc.want == "" {
+					if len(d.Errors) != 0 || len(d.Changes) != 1 {
+						t.Errorf("refuse=%v: added %d, errors %v; want the pod", refuse, len(d.Changes), d.Errors)
+					}
+					continue
+				}
+				want := "spec: static pods may not reference " + tc.want + " (pod p)"
+				if len(d.Changes) != 0 || len(d.Errors) != 1 || d.Errors[0].Err.Error() != want {
+					t.Errorf("added %d, errors %v; want %q", len(d.Changes), d.Errors, want)
+				}
+			}
+		})
+	}
+}

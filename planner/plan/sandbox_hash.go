@@ -12,7 +12,8 @@ import (
 const sandboxHashVersion = "syncpod.sandbox-hash.v1"
 
 // Field tags of the sandbox hash: the proto field numbers of PodSpec, and
-// 200+ for what is gathered from the containers.
+// 200+ for what is gathered from the containers or a field number past a
+// byte.
 const (
 	tagHostname         = 6
 	tagPodSecurity      = 100
@@ -27,6 +28,7 @@ const (
 	tagHostPorts        = 201
 	tagPodAppArmor      = 202
 	tagPodSELinux       = 203
+	tagHostUsers        = 204 // PodSpec field 420
 )
 
 // SandboxHash returns 16 lower-case hex digits of FNV-64a over a canonical
@@ -39,7 +41,8 @@ const (
 // supplemental_groups, sysctls in order, seccomp type and localhost
 // profile, then the AppArmor profile and SELinux options when set),
 // host_aliases, dns_policy, dns_config, host_pid, host_ipc,
-// share_process_namespace (presence then value), runtime_class_name;
+// share_process_namespace (presence then value), runtime_class_name,
+// host_users (presence then value: the sandbox's user namespace, R-27);
 // whether any container is privileged (the sandbox is then privileged);
 // every host port mapping (container, host port, protocol, host ip), in
 // container order. Each optional part only when set, so the hash of a pod
@@ -126,6 +129,14 @@ func sandboxHash(pod *syncpodv1.Pod) hasher {
 	if s := spec.GetRuntimeClassName(); s != "" {
 		h.field(tagRuntimeClassName)
 		h.str(s)
+	}
+	if spec != nil && spec.HostUsers != nil {
+		h.field(tagHostUsers)
+		if spec.GetHostUsers() {
+			h.byte(1)
+		} else {
+			h.byte(0)
+		}
 	}
 	all := slices.Concat(spec.GetInitContainers(), spec.GetContainers())
 	if slices.ContainsFunc(all, func(c *syncpodv1.Container) bool { return c.GetSecurityContext().GetPrivileged() }) {

@@ -79,6 +79,8 @@ func TestSandboxHashCoversPodLevelSettings(t *testing.T) {
 		"hostIPC":                {func(p *syncpodv1.Pod) { p.Spec.HostIpc = true }, true},
 		"shareProcessNamespace":  {func(p *syncpodv1.Pod) { p.Spec.ShareProcessNamespace = &no }, true},
 		"runtimeClassName":       {func(p *syncpodv1.Pod) { p.Spec.RuntimeClassName = "kata" }, true},
+		"hostUsers false (R-27)": {func(p *syncpodv1.Pod) { p.Spec.HostUsers = &no }, true},
+		"hostUsers true":         {func(p *syncpodv1.Pod) { p.Spec.HostUsers = proto.Bool(true) }, true},
 		"a privileged container": {func(p *syncpodv1.Pod) {
 			p.Spec.Containers[1].SecurityContext = &syncpodv1.SecurityContext{Privileged: proto.Bool(true)}
 		}, true},

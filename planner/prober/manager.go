@@ -106,6 +106,18 @@ func initialResult(k Kind) syncpodv1.ProbeResult {
 // sidecars included) in the newest sandbox; workers of containers that
 // stopped or were replaced end, and their results are dropped.
 func (m *Manager) Sync(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod) {
+	m.SyncFrom(pod, observed, nil)
+}
+
+// SyncFrom is Sync for a pod whose last reported status is last: a new
+// worker for a container that status already reports, as after a
+// restart of the planner, starts from what it reported, as the kubelet
+// does since 1.35: a startup probe that had succeeded (the
+// container Started) is not run again, and a readiness probe of a
+// container Ready in a Ready pod stays Success until failure_threshold
+// failures say otherwise; anything else starts as for a new container.
+// No container is reported NotReady only because the planner restarted.
+func (m *Manager) SyncFrom(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod, last *syncpodv1.PodStatus) {
 	uid := pod.GetUid()
 	want := desiredWorkers(pod, observed)
 
@@ -127,7 +139,7 @@ func (m *Manager) Sync(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod) {
 			continue
 		}
 		w := want[key]
-		w.result = initialResult(key.kind)
+		w.result = resumedResult(key, last)
 		ctx, cancel := context.WithCancel(context.Background())
 		w.cancel = cancel
 		have[key] = w
@@ -137,6 +149,34 @@ func (m *Manager) Sync(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod) {
 	if len(have) == 0 {
 		delete(m.pods, uid)
 	}
+}
+
+// resumedResult is the first result of worker key: what last reported of
+// its container (SyncFrom), else the kubelet's initial result.
+func resumedResult(key workerKey, last *syncpodv1.PodStatus) syncpodv1.ProbeResult {
+	var cs *syncpodv1.ContainerStatus
+	for _, c := range slices.Concat(last.GetInitContainerStatuses(), last.GetContainerStatuses()) {
+		if c.GetContainerId() != "" && c.GetContainerId() == key.containerID {
+			cs = c
+		}
+	}
+	switch {
+	case cs == nil:
+	case key.kind == Startup && cs.GetStarted():
+		return syncpodv1.ProbeResult_PROBE_RESULT_SUCCESS
+	case key.kind == Readiness && cs.GetReady() && podReady(last):
+		return syncpodv1.ProbeResult_PROBE_RESULT_SUCCESS
+	}
+	return initialResult(key.kind)
+}
+
+func podReady(st *syncpodv1.PodStatus) bool {
+	for _, c := range st.GetConditions() {
+		if c.GetType() == "Ready" {
+			return c.GetStatus() == syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE
+		}
+	}
+	return false
 }
 
 // Remove stops every worker of a pod and drops its results.

@@ -292,3 +292,78 @@ func TestUnhealthyEventPerFailedAttempt(t *testing.T) {
 		}
 	})
 }
+
+// TestResumedWorkersKeepWhatTheLastStatusReported: after a planner
+// restart (a new Manager), the workers of a container the last status
+// reported start from it: Started stays true without running the
+// startup probe again, and a Ready container of a Ready pod stays Ready
+// until failure_threshold failures; a container the status did not report
+// Ready, or a pod that was not Ready, or another instance, starts as new.
+func TestResumedWorkersKeepWhatTheLastStatusReported(t *testing.T) {
+	ready := func(ok bool) *syncpodv1.PodCondition {
+		s := syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE
+		if ok {
+			s = syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE
+		}
+		return &syncpodv1.PodCondition{Type: "Ready", Status: s}
+	}
+	last := func(id string, started, ctrReady, podReady bool) *syncpodv1.PodStatus {
+		return &syncpodv1.PodStatus{
+			Conditions:        []*syncpodv1.PodCondition{ready(podReady)},
+			ContainerStatuses: []*syncpodv1.ContainerStatus{{Name: "app", ContainerId: id, Started: started, Ready: ctrReady}},
+		}
+	}
+	const (
+		success = syncpodv1.ProbeResult_PROBE_RESULT_SUCCESS
+		failure = syncpodv1.ProbeResult_PROBE_RESULT_FAILURE
+		unknown = syncpodv1.ProbeResult_PROBE_RESULT_UNSPECIFIED
+	)
+	for _, tc := range []struct {
+		name                    string
+		last                    *syncpodv1.PodStatus
+		wantStartup, wantReady  syncpodv1.ProbeResult
+		wantStartupProbeRunning bool
+	}{
+		{"no last status", nil, unknown, failure, true},
+		{"started and ready in a ready pod", last("c1", true, true, true), success, success, false},
+		{"started and ready, pod not ready", last("c1", true, true, false), success, failure, false},
+		{"started, not ready", last("c1", true, false, true), success, failure, false},
+		{"not started yet", last("c1", false, false, false), unknown, failure, true},
+		{"another instance was reported", last("c0", true, true, true), unknown, failure, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ex := newFakeExec()
+				ex.codes["start"] = func(int) (int32, error) { return 1, nil } // would never succeed
+				ex.codes["ready"] = func(int) (int32, error) { return 1, nil }
+				m := New(Options{Exec: ex})
+				defer m.Stop()
+				pod, obs := podWith(&syncpodv1.Container{StartupProbe: execProbe("start", 10, 30, 0, 0), ReadinessProbe: execProbe("ready", 10, 3, 0, 0)},
+					"c1", time.Now().Add(-time.Hour))
+				m.SyncFrom(pod, obs, tc.last)
+				r := only(t, m)
+				if r.GetStartup() != tc.wantStartup || r.GetReadiness() != tc.wantReady {
+					t.Errorf("startup %v, readiness %v; want %v, %v", r.GetStartup(), r.GetReadiness(), tc.wantStartup, tc.wantReady)
+				}
+				synctest.Wait()
+				if ran := ex.count("start") > 0; ran != tc.wantStartupProbeRunning {
+					t.Errorf("startup probe ran: %v, want %v", ran, tc.wantStartupProbeRunning)
+				}
+				if tc.wantReady != success {
+					return
+				}
+				// Failing readiness probes take it away only at the threshold.
+				time.Sleep(15 * time.Second) // two failed attempts, at 0 s and 10 s; 20 s is the third
+				synctest.Wait()
+				if got := only(t, m).GetReadiness(); got != success {
+					t.Fatalf("readiness after %d failures = %v, want still SUCCESS", ex.count("ready"), got)
+				}
+				time.Sleep(10 * time.Second)
+				synctest.Wait()
+				if got := only(t, m).GetReadiness(); got != failure {
+					t.Errorf("readiness after %d failures = %v, want FAILURE", ex.count("ready"), got)
+				}
+			})
+		})
+	}
+}

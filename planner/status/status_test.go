@@ -632,3 +632,40 @@ func TestReadyToStartFollowsTheSandbox(t *testing.T) {
 		})
 	}
 }
+
+// TestReadyToStartTurnsFalseWhenTheSandboxIsLost: a pod whose sandbox
+// served (PodReadyToStartContainers true) and is then lost, removed
+// behind the node's back or dead with its containers still listed, turns
+// the condition false at the next status, with the kubelet's message and
+// a new transition time.
+func TestReadyToStartTurnsFalseWhenTheSandboxIsLost(t *testing.T) {
+	pod := mkPod(nil, []*syncpodv1.Container{ctr("web")})
+	before := Compute(Input{Pod: pod, Observed: observed(inst("web", 1, running, 0, 0)), Now: t0})
+	if c := before.GetConditions()[0]; c.GetType() != ConditionReadyToStart || c.GetStatus() != syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE {
+		t.Fatalf("with its sandbox serving: %v", c)
+	}
+	gone := observed(inst("web", 1, exited, 137, 0))
+	gone.Sandboxes = nil
+	dead := observed(inst("web", 1, running, 0, 0))
+	dead.Sandboxes[0].State = syncpodv1.SandboxState_SANDBOX_STATE_NOTREADY
+	later := t0.Add(time.Minute)
+	for _, tc := range []struct {
+		name     string
+		observed *syncpodv1.ObservedPod
+		message  string
+	}{
+		{"sandbox removed", gone, "no pod sandbox exists"},
+		{"sandbox dead, container still listed", dead, "pod sandbox is not ready"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Compute(Input{Pod: pod, Observed: tc.observed, Previous: before, Now: later}).GetConditions()[0]
+			if c.GetType() != ConditionReadyToStart || c.GetStatus() != syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE ||
+				c.GetReason() != ReasonPodSandboxNotReady || c.GetMessage() != tc.message {
+				t.Errorf("%s = %v %q %q, want False %q %q", c.GetType(), c.GetStatus(), c.GetReason(), c.GetMessage(), ReasonPodSandboxNotReady, tc.message)
+			}
+			if !c.GetLastTransitionTime().AsTime().Equal(later) {
+				t.Errorf("transition time %v, want %v (it changed)", c.GetLastTransitionTime().AsTime(), later)
+			}
+		})
+	}
+}

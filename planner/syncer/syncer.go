@@ -358,7 +358,7 @@ func (s *Syncer) sync(ctx context.Context, uid string, tl *timeline.Sync, slot *
 	if pod.GetDeletionTime() != nil {
 		s.probes.Remove(uid)
 	} else {
-		s.probes.Sync(pod, observed)
+		s.probes.SyncFrom(pod, observed, rec.GetStatus())
 		probes = s.probes.Results(uid)
 	}
 	evicted, pressureGrace := s.evictionAndGraceOf(pod)
@@ -397,7 +397,7 @@ func (s *Syncer) sync(ctx context.Context, uid string, tl *timeline.Sync, slot *
 			slot.Release()
 			if fresh, ok := s.statusAfter(ctx, tl, pod); ok {
 				in.Observed = fresh
-				s.probes.Sync(pod, fresh)
+				s.probes.SyncFrom(pod, fresh, rec.GetStatus())
 				in.Probes = s.probes.Results(uid)
 			}
 		case len(resp.GetSteps()) > 0:

@@ -65,6 +65,16 @@ func (l *list) specExtras(s *syncpodv1.PodSpec) {
 	if s.GetHostPid() && s.GetShareProcessNamespace() {
 		l.Add("spec.share_process_namespace", "may not be true together with host_pid")
 	}
+	if s.HostUsers != nil && !s.GetHostUsers() {
+		for _, host := range []struct {
+			field string
+			on    bool
+		}{{"spec.host_network", s.GetHostNetwork()}, {"spec.host_pid", s.GetHostPid()}, {"spec.host_ipc", s.GetHostIpc()}} {
+			if host.on {
+				l.Add(host.field, "forbidden when host_users is false")
+			}
+		}
+	}
 	if rc := s.GetRuntimeClassName(); rc != "" && !isDNS1123Subdomain(rc) {
 		l.Add("spec.runtime_class_name", "must be a DNS-1123 subdomain")
 	}

@@ -117,3 +117,41 @@ func TestSecurityAndCommonSpecInvalid(t *testing.T) {
 		t.Errorf("paths:\n%s\nwant:\n%s\nerror: %v", strings.Join(got, "\n"), strings.Join(want, "\n"), validation.Pod(p))
 	}
 }
+
+// TestHostUsersFalseForbidsHostNamespaces: a pod in its own user namespace
+// (host_users false) may not share the node's network, PID or IPC
+// namespace, as the API server refuses it; every such field is
+// named at once. host_users true or unset allows them.
+func TestHostUsersFalseForbidsHostNamespaces(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		hostUsers *bool
+		want      []string
+	}{
+		{"unset", nil, nil},
+		{"true", bptr(true), nil},
+		{"false", bptr(false), []string{"spec.host_ipc", "spec.host_network", "spec.host_pid"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := secPod()
+			p.Spec.HostUsers = tc.hostUsers
+			p.Spec.HostNetwork, p.Spec.HostPid, p.Spec.HostIpc = true, true, true
+			var got []string
+			for _, fe := range fielderr.As(validation.Pod(p)) {
+				got = append(got, fe.Path)
+				if fe.Message != "forbidden when host_users is false" {
+					t.Errorf("%s: %q", fe.Path, fe.Message)
+				}
+			}
+			sort.Strings(got)
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("fields %v, want %v", got, tc.want)
+			}
+		})
+	}
+	p := secPod()
+	p.Spec.HostUsers = bptr(false)
+	if err := validation.Pod(p); err != nil {
+		t.Errorf("a pod in its own user namespace: %v", err)
+	}
+}

@@ -869,6 +869,12 @@ type PodSpec struct {
 	// share_process_namespace puts every container of the pod in one PID
 	// namespace (the sandbox's). Not allowed with host_pid.
 	ShareProcessNamespace *bool `protobuf:"varint,107,opt,name=share_process_namespace,json=shareProcessNamespace,proto3,oneof" json:"share_process_namespace,omitempty"`
+	// host_users, when false, runs the pod in its own user namespace: the
+	// node maps the pod's IDs 0..65535 to a range of host IDs no other pod
+	// has (rule R-27). Unset means true (the node's user namespace), as in
+	// Kubernetes. False is not allowed with host_network, host_pid or
+	// host_ipc, and needs a runtime that supports user namespaces.
+	HostUsers *bool `protobuf:"varint,420,opt,name=host_users,json=hostUsers,proto3,oneof" json:"host_users,omitempty"`
 	// runtime_class_name selects the CRI runtime handler; empty means the
 	// runtime's default handler.
 	RuntimeClassName string `protobuf:"bytes,108,opt,name=runtime_class_name,json=runtimeClassName,proto3" json:"runtime_class_name,omitempty"`
@@ -1031,6 +1037,13 @@ func (x *PodSpec) GetHostIpc() bool {
 func (x *PodSpec) GetShareProcessNamespace() bool {
 	if x != nil && x.ShareProcessNamespace != nil {
 		return *x.ShareProcessNamespace
+	}
+	return false
+}
+
+func (x *PodSpec) GetHostUsers() bool {
+	if x != nil && x.HostUsers != nil {
+		return *x.HostUsers
 	}
 	return false
 }
@@ -3322,7 +3335,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x17ServiceEnvironmentEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B \n" +
-	"\x1e_deletion_grace_period_seconds\"\xc1\t\n" +
+	"\x1e_deletion_grace_period_seconds\"\xf5\t\n" +
 	"\aPodSpec\x12>\n" +
 	"\x0finit_containers\x18\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x0einitContainers\x125\n" +
 	"\n" +
@@ -3341,17 +3354,20 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"dns_config\x18h \x01(\v2\x18.syncpod.v1.PodDNSConfigR\tdnsConfig\x12\x19\n" +
 	"\bhost_pid\x18i \x01(\bR\ahostPid\x12\x19\n" +
 	"\bhost_ipc\x18j \x01(\bR\ahostIpc\x12;\n" +
-	"\x17share_process_namespace\x18k \x01(\bH\x02R\x15shareProcessNamespace\x88\x01\x01\x12,\n" +
+	"\x17share_process_namespace\x18k \x01(\bH\x02R\x15shareProcessNamespace\x88\x01\x01\x12#\n" +
+	"\n" +
+	"host_users\x18\xa4\x03 \x01(\bH\x03R\thostUsers\x88\x01\x01\x12,\n" +
 	"\x12runtime_class_name\x18l \x01(\tR\x10runtimeClassName\x12!\n" +
 	"\x02os\x18m \x01(\v2\x11.syncpod.v1.PodOSR\x02os\x124\n" +
 	"\boverhead\x18n \x01(\v2\x18.syncpod.v1.ResourceListR\boverhead\x12-\n" +
 	"\avolumes\x18\x8c\x01 \x03(\v2\x12.syncpod.v1.VolumeR\avolumes\x12I\n" +
 	"\x14ephemeral_containers\x18\xa0\x01 \x03(\v2\x15.syncpod.v1.ContainerR\x13ephemeralContainers\x12?\n" +
 	"\tresources\x18\xb4\x01 \x01(\v2 .syncpod.v1.ResourceRequirementsR\tresources\x12 \n" +
-	"\bpriority\x18\xec\x01 \x01(\x05H\x03R\bpriority\x88\x01\x01B#\n" +
+	"\bpriority\x18\xec\x01 \x01(\x05H\x04R\bpriority\x88\x01\x01B#\n" +
 	"!_termination_grace_period_secondsB\x1a\n" +
 	"\x18_active_deadline_secondsB\x1a\n" +
-	"\x18_share_process_namespaceB\v\n" +
+	"\x18_share_process_namespaceB\r\n" +
+	"\v_host_usersB\v\n" +
 	"\t_priority\"\x1b\n" +
 	"\x05PodOS\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\xa3\x04\n" +

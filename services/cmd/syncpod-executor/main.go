@@ -49,6 +49,7 @@ import (
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/executor/service"
+	"github.com/syncpod/syncpod/executor/userns"
 	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -196,6 +197,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	nodeName, nodeIP := nodeIdentity(f.nodeName, f.nodeIP)
+	// pods with hostUsers false get their IDs from the kubelet's
+	// range: the "kubelet" user's subordinate IDs, else 65536 and up.
+	usernsRange, err := userns.NodeRange()
+	if err != nil {
+		logger.Error("cannot read the user namespace range", "err", err)
+		return 1
+	}
 	r, err := runner.New(runner.Config{
 		Runtime:             rt,
 		Images:              runtimeclient.NewLazyImages(conn, criMetrics, timeouts),
@@ -211,9 +219,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			SeccompDefault:  f.seccompDefault,
 			AppArmorEnabled: runner.HostAppArmorEnabled(),
 		},
-		Volumes:  vols,
-		NodeName: nodeName,
-		HostIP:   nodeIP,
+		Volumes:        vols,
+		NodeName:       nodeName,
+		HostIP:         nodeIP,
+		UserNamespaces: usernsRange,
 		Cgroups: runner.CgroupOptions{
 			PerQOS: f.cgroupsPerQOS, Root: f.cgroupRoot, Driver: cgroups.Driver(f.cgroupDriver),
 		},

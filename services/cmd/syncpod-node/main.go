@@ -74,7 +74,7 @@ func registerNodeFlags(fs *flag.FlagSet, getenv func(string) string) *nodeFlags 
 	fs.StringVar(&f.plannerTLS.CertFile, "planner-cert-file", "", "client certificate (PEM) the node presents to a TCP --planner (its identity needs the read, write and exec verbs)")
 	fs.StringVar(&f.plannerTLS.KeyFile, "planner-key-file", "", "private key (PEM) of --planner-cert-file")
 	fs.StringVar(&f.plannerTLS.CAFile, "planner-ca-file", "", "CA (PEM) the planner's serving certificate must chain to")
-	fs.StringVar(&f.criEndpoint, "cri-endpoint", "", "CRI runtime endpoint, asked for its name and version (the Node's containerRuntimeVersion); empty reports unknown")
+	fs.StringVar(&f.criEndpoint, "cri-endpoint", "", "CRI runtime endpoint, asked for its name and version (the Node's containerRuntimeVersion) and its handlers' features (status.runtimeHandlers: user namespaces, recursive read-only mounts); empty reports unknown")
 	fs.StringVar(&f.nodeIP, "node-ip", "", "the node's InternalIP and its pods' hostIP; empty picks the host's first global IPv4 address")
 	fs.StringVar(&f.nodeLabels, "node-labels", "", "extra node labels, key=value,...")
 	fs.StringVar(&f.rootDir, "root-dir", "/", "directory whose filesystem is reported as ephemeral-storage")
@@ -220,6 +220,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			logger.Warn("cannot read the runtime's version; reporting it unknown", "err", err)
 		}
 		host.RuntimeVersion = v
+		// which handlers run user namespaces, as the kubelet
+		// reports them.
+		if host.RuntimeHandlers, err = node.RuntimeHandlers(ctx, nf.criEndpoint); err != nil {
+			logger.Warn("cannot read the runtime's handlers; reporting none", "err", err)
+		}
 	}
 	var readLis net.Listener
 	var readTLS *tls.Config

@@ -49,6 +49,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	manifestDir := fs.String("manifest-dir", "", "directory of static pod manifests (Kubernetes v1 Pod YAML/JSON); empty disables")
 	manifestInterval := fs.Duration("manifest-interval", 5*time.Second, "how often --manifest-dir is rescanned as a safety net (changes are picked up at once through file-system notifications)")
 	manifestWatch := fs.Bool("manifest-watch", true, "watch --manifest-dir with file-system notifications (inotify); false scans only every --manifest-interval")
+	manifestRefuseAPI := fs.Bool("manifest-refuse-api-references", false, "refuse static pods that refer to Kubernetes API objects (ConfigMaps, Secrets, service accounts, claims...), as the kubelet does: set it on a node joined to a cluster (syncpod-node); a standalone planner reads ConfigMaps and Secrets from --manifest-dir")
 	executorAddr := fs.String("executor", "unix://"+server.DefaultSocket(getenv, "executor"), "address of the executor (unix:///path, or host:port dialled with mutual TLS: this binary's --tls-cert-file as client certificate, its server's checked against --client-ca-file; plaintext only with --insecure-tcp)")
 	plegAddr := fs.String("pleg", "unix://"+server.DefaultSocket(getenv, "pleg"), "address of the PLEG (unix:///path, or host:port: as --executor)")
 	resync := fs.Duration("resync-period", time.Minute, "each pod is synced again this long after its last sync, plus up to half as much at random (the kubelet's syncFrequency)")
@@ -193,7 +194,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if *manifestDir != "" {
 		src := manifest.NewSource(manifest.Options{
 			Dir: *manifestDir, Interval: *manifestInterval, DisableWatch: !*manifestWatch,
-			Logger: logger.With("component", "manifest"),
+			RefuseAPIReferences: *manifestRefuseAPI,
+			Logger:              logger.With("component", "manifest"),
 		})
 		rec, err := static.New(static.Options{Source: src, Store: pods, Logger: logger.With("component", "manifest"),
 			Admitting: loop.Admitting})
