@@ -268,8 +268,11 @@ syncpod_up() {
 	(cd "$ROOT"/services && nice -n 19 $GO build -trimpath -o "$D"/bin/ \
 		./cmd/syncpod-planner ./cmd/syncpod-executor ./cmd/syncpod-pleg ./cmd/syncpod-node)
 	local cri=unix://$D/containerd/containerd.sock
+	# A cgroup root of the run's own, so that a kubelet on the same host
+	# (a kubelet run beside this one) never takes these pods' cgroups for
+	# orphans of its /kubepods and kills them.
 	bg executor "$D"/bin/syncpod-executor --listen "unix://$s/executor.sock" --metrics-listen 127.0.0.1:19202 \
-		--cri-endpoint "$cri" --data-dir "$s"/executor
+		--cri-endpoint "$cri" --data-dir "$s"/executor --cgroup-root "/$(basename "$D")"
 	bg pleg "$D"/bin/syncpod-pleg --listen "unix://$s/pleg.sock" --metrics-listen 127.0.0.1:19203 \
 		--cri-endpoint "$cri"
 	wait_for executor executor 30 test -S "$s"/executor.sock
@@ -433,9 +436,13 @@ cmd_down() {
 	if [[ -n $ns ]]; then
 		nsenter -t "$ns" -m -n -- "$ROOT"/mk/containerd.sh down "$D"/containerd || log "containerd down failed"
 	fi
-	# The node's empty per-QoS cgroup tree (the kubelet's or syncpod's
-	# executor's), deepest first.
-	find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} + 2>/dev/null || true
+	# The node's empty per-QoS cgroup tree, deepest first: the kubelet's
+	# /kubepods, or syncpod's under the run's own root.
+	if [[ -s $D/node-kind && $(<"$D"/node-kind) == kubelet ]]; then
+		find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} + 2>/dev/null || true
+	else
+		find /sys/fs/cgroup/*/"$(basename "$D")" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	fi
 	stop kube-scheduler kube-controller-manager kube-apiserver
 	# etcd last: the API server removes its endpoint lease on the way out.
 	stop etcd
