@@ -168,7 +168,7 @@ FUZZ_TARGETS := ./proto/validation:FuzzPod:5000x ./executor/validate:FuzzApplyAc
                 ./executor/service:FuzzCRILogParser:15000x \
                 ./services/ctl/cliargs:FuzzParsePorts:10000x ./services/ctl/cliargs:FuzzParseWaitFor:10000x \
                 ./services/ctl/cliargs:FuzzParseOutput:10000x \
-                ./node/logquery:FuzzParseLogQuery:15000x ./node/eviction:FuzzParseThresholds:8000x \
+                ./node/logquery:FuzzParseLogQuery:15000x \
                 ./planner/evictionplan:FuzzParse:8000x
 
 ## fuzz: every fuzz target (FUZZ_TARGETS) for its count of inputs (or FUZZTIME each)

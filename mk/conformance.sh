@@ -258,9 +258,11 @@ kubeconfig() { # USER FILE CREDENTIAL-YAML
 	chmod 600 "$2"
 }
 
-# Low disk thresholds: build machines' disks run full, and a node under
-# disk pressure would evict the specs' pods.
-EVICTION="nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%"
+# Low disk thresholds (with the kubelet's memory one): build machines'
+# disks run full, and a node under disk pressure would evict the specs'
+# pods. The planner's eviction manager both evicts and reports the Node's
+# pressure conditions by them.
+EVICTION="memory.available<100Mi,nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%"
 
 syncpod_up() {
 	local s=$D/syncpod
@@ -278,14 +280,14 @@ syncpod_up() {
 	wait_for executor executor 30 test -S "$s"/executor.sock
 	wait_for pleg pleg 30 test -S "$s"/pleg.sock
 	bg planner "$D"/bin/syncpod-planner --listen "unix://$s/planner.sock" --metrics-listen 127.0.0.1:19201 \
-		--executor "unix://$s/executor.sock" --pleg "unix://$s/pleg.sock" --data-dir "$s"/planner
+		--executor "unix://$s/executor.sock" --pleg "unix://$s/pleg.sock" --data-dir "$s"/planner \
+		--eviction-hard "$EVICTION"
 	wait_for planner planner 30 test -S "$s"/planner.sock
 	bg node "$D"/bin/syncpod-node --kubeconfig "$D"/node.kubeconfig --node-name "$NODE_NAME" \
 		--planner "unix://$s/planner.sock" --cri-endpoint "$cri" --node-ip "$NODE_IP" --root-dir "$s" \
 		--listen "unix://$s/node.sock" --metrics-listen 127.0.0.1:19205 \
 		--kubelet-listen 0.0.0.0:10250 --tls-cert-file "$D"/pki/kubelet.crt --tls-private-key-file "$D"/pki/kubelet.key \
-		--client-ca-file "$D"/pki/ca.crt --kubelet-authorized-users kube-apiserver-kubelet-client \
-		--eviction-hard "$EVICTION"
+		--client-ca-file "$D"/pki/ca.crt --kubelet-authorized-users kube-apiserver-kubelet-client
 }
 
 # kubelet_up: the kubelet keeps its per-QoS pod cgroups (/kubepods; without

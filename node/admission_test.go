@@ -55,7 +55,7 @@ func (p *admitPlanner) ApplyPod(_ context.Context, req *plannerv1.ApplyPodReques
 
 // admissionAgent is an agent with pods in its lister, the planner p, a
 // fake event recorder and a status writer whose writes stay pending.
-func admissionAgent(t *testing.T, p *admitPlanner, pods ...*corev1.Pod) (*Agent, *record.FakeRecorder, cache.Indexer) {
+func admissionAgent(t *testing.T, p plannerv1.PlannerServiceClient, pods ...*corev1.Pod) (*Agent, *record.FakeRecorder, cache.Indexer) {
 	t.Helper()
 	a, err := New(Options{Client: &Client{}, Planner: p, NodeName: "n1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

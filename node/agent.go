@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/syncpod/syncpod/node/eviction"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
@@ -43,16 +42,6 @@ type Options struct {
 	NodeName string
 	// Host is what the Node says about the machine.
 	Host Host
-	// Signals reads the host's eviction signals for the pressure
-	// conditions; nil reports no pressure.
-	Signals eviction.HostReader
-	// Thresholds are the hard eviction thresholds (default
-	// eviction.DefaultThresholds).
-	Thresholds *eviction.Thresholds
-	// PressureTransitionPeriod holds a pressure condition this long
-	// after its signal last crossed (default 5 min, the kubelet's
-	// evictionPressureTransitionPeriod).
-	PressureTransitionPeriod time.Duration
 	// Labels are added to the well-known node labels.
 	Labels map[string]string
 	// LeaseDuration is the Lease's leaseDurationSeconds (default 40 s).
@@ -95,8 +84,9 @@ type Agent struct {
 	// API's goroutines).
 	synced   atomic.Pointer[corelisters.PodLister]
 	recorder record.EventRecorder
-	// pressure holds pressure conditions through the transition period.
-	pressure *pressureTracker
+	// pressure is what the planner last reported of the node's
+	// pressure conditions.
+	pressure *pressureState
 	// cfg mirrors the ConfigMaps and Secrets the pods reference.
 	cfg *configs
 	// cfgReconcile holds one key when the referenced set may have
@@ -150,19 +140,12 @@ func New(o Options) (*Agent, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Thresholds == nil {
-		th := eviction.DefaultThresholds()
-		o.Thresholds = &th
-	}
-	if o.PressureTransitionPeriod <= 0 {
-		o.PressureTransitionPeriod = 5 * time.Minute
-	}
 	m, err := newMetrics(o.Registry)
 	if err != nil {
 		return nil, fmt.Errorf("node agent: metrics: %w", err)
 	}
 	return &Agent{o: o, m: m, mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}},
-		pressure: &pressureTracker{period: o.PressureTransitionPeriod},
+		pressure: &pressureState{},
 		tokens:   newTokenManager(o.Client.CoreV1().CreateToken, o.Now)}, nil
 }
 

@@ -58,12 +58,12 @@
 // re-applies the pods it concerns and the planner stores the new
 // variables for the containers started afterwards, restarting none.
 //
-// The Node's MemoryPressure, DiskPressure and PIDPressure conditions come
-// from the host's eviction signals (package eviction: a HostReader, the pure
-// PressureOf under the kubelet's default hard thresholds, a condition held
-// for the transition period); under pressure new pods are refused as the
-// kubelet's eviction admission refuses them (reason Evicted), running
-// pods are not evicted.
+// The Node's MemoryPressure, DiskPressure and PIDPressure conditions are
+// the planner's (GetNodeConditions): its eviction manager decides them from
+// the same thresholds that evict, with their reasons and messages; under
+// pressure new pods are refused as the kubelet's eviction admission
+// refuses them (reason Evicted). A planner without the call reports no
+// pressure; one that does not answer leaves the last known conditions.
 //
 // Only this package and its binary, syncpod-node, import client-go.
 package node

@@ -223,12 +223,17 @@ func NodeStatus(h Host, ready bool, why string, pr Pressure, prev *corev1.NodeSt
 	if !ready {
 		readyStatus, readyReason, readyMsg = corev1.ConditionFalse, reasonNotReady, why
 	}
-	signals := strings.Join(pr.Why, ", ")
+	// the planner's eviction manager decides the conditions and
+	// words them; its reasons and messages are shown as they are.
 	cond := func(typ corev1.NodeConditionType, under bool, okReason, okMsg, badReason, badMsg string) corev1.NodeCondition {
+		c := corev1.NodeCondition{Type: typ, Status: corev1.ConditionFalse, Reason: okReason, Message: okMsg}
 		if under {
-			return corev1.NodeCondition{Type: typ, Status: corev1.ConditionTrue, Reason: badReason, Message: badMsg + " (" + signals + ")"}
+			c.Status, c.Reason, c.Message = corev1.ConditionTrue, badReason, badMsg
 		}
-		return corev1.NodeCondition{Type: typ, Status: corev1.ConditionFalse, Reason: okReason, Message: okMsg}
+		if pc := pr.condition(typ); pc != nil && pc.GetStatus() == under && pc.GetReason() != "" {
+			c.Reason, c.Message = pc.GetReason(), pc.GetMessage()
+		}
+		return c
 	}
 	conds := []corev1.NodeCondition{
 		cond(corev1.NodeMemoryPressure, pr.Memory, reasonNoPressure, "syncpod has sufficient memory available",

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"time"
 
-	"github.com/syncpod/syncpod/node/eviction"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -98,22 +97,8 @@ func (a *Agent) tryRegister(ctx context.Context) (*corev1.Node, error) {
 		return nil, err
 	}
 	ready, why := a.plannerReady(ctx)
-	n.Status = NodeStatus(a.o.Host, ready, why, a.currentPressure(), &n.Status, a.o.Now())
+	n.Status = NodeStatus(a.o.Host, ready, why, a.currentPressure(ctx), &n.Status, a.o.Now())
 	return nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
-}
-
-// currentPressure reads the host's signals and returns the pressure
-// conditions to report (held through the transition period). Signals
-// that cannot be read count as no pressure.
-func (a *Agent) currentPressure() Pressure {
-	if a.o.Signals == nil {
-		return Pressure{}
-	}
-	s, err := a.o.Signals.Signals()
-	if err != nil {
-		a.o.Logger.Debug("some eviction signals cannot be read", "err", err)
-	}
-	return a.pressure.observe(eviction.PressureOf(s, *a.o.Thresholds), a.o.Now())
 }
 
 // runNodeStatus posts the node status every StatusUpdateFrequency, and at
@@ -122,11 +107,11 @@ func (a *Agent) currentPressure() Pressure {
 func (a *Agent) runNodeStatus(ctx context.Context, node *corev1.Node) error {
 	check := min(5*time.Second, a.o.StatusUpdateFrequency)
 	wasReady, _ := a.plannerReady(ctx)
-	was := a.currentPressure()
+	was := a.currentPressure(ctx)
 	last := a.o.Now()
 	for sleep(ctx, check) {
 		ready, why := a.plannerReady(ctx)
-		pr := a.currentPressure()
+		pr := a.currentPressure(ctx)
 		changed := ready != wasReady || pr.Memory != was.Memory || pr.Disk != was.Disk || pr.PID != was.PID
 		if !changed && a.o.Now().Sub(last) < a.o.StatusUpdateFrequency {
 			continue
@@ -142,7 +127,7 @@ func (a *Agent) runNodeStatus(ctx context.Context, node *corev1.Node) error {
 			a.o.Logger.Info("node readiness changed", "ready", ready, "why", why)
 		}
 		if pr.Memory != was.Memory || pr.Disk != was.Disk || pr.PID != was.PID {
-			a.o.Logger.Info("node pressure changed", "memory", pr.Memory, "disk", pr.Disk, "pid", pr.PID, "signals", pr.Why)
+			a.o.Logger.Info("node pressure changed", "memory", pr.Memory, "disk", pr.Disk, "pid", pr.PID, "signals", pr.signals())
 		}
 		node, wasReady, was, last = n, ready, pr, a.o.Now()
 	}

@@ -31,7 +31,7 @@ func serviceTestAgent(t *testing.T, pods []*corev1.Pod, services []*corev1.Servi
 	}
 	f := &plannertest.Planner{}
 	a := &Agent{o: Options{Planner: plannerClient(t, f), Logger: slog.New(slog.DiscardHandler), NodeName: "n1"}, m: m,
-		pressure: &pressureTracker{}}
+		pressure: &pressureState{}}
 	a.cfg = newConfigs(t.Context(), a)
 	podIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, p := range pods {

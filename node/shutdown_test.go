@@ -35,8 +35,7 @@ func (p *shutdownPlanner) GetNodeShutdown(context.Context, *plannerv1.GetNodeShu
 func TestNodeShutdownAdmissionAndReadiness(t *testing.T) {
 	kp := tokenlessAPIPod()
 	p := &shutdownPlanner{state: &plannerv1.NodeShutdown{Phase: plannerv1.NodeShutdownPhase_NODE_SHUTDOWN_PHASE_SHUTTING_DOWN}}
-	a, rec, _ := admissionAgent(t, nil, kp)
-	a.o.Planner = p
+	a, rec, _ := admissionAgent(t, p, kp)
 	key := kp.Namespace + "/" + kp.Name
 	if err := a.syncPod(context.Background(), key); err != nil {
 		t.Fatal(err)

@@ -72,6 +72,9 @@ type State struct {
 	// ConditionsLastObserved is when each pressure condition was last
 	// met.
 	ConditionsLastObserved map[string]time.Time
+	// ConditionSignals are, for each condition held, the signals whose
+	// thresholds were met at its last sighting.
+	ConditionSignals map[string][]Signal
 }
 
 // Round is one round's input.
@@ -115,7 +118,8 @@ func Observe(prev State, r Round) Outcome {
 			met = append(met, t)
 		}
 	}
-	next := State{FirstObserved: map[Threshold]time.Time{}, ConditionsLastObserved: map[string]time.Time{}}
+	next := State{FirstObserved: map[Threshold]time.Time{}, ConditionsLastObserved: map[string]time.Time{},
+		ConditionSignals: map[string][]Signal{}}
 	for _, t := range met {
 		at, ok := prev.FirstObserved[t]
 		if !ok {
@@ -126,13 +130,23 @@ func Observe(prev State, r Round) Outcome {
 	for c, at := range prev.ConditionsLastObserved {
 		next.ConditionsLastObserved[c] = at
 	}
+	seen := map[string][]Signal{}
 	for _, t := range met {
-		next.ConditionsLastObserved[t.Signal.Condition()] = r.Now
+		c := t.Signal.Condition()
+		next.ConditionsLastObserved[c] = r.Now
+		if !slices.Contains(seen[c], t.Signal) {
+			seen[c] = append(seen[c], t.Signal)
+		}
 	}
 	var conds []string
 	for c, at := range next.ConditionsLastObserved {
 		if r.Now.Sub(at) < r.PressureTransitionPeriod {
 			conds = append(conds, c)
+			if sigs, ok := seen[c]; ok {
+				next.ConditionSignals[c] = sigs
+			} else {
+				next.ConditionSignals[c] = prev.ConditionSignals[c]
+			}
 		} else {
 			delete(next.ConditionsLastObserved, c)
 		}

@@ -1,6 +1,7 @@
 package evictionplan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -249,5 +250,68 @@ func TestChoose(t *testing.T) {
 	ps.PIDMax, ps.Processes = 10_000, 9_500
 	if m := Message(PIDAvailable, hog, Met(pid, ps, false), ps); m != "The node was low on resource: pids. Threshold quantity: 1k, available: 500. " {
 		t.Errorf("pid message: %q", m)
+	}
+}
+
+// the conditions name the signals that put the node under
+// pressure, a soft threshold as soon as it is met and before its grace
+// period, and keep them while the condition is held after recovery.
+func TestNodeConditions(t *testing.T) {
+	ths := mustParse(t, Config{
+		Hard:            "memory.available<100Mi",
+		Soft:            "nodefs.available<20%,nodefs.inodesFree<10%",
+		SoftGracePeriod: "nodefs.available=2m,nodefs.inodesFree=2m",
+	})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	type want struct{ status, reason, message string }
+	var st0 State
+	for _, tc := range []struct {
+		name   string
+		after  time.Duration
+		change func(*Signals)
+		want   []want // memory, disk, pid
+	}{
+		{"roomy", 0, func(*Signals) {}, []want{
+			{"false", "KubeletHasSufficientMemory", "syncpod has sufficient memory available"},
+			{"false", "KubeletHasNoDiskPressure", "syncpod has no disk pressure"},
+			{"false", "KubeletHasSufficientPID", "syncpod has sufficient PID available"}}},
+		{"soft disk thresholds met, within their grace period", 10 * time.Second, func(s *Signals) {
+			s.NodeFsAvailableBytes, s.NodeFsInodesFree = 10<<30, 1
+		}, []want{
+			{"false", "KubeletHasSufficientMemory", "syncpod has sufficient memory available"},
+			{"true", "KubeletHasDiskPressure", "syncpod has disk pressure (nodefs.available, nodefs.inodesFree)"},
+			{"false", "KubeletHasSufficientPID", "syncpod has sufficient PID available"}}},
+		{"recovered: held with the signals of its last sighting", 10 * time.Second, func(*Signals) {}, []want{
+			{"false", "KubeletHasSufficientMemory", "syncpod has sufficient memory available"},
+			{"true", "KubeletHasDiskPressure", "syncpod has disk pressure (nodefs.available, nodefs.inodesFree)"},
+			{"false", "KubeletHasSufficientPID", "syncpod has sufficient PID available"}}},
+		{"memory under its hard threshold", 10 * time.Second, func(s *Signals) { s.MemoryAvailableBytes = 1 }, []want{
+			{"true", "KubeletHasInsufficientMemory", "syncpod has insufficient memory available (memory.available)"},
+			{"true", "KubeletHasDiskPressure", "syncpod has disk pressure (nodefs.available, nodefs.inodesFree)"},
+			{"false", "KubeletHasSufficientPID", "syncpod has sufficient PID available"}}},
+		{"the transition period later", 5 * time.Minute, func(*Signals) {}, []want{
+			{"false", "KubeletHasSufficientMemory", "syncpod has sufficient memory available"},
+			{"false", "KubeletHasNoDiskPressure", "syncpod has no disk pressure"},
+			{"false", "KubeletHasSufficientPID", "syncpod has sufficient PID available"}}},
+	} {
+		// The steps build on each other.
+		t0 = t0.Add(tc.after)
+		sig := roomy()
+		tc.change(&sig)
+		o := Observe(st0, Round{Thresholds: ths, Signals: sig, Now: t0, PressureTransitionPeriod: 5 * time.Minute})
+		st0 = o.State
+		got := NodeConditions(o.State, o.Conditions)
+		if len(got) != 3 || got[0].Type != MemoryPressure || got[1].Type != DiskPressure || got[2].Type != PIDPressure {
+			t.Fatalf("%s: conditions %+v, want memory, disk, pid", tc.name, got)
+		}
+		for i, w := range tc.want {
+			g := got[i]
+			if fmt.Sprint(g.Status) != w.status || g.Reason != w.reason || g.Message != w.message {
+				t.Errorf("%s: %s = %v %q %q, want %s %q %q", tc.name, g.Type, g.Status, g.Reason, g.Message, w.status, w.reason, w.message)
+			}
+			if g.Status != (len(g.Signals) > 0) {
+				t.Errorf("%s: %s status %v with signals %v", tc.name, g.Type, g.Status, g.Signals)
+			}
+		}
 	}
 }

@@ -49,13 +49,13 @@ func (s Signal) Resource() string {
 func (s Signal) Condition() string {
 	switch s {
 	case MemoryAvailable:
-		return "MemoryPressure"
+		return MemoryPressure
 	case PIDAvailable:
-		return "PIDPressure"
+		return PIDPressure
 	case "":
 		return ""
 	}
-	return "DiskPressure"
+	return DiskPressure
 }
 
 // Value is a threshold's or a minimum reclaim's amount: Quantity bytes

@@ -41,6 +41,8 @@ import (
 //     set, or an empty one) and answers it, or with cancel counts the
 //     cancellation; GetNodeShutdown: that shutdown (an empty one when
 //     none);
+//   - GetNodeConditions: the conditions SetNodeConditions set (three
+//     false ones when none), or the error SetNodeConditionsError set;
 //   - anything else: Unimplemented.
 //
 // Applied, Deleted, PodDeletes, GetPodCalls and LogRequests return what
@@ -68,6 +70,41 @@ type Planner struct {
 	logReqs     []*plannerv1.ContainerLogsRequest
 	shutdown    *plannerv1.NodeShutdown
 	cancels     int
+	conditions  *plannerv1.GetNodeConditionsResponse
+	condErr     error
+}
+
+// SetNodeConditions sets the pressure conditions GetNodeConditions
+// answers, and clears any error SetNodeConditionsError set.
+func (p *Planner) SetNodeConditions(resp *plannerv1.GetNodeConditionsResponse) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.conditions, p.condErr = proto.Clone(resp).(*plannerv1.GetNodeConditionsResponse), nil
+}
+
+// SetNodeConditionsError makes GetNodeConditions fail with err (nil:
+// answer again).
+func (p *Planner) SetNodeConditionsError(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.condErr = err
+}
+
+// GetNodeConditions answers the conditions SetNodeConditions set.
+func (p *Planner) GetNodeConditions(context.Context, *plannerv1.GetNodeConditionsRequest) (*plannerv1.GetNodeConditionsResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.condErr != nil {
+		return nil, p.condErr
+	}
+	if p.conditions == nil {
+		return &plannerv1.GetNodeConditionsResponse{Conditions: []*plannerv1.NodeCondition{
+			{Type: "MemoryPressure", Reason: "KubeletHasSufficientMemory", Message: "syncpod has sufficient memory available"},
+			{Type: "DiskPressure", Reason: "KubeletHasNoDiskPressure", Message: "syncpod has no disk pressure"},
+			{Type: "PIDPressure", Reason: "KubeletHasSufficientPID", Message: "syncpod has sufficient PID available"},
+		}}, nil
+	}
+	return proto.Clone(p.conditions).(*plannerv1.GetNodeConditionsResponse), nil
 }
 
 // SetShutdown sets the node shutdown GetNodeShutdown answers.

@@ -18,6 +18,8 @@ type Service struct {
 	executor  executorv1.ExecutorServiceClient
 	timelines Timelines
 	shutdown  NodeShutdown
+	// conditions answers GetNodeConditions.
+	conditions NodeConditions
 }
 
 // Timelines answers GetPod's last_sync: the last completed sync of a pod
@@ -42,6 +44,9 @@ type Options struct {
 	// Shutdown carries out ShutdownNode and closes ApplyPod's admission
 	// during a shutdown. Nil: ShutdownNode is FailedPrecondition.
 	Shutdown NodeShutdown
+	// Conditions answers GetNodeConditions. Nil: no pressure is
+	// reported.
+	Conditions NodeConditions
 }
 
 // errNoExecutor is the error of a call the executor carries when none is
@@ -50,7 +55,8 @@ var errNoExecutor = errgrpc.New(errgrpc.ErrUnavailable, "no executor is configur
 
 // New returns the planner service.
 func New(opts Options) *Service {
-	return &Service{pods: opts.Pods, executor: opts.Executor, timelines: opts.Timelines, config: opts.Config, shutdown: opts.Shutdown}
+	return &Service{pods: opts.Pods, executor: opts.Executor, timelines: opts.Timelines, config: opts.Config, shutdown: opts.Shutdown,
+		conditions: opts.Conditions}
 }
 
 // Plan is the dry run of computePodActions: it validates the request (every

@@ -68,6 +68,18 @@ func (s *Syncer) PressureConditions() []string {
 	return append([]string(nil), s.pressure.conditions...)
 }
 
+// NodeConditions are the three pressure conditions as the last round
+// found them, with their reasons and the signals that caused them
+// and whether the eviction manager runs at all (with none, all
+// three are false).
+func (s *Syncer) NodeConditions() ([]evictionplan.NodeCondition, bool) {
+	p := s.opts.Pressure
+	on := p.Host != nil && len(p.Thresholds) > 0
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return evictionplan.NodeConditions(s.pressure.plan, s.pressure.conditions), on
+}
+
 // checkPressure is one round of the eviction manager: measure the
 // node, decide, and evict at most one pod, after what the node can free
 // by itself for a disk signal; when the round's emptyDir check evicted

@@ -63,7 +63,7 @@ func (n *fakeNode) PodStats(_ context.Context, uids []string) ([]*syncpodv1.PodS
 
 const guaranteedUID = "7a2d3b4c-1e5f-4a6b-9c7d-8e9fa0b1c2d3"
 
-// under a hard memory.available threshold the BestEffort
+// under a hard memory.available threshold the BestEffort
 // hog is evicted, with the kubelet's message, 1 s of grace, a Warning
 // Evicted event and DisruptionTarget; the Guaranteed pod beside it is
 // not, and once memory is back nothing else is.
@@ -132,6 +132,11 @@ func TestMemoryPressureEvictsTheBestEffortHogOnly(t *testing.T) {
 		}
 		if c := e.s.PressureConditions(); len(c) != 1 || c[0] != "MemoryPressure" {
 			t.Errorf("conditions %v, want MemoryPressure", c)
+		}
+		// the Node's conditions come from the same round.
+		if nc, on := e.s.NodeConditions(); !on || len(nc) != 3 || !nc[0].Status || nc[0].Reason != "KubeletHasInsufficientMemory" ||
+			len(nc[0].Signals) != 1 || nc[0].Signals[0] != evictionplan.MemoryAvailable || nc[1].Status || nc[2].Status {
+			t.Errorf("node conditions %+v (on %v), want MemoryPressure for memory.available only", nc, on)
 		}
 		var disruption bool
 		for _, c := range phase(uid).GetConditions() {

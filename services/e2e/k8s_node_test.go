@@ -32,7 +32,14 @@ type k8sNode struct {
 
 func startK8sNode(t *testing.T, cp *controlPlane, name string, agentArgs ...string) *k8sNode {
 	t.Helper()
-	n := &k8sNode{node: startNode(t, nodeOptions{}), name: name, cp: cp, agentArgs: agentArgs}
+	return startK8sNodeWith(t, cp, name, nodeOptions{}, agentArgs...)
+}
+
+// startK8sNodeWith is startK8sNode with the node's processes started
+// with o.
+func startK8sNodeWith(t *testing.T, cp *controlPlane, name string, o nodeOptions, agentArgs ...string) *k8sNode {
+	t.Helper()
+	n := &k8sNode{node: startNode(t, o), name: name, cp: cp, agentArgs: agentArgs}
 	// Registered after startNode's: runs before the node's processes stop.
 	t.Cleanup(func() {
 		if n.agent != nil {
@@ -70,10 +77,6 @@ func (n *k8sNode) startAgent() {
 		"--tls-private-key-file=" + filepath.Join(n.cp.dir, "kubelet.key"),
 		"--client-ca-file=" + filepath.Join(n.cp.dir, "ca.crt"),
 		"--kubelet-authorized-users=kube-apiserver-kubelet-client",
-		// The disk of a shared build machine is not the node's to keep
-		// free: a fuller one must not refuse the tests' pods (DiskPressure
-		// admission). TestKubernetesNodeUnderMemoryPressure covers it.
-		"--eviction-hard=" + lowDiskThresholds,
 	}, n.agentArgs...)})
 }
 

@@ -11,10 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestKubernetesNodeUnderMemoryPressure: under a memory threshold no host
-// meets, the node reports MemoryPressure from what it reads of the host,
-// and its admission does as the kubelet's: a BestEffort pod fails with
-// reason Evicted, a Burstable one runs.
+// TestKubernetesNodeUnderMemoryPressure: under a soft memory threshold
+// every host meets, with a grace period no test reaches (so nothing is
+// evicted), the node reports the MemoryPressure the planner's eviction
+// manager finds, and its admission does as the kubelet's: a
+// BestEffort pod fails with reason Evicted, a Burstable one runs.
 func TestKubernetesNodeUnderMemoryPressure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Kubernetes control plane")
@@ -22,7 +23,8 @@ func TestKubernetesNodeUnderMemoryPressure(t *testing.T) {
 	t.Parallel()
 	cp := startControlPlane(t)
 	ctx := context.Background()
-	n := startK8sNode(t, cp, "syncpod-e2e-pressure", "--eviction-hard=memory.available<1Ei,"+lowDiskThresholds)
+	n := startK8sNodeWith(t, cp, "syncpod-e2e-pressure", nodeOptions{plannerArgs: []string{
+		"--eviction-soft=memory.available<1Ei", "--eviction-soft-grace-period=memory.available=1h"}})
 	eventually(t, 60*time.Second, "node Ready with MemoryPressure", func() (bool, string) {
 		nd, err := cp.client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
 		if err != nil {

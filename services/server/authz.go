@@ -79,8 +79,9 @@ var MethodVerbs = map[string]Verb{
 	plannerv1.PlannerService_Attach_FullMethodName:          VerbExec,
 	plannerv1.PlannerService_PortForward_FullMethodName:     VerbExec,
 	// Ending every pod of the node is a write, as deleting them is.
-	plannerv1.PlannerService_ShutdownNode_FullMethodName:    VerbWrite,
-	plannerv1.PlannerService_GetNodeShutdown_FullMethodName: VerbRead,
+	plannerv1.PlannerService_ShutdownNode_FullMethodName:      VerbWrite,
+	plannerv1.PlannerService_GetNodeShutdown_FullMethodName:   VerbRead,
+	plannerv1.PlannerService_GetNodeConditions_FullMethodName: VerbRead,
 
 	executorv1.ExecutorService_ListBackoffs_FullMethodName:       VerbRead,
 	executorv1.ExecutorService_ContainerLogs_FullMethodName:      VerbRead,

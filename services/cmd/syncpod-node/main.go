@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/syncpod/syncpod/node"
-	"github.com/syncpod/syncpod/node/eviction"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
@@ -57,10 +56,9 @@ type nodeFlags struct {
 	tlsKey          string
 	clientCA        string
 	authorizedUsers string
-	// Pressure conditions.
-	evictionHard   string
-	pressurePeriod time.Duration
-	imageFsDir     string
+	// movedFlags are the flags of the pressure conditions, which the
+	// planner's eviction manager now decides: set, they are refused.
+	movedFlags []*movedFlag
 	// Graceful node shutdown.
 	shutdownOnSIGTERM bool
 }
@@ -93,11 +91,24 @@ func registerNodeFlags(fs *flag.FlagSet, getenv func(string) string) *nodeFlags 
 	fs.StringVar(&f.tlsKey, "tls-private-key-file", "", "key of --tls-cert-file")
 	fs.StringVar(&f.clientCA, "client-ca-file", "", "CA whose client certificates the read API accepts: the one that signed the API server's --kubelet-client-certificate (required with --kubelet-listen)")
 	fs.StringVar(&f.authorizedUsers, "kubelet-authorized-users", "", "client certificate common names or organisations allowed in the read API, comma-separated; empty allows every certificate of --client-ca-file")
-	fs.StringVar(&f.evictionHard, "eviction-hard", "", "hard eviction thresholds of the pressure conditions, the kubelet's form: memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%,pid.available<5% (those are the defaults; signals named here replace them)")
-	fs.DurationVar(&f.pressurePeriod, "eviction-pressure-transition-period", 5*time.Minute, "how long a pressure condition is held after its signal last crossed")
-	fs.StringVar(&f.imageFsDir, "image-fs-dir", "", "directory on the runtime's image filesystem (imagefs signals); empty means --root-dir")
+	for _, name := range []string{"eviction-hard", "eviction-pressure-transition-period", "image-fs-dir"} {
+		m := &movedFlag{name: name}
+		fs.Var(m, name, "deprecated, refused: the pressure conditions come from the planner's eviction manager; set syncpod-planner --"+name)
+		f.movedFlags = append(f.movedFlags, m)
+	}
 	return f
 }
+
+// movedFlag is a flag that moved to syncpod-planner: it takes any value
+// and remembers it was set, so validate can say where it went.
+type movedFlag struct {
+	name string
+	set  bool
+}
+
+func (m *movedFlag) String() string { return "" }
+
+func (m *movedFlag) Set(string) error { m.set = true; return nil }
 
 func (f *nodeFlags) users() []string {
 	var out []string
@@ -152,11 +163,10 @@ func (f *nodeFlags) validate() error {
 	if _, err := f.labels(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := eviction.ParseThresholds(f.evictionHard, eviction.DefaultThresholds()); err != nil {
-		errs = append(errs, fmt.Errorf("--eviction-hard: %w", err))
-	}
-	if f.pressurePeriod <= 0 {
-		errs = append(errs, fmt.Errorf("--eviction-pressure-transition-period: must be positive, got %s", f.pressurePeriod))
+	for _, m := range f.movedFlags {
+		if m.set {
+			errs = append(errs, fmt.Errorf("--%s: the Node's pressure conditions come from the planner's eviction manager now: set syncpod-planner --%s instead", m.name, m.name))
+		}
 	}
 	if f.kubeletListen != "" {
 		if _, _, err := net.SplitHostPort(f.kubeletListen); err != nil {
@@ -241,29 +251,21 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		host.KubeletPort = int32(readLis.Addr().(*net.TCPAddr).Port)
 	}
 	labels, _ := nf.labels()
-	thresholds, _ := eviction.ParseThresholds(nf.evictionHard, eviction.DefaultThresholds())
-	imageFs := nf.imageFsDir
-	if imageFs == "" {
-		imageFs = nf.rootDir
-	}
 	agent, err := node.New(node.Options{
-		Client:                   client,
-		Planner:                  plannerv1.NewPlannerServiceClient(conn),
-		PlannerHealth:            healthpb.NewHealthClient(conn),
-		NodeName:                 nf.nodeName,
-		Host:                     host,
-		Labels:                   labels,
-		Signals:                  eviction.ReadSignals(nf.rootDir, imageFs),
-		Thresholds:               &thresholds,
-		PressureTransitionPeriod: nf.pressurePeriod,
-		LeaseDuration:            nf.leaseDuration,
-		LeaseRenewInterval:       nf.leaseRenew,
-		StatusUpdateFrequency:    nf.statusFreq,
-		StatusQPS:                nf.statusQPS,
-		StatusBurst:              nf.statusBurst,
-		Workers:                  nf.workers,
-		Logger:                   logger,
-		Registry:                 reg,
+		Client:                client,
+		Planner:               plannerv1.NewPlannerServiceClient(conn),
+		PlannerHealth:         healthpb.NewHealthClient(conn),
+		NodeName:              nf.nodeName,
+		Host:                  host,
+		Labels:                labels,
+		LeaseDuration:         nf.leaseDuration,
+		LeaseRenewInterval:    nf.leaseRenew,
+		StatusUpdateFrequency: nf.statusFreq,
+		StatusQPS:             nf.statusQPS,
+		StatusBurst:           nf.statusBurst,
+		Workers:               nf.workers,
+		Logger:                logger,
+		Registry:              reg,
 	})
 	if err != nil {
 		logger.Error("cannot start", "err", err)

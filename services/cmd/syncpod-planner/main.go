@@ -172,7 +172,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{
-		Pods: pods, Executor: execClient, Timelines: timelines, Config: pods, Shutdown: loop,
+		Pods: pods, Executor: execClient, Timelines: timelines, Config: pods, Shutdown: loop, Conditions: loop,
 	}))
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

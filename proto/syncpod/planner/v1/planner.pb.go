@@ -2974,6 +2974,186 @@ func (x *GetNodeShutdownResponse) GetShutdown() *NodeShutdown {
 	return nil
 }
 
+// GetNodeConditionsRequest is empty.
+type GetNodeConditionsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetNodeConditionsRequest) Reset() {
+	*x = GetNodeConditionsRequest{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetNodeConditionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetNodeConditionsRequest) ProtoMessage() {}
+
+func (x *GetNodeConditionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetNodeConditionsRequest.ProtoReflect.Descriptor instead.
+func (*GetNodeConditionsRequest) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{51}
+}
+
+// GetNodeConditionsResponse is the node's pressure conditions.
+type GetNodeConditionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// conditions are MemoryPressure, DiskPressure and PIDPressure, in that
+	// order, each true or false; all false when the eviction manager is
+	// off.
+	Conditions []*NodeCondition `protobuf:"bytes,1,rep,name=conditions,proto3" json:"conditions,omitempty"`
+	// eviction_manager is false when the planner's eviction manager is off
+	// (empty --eviction-hard and --eviction-soft): nothing is measured.
+	EvictionManager bool `protobuf:"varint,2,opt,name=eviction_manager,json=evictionManager,proto3" json:"eviction_manager,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *GetNodeConditionsResponse) Reset() {
+	*x = GetNodeConditionsResponse{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetNodeConditionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetNodeConditionsResponse) ProtoMessage() {}
+
+func (x *GetNodeConditionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetNodeConditionsResponse.ProtoReflect.Descriptor instead.
+func (*GetNodeConditionsResponse) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *GetNodeConditionsResponse) GetConditions() []*NodeCondition {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+func (x *GetNodeConditionsResponse) GetEvictionManager() bool {
+	if x != nil {
+		return x.EvictionManager
+	}
+	return false
+}
+
+// NodeCondition is one pressure condition of the node, as the Node
+// reports it.
+type NodeCondition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// type is MemoryPressure, DiskPressure or PIDPressure.
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// status is true when the node is under that pressure.
+	Status bool `protobuf:"varint,2,opt,name=status,proto3" json:"status,omitempty"`
+	// reason is the kubelet's reason, such as KubeletHasInsufficientMemory.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// message says it in words, naming the signals under pressure.
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// signals are the eviction signals whose thresholds put the node under
+	// this pressure at their last sighting, such as memory.available;
+	// empty when status is false.
+	Signals       []string `protobuf:"bytes,5,rep,name=signals,proto3" json:"signals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeCondition) Reset() {
+	*x = NodeCondition{}
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeCondition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeCondition) ProtoMessage() {}
+
+func (x *NodeCondition) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeCondition.ProtoReflect.Descriptor instead.
+func (*NodeCondition) Descriptor() ([]byte, []int) {
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *NodeCondition) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *NodeCondition) GetStatus() bool {
+	if x != nil {
+		return x.Status
+	}
+	return false
+}
+
+func (x *NodeCondition) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *NodeCondition) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *NodeCondition) GetSignals() []string {
+	if x != nil {
+		return x.Signals
+	}
+	return nil
+}
+
 // NodeShutdown is a graceful node shutdown: the planner stores it before
 // acting, and reads it at its next start to restart what it ended.
 type NodeShutdown struct {
@@ -2998,7 +3178,7 @@ type NodeShutdown struct {
 
 func (x *NodeShutdown) Reset() {
 	*x = NodeShutdown{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[51]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3010,7 +3190,7 @@ func (x *NodeShutdown) String() string {
 func (*NodeShutdown) ProtoMessage() {}
 
 func (x *NodeShutdown) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[51]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3023,7 +3203,7 @@ func (x *NodeShutdown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeShutdown.ProtoReflect.Descriptor instead.
 func (*NodeShutdown) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{51}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *NodeShutdown) GetPhase() NodeShutdownPhase {
@@ -3089,7 +3269,7 @@ type NodeShutdownGroup struct {
 
 func (x *NodeShutdownGroup) Reset() {
 	*x = NodeShutdownGroup{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[52]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3101,7 +3281,7 @@ func (x *NodeShutdownGroup) String() string {
 func (*NodeShutdownGroup) ProtoMessage() {}
 
 func (x *NodeShutdownGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[52]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3114,7 +3294,7 @@ func (x *NodeShutdownGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeShutdownGroup.ProtoReflect.Descriptor instead.
 func (*NodeShutdownGroup) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{52}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *NodeShutdownGroup) GetPriority() int32 {
@@ -3179,7 +3359,7 @@ type NodeShutdownPod struct {
 
 func (x *NodeShutdownPod) Reset() {
 	*x = NodeShutdownPod{}
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[53]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3191,7 +3371,7 @@ func (x *NodeShutdownPod) String() string {
 func (*NodeShutdownPod) ProtoMessage() {}
 
 func (x *NodeShutdownPod) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[53]
+	mi := &file_syncpod_planner_v1_planner_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3204,7 +3384,7 @@ func (x *NodeShutdownPod) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeShutdownPod.ProtoReflect.Descriptor instead.
 func (*NodeShutdownPod) Descriptor() ([]byte, []int) {
-	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{53}
+	return file_syncpod_planner_v1_planner_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *NodeShutdownPod) GetUid() string {
@@ -3410,7 +3590,19 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\bshutdown\x18\x01 \x01(\v2 .syncpod.planner.v1.NodeShutdownR\bshutdown\"\x18\n" +
 	"\x16GetNodeShutdownRequest\"W\n" +
 	"\x17GetNodeShutdownResponse\x12<\n" +
-	"\bshutdown\x18\x01 \x01(\v2 .syncpod.planner.v1.NodeShutdownR\bshutdown\"\xb4\x02\n" +
+	"\bshutdown\x18\x01 \x01(\v2 .syncpod.planner.v1.NodeShutdownR\bshutdown\"\x1a\n" +
+	"\x18GetNodeConditionsRequest\"\x89\x01\n" +
+	"\x19GetNodeConditionsResponse\x12A\n" +
+	"\n" +
+	"conditions\x18\x01 \x03(\v2!.syncpod.planner.v1.NodeConditionR\n" +
+	"conditions\x12)\n" +
+	"\x10eviction_manager\x18\x02 \x01(\bR\x0fevictionManager\"\x87\x01\n" +
+	"\rNodeCondition\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\bR\x06status\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12\x18\n" +
+	"\asignals\x18\x05 \x03(\tR\asignals\"\xb4\x02\n" +
 	"\fNodeShutdown\x12;\n" +
 	"\x05phase\x18\x01 \x01(\x0e2%.syncpod.planner.v1.NodeShutdownPhaseR\x05phase\x129\n" +
 	"\n" +
@@ -3449,7 +3641,7 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\x11NodeShutdownPhase\x12#\n" +
 	"\x1fNODE_SHUTDOWN_PHASE_UNSPECIFIED\x10\x00\x12%\n" +
 	"!NODE_SHUTDOWN_PHASE_SHUTTING_DOWN\x10\x01\x12\x1c\n" +
-	"\x18NODE_SHUTDOWN_PHASE_DONE\x10\x022\xd0\x0f\n" +
+	"\x18NODE_SHUTDOWN_PHASE_DONE\x10\x022\xc2\x10\n" +
 	"\x0ePlannerService\x12I\n" +
 	"\x04Plan\x12\x1f.syncpod.planner.v1.PlanRequest\x1a .syncpod.planner.v1.PlanResponse\x12U\n" +
 	"\bApplyPod\x12#.syncpod.planner.v1.ApplyPodRequest\x1a$.syncpod.planner.v1.ApplyPodResponse\x12X\n" +
@@ -3471,7 +3663,8 @@ const file_syncpod_planner_v1_planner_proto_rawDesc = "" +
 	"\vListSecrets\x12&.syncpod.planner.v1.ListSecretsRequest\x1a'.syncpod.planner.v1.ListSecretsResponse\x12a\n" +
 	"\fDeleteSecret\x12'.syncpod.planner.v1.DeleteSecretRequest\x1a(.syncpod.planner.v1.DeleteSecretResponse\x12a\n" +
 	"\fShutdownNode\x12'.syncpod.planner.v1.ShutdownNodeRequest\x1a(.syncpod.planner.v1.ShutdownNodeResponse\x12j\n" +
-	"\x0fGetNodeShutdown\x12*.syncpod.planner.v1.GetNodeShutdownRequest\x1a+.syncpod.planner.v1.GetNodeShutdownResponseB?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
+	"\x0fGetNodeShutdown\x12*.syncpod.planner.v1.GetNodeShutdownRequest\x1a+.syncpod.planner.v1.GetNodeShutdownResponse\x12p\n" +
+	"\x11GetNodeConditions\x12,.syncpod.planner.v1.GetNodeConditionsRequest\x1a-.syncpod.planner.v1.GetNodeConditionsResponseB?Z=github.com/syncpod/syncpod/proto/syncpod/planner/v1;plannerv1b\x06proto3"
 
 var (
 	file_syncpod_planner_v1_planner_proto_rawDescOnce sync.Once
@@ -3486,196 +3679,202 @@ func file_syncpod_planner_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_planner_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_syncpod_planner_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_syncpod_planner_v1_planner_proto_goTypes = []any{
-	(ApplyResult)(0),                 // 0: syncpod.planner.v1.ApplyResult
-	(WatchEventType)(0),              // 1: syncpod.planner.v1.WatchEventType
-	(NodeShutdownPhase)(0),           // 2: syncpod.planner.v1.NodeShutdownPhase
-	(*AttachRequest)(nil),            // 3: syncpod.planner.v1.AttachRequest
-	(*AttachStart)(nil),              // 4: syncpod.planner.v1.AttachStart
-	(*AttachResponse)(nil),           // 5: syncpod.planner.v1.AttachResponse
-	(*ListPodStatsRequest)(nil),      // 6: syncpod.planner.v1.ListPodStatsRequest
-	(*ListPodStatsResponse)(nil),     // 7: syncpod.planner.v1.ListPodStatsResponse
-	(*PortForwardRequest)(nil),       // 8: syncpod.planner.v1.PortForwardRequest
-	(*PortForwardStart)(nil),         // 9: syncpod.planner.v1.PortForwardStart
-	(*PortForwardResponse)(nil),      // 10: syncpod.planner.v1.PortForwardResponse
-	(*ExecRequest)(nil),              // 11: syncpod.planner.v1.ExecRequest
-	(*ExecStart)(nil),                // 12: syncpod.planner.v1.ExecStart
-	(*ExecResponse)(nil),             // 13: syncpod.planner.v1.ExecResponse
-	(*ContainerLogsRequest)(nil),     // 14: syncpod.planner.v1.ContainerLogsRequest
-	(*ContainerLogsResponse)(nil),    // 15: syncpod.planner.v1.ContainerLogsResponse
-	(*PlanRequest)(nil),              // 16: syncpod.planner.v1.PlanRequest
-	(*PlanResponse)(nil),             // 17: syncpod.planner.v1.PlanResponse
-	(*ApplyPodRequest)(nil),          // 18: syncpod.planner.v1.ApplyPodRequest
-	(*ApplyPodResponse)(nil),         // 19: syncpod.planner.v1.ApplyPodResponse
-	(*PodRef)(nil),                   // 20: syncpod.planner.v1.PodRef
-	(*DeletePodRequest)(nil),         // 21: syncpod.planner.v1.DeletePodRequest
-	(*DeletePodResponse)(nil),        // 22: syncpod.planner.v1.DeletePodResponse
-	(*GetPodRequest)(nil),            // 23: syncpod.planner.v1.GetPodRequest
-	(*GetPodResponse)(nil),           // 24: syncpod.planner.v1.GetPodResponse
-	(*PodSyncTimeline)(nil),          // 25: syncpod.planner.v1.PodSyncTimeline
-	(*PodSyncStage)(nil),             // 26: syncpod.planner.v1.PodSyncStage
-	(*PodRecord)(nil),                // 27: syncpod.planner.v1.PodRecord
-	(*PodAllocation)(nil),            // 28: syncpod.planner.v1.PodAllocation
-	(*ListPodsRequest)(nil),          // 29: syncpod.planner.v1.ListPodsRequest
-	(*ListPodsResponse)(nil),         // 30: syncpod.planner.v1.ListPodsResponse
-	(*WatchPodsRequest)(nil),         // 31: syncpod.planner.v1.WatchPodsRequest
-	(*WatchPodsResponse)(nil),        // 32: syncpod.planner.v1.WatchPodsResponse
-	(*ConfigObjectRef)(nil),          // 33: syncpod.planner.v1.ConfigObjectRef
-	(*ApplyConfigMapRequest)(nil),    // 34: syncpod.planner.v1.ApplyConfigMapRequest
-	(*ApplyConfigMapResponse)(nil),   // 35: syncpod.planner.v1.ApplyConfigMapResponse
-	(*GetConfigMapRequest)(nil),      // 36: syncpod.planner.v1.GetConfigMapRequest
-	(*GetConfigMapResponse)(nil),     // 37: syncpod.planner.v1.GetConfigMapResponse
-	(*ListConfigMapsRequest)(nil),    // 38: syncpod.planner.v1.ListConfigMapsRequest
-	(*ListConfigMapsResponse)(nil),   // 39: syncpod.planner.v1.ListConfigMapsResponse
-	(*DeleteConfigMapRequest)(nil),   // 40: syncpod.planner.v1.DeleteConfigMapRequest
-	(*DeleteConfigMapResponse)(nil),  // 41: syncpod.planner.v1.DeleteConfigMapResponse
-	(*ApplySecretRequest)(nil),       // 42: syncpod.planner.v1.ApplySecretRequest
-	(*ApplySecretResponse)(nil),      // 43: syncpod.planner.v1.ApplySecretResponse
-	(*GetSecretRequest)(nil),         // 44: syncpod.planner.v1.GetSecretRequest
-	(*GetSecretResponse)(nil),        // 45: syncpod.planner.v1.GetSecretResponse
-	(*ListSecretsRequest)(nil),       // 46: syncpod.planner.v1.ListSecretsRequest
-	(*ListSecretsResponse)(nil),      // 47: syncpod.planner.v1.ListSecretsResponse
-	(*DeleteSecretRequest)(nil),      // 48: syncpod.planner.v1.DeleteSecretRequest
-	(*DeleteSecretResponse)(nil),     // 49: syncpod.planner.v1.DeleteSecretResponse
-	(*ShutdownNodeRequest)(nil),      // 50: syncpod.planner.v1.ShutdownNodeRequest
-	(*ShutdownNodeResponse)(nil),     // 51: syncpod.planner.v1.ShutdownNodeResponse
-	(*GetNodeShutdownRequest)(nil),   // 52: syncpod.planner.v1.GetNodeShutdownRequest
-	(*GetNodeShutdownResponse)(nil),  // 53: syncpod.planner.v1.GetNodeShutdownResponse
-	(*NodeShutdown)(nil),             // 54: syncpod.planner.v1.NodeShutdown
-	(*NodeShutdownGroup)(nil),        // 55: syncpod.planner.v1.NodeShutdownGroup
-	(*NodeShutdownPod)(nil),          // 56: syncpod.planner.v1.NodeShutdownPod
-	nil,                              // 57: syncpod.planner.v1.PodAllocation.ContainersEntry
-	(*v1.StreamInput)(nil),           // 58: syncpod.v1.StreamInput
-	(*v1.StreamOutput)(nil),          // 59: syncpod.v1.StreamOutput
-	(*v1.PodStats)(nil),              // 60: syncpod.v1.PodStats
-	(*timestamppb.Timestamp)(nil),    // 61: google.protobuf.Timestamp
-	(*v1.LogLine)(nil),               // 62: syncpod.v1.LogLine
-	(*v1.Pod)(nil),                   // 63: syncpod.v1.Pod
-	(*v1.ObservedPod)(nil),           // 64: syncpod.v1.ObservedPod
-	(*v1.ContainerProbeResults)(nil), // 65: syncpod.v1.ContainerProbeResults
-	(*v1.PodActions)(nil),            // 66: syncpod.v1.PodActions
-	(*durationpb.Duration)(nil),      // 67: google.protobuf.Duration
-	(*v1.PodStatus)(nil),             // 68: syncpod.v1.PodStatus
-	(*v1.Event)(nil),                 // 69: syncpod.v1.Event
-	(*v1.ConfigMap)(nil),             // 70: syncpod.v1.ConfigMap
-	(*v1.Secret)(nil),                // 71: syncpod.v1.Secret
-	(*v1.ResourceRequirements)(nil),  // 72: syncpod.v1.ResourceRequirements
+	(ApplyResult)(0),                  // 0: syncpod.planner.v1.ApplyResult
+	(WatchEventType)(0),               // 1: syncpod.planner.v1.WatchEventType
+	(NodeShutdownPhase)(0),            // 2: syncpod.planner.v1.NodeShutdownPhase
+	(*AttachRequest)(nil),             // 3: syncpod.planner.v1.AttachRequest
+	(*AttachStart)(nil),               // 4: syncpod.planner.v1.AttachStart
+	(*AttachResponse)(nil),            // 5: syncpod.planner.v1.AttachResponse
+	(*ListPodStatsRequest)(nil),       // 6: syncpod.planner.v1.ListPodStatsRequest
+	(*ListPodStatsResponse)(nil),      // 7: syncpod.planner.v1.ListPodStatsResponse
+	(*PortForwardRequest)(nil),        // 8: syncpod.planner.v1.PortForwardRequest
+	(*PortForwardStart)(nil),          // 9: syncpod.planner.v1.PortForwardStart
+	(*PortForwardResponse)(nil),       // 10: syncpod.planner.v1.PortForwardResponse
+	(*ExecRequest)(nil),               // 11: syncpod.planner.v1.ExecRequest
+	(*ExecStart)(nil),                 // 12: syncpod.planner.v1.ExecStart
+	(*ExecResponse)(nil),              // 13: syncpod.planner.v1.ExecResponse
+	(*ContainerLogsRequest)(nil),      // 14: syncpod.planner.v1.ContainerLogsRequest
+	(*ContainerLogsResponse)(nil),     // 15: syncpod.planner.v1.ContainerLogsResponse
+	(*PlanRequest)(nil),               // 16: syncpod.planner.v1.PlanRequest
+	(*PlanResponse)(nil),              // 17: syncpod.planner.v1.PlanResponse
+	(*ApplyPodRequest)(nil),           // 18: syncpod.planner.v1.ApplyPodRequest
+	(*ApplyPodResponse)(nil),          // 19: syncpod.planner.v1.ApplyPodResponse
+	(*PodRef)(nil),                    // 20: syncpod.planner.v1.PodRef
+	(*DeletePodRequest)(nil),          // 21: syncpod.planner.v1.DeletePodRequest
+	(*DeletePodResponse)(nil),         // 22: syncpod.planner.v1.DeletePodResponse
+	(*GetPodRequest)(nil),             // 23: syncpod.planner.v1.GetPodRequest
+	(*GetPodResponse)(nil),            // 24: syncpod.planner.v1.GetPodResponse
+	(*PodSyncTimeline)(nil),           // 25: syncpod.planner.v1.PodSyncTimeline
+	(*PodSyncStage)(nil),              // 26: syncpod.planner.v1.PodSyncStage
+	(*PodRecord)(nil),                 // 27: syncpod.planner.v1.PodRecord
+	(*PodAllocation)(nil),             // 28: syncpod.planner.v1.PodAllocation
+	(*ListPodsRequest)(nil),           // 29: syncpod.planner.v1.ListPodsRequest
+	(*ListPodsResponse)(nil),          // 30: syncpod.planner.v1.ListPodsResponse
+	(*WatchPodsRequest)(nil),          // 31: syncpod.planner.v1.WatchPodsRequest
+	(*WatchPodsResponse)(nil),         // 32: syncpod.planner.v1.WatchPodsResponse
+	(*ConfigObjectRef)(nil),           // 33: syncpod.planner.v1.ConfigObjectRef
+	(*ApplyConfigMapRequest)(nil),     // 34: syncpod.planner.v1.ApplyConfigMapRequest
+	(*ApplyConfigMapResponse)(nil),    // 35: syncpod.planner.v1.ApplyConfigMapResponse
+	(*GetConfigMapRequest)(nil),       // 36: syncpod.planner.v1.GetConfigMapRequest
+	(*GetConfigMapResponse)(nil),      // 37: syncpod.planner.v1.GetConfigMapResponse
+	(*ListConfigMapsRequest)(nil),     // 38: syncpod.planner.v1.ListConfigMapsRequest
+	(*ListConfigMapsResponse)(nil),    // 39: syncpod.planner.v1.ListConfigMapsResponse
+	(*DeleteConfigMapRequest)(nil),    // 40: syncpod.planner.v1.DeleteConfigMapRequest
+	(*DeleteConfigMapResponse)(nil),   // 41: syncpod.planner.v1.DeleteConfigMapResponse
+	(*ApplySecretRequest)(nil),        // 42: syncpod.planner.v1.ApplySecretRequest
+	(*ApplySecretResponse)(nil),       // 43: syncpod.planner.v1.ApplySecretResponse
+	(*GetSecretRequest)(nil),          // 44: syncpod.planner.v1.GetSecretRequest
+	(*GetSecretResponse)(nil),         // 45: syncpod.planner.v1.GetSecretResponse
+	(*ListSecretsRequest)(nil),        // 46: syncpod.planner.v1.ListSecretsRequest
+	(*ListSecretsResponse)(nil),       // 47: syncpod.planner.v1.ListSecretsResponse
+	(*DeleteSecretRequest)(nil),       // 48: syncpod.planner.v1.DeleteSecretRequest
+	(*DeleteSecretResponse)(nil),      // 49: syncpod.planner.v1.DeleteSecretResponse
+	(*ShutdownNodeRequest)(nil),       // 50: syncpod.planner.v1.ShutdownNodeRequest
+	(*ShutdownNodeResponse)(nil),      // 51: syncpod.planner.v1.ShutdownNodeResponse
+	(*GetNodeShutdownRequest)(nil),    // 52: syncpod.planner.v1.GetNodeShutdownRequest
+	(*GetNodeShutdownResponse)(nil),   // 53: syncpod.planner.v1.GetNodeShutdownResponse
+	(*GetNodeConditionsRequest)(nil),  // 54: syncpod.planner.v1.GetNodeConditionsRequest
+	(*GetNodeConditionsResponse)(nil), // 55: syncpod.planner.v1.GetNodeConditionsResponse
+	(*NodeCondition)(nil),             // 56: syncpod.planner.v1.NodeCondition
+	(*NodeShutdown)(nil),              // 57: syncpod.planner.v1.NodeShutdown
+	(*NodeShutdownGroup)(nil),         // 58: syncpod.planner.v1.NodeShutdownGroup
+	(*NodeShutdownPod)(nil),           // 59: syncpod.planner.v1.NodeShutdownPod
+	nil,                               // 60: syncpod.planner.v1.PodAllocation.ContainersEntry
+	(*v1.StreamInput)(nil),            // 61: syncpod.v1.StreamInput
+	(*v1.StreamOutput)(nil),           // 62: syncpod.v1.StreamOutput
+	(*v1.PodStats)(nil),               // 63: syncpod.v1.PodStats
+	(*timestamppb.Timestamp)(nil),     // 64: google.protobuf.Timestamp
+	(*v1.LogLine)(nil),                // 65: syncpod.v1.LogLine
+	(*v1.Pod)(nil),                    // 66: syncpod.v1.Pod
+	(*v1.ObservedPod)(nil),            // 67: syncpod.v1.ObservedPod
+	(*v1.ContainerProbeResults)(nil),  // 68: syncpod.v1.ContainerProbeResults
+	(*v1.PodActions)(nil),             // 69: syncpod.v1.PodActions
+	(*durationpb.Duration)(nil),       // 70: google.protobuf.Duration
+	(*v1.PodStatus)(nil),              // 71: syncpod.v1.PodStatus
+	(*v1.Event)(nil),                  // 72: syncpod.v1.Event
+	(*v1.ConfigMap)(nil),              // 73: syncpod.v1.ConfigMap
+	(*v1.Secret)(nil),                 // 74: syncpod.v1.Secret
+	(*v1.ResourceRequirements)(nil),   // 75: syncpod.v1.ResourceRequirements
 }
 var file_syncpod_planner_v1_planner_proto_depIdxs = []int32{
 	4,  // 0: syncpod.planner.v1.AttachRequest.start:type_name -> syncpod.planner.v1.AttachStart
-	58, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
+	61, // 1: syncpod.planner.v1.AttachRequest.input:type_name -> syncpod.v1.StreamInput
 	20, // 2: syncpod.planner.v1.AttachStart.pod:type_name -> syncpod.planner.v1.PodRef
-	59, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
-	60, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
+	62, // 3: syncpod.planner.v1.AttachResponse.output:type_name -> syncpod.v1.StreamOutput
+	63, // 4: syncpod.planner.v1.ListPodStatsResponse.stats:type_name -> syncpod.v1.PodStats
 	9,  // 5: syncpod.planner.v1.PortForwardRequest.start:type_name -> syncpod.planner.v1.PortForwardStart
 	20, // 6: syncpod.planner.v1.PortForwardStart.pod:type_name -> syncpod.planner.v1.PodRef
 	12, // 7: syncpod.planner.v1.ExecRequest.start:type_name -> syncpod.planner.v1.ExecStart
-	58, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
+	61, // 8: syncpod.planner.v1.ExecRequest.input:type_name -> syncpod.v1.StreamInput
 	20, // 9: syncpod.planner.v1.ExecStart.pod:type_name -> syncpod.planner.v1.PodRef
-	59, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
+	62, // 10: syncpod.planner.v1.ExecResponse.output:type_name -> syncpod.v1.StreamOutput
 	20, // 11: syncpod.planner.v1.ContainerLogsRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	61, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
-	62, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
-	63, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
-	64, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
-	65, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
-	66, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
-	63, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
-	63, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
+	64, // 12: syncpod.planner.v1.ContainerLogsRequest.since_time:type_name -> google.protobuf.Timestamp
+	65, // 13: syncpod.planner.v1.ContainerLogsResponse.lines:type_name -> syncpod.v1.LogLine
+	66, // 14: syncpod.planner.v1.PlanRequest.pod:type_name -> syncpod.v1.Pod
+	67, // 15: syncpod.planner.v1.PlanRequest.observed:type_name -> syncpod.v1.ObservedPod
+	68, // 16: syncpod.planner.v1.PlanRequest.probes:type_name -> syncpod.v1.ContainerProbeResults
+	69, // 17: syncpod.planner.v1.PlanResponse.actions:type_name -> syncpod.v1.PodActions
+	66, // 18: syncpod.planner.v1.ApplyPodRequest.pod:type_name -> syncpod.v1.Pod
+	66, // 19: syncpod.planner.v1.ApplyPodResponse.pod:type_name -> syncpod.v1.Pod
 	0,  // 20: syncpod.planner.v1.ApplyPodResponse.result:type_name -> syncpod.planner.v1.ApplyResult
 	20, // 21: syncpod.planner.v1.DeletePodRequest.pod:type_name -> syncpod.planner.v1.PodRef
-	63, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
+	66, // 22: syncpod.planner.v1.DeletePodResponse.pod:type_name -> syncpod.v1.Pod
 	20, // 23: syncpod.planner.v1.GetPodRequest.pod:type_name -> syncpod.planner.v1.PodRef
 	27, // 24: syncpod.planner.v1.GetPodResponse.record:type_name -> syncpod.planner.v1.PodRecord
 	25, // 25: syncpod.planner.v1.GetPodResponse.last_sync:type_name -> syncpod.planner.v1.PodSyncTimeline
-	61, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
-	61, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
+	64, // 26: syncpod.planner.v1.PodSyncTimeline.event_at:type_name -> google.protobuf.Timestamp
+	64, // 27: syncpod.planner.v1.PodSyncTimeline.triggered_at:type_name -> google.protobuf.Timestamp
 	26, // 28: syncpod.planner.v1.PodSyncTimeline.stages:type_name -> syncpod.planner.v1.PodSyncStage
-	67, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
-	67, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
-	67, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
-	63, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
-	68, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
-	69, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
-	66, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
+	70, // 29: syncpod.planner.v1.PodSyncTimeline.total:type_name -> google.protobuf.Duration
+	70, // 30: syncpod.planner.v1.PodSyncStage.offset:type_name -> google.protobuf.Duration
+	70, // 31: syncpod.planner.v1.PodSyncStage.duration:type_name -> google.protobuf.Duration
+	66, // 32: syncpod.planner.v1.PodRecord.pod:type_name -> syncpod.v1.Pod
+	71, // 33: syncpod.planner.v1.PodRecord.status:type_name -> syncpod.v1.PodStatus
+	72, // 34: syncpod.planner.v1.PodRecord.events:type_name -> syncpod.v1.Event
+	69, // 35: syncpod.planner.v1.PodRecord.last_actions:type_name -> syncpod.v1.PodActions
 	28, // 36: syncpod.planner.v1.PodRecord.allocation:type_name -> syncpod.planner.v1.PodAllocation
-	57, // 37: syncpod.planner.v1.PodAllocation.containers:type_name -> syncpod.planner.v1.PodAllocation.ContainersEntry
+	60, // 37: syncpod.planner.v1.PodAllocation.containers:type_name -> syncpod.planner.v1.PodAllocation.ContainersEntry
 	27, // 38: syncpod.planner.v1.ListPodsResponse.records:type_name -> syncpod.planner.v1.PodRecord
 	1,  // 39: syncpod.planner.v1.WatchPodsResponse.type:type_name -> syncpod.planner.v1.WatchEventType
 	27, // 40: syncpod.planner.v1.WatchPodsResponse.record:type_name -> syncpod.planner.v1.PodRecord
-	61, // 41: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
-	70, // 42: syncpod.planner.v1.ApplyConfigMapRequest.config_map:type_name -> syncpod.v1.ConfigMap
-	70, // 43: syncpod.planner.v1.ApplyConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
+	64, // 41: syncpod.planner.v1.WatchPodsResponse.time:type_name -> google.protobuf.Timestamp
+	73, // 42: syncpod.planner.v1.ApplyConfigMapRequest.config_map:type_name -> syncpod.v1.ConfigMap
+	73, // 43: syncpod.planner.v1.ApplyConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
 	0,  // 44: syncpod.planner.v1.ApplyConfigMapResponse.result:type_name -> syncpod.planner.v1.ApplyResult
 	33, // 45: syncpod.planner.v1.GetConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	70, // 46: syncpod.planner.v1.GetConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
-	70, // 47: syncpod.planner.v1.ListConfigMapsResponse.config_maps:type_name -> syncpod.v1.ConfigMap
+	73, // 46: syncpod.planner.v1.GetConfigMapResponse.config_map:type_name -> syncpod.v1.ConfigMap
+	73, // 47: syncpod.planner.v1.ListConfigMapsResponse.config_maps:type_name -> syncpod.v1.ConfigMap
 	33, // 48: syncpod.planner.v1.DeleteConfigMapRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	71, // 49: syncpod.planner.v1.ApplySecretRequest.secret:type_name -> syncpod.v1.Secret
-	71, // 50: syncpod.planner.v1.ApplySecretResponse.secret:type_name -> syncpod.v1.Secret
+	74, // 49: syncpod.planner.v1.ApplySecretRequest.secret:type_name -> syncpod.v1.Secret
+	74, // 50: syncpod.planner.v1.ApplySecretResponse.secret:type_name -> syncpod.v1.Secret
 	0,  // 51: syncpod.planner.v1.ApplySecretResponse.result:type_name -> syncpod.planner.v1.ApplyResult
 	33, // 52: syncpod.planner.v1.GetSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	71, // 53: syncpod.planner.v1.GetSecretResponse.secret:type_name -> syncpod.v1.Secret
-	71, // 54: syncpod.planner.v1.ListSecretsResponse.secrets:type_name -> syncpod.v1.Secret
+	74, // 53: syncpod.planner.v1.GetSecretResponse.secret:type_name -> syncpod.v1.Secret
+	74, // 54: syncpod.planner.v1.ListSecretsResponse.secrets:type_name -> syncpod.v1.Secret
 	33, // 55: syncpod.planner.v1.DeleteSecretRequest.ref:type_name -> syncpod.planner.v1.ConfigObjectRef
-	54, // 56: syncpod.planner.v1.ShutdownNodeResponse.shutdown:type_name -> syncpod.planner.v1.NodeShutdown
-	54, // 57: syncpod.planner.v1.GetNodeShutdownResponse.shutdown:type_name -> syncpod.planner.v1.NodeShutdown
-	2,  // 58: syncpod.planner.v1.NodeShutdown.phase:type_name -> syncpod.planner.v1.NodeShutdownPhase
-	61, // 59: syncpod.planner.v1.NodeShutdown.started_at:type_name -> google.protobuf.Timestamp
-	61, // 60: syncpod.planner.v1.NodeShutdown.ended_at:type_name -> google.protobuf.Timestamp
-	55, // 61: syncpod.planner.v1.NodeShutdown.groups:type_name -> syncpod.planner.v1.NodeShutdownGroup
-	56, // 62: syncpod.planner.v1.NodeShutdownGroup.pods:type_name -> syncpod.planner.v1.NodeShutdownPod
-	61, // 63: syncpod.planner.v1.NodeShutdownGroup.started_at:type_name -> google.protobuf.Timestamp
-	61, // 64: syncpod.planner.v1.NodeShutdownGroup.ended_at:type_name -> google.protobuf.Timestamp
-	72, // 65: syncpod.planner.v1.PodAllocation.ContainersEntry.value:type_name -> syncpod.v1.ResourceRequirements
-	16, // 66: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
-	18, // 67: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
-	21, // 68: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
-	23, // 69: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
-	29, // 70: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
-	31, // 71: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
-	14, // 72: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
-	11, // 73: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
-	8,  // 74: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
-	6,  // 75: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
-	3,  // 76: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
-	34, // 77: syncpod.planner.v1.PlannerService.ApplyConfigMap:input_type -> syncpod.planner.v1.ApplyConfigMapRequest
-	36, // 78: syncpod.planner.v1.PlannerService.GetConfigMap:input_type -> syncpod.planner.v1.GetConfigMapRequest
-	38, // 79: syncpod.planner.v1.PlannerService.ListConfigMaps:input_type -> syncpod.planner.v1.ListConfigMapsRequest
-	40, // 80: syncpod.planner.v1.PlannerService.DeleteConfigMap:input_type -> syncpod.planner.v1.DeleteConfigMapRequest
-	42, // 81: syncpod.planner.v1.PlannerService.ApplySecret:input_type -> syncpod.planner.v1.ApplySecretRequest
-	44, // 82: syncpod.planner.v1.PlannerService.GetSecret:input_type -> syncpod.planner.v1.GetSecretRequest
-	46, // 83: syncpod.planner.v1.PlannerService.ListSecrets:input_type -> syncpod.planner.v1.ListSecretsRequest
-	48, // 84: syncpod.planner.v1.PlannerService.DeleteSecret:input_type -> syncpod.planner.v1.DeleteSecretRequest
-	50, // 85: syncpod.planner.v1.PlannerService.ShutdownNode:input_type -> syncpod.planner.v1.ShutdownNodeRequest
-	52, // 86: syncpod.planner.v1.PlannerService.GetNodeShutdown:input_type -> syncpod.planner.v1.GetNodeShutdownRequest
-	17, // 87: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
-	19, // 88: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
-	22, // 89: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
-	24, // 90: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
-	30, // 91: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
-	32, // 92: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
-	15, // 93: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
-	13, // 94: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
-	10, // 95: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
-	7,  // 96: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
-	5,  // 97: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
-	35, // 98: syncpod.planner.v1.PlannerService.ApplyConfigMap:output_type -> syncpod.planner.v1.ApplyConfigMapResponse
-	37, // 99: syncpod.planner.v1.PlannerService.GetConfigMap:output_type -> syncpod.planner.v1.GetConfigMapResponse
-	39, // 100: syncpod.planner.v1.PlannerService.ListConfigMaps:output_type -> syncpod.planner.v1.ListConfigMapsResponse
-	41, // 101: syncpod.planner.v1.PlannerService.DeleteConfigMap:output_type -> syncpod.planner.v1.DeleteConfigMapResponse
-	43, // 102: syncpod.planner.v1.PlannerService.ApplySecret:output_type -> syncpod.planner.v1.ApplySecretResponse
-	45, // 103: syncpod.planner.v1.PlannerService.GetSecret:output_type -> syncpod.planner.v1.GetSecretResponse
-	47, // 104: syncpod.planner.v1.PlannerService.ListSecrets:output_type -> syncpod.planner.v1.ListSecretsResponse
-	49, // 105: syncpod.planner.v1.PlannerService.DeleteSecret:output_type -> syncpod.planner.v1.DeleteSecretResponse
-	51, // 106: syncpod.planner.v1.PlannerService.ShutdownNode:output_type -> syncpod.planner.v1.ShutdownNodeResponse
-	53, // 107: syncpod.planner.v1.PlannerService.GetNodeShutdown:output_type -> syncpod.planner.v1.GetNodeShutdownResponse
-	87, // [87:108] is the sub-list for method output_type
-	66, // [66:87] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	57, // 56: syncpod.planner.v1.ShutdownNodeResponse.shutdown:type_name -> syncpod.planner.v1.NodeShutdown
+	57, // 57: syncpod.planner.v1.GetNodeShutdownResponse.shutdown:type_name -> syncpod.planner.v1.NodeShutdown
+	56, // 58: syncpod.planner.v1.GetNodeConditionsResponse.conditions:type_name -> syncpod.planner.v1.NodeCondition
+	2,  // 59: syncpod.planner.v1.NodeShutdown.phase:type_name -> syncpod.planner.v1.NodeShutdownPhase
+	64, // 60: syncpod.planner.v1.NodeShutdown.started_at:type_name -> google.protobuf.Timestamp
+	64, // 61: syncpod.planner.v1.NodeShutdown.ended_at:type_name -> google.protobuf.Timestamp
+	58, // 62: syncpod.planner.v1.NodeShutdown.groups:type_name -> syncpod.planner.v1.NodeShutdownGroup
+	59, // 63: syncpod.planner.v1.NodeShutdownGroup.pods:type_name -> syncpod.planner.v1.NodeShutdownPod
+	64, // 64: syncpod.planner.v1.NodeShutdownGroup.started_at:type_name -> google.protobuf.Timestamp
+	64, // 65: syncpod.planner.v1.NodeShutdownGroup.ended_at:type_name -> google.protobuf.Timestamp
+	75, // 66: syncpod.planner.v1.PodAllocation.ContainersEntry.value:type_name -> syncpod.v1.ResourceRequirements
+	16, // 67: syncpod.planner.v1.PlannerService.Plan:input_type -> syncpod.planner.v1.PlanRequest
+	18, // 68: syncpod.planner.v1.PlannerService.ApplyPod:input_type -> syncpod.planner.v1.ApplyPodRequest
+	21, // 69: syncpod.planner.v1.PlannerService.DeletePod:input_type -> syncpod.planner.v1.DeletePodRequest
+	23, // 70: syncpod.planner.v1.PlannerService.GetPod:input_type -> syncpod.planner.v1.GetPodRequest
+	29, // 71: syncpod.planner.v1.PlannerService.ListPods:input_type -> syncpod.planner.v1.ListPodsRequest
+	31, // 72: syncpod.planner.v1.PlannerService.WatchPods:input_type -> syncpod.planner.v1.WatchPodsRequest
+	14, // 73: syncpod.planner.v1.PlannerService.ContainerLogs:input_type -> syncpod.planner.v1.ContainerLogsRequest
+	11, // 74: syncpod.planner.v1.PlannerService.Exec:input_type -> syncpod.planner.v1.ExecRequest
+	8,  // 75: syncpod.planner.v1.PlannerService.PortForward:input_type -> syncpod.planner.v1.PortForwardRequest
+	6,  // 76: syncpod.planner.v1.PlannerService.ListPodStats:input_type -> syncpod.planner.v1.ListPodStatsRequest
+	3,  // 77: syncpod.planner.v1.PlannerService.Attach:input_type -> syncpod.planner.v1.AttachRequest
+	34, // 78: syncpod.planner.v1.PlannerService.ApplyConfigMap:input_type -> syncpod.planner.v1.ApplyConfigMapRequest
+	36, // 79: syncpod.planner.v1.PlannerService.GetConfigMap:input_type -> syncpod.planner.v1.GetConfigMapRequest
+	38, // 80: syncpod.planner.v1.PlannerService.ListConfigMaps:input_type -> syncpod.planner.v1.ListConfigMapsRequest
+	40, // 81: syncpod.planner.v1.PlannerService.DeleteConfigMap:input_type -> syncpod.planner.v1.DeleteConfigMapRequest
+	42, // 82: syncpod.planner.v1.PlannerService.ApplySecret:input_type -> syncpod.planner.v1.ApplySecretRequest
+	44, // 83: syncpod.planner.v1.PlannerService.GetSecret:input_type -> syncpod.planner.v1.GetSecretRequest
+	46, // 84: syncpod.planner.v1.PlannerService.ListSecrets:input_type -> syncpod.planner.v1.ListSecretsRequest
+	48, // 85: syncpod.planner.v1.PlannerService.DeleteSecret:input_type -> syncpod.planner.v1.DeleteSecretRequest
+	50, // 86: syncpod.planner.v1.PlannerService.ShutdownNode:input_type -> syncpod.planner.v1.ShutdownNodeRequest
+	52, // 87: syncpod.planner.v1.PlannerService.GetNodeShutdown:input_type -> syncpod.planner.v1.GetNodeShutdownRequest
+	54, // 88: syncpod.planner.v1.PlannerService.GetNodeConditions:input_type -> syncpod.planner.v1.GetNodeConditionsRequest
+	17, // 89: syncpod.planner.v1.PlannerService.Plan:output_type -> syncpod.planner.v1.PlanResponse
+	19, // 90: syncpod.planner.v1.PlannerService.ApplyPod:output_type -> syncpod.planner.v1.ApplyPodResponse
+	22, // 91: syncpod.planner.v1.PlannerService.DeletePod:output_type -> syncpod.planner.v1.DeletePodResponse
+	24, // 92: syncpod.planner.v1.PlannerService.GetPod:output_type -> syncpod.planner.v1.GetPodResponse
+	30, // 93: syncpod.planner.v1.PlannerService.ListPods:output_type -> syncpod.planner.v1.ListPodsResponse
+	32, // 94: syncpod.planner.v1.PlannerService.WatchPods:output_type -> syncpod.planner.v1.WatchPodsResponse
+	15, // 95: syncpod.planner.v1.PlannerService.ContainerLogs:output_type -> syncpod.planner.v1.ContainerLogsResponse
+	13, // 96: syncpod.planner.v1.PlannerService.Exec:output_type -> syncpod.planner.v1.ExecResponse
+	10, // 97: syncpod.planner.v1.PlannerService.PortForward:output_type -> syncpod.planner.v1.PortForwardResponse
+	7,  // 98: syncpod.planner.v1.PlannerService.ListPodStats:output_type -> syncpod.planner.v1.ListPodStatsResponse
+	5,  // 99: syncpod.planner.v1.PlannerService.Attach:output_type -> syncpod.planner.v1.AttachResponse
+	35, // 100: syncpod.planner.v1.PlannerService.ApplyConfigMap:output_type -> syncpod.planner.v1.ApplyConfigMapResponse
+	37, // 101: syncpod.planner.v1.PlannerService.GetConfigMap:output_type -> syncpod.planner.v1.GetConfigMapResponse
+	39, // 102: syncpod.planner.v1.PlannerService.ListConfigMaps:output_type -> syncpod.planner.v1.ListConfigMapsResponse
+	41, // 103: syncpod.planner.v1.PlannerService.DeleteConfigMap:output_type -> syncpod.planner.v1.DeleteConfigMapResponse
+	43, // 104: syncpod.planner.v1.PlannerService.ApplySecret:output_type -> syncpod.planner.v1.ApplySecretResponse
+	45, // 105: syncpod.planner.v1.PlannerService.GetSecret:output_type -> syncpod.planner.v1.GetSecretResponse
+	47, // 106: syncpod.planner.v1.PlannerService.ListSecrets:output_type -> syncpod.planner.v1.ListSecretsResponse
+	49, // 107: syncpod.planner.v1.PlannerService.DeleteSecret:output_type -> syncpod.planner.v1.DeleteSecretResponse
+	51, // 108: syncpod.planner.v1.PlannerService.ShutdownNode:output_type -> syncpod.planner.v1.ShutdownNodeResponse
+	53, // 109: syncpod.planner.v1.PlannerService.GetNodeShutdown:output_type -> syncpod.planner.v1.GetNodeShutdownResponse
+	55, // 110: syncpod.planner.v1.PlannerService.GetNodeConditions:output_type -> syncpod.planner.v1.GetNodeConditionsResponse
+	89, // [89:111] is the sub-list for method output_type
+	67, // [67:89] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_planner_v1_planner_proto_init() }
@@ -3691,7 +3890,7 @@ func file_syncpod_planner_v1_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_planner_v1_planner_proto_rawDesc), len(file_syncpod_planner_v1_planner_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   55,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,27 +19,28 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PlannerService_Plan_FullMethodName            = "/syncpod.planner.v1.PlannerService/Plan"
-	PlannerService_ApplyPod_FullMethodName        = "/syncpod.planner.v1.PlannerService/ApplyPod"
-	PlannerService_DeletePod_FullMethodName       = "/syncpod.planner.v1.PlannerService/DeletePod"
-	PlannerService_GetPod_FullMethodName          = "/syncpod.planner.v1.PlannerService/GetPod"
-	PlannerService_ListPods_FullMethodName        = "/syncpod.planner.v1.PlannerService/ListPods"
-	PlannerService_WatchPods_FullMethodName       = "/syncpod.planner.v1.PlannerService/WatchPods"
-	PlannerService_ContainerLogs_FullMethodName   = "/syncpod.planner.v1.PlannerService/ContainerLogs"
-	PlannerService_Exec_FullMethodName            = "/syncpod.planner.v1.PlannerService/Exec"
-	PlannerService_PortForward_FullMethodName     = "/syncpod.planner.v1.PlannerService/PortForward"
-	PlannerService_ListPodStats_FullMethodName    = "/syncpod.planner.v1.PlannerService/ListPodStats"
-	PlannerService_Attach_FullMethodName          = "/syncpod.planner.v1.PlannerService/Attach"
-	PlannerService_ApplyConfigMap_FullMethodName  = "/syncpod.planner.v1.PlannerService/ApplyConfigMap"
-	PlannerService_GetConfigMap_FullMethodName    = "/syncpod.planner.v1.PlannerService/GetConfigMap"
-	PlannerService_ListConfigMaps_FullMethodName  = "/syncpod.planner.v1.PlannerService/ListConfigMaps"
-	PlannerService_DeleteConfigMap_FullMethodName = "/syncpod.planner.v1.PlannerService/DeleteConfigMap"
-	PlannerService_ApplySecret_FullMethodName     = "/syncpod.planner.v1.PlannerService/ApplySecret"
-	PlannerService_GetSecret_FullMethodName       = "/syncpod.planner.v1.PlannerService/GetSecret"
-	PlannerService_ListSecrets_FullMethodName     = "/syncpod.planner.v1.PlannerService/ListSecrets"
-	PlannerService_DeleteSecret_FullMethodName    = "/syncpod.planner.v1.PlannerService/DeleteSecret"
-	PlannerService_ShutdownNode_FullMethodName    = "/syncpod.planner.v1.PlannerService/ShutdownNode"
-	PlannerService_GetNodeShutdown_FullMethodName = "/syncpod.planner.v1.PlannerService/GetNodeShutdown"
+	PlannerService_Plan_FullMethodName              = "/syncpod.planner.v1.PlannerService/Plan"
+	PlannerService_ApplyPod_FullMethodName          = "/syncpod.planner.v1.PlannerService/ApplyPod"
+	PlannerService_DeletePod_FullMethodName         = "/syncpod.planner.v1.PlannerService/DeletePod"
+	PlannerService_GetPod_FullMethodName            = "/syncpod.planner.v1.PlannerService/GetPod"
+	PlannerService_ListPods_FullMethodName          = "/syncpod.planner.v1.PlannerService/ListPods"
+	PlannerService_WatchPods_FullMethodName         = "/syncpod.planner.v1.PlannerService/WatchPods"
+	PlannerService_ContainerLogs_FullMethodName     = "/syncpod.planner.v1.PlannerService/ContainerLogs"
+	PlannerService_Exec_FullMethodName              = "/syncpod.planner.v1.PlannerService/Exec"
+	PlannerService_PortForward_FullMethodName       = "/syncpod.planner.v1.PlannerService/PortForward"
+	PlannerService_ListPodStats_FullMethodName      = "/syncpod.planner.v1.PlannerService/ListPodStats"
+	PlannerService_Attach_FullMethodName            = "/syncpod.planner.v1.PlannerService/Attach"
+	PlannerService_ApplyConfigMap_FullMethodName    = "/syncpod.planner.v1.PlannerService/ApplyConfigMap"
+	PlannerService_GetConfigMap_FullMethodName      = "/syncpod.planner.v1.PlannerService/GetConfigMap"
+	PlannerService_ListConfigMaps_FullMethodName    = "/syncpod.planner.v1.PlannerService/ListConfigMaps"
+	PlannerService_DeleteConfigMap_FullMethodName   = "/syncpod.planner.v1.PlannerService/DeleteConfigMap"
+	PlannerService_ApplySecret_FullMethodName       = "/syncpod.planner.v1.PlannerService/ApplySecret"
+	PlannerService_GetSecret_FullMethodName         = "/syncpod.planner.v1.PlannerService/GetSecret"
+	PlannerService_ListSecrets_FullMethodName       = "/syncpod.planner.v1.PlannerService/ListSecrets"
+	PlannerService_DeleteSecret_FullMethodName      = "/syncpod.planner.v1.PlannerService/DeleteSecret"
+	PlannerService_ShutdownNode_FullMethodName      = "/syncpod.planner.v1.PlannerService/ShutdownNode"
+	PlannerService_GetNodeShutdown_FullMethodName   = "/syncpod.planner.v1.PlannerService/GetNodeShutdown"
+	PlannerService_GetNodeConditions_FullMethodName = "/syncpod.planner.v1.PlannerService/GetNodeConditions"
 )
 
 // PlannerServiceClient is the client API for PlannerService service.
@@ -133,6 +134,12 @@ type PlannerServiceClient interface {
 	// (until the planner starts again, when the ended pods restart per
 	// their restart policy).
 	GetNodeShutdown(ctx context.Context, in *GetNodeShutdownRequest, opts ...grpc.CallOption) (*GetNodeShutdownResponse, error)
+	// GetNodeConditions reports the node's pressure conditions as the
+	// planner's eviction manager found them at its last round (rule ):
+	// the same thresholds (--eviction-hard and --eviction-soft) that evict
+	// decide MemoryPressure, DiskPressure and PIDPressure. The node agent
+	// posts them on the Node and admits pods by them.
+	GetNodeConditions(ctx context.Context, in *GetNodeConditionsRequest, opts ...grpc.CallOption) (*GetNodeConditionsResponse, error)
 }
 
 type plannerServiceClient struct {
@@ -380,6 +387,16 @@ func (c *plannerServiceClient) GetNodeShutdown(ctx context.Context, in *GetNodeS
 	return out, nil
 }
 
+func (c *plannerServiceClient) GetNodeConditions(ctx context.Context, in *GetNodeConditionsRequest, opts ...grpc.CallOption) (*GetNodeConditionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetNodeConditionsResponse)
+	err := c.cc.Invoke(ctx, PlannerService_GetNodeConditions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PlannerServiceServer is the server API for PlannerService service.
 // All implementations must embed UnimplementedPlannerServiceServer
 // for forward compatibility.
@@ -471,6 +488,12 @@ type PlannerServiceServer interface {
 	// (until the planner starts again, when the ended pods restart per
 	// their restart policy).
 	GetNodeShutdown(context.Context, *GetNodeShutdownRequest) (*GetNodeShutdownResponse, error)
+	// GetNodeConditions reports the node's pressure conditions as the
+	// planner's eviction manager found them at its last round (rule ):
+	// the same thresholds (--eviction-hard and --eviction-soft) that evict
+	// decide MemoryPressure, DiskPressure and PIDPressure. The node agent
+	// posts them on the Node and admits pods by them.
+	GetNodeConditions(context.Context, *GetNodeConditionsRequest) (*GetNodeConditionsResponse, error)
 	mustEmbedUnimplementedPlannerServiceServer()
 }
 
@@ -543,6 +566,9 @@ func (UnimplementedPlannerServiceServer) ShutdownNode(context.Context, *Shutdown
 }
 func (UnimplementedPlannerServiceServer) GetNodeShutdown(context.Context, *GetNodeShutdownRequest) (*GetNodeShutdownResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetNodeShutdown not implemented")
+}
+func (UnimplementedPlannerServiceServer) GetNodeConditions(context.Context, *GetNodeConditionsRequest) (*GetNodeConditionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetNodeConditions not implemented")
 }
 func (UnimplementedPlannerServiceServer) mustEmbedUnimplementedPlannerServiceServer() {}
 func (UnimplementedPlannerServiceServer) testEmbeddedByValue()                        {}
@@ -896,6 +922,24 @@ func _PlannerService_GetNodeShutdown_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PlannerService_GetNodeConditions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetNodeConditionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServiceServer).GetNodeConditions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PlannerService_GetNodeConditions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServiceServer).GetNodeConditions(ctx, req.(*GetNodeConditionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PlannerService_ServiceDesc is the grpc.ServiceDesc for PlannerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -966,6 +1010,10 @@ var PlannerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetNodeShutdown",
 			Handler:    _PlannerService_GetNodeShutdown_Handler,
+		},
+		{
+			MethodName: "GetNodeConditions",
+			Handler:    _PlannerService_GetNodeConditions_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
