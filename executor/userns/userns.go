@@ -3,6 +3,7 @@ package userns
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os/exec"
 	"os/user"
 	"strconv"
@@ -73,10 +74,14 @@ func ParseSubIDs(out string) (Range, error) {
 // NodeRange is the range the kubelet would use on this host: without a
 // "kubelet" user or without the getsubids tool, Default; otherwise the
 // user's subordinate user IDs, which must equal its group IDs.
-func NodeRange() (Range, error) {
-	if _, err := user.Lookup(KubeletUser); err != nil {
+func NodeRange() (Range, error) { return nodeRange(user.Lookup) }
+
+func nodeRange(lookup func(string) (*user.User, error)) (Range, error) {
+	if _, err := lookup(KubeletUser); err != nil {
+		// No such user, or no user database at all (a FROM scratch
+		// image has no /etc/passwd): the default range.
 		var unknown user.UnknownUserError
-		if errors.As(err, &unknown) {
+		if errors.As(err, &unknown) || errors.Is(err, fs.ErrNotExist) {
 			return Default(), nil
 		}
 		return Range{}, fmt.Errorf("look up user %q: %w", KubeletUser, err)

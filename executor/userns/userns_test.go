@@ -1,6 +1,8 @@
 package userns
 
 import (
+	"io/fs"
+	"os/user"
 	"strings"
 	"testing"
 
@@ -94,6 +96,34 @@ func TestHandlerSupports(t *testing.T) {
 			err := HandlerSupports(tc.st, tc.handler)
 			if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("HandlerSupports = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A host without the kubelet user, or without a user database at all (the
+// executor's FROM scratch image has no /etc/passwd), gets the default
+// range; another failure to look the user up is an error.
+func TestNodeRangeWithoutTheKubeletUser(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     error
+		wantErr bool
+	}{
+		{"no such user", user.UnknownUserError(KubeletUser), false},
+		{"no /etc/passwd", &fs.PathError{Op: "open", Path: "/etc/passwd", Err: fs.ErrNotExist}, false},
+		{"unreadable user database", &fs.PathError{Op: "open", Path: "/etc/passwd", Err: fs.ErrPermission}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := nodeRange(func(string) (*user.User, error) { return nil, tc.err })
+			if tc.wantErr {
+				if err == nil {
+					t.Errorf("range %v, want an error", r)
+				}
+				return
+			}
+			if err != nil || r != Default() {
+				t.Errorf("range %v, %v; want the default range", r, err)
 			}
 		})
 	}
