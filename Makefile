@@ -79,14 +79,18 @@ build-images:
 LINT_LOG  := $(CURDIR)/.tmp/lint.log
 FUZZ_LOG  := $(CURDIR)/.tmp/fuzz.log
 EXTRA_LOG := $(CURDIR)/.tmp/unit-extra.log
+# The conformance subset (mk/conformance.mk) mostly waits on its cluster
+# and pods: it runs in a lane of its own from the end of the set-up.
+CONF_LOG  := $(CURDIR)/.tmp/conformance-subset.log
 test:
-	@mkdir -p $(dir $(LINT_LOG)) && rm -f $(FUZZ_LOG) $(EXTRA_LOG)
+	@mkdir -p $(dir $(LINT_LOG)) && rm -f $(FUZZ_LOG) $(EXTRA_LOG) $(CONF_LOG)
 	start=$$(date +%s); since() { echo "$$(( $$(date +%s) - start )) s"; }; \
 	$(MAKE) --no-print-directory lint-and-generated > $(LINT_LOG) 2>&1 & lint=$$!; \
 	rc=0; $(MAKE) test-setup || rc=$$?; \
 	echo "== set-up done (exit $$rc) at $$(since) =="; \
-	fuzz=; if [ $$rc -eq 0 ]; then \
+	fuzz=; conf=; if [ $$rc -eq 0 ]; then \
 	  { frc=0; $(MAKE) --no-print-directory fuzz > $(FUZZ_LOG) 2>&1 || frc=$$?; echo "fuzzing done at $$(since)" >> $(FUZZ_LOG); exit $$frc; } & fuzz=$$!; \
+	  { crc=0; $(MAKE) --no-print-directory conformance-subset > $(CONF_LOG) 2>&1 || crc=$$?; echo "conformance subset done at $$(since)" >> $(CONF_LOG); exit $$crc; } & conf=$$!; \
 	fi; \
 	lrc=0; wait $$lint || lrc=$$?; \
 	echo "== lint and generated code (ran beside the set-up; exit $$lrc; log $(LINT_LOG)) done at $$(since) =="; \
@@ -108,6 +112,11 @@ test:
 	  cat $(FUZZ_LOG); [ $$frc -eq 0 ] || rc=1; \
 	fi; \
 	cat $(EXTRA_LOG) 2>/dev/null || true; \
+	if [ -n "$$conf" ]; then \
+	  crc=0; wait $$conf || crc=$$?; \
+	  echo "== $$(tail -n 1 $(CONF_LOG)) (it began when the set-up ended; exit $$crc; log $(CONF_LOG)) =="; \
+	  cat $(CONF_LOG); [ $$crc -eq 0 ] || rc=1; \
+	fi; \
 	$(MAKE) test-teardown; echo "== make test: exit $$rc after $$(since) =="; exit $$rc
 	@$(MAKE) --no-print-directory test-summary
 

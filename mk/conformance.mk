@@ -13,7 +13,8 @@
 #   make conformance-down     tear down a cluster left up (mk/conformance.sh up)
 #   make conformance-subset   a few specs for each behaviour the suite once
 #                             found missing, against a syncpod node; fails
-#                             when one fails (part of make test)
+#                             when one fails (a lane of make test, from the
+#                             end of its set-up)
 #
 # The first run builds e2e.test (tens of CPU minutes, at nice 19), ginkgo,
 # agnhost and the Kubernetes components into the cache outside the clone
@@ -86,4 +87,3 @@ conformance-deps:
 	@GO=$(GO) mk/k8sbin.sh e2e.test ginkgo agnhost >/dev/null
 
 test-setup:: conformance-deps
-unit-extra:: conformance-subset
