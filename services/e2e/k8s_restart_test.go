@@ -174,8 +174,7 @@ func TestKubernetesRestartsLoseNothing(t *testing.T) {
 // and started again. Every pod must finish terminating (gone from the API
 // server and from crisim), with no deadlock, and each container must have
 // been sent its stop signal once. (cri-o deadlocked on the StopContainer
-// a restarted kubelet sent again for a container already stopping:
-// cri-o/cri-o issue 9754.)
+// a restarted kubelet sent again for a container already stopping.)
 func TestKubernetesPodsTerminatingWhileTheAgentAndPlannerRestartFinishWithOneStopSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Kubernetes control plane")

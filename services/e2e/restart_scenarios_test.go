@@ -70,7 +70,7 @@ func TestSidecarWithStartupProbeKeepsRestartingItsCrashedContainerAfterEveryServ
 // have been sent its stop signal once: the restarted services carry the
 // deletion on, and the kill in flight is not sent again. (cri-o deadlocked
 // on the StopContainer a restarted kubelet sent again for a container
-// already stopping: cri-o/cri-o issue 9754.)
+// already stopping.)
 func TestPodsTerminatingWhileTheServicesRestartFinishWithOneStopSignal(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOptions{sockets: true})

@@ -185,7 +185,7 @@ func TestRuntimeFaultHungCRICallTimesOutAndRetries(t *testing.T) {
 // restarted, and the PLEG must stay SERVING throughout, with a relist
 // threshold (10 s) far below the hang. (The kubelet's relist waited on
 // such calls one after the other, took minutes, and its node went
-// NotReady: kubernetes/kubernetes issue 94829.)
+// NotReady.)
 func TestRuntimeFaultOnePodsHungStatusCallsDelayNoOtherPod(t *testing.T) {
 	t.Parallel()
 	var (
