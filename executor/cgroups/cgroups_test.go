@@ -244,14 +244,18 @@ func TestManagerV1Cgroupfs(t *testing.T) {
 
 	// A resize: the burstable pod gets limits everywhere.
 	resized := testPod(uidB, ctr(rl("100m", "32Mi"), rl("1", "64Mi")), ctr(rl("200m", ""), rl("500m", "32Mi")))
-	if err := m.Update(resized); err != nil {
-		t.Fatal(err)
+	for _, stage := range []string{StageMemory, StageCPU} {
+		for _, grow := range []bool{true, false} {
+			if err := m.ResizeStage(resized, stage, grow); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if got := read(t, filepath.Join(cpu, "burstable", "pod"+uidB, "cpu.cfs_quota_us")); got != "150000" {
-		t.Errorf("after Update quota = %s, want 150000", got)
+		t.Errorf("after the resize quota = %s, want 150000", got)
 	}
 	if got := read(t, filepath.Join(mem, "burstable", "pod"+uidB, "memory.limit_in_bytes")); got != "100663296" {
-		t.Errorf("after Update memory = %s, want 100663296", got)
+		t.Errorf("after the resize memory = %s, want 100663296", got)
 	}
 
 	// runc makes the cgroup parent in a hybrid host's cgroup2 tree too.

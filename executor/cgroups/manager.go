@@ -191,26 +191,6 @@ func (m *Manager) Ensure(pod *syncpodv1.Pod) (string, error) {
 	return rel, nil
 }
 
-// Update recomputes the pod cgroup's values from pod and writes them,
-// and the QoS cgroups' (for an in-place resize: call it before resizing
-// containers up and after resizing them down, so a container never
-// exceeds its pod). The pod's QoS class must not have changed (Kubernetes
-// forbids a resize that changes it); a pod without a cgroup is an error.
-func (m *Manager) Update(pod *syncpodv1.Pod) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	rel := m.Parent(pod)
-	if !m.h.has(rel) {
-		return fmt.Errorf("pod %s has no cgroup %s", pod.GetUid(), rel)
-	}
-	m.pods[pod.GetUid()] = pod
-	if err := m.h.set(rel, PodConfig(pod, m.h.v2)); err != nil {
-		return err
-	}
-	m.wrote(pod, StageMemory, StageCPU)
-	return m.updateQOS()
-}
-
 // Remove deletes the pod's cgroup, in whichever QoS class it is, and
 // updates the QoS cgroups without it. A cgroup already gone counts as
 // removed; one still holding a process is an error and is kept.
