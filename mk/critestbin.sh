@@ -21,24 +21,12 @@ GO=${GO:-go}
 gover=$($GO env GOVERSION)
 cache=${SYNCPOD_GOTOOLS_CACHE:-$(cache_dir gotools)}
 root=$cache/critest/$version-$gover
-bin=$root/critest
 
-if [ ! -x "$bin" ]; then
-  mkdir -p "$root"
-  exec 9>"$root/.lock"
-  flock 9
-  if [ ! -x "$bin" ]; then
-    start=$(date +%s)
-    echo "critestbin: building critest $version with $gover once (cached in $root for later runs)" >&2
-    dir=$(cd / && GOWORK=off GOFLAGS=-mod=mod $GO mod download -json "sigs.k8s.io/cri-tools@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-    [ -d "$dir" ] || { echo "critestbin: sigs.k8s.io/cri-tools@$version not in the module cache after go mod download" >&2; exit 1; }
-    tmp=$(mktemp -d "$root/.build.XXXXXX")
-    trap 'rm -rf "$tmp"' EXIT
-    (cd "$dir" && GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod $GO test -c -trimpath -o "$tmp/critest" ./cmd/critest)
-    mv "$tmp/critest" "$bin"
-    echo "critestbin: one-time build of critest $version: $(( $(date +%s) - start )) s" >&2
-  fi
-fi
-mkdir -p "$(dirname "$out")"
-cp "$bin" "$out.tmp"
-mv "$out.tmp" "$out"
+build() {
+  local dir
+  dir=$(cd / && GOWORK=off GOFLAGS=-mod=mod $GO mod download -json "sigs.k8s.io/cri-tools@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$dir" ] || { echo "critestbin: sigs.k8s.io/cri-tools@$version not in the module cache after go mod download" >&2; exit 1; }
+  (cd "$dir" && GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod $GO test -c -trimpath -o "$1/critest" ./cmd/critest)
+}
+build_once "$root/critest" critestbin "critest $version" build
+install_copy "$root/critest" "$out"

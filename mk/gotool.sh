@@ -28,26 +28,9 @@ name=$(basename "$pkg")
 gover=$($GO env GOVERSION)
 cache=${SYNCPOD_GOTOOLS_CACHE:-$(cache_dir gotools)}
 root=$cache/$name/$version-$gover
-bin=$root/$name
 
-install_out() {
-  mkdir -p "$(dirname "$out")"
-  cp "$bin" "$out.tmp"
-  mv "$out.tmp" "$out"
+build() {
+  GOBIN=$1 CGO_ENABLED=0 GOWORK=off $GO install -trimpath "$pkg@$version"
 }
-
-if [ ! -x "$bin" ]; then
-  mkdir -p "$root"
-  exec 9>"$root/.lock"
-  flock 9
-  if [ ! -x "$bin" ]; then
-    start=$(date +%s)
-    echo "gotool: building $pkg@$version with $gover once (cached in $root for later runs)" >&2
-    tmp=$(mktemp -d "$root/.build.XXXXXX")
-    trap 'rm -rf "$tmp"' EXIT
-    GOBIN=$tmp CGO_ENABLED=0 GOWORK=off $GO install -trimpath "$pkg@$version"
-    mv "$tmp/$name" "$bin"
-    echo "gotool: one-time build of $name $version: $(( $(date +%s) - start )) s" >&2
-  fi
-fi
-install_out
+build_once "$root/$name" gotool "$pkg@$version" build
+install_copy "$root/$name" "$out"
