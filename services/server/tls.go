@@ -39,49 +39,44 @@ func (f TLSFiles) Check(certFlag, keyFlag, caFlag string) error {
 	return errors.Join(errs...)
 }
 
-func (f TLSFiles) load() (tls.Certificate, *x509.CertPool, error) {
+// load reads f: a TLS 1.2 or later configuration presenting its
+// certificate, and the pool of its CA for the caller to trust.
+func (f TLSFiles) load() (*tls.Config, *x509.CertPool, error) {
 	cert, err := tls.LoadX509KeyPair(f.CertFile, f.KeyFile)
 	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("certificate %s, key %s: %w", f.CertFile, f.KeyFile, err)
+		return nil, nil, fmt.Errorf("certificate %s, key %s: %w", f.CertFile, f.KeyFile, err)
 	}
 	pemCA, err := os.ReadFile(f.CAFile)
 	if err != nil {
-		return tls.Certificate{}, nil, err
+		return nil, nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pemCA) {
-		return tls.Certificate{}, nil, fmt.Errorf("%s: no PEM certificate in it", f.CAFile)
+		return nil, nil, fmt.Errorf("%s: no PEM certificate in it", f.CAFile)
 	}
-	return cert, pool, nil
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, pool, nil
 }
 
 // ServerTLS is the configuration of a listener that asks every client for
 // a certificate signed by f.CAFile and refuses the handshake without one.
 func ServerTLS(f TLSFiles) (*tls.Config, error) {
-	cert, pool, err := f.load()
+	c, pool, err := f.load()
 	if err != nil {
 		return nil, err
 	}
-	return &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{cert},
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    pool,
-	}, nil
+	c.ClientAuth, c.ClientCAs = tls.RequireAndVerifyClientCert, pool
+	return c, nil
 }
 
 // ClientTLS is the configuration of a client that presents f's
 // certificate and checks the server's against f.CAFile.
 func ClientTLS(f TLSFiles) (*tls.Config, error) {
-	cert, pool, err := f.load()
+	c, pool, err := f.load()
 	if err != nil {
 		return nil, err
 	}
-	return &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{cert},
-		RootCAs:      pool,
-	}, nil
+	c.RootCAs = pool
+	return c, nil
 }
 
 // DialPolicy says how a client reaches a service address.
