@@ -468,21 +468,7 @@ func (s *session) input(in *syncpodv1.StreamInput) error {
 // reports none).
 func (s *session) run(ctx context.Context, in io.Reader, out, errw io.Writer, resize <-chan remotecommandserver.TerminalSize) (int32, error) {
 	if in != nil {
-		go func() {
-			buf := make([]byte, 32<<10)
-			for {
-				n, err := in.Read(buf)
-				if n > 0 {
-					if s.input(&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_Stdin{Stdin: append([]byte(nil), buf[:n]...)}}) != nil {
-						return
-					}
-				}
-				if err != nil {
-					_ = s.input(&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_StdinClosed{StdinClosed: true}})
-					return
-				}
-			}
-		}()
+		go plannerclient.SendStdin(in, s.input)
 	}
 	if resize != nil {
 		go func() {

@@ -20,6 +20,8 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
+
+	"github.com/syncpod/syncpod/internal/chunkio"
 )
 
 // The streaming server: Exec, Attach and PortForward answer with a URL on
@@ -222,18 +224,10 @@ func runInTerminal(c *exec.Cmd, ptmx *os.File, in io.Reader, out io.Writer, resi
 		}
 	}()
 	if in != nil {
-		go func() {
-			buf := make([]byte, 32<<10)
-			for {
-				n, err := in.Read(buf)
-				if n > 0 {
-					locked(func() { _, _ = ptmx.Write(buf[:n]) })
-				}
-				if err != nil {
-					return
-				}
-			}
-		}()
+		go chunkio.Pump(in, func(b []byte) error {
+			locked(func() { _, _ = ptmx.Write(b) })
+			return nil
+		})
 	}
 	copied := make(chan struct{})
 	go func() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/syncpod/syncpod/internal/chunkio"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
@@ -26,18 +27,8 @@ func PortForward(ctx context.Context, client plannerv1.PlannerServiceClient, pod
 		return sendErr(stream, err)
 	}
 	go func() {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := conn.Read(buf)
-			if n > 0 {
-				if stream.Send(&plannerv1.PortForwardRequest{Data: append([]byte(nil), buf[:n]...)}) != nil {
-					return
-				}
-			}
-			if err != nil {
-				_ = stream.CloseSend()
-				return
-			}
+		if chunkio.Pump(conn, func(b []byte) error { return stream.Send(&plannerv1.PortForwardRequest{Data: b}) }) {
+			_ = stream.CloseSend()
 		}
 	}()
 	for {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/syncpod/syncpod/internal/chunkio"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -27,6 +28,19 @@ type Session struct {
 	Recv func() (*syncpodv1.StreamOutput, error)
 	// CloseSend says that no more input will come.
 	CloseSend func() error
+}
+
+// SendStdin sends what in reads as standard input through send, a chunk
+// at a time, then says that it has ended; it returns then, or as soon as
+// send fails (the session takes no more input). It blocks: run it in a
+// goroutine of its own.
+func SendStdin(in io.Reader, send func(*syncpodv1.StreamInput) error) {
+	ended := chunkio.Pump(in, func(b []byte) error {
+		return send(&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_Stdin{Stdin: b}})
+	})
+	if ended {
+		_ = send(&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_StdinClosed{StdinClosed: true}})
+	}
 }
 
 // Exec opens an Exec session on the planner and sends its start. The

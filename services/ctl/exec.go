@@ -160,21 +160,7 @@ func runSession(ctx context.Context, g *globals, s *plannerclient.Session, withS
 		}()
 	}
 	if withStdin {
-		go func() {
-			buf := make([]byte, 32<<10)
-			for {
-				n, err := g.env.Stdin.Read(buf)
-				if n > 0 {
-					if send(&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_Stdin{Stdin: append([]byte(nil), buf[:n]...)}}) != nil {
-						return
-					}
-				}
-				if err != nil {
-					_ = send(&syncpodv1.StreamInput{Input: &syncpodv1.StreamInput_StdinClosed{StdinClosed: true}})
-					return
-				}
-			}
-		}()
+		go plannerclient.SendStdin(g.env.Stdin, send)
 	} else {
 		_ = s.CloseSend()
 	}
