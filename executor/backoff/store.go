@@ -169,6 +169,11 @@ var (
 	keySchema     = []byte("schema_version")
 )
 
+// What to do about a damaged file, said in every ErrCorrupt message
+// ({path} is the file's path).
+const corruptAdvice = "stop the executor and move the file aside (mv {path} {path}.corrupt) or restore it from a backup; " +
+	"starting without it only forgets the crash-loop back-off delays: a crashing container restarts right away once, then backs off again from the initial delay"
+
 // Open opens (creating if needed, mode 0600) the database at path, runs
 // pending migrations and a first GC.
 func Open(path string, cfg Config) (*Store, error) {
@@ -176,18 +181,10 @@ func Open(path string, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	fo := fileOptions(cfg.OpenTimeout)
-	db, err := boltfile.Open(path, fo)
+	fo := boltfile.Options{Timeout: cfg.OpenTimeout, Service: "executor", CorruptAdvice: corruptAdvice}
+	db, err := boltfile.OpenMigrated(path, fo, func(tx *bolt.Tx) error { return schema.Migrate(tx, migrations) })
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
-	}
-	if err := boltfile.Guard(func() error { return db.Update(func(tx *bolt.Tx) error { return schema.Migrate(tx, migrations) }) }); err != nil {
-		_ = db.Close()
-		var p *boltfile.PanicError
-		if errors.As(err, &p) {
-			return nil, fmt.Errorf("%w: %w", ErrStore, fo.Explain(path, err))
-		}
-		return nil, fmt.Errorf("%w: migrate %s: %w", ErrStore, path, err)
 	}
 	s := &Store{db: db, cfg: cfg}
 	// The first GC reads every entry: a record that does not decode is

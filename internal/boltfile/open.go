@@ -61,6 +61,26 @@ func Open(path string, o Options) (*bolt.DB, error) {
 	return db, nil
 }
 
+// OpenMigrated opens the file at path as Open does, then brings its
+// contents to the current schema with migrate in one write transaction.
+// A migration that fails leaves the file closed; a panic in it (a damaged
+// file bbolt trips over) is explained as Open's errors are.
+func OpenMigrated(path string, o Options, migrate func(*bolt.Tx) error) (*bolt.DB, error) {
+	db, err := Open(path, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := Guard(func() error { return db.Update(migrate) }); err != nil {
+		_ = db.Close()
+		var p *PanicError
+		if errors.As(err, &p) {
+			return nil, o.Explain(path, err)
+		}
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return db, nil
+}
+
 // guardedOpen is bolt.Open with panics and memory faults turned into
 // ErrCorrupt; the file it opened is closed again when it fails that way.
 func guardedOpen(path string, o Options) (*bolt.DB, error) {

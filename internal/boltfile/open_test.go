@@ -3,6 +3,7 @@ package boltfile_test
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -367,5 +368,48 @@ func TestOpenRecoversFromOneDamagedMetaPage(t *testing.T) {
 				t.Fatalf("after recovery: %d items; want the %d written (%d if the torn page held the last commit)", n, items, items-1)
 			}
 		})
+	}
+}
+
+func TestOpenMigratedRunsTheMigrationOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "test.db")
+	db, err := boltfile.OpenMigrated(path, opts, func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketItems)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketItems) == nil {
+			return fmt.Errorf("no bucket %s after the migration", bucketItems)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenMigratedFailingLeavesTheFileClosed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "test.db")
+	bad := fmt.Errorf("schema version 9 is newer than this build")
+	_, err := boltfile.OpenMigrated(path, opts, func(*bolt.Tx) error { return bad })
+	if err == nil || !strings.Contains(err.Error(), "migrate "+path) || !errors.Is(err, bad) {
+		t.Fatalf("OpenMigrated = %v, want the migration's error, naming the file", err)
+	}
+	// Not held: a second open does not wait for the lock.
+	db, err := boltfile.Open(path, opts)
+	if err != nil {
+		t.Fatalf("open after a failed migration: %v", err)
+	}
+	_ = db.Close()
+}
+
+func TestOpenMigratedExplainsAPanic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "test.db")
+	_, err := boltfile.OpenMigrated(path, opts, func(*bolt.Tx) error { panic("unexpected page type") })
+	if !errors.Is(err, boltfile.ErrCorrupt) || !strings.Contains(err.Error(), "stop the tester") {
+		t.Fatalf("OpenMigrated = %v, want ErrCorrupt with the service's advice", err)
 	}
 }

@@ -66,6 +66,11 @@ type Store struct {
 	cfgCh   chan struct{}
 }
 
+// What to do about a damaged file, said in every ErrCorrupt message
+// ({path} is the file's path).
+const corruptAdvice = "stop the planner, move the file aside (mv {path} {path}.corrupt) and restore it from a backup; " +
+	"starting without it makes the planner forget every desired pod, and housekeeping then removes their containers as orphans"
+
 // Open opens (creating if needed) the database at opts.Path and brings its
 // schema up to date.
 func Open(opts Options) (*Store, error) {
@@ -90,18 +95,10 @@ func Open(opts Options) (*Store, error) {
 	if opts.WatchBuffer <= 0 {
 		opts.WatchBuffer = 256
 	}
-	fo := fileOptions(opts.OpenTimeout)
-	db, err := boltfile.Open(opts.Path, fo)
+	fo := boltfile.Options{Timeout: opts.OpenTimeout, Service: "planner", CorruptAdvice: corruptAdvice}
+	db, err := boltfile.OpenMigrated(opts.Path, fo, func(tx *bolt.Tx) error { return migrate(tx, migrations()) })
 	if err != nil {
 		return nil, err
-	}
-	if err := boltfile.Guard(func() error { return db.Update(func(tx *bolt.Tx) error { return migrate(tx, migrations()) }) }); err != nil {
-		_ = db.Close()
-		var p *boltfile.PanicError
-		if errors.As(err, &p) {
-			return nil, fo.Explain(opts.Path, err)
-		}
-		return nil, fmt.Errorf("open %s: %w", opts.Path, err)
 	}
 	return &Store{db: db, opts: opts, hub: newHub()}, nil
 }
