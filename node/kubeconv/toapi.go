@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/syncpod/syncpod/planner/manifest"
 	"github.com/syncpod/syncpod/proto/k8snames"
 	"github.com/syncpod/syncpod/proto/podresources"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -413,7 +414,7 @@ func stateToAPI(s *syncpodv1.ContainerStateDetail, idScheme string) corev1.Conta
 // its limit.
 func QOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
 	reqs := func(r corev1.ResourceRequirements) *syncpodv1.ResourceRequirements {
-		return &syncpodv1.ResourceRequirements{Requests: computeList(r.Requests), Limits: computeList(r.Limits)}
+		return &syncpodv1.ResourceRequirements{Requests: manifest.ComputeList(r.Requests), Limits: manifest.ComputeList(r.Limits)}
 	}
 	ps := &syncpodv1.PodSpec{}
 	for _, c := range spec.InitContainers {
@@ -430,16 +431,4 @@ func QOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
 		ps.Resources = reqs(*spec.Resources)
 	}
 	return corev1.PodQOSClass(podresources.QOS(&syncpodv1.Pod{Spec: ps}))
-}
-
-// computeList is l's CPU and memory in wire form.
-func computeList(l corev1.ResourceList) *syncpodv1.ResourceList {
-	out := &syncpodv1.ResourceList{}
-	if q, ok := l[corev1.ResourceCPU]; ok {
-		out.Cpu = q.String()
-	}
-	if q, ok := l[corev1.ResourceMemory]; ok {
-		out.Memory = q.String()
-	}
-	return out
 }

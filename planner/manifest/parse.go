@@ -306,21 +306,27 @@ func (c *converter) container(path string, kc *corev1.Container) *syncpodv1.Cont
 	return out
 }
 
+// ComputeList is l's CPU and memory in wire form (never nil); the
+// other resources of l are left out.
+func ComputeList(l corev1.ResourceList) *syncpodv1.ResourceList {
+	out := &syncpodv1.ResourceList{}
+	if q, ok := l[corev1.ResourceCPU]; ok {
+		out.Cpu = q.String()
+	}
+	if q, ok := l[corev1.ResourceMemory]; ok {
+		out.Memory = q.String()
+	}
+	return out
+}
+
 func (c *converter) resources(path string, r *corev1.ResourceRequirements) *syncpodv1.ResourceRequirements {
-	list := func(p string, l corev1.ResourceList) *syncpodv1.ResourceList {
+	list := func(l corev1.ResourceList) *syncpodv1.ResourceList {
 		if len(l) == 0 {
 			return nil
 		}
-		out := &syncpodv1.ResourceList{}
-		if q, ok := l[corev1.ResourceCPU]; ok {
-			out.Cpu = q.String()
-		}
-		if q, ok := l[corev1.ResourceMemory]; ok {
-			out.Memory = q.String()
-		}
-		return out
+		return ComputeList(l)
 	}
-	req, lim := list(path+".requests", r.Requests), list(path+".limits", r.Limits)
+	req, lim := list(r.Requests), list(r.Limits)
 	if req == nil && lim == nil {
 		return nil
 	}
