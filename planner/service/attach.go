@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 
-	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
@@ -25,13 +24,9 @@ func (s *Service) Attach(stream plannerv1.PlannerService_AttachServer) error {
 	l.Append("", validation.StreamInputProblems("input", first.GetInput()))
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
-	rec, err := s.podForExecutor(ctx, "Attach", &l, start.GetPod())
+	id, err := s.containerForExecutor(ctx, "Attach", &l, start.GetPod(), start.GetContainer())
 	if err != nil {
 		return err
-	}
-	id, err := runningContainerID(rec, start.GetContainer())
-	if err != nil {
-		return errgrpc.ToGRPC(err)
 	}
 	out, err := openExecutorStream(ctx, s.executor.Attach,
 		&executorv1.AttachRequest{Start: &executorv1.AttachStart{ContainerId: id, Stdin: start.GetStdin(), Tty: start.GetTty()}})

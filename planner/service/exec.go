@@ -29,13 +29,9 @@ func (s *Service) Exec(stream plannerv1.PlannerService_ExecServer) error {
 	l.Append("", validation.StreamInputProblems("input", first.GetInput()))
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
-	rec, err := s.podForExecutor(ctx, "Exec", &l, start.GetPod())
+	id, err := s.containerForExecutor(ctx, "Exec", &l, start.GetPod(), start.GetContainer())
 	if err != nil {
 		return err
-	}
-	id, err := runningContainerID(rec, start.GetContainer())
-	if err != nil {
-		return errgrpc.ToGRPC(err)
 	}
 	out, err := openExecutorStream(ctx, s.executor.Exec, &executorv1.ExecRequest{Start: &executorv1.ExecStart{
 		ContainerId: id, Command: start.GetCommand(), Stdin: start.GetStdin(), Tty: start.GetTty(),

@@ -58,6 +58,21 @@ func (s *Service) podForExecutor(ctx context.Context, op string, l *fielderr.Lis
 	return rec, nil
 }
 
+// containerForExecutor is podForExecutor for a call into one container
+// of the pod (Exec, Attach): the id of the container's running instance,
+// or the gRPC status saying why there is none.
+func (s *Service) containerForExecutor(ctx context.Context, op string, l *fielderr.List, ref *plannerv1.PodRef, container string) (string, error) {
+	rec, err := s.podForExecutor(ctx, op, l, ref)
+	if err != nil {
+		return "", err
+	}
+	id, err := runningContainerID(rec, container)
+	if err != nil {
+		return "", errgrpc.ToGRPC(err)
+	}
+	return id, nil
+}
+
 // openExecutorStream opens one of the executor's session streams with
 // open and sends its first message; a failure of either is relayed as
 // the executor's.
