@@ -13,10 +13,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -197,27 +195,9 @@ func (c *configs) listWatch(ref configRef) (*cache.ListWatch, runtime.Object) {
 	sel := fields.OneTermEqualSelector("metadata.name", ref.Name).String()
 	core := c.a.o.Client.CoreV1()
 	if ref.Kind == kindSecret {
-		return &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				o.FieldSelector = sel
-				return core.Secrets(ref.Namespace).List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				o.FieldSelector = sel
-				return core.Secrets(ref.Namespace).Watch(ctx, o)
-			},
-		}, &corev1.Secret{}
+		return fieldSelected[*corev1.SecretList](core.Secrets(ref.Namespace), sel), &corev1.Secret{}
 	}
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return core.ConfigMaps(ref.Namespace).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return core.ConfigMaps(ref.Namespace).Watch(ctx, o)
-		},
-	}, &corev1.ConfigMap{}
+	return fieldSelected[*corev1.ConfigMapList](core.ConfigMaps(ref.Namespace), sel), &corev1.ConfigMap{}
 }
 
 // ensure starts the watch of ref unless it runs.
