@@ -143,15 +143,10 @@ func (s Syncpod) Apply(ctx context.Context, names []string, via Via) error {
 	if via == ViaFile {
 		return s.write(names)
 	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
-	for _, n := range names {
-		g.Go(func() error {
-			_, err := s.Planner.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: SyncpodPod(n, s.Image)})
-			return err
-		})
-	}
-	return g.Wait()
+	return eachName(ctx, names, func(ctx context.Context, n string) error {
+		_, err := s.Planner.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: SyncpodPod(n, s.Image)})
+		return err
+	})
 }
 
 // Delete implements Agent.
@@ -159,13 +154,20 @@ func (s Syncpod) Delete(ctx context.Context, names []string, via Via) error {
 	if via == ViaFile {
 		return s.remove(names)
 	}
+	return eachName(ctx, names, func(ctx context.Context, n string) error {
+		_, err := s.Planner.DeletePod(ctx, &plannerv1.DeletePodRequest{Pod: &plannerv1.PodRef{Namespace: Namespace, Name: n}})
+		return err
+	})
+}
+
+// eachName calls fn for every name, up to 16 at a time, as clients
+// would, until all are done or one fails (its error; the others' ctx is
+// then cancelled).
+func eachName(ctx context.Context, names []string, fn func(ctx context.Context, name string) error) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
 	for _, n := range names {
-		g.Go(func() error {
-			_, err := s.Planner.DeletePod(ctx, &plannerv1.DeletePodRequest{Pod: &plannerv1.PodRef{Namespace: Namespace, Name: n}})
-			return err
-		})
+		g.Go(func() error { return fn(ctx, n) })
 	}
 	return g.Wait()
 }
