@@ -20,6 +20,19 @@ func goodPod() *syncpodv1.Pod {
 		Containers:     []*syncpodv1.Container{{Name: "web", Image: "busybox:1.36"}}}}
 }
 
+// checkProblems checks what ApplyActions finds wrong with req, a line
+// per field ("path: message"), against want ("" for nothing).
+func checkProblems(t *testing.T, req *executorv1.ApplyActionsRequest, want string) {
+	t.Helper()
+	var lines []string
+	for _, fe := range fielderr.As(ApplyActions(req)) {
+		lines = append(lines, fe.Error())
+	}
+	if got := strings.Join(lines, "\n"); got != want {
+		t.Errorf("errors:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 // FuzzApplyActions: whatever the bytes of a request, validation
 // neither panics nor accepts a request whose pod the shared rules refuse,
 // and its error is a bounded InvalidArgument status.
@@ -75,17 +88,7 @@ func TestKillOfARemovedContainer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := &executorv1.ApplyActionsRequest{Pod: goodPod(), Actions: &syncpodv1.PodActions{SandboxId: "s1",
 				ContainersToKill: []*syncpodv1.ContainerKill{tc.kill}}}
-			got := ""
-			if err := ApplyActions(req); err != nil {
-				var lines []string
-				for _, fe := range fielderr.As(err) {
-					lines = append(lines, fe.Error())
-				}
-				got = strings.Join(lines, "\n")
-			}
-			if got != tc.errors {
-				t.Errorf("errors:\n%s\nwant:\n%s", got, tc.errors)
-			}
+			checkProblems(t, req, tc.errors)
 		})
 	}
 }
@@ -113,17 +116,7 @@ func TestEphemeralStartsNameEphemeralContainers(t *testing.T) {
 			`actions.sandbox_id: required to start containers without create_sandbox`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ""
-			if err := ApplyActions(&executorv1.ApplyActionsRequest{Pod: pod, Actions: tc.actions}); err != nil {
-				var lines []string
-				for _, fe := range fielderr.As(err) {
-					lines = append(lines, fe.Error())
-				}
-				got = strings.Join(lines, "\n")
-			}
-			if got != tc.errors {
-				t.Errorf("errors:\n%s\nwant:\n%s", got, tc.errors)
-			}
+			checkProblems(t, &executorv1.ApplyActionsRequest{Pod: pod, Actions: tc.actions}, tc.errors)
 		})
 	}
 }
@@ -154,17 +147,7 @@ func TestResetNamesInstancesOfThePodsContainers(t *testing.T) {
 		{"with a pod kill", killed, `actions.containers_to_reset: not allowed with kill_pod: the reset keeps the sandbox`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ""
-			if err := ApplyActions(&executorv1.ApplyActionsRequest{Pod: pod, Actions: tc.actions}); err != nil {
-				var lines []string
-				for _, fe := range fielderr.As(err) {
-					lines = append(lines, fe.Error())
-				}
-				got = strings.Join(lines, "\n")
-			}
-			if got != tc.errors {
-				t.Errorf("errors:\n%s\nwant:\n%s", got, tc.errors)
-			}
+			checkProblems(t, &executorv1.ApplyActionsRequest{Pod: pod, Actions: tc.actions}, tc.errors)
 		})
 	}
 }
