@@ -11,13 +11,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/syncpod/syncpod/internal/errgrpc"
+	"github.com/syncpod/syncpod/internal/proctest"
 	"github.com/syncpod/syncpod/proto/fielderr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -333,20 +333,6 @@ func TestUnpullable(t *testing.T) {
 	}
 }
 
-// gone says whether pid no longer runs (absent, or a zombie nobody
-// reaped yet).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
-}
-
 func TestShutdownKillsProcessGroups(t *testing.T) {
 	r, _ := newTestRuntime(t, Options{Mode: ModeProcess})
 	sb := sandboxFor(t, r, "shutdown")
@@ -360,28 +346,9 @@ func TestShutdownKillsProcessGroups(t *testing.T) {
 	if _, err := r.StartContainer(context.Background(), &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
 		t.Fatal(err)
 	}
-	var b []byte
-	deadline := time.Now().Add(30 * time.Second)
-	for b, err = os.ReadFile(pids); err != nil; b, err = os.ReadFile(pids) {
-		if time.Now().After(deadline) {
-			t.Fatal("the container never wrote its pids")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	var shPID, sleepPID int
-	if _, err := fmt.Sscan(string(b), &shPID, &sleepPID); err != nil {
-		t.Fatal(err)
-	}
+	tree := proctest.ReadPIDs(t, pids, 30*time.Second) // the shell and its sleep
 	r.Shutdown()
-	for _, pid := range []int{shPID, sleepPID} {
-		deadline := time.Now().Add(30 * time.Second)
-		for !gone(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("pid %d still runs after Shutdown", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	proctest.WaitGone(t, 30*time.Second, "after Shutdown", tree...)
 	if _, err := r.RunPodSandbox(context.Background(), &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: "late", Uid: "late"}}}); status.Code(grpcError(err)) != codes.Unavailable {
 		t.Errorf("RunPodSandbox after Shutdown: %v, want Unavailable", err)

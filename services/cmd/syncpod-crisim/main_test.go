@@ -16,6 +16,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
+	"github.com/syncpod/syncpod/internal/proctest"
 )
 
 // execEnv makes the test binary act as syncpod-crisim, so the tests can
@@ -27,19 +28,6 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
-}
-
-// gone says whether pid no longer runs (absent, or a zombie).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
 }
 
 // The binary starts, prints its socket, answers Version over it, runs a
@@ -109,18 +97,7 @@ func TestBinaryServesAndStopsCleanly(t *testing.T) {
 	// An open event stream must not hold up the graceful stop.
 	go func() { _ = rs.GetContainerEvents(ctx, make(chan *runtimeapi.ContainerEventResponse, 100), nil) }()
 
-	var b []byte
-	deadline := time.Now().Add(30 * time.Second)
-	for b, err = os.ReadFile(pids); err != nil; b, err = os.ReadFile(pids) {
-		if time.Now().After(deadline) {
-			t.Fatal("the container never wrote its pids")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	var shPID, sleepPID int
-	if _, err := fmt.Sscan(string(b), &shPID, &sleepPID); err != nil {
-		t.Fatal(err)
-	}
+	tree := proctest.ReadPIDs(t, pids, 30*time.Second) // the shell and its sleep
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -133,15 +110,7 @@ func TestBinaryServesAndStopsCleanly(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("syncpod-crisim did not exit within 30s of SIGTERM")
 	}
-	for _, pid := range []int{shPID, sleepPID} {
-		deadline := time.Now().Add(30 * time.Second)
-		for !gone(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("container process %d survived syncpod-crisim", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	proctest.WaitGone(t, 30*time.Second, "after syncpod-crisim exited", tree...)
 	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket %s left behind: %v", sock, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
 	"github.com/syncpod/syncpod/cri/observe"
+	"github.com/syncpod/syncpod/internal/proctest"
 )
 
 // crisimProc is one run of the real binary.
@@ -77,7 +78,7 @@ func marked(marker string) []int {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || gone(pid) {
+		if err != nil || proctest.Gone(pid) {
 			continue
 		}
 		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
@@ -162,7 +163,7 @@ func TestSIGKILLedCrisimReadoptsItsContainers(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = first.wait(t)
-	if gone(sleeperPID) || gone(victimPID) {
+	if proctest.Gone(sleeperPID) || proctest.Gone(victimPID) {
 		t.Fatal("container processes died with a SIGKILLed crisim; they must outlive it")
 	}
 	// One container dies while no crisim runs.
@@ -221,7 +222,7 @@ func TestSIGKILLedCrisimReadoptsItsContainers(t *testing.T) {
 	if err := second.wait(t); err != nil {
 		t.Fatalf("crisim exited with %v after SIGTERM, want 0", err)
 	}
-	if gone(sleeperPID) {
+	if proctest.Gone(sleeperPID) {
 		t.Fatal("a clean crisim stop killed its container; it must leave it running for the next crisim")
 	}
 

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/syncpod/syncpod/internal/proctest"
 )
 
 // deploy/run-local.sh brings up crisim (the real main, through this test
@@ -87,13 +89,5 @@ func TestRunLocalScript(t *testing.T) {
 	if !strings.Contains(logs(), "[crisim]") || !strings.Contains(logs(), "run-local: stopped") {
 		t.Errorf("output lacks prefixed crisim logs or the stop line:\n%s", logs())
 	}
-	for _, pid := range sleepers {
-		deadline := time.Now().Add(10 * time.Second)
-		for !gone(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d started by a service survived run-local.sh", pid)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	proctest.WaitGone(t, 10*time.Second, "after run-local.sh exited", sleepers...)
 }
