@@ -255,16 +255,22 @@ func (n *node) killPlanner() {
 // planner runs, and starts a new one on the same database and peers.
 func (n *node) killPlannerWhile(meanwhile func()) {
 	n.t.Helper()
-	old := n.planner
-	_ = old.signal(n.t, syscall.SIGKILL)
-	n.killed = append(n.killed, old)
-	n.t.Cleanup(func() {
-		if n.t.Failed() {
-			n.t.Logf("---- log of the planner killed with SIGKILL ----\n%s", old.tail(300))
-		}
-	})
+	n.killed = append(n.killed, killPlanner(n.t, n.planner, 300))
 	meanwhile()
 	n.startPlanner()
+}
+
+// killPlanner ends planner with SIGKILL and returns it, its last
+// tailLines lines of log to be shown should the test fail.
+func killPlanner(t *testing.T, planner *proc, tailLines int) *proc {
+	t.Helper()
+	_ = planner.signal(t, syscall.SIGKILL)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("---- log of the planner killed with SIGKILL ----\n%s", planner.tail(tailLines))
+		}
+	})
+	return planner
 }
 
 // shutdown stops the processes in dependency order with SIGTERM and checks

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,14 +21,8 @@ import (
 // (the agent's --planner), database and peers.
 func (n *k8sNode) restartPlannerSameAddress(meanwhile func()) {
 	n.t.Helper()
-	old := n.planner
-	_ = old.signal(n.t, syscall.SIGKILL)
+	old := killPlanner(n.t, n.planner, 150)
 	n.killed = append(n.killed, old)
-	n.t.Cleanup(func() {
-		if n.t.Failed() {
-			n.t.Logf("---- log of the planner killed with SIGKILL ----\n%s", old.tail(150))
-		}
-	})
 	meanwhile()
 	args := n.plannerArgs
 	n.plannerArgs = append(append([]string(nil), args...), "--listen="+target(old.grpc))
