@@ -137,6 +137,30 @@ func TestMeasureAPIToRunning(t *testing.T) {
 	}
 }
 
+// readPEM is the first PEM block of the file at path.
+func readPEM(t *testing.T, path string) *pem.Block {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		t.Fatalf("%s: no PEM block", path)
+	}
+	return blk
+}
+
+// readCert is the certificate in the file at path.
+func readCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	c, err := x509.ParseCertificate(readPEM(t, path).Bytes)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return c
+}
+
 // TestWritePKI: the serving certificate verifies against the CA for
 // 127.0.0.1, and the service-account key is an RSA key.
 func TestWritePKI(t *testing.T) {
@@ -144,28 +168,10 @@ func TestWritePKI(t *testing.T) {
 	if err := WritePKI(dir, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	read := func(name string) *pem.Block {
-		t.Helper()
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		blk, _ := pem.Decode(b)
-		if blk == nil {
-			t.Fatalf("%s: no PEM block", name)
-		}
-		return blk
-	}
-	ca, err := x509.ParseCertificate(read("ca.crt").Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(read("apiserver.crt").Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	read := func(name string) *pem.Block { return readPEM(t, filepath.Join(dir, name)) }
+	cert := readCert(t, filepath.Join(dir, "apiserver.crt"))
 	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	pool.AddCert(readCert(t, filepath.Join(dir, "ca.crt")))
 	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: "127.0.0.1"}); err != nil {
 		t.Errorf("apiserver.crt for 127.0.0.1: %v", err)
 	}
@@ -186,22 +192,7 @@ func TestWriteClusterPKIIssuesNodeCredentials(t *testing.T) {
 	if err := WriteClusterPKI(dir, time.Now(), &NodePKI{Name: "conformance", IP: ip}); err != nil {
 		t.Fatal(err)
 	}
-	cert := func(name string) *x509.Certificate {
-		t.Helper()
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		blk, _ := pem.Decode(b)
-		if blk == nil {
-			t.Fatalf("%s: no PEM block", name)
-		}
-		c, err := x509.ParseCertificate(blk.Bytes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	cert := func(name string) *x509.Certificate { return readCert(t, filepath.Join(dir, name)) }
 	pool := x509.NewCertPool()
 	pool.AddCert(cert("ca.crt"))
 	n := cert("node.crt")
