@@ -111,11 +111,7 @@ func TestNoCgroupsOnARuntimeWithout(t *testing.T) {
 	}
 	pod := testPod(nil, ctr("app"))
 	resp := e.apply(t, pod, &syncpodv1.ObservedPod{Uid: pod.GetUid()}, &syncpodv1.PodActions{KillPod: true, CreateSandbox: true, ContainersToStart: starts("app")})
-	for _, s := range resp.GetSteps() {
-		if s.GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
-			t.Fatalf("step %v: %v %s", s.GetStep(), s.GetOutcome(), s.GetMessage())
-		}
-	}
+	mustSucceedSteps(t, resp)
 	for _, h := range []string{"cpu", "memory"} {
 		if _, err := os.Stat(filepath.Join(fsRoot, h, "kubepods")); err == nil {
 			t.Errorf("%s: kubepods made on a runtime without cgroups", h)
@@ -187,11 +183,7 @@ func TestCgroupDriverFromTheRuntime(t *testing.T) {
 			}
 			pod := testPod(nil, ctr("app"))
 			resp := e.apply(t, pod, &syncpodv1.ObservedPod{Uid: pod.GetUid()}, &syncpodv1.PodActions{KillPod: true, CreateSandbox: true, ContainersToStart: starts("app")})
-			for _, s := range resp.GetSteps() {
-				if s.GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
-					t.Fatalf("step %v: %v %s", s.GetStep(), s.GetOutcome(), s.GetMessage())
-				}
-			}
+			mustSucceedSteps(t, resp)
 			for _, h := range []string{"cpu", "memory"} {
 				if _, err := os.Stat(filepath.Join(fsRoot, h, tt.podDir)); err != nil {
 					t.Errorf("%s: no pod cgroup: %v", h, err)

@@ -1,16 +1,12 @@
 package runner
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/syncpod/syncpod/cri/critest"
-	"github.com/syncpod/syncpod/cri/observe"
-	"github.com/syncpod/syncpod/executor/volumes"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -28,12 +24,7 @@ func TestEnvFileIsReadFromThePodsEmptyDirAtCreation(t *testing.T) {
 		FileKeyRef: &syncpodv1.FileKeySelector{VolumeName: "config", Path: "config.env", Key: "CONFIG_VAR"}}}}}
 	pod := testPod(nil, c)
 	pod.Spec.Volumes = []*syncpodv1.Volume{{Name: "config", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}}}
-	resp, err := r.ApplyActionsWithSources(context.Background(), pod, nil,
-		&syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("app")}, volumes.Sources{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := stepsOnly(resp, executorv1.Step_STEP_START_CONTAINER).GetSteps()[0]
+	sandboxID, start := startApp(t, r, rt, pod, "")
 	if start.GetOutcome() != executorv1.Outcome_OUTCOME_FAILED || start.GetReason() != "CreateContainerConfigError" ||
 		!strings.HasPrefix(start.GetMessage(), "couldn't parse env file") {
 		t.Fatalf("start %s %s %q, want CreateContainerConfigError couldn't parse env file", start.GetOutcome(), start.GetReason(), start.GetMessage())
@@ -42,16 +33,7 @@ func TestEnvFileIsReadFromThePodsEmptyDirAtCreation(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(vol, "config.env"), []byte("CONFIG_VAR='value1'\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o, err := observe.Read(context.Background(), rt, pod.GetUid(), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err = r.ApplyActionsWithSources(context.Background(), pod, o,
-		&syncpodv1.PodActions{SandboxId: resp.GetSandboxId(), ContainersToStart: starts("app")}, volumes.Sources{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	start = stepsOnly(resp, executorv1.Step_STEP_START_CONTAINER).GetSteps()[0]
+	_, start = startApp(t, r, rt, pod, sandboxID)
 	if start.GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
 		t.Fatalf("start %s %s %q", start.GetOutcome(), start.GetReason(), start.GetMessage())
 	}

@@ -140,12 +140,7 @@ func TestSubPathExprIsExpandedWhenTheContainerIsCreated(t *testing.T) {
 			c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "workdir1", MountPath: "/logs", SubPathExpr: tc.expr}}
 			pod := testPod(nil, c)
 			pod.Spec.Volumes = []*syncpodv1.Volume{{Name: "workdir1", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}}}
-			resp, err := r.ApplyActionsWithSources(context.Background(), pod, nil,
-				&syncpodv1.PodActions{CreateSandbox: true, ContainersToStart: starts("app")}, volumes.Sources{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := stepsOnly(resp, executorv1.Step_STEP_START_CONTAINER).GetSteps()[0]
+			sandboxID, start := startApp(t, r, rt, pod, "")
 			if tc.msg != "" {
 				if start.GetOutcome() != executorv1.Outcome_OUTCOME_FAILED || start.GetReason() != "CreateContainerConfigError" || start.GetMessage() != tc.msg {
 					t.Fatalf("start %s %s %q, want CreateContainerConfigError %q", start.GetOutcome(), start.GetReason(), start.GetMessage(), tc.msg)
@@ -154,16 +149,7 @@ func TestSubPathExprIsExpandedWhenTheContainerIsCreated(t *testing.T) {
 					return
 				}
 				tc.fix(pod)
-				o, err := observe.Read(context.Background(), rt, pod.GetUid(), time.Now())
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp, err = r.ApplyActionsWithSources(context.Background(), pod, o,
-					&syncpodv1.PodActions{SandboxId: resp.GetSandboxId(), ContainersToStart: starts("app")}, volumes.Sources{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				start = stepsOnly(resp, executorv1.Step_STEP_START_CONTAINER).GetSteps()[0]
+				_, start = startApp(t, r, rt, pod, sandboxID)
 			}
 			if start.GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
 				t.Fatalf("start %s %s %q", start.GetOutcome(), start.GetReason(), start.GetMessage())
@@ -184,6 +170,26 @@ func TestSubPathExprIsExpandedWhenTheContainerIsCreated(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startApp starts the pod's container "app" through r, in a new sandbox
+// when sandboxID is "", else in that one with the pod observed as rt has
+// it now. It returns the sandbox's id and the start's step.
+func startApp(t *testing.T, r *Runner, rt internalapi.RuntimeService, pod *syncpodv1.Pod, sandboxID string) (string, *executorv1.StepResult) {
+	t.Helper()
+	actions := &syncpodv1.PodActions{SandboxId: sandboxID, CreateSandbox: sandboxID == "", ContainersToStart: starts("app")}
+	var o *syncpodv1.ObservedPod
+	if sandboxID != "" {
+		var err error
+		if o, err = observe.Read(context.Background(), rt, pod.GetUid(), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := r.ApplyActionsWithSources(context.Background(), pod, o, actions, volumes.Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.GetSandboxId(), stepsOnly(resp, executorv1.Step_STEP_START_CONTAINER).GetSteps()[0]
 }
 
 // volumeRunner is a Runner on rt and img with a volume manager on podDir
