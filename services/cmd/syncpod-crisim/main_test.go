@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -41,29 +39,7 @@ func TestBinaryServesAndStopsCleanly(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "crisim.sock")
-	cmd := exec.Command(os.Args[0], "--listen", "unix://"+sock, "--metrics-listen", "127.0.0.1:0", "--kill-on-exit", "--cgroup-driver", "cgroupfs")
-	cmd.Env = append(os.Environ(), execEnv+"=1")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-	})
-
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the first line: %v", err)
-	}
-	if !strings.Contains(line, "unix://"+sock) {
-		t.Fatalf("first line %q does not print the socket %s", line, sock)
-	}
+	p := runCrisim(t, "unix://"+sock, "--listen", "unix://"+sock, "--metrics-listen", "127.0.0.1:0", "--kill-on-exit", "--cgroup-driver", "cgroupfs")
 
 	rs, is := crisimtest.Clients(t, "unix://"+sock)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -99,16 +75,11 @@ func TestBinaryServesAndStopsCleanly(t *testing.T) {
 
 	tree := proctest.ReadPIDs(t, pids, 30*time.Second) // the shell and its sleep
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("syncpod-crisim exited with %v after SIGTERM, want 0", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("syncpod-crisim did not exit within 30s of SIGTERM")
+	if err := p.wait(t); err != nil {
+		t.Fatalf("syncpod-crisim exited with %v after SIGTERM, want 0", err)
 	}
 	proctest.WaitGone(t, 30*time.Second, "after syncpod-crisim exited", tree...)
 	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {

@@ -37,7 +37,14 @@ type crisimProc struct {
 // with state in stateDir, and waits until it serves.
 func startCrisim(t *testing.T, sock, stateDir string, extra ...string) *crisimProc {
 	t.Helper()
-	args := append([]string{"--listen", "unix://" + sock, "--metrics-listen", "127.0.0.1:0", "--data-dir", stateDir}, extra...)
+	return runCrisim(t, stateDir, append([]string{"--listen", "unix://" + sock, "--metrics-listen", "127.0.0.1:0", "--data-dir", stateDir}, extra...)...)
+}
+
+// runCrisim runs the binary (this test binary acting as main) with args
+// and waits for the first line it prints, which must hold firstLine; it
+// is killed at the end of the test if it still runs.
+func runCrisim(t *testing.T, firstLine string, args ...string) *crisimProc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), execEnv+"=1")
 	cmd.Stderr = os.Stderr
@@ -55,8 +62,8 @@ func startCrisim(t *testing.T, sock, stateDir string, extra ...string) *crisimPr
 		_ = cmd.Process.Kill()
 		<-p.exited
 	})
-	if err != nil || !strings.Contains(line, stateDir) {
-		t.Fatalf("crisim's first line %q (%v) does not name its state dir %s", line, err, stateDir)
+	if err != nil || !strings.Contains(line, firstLine) {
+		t.Fatalf("crisim's first line %q (%v) does not hold %s", line, err, firstLine)
 	}
 	return p
 }
