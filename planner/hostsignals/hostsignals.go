@@ -1,7 +1,8 @@
 // Package hostsignals reads the host's eviction signals: its memory,
 // the filesystems of the node and of the images, and its PIDs. The
-// planner's eviction loop and the node agent's pressure conditions both
-// read them here.
+// planner's eviction rounds read them here; the node agent measures
+// nothing itself and asks the planner for the pressure conditions
+// (GetNodeConditions).
 package hostsignals
 
 import (
