@@ -50,13 +50,8 @@ func filledStore(t *testing.T, n int) string {
 // message names the file and says every hint; nothing may panic.
 func expectOpenError(t *testing.T, path string, want error, hints ...string) {
 	t.Helper()
-	s, err := Open(path, Config{OpenTimeout: 100 * time.Millisecond})
-	if err == nil {
-		_ = s.Close()
-		t.Fatalf("Open succeeded, want %v", want)
-	}
-	boltfiletest.MustSay(t, err, ErrStore)
-	boltfiletest.MustSay(t, err, want, append([]string{path}, hints...)...)
+	boltfiletest.OpenRefused(t, func() (*Store, error) { return Open(path, Config{OpenTimeout: 100 * time.Millisecond}) },
+		path, []error{ErrStore, want}, hints...)
 }
 
 func TestOpenOfADamagedFileSaysWhatTheExecutorLoses(t *testing.T) {

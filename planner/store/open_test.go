@@ -26,12 +26,9 @@ const whatLosingTheFileCosts = "forget every desired pod"
 // message names the file and holds every hint; nothing may panic.
 func expectOpenError(t *testing.T, path string, want error, hints ...string) {
 	t.Helper()
-	s, err := Open(Options{Path: path, Validate: fakeValidate, OpenTimeout: 100 * time.Millisecond})
-	if err == nil {
-		_ = s.Close()
-		t.Fatalf("Open succeeded, want %v", want)
-	}
-	boltfiletest.MustSay(t, err, want, append([]string{path}, hints...)...)
+	boltfiletest.OpenRefused(t, func() (*Store, error) {
+		return Open(Options{Path: path, Validate: fakeValidate, OpenTimeout: 100 * time.Millisecond})
+	}, path, []error{want}, hints...)
 }
 
 func TestOpenOfADamagedFileSaysWhatThePlannerLoses(t *testing.T) {

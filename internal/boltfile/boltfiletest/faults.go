@@ -2,6 +2,7 @@ package boltfiletest
 
 import (
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -128,5 +129,20 @@ func MustSay(t *testing.T, err error, want error, hints ...string) {
 		if !strings.Contains(err.Error(), h) {
 			t.Errorf("error %q does not say %q", err, h)
 		}
+	}
+}
+
+// OpenRefused requires open, a store's Open of the file at path, to fail
+// with an error of every class in wants whose message names path and
+// holds every hint; a store that opens is closed and fails t.
+func OpenRefused[S io.Closer](t *testing.T, open func() (S, error), path string, wants []error, hints ...string) {
+	t.Helper()
+	s, err := open()
+	if err == nil {
+		_ = s.Close()
+		t.Fatalf("Open succeeded, want %v", wants)
+	}
+	for _, want := range wants {
+		MustSay(t, err, want, append([]string{path}, hints...)...)
 	}
 }
