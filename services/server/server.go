@@ -108,6 +108,8 @@ type Server struct {
 	// stopping is closed when shutdown begins; it ends the contexts of
 	// long-lived streams (see endStreamsOnShutdown).
 	stopping chan struct{}
+	// audit is the audit trail, whose counted repeats Run writes out.
+	audit *auditTrail
 }
 
 // New opens the listeners and builds the servers. A bad or busy address is
@@ -170,7 +172,7 @@ func New(opts Options) (*Server, error) {
 	if policy == nil {
 		policy = DefaultPolicy
 	}
-	authz := &authorizer{policy: policy, insecure: serverTLS == nil, logger: logger}
+	authz := &authorizer{policy: policy, insecure: serverTLS == nil, audit: newAuditTrail(logger, auditWindow), now: time.Now}
 
 	stopping := make(chan struct{})
 	base := opts.Codec
@@ -210,6 +212,7 @@ func New(opts Options) (*Server, error) {
 		health:   health.NewServer(),
 		metrics:  srvMetrics,
 		stopping: stopping,
+		audit:    authz.audit,
 	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -302,6 +305,7 @@ func (s *Server) Run(ctx context.Context) error {
 	defer stopMem()
 	mem := newMemReleaser(log) // memory.go
 	go periodic.Run(memCtx, releaseEvery, func() { mem.tick() })
+	go periodic.Run(memCtx, auditWindow, func() { s.audit.flush(time.Now(), false) })
 	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
 	if s.httpLis != nil {
 		scheme := "http://"
@@ -343,6 +347,7 @@ func (s *Server) shutdown() {
 			defer cancel()
 			_ = s.httpSrv.Shutdown(ctx)
 		}
+		s.audit.flush(time.Now(), true)
 		log.Info("stopped")
 	})
 }
