@@ -160,7 +160,7 @@ func New(opts Options) (*Server, error) {
 	switch {
 	case network == "unix":
 	case opts.TLS.Set():
-		if serverTLS, err = ServerTLS(opts.TLS); err != nil {
+		if serverTLS, err = ServerTLS(opts.TLS, logger, "h2"); err != nil {
 			return nil, fmt.Errorf("server TLS: %w", err)
 		}
 	case opts.InsecureTCP:
@@ -249,13 +249,19 @@ func New(opts Options) (*Server, error) {
 		}
 		s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		if opts.MetricsTLS {
-			cert, err := tls.LoadX509KeyPair(opts.TLS.CertFile, opts.TLS.KeyFile)
+			src, err := newTLSSource(opts.TLS, logger)
 			if err != nil {
 				lis.Close()
 				hl.Close()
 				return nil, fmt.Errorf("metrics TLS: %w", err)
 			}
-			s.httpLis = tls.NewListener(hl, &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}})
+			// No client certificate asked; the certificate is read
+			// again when its files change.
+			s.httpLis = tls.NewListener(hl, &tls.Config{MinVersion: tls.VersionTLS12,
+				GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+					cert, _ := src.get()
+					return cert, nil
+				}})
 		}
 	}
 	return s, nil
