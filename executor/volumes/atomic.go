@@ -16,6 +16,9 @@ import (
 type file struct {
 	data []byte
 	mode os.FileMode
+	// owner is the file's user, nil for the writer's (root): the pod's one
+	// user for its service account tokens.
+	owner *int64
 }
 
 const (
@@ -26,9 +29,15 @@ const (
 // writeAtomic makes dir hold exactly files (relative paths) through a
 // "..data" symlink to a fresh timestamped directory, swapped in with one
 // rename. It reports whether anything changed; identical content (data
-// and modes) writes nothing.
-func writeAtomic(dir string, files map[string]file, now time.Time) (bool, error) {
+// and modes) writes nothing. With the pod's fsGroup (gid), everything
+// written belongs to that group, files group-readable and directories
+// group-searchable and setgid, before the swap makes them
+// visible.
+func writeAtomic(dir string, files map[string]file, now time.Time, gid *int64) (bool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	if err := ownDir(dir, gid); err != nil {
 		return false, err
 	}
 	for p := range files {
@@ -40,7 +49,7 @@ func writeAtomic(dir string, files map[string]file, now time.Time) (bool, error)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
-	if old != "" && sameContent(filepath.Join(dir, old), files) {
+	if old != "" && sameContent(filepath.Join(dir, old), files, gid) {
 		return false, nil
 	}
 	ts, err := os.MkdirTemp(dir, now.UTC().Format("..2006_01_02_15_04_05."))
@@ -50,15 +59,22 @@ func writeAtomic(dir string, files map[string]file, now time.Time) (bool, error)
 	if err := os.Chmod(ts, 0o755); err != nil {
 		return false, err
 	}
+	if err := ownDir(ts, gid); err != nil {
+		return false, err
+	}
 	for p, f := range files {
 		full := filepath.Join(ts, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		if err := mkdirOwned(ts, filepath.Dir(p), gid); err != nil {
 			return false, err
 		}
-		if err := os.WriteFile(full, f.data, f.mode); err != nil {
+		mode := groupMode(f.mode, gid, true, false)
+		if err := os.WriteFile(full, f.data, mode); err != nil {
 			return false, err
 		}
-		if err := os.Chmod(full, f.mode); err != nil { // umask-proof
+		if err := chownGroup(full, f.owner, gid); err != nil {
+			return false, err
+		}
+		if err := os.Chmod(full, mode); err != nil { // umask-proof
 			return false, err
 		}
 	}
@@ -67,15 +83,25 @@ func writeAtomic(dir string, files map[string]file, now time.Time) (bool, error)
 	if err := os.Symlink(filepath.Base(ts), tmp); err != nil {
 		return false, err
 	}
+	if err := chownGroup(tmp, nil, gid); err != nil {
+		return false, err
+	}
 	if err := os.Rename(tmp, filepath.Join(dir, dataLink)); err != nil {
 		return false, err
 	}
 	// Visible names: one symlink per top-level component, through ..data.
-	want := map[string]bool{}
-	for p := range files {
-		want[strings.SplitN(p, "/", 2)[0]] = true
+	// A link to a file of its own user (a token) belongs to that user too.
+	want := map[string]*int64{}
+	for p, f := range files {
+		top, _, nested := strings.Cut(p, "/")
+		switch {
+		case !nested:
+			want[top] = f.owner
+		case !inSet(want, top):
+			want[top] = nil
+		}
 	}
-	for top := range want {
+	for top, owner := range want {
 		link := filepath.Join(dir, top)
 		target := filepath.Join(dataLink, top)
 		if cur, err := os.Readlink(link); err == nil && cur == target {
@@ -83,6 +109,9 @@ func writeAtomic(dir string, files map[string]file, now time.Time) (bool, error)
 		}
 		_ = os.Remove(link)
 		if err := os.Symlink(target, link); err != nil {
+			return false, err
+		}
+		if err := chownGroup(link, owner, gid); err != nil {
 			return false, err
 		}
 	}
@@ -98,7 +127,7 @@ func writeAtomic(dir string, files map[string]file, now time.Time) (bool, error)
 			if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
 				return true, err
 			}
-		case !want[n] && e.Type()&fs.ModeSymlink != 0:
+		case !inSet(want, n) && e.Type()&fs.ModeSymlink != 0:
 			if err := os.Remove(filepath.Join(dir, n)); err != nil {
 				return true, err
 			}
@@ -121,8 +150,9 @@ func checkRelPath(p string) error {
 	return nil
 }
 
-// sameContent reports whether dir holds exactly files, with their modes.
-func sameContent(dir string, files map[string]file) bool {
+// sameContent reports whether dir holds exactly files, with their modes
+// (as the fsGroup gid makes them).
+func sameContent(dir string, files map[string]file, gid *int64) bool {
 	seen := 0
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -143,7 +173,7 @@ func sameContent(dir string, files map[string]file) bool {
 		if err != nil {
 			return err
 		}
-		if info.Mode().Perm() != f.mode.Perm() {
+		if info.Mode().Perm() != groupMode(f.mode, gid, true, false).Perm() {
 			return errDiffers
 		}
 		b, err := os.ReadFile(p)
@@ -157,6 +187,50 @@ func sameContent(dir string, files map[string]file) bool {
 }
 
 var errDiffers = errors.New("differs")
+
+// inSet reports whether m has key k.
+func inSet[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// ownDir gives an existing directory of a kubelet-written volume to the
+// fsGroup gid, group-searchable and setgid.
+func ownDir(dir string, gid *int64) error {
+	if gid == nil {
+		return nil
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if err := chownGroup(dir, nil, gid); err != nil {
+		return err
+	}
+	return os.Chmod(dir, groupMode(info.Mode()&(os.ModePerm|os.ModeSetgid), gid, true, true))
+}
+
+// mkdirOwned creates the directories of rel below root (mode 0755), each
+// given to the fsGroup gid as ownDir does.
+func mkdirOwned(root, rel string, gid *int64) error {
+	if rel == "." {
+		return nil
+	}
+	if err := mkdirOwned(root, filepath.Dir(rel), gid); err != nil {
+		return err
+	}
+	full := filepath.Join(root, rel)
+	if err := os.Mkdir(full, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	if err := os.Chmod(full, 0o755); err != nil { // umask-proof
+		return err
+	}
+	return ownDir(full, gid)
+}
 
 // sortedKeys returns m's keys in order.
 func sortedKeys[V any](m map[string]V) []string {

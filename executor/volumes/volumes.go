@@ -146,7 +146,7 @@ func (m *Manager) Update(pod *syncpodv1.Pod, src Sources) ([]string, []error) {
 			errs = append(errs, &MountError{Volume: v.GetName(), Err: err})
 			continue
 		}
-		changed, err := writeAtomic(dir, files, m.opts.Now())
+		changed, err := writeAtomic(dir, files, m.opts.Now(), fsGroup(pod))
 		if err != nil {
 			errs = append(errs, &MountError{Volume: v.GetName(), Err: err})
 			continue
@@ -235,7 +235,7 @@ func (m *Manager) setupOne(pod *syncpodv1.Pod, v *syncpodv1.Volume, src Sources)
 	uid := pod.GetUid()
 	switch {
 	case v.GetEmptyDir() != nil:
-		return m.emptyDir(uid, v)
+		return m.emptyDir(uid, v, fsGroup(pod))
 	case v.GetHostPath() != nil:
 		return hostPath(v.GetHostPath())
 	}
@@ -255,7 +255,7 @@ func (m *Manager) setupOne(pod *syncpodv1.Pod, v *syncpodv1.Volume, src Sources)
 			return "", err
 		}
 	}
-	if _, err := writeAtomic(dir, files, m.opts.Now()); err != nil {
+	if _, err := writeAtomic(dir, files, m.opts.Now(), fsGroup(pod)); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -282,7 +282,7 @@ func (m *Manager) tmpfsOnce(dir, opts string) error {
 	return nil
 }
 
-func (m *Manager) emptyDir(uid string, v *syncpodv1.Volume) (string, error) {
+func (m *Manager) emptyDir(uid string, v *syncpodv1.Volume, gid *int64) (string, error) {
 	dir := m.volumeDir(uid, kindEmptyDir, v.GetName())
 	ed := v.GetEmptyDir()
 	if _, err := os.Stat(dir); err == nil {
@@ -305,6 +305,17 @@ func (m *Manager) emptyDir(uid string, v *syncpodv1.Volume) (string, error) {
 	}
 	if err := os.Chmod(dir, 0o777); err != nil { // as the kubelet: world-writable
 		return "", err
+	}
+	if gid != nil {
+		// Once, when it is made: the pod's fsGroup owns it, setgid so
+		// that what the containers create there is the group's too
+		//
+		if err := chownGroup(dir, nil, gid); err != nil {
+			return "", err
+		}
+		if err := os.Chmod(dir, groupMode(0o777, gid, false, true)); err != nil {
+			return "", err
+		}
 	}
 	return dir, nil
 }
@@ -445,7 +456,9 @@ func projectFiles(pod *syncpodv1.Pod, v *syncpodv1.Volume, src Sources) (map[str
 
 // tokenFile adds the service account token of source index of volume,
 // from the pod's token Secret. The file has the volume's default
-// mode, as the kubelet writes it. A token not handed over yet fails the
+// mode, as the kubelet writes it, unless the pod has an fsGroup or all
+// its containers run as one user: then it is 0600 and that user's
+// and the fsGroup adds group read. A token not handed over yet fails the
 // volume: the container waits, as at the kubelet, for the API server to
 // issue it. The token itself is never part of an error.
 func tokenFile(files map[string]file, pod *syncpodv1.Pod, volume string, index int, t *syncpodv1.ServiceAccountTokenProjection, mode os.FileMode, src Sources) error {
@@ -458,7 +471,11 @@ func tokenFile(files map[string]file, pod *syncpodv1.Pod, volume string, index i
 	if !ok || len(tok) == 0 {
 		return fmt.Errorf("service account token of source %d not issued yet (no key %s in Secret %s)", index, validation.TokenSecretKey(volume, index), name)
 	}
-	files[t.GetPath()] = file{data: tok, mode: mode}
+	owner := fsUser(pod)
+	if owner != nil || fsGroup(pod) != nil {
+		mode = 0o600
+	}
+	files[t.GetPath()] = file{data: tok, mode: mode, owner: owner}
 	return nil
 }
 

@@ -139,7 +139,7 @@ func TestParseReportsEveryUnsupportedFieldWithItsPath(t *testing.T) {
 		"spec.containers[0].resources.limits.ephemeral-storage",
 		"spec.containers[0].securityContext.runAsUsr",
 		"spec.containers[0].volumeMounts[0].recursiveReadOnly",
-		"spec.securityContext.fsGroupChangePolicy",
+		"spec.securityContext.seLinuxChangePolicy",
 		"spec.volumes[0].persistentVolumeClaim",
 		"spec.containers[0].readinessProbe.httpGet.port",
 	}
@@ -155,7 +155,7 @@ func TestParseReportsEveryUnsupportedFieldWithItsPath(t *testing.T) {
 	for path, want := range map[string]string{
 		"spec.containers[0].imagePulPolicy":           "unknown field; did you mean `imagePullPolicy`?",
 		"spec.containers[0].securityContext.runAsUsr": "unknown field; did you mean `runAsUser`?",
-		"spec.securityContext.fsGroupChangePolicy":    "not supported by syncpod",
+		"spec.securityContext.seLinuxChangePolicy":    "not supported by syncpod",
 	} {
 		if msgs[path] != want {
 			t.Errorf("%s: %q, want %q", path, msgs[path], want)

@@ -20,7 +20,7 @@ func specExtrasSchema() map[string]*schema {
 	return map[string]*schema{
 		"securityContext": obj(map[string]*schema{
 			"runAsUser": leaf(), "runAsGroup": leaf(), "runAsNonRoot": leaf(),
-			"supplementalGroups": listOf(leaf()), "fsGroup": leaf(), "seccompProfile": seccomp,
+			"supplementalGroups": listOf(leaf()), "fsGroup": leaf(), "fsGroupChangePolicy": leaf(), "seccompProfile": seccomp,
 			"appArmorProfile": appArmorSchema(), "seLinuxOptions": seLinuxSchema(),
 			"sysctls": listOf(obj(map[string]*schema{"name": leaf(), "value": leaf()})),
 		}),
@@ -130,6 +130,13 @@ func (c *converter) specExtras(kp *corev1.Pod, p *syncpodv1.PodSpec) {
 			SeccompProfile:  c.seccomp("spec.securityContext.seccompProfile", sc.SeccompProfile),
 			AppArmorProfile: c.appArmor("spec.securityContext.appArmorProfile", sc.AppArmorProfile),
 			SeLinuxOptions:  seLinux(sc.SELinuxOptions),
+		}
+		if pol := sc.FSGroupChangePolicy; pol != nil && *pol != corev1.FSGroupChangeAlways && *pol != corev1.FSGroupChangeOnRootMismatch {
+			// Checked as the API server checks it, and otherwise
+			// without effect: the kubelet changes the ownership of the
+			// volume kinds a node writes itself every time.
+			c.errorf("spec.securityContext.fsGroupChangePolicy", "must be %q or %q, got %q",
+				corev1.FSGroupChangeAlways, corev1.FSGroupChangeOnRootMismatch, *pol)
 		}
 		for _, x := range sc.Sysctls {
 			out.Sysctls = append(out.Sysctls, &syncpodv1.Sysctl{Name: x.Name, Value: x.Value})

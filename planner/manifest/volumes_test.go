@@ -302,6 +302,34 @@ spec:
 	}
 }
 
+// TestFSGroupChangePolicyIsCheckedAsTheAPIServerDoes (R-31.1): the two
+// policies parse, anything else is refused naming the field.
+func TestFSGroupChangePolicyIsCheckedAsTheAPIServerDoes(t *testing.T) {
+	doc := func(policy string) []byte {
+		return []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  securityContext: {fsGroup: 2000, fsGroupChangePolicy: ` + policy + `}
+  containers: [{name: c, image: busybox}]
+`)
+	}
+	for _, ok := range []string{"Always", "OnRootMismatch"} {
+		pods, _, err := Parse(doc(ok))
+		if err != nil {
+			t.Errorf("%s: %v", ok, err)
+			continue
+		}
+		if g := pods[0].GetSpec().GetSecurityContext().GetFsGroup(); g != 2000 {
+			t.Errorf("%s: fsGroup = %d, want 2000", ok, g)
+		}
+	}
+	_, _, err := Parse(doc("Sometimes"))
+	if err == nil || !strings.Contains(err.Error(), `spec.securityContext.fsGroupChangePolicy: must be "Always" or "OnRootMismatch", got "Sometimes"`) {
+		t.Errorf("Sometimes: %v", err)
+	}
+}
+
 // TestSubPathExprIsConvertedAndExclusiveWithSubPath (R-18.1): a volume
 // mount's subPathExpr reaches the pod as written, for the executor to
 // expand; one that also sets subPath converts, and the pod's validation

@@ -55,8 +55,11 @@ func newNodeShutdown(g *globals) *cobra.Command {
 func newNodeStatus(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
-		Short: "Whether the node is shutting down, and its shutdown's groups",
-		Args:  noArgs,
+		Short: "The node's pressure conditions, whether it is shutting down, and its shutdown's groups",
+		Long: "The node's pressure conditions (MemoryPressure, DiskPressure, PIDPressure) as the\n" +
+			"planner's eviction manager last found them, with the signals under pressure, then\n" +
+			"whether the node is shutting down and the shutdown's groups.",
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			client, closer, err := g.planner()
 			if err != nil {
@@ -65,10 +68,15 @@ func newNodeStatus(g *globals) *cobra.Command {
 			defer closer.Close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), g.requestTimeout)
 			defer cancel()
+			conds, err := client.GetNodeConditions(ctx, &plannerv1.GetNodeConditionsRequest{})
+			if err != nil {
+				return err
+			}
 			resp, err := client.GetNodeShutdown(ctx, &plannerv1.GetNodeShutdownRequest{})
 			if err != nil {
 				return err
 			}
+			printConditions(g.env.Stdout, conds)
 			printShutdown(g.env.Stdout, resp.GetShutdown())
 			return nil
 		},
@@ -96,6 +104,25 @@ func runNodeShutdown(ctx context.Context, g *globals, cancelIt bool, timeout tim
 	}
 	printShutdown(g.env.Stdout, resp.GetShutdown())
 	return nil
+}
+
+// printConditions prints the node's pressure conditions, as kubectl
+// describe node lists a Node's: type, status, reason, message.
+func printConditions(w io.Writer, resp *plannerv1.GetNodeConditionsResponse) {
+	if !resp.GetEvictionManager() {
+		fmt.Fprintln(w, "pressure: not measured (the planner's eviction manager is off: no --eviction-hard or --eviction-soft)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONDITION\tSTATUS\tREASON\tMESSAGE")
+	for _, c := range resp.GetConditions() {
+		status := "False"
+		if c.GetStatus() {
+			status = "True"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.GetType(), status, c.GetReason(), c.GetMessage())
+	}
+	_ = tw.Flush()
 }
 
 // printShutdown prints a shutdown's state and its groups.

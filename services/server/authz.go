@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
-	"log/slog"
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -201,13 +201,15 @@ func certIdentity(c *x509.Certificate) Identity {
 }
 
 // authorizer checks every call against the policy and writes the audit
-// trail: every mutating and exec-class call at info with its caller.
+// trail: every mutating and exec-class call at info with its caller
+// (repeats counted: auditTrail).
 type authorizer struct {
 	policy Policy
 	// insecure: plaintext TCP callers (--insecure-tcp) are let through
 	// as "insecure-tcp-peer", unauthenticated.
 	insecure bool
-	logger   *slog.Logger
+	audit    *auditTrail
+	now      func() time.Time
 }
 
 func (a *authorizer) check(ctx context.Context, method string) error {
@@ -228,7 +230,7 @@ func (a *authorizer) check(ctx context.Context, method string) error {
 		return status.Errorf(codes.Unauthenticated, "%s: no verified client certificate", method)
 	}
 	if verb == VerbWrite || verb == VerbExec {
-		a.logger.InfoContext(ctx, "audit", "identity", who, "verb", string(verb), "method", method)
+		a.audit.record(ctx, a.now(), who, verb, method)
 	}
 	return nil
 }

@@ -138,9 +138,10 @@ func (f *Flags) Policy() (Policy, error) {
 }
 
 // Dialer is how this binary dials its TCP peers: with its own
-// certificate, or in plaintext under --insecure-tcp.
-func (f *Flags) Dialer() DialPolicy {
-	return DialPolicy{TLS: f.TLS, InsecureTCP: f.InsecureTCP}
+// certificate, or in plaintext under --insecure-tcp; logger (nil: none)
+// hears of certificate files read again after a change.
+func (f *Flags) Dialer(logger *slog.Logger) DialPolicy {
+	return DialPolicy{TLS: f.TLS, InsecureTCP: f.InsecureTCP, Logger: logger}
 }
 
 // EnvName is the environment variable that stands in for a flag.
@@ -262,7 +263,7 @@ func Start(fs *flag.FlagSet, common *Flags, args []string, getenv func(string) s
 		return true, 2
 	}
 	if health {
-		if err := Healthcheck(common.Listen, common.Dialer(), 5*time.Second); err != nil {
+		if err := Healthcheck(common.Listen, common.Dialer(nil), 5*time.Second); err != nil {
 			fmt.Fprintf(stderr, "%s healthcheck: %v\n", fs.Name(), err)
 			return true, 1
 		}

@@ -108,6 +108,8 @@ type Server struct {
 	// stopping is closed when shutdown begins; it ends the contexts of
 	// long-lived streams (see endStreamsOnShutdown).
 	stopping chan struct{}
+	// audit is the audit trail, whose counted repeats Run writes out.
+	audit *auditTrail
 }
 
 // New opens the listeners and builds the servers. A bad or busy address is
@@ -158,7 +160,7 @@ func New(opts Options) (*Server, error) {
 	switch {
 	case network == "unix":
 	case opts.TLS.Set():
-		if serverTLS, err = ServerTLS(opts.TLS); err != nil {
+		if serverTLS, err = ServerTLS(opts.TLS, logger, "h2"); err != nil {
 			return nil, fmt.Errorf("server TLS: %w", err)
 		}
 	case opts.InsecureTCP:
@@ -170,7 +172,7 @@ func New(opts Options) (*Server, error) {
 	if policy == nil {
 		policy = DefaultPolicy
 	}
-	authz := &authorizer{policy: policy, insecure: serverTLS == nil, logger: logger}
+	authz := &authorizer{policy: policy, insecure: serverTLS == nil, audit: newAuditTrail(logger, auditWindow), now: time.Now}
 
 	stopping := make(chan struct{})
 	base := opts.Codec
@@ -210,6 +212,7 @@ func New(opts Options) (*Server, error) {
 		health:   health.NewServer(),
 		metrics:  srvMetrics,
 		stopping: stopping,
+		audit:    authz.audit,
 	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -246,13 +249,19 @@ func New(opts Options) (*Server, error) {
 		}
 		s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		if opts.MetricsTLS {
-			cert, err := tls.LoadX509KeyPair(opts.TLS.CertFile, opts.TLS.KeyFile)
+			src, err := newTLSSource(opts.TLS, logger)
 			if err != nil {
 				lis.Close()
 				hl.Close()
 				return nil, fmt.Errorf("metrics TLS: %w", err)
 			}
-			s.httpLis = tls.NewListener(hl, &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}})
+			// No client certificate asked; the certificate is read
+			// again when its files change.
+			s.httpLis = tls.NewListener(hl, &tls.Config{MinVersion: tls.VersionTLS12,
+				GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+					cert, _ := src.get()
+					return cert, nil
+				}})
 		}
 	}
 	return s, nil
@@ -302,6 +311,7 @@ func (s *Server) Run(ctx context.Context) error {
 	defer stopMem()
 	mem := newMemReleaser(log) // memory.go
 	go periodic.Run(memCtx, releaseEvery, func() { mem.tick() })
+	go periodic.Run(memCtx, auditWindow, func() { s.audit.flush(time.Now(), false) })
 	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
 	if s.httpLis != nil {
 		scheme := "http://"
@@ -343,6 +353,7 @@ func (s *Server) shutdown() {
 			defer cancel()
 			_ = s.httpSrv.Shutdown(ctx)
 		}
+		s.audit.flush(time.Now(), true)
 		log.Info("stopped")
 	})
 }

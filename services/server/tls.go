@@ -5,7 +5,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
+	"sync"
+	"syscall"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -39,44 +44,156 @@ func (f TLSFiles) Check(certFlag, keyFlag, caFlag string) error {
 	return errors.Join(errs...)
 }
 
-// load reads f: a TLS 1.2 or later configuration presenting its
-// certificate, and the pool of its CA for the caller to trust.
-func (f TLSFiles) load() (*tls.Config, *x509.CertPool, error) {
+// load reads f: its certificate and key, and the pool of its CA for the
+// caller to trust.
+func (f TLSFiles) load() (tls.Certificate, *x509.CertPool, error) {
 	cert, err := tls.LoadX509KeyPair(f.CertFile, f.KeyFile)
 	if err != nil {
-		return nil, nil, fmt.Errorf("certificate %s, key %s: %w", f.CertFile, f.KeyFile, err)
+		return tls.Certificate{}, nil, fmt.Errorf("certificate %s, key %s: %w", f.CertFile, f.KeyFile, err)
 	}
 	pemCA, err := os.ReadFile(f.CAFile)
 	if err != nil {
-		return nil, nil, err
+		return tls.Certificate{}, nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pemCA) {
-		return nil, nil, fmt.Errorf("%s: no PEM certificate in it", f.CAFile)
+		return tls.Certificate{}, nil, fmt.Errorf("%s: no PEM certificate in it", f.CAFile)
 	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, pool, nil
+	return cert, pool, nil
 }
 
 // ServerTLS is the configuration of a listener that asks every client for
 // a certificate signed by f.CAFile and refuses the handshake without one.
-func ServerTLS(f TLSFiles) (*tls.Config, error) {
-	c, pool, err := f.load()
+// The files are read again when they change (see tlsSource): a renewed
+// certificate or CA takes effect at the next handshake. nextProtos are the
+// ALPN protocols ("h2" for gRPC).
+func ServerTLS(f TLSFiles, logger *slog.Logger, nextProtos ...string) (*tls.Config, error) {
+	src, err := newTLSSource(f, logger)
 	if err != nil {
 		return nil, err
 	}
-	c.ClientAuth, c.ClientCAs = tls.RequireAndVerifyClientCert, pool
-	return c, nil
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		ClientAuth: tls.RequireAndVerifyClientCert,
+		NextProtos: nextProtos,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			cert, pool := src.get()
+			return &tls.Config{
+				MinVersion:   tls.VersionTLS12,
+				Certificates: []tls.Certificate{*cert},
+				ClientAuth:   tls.RequireAndVerifyClientCert,
+				ClientCAs:    pool,
+				NextProtos:   nextProtos,
+			}, nil
+		},
+	}, nil
 }
 
 // ClientTLS is the configuration of a client that presents f's
-// certificate and checks the server's against f.CAFile.
-func ClientTLS(f TLSFiles) (*tls.Config, error) {
-	c, pool, err := f.load()
+// certificate and checks the server's, named host (a DNS name or an IP
+// address), against f.CAFile. Like ServerTLS it reads the files again when
+// they change. The check is VerifyConnection's, against the CA as it is at
+// the handshake; the standard one, which could only use the CA read at
+// the start, is off.
+func ClientTLS(f TLSFiles, host string, logger *slog.Logger) (*tls.Config, error) {
+	src, err := newTLSSource(f, logger)
 	if err != nil {
 		return nil, err
 	}
-	c.RootCAs = pool
-	return c, nil
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			cert, _ := src.get()
+			return cert, nil
+		},
+		InsecureSkipVerify: true, // verified by VerifyConnection below
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("the server presented no certificate")
+			}
+			_, pool := src.get()
+			opts := x509.VerifyOptions{Roots: pool, DNSName: host, Intermediates: x509.NewCertPool()}
+			for _, c := range cs.PeerCertificates[1:] {
+				opts.Intermediates.AddCert(c)
+			}
+			_, err := cs.PeerCertificates[0].Verify(opts)
+			return err
+		},
+	}, nil
+}
+
+// tlsSource is a certificate, its key and a CA pool from files, read
+// again at a handshake when one of the files changed (its size, time or
+// inode; checked at most once a second), so a certificate renewed in
+// place, by a rename or a rewrite, is used without a restart. A reload
+// that fails (a half-written file) keeps the last good pair and logs why;
+// the next change is tried again.
+type tlsSource struct {
+	files  TLSFiles
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	stamps  [3]fileStamp
+	checked time.Time
+	cert    *tls.Certificate
+	pool    *x509.CertPool
+}
+
+type fileStamp struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	st := fileStamp{size: fi.Size(), mtime: fi.ModTime()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = sys.Ino
+	}
+	return st
+}
+
+func (f TLSFiles) stamps() [3]fileStamp {
+	return [3]fileStamp{stampOf(f.CertFile), stampOf(f.KeyFile), stampOf(f.CAFile)}
+}
+
+func newTLSSource(f TLSFiles, logger *slog.Logger) (*tlsSource, error) {
+	stamps := f.stamps()
+	cert, pool, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &tlsSource{files: f, logger: logger, stamps: stamps, checked: time.Now(), cert: &cert, pool: pool}, nil
+}
+
+// tlsRecheck is how often at most the files are looked at.
+const tlsRecheck = time.Second
+
+// get returns the current certificate and CA pool.
+func (s *tlsSource) get() (*tls.Certificate, *x509.CertPool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now := time.Now(); now.Sub(s.checked) >= tlsRecheck {
+		s.checked = now
+		if stamps := s.files.stamps(); stamps != s.stamps {
+			s.stamps = stamps
+			cert, pool, err := s.files.load()
+			if err != nil {
+				s.logger.Warn("the TLS files changed but cannot be used; keeping the ones loaded before", "err", err)
+			} else {
+				s.cert, s.pool = &cert, pool
+				s.logger.Info("TLS certificate and CA read again after a change", "cert", s.files.CertFile, "ca", s.files.CAFile)
+			}
+		}
+	}
+	return s.cert, s.pool
 }
 
 // DialPolicy says how a client reaches a service address.
@@ -86,6 +203,9 @@ type DialPolicy struct {
 	TLS TLSFiles
 	// InsecureTCP allows plaintext TCP when TLS is not set.
 	InsecureTCP bool
+	// Logger hears of certificate files read again after a change (nil:
+	// nothing is logged).
+	Logger *slog.Logger
 }
 
 // Dial makes a lazy gRPC client connection to addr: unix sockets in
@@ -112,7 +232,11 @@ func (d DialPolicy) Credentials(addr string) (credentials.TransportCredentials, 
 	target := "passthrough:///" + address
 	switch {
 	case d.TLS.Set():
-		cfg, err := ClientTLS(d.TLS)
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", addr, err)
+		}
+		cfg, err := ClientTLS(d.TLS, host, d.Logger)
 		if err != nil {
 			return nil, "", err
 		}

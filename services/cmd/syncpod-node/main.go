@@ -210,7 +210,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot build the API client", "err", err)
 		return 1
 	}
-	conn, err := server.DialPolicy{TLS: nf.plannerTLS, InsecureTCP: common.InsecureTCP}.Dial(nf.planner)
+	conn, err := server.DialPolicy{TLS: nf.plannerTLS, InsecureTCP: common.InsecureTCP, Logger: logger}.Dial(nf.planner)
 	if err != nil {
 		logger.Error("cannot dial the planner", "err", err)
 		return 1

@@ -121,7 +121,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		logger.Error("cannot register the pod store metrics", "err", err)
 		return 1
 	}
-	execConn, err := common.Dialer().Dial(*executorAddr)
+	execConn, err := common.Dialer(logger).Dial(*executorAddr)
 	if err != nil {
 		logger.Error("bad --executor", "err", err)
 		return 2
@@ -134,7 +134,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	timelines.SetLogger(logger.With("component", "timeline"))
-	plegConn, err := common.Dialer().Dial(*plegAddr)
+	plegConn, err := common.Dialer(logger).Dial(*plegAddr)
 	if err != nil {
 		logger.Error("bad --pleg", "err", err)
 		return 2
