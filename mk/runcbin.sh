@@ -14,7 +14,7 @@
 #                      (exit 1 otherwise), never build
 #
 # runc's nsenter is C, so this is a cgo build, with the seccomp tag as
-# runc's own Makefile builds it: it needs gcc and libseccomp-dev, installed
+# runc's own Makefile builds it: it needs gcc, pkg-config and libseccomp-dev, installed
 # with apt-get when missing (as root). Concurrent callers wait on a lock
 # and reuse one build. Progress goes to stderr; stdout is only the path.
 set -euo pipefail
@@ -46,12 +46,12 @@ if [ -x "$bin" ]; then
   exit 0
 fi
 
-if ! command -v gcc >/dev/null || [ ! -e /usr/include/seccomp.h ]; then
+if ! command -v gcc >/dev/null || ! command -v pkg-config >/dev/null || [ ! -e /usr/include/seccomp.h ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "runcbin: gcc or libseccomp-dev missing and not root: apt-get install -y gcc libseccomp-dev" >&2
+    echo "runcbin: gcc, pkg-config or libseccomp-dev missing and not root: apt-get install -y gcc libc6-dev libseccomp-dev pkg-config" >&2
     exit 1
   fi
-  echo "runcbin: installing gcc and libseccomp-dev" >&2
+  echo "runcbin: installing gcc, libseccomp-dev and pkg-config" >&2
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends gcc libc6-dev libseccomp-dev pkg-config >/dev/null ||
     { apt-get -o DPkg::Lock::Timeout=300 update -qq &&
       DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends gcc libc6-dev libseccomp-dev pkg-config >/dev/null; }
