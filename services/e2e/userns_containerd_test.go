@@ -21,10 +21,11 @@ import (
 // idmapped mounts), two pods each see "0 <base> 65536" in their
 // containers' uid_map and gid_map, base the first host ID the executor's
 // store allocated the pod, the two distinct. The executor is
-// killed and started again: the store still holds both ranges, the sweep
-// at its start leaves them (both pods have sandboxes), a container of one
+// killed: its store holds both ranges, and a third is taken as by a pass
+// that died before its RunPodSandbox. Started again, its sweep frees that
+// one and leaves the pods' (they have sandboxes), a container of one
 // stopped behind the node's back is restarted by the new executor with the
-// same mapping, and a pod made after the restart gets a third range.
+// same mapping, and a pod made after the restart gets the freed range.
 // Where no handler runs them (Debian's containerd 1.6), the pod's sandbox
 // fails with the kubelet's event and no sandbox is made.
 func TestUserNamespacesOnContainerd(t *testing.T) {
@@ -116,12 +117,36 @@ func TestUserNamespacesOnContainerd(t *testing.T) {
 	}
 
 	// The executor dies; its store holds the two ranges the pods run with.
+	// A third range is taken as by a pass that died before its
+	// RunPodSandbox: the restarted executor's sweep frees it.
 	n.kill(n.executor)
-	held := executorRanges(t, n)
-	if held[a.GetUid()] != baseA || held[b.GetUid()] != baseB {
-		t.Fatalf("the store holds %v; want userns-a (%s) from %d and userns-b (%s) from %d", held, a.GetUid(), baseA, b.GetUid(), baseB)
-	}
+	const ghost = "ghost-died-before-its-sandbox"
+	var baseGhost uint32
+	withExecutorStore(t, n, func(s *backoff.Store) {
+		held, err := s.UserNamespaces()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(held) != 2 || held[a.GetUid()] != baseA || held[b.GetUid()] != baseB {
+			t.Fatalf("the store holds %v; want userns-a (%s) from %d and userns-b (%s) from %d", held, a.GetUid(), baseA, b.GetUid(), baseB)
+		}
+		r, err := userns.NodeRange()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if baseGhost, err = s.AllocateUserNamespace(ghost, r.First, userns.IDsPerPod, r.Slots()); err != nil {
+			t.Fatal(err)
+		}
+	})
 	n.executor = n.restart(n.executor)
+	eventually(t, time.Minute, "the restarted executor's sweep to free "+ghost, func() (bool, string) {
+		for _, line := range strings.Split(n.executor.output(), "\n") {
+			if strings.Contains(line, "user namespace of a pod without sandboxes released") && strings.Contains(line, ghost) {
+				return true, ""
+			}
+		}
+		return false, n.executor.tail(5)
+	})
 
 	// A's container, stopped behind the node's back, is restarted by the
 	// new executor in the range A holds.
@@ -138,15 +163,17 @@ func TestUserNamespacesOnContainerd(t *testing.T) {
 		t.Errorf("userns-a restarted after the executor's restart maps from %d, want %d as before", got, baseA)
 	}
 	apply(usernsPod("userns-c", mapsThenWaits))
-	if baseC := mapped("userns-c", 0); baseC == baseA || baseC == baseB {
-		t.Errorf("userns-c, made after the executor's restart, maps from %d: a range another pod holds (%d, %d)", baseC, baseA, baseB)
+	if baseC := mapped("userns-c", 0); baseC != baseGhost {
+		t.Errorf("userns-c, made after the executor's restart, maps from %d; want %d, the lowest free range, freed by the sweep (a: %d, b: %d)",
+			baseC, baseGhost, baseA, baseB)
 	}
-	t.Logf("userns-a from %d, userns-b from %d, kept across the executor's restart", baseA, baseB)
+	t.Logf("userns-a from %d, userns-b from %d, kept across the executor's restart; the range from %d freed at its start and given to userns-c",
+		baseA, baseB, baseGhost)
 }
 
-// executorRanges reads the user namespace ranges from the store of the
-// node's executor, which must not be running (it holds the file's lock).
-func executorRanges(t *testing.T, n *node) map[string]uint32 {
+// withExecutorStore opens the store of the node's executor, which must
+// not be running (it holds the file's lock), for fn, and closes it.
+func withExecutorStore(t *testing.T, n *node, fn func(*backoff.Store)) {
 	t.Helper()
 	dir := ""
 	for _, a := range n.executor.opts.args {
@@ -162,9 +189,5 @@ func executorRanges(t *testing.T, n *node) map[string]uint32 {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	held, err := s.UserNamespaces()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return held
+	fn(s)
 }
