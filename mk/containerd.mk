@@ -98,9 +98,19 @@ test-teardown:: containerd-node-down
 #
 # `make test` runs the whole suite against Debian's 1.6 (PLEG relist) and
 # UNIT_CONTAINERD2 against 2.x.
+#
+# Beside Debian's runc, the 2.x instance has a runtime handler runc-userns
+# running a runc with idmapped mounts, which Debian's 1.1 lacks:
+# mk/runcbin.sh builds it once per version, like containerd, into
+# /var/cache/syncpod/runc/<version>. The pods in user namespaces of their
+# own (hostUsers: false, R-27) run on it; SYNCPOD_TEST_CONTAINERD_USERNS_HANDLER
+# names it to the tests, which then fail rather than skip when it cannot
+# run them (unless the kernel has no idmapped overlay mounts).
 CONTAINERD2_VERSION ?= v2.4.2
 CONTAINERD2_DIR     := $(CURDIR)/.tmp/containerd2
 CONTAINERDBIN_SH    := $(CURDIR)/mk/containerdbin.sh
+RUNC_VERSION        ?= v1.5.3
+RUNCBIN_SH          := $(CURDIR)/mk/runcbin.sh
 # What the 1.6 run expects of the PLEG (asserted by the tests that start one).
 export SYNCPOD_TEST_CONTAINERD_PLEG_MODE ?= relist
 # Every containerd test of `make unit` runs on 2.x as well: the harness
@@ -129,12 +139,20 @@ containerd2-build:
 	  echo "containerd-harness: building containerd $(CONTAINERD2_VERSION) once (not part of the test time; cached outside the clone)"; \
 	  start=$$(date +%s); CONTAINERD2_VERSION=$(CONTAINERD2_VERSION) $(CONTAINERDBIN_SH) >/dev/null || exit 1; \
 	  echo "containerd-harness: one-time build of containerd $(CONTAINERD2_VERSION): $$(( $$(date +%s) - start )) s"; \
+	fi; \
+	if r=$$(RUNC_VERSION=$(RUNC_VERSION) $(RUNCBIN_SH) --cached 2>/dev/null); then \
+	  echo "containerd-harness: runc $(RUNC_VERSION) cached at $$r"; \
+	else \
+	  echo "containerd-harness: building runc $(RUNC_VERSION) once (not part of the test time; cached outside the clone)"; \
+	  start=$$(date +%s); RUNC_VERSION=$(RUNC_VERSION) $(RUNCBIN_SH) >/dev/null || exit 1; \
+	  echo "containerd-harness: one-time build of runc $(RUNC_VERSION): $$(( $$(date +%s) - start )) s"; \
 	fi
 
 containerd2-up: containerd-images containerd2-build
 	@if [ "$$(id -u)" -ne 0 ]; then exit 0; fi; \
 	bin=$$(CONTAINERD2_VERSION=$(CONTAINERD2_VERSION) $(CONTAINERDBIN_SH) --cached); \
-	SYNCPOD_CONTAINERD_BIN=$$bin $(CONTAINERD_SH) up $(CONTAINERD2_DIR) $(SYNCPOD_TEST_PAUSE_IMAGE) $(SYNCPOD_TEST_BUSYBOX_IMAGE) $(PAUSE_IMAGE_TAR) $(BUSYBOX_IMAGE_TAR)
+	runc=$$(RUNC_VERSION=$(RUNC_VERSION) $(RUNCBIN_SH) --cached); \
+	SYNCPOD_CONTAINERD_BIN=$$bin SYNCPOD_CONTAINERD_USERNS_RUNC=$$runc $(CONTAINERD_SH) up $(CONTAINERD2_DIR) $(SYNCPOD_TEST_PAUSE_IMAGE) $(SYNCPOD_TEST_BUSYBOX_IMAGE) $(PAUSE_IMAGE_TAR) $(BUSYBOX_IMAGE_TAR)
 
 containerd2-down:
 	@bin=$$(CONTAINERD2_VERSION=$(CONTAINERD2_VERSION) $(CONTAINERDBIN_SH) --cached 2>/dev/null || true); \
@@ -146,7 +164,7 @@ unit-containerd2:
 	start=$$(date +%s); logs=$$(mktemp -d); trap 'rm -rf "$$logs"' EXIT; \
 	bin=$$(CONTAINERD2_VERSION=$(CONTAINERD2_VERSION) $(CONTAINERDBIN_SH) --cached 2>/dev/null || true); \
 	run() { SYNCPOD_TEST_CONTAINERD_ENDPOINT=unix://$(CONTAINERD2_DIR)/containerd.sock SYNCPOD_TEST_NODE_CONTAINERD_ENDPOINT= SYNCPOD_TEST_CONTAINERD_PLEG_MODE=evented \
-	    SYNCPOD_CONTAINERD_BIN=$$bin \
+	    SYNCPOD_TEST_CONTAINERD_USERNS_HANDLER=runc-userns SYNCPOD_CONTAINERD_BIN=$$bin \
 	    $(GO) test -race -ldflags=-w -vet=off -count=1 -timeout 10m -run "$${1##*:}" "$${1%%:*}"; }; \
 	i=0; pids=; for t in $(UNIT_CONTAINERD2); do \
 	  i=$$((i + 1)); run "$$t" > "$$logs/$$i" 2>&1 & pids="$$pids $$!"; \

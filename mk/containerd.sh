@@ -15,10 +15,16 @@
 # containerd, containerd-shim-runc-v2 and ctr (mk/containerdbin.sh builds
 # containerd 2.x there); the shim is found first on containerd's PATH. A 2.x
 # containerd gets a version-3 config with NRI off (its socket would be the
-# host's /var/run/nri/nri.sock). runc and the CNI loopback stay Debian's,
-# unless SYNCPOD_CONTAINERD_RUNC names another runc for the 2.x config
-# (Debian's 1.1 has no idmapped mounts, so containerd 2.x reports no user
-# namespace support with it).
+# host's /var/run/nri/nri.sock). runc and the CNI loopback stay Debian's.
+#
+# SYNCPOD_CONTAINERD_USERNS_RUNC, for a 2.x containerd, names a runc with
+# idmapped mounts (mk/runcbin.sh builds one): the config then has a second
+# runtime handler, runc-userns, that runs it, so that pods in user
+# namespaces of their own (hostUsers: false) run on it (Debian's runc 1.1
+# has no idmapped mounts: containerd says the default handler cannot run
+# them). Its pods get a network of their own from mk/cni-podnet.sh (an
+# address the CRI needs, nothing outside the pod's namespace), since such
+# a pod may not share the node's.
 set -euo pipefail
 
 # bash-completion: the e2e test that loads syncpodctl's completion script
@@ -32,9 +38,9 @@ NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 
 # SYNCPOD_CONTAINERD_CNI_CONFLIST names a CNI network list to use instead
 # of the loopback-only one (the conformance run's pod network).
 BIN_DIR=${SYNCPOD_CONTAINERD_BIN:-}
-RUNC=${SYNCPOD_CONTAINERD_RUNC:-/usr/sbin/runc}
+USERNS_RUNC=${SYNCPOD_CONTAINERD_USERNS_RUNC:-}
 if [[ -n $BIN_DIR ]]; then
-	NEEDED_FILES=("$BIN_DIR"/containerd "$BIN_DIR"/ctr "$BIN_DIR"/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox)
+	NEEDED_FILES=("$BIN_DIR"/containerd "$BIN_DIR"/ctr "$BIN_DIR"/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox ${USERNS_RUNC:+"$USERNS_RUNC"})
 	export PATH=$BIN_DIR:$PATH
 fi
 START_TIMEOUT=${SYNCPOD_CONTAINERD_START_TIMEOUT:-30}
@@ -252,17 +258,41 @@ write_config_v3() {
 		      runtime_type = "io.containerd.runc.v2"
 		      snapshotter = "$snapshotter"
 		      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-		        BinaryName = "$RUNC"
+		        BinaryName = "/usr/sbin/runc"
 		        SystemdCgroup = false
 		        Root = "$DIR/runc"
+		$(userns_handler_v3 "$snapshotter")
 		  [plugins.'io.containerd.cri.v1.runtime'.cni]
-		    bin_dirs = ["/usr/lib/cni"]
+		    bin_dirs = ["/usr/lib/cni", "$DIR/cni/bin"]
 		    conf_dir = "$DIR/cni/net.d"
 		    max_conf_num = 1
 
 		[plugins.'io.containerd.grpc.v1.cri']
 		  stream_server_address = "127.0.0.1"
 		  stream_server_port = "0"
+	EOF
+}
+
+# userns_handler_v3 SNAPSHOTTER: with SYNCPOD_CONTAINERD_USERNS_RUNC, the
+# runc-userns handler (its runc, its own runc root, its pods' network from
+# mk/cni-podnet.sh in a CNI directory of its own); else nothing.
+userns_handler_v3() {
+	[[ -n $USERNS_RUNC ]] || return 0
+	mkdir -p "$DIR"/cni/bin "$DIR"/cni/userns.d
+	cp "$(dirname "$0")"/cni-podnet.sh "$DIR"/cni/bin/syncpod-podnet
+	cat >"$DIR"/cni/userns.d/10-syncpod-podnet.conflist <<-EOF
+		{"cniVersion": "0.4.0", "name": "syncpod-podnet", "plugins": [{"type": "syncpod-podnet"}]}
+	EOF
+	cat <<-EOF
+		    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc-userns]
+		      runtime_type = "io.containerd.runc.v2"
+		      snapshotter = "$1"
+		      cni_conf_dir = "$DIR/cni/userns.d"
+		      cni_max_conf_num = 1
+		      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc-userns.options]
+		        BinaryName = "$USERNS_RUNC"
+		        SystemdCgroup = false
+		        Root = "$DIR/runc-userns"
 	EOF
 }
 
@@ -289,7 +319,7 @@ cmd_up() {
 			log "pid $pid does not answer: restarting"
 		fi
 		cmd_down
-		mkdir -p "$DIR"/{root,state,runc,certs.d}
+		mkdir -p "$DIR"/{root,state,runc,runc-userns,certs.d}
 		local snapshotter=${SYNCPOD_CONTAINERD_SNAPSHOTTER:-}
 		if [[ -n $snapshotter ]]; then
 			log "snapshotter $snapshotter (from SYNCPOD_CONTAINERD_SNAPSHOTTER)"

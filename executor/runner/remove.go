@@ -85,13 +85,21 @@ func (r *Runner) RemoveResources(ctx context.Context, containerIDs, sandboxIDs [
 	return resp, nil
 }
 
-// removePodDirIfGone removes the pod's cgroup and its directory (hosts
-// file, termination logs, volumes) under the pod's lock once the runtime
-// lists no sandbox of the pod any more. A failure is logged: a later
-// removal, or the next start, retries.
+// removePodDirIfGone frees the pod's user namespace range and removes its
+// cgroup and its directory (hosts file, termination logs, volumes) under
+// the pod's lock once the runtime lists no sandbox of the pod any more. A
+// failure is logged: a later removal, the next start, or the periodic
+// release of ranges (RunUserNamespaceCleanup) retries.
 func (r *Runner) removePodDirIfGone(ctx context.Context, uid string) {
-	if (r.podRoot == "" && r.cg == nil) || uid == "" || strings.ContainsAny(uid, "/\\") || uid == "." || uid == ".." {
+	if uid == "" || strings.ContainsAny(uid, "/\\") || uid == "." || uid == ".." {
 		return
+	}
+	held, err := r.store.UserNamespaces()
+	if err != nil {
+		r.log.Warn("cannot read the user namespace ranges", "err", err)
+	}
+	if _, holds := held[uid]; !holds && r.podRoot == "" && r.cg == nil {
+		return // nothing of the pod's to remove
 	}
 	left, err := r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{crilabels.PodUID: uid}})
 	if err != nil || len(left) > 0 {
@@ -102,6 +110,18 @@ func (r *Runner) removePodDirIfGone(ctx context.Context, uid string) {
 		return
 	}
 	defer release()
+	// a pod without sandboxes holds no user namespace range (the
+	// sandboxes are listed again under the lock: a pass may have made one).
+	if _, holds := held[uid]; holds {
+		if freed, err := r.releaseUserNamespaceLocked(ctx, uid); err != nil {
+			r.log.Warn("cannot release the user namespace of a pod without sandboxes", "pod_uid", uid, "err", err)
+		} else if freed {
+			r.log.Info("user namespace of a pod without sandboxes released", "pod_uid", uid, "host_id", held[uid])
+		}
+	}
+	if r.podRoot == "" && r.cg == nil {
+		return
+	}
 	// the pod cgroup goes with the pod's last sandbox.
 	r.removePodCgroup(ctx, uid)
 	if r.podRoot == "" {

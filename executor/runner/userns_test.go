@@ -2,13 +2,16 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/syncpod/syncpod/cri/crilabels"
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/backoff"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
@@ -165,5 +168,101 @@ func TestUserNamespaceRefusedByTheRuntime(t *testing.T) {
 	}
 	if held, err := e.store.UserNamespaces(); err != nil || len(held) != 0 {
 		t.Errorf("ranges held: %v, %v", held, err)
+	}
+}
+
+// TestOrphanedUserNamespacesReleased: a range held by a pod the runtime
+// lists no sandbox of is freed, as the kubelet's housekeeping frees the
+// ranges of pods nobody knows: at the executor's start, a range
+// taken just before a crash (before RunPodSandbox) and one of a pod whose
+// sandbox went while the executor was down; while it runs, a range whose
+// last sandbox the executor removes. A pod with a sandbox keeps its range
+// whatever the sandbox's state, and so does a pod whose pass, holding its
+// lock, is creating the sandbox.
+func TestOrphanedUserNamespacesReleased(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "executor.db")
+	rt := critest.NewRuntimeWithUserNamespaces()
+	e := usernsEnv(t, rt, path)
+	no := false
+	const slot = 65536
+
+	runningPod(t, e, usernsPod("running", &no)) // from 65536
+	if got, err := e.store.AllocateUserNamespace("crashed", slot, slot, 100); err != nil || got != 2*slot {
+		t.Fatalf("crashed: %d, %v", got, err)
+	}
+	stopped := runningPod(t, e, usernsPod("stopped", &no)).GetSandboxes()[0].GetId() // from 3*65536
+	rt.SetSandboxState(stopped, runtimeapi.PodSandboxState_SANDBOX_NOTREADY)
+	gone := runningPod(t, e, usernsPod("gone", &no)).GetSandboxes()[0].GetId() // from 4*65536
+	// Removed behind the executor's back, as while it was down.
+	if err := rt.RemovePodSandbox(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+
+	// The executor restarts and sweeps.
+	if err := e.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = usernsEnv(t, rt, path)
+	freed, err := e.r.ReleaseOrphanedUserNamespaces(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(freed, []string{"crashed", "gone"}) {
+		t.Errorf("freed %v, want [crashed gone]", freed)
+	}
+	held, err := e.store.UserNamespaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]uint32{"running": slot, "stopped": 3 * slot}; !maps.Equal(held, want) {
+		t.Errorf("held after the sweep %v, want %v", held, want)
+	}
+	runningPod(t, e, usernsPod("next", &no))
+	if sb, _ := sandboxUserns(t, e, "next"); sb.GetUids()[0].GetHostId() != 2*slot {
+		t.Errorf("next: %v, want the lowest freed range, from %d", sb, 2*slot)
+	}
+
+	// The executor removes stopped's last sandbox: its range is free at
+	// once (no forget: the planner may still want the pod, which then
+	// takes a range again with its next sandbox).
+	resp, err := e.r.RemoveResources(ctx, nil, []string{stopped}, nil)
+	if err != nil || resp.GetResults()[0].GetOutcome() != executorv1.Outcome_OUTCOME_SUCCEEDED {
+		t.Fatalf("remove stopped's sandbox: %v, %v", resp, err)
+	}
+	if held, _ := e.store.UserNamespaces(); held["stopped"] != 0 {
+		t.Errorf("stopped still holds %d after its last sandbox was removed", held["stopped"])
+	}
+
+	// A pass that has taken a range holds the pod's lock until its
+	// sandbox exists: the sweep waits for it and keeps the range.
+	if _, err := e.store.AllocateUserNamespace("creating", slot, slot, 100); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := e.r.lockPod(ctx, "creating")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		freed []string
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		f, err := e.r.ReleaseOrphanedUserNamespaces(ctx)
+		done <- result{f, err}
+	}()
+	if _, err := rt.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "pod-creating", Namespace: "ns", Uid: "creating"},
+		Labels:   map[string]string{crilabels.PodUID: "creating"},
+	}, ""); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if res := <-done; res.err != nil || len(res.freed) != 0 {
+		t.Errorf("sweep beside a pass creating the sandbox freed %v, %v; want nothing", res.freed, res.err)
+	}
+	if held, _ := e.store.UserNamespaces(); held["creating"] == 0 {
+		t.Errorf("creating lost its range: %v", held)
 	}
 }

@@ -126,7 +126,11 @@ func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *ex
 			case ok && actions.GetSandboxId() != "":
 				add(normal, ReasonSandboxChanged, "", "Pod sandbox changed, it will be killed and re-created.")
 			case failed:
-				add(warning, ReasonFailedCreatePodSandBox, "", "Failed to create pod sandbox: %s", orDefault(msg, reason))
+				// The executor's step message is the kubelet's sync result,
+				// already "Failed to create pod sandbox: <err>"; the event
+				// says it once, as the kubelet's does.
+				add(warning, ReasonFailedCreatePodSandBox, "", "Failed to create pod sandbox: %s",
+					strings.TrimPrefix(orDefault(msg, reason), "Failed to create pod sandbox: "))
 			}
 		case executorv1.Step_STEP_PULL_IMAGE:
 			img := images[name]

@@ -174,6 +174,15 @@ func TestFromApplyResult(t *testing.T) {
 			want: []string{"WARNING FailedCreatePodSandBox : Failed to create pod sandbox: no network"},
 		},
 		{
+			name:    "sandbox creation failure, the executor's message prefixed as the kubelet's sync result (R-27.3)",
+			actions: &syncpodv1.PodActions{CreateSandbox: true},
+			steps: []*executorv1.StepResult{
+				step(executorv1.Step_STEP_CREATE_SANDBOX, "", failed, "CreatePodSandboxError",
+					"Failed to create pod sandbox: can't set `spec.hostUsers: false`, runtime does not support user namespaces"),
+			},
+			want: []string{"WARNING FailedCreatePodSandBox : Failed to create pod sandbox: can't set `spec.hostUsers: false`, runtime does not support user namespaces"},
+		},
+		{
 			name: "kill with a probe message (R-4.3)",
 			actions: &syncpodv1.PodActions{ContainersToKill: []*syncpodv1.ContainerKill{
 				{ContainerId: "c1", Name: "web", Message: "Container web failed liveness probe, will be restarted"},

@@ -13,12 +13,19 @@
 //	SYNCPOD_TEST_CONTAINERD_PLEG_MODE "relist" or "evented": the mode a PLEG
 //	                                  must reach on this runtime (unset: not
 //	                                  checked); see ExpectedPLEGMode
+//	SYNCPOD_TEST_CONTAINERD_USERNS_HANDLER
+//	                                  the runtime handler that runs pods in
+//	                                  user namespaces of their own (unset:
+//	                                  none is expected); see
+//	                                  UserNamespaceHandler
 //
 // The runtime is Debian's containerd 1.6 (CRI v1, no GetContainerEvents:
 // Unimplemented, so the PLEG relists; no CRI list streaming), or, in
 // `make unit-containerd2`, containerd 2.x built by mk/containerdbin.sh
 // (GetContainerEvents works: the PLEG runs evented). Tests must use
-// host-network sandboxes only, never pull (no registry is reachable), and
+// host-network sandboxes only (but for pods in user namespaces of their
+// own, on the handler above, whose network is an address in the pod's
+// namespace and nothing more), never pull (no registry is reachable), and
 // never send traffic to pod IPs.
 //
 // It promises: Endpoint returns only after the runtime answered CRI Version;

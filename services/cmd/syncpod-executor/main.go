@@ -244,7 +244,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	logger.Info("executor ready", "cri_endpoint", f.criEndpoint, "data_dir", f.dataDir,
 		"backoff_initial", store.Config().Initial.String(), "backoff_max", store.Config().Max.String())
 
-	return srv.Serve(ctx, store.Run)
+	// the ranges of pods without sandboxes (a crash between the
+	// allocation and RunPodSandbox, sandboxes gone while the executor was
+	// down) are freed at start, and from then on as the kubelet's
+	// housekeeping frees them.
+	cleanup := func(ctx context.Context) error {
+		return r.RunUserNamespaceCleanup(ctx, runner.UserNamespaceCleanupPeriod)
+	}
+	return srv.Serve(ctx, store.Run, cleanup)
 }
 
 func orDefault(s, def string) string {
