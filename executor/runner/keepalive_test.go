@@ -2,6 +2,7 @@ package runner
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -106,4 +107,69 @@ func TestKillPodLeavesAnExitedSidecarDownUnlessKept(t *testing.T) {
 			t.Errorf("starts during the kill:\n%s", got)
 		}
 	})
+}
+
+// the startup and liveness probes of a sidecar kept
+// running go on during the kill: an instance whose probe fails is stopped,
+// as a running pod's sync would stop it, and started again; the new
+// instance is probed from its start (its startup probe first).
+func TestKillPodProbesAKeptSidecar(t *testing.T) {
+	exec := func(cmd string) *syncpodv1.Probe {
+		return &syncpodv1.Probe{Handler: &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{Command: []string{cmd}}},
+			PeriodSeconds: 1, FailureThreshold: 2}
+	}
+	for _, tc := range []struct {
+		name              string
+		startup, liveness *syncpodv1.Probe
+		failing           string // the command that fails for the first instance
+		message           string
+	}{
+		{"liveness", nil, exec("alive"), "alive", "Init container proxy failed liveness probe, will be restarted"},
+		{"startup", exec("started"), exec("alive"), "started", "Init container proxy failed startup probe, will be restarted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, busybox)
+				app := ctr("app")
+				app.Lifecycle = &syncpodv1.Lifecycle{PreStop: sleepHook(8)}
+				proxy := sidecar("proxy")
+				proxy.StartupProbe, proxy.LivenessProbe = tc.startup, tc.liveness
+				pod := testPod([]*syncpodv1.Container{proxy}, app)
+				o := runningPod(t, e, pod)
+				var first string
+				for _, c := range o.GetContainers() {
+					if c.GetName() == "proxy" {
+						first = c.GetId()
+					}
+				}
+				var mu sync.Mutex
+				ran := map[string]int{}
+				e.rt.ExecFunc = func(id string, cmd []string) (int32, []byte, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					ran[strings.Join(cmd, " ")]++
+					if id == first && cmd[0] == tc.failing {
+						return 1, []byte("not yet"), nil
+					}
+					return 0, nil, nil
+				}
+				resp := e.apply(t, pod, o, &syncpodv1.PodActions{KillPod: true, SidecarsToKeepRunning: starts("proxy")})
+				got := summary(stepsOnly(resp, executorv1.Step_STEP_KILL_CONTAINER, executorv1.Step_STEP_START_INIT_CONTAINER))
+				want := "KILL_CONTAINER app SUCCEEDED\nKILL_CONTAINER proxy SUCCEEDED Unhealthy\nSTART_INIT_CONTAINER proxy SUCCEEDED\nKILL_CONTAINER proxy SUCCEEDED\n"
+				if got != want {
+					t.Fatalf("steps:\n%s\nwant:\n%s", got, want)
+				}
+				for _, s := range resp.GetSteps() {
+					if s.GetReason() == "Unhealthy" && (s.GetContainerId() != first || s.GetMessage() != tc.message) {
+						t.Errorf("probe kill of %s %q, want of %s %q", s.GetContainerId(), s.GetMessage(), first, tc.message)
+					}
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if tc.startup != nil && ran["alive"] == 0 {
+					t.Errorf("probes run %v: the new instance's liveness probe never ran after its startup probe succeeded", ran)
+				}
+			})
+		})
+	}
 }

@@ -16,8 +16,8 @@ import (
 // while its regular container takes its time to stop (an 8-second preStop
 // hook within a 30-second grace period). The kubelet would leave the
 // sidecar down once the termination began; syncpod starts it again, with
-// its crash-loop back-off, for as long as the regular container is still
-// stopping, and stops it only after. The pod is gone within its grace
+// its crash-loop back-off, and goes on probing it, for as long as the
+// regular container is still stopping, and stops it only after. The pod is gone within its grace
 // period. Every process appends to one trace file, so the order of events
 // is the order of its lines.
 func TestSidecarIsRestartedWhileThePodTerminates(t *testing.T) {
@@ -29,6 +29,9 @@ func TestSidecarIsRestartedWhileThePodTerminates(t *testing.T) {
 	proxy := container("proxy", "sh", "-c", `trap "echo proxy-term >> `+trace+`; exit 0" TERM; echo proxy-start >> `+trace+
 		`; for i in 1 2 3 4 5; do sleep 0.2; done; exit 1`)
 	proxy.RestartPolicy = syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS
+	// Its liveness probe notes each attempt, and always passes.
+	proxy.LivenessProbe = &syncpodv1.Probe{PeriodSeconds: 1, Handler: &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{
+		Command: []string{"sh", "-c", "echo proxy-probe >> " + trace}}}}
 	app := container("app", "sh", "-c", `trap "echo app-term >> `+trace+`; exit 0" TERM; echo app-start >> `+trace+
 		`; while true; do sleep 0.2; done`)
 	app.Lifecycle = &syncpodv1.Lifecycle{PreStop: &syncpodv1.LifecycleHandler{Action: &syncpodv1.LifecycleHandler_Exec{
@@ -60,8 +63,14 @@ func TestSidecarIsRestartedWhileThePodTerminates(t *testing.T) {
 	}
 	// Every start after the hook began is the kill's own: the pod's
 	// syncs wait for the kill to end.
-	if restarts := slices.Index(lines[prestop:term], "proxy-start"); restarts < 0 {
-		t.Errorf("trace %v: no proxy-start while app was stopping: the sidecar was not started again during the termination", lines)
+	restart := slices.Index(lines[prestop:term], "proxy-start")
+	if restart < 0 {
+		t.Fatalf("trace %v: no proxy-start while app was stopping: the sidecar was not started again during the termination", lines)
+	}
+	// The liveness probe of the instance started during the termination
+	// ran too (the planner's probes of the pod ended with its deletion).
+	if probes := slices.Index(lines[prestop+restart:term], "proxy-probe"); probes < 0 {
+		t.Errorf("trace %v: no proxy-probe after the sidecar's restart while app was stopping", lines)
 	}
 	// R-9.2: the sidecar is stopped only after the regular container.
 	if i := slices.Index(lines, "proxy-term"); i >= 0 && i < term {
