@@ -66,6 +66,8 @@ func TestScenarios(t *testing.T) {
 //	                               except the listed starts (or "kill-pod")
 //	exit NAME CODE                 the newest instance of NAME exits
 //	delete                         the pod's deletion_time is set
+//	                               kill-restarts=NAME[:REASON]: a sidecar the
+//	                               kill keeps running is started again in it
 //	drop-record                    the record disappears (an orphan is left)
 //	observed                       the runtime's state
 //	reason                         the stored status's reason, message and
@@ -201,7 +203,8 @@ func (w *world) sync(args []string) (string, error) {
 				"Container app was using 300Mi, request is 0, has larger consumption of memory. "
 		case "kill-restarts":
 			// A sidecar the kill keeps running exits during the kill and is
-			// started again; NAME:REASON: its start fails.
+			// started again; NAME:REASON: its start fails;
+			// NAME:liveness: its liveness probe failed and it was stopped.
 			name, reason, _ := strings.Cut(v, ":")
 			w.killRestarts[name] = reason
 		case "shutdown":
@@ -316,7 +319,16 @@ func (w *world) execute(pod *syncpodv1.Pod, a *syncpodv1.PodActions, fails map[s
 				continue
 			}
 			if c := w.newest(k.GetName()); c.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
-				w.exit(c, 1)
+				if reason == "liveness" {
+					// Its liveness probe failed: the executor stopped it.
+					w.exit(c, 137)
+					resp.Steps = append(resp.Steps, &executorv1.StepResult{Step: executorv1.Step_STEP_KILL_CONTAINER, Target: k.GetName(),
+						ContainerId: c.GetId(), Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Reason: "Unhealthy",
+						Message: "Init container " + k.GetName() + " failed liveness probe, will be restarted"})
+					reason = ""
+				} else {
+					w.exit(c, 1)
+				}
 			}
 			if reason != "" {
 				resp.Steps = append(resp.Steps, &executorv1.StepResult{Step: executorv1.Step_STEP_START_INIT_CONTAINER, Target: k.GetName(),
