@@ -72,7 +72,10 @@ func (p *pass) keepRunning(ctx context.Context, t *killTarget, prereq []*killTar
 	if t.oc.GetStartedAt() == nil {
 		since = began
 	}
-	p.resetProbes(t, since)
+	// The instance running when the kill began had started in the
+	// running pod (the planner's startup result is not the executor's to
+	// know): only its liveness probe runs.
+	p.resetProbes(t, since, true)
 	tick := time.NewTicker(KeepRunningPollPeriod)
 	defer tick.Stop()
 	var notBefore time.Time // the back-off's end
@@ -95,7 +98,7 @@ func (p *pass) keepRunning(ctx context.Context, t *killTarget, prereq []*killTar
 				gaveUp = true // the sidecar is no longer in the spec
 			case st.GetOutcome() == executorv1.Outcome_OUTCOME_SUCCEEDED:
 				k.live = true
-				p.resetProbes(t, time.Now())
+				p.resetProbes(t, time.Now(), false)
 			case st.GetBackoffUntil() != nil:
 				notBefore = st.GetBackoffUntil().AsTime()
 			default:
@@ -188,11 +191,11 @@ func (p *pass) restartKept(ctx context.Context, t *killTarget) *executorv1.StepR
 }
 
 // resetProbes starts the probes of t's sidecar over for an instance that
-// started at since.
-func (p *pass) resetProbes(t *killTarget, since time.Time) {
+// started at since; started: its startup probe is not run.
+func (p *pass) resetProbes(t *killTarget, since time.Time, started bool) {
 	k := t.keep
 	c, _, _ := findContainer(p.pod, t.oc.GetName())
-	k.probes = keptProbes{since: since, started: c.GetStartupProbe().GetHandler() == nil}
+	k.probes = keptProbes{since: since, started: started || c.GetStartupProbe().GetHandler() == nil}
 	k.probes.next = since.Add(time.Duration(p.keptProbe(t).GetInitialDelaySeconds()) * time.Second)
 }
 

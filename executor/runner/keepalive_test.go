@@ -2,7 +2,6 @@ package runner
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -109,10 +108,11 @@ func TestKillPodLeavesAnExitedSidecarDownUnlessKept(t *testing.T) {
 	})
 }
 
-// the startup and liveness probes of a sidecar kept
-// running go on during the kill: an instance whose probe fails is stopped,
-// as a running pod's sync would stop it, and started again; the new
-// instance is probed from its start (its startup probe first).
+// the liveness probe of a sidecar kept running goes
+// on during the kill: an instance whose probe fails is stopped, as a
+// running pod's sync would stop it, and started again. The instance
+// running when the kill began counts as started; one the kill starts is
+// probed from its start, its startup probe first.
 func TestKillPodProbesAKeptSidecar(t *testing.T) {
 	exec := func(cmd string) *syncpodv1.Probe {
 		return &syncpodv1.Probe{Handler: &syncpodv1.Probe_Exec{Exec: &syncpodv1.ExecAction{Command: []string{cmd}}},
@@ -121,11 +121,13 @@ func TestKillPodProbesAKeptSidecar(t *testing.T) {
 	for _, tc := range []struct {
 		name              string
 		startup, liveness *syncpodv1.Probe
-		failing           string // the command that fails for the first instance
-		message           string
+		// want are the probes run, each "first:" (the instance running
+		// when the kill began) or "new:" (the one it started), in order
+		// and without repeats.
+		want []string
 	}{
-		{"liveness", nil, exec("alive"), "alive", "Init container proxy failed liveness probe, will be restarted"},
-		{"startup", exec("started"), exec("alive"), "started", "Init container proxy failed startup probe, will be restarted"},
+		{"liveness", nil, exec("alive"), []string{"first:alive", "new:alive"}},
+		{"startup, then liveness", exec("started"), exec("alive"), []string{"first:alive", "new:started", "new:alive"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -143,13 +145,19 @@ func TestKillPodProbesAKeptSidecar(t *testing.T) {
 					}
 				}
 				var mu sync.Mutex
-				ran := map[string]int{}
+				var ran []string
 				e.rt.ExecFunc = func(id string, cmd []string) (int32, []byte, error) {
 					mu.Lock()
 					defer mu.Unlock()
-					ran[strings.Join(cmd, " ")]++
-					if id == first && cmd[0] == tc.failing {
-						return 1, []byte("not yet"), nil
+					which := "new:"
+					if id == first {
+						which = "first:"
+					}
+					if r := which + cmd[0]; len(ran) == 0 || ran[len(ran)-1] != r {
+						ran = append(ran, r)
+					}
+					if id == first {
+						return 1, []byte("not alive"), nil
 					}
 					return 0, nil, nil
 				}
@@ -160,14 +168,14 @@ func TestKillPodProbesAKeptSidecar(t *testing.T) {
 					t.Fatalf("steps:\n%s\nwant:\n%s", got, want)
 				}
 				for _, s := range resp.GetSteps() {
-					if s.GetReason() == "Unhealthy" && (s.GetContainerId() != first || s.GetMessage() != tc.message) {
-						t.Errorf("probe kill of %s %q, want of %s %q", s.GetContainerId(), s.GetMessage(), first, tc.message)
+					if msg := "Init container proxy failed liveness probe, will be restarted"; s.GetReason() == "Unhealthy" && (s.GetContainerId() != first || s.GetMessage() != msg) {
+						t.Errorf("probe kill of %s %q, want of %s %q", s.GetContainerId(), s.GetMessage(), first, msg)
 					}
 				}
 				mu.Lock()
 				defer mu.Unlock()
-				if tc.startup != nil && ran["alive"] == 0 {
-					t.Errorf("probes run %v: the new instance's liveness probe never ran after its startup probe succeeded", ran)
+				if !slices.Equal(ran, tc.want) {
+					t.Errorf("probes run %v, want %v", ran, tc.want)
 				}
 			})
 		})
