@@ -96,11 +96,19 @@ type killTarget struct {
 	startedAt time.Time
 	spec      *syncpodv1.Container // nil when no longer in the pod spec
 	hook      *executorv1.StepResult
+	// keep, for a sidecar the kill keeps running until its turn,
+	// is what that did; nil for the others.
+	keep *keptSidecar
+	// stopped: the stop was asked for (a kept sidecar that is down when
+	// its turn comes has nothing to stop).
+	stopped bool
 }
 
 // killPod stops every running container in parallel (sidecars after the
 // regular containers, in reverse spec order; ), then every
-// sandbox. NotFound is ignored. It reports success.
+// sandbox. NotFound is ignored. A sidecar the actions keep running is
+// started again whenever it exits before its turn. It reports
+// success.
 func (p *pass) killPod(ctx context.Context) bool {
 	began := time.Now()
 	grace := GracePeriod(p.pod, nil, syncpodv1.KillReason_KILL_REASON_UNSPECIFIED)
@@ -110,15 +118,32 @@ func (p *pass) killPod(ctx context.Context) bool {
 	if override != nil {
 		grace = max(p.actions.GetKillGracePeriodOverrideSeconds(), 0)
 	}
+	keep := map[string]*syncpodv1.ContainerStart{}
+	for _, cs := range p.actions.GetSidecarsToKeepRunning() {
+		keep[cs.GetName()] = cs
+	}
 	var targets []*killTarget
+	targeted := map[string]bool{}
 	for _, oc := range sortedContainers(p.observed) {
-		if oc.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+		running := oc.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_RUNNING
+		// a sidecar kept running whose newest instance has exited is
+		// a target too: it is started again if its turn has not come.
+		keptDown := !running && keep[oc.GetName()] != nil && !targeted[oc.GetName()] &&
+			oc.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_EXITED
+		targeted[oc.GetName()] = true
+		if !running && !keptDown {
 			continue
 		}
 		t := &killTarget{oc: oc, sidecar: -1, done: make(chan struct{}), grace: grace}
 		c, init, idx := findContainer(p.pod, oc.GetName())
 		if init && isSidecar(c) {
 			t.sidecar = idx
+			if cs := keep[oc.GetName()]; cs != nil {
+				t.keep = &keptSidecar{start: cs, live: running}
+			}
+		}
+		if keptDown && t.keep == nil {
+			continue
 		}
 		if c == nil {
 			// an instance whose spec is gone (an orphan's, or one
@@ -162,24 +187,48 @@ func (p *pass) killPod(ctx context.Context) bool {
 			// the preStop hook runs first (a sidecar's too, while
 			// the regular containers stop), then the ordering wait; both
 			// are taken from the grace period.
-			if t.spec != nil {
+			// A kept sidecar that is down has no hook to run: its instance
+			// started again later is stopped without one.
+			if t.spec != nil && (t.keep == nil || t.keep.live) {
 				t.grace, t.hook = p.preStop(ctx, t.spec, t.oc.GetId(), t.grace)
 			}
 			if len(prereq) > 0 {
-				t.waited = waitAll(ctx, prereq, deadline)
+				if t.keep != nil {
+					t.waited = p.keepRunning(ctx, t, prereq, deadline)
+				} else {
+					t.waited = waitAll(ctx, prereq, deadline)
+				}
 				t.grace = max(t.grace-int64(t.waited/time.Second), MinGracePeriod)
 			}
 			t.grace = max(t.grace, MinGracePeriod)
+			if t.keep != nil && !t.keep.live {
+				return
+			}
 			t.startedAt = time.Now()
+			t.stopped = true
 			t.err = runtimeclient.IgnoreNotFound(p.rt.StopContainer(ctx, t.oc.GetId(), t.grace))
 		}()
 	}
 	wg.Wait()
 	ok := true
+	stopped := 0
 	for _, t := range targets {
 		if t.hook != nil {
 			p.steps = append(p.steps, t.hook)
 		}
+		if k := t.keep; k != nil {
+			p.steps = append(p.steps, k.steps...)
+			if k.abort != nil && p.abort == nil {
+				p.abort = k.abort
+			}
+			if !k.retryAt.IsZero() && (p.retryAt.IsZero() || k.retryAt.Before(p.retryAt)) {
+				p.retryAt = k.retryAt
+			}
+		}
+		if !t.stopped {
+			continue
+		}
+		stopped++
 		msg := fmt.Sprintf("Stopping container %s (grace %ds)", t.oc.GetName(), t.grace)
 		if t.err != nil {
 			ok = false
@@ -205,7 +254,7 @@ func (p *pass) killPod(ctx context.Context) bool {
 	}
 	if ok {
 		p.add(executorv1.Step_STEP_KILL_POD, p.pod.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, began,
-			withMessage(fmt.Sprintf("stopped %d containers and %d sandboxes", len(targets), len(p.observed.GetSandboxes()))))
+			withMessage(fmt.Sprintf("stopped %d containers and %d sandboxes", stopped, len(p.observed.GetSandboxes()))))
 	} else {
 		p.add(executorv1.Step_STEP_KILL_POD, p.pod.GetName(), executorv1.Outcome_OUTCOME_FAILED, began, withReason("KillPodError", "a container or sandbox could not be stopped"))
 	}

@@ -480,6 +480,13 @@ func (p *pass) withUntil(t time.Time) stepOpt {
 }
 
 func (p *pass) add(step executorv1.Step, target string, outcome executorv1.Outcome, began time.Time, opts ...stepOpt) *executorv1.StepResult {
+	s := stepResult(step, target, outcome, began, opts...)
+	p.steps = append(p.steps, s)
+	return s
+}
+
+// stepResult is a step that took since began (zero: no duration).
+func stepResult(step executorv1.Step, target string, outcome executorv1.Outcome, began time.Time, opts ...stepOpt) *executorv1.StepResult {
 	s := &executorv1.StepResult{Step: step, Target: target, Outcome: outcome}
 	if !began.IsZero() {
 		s.Duration = durationpb.New(time.Since(began))
@@ -487,7 +494,6 @@ func (p *pass) add(step executorv1.Step, target string, outcome executorv1.Outco
 	for _, o := range opts {
 		o(s)
 	}
-	p.steps = append(p.steps, s)
 	return s
 }
 

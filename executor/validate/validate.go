@@ -84,18 +84,19 @@ func ApplyActions(req *executorv1.ApplyActionsRequest) error {
 // killOnly reports whether a change set creates and starts nothing.
 func killOnly(a *syncpodv1.PodActions) bool {
 	return a != nil && !a.GetCreateSandbox() && len(a.GetInitContainersToStart()) == 0 && len(a.GetContainersToStart()) == 0 &&
-		len(a.GetEphemeralContainersToStart()) == 0
+		len(a.GetEphemeralContainersToStart()) == 0 && len(a.GetSidecarsToKeepRunning()) == 0
 }
 
 // actions checks a change set against the pod's spec; paths are relative
 // to the actions.
 func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions) {
-	inits, regular, ephemeral := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	inits, regular, ephemeral, sidecars := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, c := range spec.GetEphemeralContainers() {
 		ephemeral[c.GetName()] = true
 	}
 	for _, c := range spec.GetInitContainers() {
 		inits[c.GetName()] = true
+		sidecars[c.GetName()] = c.GetRestartPolicy() == syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS
 	}
 	for _, c := range spec.GetContainers() {
 		regular[c.GetName()] = true
@@ -129,6 +130,11 @@ func actions(l *fielderr.List, spec *syncpodv1.PodSpec, a *syncpodv1.PodActions)
 	starts("init_containers_to_start", a.GetInitContainersToStart(), inits, "an init container")
 	starts("containers_to_start", a.GetContainersToStart(), regular, "a container")
 	starts("ephemeral_containers_to_start", a.GetEphemeralContainersToStart(), ephemeral, "an ephemeral container")
+	// only a pod kill keeps sidecars running until their turn.
+	starts("sidecars_to_keep_running", a.GetSidecarsToKeepRunning(), sidecars, "a sidecar (an init container with restart policy Always)")
+	if len(a.GetSidecarsToKeepRunning()) > 0 && !a.GetKillPod() {
+		l.Add("sidecars_to_keep_running", "allowed only with kill_pod")
+	}
 	if kills := a.GetContainersToKill(); len(kills) > validation.MaxObservedContainers {
 		l.Add("containers_to_kill", "%d entries exceed the limit of %d", len(kills), validation.MaxObservedContainers)
 	} else {

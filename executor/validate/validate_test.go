@@ -151,3 +151,45 @@ func TestResetNamesInstancesOfThePodsContainers(t *testing.T) {
 		})
 	}
 }
+
+// TestSidecarsToKeepRunning (R-30): only a pod kill keeps sidecars running,
+// and only sidecars, each once.
+func TestSidecarsToKeepRunning(t *testing.T) {
+	pod := goodPod()
+	pod.Spec.InitContainers = append(pod.Spec.InitContainers, &syncpodv1.Container{Name: "proxy", Image: "busybox:1.36",
+		RestartPolicy: syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS})
+	keep := func(names ...string) []*syncpodv1.ContainerStart {
+		var out []*syncpodv1.ContainerStart
+		for _, n := range names {
+			out = append(out, &syncpodv1.ContainerStart{Name: n, SpecHash: "h"})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		actions *syncpodv1.PodActions
+		errors  string
+	}{
+		{"a sidecar with a pod kill", &syncpodv1.PodActions{KillPod: true, SidecarsToKeepRunning: keep("proxy")}, ""},
+		{"without a pod kill", &syncpodv1.PodActions{SidecarsToKeepRunning: keep("proxy")},
+			`actions.sidecars_to_keep_running: allowed only with kill_pod`},
+		{"a regular init container", &syncpodv1.PodActions{KillPod: true, SidecarsToKeepRunning: keep("init")},
+			`actions.sidecars_to_keep_running[0].name: "init" is not a sidecar (an init container with restart policy Always) of the pod`},
+		{"twice", &syncpodv1.PodActions{KillPod: true, SidecarsToKeepRunning: keep("proxy", "proxy")},
+			`actions.sidecars_to_keep_running[1].name: "proxy" is started twice (also sidecars_to_keep_running[0])`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if err := ApplyActions(&executorv1.ApplyActionsRequest{Pod: pod, Actions: tc.actions}); err != nil {
+				var lines []string
+				for _, fe := range fielderr.As(err) {
+					lines = append(lines, fe.Error())
+				}
+				got = strings.Join(lines, "\n")
+			}
+			if got != tc.errors {
+				t.Errorf("errors:\n%s\nwant:\n%s", got, tc.errors)
+			}
+		})
+	}
+}

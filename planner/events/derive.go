@@ -110,7 +110,13 @@ func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *ex
 			switch {
 			case ok:
 				m := killMessages[st.GetContainerId()]
-				if m == "" {
+				switch {
+				case m == "" && reason != "":
+					// A stop the executor decided on, with its own
+					// reason: a sidecar kept running through a pod kill
+					// whose probe failed.
+					m = msg
+				case m == "":
 					m = "Stopping container " + name
 				}
 				add(normal, ReasonKilling, name, "%s", m)

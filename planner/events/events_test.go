@@ -325,3 +325,20 @@ func TestFromApplyResultEphemeralContainer(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFromApplyResultKeptSidecarProbeKill: a pod kill that stopped
+// a sidecar it kept running, for a failed probe, gives a Killing event
+// with the step's message; its other stops keep the usual one.
+func TestFromApplyResultKeptSidecarProbeKill(t *testing.T) {
+	ok := executorv1.Outcome_OUTCOME_SUCCEEDED
+	msg := "Init container proxy failed liveness probe, will be restarted"
+	resp := &executorv1.ApplyActionsResponse{Steps: []*executorv1.StepResult{
+		{Step: executorv1.Step_STEP_KILL_CONTAINER, Target: "proxy", ContainerId: "c1", Outcome: ok, Reason: "Unhealthy", Message: msg},
+		{Step: executorv1.Step_STEP_KILL_CONTAINER, Target: "proxy", ContainerId: "c2", Outcome: ok, Message: "Stopping container proxy (grace 30s)"},
+	}}
+	got := short(FromApplyResult(demo, &syncpodv1.PodActions{KillPod: true}, resp, t0))
+	want := []string{"NORMAL Killing proxy: " + msg, "NORMAL Killing proxy: Stopping container proxy"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -39,6 +39,12 @@
 //     synced again at once); once nothing of it runs, its containers and
 //     sandboxes are removed, then its volume directory, and only then is
 //     it dropped from the store;
+//   - the kill of a deleted or terminal pod lists the sidecars whose
+//     instance runs, or has exited, in its ready sandbox: the executor
+//     starts such a sidecar again, with its crash-loop back-off, when it
+//     exits before its turn to stop (R-30; the kubelet leaves it down, as
+//     Input.SidecarsStayDown asks); a restart that fails does not fail the
+//     kill;
 //   - a runtime pod with no record (an orphan, left over from a deletion
 //     while the planner was down) is killed, and once stopped removed with
 //     its volume directory; it has no record, so nothing is committed for

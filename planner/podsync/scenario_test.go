@@ -38,6 +38,9 @@ type world struct {
 	now      time.Time
 	ids      int
 	restarts map[string]int32
+	// killRestarts are the sidecars the next sync's kill restarts, with
+	// the reason their start fails ("": it succeeds).
+	killRestarts map[string]string
 	// capacity and used stand for the node and its other pods (R-25.1).
 	capacity allocation.Capacity
 	used     *syncpodv1.Pod
@@ -47,7 +50,7 @@ type world struct {
 // as the syncer does (apply, step again, commit, remove, drop).
 func TestScenarios(t *testing.T) {
 	plantest.Replay(t, "testdata/*.txt", func(t *testing.T) plantest.Command {
-		w := &world{now: t0, restarts: map[string]int32{}, obs: &syncpodv1.ObservedPod{Uid: podUID}}
+		w := &world{now: t0, restarts: map[string]int32{}, killRestarts: map[string]string{}, obs: &syncpodv1.ObservedPod{Uid: podUID}}
 		return func(t *testing.T, d *datadriven.TestData) (string, error) {
 			return w.run(d.Cmd, plantest.Words(d), d.Input)
 		}
@@ -63,6 +66,8 @@ func TestScenarios(t *testing.T) {
 //	                               except the listed starts (or "kill-pod")
 //	exit NAME CODE                 the newest instance of NAME exits
 //	delete                         the pod's deletion_time is set
+//	                               kill-restarts=NAME[:REASON]: a sidecar the
+//	                               kill keeps running is started again in it
 //	drop-record                    the record disappears (an orphan is left)
 //	observed                       the runtime's state
 //	reason                         the stored status's reason, message and
@@ -196,6 +201,12 @@ func (w *world) sync(args []string) (string, error) {
 			pressure = &n
 			evicted = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 51200Ki. " +
 				"Container app was using 300Mi, request is 0, has larger consumption of memory. "
+		case "kill-restarts":
+			// A sidecar the kill keeps running exits during the kill and is
+			// started again (R-30); NAME:REASON: its start fails;
+			// NAME:liveness: its liveness probe failed and it was stopped.
+			name, reason, _ := strings.Cut(v, ":")
+			w.killRestarts[name] = reason
 		case "shutdown":
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
@@ -206,6 +217,7 @@ func (w *world) sync(args []string) (string, error) {
 			return "", fmt.Errorf("unknown sync option %q", a)
 		}
 	}
+	defer clear(w.killRestarts)
 	w.now = w.now.Add(gap)
 	var out []string
 	in := podsync.Input{Record: w.rec, Observed: proto.Clone(w.obs).(*syncpodv1.ObservedPod), Now: w.now, Evicted: evicted, NodeShutdown: shutdown,
@@ -298,6 +310,38 @@ func (w *world) execute(pod *syncpodv1.Pod, a *syncpodv1.PodActions, fails map[s
 		if r, failed := fails["kill-pod"]; failed {
 			resp.Steps = append(resp.Steps, &executorv1.StepResult{Step: executorv1.Step_STEP_KILL_POD, Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: r, Message: "the runtime did not answer"})
 			return resp
+		}
+		// R-30: a sidecar kept running exits while the regular containers
+		// stop and is started again, then stopped in its turn.
+		for _, k := range a.GetSidecarsToKeepRunning() {
+			reason, restarts := w.killRestarts[k.GetName()]
+			if !restarts {
+				continue
+			}
+			if c := w.newest(k.GetName()); c.GetState() == syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
+				if reason == "liveness" {
+					// Its liveness probe failed: the executor stopped it.
+					w.exit(c, 137)
+					resp.Steps = append(resp.Steps, &executorv1.StepResult{Step: executorv1.Step_STEP_KILL_CONTAINER, Target: k.GetName(),
+						ContainerId: c.GetId(), Outcome: executorv1.Outcome_OUTCOME_SUCCEEDED, Reason: "Unhealthy",
+						Message: "Init container " + k.GetName() + " failed liveness probe, will be restarted"})
+					reason = ""
+				} else {
+					w.exit(c, 1)
+				}
+			}
+			if reason != "" {
+				resp.Steps = append(resp.Steps, &executorv1.StepResult{Step: executorv1.Step_STEP_START_INIT_CONTAINER, Target: k.GetName(),
+					Outcome: executorv1.Outcome_OUTCOME_FAILED, Reason: reason})
+				continue
+			}
+			w.ids++
+			c := &syncpodv1.ObservedContainer{Id: fmt.Sprintf("c%d", w.ids), Name: k.GetName(), State: syncpodv1.ContainerState_CONTAINER_STATE_RUNNING,
+				SpecHash: k.GetSpecHash(), RestartCount: w.restarts[k.GetName()], SandboxId: w.newest(k.GetName()).GetSandboxId(),
+				CreatedAt: timestamppb.New(w.now), StartedAt: timestamppb.New(w.now)}
+			w.restarts[k.GetName()]++
+			w.obs.Containers = append(w.obs.Containers, c)
+			ok(executorv1.Step_STEP_START_INIT_CONTAINER, k.GetName(), c.Id)
 		}
 		for _, c := range w.obs.Containers {
 			if c.State == syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
@@ -439,6 +483,9 @@ func actions(a *syncpodv1.PodActions) string {
 			n = append(n, s.GetName())
 		}
 		return strings.Join(n, " ")
+	}
+	if len(a.GetSidecarsToKeepRunning()) > 0 {
+		parts = append(parts, "keep_running=["+names(a.GetSidecarsToKeepRunning())+"]")
 	}
 	if len(a.GetEphemeralContainersToStart()) > 0 {
 		parts = append(parts, "start_ephemeral=["+names(a.GetEphemeralContainersToStart())+"]")

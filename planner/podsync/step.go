@@ -61,6 +61,11 @@ type Input struct {
 	// node pressure: the kill's grace period in seconds (1 for a
 	// hard threshold), and the status's DisruptionTarget condition.
 	PressureGracePeriod *int64
+	// SidecarsStayDown, when set, stops a terminating pod as the kubelet
+	// does: a sidecar that exits before its turn to stop stays down. By
+	// default the kill of a terminating pod (deleted, or finished) lists
+	// its sidecars to keep running until their turn.
+	SidecarsStayDown bool
 }
 
 // Applied is a change set the executor carried out and its answer.
@@ -185,7 +190,7 @@ func Step(in Input) Work {
 			}
 			actions = &syncpodv1.PodActions{KillPod: true,
 				KillPodReason: syncpodv1.KillPodReason_KILL_POD_REASON_NOTHING_TO_RUN, Message: msg,
-				KillGracePeriodOverrideSeconds: override}
+				KillGracePeriodOverrideSeconds: override, SidecarsToKeepRunning: sidecarsToKeep(in, pod)}
 		}
 	} else {
 		actions = plan.Compute(pod, in.Observed, in.Probes)
@@ -292,7 +297,7 @@ func terminate(in Input) Work {
 	if in.Applied != nil {
 		resp := in.Applied.Result
 		w := Work{Events: events.FromApplyResult(pod, in.Applied.Actions, resp, in.Now), LastActions: in.Applied.Actions}
-		if failed := failedSteps(resp); failed != "" {
+		if failed := failedSteps(stoppingSteps(resp)); failed != "" {
 			w.Err = fmt.Errorf("killing the deleted pod: %s", failed)
 			return w
 		}
@@ -300,11 +305,22 @@ func terminate(in Input) Work {
 		return w
 	}
 	if anythingRunning(in.Observed) {
-		return Work{Pod: pod, Apply: &syncpodv1.PodActions{KillPod: true, Message: MessageDeleted}}
+		return Work{Pod: pod, Apply: &syncpodv1.PodActions{KillPod: true, Message: MessageDeleted,
+			SidecarsToKeepRunning: sidecarsToKeep(in, pod)}}
 	}
 	r := everything(in.Observed)
 	r.Forget = forget(pod.GetUid(), pod.GetNamespace(), pod.GetName())
 	return Work{Remove: r, RemoveVolumes: true, Drop: true}
+}
+
+// sidecarsToKeep is what the kill of a terminating pod keeps running
+// until its turn to stop: none when the caller asked for the
+// kubelet's way.
+func sidecarsToKeep(in Input, pod *syncpodv1.Pod) []*syncpodv1.ContainerStart {
+	if in.SidecarsStayDown {
+		return nil
+	}
+	return plan.SidecarsToKeepRunning(pod, in.Observed)
 }
 
 // orphan kills a runtime pod nobody wants, and once it is stopped removes
@@ -361,6 +377,19 @@ func Garbage(o *syncpodv1.ObservedPod, pod *syncpodv1.Pod) Removal {
 		keptDead[c.GetName()] = true
 	}
 	return r
+}
+
+// stoppingSteps is resp without the starts of the sidecars its kill kept
+// running: a sidecar that could not be started again during the
+// kill does not fail the kill.
+func stoppingSteps(resp *executorv1.ApplyActionsResponse) *executorv1.ApplyActionsResponse {
+	out := &executorv1.ApplyActionsResponse{}
+	for _, st := range resp.GetSteps() {
+		if st.GetStep() != executorv1.Step_STEP_START_INIT_CONTAINER {
+			out.Steps = append(out.Steps, st)
+		}
+	}
+	return out
 }
 
 // failedSteps describes the steps of resp that failed, "" when none did.

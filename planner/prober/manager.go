@@ -3,14 +3,23 @@ package prober
 import (
 	"cmp"
 	"context"
-	"github.com/syncpod/syncpod/planner/plan"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/syncpod/syncpod/internal/probe"
+	"github.com/syncpod/syncpod/planner/plan"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
+
+// Execer runs a command in a container (CRI ExecSync): the executor's,
+// for exec probes.
+type Execer = probe.Execer
+
+// OutputExecer is an Execer that also returns the command's output, which
+// becomes the message of an Unhealthy event as with the kubelet.
+type OutputExecer = probe.OutputExecer
 
 // Kind is the kind of a probe.
 type Kind int
@@ -67,13 +76,13 @@ type workerKey struct {
 type worker struct {
 	name      string // container name
 	probe     *syncpodv1.Probe
-	target    target
+	target    probe.Target
 	startedAt time.Time
 	hasStart  bool // the container has a startup probe
 	cancel    context.CancelFunc
 
 	result  syncpodv1.ProbeResult
-	last    outcome
+	last    probe.Outcome
 	run     int  // consecutive attempts with outcome last
 	onHold  bool // liveness/startup failed: wait for a new container
 	stopped bool
@@ -241,7 +250,7 @@ func (m *Manager) Results(podUID string) []*syncpodv1.ContainerProbeResults {
 
 func (m *Manager) runWorker(ctx context.Context, uid string, key workerKey, w *worker) {
 	defer m.wg.Done()
-	tick := time.NewTicker(period(w.probe))
+	tick := time.NewTicker(probe.Period(w.probe))
 	defer tick.Stop()
 	for {
 		if m.probeOnce(ctx, uid, key, w) {
@@ -268,14 +277,14 @@ func (m *Manager) probeOnce(ctx context.Context, uid string, key workerKey, w *w
 		return false
 	}
 
-	out, detail := runProbe(ctx, m.opts.Exec, w.probe, w.target)
-	if ctx.Err() != nil || out == outcomeError {
-		if out == outcomeError && ctx.Err() == nil {
+	out, detail := probe.Attempt(ctx, m.opts.Exec, w.probe, w.target)
+	if ctx.Err() != nil || out == probe.Error {
+		if out == probe.Error && ctx.Err() == nil {
 			m.opts.Logger.Debug("probe could not run", "pod_uid", uid, "container", w.name, "probe", key.kind.String(), "err", detail)
 		}
 		return false
 	}
-	if out == outcomeFailure {
+	if out == probe.Failure {
 		m.opts.Logger.Debug("probe failed", "pod_uid", uid, "container", w.name, "probe", key.kind.String(), "detail", detail)
 		if m.opts.OnUnhealthy != nil {
 			m.opts.OnUnhealthy(uid, w.name, UnhealthyMessage(key.kind, detail))
@@ -293,9 +302,9 @@ func (m *Manager) probeOnce(ctx context.Context, uid string, key workerKey, w *w
 		w.last, w.run = out, 1
 	}
 	next := syncpodv1.ProbeResult_PROBE_RESULT_SUCCESS
-	threshold := successThreshold(w.probe)
-	if out == outcomeFailure {
-		next, threshold = syncpodv1.ProbeResult_PROBE_RESULT_FAILURE, failureThreshold(w.probe)
+	threshold := probe.SuccessThreshold(w.probe)
+	if out == probe.Failure {
+		next, threshold = syncpodv1.ProbeResult_PROBE_RESULT_FAILURE, probe.FailureThreshold(w.probe)
 	}
 	if w.run < threshold || w.result == next {
 		return false
@@ -331,7 +340,7 @@ func desiredWorkers(pod *syncpodv1.Pod, observed *syncpodv1.ObservedPod) map[wor
 		if inst == nil || inst.GetState() != syncpodv1.ContainerState_CONTAINER_STATE_RUNNING {
 			continue
 		}
-		t := target{containerID: inst.GetId(), host: host}
+		t := probe.Target{ContainerID: inst.GetId(), Host: host}
 		started := inst.GetStartedAt().AsTime()
 		for kind, p := range map[Kind]*syncpodv1.Probe{Liveness: c.GetLivenessProbe(), Readiness: c.GetReadinessProbe(), Startup: c.GetStartupProbe()} {
 			if p == nil || p.GetHandler() == nil {

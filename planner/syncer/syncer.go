@@ -69,6 +69,10 @@ type Options struct {
 	// Pressure is eviction under node pressure, checked every
 	// EvictionCheckPeriod; the zero value turns it off.
 	Pressure Pressure
+	// SidecarsStayDown stops terminating pods as the kubelet does: a
+	// sidecar that exits before its turn to stop stays down. By default it
+	// is started again until its turn (R-30, podsync.Input).
+	SidecarsStayDown bool
 }
 
 // Syncer runs the sync loop. Create with New, run with Run.
@@ -363,7 +367,7 @@ func (s *Syncer) sync(ctx context.Context, uid string, tl *timeline.Sync, slot *
 	}
 	evicted, pressureGrace := s.evictionAndGraceOf(pod)
 	in := podsync.Input{Record: rec, Observed: observed, Probes: probes, Now: time.Now(), Evicted: evicted,
-		PressureGracePeriod: pressureGrace, NodeShutdown: s.shutdownGraceOf(pod)}
+		PressureGracePeriod: pressureGrace, NodeShutdown: s.shutdownGraceOf(pod), SidecarsStayDown: s.opts.SidecarsStayDown}
 	endPlan := tl.Stage(timeline.StagePlan)
 	w := podsync.Step(in)
 	endPlan()

@@ -229,6 +229,9 @@ func describeActions(a *syncpodv1.PodActions) string {
 	case a.GetKillPod():
 		step("kill the pod: stop every running container and sandbox (%s)", enumWords(a.GetKillPodReason().String(), "KILL_POD_REASON_"))
 	}
+	for _, s := range a.GetSidecarsToKeepRunning() {
+		step("meanwhile start sidecar %s again whenever it exits before its turn to stop", s.GetName())
+	}
 	for _, k := range a.GetContainersToKill() {
 		step("kill container %s (%s): %s", k.GetName(), shortID(k.GetContainerId()), cmpOr(k.GetMessage(), enumWords(k.GetReason().String(), "KILL_REASON_")))
 	}

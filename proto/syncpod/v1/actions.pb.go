@@ -378,8 +378,17 @@ type PodActions struct {
 	// UpdateContainerResources call with the container's full resources
 	// for that stage.
 	ContainersToUpdate []*ContainerResourceUpdate `protobuf:"bytes,300,rep,name=containers_to_update,json=containersToUpdate,proto3" json:"containers_to_update,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// sidecars_to_keep_running, with kill_pod, are the sidecars (restartable
+	// init containers) the kill restarts when they exit before their turn to
+	// stop (rule R-30): while the regular containers and the sidecars after
+	// them in the spec are stopping, an exited one is started again with its
+	// crash-loop back-off, as it would be in a running pod; once its turn
+	// comes, or the grace period ends, it is stopped and never started
+	// again. Spec order, each with its spec hash. Empty: a sidecar that
+	// exits during the kill stays down (the kubelet's way).
+	SidecarsToKeepRunning []*ContainerStart `protobuf:"bytes,612,rep,name=sidecars_to_keep_running,json=sidecarsToKeepRunning,proto3" json:"sidecars_to_keep_running,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *PodActions) Reset() {
@@ -513,6 +522,13 @@ func (x *PodActions) GetContainersToReset() []*ContainerReset {
 func (x *PodActions) GetContainersToUpdate() []*ContainerResourceUpdate {
 	if x != nil {
 		return x.ContainersToUpdate
+	}
+	return nil
+}
+
+func (x *PodActions) GetSidecarsToKeepRunning() []*ContainerStart {
+	if x != nil {
+		return x.SidecarsToKeepRunning
 	}
 	return nil
 }
@@ -849,7 +865,7 @@ var File_syncpod_v1_actions_proto protoreflect.FileDescriptor
 const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\n" +
 	"\x18syncpod/v1/actions.proto\x12\n" +
-	"syncpod.v1\x1a\x19syncpod/v1/observed.proto\"\xbf\a\n" +
+	"syncpod.v1\x1a\x19syncpod/v1/observed.proto\"\x95\b\n" +
 	"\n" +
 	"PodActions\x12\x19\n" +
 	"\bkill_pod\x18\x01 \x01(\bR\akillPod\x12%\n" +
@@ -868,7 +884,8 @@ const file_syncpod_v1_actions_proto_rawDesc = "" +
 	"\"kill_grace_period_override_seconds\x18\xe8\x02 \x01(\x03H\x00R\x1ekillGracePeriodOverrideSeconds\x88\x01\x01\x12^\n" +
 	"\x1dephemeral_containers_to_start\x18\xfc\x02 \x03(\v2\x1a.syncpod.v1.ContainerStartR\x1aephemeralContainersToStart\x12K\n" +
 	"\x13containers_to_reset\x18\x94\x04 \x03(\v2\x1a.syncpod.v1.ContainerResetR\x11containersToReset\x12V\n" +
-	"\x14containers_to_update\x18\xac\x02 \x03(\v2#.syncpod.v1.ContainerResourceUpdateR\x12containersToUpdateB%\n" +
+	"\x14containers_to_update\x18\xac\x02 \x03(\v2#.syncpod.v1.ContainerResourceUpdateR\x12containersToUpdate\x12T\n" +
+	"\x18sidecars_to_keep_running\x18\xe4\x04 \x03(\v2\x1a.syncpod.v1.ContainerStartR\x15sidecarsToKeepRunningB%\n" +
 	"#_kill_grace_period_override_seconds\"\xdc\x01\n" +
 	"\x17ContainerResourceUpdate\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x12\n" +
@@ -964,14 +981,15 @@ var file_syncpod_v1_actions_proto_depIdxs = []int32{
 	7,  // 5: syncpod.v1.PodActions.ephemeral_containers_to_start:type_name -> syncpod.v1.ContainerStart
 	6,  // 6: syncpod.v1.PodActions.containers_to_reset:type_name -> syncpod.v1.ContainerReset
 	5,  // 7: syncpod.v1.PodActions.containers_to_update:type_name -> syncpod.v1.ContainerResourceUpdate
-	9,  // 8: syncpod.v1.ContainerResourceUpdate.resources:type_name -> syncpod.v1.LinuxResources
-	2,  // 9: syncpod.v1.ContainerStart.reason:type_name -> syncpod.v1.StartReason
-	3,  // 10: syncpod.v1.ContainerKill.reason:type_name -> syncpod.v1.KillReason
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	7,  // 8: syncpod.v1.PodActions.sidecars_to_keep_running:type_name -> syncpod.v1.ContainerStart
+	9,  // 9: syncpod.v1.ContainerResourceUpdate.resources:type_name -> syncpod.v1.LinuxResources
+	2,  // 10: syncpod.v1.ContainerStart.reason:type_name -> syncpod.v1.StartReason
+	3,  // 11: syncpod.v1.ContainerKill.reason:type_name -> syncpod.v1.KillReason
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_actions_proto_init() }

@@ -68,6 +68,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	shutdownGrace := fs.Duration("shutdown-grace-period", 0, "graceful node shutdown: the time the node's pods are given to stop, regular pods first (the kubelet's shutdownGracePeriod; whole seconds, 0 disables)")
 	shutdownCritical := fs.Duration("shutdown-grace-period-critical-pods", 0, "the part of --shutdown-grace-period kept for critical pods (priority 2000000000 and above), ended last (the kubelet's shutdownGracePeriodCriticalPods)")
 	shutdownLogind := fs.Bool("shutdown-logind", true, "with a shutdown grace period: hold a logind shutdown delay inhibitor lock and shut the pods down on logind's PrepareForShutdown (where a system bus answers)")
+	sidecarsRestart := fs.Bool("restart-sidecars-during-termination", true, "while a pod terminates (deleted, or finished), start again a sidecar that exits before its turn to stop, with its crash-loop back-off (the kubelet leaves it down); false stops pods as the kubelet does")
 	shutdownByPriority := fs.String("shutdown-grace-period-by-pod-priority", "", "graceful node shutdown by pod priority instead: PRIORITY=DURATION pairs, e.g. 0=20s,100000=10s,2000000000=5s; pods are ended lowest priority first, each group within its period (the kubelet's shutdownGracePeriodByPodPriority)")
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
@@ -161,6 +162,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		Registerer:          reg,
 		Timeline:            timelines,
 		Shutdown:            shutdownCfg,
+		SidecarsStayDown:    !*sidecarsRestart,
 		Pressure: syncer.Pressure{
 			Thresholds: thresholds, Host: hostsignals.ReadSignals(*dataDir, *imageFsDir), Stats: syncer.GRPCPodStats(execClient),
 			Images:           syncer.GRPCImageReclaimer(execClient),

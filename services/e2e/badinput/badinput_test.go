@@ -226,6 +226,7 @@ func jsonCases() []jsonCase {
 		{"ApplyActions", "10,000 containers", `{"pod":{"uid":"` + uid + `","name":"web","spec":{"containers":` + many + `}},"actions":{"createSandbox":true}}`, "pod.spec"},
 		{"ApplyActions", "1 MB service variable", `{"pod":` + pod(`"uid":"`+uid+`","serviceEnvironment":{"BIG":"`+big+`"}`) + `,"actions":{"createSandbox":true}}`, `pod.service_environment["BIG"]`},
 		{"ApplyActions", "no actions", `{"pod":` + pod(`"uid":"`+uid+`"`) + `}`, "actions"},
+		{"ApplyActions", "a regular container kept running through a kill", `{"pod":` + pod(`"uid":"`+uid+`"`) + `,"actions":{"killPod":true,"sidecarsToKeepRunning":[{"name":"app"}]}}`, "actions.sidecars_to_keep_running[0].name"},
 		{"ApplyActions", "resize of an unknown resource", `{"pod":` + pod(`"uid":"`+uid+`"`) + `,"actions":{"sandboxId":"s1","containersToUpdate":[{"containerId":"c1","name":"app","resource":"gpu","resources":{}}]}}`, "actions.containers_to_update[0].resource"},
 		{"ApplyActions", "resize without resources", `{"pod":` + pod(`"uid":"`+uid+`"`) + `,"actions":{"sandboxId":"s1","containersToUpdate":[{"containerId":"c1","name":"app","resource":"cpu"}]}}`, "actions.containers_to_update[0].resources"},
 		{"ApplyPod", "resize policy of an unknown resource", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"busybox:1.36","resizePolicy":[{"resourceName":"gpu"}]}]}}}`, "pod.spec.containers[0].resize_policy[0].resource_name"},

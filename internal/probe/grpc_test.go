@@ -1,4 +1,4 @@
-package prober
+package probe
 
 import (
 	"context"
@@ -86,25 +86,25 @@ func TestGRPCProbeAsTheKubeletMakesIt(t *testing.T) {
 	tests := []struct {
 		name       string
 		action     *syncpodv1.GRPCAction
-		want       outcome
+		want       Outcome
 		wantOutput string // a prefix of the output
 	}{
-		{"serving, no service named", &syncpodv1.GRPCAction{Port: port}, outcomeSuccess, ""},
-		{"serving service", &syncpodv1.GRPCAction{Port: port, Service: "ready"}, outcomeSuccess, ""},
-		{"not serving", &syncpodv1.GRPCAction{Port: port, Service: "draining"}, outcomeFailure,
+		{"serving, no service named", &syncpodv1.GRPCAction{Port: port}, Success, ""},
+		{"serving service", &syncpodv1.GRPCAction{Port: port, Service: "ready"}, Success, ""},
+		{"not serving", &syncpodv1.GRPCAction{Port: port, Service: "draining"}, Failure,
 			`service unhealthy (responded with "NOT_SERVING")`},
-		{"unknown service", &syncpodv1.GRPCAction{Port: port, Service: "nope"}, outcomeFailure,
+		{"unknown service", &syncpodv1.GRPCAction{Port: port, Service: "nope"}, Failure,
 			"error: health rpc probe failed: rpc error: code = NotFound desc = unknown service"},
-		{"no health service", &syncpodv1.GRPCAction{Port: noHealth}, outcomeFailure,
+		{"no health service", &syncpodv1.GRPCAction{Port: noHealth}, Failure,
 			"error: this server does not implement the grpc health protocol (grpc.health.v1.Health): unknown service grpc.health.v1.Health"},
-		{"unreachable", &syncpodv1.GRPCAction{Port: closed}, outcomeFailure,
+		{"unreachable", &syncpodv1.GRPCAction{Port: closed}, Failure,
 			`timeout: failed to connect service "127.0.0.1:` + strconv.Itoa(int(closed)) + `" within 300ms: context deadline exceeded`},
-		{"answer too late", &syncpodv1.GRPCAction{Port: stuckPort}, outcomeFailure,
+		{"answer too late", &syncpodv1.GRPCAction{Port: stuckPort}, Failure,
 			"timeout: health rpc did not complete within 300ms"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, detail := grpcProbe(context.Background(), tc.action, "127.0.0.1", to)
+			out, detail := grpcAttempt(context.Background(), tc.action, "127.0.0.1", to)
 			if out != tc.want || !strings.HasPrefix(detail, tc.wantOutput) || (tc.wantOutput == "" && detail != "") {
 				t.Fatalf("outcome %v %q, want %v %q", out, detail, tc.want, tc.wantOutput)
 			}
@@ -125,11 +125,11 @@ func TestGRPCProbeIsAProbeHandler(t *testing.T) {
 	healthpb.RegisterHealthServer(srv, hs)
 	port := serveGRPC(t, srv)
 	p := &syncpodv1.Probe{TimeoutSeconds: 5, Handler: &syncpodv1.Probe_Grpc{Grpc: &syncpodv1.GRPCAction{Port: port}}}
-	if out, detail := runProbe(context.Background(), nil, p, target{host: "127.0.0.1"}); out != outcomeSuccess {
+	if out, detail := Attempt(context.Background(), nil, p, Target{Host: "127.0.0.1"}); out != Success {
 		t.Fatalf("serving: %v %s", out, detail)
 	}
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	if out, detail := runProbe(context.Background(), nil, p, target{host: "127.0.0.1"}); out != outcomeFailure {
+	if out, detail := Attempt(context.Background(), nil, p, Target{Host: "127.0.0.1"}); out != Failure {
 		t.Fatalf("not serving: %v %s, want failure", out, detail)
 	}
 }
@@ -145,10 +145,10 @@ func TestGRPCProbeTLSMode(t *testing.T) {
 	srv := grpc.NewServer(grpc.Creds(credentials.NewServerTLSFromCert(&cert)))
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 	port := serveGRPC(t, srv)
-	if out, detail := grpcProbe(context.Background(), &syncpodv1.GRPCAction{Port: port, Tls: true}, "127.0.0.1", 5*time.Second); out != outcomeSuccess {
+	if out, detail := grpcAttempt(context.Background(), &syncpodv1.GRPCAction{Port: port, Tls: true}, "127.0.0.1", 5*time.Second); out != Success {
 		t.Fatalf("tls: %v %s", out, detail)
 	}
-	if out, detail := grpcProbe(context.Background(), &syncpodv1.GRPCAction{Port: port}, "127.0.0.1", 300*time.Millisecond); out != outcomeFailure {
+	if out, detail := grpcAttempt(context.Background(), &syncpodv1.GRPCAction{Port: port}, "127.0.0.1", 300*time.Millisecond); out != Failure {
 		t.Fatalf("plaintext against tls: %v %s, want failure", out, detail)
 	}
 }
@@ -158,7 +158,7 @@ func TestGRPCProbeTLSMode(t *testing.T) {
 func TestGRPCProbeStoppedIsNoFailure(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if out, detail := grpcProbe(ctx, &syncpodv1.GRPCAction{Port: freePort(t)}, "127.0.0.1", time.Second); out != outcomeError {
+	if out, detail := grpcAttempt(ctx, &syncpodv1.GRPCAction{Port: freePort(t)}, "127.0.0.1", time.Second); out != Error {
 		t.Fatalf("%v %s, want an error outcome", out, detail)
 	}
 }

@@ -1,4 +1,4 @@
-package prober
+package probe
 
 import (
 	"context"
@@ -18,19 +18,27 @@ type Execer interface {
 	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (exitCode int32, err error)
 }
 
-// outcome of one probe attempt.
-type outcome int
+// Outcome is how one probe attempt went.
+type Outcome int
 
+// The outcomes of an attempt.
 const (
-	outcomeError outcome = iota // could not probe: no result change
-	outcomeSuccess
-	outcomeFailure
+	// Error: the probe could not be made (not a failed check); it changes
+	// no result.
+	Error Outcome = iota
+	// Success: the check passed.
+	Success
+	// Failure: the check failed.
+	Failure
 )
 
-// target is what a probe attempt needs to know about the container.
-type target struct {
-	containerID string
-	host        string // default host for tcp/http: 127.0.0.1 or the pod IP
+// Target is what a probe attempt needs to know about the container.
+type Target struct {
+	// ContainerID is the instance exec probes run in.
+	ContainerID string
+	// Host is the default host of tcpSocket, httpGet and grpc probes:
+	// 127.0.0.1 for a host-network pod, the pod's IP otherwise.
+	Host string
 }
 
 // Kubernetes defaults for unset probe fields.
@@ -41,28 +49,32 @@ const (
 	defaultFailureThreshold = 3
 )
 
-func timeout(p *syncpodv1.Probe) time.Duration {
+// Timeout is the probe's timeout_seconds, or the Kubernetes default (1 s).
+func Timeout(p *syncpodv1.Probe) time.Duration {
 	if p.GetTimeoutSeconds() > 0 {
 		return time.Duration(p.GetTimeoutSeconds()) * time.Second
 	}
 	return defaultTimeout
 }
 
-func period(p *syncpodv1.Probe) time.Duration {
+// Period is the probe's period_seconds, or the Kubernetes default (10 s).
+func Period(p *syncpodv1.Probe) time.Duration {
 	if p.GetPeriodSeconds() > 0 {
 		return time.Duration(p.GetPeriodSeconds()) * time.Second
 	}
 	return defaultPeriod
 }
 
-func successThreshold(p *syncpodv1.Probe) int {
+// SuccessThreshold is the probe's success_threshold, or 1.
+func SuccessThreshold(p *syncpodv1.Probe) int {
 	if p.GetSuccessThreshold() > 0 {
 		return int(p.GetSuccessThreshold())
 	}
 	return defaultSuccessThreshold
 }
 
-func failureThreshold(p *syncpodv1.Probe) int {
+// FailureThreshold is the probe's failure_threshold, or 3.
+func FailureThreshold(p *syncpodv1.Probe) int {
 	if p.GetFailureThreshold() > 0 {
 		return int(p.GetFailureThreshold())
 	}
@@ -76,14 +88,14 @@ type OutputExecer interface {
 	ExecSyncOutput(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (exitCode int32, output []byte, err error)
 }
 
-// runProbe makes one attempt and says how it went, with a detail for logs
-// and events (the kubelet's probe output).
-func runProbe(ctx context.Context, exec Execer, p *syncpodv1.Probe, t target) (outcome, string) {
-	to := timeout(p)
+// Attempt makes one attempt of probe p on t and says how it went, with a
+// detail for logs and events (the kubelet's probe output).
+func Attempt(ctx context.Context, exec Execer, p *syncpodv1.Probe, t Target) (Outcome, string) {
+	to := Timeout(p)
 	switch h := p.GetHandler().(type) {
 	case *syncpodv1.Probe_Exec:
 		if exec == nil {
-			return outcomeError, "exec probes need an Execer"
+			return Error, "exec probes need an Execer"
 		}
 		ctx, cancel := context.WithTimeout(ctx, to)
 		defer cancel()
@@ -93,32 +105,32 @@ func runProbe(ctx context.Context, exec Execer, p *syncpodv1.Probe, t target) (o
 			err    error
 		)
 		if oe, ok := exec.(OutputExecer); ok {
-			code, output, err = oe.ExecSyncOutput(ctx, t.containerID, h.Exec.GetCommand(), to)
+			code, output, err = oe.ExecSyncOutput(ctx, t.ContainerID, h.Exec.GetCommand(), to)
 		} else {
-			code, err = exec.ExecSync(ctx, t.containerID, h.Exec.GetCommand(), to)
+			code, err = exec.ExecSync(ctx, t.ContainerID, h.Exec.GetCommand(), to)
 		}
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			return outcomeFailure, fmt.Sprintf("command %q timed out", strings.Join(h.Exec.GetCommand(), " "))
+			return Failure, fmt.Sprintf("command %q timed out", strings.Join(h.Exec.GetCommand(), " "))
 		case err != nil:
-			return outcomeError, err.Error()
+			return Error, err.Error()
 		case code != 0 && output != nil:
-			return outcomeFailure, string(output)
+			return Failure, string(output)
 		case code != 0:
-			return outcomeFailure, fmt.Sprintf("command exited with %d", code)
+			return Failure, fmt.Sprintf("command exited with %d", code)
 		}
-		return outcomeSuccess, ""
+		return Success, ""
 	case *syncpodv1.Probe_TcpSocket:
-		if err := handler.TCPConnect(ctx, hostOr(h.TcpSocket.GetHost(), t.host), h.TcpSocket.GetPort(), to); err != nil {
-			return outcomeFailure, err.Error()
+		if err := handler.TCPConnect(ctx, hostOr(h.TcpSocket.GetHost(), t.Host), h.TcpSocket.GetPort(), to); err != nil {
+			return Failure, err.Error()
 		}
-		return outcomeSuccess, ""
+		return Success, ""
 	case *syncpodv1.Probe_HttpGet:
-		return httpProbe(ctx, h.HttpGet, t, to)
+		return httpAttempt(ctx, h.HttpGet, t, to)
 	case *syncpodv1.Probe_Grpc:
-		return grpcProbe(ctx, h.Grpc, t.host, to)
+		return grpcAttempt(ctx, h.Grpc, t.Host, to)
 	}
-	return outcomeError, "probe has no handler"
+	return Error, "probe has no handler"
 }
 
 func hostOr(host, dflt string) string {
@@ -128,20 +140,20 @@ func hostOr(host, dflt string) string {
 	return dflt
 }
 
-// httpProbe makes an httpGet probe attempt: a same-host redirect is
+// httpAttempt makes an httpGet probe attempt: a same-host redirect is
 // followed, as the kubelet's prober does.
-func httpProbe(ctx context.Context, g *syncpodv1.HTTPGetAction, t target, to time.Duration) (outcome, string) {
+func httpAttempt(ctx context.Context, g *syncpodv1.HTTPGetAction, t Target, to time.Duration) (Outcome, string) {
 	ctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
 	code, err := handler.HTTPGet{
-		Scheme: g.GetScheme(), Host: hostOr(g.GetHost(), t.host), Port: g.GetPort(), Path: g.GetPath(),
+		Scheme: g.GetScheme(), Host: hostOr(g.GetHost(), t.Host), Port: g.GetPort(), Path: g.GetPath(),
 		Headers: handler.HeadersOf(g.GetHttpHeaders()), UserAgent: "syncpod-probe", FollowSameHostRedirects: true,
 	}.Get(ctx)
 	switch {
 	case err != nil:
-		return outcomeFailure, err.Error()
+		return Failure, err.Error()
 	case handler.Succeeded(code):
-		return outcomeSuccess, ""
+		return Success, ""
 	}
-	return outcomeFailure, fmt.Sprintf("HTTP probe failed with statuscode: %d", code)
+	return Failure, fmt.Sprintf("HTTP probe failed with statuscode: %d", code)
 }

@@ -1,4 +1,4 @@
-package prober
+package probe
 
 import (
 	"context"
@@ -18,11 +18,11 @@ func TestTCPProbe(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	p := &syncpodv1.Probe{Handler: &syncpodv1.Probe_TcpSocket{TcpSocket: &syncpodv1.TCPSocketAction{Port: int32(port)}}}
-	if out, detail := runProbe(context.Background(), nil, p, target{host: "127.0.0.1"}); out != outcomeSuccess {
+	if out, detail := Attempt(context.Background(), nil, p, Target{Host: "127.0.0.1"}); out != Success {
 		t.Fatalf("open port: %v %s", out, detail)
 	}
 	l.Close()
-	if out, _ := runProbe(context.Background(), nil, p, target{host: "127.0.0.1"}); out != outcomeFailure {
+	if out, _ := Attempt(context.Background(), nil, p, Target{Host: "127.0.0.1"}); out != Failure {
 		t.Fatalf("closed port: %v, want failure", out)
 	}
 }
@@ -48,16 +48,16 @@ func TestHTTPProbe(t *testing.T) {
 	tests := []struct {
 		name  string
 		probe *syncpodv1.Probe
-		want  outcome
+		want  Outcome
 	}{
-		{"2xx with headers succeeds", probe("/healthz", hdr), outcomeSuccess},
-		{"5xx fails", probe("/healthz"), outcomeFailure},
-		{"redirect is followed to a failing target", probe("moved"), outcomeFailure},
-		{"redirect is followed with the headers", probe("/moved", hdr), outcomeSuccess},
+		{"2xx with headers succeeds", probe("/healthz", hdr), Success},
+		{"5xx fails", probe("/healthz"), Failure},
+		{"redirect is followed to a failing target", probe("moved"), Failure},
+		{"redirect is followed with the headers", probe("/moved", hdr), Success},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if out, detail := runProbe(context.Background(), nil, tc.probe, target{host: "127.0.0.1"}); out != tc.want {
+			if out, detail := Attempt(context.Background(), nil, tc.probe, Target{Host: "127.0.0.1"}); out != tc.want {
 				t.Fatalf("outcome %v (%s), want %v", out, detail, tc.want)
 			}
 		})

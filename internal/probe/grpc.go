@@ -1,4 +1,4 @@
-package prober
+package probe
 
 import (
 	"context"
@@ -24,13 +24,13 @@ import (
 // Kubernetes minor version syncpod follows.
 const grpcUserAgent = "kube-probe/1.37"
 
-// grpcProbe makes a grpc probe attempt: a connection to host:port
+// grpcAttempt makes a grpc probe attempt: a connection to host:port
 // that must be ready within timeout, then grpc.health.v1.Health/Check for
 // the probe's service, within what is left of it. Only SERVING succeeds;
 // every other answer, and a connection that never became ready, fails
 // with the kubelet's output. Only this process being stopped (ctx
 // cancelled) is an error rather than a failure.
-func grpcProbe(ctx context.Context, g *syncpodv1.GRPCAction, host string, timeout time.Duration) (outcome, string) {
+func grpcAttempt(ctx context.Context, g *syncpodv1.GRPCAction, host string, timeout time.Duration) (Outcome, string) {
 	addr := net.JoinHostPort(host, strconv.Itoa(int(g.GetPort())))
 	creds := insecure.NewCredentials()
 	if g.GetTls() {
@@ -40,7 +40,7 @@ func grpcProbe(ctx context.Context, g *syncpodv1.GRPCAction, host string, timeou
 	conn, err := grpc.NewClient("passthrough:///"+addr,
 		grpc.WithTransportCredentials(creds), grpc.WithUserAgent(grpcUserAgent))
 	if err != nil {
-		return outcomeFailure, fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err)
+		return Failure, fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err)
 	}
 	defer func() { _ = conn.Close() }()
 
@@ -56,31 +56,31 @@ func grpcProbe(ctx context.Context, g *syncpodv1.GRPCAction, host string, timeou
 		}
 		switch {
 		case parent.Err() != nil:
-			return outcomeError, parent.Err().Error()
+			return Error, parent.Err().Error()
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return outcomeFailure, fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, ctx.Err())
+			return Failure, fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, ctx.Err())
 		default:
-			return outcomeFailure, fmt.Sprintf("error: failed to connect service at %q: %+v", addr, ctx.Err())
+			return Failure, fmt.Sprintf("error: failed to connect service at %q: %+v", addr, ctx.Err())
 		}
 	}
 
 	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: g.GetService()})
 	if err != nil {
 		if parent.Err() != nil {
-			return outcomeError, parent.Err().Error()
+			return Error, parent.Err().Error()
 		}
 		if st, ok := status.FromError(err); ok {
 			switch st.Code() {
 			case codes.Unimplemented:
-				return outcomeFailure, "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): " + st.Message()
+				return Failure, "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): " + st.Message()
 			case codes.DeadlineExceeded:
-				return outcomeFailure, fmt.Sprintf("timeout: health rpc did not complete within %v", timeout)
+				return Failure, fmt.Sprintf("timeout: health rpc did not complete within %v", timeout)
 			}
 		}
-		return outcomeFailure, fmt.Sprintf("error: health rpc probe failed: %+v", err)
+		return Failure, fmt.Sprintf("error: health rpc probe failed: %+v", err)
 	}
 	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		return outcomeFailure, fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String())
+		return Failure, fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String())
 	}
-	return outcomeSuccess, ""
+	return Success, ""
 }
