@@ -527,9 +527,13 @@ cmd_check_images() {
 	nsx "${ctr[@]}" run -d --net-host "$e"/kitten:1.8 check-kitten sh -c '/agnhost test-webserver --port 8081' >/dev/null 2>&1
 	nsx "${ctr[@]}" run -d localhost:5000/k8s/pause:3.10.2 check-pause >/dev/null 2>&1
 	sleep 2
-	if nsx curl -sf 127.0.0.1:80 | grep -q nginx; then log "image ok: nginx serves on 80"; else log "image FAILED: nginx on 80"; bad=1; fi
+	# Outputs are captured before grep -q reads them: grep leaving a pipe
+	# early would fail the pipeline (pipefail) though the line was there.
+	out=$(nsx curl -sf 127.0.0.1:80 || true)
+	if grep -q nginx <<<"$out"; then log "image ok: nginx serves on 80"; else log "image FAILED: nginx on 80"; bad=1; fi
 	if nsx curl -sf 127.0.0.1:8081/data.json >/dev/null; then log "image ok: kitten serves"; else log "image FAILED: kitten's test-webserver"; bad=1; fi
-	if nsx "${ctr[@]}" tasks ls 2>/dev/null | grep -q 'check-pause .*RUNNING'; then log "image ok: pause runs"; else log "image FAILED: pause"; bad=1; fi
+	out=$(nsx "${ctr[@]}" tasks ls 2>/dev/null || true)
+	if grep -q 'check-pause .*RUNNING' <<<"$out"; then log "image ok: pause runs"; else log "image FAILED: pause"; bad=1; fi
 	for id in check-nginx check-kitten check-pause; do nsx "${ctr[@]}" tasks kill -s KILL "$id" >/dev/null 2>&1 || true; done
 	sleep 1
 	for id in check-nginx check-kitten check-pause; do
