@@ -13,6 +13,7 @@ replace (
 )
 
 require (
+	github.com/google/go-containerregistry v0.22.1
 	github.com/syncpod/syncpod/cri v0.0.0
 	github.com/syncpod/syncpod/executor v0.0.0
 	github.com/syncpod/syncpod/planner v0.0.0

@@ -3,9 +3,10 @@
 # conformance specs run, made offline (no registry is reachable here) as
 # OCI image-layout tarballs in OUT, plus OUT/repo-list.yaml for the suite's
 # KUBE_TEST_REPO_LIST: every registry the suite knows is remapped under
-# localhost:5000/, the names the tarballs are imported as. Nothing needs to
-# listen there: a spec that insists on pulling fails at once, on every node
-# alike.
+# localhost:5000/, the names the tarballs are imported as. mk/conformance.sh
+# also serves the same tarballs at that name (syncpod-bench registry, plain
+# HTTP on 127.0.0.1:5000 inside the cluster's network namespace), so a spec
+# that pulls anyway (pull policy Always) gets these very images.
 #
 # What goes into each image, from this machine and the Kubernetes module:
 #   busybox     busybox 1.37 built from source (mk/busyboxbin.sh: Debian's
@@ -13,9 +14,14 @@
 #               specs set and read back), every applet linked in /bin
 #   agnhost     the suite's test program (mk/k8sbin.sh agnhost), busybox,
 #               bash and curl with their libraries, the image's user and group,
-#               /agnhost-2, /uploads, the porter test certificate; two tags
-#               with a different /VERSION
-#   kitten      agnhost plus the kitten page, command test-webserver
+#               /agnhost-2, /uploads, the porter test certificate, and the
+#               /etc/os-release of the Alpine release the real image is built
+#               on (3.21; a busybox userland here, named as the one it
+#               stands in for); two tags with a different /VERSION
+#   kitten      agnhost plus the kitten page at the root (/kitten.jpg,
+#               /data.json), command test-webserver; the ImageVolume spec
+#               mounts this image as a volume and reads /data.json (wants
+#               "kitten.jpg") and /etc/os-release (wants "Alpine Linux")
 #   pause       the module's build/pause/linux/pause.c, gcc -static
 #   nginx       Debian's nginx (apt-get download, unpacked, not installed)
 #               and its libraries, serving a page on port 80; two tags
@@ -54,9 +60,10 @@ add_bin() {
 # base ROOTFS: directories, /etc files, busybox with every applet in /bin
 # (its sh is /bin/sh, as in the upstream images).
 busybox=$("$root"/mk/busyboxbin.sh)
-# Tarballs made with another busybox (or before it was built from source)
-# are stale: every image but pause and nginx starts from base.
-recipe="busybox $(basename "$(dirname "$busybox")")"
+# Tarballs made with another busybox (or before it was built from source),
+# or by an older revision of the recipes below (the last word), are stale:
+# every image but pause and nginx starts from base.
+recipe="busybox $(basename "$(dirname "$busybox")") os-release"
 if [[ $(cat "$out"/.recipe 2>/dev/null) != "$recipe" ]]; then
 	rm -f "$out"/*.tar
 	echo "$recipe" >"$out"/.recipe
@@ -113,6 +120,13 @@ agnhost_root() { # ROOTFS VERSION
 	printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' >>"$r"/etc/group
 	mkdir -p "$r"/home/user-defined-in-image
 	chown 1000:1000 "$r"/home/user-defined-in-image
+	cat >"$r"/etc/os-release <<-'EOF'
+		# Made by mk/conformance-images.sh in place of the Alpine-based upstream image.
+		NAME="Alpine Linux"
+		ID=alpine
+		VERSION_ID=3.21
+		PRETTY_NAME="Alpine Linux v3.21"
+	EOF
 }
 for v in 2.66.1 2.55; do
 	if ! done_mark "$E2E/agnhost:$v"; then agnhost_root "$work/agnhost-$v" "$v"; fi

@@ -18,15 +18,20 @@
 # (Node,RBAC authorization, NodeRestriction), kube-controller-manager,
 # kube-scheduler, containerd with a CNI bridge and host-local IPAM (no
 # masquerade, no port mapping: no iptables rule anywhere), the node, the
-# pods and the suite. /run, /var/lib/kubelet, /var/log and the sysctls the
-# kubelet rewrites are private to the mount namespace. Nothing is reachable
-# from outside; the host keeps its network, mounts and sysctls; every
-# process is stopped by its pid.
+# pods and the suite, and a registry on 127.0.0.1:5000 serving the test
+# images (syncpod-bench registry, read-only, plain HTTP) for the specs
+# that pull them although they are imported (pull policy Always). /run,
+# /var/lib/kubelet, /var/log and the sysctls the kubelet rewrites are
+# private to the mount namespace. Nothing is reachable from outside; the
+# host keeps its network, mounts and sysctls; every process is stopped by
+# its pid.
 #
 # Knobs (environment):
 #   CONFORMANCE_NODE     syncpod (default) or kubelet
 #   CONFORMANCE_RUNTIME  containerd2 (2.4, default) or containerd (Debian's 1.6)
 #   CONFORMANCE_FOCUS    ginkgo focus (default \[sig-node\].*\[Conformance\])
+#   CONFORMANCE_FEATURE_FOCUS  specs beyond the focus, added to it with |
+#                        (make conformance CONFORMANCE_FEATURES=1 sets it)
 #   CONFORMANCE_SKIP     skip of the parallel pass (default \[Serial\]|\[Disruptive\])
 #   CONFORMANCE_SERIAL   run the serial pass (the specs the parallel pass
 #                        skips, alone) too: 1 (default) or 0
@@ -46,6 +51,7 @@ RUNTIME=${CONFORMANCE_RUNTIME:-containerd2}
 D=${CONFORMANCE_DIR:-$ROOT/.tmp/conformance}
 IMAGES=${CONFORMANCE_IMAGES:-$ROOT/.tmp/conformance-images}
 FOCUS=${CONFORMANCE_FOCUS:-'\[sig-node\].*\[Conformance\]'}
+if [[ -n ${CONFORMANCE_FEATURE_FOCUS:-} ]]; then FOCUS="$FOCUS|$CONFORMANCE_FEATURE_FOCUS"; fi
 SKIP=${CONFORMANCE_SKIP:-'\[Serial\]|\[Disruptive\]'}
 SERIAL_FOCUS=${CONFORMANCE_SERIAL_FOCUS:-'\[sig-node\].*(\[Serial\]|\[Disruptive\]).*\[Conformance\]|\[sig-node\].*\[Conformance\].*(\[Serial\]|\[Disruptive\])'}
 PROCS=${CONFORMANCE_PROCS:-3}
@@ -55,6 +61,8 @@ NODE_IP=10.99.0.1
 POD_SUBNET=10.244.0.0/24
 API=https://127.0.0.1:6443
 PAUSE=localhost:5000/k8s/pause:3.10.2
+REGISTRY=localhost:5000
+REGISTRY_LISTEN=127.0.0.1:5000
 PIDS=$D/pids
 
 log() { echo "conformance: $*" >&2; }
@@ -212,6 +220,28 @@ control_plane_up() {
 	log "API server up: $API (kubeconfig $D/kubeconfig)"
 }
 
+# registry_up: the test images served under the names the suite asks
+# for, inside the namespace, by syncpod-bench registry (built by
+# control_plane_up): the same archives containerd imported, read-only, over
+# plain HTTP. containerd is told that localhost:5000 speaks plain HTTP by a
+# hosts.toml under its registry config_path (read at each pull), rather
+# than left to guess: its versions differ in what they try first for a
+# loopback registry.
+registry_up() {
+	local tars=() t
+	while read -r t; do tars+=("$t"); done <"$IMAGES"/images.list
+	bg registry "$D"/bin/syncpod-bench registry --listen "$REGISTRY_LISTEN" -v "${tars[@]}"
+	wait_for registry registry 60 curl -sf "http://$REGISTRY_LISTEN/v2/"
+	mkdir -p "$D/containerd/certs.d/$REGISTRY"
+	cat >"$D/containerd/certs.d/$REGISTRY/hosts.toml" <<-EOF
+		# Written by mk/conformance.sh: the test images' registry, plain HTTP.
+		server = "http://$REGISTRY"
+		[host."http://$REGISTRY"]
+		  capabilities = ["pull", "resolve"]
+	EOF
+	log "registry up: http://$REGISTRY_LISTEN serves the ${#tars[@]} test images as $REGISTRY/..."
+}
+
 # controllers_up starts kube-controller-manager once the node is Ready: its
 # node lifecycle controller taints a node it first sees not Ready, and
 # syncpod-node writes its status with UpdateStatus of the Node it holds,
@@ -349,6 +379,7 @@ cmd_up() {
 	namespace_up
 	runtime_up
 	control_plane_up
+	registry_up
 	case $NODE_KIND in
 	syncpod) syncpod_up ;;
 	kubelet) kubelet_up ;;
@@ -445,7 +476,7 @@ cmd_down() {
 	else
 		find /sys/fs/cgroup/*/"$(basename "$D")" -depth -type d -exec rmdir {} + 2>/dev/null || true
 	fi
-	stop kube-scheduler kube-controller-manager kube-apiserver
+	stop kube-scheduler kube-controller-manager kube-apiserver registry
 	# etcd last: the API server removes its endpoint lease on the way out.
 	stop etcd
 	if [[ -n $h ]]; then
@@ -478,16 +509,31 @@ cmd_check_images() {
 	check 50000 "$e"/agnhost:2.66.1 sh -c 'cat /VERSION; curl --version; id user-defined-in-image; ls /localhost.crt /uploads'
 	check 2.55 "$e"/agnhost:2.55 cat /VERSION
 	check /kitten.jpg "$e"/kitten:1.8 ls /kitten.jpg /data.json
+	check kitten.jpg "$e"/kitten:1.8 cat /data.json
+	check 'Alpine Linux' "$e"/kitten:1.8 cat /etc/os-release
 	check 'Effective uid: 0' "$e"/nonewprivs:1.4 nnp
+	# Pulled from the cluster's registry, as a spec with pull policy Always
+	# pulls it (the same bytes as the imported image: nothing changes).
+	local out
+	if out=$(nsx "${ctr[@]}" images pull --hosts-dir "$D"/containerd/certs.d "$e"/kitten:1.8 2>&1); then
+		log "image ok: $e/kitten:1.8 pulls from the registry"
+	else
+		log "image FAILED: pulling $e/kitten:1.8 from the registry: $out"
+		bad=1
+	fi
 	# Servers and pause: started in the cluster's network, asked over HTTP.
 	local id
 	nsx "${ctr[@]}" run -d --net-host "$e"/nginx:1.27.0-2 check-nginx >/dev/null 2>&1
 	nsx "${ctr[@]}" run -d --net-host "$e"/kitten:1.8 check-kitten sh -c '/agnhost test-webserver --port 8081' >/dev/null 2>&1
 	nsx "${ctr[@]}" run -d localhost:5000/k8s/pause:3.10.2 check-pause >/dev/null 2>&1
 	sleep 2
-	if nsx curl -sf 127.0.0.1:80 | grep -q nginx; then log "image ok: nginx serves on 80"; else log "image FAILED: nginx on 80"; bad=1; fi
+	# Outputs are captured before grep -q reads them: grep leaving a pipe
+	# early would fail the pipeline (pipefail) though the line was there.
+	out=$(nsx curl -sf 127.0.0.1:80 || true)
+	if grep -q nginx <<<"$out"; then log "image ok: nginx serves on 80"; else log "image FAILED: nginx on 80"; bad=1; fi
 	if nsx curl -sf 127.0.0.1:8081/data.json >/dev/null; then log "image ok: kitten serves"; else log "image FAILED: kitten's test-webserver"; bad=1; fi
-	if nsx "${ctr[@]}" tasks ls 2>/dev/null | grep -q 'check-pause .*RUNNING'; then log "image ok: pause runs"; else log "image FAILED: pause"; bad=1; fi
+	out=$(nsx "${ctr[@]}" tasks ls 2>/dev/null || true)
+	if grep -q 'check-pause .*RUNNING' <<<"$out"; then log "image ok: pause runs"; else log "image FAILED: pause"; bad=1; fi
 	for id in check-nginx check-kitten check-pause; do nsx "${ctr[@]}" tasks kill -s KILL "$id" >/dev/null 2>&1 || true; done
 	sleep 1
 	for id in check-nginx check-kitten check-pause; do

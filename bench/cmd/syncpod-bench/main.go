@@ -13,6 +13,8 @@
 //	                                          the kubelet and syncpod side by side, alternating (bench.Versus)
 //	syncpod-bench measure-apiserver --server https://127.0.0.1:P --ca DIR/ca.crt --token T --node N --label L --out r.json
 //	                                           pod created through the API server, bound to node N → Running (a watch)
+//	syncpod-bench registry [--listen 127.0.0.1:5000] ARCHIVE...
+//	                                           OCI image-layout archives served read-only over plain HTTP (package imageregistry)
 package main
 
 import (
@@ -46,7 +48,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR [NODE NODE-IP] | conformance [flags] | table FILE... | report [flags]")
+		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR [NODE NODE-IP] | conformance [flags] | registry [flags] ARCHIVE... | table FILE... | report [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -68,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return versus(ctx, args[1:], stderr)
 	case "measure-apiserver":
 		return measureAPIServer(ctx, args[1:], stderr)
+	case "registry":
+		return serveRegistry(ctx, args[1:], stderr)
 	case "pki":
 		var node *bench.NodePKI
 		switch {
