@@ -178,6 +178,12 @@ runtime_up() {
 	local env=(SYNCPOD_CONTAINERD_CNI_CONFLIST="$D"/bridge.conflist)
 	if [[ $RUNTIME == containerd2 ]]; then
 		env+=(SYNCPOD_CONTAINERD_BIN="$("$ROOT"/mk/containerdbin.sh)")
+		# The user-namespace feature specs need a runc with idmapped
+		# mounts (Debian's 1.1 has none): the one mk/runcbin.sh builds
+		# runs every pod of a feature run, on either node.
+		if [[ -n ${CONFORMANCE_FEATURE_FOCUS:-} ]]; then
+			env+=(SYNCPOD_CONTAINERD_RUNC="$("$ROOT"/mk/runcbin.sh)")
+		fi
 	fi
 	nsx env "${env[@]}" "$ROOT"/mk/containerd.sh up "$D"/containerd "$PAUSE" "$PAUSE" "${tars[@]}"
 }

@@ -37,10 +37,13 @@ NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 
 # trace logs every CRI call, the reads too, in DIR/containerd.log);
 # SYNCPOD_CONTAINERD_CNI_CONFLIST names a CNI network list to use instead
 # of the loopback-only one (the conformance run's pod network).
+# SYNCPOD_CONTAINERD_RUNC, for a 2.x containerd, names the runc of the
+# default handler (default Debian's /usr/sbin/runc).
 BIN_DIR=${SYNCPOD_CONTAINERD_BIN:-}
 USERNS_RUNC=${SYNCPOD_CONTAINERD_USERNS_RUNC:-}
+RUNC=${SYNCPOD_CONTAINERD_RUNC:-/usr/sbin/runc}
 if [[ -n $BIN_DIR ]]; then
-	NEEDED_FILES=("$BIN_DIR"/containerd "$BIN_DIR"/ctr "$BIN_DIR"/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox ${USERNS_RUNC:+"$USERNS_RUNC"})
+	NEEDED_FILES=("$BIN_DIR"/containerd "$BIN_DIR"/ctr "$BIN_DIR"/containerd-shim-runc-v2 "$RUNC" /usr/lib/cni/loopback /bin/busybox ${USERNS_RUNC:+"$USERNS_RUNC"})
 	export PATH=$BIN_DIR:$PATH
 fi
 START_TIMEOUT=${SYNCPOD_CONTAINERD_START_TIMEOUT:-30}
@@ -258,7 +261,7 @@ write_config_v3() {
 		      runtime_type = "io.containerd.runc.v2"
 		      snapshotter = "$snapshotter"
 		      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-		        BinaryName = "/usr/sbin/runc"
+		        BinaryName = "$RUNC"
 		        SystemdCgroup = false
 		        Root = "$DIR/runc"
 		$(userns_handler_v3 "$snapshotter")
