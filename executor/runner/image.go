@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -12,28 +11,16 @@ import (
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
-// PullPolicy is c's effective pull policy: its own, else the kubelet's
-// default by tag (Always for ":latest" or no tag, IfNotPresent otherwise;
-// a digest counts as a tag).
+// PullPolicy is c's effective pull policy: its own, else the API
+// server's default by tag (validation.DefaultPullPolicy).
 func PullPolicy(c *syncpodv1.Container) syncpodv1.ImagePullPolicy {
 	if p := c.GetImagePullPolicy(); p != syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_UNSPECIFIED {
 		return p
 	}
-	img := c.GetImage()
-	if strings.Contains(img, "@") {
-		return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT
-	}
-	last := img[strings.LastIndex(img, "/")+1:]
-	tag := ""
-	if i := strings.LastIndex(last, ":"); i >= 0 {
-		tag = last[i+1:]
-	}
-	if tag == "" || tag == "latest" {
-		return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS
-	}
-	return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT
+	return validation.DefaultPullPolicy(c.GetImage())
 }
 
 // imageError is a failed image step: reason (ErrImagePull,
