@@ -31,14 +31,14 @@ func runtimeMajor(t *testing.T, x *real) int {
 	return n
 }
 
-// TestContainerdImageVolume: R-29. The local busybox image is mounted as
-// a volume (pull policies IfNotPresent and Never: it is imported, never
-// pulled). On containerd 2.x the container reads /bin/busybox through the
-// whole-image mount and /etc/passwd through a subPath mount, and cannot
-// write to either; a subPath missing from the image fails that
-// container's creation (CreateContainerError). containerd 1.6 predates
-// image mounts: it ignores the CRI field it does not know and refuses the
-// mount's empty host path, so the container fails with
+// TestContainerdImageVolume. The local busybox image is
+// mounted as a volume (pull policies IfNotPresent and Never: it is
+// imported, never pulled). On containerd 2.x the container reads
+// /bin/busybox through the whole-image mount and /etc/passwd through a
+// subPath mount, and cannot write to either; a subPath missing from the
+// image fails that container's creation (CreateContainerError). containerd
+// 1.6 predates image mounts: it ignores the CRI field it does not know and
+// refuses the mount's empty host path, so the container fails with
 // CreateContainerError as under the kubelet, which asks the runtime
 // nothing beforehand.
 func TestContainerdImageVolume(t *testing.T) {

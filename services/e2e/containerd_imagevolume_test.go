@@ -13,16 +13,16 @@ import (
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-// checkImageVolumesOnContainerd: R-29 through the whole stack, on the
-// node of TestSiteExampleOnContainerd (one node start for both). The
-// example examples/containerd/image-volume.yaml, on the local busybox
-// image: on containerd 2.x its container finds the image's
+// checkImageVolumesOnContainerd: through the
+// whole stack, on the node of TestSiteExampleOnContainerd (one node start
+// for both). The example examples/containerd/image-volume.yaml, on the
+// local busybox image: on containerd 2.x its container finds the image's
 // /bin/busybox, reads its /etc/passwd through a subPath and cannot write
-// to the volume; on containerd 1.6, which cannot mount images, it waits
-// in CreateContainerError with the runtime's refusal, as under the
-// kubelet. On both, an image volume whose image cannot be pulled fails
-// only the container that mounts it (ErrImagePull, the pull's events on
-// the pod) while the pod's other container runs.
+// to the volume; on containerd 1.6, which cannot mount images, it waits in
+// CreateContainerError with the runtime's refusal, as under the kubelet.
+// On both, an image volume whose image cannot be pulled fails only the
+// container that mounts it (ErrImagePull, the pull's events on the pod)
+// while the pod's other container runs.
 func checkImageVolumesOnContainerd(t *testing.T, n *node) {
 	t.Helper()
 	busybox := containerdtest.BusyboxImage()
