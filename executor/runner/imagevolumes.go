@@ -2,9 +2,13 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	crierrors "k8s.io/cri-api/pkg/errors"
 
 	"github.com/syncpod/syncpod/executor/volumes"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -87,4 +91,39 @@ func (p *pass) imageVolumeSpecs() volumes.Images {
 // the node (every kind but image volumes, which the runtime mounts).
 func hasHostVolumes(pod *syncpodv1.Pod) bool {
 	return slices.ContainsFunc(pod.GetSpec().GetVolumes(), func(v *syncpodv1.Volume) bool { return v.GetImage() == nil })
+}
+
+// countImageVolumeMounts counts, as the kubelet does after each container
+// start that got past its image volumes' pulls, the image
+// volumes c mounts (each once) as requested, and each of its mounts of
+// one as failed when createErr, the CreateContainer error, is a gRPC
+// status whose message starts with the CRI's ImageVolumeMountFailed, as
+// succeeded otherwise (whatever else failed the start). containerd 2.x
+// puts "failed to mount image volume: " before that word, so its refusals
+// count as succeeded under the kubelet, and here alike.
+func (p *pass) countImageVolumeMounts(c *syncpodv1.Container, createErr error) {
+	m := p.r.m
+	if m == nil || len(p.imageVolumes) == 0 {
+		return
+	}
+	failed := false
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(createErr, &se) {
+		failed = strings.HasPrefix(se.GRPCStatus().Message(), crierrors.ErrImageVolumeMountFailed.Error())
+	}
+	seen := map[string]bool{}
+	for _, vm := range c.GetVolumeMounts() {
+		if p.imageVolumes[vm.GetName()].spec == nil {
+			continue
+		}
+		if !seen[vm.GetName()] {
+			seen[vm.GetName()] = true
+			m.imageVolumesRequested.Inc()
+		}
+		if failed {
+			m.imageVolumeMountsFailed.Inc()
+		} else {
+			m.imageVolumeMountsOK.Inc()
+		}
+	}
 }

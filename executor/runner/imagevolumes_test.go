@@ -2,9 +2,15 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/critest"
@@ -25,7 +31,11 @@ func imageVolume(name, ref string, policy syncpodv1.ImagePullPolicy) *syncpodv1.
 func TestImageVolumesArePulledThenMountedByTheRuntime(t *testing.T) {
 	rt, img := &recordingRuntime{Runtime: critest.NewRuntime(), mounts: map[string][]*runtimeapi.Mount{}}, critest.NewImages(busybox)
 	podDir := t.TempDir()
-	r := volumeRunner(t, rt, img, podDir, Config{PodDir: podDir})
+	m, err := NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := volumeRunner(t, rt, img, podDir, Config{PodDir: podDir, Metrics: m})
 	tools, data := ctr("tools"), ctr("data")
 	tools.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "bin", MountPath: "/mnt/bin", SubPath: "bin"}, {Name: "root", MountPath: "/mnt/root"}}
 	data.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "root", MountPath: "/mnt/root"}, {Name: "missing", MountPath: "/mnt/data"}}
@@ -69,6 +79,16 @@ func TestImageVolumesArePulledThenMountedByTheRuntime(t *testing.T) {
 		}
 	}
 
+	// The kubelet's counters: tools' two volumes requested and its two
+	// mounts "succeeded" (crisim's refusal is no ImageVolumeMountFailed);
+	// data failed before, in its volume's pull, and counts nothing.
+	for name, want := range map[string]float64{"requested": 2, "succeeded": 2, "failed": 0} {
+		c := map[string]prometheus.Counter{"requested": m.imageVolumesRequested, "succeeded": m.imageVolumeMountsOK, "failed": m.imageVolumeMountsFailed}[name]
+		if got := testutil.ToFloat64(c); got != want {
+			t.Errorf("image volume mounts %s = %v, want %v", name, got, want)
+		}
+	}
+
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if _, ok := rt.mounts["data"]; ok {
@@ -87,5 +107,41 @@ func TestImageVolumesArePulledThenMountedByTheRuntime(t *testing.T) {
 			m.GetImage().GetUserSpecifiedImage() != busybox || m.GetImage().GetImage() == "" || m.GetImage().GetImage() == busybox {
 			t.Errorf("%s: %v, want a read-only image mount of the image's id, sub path %q", path, m, sub)
 		}
+	}
+}
+
+// R-29.3: a creation the runtime refuses with a message starting
+// ImageVolumeMountFailed counts every image volume mount of the
+// container as failed; containerd 2.x's wording ("failed to mount image
+// volume: ImageVolumeMountFailed: ...") does not start so, and counts as
+// succeeded, as under the kubelet.
+func TestImageVolumeMountCounters(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		err               error
+		succeeded, failed float64
+	}{
+		{"runtime's ImageVolumeMountFailed", status.Error(codes.Unknown, "ImageVolumeMountFailed: no such path"), 0, 2},
+		{"containerd 2.x's wording", status.Error(codes.Unknown, "failed to mount image volume: ImageVolumeMountFailed: no such path"), 2, 0},
+		{"wrapped", fmt.Errorf("create: %w", status.Error(codes.Unknown, "ImageVolumeMountFailed: x")), 0, 2},
+		{"another failure", errors.New("boom"), 2, 0},
+		{"started", nil, 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := NewMetrics(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := ctr("c")
+			c.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "tools", MountPath: "/a"}, {Name: "tools", MountPath: "/b", SubPath: "bin"}, {Name: "other", MountPath: "/c"}}
+			p := &pass{r: &Runner{m: m}, imageVolumes: map[string]imageVolumePull{"tools": {spec: &runtimeapi.ImageSpec{Image: "sha256:x"}}}}
+			p.countImageVolumeMounts(c, tc.err)
+			if got := testutil.ToFloat64(m.imageVolumesRequested); got != 1 {
+				t.Errorf("requested %v, want 1 (one volume, mounted twice)", got)
+			}
+			if ok, bad := testutil.ToFloat64(m.imageVolumeMountsOK), testutil.ToFloat64(m.imageVolumeMountsFailed); ok != tc.succeeded || bad != tc.failed {
+				t.Errorf("succeeded %v failed %v, want %v %v", ok, bad, tc.succeeded, tc.failed)
+			}
+		})
 	}
 }

@@ -113,6 +113,8 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 		}
 		return failed(ierr.reason, ierr.msg, opts...)
 	}
+	var createErr error
+	defer func() { p.countImageVolumeMounts(c, createErr) }()
 	// the container runs in the pod's user namespace, which the
 	// sandbox config of its image pull names too.
 	if err := p.userNamespace(ctx); err != nil {
@@ -168,6 +170,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	}
 	id, err := p.rt.CreateContainer(ctx, p.sandboxID, cfg, sbCfg)
 	if err != nil {
+		createErr = err
 		if p.fatal(err) {
 			return false
 		}
