@@ -27,7 +27,8 @@ func imageVolume(name, ref string, policy syncpodv1.ImagePullPolicy) *syncpodv1.
 // steps of the pod, before its first container start; a container that
 // mounts one whose pull failed fails with the pull's reason, the others
 // get a read-only CRI image mount (the image's id, the reference, the
-// subPath as image_sub_path, no host path), which crisim refuses.
+// subPath or expanded subPathExpr as image_sub_path, no host path), which
+// crisim refuses.
 func TestImageVolumesArePulledThenMountedByTheRuntime(t *testing.T) {
 	rt, img := &recordingRuntime{Runtime: critest.NewRuntime(), mounts: map[string][]*runtimeapi.Mount{}}, critest.NewImages(busybox)
 	podDir := t.TempDir()
@@ -37,7 +38,9 @@ func TestImageVolumesArePulledThenMountedByTheRuntime(t *testing.T) {
 	}
 	r := volumeRunner(t, rt, img, podDir, Config{PodDir: podDir, Metrics: m})
 	tools, data := ctr("tools"), ctr("data")
-	tools.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "bin", MountPath: "/mnt/bin", SubPath: "bin"}, {Name: "root", MountPath: "/mnt/root"}}
+	tools.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "bin", MountPath: "/mnt/bin", SubPath: "bin"}, {Name: "root", MountPath: "/mnt/root"},
+		{Name: "root", MountPath: "/mnt/etc", SubPathExpr: "$(DIR)"}}
+	tools.Env = []*syncpodv1.EnvVar{{Name: "DIR", Value: "etc"}}
 	data.VolumeMounts = []*syncpodv1.VolumeMount{{Name: "root", MountPath: "/mnt/root"}, {Name: "missing", MountPath: "/mnt/data"}}
 	pod := testPod(nil, tools, data)
 	pod.Spec.Volumes = []*syncpodv1.Volume{
@@ -79,10 +82,10 @@ func TestImageVolumesArePulledThenMountedByTheRuntime(t *testing.T) {
 		}
 	}
 
-	// The kubelet's counters: tools' two volumes requested and its two
+	// The kubelet's counters: tools' two volumes requested and its three
 	// mounts "succeeded" (crisim's refusal is no ImageVolumeMountFailed);
 	// data failed before, in its volume's pull, and counts nothing.
-	for name, want := range map[string]float64{"requested": 2, "succeeded": 2, "failed": 0} {
+	for name, want := range map[string]float64{"requested": 2, "succeeded": 3, "failed": 0} {
 		c := map[string]prometheus.Counter{"requested": m.imageVolumesRequested, "succeeded": m.imageVolumeMountsOK, "failed": m.imageVolumeMountsFailed}[name]
 		if got := testutil.ToFloat64(c); got != want {
 			t.Errorf("image volume mounts %s = %v, want %v", name, got, want)
@@ -98,7 +101,7 @@ func TestImageVolumesArePulledThenMountedByTheRuntime(t *testing.T) {
 	for _, m := range rt.mounts["tools"] {
 		byPath[m.GetContainerPath()] = m
 	}
-	for path, sub := range map[string]string{"/mnt/bin": "bin", "/mnt/root": ""} {
+	for path, sub := range map[string]string{"/mnt/bin": "bin", "/mnt/root": "", "/mnt/etc": "etc"} {
 		m := byPath[path]
 		if m == nil {
 			t.Fatalf("no mount at %s: %v", path, rt.mounts["tools"])
