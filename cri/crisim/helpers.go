@@ -2,6 +2,7 @@ package crisim
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -52,6 +53,11 @@ func validateContainerConfig(sandboxID string, cfg *runtimeapi.ContainerConfig) 
 		// (runtimes refuse it, as critest checks).
 		if sc := cfg.GetLinux().GetSecurityContext(); sc.GetRunAsGroup() != nil && sc.GetRunAsUser() == nil && sc.GetRunAsUsername() == "" {
 			l.Add("config.linux.security_context.run_as_group", "needs run_as_user or run_as_username")
+		}
+		for i, m := range cfg.GetMounts() {
+			if m.GetImage() != nil {
+				l.Add(fmt.Sprintf("config.mounts[%d].image", i), "crisim cannot mount image volumes: its images are names with no content to mount; run the pod on containerd 2.1 or later")
+			}
 		}
 	}
 	return l.Err()

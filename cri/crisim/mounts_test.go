@@ -2,8 +2,10 @@ package crisim
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -75,5 +77,28 @@ func TestProcessContainerHonoursMountsThroughTheMountMap(t *testing.T) {
 	}
 	if len(st.GetMounts()) != 2 || st.GetMounts()[0].GetContainerPath() != "/etc/app" || st.GetMounts()[1].GetHostPath() != outDir {
 		t.Errorf("status mounts %v", st.GetMounts())
+	}
+}
+
+// crisim refuses an image mount (its images have no content) with
+// the mount's path and why, and creates nothing.
+func TestImageMountIsRefused(t *testing.T) {
+	r, _ := newTestRuntime(t, Options{Mode: ModeProcess})
+	sb := sandboxFor(t, r, "imagemount")
+	if _, err := r.PullImage(context.Background(), &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "img"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.CreateContainer(context.Background(), &runtimeapi.CreateContainerRequest{PodSandboxId: sb, Config: &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "c"}, Image: &runtimeapi.ImageSpec{Image: "img"}, Command: []string{"true"},
+		Mounts: []*runtimeapi.Mount{
+			{ContainerPath: "/etc/app", HostPath: t.TempDir()},
+			{ContainerPath: "/mnt/tools", Image: &runtimeapi.ImageSpec{Image: "img"}, Readonly: true},
+		}}})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "config.mounts[1].image") || !strings.Contains(err.Error(), "cannot mount image volumes") {
+		t.Fatalf("CreateContainer = %v, want the image mount refused as invalid with its path", err)
+	}
+	list, err := r.ListContainers(context.Background(), &runtimeapi.ListContainersRequest{})
+	if err != nil || len(list.GetContainers()) != 0 {
+		t.Errorf("containers after the refusal: %v, %v", list.GetContainers(), err)
 	}
 }

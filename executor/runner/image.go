@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -12,28 +11,16 @@ import (
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/proto/validation"
 )
 
-// PullPolicy is c's effective pull policy: its own, else the kubelet's
-// default by tag (Always for ":latest" or no tag, IfNotPresent otherwise;
-// a digest counts as a tag).
+// PullPolicy is c's effective pull policy: its own, else the API
+// server's default by tag (validation.DefaultPullPolicy).
 func PullPolicy(c *syncpodv1.Container) syncpodv1.ImagePullPolicy {
 	if p := c.GetImagePullPolicy(); p != syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_UNSPECIFIED {
 		return p
 	}
-	img := c.GetImage()
-	if strings.Contains(img, "@") {
-		return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT
-	}
-	last := img[strings.LastIndex(img, "/")+1:]
-	tag := ""
-	if i := strings.LastIndex(last, ":"); i >= 0 {
-		tag = last[i+1:]
-	}
-	if tag == "" || tag == "latest" {
-		return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS
-	}
-	return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT
+	return validation.DefaultPullPolicy(c.GetImage())
 }
 
 // imageError is a failed image step: reason (ErrImagePull,
@@ -50,41 +37,56 @@ func (e *imageError) Error() string { return e.reason + ": " + e.msg }
 // read one that found the image present, so the container config need not
 // ask the runtime again (nil after a pull).
 func (p *pass) ensureImage(ctx context.Context, c *syncpodv1.Container) (*runtimeapi.Image, *imageError) {
+	img, _, err := p.ensureImageOf(ctx, c.GetName(), c.GetImage(), PullPolicy(c), "")
+	return img, err
+}
+
+// ensureImageOf makes image present according to policy, as the
+// kubelet's image puller does for a container's image and an image
+// volume's alike, and records a STEP_PULL_IMAGE result for target (a
+// container, or "" for the pod) with volumeRef set for an image volume's
+// pull. It returns the image's status when it read one that found the
+// image present (nil after a pull) and the image's reference in the
+// runtime: its id when present, else what PullImage answered.
+func (p *pass) ensureImageOf(ctx context.Context, target, image string, policy syncpodv1.ImagePullPolicy, volumeRef string) (*runtimeapi.Image, string, *imageError) {
 	t0 := time.Now()
-	spec := &runtimeapi.ImageSpec{Image: c.GetImage()}
-	policy := PullPolicy(c)
-	fail := func(e *imageError) (*runtimeapi.Image, *imageError) {
-		opts := []stepOpt{withReason(e.reason, e.msg)}
+	spec := &runtimeapi.ImageSpec{Image: image}
+	var vol []stepOpt
+	if volumeRef != "" {
+		vol = append(vol, withImageVolume(volumeRef))
+	}
+	fail := func(e *imageError) (*runtimeapi.Image, string, *imageError) {
+		opts := append([]stepOpt{withReason(e.reason, e.msg)}, vol...)
 		if !e.until.IsZero() {
 			opts = append(opts, p.withUntil(e.until))
 		}
-		p.add(executorv1.Step_STEP_PULL_IMAGE, c.GetName(), executorv1.Outcome_OUTCOME_FAILED, t0, opts...)
-		return nil, e
+		p.add(executorv1.Step_STEP_PULL_IMAGE, target, executorv1.Outcome_OUTCOME_FAILED, t0, opts...)
+		return nil, "", e
 	}
 	if policy != syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS {
 		st, err := p.imageStatus(ctx, spec)
 		if err != nil && !p.fatal(err) {
-			return fail(&imageError{reason: "ImageInspectError", msg: fmt.Sprintf("Failed to inspect image %q: %v", c.GetImage(), err)})
+			return fail(&imageError{reason: "ImageInspectError", msg: fmt.Sprintf("Failed to inspect image %q: %v", image, err)})
 		} else if err != nil {
-			return nil, &imageError{reason: "ImageInspectError", msg: err.Error()}
+			return nil, "", &imageError{reason: "ImageInspectError", msg: err.Error()}
 		}
 		if img := st.GetImage(); img != nil {
-			p.add(executorv1.Step_STEP_PULL_IMAGE, c.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
-				withMessage(fmt.Sprintf("Container image %q already present on machine", c.GetImage())))
-			return img, nil
+			p.add(executorv1.Step_STEP_PULL_IMAGE, target, executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
+				append([]stepOpt{withMessage(fmt.Sprintf("Container image %q already present on machine", image))}, vol...)...)
+			return img, img.GetId(), nil
 		}
 		if policy == syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER {
 			return fail(&imageError{reason: "ErrImageNeverPull",
-				msg: fmt.Sprintf("Container image %q is not present with pull policy of Never", c.GetImage())})
+				msg: fmt.Sprintf("Container image %q is not present with pull policy of Never", image)})
 		}
 	}
-	key := p.pod.GetUid() + "_" + c.GetImage()
+	key := p.pod.GetUid() + "_" + image
 	now := p.r.clock.Now()
 	if until, in := p.r.pulls.inBackOff(key, now); in {
 		return fail(&imageError{reason: "ImagePullBackOff", until: until,
-			msg: fmt.Sprintf("Back-off pulling image %q", c.GetImage())})
+			msg: fmt.Sprintf("Back-off pulling image %q", image)})
 	}
-	_, err := p.img.PullImage(ctx, spec, nil, p.sandboxConfig())
+	ref, err := p.img.PullImage(ctx, spec, nil, p.sandboxConfig())
 	if p.r.m != nil {
 		p.r.m.imagePullDuration.Observe(time.Since(t0).Seconds())
 	}
@@ -93,18 +95,18 @@ func (p *pass) ensureImage(ctx context.Context, c *syncpodv1.Container) (*runtim
 			p.r.m.imagePulls.WithLabelValues("failure").Inc()
 		}
 		if p.fatal(err) {
-			return nil, &imageError{reason: "ErrImagePull", msg: err.Error()}
+			return nil, "", &imageError{reason: "ErrImagePull", msg: err.Error()}
 		}
 		p.r.pulls.next(key, now)
-		return fail(&imageError{reason: "ErrImagePull", msg: fmt.Sprintf("Failed to pull image %q: %v", c.GetImage(), err)})
+		return fail(&imageError{reason: "ErrImagePull", msg: fmt.Sprintf("Failed to pull image %q: %v", image, err)})
 	}
 	if p.r.m != nil {
 		p.r.m.imagePulls.WithLabelValues("success").Inc()
 	}
 	p.r.pulls.reset(key)
-	p.add(executorv1.Step_STEP_PULL_IMAGE, c.GetName(), executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
-		withMessage(fmt.Sprintf("Successfully pulled image %q", c.GetImage())))
-	return nil, nil
+	p.add(executorv1.Step_STEP_PULL_IMAGE, target, executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
+		append([]stepOpt{withMessage(fmt.Sprintf("Successfully pulled image %q", image))}, vol...)...)
+	return nil, ref, nil
 }
 
 // earlyImage is one image status read while the pod's sandbox is being

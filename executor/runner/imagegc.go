@@ -7,10 +7,13 @@ import (
 	"slices"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/executor/runtimeclient"
 )
 
 // RemoveUnusedImages removes every image that no container of the runtime
-// uses, in any state, and that the runtime does not pin (its sandbox
+// uses, in any state (as its image or as an image volume it mounts), and
+// that the runtime does not pin (its sandbox
 // image), as the kubelet's image garbage collector does when the eviction
 // manager reclaims disk. It returns the ids removed and the bytes
 // they held; an image that cannot be removed is reported in the error and
@@ -28,6 +31,17 @@ func (r *Runner) RemoveUnusedImages(ctx context.Context) (removed []string, free
 	for _, c := range containers {
 		for _, ref := range []string{c.GetImageRef(), c.GetImage().GetImage(), c.GetImage().GetUserSpecifiedImage(), c.GetImageId()} {
 			if ref != "" {
+				used[ref] = true
+			}
+		}
+		// an image a container mounts as a volume is in use, as
+		// the kubelet's collector finds it in the container's status.
+		st, err := r.rt.ContainerStatus(ctx, c.GetId(), false)
+		if err := runtimeclient.IgnoreNotFound(err); err != nil {
+			return nil, 0, fmt.Errorf("read the mounts of container %s: %w", c.GetId(), err)
+		}
+		for _, m := range st.GetStatus().GetMounts() {
+			if ref := m.GetImage().GetImage(); ref != "" {
 				used[ref] = true
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/cri/critest"
 )
 
 // the unused images are those no container names by id, tag or
@@ -69,5 +71,57 @@ func TestRemoveUnusedImagesKeepsWhatContainersUse(t *testing.T) {
 	}
 	if len(removed) != 2 || !slices.Contains(tags, busybox) || len(left) != 1 {
 		t.Errorf("removed %v, left %v; want nginx and redis removed, busybox kept", removed, tags)
+	}
+}
+
+// mountingRuntime reports every container as mounting image as a volume,
+// as a runtime with image volumes does in its container status.
+type mountingRuntime struct {
+	*critest.Runtime
+	image string
+}
+
+func (r *mountingRuntime) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
+	st, err := r.Runtime.ContainerStatus(ctx, id, verbose)
+	if err == nil {
+		st.Status.Mounts = append(st.Status.Mounts, &runtimeapi.Mount{ContainerPath: "/mnt/tools", Readonly: true,
+			Image: &runtimeapi.ImageSpec{Image: r.image}})
+	}
+	return st, err
+}
+
+// an image a container mounts as an image volume is in use and
+// stays, as the kubelet's image collector keeps it.
+func TestRemoveUnusedImagesKeepsImageVolumes(t *testing.T) {
+	img := critest.NewImages(busybox, "tools:1", "redis:7")
+	ctx := context.Background()
+	st, err := img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: "tools:1"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &mountingRuntime{Runtime: critest.NewRuntime(), image: st.GetImage().GetId()}
+	r := volumeRunner(t, rt, img, t.TempDir(), Config{})
+	sb, err := rt.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Uid: "u", Namespace: "default"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
+		Image: &runtimeapi.ImageSpec{Image: busybox}}, &runtimeapi.PodSandboxConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.RemoveUnusedImages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left, err := img.ListImages(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, i := range left {
+		tags = append(tags, i.GetRepoTags()...)
+	}
+	slices.Sort(tags)
+	if !slices.Equal(tags, []string{busybox, "tools:1"}) {
+		t.Errorf("left %v, want busybox (the container's) and tools:1 (its image volume)", tags)
 	}
 }

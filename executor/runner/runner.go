@@ -326,6 +326,9 @@ type pass struct {
 	// userns is the pod's user namespace (userNamespace); nil until
 	// known.
 	userns *runtimeapi.UserNamespace
+	// imageVolumes are the pulls of the pod's image volumes, by volume
+	// name (pullImageVolumes); nil until the first container start.
+	imageVolumes map[string]imageVolumePull
 }
 
 // ApplyActions carries out actions for pod, planned from observed. The
@@ -469,6 +472,10 @@ func withReason(reason, msg string) stepOpt {
 }
 
 func withMessage(msg string) stepOpt { return func(s *executorv1.StepResult) { s.Message = msg } }
+
+func withImageVolume(ref string) stepOpt {
+	return func(s *executorv1.StepResult) { s.ImageVolumeReference = ref }
+}
 
 func withContainer(id string) stepOpt { return func(s *executorv1.StepResult) { s.ContainerId = id } }
 

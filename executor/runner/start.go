@@ -51,6 +51,10 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	}
 	init := kind == kindInit
 	newest, exited := newestInstances(p.observed, name)
+	// the pod's image volumes are pulled before its first start.
+	if !p.pullImageVolumes(ctx) {
+		return false
+	}
 
 	// Crash-loop back-off. The advanced delay is committed while
 	// the container is being created (the commit's fsync would otherwise
@@ -100,6 +104,17 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	if p.sandboxID == "" {
 		return failed("CreateContainerError", "no sandbox to start the container in")
 	}
+	// a container that mounts an image volume whose pull failed
+	// fails with that pull's reason and message, before its own image.
+	if ierr, ref := p.imageVolumeFailure(c); ierr != nil {
+		opts := []stepOpt{withImageVolume(ref)}
+		if !ierr.until.IsZero() {
+			opts = append(opts, p.withUntil(ierr.until))
+		}
+		return failed(ierr.reason, ierr.msg, opts...)
+	}
+	var createErr error
+	defer func() { p.countImageVolumeMounts(c, createErr) }()
 	// the container runs in the pod's user namespace, which the
 	// sandbox config of its image pull names too.
 	if err := p.userNamespace(ctx); err != nil {
@@ -155,6 +170,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	}
 	id, err := p.rt.CreateContainer(ctx, p.sandboxID, cfg, sbCfg)
 	if err != nil {
+		createErr = err
 		if p.fatal(err) {
 			return false
 		}

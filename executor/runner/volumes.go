@@ -57,7 +57,7 @@ func (r *Runner) RemoveVolumes(ctx context.Context, uid string) error {
 // that could not be set up).
 func (p *pass) containerVolumesAndEnv(ctx context.Context, c *syncpodv1.Container) ([]*runtimeapi.Mount, []*runtimeapi.KeyValue, error) {
 	paths := volumes.Paths{}
-	if len(p.pod.GetSpec().GetVolumes()) > 0 {
+	if hasHostVolumes(p.pod) {
 		if p.r.volumes == nil {
 			return nil, nil, errors.New("the executor has no pod directory (--pod-dir) for volumes")
 		}
@@ -83,7 +83,7 @@ func (p *pass) containerVolumesAndEnv(ctx context.Context, c *syncpodv1.Containe
 	}
 	// The mounts come after the environment, which subPathExpr reads
 	//
-	mounts, err := volumes.Mounts(p.pod, c, paths, env)
+	mounts, err := volumes.Mounts(p.pod, c, paths, p.imageVolumeSpecs(), env)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,6 +14,11 @@ import (
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
+// Images are the images of a pod's image volumes, by volume name: the
+// image the runtime mounts (its id in the runtime and the reference the
+// pod names).
+type Images map[string]*runtimeapi.ImageSpec
+
 // Mounts turns c's volume mounts into CRI mounts, in spec order. The
 // configMap, secret, projected and downwardAPI volumes are always
 // read-only, as with the kubelet. A subPath, or a subPathExpr expanded
@@ -21,9 +26,11 @@ import (
 // relative and free of ".."; it is resolved inside the volume
 // (symlinks included) and must stay in it; a missing subPath directory is
 // created in emptyDir and hostPath volumes with the volume directory's
-// mode. The errors are the kubelet's CreateContainerConfigError
-// messages.
-func Mounts(pod *syncpodv1.Pod, c *syncpodv1.Container, paths Paths, env []*runtimeapi.KeyValue) ([]*runtimeapi.Mount, error) {
+// mode. An image volume is a CRI image mount of its entry in
+// images, read-only whatever the mount says, its subPath the mount's
+// image_sub_path, which the runtime resolves in the image. The
+// errors are the kubelet's CreateContainerConfigError messages.
+func Mounts(pod *syncpodv1.Pod, c *syncpodv1.Container, paths Paths, images Images, env []*runtimeapi.KeyValue) ([]*runtimeapi.Mount, error) {
 	kinds := map[string]*syncpodv1.Volume{}
 	for _, v := range pod.GetSpec().GetVolumes() {
 		kinds[v.GetName()] = v
@@ -34,6 +41,10 @@ func Mounts(pod *syncpodv1.Pod, c *syncpodv1.Container, paths Paths, env []*runt
 	for _, vm := range c.GetVolumeMounts() {
 		v, ok := kinds[vm.GetName()]
 		host, set := paths[vm.GetName()]
+		img := images[vm.GetName()]
+		if v.GetImage() != nil {
+			set = img != nil
+		}
 		if !ok || !set {
 			errs = append(errs, fmt.Errorf("cannot find volume %q to mount into container %q", vm.GetName(), c.GetName()))
 			continue
@@ -48,6 +59,16 @@ func Mounts(pod *syncpodv1.Pod, c *syncpodv1.Container, paths Paths, env []*runt
 		sp, err := SubPath(vm, vars)
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if v.GetImage() != nil {
+			out = append(out, &runtimeapi.Mount{
+				ContainerPath: vm.GetMountPath(),
+				Image:         img,
+				ImageSubPath:  sp,
+				Readonly:      true,
+				Propagation:   propagation(vm.GetMountPropagation()),
+			})
 			continue
 		}
 		if sp != "" {

@@ -69,7 +69,7 @@ func TestServiceAccountTokenVolumeWritesTokenCAAndNamespace(t *testing.T) {
 
 	// The mount of every container is read-only, whatever the pod says.
 	mounts, err := Mounts(pod, &syncpodv1.Container{VolumeMounts: []*syncpodv1.VolumeMount{
-		{Name: "kube-api-access-x7k2p", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}}}, paths, nil)
+		{Name: "kube-api-access-x7k2p", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}}}, paths, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func TestMountsExpandSubPathExprAndCreateItsDirectory(t *testing.T) {
 		{Name: "work", MountPath: "/subpath_mount", SubPathExpr: "$(ANNOTATION)/$(POD_NAME)"},
 		{Name: "work", MountPath: "/volume_mount"},
 	}}
-	ms, err := Mounts(pod, c, paths, env)
+	ms, err := Mounts(pod, c, paths, nil, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestMountsExpandSubPathExprAndCreateItsDirectory(t *testing.T) {
 		t.Errorf("a file written in the subpath is not in the volume: %v", err)
 	}
 	env[1].Value = nil // the annotation is gone
-	_, err = Mounts(pod, c, paths, env)
+	_, err = Mounts(pod, c, paths, nil, env)
 	if err == nil || err.Error() != "missing value for ANNOTATION" {
 		t.Errorf("Mounts = %v, want the kubelet's missing value error", err)
 	}

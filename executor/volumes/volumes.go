@@ -112,6 +112,9 @@ func (m *Manager) Setup(pod *syncpodv1.Pod, src Sources) (Paths, error) {
 	paths := Paths{}
 	var errs []error
 	for _, v := range pod.GetSpec().GetVolumes() {
+		if v.GetImage() != nil {
+			continue // the runtime mounts it
+		}
 		p, err := m.setupOne(pod, v, src)
 		if err != nil {
 			errs = append(errs, &MountError{Volume: v.GetName(), Err: err})

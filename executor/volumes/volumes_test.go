@@ -403,7 +403,7 @@ func TestMountsReadOnlySubPathAndPropagation(t *testing.T) {
 		{Name: "cache", MountPath: "/cache", SubPath: "web", MountPropagation: syncpodv1.MountPropagation_MOUNT_PROPAGATION_HOST_TO_CONTAINER},
 		{Name: "host", MountPath: "/host", ReadOnly: true, MountPropagation: syncpodv1.MountPropagation_MOUNT_PROPAGATION_BIDIRECTIONAL},
 	}}
-	ms, err := Mounts(pod, c, paths, nil)
+	ms, err := Mounts(pod, c, paths, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +432,7 @@ func TestMountsReadOnlySubPathAndPropagation(t *testing.T) {
 		{Name: "host", MountPath: "/x", SubPath: "escape"},
 		{Name: "nope", MountPath: "/y"},
 	}}
-	_, err = Mounts(pod, bad, paths, nil)
+	_, err = Mounts(pod, bad, paths, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "outside the volume") || !strings.Contains(err.Error(), `cannot find volume "nope"`) {
 		t.Fatalf("bad mounts: %v", err)
 	}

@@ -491,3 +491,34 @@ func TestHostUsersGoesBothWays(t *testing.T) {
 		}
 	}
 }
+
+// an image volume of a pod from the API server (the pull policy
+// defaulted there) reaches the planner as an image volume source, and a
+// mount of it keeps its subPath.
+func TestPodFromAPIConvertsImageVolumes(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	kp.Spec.Volumes = append(kp.Spec.Volumes, corev1.Volume{Name: "tools", VolumeSource: corev1.VolumeSource{
+		Image: &corev1.ImageVolumeSource{Reference: "localhost/syncpod/busybox:1.36", PullPolicy: corev1.PullNever}}})
+	kp.Spec.Containers[0].VolumeMounts = append(kp.Spec.Containers[0].VolumeMounts,
+		corev1.VolumeMount{Name: "tools", MountPath: "/mnt/tools", SubPath: "bin"})
+	p, _, err := PodFromAPI(kp)
+	if err != nil {
+		t.Fatalf("PodFromAPI: %v", err)
+	}
+	if err := validation.Pod(p); err != nil {
+		t.Fatalf("the converted pod is refused: %v", err)
+	}
+	var img *syncpodv1.ImageVolumeSource
+	for _, v := range p.GetSpec().GetVolumes() {
+		if v.GetName() == "tools" {
+			img = v.GetImage()
+		}
+	}
+	if img.GetReference() != "localhost/syncpod/busybox:1.36" || img.GetPullPolicy() != syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER {
+		t.Errorf("image volume %v", img)
+	}
+	mounts := p.GetSpec().GetContainers()[0].GetVolumeMounts()
+	if m := mounts[len(mounts)-1]; m.GetName() != "tools" || m.GetSubPath() != "bin" {
+		t.Errorf("mount %v", m)
+	}
+}

@@ -54,7 +54,8 @@ var (
 //     set): Normal SandboxChanged; failed: Warning FailedCreatePodSandBox;
 //   - pull image, succeeded: Normal Pulled; ErrImagePull / InvalidImageName:
 //     Warning Failed; ImagePullBackOff: Normal BackOff; ErrImageNeverPull:
-//     Warning ErrImageNeverPull;
+//     Warning ErrImageNeverPull; an image volume's pull (R-29.2) gives the
+//     same events, of the pod and naming the volume's image;
 //   - postStart hook, failed: Warning FailedPostStartHook "PostStartHook
 //     failed"; preStop hook, failed: Warning FailedPreStopHook "PreStopHook
 //     failed" (the kubelet keeps the hook's output out of events; it is in
@@ -62,7 +63,9 @@ var (
 //   - start (init) container, succeeded, or failed only in its postStart
 //     hook (PostStartHookError): Normal Created and Normal Started;
 //     CrashLoopBackOff: Warning BackOff "Back-off restarting failed
-//     container" (R-11.3); any other failure: Warning Failed "Error: <reason>".
+//     container" (R-11.3); failed for an image volume's failed pull
+//     (R-29.2): Warning Failed "Error: <reason>"; any other failure:
+//     Warning Failed "Error: <reason>".
 //
 // Steps skipped because an earlier step failed give no event.
 // failedMountPrefix starts the executor's message for a volume that could
@@ -140,6 +143,9 @@ func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *ex
 			}
 		case executorv1.Step_STEP_PULL_IMAGE:
 			img := images[name]
+			if ref := st.GetImageVolumeReference(); ref != "" {
+				img = ref // R-29.2: an image volume's pull, an event of the pod
+			}
 			switch {
 			case ok:
 				add(normal, ReasonPulled, name, "%s", orDefault(msg, fmt.Sprintf("Container image %q already present on machine", img)))
@@ -166,6 +172,10 @@ func FromApplyResult(pod *syncpodv1.Pod, actions *syncpodv1.PodActions, resp *ex
 				add(normal, ReasonStarted, name, "Started container %s", name)
 			case reason == stepCrashLoopBackOff:
 				add(warning, ReasonBackOff, name, "Back-off restarting failed container %s in pod %s", name, podName)
+			case failed && st.GetImageVolumeReference() != "":
+				// R-29.2: the container mounts an image volume whose
+				// pull failed; the pull's own events are the pod's.
+				add(warning, ReasonFailed, name, "Error: %s", reason)
 			case reason == stepImagePullBackOff:
 				add(normal, ReasonBackOff, name, "Back-off pulling image %q", images[name])
 			case reason == stepErrImagePull || reason == stepInvalidImageName:

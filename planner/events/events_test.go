@@ -247,6 +247,25 @@ func TestFromApplyResult(t *testing.T) {
 			},
 		},
 		{
+			name:    "image volume pulls are the pod's, a container that mounts a failed one fails (R-29.2)",
+			actions: &syncpodv1.PodActions{},
+			steps: []*executorv1.StepResult{
+				volumeStep(step(executorv1.Step_STEP_PULL_IMAGE, "", ok, "", `Successfully pulled image "tools:1"`), "tools:1"),
+				volumeStep(step(executorv1.Step_STEP_PULL_IMAGE, "", failed, "ErrImagePull", "not found"), "data:1"),
+				volumeStep(step(executorv1.Step_STEP_START_CONTAINER, "web", failed, "ErrImagePull", `Failed to pull image "data:1": not found`), "data:1"),
+				volumeStep(step(executorv1.Step_STEP_PULL_IMAGE, "", skipped, "ImagePullBackOff", `Back-off pulling image "data:1"`), "data:1"),
+				volumeStep(step(executorv1.Step_STEP_START_CONTAINER, "web", failed, "ImagePullBackOff", `Back-off pulling image "data:1"`), "data:1"),
+			},
+			want: []string{
+				`NORMAL Pulled : Successfully pulled image "tools:1"`,
+				`WARNING Failed : Failed to pull image "data:1": not found`,
+				"WARNING Failed : Error: ErrImagePull",
+				"WARNING Failed web: Error: ErrImagePull",
+				`NORMAL BackOff : Back-off pulling image "data:1"`,
+				"WARNING Failed web: Error: ImagePullBackOff",
+			},
+		},
+		{
 			name:    "container create error",
 			actions: &syncpodv1.PodActions{},
 			steps: []*executorv1.StepResult{
@@ -341,4 +360,9 @@ func TestFromApplyResultKeptSidecarProbeKill(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+func volumeStep(s *executorv1.StepResult, ref string) *executorv1.StepResult {
+	s.ImageVolumeReference = ref
+	return s
 }

@@ -223,17 +223,7 @@ func (c *converter) container(path string, kc *corev1.Container) *syncpodv1.Cont
 	}
 	out.EnvFrom = c.envFrom(kc.EnvFrom)
 	out.VolumeMounts = c.volumeMounts(path, kc.VolumeMounts)
-	switch kc.ImagePullPolicy {
-	case "":
-	case corev1.PullAlways:
-		out.ImagePullPolicy = syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS
-	case corev1.PullIfNotPresent:
-		out.ImagePullPolicy = syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT
-	case corev1.PullNever:
-		out.ImagePullPolicy = syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER
-	default:
-		c.errorf(path+".imagePullPolicy", "must be Always, IfNotPresent or Never, got %q", kc.ImagePullPolicy)
-	}
+	out.ImagePullPolicy = c.pullPolicy(path+".imagePullPolicy", kc.ImagePullPolicy)
 	if kc.RestartPolicy != nil {
 		switch *kc.RestartPolicy {
 		case corev1.ContainerRestartPolicyAlways:

@@ -35,6 +35,7 @@ func volumeSchema() *schema {
 		"name":        leaf(),
 		"emptyDir":    obj(map[string]*schema{"medium": leaf(), "sizeLimit": leaf()}),
 		"hostPath":    obj(map[string]*schema{"path": leaf(), "type": leaf()}),
+		"image":       obj(map[string]*schema{"reference": leaf(), "pullPolicy": leaf()}),
 		"configMap":   obj(map[string]*schema{"name": leaf(), "items": keyToPathSchema(), "defaultMode": leaf(), "optional": leaf()}),
 		"secret":      obj(map[string]*schema{"secretName": leaf(), "items": keyToPathSchema(), "defaultMode": leaf(), "optional": leaf()}),
 		"downwardAPI": obj(map[string]*schema{"items": downwardItemsSchema(), "defaultMode": leaf()}),
@@ -140,6 +141,9 @@ func (c *converter) volumes(vols []corev1.Volume) []*syncpodv1.Volume {
 				hp.Type = t
 			}
 			sv.Source = &syncpodv1.Volume_HostPath{HostPath: hp}
+		case src.Image != nil:
+			sv.Source = &syncpodv1.Volume_Image{Image: &syncpodv1.ImageVolumeSource{
+				Reference: src.Image.Reference, PullPolicy: c.pullPolicy(path+".image.pullPolicy", src.Image.PullPolicy)}}
 		case src.ConfigMap != nil:
 			sv.Source = &syncpodv1.Volume_ConfigMap{ConfigMap: &syncpodv1.ConfigMapVolumeSource{
 				Name: src.ConfigMap.Name, Items: keyToPaths(src.ConfigMap.Items),
@@ -202,6 +206,23 @@ func (c *converter) volumes(vols []corev1.Volume) []*syncpodv1.Volume {
 		out = append(out, sv)
 	}
 	return out
+}
+
+// pullPolicy converts a container's or an image volume's pull policy;
+// "" stays unspecified (the default by tag).
+func (c *converter) pullPolicy(path string, p corev1.PullPolicy) syncpodv1.ImagePullPolicy {
+	switch p {
+	case "":
+	case corev1.PullAlways:
+		return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS
+	case corev1.PullIfNotPresent:
+		return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT
+	case corev1.PullNever:
+		return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER
+	default:
+		c.errorf(path, "must be Always, IfNotPresent or Never, got %q", p)
+	}
+	return syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_UNSPECIFIED
 }
 
 func (c *converter) volumeMounts(path string, mounts []corev1.VolumeMount) []*syncpodv1.VolumeMount {

@@ -369,3 +369,55 @@ spec:
 		t.Errorf("validation = %v, want sub_path_expr refused as exclusive with sub_path", err)
 	}
 }
+
+// R-29.1: an image volume is converted with its pull policy (unset stays
+// unset, the default by tag), and a mount of it keeps its subPath.
+func TestImageVolumeIsConvertedWithItsPullPolicyAndSubPath(t *testing.T) {
+	pods, warns, err := Parse([]byte(`apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes:
+  - {name: tools, image: {reference: "localhost/syncpod/busybox:1.36", pullPolicy: IfNotPresent}}
+  - {name: data, image: {reference: "registry.local/data"}}
+  containers:
+  - name: c
+    image: i
+    volumeMounts:
+    - {name: tools, mountPath: /mnt/tools}
+    - {name: data, mountPath: /mnt/bin, subPath: bin}
+`))
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("Parse: %v, warnings %v", err, warns)
+	}
+	vols := pods[0].GetSpec().GetVolumes()
+	want := []*syncpodv1.ImageVolumeSource{
+		{Reference: "localhost/syncpod/busybox:1.36", PullPolicy: syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT},
+		{Reference: "registry.local/data"},
+	}
+	for i, w := range want {
+		if !proto.Equal(vols[i].GetImage(), w) {
+			t.Errorf("volume %d = %v, want image %v", i, vols[i], w)
+		}
+	}
+	if vm := pods[0].GetSpec().GetContainers()[0].GetVolumeMounts()[1]; vm.GetSubPath() != "bin" {
+		t.Errorf("mount %v, want subPath bin", vm)
+	}
+	if err := validation.Pod(pods[0]); err != nil {
+		t.Errorf("valid pod refused: %v", err)
+	}
+	if got := validation.ImageVolumePullPolicy(vols[1].GetImage()); got != syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS {
+		t.Errorf("default pull policy of an untagged reference = %v, want ALWAYS", got)
+	}
+
+	_, _, err = Parse([]byte(`apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes: [{name: tools, image: {reference: r, pullPolicy: Sometimes}}]
+  containers: [{name: c, image: i}]
+`))
+	if err == nil || !strings.Contains(err.Error(), "spec.volumes[0].image.pullPolicy: must be Always, IfNotPresent or Never") {
+		t.Errorf("Parse = %v, want the pull policy refused with its path", err)
+	}
+}

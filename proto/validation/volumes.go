@@ -98,7 +98,7 @@ func (l *list) podVolumes(s *syncpodv1.PodSpec, fromAPI bool) {
 func (l *list) volumeSource(p string, v *syncpodv1.Volume, fromAPI bool) {
 	switch src := v.GetSource().(type) {
 	case nil:
-		l.Add(p, "exactly one source is required (emptyDir, hostPath, configMap, secret, projected or downwardAPI)")
+		l.Add(p, "exactly one source is required (emptyDir, hostPath, configMap, secret, projected, downwardAPI or image)")
 	case *syncpodv1.Volume_EmptyDir:
 		if _, ok := syncpodv1.StorageMedium_name[int32(src.EmptyDir.GetMedium())]; !ok {
 			l.Add(p+".empty_dir.medium", "unknown value %d", src.EmptyDir.GetMedium())
@@ -129,6 +129,18 @@ func (l *list) volumeSource(p string, v *syncpodv1.Volume, fromAPI bool) {
 	case *syncpodv1.Volume_DownwardApi:
 		l.downwardItems(p+".downward_api", src.DownwardApi.GetItems())
 		l.mode(p+".downward_api.default_mode", src.DownwardApi.DefaultMode)
+	case *syncpodv1.Volume_Image:
+		switch ref := src.Image.GetReference(); {
+		case ref == "":
+			l.Add(p+".image.reference", "required")
+		case len(ref) > MaxImageLen:
+			l.Add(p+".image.reference", "%d bytes exceed the limit of %d", len(ref), MaxImageLen)
+		case hasSpace(ref):
+			l.Add(p+".image.reference", "must not contain whitespace")
+		}
+		if _, ok := syncpodv1.ImagePullPolicy_name[int32(src.Image.GetPullPolicy())]; !ok {
+			l.Add(p+".image.pull_policy", "unknown value %d", src.Image.GetPullPolicy())
+		}
 	case *syncpodv1.Volume_Projected:
 		l.mode(p+".projected.default_mode", src.Projected.DefaultMode)
 		for j, s := range src.Projected.GetSources() {

@@ -146,3 +146,54 @@ func TestSubPathExprIsCheckedAsTheAPIServerDoes(t *testing.T) {
 		})
 	}
 }
+
+// an image volume needs a reference and a known pull policy; a
+// mount of it may name a subPath.
+func TestImageVolumeRules(t *testing.T) {
+	img := func(ref string, p syncpodv1.ImagePullPolicy) *syncpodv1.Volume {
+		return &syncpodv1.Volume{Name: "tools", Source: &syncpodv1.Volume_Image{Image: &syncpodv1.ImageVolumeSource{Reference: ref, PullPolicy: p}}}
+	}
+	mount := &syncpodv1.Container{VolumeMounts: []*syncpodv1.VolumeMount{{Name: "tools", MountPath: "/mnt", SubPath: "bin"}}}
+	if err := validation.Pod(volPod([]*syncpodv1.Volume{img("busybox:1.36", syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER)}, mount)); err != nil {
+		t.Errorf("valid image volume refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		vol  *syncpodv1.Volume
+		want string
+	}{
+		{"reference required", img("", 0), "spec.volumes[0].image.reference"},
+		{"reference without whitespace", img("busy box", 0), "spec.volumes[0].image.reference"},
+		{"reference bounded", img(strings.Repeat("a", validation.MaxImageLen+1), 0), "spec.volumes[0].image.reference"},
+		{"known pull policy", img("busybox", 9), "spec.volumes[0].image.pull_policy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := errPaths(validation.Pod(volPod([]*syncpodv1.Volume{tc.vol}, &syncpodv1.Container{})))
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("paths %v, want [%s]", got, tc.want)
+			}
+		})
+	}
+}
+
+// the pull policy an image volume (or a container) that sets none
+// gets, as the API server defaults it.
+func TestDefaultPullPolicyByTag(t *testing.T) {
+	always, ifNot := syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS, syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT
+	for ref, want := range map[string]syncpodv1.ImagePullPolicy{
+		"busybox":                                   always,
+		"busybox:latest":                            always,
+		"localhost:5000/busybox":                    always,
+		"localhost:5000/busybox:1.36":               ifNot,
+		"localhost/syncpod/busybox:1.36":            ifNot,
+		"busybox@sha256:" + strings.Repeat("a", 64): ifNot,
+	} {
+		if got := validation.ImageVolumePullPolicy(&syncpodv1.ImageVolumeSource{Reference: ref}); got != want {
+			t.Errorf("%s: %v, want %v", ref, got, want)
+		}
+	}
+	never := &syncpodv1.ImageVolumeSource{Reference: "busybox", PullPolicy: syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER}
+	if got := validation.ImageVolumePullPolicy(never); got != syncpodv1.ImagePullPolicy_IMAGE_PULL_POLICY_NEVER {
+		t.Errorf("a set policy was replaced: %v", got)
+	}
+}

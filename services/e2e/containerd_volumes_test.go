@@ -18,7 +18,8 @@ import (
 // go to the planner, the pod's containers read the mounted config file, the
 // Secret env var and the sidecar's page from the shared emptyDir (their
 // logs prove it); a changed ConfigMap reaches the file in place without a
-// restart; deleting the pod removes its volumes.
+// restart; deleting the pod removes its volumes. Then image volumes on
+// the same node (checkImageVolumesOnContainerd).
 func TestSiteExampleOnContainerd(t *testing.T) {
 	endpoint := nodeOnContainerd(t) // skips loudly, or fails in CI/as root
 	n := startNode(t, nodeOptions{criEndpoint: endpoint})
@@ -76,4 +77,5 @@ func TestSiteExampleOnContainerd(t *testing.T) {
 		_, err := os.Stat(podDir)
 		return os.IsNotExist(err), fmt.Sprintf("stat %s: %v", podDir, err)
 	})
+	checkImageVolumesOnContainerd(t, n)
 }

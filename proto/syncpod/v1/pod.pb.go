@@ -366,64 +366,6 @@ func (TerminationMessagePolicy) EnumDescriptor() ([]byte, []int) {
 	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{5}
 }
 
-// ImagePullPolicy decides when an image is pulled before a container starts.
-type ImagePullPolicy int32
-
-const (
-	// IMAGE_PULL_POLICY_UNSPECIFIED means the kubelet's default by tag.
-	ImagePullPolicy_IMAGE_PULL_POLICY_UNSPECIFIED ImagePullPolicy = 0
-	// IMAGE_PULL_POLICY_ALWAYS pulls before every start.
-	ImagePullPolicy_IMAGE_PULL_POLICY_ALWAYS ImagePullPolicy = 1
-	// IMAGE_PULL_POLICY_IF_NOT_PRESENT pulls only when the image is missing.
-	ImagePullPolicy_IMAGE_PULL_POLICY_IF_NOT_PRESENT ImagePullPolicy = 2
-	// IMAGE_PULL_POLICY_NEVER never pulls; a missing image fails the start
-	// with ErrImageNeverPull.
-	ImagePullPolicy_IMAGE_PULL_POLICY_NEVER ImagePullPolicy = 3
-)
-
-// Enum value maps for ImagePullPolicy.
-var (
-	ImagePullPolicy_name = map[int32]string{
-		0: "IMAGE_PULL_POLICY_UNSPECIFIED",
-		1: "IMAGE_PULL_POLICY_ALWAYS",
-		2: "IMAGE_PULL_POLICY_IF_NOT_PRESENT",
-		3: "IMAGE_PULL_POLICY_NEVER",
-	}
-	ImagePullPolicy_value = map[string]int32{
-		"IMAGE_PULL_POLICY_UNSPECIFIED":    0,
-		"IMAGE_PULL_POLICY_ALWAYS":         1,
-		"IMAGE_PULL_POLICY_IF_NOT_PRESENT": 2,
-		"IMAGE_PULL_POLICY_NEVER":          3,
-	}
-)
-
-func (x ImagePullPolicy) Enum() *ImagePullPolicy {
-	p := new(ImagePullPolicy)
-	*p = x
-	return p
-}
-
-func (x ImagePullPolicy) String() string {
-	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
-}
-
-func (ImagePullPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[6].Descriptor()
-}
-
-func (ImagePullPolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[6]
-}
-
-func (x ImagePullPolicy) Number() protoreflect.EnumNumber {
-	return protoreflect.EnumNumber(x)
-}
-
-// Deprecated: Use ImagePullPolicy.Descriptor instead.
-func (ImagePullPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
-}
-
 // ContainerRestartPolicy is a container's own restart policy.
 type ContainerRestartPolicy int32
 
@@ -466,11 +408,11 @@ func (x ContainerRestartPolicy) String() string {
 }
 
 func (ContainerRestartPolicy) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[7].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[6].Descriptor()
 }
 
 func (ContainerRestartPolicy) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[7]
+	return &file_syncpod_v1_pod_proto_enumTypes[6]
 }
 
 func (x ContainerRestartPolicy) Number() protoreflect.EnumNumber {
@@ -479,7 +421,7 @@ func (x ContainerRestartPolicy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerRestartPolicy.Descriptor instead.
 func (ContainerRestartPolicy) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{6}
 }
 
 // ContainerRestartRuleAction is what a matching restart rule does.
@@ -523,11 +465,11 @@ func (x ContainerRestartRuleAction) String() string {
 }
 
 func (ContainerRestartRuleAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[8].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[7].Descriptor()
 }
 
 func (ContainerRestartRuleAction) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[8]
+	return &file_syncpod_v1_pod_proto_enumTypes[7]
 }
 
 func (x ContainerRestartRuleAction) Number() protoreflect.EnumNumber {
@@ -536,7 +478,7 @@ func (x ContainerRestartRuleAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ContainerRestartRuleAction.Descriptor instead.
 func (ContainerRestartRuleAction) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{7}
 }
 
 // ExitCodeOperator is how ContainerRestartRuleOnExitCodes.values match.
@@ -576,11 +518,11 @@ func (x ExitCodeOperator) String() string {
 }
 
 func (ExitCodeOperator) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[9].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[8].Descriptor()
 }
 
 func (ExitCodeOperator) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[9]
+	return &file_syncpod_v1_pod_proto_enumTypes[8]
 }
 
 func (x ExitCodeOperator) Number() protoreflect.EnumNumber {
@@ -589,7 +531,7 @@ func (x ExitCodeOperator) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ExitCodeOperator.Descriptor instead.
 func (ExitCodeOperator) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{8}
 }
 
 // Protocol is a port's transport protocol.
@@ -633,11 +575,11 @@ func (x Protocol) String() string {
 }
 
 func (Protocol) Descriptor() protoreflect.EnumDescriptor {
-	return file_syncpod_v1_pod_proto_enumTypes[10].Descriptor()
+	return file_syncpod_v1_pod_proto_enumTypes[9].Descriptor()
 }
 
 func (Protocol) Type() protoreflect.EnumType {
-	return &file_syncpod_v1_pod_proto_enumTypes[10]
+	return &file_syncpod_v1_pod_proto_enumTypes[9]
 }
 
 func (x Protocol) Number() protoreflect.EnumNumber {
@@ -646,7 +588,7 @@ func (x Protocol) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Protocol.Descriptor instead.
 func (Protocol) EnumDescriptor() ([]byte, []int) {
-	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_v1_pod_proto_rawDescGZIP(), []int{9}
 }
 
 // Pod is a desired pod: what a user asks syncpod to keep running on this
@@ -3309,7 +3251,7 @@ var File_syncpod_v1_pod_proto protoreflect.FileDescriptor
 const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\n" +
 	"\x14syncpod/v1/pod.proto\x12\n" +
-	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17syncpod/v1/volume.proto\"\xc0\x06\n" +
+	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16syncpod/v1/image.proto\x1a\x17syncpod/v1/volume.proto\"\xc0\x06\n" +
 	"\x03Pod\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -3570,12 +3512,7 @@ const file_syncpod_v1_pod_proto_rawDesc = "" +
 	"\x18TerminationMessagePolicy\x12*\n" +
 	"&TERMINATION_MESSAGE_POLICY_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fTERMINATION_MESSAGE_POLICY_FILE\x10\x01\x128\n" +
-	"4TERMINATION_MESSAGE_POLICY_FALLBACK_TO_LOGS_ON_ERROR\x10\x02*\x95\x01\n" +
-	"\x0fImagePullPolicy\x12!\n" +
-	"\x1dIMAGE_PULL_POLICY_UNSPECIFIED\x10\x00\x12\x1c\n" +
-	"\x18IMAGE_PULL_POLICY_ALWAYS\x10\x01\x12$\n" +
-	" IMAGE_PULL_POLICY_IF_NOT_PRESENT\x10\x02\x12\x1b\n" +
-	"\x17IMAGE_PULL_POLICY_NEVER\x10\x03*\xb4\x01\n" +
+	"4TERMINATION_MESSAGE_POLICY_FALLBACK_TO_LOGS_ON_ERROR\x10\x02*\xb4\x01\n" +
 	"\x16ContainerRestartPolicy\x12(\n" +
 	"$CONTAINER_RESTART_POLICY_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fCONTAINER_RESTART_POLICY_ALWAYS\x10\x01\x12'\n" +
@@ -3607,7 +3544,7 @@ func file_syncpod_v1_pod_proto_rawDescGZIP() []byte {
 	return file_syncpod_v1_pod_proto_rawDescData
 }
 
-var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
+var file_syncpod_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
 var file_syncpod_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_syncpod_v1_pod_proto_goTypes = []any{
 	(RestartPolicy)(0),                      // 0: syncpod.v1.RestartPolicy
@@ -3616,114 +3553,114 @@ var file_syncpod_v1_pod_proto_goTypes = []any{
 	(DNSPolicy)(0),                          // 3: syncpod.v1.DNSPolicy
 	(ResizeRestartPolicy)(0),                // 4: syncpod.v1.ResizeRestartPolicy
 	(TerminationMessagePolicy)(0),           // 5: syncpod.v1.TerminationMessagePolicy
-	(ImagePullPolicy)(0),                    // 6: syncpod.v1.ImagePullPolicy
-	(ContainerRestartPolicy)(0),             // 7: syncpod.v1.ContainerRestartPolicy
-	(ContainerRestartRuleAction)(0),         // 8: syncpod.v1.ContainerRestartRuleAction
-	(ExitCodeOperator)(0),                   // 9: syncpod.v1.ExitCodeOperator
-	(Protocol)(0),                           // 10: syncpod.v1.Protocol
-	(*Pod)(nil),                             // 11: syncpod.v1.Pod
-	(*PodSpec)(nil),                         // 12: syncpod.v1.PodSpec
-	(*PodOS)(nil),                           // 13: syncpod.v1.PodOS
-	(*PodSecurityContext)(nil),              // 14: syncpod.v1.PodSecurityContext
-	(*SecurityContext)(nil),                 // 15: syncpod.v1.SecurityContext
-	(*AppArmorProfile)(nil),                 // 16: syncpod.v1.AppArmorProfile
-	(*SELinuxOptions)(nil),                  // 17: syncpod.v1.SELinuxOptions
-	(*Capabilities)(nil),                    // 18: syncpod.v1.Capabilities
-	(*SeccompProfile)(nil),                  // 19: syncpod.v1.SeccompProfile
-	(*Sysctl)(nil),                          // 20: syncpod.v1.Sysctl
-	(*HostAlias)(nil),                       // 21: syncpod.v1.HostAlias
-	(*PodDNSConfig)(nil),                    // 22: syncpod.v1.PodDNSConfig
-	(*PodDNSConfigOption)(nil),              // 23: syncpod.v1.PodDNSConfigOption
-	(*Container)(nil),                       // 24: syncpod.v1.Container
-	(*ContainerResizePolicy)(nil),           // 25: syncpod.v1.ContainerResizePolicy
-	(*Lifecycle)(nil),                       // 26: syncpod.v1.Lifecycle
-	(*LifecycleHandler)(nil),                // 27: syncpod.v1.LifecycleHandler
-	(*SleepAction)(nil),                     // 28: syncpod.v1.SleepAction
-	(*EnvVar)(nil),                          // 29: syncpod.v1.EnvVar
-	(*ContainerRestartRule)(nil),            // 30: syncpod.v1.ContainerRestartRule
-	(*ContainerRestartRuleOnExitCodes)(nil), // 31: syncpod.v1.ContainerRestartRuleOnExitCodes
-	(*ContainerPort)(nil),                   // 32: syncpod.v1.ContainerPort
-	(*ResourceRequirements)(nil),            // 33: syncpod.v1.ResourceRequirements
-	(*ResourceList)(nil),                    // 34: syncpod.v1.ResourceList
-	(*Probe)(nil),                           // 35: syncpod.v1.Probe
-	(*ExecAction)(nil),                      // 36: syncpod.v1.ExecAction
-	(*TCPSocketAction)(nil),                 // 37: syncpod.v1.TCPSocketAction
-	(*GRPCAction)(nil),                      // 38: syncpod.v1.GRPCAction
-	(*HTTPGetAction)(nil),                   // 39: syncpod.v1.HTTPGetAction
-	(*HTTPHeader)(nil),                      // 40: syncpod.v1.HTTPHeader
-	nil,                                     // 41: syncpod.v1.Pod.LabelsEntry
-	nil,                                     // 42: syncpod.v1.Pod.AnnotationsEntry
-	nil,                                     // 43: syncpod.v1.Pod.ServiceEnvironmentEntry
-	(*timestamppb.Timestamp)(nil),           // 44: google.protobuf.Timestamp
-	(*Volume)(nil),                          // 45: syncpod.v1.Volume
+	(ContainerRestartPolicy)(0),             // 6: syncpod.v1.ContainerRestartPolicy
+	(ContainerRestartRuleAction)(0),         // 7: syncpod.v1.ContainerRestartRuleAction
+	(ExitCodeOperator)(0),                   // 8: syncpod.v1.ExitCodeOperator
+	(Protocol)(0),                           // 9: syncpod.v1.Protocol
+	(*Pod)(nil),                             // 10: syncpod.v1.Pod
+	(*PodSpec)(nil),                         // 11: syncpod.v1.PodSpec
+	(*PodOS)(nil),                           // 12: syncpod.v1.PodOS
+	(*PodSecurityContext)(nil),              // 13: syncpod.v1.PodSecurityContext
+	(*SecurityContext)(nil),                 // 14: syncpod.v1.SecurityContext
+	(*AppArmorProfile)(nil),                 // 15: syncpod.v1.AppArmorProfile
+	(*SELinuxOptions)(nil),                  // 16: syncpod.v1.SELinuxOptions
+	(*Capabilities)(nil),                    // 17: syncpod.v1.Capabilities
+	(*SeccompProfile)(nil),                  // 18: syncpod.v1.SeccompProfile
+	(*Sysctl)(nil),                          // 19: syncpod.v1.Sysctl
+	(*HostAlias)(nil),                       // 20: syncpod.v1.HostAlias
+	(*PodDNSConfig)(nil),                    // 21: syncpod.v1.PodDNSConfig
+	(*PodDNSConfigOption)(nil),              // 22: syncpod.v1.PodDNSConfigOption
+	(*Container)(nil),                       // 23: syncpod.v1.Container
+	(*ContainerResizePolicy)(nil),           // 24: syncpod.v1.ContainerResizePolicy
+	(*Lifecycle)(nil),                       // 25: syncpod.v1.Lifecycle
+	(*LifecycleHandler)(nil),                // 26: syncpod.v1.LifecycleHandler
+	(*SleepAction)(nil),                     // 27: syncpod.v1.SleepAction
+	(*EnvVar)(nil),                          // 28: syncpod.v1.EnvVar
+	(*ContainerRestartRule)(nil),            // 29: syncpod.v1.ContainerRestartRule
+	(*ContainerRestartRuleOnExitCodes)(nil), // 30: syncpod.v1.ContainerRestartRuleOnExitCodes
+	(*ContainerPort)(nil),                   // 31: syncpod.v1.ContainerPort
+	(*ResourceRequirements)(nil),            // 32: syncpod.v1.ResourceRequirements
+	(*ResourceList)(nil),                    // 33: syncpod.v1.ResourceList
+	(*Probe)(nil),                           // 34: syncpod.v1.Probe
+	(*ExecAction)(nil),                      // 35: syncpod.v1.ExecAction
+	(*TCPSocketAction)(nil),                 // 36: syncpod.v1.TCPSocketAction
+	(*GRPCAction)(nil),                      // 37: syncpod.v1.GRPCAction
+	(*HTTPGetAction)(nil),                   // 38: syncpod.v1.HTTPGetAction
+	(*HTTPHeader)(nil),                      // 39: syncpod.v1.HTTPHeader
+	nil,                                     // 40: syncpod.v1.Pod.LabelsEntry
+	nil,                                     // 41: syncpod.v1.Pod.AnnotationsEntry
+	nil,                                     // 42: syncpod.v1.Pod.ServiceEnvironmentEntry
+	(*timestamppb.Timestamp)(nil),           // 43: google.protobuf.Timestamp
+	(*Volume)(nil),                          // 44: syncpod.v1.Volume
+	(ImagePullPolicy)(0),                    // 45: syncpod.v1.ImagePullPolicy
 	(*VolumeMount)(nil),                     // 46: syncpod.v1.VolumeMount
 	(*EnvFromSource)(nil),                   // 47: syncpod.v1.EnvFromSource
 	(*EnvVarSource)(nil),                    // 48: syncpod.v1.EnvVarSource
 }
 var file_syncpod_v1_pod_proto_depIdxs = []int32{
-	41, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
-	42, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
-	12, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
-	44, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
-	44, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
-	43, // 5: syncpod.v1.Pod.service_environment:type_name -> syncpod.v1.Pod.ServiceEnvironmentEntry
-	24, // 6: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
-	24, // 7: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
+	40, // 0: syncpod.v1.Pod.labels:type_name -> syncpod.v1.Pod.LabelsEntry
+	41, // 1: syncpod.v1.Pod.annotations:type_name -> syncpod.v1.Pod.AnnotationsEntry
+	11, // 2: syncpod.v1.Pod.spec:type_name -> syncpod.v1.PodSpec
+	43, // 3: syncpod.v1.Pod.creation_time:type_name -> google.protobuf.Timestamp
+	43, // 4: syncpod.v1.Pod.deletion_time:type_name -> google.protobuf.Timestamp
+	42, // 5: syncpod.v1.Pod.service_environment:type_name -> syncpod.v1.Pod.ServiceEnvironmentEntry
+	23, // 6: syncpod.v1.PodSpec.init_containers:type_name -> syncpod.v1.Container
+	23, // 7: syncpod.v1.PodSpec.containers:type_name -> syncpod.v1.Container
 	0,  // 8: syncpod.v1.PodSpec.restart_policy:type_name -> syncpod.v1.RestartPolicy
-	14, // 9: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
-	21, // 10: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
+	13, // 9: syncpod.v1.PodSpec.security_context:type_name -> syncpod.v1.PodSecurityContext
+	20, // 10: syncpod.v1.PodSpec.host_aliases:type_name -> syncpod.v1.HostAlias
 	3,  // 11: syncpod.v1.PodSpec.dns_policy:type_name -> syncpod.v1.DNSPolicy
-	22, // 12: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
-	13, // 13: syncpod.v1.PodSpec.os:type_name -> syncpod.v1.PodOS
-	34, // 14: syncpod.v1.PodSpec.overhead:type_name -> syncpod.v1.ResourceList
-	45, // 15: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
-	24, // 16: syncpod.v1.PodSpec.ephemeral_containers:type_name -> syncpod.v1.Container
-	33, // 17: syncpod.v1.PodSpec.resources:type_name -> syncpod.v1.ResourceRequirements
-	19, // 18: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	20, // 19: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
-	16, // 20: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	17, // 21: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
-	18, // 22: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
-	19, // 23: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
-	16, // 24: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
-	17, // 25: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	21, // 12: syncpod.v1.PodSpec.dns_config:type_name -> syncpod.v1.PodDNSConfig
+	12, // 13: syncpod.v1.PodSpec.os:type_name -> syncpod.v1.PodOS
+	33, // 14: syncpod.v1.PodSpec.overhead:type_name -> syncpod.v1.ResourceList
+	44, // 15: syncpod.v1.PodSpec.volumes:type_name -> syncpod.v1.Volume
+	23, // 16: syncpod.v1.PodSpec.ephemeral_containers:type_name -> syncpod.v1.Container
+	32, // 17: syncpod.v1.PodSpec.resources:type_name -> syncpod.v1.ResourceRequirements
+	18, // 18: syncpod.v1.PodSecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	19, // 19: syncpod.v1.PodSecurityContext.sysctls:type_name -> syncpod.v1.Sysctl
+	15, // 20: syncpod.v1.PodSecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	16, // 21: syncpod.v1.PodSecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
+	17, // 22: syncpod.v1.SecurityContext.capabilities:type_name -> syncpod.v1.Capabilities
+	18, // 23: syncpod.v1.SecurityContext.seccomp_profile:type_name -> syncpod.v1.SeccompProfile
+	15, // 24: syncpod.v1.SecurityContext.app_armor_profile:type_name -> syncpod.v1.AppArmorProfile
+	16, // 25: syncpod.v1.SecurityContext.se_linux_options:type_name -> syncpod.v1.SELinuxOptions
 	1,  // 26: syncpod.v1.AppArmorProfile.type:type_name -> syncpod.v1.AppArmorProfileType
 	2,  // 27: syncpod.v1.SeccompProfile.type:type_name -> syncpod.v1.SeccompProfileType
-	23, // 28: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
-	29, // 29: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
-	6,  // 30: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
-	7,  // 31: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
-	30, // 32: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
-	32, // 33: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
-	33, // 34: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
-	35, // 35: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
-	35, // 36: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
-	35, // 37: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
-	15, // 38: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
-	26, // 39: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
+	22, // 28: syncpod.v1.PodDNSConfig.options:type_name -> syncpod.v1.PodDNSConfigOption
+	28, // 29: syncpod.v1.Container.env:type_name -> syncpod.v1.EnvVar
+	45, // 30: syncpod.v1.Container.image_pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	6,  // 31: syncpod.v1.Container.restart_policy:type_name -> syncpod.v1.ContainerRestartPolicy
+	29, // 32: syncpod.v1.Container.restart_policy_rules:type_name -> syncpod.v1.ContainerRestartRule
+	31, // 33: syncpod.v1.Container.ports:type_name -> syncpod.v1.ContainerPort
+	32, // 34: syncpod.v1.Container.resources:type_name -> syncpod.v1.ResourceRequirements
+	34, // 35: syncpod.v1.Container.liveness_probe:type_name -> syncpod.v1.Probe
+	34, // 36: syncpod.v1.Container.readiness_probe:type_name -> syncpod.v1.Probe
+	34, // 37: syncpod.v1.Container.startup_probe:type_name -> syncpod.v1.Probe
+	14, // 38: syncpod.v1.Container.security_context:type_name -> syncpod.v1.SecurityContext
+	25, // 39: syncpod.v1.Container.lifecycle:type_name -> syncpod.v1.Lifecycle
 	5,  // 40: syncpod.v1.Container.termination_message_policy:type_name -> syncpod.v1.TerminationMessagePolicy
 	46, // 41: syncpod.v1.Container.volume_mounts:type_name -> syncpod.v1.VolumeMount
 	47, // 42: syncpod.v1.Container.env_from:type_name -> syncpod.v1.EnvFromSource
-	25, // 43: syncpod.v1.Container.resize_policy:type_name -> syncpod.v1.ContainerResizePolicy
+	24, // 43: syncpod.v1.Container.resize_policy:type_name -> syncpod.v1.ContainerResizePolicy
 	4,  // 44: syncpod.v1.ContainerResizePolicy.restart_policy:type_name -> syncpod.v1.ResizeRestartPolicy
-	27, // 45: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
-	27, // 46: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
-	36, // 47: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
-	39, // 48: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
-	37, // 49: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	28, // 50: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
+	26, // 45: syncpod.v1.Lifecycle.post_start:type_name -> syncpod.v1.LifecycleHandler
+	26, // 46: syncpod.v1.Lifecycle.pre_stop:type_name -> syncpod.v1.LifecycleHandler
+	35, // 47: syncpod.v1.LifecycleHandler.exec:type_name -> syncpod.v1.ExecAction
+	38, // 48: syncpod.v1.LifecycleHandler.http_get:type_name -> syncpod.v1.HTTPGetAction
+	36, // 49: syncpod.v1.LifecycleHandler.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	27, // 50: syncpod.v1.LifecycleHandler.sleep:type_name -> syncpod.v1.SleepAction
 	48, // 51: syncpod.v1.EnvVar.value_from:type_name -> syncpod.v1.EnvVarSource
-	8,  // 52: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
-	31, // 53: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
-	9,  // 54: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
-	10, // 55: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
-	34, // 56: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
-	34, // 57: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
-	36, // 58: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
-	37, // 59: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
-	39, // 60: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
-	38, // 61: syncpod.v1.Probe.grpc:type_name -> syncpod.v1.GRPCAction
-	40, // 62: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
+	7,  // 52: syncpod.v1.ContainerRestartRule.action:type_name -> syncpod.v1.ContainerRestartRuleAction
+	30, // 53: syncpod.v1.ContainerRestartRule.exit_codes:type_name -> syncpod.v1.ContainerRestartRuleOnExitCodes
+	8,  // 54: syncpod.v1.ContainerRestartRuleOnExitCodes.operator:type_name -> syncpod.v1.ExitCodeOperator
+	9,  // 55: syncpod.v1.ContainerPort.protocol:type_name -> syncpod.v1.Protocol
+	33, // 56: syncpod.v1.ResourceRequirements.requests:type_name -> syncpod.v1.ResourceList
+	33, // 57: syncpod.v1.ResourceRequirements.limits:type_name -> syncpod.v1.ResourceList
+	35, // 58: syncpod.v1.Probe.exec:type_name -> syncpod.v1.ExecAction
+	36, // 59: syncpod.v1.Probe.tcp_socket:type_name -> syncpod.v1.TCPSocketAction
+	38, // 60: syncpod.v1.Probe.http_get:type_name -> syncpod.v1.HTTPGetAction
+	37, // 61: syncpod.v1.Probe.grpc:type_name -> syncpod.v1.GRPCAction
+	39, // 62: syncpod.v1.HTTPGetAction.http_headers:type_name -> syncpod.v1.HTTPHeader
 	63, // [63:63] is the sub-list for method output_type
 	63, // [63:63] is the sub-list for method input_type
 	63, // [63:63] is the sub-list for extension type_name
@@ -3736,6 +3673,7 @@ func file_syncpod_v1_pod_proto_init() {
 	if File_syncpod_v1_pod_proto != nil {
 		return
 	}
+	file_syncpod_v1_image_proto_init()
 	file_syncpod_v1_volume_proto_init()
 	file_syncpod_v1_pod_proto_msgTypes[0].OneofWrappers = []any{}
 	file_syncpod_v1_pod_proto_msgTypes[1].OneofWrappers = []any{}
@@ -3759,7 +3697,7 @@ func file_syncpod_v1_pod_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_pod_proto_rawDesc), len(file_syncpod_v1_pod_proto_rawDesc)),
-			NumEnums:      11,
+			NumEnums:      10,
 			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -204,8 +204,9 @@ func (MountPropagation) EnumDescriptor() ([]byte, []int) {
 
 // Volume is a named volume of a pod, mounted into containers by their
 // volume_mounts. The executor materialises it under its data directory
-// (emptyDir, configMap, secret, projected, downwardAPI) or checks the
-// node path (hostPath), as the kubelet does.
+// (emptyDir, configMap, secret, projected, downwardAPI), checks the
+// node path (hostPath) or has the runtime mount an image (image), as the
+// kubelet does.
 type Volume struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name is a DNS-1123 label, unique among the pod's volumes. Required.
@@ -220,6 +221,7 @@ type Volume struct {
 	//	*Volume_Secret
 	//	*Volume_Projected
 	//	*Volume_DownwardApi
+	//	*Volume_Image
 	Source        isVolume_Source `protobuf_oneof:"source"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -323,6 +325,15 @@ func (x *Volume) GetDownwardApi() *DownwardAPIVolumeSource {
 	return nil
 }
 
+func (x *Volume) GetImage() *ImageVolumeSource {
+	if x != nil {
+		if x, ok := x.Source.(*Volume_Image); ok {
+			return x.Image
+		}
+	}
+	return nil
+}
+
 type isVolume_Source interface {
 	isVolume_Source()
 }
@@ -358,6 +369,12 @@ type Volume_DownwardApi struct {
 	DownwardApi *DownwardAPIVolumeSource `protobuf:"bytes,7,opt,name=downward_api,json=downwardApi,proto3,oneof"`
 }
 
+type Volume_Image struct {
+	// image is the content of an OCI image, mounted read-only by the
+	// container runtime (rule R-29.1).
+	Image *ImageVolumeSource `protobuf:"bytes,8,opt,name=image,proto3,oneof"`
+}
+
 func (*Volume_EmptyDir) isVolume_Source() {}
 
 func (*Volume_HostPath) isVolume_Source() {}
@@ -369,6 +386,69 @@ func (*Volume_Secret) isVolume_Source() {}
 func (*Volume_Projected) isVolume_Source() {}
 
 func (*Volume_DownwardApi) isVolume_Source() {}
+
+func (*Volume_Image) isVolume_Source() {}
+
+// ImageVolumeSource is an OCI image (or artifact) mounted as a volume.
+// The executor pulls it by its pull policy before the pod's containers
+// start and passes it to the runtime as a CRI image mount; the volume is
+// read-only whatever the volume mount says, and a volume mount's sub_path
+// names a path inside the image (rule R-29).
+type ImageVolumeSource struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// reference to the image, as a container's image is named. Required.
+	Reference string `protobuf:"bytes,1,opt,name=reference,proto3" json:"reference,omitempty"`
+	// pull_policy decides when the image is pulled; unspecified is the API
+	// server's default: Always when the tag is "latest" or missing,
+	// IfNotPresent otherwise.
+	PullPolicy    ImagePullPolicy `protobuf:"varint,2,opt,name=pull_policy,json=pullPolicy,proto3,enum=syncpod.v1.ImagePullPolicy" json:"pull_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImageVolumeSource) Reset() {
+	*x = ImageVolumeSource{}
+	mi := &file_syncpod_v1_volume_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImageVolumeSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImageVolumeSource) ProtoMessage() {}
+
+func (x *ImageVolumeSource) ProtoReflect() protoreflect.Message {
+	mi := &file_syncpod_v1_volume_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImageVolumeSource.ProtoReflect.Descriptor instead.
+func (*ImageVolumeSource) Descriptor() ([]byte, []int) {
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ImageVolumeSource) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *ImageVolumeSource) GetPullPolicy() ImagePullPolicy {
+	if x != nil {
+		return x.PullPolicy
+	}
+	return ImagePullPolicy_IMAGE_PULL_POLICY_UNSPECIFIED
+}
 
 // EmptyDirVolumeSource is a per-pod scratch directory.
 type EmptyDirVolumeSource struct {
@@ -383,7 +463,7 @@ type EmptyDirVolumeSource struct {
 
 func (x *EmptyDirVolumeSource) Reset() {
 	*x = EmptyDirVolumeSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[1]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -395,7 +475,7 @@ func (x *EmptyDirVolumeSource) String() string {
 func (*EmptyDirVolumeSource) ProtoMessage() {}
 
 func (x *EmptyDirVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[1]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -408,7 +488,7 @@ func (x *EmptyDirVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmptyDirVolumeSource.ProtoReflect.Descriptor instead.
 func (*EmptyDirVolumeSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{1}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *EmptyDirVolumeSource) GetMedium() StorageMedium {
@@ -438,7 +518,7 @@ type HostPathVolumeSource struct {
 
 func (x *HostPathVolumeSource) Reset() {
 	*x = HostPathVolumeSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[2]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -450,7 +530,7 @@ func (x *HostPathVolumeSource) String() string {
 func (*HostPathVolumeSource) ProtoMessage() {}
 
 func (x *HostPathVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[2]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -463,7 +543,7 @@ func (x *HostPathVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostPathVolumeSource.ProtoReflect.Descriptor instead.
 func (*HostPathVolumeSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{2}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *HostPathVolumeSource) GetPath() string {
@@ -495,7 +575,7 @@ type KeyToPath struct {
 
 func (x *KeyToPath) Reset() {
 	*x = KeyToPath{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[3]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -507,7 +587,7 @@ func (x *KeyToPath) String() string {
 func (*KeyToPath) ProtoMessage() {}
 
 func (x *KeyToPath) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[3]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -520,7 +600,7 @@ func (x *KeyToPath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyToPath.ProtoReflect.Descriptor instead.
 func (*KeyToPath) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{3}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *KeyToPath) GetKey() string {
@@ -562,7 +642,7 @@ type ConfigMapVolumeSource struct {
 
 func (x *ConfigMapVolumeSource) Reset() {
 	*x = ConfigMapVolumeSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[4]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -574,7 +654,7 @@ func (x *ConfigMapVolumeSource) String() string {
 func (*ConfigMapVolumeSource) ProtoMessage() {}
 
 func (x *ConfigMapVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[4]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -587,7 +667,7 @@ func (x *ConfigMapVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigMapVolumeSource.ProtoReflect.Descriptor instead.
 func (*ConfigMapVolumeSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{4}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ConfigMapVolumeSource) GetName() string {
@@ -635,7 +715,7 @@ type SecretVolumeSource struct {
 
 func (x *SecretVolumeSource) Reset() {
 	*x = SecretVolumeSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[5]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -647,7 +727,7 @@ func (x *SecretVolumeSource) String() string {
 func (*SecretVolumeSource) ProtoMessage() {}
 
 func (x *SecretVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[5]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -660,7 +740,7 @@ func (x *SecretVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecretVolumeSource.ProtoReflect.Descriptor instead.
 func (*SecretVolumeSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{5}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SecretVolumeSource) GetSecretName() string {
@@ -705,7 +785,7 @@ type ObjectFieldSelector struct {
 
 func (x *ObjectFieldSelector) Reset() {
 	*x = ObjectFieldSelector{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[6]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -717,7 +797,7 @@ func (x *ObjectFieldSelector) String() string {
 func (*ObjectFieldSelector) ProtoMessage() {}
 
 func (x *ObjectFieldSelector) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[6]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -730,7 +810,7 @@ func (x *ObjectFieldSelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectFieldSelector.ProtoReflect.Descriptor instead.
 func (*ObjectFieldSelector) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{6}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ObjectFieldSelector) GetFieldPath() string {
@@ -756,7 +836,7 @@ type ResourceFieldSelector struct {
 
 func (x *ResourceFieldSelector) Reset() {
 	*x = ResourceFieldSelector{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[7]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +848,7 @@ func (x *ResourceFieldSelector) String() string {
 func (*ResourceFieldSelector) ProtoMessage() {}
 
 func (x *ResourceFieldSelector) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[7]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +861,7 @@ func (x *ResourceFieldSelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceFieldSelector.ProtoReflect.Descriptor instead.
 func (*ResourceFieldSelector) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{7}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ResourceFieldSelector) GetContainerName() string {
@@ -823,7 +903,7 @@ type DownwardAPIVolumeFile struct {
 
 func (x *DownwardAPIVolumeFile) Reset() {
 	*x = DownwardAPIVolumeFile{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[8]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -835,7 +915,7 @@ func (x *DownwardAPIVolumeFile) String() string {
 func (*DownwardAPIVolumeFile) ProtoMessage() {}
 
 func (x *DownwardAPIVolumeFile) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[8]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -848,7 +928,7 @@ func (x *DownwardAPIVolumeFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownwardAPIVolumeFile.ProtoReflect.Descriptor instead.
 func (*DownwardAPIVolumeFile) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{8}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DownwardAPIVolumeFile) GetPath() string {
@@ -892,7 +972,7 @@ type DownwardAPIVolumeSource struct {
 
 func (x *DownwardAPIVolumeSource) Reset() {
 	*x = DownwardAPIVolumeSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[9]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +984,7 @@ func (x *DownwardAPIVolumeSource) String() string {
 func (*DownwardAPIVolumeSource) ProtoMessage() {}
 
 func (x *DownwardAPIVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[9]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +997,7 @@ func (x *DownwardAPIVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownwardAPIVolumeSource.ProtoReflect.Descriptor instead.
 func (*DownwardAPIVolumeSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{9}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DownwardAPIVolumeSource) GetItems() []*DownwardAPIVolumeFile {
@@ -949,7 +1029,7 @@ type ConfigMapProjection struct {
 
 func (x *ConfigMapProjection) Reset() {
 	*x = ConfigMapProjection{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[10]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1041,7 @@ func (x *ConfigMapProjection) String() string {
 func (*ConfigMapProjection) ProtoMessage() {}
 
 func (x *ConfigMapProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[10]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1054,7 @@ func (x *ConfigMapProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigMapProjection.ProtoReflect.Descriptor instead.
 func (*ConfigMapProjection) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{10}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ConfigMapProjection) GetName() string {
@@ -1013,7 +1093,7 @@ type SecretProjection struct {
 
 func (x *SecretProjection) Reset() {
 	*x = SecretProjection{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[11]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1105,7 @@ func (x *SecretProjection) String() string {
 func (*SecretProjection) ProtoMessage() {}
 
 func (x *SecretProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[11]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1118,7 @@ func (x *SecretProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecretProjection.ProtoReflect.Descriptor instead.
 func (*SecretProjection) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{11}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SecretProjection) GetName() string {
@@ -1073,7 +1153,7 @@ type DownwardAPIProjection struct {
 
 func (x *DownwardAPIProjection) Reset() {
 	*x = DownwardAPIProjection{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[12]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1165,7 @@ func (x *DownwardAPIProjection) String() string {
 func (*DownwardAPIProjection) ProtoMessage() {}
 
 func (x *DownwardAPIProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[12]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1178,7 @@ func (x *DownwardAPIProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownwardAPIProjection.ProtoReflect.Descriptor instead.
 func (*DownwardAPIProjection) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{12}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DownwardAPIProjection) GetItems() []*DownwardAPIVolumeFile {
@@ -1126,7 +1206,7 @@ type VolumeProjection struct {
 
 func (x *VolumeProjection) Reset() {
 	*x = VolumeProjection{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[13]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1218,7 @@ func (x *VolumeProjection) String() string {
 func (*VolumeProjection) ProtoMessage() {}
 
 func (x *VolumeProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[13]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1231,7 @@ func (x *VolumeProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeProjection.ProtoReflect.Descriptor instead.
 func (*VolumeProjection) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{13}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *VolumeProjection) GetSource() isVolumeProjection_Source {
@@ -1251,7 +1331,7 @@ type ServiceAccountTokenProjection struct {
 
 func (x *ServiceAccountTokenProjection) Reset() {
 	*x = ServiceAccountTokenProjection{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[14]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1343,7 @@ func (x *ServiceAccountTokenProjection) String() string {
 func (*ServiceAccountTokenProjection) ProtoMessage() {}
 
 func (x *ServiceAccountTokenProjection) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[14]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1356,7 @@ func (x *ServiceAccountTokenProjection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceAccountTokenProjection.ProtoReflect.Descriptor instead.
 func (*ServiceAccountTokenProjection) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{14}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ServiceAccountTokenProjection) GetAudience() string {
@@ -1313,7 +1393,7 @@ type ProjectedVolumeSource struct {
 
 func (x *ProjectedVolumeSource) Reset() {
 	*x = ProjectedVolumeSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[15]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1325,7 +1405,7 @@ func (x *ProjectedVolumeSource) String() string {
 func (*ProjectedVolumeSource) ProtoMessage() {}
 
 func (x *ProjectedVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[15]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1338,7 +1418,7 @@ func (x *ProjectedVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectedVolumeSource.ProtoReflect.Descriptor instead.
 func (*ProjectedVolumeSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{15}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ProjectedVolumeSource) GetSources() []*VolumeProjection {
@@ -1378,7 +1458,7 @@ type VolumeMount struct {
 
 func (x *VolumeMount) Reset() {
 	*x = VolumeMount{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[16]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1470,7 @@ func (x *VolumeMount) String() string {
 func (*VolumeMount) ProtoMessage() {}
 
 func (x *VolumeMount) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[16]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1483,7 @@ func (x *VolumeMount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeMount.ProtoReflect.Descriptor instead.
 func (*VolumeMount) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{16}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *VolumeMount) GetName() string {
@@ -1468,7 +1548,7 @@ type EnvVarSource struct {
 
 func (x *EnvVarSource) Reset() {
 	*x = EnvVarSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[17]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1560,7 @@ func (x *EnvVarSource) String() string {
 func (*EnvVarSource) ProtoMessage() {}
 
 func (x *EnvVarSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[17]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1573,7 @@ func (x *EnvVarSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvVarSource.ProtoReflect.Descriptor instead.
 func (*EnvVarSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{17}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *EnvVarSource) GetSource() isEnvVarSource_Source {
@@ -1609,7 +1689,7 @@ type FileKeySelector struct {
 
 func (x *FileKeySelector) Reset() {
 	*x = FileKeySelector{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1621,7 +1701,7 @@ func (x *FileKeySelector) String() string {
 func (*FileKeySelector) ProtoMessage() {}
 
 func (x *FileKeySelector) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[18]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1634,7 +1714,7 @@ func (x *FileKeySelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileKeySelector.ProtoReflect.Descriptor instead.
 func (*FileKeySelector) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{18}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FileKeySelector) GetVolumeName() string {
@@ -1680,7 +1760,7 @@ type ConfigMapKeySelector struct {
 
 func (x *ConfigMapKeySelector) Reset() {
 	*x = ConfigMapKeySelector{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1692,7 +1772,7 @@ func (x *ConfigMapKeySelector) String() string {
 func (*ConfigMapKeySelector) ProtoMessage() {}
 
 func (x *ConfigMapKeySelector) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[19]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1705,7 +1785,7 @@ func (x *ConfigMapKeySelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigMapKeySelector.ProtoReflect.Descriptor instead.
 func (*ConfigMapKeySelector) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{19}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ConfigMapKeySelector) GetName() string {
@@ -1744,7 +1824,7 @@ type SecretKeySelector struct {
 
 func (x *SecretKeySelector) Reset() {
 	*x = SecretKeySelector{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1756,7 +1836,7 @@ func (x *SecretKeySelector) String() string {
 func (*SecretKeySelector) ProtoMessage() {}
 
 func (x *SecretKeySelector) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[20]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1769,7 +1849,7 @@ func (x *SecretKeySelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecretKeySelector.ProtoReflect.Descriptor instead.
 func (*SecretKeySelector) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{20}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SecretKeySelector) GetName() string {
@@ -1808,7 +1888,7 @@ type EnvFromSource struct {
 
 func (x *EnvFromSource) Reset() {
 	*x = EnvFromSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +1900,7 @@ func (x *EnvFromSource) String() string {
 func (*EnvFromSource) ProtoMessage() {}
 
 func (x *EnvFromSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[21]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +1913,7 @@ func (x *EnvFromSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvFromSource.ProtoReflect.Descriptor instead.
 func (*EnvFromSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{21}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *EnvFromSource) GetPrefix() string {
@@ -1870,7 +1950,7 @@ type ConfigMapEnvSource struct {
 
 func (x *ConfigMapEnvSource) Reset() {
 	*x = ConfigMapEnvSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[22]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1882,7 +1962,7 @@ func (x *ConfigMapEnvSource) String() string {
 func (*ConfigMapEnvSource) ProtoMessage() {}
 
 func (x *ConfigMapEnvSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[22]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1895,7 +1975,7 @@ func (x *ConfigMapEnvSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigMapEnvSource.ProtoReflect.Descriptor instead.
 func (*ConfigMapEnvSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{22}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ConfigMapEnvSource) GetName() string {
@@ -1925,7 +2005,7 @@ type SecretEnvSource struct {
 
 func (x *SecretEnvSource) Reset() {
 	*x = SecretEnvSource{}
-	mi := &file_syncpod_v1_volume_proto_msgTypes[23]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2017,7 @@ func (x *SecretEnvSource) String() string {
 func (*SecretEnvSource) ProtoMessage() {}
 
 func (x *SecretEnvSource) ProtoReflect() protoreflect.Message {
-	mi := &file_syncpod_v1_volume_proto_msgTypes[23]
+	mi := &file_syncpod_v1_volume_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2030,7 @@ func (x *SecretEnvSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecretEnvSource.ProtoReflect.Descriptor instead.
 func (*SecretEnvSource) Descriptor() ([]byte, []int) {
-	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{23}
+	return file_syncpod_v1_volume_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SecretEnvSource) GetName() string {
@@ -1972,7 +2052,7 @@ var File_syncpod_v1_volume_proto protoreflect.FileDescriptor
 const file_syncpod_v1_volume_proto_rawDesc = "" +
 	"\n" +
 	"\x17syncpod/v1/volume.proto\x12\n" +
-	"syncpod.v1\"\xb3\x03\n" +
+	"syncpod.v1\x1a\x16syncpod/v1/image.proto\"\xea\x03\n" +
 	"\x06Volume\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12?\n" +
 	"\tempty_dir\x18\x02 \x01(\v2 .syncpod.v1.EmptyDirVolumeSourceH\x00R\bemptyDir\x12?\n" +
@@ -1981,8 +2061,13 @@ const file_syncpod_v1_volume_proto_rawDesc = "" +
 	"config_map\x18\x04 \x01(\v2!.syncpod.v1.ConfigMapVolumeSourceH\x00R\tconfigMap\x128\n" +
 	"\x06secret\x18\x05 \x01(\v2\x1e.syncpod.v1.SecretVolumeSourceH\x00R\x06secret\x12A\n" +
 	"\tprojected\x18\x06 \x01(\v2!.syncpod.v1.ProjectedVolumeSourceH\x00R\tprojected\x12H\n" +
-	"\fdownward_api\x18\a \x01(\v2#.syncpod.v1.DownwardAPIVolumeSourceH\x00R\vdownwardApiB\b\n" +
-	"\x06source\"h\n" +
+	"\fdownward_api\x18\a \x01(\v2#.syncpod.v1.DownwardAPIVolumeSourceH\x00R\vdownwardApi\x125\n" +
+	"\x05image\x18\b \x01(\v2\x1d.syncpod.v1.ImageVolumeSourceH\x00R\x05imageB\b\n" +
+	"\x06source\"o\n" +
+	"\x11ImageVolumeSource\x12\x1c\n" +
+	"\treference\x18\x01 \x01(\tR\treference\x12<\n" +
+	"\vpull_policy\x18\x02 \x01(\x0e2\x1b.syncpod.v1.ImagePullPolicyR\n" +
+	"pullPolicy\"h\n" +
 	"\x14EmptyDirVolumeSource\x121\n" +
 	"\x06medium\x18\x01 \x01(\x0e2\x19.syncpod.v1.StorageMediumR\x06medium\x12\x1d\n" +
 	"\n" +
@@ -2122,71 +2207,75 @@ func file_syncpod_v1_volume_proto_rawDescGZIP() []byte {
 }
 
 var file_syncpod_v1_volume_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_syncpod_v1_volume_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_syncpod_v1_volume_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_syncpod_v1_volume_proto_goTypes = []any{
 	(StorageMedium)(0),                    // 0: syncpod.v1.StorageMedium
 	(HostPathType)(0),                     // 1: syncpod.v1.HostPathType
 	(MountPropagation)(0),                 // 2: syncpod.v1.MountPropagation
 	(*Volume)(nil),                        // 3: syncpod.v1.Volume
-	(*EmptyDirVolumeSource)(nil),          // 4: syncpod.v1.EmptyDirVolumeSource
-	(*HostPathVolumeSource)(nil),          // 5: syncpod.v1.HostPathVolumeSource
-	(*KeyToPath)(nil),                     // 6: syncpod.v1.KeyToPath
-	(*ConfigMapVolumeSource)(nil),         // 7: syncpod.v1.ConfigMapVolumeSource
-	(*SecretVolumeSource)(nil),            // 8: syncpod.v1.SecretVolumeSource
-	(*ObjectFieldSelector)(nil),           // 9: syncpod.v1.ObjectFieldSelector
-	(*ResourceFieldSelector)(nil),         // 10: syncpod.v1.ResourceFieldSelector
-	(*DownwardAPIVolumeFile)(nil),         // 11: syncpod.v1.DownwardAPIVolumeFile
-	(*DownwardAPIVolumeSource)(nil),       // 12: syncpod.v1.DownwardAPIVolumeSource
-	(*ConfigMapProjection)(nil),           // 13: syncpod.v1.ConfigMapProjection
-	(*SecretProjection)(nil),              // 14: syncpod.v1.SecretProjection
-	(*DownwardAPIProjection)(nil),         // 15: syncpod.v1.DownwardAPIProjection
-	(*VolumeProjection)(nil),              // 16: syncpod.v1.VolumeProjection
-	(*ServiceAccountTokenProjection)(nil), // 17: syncpod.v1.ServiceAccountTokenProjection
-	(*ProjectedVolumeSource)(nil),         // 18: syncpod.v1.ProjectedVolumeSource
-	(*VolumeMount)(nil),                   // 19: syncpod.v1.VolumeMount
-	(*EnvVarSource)(nil),                  // 20: syncpod.v1.EnvVarSource
-	(*FileKeySelector)(nil),               // 21: syncpod.v1.FileKeySelector
-	(*ConfigMapKeySelector)(nil),          // 22: syncpod.v1.ConfigMapKeySelector
-	(*SecretKeySelector)(nil),             // 23: syncpod.v1.SecretKeySelector
-	(*EnvFromSource)(nil),                 // 24: syncpod.v1.EnvFromSource
-	(*ConfigMapEnvSource)(nil),            // 25: syncpod.v1.ConfigMapEnvSource
-	(*SecretEnvSource)(nil),               // 26: syncpod.v1.SecretEnvSource
+	(*ImageVolumeSource)(nil),             // 4: syncpod.v1.ImageVolumeSource
+	(*EmptyDirVolumeSource)(nil),          // 5: syncpod.v1.EmptyDirVolumeSource
+	(*HostPathVolumeSource)(nil),          // 6: syncpod.v1.HostPathVolumeSource
+	(*KeyToPath)(nil),                     // 7: syncpod.v1.KeyToPath
+	(*ConfigMapVolumeSource)(nil),         // 8: syncpod.v1.ConfigMapVolumeSource
+	(*SecretVolumeSource)(nil),            // 9: syncpod.v1.SecretVolumeSource
+	(*ObjectFieldSelector)(nil),           // 10: syncpod.v1.ObjectFieldSelector
+	(*ResourceFieldSelector)(nil),         // 11: syncpod.v1.ResourceFieldSelector
+	(*DownwardAPIVolumeFile)(nil),         // 12: syncpod.v1.DownwardAPIVolumeFile
+	(*DownwardAPIVolumeSource)(nil),       // 13: syncpod.v1.DownwardAPIVolumeSource
+	(*ConfigMapProjection)(nil),           // 14: syncpod.v1.ConfigMapProjection
+	(*SecretProjection)(nil),              // 15: syncpod.v1.SecretProjection
+	(*DownwardAPIProjection)(nil),         // 16: syncpod.v1.DownwardAPIProjection
+	(*VolumeProjection)(nil),              // 17: syncpod.v1.VolumeProjection
+	(*ServiceAccountTokenProjection)(nil), // 18: syncpod.v1.ServiceAccountTokenProjection
+	(*ProjectedVolumeSource)(nil),         // 19: syncpod.v1.ProjectedVolumeSource
+	(*VolumeMount)(nil),                   // 20: syncpod.v1.VolumeMount
+	(*EnvVarSource)(nil),                  // 21: syncpod.v1.EnvVarSource
+	(*FileKeySelector)(nil),               // 22: syncpod.v1.FileKeySelector
+	(*ConfigMapKeySelector)(nil),          // 23: syncpod.v1.ConfigMapKeySelector
+	(*SecretKeySelector)(nil),             // 24: syncpod.v1.SecretKeySelector
+	(*EnvFromSource)(nil),                 // 25: syncpod.v1.EnvFromSource
+	(*ConfigMapEnvSource)(nil),            // 26: syncpod.v1.ConfigMapEnvSource
+	(*SecretEnvSource)(nil),               // 27: syncpod.v1.SecretEnvSource
+	(ImagePullPolicy)(0),                  // 28: syncpod.v1.ImagePullPolicy
 }
 var file_syncpod_v1_volume_proto_depIdxs = []int32{
-	4,  // 0: syncpod.v1.Volume.empty_dir:type_name -> syncpod.v1.EmptyDirVolumeSource
-	5,  // 1: syncpod.v1.Volume.host_path:type_name -> syncpod.v1.HostPathVolumeSource
-	7,  // 2: syncpod.v1.Volume.config_map:type_name -> syncpod.v1.ConfigMapVolumeSource
-	8,  // 3: syncpod.v1.Volume.secret:type_name -> syncpod.v1.SecretVolumeSource
-	18, // 4: syncpod.v1.Volume.projected:type_name -> syncpod.v1.ProjectedVolumeSource
-	12, // 5: syncpod.v1.Volume.downward_api:type_name -> syncpod.v1.DownwardAPIVolumeSource
-	0,  // 6: syncpod.v1.EmptyDirVolumeSource.medium:type_name -> syncpod.v1.StorageMedium
-	1,  // 7: syncpod.v1.HostPathVolumeSource.type:type_name -> syncpod.v1.HostPathType
-	6,  // 8: syncpod.v1.ConfigMapVolumeSource.items:type_name -> syncpod.v1.KeyToPath
-	6,  // 9: syncpod.v1.SecretVolumeSource.items:type_name -> syncpod.v1.KeyToPath
-	9,  // 10: syncpod.v1.DownwardAPIVolumeFile.field_ref:type_name -> syncpod.v1.ObjectFieldSelector
-	10, // 11: syncpod.v1.DownwardAPIVolumeFile.resource_field_ref:type_name -> syncpod.v1.ResourceFieldSelector
-	11, // 12: syncpod.v1.DownwardAPIVolumeSource.items:type_name -> syncpod.v1.DownwardAPIVolumeFile
-	6,  // 13: syncpod.v1.ConfigMapProjection.items:type_name -> syncpod.v1.KeyToPath
-	6,  // 14: syncpod.v1.SecretProjection.items:type_name -> syncpod.v1.KeyToPath
-	11, // 15: syncpod.v1.DownwardAPIProjection.items:type_name -> syncpod.v1.DownwardAPIVolumeFile
-	13, // 16: syncpod.v1.VolumeProjection.config_map:type_name -> syncpod.v1.ConfigMapProjection
-	14, // 17: syncpod.v1.VolumeProjection.secret:type_name -> syncpod.v1.SecretProjection
-	15, // 18: syncpod.v1.VolumeProjection.downward_api:type_name -> syncpod.v1.DownwardAPIProjection
-	17, // 19: syncpod.v1.VolumeProjection.service_account_token:type_name -> syncpod.v1.ServiceAccountTokenProjection
-	16, // 20: syncpod.v1.ProjectedVolumeSource.sources:type_name -> syncpod.v1.VolumeProjection
-	2,  // 21: syncpod.v1.VolumeMount.mount_propagation:type_name -> syncpod.v1.MountPropagation
-	9,  // 22: syncpod.v1.EnvVarSource.field_ref:type_name -> syncpod.v1.ObjectFieldSelector
-	10, // 23: syncpod.v1.EnvVarSource.resource_field_ref:type_name -> syncpod.v1.ResourceFieldSelector
-	22, // 24: syncpod.v1.EnvVarSource.config_map_key_ref:type_name -> syncpod.v1.ConfigMapKeySelector
-	23, // 25: syncpod.v1.EnvVarSource.secret_key_ref:type_name -> syncpod.v1.SecretKeySelector
-	21, // 26: syncpod.v1.EnvVarSource.file_key_ref:type_name -> syncpod.v1.FileKeySelector
-	25, // 27: syncpod.v1.EnvFromSource.config_map_ref:type_name -> syncpod.v1.ConfigMapEnvSource
-	26, // 28: syncpod.v1.EnvFromSource.secret_ref:type_name -> syncpod.v1.SecretEnvSource
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	5,  // 0: syncpod.v1.Volume.empty_dir:type_name -> syncpod.v1.EmptyDirVolumeSource
+	6,  // 1: syncpod.v1.Volume.host_path:type_name -> syncpod.v1.HostPathVolumeSource
+	8,  // 2: syncpod.v1.Volume.config_map:type_name -> syncpod.v1.ConfigMapVolumeSource
+	9,  // 3: syncpod.v1.Volume.secret:type_name -> syncpod.v1.SecretVolumeSource
+	19, // 4: syncpod.v1.Volume.projected:type_name -> syncpod.v1.ProjectedVolumeSource
+	13, // 5: syncpod.v1.Volume.downward_api:type_name -> syncpod.v1.DownwardAPIVolumeSource
+	4,  // 6: syncpod.v1.Volume.image:type_name -> syncpod.v1.ImageVolumeSource
+	28, // 7: syncpod.v1.ImageVolumeSource.pull_policy:type_name -> syncpod.v1.ImagePullPolicy
+	0,  // 8: syncpod.v1.EmptyDirVolumeSource.medium:type_name -> syncpod.v1.StorageMedium
+	1,  // 9: syncpod.v1.HostPathVolumeSource.type:type_name -> syncpod.v1.HostPathType
+	7,  // 10: syncpod.v1.ConfigMapVolumeSource.items:type_name -> syncpod.v1.KeyToPath
+	7,  // 11: syncpod.v1.SecretVolumeSource.items:type_name -> syncpod.v1.KeyToPath
+	10, // 12: syncpod.v1.DownwardAPIVolumeFile.field_ref:type_name -> syncpod.v1.ObjectFieldSelector
+	11, // 13: syncpod.v1.DownwardAPIVolumeFile.resource_field_ref:type_name -> syncpod.v1.ResourceFieldSelector
+	12, // 14: syncpod.v1.DownwardAPIVolumeSource.items:type_name -> syncpod.v1.DownwardAPIVolumeFile
+	7,  // 15: syncpod.v1.ConfigMapProjection.items:type_name -> syncpod.v1.KeyToPath
+	7,  // 16: syncpod.v1.SecretProjection.items:type_name -> syncpod.v1.KeyToPath
+	12, // 17: syncpod.v1.DownwardAPIProjection.items:type_name -> syncpod.v1.DownwardAPIVolumeFile
+	14, // 18: syncpod.v1.VolumeProjection.config_map:type_name -> syncpod.v1.ConfigMapProjection
+	15, // 19: syncpod.v1.VolumeProjection.secret:type_name -> syncpod.v1.SecretProjection
+	16, // 20: syncpod.v1.VolumeProjection.downward_api:type_name -> syncpod.v1.DownwardAPIProjection
+	18, // 21: syncpod.v1.VolumeProjection.service_account_token:type_name -> syncpod.v1.ServiceAccountTokenProjection
+	17, // 22: syncpod.v1.ProjectedVolumeSource.sources:type_name -> syncpod.v1.VolumeProjection
+	2,  // 23: syncpod.v1.VolumeMount.mount_propagation:type_name -> syncpod.v1.MountPropagation
+	10, // 24: syncpod.v1.EnvVarSource.field_ref:type_name -> syncpod.v1.ObjectFieldSelector
+	11, // 25: syncpod.v1.EnvVarSource.resource_field_ref:type_name -> syncpod.v1.ResourceFieldSelector
+	23, // 26: syncpod.v1.EnvVarSource.config_map_key_ref:type_name -> syncpod.v1.ConfigMapKeySelector
+	24, // 27: syncpod.v1.EnvVarSource.secret_key_ref:type_name -> syncpod.v1.SecretKeySelector
+	22, // 28: syncpod.v1.EnvVarSource.file_key_ref:type_name -> syncpod.v1.FileKeySelector
+	26, // 29: syncpod.v1.EnvFromSource.config_map_ref:type_name -> syncpod.v1.ConfigMapEnvSource
+	27, // 30: syncpod.v1.EnvFromSource.secret_ref:type_name -> syncpod.v1.SecretEnvSource
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_volume_proto_init() }
@@ -2194,6 +2283,7 @@ func file_syncpod_v1_volume_proto_init() {
 	if File_syncpod_v1_volume_proto != nil {
 		return
 	}
+	file_syncpod_v1_image_proto_init()
 	file_syncpod_v1_volume_proto_msgTypes[0].OneofWrappers = []any{
 		(*Volume_EmptyDir)(nil),
 		(*Volume_HostPath)(nil),
@@ -2201,20 +2291,21 @@ func file_syncpod_v1_volume_proto_init() {
 		(*Volume_Secret)(nil),
 		(*Volume_Projected)(nil),
 		(*Volume_DownwardApi)(nil),
+		(*Volume_Image)(nil),
 	}
-	file_syncpod_v1_volume_proto_msgTypes[3].OneofWrappers = []any{}
 	file_syncpod_v1_volume_proto_msgTypes[4].OneofWrappers = []any{}
 	file_syncpod_v1_volume_proto_msgTypes[5].OneofWrappers = []any{}
-	file_syncpod_v1_volume_proto_msgTypes[8].OneofWrappers = []any{}
+	file_syncpod_v1_volume_proto_msgTypes[6].OneofWrappers = []any{}
 	file_syncpod_v1_volume_proto_msgTypes[9].OneofWrappers = []any{}
-	file_syncpod_v1_volume_proto_msgTypes[13].OneofWrappers = []any{
+	file_syncpod_v1_volume_proto_msgTypes[10].OneofWrappers = []any{}
+	file_syncpod_v1_volume_proto_msgTypes[14].OneofWrappers = []any{
 		(*VolumeProjection_ConfigMap)(nil),
 		(*VolumeProjection_Secret)(nil),
 		(*VolumeProjection_DownwardApi)(nil),
 		(*VolumeProjection_ServiceAccountToken)(nil),
 	}
-	file_syncpod_v1_volume_proto_msgTypes[15].OneofWrappers = []any{}
-	file_syncpod_v1_volume_proto_msgTypes[17].OneofWrappers = []any{
+	file_syncpod_v1_volume_proto_msgTypes[16].OneofWrappers = []any{}
+	file_syncpod_v1_volume_proto_msgTypes[18].OneofWrappers = []any{
 		(*EnvVarSource_FieldRef)(nil),
 		(*EnvVarSource_ResourceFieldRef)(nil),
 		(*EnvVarSource_ConfigMapKeyRef)(nil),
@@ -2227,7 +2318,7 @@ func file_syncpod_v1_volume_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_syncpod_v1_volume_proto_rawDesc), len(file_syncpod_v1_volume_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -202,6 +202,7 @@ func jsonCases() []jsonCase {
 		{"ApplyPod", "service environment name", `{"pod":` + pod(`"serviceEnvironment":{"A=B":"x"}`) + `}`, `pod.service_environment["A=B"]`},
 		{"ApplyPod", "no pod", `{}`, "pod"},
 		{"ApplyPod", "relative hostPath", `{"pod":{"name":"web","spec":{"volumes":[{"name":"h","hostPath":{"path":"etc"}}],"containers":[{"name":"app","image":"i"}]}}}`, "pod.spec.volumes[0].host_path.path"},
+		{"ApplyPod", "image volume without a reference", `{"pod":{"name":"web","spec":{"volumes":[{"name":"t","image":{"pullPolicy":"IMAGE_PULL_POLICY_NEVER"}}],"containers":[{"name":"app","image":"i"}]}}}`, "pod.spec.volumes[0].image.reference"},
 		{"ApplyPod", "mount of no volume", `{"pod":{"name":"web","spec":{"containers":[{"name":"app","image":"i","volumeMounts":[{"name":"v","mountPath":"/v"}]}]}}}`, "pod.spec.containers[0].volume_mounts[0].name"},
 		{"ApplyConfigMap", "bad key", `{"configMap":{"name":"c","data":{"a/b":"x"}}}`, `config_map.data["a/b"]`},
 		{"ApplyConfigMap", "no config map", `{}`, "config_map"},

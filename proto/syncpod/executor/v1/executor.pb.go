@@ -429,7 +429,8 @@ type StepResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// step kind.
 	Step Step `protobuf:"varint,1,opt,name=step,proto3,enum=syncpod.executor.v1.Step" json:"step,omitempty"`
-	// target is the container name, or the sandbox id for sandbox steps.
+	// target is the container name, or the sandbox id for sandbox steps;
+	// empty for the pull of an image volume (a step of the pod, rule R-29.2).
 	Target string `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
 	// outcome of the step.
 	Outcome Outcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=syncpod.executor.v1.Outcome" json:"outcome,omitempty"`
@@ -447,9 +448,13 @@ type StepResult struct {
 	// backoff_until is when a step skipped for back-off may run.
 	BackoffUntil *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=backoff_until,json=backoffUntil,proto3" json:"backoff_until,omitempty"`
 	// duration the step took.
-	Duration      *durationpb.Duration `protobuf:"bytes,8,opt,name=duration,proto3" json:"duration,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Duration *durationpb.Duration `protobuf:"bytes,8,opt,name=duration,proto3" json:"duration,omitempty"`
+	// image_volume_reference is the image of an image volume (rule R-29.2):
+	// set on the pull of the volume's image, and on the failed start of a
+	// container that mounts a volume whose pull failed.
+	ImageVolumeReference string `protobuf:"bytes,9,opt,name=image_volume_reference,json=imageVolumeReference,proto3" json:"image_volume_reference,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *StepResult) Reset() {
@@ -536,6 +541,13 @@ func (x *StepResult) GetDuration() *durationpb.Duration {
 		return x.Duration
 	}
 	return nil
+}
+
+func (x *StepResult) GetImageVolumeReference() string {
+	if x != nil {
+		return x.ImageVolumeReference
+	}
+	return ""
 }
 
 // RemoveResourcesRequest names runtime objects to remove.
@@ -2450,7 +2462,7 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
 	"\bduration\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x16\n" +
-	"\x06failed\x18\x04 \x01(\bR\x06failed\"\xd8\x02\n" +
+	"\x06failed\x18\x04 \x01(\bR\x06failed\"\x8e\x03\n" +
 	"\n" +
 	"StepResult\x12-\n" +
 	"\x04step\x18\x01 \x01(\x0e2\x19.syncpod.executor.v1.StepR\x04step\x12\x16\n" +
@@ -2460,7 +2472,8 @@ const file_syncpod_executor_v1_executor_proto_rawDesc = "" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12!\n" +
 	"\fcontainer_id\x18\x06 \x01(\tR\vcontainerId\x12?\n" +
 	"\rbackoff_until\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\fbackoffUntil\x125\n" +
-	"\bduration\x18\b \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xa1\x01\n" +
+	"\bduration\x18\b \x01(\v2\x19.google.protobuf.DurationR\bduration\x124\n" +
+	"\x16image_volume_reference\x18\t \x01(\tR\x14imageVolumeReference\"\xa1\x01\n" +
 	"\x16RemoveResourcesRequest\x12#\n" +
 	"\rcontainer_ids\x18\x01 \x03(\tR\fcontainerIds\x12\x1f\n" +
 	"\vsandbox_ids\x18\x02 \x03(\tR\n" +
