@@ -318,6 +318,7 @@ func (r *Runtime) removeContainerLocked(c *container) error {
 		_ = r.store.remove(filepath.Join("exits", c.id+".json"))
 		_ = r.store.remove(filepath.Join("exits", c.id+".started.json"))
 		_ = r.store.remove(filepath.Join("exits", c.id+".start.lock"))
+		_ = r.store.remove(filepath.Join("exits", c.id+".attach.sock"))
 	}
 	if c.run != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		c.run.kill() // only reachable if a start raced a sandbox removal
