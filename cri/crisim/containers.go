@@ -40,7 +40,10 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 	pm := mountMap(cfg.GetMounts())
 	env = mapEnv(env, pm)
 
-	user := processUser(cfg.GetLinux().GetSecurityContext(), effectiveUID())
+	user, err := processUser(cfg.GetLinux().GetSecurityContext(), effectiveUID(), lookupUser)
+	if err != nil {
+		return nil, err
+	}
 	workingDir := mapPaths(cfg.GetWorkingDir(), pm)
 	if user != nil && workingDir == "" {
 		// crisim's own directory may be closed to that user; a container
