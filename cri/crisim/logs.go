@@ -68,6 +68,9 @@ func (w *logWriter) close() {
 
 // entry writes one log entry; full says whether it ends a line.
 func (w *logWriter) entry(stream string, full bool, content []byte) {
+	if w.path == "" {
+		return // no log
+	}
 	tag := "P"
 	if full {
 		tag = "F"

@@ -113,7 +113,10 @@ func (h *outputHub) write(stream byte, p []byte) {
 // logLocked writes p's complete lines as full entries; a line longer
 // than maxLogLine is written in partial entries of maxLogLine bytes.
 func (h *outputHub) logLocked(stream byte, p []byte) {
-	line := append(h.lines[stream], p...)
+	line := p
+	if len(h.lines[stream]) > 0 {
+		line = append(h.lines[stream], p...)
+	}
 	name := streamName(stream)
 	for {
 		i := bytes.IndexByte(line[:min(len(line), maxLogLine)], '\n')
