@@ -26,6 +26,9 @@ export SYNCPOD_TEST_BUSYBOX_IMAGE       ?= localhost/syncpod/busybox:1.36
 # the targets above can always provide it.
 ifneq ($(filter true 1 yes,$(CI))$(filter 0,$(shell id -u)),)
 export SYNCPOD_TEST_REQUIRE_CONTAINERD ?= 1
+# The planner's logind test on a private dbus-daemon, which containerd-deps
+# installs with the rest: a daemon that cannot start fails it there.
+export SYNCPOD_TEST_REQUIRE_DBUS ?= 1
 endif
 
 PAUSE_IMAGE_TAR     := $(call image_tar,$(SYNCPOD_TEST_PAUSE_IMAGE))

@@ -29,8 +29,10 @@ set -euo pipefail
 
 # bash-completion: the e2e test that loads syncpodctl's completion script
 # into bash as a shell does (cobra's script needs its _get_comp_words_by_ref).
-PACKAGES=(containerd runc containernetworking-plugins busybox-static bash-completion)
-NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox /usr/share/bash-completion/bash_completion)
+# dbus-daemon: the planner's logind test starts a private bus of its own
+# (planner/logind/realbus_test.go).
+PACKAGES=(containerd runc containernetworking-plugins busybox-static bash-completion dbus-daemon)
+NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox /usr/share/bash-completion/bash_completion /usr/bin/dbus-daemon)
 # Knobs (environment): SYNCPOD_CONTAINERD_SNAPSHOTTER forces a snapshotter
 # (default: overlayfs when an overlay mount works under DIR, else native);
 # SYNCPOD_CONTAINERD_LOG_LEVEL sets containerd's log level (default info;
@@ -43,7 +45,7 @@ BIN_DIR=${SYNCPOD_CONTAINERD_BIN:-}
 USERNS_RUNC=${SYNCPOD_CONTAINERD_USERNS_RUNC:-}
 RUNC=${SYNCPOD_CONTAINERD_RUNC:-/usr/sbin/runc}
 if [[ -n $BIN_DIR ]]; then
-	NEEDED_FILES=("$BIN_DIR"/containerd "$BIN_DIR"/ctr "$BIN_DIR"/containerd-shim-runc-v2 "$RUNC" /usr/lib/cni/loopback /bin/busybox ${USERNS_RUNC:+"$USERNS_RUNC"})
+	NEEDED_FILES=("$BIN_DIR"/containerd "$BIN_DIR"/ctr "$BIN_DIR"/containerd-shim-runc-v2 "$RUNC" /usr/lib/cni/loopback /bin/busybox /usr/bin/dbus-daemon ${USERNS_RUNC:+"$USERNS_RUNC"})
 	export PATH=$BIN_DIR:$PATH
 fi
 START_TIMEOUT=${SYNCPOD_CONTAINERD_START_TIMEOUT:-30}

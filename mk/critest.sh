@@ -7,11 +7,11 @@
 # never on the host. Here both run in new mount, PID, network, UTS and IPC
 # namespaces, chrooted into a tmpfs holding busybox (the images' commands:
 # crisim ignores images, so `top` or `sh` is whatever the root has), the
-# two binaries, and a private /proc, /dev and /dev/pts. When the run ends
-# the namespaces end with it: every process is gone (the PID namespace's
-# init is this script's inner half) and the tmpfs with every file written
-# is unmounted; nothing is left on the host but OUTDIR (critest's output
-# and its JUnit report, critest.xml). Needs root.
+# two binaries, and a private /proc, /sys, /dev and /dev/pts. When the run
+# ends the namespaces end with it: every process is gone (the PID
+# namespace's init is this script's inner half) and the tmpfs with every
+# file written is unmounted; nothing is left on the host but OUTDIR
+# (critest's output and its JUnit report, critest.xml). Needs root.
 #
 # The exit code is critest's.
 set -euo pipefail
@@ -23,7 +23,7 @@ if [ "${1:-}" = --inside ]; then
   shift 5
   mount --make-rprivate /
   mount -t tmpfs -o size=512m,mode=0755 critest-root "$mnt"
-  mkdir -p "$mnt"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,proc,dev,tmp,etc,root,run,var/log,var/lib,out}
+  mkdir -p "$mnt"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,proc,sys,dev,tmp,etc,root,run,var/log,var/lib,out}
   chmod 1777 "$mnt/tmp"
   cp "$busybox" "$mnt/bin/busybox"
   cp "$critest" "$crisim" "$mnt/usr/local/bin/"
@@ -44,6 +44,10 @@ PGREP
   printf 'root:x:0:\nnogroup:x:65534:\n' > "$mnt/etc/group"
   printf '127.0.0.1 localhost\n' > "$mnt/etc/hosts"
   mount -t proc proc "$mnt/proc"
+  # The private network namespace's sysfs, as a host has one: what a
+  # container may do to the network (brctl) is then up to its privileges,
+  # not to a missing /sys.
+  mount -t sysfs sysfs "$mnt/sys"
   mount -t tmpfs -o mode=0755 dev "$mnt/dev"
   for d in null zero random urandom tty full; do
     touch "$mnt/dev/$d"

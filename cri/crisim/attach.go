@@ -1,8 +1,6 @@
 package crisim
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +8,6 @@ import (
 	"os"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -21,11 +18,13 @@ import (
 // Attach, in crisim: a process-mode container created with stdin (and
 // tty) gets a standard input crisim keeps open (a pipe, or the master of
 // its terminal), and every attach session writes to it; the output an
-// attach shows is followed from the container's CRI log, which the
-// container's shim (or crisim) writes. So any running process container
-// can be attached to for its output; only one created with stdin takes
-// input, and only from the crisim that started it (a restarted crisim
-// has no end of the pipe: attach then shows output only).
+// attach shows is the process's own, live, as its shim (or crisim) reads
+// it from the process's pipes or terminal and fans it out to the CRI log
+// and every attach session (output.go), log path or none. So any running
+// process container can be attached to for its output; only one created
+// with stdin takes input, and only from the crisim that started it (a
+// restarted crisim has no end of the pipe: attach then shows output
+// only).
 
 // stdinEnd is crisim's end of a container's standard input: the write
 // end of its stdin pipe, or (tty) its terminal's master. Safe for
@@ -141,11 +140,13 @@ func (s *childStdio) closeAll() {
 
 // attachTarget is what an attach session needs of a running container.
 type attachTarget struct {
-	logPath   string
+	// hub is the output of a container crisim runs itself; socket, the
+	// attach socket of one run by a shim.
+	hub       *outputHub
+	socket    string
 	in        *stdinEnd
 	tty       bool
 	stdinOnce bool
-	exited    <-chan struct{}
 	c         *container
 }
 
@@ -159,13 +160,14 @@ func (r *Runtime) attachTarget(id string, withStdin bool) (attachTarget, error) 
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.run == nil {
 		return attachTarget{}, fmt.Errorf("%w: container %q is not running", ErrFailedPrecondition, id)
 	}
-	switch c.run.(type) {
-	case *procRunner, *shimRunner:
+	t := attachTarget{in: c.in, tty: c.tty, stdinOnce: c.stdinOnce, c: c}
+	switch run := c.run.(type) {
+	case *procRunner:
+		t.hub = run.out
+	case *shimRunner:
+		t.socket = r.store.attachSocket(id)
 	default:
 		return attachTarget{}, fmt.Errorf("%w: container %q is simulated: there is no process to attach to", ErrFailedPrecondition, id)
-	}
-	if c.logPath == "" {
-		return attachTarget{}, fmt.Errorf("%w: container %q has no log, which attach follows for its output", ErrFailedPrecondition, id)
 	}
 	if withStdin && c.in == nil {
 		if !c.stdin && !c.tty {
@@ -173,26 +175,34 @@ func (r *Runtime) attachTarget(id string, withStdin bool) (attachTarget, error) 
 		}
 		return attachTarget{}, fmt.Errorf("%w: the standard input of container %q is closed (stdinOnce, or started by an earlier crisim)", ErrFailedPrecondition, id)
 	}
-	return attachTarget{logPath: c.logPath, in: c.in, tty: c.tty, stdinOnce: c.stdinOnce, exited: c.run.exited(), c: c}, nil
+	return t, nil
 }
 
-// attachPoll is how often an attach session reads new log entries.
-const attachPoll = 50 * time.Millisecond
+// output opens the session's view of the container's output, from now on.
+func (t attachTarget) output() (outputStream, error) {
+	if t.hub != nil {
+		return t.hub.subscribe(), nil
+	}
+	a, err := dialAttach(t.socket)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the output of container %q (has it exited?): %v", ErrFailedPrecondition, t.c.id, err)
+	}
+	return a, nil
+}
 
 func (s streamRuntime) Attach(ctx context.Context, id string, in io.Reader, out, errw io.WriteCloser, _ bool, resize <-chan remotecommandserver.TerminalSize) error {
 	t, err := s.r.attachTarget(id, in != nil)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(t.logPath)
+	// Subscribed before any input goes in: the output it causes shows.
+	src, err := t.output()
 	if err != nil {
-		return fmt.Errorf("%w: the log of container %q: %v", ErrFailedPrecondition, id, err)
-	}
-	defer f.Close()
-	// Output from now on: seek to the end before any input goes in.
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
 		return err
 	}
+	defer src.close()
+	stop := context.AfterFunc(ctx, src.close)
+	defer stop()
 	if t.tty && t.in != nil {
 		go func() {
 			for size := range resize {
@@ -208,25 +218,34 @@ func (s streamRuntime) Attach(ctx context.Context, id string, in io.Reader, out,
 			}
 		}()
 	}
-	follow := &logFollower{r: bufio.NewReaderSize(f, maxLogLine+128), out: out, errw: errw, tty: t.tty}
-	tick := time.NewTicker(attachPoll)
-	defer tick.Stop()
 	for {
-		if err := follow.readAvailable(); err != nil {
+		chunk, err := src.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			// The session ends with the container's output. The
+			// streaming protocol carries no exit code for attach
+			// (ServeAttach reports any error as an internal one), as
+			// with containerd.
+			return nil
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, errAttachBehind):
+			s.r.metrics.attachBehind.Inc()
+			return err
+		case err != nil:
 			return err
 		}
-		select {
-		case <-t.exited:
-			if err := follow.readAvailable(); err != nil {
-				return err
-			}
-			// The session ends with the container. The streaming protocol
-			// carries no exit code for attach (ServeAttach reports any
-			// error as an internal one), as with containerd.
-			return nil
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
+		// With a terminal everything is stdout; stderr goes only to a
+		// session that asked for it.
+		w := out
+		if chunk.stream == frameStderr {
+			w = errw
+		}
+		if w == nil {
+			continue
+		}
+		if _, err := w.Write(chunk.data); err != nil {
+			return err
 		}
 	}
 }
@@ -240,61 +259,6 @@ func (r *Runtime) closeStdin(c *container) {
 		c.in.close()
 		c.in = nil
 	}
-}
-
-// logFollower turns CRI log entries into the attached caller's output.
-type logFollower struct {
-	r         *bufio.Reader
-	out, errw io.Writer
-	tty       bool
-	partial   []byte // an entry not yet ended by its newline
-}
-
-// readAvailable writes every complete entry written so far.
-func (l *logFollower) readAvailable() error {
-	for {
-		chunk, err := l.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			l.partial = append(l.partial, chunk...)
-			continue
-		}
-		if err != nil { // io.EOF: wait for more
-			l.partial = append(l.partial, chunk...)
-			return nil
-		}
-		line := chunk
-		if len(l.partial) > 0 {
-			line = append(l.partial, chunk...)
-			l.partial = nil
-		}
-		if err := l.entry(line[:len(line)-1]); err != nil {
-			return err
-		}
-	}
-}
-
-// entry writes one "<time> <stream> <F|P> <content>" entry.
-func (l *logFollower) entry(e []byte) error {
-	parts := bytes.SplitN(e, []byte{' '}, 4)
-	if len(parts) < 3 {
-		return nil // not an entry
-	}
-	content := []byte{}
-	if len(parts) == 4 {
-		content = parts[3]
-	}
-	if string(parts[2]) == "F" {
-		content = append(content, '\n')
-	}
-	w := l.out
-	if string(parts[1]) == "stderr" && !l.tty && l.errw != nil {
-		w = l.errw
-	}
-	if w == nil {
-		return nil
-	}
-	_, err := w.Write(content)
-	return err
 }
 
 // ttyAttr is the SysProcAttr of a container with a terminal: a session

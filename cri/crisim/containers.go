@@ -40,7 +40,10 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 	pm := mountMap(cfg.GetMounts())
 	env = mapEnv(env, pm)
 
-	user := processUser(cfg.GetLinux().GetSecurityContext(), effectiveUID())
+	user, err := processUser(cfg.GetLinux().GetSecurityContext(), effectiveUID(), lookupUser)
+	if err != nil {
+		return nil, err
+	}
 	workingDir := mapPaths(cfg.GetWorkingDir(), pm)
 	if user != nil && workingDir == "" {
 		// crisim's own directory may be closed to that user; a container
@@ -318,6 +321,7 @@ func (r *Runtime) removeContainerLocked(c *container) error {
 		_ = r.store.remove(filepath.Join("exits", c.id+".json"))
 		_ = r.store.remove(filepath.Join("exits", c.id+".started.json"))
 		_ = r.store.remove(filepath.Join("exits", c.id+".start.lock"))
+		_ = r.store.remove(filepath.Join("exits", c.id+".attach.sock"))
 	}
 	if c.run != nil && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		c.run.kill() // only reachable if a start raced a sandbox removal

@@ -33,8 +33,10 @@
 // process with the container's working dir and env. A container created
 // with stdin gets a standard input crisim keeps open (a pipe; with tty, a
 // terminal that is also its stdout and stderr, a session leader): attach
-// writes to it and shows the output from the container's CRI log (see
-// attach.go); stdinOnce closes it when the first attach ends.
+// writes to it. Attach shows any process container's live output, as
+// the process writes it, log path or none: its shim (or crisim) fans the
+// output out to the log and every attach session (attach.go, output.go).
+// stdinOnce closes the input when the first attach ends.
 //
 // ModeSimulated: no processes at all, for scale tests with thousands of
 // containers. A started container runs until stopped, or exits on its own

@@ -1,9 +1,6 @@
 package crisim
 
 import (
-	"bufio"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -71,6 +68,9 @@ func (w *logWriter) close() {
 
 // entry writes one log entry; full says whether it ends a line.
 func (w *logWriter) entry(stream string, full bool, content []byte) {
+	if w.path == "" {
+		return // no log
+	}
 	tag := "P"
 	if full {
 		tag = "F"
@@ -89,26 +89,5 @@ func (w *logWriter) entry(stream string, full bool, content []byte) {
 	defer w.mu.Unlock()
 	if w.f != nil {
 		_, _ = w.f.Write(buf)
-	}
-}
-
-// copyLines turns what r yields into log entries on stream until r ends.
-func (w *logWriter) copyLines(stream string, r io.Reader) {
-	br := bufio.NewReaderSize(r, maxLogLine)
-	for {
-		line, err := br.ReadSlice('\n')
-		switch {
-		case err == nil:
-			w.entry(stream, true, line[:len(line)-1])
-		case errors.Is(err, bufio.ErrBufferFull):
-			w.entry(stream, false, line)
-		default:
-			// An unterminated last line stays partial, as containerd
-			// writes it: nothing ever completed it.
-			if len(line) > 0 {
-				w.entry(stream, false, line)
-			}
-			return
-		}
 	}
 }

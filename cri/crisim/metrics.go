@@ -15,6 +15,7 @@ type metrics struct {
 	pulls          *prometheus.CounterVec
 	events         *prometheus.CounterVec
 	eventOverflows prometheus.Counter
+	attachBehind   prometheus.Counter
 }
 
 // newMetrics creates the runtime's metrics and registers them on reg (nil:
@@ -49,6 +50,10 @@ func newMetrics(reg prometheus.Registerer, eventSubscribers func() float64) (*me
 			Name: "syncpod_crisim_event_subscriber_overflows_total",
 			Help: "GetContainerEvents streams closed because the subscriber fell behind.",
 		}),
+		attachBehind: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_crisim_attach_sessions_behind_total",
+			Help: "Attach sessions ended because they fell behind the container's output.",
+		}),
 	}
 	for _, s := range []string{"created", "running", "exited"} {
 		m.containers.WithLabelValues(s)
@@ -60,7 +65,7 @@ func newMetrics(reg prometheus.Registerer, eventSubscribers func() float64) (*me
 		Name: "syncpod_crisim_event_subscribers",
 		Help: "Open GetContainerEvents streams.",
 	}, eventSubscribers)
-	if err := promreg.Register(reg, m.containers, m.sandboxes, m.operations, m.exits, m.pulls, m.events, m.eventOverflows, subscribers); err != nil {
+	if err := promreg.Register(reg, m.containers, m.sandboxes, m.operations, m.exits, m.pulls, m.events, m.eventOverflows, m.attachBehind, subscribers); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -30,6 +30,8 @@ type procRunner struct {
 	session bool
 	sig     syscall.Signal
 	lw      *logWriter
+	// out fans the output out to the log and attach sessions.
+	out     *outputHub
 	done    chan struct{}
 	stopper stopper
 }
@@ -91,13 +93,14 @@ func (r *Runtime) startProcess(c *container, lw *logWriter) (*procRunner, error)
 	if stdio != nil {
 		c.in = stdio.end
 	}
-	p := &procRunner{pgid: cmd.Process.Pid, session: c.tty, sig: stopSignal(c.stopSignal), lw: lw, done: make(chan struct{})}
+	hub := newOutputHub(lw)
+	p := &procRunner{pgid: cmd.Process.Pid, session: c.tty, sig: stopSignal(c.stopSignal), lw: lw, out: hub, done: make(chan struct{})}
 	var readers sync.WaitGroup
 	readers.Add(1)
-	go func() { defer readers.Done(); lw.copyLines("stdout", outR) }()
+	go func() { defer readers.Done(); hub.pump(frameStdout, outR) }()
 	if errR != nil {
 		readers.Add(1)
-		go func() { defer readers.Done(); lw.copyLines("stderr", errR) }()
+		go func() { defer readers.Done(); hub.pump(frameStderr, errR) }()
 	}
 	r.running.Add(1)
 	go func() {
@@ -118,6 +121,7 @@ func (r *Runtime) startProcess(c *container, lw *logWriter) (*procRunner, error)
 			errR.Close()
 		}
 		<-drained
+		hub.end()
 		r.recordExit(c, code, "", "")
 		close(p.done)
 	}()

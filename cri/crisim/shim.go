@@ -67,6 +67,9 @@ type shimSpec struct {
 	// whose output is read from TTYMasterFD.
 	TTY         bool `json:"tty,omitempty"`
 	TTYMasterFD int  `json:"tty_master_fd,omitempty"`
+	// AttachSocket is where the shim serves the container's live output
+	// to attach sessions (output.go); "" for none.
+	AttachSocket string `json:"attach_socket,omitempty"`
 }
 
 // shimReply is the shim's one line on its stdout.
@@ -127,8 +130,21 @@ func RunShim(in io.Reader, out *os.File) int {
 		}
 		// StdinKeepFD stays open, unused, for the shim's life.
 	}
-	p, err := startGroup(spec.Argv, spec.Dir, spec.Env, spec.User, lw, stdio)
+	hub := newOutputHub(lw)
+	var attach *attachServer
+	if spec.AttachSocket != "" {
+		// Listening before the container starts: an attach right after
+		// StartContainer finds the socket.
+		if attach, err = listenAttach(spec.AttachSocket, hub); err != nil {
+			reply(shimReply{Error: err.Error()})
+			return 1
+		}
+	}
+	p, err := startGroup(spec.Argv, spec.Dir, spec.Env, spec.User, hub, stdio)
 	if err != nil {
+		if attach != nil {
+			attach.close(0)
+		}
 		reply(shimReply{Error: err.Error()})
 		return 1
 	}
@@ -149,6 +165,10 @@ func RunShim(in io.Reader, out *os.File) int {
 		}
 	}()
 	code := p.wait()
+	hub.end()
+	if attach != nil {
+		attach.close(pipeDrainTimeout)
+	}
 	lw.close()
 	b, _ := json.Marshal(exitRecord{ExitCode: code, FinishedAt: time.Now().UnixNano()})
 	if err := writeAtomic(spec.ExitFile, b); err != nil {
@@ -188,10 +208,10 @@ type group struct {
 }
 
 // startGroup execs argv in its own process group with stdout and stderr
-// going to lw, and standard input from stdio (nil: none). A container
+// going to out, and standard input from stdio (nil: none). A container
 // with a terminal leads a session of its own, the terminal its
 // controlling one, and its output is all stdout.
-func startGroup(argv []string, dir string, env []string, user *processCred, lw *logWriter, stdio *shimStdio) (*group, error) {
+func startGroup(argv []string, dir string, env []string, user *processCred, out *outputHub, stdio *shimStdio) (*group, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -207,7 +227,7 @@ func startGroup(argv []string, dir string, env []string, user *processCred, lw *
 		}
 		g := &group{pid: cmd.Process.Pid, cmd: cmd, outR: stdio.master}
 		g.read.Add(1)
-		go func() { defer g.read.Done(); lw.copyLines("stdout", stdio.master) }()
+		go func() { defer g.read.Done(); out.pump(frameStdout, stdio.master) }()
 		return g, nil
 	}
 	outR, outW, err := os.Pipe()
@@ -237,8 +257,8 @@ func startGroup(argv []string, dir string, env []string, user *processCred, lw *
 	}
 	g := &group{pid: cmd.Process.Pid, cmd: cmd, outR: outR, errR: errR}
 	g.read.Add(2)
-	go func() { defer g.read.Done(); lw.copyLines("stdout", outR) }()
-	go func() { defer g.read.Done(); lw.copyLines("stderr", errR) }()
+	go func() { defer g.read.Done(); out.pump(frameStdout, outR) }()
+	go func() { defer g.read.Done(); out.pump(frameStderr, errR) }()
 	return g, nil
 }
 
@@ -348,7 +368,8 @@ func (r *Runtime) startShim(c *container) (*shimRunner, error) {
 	// started, or failed to.
 	defer lock.Close()
 	spec := shimSpec{Argv: append(append([]string{}, c.command...), c.args...), Dir: dir, Env: c.env, LogPath: c.logPath, User: c.user,
-		ExitFile: r.store.exitFile(c.id), StartedFile: r.store.startedFile(c.id), BootID: r.boot, StartLockFD: 3}
+		ExitFile: r.store.exitFile(c.id), StartedFile: r.store.startedFile(c.id), BootID: r.boot, StartLockFD: 3,
+		AttachSocket: r.store.attachSocket(c.id)}
 	stdio, err := openStdio(c.stdin, c.tty)
 	if err != nil {
 		return nil, err

@@ -220,6 +220,12 @@ func (s *store) startedFile(id string) string {
 	return filepath.Join(s.dir, "exits", id+".started.json")
 }
 
+// attachSocket is where the container's shim serves its output to
+// attach sessions (output.go).
+func (s *store) attachSocket(id string) string {
+	return filepath.Join(s.dir, "exits", id+".attach.sock")
+}
+
 // startLockFile is the container's start lock (see takeStartLock).
 func (s *store) startLockFile(id string) string {
 	return filepath.Join(s.dir, "exits", id+".start.lock")

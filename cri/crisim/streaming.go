@@ -32,7 +32,8 @@ import (
 // process with the container's working directory and environment (in its
 // process group, unless it has a terminal); port-forward connects to the
 // port on 127.0.0.1, where a crisim container, a host process, listens.
-// Attach is refused: a crisim container's standard input is not kept.
+// Attach shows a process container's live output and writes to the input
+// of one created with stdin (attach.go).
 
 // ErrStreamingNotStarted: Exec, Attach or PortForward before ServeStreams.
 var ErrStreamingNotStarted = fmt.Errorf("%w: the streaming server is not running", ErrFailedPrecondition)

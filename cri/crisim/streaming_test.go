@@ -31,19 +31,7 @@ func streamingRuntime(t *testing.T) (r *Runtime, sandboxID, containerID string) 
 	if _, err := r.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: "x", Cmd: []string{"true"}, Stdout: true}); !errors.Is(err, ErrStreamingNotStarted) {
 		t.Fatalf("Exec before the streaming server runs: %v", err)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- r.ServeStreams(sctx, lis) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("ServeStreams: %v", err)
-		}
-	})
+	serveStreams(t, r)
 	sb := sandboxFor(t, r, "streams")
 	id, err := containerIn(t, r, sb, "app", []string{"sleep", "60"}, nil)
 	if err != nil {
@@ -52,14 +40,33 @@ func streamingRuntime(t *testing.T) (r *Runtime, sandboxID, containerID string) 
 	if _, err := r.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: id}); err != nil {
 		t.Fatal(err)
 	}
+	return r, sb, id
+}
+
+// serveStreams runs r's streaming server on a loopback port for the
+// test, and returns once it is up.
+func serveStreams(t *testing.T, r *Runtime) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- r.ServeStreams(sctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("ServeStreams: %v", err)
+		}
+	})
 	// The server is up once a URL can be had (ServeStreams set it).
 	for {
 		if _, err := r.streams.get(); err == nil {
-			break
+			return
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return r, sb, id
 }
 
 func execURL(t *testing.T, r *Runtime, req *runtimeapi.ExecRequest) *url.URL {
