@@ -65,6 +65,10 @@ REGISTRY=localhost:5000
 REGISTRY_LISTEN=127.0.0.1:5000
 PIDS=$D/pids
 
+# The sysctls the kubelet writes when it starts, which the run keeps to
+# copies of its own (namespace_up).
+SYSCTL_COPIES=(vm/overcommit_memory kernel/panic kernel/panic_on_oops)
+
 log() { echo "conformance: $*" >&2; }
 die() { log "$*"; exit 1; }
 
@@ -149,7 +153,7 @@ namespace_up() {
 	sleep 0.2
 	local f
 	# The kubelet rewrites these at start: copies are mounted over them.
-	for f in vm/overcommit_memory kernel/panic kernel/panic_on_oops; do
+	for f in "${SYSCTL_COPIES[@]}"; do
 		cat /proc/sys/$f >"$D/sysctl/${f##*/}"
 		nsx mount --bind "$D/sysctl/${f##*/}" /proc/sys/$f
 	done
@@ -392,6 +396,15 @@ cmd_up() {
 	*) die "CONFORMANCE_NODE=$NODE_KIND: syncpod or kubelet" ;;
 	esac
 	node_ready
+	if [[ -n ${CONFORMANCE_FEATURE_FOCUS:-} ]]; then
+		# A process in a user namespace may mount a proc of its own only
+		# where no proc mount has files hidden under other mounts; the
+		# copies hide three, and runc's mount of /proc fails (EPERM) for
+		# every pod with hostUsers: false. The kubelet wrote them when it
+		# started and does not again: the copies go before the specs run.
+		local f
+		for f in "${SYSCTL_COPIES[@]}"; do nsx umount /proc/sys/$f; done
+	fi
 	controllers_up
 	log "cluster up in $SECONDS s"
 }

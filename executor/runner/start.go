@@ -164,6 +164,15 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 	}
 	cfg.Envs = env
 	expandCommand(cfg)
+	if un := p.userns; un != nil {
+		// in a user namespace of its own, every mount carries the
+		// pod's mappings, for the runtime to mount it idmapped: the node's
+		// root-owned volume files are root's in the container, not the
+		// overflow user's.
+		for _, m := range cfg.GetMounts() {
+			m.UidMappings, m.GidMappings = un.GetUids(), un.GetGids()
+		}
+	}
 	sbCfg := p.sandboxConfig()
 	if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), name), 0o755); err != nil {
 		return failed("CreateContainerConfigError", fmt.Sprintf("create container log directory: %v", err))

@@ -37,7 +37,7 @@ func usernsEnv(t *testing.T, rt *critest.Runtime, path string) *env {
 	}
 	e.r, err = New(Config{
 		Runtime: runtimeclient.NewRuntime(rt, cm, runtimeclient.Timeouts{}), Images: runtimeclient.NewImages(e.img, cm, runtimeclient.Timeouts{}),
-		Backoff: store, Clock: e.clock, LogDir: e.logDir,
+		Backoff: store, Clock: e.clock, LogDir: e.logDir, PodDir: t.TempDir(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +101,24 @@ func TestUserNamespacesPerPod(t *testing.T) {
 			for _, m := range [][]*runtimeapi.IDMapping{u.GetUids(), u.GetGids()} {
 				if len(m) != 1 || m[0].GetHostId() != tc.host || m[0].GetContainerId() != 0 || m[0].GetLength() != 65536 {
 					t.Errorf("pod %s %s: mappings %v, want 0 -> %d for 65536 IDs", tc.uid, what, m, tc.host)
+				}
+			}
+		}
+		// every mount of a container in its own user namespace
+		// carries the mappings (idmapped); the node's carry none.
+		for _, c := range e.observe(t, tc.uid).GetContainers() {
+			mounts := rt.CreatedConfig(c.GetId()).GetMounts()
+			if len(mounts) == 0 {
+				t.Fatalf("pod %s: container %s has no mounts to check", tc.uid, c.GetId())
+			}
+			for _, m := range mounts {
+				idmapped := len(m.GetUidMappings()) == 1 && m.GetUidMappings()[0].GetHostId() == tc.host &&
+					len(m.GetGidMappings()) == 1 && m.GetGidMappings()[0].GetHostId() == tc.host
+				if tc.mode == runtimeapi.NamespaceMode_POD && !idmapped {
+					t.Errorf("pod %s: mount %s carries %v / %v, want the pod's mappings from %d", tc.uid, m.GetContainerPath(), m.GetUidMappings(), m.GetGidMappings(), tc.host)
+				}
+				if tc.mode != runtimeapi.NamespaceMode_POD && (len(m.GetUidMappings()) != 0 || len(m.GetGidMappings()) != 0) {
+					t.Errorf("pod %s on the node's user namespace: mount %s carries mappings", tc.uid, m.GetContainerPath())
 				}
 			}
 		}
