@@ -13,6 +13,10 @@
 //	                                          the kubelet and syncpod side by side, alternating (bench.Versus)
 //	syncpod-bench measure-apiserver --server https://127.0.0.1:P --ca DIR/ca.crt --token T --node N --label L --out r.json
 //	                                           pod created through the API server, bound to node N → Running (a watch)
+//	syncpod-bench scale-nodes --server ... --ca ... --token T --nodes FILE --side S --audit-log LOG --out r.json
+//	                                           many nodes of one side (kubemark or syncpod) under one control plane,
+//	                                           loaded with pods bound round-robin (bench.NodeScale)
+//	syncpod-bench scale-table r1.json r2.json  their Markdown tables (ratios of the second to the first)
 package main
 
 import (
@@ -46,7 +50,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR [NODE NODE-IP] | conformance [flags] | table FILE... | report [flags]")
+		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | scale-nodes [flags] | scale-table FILE... | pki DIR [NODE NODE-IP] | conformance [flags] | table FILE... | report [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -68,6 +72,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return versus(ctx, args[1:], stderr)
 	case "measure-apiserver":
 		return measureAPIServer(ctx, args[1:], stderr)
+	case "scale-nodes":
+		return scaleNodes(ctx, args[1:], stderr)
+	case "scale-table":
+		return scaleTable(args[1:], stdout, stderr)
 	case "pki":
 		var node *bench.NodePKI
 		switch {
