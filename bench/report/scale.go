@@ -47,6 +47,10 @@ same rate.
 - **API requests** come from the API server's audit log (Metadata level,
   every request, counted once at RequestReceived) by the node's user,
   per node per minute, by verb and resource.
+- **Events.** The hollow kubelet hands its events to a fake recorder
+  (upstream's choice: a real one reads the host's kernel log), so it sends
+  none; a syncpod node posts them as a kubelet does. One row leaves them
+  out of both sides.
 - **Ratios** are syncpod over kubemark.
 
 `
@@ -132,6 +136,7 @@ func ScaleTable(reps []bench.ScaleReport) string {
 		{"RSS idle (MB, shared pages whole)", func(r bench.ScaleReport) float64 { return r.Idle.Usage.RSS }, "%.1f"},
 		{"API requests a minute, idle", func(r bench.ScaleReport) float64 { return r.Idle.Requests.Total }, "%.1f"},
 		{"API requests a minute, under load", func(r bench.ScaleReport) float64 { return r.Load.Requests.Total }, "%.1f"},
+		{"API requests a minute under load, events left out", func(r bench.ScaleReport) float64 { return withoutEvents(r.Load.Requests) }, "%.1f"},
 		{"API requests a minute under load, busiest node", func(r bench.ScaleReport) float64 { return r.Load.Requests.MaxNode }, "%.1f"},
 	}
 	for _, rw := range rows {
@@ -230,6 +235,18 @@ func writeByKind(b *strings.Builder, reps []bench.ScaleReport) {
 	}
 }
 
+// withoutEvents is r's total less its requests on events (kubemark's
+// hollow kubelet records its events to a fake recorder and sends none).
+func withoutEvents(r bench.RequestRates) float64 {
+	t := r.Total
+	for c, v := range r.ByClass {
+		if _, res, _ := strings.Cut(c, " "); res == "events" {
+			t -= v
+		}
+	}
+	return t
+}
+
 func num(f string, v float64) string {
 	if math.IsNaN(v) {
 		return "—"
@@ -242,4 +259,72 @@ func ratio(a, b float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.2f×", b/a)
+}
+
+// ScaleDocument is a Scale section on its own, to be spliced into an
+// existing document (SpliceSection): its heading, when and where it was
+// measured (the rest of the document may come from other runs), the
+// method and the tables.
+func ScaleDocument(s ScaleSection, in Input) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", s.Title)
+	m := in.Machine
+	fmt.Fprintf(&b, "Generated on %s by `syncpod-bench report-scale`", in.Generated.UTC().Format("2006-01-02 15:04 MST"))
+	if in.Command != "" {
+		fmt.Fprintf(&b, " at the end of `%s`", in.Command)
+	}
+	b.WriteString(", from the results of that run")
+	if m.Cores > 0 {
+		fmt.Fprintf(&b, ", on %d cores", m.Cores)
+		if m.CPU != "" {
+			fmt.Fprintf(&b, " (%s)", m.CPU)
+		}
+	}
+	if m.MemoryBytes > 0 {
+		fmt.Fprintf(&b, " and %.1f GiB", float64(m.MemoryBytes)/(1<<30))
+	}
+	var comps []string
+	for _, c := range in.Components {
+		comps = append(comps, c.Name+" "+c.Version)
+	}
+	if len(comps) > 0 {
+		fmt.Fprintf(&b, "; %s", strings.Join(comps, ", "))
+	}
+	b.WriteString(". The rest of this document may come from other runs.\n\n")
+	b.WriteString(scaleMethod)
+	b.WriteString(ScaleTables(s.Reports))
+	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// SpliceSection puts section (a "## TITLE" heading and what follows it)
+// into doc in place of the section of the same heading, which runs to
+// the next "## " heading or the end; a doc without one gets it at its
+// end. The rest of doc is left as it is.
+func SpliceSection(doc, section string) string {
+	heading, _, _ := strings.Cut(section, "\n")
+	lines := strings.SplitAfter(doc, "\n")
+	start, end := -1, len(lines)
+	for i, l := range lines {
+		t := strings.TrimRight(l, "\n")
+		if start < 0 && t == heading {
+			start = i
+			continue
+		}
+		if start >= 0 && strings.HasPrefix(t, "## ") {
+			end = i
+			break
+		}
+	}
+	if start < 0 {
+		doc = strings.TrimRight(doc, "\n")
+		if doc == "" {
+			return section
+		}
+		return doc + "\n\n" + section
+	}
+	rest := strings.Join(lines[end:], "")
+	if rest != "" {
+		section += "\n"
+	}
+	return strings.Join(lines[:start], "") + section + rest
 }

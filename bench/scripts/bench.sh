@@ -94,18 +94,13 @@ version() { # NAME VERSION: log it and keep it for the document
 	VERSIONS[$1]=$2
 }
 
-# document [scale:]TITLE=FILE,FILE... ...: docs/benchmarks.md and its plots under
+# document TITLE=FILE,FILE... ...: docs/benchmarks.md and its plots under
 # docs/benchmarks/ (syncpod-bench report), one section per argument, each
 # the reports of one table printed above; the run's command is
 # BENCH_COMMAND (make passes its target).
 document() {
 	local args=() s n
-	for s in "$@"; do
-		case $s in
-		scale:*) args+=(--scale "${s#scale:}") ;; # a section of many nodes (scale-nodes.sh)
-		*) args+=(--section "$s") ;;
-		esac
-	done
+	for s in "$@"; do args+=(--section "$s"); done
 	for n in $(printf '%s\n' "${!VERSIONS[@]}" | sort); do args+=(--component "$n=${VERSIONS[$n]}"); done
 	"$BIN"/syncpod-bench report --out "$ROOT"/docs/benchmarks.md --command "${BENCH_COMMAND:-bench/scripts/bench.sh $MODE}" "${args[@]}"
 	log "the document: $ROOT/docs/benchmarks.md, its plots under $ROOT/docs/benchmarks/"
@@ -587,7 +582,7 @@ versus)
 	;;
 scale-nodes)
 	bench_scale_nodes
-	document "scale:Scale: many nodes under one control plane=$SCALE_FILES"
+	scale_document
 	;;
 *)
 	echo "usage: $0 syncpod|scale|kubelet|kubelet-api|versus|scale-nodes" >&2

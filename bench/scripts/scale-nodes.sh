@@ -82,6 +82,7 @@ node_kubeconfig() {
 
 SCALE_VERSION=""
 NODES_STARTED=""
+SCALE_FILES=()
 
 # start_kubemark COUNT NODESFILE: COUNT hollow kubelets, one process each.
 start_kubemark() {
@@ -195,5 +196,16 @@ bench_scale_nodes() {
 	cp_procs=()
 	echo
 	"$BIN"/syncpod-bench scale-table "${files[@]}" | tee "$SCALE"/table.md
-	SCALE_FILES=$(IFS=,; echo "${files[*]}")
+	SCALE_FILES=("${files[@]}")
+}
+
+# scale_document: the run's section put into docs/benchmarks.md in place
+# of the last one (syncpod-bench report-scale); the other targets'
+# sections and plots stay.
+scale_document() {
+	local args=() n
+	for n in $(printf '%s\n' "${!VERSIONS[@]}" | sort); do args+=(--component "$n=${VERSIONS[$n]}"); done
+	"$BIN"/syncpod-bench report-scale --doc "$ROOT"/docs/benchmarks.md --command "${BENCH_COMMAND:-bench/scripts/bench.sh $MODE}" \
+		"${args[@]}" "${SCALE_FILES[@]}"
+	log "the Scale section: $ROOT/docs/benchmarks.md"
 }

@@ -17,6 +17,8 @@
 //	                                           many nodes of one side (kubemark or syncpod) under one control plane,
 //	                                           loaded with pods bound round-robin (bench.NodeScale)
 //	syncpod-bench scale-table r1.json r2.json  their Markdown tables (ratios of the second to the first)
+//	syncpod-bench report-scale --doc docs/benchmarks.md r1.json r2.json
+//	                                           their section put into the document, the rest of it left as it is
 package main
 
 import (
@@ -50,7 +52,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | scale-nodes [flags] | scale-table FILE... | pki DIR [NODE NODE-IP] | conformance [flags] | table FILE... | report [flags]")
+		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | scale-nodes [flags] | scale-table FILE... | report-scale [flags] FILE... | pki DIR [NODE NODE-IP] | conformance [flags] | table FILE... | report [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -74,6 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return measureAPIServer(ctx, args[1:], stderr)
 	case "scale-nodes":
 		return scaleNodes(ctx, args[1:], stderr)
+	case "report-scale":
+		return reportScale(args[1:], time.Now(), stderr)
 	case "scale-table":
 		return scaleTable(args[1:], stdout, stderr)
 	case "pki":

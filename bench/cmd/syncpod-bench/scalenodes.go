@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"math"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/syncpod/syncpod/bench"
@@ -124,4 +127,40 @@ func writeJSON(v any, out string) error {
 		return err
 	}
 	return os.WriteFile(out, append(b, '\n'), 0o644)
+}
+
+// reportScale is `syncpod-bench report-scale`: the Scale section of
+// scale-nodes reports (report.ScaleDocument) put into an existing
+// benchmark document in place of the section of the same title, or at
+// its end; the rest of the document and its plots are left as they are,
+// so this target's run does not wipe the other targets' results.
+func reportScale(args []string, now time.Time, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report-scale", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	doc := fs.String("doc", "docs/benchmarks.md", "the document (Markdown) to put the section into; created when missing")
+	title := fs.String("title", "Scale: many nodes under one control plane", "the section's heading")
+	command := fs.String("command", "", "what made the run (e.g. \"make bench-scale\")")
+	var components componentsFlag
+	fs.Var(&components, "component", "a version the reports do not carry: NAME=VERSION (repeat)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	reps, err := readScaleReports(fs.Args())
+	if err != nil || len(reps) == 0 {
+		fmt.Fprintf(stderr, "report-scale: want scale-nodes reports as arguments: %v\n", err)
+		return 2
+	}
+	old, err := os.ReadFile(*doc)
+	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		fmt.Fprintf(stderr, "report-scale: %v\n", err)
+		return 1
+	}
+	in := report.Input{Command: *command, Generated: now, Machine: report.ReadMachine(os.DirFS("/")),
+		Components: append(components, report.Component{Name: "Go", Version: runtime.Version()})}
+	section := report.ScaleDocument(report.ScaleSection{Title: *title, Reports: reps}, in)
+	if err := os.WriteFile(*doc, []byte(report.SpliceSection(string(old), section)), 0o644); err != nil {
+		fmt.Fprintf(stderr, "report-scale: %v\n", err)
+		return 1
+	}
+	return 0
 }
