@@ -83,8 +83,11 @@ type auditEvent struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
-	RequestURI string    `json:"requestURI"`
-	Received   time.Time `json:"requestReceivedTimestamp"`
+	RequestURI     string    `json:"requestURI"`
+	Received       time.Time `json:"requestReceivedTimestamp"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
 }
 
 // RequestClass names an audited request by its verb and resource, as
@@ -114,18 +117,33 @@ func (w Window) Minutes() float64 { return w.To.Sub(w.From).Minutes() }
 // RequestCounts are audited requests by user, then by RequestClass.
 type RequestCounts map[string]map[string]int
 
+// AuditCounts are the requests of one window, and those that failed
+// (answered 400 or more) by class and code ("delete pods 409").
+type AuditCounts struct {
+	Requests RequestCounts
+	Failed   RequestCounts
+}
+
+func (c RequestCounts) add(user, class string) {
+	byClass := c[user]
+	if byClass == nil {
+		byClass = map[string]int{}
+		c[user] = byClass
+	}
+	byClass[class]++
+}
+
 // CountAudit counts the requests of an audit log (the API server's
 // --audit-log-path, JSON lines) received in each window, by user and
-// class. A request is counted at its RequestReceived stage only, so a
-// watch or a long request counts once however many stages the policy
-// logs; a log whose policy omits that stage counts ResponseStarted (the
-// opening of a watch) or ResponseComplete instead, one of the three per
-// request, by its audit id. Lines that are not audit events are an error
-// (a truncated last line is not: the log is read while written).
-func CountAudit(r io.Reader, windows []Window) ([]RequestCounts, error) {
-	out := make([]RequestCounts, len(windows))
+// class. A request counts once, at the first of its stages the log holds
+// (RequestReceived where the policy logs it), by its audit id; its
+// ResponseComplete stage, where logged, says whether it failed. Lines that
+// are not audit events are an error (a truncated last line is not: the
+// log is read while written).
+func CountAudit(r io.Reader, windows []Window) ([]AuditCounts, error) {
+	out := make([]AuditCounts, len(windows))
 	for i := range out {
-		out[i] = RequestCounts{}
+		out[i] = AuditCounts{Requests: RequestCounts{}, Failed: RequestCounts{}}
 	}
 	counted := map[string]bool{}
 	rd := bufio.NewReaderSize(r, 1<<20)
@@ -144,10 +162,8 @@ func CountAudit(r io.Reader, windows []Window) ([]RequestCounts, error) {
 			default:
 				return nil, fmt.Errorf("audit log line %d: stage %q is not an audit stage", line, ev.Stage)
 			}
+			first := ev.AuditID == "" || !counted[ev.AuditID]
 			if ev.AuditID != "" {
-				if counted[ev.AuditID] {
-					continue
-				}
 				counted[ev.AuditID] = true
 			}
 			var res, sub string
@@ -155,16 +171,18 @@ func CountAudit(r io.Reader, windows []Window) ([]RequestCounts, error) {
 				res, sub = ev.ObjectRef.Resource, ev.ObjectRef.Subresource
 			}
 			class := RequestClass(ev.Verb, res, sub)
+			failed := ev.ResponseStatus != nil && ev.ResponseStatus.Code >= 400 &&
+				(ev.Stage == "ResponseComplete" || ev.Stage == "Panic")
 			for i, w := range windows {
 				if !w.Contains(ev.Received) {
 					continue
 				}
-				byClass := out[i][ev.User.Username]
-				if byClass == nil {
-					byClass = map[string]int{}
-					out[i][ev.User.Username] = byClass
+				if first {
+					out[i].Requests.add(ev.User.Username, class)
 				}
-				byClass[class]++
+				if failed {
+					out[i].Failed.add(ev.User.Username, fmt.Sprintf("%s %d", class, ev.ResponseStatus.Code))
+				}
 			}
 		}
 		if err == io.EOF {
@@ -394,6 +412,8 @@ func PeakPSS(nodes []NodeProcs, snaps []Snapshot) float64 {
 type ScalePhase struct {
 	Usage    NodeUsage    `json:"usage"`
 	Requests RequestRates `json:"requests"`
+	// Failed are the requests answered 400 or more, by class and code.
+	Failed RequestRates `json:"failed"`
 }
 
 // ScaleReport is one side's run of NodeScale.

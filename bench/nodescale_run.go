@@ -439,8 +439,10 @@ func (a *APIServer) NodeScale(ctx context.Context, o NodeScaleOptions) (ScaleRep
 	for _, nd := range o.Nodes {
 		names = append(names, nd.Name)
 	}
-	rep.Idle.Requests = NodeRequestRates(counts[0], names, idle)
-	rep.Load.Requests = NodeRequestRates(counts[1], names, load)
+	rep.Idle.Requests = NodeRequestRates(counts[0].Requests, names, idle)
+	rep.Idle.Failed = NodeRequestRates(counts[0].Failed, names, idle)
+	rep.Load.Requests = NodeRequestRates(counts[1].Requests, names, load)
+	rep.Load.Failed = NodeRequestRates(counts[1].Failed, names, load)
 	if rep.NotRunning > 0 || rep.NotDeleted > 0 {
 		return rep, fmt.Errorf("%d pods not Running, %d not gone within %s", rep.NotRunning, rep.NotDeleted, o.Timeout)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,10 @@ func TestParseNodesFile(t *testing.T) {
 // auditLine is one audit event as kube-apiserver writes it (JSON lines,
 // Metadata level).
 func auditLine(id, stage, verb, user, resource, sub, at string) string {
+	return auditLineCode(id, stage, verb, user, resource, sub, at, 0)
+}
+
+func auditLineCode(id, stage, verb, user, resource, sub, at string, code int) string {
 	obj := ""
 	if resource != "" {
 		obj = `,"objectRef":{"resource":"` + resource + `","namespace":"default","name":"x","apiVersion":"v1"`
@@ -62,6 +67,9 @@ func auditLine(id, stage, verb, user, resource, sub, at string) string {
 			obj += `,"subresource":"` + sub + `"`
 		}
 		obj += `}`
+	}
+	if code != 0 {
+		obj += `,"responseStatus":{"metadata":{},"code":` + strconv.Itoa(code) + `}`
 	}
 	return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"` + id + `","stage":"` + stage +
 		`","requestURI":"/x","verb":"` + verb + `","user":{"username":"` + user + `","groups":["system:nodes","system:authenticated"]},` +
@@ -73,7 +81,10 @@ func TestCountAudit(t *testing.T) {
 	n0, n1 := NodeUser("n0"), NodeUser("n1")
 	log := auditLine("a1", "RequestReceived", "patch", n0, "pods", "status", "2026-01-01T00:00:10.000000Z") +
 		// The same request's later stages count once.
-		auditLine("a1", "ResponseComplete", "patch", n0, "pods", "status", "2026-01-01T00:00:10.000000Z") +
+		auditLineCode("a1", "ResponseComplete", "patch", n0, "pods", "status", "2026-01-01T00:00:10.000000Z", 200) +
+		// A failed one: counted as a request, and as a failure by its code.
+		auditLine("a7", "RequestReceived", "delete", n1, "pods", "", "2026-01-01T00:00:45.000000Z") +
+		auditLineCode("a7", "ResponseComplete", "delete", n1, "pods", "", "2026-01-01T00:00:45.000000Z", 409) +
 		auditLine("a2", "RequestReceived", "watch", n0, "pods", "", "2026-01-01T00:00:20.000000Z") +
 		auditLine("a3", "RequestReceived", "update", n1, "leases", "", "2026-01-01T00:00:30.000000Z") +
 		auditLine("a4", "RequestReceived", "get", n1, "", "", "2026-01-01T00:00:40.000000Z") +
@@ -98,31 +109,36 @@ func TestCountAudit(t *testing.T) {
 	}
 	want0 := RequestCounts{
 		n0:            {"patch pods/status": 1, "watch pods": 1},
-		n1:            {"update leases": 1, "get non-resource": 1},
+		n1:            {"update leases": 1, "get non-resource": 1, "delete pods": 1},
 		"bench-admin": {"create pods": 1},
 	}
 	want1 := RequestCounts{n1: {"watch nodes": 1}}
-	for i, want := range []RequestCounts{want0, want1} {
-		if len(got[i]) != len(want) {
-			t.Errorf("window %d: got %v, want %v", i, got[i], want)
+	failed0 := RequestCounts{n1: {"delete pods 409": 1}}
+	for i, want := range []RequestCounts{want0, want1, failed0, {}} {
+		g := got[i%2].Requests
+		if i >= 2 {
+			g = got[i%2].Failed
+		}
+		if len(g) != len(want) {
+			t.Errorf("case %d: got %v, want %v", i, g, want)
 			continue
 		}
 		for u, classes := range want {
 			for c, k := range classes {
-				if got[i][u][c] != k {
-					t.Errorf("window %d, %s, %s: got %d, want %d", i, u, c, got[i][u][c], k)
+				if g[u][c] != k {
+					t.Errorf("case %d, %s, %s: got %d, want %d", i, u, c, g[u][c], k)
 				}
 			}
-			if len(got[i][u]) != len(classes) {
-				t.Errorf("window %d, %s: got %v, want %v", i, u, got[i][u], classes)
+			if len(g[u]) != len(classes) {
+				t.Errorf("case %d, %s: got %v, want %v", i, u, g[u], classes)
 			}
 		}
 	}
 
-	rates := NodeRequestRates(got[0], []string{"n0", "n1", "n2"}, first)
-	// 4 node requests over 3 nodes and 1 minute; n2 sent none.
-	if math.Abs(rates.Total-4.0/3) > 1e-9 || rates.MaxNode != 2 {
-		t.Errorf("rates = %+v, want total 4/3 a node a minute, busiest 2", rates)
+	rates := NodeRequestRates(got[0].Requests, []string{"n0", "n1", "n2"}, first)
+	// 5 node requests over 3 nodes and 1 minute; n2 sent none.
+	if math.Abs(rates.Total-5.0/3) > 1e-9 || rates.MaxNode != 3 {
+		t.Errorf("rates = %+v, want total 5/3 a node a minute, busiest 3", rates)
 	}
 	if math.Abs(rates.ByClass["update leases"]-1.0/3) > 1e-9 {
 		t.Errorf("update leases = %v, want 1/3", rates.ByClass["update leases"])

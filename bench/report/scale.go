@@ -45,8 +45,9 @@ same rate.
   binary counted in part; RSS counts them whole), at the window's end;
   the peak is the largest of the samples taken under load.
 - **API requests** come from the API server's audit log (Metadata level,
-  every request, counted once at RequestReceived) by the node's user,
-  per node per minute, by verb and resource.
+  every request, counted once at RequestReceived; failed ones, answered
+  400 or more, from their ResponseComplete stage) by the node's user, per
+  node per minute, by verb and resource.
 - **Events.** The hollow kubelet hands its events to a fake recorder
   (upstream's choice: a real one reads the host's kernel log), so it sends
   none; a syncpod node posts them as a kubelet does. One row leaves them
@@ -173,12 +174,19 @@ func ScaleTable(reps []bench.ScaleReport) string {
 }
 
 // writeRequestClasses writes the requests per node per minute by class,
-// idle and under load, for each side: the classes any side sent at 0.05
-// a minute or more, busiest first.
+// idle and under load, for each side, then those that failed by class
+// and code.
 func writeRequestClasses(b *strings.Builder, reps []bench.ScaleReport) {
+	writeClasses(b, reps, "requests per node per minute", func(p bench.ScalePhase) map[string]float64 { return p.Requests.ByClass })
+	writeClasses(b, reps, "failed requests per node per minute (class and code)", func(p bench.ScalePhase) map[string]float64 { return p.Failed.ByClass })
+}
+
+// writeClasses writes one table of classes: those any side sent at 0.05
+// a minute or more, busiest first; nothing when there are none.
+func writeClasses(b *strings.Builder, reps []bench.ScaleReport, title string, of func(bench.ScalePhase) map[string]float64) {
 	peak := map[string]float64{}
 	for _, r := range reps {
-		for _, m := range []map[string]float64{r.Idle.Requests.ByClass, r.Load.Requests.ByClass} {
+		for _, m := range []map[string]float64{of(r.Idle), of(r.Load)} {
 			for c, v := range m {
 				peak[c] = math.Max(peak[c], v)
 			}
@@ -199,7 +207,7 @@ func writeRequestClasses(b *strings.Builder, reps []bench.ScaleReport) {
 		}
 		return classes[i] < classes[j]
 	})
-	head := []string{"requests per node per minute"}
+	head := []string{title}
 	for _, r := range reps {
 		head = append(head, r.Side+", idle", r.Side+", load")
 	}
@@ -207,7 +215,7 @@ func writeRequestClasses(b *strings.Builder, reps []bench.ScaleReport) {
 	for _, c := range classes {
 		cells := []string{"`" + c + "`"}
 		for _, r := range reps {
-			cells = append(cells, num("%.2f", r.Idle.Requests.ByClass[c]), num("%.2f", r.Load.Requests.ByClass[c]))
+			cells = append(cells, num("%.2f", of(r.Idle)[c]), num("%.2f", of(r.Load)[c]))
 		}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}

@@ -23,7 +23,8 @@ func scaleReports() []bench.ScaleReport {
 			CPUByKind: map[string]float64{"planner": 0.1, "crisim": 0.15}, PSSByKind: map[string]float64{"planner": 40, "crisim": 35}},
 			Requests: bench.RequestRates{ByClass: map[string]float64{"update leases": 6}, Total: 6}},
 		Load: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 8, PeakPSS: 90, CPUByKind: map[string]float64{"planner": 5, "crisim": 3}},
-			Requests: bench.RequestRates{ByClass: map[string]float64{"patch pods/status": 50, "create events": 150}, Total: 206}},
+			Requests: bench.RequestRates{ByClass: map[string]float64{"patch pods/status": 50, "create events": 150}, Total: 206},
+			Failed:   bench.RequestRates{ByClass: map[string]float64{"delete pods 409": 3}, Total: 3}},
 		Errors: []string{"create load-00001: API server: 500"},
 	}
 	// A second node count, to be a table of its own.
@@ -52,6 +53,8 @@ func TestScaleTables(t *testing.T) {
 		// Classes busiest first; one under 0.05 a minute left out.
 		"| `create events` | 0.00 | 0.00 | 0.00 | 150.00 |",
 		"syncpod per node by process: crisim 0.15 % idle, 3.00 % under load, 35.0 MB PSS; planner 0.10 % idle, 5.00 % under load, 40.0 MB PSS.",
+		"| failed requests per node per minute (class and code) | kubemark, idle | kubemark, load | syncpod, idle | syncpod, load |",
+		"| `delete pods 409` | 0.00 | 0.00 | 0.00 | 3.00 |",
 		"- kubemark (kubemark v1.37.2), 5 nodes, started 2026-01-02T03:04:05Z",
 		"- syncpod (unknown version), 5 nodes",
 		"errors: create load-00001: API server: 500",

@@ -14,8 +14,9 @@
 #
 # The control plane (apiserver_up) gets its own ports, the Node authorizer
 # and NodeRestriction, one token a node (user system:node:NAME, group
-# system:nodes) and an audit policy logging every request's metadata once
-# (at RequestReceived) to $API/audit.log, which the driver counts by user.
+# system:nodes) and an audit policy logging every request's metadata when
+# it is received and when it is answered (the code) to $API/audit.log,
+# which the driver counts by user.
 # A hollow kubelet writes its root directory and its fake runtime's socket
 # under /tmp: each runs in a private mount namespace with its own
 # directory bound over /tmp, gone with it. Its kubelet server listens on
@@ -49,7 +50,7 @@ scale_apiserver_up() {
 	cat >"$SCALE"/audit-policy.yaml <<-YAML
 		apiVersion: audit.k8s.io/v1
 		kind: Policy
-		omitStages: [ResponseStarted, ResponseComplete]
+		omitStages: [ResponseStarted]
 		rules:
 		- level: Metadata
 	YAML
