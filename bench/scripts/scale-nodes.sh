@@ -155,6 +155,34 @@ start_syncpod_nodes() {
 	done
 }
 
+# stop_children PID...: SIGTERM to each of them that is still this
+# shell's child (a pid already reaped and taken by another program is left
+# alone: with hundreds of processes started, reuse is likely), up to 15 s
+# for all to end, then SIGKILL to those left; reaps them.
+stop_children() {
+	local p left deadline=$((SECONDS + 15))
+	for p in "$@"; do mine "$p" && kill -TERM "$p" 2>/dev/null; done
+	while ((SECONDS < deadline)); do
+		left=0
+		for p in "$@"; do
+			if mine "$p" && [[ $(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null) != Z ]]; then
+				left=1
+				break
+			fi
+		done
+		((left)) || break
+		sleep 0.2
+	done
+	for p in "$@"; do mine "$p" && kill -KILL "$p" 2>/dev/null; done
+	for p in "$@"; do wait "$p" 2>/dev/null || true; done
+}
+
+# mine PID: the process is this shell's child (its command has no space,
+# so the fourth field of its stat is its parent).
+mine() {
+	[[ $(cut -d' ' -f4 "/proc/$1/stat" 2>/dev/null) == "$$" ]]
+}
+
 # delete_side_nodes SIDE: the side's Node objects, once its processes are gone.
 delete_side_nodes() {
 	curl -sf -o /dev/null --cacert "$API"/pki/ca.crt -H "Authorization: Bearer $API_TOKEN" -X DELETE \
@@ -176,7 +204,9 @@ run_scale_side() {
 		--nodes "$nodes" --side "$side" --version "$SCALE_VERSION" --nodes-started "$NODES_STARTED" \
 		--pods-per-node "${BENCH_SCALE_PODS:-30}" --rate "${BENCH_SCALE_RATE:-20}" --idle "${BENCH_SCALE_IDLE:-60s}" \
 		--timeout "${BENCH_SCALE_TIMEOUT:-10m}" --audit-log "$SCALE"/audit.log --out "$3" || rc=$?
-	stop_procs
+	stop_children "${procs[@]}"
+	procs=()
+	log "$side: nodes stopped"
 	delete_side_nodes "$side"
 	return $rc
 }
@@ -195,6 +225,7 @@ bench_scale_nodes() {
 	done
 	stop_pids "${cp_procs[@]}"
 	cp_procs=()
+	log "control plane stopped"
 	echo
 	"$BIN"/syncpod-bench scale-table "${files[@]}" | tee "$SCALE"/table.md
 	SCALE_FILES=("${files[@]}")
