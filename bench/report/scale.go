@@ -39,7 +39,9 @@ same rate.
 - **CPU** is user + system time from ` + "`/proc/PID/stat`" + `, summed over a node's
   processes, over the idle window (the nodes Ready, no pods) and the load
   window (first create to last pod gone), in percent of one core per
-  node (the mean over the nodes; max: the busiest node).
+  node (the mean over the nodes; max: the busiest node), and under load
+  also as CPU time per pod (the window grows with the node count, so the
+  percentage alone shrinks).
 - **Memory** is PSS from ` + "`/proc/PID/smaps_rollup`" + `, summed over a node's
   processes (pages shared with the other nodes' copies of the same
   binary counted in part; RSS counts them whole), at the window's end;
@@ -132,6 +134,7 @@ func ScaleTable(reps []bench.ScaleReport) string {
 		{"CPU idle, busiest node", func(r bench.ScaleReport) float64 { return r.Idle.Usage.CPUMax }, "%.2f"},
 		{"CPU under load (% of a core)", func(r bench.ScaleReport) float64 { return r.Load.Usage.CPU }, "%.2f"},
 		{"CPU under load, busiest node", func(r bench.ScaleReport) float64 { return r.Load.Usage.CPUMax }, "%.2f"},
+		{"CPU time under load per pod (ms)", cpuPerPod, "%.1f"},
 		{"PSS idle (MB)", func(r bench.ScaleReport) float64 { return r.Idle.Usage.PSS }, "%.1f"},
 		{"PSS peak under load (MB)", func(r bench.ScaleReport) float64 { return r.Load.Usage.PeakPSS }, "%.1f"},
 		{"RSS idle (MB, shared pages whole)", func(r bench.ScaleReport) float64 { return r.Idle.Usage.RSS }, "%.1f"},
@@ -241,6 +244,16 @@ func writeByKind(b *strings.Builder, reps []bench.ScaleReport) {
 		}
 		fmt.Fprintf(b, "%s per node by process: %s.\n\n", r.Side, strings.Join(parts, "; "))
 	}
+}
+
+// cpuPerPod is a node's CPU time over the load window per pod it ran, in
+// ms: unlike the percentage, it does not shrink as more nodes share a
+// longer window.
+func cpuPerPod(r bench.ScaleReport) float64 {
+	if r.PodsPerNode <= 0 {
+		return math.NaN()
+	}
+	return r.Load.Usage.CPU / 100 * r.Load.Usage.WindowSecs / float64(r.PodsPerNode) * 1000
 }
 
 // withoutEvents is r's total less its requests on events (kubemark's

@@ -14,7 +14,7 @@ func scaleReports() []bench.ScaleReport {
 		Startup: bench.Sample{0.1, 0.2, 0.4}, Deletion: bench.Sample{1, 2},
 		Idle: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 0.5, PSS: 50, CPUByKind: map[string]float64{"kubemark": 0.5}},
 			Requests: bench.RequestRates{ByClass: map[string]float64{"get leases": 6, "update leases": 6, "watch pods": 0.01}, Total: 12}},
-		Load: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 4, PeakPSS: 60},
+		Load: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 4, PeakPSS: 60, WindowSecs: 15},
 			Requests: bench.RequestRates{ByClass: map[string]float64{"patch pods/status": 100}, Total: 112}},
 	}
 	s := bench.ScaleReport{Side: "syncpod", Nodes: 5, PodsPerNode: 30, CreateRate: 20, Started: at,
@@ -22,7 +22,7 @@ func scaleReports() []bench.ScaleReport {
 		Idle: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 0.25, PSS: 75,
 			CPUByKind: map[string]float64{"planner": 0.1, "crisim": 0.15}, PSSByKind: map[string]float64{"planner": 40, "crisim": 35}},
 			Requests: bench.RequestRates{ByClass: map[string]float64{"update leases": 6}, Total: 6}},
-		Load: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 8, PeakPSS: 90, CPUByKind: map[string]float64{"planner": 5, "crisim": 3}},
+		Load: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 8, PeakPSS: 90, WindowSecs: 15, CPUByKind: map[string]float64{"planner": 5, "crisim": 3}},
 			Requests: bench.RequestRates{ByClass: map[string]float64{"patch pods/status": 50, "create events": 150}, Total: 206},
 			Failed:   bench.RequestRates{ByClass: map[string]float64{"delete pods 409": 3}, Total: 3}},
 		Errors: []string{"create load-00001: API server: 500"},
@@ -48,6 +48,8 @@ func TestScaleTables(t *testing.T) {
 		"| pod startup p50 (s) | 0.200 | 0.300 | 1.50× |",
 		"| CPU idle (% of a core) | 0.50 | 0.25 | 0.50× |",
 		"| PSS peak under load (MB) | 60.0 | 90.0 | 1.50× |",
+		// 4 % of a core over 15 s is 0.6 s of CPU, over 30 pods 20 ms.
+		"| CPU time under load per pod (ms) | 20.0 | 40.0 | 2.00× |",
 		"| API requests a minute, under load | 112.0 | 206.0 | 1.84× |",
 		"| API requests a minute under load, events left out | 112.0 | 56.0 | 0.50× |",
 		// Classes busiest first; one under 0.05 a minute left out.
