@@ -126,6 +126,12 @@ func ScaleTable(reps []bench.ScaleReport) string {
 		{"pod startup p90 (s)", pct(0.9), "%.3f"},
 		{"pod startup p99 (s)", pct(0.99), "%.3f"},
 		{"pods not Running in time", func(r bench.ScaleReport) float64 { return float64(r.NotRunning) }, "%.0f"},
+		{"creates a second, achieved (all nodes)", func(r bench.ScaleReport) float64 {
+			if !(r.CreatedSeconds > 0) {
+				return math.NaN()
+			}
+			return float64(r.Nodes*r.PodsPerNode) / r.CreatedSeconds
+		}, "%.1f"},
 		{"first create → last pod Running (s)", func(r bench.ScaleReport) float64 { return r.RunningSeconds }, "%.1f"},
 		{"deletion p50 (s)", del(0.5), "%.3f"},
 		{"deletion p99 (s)", del(0.99), "%.3f"},
