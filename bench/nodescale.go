@@ -450,6 +450,11 @@ type ScaleReport struct {
 	CreatedSeconds float64 `json:"created_seconds"`
 	RunningSeconds float64 `json:"running_seconds"`
 	DeletedSeconds float64 `json:"deleted_seconds"`
+	// Join are the nodes' requests from their start to the idle window
+	// (registering, the first lists and watches, the settling), over
+	// JoinSeconds.
+	Join        RequestRates `json:"join"`
+	JoinSeconds float64      `json:"join_seconds"`
 	// Idle is the nodes Ready and without pods; Load from the first
 	// create to the last pod gone.
 	Idle ScalePhase `json:"idle"`

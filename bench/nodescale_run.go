@@ -431,7 +431,8 @@ func (a *APIServer) NodeScale(ctx context.Context, o NodeScaleOptions) (ScaleRep
 		return rep, err
 	}
 	defer f.Close()
-	counts, err := CountAudit(f, []Window{idle, load})
+	join := Window{From: started, To: idle.From}
+	counts, err := CountAudit(f, []Window{idle, load, join})
 	if err != nil {
 		return rep, err
 	}
@@ -443,6 +444,8 @@ func (a *APIServer) NodeScale(ctx context.Context, o NodeScaleOptions) (ScaleRep
 	rep.Idle.Failed = NodeRequestRates(counts[0].Failed, names, idle)
 	rep.Load.Requests = NodeRequestRates(counts[1].Requests, names, load)
 	rep.Load.Failed = NodeRequestRates(counts[1].Failed, names, load)
+	rep.Join = NodeRequestRates(counts[2].Requests, names, join)
+	rep.JoinSeconds = join.To.Sub(join.From).Seconds()
 	if rep.NotRunning > 0 || rep.NotDeleted > 0 {
 		return rep, fmt.Errorf("%d pods not Running, %d not gone within %s", rep.NotRunning, rep.NotDeleted, o.Timeout)
 	}

@@ -145,6 +145,9 @@ func TestNodeScale(t *testing.T) {
 	if rep.Idle.Usage.PSS <= 0 || rep.Load.Usage.PeakPSS <= 0 || rep.Load.Usage.WindowSecs <= 0 {
 		t.Errorf("usage idle %+v, load %+v: want the process's memory and the load window", rep.Idle.Usage, rep.Load.Usage)
 	}
+	if rep.JoinSeconds <= 0 {
+		t.Errorf("join window %v s, want the time from the call to the idle window", rep.JoinSeconds)
+	}
 	if rep.Nodes != 3 || rep.PodsPerNode != 4 || rep.Side != "fake" {
 		t.Errorf("report header %+v", rep)
 	}

@@ -144,6 +144,12 @@ func ScaleTable(reps []bench.ScaleReport) string {
 		{"PSS idle (MB)", func(r bench.ScaleReport) float64 { return r.Idle.Usage.PSS }, "%.1f"},
 		{"PSS peak under load (MB)", func(r bench.ScaleReport) float64 { return r.Load.Usage.PeakPSS }, "%.1f"},
 		{"RSS idle (MB, shared pages whole)", func(r bench.ScaleReport) float64 { return r.Idle.Usage.RSS }, "%.1f"},
+		{"API requests from start to idle (all, a node)", func(r bench.ScaleReport) float64 {
+			if !(r.JoinSeconds > 0) {
+				return math.NaN() // a report from before it was counted
+			}
+			return r.Join.Total * r.JoinSeconds / 60
+		}, "%.0f"},
 		{"API requests a minute, idle", func(r bench.ScaleReport) float64 { return r.Idle.Requests.Total }, "%.1f"},
 		{"API requests a minute, under load", func(r bench.ScaleReport) float64 { return r.Load.Requests.Total }, "%.1f"},
 		{"API requests a minute under load, events left out", func(r bench.ScaleReport) float64 { return withoutEvents(r.Load.Requests) }, "%.1f"},
@@ -152,10 +158,15 @@ func ScaleTable(reps []bench.ScaleReport) string {
 	for _, rw := range rows {
 		cells := []string{rw.name}
 		vals := []float64{}
+		measured := false
 		for _, r := range reps {
 			v := rw.val(r)
 			vals = append(vals, v)
 			cells = append(cells, num(rw.f, v))
+			measured = measured || !math.IsNaN(v)
+		}
+		if !measured {
+			continue // no side has it
 		}
 		if two {
 			cells = append(cells, ratio(vals[0], vals[1]))

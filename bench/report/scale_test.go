@@ -17,7 +17,7 @@ func scaleReports() []bench.ScaleReport {
 		Load: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 4, PeakPSS: 60, WindowSecs: 15},
 			Requests: bench.RequestRates{ByClass: map[string]float64{"patch pods/status": 100}, Total: 112}},
 	}
-	s := bench.ScaleReport{Side: "syncpod", Nodes: 5, PodsPerNode: 30, CreateRate: 20, Started: at, CreatedSeconds: 10,
+	s := bench.ScaleReport{Join: bench.RequestRates{Total: 30}, JoinSeconds: 30, Side: "syncpod", Nodes: 5, PodsPerNode: 30, CreateRate: 20, Started: at, CreatedSeconds: 10,
 		Startup: bench.Sample{0.2, 0.3, 0.8}, Deletion: bench.Sample{1, 1},
 		Idle: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 0.25, PSS: 75,
 			CPUByKind: map[string]float64{"planner": 0.1, "crisim": 0.15}, PSSByKind: map[string]float64{"planner": 40, "crisim": 35}},
@@ -49,6 +49,8 @@ func TestScaleTables(t *testing.T) {
 		// kubemark's report has no creates' time: no rate, no ratio.
 		"| creates a second, achieved (all nodes) | — | 15.0 | — |",
 		"| CPU idle (% of a core) | 0.50 | 0.25 | 0.50× |",
+		// 30 a minute over 30 s.
+		"| API requests from start to idle (all, a node) | — | 15 | — |",
 		"| PSS peak under load (MB) | 60.0 | 90.0 | 1.50× |",
 		// 4 % of a core over 15 s is 0.6 s of CPU, over 30 pods 20 ms.
 		"| CPU time under load per pod (ms) | 20.0 | 40.0 | 2.00× |",
@@ -77,6 +79,11 @@ func TestScaleTables(t *testing.T) {
 	one := ScaleTable(scaleReports()[2:])
 	if strings.Contains(one, " / ") || !strings.Contains(one, "| per node | syncpod |") {
 		t.Errorf("a lone side's table:\n%s", one)
+	}
+	// A row no report has is left out.
+	kOnly := ScaleTable(scaleReports()[1:2])
+	if strings.Contains(kOnly, "from start to idle") || !strings.Contains(kOnly, "pod startup p50") {
+		t.Errorf("a row no report has is shown, or the others are not:\n%s", kOnly)
 	}
 }
 
