@@ -15,6 +15,13 @@
 // their plots by package bench/report (docs/benchmarks.md). Nothing here
 // asserts timing: the numbers are printed.
 //
+// Many nodes under one control plane (NodeScale, make bench-scale): one
+// side's nodes, upstream's hollow kubelet or syncpod nodes on crisim in
+// simulated mode, loaded with pods bound round-robin through a
+// kube-apiserver; pod startup from a watch, the nodes' requests from the
+// API server's audit log (CountAudit), their CPU and memory from /proc
+// (Usage), written up as the Scale section (report.ScaleTables).
+//
 // The driver is bench/cmd/syncpod-bench; bench/scripts/bench.sh starts the
 // runtimes and the agents for the make targets (mk/bench.mk).
 package bench

@@ -24,7 +24,18 @@
 # writes the document of its run, docs/benchmarks.md, with its plots under
 # docs/benchmarks/ (package bench/report): the target and syncpod's
 # version are named in it.
-.PHONY: bench bench-kubelet bench-kubelet-api bench-versus bench-build
+#   make bench-scale     many nodes under one control plane: upstream's hollow
+#                        kubelet (kubemark v1.37.2, built once into the cache)
+#                        against syncpod nodes on crisim in simulated mode, one
+#                        side after the other, 30 pods a node created at 20/s
+#                        bound round-robin, then deleted; pod startup
+#                        percentiles, API requests a node a minute (the API
+#                        server's audit log), CPU and memory a node.
+#                        BENCH_SCALE_NODES (default 50; e.g. "10 20" runs both
+#                        sides at each count) and the other BENCH_SCALE_* knobs
+#                        of bench/scripts/scale-nodes.sh
+#
+.PHONY: bench bench-kubelet bench-kubelet-api bench-versus bench-scale bench-build
 
 # The driver, built beside the services `make build` puts in bin/ (it is
 # its own module, bench/, so `make build` leaves it out).
@@ -44,3 +55,6 @@ bench-kubelet-api: build bench-build containerd-deps containerd-images
 
 bench-versus: build bench-build containerd-deps containerd-images
 	$(BENCH_ENV) bench/scripts/bench.sh versus
+
+bench-scale: build bench-build
+	$(BENCH_ENV) bench/scripts/bench.sh scale-nodes

@@ -15,8 +15,11 @@
 # resolving its much larger import graph does not change the module the
 # components are built from. ginkgo is the CLI that runs e2e.test in parallel
 # processes, at the version that graph requires; agnhost is the suite's
-# all-purpose test program (the heart of its test images), from the same graph. Every build runs at nice 19:
-# it only takes CPU nobody else wants.
+# all-purpose test program (the heart of its test images), from the same graph.
+# kubemark is the upstream hollow node (a kubelet on a fake runtime, as the
+# scalability tests run many of them); only `make bench-scale` asks for it,
+# and it is built in a module directory of its own too. Every build runs at
+# nice 19: it only takes CPU nobody else wants.
 #
 #   K8S_VERSION        the Kubernetes release (default below)
 #   SYNCPOD_K8S_CACHE  where builds are kept (default /var/cache/syncpod/k8s,
@@ -29,12 +32,12 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-v1.37.2}
 GO=${GO:-go}
 if [ $# -eq 0 ]; then
-  echo "usage: $0 kubelet|kube-apiserver|kubectl|kube-scheduler|kube-controller-manager|e2e.test|ginkgo|agnhost ..." >&2
+  echo "usage: $0 kubelet|kube-apiserver|kubectl|kube-scheduler|kube-controller-manager|kubemark|e2e.test|ginkgo|agnhost ..." >&2
   exit 2
 fi
 for c in "$@"; do
   case $c in
-    kubelet|kube-apiserver|kubectl|kube-scheduler|kube-controller-manager|e2e.test|ginkgo|agnhost) ;;
+    kubelet|kube-apiserver|kubectl|kube-scheduler|kube-controller-manager|kubemark|e2e.test|ginkgo|agnhost) ;;
     *) echo "k8sbin: unknown component $c" >&2; exit 2 ;;
   esac
 done
@@ -68,9 +71,9 @@ write_gomod() {
 
 # The test binary and its runner: own module directory, own lock (the build
 # takes tens of CPU minutes and must not hold up the components).
-e2e=(); comps=()
+e2e=(); comps=(); hollow=()
 for c in "$@"; do
-  case $c in e2e.test|ginkgo|agnhost) e2e+=("$c") ;; *) comps+=("$c") ;; esac
+  case $c in e2e.test|ginkgo|agnhost) e2e+=("$c") ;; kubemark) hollow+=("$c") ;; *) comps+=("$c") ;; esac
 done
 e2e_missing=()
 for c in "${e2e[@]}"; do
@@ -118,6 +121,31 @@ if [ ${#e2e_missing[@]} -gt 0 ]; then
       mv "$root/bin/$c.tmp" "$root/bin/$c"
       echo "k8sbin: built $c in $(( $(date +%s) - start )) s" >&2
     done
+  )
+fi
+# The hollow node: its own module directory and lock, like the test
+# binary, so that its import graph (the kubelet's and kube-proxy's with
+# fake runtimes) leaves the components' module as it is.
+if [ ${#hollow[@]} -gt 0 ] && [ ! -x "$root/bin/kubemark" ]; then
+  (
+    exec 7>"$root/.lock-kubemark"
+    flock 7
+    [ -x "$root/bin/kubemark" ] && exit 0
+    hsrc=$root/src-kubemark
+    mkdir -p "$hsrc"
+    start=$(date +%s)
+    if [ ! -f "$hsrc/.tidy-done" ]; then
+      echo "k8sbin: resolving k8s.io/kubernetes/cmd/kubemark@$K8S_VERSION (once per version)" >&2
+      write_gomod "$hsrc"
+      printf '//go:build tools\n\npackage kbuild\n\nimport _ "k8s.io/kubernetes/cmd/kubemark"\n' > "$hsrc/tools.go"
+      (cd "$hsrc" && GOWORK=off GOFLAGS=-mod=mod nice -n 19 $GO mod tidy >&2)
+      touch "$hsrc/.tidy-done"
+    fi
+    echo "k8sbin: building kubemark $K8S_VERSION into $root/bin at nice 19 (cached for later runs)" >&2
+    (cd "$hsrc" && gobuild build -trimpath -ldflags "$ldflags" \
+      -o "$root/bin/kubemark.tmp" k8s.io/kubernetes/cmd/kubemark >&2)
+    mv "$root/bin/kubemark.tmp" "$root/bin/kubemark"
+    echo "k8sbin: built kubemark in $(( $(date +%s) - start )) s" >&2
   )
 fi
 if [ ${#comps[@]} -eq 0 ]; then

@@ -23,6 +23,9 @@ type Input struct {
 	// Sections are the run's tables, in order: each the reports that
 	// bench.Table puts side by side.
 	Sections []Section
+	// Scale are the sections of many nodes under one control plane
+	// (scale.go), after Sections.
+	Scale []ScaleSection
 	// PlotDir is the plots' directory relative to the document (e.g.
 	// "benchmarks"), for the links.
 	PlotDir string
@@ -74,6 +77,9 @@ func Render(in Input) (Output, error) {
 		}
 		writeSection(&b, in.PlotDir, s, plots)
 		out.Plots = append(out.Plots, plots...)
+	}
+	for _, s := range in.Scale {
+		writeScaleSection(&b, s)
 	}
 	out.Markdown = []byte(strings.TrimRight(b.String(), "\n") + "\n")
 	return out, nil

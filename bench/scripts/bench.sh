@@ -20,6 +20,10 @@
 #                         same host-network busybox pod created bound to each
 #                         (spec.nodeName) → Running as a watch sees it,
 #                         BENCH_API_RUNS rounds (default 20, after 2 warm-up)
+#   bench.sh scale-nodes  many nodes under one control plane: upstream's hollow
+#                         kubelet (kubemark), then syncpod nodes on crisim in
+#                         simulated mode, loaded with pods bound round-robin
+#                         (scale-nodes.sh says how; make bench-scale)
 #   bench.sh versus       the kubelet and syncpod running at once, each on its own
 #                         identical private containerd, their starts by manifest
 #                         file (1 pod, 10 pods and their deletion) alternating
@@ -376,7 +380,11 @@ run_versus() { # KUBELET_OUT SYNCPOD_OUT
 # The API-server path (kubelet-api): one control plane for both nodes.
 API=$B/api
 API_PORT=19443
+ETCD_PORT=19379 # and the next one, its peer port
 API_TOKEN=
+API_AUTHZ=RBAC
+API_EXTRA_ARGS=() # more kube-apiserver flags (scale-nodes: the audit log)
+API_EXTRA_TOKENS="" # more lines of its token file
 apiserver_up() {
 	local bin etcd
 	bin=$("$ROOT"/mk/k8sbin.sh kube-apiserver kubelet)
@@ -390,21 +398,23 @@ apiserver_up() {
 	"$BIN"/syncpod-bench pki "$API"/pki
 	API_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 	echo "$API_TOKEN,bench-admin,bench-admin,system:masters" >"$API"/pki/tokens.csv
+	printf '%s' "$API_EXTRA_TOKENS" >>"$API"/pki/tokens.csv
+	local peer=$((ETCD_PORT + 1))
 	"$etcd" --name=default --data-dir="$API"/etcd \
-		--listen-client-urls=http://127.0.0.1:19379 --advertise-client-urls=http://127.0.0.1:19379 \
-		--listen-peer-urls=http://127.0.0.1:19380 --initial-advertise-peer-urls=http://127.0.0.1:19380 \
-		--initial-cluster=default=http://127.0.0.1:19380 --log-level=warn >"$API"/etcd.log 2>&1 &
+		--listen-client-urls=http://127.0.0.1:$ETCD_PORT --advertise-client-urls=http://127.0.0.1:$ETCD_PORT \
+		--listen-peer-urls=http://127.0.0.1:$peer --initial-advertise-peer-urls=http://127.0.0.1:$peer \
+		--initial-cluster=default=http://127.0.0.1:$peer --log-level=warn >"$API"/etcd.log 2>&1 &
 	cp_procs+=($!)
 	version kube-apiserver "$("$bin"/kube-apiserver --version)"
-	"$bin"/kube-apiserver --etcd-servers=http://127.0.0.1:19379 \
+	"$bin"/kube-apiserver --etcd-servers=http://127.0.0.1:$ETCD_PORT \
 		--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port=$API_PORT \
 		--cert-dir="$API"/apiserver-certs \
 		--tls-cert-file="$API"/pki/apiserver.crt --tls-private-key-file="$API"/pki/apiserver.key \
 		--service-account-key-file="$API"/pki/sa.key --service-account-signing-key-file="$API"/pki/sa.key \
 		--service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.0.0.0/24 \
-		--authorization-mode=RBAC --token-auth-file="$API"/pki/tokens.csv \
+		--authorization-mode=$API_AUTHZ --token-auth-file="$API"/pki/tokens.csv \
 		--endpoint-reconciler-type=none --enable-priority-and-fairness=false --profiling=false \
-		>"$API"/kube-apiserver.log 2>&1 &
+		"${API_EXTRA_ARGS[@]}" >"$API"/kube-apiserver.log 2>&1 &
 	cp_procs+=($!)
 	local pid=$!
 	for _ in $(seq 600); do
@@ -504,6 +514,9 @@ k8s_built() {
 	"$ROOT"/mk/k8sbin.sh kube-apiserver kubelet >/dev/null
 }
 
+# The scale-nodes mode's functions.
+. "$ROOT"/bench/scripts/scale-nodes.sh
+
 mkdir -p "$B"
 rm -f "$B"/containerd-*.log
 MODE=${1:-}
@@ -567,8 +580,12 @@ versus)
 	"$BIN"/syncpod-bench table "$B"/versus-kubelet.json "$B"/versus-syncpod.json | tee "$B"/table-versus.md
 	document "The kubelet and syncpod side by side=$B/versus-kubelet.json,$B/versus-syncpod.json"
 	;;
+scale-nodes)
+	bench_scale_nodes
+	scale_document
+	;;
 *)
-	echo "usage: $0 syncpod|scale|kubelet|kubelet-api|versus" >&2
+	echo "usage: $0 syncpod|scale|kubelet|kubelet-api|versus|scale-nodes" >&2
 	exit 2
 	;;
 esac

@@ -15,6 +15,12 @@
 //	                                           pod created through the API server, bound to node N → Running (a watch)
 //	syncpod-bench registry [--listen 127.0.0.1:5000] ARCHIVE...
 //	                                           OCI image-layout archives served read-only over plain HTTP (package imageregistry)
+//	syncpod-bench scale-nodes --server ... --ca ... --token T --nodes FILE --side S --audit-log LOG --out r.json
+//	                                           many nodes of one side (kubemark or syncpod) under one control plane,
+//	                                           loaded with pods bound round-robin (bench.NodeScale)
+//	syncpod-bench scale-table r1.json r2.json  their Markdown tables (ratios of the second to the first)
+//	syncpod-bench report-scale --doc docs/benchmarks.md r1.json r2.json
+//	                                           their section put into the document, the rest of it left as it is
 package main
 
 import (
@@ -48,7 +54,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR [NODE NODE-IP] | conformance [flags] | registry [flags] ARCHIVE... | table FILE... | report [flags]")
+		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR [NODE NODE-IP] | conformance [flags] | registry [flags] ARCHIVE... | scale-nodes [flags] | scale-table FILE... | report-scale [flags] FILE... | table FILE... | report [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -72,6 +78,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return measureAPIServer(ctx, args[1:], stderr)
 	case "registry":
 		return serveRegistry(ctx, args[1:], stderr)
+	case "scale-nodes":
+		return scaleNodes(ctx, args[1:], stderr)
+	case "report-scale":
+		return reportScale(args[1:], time.Now(), stderr)
+	case "scale-table":
+		return scaleTable(args[1:], stdout, stderr)
 	case "pki":
 		var node *bench.NodePKI
 		switch {

@@ -59,12 +59,14 @@ func writeDocument(args []string, now time.Time, stderr io.Writer) int {
 	var sections sectionsFlag
 	var components componentsFlag
 	fs.Var(&sections, "section", "a table: TITLE=FILE[,FILE...], the reports bench.Table puts side by side (repeat for more, in order)")
+	var scale sectionsFlag
+	fs.Var(&scale, "scale", "a section of many nodes: TITLE=FILE[,FILE...], scale-nodes reports (repeat for more)")
 	fs.Var(&components, "component", "a version the reports do not carry: NAME=VERSION (repeat)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if len(sections) == 0 || fs.NArg() > 0 || !strings.HasSuffix(*out, ".md") {
-		fmt.Fprintln(stderr, "report: want --out FILE.md and one --section or more, and no arguments")
+	if len(sections)+len(scale) == 0 || fs.NArg() > 0 || !strings.HasSuffix(*out, ".md") {
+		fmt.Fprintln(stderr, "report: want --out FILE.md and one --section or --scale or more, and no arguments")
 		return 2
 	}
 	in := report.Input{
@@ -80,6 +82,14 @@ func writeDocument(args []string, now time.Time, stderr io.Writer) int {
 			return 1
 		}
 		in.Sections = append(in.Sections, report.Section{Title: s.title, Reports: reports})
+	}
+	for _, s := range scale {
+		reps, err := readScaleReports(s.files)
+		if err != nil {
+			fmt.Fprintf(stderr, "report: %s: %v\n", s.title, err)
+			return 1
+		}
+		in.Scale = append(in.Scale, report.ScaleSection{Title: s.title, Reports: reps})
 	}
 	plotDir := strings.TrimSuffix(*out, ".md")
 	in.PlotDir = filepath.Base(plotDir)

@@ -1,0 +1,130 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncpod/syncpod/bench"
+)
+
+func scaleReports() []bench.ScaleReport {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	k := bench.ScaleReport{Side: "kubemark", Version: "kubemark v1.37.2", Nodes: 5, PodsPerNode: 30, CreateRate: 20, Started: at,
+		Startup: bench.Sample{0.1, 0.2, 0.4}, Deletion: bench.Sample{1, 2},
+		Idle: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 0.5, PSS: 50, CPUByKind: map[string]float64{"kubemark": 0.5}},
+			Requests: bench.RequestRates{ByClass: map[string]float64{"get leases": 6, "update leases": 6, "watch pods": 0.01}, Total: 12}},
+		Load: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 4, PeakPSS: 60, WindowSecs: 15},
+			Requests: bench.RequestRates{ByClass: map[string]float64{"patch pods/status": 100}, Total: 112}},
+	}
+	s := bench.ScaleReport{Join: bench.RequestRates{Total: 30}, JoinSeconds: 30, Side: "syncpod", Nodes: 5, PodsPerNode: 30, CreateRate: 20, Started: at, CreatedSeconds: 10,
+		Startup: bench.Sample{0.2, 0.3, 0.8}, Deletion: bench.Sample{1, 1},
+		Idle: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 0.25, PSS: 75,
+			CPUByKind: map[string]float64{"planner": 0.1, "crisim": 0.15}, PSSByKind: map[string]float64{"planner": 40, "crisim": 35}},
+			Requests: bench.RequestRates{ByClass: map[string]float64{"update leases": 6}, Total: 6}},
+		Load: bench.ScalePhase{Usage: bench.NodeUsage{CPU: 8, PeakPSS: 90, WindowSecs: 15, CPUByKind: map[string]float64{"planner": 5, "crisim": 3}},
+			Requests: bench.RequestRates{ByClass: map[string]float64{"patch pods/status": 50, "create events": 150}, Total: 206},
+			Failed:   bench.RequestRates{ByClass: map[string]float64{"delete pods 409": 3}, Total: 3}},
+		Errors: []string{"create load-00001: API server: 500"},
+	}
+	// A second node count, to be a table of its own.
+	k10 := k
+	k10.Nodes = 10
+	return []bench.ScaleReport{k10, k, s}
+}
+
+func TestScaleTables(t *testing.T) {
+	got := ScaleTables(scaleReports())
+	i5 := strings.Index(got, "### 5 nodes, 30 pods a node (150 pods, created at 20/s)")
+	i10 := strings.Index(got, "### 10 nodes, 30 pods a node (300 pods, created at 20/s)")
+	if i5 < 0 || i10 < 0 || i10 < i5 {
+		t.Fatalf("want a table for 5 nodes, then one for 10:\n%s", got)
+	}
+	five := got[i5:i10]
+	for _, want := range []string{
+		"| per node | kubemark | syncpod | syncpod / kubemark |",
+		// p99 by nearest rank of three samples is the largest.
+		"| pod startup p99 (s) | 0.400 | 0.800 | 2.00× |",
+		"| pod startup p50 (s) | 0.200 | 0.300 | 1.50× |",
+		// kubemark's report has no creates' time: no rate, no ratio.
+		"| creates a second, achieved (all nodes) | — | 15.0 | — |",
+		"| CPU idle (% of a core) | 0.50 | 0.25 | 0.50× |",
+		// 30 a minute over 30 s.
+		"| API requests from start to idle (all, a node) | — | 15 | — |",
+		"| PSS peak under load (MB) | 60.0 | 90.0 | 1.50× |",
+		// 4 % of a core over 15 s is 0.6 s of CPU, over 30 pods 20 ms.
+		"| CPU time under load per pod (ms) | 20.0 | 40.0 | 2.00× |",
+		"| API requests a minute, under load | 112.0 | 206.0 | 1.84× |",
+		"| API requests a minute under load, events left out | 112.0 | 56.0 | 0.50× |",
+		// Classes busiest first; one under 0.05 a minute left out.
+		"| `create events` | 0.00 | 0.00 | 0.00 | 150.00 |",
+		"syncpod per node by process: crisim 0.15 % idle, 3.00 % under load, 35.0 MB PSS; planner 0.10 % idle, 5.00 % under load, 40.0 MB PSS.",
+		"| failed requests per node per minute (class and code) | kubemark, idle | kubemark, load | syncpod, idle | syncpod, load |",
+		"| `delete pods 409` | 0.00 | 0.00 | 0.00 | 3.00 |",
+		"- kubemark (kubemark v1.37.2), 5 nodes, started 2026-01-02T03:04:05Z",
+		"- syncpod (unknown version), 5 nodes",
+		"errors: create load-00001: API server: 500",
+	} {
+		if !strings.Contains(five, want) {
+			t.Errorf("the 5-node table lacks %q:\n%s", want, five)
+		}
+	}
+	if strings.Contains(got, "watch pods") {
+		t.Error("a class under 0.05 a minute is listed")
+	}
+	if strings.Index(five, "`create events`") > strings.Index(five, "`patch pods/status`") {
+		t.Error("classes are not busiest first")
+	}
+	// One side alone: no ratio column.
+	one := ScaleTable(scaleReports()[2:])
+	if strings.Contains(one, " / ") || !strings.Contains(one, "| per node | syncpod |") {
+		t.Errorf("a lone side's table:\n%s", one)
+	}
+	// A row no report has is left out.
+	kOnly := ScaleTable(scaleReports()[1:2])
+	if strings.Contains(kOnly, "from start to idle") || !strings.Contains(kOnly, "pod startup p50") {
+		t.Errorf("a row no report has is shown, or the others are not:\n%s", kOnly)
+	}
+}
+
+func TestSpliceSection(t *testing.T) {
+	section := "## Scale\n\nnew\n"
+	for _, tc := range []struct{ name, doc, want string }{
+		{"empty document", "", "## Scale\n\nnew\n"},
+		{"appended at the end", "# B\n\n## A\n\na\n", "# B\n\n## A\n\na\n\n## Scale\n\nnew\n"},
+		{"replaces the last section", "# B\n\n## A\n\na\n\n## Scale\n\nold\nold\n", "# B\n\n## A\n\na\n\n## Scale\n\nnew\n"},
+		{"replaces a middle section, keeps what follows", "# B\n\n## Scale\n\nold\n\n## C\n\nc\n", "# B\n\n## Scale\n\nnew\n\n## C\n\nc\n"},
+		{"a heading that only starts the same is another section", "## Scale up\n\nx\n", "## Scale up\n\nx\n\n## Scale\n\nnew\n"},
+		{"its own ### headings stay inside it", "## Scale\n\n### 5 nodes\n\nold\n\n## D\n", "## Scale\n\nnew\n\n## D\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SpliceSection(tc.doc, section); got != tc.want {
+				t.Errorf("SpliceSection(%q):\ngot  %q\nwant %q", tc.doc, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestScaleDocument(t *testing.T) {
+	in := Input{Command: "make bench-scale", Generated: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC),
+		Machine: Machine{Cores: 2, CPU: "Test CPU", MemoryBytes: 4 << 30}, Components: []Component{{"syncpod", "v1"}}}
+	got := ScaleDocument(ScaleSection{Title: "Scale", Reports: scaleReports()}, in)
+	for _, want := range []string{
+		"## Scale\n\nGenerated on 2026-01-02 03:04 UTC by `syncpod-bench report-scale` at the end of `make bench-scale`",
+		"on 2 cores (Test CPU) and 4.0 GiB; syncpod v1.",
+		"No scheduler runs",
+		"### 5 nodes",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the section lacks %q:\n%s", want, got)
+		}
+	}
+	// Rendered with the whole document, the section comes after the others.
+	out, err := Render(Input{Generated: in.Generated, Scale: []ScaleSection{{Title: "Scale", Reports: scaleReports()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out.Markdown), "## Scale\n\n") || !strings.Contains(string(out.Markdown), "### 10 nodes") {
+		t.Errorf("Render left the Scale section out:\n%s", out.Markdown)
+	}
+}
