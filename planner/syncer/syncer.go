@@ -48,8 +48,15 @@ type Options struct {
 	// cleaned up (default 10 s).
 	HousekeepingPeriod time.Duration
 	// RPCTimeout bounds each call to the PLEG or the executor, including
-	// GetPodStatus's wait for a fresh status (default 30 s).
+	// GetPodStatus's wait for a fresh status (default 30 s), but
+	// ApplyActions.
 	RPCTimeout time.Duration
+	// ApplyTimeout bounds an ApplyActions call, a kill's grace period
+	// added (default DefaultApplyTimeout): long enough for the executor's
+	// own bounds of the runtime calls of one pass (an image pull, a
+	// sandbox) to end a slow one, rather than the planner abandoning
+	// work the executor is still doing.
+	ApplyTimeout time.Duration
 	// Logger; default discard.
 	Logger *slog.Logger
 	// Registerer receives the sync loop's metrics; nil registers nothing.
@@ -150,6 +157,9 @@ func New(opts Options) (*Syncer, error) {
 	}
 	if opts.RPCTimeout <= 0 {
 		opts.RPCTimeout = 30 * time.Second
+	}
+	if opts.ApplyTimeout <= 0 {
+		opts.ApplyTimeout = DefaultApplyTimeout
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -540,7 +550,7 @@ func (s *Syncer) apply(ctx context.Context, tl *timeline.Sync, pod *syncpodv1.Po
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout+killTime(pod))
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ApplyTimeout+killTime(pod))
 	defer cancel()
 	endExec := tl.Stage(timeline.StageExecutor)
 	resp, err := s.opts.Executor.ApplyActions(ctx, pod, observed, actions, cfg)
@@ -551,6 +561,13 @@ func (s *Syncer) apply(ctx context.Context, tl *timeline.Sync, pod *syncpodv1.Po
 	}
 	return resp, nil
 }
+
+// DefaultApplyTimeout is the default bound of an ApplyActions call: the
+// executor's default bounds of an image pull (10 min) and of one more
+// runtime call (2 min, the kubelet's runtime request timeout). A pass on
+// a loaded node can take well over the other calls' 30 s (a burst of
+// pods on one runtime); abandoned, its work is redone by the next sync.
+const DefaultApplyTimeout = 12 * time.Minute
 
 // killTime is the longest a kill of the pod may take: its grace period.
 func killTime(pod *syncpodv1.Pod) time.Duration {

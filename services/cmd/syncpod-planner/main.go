@@ -64,7 +64,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	imageFsDir := fs.String("image-fs-dir", "", "directory on the runtime's image filesystem, for the imagefs signals; empty means --data-dir (whose filesystem gives the nodefs signals)")
 	allocCPU := fs.String("allocatable-cpu", "", "CPU the node offers its pods (a Kubernetes quantity, e.g. 3 or 3500m), against which an in-place resize is admitted, deferred or found infeasible; empty means every CPU of the machine, as the node agent reports its allocatable; 0 admits every resize")
 	allocMemory := fs.String("allocatable-memory", "", "memory the node offers its pods (a Kubernetes quantity, e.g. 6Gi), as --allocatable-cpu; empty means the machine's MemTotal")
-	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG (a kill adds the pod's grace period)")
+	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG but ApplyActions (--apply-timeout)")
+	applyTimeout := fs.Duration("apply-timeout", syncer.DefaultApplyTimeout, "bound of an ApplyActions call to the executor (a kill adds the pod's grace period): as long as the executor's own bounds of an image pull and a runtime call, so that a slow pass on a loaded node is not abandoned and redone")
 	shutdownGrace := fs.Duration("shutdown-grace-period", 0, "graceful node shutdown: the time the node's pods are given to stop, regular pods first (the kubelet's shutdownGracePeriod; whole seconds, 0 disables)")
 	shutdownCritical := fs.Duration("shutdown-grace-period-critical-pods", 0, "the part of --shutdown-grace-period kept for critical pods (priority 2000000000 and above), ended last (the kubelet's shutdownGracePeriodCriticalPods)")
 	shutdownLogind := fs.Bool("shutdown-logind", true, "with a shutdown grace period: hold a logind shutdown delay inhibitor lock and shut the pods down on logind's PrepareForShutdown (where a system bus answers)")
@@ -158,6 +159,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		ResyncPeriod:        *resync,
 		HousekeepingPeriod:  *housekeeping,
 		RPCTimeout:          *rpcTimeout,
+		ApplyTimeout:        *applyTimeout,
 		Logger:              logger,
 		Registerer:          reg,
 		Timeline:            timelines,
