@@ -20,6 +20,15 @@
 #                         same host-network busybox pod created bound to each
 #                         (spec.nodeName) → Running as a watch sees it,
 #                         BENCH_API_RUNS rounds (default 20, after 2 warm-up)
+#   bench.sh density      a whole node under many pods: one private control plane,
+#                         the kubelet joined as node bench-kubelet and syncpod
+#                         (syncpod-node) as bench-syncpod at once, each on its own
+#                         identical private containerd; their turns alternate
+#                         round by round: DENSITY_PODS pods created at DENSITY_RATE
+#                         pods/s (the pod-startup SLI's percentiles), then each of
+#                         DENSITY_BURSTS created at once (until all run, until all
+#                         are deleted), idling at the first for the agents' CPU and
+#                         memory; the document's Density section (only that)
 #   bench.sh versus       the kubelet and syncpod running at once, each on its own
 #                         identical private containerd, their starts by manifest
 #                         file (1 pod, 10 pods and their deletion) alternating
@@ -39,6 +48,10 @@
 #                   measures begin (in its own phase and side by side), into
 #                   .tmp/bench/PHASE-SERVICE.pprof (go tool pprof -top FILE);
 #                   the services run with --profiling (default: none)
+#   DENSITY_PODS, DENSITY_RATE, DENSITY_BURSTS, DENSITY_ROUNDS, DENSITY_IDLE
+#                   the density run's sizes (default 100 pods at 5/s, bursts
+#                   110,250, 2 rounds, a 30s idle window); e.g. DENSITY_PODS=10
+#                   DENSITY_BURSTS=20 DENSITY_ROUNDS=1 DENSITY_IDLE=5s for a quick run
 #   BENCH_SETTLE    seconds to wait at most, before each phase of the side-by-side
 #                   runs, for the 1-minute load average to fall below the number of
 #                   cores (default 120; 0 skips): the 50-pod rows leave a load of 30
@@ -436,33 +449,80 @@ measure_api() { # NODE LABEL OUT
 		--runs "${BENCH_API_RUNS:-20}" --out "$3"
 }
 
-run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
+start_kubelet_api() { # SOCK NODE [YAML]: a real kubelet on that runtime, joined as NODE; sets KUBELET_PID
 	local bin d=$B/kubelet
 	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
 	rm -rf "$d"
 	mkdir -p "$d"/{root,pki,pod-logs,plugins,sysctl}
-	kubelet_prepare "$d" "$SOCK" 19350 19348 \
-		'evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'
+	kubelet_prepare "$d" "$1" 19350 19348 \
+		'evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'"${3:+
+$3}"
 	version kubelet "$("$bin"/kubelet --version)"
 	unshare --mount --propagation slave "$ROOT"/bench/scripts/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
 		--config "$d"/config.yaml --kubeconfig "$API"/kubeconfig --root-dir "$d"/root --cert-dir "$d"/pki \
-		--hostname-override bench-kubelet >"$d"/kubelet.log 2>&1 &
+		--hostname-override "$2" >"$d"/kubelet.log 2>&1 &
 	procs+=($!)
-	measure_api bench-kubelet kubelet "$1" || { log "kubelet log: $d/kubelet.log"; tail -n 30 "$d"/kubelet.log >&2; return 1; }
+	KUBELET_PID=$!
+}
+
+run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
+	start_kubelet_api "$SOCK" bench-kubelet
+	measure_api bench-kubelet kubelet "$1" || { log "kubelet log: $B/kubelet/kubelet.log"; tail -n 30 "$B"/kubelet/kubelet.log >&2; return 1; }
 	stop_procs
 }
 
-run_syncpod_api() { # OUT — syncpod (planner, executor, PLEG, syncpod-node) as node bench-syncpod
-	local d=$B/syncpod-api pids=()
-	start_syncpod "$SOCK" "$d" 193
-	"$BIN"/syncpod-node --kubeconfig "$API"/kubeconfig --node-name bench-syncpod \
-		--listen "unix://$d/node.sock" --metrics-listen 127.0.0.1:19305 \
-		--planner "unix://$d/planner.sock" --cri-endpoint "unix://$SOCK" --node-ip 127.0.0.1 --root-dir "$d" \
+start_syncpod_api() { # SOCK DIR PORTS NODE [FLAGS...]: syncpod's services and syncpod-node on that runtime, joined as NODE; sets SYNCPOD_PIDS (all four)
+	local sock=$1 d=$2 mp=$3 node=$4
+	shift 4
+	start_syncpod "$sock" "$d" "$mp"
+	"$BIN"/syncpod-node --kubeconfig "$API"/kubeconfig --node-name "$node" \
+		--listen "unix://$d/node.sock" --metrics-listen 127.0.0.1:${mp}05 \
+		--planner "unix://$d/planner.sock" --cri-endpoint "unix://$sock" --node-ip 127.0.0.1 --root-dir "$d" \
 		--eviction-hard "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%" \
-		>"$d"/node.log 2>&1 &
+		"$@" >"$d"/node.log 2>&1 &
 	procs+=($!)
+	SYNCPOD_PIDS+=,$!
+}
+
+run_syncpod_api() { # OUT — syncpod (planner, executor, PLEG, syncpod-node) as node bench-syncpod
+	local d=$B/syncpod-api
+	start_syncpod_api "$SOCK" "$d" 193 bench-syncpod
 	measure_api bench-syncpod syncpod "$1" || { log "syncpod-node log: $d/node.log"; tail -n 30 "$d"/node.log >&2; return 1; }
 	stop_procs
+}
+
+# bench_density: both nodes of one control plane at once, each on its own
+# runtime, the density rows alternating (syncpod-bench measure-density);
+# then the document's Density section.
+bench_density() {
+	local bursts=${DENSITY_BURSTS:-110,250} maxpods=110 n d=$B/syncpod-density
+	for n in ${bursts//,/ }; do ((n + 10 > maxpods)) && maxpods=$((n + 10)); done
+	apiserver_up
+	runtime_up
+	runtime2_up
+	settle "the density run"
+	start_kubelet_api "$SOCK" bench-kubelet "maxPods: $maxpods"
+	# The planner at info, as the kubelet logs at its default verbosity
+	# (start_syncpod's debug log of every sync costs CPU at hundreds of pods).
+	PLANNER_ARGS+=(--log-level info)
+	start_syncpod_api "$SOCK2" "$d" 194 bench-syncpod --max-pods "$maxpods"
+	log "kubelet pid $KUBELET_PID, syncpod pids $SYNCPOD_PIDS, --max-pods $maxpods on both"
+	"$BIN"/syncpod-bench measure-density --server https://127.0.0.1:$API_PORT --ca "$API"/pki/ca.crt --token "$API_TOKEN" \
+		--image "$BUSYBOX" --kubelet-node bench-kubelet --kubelet-cri-endpoint "unix://$SOCK" --kubelet-pids "$KUBELET_PID" \
+		--syncpod-node bench-syncpod --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-pids "$SYNCPOD_PIDS" \
+		--pods "${DENSITY_PODS:-100}" --rate "${DENSITY_RATE:-5}" --bursts "$bursts" --rounds "${DENSITY_ROUNDS:-2}" \
+		--idle "${DENSITY_IDLE:-30s}" --out "$B"/density.json ||
+		{ log "logs: $B/kubelet/kubelet.log, $d/node.log"; tail -n 20 "$B"/kubelet/kubelet.log "$d"/node.log >&2; return 1; }
+	stop_procs
+	runtime_down
+	runtime2_down
+	stop_pids "${cp_procs[@]}"
+	cp_procs=()
+	"$BIN"/syncpod-bench report --out "$ROOT"/docs/benchmarks.md --density "$B"/density.json \
+		--command "${BENCH_COMMAND:-bench/scripts/bench.sh density}" \
+		--component "kubelet=${VERSIONS[kubelet]:-unknown}" --component "kube-apiserver=${VERSIONS[kube-apiserver]:-unknown}" \
+		--component "syncpod=${VERSIONS[syncpod]}"
+	log "the document's Density section: $ROOT/docs/benchmarks.md, its plots $ROOT/docs/benchmarks/density-*.svg"
 }
 
 # settle waits (up to BENCH_SETTLE seconds) for the 1-minute load average
@@ -560,6 +620,10 @@ kubelet-api)
 	bench_api
 	document "The API-server path=$B/kubelet-api.json,$B/syncpod-api.json"
 	;;
+density)
+	k8s_built
+	bench_density
+	;;
 versus)
 	k8s_built
 	run_versus "$B"/versus-kubelet.json "$B"/versus-syncpod.json
@@ -568,7 +632,7 @@ versus)
 	document "The kubelet and syncpod side by side=$B/versus-kubelet.json,$B/versus-syncpod.json"
 	;;
 *)
-	echo "usage: $0 syncpod|scale|kubelet|kubelet-api|versus" >&2
+	echo "usage: $0 syncpod|scale|kubelet|kubelet-api|density|versus" >&2
 	exit 2
 	;;
 esac
