@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,8 +80,10 @@ type DensityReport struct {
 	Rate   float64  `json:"rate"`
 	Bursts []int    `json:"bursts"`
 	// IdleSeconds is the idle CPU window.
-	IdleSeconds float64        `json:"idle_seconds"`
-	Rounds      []DensityRound `json:"rounds"`
+	IdleSeconds float64 `json:"idle_seconds"`
+	// Parallel is how many requests a burst had in flight.
+	Parallel int            `json:"parallel"`
+	Rounds   []DensityRound `json:"rounds"`
 }
 
 // DensityRound is one agent's turn of one round.
@@ -450,7 +454,7 @@ func (a *APIServer) Density(ctx context.Context, sa, sb DensitySide, o DensityOp
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	rep := DensityReport{Started: time.Now(), Load: LoadAverage(), Runtimes: map[string]string{}, Agents: []string{sa.Agent, sb.Agent},
-		Pods: o.Pods, Rate: o.Rate, Bursts: o.Bursts, IdleSeconds: o.Idle.Seconds()}
+		Pods: o.Pods, Rate: o.Rate, Bursts: o.Bursts, IdleSeconds: o.Idle.Seconds(), Parallel: o.Parallel}
 	for _, s := range []DensitySide{sa, sb} {
 		if s.Runtime != nil {
 			rep.Runtimes[s.Agent] = s.Runtime.Version(ctx)
@@ -728,7 +732,7 @@ func DensityRows(rep DensityReport) []DensityRow {
 			var v []float64
 			if len(each) > 0 {
 				any = true
-				v = append([]float64{each.Quantile(0.5)}, each...)
+				v = append([]float64{each.Median()}, each...)
 			}
 			row.Values, row.N = append(row.Values, v), append(row.N, len(each))
 		}
@@ -849,4 +853,20 @@ func (r DensityRow) Ratio(a, b int) string {
 		parts[i] = fmt.Sprintf("%.2f×", r.Values[b][i]/r.Values[a][i])
 	}
 	return strings.Join(parts, " / ")
+}
+
+// Median is the middle sample, or the mean of the two middle ones of an
+// even count (a few rounds' median: nearest rank would pick the lower of
+// two); NaN when empty.
+func (s Sample) Median() float64 {
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	v := slices.Clone(s)
+	slices.Sort(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }

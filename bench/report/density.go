@@ -47,10 +47,11 @@ func RenderDensity(in DensityInput) (string, []Plot, error) {
 	if in.Command != "" {
 		fmt.Fprintf(&b, " at the end of `%s`", in.Command)
 	}
-	b.WriteString(", from that run's results. ")
-	b.WriteString(densityMethod)
-	fmt.Fprintf(&b, "Sizes: %d pods at %g pods/s, bursts of %s, idle window %g s; %d rounds.\n\n",
-		rep.Pods, rep.Rate, joinInts(rep.Bursts), rep.IdleSeconds, rounds(rep))
+	b.WriteString(", from that run's results; the rest of this document comes from other runs.\n\n")
+	b.WriteString(strings.ReplaceAll(densityMethod, "{parallel}", fmt.Sprint(rep.Parallel)))
+	n := rounds(rep)
+	fmt.Fprintf(&b, "Sizes: %d pods at %g pods/s, bursts of %s, idle window %g s; %d round%s.\n\n",
+		rep.Pods, rep.Rate, joinInts(rep.Bursts), rep.IdleSeconds, n, map[bool]string{true: "", false: "s"}[n == 1])
 	rows := bench.DensityRows(rep)
 	head := append([]string{"measure"}, rep.Agents...)
 	if len(rep.Agents) >= 2 {
@@ -113,7 +114,7 @@ latency** is the Kubernetes pod-startup SLI as the upstream node
 throughput and density tests take it: from its create request being sent
 (the client's clock: ` + "`creationTimestamp`" + ` has whole seconds) to the first
 watch event showing it Running with every container running and started.
-**Bursts** are all their creates sent at once (20 in flight); *all
+**Bursts** are all their creates sent at once ({parallel} in flight); *all
 running* is from the first create to the last pod seen started, *all gone*
 from the first delete to the last pod's object removed (the node confirmed
 its containers stopped). The **idle** cost is taken at the first burst's
@@ -180,9 +181,9 @@ func cdfPlot(title string, agents []string, samples map[string]bench.Sample) ([]
 	p.Title.Text = title
 	p.X.Label.Text = "startup latency, milliseconds"
 	p.Y.Label.Text = "share of pods started"
-	p.Y.Min, p.Y.Max = 0, 1
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.YOffs = -20
+	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, 1
+	// Top left: a distribution's curves rise from the bottom left.
+	p.Legend.Top, p.Legend.Left = true, true
 	drawn := 0
 	for i, a := range agents {
 		s := slices.Clone(samples[a])
@@ -242,7 +243,7 @@ func burstPlot(rep bench.DensityReport) ([]byte, error) {
 				}
 			}
 			if len(each) > 0 {
-				med = append(med, plotter.XY{X: float64(n), Y: each.Quantile(0.5)})
+				med = append(med, plotter.XY{X: float64(n), Y: each.Median()})
 				xmax = max(xmax, float64(n))
 			}
 		}

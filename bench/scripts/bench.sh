@@ -474,11 +474,15 @@ run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
 start_syncpod_api() { # SOCK DIR PORTS NODE [FLAGS...]: syncpod's services and syncpod-node on that runtime, joined as NODE; sets SYNCPOD_PIDS (all four)
 	local sock=$1 d=$2 mp=$3 node=$4
 	shift 4
+	# The eviction thresholds the kubelet runs with (its evictionHard): the
+	# planner's eviction manager owns them.
+	local planner_args=("${PLANNER_ARGS[@]}")
+	PLANNER_ARGS+=(--eviction-hard "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%")
 	start_syncpod "$sock" "$d" "$mp"
+	PLANNER_ARGS=("${planner_args[@]}")
 	"$BIN"/syncpod-node --kubeconfig "$API"/kubeconfig --node-name "$node" \
 		--listen "unix://$d/node.sock" --metrics-listen 127.0.0.1:${mp}05 \
 		--planner "unix://$d/planner.sock" --cri-endpoint "unix://$sock" --node-ip 127.0.0.1 --root-dir "$d" \
-		--eviction-hard "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%" \
 		"$@" >"$d"/node.log 2>&1 &
 	procs+=($!)
 	SYNCPOD_PIDS+=,$!
