@@ -45,6 +45,11 @@ type DensityOptions struct {
 	// Idle is the window the agent's CPU is sampled over at the first
 	// burst's pods, after IdleSettle (0: no idle row).
 	Idle, IdleSettle time.Duration
+	// Churn, with ChurnRate, is how long pods are created and deleted
+	// at ChurnRate pods/s each on top of the last burst's pods once they
+	// run, the oldest deleted first (0: no churn).
+	Churn     time.Duration
+	ChurnRate float64
 	// Parallel is how many create or delete requests a burst has in
 	// flight at once.
 	Parallel int
@@ -82,8 +87,11 @@ type DensityReport struct {
 	// IdleSeconds is the idle CPU window.
 	IdleSeconds float64 `json:"idle_seconds"`
 	// Parallel is how many requests a burst had in flight.
-	Parallel int            `json:"parallel"`
-	Rounds   []DensityRound `json:"rounds"`
+	Parallel int `json:"parallel"`
+	// ChurnSeconds and ChurnRate: the churn's length and rate (0: none).
+	ChurnSeconds float64        `json:"churn_seconds,omitempty"`
+	ChurnRate    float64        `json:"churn_rate,omitempty"`
+	Rounds       []DensityRound `json:"rounds"`
 }
 
 // DensityRound is one agent's turn of one round.
@@ -98,6 +106,22 @@ type DensityRound struct {
 	Startup Sample         `json:"startup"`
 	Bursts  []DensityBurst `json:"bursts"`
 	Idle    *DensityIdle   `json:"idle,omitempty"`
+	Churn   *DensityChurn  `json:"churn,omitempty"`
+}
+
+// DensityChurn is pods created and deleted at a rate on top of a burst's
+// pods.
+type DensityChurn struct {
+	// Pods is how many ran all along (the burst's).
+	Pods int `json:"pods"`
+	// Startup is the startup latency of each churned pod seen started.
+	Startup Sample `json:"startup"`
+	// Created is how many were created; NotStarted how many of those
+	// were deleted before seen started.
+	Created    int `json:"created"`
+	NotStarted int `json:"not_started"`
+	// CPUPercent is the agent's CPU over the churn (without processes: 0).
+	CPUPercent float64 `json:"cpu_percent"`
 }
 
 // DensityBurst is a number of pods created at once.
@@ -343,6 +367,19 @@ func (w *PodWatch) WaitStarted(ctx context.Context, names []string) (map[string]
 	return out, err
 }
 
+// StartedOf is when each pod of names seen started so far was.
+func (w *PodWatch) StartedOf(names []string) map[string]time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]time.Time, len(names))
+	for _, n := range names {
+		if at, ok := w.tracker.Started(n); ok {
+			out[n] = at
+		}
+	}
+	return out
+}
+
 // WaitGone waits until every pod of names was seen deleted and returns
 // the last of those times.
 func (w *PodWatch) WaitGone(ctx context.Context, names []string) (time.Time, error) {
@@ -455,6 +492,9 @@ func (a *APIServer) Density(ctx context.Context, sa, sb DensitySide, o DensityOp
 	}
 	rep := DensityReport{Started: time.Now(), Load: LoadAverage(), Runtimes: map[string]string{}, Agents: []string{sa.Agent, sb.Agent},
 		Pods: o.Pods, Rate: o.Rate, Bursts: o.Bursts, IdleSeconds: o.Idle.Seconds(), Parallel: o.Parallel}
+	if o.Churn > 0 && o.ChurnRate > 0 {
+		rep.ChurnSeconds, rep.ChurnRate = o.Churn.Seconds(), o.ChurnRate
+	}
 	for _, s := range []DensitySide{sa, sb} {
 		if s.Runtime != nil {
 			rep.Runtimes[s.Agent] = s.Runtime.Version(ctx)
@@ -582,6 +622,15 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 			dr.Idle = &idle
 			log.Info("idle", "pods", n, "cpu_percent", idle.CPUPercent, "rss_mb", idle.RSSMB, "empty_rss_mb", empty.RSS)
 		}
+		if bi == len(o.Bursts)-1 && o.Churn > 0 && o.ChurnRate > 0 {
+			c, left, err := a.churn(ctx, w, s, o, pods, tag)
+			if err != nil {
+				return dr, fmt.Errorf("churn on %d pods: %w", n, err)
+			}
+			dr.Churn, pods = &c, left
+			log.Info("churn", "pods", n, "created", c.Created, "not_started", c.NotStarted, "p50", c.Startup.Quantile(0.5),
+				"p99", c.Startup.Quantile(0.99), "cpu_percent", c.CPUPercent)
+		}
 		gone, err := clear(pods)
 		if err != nil {
 			return dr, fmt.Errorf("deleting %d pods: %w", n, err)
@@ -591,6 +640,88 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 		log.Info("burst", "pods", n, "all_running", b.AllRunning, "all_gone", b.AllGone)
 	}
 	return dr, nil
+}
+
+// churn creates a pod and deletes the oldest of running (oldest first)
+// every 1/o.ChurnRate s for o.Churn, waits until the pods it created
+// that are left run, and returns the churned pods' startup latencies,
+// the agent's CPU over it, and the pods left (as many as running).
+func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o DensityOptions, running []string, tag string) (DensityChurn, []string, error) {
+	c := DensityChurn{Pods: len(running)}
+	queue := slices.Clone(running)
+	interval := time.Duration(float64(time.Second) / o.ChurnRate)
+	n := int(o.Churn.Seconds() * o.ChurnRate)
+	var mu sync.Mutex
+	created := make(map[string]time.Time, n)
+	var churned []string
+	var before int64
+	var err error
+	if len(s.PIDs) > 0 {
+		if before, err = cpuTicks(s.PIDs); err != nil {
+			return c, queue, err
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(o.Parallel, 2))
+	t0 := time.Now()
+	for i := range n {
+		if err := sleep(gctx, time.Until(t0.Add(time.Duration(i)*interval))); err != nil {
+			break
+		}
+		name := fmt.Sprintf("%s-c-%d", tag, i)
+		old := queue[0]
+		queue = append(queue[1:], name)
+		churned = append(churned, name)
+		g.Go(func() error {
+			at := time.Now()
+			mu.Lock()
+			created[name] = at
+			mu.Unlock()
+			return a.do(gctx, http.MethodPost, "/api/v1/namespaces/default/pods", DensityPod(name, s.Node, o.Image, tag), nil)
+		})
+		g.Go(func() error {
+			err := a.do(gctx, http.MethodDelete, "/api/v1/namespaces/default/pods/"+url.PathEscape(old), nil, nil)
+			if isStatus(err, http.StatusNotFound) {
+				return nil
+			}
+			return err
+		})
+	}
+	err = g.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return c, queue, err
+	}
+	if len(s.PIDs) > 0 {
+		after, err := cpuTicks(s.PIDs)
+		if err != nil {
+			return c, queue, err
+		}
+		c.CPUPercent = CPUPercent(after-before, time.Since(t0))
+	}
+	wctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	var left []string
+	for _, p := range queue {
+		if _, ok := created[p]; ok {
+			left = append(left, p)
+		}
+	}
+	if _, err := w.WaitStarted(wctx, left); err != nil {
+		return c, queue, err
+	}
+	started := w.StartedOf(churned)
+	c.Created = len(churned)
+	for _, p := range churned {
+		if at, ok := started[p]; ok {
+			c.Startup = append(c.Startup, at.Sub(created[p]).Seconds())
+		} else {
+			c.NotStarted++
+		}
+	}
+	return c, queue, nil
 }
 
 // idleCost waits settle, then samples the CPU time of pids over window
@@ -783,6 +914,34 @@ func DensityRows(rep DensityReport) []DensityRow {
 		perRound(fmt.Sprintf("delete %d pods → all gone", n), func(r DensityRound) (float64, bool) {
 			b, ok := burst(r, n)
 			return b.AllGone, ok
+		})
+	}
+	if rep.ChurnSeconds > 0 {
+		churn := func(r DensityRound) (DensityChurn, bool) {
+			if r.Churn == nil {
+				return DensityChurn{}, false
+			}
+			return *r.Churn, true
+		}
+		base := 0
+		for _, r := range rep.Rounds {
+			if r.Churn != nil {
+				base = r.Churn.Pods
+				break
+			}
+		}
+		what := fmt.Sprintf("churn at %d pods, %g pods/s created and deleted for %g s", base, rep.ChurnRate, rep.ChurnSeconds)
+		pooled(what+": pod startup SLI", func(r DensityRound) (Sample, bool) {
+			c, ok := churn(r)
+			return c.Startup, ok && len(c.Startup) > 0
+		})
+		mean(what+": pods deleted before seen started", "pods", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			return float64(c.NotStarted), ok
+		})
+		mean(what+": agent CPU", "% of a core", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			return c.CPUPercent, ok && c.CPUPercent > 0
 		})
 	}
 	idle := func(r DensityRound) (DensityIdle, bool) {

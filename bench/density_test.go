@@ -185,6 +185,35 @@ func TestDensityRows(t *testing.T) {
 				Idle:   &DensityIdle{Pods: 110, CPUPercent: 6, RSSMB: 104, EmptyRSSMB: 82.5}},
 		}}
 	rows := DensityRows(rep)
+	noChurn := len(rows)
+	rep.ChurnSeconds, rep.ChurnRate = 300, 10
+	rep.Rounds[0].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.2, 0.4}, Created: 3, NotStarted: 1, CPUPercent: 30}
+	rep.Rounds[3].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.3}, Created: 1, CPUPercent: 50}
+	churn := DensityRows(rep)
+	if len(churn) != noChurn+3 {
+		t.Fatalf("%d rows with a churn, want %d", len(churn), noChurn+3)
+	}
+	for i, w := range []string{
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pod startup SLI",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pods deleted before seen started",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: agent CPU",
+	} {
+		if r := churn[5+i]; r.Measure != w {
+			t.Errorf("churn row %d: %q, want %q", i, r.Measure, w)
+		}
+	}
+	if c := churn[5].Cell(0); c != "300 ms / 400 ms / 400 ms (n=3)" {
+		t.Errorf("churn startup, kubelet: %q", c)
+	}
+	if c := churn[6].Cell(0); c != "0.50 pods" {
+		t.Errorf("churn not started, kubelet: %q, want the mean of 1 and 0", c)
+	}
+	if c := churn[7].Cell(0); c != "40.00 % of a core" {
+		t.Errorf("churn CPU, kubelet: %q", c)
+	}
+	if c := churn[7].Cell(1); c != "—" {
+		t.Errorf("churn CPU, syncpod (no churn): %q", c)
+	}
 	want := []string{
 		"pod startup SLI, 100 pods created at 5 pods/s (created → all containers started, watched)",
 		"110 pods at once → all running", "110 pods at once: pod startup SLI", "delete 110 pods → all gone",
@@ -339,8 +368,8 @@ func (f *densityAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // sides, a first in even rounds and b in odd ones; each turn watches its
 // own run's pods from the watch cache, creates the paced pods and each
 // burst, takes every pod's startup latency, the times until all ran and
-// all were gone, idles at the first burst where it has processes, and
-// leaves no pod behind.
+// all were gone, idles at the first burst where it has processes, churns
+// on the last, and leaves no pod behind.
 func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 	f := &densityAPIServer{watches: map[string][]chan []byte{}, pods: map[string]string{}}
 	srv := httptest.NewTLSServer(f)
@@ -349,7 +378,8 @@ func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 	rep, err := api.Density(context.Background(),
 		DensitySide{Agent: "kubelet", Node: "nk", PIDs: []int{os.Getpid()}},
 		DensitySide{Agent: "syncpod", Node: "ns"},
-		DensityOptions{Rounds: 2, Pods: 4, Rate: 200, Bursts: []int{3, 5}, Idle: 20 * time.Millisecond, Parallel: 2, Image: "busybox", Timeout: 10 * time.Second})
+		DensityOptions{Rounds: 2, Pods: 4, Rate: 200, Bursts: []int{3, 5}, Idle: 20 * time.Millisecond,
+			Churn: 60 * time.Millisecond, ChurnRate: 100, Parallel: 2, Image: "busybox", Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,6 +397,11 @@ func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 		if len(r.Bursts) != 2 || r.Bursts[0].Pods != 3 || r.Bursts[1].Pods != 5 || len(r.Bursts[1].Startup) != 5 ||
 			!(r.Bursts[0].AllRunning > 0) || !(r.Bursts[1].AllGone > 0) {
 			t.Errorf("%s round %d bursts: %+v", r.Agent, r.Round, r.Bursts)
+		}
+		// The churn: 6 pods created on top of the last burst's 5, which
+		// are the ones deleted; what is left is deleted after it.
+		if c := r.Churn; c == nil || c.Pods != 5 || c.Created != 6 || len(c.Startup) != 6 || c.NotStarted != 0 || (c.CPUPercent < 0) {
+			t.Errorf("%s round %d churn: %+v", r.Agent, r.Round, r.Churn)
 		}
 		if (r.Idle != nil) != (r.Agent == "kubelet") {
 			t.Errorf("%s: idle %+v, want one only with processes to measure", r.Agent, r.Idle)
@@ -391,7 +426,7 @@ func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 	if len(f.selector) != 4 || !strings.HasPrefix(f.selector[0], "run=") || !strings.HasSuffix(f.selector[0], " rv=0") || f.selector[0] == f.selector[1] {
 		t.Errorf("watches %q, want one per turn, each of its own run, from the watch cache", f.selector)
 	}
-	if rep.Parallel != 2 || rep.Pods != 4 || len(rep.Agents) != 2 {
+	if rep.Parallel != 2 || rep.Pods != 4 || len(rep.Agents) != 2 || rep.ChurnRate != 100 {
 		t.Errorf("report sizes %+v", rep)
 	}
 }

@@ -49,6 +49,11 @@ func RenderDensity(in DensityInput) (string, []Plot, error) {
 	}
 	b.WriteString(", from that run's results; the rest of this document comes from other runs.\n\n")
 	b.WriteString(strings.ReplaceAll(densityMethod, "{parallel}", fmt.Sprint(rep.Parallel)))
+	if rep.ChurnSeconds > 0 {
+		fmt.Fprintf(&b, "The **churn** runs once the last burst's pods run: every %s s a pod is created and the oldest one deleted, for %g s; "+
+			"its rows are the created pods' startup latencies, how many were deleted before seen started, and the agent's CPU over it; "+
+			"the last burst's deletion comes after it, of the pods then running.\n\n", fmt.Sprintf("%.3g", 1/rep.ChurnRate), rep.ChurnSeconds)
+	}
 	n := rounds(rep)
 	fmt.Fprintf(&b, "Sizes: %d pods at %g pods/s, bursts of %s, idle window %g s; %d round%s.\n\n",
 		rep.Pods, rep.Rate, joinInts(rep.Bursts), rep.IdleSeconds, n, map[bool]string{true: "", false: "s"}[n == 1])

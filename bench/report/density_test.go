@@ -119,3 +119,19 @@ func TestSpliceSection(t *testing.T) {
 		t.Error("a heading's prefix matched")
 	}
 }
+
+func TestRenderDensityNamesTheChurn(t *testing.T) {
+	rep := densityRun()
+	rep.ChurnSeconds, rep.ChurnRate = 300, 10
+	rep.Rounds[0].Churn = &bench.DensityChurn{Pods: 250, Startup: samples(50, 0.3, 0.1), Created: 3000, NotStarted: 2, CPUPercent: 40}
+	sec, _, err := RenderDensity(DensityInput{Report: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"every 0.1 s a pod is created and the oldest one deleted, for 300 s",
+		"| churn at 250 pods, 10 pods/s created and deleted for 300 s: pods deleted before seen started | 2.00 pods | — | — |"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the section lacks %q:\n%s", want, sec)
+		}
+	}
+}

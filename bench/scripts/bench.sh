@@ -52,6 +52,10 @@
 #                   the density run's sizes (default 100 pods at 5/s, bursts
 #                   110,250, 2 rounds, a 30s idle window); e.g. DENSITY_PODS=10
 #                   DENSITY_BURSTS=20 DENSITY_ROUNDS=1 DENSITY_IDLE=5s for a quick run
+#   DENSITY_CHURN, DENSITY_CHURN_RATE
+#                   churn at density (default none): once the last burst runs,
+#                   DENSITY_CHURN_RATE (10) pods/s created and as many deleted on
+#                   top of it for DENSITY_CHURN (e.g. 5m), before its deletion
 #   BENCH_SETTLE    seconds to wait at most, before each phase of the side-by-side
 #                   runs, for the 1-minute load average to fall below the number of
 #                   cores (default 120; 0 skips): the 50-pod rows leave a load of 30
@@ -515,7 +519,7 @@ bench_density() {
 		--image "$BUSYBOX" --kubelet-node bench-kubelet --kubelet-cri-endpoint "unix://$SOCK" --kubelet-pids "$KUBELET_PID" \
 		--syncpod-node bench-syncpod --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-pids "$SYNCPOD_PIDS" \
 		--pods "${DENSITY_PODS:-100}" --rate "${DENSITY_RATE:-5}" --bursts "$bursts" --rounds "${DENSITY_ROUNDS:-2}" \
-		--idle "${DENSITY_IDLE:-30s}" --out "$B"/density.json ||
+		--idle "${DENSITY_IDLE:-30s}" --churn "${DENSITY_CHURN:-0}" --churn-rate "${DENSITY_CHURN_RATE:-10}" --out "$B"/density.json ||
 		{ log "logs: $B/kubelet/kubelet.log, $d/node.log"; tail -n 20 "$B"/kubelet/kubelet.log "$d"/node.log >&2; return 1; }
 	stop_procs
 	runtime_down

@@ -244,6 +244,8 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	bursts := fs.String("bursts", "110,250", "comma-separated pod counts created at once (the first is also idled at)")
 	idle := fs.Duration("idle", 30*time.Second, "idle CPU window at the first burst's pods (0: no idle row)")
 	idleSettle := fs.Duration("idle-settle", 10*time.Second, "wait before the idle window")
+	churn := fs.Duration("churn", 0, "after the last burst runs, create and delete --churn-rate pods/s each on top of it for this long, then delete what is left (0: no churn)")
+	churnRate := fs.Float64("churn-rate", 10, "pods created (and as many deleted) per second during the churn")
 	parallel := fs.Int("parallel", 20, "create and delete requests in flight at once in a burst")
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on each wait (all started, all gone)")
 	out := fs.String("out", "", "JSON report file (default stdout)")
@@ -263,8 +265,8 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		burstList = append(burstList, n)
 	}
-	if *pods < 0 || *rate <= 0 || *rounds < 1 || *parallel < 1 {
-		fmt.Fprintln(stderr, "measure-density: --pods must not be negative; --rate, --rounds and --parallel must be positive")
+	if *pods < 0 || *rate <= 0 || *rounds < 1 || *parallel < 1 || *churn < 0 || *churnRate <= 0 || (*churn > 0 && len(burstList) == 0) {
+		fmt.Fprintln(stderr, "measure-density: --pods and --churn must not be negative; --rate, --rounds, --parallel and --churn-rate must be positive; a churn needs a burst")
 		return 2
 	}
 	kp, err := parsePIDs(*kPIDs)
@@ -317,7 +319,7 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	rep, err := api.Density(ctx, ks, ss, bench.DensityOptions{Rounds: *rounds, Pods: *pods, Rate: *rate, Bursts: burstList,
-		Idle: *idle, IdleSettle: *idleSettle, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})
+		Idle: *idle, IdleSettle: *idleSettle, Churn: *churn, ChurnRate: *churnRate, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})
 	b, merr := json.MarshalIndent(rep, "", "  ")
 	if merr == nil {
 		if *out == "" {
