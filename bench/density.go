@@ -132,6 +132,10 @@ type DensityBurst struct {
 	// object removed (seen deleted through the watch), in seconds.
 	AllRunning float64 `json:"all_running"`
 	AllGone    float64 `json:"all_gone"`
+	// RuntimeStarted is from the first create sent to the last
+	// container started as the node's runtime reports it (0: no runtime
+	// to ask): what AllRunning adds to it is the node's reporting.
+	RuntimeStarted float64 `json:"runtime_started,omitempty"`
 	// Startup is each pod's startup latency in the burst.
 	Startup Sample `json:"startup"`
 }
@@ -613,6 +617,20 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 			last = latest(last, started[p])
 		}
 		b.AllRunning = last.Sub(first).Seconds()
+		if s.Runtime != nil {
+			// Every container runs (the watch saw them): one listing.
+			rctx, cancel := context.WithTimeout(ctx, o.Timeout)
+			inRT, err := s.Runtime.WaitStarted(rctx, pods, nil)
+			cancel()
+			if err != nil {
+				return dr, fmt.Errorf("%d pods at once, in the runtime: %w", n, err)
+			}
+			var lastRT time.Time
+			for _, st := range inRT {
+				lastRT = latest(lastRT, st.Started)
+			}
+			b.RuntimeStarted = lastRT.Sub(first).Seconds()
+		}
 		if bi == 0 && o.Idle > 0 && len(s.PIDs) > 0 {
 			idle, err := idleCost(ctx, s.PIDs, o.IdleSettle, o.Idle)
 			if err != nil {
@@ -907,6 +925,10 @@ func DensityRows(rep DensityReport) []DensityRow {
 			b, ok := burst(r, n)
 			return b.AllRunning, ok
 		})
+		perRound(fmt.Sprintf("%d pods at once → last container started, the runtime's clock", n), func(r DensityRound) (float64, bool) {
+			b, ok := burst(r, n)
+			return b.RuntimeStarted, ok && b.RuntimeStarted > 0
+		})
 		pooled(fmt.Sprintf("%d pods at once: pod startup SLI", n), func(r DensityRound) (Sample, bool) {
 			b, ok := burst(r, n)
 			return b.Startup, ok && len(b.Startup) > 0
@@ -965,9 +987,15 @@ func DensityRows(rep DensityReport) []DensityRow {
 		d, ok := idle(r)
 		return d.RSSMB, ok
 	})
-	mean(fmt.Sprintf("idle at %d pods: agent RSS per pod (growth over the empty node)", idlePods), "kB", func(r DensityRound) (float64, bool) {
+	mean(fmt.Sprintf("idle at %d pods: agent RSS per pod", idlePods), "kB", func(r DensityRound) (float64, bool) {
 		d, ok := idle(r)
-		return d.RSSPerPodKB(), ok
+		return d.RSSMB * 1024 / float64(max(d.Pods, 1)), ok
+	})
+	// The growth over the empty node is the agent's own only in the first
+	// round: later ones start from what earlier pods left in its heap.
+	mean(fmt.Sprintf("idle at %d pods: agent RSS growth per pod over the fresh agent (first round)", idlePods), "kB", func(r DensityRound) (float64, bool) {
+		d, ok := idle(r)
+		return d.RSSPerPodKB(), ok && r.Round == 0
 	})
 	return rows
 }

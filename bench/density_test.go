@@ -218,7 +218,8 @@ func TestDensityRows(t *testing.T) {
 		"pod startup SLI, 100 pods created at 5 pods/s (created → all containers started, watched)",
 		"110 pods at once → all running", "110 pods at once: pod startup SLI", "delete 110 pods → all gone",
 		"250 pods at once → all running", "delete 250 pods → all gone",
-		"idle at 110 pods: agent CPU (30 s window)", "idle at 110 pods: agent RSS", "idle at 110 pods: agent RSS per pod (growth over the empty node)",
+		"idle at 110 pods: agent CPU (30 s window)", "idle at 110 pods: agent RSS", "idle at 110 pods: agent RSS per pod",
+		"idle at 110 pods: agent RSS growth per pod over the fresh agent (first round)",
 	}
 	var got []string
 	for _, r := range rows {
@@ -254,13 +255,17 @@ func TestDensityRows(t *testing.T) {
 	if r := all.Ratio(0, 1); r != "0.50×" {
 		t.Errorf("all running ratio %q, want 11 / 22", r)
 	}
-	cpu, perPod := rows[5], rows[7]
+	cpu, perPod, growth := rows[5], rows[7], rows[8]
 	if c := cpu.Cell(1); c != "2.00 % of a core" {
 		t.Errorf("idle CPU, syncpod: %q, want the mean of 1 and 3", c)
 	}
-	// kubelet: (100-78.5) and (104-82.5) MB over 110 pods = 200.15 kB.
-	if math.Abs(perPod.Values[0][0]-21.5*1024/110) > 1e-9 {
+	// kubelet: 100 and 104 MB over 110 pods.
+	if math.Abs(perPod.Values[0][0]-102.0*1024/110) > 1e-9 {
 		t.Errorf("RSS per pod, kubelet: %v kB", perPod.Values[0][0])
+	}
+	// kubelet: (100-78.5) MB over 110 pods, the first round's only.
+	if math.Abs(growth.Values[0][0]-21.5*1024/110) > 1e-9 || growth.N[0] != 1 {
+		t.Errorf("RSS growth per pod, kubelet: %v kB over %d rounds, want the first round's", growth.Values[0][0], growth.N[0])
 	}
 	if c := (DensityRow{Kind: KindRounds, Values: [][]float64{nil}}).Cell(0); c != "—" {
 		t.Errorf("no values: %q", c)
@@ -428,5 +433,24 @@ func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 	}
 	if rep.Parallel != 2 || rep.Pods != 4 || len(rep.Agents) != 2 || rep.ChurnRate != 100 {
 		t.Errorf("report sizes %+v", rep)
+	}
+}
+
+// TestDensityRowsSplitOffTheRuntime: where the runtime was asked, a burst
+// also has the time to its last container started by the runtime's clock.
+func TestDensityRowsSplitOffTheRuntime(t *testing.T) {
+	rep := DensityReport{Agents: []string{"kubelet", "syncpod"}, Bursts: []int{110}, Rounds: []DensityRound{
+		{Agent: "kubelet", Bursts: []DensityBurst{{Pods: 110, AllRunning: 20, RuntimeStarted: 15, AllGone: 9}}},
+		{Agent: "syncpod", Bursts: []DensityBurst{{Pods: 110, AllRunning: 30, RuntimeStarted: 12, AllGone: 8}}},
+	}}
+	var got []string
+	for _, r := range DensityRows(rep) {
+		got = append(got, r.Measure+": "+r.Cell(0)+" | "+r.Cell(1)+" | "+r.Ratio(0, 1))
+	}
+	want := "110 pods at once → all running: 20.00 s | 30.00 s | 1.50×\n" +
+		"110 pods at once → last container started, the runtime's clock: 15.00 s | 12.00 s | 0.80×\n" +
+		"delete 110 pods → all gone: 9.00 s | 8.00 s | 0.89×"
+	if g := strings.Join(got, "\n"); g != want {
+		t.Errorf("rows:\n%s\nwant:\n%s", g, want)
 	}
 }

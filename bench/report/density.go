@@ -119,14 +119,17 @@ latency** is the Kubernetes pod-startup SLI as the upstream node
 throughput and density tests take it: from its create request being sent
 (the client's clock: ` + "`creationTimestamp`" + ` has whole seconds) to the first
 watch event showing it Running with every container running and started.
-**Bursts** are all their creates sent at once ({parallel} in flight); *all
-running* is from the first create to the last pod seen started, *all gone*
+**Bursts** have all their creates sent at once ({parallel} in flight); *all
+running* is from the first create to the last pod seen started (and, to
+split off the node's reporting, to the last container started as the
+node's runtime reports it), *all gone*
 from the first delete to the last pod's object removed (the node confirmed
 its containers stopped). The **idle** cost is taken at the first burst's
 pods, after they settle: the agent's processes' CPU time from
 ` + "`/proc/PID/stat`" + ` over the window, and their summed resident memory (the
-kubelet; syncpod's node agent, planner, executor and PLEG), per pod as
-its growth over the empty node. Percentiles are nearest-rank over every
+kubelet; syncpod's node agent, planner, executor and PLEG), that divided
+by the pods, and its growth per pod over the agent before its first pod
+(first round only: later rounds start from the heap earlier pods left). Percentiles are nearest-rank over every
 round's pods; times per round are the median of the rounds, each round
 after it. Ratios are syncpod over the kubelet (below 1: syncpod is
 faster or smaller), percentile by percentile.

@@ -56,6 +56,9 @@
 #                   churn at density (default none): once the last burst runs,
 #                   DENSITY_CHURN_RATE (10) pods/s created and as many deleted on
 #                   top of it for DENSITY_CHURN (e.g. 5m), before its deletion
+#   DENSITY_SYNCPOD_NODE_ARGS
+#                   extra flags for syncpod-node in the density run (e.g.
+#                   --pod-status-qps 50 --pod-status-burst 100; default: none)
 #   BENCH_SETTLE    seconds to wait at most, before each phase of the side-by-side
 #                   runs, for the 1-minute load average to fall below the number of
 #                   cores (default 120; 0 skips): the 50-pod rows leave a load of 30
@@ -458,9 +461,9 @@ start_kubelet_api() { # SOCK NODE [YAML]: a real kubelet on that runtime, joined
 	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
 	rm -rf "$d"
 	mkdir -p "$d"/{root,pki,pod-logs,plugins,sysctl}
-	kubelet_prepare "$d" "$1" 19350 19348 \
-		'evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'"${3:+
-$3}"
+	local yaml='evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'
+	if [[ -n ${3:-} ]]; then yaml+=$'\n'$3; fi
+	kubelet_prepare "$d" "$1" 19350 19348 "$yaml"
 	version kubelet "$("$bin"/kubelet --version)"
 	unshare --mount --propagation slave "$ROOT"/bench/scripts/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
 		--config "$d"/config.yaml --kubeconfig "$API"/kubeconfig --root-dir "$d"/root --cert-dir "$d"/pki \
@@ -513,7 +516,9 @@ bench_density() {
 	# The planner at info, as the kubelet logs at its default verbosity
 	# (start_syncpod's debug log of every sync costs CPU at hundreds of pods).
 	PLANNER_ARGS+=(--log-level info)
-	start_syncpod_api "$SOCK2" "$d" 194 bench-syncpod --max-pods "$maxpods"
+	local node_args
+	read -r -a node_args <<<"${DENSITY_SYNCPOD_NODE_ARGS:-}"
+	start_syncpod_api "$SOCK2" "$d" 194 bench-syncpod --max-pods "$maxpods" "${node_args[@]}"
 	log "kubelet pid $KUBELET_PID, syncpod pids $SYNCPOD_PIDS, --max-pods $maxpods on both"
 	"$BIN"/syncpod-bench measure-density --server https://127.0.0.1:$API_PORT --ca "$API"/pki/ca.crt --token "$API_TOKEN" \
 		--image "$BUSYBOX" --kubelet-node bench-kubelet --kubelet-cri-endpoint "unix://$SOCK" --kubelet-pids "$KUBELET_PID" \
