@@ -116,10 +116,13 @@ type DensityChurn struct {
 	Pods int `json:"pods"`
 	// Startup is the startup latency of each churned pod seen started.
 	Startup Sample `json:"startup"`
-	// Created is how many were created; NotStarted how many of those
-	// were deleted before seen started.
-	Created    int `json:"created"`
-	NotStarted int `json:"not_started"`
+	// Created is how many were created; Failed how many of those the
+	// node failed before they started (e.g. refused: OutOfpods), by
+	// reason; NotStarted how many others were deleted before seen
+	// started.
+	Created    int            `json:"created"`
+	Failed     map[string]int `json:"failed,omitempty"`
+	NotStarted int            `json:"not_started"`
 	// CPUPercent is the agent's CPU over the churn (without processes: 0).
 	CPUPercent float64 `json:"cpu_percent"`
 }
@@ -184,6 +187,7 @@ type densityPod struct {
 	} `json:"spec"`
 	Status struct {
 		Phase             string `json:"phase"`
+		Reason            string `json:"reason"`
 		ContainerStatuses []struct {
 			Name    string `json:"name"`
 			Started *bool  `json:"started"`
@@ -222,11 +226,14 @@ func (p densityPod) allStarted() bool {
 type PodTracker struct {
 	started map[string]time.Time
 	gone    map[string]time.Time
+	// failed is the reason of each pod seen Failed before it started
+	// (e.g. OutOfpods: the node refused it).
+	failed map[string]string
 }
 
 // NewPodTracker returns an empty tracker.
 func NewPodTracker() *PodTracker {
-	return &PodTracker{started: map[string]time.Time{}, gone: map[string]time.Time{}}
+	return &PodTracker{started: map[string]time.Time{}, gone: map[string]time.Time{}, failed: map[string]string{}}
 }
 
 // Observe takes one watch event (a JSON line) received at at. An ERROR
@@ -250,11 +257,21 @@ func (t *PodTracker) Observe(line []byte, at time.Time) error {
 			t.gone[name] = at
 		}
 	case "ADDED", "MODIFIED":
-		if _, ok := t.started[name]; !ok && p.allStarted() {
+		_, started := t.started[name]
+		if !started && p.allStarted() {
 			t.started[name] = at
+		}
+		if _, ok := t.failed[name]; !ok && !started && p.Status.Phase == "Failed" {
+			t.failed[name] = p.Status.Reason
 		}
 	}
 	return nil
+}
+
+// Failed says pod name was seen Failed before it started, and why.
+func (t *PodTracker) Failed(name string) (string, bool) {
+	r, ok := t.failed[name]
+	return r, ok
 }
 
 // Started is when pod name was first seen started.
@@ -357,31 +374,58 @@ func (w *PodWatch) wait(ctx context.Context, what string, done func(*PodTracker)
 // returns when each was.
 func (w *PodWatch) WaitStarted(ctx context.Context, names []string) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
+	var failed error
 	err := w.wait(ctx, "started", func(t *PodTracker) (int, bool) {
 		left := 0
 		for _, n := range names {
 			if at, ok := t.Started(n); ok {
 				out[n] = at
+			} else if reason, ok := t.Failed(n); ok {
+				failed = fmt.Errorf("pod %s failed before it started (%s)", n, reason)
+				return 0, true
 			} else {
 				left++
 			}
 		}
 		return left, left == 0
 	})
+	if err == nil {
+		err = failed
+	}
 	return out, err
 }
 
-// StartedOf is when each pod of names seen started so far was.
-func (w *PodWatch) StartedOf(names []string) map[string]time.Time {
+// WaitSettled waits until every pod of names was seen started or
+// failed.
+func (w *PodWatch) WaitSettled(ctx context.Context, names []string) error {
+	return w.wait(ctx, "started or failed", func(t *PodTracker) (int, bool) {
+		left := 0
+		for _, n := range names {
+			_, ok1 := t.Started(n)
+			_, ok2 := t.Failed(n)
+			if !ok1 && !ok2 {
+				left++
+			}
+		}
+		return left, left == 0
+	})
+}
+
+// StartedOf is when each pod of names seen started so far was, and why
+// each one seen failed before it started failed.
+func (w *PodWatch) StartedOf(names []string) (map[string]time.Time, map[string]string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string]time.Time, len(names))
+	started := make(map[string]time.Time, len(names))
+	failed := map[string]string{}
 	for _, n := range names {
 		if at, ok := w.tracker.Started(n); ok {
-			out[n] = at
+			started[n] = at
+		} else if r, ok := w.tracker.Failed(n); ok {
+			failed[n] = r
 		}
 	}
-	return out
+	return started, failed
 }
 
 // WaitGone waits until every pod of names was seen deleted and returns
@@ -727,14 +771,19 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 			left = append(left, p)
 		}
 	}
-	if _, err := w.WaitStarted(wctx, left); err != nil {
+	if err := w.WaitSettled(wctx, left); err != nil {
 		return c, queue, err
 	}
-	started := w.StartedOf(churned)
+	started, failed := w.StartedOf(churned)
 	c.Created = len(churned)
 	for _, p := range churned {
 		if at, ok := started[p]; ok {
 			c.Startup = append(c.Startup, at.Sub(created[p]).Seconds())
+		} else if reason, ok := failed[p]; ok {
+			if c.Failed == nil {
+				c.Failed = map[string]int{}
+			}
+			c.Failed[reason]++
 		} else {
 			c.NotStarted++
 		}
@@ -956,6 +1005,14 @@ func DensityRows(rep DensityReport) []DensityRow {
 		pooled(what+": pod startup SLI", func(r DensityRound) (Sample, bool) {
 			c, ok := churn(r)
 			return c.Startup, ok && len(c.Startup) > 0
+		})
+		mean(what+": pods failed by the node before they started", "pods", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			n := 0
+			for _, v := range c.Failed {
+				n += v
+			}
+			return float64(n), ok
 		})
 		mean(what+": pods deleted before seen started", "pods", func(r DensityRound) (float64, bool) {
 			c, ok := churn(r)

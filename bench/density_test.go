@@ -69,7 +69,8 @@ func podEvent(typ, name, phase string, containers ...string) []byte {
 // at the first event that shows it Running with every container of its
 // spec running and started; Running with a container still waiting, not
 // started, or without a status is not; later events do not move the
-// time; DELETED is when it is gone; an ERROR event is an error.
+// time; DELETED is when it is gone; Failed before it started is kept
+// with its reason; an ERROR event is an error.
 func TestPodTrackerEndsTheSLIAtAllContainersStarted(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
@@ -90,6 +91,8 @@ func TestPodTrackerEndsTheSLIAtAllContainersStarted(t *testing.T) {
 		{podEvent("MODIFIED", "a", "Running", "running"), at(10)},
 		{podEvent("DELETED", "a", "Running", "running"), at(11)},
 		{podEvent("DELETED", "a", "Running", "running"), at(12)},
+		{[]byte(`{"type":"MODIFIED","object":{"metadata":{"name":"d"},"spec":{"containers":[{"name":"c0"}]},"status":{"phase":"Failed","reason":"OutOfpods"}}}`), at(13)},
+		{podEvent("MODIFIED", "a", "Failed", "waiting"), at(14)},
 	} {
 		if err := tr.Observe(ev.line, ev.at); err != nil {
 			t.Fatalf("event %d: %v", i, err)
@@ -106,6 +109,12 @@ func TestPodTrackerEndsTheSLIAtAllContainersStarted(t *testing.T) {
 	}
 	if got, ok := tr.Gone("a"); !ok || !got.Equal(at(11)) {
 		t.Errorf("a gone at %v (%v), want %v", got, ok, at(11))
+	}
+	if r, ok := tr.Failed("d"); !ok || r != "OutOfpods" {
+		t.Errorf("d failed %q (%v), want OutOfpods", r, ok)
+	}
+	if _, ok := tr.Failed("a"); ok {
+		t.Error("a failed after it started: want it counted as started only")
 	}
 	if _, ok := tr.Gone("b"); ok {
 		t.Error("b gone without a DELETED event")
@@ -187,14 +196,15 @@ func TestDensityRows(t *testing.T) {
 	rows := DensityRows(rep)
 	noChurn := len(rows)
 	rep.ChurnSeconds, rep.ChurnRate = 300, 10
-	rep.Rounds[0].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.2, 0.4}, Created: 3, NotStarted: 1, CPUPercent: 30}
+	rep.Rounds[0].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.2, 0.4}, Created: 7, Failed: map[string]int{"OutOfpods": 4}, NotStarted: 1, CPUPercent: 30}
 	rep.Rounds[3].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.3}, Created: 1, CPUPercent: 50}
 	churn := DensityRows(rep)
-	if len(churn) != noChurn+3 {
-		t.Fatalf("%d rows with a churn, want %d", len(churn), noChurn+3)
+	if len(churn) != noChurn+4 {
+		t.Fatalf("%d rows with a churn, want %d", len(churn), noChurn+4)
 	}
 	for i, w := range []string{
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pod startup SLI",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pods failed by the node before they started",
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pods deleted before seen started",
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: agent CPU",
 	} {
@@ -205,13 +215,16 @@ func TestDensityRows(t *testing.T) {
 	if c := churn[5].Cell(0); c != "300 ms / 400 ms / 400 ms (n=3)" {
 		t.Errorf("churn startup, kubelet: %q", c)
 	}
-	if c := churn[6].Cell(0); c != "0.50 pods" {
+	if c := churn[6].Cell(0); c != "2.00 pods" {
+		t.Errorf("churn failed, kubelet: %q, want the mean of 4 and 0", c)
+	}
+	if c := churn[7].Cell(0); c != "0.50 pods" {
 		t.Errorf("churn not started, kubelet: %q, want the mean of 1 and 0", c)
 	}
-	if c := churn[7].Cell(0); c != "40.00 % of a core" {
+	if c := churn[8].Cell(0); c != "40.00 % of a core" {
 		t.Errorf("churn CPU, kubelet: %q", c)
 	}
-	if c := churn[7].Cell(1); c != "—" {
+	if c := churn[8].Cell(1); c != "—" {
 		t.Errorf("churn CPU, syncpod (no churn): %q", c)
 	}
 	want := []string{
