@@ -35,6 +35,9 @@ type DensityInput struct {
 	Components []Component
 	// PlotDir is the plots' directory relative to the document.
 	PlotDir string
+	// More are further runs of other sizes (e.g. a churn), each its
+	// table after the first run's plots.
+	More []bench.DensityReport
 }
 
 // RenderDensity makes the density section (from its "## " heading on)
@@ -49,14 +52,44 @@ func RenderDensity(in DensityInput) (string, []Plot, error) {
 	}
 	b.WriteString(", from that run's results; the rest of this document comes from other runs.\n\n")
 	b.WriteString(strings.ReplaceAll(densityMethod, "{parallel}", fmt.Sprint(rep.Parallel)))
+	writeDensityRun(&b, rep, in.Components)
+	plots, err := densityPlots(rep)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, p := range plots {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", p.Title, linkPath(in.PlotDir, p.Name))
+	}
+	for _, more := range in.More {
+		fmt.Fprintf(&b, "### A further run, started %s\n\n", more.Started.UTC().Format("2006-01-02 15:04 MST"))
+		writeDensityRun(&b, more, nil)
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n", plots, nil
+}
+
+// writeDensityRun writes one density run: its sizes, its table (ratios
+// of the second agent to the first) and its run lines.
+func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []Component) {
 	if rep.ChurnSeconds > 0 {
-		fmt.Fprintf(&b, "The **churn** runs once the last burst's pods run: every %s s a pod is created and the oldest one deleted, for %g s; "+
-			"its rows are the created pods' startup latencies, how many were deleted before seen started, and the agent's CPU over it; "+
+		fmt.Fprintf(b, "The **churn** runs once the last burst's pods run: every %s s a pod is created and the oldest one deleted, for %g s; "+
+			"its rows are the created pods' startup latencies, how many the node failed before they started (refused) and how many others were deleted before seen started, and the agent's CPU over it; "+
 			"the last burst's deletion comes after it, of the pods then running.\n\n", fmt.Sprintf("%.3g", 1/rep.ChurnRate), rep.ChurnSeconds)
 	}
 	n := rounds(rep)
-	fmt.Fprintf(&b, "Sizes: %d pods at %g pods/s, bursts of %s, idle window %g s; %d round%s.\n\n",
-		rep.Pods, rep.Rate, joinInts(rep.Bursts), rep.IdleSeconds, n, map[bool]string{true: "", false: "s"}[n == 1])
+	var sizes []string
+	if rep.Pods > 0 {
+		sizes = append(sizes, fmt.Sprintf("%d pods at %g pods/s", rep.Pods, rep.Rate))
+	}
+	if len(rep.Bursts) > 0 {
+		sizes = append(sizes, "bursts of "+joinInts(rep.Bursts))
+	}
+	if rep.IdleSeconds > 0 {
+		sizes = append(sizes, fmt.Sprintf("idle window %g s", rep.IdleSeconds))
+	}
+	if rep.ChurnSeconds > 0 {
+		sizes = append(sizes, fmt.Sprintf("churn %g pods/s for %g s", rep.ChurnRate, rep.ChurnSeconds))
+	}
+	fmt.Fprintf(b, "Sizes: %s; %d round%s.\n\n", strings.Join(sizes, ", "), n, map[bool]string{true: "", false: "s"}[n == 1])
 	rows := bench.DensityRows(rep)
 	head := append([]string{"measure"}, rep.Agents...)
 	if len(rep.Agents) >= 2 {
@@ -79,30 +112,22 @@ func RenderDensity(in DensityInput) (string, []Plot, error) {
 	b.WriteString("\nThe run:\n\n")
 	for _, a := range rep.Agents {
 		if v := rep.Runtimes[a]; v != "" {
-			fmt.Fprintf(&b, "- %s on %s\n", a, v)
+			fmt.Fprintf(b, "- %s on %s\n", a, v)
 		}
 	}
-	for _, c := range in.Components {
-		fmt.Fprintf(&b, "- %s: %s\n", c.Name, c.Version)
+	for _, c := range components {
+		fmt.Fprintf(b, "- %s: %s\n", c.Name, c.Version)
 	}
-	fmt.Fprintf(&b, "- started %s, load average %.2f %.2f %.2f; at the end %.2f %.2f %.2f\n",
+	fmt.Fprintf(b, "- started %s, load average %.2f %.2f %.2f; at the end %.2f %.2f %.2f\n",
 		rep.Started.UTC().Format(time.RFC3339), rep.Load[0], rep.Load[1], rep.Load[2], rep.LoadEnd[0], rep.LoadEnd[1], rep.LoadEnd[2])
 	for _, r := range rep.Rounds {
 		order := "second"
 		if r.First {
 			order = "first"
 		}
-		fmt.Fprintf(&b, "- round %d, %s (%s): load average %.2f at its start\n", r.Round, r.Agent, order, r.Load[0])
+		fmt.Fprintf(b, "- round %d, %s (%s): load average %.2f at its start\n", r.Round, r.Agent, order, r.Load[0])
 	}
 	b.WriteString("\n")
-	plots, err := densityPlots(rep)
-	if err != nil {
-		return "", nil, err
-	}
-	for _, p := range plots {
-		fmt.Fprintf(&b, "![%s](%s)\n\n", p.Title, linkPath(in.PlotDir, p.Name))
-	}
-	return strings.TrimRight(b.String(), "\n") + "\n", plots, nil
 }
 
 // densityMethod says how the section's numbers were measured.

@@ -136,3 +136,21 @@ func TestRenderDensityNamesTheChurn(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderDensityAddsFurtherRunsAsTables(t *testing.T) {
+	more := densityRun()
+	more.Started = time.Date(2026, 11, 27, 21, 0, 0, 0, time.UTC)
+	more.Pods, more.Bursts, more.ChurnSeconds, more.ChurnRate = 0, []int{250}, 300, 10
+	sec, plots, err := RenderDensity(DensityInput{Report: densityRun(), More: []bench.DensityReport{more}, PlotDir: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, j := strings.Index(sec, "](b/density-all-running-against-pods.svg)"), strings.Index(sec, "### A further run, started 2026-11-27 21:00 UTC\n")
+	if i < 0 || j < i || !strings.Contains(sec[j:], "Sizes: bursts of 250, idle window 30 s, churn 10 pods/s for 300 s; 2 rounds.") || !strings.Contains(sec[j:], "The **churn**") ||
+		strings.Contains(sec[:j], "The **churn**") {
+		t.Errorf("the further run is not a table of its own after the plots:\n%s", sec)
+	}
+	if len(plots) != 2 {
+		t.Errorf("%d plots, want the first run's 2", len(plots))
+	}
+}

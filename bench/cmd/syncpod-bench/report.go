@@ -68,7 +68,7 @@ func writeDocument(args []string, now time.Time, stderr io.Writer) int {
 	var components componentsFlag
 	fs.Var(&sections, "section", "a table: TITLE=FILE[,FILE...], the reports bench.Table puts side by side (repeat for more, in order)")
 	fs.Var(&components, "component", "a version the reports do not carry: NAME=VERSION (repeat)")
-	density := fs.String("density", "", "a density report (syncpod-bench measure-density): replace the document's density section with it, the rest kept")
+	density := fs.String("density", "", "density reports (syncpod-bench measure-density), FILE[,FILE...]: replace the document's density section with them, the rest kept; the first is plotted, the further ones (other sizes, e.g. a churn) are tables after it")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -141,22 +141,28 @@ func writeFiles(out, plotDir string, doc report.Output, keepDensity bool) error 
 	return os.WriteFile(out, doc.Markdown, 0o644)
 }
 
-// writeDensity renders the density report in file as the density section
+// writeDensity renders the density report in file (FILE[,FILE...]: the
+// further ones are runs of other sizes, each a table after the first's
+// plots) as the density section
 // of the document at out (report.RenderDensity), the rest of the document
 // kept as it is (a new one with just its title when there is none), and
 // rewrites the section's plots in plotDir.
 func writeDensity(out, plotDir, file, command string, components []report.Component, now time.Time, stderr io.Writer) int {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		fmt.Fprintf(stderr, "report: %v\n", err)
-		return 1
+	var reps []bench.DensityReport
+	for _, f := range strings.Split(file, ",") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "report: %v\n", err)
+			return 1
+		}
+		var rep bench.DensityReport
+		if err := json.Unmarshal(b, &rep); err != nil {
+			fmt.Fprintf(stderr, "report: %s: %v\n", f, err)
+			return 1
+		}
+		reps = append(reps, rep)
 	}
-	var rep bench.DensityReport
-	if err := json.Unmarshal(b, &rep); err != nil {
-		fmt.Fprintf(stderr, "report: %s: %v\n", file, err)
-		return 1
-	}
-	section, plots, err := report.RenderDensity(report.DensityInput{Report: rep, Command: command, Generated: now,
+	section, plots, err := report.RenderDensity(report.DensityInput{Report: reps[0], More: reps[1:], Command: command, Generated: now,
 		Components: append(components, report.Component{Name: "Go", Version: runtime.Version()}), PlotDir: filepath.Base(plotDir)})
 	if err != nil {
 		fmt.Fprintf(stderr, "report: %v\n", err)
