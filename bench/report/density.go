@@ -302,6 +302,11 @@ func burstPlot(rep bench.DensityReport) ([]byte, error) {
 		return nil, nil
 	}
 	p.X.Min, p.X.Max = 0, xmax*1.1
+	ticks := []plot.Tick{{Value: 0, Label: "0"}}
+	for _, n := range rep.Bursts {
+		ticks = append(ticks, plot.Tick{Value: float64(n), Label: fmt.Sprint(n)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Min, p.Y.Max = 0, ymax*1.15
 	p.Add(plotter.NewGrid())
 	return svgOf(p)

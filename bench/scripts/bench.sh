@@ -56,6 +56,9 @@
 #                   churn at density (default none): once the last burst runs,
 #                   DENSITY_CHURN_RATE (10) pods/s created and as many deleted on
 #                   top of it for DENSITY_CHURN (e.g. 5m), before its deletion
+#   DENSITY_MORE    reports of earlier density runs of other sizes (comma-separated
+#                   JSON files, e.g. a churn run's .tmp/bench/density.json kept
+#                   aside), each a table after this run's in the Density section
 #   DENSITY_SYNCPOD_NODE_ARGS
 #                   extra flags for syncpod-node in the density run (e.g.
 #                   --pod-status-qps 50 --pod-status-burst 100; default: none)
@@ -531,7 +534,7 @@ bench_density() {
 	runtime2_down
 	stop_pids "${cp_procs[@]}"
 	cp_procs=()
-	"$BIN"/syncpod-bench report --out "$ROOT"/docs/benchmarks.md --density "$B"/density.json \
+	"$BIN"/syncpod-bench report --out "$ROOT"/docs/benchmarks.md --density "$B/density.json${DENSITY_MORE:+,$DENSITY_MORE}" \
 		--command "${BENCH_COMMAND:-bench/scripts/bench.sh density}" \
 		--component "kubelet=${VERSIONS[kubelet]:-unknown}" --component "kube-apiserver=${VERSIONS[kube-apiserver]:-unknown}" \
 		--component "syncpod=${VERSIONS[syncpod]}"
