@@ -621,20 +621,11 @@ const clkTck = 100
 func cpuTicks(pids []int) (int64, error) {
 	var total int64
 	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		t, err := readStatTicks(pid)
 		if err != nil {
 			return 0, err
 		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		// Fields after the command: state is [0], utime [11], stime [12].
-		for _, i := range []int{11, 12} {
-			v, err := strconv.ParseInt(f[i], 10, 64)
-			if err != nil {
-				return 0, err
-			}
-			total += v
-		}
+		total += t
 	}
 	return total, nil
 }

@@ -14,6 +14,16 @@
 #                        pod created bound to the node → Running (a watch),
 #                        BENCH_API_RUNS rounds (20)
 #
+#   make bench-density   a whole node under many pods: the kubelet and syncpod
+#                        joined at once to one private kube-apiserver, each on
+#                        its own identical containerd, alternating rounds: the
+#                        pod-startup SLI of 100 pods created at 5/s, bursts of
+#                        110 and 250 pods (until all run, until all are gone),
+#                        the agents' CPU and memory idle at 110; writes only the
+#                        Density section of docs/benchmarks.md (DENSITY_PODS,
+#                        DENSITY_RATE, DENSITY_BURSTS, DENSITY_ROUNDS, DENSITY_IDLE
+#                        size it: bench/scripts/bench.sh)
+#
 #   make bench-versus    the kubelet and syncpod at once, each on its own
 #                        identical containerd, starts by file alternating
 #
@@ -35,7 +45,7 @@
 #                        sides at each count) and the other BENCH_SCALE_* knobs
 #                        of bench/scripts/scale-nodes.sh
 #
-.PHONY: bench bench-kubelet bench-kubelet-api bench-versus bench-scale bench-build
+.PHONY: bench bench-kubelet bench-kubelet-api bench-density bench-versus bench-scale bench-build
 
 # The driver, built beside the services `make build` puts in bin/ (it is
 # its own module, bench/, so `make build` leaves it out).
@@ -52,6 +62,9 @@ bench-kubelet: build bench-build containerd-deps containerd-images
 
 bench-kubelet-api: build bench-build containerd-deps containerd-images
 	$(BENCH_ENV) bench/scripts/bench.sh kubelet-api
+
+bench-density: build bench-build containerd-deps containerd-images
+	$(BENCH_ENV) bench/scripts/bench.sh density
 
 bench-versus: build bench-build containerd-deps containerd-images
 	$(BENCH_ENV) bench/scripts/bench.sh versus

@@ -333,36 +333,3 @@ func ScaleDocument(s ScaleSection, in Input) string {
 	b.WriteString(ScaleTables(s.Reports))
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
-
-// SpliceSection puts section (a "## TITLE" heading and what follows it)
-// into doc in place of the section of the same heading, which runs to
-// the next "## " heading or the end; a doc without one gets it at its
-// end. The rest of doc is left as it is.
-func SpliceSection(doc, section string) string {
-	heading, _, _ := strings.Cut(section, "\n")
-	lines := strings.SplitAfter(doc, "\n")
-	start, end := -1, len(lines)
-	for i, l := range lines {
-		t := strings.TrimRight(l, "\n")
-		if start < 0 && t == heading {
-			start = i
-			continue
-		}
-		if start >= 0 && strings.HasPrefix(t, "## ") {
-			end = i
-			break
-		}
-	}
-	if start < 0 {
-		doc = strings.TrimRight(doc, "\n")
-		if doc == "" {
-			return section
-		}
-		return doc + "\n\n" + section
-	}
-	rest := strings.Join(lines[end:], "")
-	if rest != "" {
-		section += "\n"
-	}
-	return strings.Join(lines[:start], "") + section + rest
-}

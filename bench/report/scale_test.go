@@ -87,7 +87,7 @@ func TestScaleTables(t *testing.T) {
 	}
 }
 
-func TestSpliceSection(t *testing.T) {
+func TestSpliceSectionPlaces(t *testing.T) {
 	section := "## Scale\n\nnew\n"
 	for _, tc := range []struct{ name, doc, want string }{
 		{"empty document", "", "## Scale\n\nnew\n"},
@@ -98,7 +98,7 @@ func TestSpliceSection(t *testing.T) {
 		{"its own ### headings stay inside it", "## Scale\n\n### 5 nodes\n\nold\n\n## D\n", "## Scale\n\nnew\n\n## D\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := SpliceSection(tc.doc, section); got != tc.want {
+			if got := SpliceSection(tc.doc, "Scale", section); got != tc.want {
 				t.Errorf("SpliceSection(%q):\ngot  %q\nwant %q", tc.doc, got, tc.want)
 			}
 		})

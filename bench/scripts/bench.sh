@@ -20,6 +20,15 @@
 #                         same host-network busybox pod created bound to each
 #                         (spec.nodeName) → Running as a watch sees it,
 #                         BENCH_API_RUNS rounds (default 20, after 2 warm-up)
+#   bench.sh density      a whole node under many pods: one private control plane,
+#                         the kubelet joined as node bench-kubelet and syncpod
+#                         (syncpod-node) as bench-syncpod at once, each on its own
+#                         identical private containerd; their turns alternate
+#                         round by round: DENSITY_PODS pods created at DENSITY_RATE
+#                         pods/s (the pod-startup SLI's percentiles), then each of
+#                         DENSITY_BURSTS created at once (until all run, until all
+#                         are deleted), idling at the first for the agents' CPU and
+#                         memory; the document's Density section (only that)
 #   bench.sh scale-nodes  many nodes under one control plane: upstream's hollow
 #                         kubelet (kubemark), then syncpod nodes on crisim in
 #                         simulated mode, loaded with pods bound round-robin
@@ -43,6 +52,20 @@
 #                   measures begin (in its own phase and side by side), into
 #                   .tmp/bench/PHASE-SERVICE.pprof (go tool pprof -top FILE);
 #                   the services run with --profiling (default: none)
+#   DENSITY_PODS, DENSITY_RATE, DENSITY_BURSTS, DENSITY_ROUNDS, DENSITY_IDLE
+#                   the density run's sizes (default 100 pods at 5/s, bursts
+#                   110,250, 2 rounds, a 30s idle window); e.g. DENSITY_PODS=10
+#                   DENSITY_BURSTS=20 DENSITY_ROUNDS=1 DENSITY_IDLE=5s for a quick run
+#   DENSITY_CHURN, DENSITY_CHURN_RATE
+#                   churn at density (default none): once the last burst runs,
+#                   DENSITY_CHURN_RATE (10) pods/s created and as many deleted on
+#                   top of it for DENSITY_CHURN (e.g. 5m), before its deletion
+#   DENSITY_MORE    reports of earlier density runs of other sizes (comma-separated
+#                   JSON files, e.g. a churn run's .tmp/bench/density.json kept
+#                   aside), each a table after this run's in the Density section
+#   DENSITY_SYNCPOD_NODE_ARGS
+#                   extra flags for syncpod-node in the density run (e.g.
+#                   --pod-status-qps 50 --pod-status-burst 100; default: none)
 #   BENCH_SETTLE    seconds to wait at most, before each phase of the side-by-side
 #                   runs, for the 1-minute load average to fall below the number of
 #                   cores (default 120; 0 skips): the 50-pod rows leave a load of 30
@@ -446,33 +469,86 @@ measure_api() { # NODE LABEL OUT
 		--runs "${BENCH_API_RUNS:-20}" --out "$3"
 }
 
-run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
+start_kubelet_api() { # SOCK NODE [YAML]: a real kubelet on that runtime, joined as NODE; sets KUBELET_PID
 	local bin d=$B/kubelet
 	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
 	rm -rf "$d"
 	mkdir -p "$d"/{root,pki,pod-logs,plugins,sysctl}
-	kubelet_prepare "$d" "$SOCK" 19350 19348 \
-		'evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'
+	local yaml='evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'
+	if [[ -n ${3:-} ]]; then yaml+=$'\n'$3; fi
+	kubelet_prepare "$d" "$1" 19350 19348 "$yaml"
 	version kubelet "$("$bin"/kubelet --version)"
 	unshare --mount --propagation slave "$ROOT"/bench/scripts/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
 		--config "$d"/config.yaml --kubeconfig "$API"/kubeconfig --root-dir "$d"/root --cert-dir "$d"/pki \
-		--hostname-override bench-kubelet >"$d"/kubelet.log 2>&1 &
+		--hostname-override "$2" >"$d"/kubelet.log 2>&1 &
 	procs+=($!)
-	measure_api bench-kubelet kubelet "$1" || { log "kubelet log: $d/kubelet.log"; tail -n 30 "$d"/kubelet.log >&2; return 1; }
+	KUBELET_PID=$!
+}
+
+run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
+	start_kubelet_api "$SOCK" bench-kubelet
+	measure_api bench-kubelet kubelet "$1" || { log "kubelet log: $B/kubelet/kubelet.log"; tail -n 30 "$B"/kubelet/kubelet.log >&2; return 1; }
 	stop_procs
 }
 
-run_syncpod_api() { # OUT — syncpod (planner, executor, PLEG, syncpod-node) as node bench-syncpod
-	local d=$B/syncpod-api pids=()
-	start_syncpod "$SOCK" "$d" 193
-	"$BIN"/syncpod-node --kubeconfig "$API"/kubeconfig --node-name bench-syncpod \
-		--listen "unix://$d/node.sock" --metrics-listen 127.0.0.1:19305 \
-		--planner "unix://$d/planner.sock" --cri-endpoint "unix://$SOCK" --node-ip 127.0.0.1 --root-dir "$d" \
-		--eviction-hard "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%" \
-		>"$d"/node.log 2>&1 &
+start_syncpod_api() { # SOCK DIR PORTS NODE [FLAGS...]: syncpod's services and syncpod-node on that runtime, joined as NODE; sets SYNCPOD_PIDS (all four)
+	local sock=$1 d=$2 mp=$3 node=$4
+	shift 4
+	# The eviction thresholds the kubelet runs with (its evictionHard): the
+	# planner's eviction manager owns them.
+	local planner_args=("${PLANNER_ARGS[@]}")
+	PLANNER_ARGS+=(--eviction-hard "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%")
+	start_syncpod "$sock" "$d" "$mp"
+	PLANNER_ARGS=("${planner_args[@]}")
+	"$BIN"/syncpod-node --kubeconfig "$API"/kubeconfig --node-name "$node" \
+		--listen "unix://$d/node.sock" --metrics-listen 127.0.0.1:${mp}05 \
+		--planner "unix://$d/planner.sock" --cri-endpoint "unix://$sock" --node-ip 127.0.0.1 --root-dir "$d" \
+		"$@" >"$d"/node.log 2>&1 &
 	procs+=($!)
+	SYNCPOD_PIDS+=,$!
+}
+
+run_syncpod_api() { # OUT — syncpod (planner, executor, PLEG, syncpod-node) as node bench-syncpod
+	local d=$B/syncpod-api
+	start_syncpod_api "$SOCK" "$d" 193 bench-syncpod
 	measure_api bench-syncpod syncpod "$1" || { log "syncpod-node log: $d/node.log"; tail -n 30 "$d"/node.log >&2; return 1; }
 	stop_procs
+}
+
+# bench_density: both nodes of one control plane at once, each on its own
+# runtime, the density rows alternating (syncpod-bench measure-density);
+# then the document's Density section.
+bench_density() {
+	local bursts=${DENSITY_BURSTS:-110,250} maxpods=110 n d=$B/syncpod-density
+	for n in ${bursts//,/ }; do ((n + 10 > maxpods)) && maxpods=$((n + 10)); done
+	apiserver_up
+	runtime_up
+	runtime2_up
+	settle "the density run"
+	start_kubelet_api "$SOCK" bench-kubelet "maxPods: $maxpods"
+	# The planner at info, as the kubelet logs at its default verbosity
+	# (start_syncpod's debug log of every sync costs CPU at hundreds of pods).
+	PLANNER_ARGS+=(--log-level info)
+	local node_args
+	read -r -a node_args <<<"${DENSITY_SYNCPOD_NODE_ARGS:-}"
+	start_syncpod_api "$SOCK2" "$d" 194 bench-syncpod --max-pods "$maxpods" "${node_args[@]}"
+	log "kubelet pid $KUBELET_PID, syncpod pids $SYNCPOD_PIDS, --max-pods $maxpods on both"
+	"$BIN"/syncpod-bench measure-density --server https://127.0.0.1:$API_PORT --ca "$API"/pki/ca.crt --token "$API_TOKEN" \
+		--image "$BUSYBOX" --kubelet-node bench-kubelet --kubelet-cri-endpoint "unix://$SOCK" --kubelet-pids "$KUBELET_PID" \
+		--syncpod-node bench-syncpod --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-pids "$SYNCPOD_PIDS" \
+		--pods "${DENSITY_PODS:-100}" --rate "${DENSITY_RATE:-5}" --bursts "$bursts" --rounds "${DENSITY_ROUNDS:-2}" \
+		--idle "${DENSITY_IDLE:-30s}" --churn "${DENSITY_CHURN:-0}" --churn-rate "${DENSITY_CHURN_RATE:-10}" --out "$B"/density.json ||
+		{ log "logs: $B/kubelet/kubelet.log, $d/node.log"; tail -n 20 "$B"/kubelet/kubelet.log "$d"/node.log >&2; return 1; }
+	stop_procs
+	runtime_down
+	runtime2_down
+	stop_pids "${cp_procs[@]}"
+	cp_procs=()
+	"$BIN"/syncpod-bench report --out "$ROOT"/docs/benchmarks.md --density "$B/density.json${DENSITY_MORE:+,$DENSITY_MORE}" \
+		--command "${BENCH_COMMAND:-bench/scripts/bench.sh density}" \
+		--component "kubelet=${VERSIONS[kubelet]:-unknown}" --component "kube-apiserver=${VERSIONS[kube-apiserver]:-unknown}" \
+		--component "syncpod=${VERSIONS[syncpod]}"
+	log "the document's Density section: $ROOT/docs/benchmarks.md, its plots $ROOT/docs/benchmarks/density-*.svg"
 }
 
 # settle waits (up to BENCH_SETTLE seconds) for the 1-minute load average
@@ -573,6 +649,10 @@ kubelet-api)
 	bench_api
 	document "The API-server path=$B/kubelet-api.json,$B/syncpod-api.json"
 	;;
+density)
+	k8s_built
+	bench_density
+	;;
 versus)
 	k8s_built
 	run_versus "$B"/versus-kubelet.json "$B"/versus-syncpod.json
@@ -585,7 +665,7 @@ scale-nodes)
 	scale_document
 	;;
 *)
-	echo "usage: $0 syncpod|scale|kubelet|kubelet-api|versus|scale-nodes" >&2
+	echo "usage: $0 syncpod|scale|kubelet|kubelet-api|density|versus|scale-nodes" >&2
 	exit 2
 	;;
 esac

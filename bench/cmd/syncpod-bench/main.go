@@ -21,6 +21,8 @@
 //	syncpod-bench scale-table r1.json r2.json  their Markdown tables (ratios of the second to the first)
 //	syncpod-bench report-scale --doc docs/benchmarks.md r1.json r2.json
 //	                                           their section put into the document, the rest of it left as it is
+//	syncpod-bench measure-density --server ... --ca ... --token T --kubelet-node N --syncpod-node M --out d.json [flags]
+//	                                           the density rows on two nodes of one API server, alternating (APIServer.Density)
 package main
 
 import (
@@ -54,7 +56,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | pki DIR [NODE NODE-IP] | conformance [flags] | registry [flags] ARCHIVE... | scale-nodes [flags] | scale-table FILE... | report-scale [flags] FILE... | table FILE... | report [flags]")
+		fmt.Fprintln(stderr, "usage: syncpod-bench measure [flags] | versus [flags] | measure-apiserver [flags] | measure-density [flags] | pki DIR [NODE NODE-IP] | conformance [flags] | registry [flags] ARCHIVE... | scale-nodes [flags] | scale-table FILE... | report-scale [flags] FILE... | table FILE... | report [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -84,6 +86,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return reportScale(args[1:], time.Now(), stderr)
 	case "scale-table":
 		return scaleTable(args[1:], stdout, stderr)
+	case "measure-density":
+		return measureDensity(ctx, args[1:], stderr)
 	case "pki":
 		var node *bench.NodePKI
 		switch {
@@ -232,6 +236,123 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 		}
 	}
 	return finish(log, err, reportFile{rep, *out})
+}
+
+// measureDensity runs the density rows (bench.APIServer.Density) on the
+// kubelet's node and syncpod's, two nodes of one API server, alternating,
+// and writes one report of both.
+func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("measure-density", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	server := fs.String("server", "", "the kube-apiserver's URL (https://127.0.0.1:PORT)")
+	ca := fs.String("ca", "", "CA file of the API server's serving certificate")
+	token := fs.String("token", "", "bearer token (a user allowed to create pods and read nodes)")
+	image := fs.String("image", "localhost/syncpod/busybox:1.36", "container image (present in both runtimes)")
+	kNode := fs.String("kubelet-node", "", "the kubelet's node name")
+	kEndpoint := fs.String("kubelet-cri-endpoint", "", "the kubelet's runtime (unix:///...): its version, and what its pods leave removed between turns")
+	kPIDs := fs.String("kubelet-pids", "", "comma-separated pids of the kubelet's processes (the idle cost)")
+	sNode := fs.String("syncpod-node", "", "syncpod's node name")
+	sEndpoint := fs.String("syncpod-cri-endpoint", "", "syncpod's runtime (unix:///...)")
+	sPIDs := fs.String("syncpod-pids", "", "comma-separated pids of syncpod's processes (node agent, planner, executor, PLEG)")
+	rounds := fs.Int("rounds", 2, "rounds (each agent's turn: the paced pods, then each burst)")
+	pods := fs.Int("pods", 100, "pods created at --rate (0: no throughput row)")
+	rate := fs.Float64("rate", 5, "pods created per second")
+	bursts := fs.String("bursts", "110,250", "comma-separated pod counts created at once (the first is also idled at)")
+	idle := fs.Duration("idle", 30*time.Second, "idle CPU window at the first burst's pods (0: no idle row)")
+	idleSettle := fs.Duration("idle-settle", 10*time.Second, "wait before the idle window")
+	churn := fs.Duration("churn", 0, "after the last burst runs, create and delete --churn-rate pods/s each on top of it for this long, then delete what is left (0: no churn)")
+	churnRate := fs.Float64("churn-rate", 10, "pods created (and as many deleted) per second during the churn")
+	parallel := fs.Int("parallel", 20, "create and delete requests in flight at once in a burst")
+	timeout := fs.Duration("timeout", 10*time.Minute, "bound on each wait (all started, all gone)")
+	out := fs.String("out", "", "JSON report file (default stdout)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *server == "" || *ca == "" || *kNode == "" || *sNode == "" {
+		fmt.Fprintln(stderr, "measure-density: --server, --ca, --kubelet-node and --syncpod-node are required")
+		return 2
+	}
+	var burstList []int
+	for _, b := range splitList(*bursts) {
+		n, err := strconv.Atoi(strings.TrimSpace(b))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(stderr, "--bursts: %q is not a positive pod count\n", b)
+			return 2
+		}
+		burstList = append(burstList, n)
+	}
+	if *pods < 0 || *rate <= 0 || *rounds < 1 || *parallel < 1 || *churn < 0 || *churnRate <= 0 || (*churn > 0 && len(burstList) == 0) {
+		fmt.Fprintln(stderr, "measure-density: --pods and --churn must not be negative; --rate, --rounds, --parallel and --churn-rate must be positive; a churn needs a burst")
+		return 2
+	}
+	kp, err := parsePIDs(*kPIDs)
+	if err != nil {
+		fmt.Fprintf(stderr, "--kubelet-pids: %v\n", err)
+		return 2
+	}
+	sp, err := parsePIDs(*sPIDs)
+	if err != nil {
+		fmt.Fprintf(stderr, "--syncpod-pids: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	api, err := bench.NewAPIServer(*server, *ca, *token)
+	if err != nil {
+		log.Error("cannot reach the API server", "err", err)
+		return 1
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	err = api.EnsureDefaultServiceAccount(rctx)
+	for _, n := range []string{*kNode, *sNode} {
+		if err == nil {
+			err = api.WaitNodeReady(rctx, n)
+		}
+	}
+	cancel()
+	if err != nil {
+		log.Error("the control plane or a node is not ready", "err", err)
+		return 1
+	}
+	side := func(agent, node, endpoint string, pids []int) (bench.DensitySide, error) {
+		s := bench.DensitySide{Agent: agent, Node: node, PIDs: pids}
+		if endpoint != "" {
+			rt, err := bench.Dial(ctx, endpoint)
+			if err != nil {
+				return s, fmt.Errorf("%s's runtime: %w", agent, err)
+			}
+			s.Runtime = rt
+		}
+		return s, nil
+	}
+	ks, err := side("kubelet", *kNode, *kEndpoint, kp)
+	if err != nil {
+		log.Error("cannot connect", "err", err)
+		return 1
+	}
+	ss, err := side("syncpod", *sNode, *sEndpoint, sp)
+	if err != nil {
+		log.Error("cannot connect", "err", err)
+		return 1
+	}
+	rep, err := api.Density(ctx, ks, ss, bench.DensityOptions{Rounds: *rounds, Pods: *pods, Rate: *rate, Bursts: burstList,
+		Idle: *idle, IdleSettle: *idleSettle, Churn: *churn, ChurnRate: *churnRate, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})
+	b, merr := json.MarshalIndent(rep, "", "  ")
+	if merr == nil {
+		if *out == "" {
+			_, merr = fmt.Println(string(b))
+		} else {
+			merr = os.WriteFile(*out, b, 0o644)
+		}
+	}
+	if merr != nil {
+		log.Error("cannot write the report", "err", merr)
+		return 1
+	}
+	if err != nil {
+		log.Error("run failed", "err", err)
+		return 1
+	}
+	return 0
 }
 
 // versus runs bench.Versus: the kubelet (static pods in its manifest

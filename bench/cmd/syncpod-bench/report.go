@@ -1,16 +1,19 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/syncpod/syncpod/bench"
 	"github.com/syncpod/syncpod/bench/report"
 )
 
@@ -50,7 +53,12 @@ func (c *componentsFlag) Set(v string) error {
 // writeDocument is `syncpod-bench report`: the benchmark document of a
 // run's reports (report.Render), written to --out with its plots in the
 // directory of the same name without .md (docs/benchmarks.md,
-// docs/benchmarks/), whose earlier SVG files it removes first.
+// docs/benchmarks/), whose earlier SVG files it removes first. The
+// density section has a run of its own (make bench-density): with
+// --density the document at --out keeps everything else and gets that
+// section replaced (or added) and only its plots rewritten; without, a
+// density section already in the document is carried over, its plots
+// kept.
 func writeDocument(args []string, now time.Time, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -62,12 +70,17 @@ func writeDocument(args []string, now time.Time, stderr io.Writer) int {
 	var scale sectionsFlag
 	fs.Var(&scale, "scale", "a section of many nodes: TITLE=FILE[,FILE...], scale-nodes reports (repeat for more)")
 	fs.Var(&components, "component", "a version the reports do not carry: NAME=VERSION (repeat)")
+	density := fs.String("density", "", "density reports (syncpod-bench measure-density), FILE[,FILE...]: replace the document's density section with them, the rest kept; the first is plotted, the further ones (other sizes, e.g. a churn) are tables after it")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if len(sections)+len(scale) == 0 || fs.NArg() > 0 || !strings.HasSuffix(*out, ".md") {
-		fmt.Fprintln(stderr, "report: want --out FILE.md and one --section or --scale or more, and no arguments")
+	if fs.NArg() > 0 || !strings.HasSuffix(*out, ".md") || (len(sections)+len(scale) == 0) == (*density == "") {
+		fmt.Fprintln(stderr, "report: want --out FILE.md and one --section or --scale or more, or --density FILE, and no arguments")
 		return 2
+	}
+	plotDir := strings.TrimSuffix(*out, ".md")
+	if *density != "" {
+		return writeDensity(*out, plotDir, *density, *command, components, now, stderr)
 	}
 	in := report.Input{
 		Command:    *command,
@@ -91,14 +104,20 @@ func writeDocument(args []string, now time.Time, stderr io.Writer) int {
 		}
 		in.Scale = append(in.Scale, report.ScaleSection{Title: s.title, Reports: reps})
 	}
-	plotDir := strings.TrimSuffix(*out, ".md")
 	in.PlotDir = filepath.Base(plotDir)
 	doc, err := report.Render(in)
 	if err != nil {
 		fmt.Fprintf(stderr, "report: %v\n", err)
 		return 1
 	}
-	if err := writeFiles(*out, plotDir, doc); err != nil {
+	keep := false
+	if old, err := os.ReadFile(*out); err == nil {
+		if sec, ok := report.SectionOf(string(old), report.DensityTitle); ok {
+			doc.Markdown = []byte(report.SpliceSection(string(doc.Markdown), report.DensityTitle, sec))
+			keep = true
+		}
+	}
+	if err := writeFiles(*out, plotDir, doc, keep); err != nil {
 		fmt.Fprintf(stderr, "report: %v\n", err)
 		return 1
 	}
@@ -106,8 +125,9 @@ func writeDocument(args []string, now time.Time, stderr io.Writer) int {
 }
 
 // writeFiles writes the document to out and its plots into plotDir, the
-// SVG files of an earlier document there removed first.
-func writeFiles(out, plotDir string, doc report.Output) error {
+// SVG files of an earlier document there removed first (but the density
+// section's with keepDensity).
+func writeFiles(out, plotDir string, doc report.Output, keepDensity bool) error {
 	if err := os.MkdirAll(plotDir, 0o755); err != nil {
 		return err
 	}
@@ -116,6 +136,9 @@ func writeFiles(out, plotDir string, doc report.Output) error {
 		return err
 	}
 	for _, f := range old {
+		if keepDensity && report.IsDensityPlot(filepath.Base(f)) {
+			continue
+		}
 		if err := os.Remove(f); err != nil {
 			return err
 		}
@@ -126,4 +149,65 @@ func writeFiles(out, plotDir string, doc report.Output) error {
 		}
 	}
 	return os.WriteFile(out, doc.Markdown, 0o644)
+}
+
+// writeDensity renders the density report in file (FILE[,FILE...]: the
+// further ones are runs of other sizes, each a table after the first's
+// plots) as the density section
+// of the document at out (report.RenderDensity), the rest of the document
+// kept as it is (a new one with just its title when there is none), and
+// rewrites the section's plots in plotDir.
+func writeDensity(out, plotDir, file, command string, components []report.Component, now time.Time, stderr io.Writer) int {
+	var reps []bench.DensityReport
+	for _, f := range strings.Split(file, ",") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "report: %v\n", err)
+			return 1
+		}
+		var rep bench.DensityReport
+		if err := json.Unmarshal(b, &rep); err != nil {
+			fmt.Fprintf(stderr, "report: %s: %v\n", f, err)
+			return 1
+		}
+		reps = append(reps, rep)
+	}
+	section, plots, err := report.RenderDensity(report.DensityInput{Report: reps[0], More: reps[1:], Command: command, Generated: now,
+		Components: append(components, report.Component{Name: "Go", Version: runtime.Version()}), PlotDir: filepath.Base(plotDir)})
+	if err != nil {
+		fmt.Fprintf(stderr, "report: %v\n", err)
+		return 1
+	}
+	doc := "# Benchmarks\n"
+	if old, err := os.ReadFile(out); err == nil {
+		doc = string(old)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "report: %v\n", err)
+		return 1
+	}
+	if err := os.MkdirAll(plotDir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "report: %v\n", err)
+		return 1
+	}
+	old, err := filepath.Glob(filepath.Join(plotDir, "*.svg"))
+	if err == nil {
+		for _, f := range old {
+			if report.IsDensityPlot(filepath.Base(f)) {
+				err = errors.Join(err, os.Remove(f))
+			}
+		}
+	}
+	for _, p := range plots {
+		if err == nil {
+			err = os.WriteFile(filepath.Join(plotDir, p.Name), p.SVG, 0o644)
+		}
+	}
+	if err == nil {
+		err = os.WriteFile(out, []byte(report.SpliceSection(doc, report.DensityTitle, section)), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "report: %v\n", err)
+		return 1
+	}
+	return 0
 }

@@ -158,7 +158,7 @@ func reportScale(args []string, now time.Time, stderr io.Writer) int {
 	in := report.Input{Command: *command, Generated: now, Machine: report.ReadMachine(os.DirFS("/")),
 		Components: append(components, report.Component{Name: "Go", Version: runtime.Version()})}
 	section := report.ScaleDocument(report.ScaleSection{Title: *title, Reports: reps}, in)
-	if err := os.WriteFile(*doc, []byte(report.SpliceSection(string(old), section)), 0o644); err != nil {
+	if err := os.WriteFile(*doc, []byte(report.SpliceSection(string(old), *title, section)), 0o644); err != nil {
 		fmt.Fprintf(stderr, "report-scale: %v\n", err)
 		return 1
 	}

@@ -1,0 +1,1116 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Density: a whole node under many pods, measured the way the upstream
+// node-throughput and density tests and the pod-startup SLI measure it.
+// Two nodes of one kube-apiserver, the kubelet's and syncpod's, each on
+// its own identical runtime, both running all along; their turns
+// alternate round by round (one first in even rounds, the other in odd
+// ones). A pod's startup latency is from its create request being sent
+// (the client's clock, as the upstream e2e_node density test takes it:
+// metadata.creationTimestamp has whole seconds only) to the first watch
+// event that shows it Running with every container running and started
+// (the SLI's "all containers reported started, observed through a
+// watch").
+
+// DensityOptions are the sizes of a density run.
+type DensityOptions struct {
+	// Rounds each agent runs (each round: the throughput row, then each
+	// burst).
+	Rounds int
+	// Pods created at Rate pods per second for the throughput row.
+	Pods int
+	Rate float64
+	// Bursts are pod counts created at once; the first one is also idled
+	// at (the idle cost).
+	Bursts []int
+	// Idle is the window the agent's CPU is sampled over at the first
+	// burst's pods, after IdleSettle (0: no idle row).
+	Idle, IdleSettle time.Duration
+	// Churn, with ChurnRate, is how long pods are created and deleted
+	// at ChurnRate pods/s each on top of the last burst's pods once they
+	// run, the oldest deleted first (0: no churn).
+	Churn     time.Duration
+	ChurnRate float64
+	// Parallel is how many create or delete requests a burst has in
+	// flight at once.
+	Parallel int
+	Image    string
+	// Timeout bounds each wait (all started, all gone).
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+// DensitySide is one node of a density run.
+type DensitySide struct {
+	// Agent names it in the report (kubelet, syncpod).
+	Agent string
+	// Node is its Node object's name.
+	Node string
+	// Runtime is its own runtime (nil: what its pods leave is not
+	// cleared between turns).
+	Runtime *Runtime
+	// PIDs are its processes (the idle cost; none: no idle row).
+	PIDs []int
+}
+
+// DensityReport is everything a density run measured, both agents.
+type DensityReport struct {
+	Started  time.Time         `json:"started"`
+	Load     [3]float64        `json:"load"`
+	LoadEnd  [3]float64        `json:"load_end"`
+	Runtimes map[string]string `json:"runtimes"`
+	// Agents in the order of the report's columns (the first is the
+	// ratios' denominator).
+	Agents []string `json:"agents"`
+	Pods   int      `json:"pods"`
+	Rate   float64  `json:"rate"`
+	Bursts []int    `json:"bursts"`
+	// IdleSeconds is the idle CPU window.
+	IdleSeconds float64 `json:"idle_seconds"`
+	// Parallel is how many requests a burst had in flight.
+	Parallel int `json:"parallel"`
+	// ChurnSeconds and ChurnRate: the churn's length and rate (0: none).
+	ChurnSeconds float64        `json:"churn_seconds,omitempty"`
+	ChurnRate    float64        `json:"churn_rate,omitempty"`
+	Rounds       []DensityRound `json:"rounds"`
+}
+
+// DensityRound is one agent's turn of one round.
+type DensityRound struct {
+	Round int    `json:"round"`
+	Agent string `json:"agent"`
+	// First says this agent ran first in its round.
+	First bool       `json:"first"`
+	Load  [3]float64 `json:"load"`
+	// Startup is the startup latency of each of the Pods pods created at
+	// Rate, in seconds.
+	Startup Sample         `json:"startup"`
+	Bursts  []DensityBurst `json:"bursts"`
+	Idle    *DensityIdle   `json:"idle,omitempty"`
+	Churn   *DensityChurn  `json:"churn,omitempty"`
+}
+
+// DensityChurn is pods created and deleted at a rate on top of a burst's
+// pods.
+type DensityChurn struct {
+	// Pods is how many ran all along (the burst's).
+	Pods int `json:"pods"`
+	// Startup is the startup latency of each churned pod seen started.
+	Startup Sample `json:"startup"`
+	// Created is how many were created; Failed how many of those the
+	// node failed before they started (e.g. refused: OutOfpods), by
+	// reason; NotStarted how many others were deleted before seen
+	// started.
+	Created    int            `json:"created"`
+	Failed     map[string]int `json:"failed,omitempty"`
+	NotStarted int            `json:"not_started"`
+	// CPUPercent is the agent's CPU over the churn (without processes: 0).
+	CPUPercent float64 `json:"cpu_percent"`
+}
+
+// DensityBurst is a number of pods created at once.
+type DensityBurst struct {
+	Pods int `json:"pods"`
+	// AllRunning is from the first create sent to the last pod seen
+	// started; AllGone from the first delete sent to the last pod's
+	// object removed (seen deleted through the watch), in seconds.
+	AllRunning float64 `json:"all_running"`
+	AllGone    float64 `json:"all_gone"`
+	// RuntimeStarted is from the first create sent to the last
+	// container started as the node's runtime reports it (0: no runtime
+	// to ask): what AllRunning adds to it is the node's reporting.
+	RuntimeStarted float64 `json:"runtime_started,omitempty"`
+	// Startup is each pod's startup latency in the burst.
+	Startup Sample `json:"startup"`
+}
+
+// DensityIdle is the agent's cost at Pods idle pods: CPU over the window,
+// resident memory then, and before the round's first pod (EmptyRSSMB).
+type DensityIdle struct {
+	Pods       int       `json:"pods"`
+	CPUPercent float64   `json:"cpu_percent"`
+	RSSMB      float64   `json:"rss_mb"`
+	EmptyRSSMB float64   `json:"empty_rss_mb"`
+	EachMB     []float64 `json:"each_mb"`
+}
+
+// RSSPerPodKB is the resident memory the agent grew by per idle pod, in
+// kB (0 without pods).
+func (d DensityIdle) RSSPerPodKB() float64 {
+	if d.Pods <= 0 {
+		return 0
+	}
+	return (d.RSSMB - d.EmptyRSSMB) * 1024 / float64(d.Pods)
+}
+
+// DensityPod is a density pod: host network, one busybox container that
+// sleeps without using the CPU and exits at SIGTERM, labelled with the
+// run's tag, bound to node.
+func DensityPod(name, node, image, tag string) map[string]any {
+	p := APIPod(name, node, image)
+	meta := p["metadata"].(map[string]any)
+	meta["labels"] = map[string]any{"app": "syncpod-bench-density", "run": tag}
+	spec := p["spec"].(map[string]any)
+	c := spec["containers"].([]any)[0].(map[string]any)
+	c["command"] = []any{"sh", "-c", "trap 'exit 0' TERM; sleep 1000000 & wait"}
+	return p
+}
+
+// densityPod is what a watch event's pod is read for.
+type densityPod struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Containers []struct {
+			Name string `json:"name"`
+		} `json:"containers"`
+	} `json:"spec"`
+	Status struct {
+		Phase             string `json:"phase"`
+		Reason            string `json:"reason"`
+		ContainerStatuses []struct {
+			Name    string `json:"name"`
+			Started *bool  `json:"started"`
+			State   struct {
+				Running *struct{} `json:"running"`
+			} `json:"state"`
+		} `json:"containerStatuses"`
+	} `json:"status"`
+}
+
+// allStarted says the pod-startup SLI's end: the pod Running and every
+// container of its spec reported running and started.
+func (p densityPod) allStarted() bool {
+	if p.Status.Phase != "Running" || len(p.Spec.Containers) == 0 {
+		return false
+	}
+	for _, c := range p.Spec.Containers {
+		ok := false
+		for _, s := range p.Status.ContainerStatuses {
+			if s.Name == c.Name {
+				ok = s.State.Running != nil && (s.Started == nil || *s.Started)
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// PodTracker keeps, from a pod watch's events, when each pod was first
+// seen with all its containers started and when it was seen deleted.
+// It decides nothing else and reads no clock: the time of each event is
+// given.
+type PodTracker struct {
+	started map[string]time.Time
+	gone    map[string]time.Time
+	// failed is the reason of each pod seen Failed before it started
+	// (e.g. OutOfpods: the node refused it).
+	failed map[string]string
+}
+
+// NewPodTracker returns an empty tracker.
+func NewPodTracker() *PodTracker {
+	return &PodTracker{started: map[string]time.Time{}, gone: map[string]time.Time{}, failed: map[string]string{}}
+}
+
+// Observe takes one watch event (a JSON line) received at at. An ERROR
+// event or an undecodable one is an error.
+func (t *PodTracker) Observe(line []byte, at time.Time) error {
+	var ev watchEvent
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return fmt.Errorf("watch event: %w", err)
+	}
+	if ev.Type == "ERROR" {
+		return fmt.Errorf("watch error: %s", ev.Object)
+	}
+	var p densityPod
+	if err := json.Unmarshal(ev.Object, &p); err != nil {
+		return fmt.Errorf("watch event %s: %w", ev.Type, err)
+	}
+	name := p.Metadata.Name
+	switch ev.Type {
+	case "DELETED":
+		if _, ok := t.gone[name]; !ok {
+			t.gone[name] = at
+		}
+	case "ADDED", "MODIFIED":
+		_, started := t.started[name]
+		if !started && p.allStarted() {
+			t.started[name] = at
+		}
+		if _, ok := t.failed[name]; !ok && !started && p.Status.Phase == "Failed" {
+			t.failed[name] = p.Status.Reason
+		}
+	}
+	return nil
+}
+
+// Failed says pod name was seen Failed before it started, and why.
+func (t *PodTracker) Failed(name string) (string, bool) {
+	r, ok := t.failed[name]
+	return r, ok
+}
+
+// Started is when pod name was first seen started.
+func (t *PodTracker) Started(name string) (time.Time, bool) {
+	at, ok := t.started[name]
+	return at, ok
+}
+
+// Gone is when pod name was seen deleted.
+func (t *PodTracker) Gone(name string) (time.Time, bool) {
+	at, ok := t.gone[name]
+	return at, ok
+}
+
+// PodWatch is a running watch of the pods of one label selector, feeding
+// a PodTracker.
+type PodWatch struct {
+	mu      sync.Mutex
+	tracker *PodTracker
+	changed chan struct{}
+	err     error
+	cancel  context.CancelFunc
+}
+
+// WatchPods opens a watch of namespace default's pods matching selector
+// (from the watch cache's current state, as CreateUntilRunning does).
+func (a *APIServer) WatchPods(ctx context.Context, selector string) (*PodWatch, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	req, err := http.NewRequestWithContext(wctx, http.MethodGet, a.URL+"/api/v1/namespaces/default/pods?watch=1&resourceVersion=0&labelSelector="+
+		url.QueryEscape(selector), nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.Token)
+	resp, err := a.HTTP.Do(req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		cancel()
+		var b strings.Builder
+		_, _ = fmt.Fprint(&b, resp.Status)
+		return nil, &apiError{Code: resp.StatusCode, Body: b.String()}
+	}
+	w := &PodWatch{tracker: NewPodTracker(), changed: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer resp.Body.Close()
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var raw json.RawMessage
+			err := dec.Decode(&raw)
+			at := time.Now()
+			w.mu.Lock()
+			if err == nil {
+				err = w.tracker.Observe(raw, at)
+			}
+			if err != nil {
+				w.err = err
+			}
+			close(w.changed)
+			w.changed = make(chan struct{})
+			w.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return w, nil
+}
+
+// Close ends the watch.
+func (w *PodWatch) Close() { w.cancel() }
+
+// wait waits until done(tracker) holds, and returns what it made of the
+// tracker then.
+func (w *PodWatch) wait(ctx context.Context, what string, done func(*PodTracker) (int, bool)) error {
+	for {
+		w.mu.Lock()
+		left, ok := done(w.tracker)
+		err, next := w.err, w.changed
+		w.mu.Unlock()
+		if ok {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("the watch ended with %d pods not %s: %w", left, what, err)
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return fmt.Errorf("%d pods not %s: %w", left, what, ctx.Err())
+		}
+	}
+}
+
+// WaitStarted waits until every pod of names was seen started and
+// returns when each was.
+func (w *PodWatch) WaitStarted(ctx context.Context, names []string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	var failed error
+	err := w.wait(ctx, "started", func(t *PodTracker) (int, bool) {
+		left := 0
+		for _, n := range names {
+			if at, ok := t.Started(n); ok {
+				out[n] = at
+			} else if reason, ok := t.Failed(n); ok {
+				failed = fmt.Errorf("pod %s failed before it started (%s)", n, reason)
+				return 0, true
+			} else {
+				left++
+			}
+		}
+		return left, left == 0
+	})
+	if err == nil {
+		err = failed
+	}
+	return out, err
+}
+
+// WaitSettled waits until every pod of names was seen started or
+// failed.
+func (w *PodWatch) WaitSettled(ctx context.Context, names []string) error {
+	return w.wait(ctx, "started or failed", func(t *PodTracker) (int, bool) {
+		left := 0
+		for _, n := range names {
+			_, ok1 := t.Started(n)
+			_, ok2 := t.Failed(n)
+			if !ok1 && !ok2 {
+				left++
+			}
+		}
+		return left, left == 0
+	})
+}
+
+// StartedOf is when each pod of names seen started so far was, and why
+// each one seen failed before it started failed.
+func (w *PodWatch) StartedOf(names []string) (map[string]time.Time, map[string]string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	started := make(map[string]time.Time, len(names))
+	failed := map[string]string{}
+	for _, n := range names {
+		if at, ok := w.tracker.Started(n); ok {
+			started[n] = at
+		} else if r, ok := w.tracker.Failed(n); ok {
+			failed[n] = r
+		}
+	}
+	return started, failed
+}
+
+// WaitGone waits until every pod of names was seen deleted and returns
+// the last of those times.
+func (w *PodWatch) WaitGone(ctx context.Context, names []string) (time.Time, error) {
+	var last time.Time
+	err := w.wait(ctx, "deleted", func(t *PodTracker) (int, bool) {
+		left := 0
+		for _, n := range names {
+			if at, ok := t.Gone(n); ok {
+				last = latest(last, at)
+			} else {
+				left++
+			}
+		}
+		return left, left == 0
+	})
+	return last, err
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// StartupLatencies are, for each pod of names in order, its started time
+// minus its create time, in seconds; a pod missing from either map is an
+// error.
+func StartupLatencies(names []string, created, started map[string]time.Time) (Sample, error) {
+	s := make(Sample, 0, len(names))
+	for _, n := range names {
+		c, ok1 := created[n]
+		st, ok2 := started[n]
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("pod %s: created %v, started %v", n, ok1, ok2)
+		}
+		s = append(s, st.Sub(c).Seconds())
+	}
+	return s, nil
+}
+
+// createPods creates the pods names on node: every interval one (paced
+// from the first, each create sent on time whatever the earlier ones
+// take), or with interval 0 all at once, parallel requests in flight. It
+// returns when each create was sent.
+func (a *APIServer) createPods(ctx context.Context, names []string, node, image, tag string, interval time.Duration, parallel int) (map[string]time.Time, error) {
+	var mu sync.Mutex
+	created := make(map[string]time.Time, len(names))
+	g, gctx := errgroup.WithContext(ctx)
+	if interval <= 0 {
+		g.SetLimit(max(parallel, 1))
+	}
+	start := time.Now()
+	for i, n := range names {
+		if interval > 0 {
+			if err := sleep(gctx, time.Until(start.Add(time.Duration(i)*interval))); err != nil {
+				break
+			}
+		}
+		g.Go(func() error {
+			at := time.Now()
+			mu.Lock()
+			created[n] = at
+			mu.Unlock()
+			return a.do(gctx, http.MethodPost, "/api/v1/namespaces/default/pods", DensityPod(n, node, image, tag), nil)
+		})
+	}
+	err := g.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return created, err
+}
+
+// deletePods deletes the pods names, parallel requests in flight, and
+// returns when the first delete was sent.
+func (a *APIServer) deletePods(ctx context.Context, names []string, parallel int) (time.Time, error) {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(parallel, 1))
+	start := time.Now()
+	for _, n := range names {
+		g.Go(func() error {
+			err := a.do(gctx, http.MethodDelete, "/api/v1/namespaces/default/pods/"+url.PathEscape(n), nil, nil)
+			if isStatus(err, http.StatusNotFound) {
+				return nil
+			}
+			return err
+		})
+	}
+	return start, g.Wait()
+}
+
+// Density runs o.Rounds rounds of the density rows on each side, a's
+// turn first in even rounds and b's in odd ones: Pods pods created at
+// Rate (their startup latencies), then each burst created at once (time
+// until all started, and until all deleted), the first burst's pods
+// idled at for the agent's CPU and memory.
+func (a *APIServer) Density(ctx context.Context, sa, sb DensitySide, o DensityOptions) (DensityReport, error) {
+	if o.Rounds <= 0 {
+		o.Rounds = 2
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	rep := DensityReport{Started: time.Now(), Load: LoadAverage(), Runtimes: map[string]string{}, Agents: []string{sa.Agent, sb.Agent},
+		Pods: o.Pods, Rate: o.Rate, Bursts: o.Bursts, IdleSeconds: o.Idle.Seconds(), Parallel: o.Parallel}
+	if o.Churn > 0 && o.ChurnRate > 0 {
+		rep.ChurnSeconds, rep.ChurnRate = o.Churn.Seconds(), o.ChurnRate
+	}
+	for _, s := range []DensitySide{sa, sb} {
+		if s.Runtime != nil {
+			rep.Runtimes[s.Agent] = s.Runtime.Version(ctx)
+		}
+	}
+	tag := randTag()
+	for r := range o.Rounds {
+		order := []DensitySide{sa, sb}
+		if r%2 == 1 {
+			order = []DensitySide{sb, sa}
+		}
+		for i, s := range order {
+			dr, err := a.densityTurn(ctx, s, o, fmt.Sprintf("d%s-%d", tag, r))
+			dr.Round, dr.First = r, i == 0
+			rep.Rounds = append(rep.Rounds, dr)
+			if err != nil {
+				rep.LoadEnd = LoadAverage()
+				return rep, fmt.Errorf("round %d, %s: %w", r, s.Agent, err)
+			}
+		}
+	}
+	rep.LoadEnd = LoadAverage()
+	return rep, nil
+}
+
+// densityTurn is one side's turn of one round.
+func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOptions, prefix string) (DensityRound, error) {
+	dr := DensityRound{Agent: s.Agent, Load: LoadAverage()}
+	log := o.Logger.With("agent", s.Agent, "node", s.Node)
+	tag := prefix + "-" + s.Agent
+	w, err := a.WatchPods(ctx, "run="+tag)
+	if err != nil {
+		return dr, err
+	}
+	defer w.Close()
+	var empty memory
+	if len(s.PIDs) > 0 {
+		if empty, err = readMemory(s.PIDs); err != nil {
+			return dr, err
+		}
+	}
+	names := func(row string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s-%s-%d", tag, row, i)
+		}
+		return out
+	}
+	// clear deletes pods and waits until they are gone, then removes
+	// what they left in the runtime (the kubelet keeps exited sandboxes
+	// until its garbage collection), so nothing of this row runs in the
+	// next one.
+	clear := func(pods []string) (time.Duration, error) {
+		wctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		start, err := a.deletePods(wctx, pods, o.Parallel)
+		if err != nil {
+			return 0, err
+		}
+		last, err := w.WaitGone(wctx, pods)
+		if err != nil {
+			return 0, err
+		}
+		if s.Runtime != nil {
+			set := make(map[string]bool, len(pods))
+			for _, n := range pods {
+				set[n] = true
+			}
+			if err := s.Runtime.RemoveSandboxes(ctx, set); err != nil {
+				return 0, err
+			}
+		}
+		return last.Sub(start), nil
+	}
+	if o.Pods > 0 && o.Rate > 0 {
+		pods := names("t", o.Pods)
+		wctx, cancel := context.WithTimeout(ctx, o.Timeout+time.Duration(float64(o.Pods)/o.Rate*float64(time.Second)))
+		created, err := a.createPods(wctx, pods, s.Node, o.Image, tag, time.Duration(float64(time.Second)/o.Rate), o.Parallel)
+		var started map[string]time.Time
+		if err == nil {
+			started, err = w.WaitStarted(wctx, pods)
+		}
+		cancel()
+		if err == nil {
+			dr.Startup, err = StartupLatencies(pods, created, started)
+		}
+		if err != nil {
+			return dr, fmt.Errorf("%d pods at %g/s: %w", o.Pods, o.Rate, err)
+		}
+		log.Info("throughput", "pods", o.Pods, "rate", o.Rate, "p50", dr.Startup.Quantile(0.5), "p99", dr.Startup.Quantile(0.99))
+		if _, err := clear(pods); err != nil {
+			return dr, fmt.Errorf("deleting the %d paced pods: %w", o.Pods, err)
+		}
+	}
+	for bi, n := range o.Bursts {
+		pods := names(fmt.Sprintf("b%d", n), n)
+		b := DensityBurst{Pods: n}
+		wctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		created, err := a.createPods(wctx, pods, s.Node, o.Image, tag, 0, o.Parallel)
+		var started map[string]time.Time
+		if err == nil {
+			started, err = w.WaitStarted(wctx, pods)
+		}
+		cancel()
+		if err == nil {
+			b.Startup, err = StartupLatencies(pods, created, started)
+		}
+		if err != nil {
+			return dr, fmt.Errorf("%d pods at once: %w", n, err)
+		}
+		var first, last time.Time
+		for _, p := range pods {
+			if first.IsZero() || created[p].Before(first) {
+				first = created[p]
+			}
+			last = latest(last, started[p])
+		}
+		b.AllRunning = last.Sub(first).Seconds()
+		if s.Runtime != nil {
+			// Every container runs (the watch saw them): one listing.
+			rctx, cancel := context.WithTimeout(ctx, o.Timeout)
+			inRT, err := s.Runtime.WaitStarted(rctx, pods, nil)
+			cancel()
+			if err != nil {
+				return dr, fmt.Errorf("%d pods at once, in the runtime: %w", n, err)
+			}
+			var lastRT time.Time
+			for _, st := range inRT {
+				lastRT = latest(lastRT, st.Started)
+			}
+			b.RuntimeStarted = lastRT.Sub(first).Seconds()
+		}
+		if bi == 0 && o.Idle > 0 && len(s.PIDs) > 0 {
+			idle, err := idleCost(ctx, s.PIDs, o.IdleSettle, o.Idle)
+			if err != nil {
+				return dr, fmt.Errorf("idle at %d pods: %w", n, err)
+			}
+			idle.Pods, idle.EmptyRSSMB = n, empty.RSS
+			dr.Idle = &idle
+			log.Info("idle", "pods", n, "cpu_percent", idle.CPUPercent, "rss_mb", idle.RSSMB, "empty_rss_mb", empty.RSS)
+		}
+		if bi == len(o.Bursts)-1 && o.Churn > 0 && o.ChurnRate > 0 {
+			c, left, err := a.churn(ctx, w, s, o, pods, tag)
+			if err != nil {
+				return dr, fmt.Errorf("churn on %d pods: %w", n, err)
+			}
+			dr.Churn, pods = &c, left
+			log.Info("churn", "pods", n, "created", c.Created, "not_started", c.NotStarted, "p50", c.Startup.Quantile(0.5),
+				"p99", c.Startup.Quantile(0.99), "cpu_percent", c.CPUPercent)
+		}
+		gone, err := clear(pods)
+		if err != nil {
+			return dr, fmt.Errorf("deleting %d pods: %w", n, err)
+		}
+		b.AllGone = gone.Seconds()
+		dr.Bursts = append(dr.Bursts, b)
+		log.Info("burst", "pods", n, "all_running", b.AllRunning, "all_gone", b.AllGone)
+	}
+	return dr, nil
+}
+
+// churn creates a pod and deletes the oldest of running (oldest first)
+// every 1/o.ChurnRate s for o.Churn, waits until the pods it created
+// that are left run, and returns the churned pods' startup latencies,
+// the agent's CPU over it, and the pods left (as many as running).
+func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o DensityOptions, running []string, tag string) (DensityChurn, []string, error) {
+	c := DensityChurn{Pods: len(running)}
+	queue := slices.Clone(running)
+	interval := time.Duration(float64(time.Second) / o.ChurnRate)
+	n := int(o.Churn.Seconds() * o.ChurnRate)
+	var mu sync.Mutex
+	created := make(map[string]time.Time, n)
+	var churned []string
+	var before int64
+	var err error
+	if len(s.PIDs) > 0 {
+		if before, err = cpuTicks(s.PIDs); err != nil {
+			return c, queue, err
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(o.Parallel, 2))
+	t0 := time.Now()
+	for i := range n {
+		if err := sleep(gctx, time.Until(t0.Add(time.Duration(i)*interval))); err != nil {
+			break
+		}
+		name := fmt.Sprintf("%s-c-%d", tag, i)
+		old := queue[0]
+		queue = append(queue[1:], name)
+		churned = append(churned, name)
+		g.Go(func() error {
+			at := time.Now()
+			mu.Lock()
+			created[name] = at
+			mu.Unlock()
+			return a.do(gctx, http.MethodPost, "/api/v1/namespaces/default/pods", DensityPod(name, s.Node, o.Image, tag), nil)
+		})
+		g.Go(func() error {
+			err := a.do(gctx, http.MethodDelete, "/api/v1/namespaces/default/pods/"+url.PathEscape(old), nil, nil)
+			if isStatus(err, http.StatusNotFound) {
+				return nil
+			}
+			return err
+		})
+	}
+	err = g.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return c, queue, err
+	}
+	if len(s.PIDs) > 0 {
+		after, err := cpuTicks(s.PIDs)
+		if err != nil {
+			return c, queue, err
+		}
+		c.CPUPercent = CPUPercent(after-before, time.Since(t0))
+	}
+	wctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	var left []string
+	for _, p := range queue {
+		if _, ok := created[p]; ok {
+			left = append(left, p)
+		}
+	}
+	if err := w.WaitSettled(wctx, left); err != nil {
+		return c, queue, err
+	}
+	started, failed := w.StartedOf(churned)
+	c.Created = len(churned)
+	for _, p := range churned {
+		if at, ok := started[p]; ok {
+			c.Startup = append(c.Startup, at.Sub(created[p]).Seconds())
+		} else if reason, ok := failed[p]; ok {
+			if c.Failed == nil {
+				c.Failed = map[string]int{}
+			}
+			c.Failed[reason]++
+		} else {
+			c.NotStarted++
+		}
+	}
+	return c, queue, nil
+}
+
+// idleCost waits settle, then samples the CPU time of pids over window
+// and their resident memory at its end.
+func idleCost(ctx context.Context, pids []int, settle, window time.Duration) (DensityIdle, error) {
+	var d DensityIdle
+	if err := sleep(ctx, settle); err != nil {
+		return d, err
+	}
+	before, err := cpuTicks(pids)
+	if err != nil {
+		return d, err
+	}
+	t0 := time.Now()
+	if err := sleep(ctx, window); err != nil {
+		return d, err
+	}
+	after, err := cpuTicks(pids)
+	if err != nil {
+		return d, err
+	}
+	d.CPUPercent = CPUPercent(after-before, time.Since(t0))
+	m, err := readMemory(pids)
+	if err != nil {
+		return d, err
+	}
+	d.RSSMB, d.EachMB = m.RSS, m.Each
+	return d, nil
+}
+
+// CPUPercent is ticks of CPU time (USER_HZ) used over window, in percent
+// of one core.
+func CPUPercent(ticks int64, window time.Duration) float64 {
+	if window <= 0 {
+		return 0
+	}
+	return float64(ticks) / clkTck / window.Seconds() * 100
+}
+
+// statTicks is the user plus system CPU time of /proc/PID/stat's line, in
+// clock ticks. The command (in parentheses) may hold spaces and
+// parentheses itself: the fields are counted after its last ')'.
+func statTicks(stat string) (int64, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 || i+2 > len(stat) {
+		return 0, errors.New("no command field")
+	}
+	f := strings.Fields(stat[i+1:])
+	// After the command: state is [0], utime [11], stime [12].
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command, want 13 or more", len(f))
+	}
+	var total int64
+	for _, k := range []int{11, 12} {
+		v, err := strconv.ParseInt(f[k], 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		total += v
+	}
+	return total, nil
+}
+
+// readStatTicks reads pid's CPU time in clock ticks.
+func readStatTicks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	t, err := statTicks(string(b))
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return t, nil
+}
+
+// DensityRow is one row of the density table: per agent (in the
+// report's order) the values shown, of one kind.
+type DensityRow struct {
+	Measure string
+	// Kind says how the values read: KindPercentiles (p50, p90, p99 of
+	// seconds, N the samples), KindRounds (seconds: the median of the
+	// rounds first, then each round's), or a unit for a mean over the
+	// rounds (e.g. "% of a core", "MB").
+	Kind   string
+	Values [][]float64
+	N      []int
+}
+
+// The kinds of a DensityRow's values.
+const (
+	KindPercentiles = "percentiles"
+	KindRounds      = "rounds"
+)
+
+// DensityPercentiles are the startup rows' quantiles.
+var DensityPercentiles = []float64{0.5, 0.9, 0.99}
+
+// DensityRows are the table of a density report: the startup latency
+// percentiles of the paced pods, then for each burst its pods' startup
+// percentiles, the time until all ran and until all were deleted, then
+// the idle cost; startup samples pooled over the rounds, times per round.
+// A row no agent measured is left out.
+func DensityRows(rep DensityReport) []DensityRow {
+	var rows []DensityRow
+	pooled := func(measure string, get func(DensityRound) (Sample, bool)) {
+		row := DensityRow{Measure: measure, Kind: KindPercentiles}
+		any := false
+		for _, a := range rep.Agents {
+			var all Sample
+			for _, r := range rep.Rounds {
+				if s, ok := get(r); ok && r.Agent == a {
+					all = append(all, s...)
+				}
+			}
+			var v []float64
+			if len(all) > 0 {
+				any = true
+				for _, q := range DensityPercentiles {
+					v = append(v, all.Quantile(q))
+				}
+			}
+			row.Values, row.N = append(row.Values, v), append(row.N, len(all))
+		}
+		if any {
+			rows = append(rows, row)
+		}
+	}
+	perRound := func(measure string, get func(DensityRound) (float64, bool)) {
+		row := DensityRow{Measure: measure, Kind: KindRounds}
+		any := false
+		for _, a := range rep.Agents {
+			var each Sample
+			for _, r := range rep.Rounds {
+				if v, ok := get(r); ok && r.Agent == a {
+					each = append(each, v)
+				}
+			}
+			var v []float64
+			if len(each) > 0 {
+				any = true
+				v = append([]float64{each.Median()}, each...)
+			}
+			row.Values, row.N = append(row.Values, v), append(row.N, len(each))
+		}
+		if any {
+			rows = append(rows, row)
+		}
+	}
+	mean := func(measure, unit string, get func(DensityRound) (float64, bool)) {
+		row := DensityRow{Measure: measure, Kind: unit}
+		any := false
+		for _, a := range rep.Agents {
+			sum, n := 0.0, 0
+			for _, r := range rep.Rounds {
+				if v, ok := get(r); ok && r.Agent == a {
+					sum, n = sum+v, n+1
+				}
+			}
+			var v []float64
+			if n > 0 {
+				any = true
+				v = []float64{sum / float64(n)}
+			}
+			row.Values, row.N = append(row.Values, v), append(row.N, n)
+		}
+		if any {
+			rows = append(rows, row)
+		}
+	}
+	pooled(fmt.Sprintf("pod startup SLI, %d pods created at %g pods/s (created → all containers started, watched)", rep.Pods, rep.Rate),
+		func(r DensityRound) (Sample, bool) { return r.Startup, len(r.Startup) > 0 })
+	burst := func(r DensityRound, n int) (DensityBurst, bool) {
+		for _, b := range r.Bursts {
+			if b.Pods == n {
+				return b, true
+			}
+		}
+		return DensityBurst{}, false
+	}
+	for _, n := range rep.Bursts {
+		perRound(fmt.Sprintf("%d pods at once → all running", n), func(r DensityRound) (float64, bool) {
+			b, ok := burst(r, n)
+			return b.AllRunning, ok
+		})
+		perRound(fmt.Sprintf("%d pods at once → last container started, the runtime's clock", n), func(r DensityRound) (float64, bool) {
+			b, ok := burst(r, n)
+			return b.RuntimeStarted, ok && b.RuntimeStarted > 0
+		})
+		pooled(fmt.Sprintf("%d pods at once: pod startup SLI", n), func(r DensityRound) (Sample, bool) {
+			b, ok := burst(r, n)
+			return b.Startup, ok && len(b.Startup) > 0
+		})
+		perRound(fmt.Sprintf("delete %d pods → all gone", n), func(r DensityRound) (float64, bool) {
+			b, ok := burst(r, n)
+			return b.AllGone, ok
+		})
+	}
+	if rep.ChurnSeconds > 0 {
+		churn := func(r DensityRound) (DensityChurn, bool) {
+			if r.Churn == nil {
+				return DensityChurn{}, false
+			}
+			return *r.Churn, true
+		}
+		base := 0
+		for _, r := range rep.Rounds {
+			if r.Churn != nil {
+				base = r.Churn.Pods
+				break
+			}
+		}
+		what := fmt.Sprintf("churn at %d pods, %g pods/s created and deleted for %g s", base, rep.ChurnRate, rep.ChurnSeconds)
+		pooled(what+": pod startup SLI", func(r DensityRound) (Sample, bool) {
+			c, ok := churn(r)
+			return c.Startup, ok && len(c.Startup) > 0
+		})
+		mean(what+": pods failed by the node before they started", "pods", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			n := 0
+			for _, v := range c.Failed {
+				n += v
+			}
+			return float64(n), ok
+		})
+		mean(what+": pods deleted before seen started", "pods", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			return float64(c.NotStarted), ok
+		})
+		mean(what+": agent CPU", "% of a core", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			return c.CPUPercent, ok && c.CPUPercent > 0
+		})
+	}
+	idle := func(r DensityRound) (DensityIdle, bool) {
+		if r.Idle == nil {
+			return DensityIdle{}, false
+		}
+		return *r.Idle, true
+	}
+	idlePods := 0
+	for _, r := range rep.Rounds {
+		if r.Idle != nil {
+			idlePods = r.Idle.Pods
+			break
+		}
+	}
+	mean(fmt.Sprintf("idle at %d pods: agent CPU (%g s window)", idlePods, rep.IdleSeconds), "% of a core", func(r DensityRound) (float64, bool) {
+		d, ok := idle(r)
+		return d.CPUPercent, ok
+	})
+	mean(fmt.Sprintf("idle at %d pods: agent RSS", idlePods), "MB", func(r DensityRound) (float64, bool) {
+		d, ok := idle(r)
+		return d.RSSMB, ok
+	})
+	mean(fmt.Sprintf("idle at %d pods: agent RSS per pod", idlePods), "kB", func(r DensityRound) (float64, bool) {
+		d, ok := idle(r)
+		return d.RSSMB * 1024 / float64(max(d.Pods, 1)), ok
+	})
+	// The growth over the empty node is the agent's own only in the first
+	// round: later ones start from what earlier pods left in its heap.
+	mean(fmt.Sprintf("idle at %d pods: agent RSS growth per pod over the fresh agent (first round)", idlePods), "kB", func(r DensityRound) (float64, bool) {
+		d, ok := idle(r)
+		return d.RSSPerPodKB(), ok && r.Round == 0
+	})
+	return rows
+}
+
+// Cell is agent i's values of the row as text ("—" where it has none).
+func (r DensityRow) Cell(i int) string {
+	if i >= len(r.Values) || len(r.Values[i]) == 0 {
+		return "—"
+	}
+	v := r.Values[i]
+	switch r.Kind {
+	case KindPercentiles:
+		return fmt.Sprintf("%s / %s / %s (n=%d)", fmtDur(v[0]), fmtDur(v[1]), fmtDur(v[2]), r.N[i])
+	case KindRounds:
+		if len(v) == 2 {
+			return fmtDur(v[0])
+		}
+		each := make([]string, len(v)-1)
+		for j, x := range v[1:] {
+			each[j] = fmtDur(x)
+		}
+		return fmt.Sprintf("%s (rounds %s)", fmtDur(v[0]), strings.Join(each, ", "))
+	}
+	return fmt.Sprintf("%.2f %s", v[0], r.Kind)
+}
+
+// Ratio is agent b's values over agent a's, value by value for the
+// percentiles ("—" where either has none or a's is not positive).
+func (r DensityRow) Ratio(a, b int) string {
+	if a >= len(r.Values) || b >= len(r.Values) || len(r.Values[a]) == 0 || len(r.Values[b]) == 0 {
+		return "—"
+	}
+	n := 1
+	if r.Kind == KindPercentiles {
+		n = len(DensityPercentiles)
+	}
+	parts := make([]string, n)
+	for i := range n {
+		if !(r.Values[a][i] > 0) {
+			return "—"
+		}
+		parts[i] = fmt.Sprintf("%.2f×", r.Values[b][i]/r.Values[a][i])
+	}
+	return strings.Join(parts, " / ")
+}
+
+// Median is the middle sample, or the mean of the two middle ones of an
+// even count (a few rounds' median: nearest rank would pick the lower of
+// two); NaN when empty.
+func (s Sample) Median() float64 {
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	v := slices.Clone(s)
+	slices.Sort(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}

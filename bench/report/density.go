@@ -1,0 +1,358 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/syncpod/syncpod/bench"
+)
+
+// DensityTitle is the density section's heading (without "## ").
+const DensityTitle = "Density"
+
+// densityPlotPrefix begins the names of the density section's plots: a
+// document updated with a new density section replaces those only.
+const densityPlotPrefix = "density-"
+
+// IsDensityPlot says a plot file belongs to the density section.
+func IsDensityPlot(name string) bool { return strings.HasPrefix(name, densityPlotPrefix) }
+
+// DensityInput is a density run and how it came to be.
+type DensityInput struct {
+	Report bench.DensityReport
+	// Command is what made the run (e.g. "make bench-density").
+	Command   string
+	Generated time.Time
+	// Components are versions the report does not carry.
+	Components []Component
+	// PlotDir is the plots' directory relative to the document.
+	PlotDir string
+	// More are further runs of other sizes (e.g. a churn), each its
+	// table after the first run's plots.
+	More []bench.DensityReport
+}
+
+// RenderDensity makes the density section (from its "## " heading on)
+// and its plots. It fails only when a plot cannot be drawn.
+func RenderDensity(in DensityInput) (string, []Plot, error) {
+	rep := in.Report
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", DensityTitle)
+	fmt.Fprintf(&b, "Generated on %s by `syncpod-bench report`", in.Generated.UTC().Format("2006-01-02 15:04 MST"))
+	if in.Command != "" {
+		fmt.Fprintf(&b, " at the end of `%s`", in.Command)
+	}
+	b.WriteString(", from that run's results; the rest of this document comes from other runs.\n\n")
+	b.WriteString(strings.ReplaceAll(densityMethod, "{parallel}", fmt.Sprint(rep.Parallel)))
+	writeDensityRun(&b, rep, in.Components)
+	plots, err := densityPlots(rep)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, p := range plots {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", p.Title, linkPath(in.PlotDir, p.Name))
+	}
+	for _, more := range in.More {
+		fmt.Fprintf(&b, "### A further run, started %s\n\n", more.Started.UTC().Format("2006-01-02 15:04 MST"))
+		writeDensityRun(&b, more, nil)
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n", plots, nil
+}
+
+// writeDensityRun writes one density run: its sizes, its table (ratios
+// of the second agent to the first) and its run lines.
+func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []Component) {
+	if rep.ChurnSeconds > 0 {
+		fmt.Fprintf(b, "The **churn** runs once the last burst's pods run: every %s s a pod is created and the oldest one deleted, for %g s; "+
+			"its rows are the created pods' startup latencies, how many the node failed before they started (refused) and how many others were deleted before seen started, and the agent's CPU over it; "+
+			"the last burst's deletion comes after it, of the pods then running.\n\n", fmt.Sprintf("%.3g", 1/rep.ChurnRate), rep.ChurnSeconds)
+	}
+	n := rounds(rep)
+	var sizes []string
+	if rep.Pods > 0 {
+		sizes = append(sizes, fmt.Sprintf("%d pods at %g pods/s", rep.Pods, rep.Rate))
+	}
+	if len(rep.Bursts) > 0 {
+		sizes = append(sizes, "bursts of "+joinInts(rep.Bursts))
+	}
+	if rep.IdleSeconds > 0 {
+		sizes = append(sizes, fmt.Sprintf("idle window %g s", rep.IdleSeconds))
+	}
+	if rep.ChurnSeconds > 0 {
+		sizes = append(sizes, fmt.Sprintf("churn %g pods/s for %g s", rep.ChurnRate, rep.ChurnSeconds))
+	}
+	fmt.Fprintf(b, "Sizes: %s; %d round%s.\n\n", strings.Join(sizes, ", "), n, map[bool]string{true: "", false: "s"}[n == 1])
+	rows := bench.DensityRows(rep)
+	head := append([]string{"measure"}, rep.Agents...)
+	if len(rep.Agents) >= 2 {
+		head = append(head, rep.Agents[1]+" / "+rep.Agents[0])
+	}
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat(" --- |", len(head)) + "\n")
+	for _, r := range rows {
+		row := []string{r.Measure}
+		if r.Kind == bench.KindPercentiles {
+			row[0] += ": p50 / p90 / p99"
+		}
+		for i := range rep.Agents {
+			row = append(row, r.Cell(i))
+		}
+		if len(rep.Agents) >= 2 {
+			row = append(row, r.Ratio(0, 1))
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	b.WriteString("\nThe run:\n\n")
+	for _, a := range rep.Agents {
+		if v := rep.Runtimes[a]; v != "" {
+			fmt.Fprintf(b, "- %s on %s\n", a, v)
+		}
+	}
+	for _, c := range components {
+		fmt.Fprintf(b, "- %s: %s\n", c.Name, c.Version)
+	}
+	fmt.Fprintf(b, "- started %s, load average %.2f %.2f %.2f; at the end %.2f %.2f %.2f\n",
+		rep.Started.UTC().Format(time.RFC3339), rep.Load[0], rep.Load[1], rep.Load[2], rep.LoadEnd[0], rep.LoadEnd[1], rep.LoadEnd[2])
+	for _, r := range rep.Rounds {
+		order := "second"
+		if r.First {
+			order = "first"
+		}
+		fmt.Fprintf(b, "- round %d, %s (%s): load average %.2f at its start\n", r.Round, r.Agent, order, r.Load[0])
+	}
+	b.WriteString("\n")
+}
+
+// densityMethod says how the section's numbers were measured.
+const densityMethod = `The kubelet and syncpod (its three services and syncpod-node) are two
+nodes of one private kube-apiserver, each on its own identical private
+containerd, both running all along; their turns alternate round by round
+(one first in even rounds, the other in odd ones), and whatever a turn's
+pods left in its runtime is removed before the next. Each pod is one
+busybox container that sleeps without using the CPU and exits at SIGTERM,
+host network, bound to the node by ` + "`spec.nodeName`" + ` (no scheduler), the
+image already in the runtime. Both nodes run with ` + "`--max-pods`" + ` raised
+to hold the largest burst and otherwise their defaults. A pod's **startup
+latency** is the Kubernetes pod-startup SLI as the upstream node
+throughput and density tests take it: from its create request being sent
+(the client's clock: ` + "`creationTimestamp`" + ` has whole seconds) to the first
+watch event showing it Running with every container running and started.
+**Bursts** have all their creates sent at once ({parallel} in flight); *all
+running* is from the first create to the last pod seen started (and, to
+split off the node's reporting, to the last container started as the
+node's runtime reports it), *all gone*
+from the first delete to the last pod's object removed (the node confirmed
+its containers stopped). The **idle** cost is taken at the first burst's
+pods, after they settle: the agent's processes' CPU time from
+` + "`/proc/PID/stat`" + ` over the window, and their summed resident memory (the
+kubelet; syncpod's node agent, planner, executor and PLEG), that divided
+by the pods, and its growth per pod over the agent before its first pod
+(first round only: later rounds start from the heap earlier pods left). Percentiles are nearest-rank over every
+round's pods; times per round are the median of the rounds, each round
+after it. Ratios are syncpod over the kubelet (below 1: syncpod is
+faster or smaller), percentile by percentile.
+
+`
+
+func rounds(rep bench.DensityReport) int {
+	n := 0
+	for _, r := range rep.Rounds {
+		n = max(n, r.Round+1)
+	}
+	return n
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, " and ")
+}
+
+// densityPlots draws the paced pods' startup latency distribution (both
+// agents, one plot) and each burst's time until all ran against its pod
+// count.
+func densityPlots(rep bench.DensityReport) ([]Plot, error) {
+	var out []Plot
+	byAgent := map[string]bench.Sample{}
+	for _, r := range rep.Rounds {
+		byAgent[r.Agent] = append(byAgent[r.Agent], r.Startup...)
+	}
+	if len(byAgent) > 0 {
+		svg, err := cdfPlot(fmt.Sprintf("pod startup latency, %d pods created at %g pods/s", rep.Pods, rep.Rate), rep.Agents, byAgent)
+		if err != nil {
+			return nil, fmt.Errorf("startup latency plot: %w", err)
+		}
+		if svg != nil {
+			out = append(out, Plot{Name: densityPlotPrefix + "startup-latency.svg", Title: "pod startup latency distribution, both agents", SVG: svg})
+		}
+	}
+	if len(rep.Bursts) > 0 {
+		svg, err := burstPlot(rep)
+		if err != nil {
+			return nil, fmt.Errorf("bursts plot: %w", err)
+		}
+		if svg != nil {
+			out = append(out, Plot{Name: densityPlotPrefix + "all-running-against-pods.svg", Title: "pods created at once → all running, against the pod count", SVG: svg})
+		}
+	}
+	return out, nil
+}
+
+// cdfPlot draws each agent's samples as an empirical distribution: the
+// share of pods started within x milliseconds.
+func cdfPlot(title string, agents []string, samples map[string]bench.Sample) ([]byte, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "startup latency, milliseconds"
+	p.Y.Label.Text = "share of pods started"
+	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, 1
+	// Top left: a distribution's curves rise from the bottom left.
+	p.Legend.Top, p.Legend.Left = true, true
+	drawn := 0
+	for i, a := range agents {
+		s := slices.Clone(samples[a])
+		if len(s) == 0 {
+			continue
+		}
+		slices.Sort(s)
+		xys := make(plotter.XYs, 0, 2*len(s))
+		for j, v := range s {
+			ms := v * 1000
+			xys = append(xys, plotter.XY{X: ms, Y: float64(j) / float64(len(s))}, plotter.XY{X: ms, Y: float64(j+1) / float64(len(s))})
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = plotutil.Color(i)
+		line.Width = 1.5
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s (n=%d, p50 %.0f ms, p99 %.0f ms)", a, len(s), s[int(math.Ceil(0.5*float64(len(s))))-1]*1000,
+			samples[a].Quantile(0.99)*1000), line)
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, nil
+	}
+	p.Add(plotter.NewGrid())
+	return svgOf(p)
+}
+
+// burstPlot draws, per agent, the median over the rounds of the time
+// until a burst's pods all ran against the burst's pod count, each
+// round a dot.
+func burstPlot(rep bench.DensityReport) ([]byte, error) {
+	p := plot.New()
+	p.Title.Text = "pods created at once → all running"
+	p.X.Label.Text = "pods"
+	p.Y.Label.Text = "seconds (line: median of the rounds; dots: each round)"
+	p.Legend.Top, p.Legend.Left = true, true
+	drawn := 0
+	xmax, ymax := 0.0, 0.0
+	for i, a := range rep.Agents {
+		var med plotter.XYs
+		var dots plotter.XYs
+		for _, n := range rep.Bursts {
+			var each bench.Sample
+			for _, r := range rep.Rounds {
+				if r.Agent != a {
+					continue
+				}
+				for _, b := range r.Bursts {
+					if b.Pods == n {
+						each = append(each, b.AllRunning)
+						dots = append(dots, plotter.XY{X: float64(n), Y: b.AllRunning})
+						ymax = max(ymax, b.AllRunning)
+					}
+				}
+			}
+			if len(each) > 0 {
+				med = append(med, plotter.XY{X: float64(n), Y: each.Median()})
+				xmax = max(xmax, float64(n))
+			}
+		}
+		if len(med) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(med)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = plotutil.Color(i)
+		points.Color, points.Shape = plotutil.Color(i), plotutil.Shape(i)
+		sc, err := plotter.NewScatter(dots)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(i), Radius: 1.5, Shape: draw.CircleGlyph{}}
+		p.Add(line, points, sc)
+		p.Legend.Add(a, line, points)
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, nil
+	}
+	p.X.Min, p.X.Max = 0, xmax*1.1
+	ticks := []plot.Tick{{Value: 0, Label: "0"}}
+	for _, n := range rep.Bursts {
+		ticks = append(ticks, plot.Tick{Value: float64(n), Label: fmt.Sprint(n)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Min, p.Y.Max = 0, ymax*1.15
+	p.Add(plotter.NewGrid())
+	return svgOf(p)
+}
+
+// SpliceSection returns doc with its section of heading "## title"
+// (from that line to the next "## " line or the end) replaced by
+// section, or section appended when doc has none.
+func SpliceSection(doc, title, section string) string {
+	lines := strings.SplitAfter(doc, "\n")
+	start, end := -1, len(lines)
+	for i, l := range lines {
+		h := strings.TrimRight(l, "\n")
+		if start < 0 && h == "## "+title {
+			start = i
+			continue
+		}
+		if start >= 0 && strings.HasPrefix(h, "## ") {
+			end = i
+			break
+		}
+	}
+	section = strings.TrimRight(section, "\n") + "\n"
+	if start < 0 {
+		if doc = strings.TrimRight(doc, "\n"); doc == "" {
+			return section
+		}
+		return doc + "\n\n" + section
+	}
+	rest := strings.Join(lines[end:], "")
+	if rest != "" {
+		section += "\n"
+	}
+	return strings.Join(lines[:start], "") + section + rest
+}
+
+// SectionOf returns doc's section of heading "## title", from that line to
+// the next "## " line or the end, and whether it has one.
+func SectionOf(doc, title string) (string, bool) {
+	i := strings.Index(doc, "\n## "+title+"\n")
+	if i < 0 {
+		return "", false
+	}
+	s := doc[i+1:]
+	if j := strings.Index(s[3:], "\n## "); j >= 0 {
+		s = s[:3+j+1]
+	}
+	return strings.TrimRight(s, "\n") + "\n", true
+}

@@ -1,0 +1,156 @@
+package report
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncpod/syncpod/bench"
+)
+
+// densityRun is a synthetic two-round density run of both agents.
+func densityRun() bench.DensityReport {
+	started := time.Date(2026, 11, 27, 20, 0, 0, 0, time.UTC)
+	turn := func(r int, agent string, first bool, base, all float64) bench.DensityRound {
+		return bench.DensityRound{Round: r, Agent: agent, First: first, Load: [3]float64{1.5, 1, 1}, Startup: samples(100, base, base),
+			Bursts: []bench.DensityBurst{{Pods: 110, AllRunning: all, AllGone: all / 2, Startup: samples(110, base*4, base)},
+				{Pods: 250, AllRunning: all * 2.4, AllGone: all}},
+			Idle: &bench.DensityIdle{Pods: 110, CPUPercent: base * 10, RSSMB: 120, EmptyRSSMB: 90}}
+	}
+	return bench.DensityReport{Started: started, Load: [3]float64{1, 1, 1}, LoadEnd: [3]float64{3, 2, 1},
+		Runtimes: map[string]string{"kubelet": "containerd v2.4.2", "syncpod": "containerd v2.4.2"},
+		Agents:   []string{"kubelet", "syncpod"}, Pods: 100, Rate: 5, Parallel: 20, Bursts: []int{110, 250}, IdleSeconds: 30,
+		Rounds: []bench.DensityRound{turn(0, "kubelet", true, 0.2, 20), turn(0, "syncpod", false, 0.15, 12),
+			turn(1, "syncpod", true, 0.16, 13), turn(1, "kubelet", false, 0.21, 22)}}
+}
+
+// TestRenderDensity: the section has its heading, its method, a table
+// row per measure with the ratio column, a line per round, and links its
+// two plots, well-formed SVG naming both agents.
+func TestRenderDensity(t *testing.T) {
+	sec, plots, err := RenderDensity(DensityInput{Report: densityRun(), Command: "make bench-density",
+		Generated: time.Date(2026, 11, 27, 21, 0, 0, 0, time.UTC), PlotDir: "benchmarks",
+		Components: []Component{{"kubelet", "Kubernetes v1.37.2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## Density\n", "`make bench-density`", "(20 in flight)", "| measure | kubelet | syncpod | syncpod / kubelet |",
+		"| pod startup SLI, 100 pods created at 5 pods/s (created → all containers started, watched): p50 / p90 / p99 |",
+		"| 250 pods at once → all running | 50.40 s (rounds 48.00 s, 52.80 s) | 30.00 s (rounds 28.80 s, 31.20 s) | 0.60× |",
+		"| idle at 110 pods: agent RSS per pod | 1117.09 kB | 1117.09 kB | 1.00× |",
+		"| idle at 110 pods: agent RSS growth per pod over the fresh agent (first round) | 279.27 kB | 279.27 kB | 1.00× |",
+		"- round 1, syncpod (first): load average 1.50 at its start",
+		"- kubelet: Kubernetes v1.37.2",
+		"](benchmarks/density-startup-latency.svg)", "](benchmarks/density-all-running-against-pods.svg)",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the section lacks %q:\n%s", want, sec)
+		}
+	}
+	if len(plots) != 2 {
+		t.Fatalf("%d plots, want 2", len(plots))
+	}
+	for _, p := range plots {
+		if !IsDensityPlot(p.Name) {
+			t.Errorf("plot %s is not named as the density section's", p.Name)
+		}
+		texts, err := svgTexts(p.SVG)
+		if err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+			continue
+		}
+		for _, a := range []string{"kubelet", "syncpod"} {
+			if !slices.ContainsFunc(texts, func(s string) bool { return strings.HasPrefix(s, a) }) {
+				t.Errorf("%s does not name %s: %q", p.Name, a, texts)
+			}
+		}
+	}
+	if !slices.Contains(mustTexts(t, plots[0].SVG), "kubelet (n=200, p50 306 ms, p99 414 ms)") {
+		t.Errorf("the latency plot's legend: %q", mustTexts(t, plots[0].SVG))
+	}
+}
+
+func mustTexts(t *testing.T, svg []byte) []string {
+	t.Helper()
+	texts, err := svgTexts(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return texts
+}
+
+func TestRenderDensityWithoutRoundsDrawsNothing(t *testing.T) {
+	rep := densityRun()
+	rep.Rounds = nil
+	sec, plots, err := RenderDensity(DensityInput{Report: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plots) != 0 || strings.Contains(sec, "![") {
+		t.Errorf("plots %d, section links %v, want none", len(plots), strings.Contains(sec, "!["))
+	}
+}
+
+// TestSpliceSection: a section is replaced where it stands, the rest byte
+// for byte, or appended when the document has none; SectionOf reads it
+// back.
+func TestSpliceSection(t *testing.T) {
+	doc := "# B\n\n## Method\n\nm\n\n## Density\n\nold\n\n## Later\n\nl\n"
+	got := SpliceSection(doc, "Density", "## Density\n\nnew\n")
+	if want := "# B\n\n## Method\n\nm\n\n## Density\n\nnew\n\n## Later\n\nl\n"; got != want {
+		t.Errorf("in the middle:\n%q\nwant\n%q", got, want)
+	}
+	got = SpliceSection("# B\n\n## Density\n\nold\n", "Density", "## Density\n\nnew\n")
+	if want := "# B\n\n## Density\n\nnew\n"; got != want {
+		t.Errorf("at the end: %q, want %q", got, want)
+	}
+	got = SpliceSection("# B\n\n## Method\n\nm\n", "Density", "## Density\n\nnew\n")
+	if want := "# B\n\n## Method\n\nm\n\n## Density\n\nnew\n"; got != want {
+		t.Errorf("appended: %q, want %q", got, want)
+	}
+	if s, ok := SectionOf(doc, "Density"); !ok || s != "## Density\n\nold\n" {
+		t.Errorf("SectionOf = %q, %v", s, ok)
+	}
+	if s, ok := SectionOf(doc, "Later"); !ok || s != "## Later\n\nl\n" {
+		t.Errorf("SectionOf the last = %q, %v", s, ok)
+	}
+	if _, ok := SectionOf(doc, "Dens"); ok {
+		t.Error("a heading's prefix matched")
+	}
+}
+
+func TestRenderDensityNamesTheChurn(t *testing.T) {
+	rep := densityRun()
+	rep.ChurnSeconds, rep.ChurnRate = 300, 10
+	rep.Rounds[0].Churn = &bench.DensityChurn{Pods: 250, Startup: samples(50, 0.3, 0.1), Created: 3000, NotStarted: 2, CPUPercent: 40}
+	sec, _, err := RenderDensity(DensityInput{Report: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"every 0.1 s a pod is created and the oldest one deleted, for 300 s",
+		"| churn at 250 pods, 10 pods/s created and deleted for 300 s: pods deleted before seen started | 2.00 pods | — | — |"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the section lacks %q:\n%s", want, sec)
+		}
+	}
+}
+
+func TestRenderDensityAddsFurtherRunsAsTables(t *testing.T) {
+	more := densityRun()
+	more.Started = time.Date(2026, 11, 27, 21, 0, 0, 0, time.UTC)
+	more.Pods, more.Bursts, more.ChurnSeconds, more.ChurnRate = 0, []int{250}, 300, 10
+	sec, plots, err := RenderDensity(DensityInput{Report: densityRun(), More: []bench.DensityReport{more}, PlotDir: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, j := strings.Index(sec, "](b/density-all-running-against-pods.svg)"), strings.Index(sec, "### A further run, started 2026-11-27 21:00 UTC\n")
+	if i < 0 || j < i || !strings.Contains(sec[j:], "Sizes: bursts of 250, idle window 30 s, churn 10 pods/s for 300 s; 2 rounds.") || !strings.Contains(sec[j:], "The **churn**") ||
+		strings.Contains(sec[:j], "The **churn**") {
+		t.Errorf("the further run is not a table of its own after the plots:\n%s", sec)
+	}
+	if len(plots) != 2 {
+		t.Errorf("%d plots, want the first run's 2", len(plots))
+	}
+}
