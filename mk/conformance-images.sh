@@ -41,6 +41,25 @@ work=$out/rootfs
 
 log() { echo "conformance-images: $*" >&2; }
 
+# complete: OUT has its list and every tarball on it (a finished build).
+complete() {
+	[[ -s $out/images.list && -s $out/repo-list.yaml ]] || return 1
+	local t
+	while read -r t; do [[ -s $t ]] || return 1; done <"$out"/images.list
+}
+if complete; then
+	log "$(wc -l <"$out"/images.list) images in $out (made before)"
+	exit 0
+fi
+# One build at a time in OUT (make test's lane and a make conformance may
+# share a cached OUT); a waiter finds it complete.
+exec 8>"$out"/.lock
+flock 8
+if complete; then
+	log "$(wc -l <"$out"/images.list) images in $out (made meanwhile)"
+	exit 0
+fi
+
 kbin=$("$root"/mk/k8sbin.sh agnhost)
 kdir=$(cd /tmp && GOFLAGS=-mod=mod $GO mod download -json "k8s.io/kubernetes@${K8S_VERSION:-v1.37.2}" |
 	sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')

@@ -13,7 +13,8 @@
 #                             every [sig-node] ImageVolume one
 #                             (CONFORMANCE_FEATURE_FOCUS), in the parallel
 #                             pass; their results are in the same reports
-#   make conformance-images   the test images only (.tmp/conformance-images)
+#   make conformance-images   the test images only (kept outside the clone,
+#                             in /var/cache/syncpod/conformance-images)
 #   make conformance-report   docs/conformance.md from the last runs' reports
 #                             (each node on each runtime that has run)
 #   make conformance-down     tear down a cluster left up (mk/conformance.sh up)
@@ -33,7 +34,11 @@
 
 CONFORMANCE_NODE    ?= syncpod
 CONFORMANCE_RUNTIME ?= containerd2
-CONFORMANCE_IMAGES  ?= $(CURDIR)/.tmp/conformance-images
+# The test images are made once per version of what makes them (their
+# script, the image builder, the busybox build) and kept outside the
+# clone, as the Kubernetes binaries are: a fresh clone reuses them.
+CONFORMANCE_IMAGES_KEY = $(shell cat mk/conformance-images.sh mk/busyboxbin.sh services/cmd/syncpod-mkimage/*.go | sha256sum | cut -c1-16)
+CONFORMANCE_IMAGES  ?= $(shell . mk/cachedir.sh && cache_dir conformance-images)/$(CONFORMANCE_IMAGES_KEY)
 # One directory per node and runtime: .tmp/conformance-syncpod,
 # .tmp/conformance-kubelet, and -1.6 after them for containerd 1.6.
 conformance_dir      = $(CURDIR)/.tmp/conformance-$(1)$(if $(filter containerd,$(CONFORMANCE_RUNTIME)),-1.6)

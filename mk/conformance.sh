@@ -41,7 +41,8 @@
 #   CONFORMANCE_STRICT   1: exit 1 when a spec failed (default 0: the
 #                        verdicts are in the reports, the run succeeds)
 #   CONFORMANCE_DIR      state, logs and reports (default .tmp/conformance)
-#   CONFORMANCE_IMAGES   the test images' directory (default .tmp/conformance-images)
+#   CONFORMANCE_IMAGES   the test images' directory (make sets it to a cache
+#                        outside the clone; default .tmp/conformance-images)
 # Reports: DIR/reports/NODE/{parallel,serial}.json (ginkgo's JSON report).
 set -euo pipefail
 
