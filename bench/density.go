@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -11,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -828,37 +826,13 @@ func CPUPercent(ticks int64, window time.Duration) float64 {
 	return float64(ticks) / clkTck / window.Seconds() * 100
 }
 
-// statTicks is the user plus system CPU time of /proc/PID/stat's line, in
-// clock ticks. The command (in parentheses) may hold spaces and
-// parentheses itself: the fields are counted after its last ')'.
-func statTicks(stat string) (int64, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 || i+2 > len(stat) {
-		return 0, errors.New("no command field")
-	}
-	f := strings.Fields(stat[i+1:])
-	// After the command: state is [0], utime [11], stime [12].
-	if len(f) < 13 {
-		return 0, fmt.Errorf("%d fields after the command, want 13 or more", len(f))
-	}
-	var total int64
-	for _, k := range []int{11, 12} {
-		v, err := strconv.ParseInt(f[k], 10, 64)
-		if err != nil {
-			return 0, err
-		}
-		total += v
-	}
-	return total, nil
-}
-
 // readStatTicks reads pid's CPU time in clock ticks.
 func readStatTicks(pid int) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
-	t, err := statTicks(string(b))
+	t, err := ParseProcStat(string(b))
 	if err != nil {
 		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}

@@ -18,16 +18,16 @@ import (
 func TestStatTicksCountsFieldsAfterTheLastParenthesis(t *testing.T) {
 	// utime 1234, stime 56; the command holds a space and a ')'.
 	line := "4242 (syncpod) x) S 1 4242 4242 0 -1 4194560 900 0 0 0 1234 56 0 0 20 0 12 0 100 0 0"
-	got, err := statTicks(line)
+	got, err := ParseProcStat(line)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != 1290 {
-		t.Errorf("statTicks = %d, want 1290 (utime 1234 + stime 56)", got)
+		t.Errorf("ParseProcStat = %d, want 1290 (utime 1234 + stime 56)", got)
 	}
 	for _, bad := range []string{"", "4242 no command", "4242 (short) S 1 2 3", "4242 (x) S 1 2 3 4 5 6 7 8 9 10 ten 56"} {
-		if _, err := statTicks(bad); err == nil {
-			t.Errorf("statTicks(%q): no error", bad)
+		if _, err := ParseProcStat(bad); err == nil {
+			t.Errorf("ParseProcStat(%q): no error", bad)
 		}
 	}
 }

@@ -450,20 +450,23 @@ func finish(log *slog.Logger, runErr error, reports ...reportFile) int {
 
 // readReports reads JSON reports (what measure, versus and
 // measure-apiserver write).
-func readReports(files []string) ([]bench.Report, error) {
-	var reports []bench.Report
+func readReports(files []string) ([]bench.Report, error) { return readJSON[bench.Report](files) }
+
+// readJSON reads one JSON document of T from each file, in order.
+func readJSON[T any](files []string) ([]T, error) {
+	var out []T
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
-		var r bench.Report
+		var r T
 		if err := json.Unmarshal(b, &r); err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
-		reports = append(reports, r)
+		out = append(out, r)
 	}
-	return reports, nil
+	return out, nil
 }
 
 // writeReport writes a JSON report to the file out, or to stdout when out

@@ -102,19 +102,7 @@ func scaleTable(args []string, stdout, stderr io.Writer) int {
 
 // readScaleReports reads scale-nodes reports.
 func readScaleReports(files []string) ([]bench.ScaleReport, error) {
-	var reps []bench.ScaleReport
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		var r bench.ScaleReport
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		reps = append(reps, r)
-	}
-	return reps, nil
+	return readJSON[bench.ScaleReport](files)
 }
 
 func writeJSON(v any, out string) error {
