@@ -32,12 +32,12 @@ const (
 // and modes) writes nothing. With the pod's fsGroup (gid), everything
 // written belongs to that group, files group-readable and directories
 // group-searchable and setgid, before the swap makes them
-// visible.
-func writeAtomic(dir string, files map[string]file, now time.Time, gid *int64) (bool, error) {
+// visible; a change of owner that fails is noted in own, not an error.
+func writeAtomic(dir string, files map[string]file, now time.Time, gid *int64, own *chownLog) (bool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
-	if err := ownDir(dir, gid); err != nil {
+	if err := ownDir(dir, gid, own); err != nil {
 		return false, err
 	}
 	for p := range files {
@@ -59,21 +59,19 @@ func writeAtomic(dir string, files map[string]file, now time.Time, gid *int64) (
 	if err := os.Chmod(ts, 0o755); err != nil {
 		return false, err
 	}
-	if err := ownDir(ts, gid); err != nil {
+	if err := ownDir(ts, gid, own); err != nil {
 		return false, err
 	}
 	for p, f := range files {
 		full := filepath.Join(ts, p)
-		if err := mkdirOwned(ts, filepath.Dir(p), gid); err != nil {
+		if err := mkdirOwned(ts, filepath.Dir(p), gid, own); err != nil {
 			return false, err
 		}
 		mode := groupMode(f.mode, gid, true, false)
 		if err := os.WriteFile(full, f.data, mode); err != nil {
 			return false, err
 		}
-		if err := chownGroup(full, f.owner, gid); err != nil {
-			return false, err
-		}
+		own.chown(full, f.owner, gid)
 		if err := os.Chmod(full, mode); err != nil { // umask-proof
 			return false, err
 		}
@@ -83,9 +81,7 @@ func writeAtomic(dir string, files map[string]file, now time.Time, gid *int64) (
 	if err := os.Symlink(filepath.Base(ts), tmp); err != nil {
 		return false, err
 	}
-	if err := chownGroup(tmp, nil, gid); err != nil {
-		return false, err
-	}
+	own.chown(tmp, nil, gid)
 	if err := os.Rename(tmp, filepath.Join(dir, dataLink)); err != nil {
 		return false, err
 	}
@@ -111,9 +107,7 @@ func writeAtomic(dir string, files map[string]file, now time.Time, gid *int64) (
 		if err := os.Symlink(target, link); err != nil {
 			return false, err
 		}
-		if err := chownGroup(link, owner, gid); err != nil {
-			return false, err
-		}
+		own.chown(link, owner, gid)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -195,8 +189,9 @@ func inSet[V any](m map[string]V, k string) bool {
 }
 
 // ownDir gives an existing directory of a kubelet-written volume to the
-// fsGroup gid, group-searchable and setgid.
-func ownDir(dir string, gid *int64) error {
+// fsGroup gid (a failure noted in own), group-searchable and setgid
+//
+func ownDir(dir string, gid *int64, own *chownLog) error {
 	if gid == nil {
 		return nil
 	}
@@ -204,19 +199,17 @@ func ownDir(dir string, gid *int64) error {
 	if err != nil {
 		return err
 	}
-	if err := chownGroup(dir, nil, gid); err != nil {
-		return err
-	}
+	own.chown(dir, nil, gid)
 	return os.Chmod(dir, groupMode(info.Mode()&(os.ModePerm|os.ModeSetgid), gid, true, true))
 }
 
 // mkdirOwned creates the directories of rel below root (mode 0755), each
 // given to the fsGroup gid as ownDir does.
-func mkdirOwned(root, rel string, gid *int64) error {
+func mkdirOwned(root, rel string, gid *int64, own *chownLog) error {
 	if rel == "." {
 		return nil
 	}
-	if err := mkdirOwned(root, filepath.Dir(rel), gid); err != nil {
+	if err := mkdirOwned(root, filepath.Dir(rel), gid, own); err != nil {
 		return err
 	}
 	full := filepath.Join(root, rel)
@@ -229,7 +222,7 @@ func mkdirOwned(root, rel string, gid *int64) error {
 	if err := os.Chmod(full, 0o755); err != nil { // umask-proof
 		return err
 	}
-	return ownDir(full, gid)
+	return ownDir(full, gid, own)
 }
 
 // sortedKeys returns m's keys in order.

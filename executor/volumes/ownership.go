@@ -1,6 +1,7 @@
 package volumes
 
 import (
+	"log/slog"
 	"os"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -97,5 +98,28 @@ func chownGroup(path string, uid, gid *int64) error {
 	if gid != nil {
 		g = int(*gid)
 	}
-	return os.Lchown(path, u, g)
+	return lchown(path, u, g)
+}
+
+// lchown is os.Lchown; a test makes it fail as it does for a node agent
+// that is not root.
+var lchown = os.Lchown
+
+// chownLog collects the changes of owner that failed (a node agent not
+// running as root, a filesystem that refuses them): as the kubelet's
+// ownership change, a failure is logged and never fails the volume.
+type chownLog struct{ errs []error }
+
+func (c *chownLog) chown(path string, uid, gid *int64) {
+	if err := chownGroup(path, uid, gid); err != nil {
+		c.errs = append(c.errs, err)
+	}
+}
+
+// warn logs the failures of one volume, the first of them by name.
+func (c *chownLog) warn(logger *slog.Logger, volume string) {
+	if len(c.errs) > 0 {
+		logger.Warn("cannot give a volume's files to the pod's fsGroup or user; they keep their owner",
+			"volume", volume, "failed", len(c.errs), "first", c.errs[0])
+	}
 }

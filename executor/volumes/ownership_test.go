@@ -1,8 +1,10 @@
 package volumes
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -178,5 +180,35 @@ func TestServiceAccountTokenBelongsToThePodsUser(t *testing.T) {
 				t.Errorf("refreshed token %d:%d %o, want %d:%d %o", uid, gid, mode(t, tok), tc.wantOwner, tc.wantGroup, tc.wantMode)
 			}
 		})
+	}
+}
+
+// A node agent that may not change owners (not root) still sets the
+// volumes up, with the group bits, and says so in its log: the kubelet's
+// ownership change logs a failed chown and goes on.
+func TestAFailedChangeOfOwnerIsLoggedNotAnError(t *testing.T) {
+	saved := lchown
+	t.Cleanup(func() { lchown = saved })
+	lchown = func(string, int, int) error { return os.ErrPermission }
+	var logs strings.Builder
+	m := newManager(t)
+	m.opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	pod := testPod(cmVolume("config", "cfg"),
+		&syncpodv1.Volume{Name: "scratch", Source: &syncpodv1.Volume_EmptyDir{EmptyDir: &syncpodv1.EmptyDirVolumeSource{}}})
+	pod.Spec.SecurityContext = &syncpodv1.PodSecurityContext{FsGroup: i64(2345), RunAsUser: i64(1000)}
+	paths, err := m.Setup(pod, sources())
+	if err != nil {
+		t.Fatalf("Setup with every chown refused: %v", err)
+	}
+	if got := read(t, filepath.Join(paths["config"], "mode")); got != "prod" {
+		t.Errorf("config/mode = %q", got)
+	}
+	if got := mode(t, paths["scratch"]); got != 0o777 {
+		t.Errorf("scratch mode = %o, want 0777", got)
+	}
+	for _, vol := range []string{"config", "scratch"} {
+		if !strings.Contains(logs.String(), "level=WARN msg=\"cannot give a volume's files to the pod's fsGroup or user; they keep their owner\" volume="+vol) {
+			t.Errorf("no warning for %s in the log:\n%s", vol, logs.String())
+		}
 	}
 }

@@ -149,7 +149,9 @@ func (m *Manager) Update(pod *syncpodv1.Pod, src Sources) ([]string, []error) {
 			errs = append(errs, &MountError{Volume: v.GetName(), Err: err})
 			continue
 		}
-		changed, err := writeAtomic(dir, files, m.opts.Now(), fsGroup(pod))
+		var own chownLog
+		changed, err := writeAtomic(dir, files, m.opts.Now(), fsGroup(pod), &own)
+		own.warn(m.opts.Logger, v.GetName())
 		if err != nil {
 			errs = append(errs, &MountError{Volume: v.GetName(), Err: err})
 			continue
@@ -258,7 +260,10 @@ func (m *Manager) setupOne(pod *syncpodv1.Pod, v *syncpodv1.Volume, src Sources)
 			return "", err
 		}
 	}
-	if _, err := writeAtomic(dir, files, m.opts.Now(), fsGroup(pod)); err != nil {
+	var own chownLog
+	_, err = writeAtomic(dir, files, m.opts.Now(), fsGroup(pod), &own)
+	own.warn(m.opts.Logger, v.GetName())
+	if err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -313,9 +318,9 @@ func (m *Manager) emptyDir(uid string, v *syncpodv1.Volume, gid *int64) (string,
 		// Once, when it is made: the pod's fsGroup owns it, setgid so
 		// that what the containers create there is the group's too
 		//
-		if err := chownGroup(dir, nil, gid); err != nil {
-			return "", err
-		}
+		var own chownLog
+		own.chown(dir, nil, gid)
+		own.warn(m.opts.Logger, v.GetName())
 		if err := os.Chmod(dir, groupMode(0o777, gid, false, true)); err != nil {
 			return "", err
 		}
