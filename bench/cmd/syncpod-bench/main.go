@@ -182,9 +182,7 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("measure-apiserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	server := fs.String("server", "", "the kube-apiserver's URL (https://127.0.0.1:PORT)")
-	ca := fs.String("ca", "", "CA file of the API server's serving certificate")
-	token := fs.String("token", "", "bearer token (a user allowed to create pods and read nodes)")
+	apiFlags := addAPIServerFlags(fs)
 	node := fs.String("node", "", "the node the pods are bound to (spec.nodeName)")
 	image := fs.String("image", "localhost/syncpod/busybox:1.36", "container image (present in the node's runtime)")
 	endpoint := fs.String("cri-endpoint", "", "the node's CRI endpoint (unix:///...): its version for the report, and its timestamps to split each time into the node's share and the runtime's")
@@ -196,12 +194,12 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *server == "" || *ca == "" || *node == "" || *label == "" {
+	if !apiFlags.set() || *node == "" || *label == "" {
 		fmt.Fprintln(stderr, "measure-apiserver: --server, --ca, --node and --label are required")
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	api, err := bench.NewAPIServer(*server, *ca, *token)
+	api, err := apiFlags.client()
 	if err != nil {
 		log.Error("cannot reach the API server", "err", err)
 		return 1
@@ -244,9 +242,7 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("measure-density", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	server := fs.String("server", "", "the kube-apiserver's URL (https://127.0.0.1:PORT)")
-	ca := fs.String("ca", "", "CA file of the API server's serving certificate")
-	token := fs.String("token", "", "bearer token (a user allowed to create pods and read nodes)")
+	apiFlags := addAPIServerFlags(fs)
 	image := fs.String("image", "localhost/syncpod/busybox:1.36", "container image (present in both runtimes)")
 	kNode := fs.String("kubelet-node", "", "the kubelet's node name")
 	kEndpoint := fs.String("kubelet-cri-endpoint", "", "the kubelet's runtime (unix:///...): its version, and what its pods leave removed between turns")
@@ -268,7 +264,7 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *server == "" || *ca == "" || *kNode == "" || *sNode == "" {
+	if !apiFlags.set() || *kNode == "" || *sNode == "" {
 		fmt.Fprintln(stderr, "measure-density: --server, --ca, --kubelet-node and --syncpod-node are required")
 		return 2
 	}
@@ -296,7 +292,7 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	api, err := bench.NewAPIServer(*server, *ca, *token)
+	api, err := apiFlags.client()
 	if err != nil {
 		log.Error("cannot reach the API server", "err", err)
 		return 1
@@ -531,4 +527,22 @@ func parsePIDs(list string) ([]int, error) {
 		pids = append(pids, n)
 	}
 	return pids, nil
+}
+
+// apiServerFlags are how a subcommand reaches the kube-apiserver.
+type apiServerFlags struct{ server, ca, token *string }
+
+func addAPIServerFlags(fs *flag.FlagSet) apiServerFlags {
+	return apiServerFlags{
+		server: fs.String("server", "", "the kube-apiserver's URL (https://127.0.0.1:PORT)"),
+		ca:     fs.String("ca", "", "CA file of the API server's serving certificate"),
+		token:  fs.String("token", "", "bearer token (a user allowed to create and delete pods and read nodes)"),
+	}
+}
+
+// set says whether the server and its CA are named (both are required).
+func (f apiServerFlags) set() bool { return *f.server != "" && *f.ca != "" }
+
+func (f apiServerFlags) client() (*bench.APIServer, error) {
+	return bench.NewAPIServer(*f.server, *f.ca, *f.token)
 }

@@ -24,9 +24,7 @@ import (
 func scaleNodes(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("scale-nodes", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	server := fs.String("server", "", "the kube-apiserver's URL (https://127.0.0.1:PORT)")
-	ca := fs.String("ca", "", "CA file of the API server's serving certificate")
-	token := fs.String("token", "", "bearer token of a user allowed to create and delete pods and read nodes")
+	apiFlags := addAPIServerFlags(fs)
 	nodesFile := fs.String("nodes", "", "the side's nodes, one a line: NAME KIND=PID... (its processes)")
 	side := fs.String("side", "", "the side's name in the report (kubemark, syncpod)")
 	version := fs.String("version", "", "what the side's nodes run, for the report")
@@ -43,7 +41,7 @@ func scaleNodes(ctx context.Context, args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *server == "" || *ca == "" || *nodesFile == "" || *side == "" || *audit == "" {
+	if !apiFlags.set() || *nodesFile == "" || *side == "" || *audit == "" {
 		fmt.Fprintln(stderr, "scale-nodes: --server, --ca, --nodes, --side and --audit-log are required")
 		return 2
 	}
@@ -63,7 +61,7 @@ func scaleNodes(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	api, err := bench.NewAPIServer(*server, *ca, *token)
+	api, err := apiFlags.client()
 	if err != nil {
 		log.Error("cannot reach the API server", "err", err)
 		return 1
