@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	crierrors "k8s.io/cri-api/pkg/errors"
 
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -98,7 +100,7 @@ func (p *pass) ensureImageOf(ctx context.Context, target, image string, policy s
 			return nil, "", &imageError{reason: "ErrImagePull", msg: err.Error()}
 		}
 		p.r.pulls.next(key, now)
-		return fail(&imageError{reason: "ErrImagePull", msg: fmt.Sprintf("Failed to pull image %q: %v", image, err)})
+		return fail(&imageError{reason: "ErrImagePull", msg: pullFailureMessage(image, err)})
 	}
 	if p.r.m != nil {
 		p.r.m.imagePulls.WithLabelValues("success").Inc()
@@ -107,6 +109,26 @@ func (p *pass) ensureImageOf(ctx context.Context, target, image string, policy s
 	p.add(executorv1.Step_STEP_PULL_IMAGE, target, executorv1.Outcome_OUTCOME_SUCCEEDED, t0,
 		append([]stepOpt{withMessage(fmt.Sprintf("Successfully pulled image %q", image))}, vol...)...)
 	return nil, ref, nil
+}
+
+// pullFailureMessage is a failed pull's message, the waiting container's
+// and the pull step's, as the kubelet's image manager words it:
+// the runtime's error, or for the two errors the CRI names, what they
+// mean; the "Failed to pull image" event adds its own prefix to it.
+func pullFailureMessage(image string, err error) string {
+	msg := err.Error()
+	for _, known := range []struct {
+		err     error
+		meaning string
+	}{
+		{crierrors.ErrRegistryUnavailable, "the registry is unavailable"},
+		{crierrors.ErrSignatureValidationFailed, "the signature validation failed"},
+	} {
+		if rest, ok := strings.CutPrefix(msg, known.err.Error()); ok {
+			return fmt.Sprintf("image pull failed for %s because %s%s", image, known.meaning, rest)
+		}
+	}
+	return msg
 }
 
 // earlyImage is one image status read while the pod's sandbox is being

@@ -818,3 +818,41 @@ func TestSandboxRecordsItsConfigHash(t *testing.T) {
 		t.Fatalf("observed sandboxes %v after %s", o.GetSandboxes(), summary(resp))
 	}
 }
+
+// TestPullFailureMessage: a failed pull's message is the runtime's error,
+// or what the two errors the CRI names mean, without the "Failed to pull
+// image" of the event, which adds it (R-32.1).
+func TestPullFailureMessage(t *testing.T) {
+	e := newEnv(t)
+	pod := testPod(nil, ctr("c"))
+	sb := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true}).GetSandboxId()
+	injected := status.Error(codes.Unknown, "no registry")
+	e.img.InjectError("PullImage", injected)
+	resp := e.apply(t, pod, nil, &syncpodv1.PodActions{SandboxId: sb, ContainersToStart: starts("c")})
+	var pulls, starts int
+	for _, st := range resp.GetSteps() {
+		switch st.GetStep() {
+		case executorv1.Step_STEP_PULL_IMAGE:
+			pulls++
+		case executorv1.Step_STEP_START_CONTAINER:
+			starts++
+		default:
+			continue
+		}
+		if st.GetMessage() != injected.Error() {
+			t.Errorf("%v message %q, want the runtime's error %q", st.GetStep(), st.GetMessage(), injected.Error())
+		}
+	}
+	if pulls != 1 || starts != 1 {
+		t.Fatalf("%d pull and %d start steps, want one each: %v", pulls, starts, resp.GetSteps())
+	}
+	for _, tc := range []struct{ err, want string }{
+		{"RegistryUnavailable: dial tcp: connection refused", "image pull failed for busybox:1 because the registry is unavailable: dial tcp: connection refused"},
+		{"SignatureValidationFailed", "image pull failed for busybox:1 because the signature validation failed"},
+		{"rpc error: code = NotFound desc = RegistryUnavailable", "rpc error: code = NotFound desc = RegistryUnavailable"},
+	} {
+		if got := pullFailureMessage("busybox:1", errors.New(tc.err)); got != tc.want {
+			t.Errorf("pullFailureMessage(%q) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}

@@ -232,7 +232,7 @@ func TestFromApplyResult(t *testing.T) {
 			want: []string{"WARNING BackOff web: Back-off restarting failed container web in pod default/demo"},
 		},
 		{
-			name:    "image pull failure then back-off",
+			name:    "image pull failure then back-off: the prefix said once (R-32.1)",
 			actions: &syncpodv1.PodActions{},
 			steps: []*executorv1.StepResult{
 				step(executorv1.Step_STEP_PULL_IMAGE, "web", failed, "ErrImagePull", "not found"),
@@ -252,7 +252,7 @@ func TestFromApplyResult(t *testing.T) {
 			steps: []*executorv1.StepResult{
 				volumeStep(step(executorv1.Step_STEP_PULL_IMAGE, "", ok, "", `Successfully pulled image "tools:1"`), "tools:1"),
 				volumeStep(step(executorv1.Step_STEP_PULL_IMAGE, "", failed, "ErrImagePull", "not found"), "data:1"),
-				volumeStep(step(executorv1.Step_STEP_START_CONTAINER, "web", failed, "ErrImagePull", `Failed to pull image "data:1": not found`), "data:1"),
+				volumeStep(step(executorv1.Step_STEP_START_CONTAINER, "web", failed, "ErrImagePull", "not found"), "data:1"),
 				volumeStep(step(executorv1.Step_STEP_PULL_IMAGE, "", skipped, "ImagePullBackOff", `Back-off pulling image "data:1"`), "data:1"),
 				volumeStep(step(executorv1.Step_STEP_START_CONTAINER, "web", failed, "ImagePullBackOff", `Back-off pulling image "data:1"`), "data:1"),
 			},
