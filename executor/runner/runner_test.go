@@ -856,3 +856,31 @@ func TestPullFailureMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedContainerSaysTheRuntimesWords: a container the runtime will
+// not create or start is reported with the runtime's own message, as the
+// kubelet reports its status's message.
+func TestRefusedContainerSaysTheRuntimesWords(t *testing.T) {
+	for _, tc := range []struct{ call, reason string }{
+		{"CreateContainer", "CreateContainerError"},
+		{"StartContainer", "RunContainerError"},
+	} {
+		t.Run(tc.call, func(t *testing.T) {
+			e := newEnv(t, busybox)
+			pod := testPod(nil, ctr("web"))
+			sb := e.apply(t, pod, nil, &syncpodv1.PodActions{CreateSandbox: true}).GetSandboxId()
+			e.rt.InjectError(tc.call, status.Error(codes.Unknown, "failed to create shim task: exec: \"nope\": not in $PATH"))
+			resp := e.apply(t, pod, nil, &syncpodv1.PodActions{SandboxId: sb, ContainersToStart: starts("web")})
+			for _, st := range resp.GetSteps() {
+				if st.GetStep() != executorv1.Step_STEP_START_CONTAINER {
+					continue
+				}
+				if st.GetReason() != tc.reason || st.GetMessage() != "failed to create shim task: exec: \"nope\": not in $PATH" {
+					t.Fatalf("start step %v, want %s with the runtime's message alone", st, tc.reason)
+				}
+				return
+			}
+			t.Fatalf("no start step: %v", resp.GetSteps())
+		})
+	}
+}

@@ -2,11 +2,13 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
@@ -183,7 +185,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 		if p.fatal(err) {
 			return false
 		}
-		return failed("CreateContainerError", err.Error())
+		return failed("CreateContainerError", runtimeMessage(err))
 	}
 	if recorded != nil {
 		err := <-recorded
@@ -199,7 +201,7 @@ func (p *pass) startContainer(ctx context.Context, cs *syncpodv1.ContainerStart,
 		if p.fatal(err) {
 			return false
 		}
-		return failed("RunContainerError", err.Error(), withContainer(id))
+		return failed("RunContainerError", runtimeMessage(err), withContainer(id))
 	}
 	if msg, ok := p.postStart(ctx, c, id); !ok {
 		return failed(ReasonPostStartHookError, msg, withContainer(id))
@@ -258,4 +260,18 @@ func expandCommand(cfg *runtimeapi.ContainerConfig) {
 	}
 	lookup := expansion.MapLookup(vars)
 	cfg.Command, cfg.Args = expansion.All(cfg.GetCommand(), lookup), expansion.All(cfg.GetArgs(), lookup)
+}
+
+// runtimeMessage is what the kubelet reports of a CreateContainer or
+// StartContainer the runtime refused: the message of the gRPC
+// status the runtime answered, without its "rpc error: code = ..." frame;
+// an error that carries no status is reported whole.
+func runtimeMessage(err error) string {
+	var carrier interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &carrier) {
+		if st := carrier.GRPCStatus(); st != nil {
+			return st.Message()
+		}
+	}
+	return err.Error()
 }
