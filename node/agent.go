@@ -92,6 +92,9 @@ type Agent struct {
 	cfgReconcile workqueue.TypedRateLimitingInterface[string]
 	// refusals are the pods refused at admission, answered once.
 	refusals refusals
+	// finalDeletes are the pod objects deleted once their containers were
+	// gone, deleted once.
+	finalDeletes finalDeletes
 	// tokens are the pods' service account tokens.
 	tokens *tokenManager
 }

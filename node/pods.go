@@ -78,6 +78,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	kp, err := a.lister.Pods(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		a.refusals.forget(key)
+		a.finalDeletes.forget(key)
 		if sk := a.staticKey(ns, name); sk != "" {
 			a.mirrorQueue.Add(sk) // a deleted mirror pod is made again
 		}
@@ -302,19 +303,57 @@ func (a *Agent) carryGeneration(ctx context.Context, p *syncpodv1.Pod, gen int64
 }
 
 // deleteAPIPod removes the pod object with grace 0, on the condition that
-// it still is this incarnation.
+// it still is this incarnation; once per incarnation, as the kubelet's
+// status manager forgets a pod it has deleted: the syncs its object's
+// last updates bring before the informer sees it gone ask nothing more of
+// the API server.
 func (a *Agent) deleteAPIPod(ctx context.Context, kp *corev1.Pod) error {
+	key := kp.Namespace + "/" + kp.Name
+	if a.finalDeletes.sent(key, kp.UID) {
+		return nil
+	}
 	err := a.o.Client.CoreV1().Pods(kp.Namespace).Delete(ctx, kp.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0),
 		Preconditions:      &metav1.Preconditions{UID: ptr.To(kp.UID)},
 	})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
+		err = nil
+	} else if err == nil {
+		a.o.Logger.Info("pod object deleted: its containers are gone", "pod", key, "uid", kp.UID)
 	}
 	if err == nil {
-		a.o.Logger.Info("pod object deleted: its containers are gone", "pod", kp.Namespace+"/"+kp.Name, "uid", kp.UID)
+		a.finalDeletes.record(key, kp.UID)
 	}
 	return err
+}
+
+// finalDeletes are the incarnations whose object the agent has deleted,
+// by pod key, until the informer sees them gone.
+type finalDeletes struct {
+	mu sync.Mutex
+	m  map[string]types.UID
+}
+
+func (d *finalDeletes) record(key string, uid types.UID) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = map[string]types.UID{}
+	}
+	d.m[key] = uid
+}
+
+func (d *finalDeletes) sent(key string, uid types.UID) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	got, ok := d.m[key]
+	return ok && got == uid
+}
+
+func (d *finalDeletes) forget(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.m, key)
 }
 
 // refuse reports a pod the node cannot run: phase Failed with the reason,
