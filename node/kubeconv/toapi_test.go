@@ -2,6 +2,7 @@ package kubeconv
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -43,9 +44,9 @@ func roundTrip(p *syncpodv1.Pod) (*syncpodv1.Pod, string, error) {
 	case err != nil:
 		return nil, string(y), err
 	case len(warns) > 0:
-		return nil, string(y), &manifest.ParseError{Issues: warns}
+		return nil, string(y), fmt.Errorf("fields ignored: %v", warns)
 	case len(pods) != 1:
-		return nil, string(y), &manifest.ParseError{Issues: []manifest.Issue{{Path: "(file)", Message: strconv.Itoa(len(pods)) + " pods"}}}
+		return nil, string(y), fmt.Errorf("%d pods, want 1", len(pods))
 	}
 	return pods[0], string(y), nil
 }
@@ -124,14 +125,15 @@ func manifestCorpus(t *testing.T) map[string][]byte {
 		if err != nil || !podDoc.Match(src) {
 			return err
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, src, 0)
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, p, src, 0)
 		if err != nil {
 			return err
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 				if s, err := strconv.Unquote(lit.Value); err == nil && podDoc.MatchString(s) {
-					add(p+" literal at offset "+strconv.Itoa(int(lit.Pos())), []byte(s))
+					add(fset.Position(lit.Pos()).String()+" (a literal)", []byte(s))
 				}
 			}
 			return true
@@ -182,7 +184,7 @@ func TestPodToAPIRoundTripsEveryManifest(t *testing.T) {
 // corpusKind is where in the corpus a manifest is from.
 func corpusKind(name string) string {
 	switch {
-	case strings.Contains(name, ".go literal"):
+	case strings.HasSuffix(name, "(a literal)"):
 		return "test literals"
 	case strings.Contains(name, "testdata"):
 		return "testdata"
