@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -390,8 +391,9 @@ func sortedKeys[V any](m map[protoreflect.FullName]V) []protoreflect.FullName {
 func TestPodToAPIRendersPlannerFieldsForReading(t *testing.T) {
 	grace := int64(3)
 	p := &syncpodv1.Pod{Name: "web", Uid: "u1", Generation: 4,
-		CreationTime: timestamppb.New(timestamppb.Now().AsTime().Truncate(1e9)), DeletionTime: timestamppb.Now(), DeletionGracePeriodSeconds: &grace,
-		Spec: &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: "app", Image: "busybox"}}}}
+		CreationTime: timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), DeletionTime: timestamppb.New(time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC)),
+		DeletionGracePeriodSeconds: &grace,
+		Spec:                       &syncpodv1.PodSpec{Containers: []*syncpodv1.Container{{Name: "app", Image: "busybox"}}}}
 	kp := PodToAPI(&plannerv1.PodRecord{Pod: p})
 	if kp.Namespace != "default" || kp.CreationTimestamp.IsZero() || kp.DeletionTimestamp == nil || *kp.DeletionGracePeriodSeconds != 3 {
 		t.Fatalf("metadata %+v", kp.ObjectMeta)
