@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/syncpod/syncpod/planner/manifest"
@@ -45,71 +44,81 @@ func PodToAPI(r *plannerv1.PodRecord) *corev1.Pod {
 		kp.DeletionTimestamp = &dt
 		kp.DeletionGracePeriodSeconds = p.DeletionGracePeriodSeconds
 	}
-	s := p.GetSpec()
-	kp.Spec = corev1.PodSpec{
+	kp.Spec = specToAPI(p.GetSpec())
+	kp.Status = podStatus(r.GetStatus(), "")
+	return kp
+}
+
+// specToAPI is the inverse of the manifest conversion of a pod spec: every
+// field the pod proto carries, an unset one left unset.
+func specToAPI(s *syncpodv1.PodSpec) corev1.PodSpec {
+	ks := corev1.PodSpec{
 		TerminationGracePeriodSeconds: s.TerminationGracePeriodSeconds,
+		ActiveDeadlineSeconds:         s.ActiveDeadlineSeconds,
 		HostNetwork:                   s.GetHostNetwork(),
-		Hostname:                      s.GetHostname(),
+		HostPID:                       s.GetHostPid(),
+		HostIPC:                       s.GetHostIpc(),
+		ShareProcessNamespace:         s.ShareProcessNamespace,
 		HostUsers:                     s.HostUsers,
-		RestartPolicy: map[syncpodv1.RestartPolicy]corev1.RestartPolicy{
-			syncpodv1.RestartPolicy_RESTART_POLICY_ALWAYS:     corev1.RestartPolicyAlways,
-			syncpodv1.RestartPolicy_RESTART_POLICY_ON_FAILURE: corev1.RestartPolicyOnFailure,
-			syncpodv1.RestartPolicy_RESTART_POLICY_NEVER:      corev1.RestartPolicyNever,
-		}[s.GetRestartPolicy()],
+		Hostname:                      s.GetHostname(),
+		Priority:                      s.Priority,
+		RestartPolicy:                 restartPolicyToAPI(s.GetRestartPolicy()),
+		DNSPolicy:                     dnsPolicies[s.GetDnsPolicy()],
+		DNSConfig:                     dnsConfigToAPI(s.GetDnsConfig()),
+		HostAliases:                   hostAliasesToAPI(s.GetHostAliases()),
+		SecurityContext:               podSecurityContextToAPI(s.GetSecurityContext()),
+		Volumes:                       volumesToAPI(s.GetVolumes()),
+	}
+	if rc := s.GetRuntimeClassName(); rc != "" {
+		ks.RuntimeClassName = &rc
 	}
 	if os := s.GetOs(); os != nil {
-		kp.Spec.OS = &corev1.PodOS{Name: corev1.OSName(os.GetName())}
+		ks.OS = &corev1.PodOS{Name: corev1.OSName(os.GetName())}
 	}
 	if r := s.GetResources(); r != nil {
-		kp.Spec.Resources = &corev1.ResourceRequirements{
+		ks.Resources = &corev1.ResourceRequirements{
 			Requests: resourcesToAPI(r.GetRequests()),
 			Limits:   resourcesToAPI(r.GetLimits()),
 		}
 	}
 	if o := s.GetOverhead(); o != nil {
-		kp.Spec.Overhead = corev1.ResourceList{}
-		if q, err := resource.ParseQuantity(o.GetCpu()); err == nil {
-			kp.Spec.Overhead[corev1.ResourceCPU] = q
-		}
-		if q, err := resource.ParseQuantity(o.GetMemory()); err == nil {
-			kp.Spec.Overhead[corev1.ResourceMemory] = q
-		}
+		ks.Overhead = resourcesToAPI(o)
 	}
 	for _, c := range s.GetInitContainers() {
-		kp.Spec.InitContainers = append(kp.Spec.InitContainers, containerToAPI(c))
+		ks.InitContainers = append(ks.InitContainers, containerToAPI(c))
 	}
 	for _, c := range s.GetContainers() {
-		kp.Spec.Containers = append(kp.Spec.Containers, containerToAPI(c))
+		ks.Containers = append(ks.Containers, containerToAPI(c))
 	}
 	for _, c := range s.GetEphemeralContainers() {
 		kc := containerToAPI(c)
-		kp.Spec.EphemeralContainers = append(kp.Spec.EphemeralContainers, corev1.EphemeralContainer{
+		ks.EphemeralContainers = append(ks.EphemeralContainers, corev1.EphemeralContainer{
 			EphemeralContainerCommon: corev1.EphemeralContainerCommon(kc), TargetContainerName: c.GetTargetContainerName()})
 	}
-	kp.Status = podStatus(r.GetStatus(), "")
-	return kp
+	return ks
 }
 
 func containerToAPI(c *syncpodv1.Container) corev1.Container {
 	kc := corev1.Container{
-		Name:            c.GetName(),
-		Image:           c.GetImage(),
-		Command:         c.GetCommand(),
-		Args:            c.GetArgs(),
-		WorkingDir:      c.GetWorkingDir(),
-		Stdin:           c.GetStdin(),
-		StdinOnce:       c.GetStdinOnce(),
-		TTY:             c.GetTty(),
-		ImagePullPolicy: PullPolicyToAPI(c.GetImagePullPolicy()),
+		Name:                     c.GetName(),
+		Image:                    c.GetImage(),
+		Command:                  c.GetCommand(),
+		Args:                     c.GetArgs(),
+		WorkingDir:               c.GetWorkingDir(),
+		Env:                      envToAPI(c.GetEnv()),
+		EnvFrom:                  envFromToAPI(c.GetEnvFrom()),
+		VolumeMounts:             volumeMountsToAPI(c.GetVolumeMounts()),
+		Stdin:                    c.GetStdin(),
+		StdinOnce:                c.GetStdinOnce(),
+		TTY:                      c.GetTty(),
+		ImagePullPolicy:          PullPolicyToAPI(c.GetImagePullPolicy()),
+		SecurityContext:          securityContextToAPI(c.GetSecurityContext()),
+		Lifecycle:                lifecycleToAPI(c.GetLifecycle()),
+		TerminationMessagePath:   c.GetTerminationMessagePath(),
+		TerminationMessagePolicy: terminationMessagePolicies[c.GetTerminationMessagePolicy()],
 	}
-	for _, e := range c.GetEnv() {
-		kc.Env = append(kc.Env, corev1.EnvVar{Name: e.GetName(), Value: e.GetValue()})
-	}
-	if rp, ok := map[syncpodv1.ContainerRestartPolicy]corev1.ContainerRestartPolicy{
-		syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ALWAYS:     corev1.ContainerRestartPolicyAlways,
-		syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_ON_FAILURE: corev1.ContainerRestartPolicyOnFailure,
-		syncpodv1.ContainerRestartPolicy_CONTAINER_RESTART_POLICY_NEVER:      corev1.ContainerRestartPolicyNever,
-	}[c.GetRestartPolicy()]; ok {
+	if n := k8snames.ContainerRestartPolicy(c.GetRestartPolicy()); n != "" {
+		rp := corev1.ContainerRestartPolicy(n)
 		kc.RestartPolicy = &rp
 	}
 	for _, r := range c.GetRestartPolicyRules() {
@@ -186,16 +195,11 @@ func probeToAPI(p *syncpodv1.Probe) *corev1.Probe {
 	}
 	switch {
 	case p.GetExec() != nil:
-		kp.Exec = &corev1.ExecAction{Command: p.GetExec().GetCommand()}
+		kp.Exec = execToAPI(p.GetExec())
 	case p.GetTcpSocket() != nil:
-		kp.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(p.GetTcpSocket().GetPort()), Host: p.GetTcpSocket().GetHost()}
+		kp.TCPSocket = tcpSocketToAPI(p.GetTcpSocket())
 	case p.GetHttpGet() != nil:
-		h := p.GetHttpGet()
-		g := &corev1.HTTPGetAction{Path: h.GetPath(), Port: intstr.FromInt32(h.GetPort()), Host: h.GetHost(), Scheme: corev1.URIScheme(h.GetScheme())}
-		for _, hd := range h.GetHttpHeaders() {
-			g.HTTPHeaders = append(g.HTTPHeaders, corev1.HTTPHeader{Name: hd.GetName(), Value: hd.GetValue()})
-		}
-		kp.HTTPGet = g
+		kp.HTTPGet = httpGetToAPI(p.GetHttpGet())
 	case p.GetGrpc() != nil:
 		g := p.GetGrpc()
 		kp.GRPC = &corev1.GRPCAction{Port: g.GetPort(), Service: ptr.To(g.GetService())}
@@ -337,14 +341,7 @@ func PullPolicyToAPI(p syncpodv1.ImagePullPolicy) corev1.PullPolicy {
 }
 
 func conditionToAPI(s syncpodv1.ConditionStatus) corev1.ConditionStatus {
-	switch s {
-	case syncpodv1.ConditionStatus_CONDITION_STATUS_TRUE:
-		return corev1.ConditionTrue
-	case syncpodv1.ConditionStatus_CONDITION_STATUS_FALSE:
-		return corev1.ConditionFalse
-	default:
-		return corev1.ConditionUnknown
-	}
+	return corev1.ConditionStatus(k8snames.ConditionStatus(s))
 }
 
 // apiTime is t at the API's resolution (seconds), so that a status read
