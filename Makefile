@@ -174,7 +174,7 @@ FUZZTIME     ?=
 FUZZ_TARGETS := ./proto/validation:FuzzPod:5000x ./executor/validate:FuzzApplyActions:20000x \
                 ./planner/manifest:FuzzParse:100x ./planner/plan:FuzzPlanJSON:15000x \
                 ./planner/plan:FuzzPlan:15000x ./executor/expansion:FuzzExpand:50000x \
-                ./executor/service:FuzzCRILogParser:15000x \
+                ./executor/crilog:FuzzParser:15000x \
                 ./services/ctl/cliargs:FuzzParsePorts:10000x ./services/ctl/cliargs:FuzzParseWaitFor:10000x \
                 ./services/ctl/cliargs:FuzzParseOutput:10000x \
                 ./node/logquery:FuzzParseLogQuery:15000x \

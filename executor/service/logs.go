@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri/crilabels"
+	"github.com/syncpod/syncpod/executor/crilog"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
 	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/proto/fielderr"
@@ -159,7 +160,7 @@ func streamContainerLogs(ctx context.Context, rt runtimeclient.RuntimeAPI, req *
 	running := st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING ||
 		st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_CREATED
 	if !req.GetFollow() || !running {
-		batch = append(batch, r.parser.flush()...)
+		batch = append(batch, r.parser.Flush()...)
 		if len(batch) > 0 {
 			return send(c.GetId(), batch)
 		}
@@ -197,7 +198,7 @@ func streamContainerLogs(ctx context.Context, rt runtimeclient.RuntimeAPI, req *
 			continue
 		}
 		if !running {
-			if rest := r.parser.flush(); len(rest) > 0 {
+			if rest := r.parser.Flush(); len(rest) > 0 {
 				return send(c.GetId(), rest)
 			}
 			return nil
@@ -227,7 +228,7 @@ func streamContainerLogs(ctx context.Context, rt runtimeclient.RuntimeAPI, req *
 type logReader struct {
 	r       *bufio.Reader
 	pending []byte // the start of a physical line whose end is not written yet
-	parser  criLogParser
+	parser  crilog.Parser
 }
 
 // next returns the next complete log line, or io.EOF when the file holds
@@ -251,7 +252,7 @@ func (lr *logReader) next() (*syncpodv1.LogLine, error) {
 			line = append(lr.pending, line...)
 			lr.pending = nil
 		}
-		if l, ok := lr.parser.feed(line); ok {
+		if l, ok := lr.parser.Feed(line); ok {
 			return l, nil
 		}
 	}

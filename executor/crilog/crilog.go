@@ -1,4 +1,7 @@
-package service
+// Package crilog reads the log files CRI runtimes write: one physical line
+// "<RFC3339Nano time> <stdout|stderr> <P|F>[:tags] <content>" per write,
+// a long line split into partial (P) parts ended by a full (F) one.
+package crilog
 
 import (
 	"bytes"
@@ -9,17 +12,17 @@ import (
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
-// criLogParser turns the physical lines of a CRI log file
+// Parser turns the physical lines of a CRI log file
 // ("<RFC3339Nano time> <stdout|stderr> <P|F>[:tags] <content>") into log
 // lines, joining the partial (P) parts of a line, per stream, until its
 // full (F) part.
-type criLogParser struct {
+type Parser struct {
 	partial [3]*syncpodv1.LogLine // by stream
 }
 
-// feed parses one physical line (without its newline). It returns the
+// Feed parses one physical line (without its newline). It returns the
 // completed line, if this physical line completed one.
-func (p *criLogParser) feed(raw []byte) (*syncpodv1.LogLine, bool) {
+func (p *Parser) Feed(raw []byte) (*syncpodv1.LogLine, bool) {
 	ts, rest, ok1 := bytes.Cut(raw, []byte{' '})
 	streamName, rest, ok2 := bytes.Cut(rest, []byte{' '})
 	tag, content, ok3 := bytes.Cut(rest, []byte{' '})
@@ -51,9 +54,9 @@ func (p *criLogParser) feed(raw []byte) (*syncpodv1.LogLine, bool) {
 	return cur, true
 }
 
-// flush returns the lines still waiting for their full part, marked
+// Flush returns the lines still waiting for their full part, marked
 // partial, oldest first.
-func (p *criLogParser) flush() []*syncpodv1.LogLine {
+func (p *Parser) Flush() []*syncpodv1.LogLine {
 	var out []*syncpodv1.LogLine
 	for i, l := range p.partial {
 		if l != nil {
