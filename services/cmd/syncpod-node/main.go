@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/syncpod/syncpod/node"
+	"github.com/syncpod/syncpod/node/nodestats"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
@@ -56,6 +57,7 @@ type nodeFlags struct {
 	tlsKey          string
 	clientCA        string
 	authorizedUsers string
+	statsCgroupRoot string
 	// movedFlags are the flags of the pressure conditions, which the
 	// planner's eviction manager now decides: set, they are refused.
 	movedFlags []*movedFlag
@@ -86,10 +88,11 @@ func registerNodeFlags(fs *flag.FlagSet, getenv func(string) string) *nodeFlags 
 	fs.IntVar(&f.workers, "workers", 4, "pod sync workers and status workers (each)")
 	fs.Float64Var(&f.apiQPS, "kube-api-qps", 50, "queries per second to the API server")
 	fs.IntVar(&f.apiBurst, "kube-api-burst", 100, "burst of queries to the API server")
-	fs.StringVar(&f.kubeletListen, "kubelet-listen", "", "TLS address of the kubelet read API (logs, exec, attach, port-forward through the API server), e.g. 0.0.0.0:10250; its port is published in the Node's daemonEndpoints; empty serves none")
+	fs.StringVar(&f.kubeletListen, "kubelet-listen", "", "TLS address of the kubelet read API (logs, exec, attach, port-forward, resource metrics and the stats summary through the API server), e.g. 0.0.0.0:10250; its port is published in the Node's daemonEndpoints; empty serves none")
 	fs.StringVar(&f.tlsCert, "tls-cert-file", "", "serving certificate of the read API (for the node's InternalIP; required with --kubelet-listen)")
 	fs.StringVar(&f.tlsKey, "tls-private-key-file", "", "key of --tls-cert-file")
 	fs.StringVar(&f.clientCA, "client-ca-file", "", "CA whose client certificates the read API accepts: the one that signed the API server's --kubelet-client-certificate (required with --kubelet-listen)")
+	fs.StringVar(&f.statsCgroupRoot, "stats-cgroup-root", "/sys/fs/cgroup", "where the cgroup hierarchies are mounted (v2, or v1's cpuacct and memory): the root cgroup's CPU and memory are the node's in the read API's /metrics/resource and /stats/summary")
 	fs.StringVar(&f.authorizedUsers, "kubelet-authorized-users", "", "client certificate common names or organisations allowed in the read API, comma-separated; empty allows every certificate of --client-ca-file")
 	for _, name := range []string{"eviction-hard", "eviction-pressure-transition-period", "image-fs-dir"} {
 		m := &movedFlag{name: name}
@@ -284,6 +287,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			Planner:         plannerv1.NewPlannerServiceClient(conn),
 			Pods:            agent.BoundPods,
 			StaticName:      agent.StaticName,
+			MirrorName:      agent.MirrorName,
+			NodeName:        nf.nodeName,
+			NodeStats:       &nodestats.Reader{CgroupRoot: nf.statsCgroupRoot, FsDir: nf.rootDir},
 			AuthorizedUsers: nf.users(),
 			Logger:          logger,
 		}); err != nil {
