@@ -110,9 +110,9 @@ func newResourceDescs() resourceDescs {
 	}
 }
 
-// resourceCollector turns one snapshot into the resource metrics: the
-// CPU and memory series carry the time the figures were taken, as the
-// kubelet's do, for the rates metrics-server computes.
+// resourceCollector turns one snapshot into the resource metrics
+// the CPU and memory series carry the time the figures were
+// taken, as the kubelet's do, for the rates metrics-server computes.
 type resourceCollector struct {
 	d resourceDescs
 	s statsSnapshot
@@ -185,12 +185,13 @@ func (a *readAPI) serveResourceMetrics(w http.ResponseWriter, r *http.Request) {
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 }
 
-// serveSummary is the kubelet's /stats/summary: the Summary API's JSON
-// (k8s.io/kubelet's stats/v1alpha1 types) with the node's CPU, memory,
-// swap and filesystem and each running pod's and container's CPU and
-// memory, writable layer and processes; only_cpu_and_memory=true leaves
-// out the rest, as the kubelet does. A node or planner that cannot be
-// read is a 500.
+// serveSummary is the kubelet's /stats/summary: the Summary
+// API's JSON (k8s.io/kubelet's stats/v1alpha1 types) with the node's
+// CPU, memory, swap and filesystem and each running pod's and
+// container's CPU and memory, writable layer and processes;
+// only_cpu_and_memory=true leaves out the rest, as the kubelet does. A
+// node that cannot be read is a 500, a planner error the read API's
+// status for it (503 while the planner is unavailable).
 func (a *readAPI) serveSummary(w http.ResponseWriter, r *http.Request) {
 	only := false
 	if v := r.URL.Query().Get("only_cpu_and_memory"); v != "" {

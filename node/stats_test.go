@@ -182,6 +182,8 @@ func series(fams map[string]*dto.MetricFamily, name string, labels ...string) (s
 	return sample{}, false
 }
 
+// the kubelet's series, label names, types and timestamps, on
+// either cgroup version.
 func TestResourceMetricsAreTheKubeletsSeries(t *testing.T) {
 	web, etcd := []string{"pod", "web", "namespace", "default"}, []string{"pod", "etcd-node1", "namespace", "kube-system"}
 	ctr := func(name string, pod []string) []string { return append([]string{"container", name}, pod...) }
@@ -240,6 +242,8 @@ func TestResourceMetricsAreTheKubeletsSeries(t *testing.T) {
 	}
 }
 
+// what cannot be read sets resource_scrape_error; the rest is
+// served.
 func TestResourceMetricsReportWhatTheyCannotRead(t *testing.T) {
 	t.Run("planner down: the node's series and the error", func(t *testing.T) {
 		f := statsPlanner()
@@ -282,6 +286,7 @@ func getSummary(t *testing.T, srv *httptest.Server, query string) statsapi.Summa
 	return s
 }
 
+// the Summary API's node, pods and containers.
 func TestStatsSummary(t *testing.T) {
 	srv := statsServer(t, statsPlanner(), cgroupV2Tree, t.TempDir())
 	s := getSummary(t, srv, "")

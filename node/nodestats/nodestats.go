@@ -2,7 +2,7 @@
 // cAdvisor takes it for its Summary API and resource metrics: the CPU
 // time and memory of the root cgroup (cgroup v1 or v2, whichever the
 // cgroup root holds), swap, and the filesystem of the node's root
-// directory. Every path is a field, so tests read a fake tree.
+// directory. Every path is a field, so tests read a fake tree.
 package nodestats
 
 import (

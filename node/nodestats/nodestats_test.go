@@ -29,6 +29,8 @@ const meminfo = "MemTotal:        1000 kB\nMemFree:          100 kB\nSwapTotal: 
 
 func u64(v uint64) *uint64 { return &v }
 
+// R-33.2: the root cgroup's CPU time, usage and working set on cgroup v1
+// and v2.
 func TestReadTakesTheRootCgroupAsCAdvisorDoes(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tc := range []struct {

@@ -24,7 +24,7 @@ import (
 // and `kubectl get --raw` read of a node through the API server's node
 // proxy, the kubelet's /metrics/resource and /stats/summary, a syncpod
 // node serves from its read API: the node's CPU and memory, and a running
-// pod's container with its start time. The API server proxies only to a
+// pod's container with its start time (R-33.1, R-33.3). The API server proxies only to a
 // node address that is not loopback: the test runs again in a network
 // namespace of its own, the node's address on its loopback device.
 func TestKubernetesResourceMetricsThroughTheAPIServer(t *testing.T) {
