@@ -9,7 +9,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,6 +25,7 @@ import (
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/syncpod/syncpod/node/nodestats"
+	"github.com/syncpod/syncpod/node/nodestats/nodestatstest"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
@@ -50,23 +50,6 @@ var (
 		"meminfo":                            "MemTotal: 1000 kB\n",
 	}
 )
-
-// writeTree writes files (path relative to a new directory: content)
-// and returns the directory.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, content := range files {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
 
 // statsPlanner is the fake read planner with the stats of default/web
 // (containers app, with every time, and sidecar, with none), static pod
@@ -94,7 +77,7 @@ func statsPlanner() fakeReadPlanner {
 // tree of files, to an authenticated user.
 func statsServer(t *testing.T, f fakeReadPlanner, cgroups map[string]string, fsDir string) *httptest.Server {
 	t.Helper()
-	root := writeTree(t, cgroups)
+	root := nodestatstest.Tree(t, cgroups)
 	h, err := NewReadAPI(ReadAPIOptions{
 		Planner: plannerClient(t, f),
 		Pods: func() ([]*corev1.Pod, error) {

@@ -7,23 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-)
 
-// tree writes files (path relative to the returned root: content).
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, content := range files {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
+	"github.com/syncpod/syncpod/node/nodestats/nodestatstest"
+)
 
 const meminfo = "MemTotal:        1000 kB\nMemFree:          100 kB\nSwapTotal:        200 kB\nSwapFree:         150 kB\n"
 
@@ -86,7 +72,7 @@ func TestReadTakesTheRootCgroupAsCAdvisorDoes(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := tree(t, tc.files)
+			root := nodestatstest.Tree(t, tc.files)
 			r := &Reader{CgroupRoot: root, Meminfo: filepath.Join(root, "meminfo")}
 			got, err := r.Read(at)
 			if err != nil {
@@ -114,7 +100,7 @@ func show(st Stats) string {
 }
 
 func TestReadRateSincePreviousReading(t *testing.T) {
-	root := tree(t, map[string]string{"cgroup.controllers": "", "cpu.stat": "usage_usec 1000000\n", "memory.stat": ""})
+	root := nodestatstest.Tree(t, map[string]string{"cgroup.controllers": "", "cpu.stat": "usage_usec 1000000\n", "memory.stat": ""})
 	r := &Reader{CgroupRoot: root, Meminfo: filepath.Join(root, "none")}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	first, err := r.Read(at)
@@ -131,7 +117,7 @@ func TestReadRateSincePreviousReading(t *testing.T) {
 }
 
 func TestReadFilesystemAndErrors(t *testing.T) {
-	root := tree(t, map[string]string{"cgroup.controllers": "", "cpu.stat": "usage_usec 1\n", "memory.stat": ""})
+	root := nodestatstest.Tree(t, map[string]string{"cgroup.controllers": "", "cpu.stat": "usage_usec 1\n", "memory.stat": ""})
 	st, err := (&Reader{CgroupRoot: root, FsDir: root}).Read(time.Now())
 	if err != nil || st.Fs == nil || st.Fs.CapacityBytes == 0 || st.Fs.UsedBytes > st.Fs.CapacityBytes || st.Fs.Inodes < st.Fs.InodesFree {
 		t.Errorf("filesystem of %s: %+v, %v", root, st.Fs, err)
@@ -139,7 +125,7 @@ func TestReadFilesystemAndErrors(t *testing.T) {
 	if _, err := (&Reader{CgroupRoot: t.TempDir()}).Read(time.Now()); !errors.Is(err, ErrNoCgroup) {
 		t.Errorf("empty cgroup root: %v, want ErrNoCgroup", err)
 	}
-	bad := tree(t, map[string]string{"cgroup.controllers": "", "cpu.stat": "usage_usec many\n", "memory.stat": ""})
+	bad := nodestatstest.Tree(t, map[string]string{"cgroup.controllers": "", "cpu.stat": "usage_usec many\n", "memory.stat": ""})
 	if _, err := (&Reader{CgroupRoot: bad}).Read(time.Now()); err == nil {
 		t.Error("cpu.stat with a bad number: no error")
 	}
