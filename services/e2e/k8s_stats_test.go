@@ -161,7 +161,11 @@ const netnsNodeIP = "10.254.0.1"
 // reports its outcome as t's.
 func runInOwnNetns(t *testing.T) {
 	t.Helper()
-	binary(t, "syncpod-node") // builds them all, once
+	// What needs the host's network is had here: the binaries built (all
+	// at once), etcd installed, Kubernetes' binaries cached.
+	binary(t, "syncpod-node")
+	etcdBinary(t)
+	k8sBinaries(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v", "-test.timeout=9m")
 	cmd.Env = append(os.Environ(), envInNetns+"=1", envBinDir+"="+binDir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
