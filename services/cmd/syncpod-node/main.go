@@ -77,7 +77,7 @@ func registerNodeFlags(fs *flag.FlagSet, getenv func(string) string) *nodeFlags 
 	fs.StringVar(&f.criEndpoint, "cri-endpoint", "", "CRI runtime endpoint, asked for its name and version (the Node's containerRuntimeVersion) and its handlers' features (status.runtimeHandlers: user namespaces, recursive read-only mounts); empty reports unknown")
 	fs.StringVar(&f.nodeIP, "node-ip", "", "the node's InternalIP and its pods' hostIP; empty picks the host's first global IPv4 address")
 	fs.StringVar(&f.nodeLabels, "node-labels", "", "extra node labels, key=value,...")
-	fs.StringVar(&f.rootDir, "root-dir", "/", "directory whose filesystem is reported as ephemeral-storage")
+	fs.StringVar(&f.rootDir, "root-dir", "/", "directory whose filesystem is reported as ephemeral-storage, and as the node's fs in the read API's /stats/summary")
 	fs.Int64Var(&f.maxPods, "max-pods", 110, "pods capacity")
 	fs.DurationVar(&f.leaseDuration, "node-lease-duration", 40*time.Second, "leaseDurationSeconds of the node's Lease")
 	fs.DurationVar(&f.leaseRenew, "node-lease-renew-interval", 10*time.Second, "how often the node's Lease is renewed")
