@@ -288,6 +288,20 @@ func (a *Agent) StaticName(ns, name string) (string, bool) {
 	return n, err == nil
 }
 
+// MirrorName is the API name of the mirror pod of the planner's static
+// pod ns/name (false when the planner holds no such static pod).
+func (a *Agent) MirrorName(ns, name string) (string, bool) {
+	a.mirror.mu.Lock()
+	defer a.mirror.mu.Unlock()
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	if a.mirror.static[ns+"/"+name] == nil {
+		return "", false
+	}
+	return a.mirrorName(name), true
+}
+
 // sleep waits d or until ctx ends; false when ctx ended.
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)

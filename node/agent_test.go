@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/syncpod/syncpod/node/kubeconv/kubeconvtest"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
 func TestPodChangedIgnoresStatusWrites(t *testing.T) {
@@ -51,5 +52,24 @@ func TestEventRefOfAnEphemeralContainer(t *testing.T) {
 	}
 	if got := eventRef(kp, kp.Spec.Containers[0].Name).FieldPath; got != "spec.containers{"+kp.Spec.Containers[0].Name+"}" {
 		t.Errorf("field path %q", got)
+	}
+}
+
+func TestMirrorNameOfStaticPodsOnly(t *testing.T) {
+	a := &Agent{o: Options{NodeName: "node1"}, mirror: &mirrors{static: map[string]*plannerv1.PodRecord{
+		"kube-system/etcd": {}, "default/web": {}, "default/gone": nil,
+	}}}
+	for _, tc := range []struct {
+		ns, name, want string
+		ok             bool
+	}{
+		{"kube-system", "etcd", "etcd-node1", true},
+		{"", "web", "web-node1", true},
+		{"default", "gone", "", false},
+		{"default", "api", "", false},
+	} {
+		if got, ok := a.MirrorName(tc.ns, tc.name); got != tc.want || ok != tc.ok {
+			t.Errorf("MirrorName(%q, %q) = %q, %v; want %q, %v", tc.ns, tc.name, got, ok, tc.want, tc.ok)
+		}
 	}
 }

@@ -29,12 +29,15 @@
 // server no longer binds to the node are deleted in the planner.
 //
 // The kubelet's read API (NewReadAPI: /containerLogs, /exec, /attach,
-// /portForward, /pods, /healthz) is served on the agent's own TLS port,
-// published in the Node's daemonEndpoints, so kubectl logs and exec work
-// through the API server. It admits client certificates of one CA (the
-// API server's --kubelet-client-certificate) and carries each request to
-// the planner's ContainerLogs, Exec, Attach and PortForward streams, as
+// /portForward, /pods, /metrics/resource, /stats/summary, /healthz) is
+// served on the agent's own TLS port, published in the Node's
+// daemonEndpoints, so kubectl logs, exec and top work through the API
+// server. It admits client certificates of one CA (the API server's
+// --kubelet-client-certificate) and carries each request to the
+// planner's ContainerLogs, Exec, Attach and PortForward streams, as
 // syncpodctl does; the streaming protocols are k8s.io/cri-streaming's.
+// The resource metrics and the Summary API (stats.go, R-33) join the
+// planner's ListPodStats with the node's root cgroup (node/nodestats).
 //
 // ConfigMaps and Secrets referenced by the node's pods are mirrored into
 // the planner from the API server (configs.go): one single-object watch

@@ -26,6 +26,7 @@ import (
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/syncpod/syncpod/node/logquery"
+	"github.com/syncpod/syncpod/node/nodestats"
 	"github.com/syncpod/syncpod/planner/plannerclient"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -43,6 +44,15 @@ type ReadAPIOptions struct {
 	// StaticName maps a mirror pod's name to its static pod's name in
 	// the planner (false when name is no mirror pod's).
 	StaticName func(namespace, name string) (string, bool)
+	// MirrorName maps a static pod's name in the planner to its mirror
+	// pod's (false when name is no static pod's), for the pods' stats.
+	MirrorName func(namespace, name string) (string, bool)
+	// NodeName is the node's name in the Summary API.
+	NodeName string
+	// NodeStats reads the node's own CPU, memory and filesystem for
+	// /metrics/resource and /stats/summary (default: the host's
+	// /sys/fs/cgroup and /proc/meminfo, no filesystem).
+	NodeStats *nodestats.Reader
 	// AuthorizedUsers are the client certificate common names or
 	// organisations allowed in; empty allows every certificate the
 	// client CA verified.
@@ -59,11 +69,13 @@ type ReadAPIOptions struct {
 // readAPI is the kubelet's read API on the node agent's TLS port: what
 // the API server reaches for kubectl logs, exec, attach and port-forward.
 type readAPI struct {
-	o ReadAPIOptions
+	o     ReadAPIOptions
+	descs resourceDescs
 }
 
 // NewReadAPI is the handler of the kubelet's read API: /containerLogs,
-// /exec, /attach, /portForward, /pods and /healthz, with the kubelet's
+// /exec, /attach, /portForward, /pods, /metrics/resource, /stats/summary
+// and /healthz, with the kubelet's
 // paths and query parameters. Every path but /healthz needs a client
 // certificate verified by the server's client CA (401 without one) whose
 // user is authorized (403 otherwise). Streams use the Kubernetes streaming
@@ -78,10 +90,15 @@ func NewReadAPI(o ReadAPIOptions) (http.Handler, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	a := &readAPI{o: o}
+	if o.NodeStats == nil {
+		o.NodeStats = &nodestats.Reader{}
+	}
+	a := &readAPI{o: o, descs: newResourceDescs()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	mux.Handle("GET /pods", a.auth(http.HandlerFunc(a.servePods)))
+	mux.Handle("GET /metrics/resource", a.auth(http.HandlerFunc(a.serveResourceMetrics)))
+	mux.Handle("GET /stats/summary", a.auth(http.HandlerFunc(a.serveSummary)))
 	mux.Handle("GET /containerLogs/{ns}/{pod}/{container}", a.auth(http.HandlerFunc(a.serveLogs)))
 	for _, p := range []string{"/exec/{ns}/{pod}/{container}", "/exec/{ns}/{pod}/{uid}/{container}"} {
 		mux.Handle(p, a.auth(http.HandlerFunc(a.serveExec)))

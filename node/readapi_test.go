@@ -158,6 +158,8 @@ func TestReadAPIAuthentication(t *testing.T) {
 		{"listed user", "kube-apiserver-kubelet-client", []string{"kube-apiserver-kubelet-client"}, "/pods", http.StatusOK},
 		{"listed group", "alice", []string{"ops"}, "/pods", http.StatusOK},
 		{"unlisted user", "mallory", []string{"kube-apiserver-kubelet-client"}, "/pods", http.StatusForbidden},
+		{"no client certificate, resource metrics", "", nil, "/metrics/resource", http.StatusUnauthorized},
+		{"unlisted user, stats summary", "mallory", []string{"kube-apiserver-kubelet-client"}, "/stats/summary", http.StatusForbidden},
 		{"unlisted user, exec", "mallory", []string{"kube-apiserver-kubelet-client"}, "/exec/default/web/app?command=ls&output=1", http.StatusForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

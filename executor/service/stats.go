@@ -4,6 +4,9 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -81,9 +84,14 @@ func sumPodStats(running []*runtimeapi.Container, byID map[string]*runtimeapi.Co
 			MemoryRssBytes:          st.GetMemory().GetRssBytes().GetValue(),
 			WritableLayerBytes:      st.GetWritableLayer().GetUsedBytes().GetValue(),
 			WritableLayerInodes:     st.GetWritableLayer().GetInodesUsed().GetValue(),
+			MemoryUsageBytes:        st.GetMemory().GetUsageBytes().GetValue(),
+			StartTime:               nanoTime(c.GetCreatedAt()),
+			CpuTime:                 nanoTime(st.GetCpu().GetTimestamp()),
+			MemoryTime:              nanoTime(st.GetMemory().GetTimestamp()),
 		}
 		p.Containers = append(p.Containers, cs)
 		p.CpuNanoCores += cs.GetCpuNanoCores()
+		p.CpuUsageCoreNanoseconds += cs.GetCpuUsageCoreNanoseconds()
 		p.MemoryWorkingSetBytes += cs.GetMemoryWorkingSetBytes()
 		p.WritableLayerBytes += cs.GetWritableLayerBytes()
 		p.WritableLayerInodes += cs.GetWritableLayerInodes()
@@ -95,6 +103,15 @@ func sumPodStats(running []*runtimeapi.Container, byID map[string]*runtimeapi.Co
 	}
 	slices.SortFunc(out, func(a, b *syncpodv1.PodStats) int { return strings.Compare(a.GetPodUid(), b.GetPodUid()) })
 	return out
+}
+
+// nanoTime is a CRI time (nanoseconds since the epoch); nil for 0, which
+// the runtime sends when it has none.
+func nanoTime(ns int64) *timestamppb.Timestamp {
+	if ns <= 0 {
+		return nil
+	}
+	return timestamppb.New(time.Unix(0, ns))
 }
 
 // RemoveUnusedImages removes the images no container uses.

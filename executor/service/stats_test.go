@@ -25,7 +25,24 @@ func TestSumPodStats(t *testing.T) {
 	byID := map[string]*runtimeapi.ContainerStats{"c1": stat(100, 10), "c2": stat(50, 5), "c3": stat(7, 1)}
 	byID["c1"].WritableLayer = &runtimeapi.FilesystemUsage{UsedBytes: &runtimeapi.UInt64Value{Value: 4096}, InodesUsed: &runtimeapi.UInt64Value{Value: 3}}
 	byID["c2"].WritableLayer = &runtimeapi.FilesystemUsage{UsedBytes: &runtimeapi.UInt64Value{Value: 1024}, InodesUsed: &runtimeapi.UInt64Value{Value: 2}}
+	running[1].CreatedAt = 1_700_000_000_000_000_001
+	byID["c1"].Cpu.Timestamp, byID["c1"].Cpu.UsageCoreNanoSeconds = 1_700_000_100_000_000_000, &runtimeapi.UInt64Value{Value: 9_000}
+	byID["c2"].Cpu.UsageCoreNanoSeconds = &runtimeapi.UInt64Value{Value: 1_000}
+	byID["c1"].Memory.Timestamp, byID["c1"].Memory.UsageBytes = 1_700_000_100_000_000_002, &runtimeapi.UInt64Value{Value: 12}
 	got := sumPodStats(running, byID, nil)
+	t.Run("times, CPU time and memory usage", func(t *testing.T) {
+		web, side := got[0].GetContainers()[1], got[0].GetContainers()[0]
+		if web.GetStartTime().AsTime().UnixNano() != 1_700_000_000_000_000_001 || web.GetCpuTime().AsTime().UnixNano() != 1_700_000_100_000_000_000 ||
+			web.GetMemoryTime().AsTime().UnixNano() != 1_700_000_100_000_000_002 || web.GetMemoryUsageBytes() != 12 {
+			t.Errorf("web: %v", web)
+		}
+		if side.GetStartTime() != nil || side.GetCpuTime() != nil || side.GetMemoryTime() != nil {
+			t.Errorf("side, whose runtime gave no times: %v, want them unset", side)
+		}
+		if got[0].GetCpuUsageCoreNanoseconds() != 10_000 {
+			t.Errorf("pod a's CPU time %d, want the sum 10000", got[0].GetCpuUsageCoreNanoseconds())
+		}
+	})
 	if len(got) != 3 || got[0].GetPodUid() != "a" || got[0].GetCpuNanoCores() != 150 || got[0].GetMemoryWorkingSetBytes() != 15 ||
 		got[0].GetContainers()[0].GetName() != "side" || got[0].GetPodName() != "p-a" || got[2].GetCpuNanoCores() != 0 ||
 		got[0].GetWritableLayerBytes() != 5120 || got[0].GetWritableLayerInodes() != 5 || got[0].GetContainers()[1].GetWritableLayerBytes() != 4096 {

@@ -43,6 +43,8 @@ import (
 //     none);
 //   - GetNodeConditions: the conditions SetNodeConditions set (three
 //     false ones when none), or the error SetNodeConditionsError set;
+//   - ListPodStats: the stats SetPodStats set of the namespace (every
+//     one for ""), in the order set, or the error SetPodStatsError set;
 //   - anything else: Unimplemented.
 //
 // Applied, Deleted, PodDeletes, GetPodCalls and LogRequests return what
@@ -72,6 +74,42 @@ type Planner struct {
 	cancels     int
 	conditions  *plannerv1.GetNodeConditionsResponse
 	condErr     error
+	stats       []*syncpodv1.PodStats
+	statsErr    error
+}
+
+// SetPodStats sets the stats ListPodStats answers, and clears any error
+// SetPodStatsError set.
+func (p *Planner) SetPodStats(stats ...*syncpodv1.PodStats) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stats, p.statsErr = nil, nil
+	for _, st := range stats {
+		p.stats = append(p.stats, proto.Clone(st).(*syncpodv1.PodStats))
+	}
+}
+
+// SetPodStatsError makes ListPodStats fail with err (nil: answer again).
+func (p *Planner) SetPodStatsError(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.statsErr = err
+}
+
+// ListPodStats answers the stats SetPodStats set.
+func (p *Planner) ListPodStats(_ context.Context, req *plannerv1.ListPodStatsRequest) (*plannerv1.ListPodStatsResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.statsErr != nil {
+		return nil, p.statsErr
+	}
+	out := &plannerv1.ListPodStatsResponse{}
+	for _, st := range p.stats {
+		if inNamespace(req.GetNamespace(), st.GetPodNamespace()) {
+			out.Stats = append(out.Stats, proto.Clone(st).(*syncpodv1.PodStats))
+		}
+	}
+	return out, nil
 }
 
 // SetNodeConditions sets the pressure conditions GetNodeConditions

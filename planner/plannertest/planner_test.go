@@ -46,3 +46,20 @@ func TestPlannerKeepsWatchesAndRecordsPods(t *testing.T) {
 		t.Fatalf("recorded %d applies, deleted %v, %d gets", n, d, p.GetPodCalls())
 	}
 }
+
+func TestPlannerAnswersPodStatsSet(t *testing.T) {
+	p := &Planner{}
+	c := plannerv1.NewPlannerServiceClient(grpctest.Serve(t, func(s *grpc.Server) { plannerv1.RegisterPlannerServiceServer(s, p) }))
+	ctx := context.Background()
+	p.SetPodStats(&syncpodv1.PodStats{PodName: "web", PodNamespace: "default", CpuNanoCores: 5}, &syncpodv1.PodStats{PodName: "dns", PodNamespace: "kube-system"})
+	if resp, err := c.ListPodStats(ctx, &plannerv1.ListPodStatsRequest{}); err != nil || len(resp.GetStats()) != 2 {
+		t.Fatalf("ListPodStats of every namespace = %v, %v; want both", resp, err)
+	}
+	if resp, err := c.ListPodStats(ctx, &plannerv1.ListPodStatsRequest{Namespace: "default"}); err != nil || len(resp.GetStats()) != 1 || resp.GetStats()[0].GetCpuNanoCores() != 5 {
+		t.Fatalf("ListPodStats of default = %v, %v; want web's", resp, err)
+	}
+	p.SetPodStatsError(status.Error(codes.Unavailable, "executor down"))
+	if _, err := c.ListPodStats(ctx, &plannerv1.ListPodStatsRequest{}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("ListPodStats after SetPodStatsError = %v, want Unavailable", err)
+	}
+}

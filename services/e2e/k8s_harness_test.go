@@ -257,7 +257,7 @@ func makePKI(t *testing.T, dir string) {
 	})
 	issue("kubelet", &x509.Certificate{
 		Subject: pkix.Name{CommonName: "syncpod-node"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(netnsNodeIP)},
 	})
 	issue("apiserver-kubelet-client", &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"kubeadm:cluster-admins"}},

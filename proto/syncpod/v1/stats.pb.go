@@ -9,6 +9,7 @@ package syncpodv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -44,9 +45,12 @@ type PodStats struct {
 	WritableLayerInodes uint64 `protobuf:"varint,401,opt,name=writable_layer_inodes,json=writableLayerInodes,proto3" json:"writable_layer_inodes,omitempty"`
 	// process_count is the number of processes and threads in the pod's
 	// sandbox (the runtime's CRI sandbox stats; 0 when it reports none).
-	ProcessCount  uint64 `protobuf:"varint,402,opt,name=process_count,json=processCount,proto3" json:"process_count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ProcessCount uint64 `protobuf:"varint,402,opt,name=process_count,json=processCount,proto3" json:"process_count,omitempty"`
+	// cpu_usage_core_nanoseconds is the CPU time its running containers
+	// used since they started (their sum).
+	CpuUsageCoreNanoseconds uint64 `protobuf:"varint,440,opt,name=cpu_usage_core_nanoseconds,json=cpuUsageCoreNanoseconds,proto3" json:"cpu_usage_core_nanoseconds,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *PodStats) Reset() {
@@ -142,6 +146,13 @@ func (x *PodStats) GetProcessCount() uint64 {
 	return 0
 }
 
+func (x *PodStats) GetCpuUsageCoreNanoseconds() uint64 {
+	if x != nil {
+		return x.CpuUsageCoreNanoseconds
+	}
+	return 0
+}
+
 // ContainerStats is one container's resource use.
 type ContainerStats struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -161,8 +172,20 @@ type ContainerStats struct {
 	WritableLayerBytes uint64 `protobuf:"varint,400,opt,name=writable_layer_bytes,json=writableLayerBytes,proto3" json:"writable_layer_bytes,omitempty"`
 	// writable_layer_inodes is the inodes its writable layer uses.
 	WritableLayerInodes uint64 `protobuf:"varint,401,opt,name=writable_layer_inodes,json=writableLayerInodes,proto3" json:"writable_layer_inodes,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// start_time is when the runtime created the instance (what the
+	// kubelet's Summary API and resource metrics report as its start).
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,440,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// cpu_time is when the runtime took the CPU figures; unset when it
+	// does not say.
+	CpuTime *timestamppb.Timestamp `protobuf:"bytes,441,opt,name=cpu_time,json=cpuTime,proto3" json:"cpu_time,omitempty"`
+	// memory_time is when the runtime took the memory figures; unset when
+	// it does not say.
+	MemoryTime *timestamppb.Timestamp `protobuf:"bytes,442,opt,name=memory_time,json=memoryTime,proto3" json:"memory_time,omitempty"`
+	// memory_usage_bytes is the memory charged to it, reclaimable page
+	// cache included.
+	MemoryUsageBytes uint64 `protobuf:"varint,443,opt,name=memory_usage_bytes,json=memoryUsageBytes,proto3" json:"memory_usage_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ContainerStats) Reset() {
@@ -251,12 +274,40 @@ func (x *ContainerStats) GetWritableLayerInodes() uint64 {
 	return 0
 }
 
+func (x *ContainerStats) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *ContainerStats) GetCpuTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CpuTime
+	}
+	return nil
+}
+
+func (x *ContainerStats) GetMemoryTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.MemoryTime
+	}
+	return nil
+}
+
+func (x *ContainerStats) GetMemoryUsageBytes() uint64 {
+	if x != nil {
+		return x.MemoryUsageBytes
+	}
+	return 0
+}
+
 var File_syncpod_v1_stats_proto protoreflect.FileDescriptor
 
 const file_syncpod_v1_stats_proto_rawDesc = "" +
 	"\n" +
 	"\x16syncpod/v1/stats.proto\x12\n" +
-	"syncpod.v1\"\x8c\x03\n" +
+	"syncpod.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xca\x03\n" +
 	"\bPodStats\x12\x17\n" +
 	"\apod_uid\x18\x01 \x01(\tR\x06podUid\x12\x19\n" +
 	"\bpod_name\x18\x02 \x01(\tR\apodName\x12#\n" +
@@ -268,7 +319,8 @@ const file_syncpod_v1_stats_proto_rawDesc = "" +
 	"containers\x121\n" +
 	"\x14writable_layer_bytes\x18\x90\x03 \x01(\x04R\x12writableLayerBytes\x123\n" +
 	"\x15writable_layer_inodes\x18\x91\x03 \x01(\x04R\x13writableLayerInodes\x12$\n" +
-	"\rprocess_count\x18\x92\x03 \x01(\x04R\fprocessCount\"\xf5\x02\n" +
+	"\rprocess_count\x18\x92\x03 \x01(\x04R\fprocessCount\x12<\n" +
+	"\x1acpu_usage_core_nanoseconds\x18\xb8\x03 \x01(\x04R\x17cpuUsageCoreNanoseconds\"\xd6\x04\n" +
 	"\x0eContainerStats\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fcontainer_id\x18\x02 \x01(\tR\vcontainerId\x12$\n" +
@@ -277,7 +329,13 @@ const file_syncpod_v1_stats_proto_rawDesc = "" +
 	"\x18memory_working_set_bytes\x18\x05 \x01(\x04R\x15memoryWorkingSetBytes\x12(\n" +
 	"\x10memory_rss_bytes\x18\x06 \x01(\x04R\x0ememoryRssBytes\x121\n" +
 	"\x14writable_layer_bytes\x18\x90\x03 \x01(\x04R\x12writableLayerBytes\x123\n" +
-	"\x15writable_layer_inodes\x18\x91\x03 \x01(\x04R\x13writableLayerInodesB7Z5github.com/syncpod/syncpod/proto/syncpod/v1;syncpodv1b\x06proto3"
+	"\x15writable_layer_inodes\x18\x91\x03 \x01(\x04R\x13writableLayerInodes\x12:\n" +
+	"\n" +
+	"start_time\x18\xb8\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x126\n" +
+	"\bcpu_time\x18\xb9\x03 \x01(\v2\x1a.google.protobuf.TimestampR\acpuTime\x12<\n" +
+	"\vmemory_time\x18\xba\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"memoryTime\x12-\n" +
+	"\x12memory_usage_bytes\x18\xbb\x03 \x01(\x04R\x10memoryUsageBytesB7Z5github.com/syncpod/syncpod/proto/syncpod/v1;syncpodv1b\x06proto3"
 
 var (
 	file_syncpod_v1_stats_proto_rawDescOnce sync.Once
@@ -293,16 +351,20 @@ func file_syncpod_v1_stats_proto_rawDescGZIP() []byte {
 
 var file_syncpod_v1_stats_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_syncpod_v1_stats_proto_goTypes = []any{
-	(*PodStats)(nil),       // 0: syncpod.v1.PodStats
-	(*ContainerStats)(nil), // 1: syncpod.v1.ContainerStats
+	(*PodStats)(nil),              // 0: syncpod.v1.PodStats
+	(*ContainerStats)(nil),        // 1: syncpod.v1.ContainerStats
+	(*timestamppb.Timestamp)(nil), // 2: google.protobuf.Timestamp
 }
 var file_syncpod_v1_stats_proto_depIdxs = []int32{
 	1, // 0: syncpod.v1.PodStats.containers:type_name -> syncpod.v1.ContainerStats
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	2, // 1: syncpod.v1.ContainerStats.start_time:type_name -> google.protobuf.Timestamp
+	2, // 2: syncpod.v1.ContainerStats.cpu_time:type_name -> google.protobuf.Timestamp
+	2, // 3: syncpod.v1.ContainerStats.memory_time:type_name -> google.protobuf.Timestamp
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_syncpod_v1_stats_proto_init() }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/syncpod/syncpod/node"
+	"github.com/syncpod/syncpod/node/nodestats"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	"github.com/syncpod/syncpod/services/server"
 )
@@ -56,6 +57,7 @@ type nodeFlags struct {
 	tlsKey          string
 	clientCA        string
 	authorizedUsers string
+	statsCgroupRoot string
 	// movedFlags are the flags of the pressure conditions, which the
 	// planner's eviction manager now decides: set, they are refused.
 	movedFlags []*movedFlag
@@ -75,7 +77,7 @@ func registerNodeFlags(fs *flag.FlagSet, getenv func(string) string) *nodeFlags 
 	fs.StringVar(&f.criEndpoint, "cri-endpoint", "", "CRI runtime endpoint, asked for its name and version (the Node's containerRuntimeVersion) and its handlers' features (status.runtimeHandlers: user namespaces, recursive read-only mounts); empty reports unknown")
 	fs.StringVar(&f.nodeIP, "node-ip", "", "the node's InternalIP and its pods' hostIP; empty picks the host's first global IPv4 address")
 	fs.StringVar(&f.nodeLabels, "node-labels", "", "extra node labels, key=value,...")
-	fs.StringVar(&f.rootDir, "root-dir", "/", "directory whose filesystem is reported as ephemeral-storage")
+	fs.StringVar(&f.rootDir, "root-dir", "/", "directory whose filesystem is reported as ephemeral-storage, and as the node's fs in the read API's /stats/summary")
 	fs.Int64Var(&f.maxPods, "max-pods", 110, "pods capacity")
 	fs.DurationVar(&f.leaseDuration, "node-lease-duration", 40*time.Second, "leaseDurationSeconds of the node's Lease")
 	fs.DurationVar(&f.leaseRenew, "node-lease-renew-interval", 10*time.Second, "how often the node's Lease is renewed")
@@ -86,10 +88,11 @@ func registerNodeFlags(fs *flag.FlagSet, getenv func(string) string) *nodeFlags 
 	fs.IntVar(&f.workers, "workers", 4, "pod sync workers and status workers (each)")
 	fs.Float64Var(&f.apiQPS, "kube-api-qps", 50, "queries per second to the API server")
 	fs.IntVar(&f.apiBurst, "kube-api-burst", 100, "burst of queries to the API server")
-	fs.StringVar(&f.kubeletListen, "kubelet-listen", "", "TLS address of the kubelet read API (logs, exec, attach, port-forward through the API server), e.g. 0.0.0.0:10250; its port is published in the Node's daemonEndpoints; empty serves none")
+	fs.StringVar(&f.kubeletListen, "kubelet-listen", "", "TLS address of the kubelet read API (logs, exec, attach, port-forward, resource metrics and the stats summary through the API server), e.g. 0.0.0.0:10250; its port is published in the Node's daemonEndpoints; empty serves none")
 	fs.StringVar(&f.tlsCert, "tls-cert-file", "", "serving certificate of the read API (for the node's InternalIP; required with --kubelet-listen)")
 	fs.StringVar(&f.tlsKey, "tls-private-key-file", "", "key of --tls-cert-file")
 	fs.StringVar(&f.clientCA, "client-ca-file", "", "CA whose client certificates the read API accepts: the one that signed the API server's --kubelet-client-certificate (required with --kubelet-listen)")
+	fs.StringVar(&f.statsCgroupRoot, "stats-cgroup-root", "/sys/fs/cgroup", "where the cgroup hierarchies are mounted (v2, or v1's cpuacct and memory): the root cgroup's CPU and memory are the node's in the read API's /metrics/resource and /stats/summary")
 	fs.StringVar(&f.authorizedUsers, "kubelet-authorized-users", "", "client certificate common names or organisations allowed in the read API, comma-separated; empty allows every certificate of --client-ca-file")
 	for _, name := range []string{"eviction-hard", "eviction-pressure-transition-period", "image-fs-dir"} {
 		m := &movedFlag{name: name}
@@ -284,6 +287,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			Planner:         plannerv1.NewPlannerServiceClient(conn),
 			Pods:            agent.BoundPods,
 			StaticName:      agent.StaticName,
+			MirrorName:      agent.MirrorName,
+			NodeName:        nf.nodeName,
+			NodeStats:       &nodestats.Reader{CgroupRoot: nf.statsCgroupRoot, FsDir: nf.rootDir},
 			AuthorizedUsers: nf.users(),
 			Logger:          logger,
 		}); err != nil {
