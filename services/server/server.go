@@ -307,11 +307,10 @@ func (s *Server) Run(ctx context.Context) error {
 		}()
 	}
 	s.registerServiceHealth() // health.go
-	memCtx, stopMem := context.WithCancel(ctx)
-	defer stopMem()
-	mem := newMemReleaser(log) // memory.go
-	go periodic.Run(memCtx, releaseEvery, func() { mem.tick() })
-	go periodic.Run(memCtx, auditWindow, func() { s.audit.flush(time.Now(), false) })
+	defer shareMemReleaser(log)() // memory.go
+	auditCtx, stopAudit := context.WithCancel(ctx)
+	defer stopAudit()
+	go periodic.Run(auditCtx, auditWindow, func() { s.audit.flush(time.Now(), false) })
 	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
 	if s.httpLis != nil {
 		scheme := "http://"
