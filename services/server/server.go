@@ -306,7 +306,7 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	s.registerServiceHealth() // health.go
+	s.registerServiceHealth()     // health.go
 	defer shareMemReleaser(log)() // memory.go
 	auditCtx, stopAudit := context.WithCancel(ctx)
 	defer stopAudit()
