@@ -92,12 +92,19 @@ func Main(run func(context.Context, Env) int) int {
 
 // MainArgs is Main with the arguments, environment and output given.
 func MainArgs(run func(context.Context, Env) int, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	ctx, term, stop := Signals()
+	defer stop()
+	return run(ctx, Env{Args: args, Getenv: getenv, Stdout: stdout, Stderr: stderr, Term: term})
+}
+
+// Signals are the process's SIGINT and SIGTERM as services take them: ctx
+// ends on SIGINT (or a second SIGTERM), term closes on the first SIGTERM.
+// stop ends ctx and stops listening.
+func Signals() (ctx context.Context, term <-chan struct{}, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	term := make(chan struct{})
+	t := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	go func() {
 		closed := false
 		for {
@@ -106,7 +113,7 @@ func MainArgs(run func(context.Context, Env) int, args []string, getenv func(str
 				return
 			case s := <-sigs:
 				if s == syscall.SIGTERM && !closed {
-					close(term)
+					close(t)
 					closed = true
 					continue
 				}
@@ -115,5 +122,5 @@ func MainArgs(run func(context.Context, Env) int, args []string, getenv func(str
 			}
 		}
 	}()
-	return run(ctx, Env{Args: args, Getenv: getenv, Stdout: stdout, Stderr: stderr, Term: term})
+	return ctx, t, func() { signal.Stop(sigs); cancel() }
 }

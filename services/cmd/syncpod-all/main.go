@@ -13,12 +13,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/syncpod/syncpod/services/daemon"
 	"github.com/syncpod/syncpod/services/daemon/crisimd"
@@ -106,29 +104,8 @@ type options struct {
 
 // run is the binary: until SIGINT or SIGTERM.
 func run(args []string, stdout, stderr io.Writer) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	term := make(chan struct{})
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		closed := false
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case s := <-sigs:
-				if s == syscall.SIGTERM && !closed {
-					close(term)
-					closed = true
-					continue
-				}
-				cancel()
-				return
-			}
-		}
-	}()
+	ctx, term, stop := daemon.Signals()
+	defer stop()
 	return runAll(ctx, term, args, stdout, stderr)
 }
 
