@@ -76,6 +76,8 @@ type DensityReport struct {
 	Load     [3]float64        `json:"load"`
 	LoadEnd  [3]float64        `json:"load_end"`
 	Runtimes map[string]string `json:"runtimes"`
+	// Processes is how many processes each agent ran as (its PIDs).
+	Processes map[string]int `json:"processes,omitempty"`
 	// Agents in the order of the report's columns (the first is the
 	// ratios' denominator).
 	Agents []string `json:"agents"`
@@ -541,9 +543,13 @@ func (a *APIServer) Density(ctx context.Context, sa, sb DensitySide, o DensityOp
 	if o.Churn > 0 && o.ChurnRate > 0 {
 		rep.ChurnSeconds, rep.ChurnRate = o.Churn.Seconds(), o.ChurnRate
 	}
+	rep.Processes = map[string]int{}
 	for _, s := range []DensitySide{sa, sb} {
 		if s.Runtime != nil {
 			rep.Runtimes[s.Agent] = s.Runtime.Version(ctx)
+		}
+		if len(s.PIDs) > 0 {
+			rep.Processes[s.Agent] = len(s.PIDs)
 		}
 	}
 	tag := randTag()

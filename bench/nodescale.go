@@ -354,7 +354,10 @@ type NodeUsage struct {
 const clockTicks = 100
 
 // Usage is the per-node cost of nodes between snapshots a and b (b
-// later): CPU from the difference of their ticks, memory from b.
+// later): CPU from the difference of their ticks, memory from b. A
+// process that several nodes list (syncpod-all running many nodes) is
+// divided evenly among them, so the mean is the processes' total over the
+// node count.
 func Usage(nodes []NodeProcs, a, b Snapshot) NodeUsage {
 	u := NodeUsage{CPUByKind: map[string]float64{}, PSSByKind: map[string]float64{}}
 	secs := b.At.Sub(a.At).Seconds()
@@ -362,16 +365,19 @@ func Usage(nodes []NodeProcs, a, b Snapshot) NodeUsage {
 	if len(nodes) == 0 || !(secs > 0) {
 		return u
 	}
+	share := sharers(nodes)
 	for _, n := range nodes {
 		var cpu, pss, rss float64
 		for _, p := range n.Procs {
 			pa, pb := a.Procs[p.PID], b.Procs[p.PID]
-			c := float64(pb.Ticks-pa.Ticks) / clockTicks / secs * 100
+			part := 1 / share[p.PID]
+			c := float64(pb.Ticks-pa.Ticks) / clockTicks / secs * 100 * part
+			m := float64(pb.PSSk) / 1024 * part
 			cpu += c
-			pss += float64(pb.PSSk) / 1024
-			rss += float64(pb.RSSk) / 1024
+			pss += m
+			rss += float64(pb.RSSk) / 1024 * part
 			u.CPUByKind[p.Kind] += c
-			u.PSSByKind[p.Kind] += float64(pb.PSSk) / 1024
+			u.PSSByKind[p.Kind] += m
 		}
 		u.CPU += cpu
 		u.PSS += pss
@@ -390,15 +396,29 @@ func Usage(nodes []NodeProcs, a, b Snapshot) NodeUsage {
 	return u
 }
 
-// PeakPSS is the largest mean PSS per node (MB) over snapshots.
+// sharers is how many nodes list each process.
+func sharers(nodes []NodeProcs) map[int]float64 {
+	n := map[int]float64{}
+	for _, node := range nodes {
+		for _, p := range node.Procs {
+			n[p.PID]++
+		}
+	}
+	return n
+}
+
+// Processes is how many processes the nodes run in all.
+func Processes(nodes []NodeProcs) int { return len(sharers(nodes)) }
+
+// PeakPSS is the largest mean PSS per node (MB) over snapshots, each
+// process counted once.
 func PeakPSS(nodes []NodeProcs, snaps []Snapshot) float64 {
 	peak := 0.0
+	share := sharers(nodes)
 	for _, s := range snaps {
 		var total float64
-		for _, n := range nodes {
-			for _, p := range n.Procs {
-				total += float64(s.Procs[p.PID].PSSk) / 1024
-			}
+		for pid := range share {
+			total += float64(s.Procs[pid].PSSk) / 1024
 		}
 		if len(nodes) > 0 {
 			peak = math.Max(peak, total/float64(len(nodes)))
@@ -424,7 +444,9 @@ type ScaleReport struct {
 	Version string `json:"version,omitempty"`
 	// Nodes and PodsPerNode: the size of the run; CreateRate the pods
 	// created per second.
-	Nodes       int        `json:"nodes"`
+	Nodes int `json:"nodes"`
+	// Processes is how many processes the nodes ran in all.
+	Processes   int        `json:"processes,omitempty"`
 	PodsPerNode int        `json:"pods_per_node"`
 	CreateRate  float64    `json:"create_rate"`
 	Started     time.Time  `json:"started"`

@@ -280,7 +280,7 @@ func (a *APIServer) WaitNodesReady(ctx context.Context, nodes []NodeProcs) error
 // audit log, read at the end.
 func (a *APIServer) NodeScale(ctx context.Context, o NodeScaleOptions) (ScaleReport, error) {
 	log := o.Logger
-	rep := ScaleReport{Side: o.Side, Version: o.Version, Nodes: len(o.Nodes), PodsPerNode: o.PodsPerNode, CreateRate: o.CreateRate,
+	rep := ScaleReport{Side: o.Side, Version: o.Version, Nodes: len(o.Nodes), Processes: Processes(o.Nodes), PodsPerNode: o.PodsPerNode, CreateRate: o.CreateRate,
 		Started: time.Now(), LoadStart: LoadAverage()}
 	started := o.NodesStarted
 	if started.IsZero() {

@@ -235,6 +235,29 @@ func TestUsage(t *testing.T) {
 	near("peak PSS", peak, 15)
 }
 
+// One process that runs every node (syncpod-all) is divided evenly among
+// them: each node's share is the process's total over the node count.
+func TestUsageOfAProcessSharedByNodes(t *testing.T) {
+	nodes := []NodeProcs{{"a", []Proc{{"all", 7}}}, {"b", []Proc{{"all", 7}}}, {"c", []Proc{{"all", 7}}}, {"d", []Proc{{"all", 7}}}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a := Snapshot{At: t0, Procs: map[int]ProcStat{7: {Ticks: 100}}}
+	// 2 s of CPU over 10 s (20 % of a core), 40 MB: 5 % and 10 MB a node.
+	b := Snapshot{At: t0.Add(10 * time.Second), Procs: map[int]ProcStat{7: {Ticks: 300, PSSk: 40 * 1024, RSSk: 80 * 1024}}}
+	u := Usage(nodes, a, b)
+	for what, got := range map[string][2]float64{
+		"CPU": {u.CPU, 5}, "CPUMax": {u.CPUMax, 5}, "CPU all": {u.CPUByKind["all"], 5},
+		"PSS": {u.PSS, 10}, "PSSMax": {u.PSSMax, 10}, "RSS": {u.RSS, 20}, "PSS all": {u.PSSByKind["all"], 10},
+		"peak PSS": {PeakPSS(nodes, []Snapshot{a, b}), 10},
+	} {
+		if math.Abs(got[0]-got[1]) > 1e-9 {
+			t.Errorf("%s = %v, want %v", what, got[0], got[1])
+		}
+	}
+	if n := Processes(nodes); n != 1 {
+		t.Errorf("Processes = %d, want 1", n)
+	}
+}
+
 func TestPercentiles(t *testing.T) {
 	var s Sample
 	for i := 1; i <= 100; i++ {

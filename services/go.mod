@@ -25,7 +25,6 @@ require (
 	k8s.io/client-go v0.37.2
 	k8s.io/cri-api v0.37.2
 	k8s.io/cri-client v0.37.2
-	k8s.io/klog/v2 v2.140.0
 	k8s.io/kubelet v0.37.2
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -36,6 +35,7 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	k8s.io/cri-streaming v0.37.2 // indirect
+	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
 )
 

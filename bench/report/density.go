@@ -111,7 +111,13 @@ func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []C
 	}
 	b.WriteString("\nThe run:\n\n")
 	for _, a := range rep.Agents {
-		if v := rep.Runtimes[a]; v != "" {
+		v, n := rep.Runtimes[a], rep.Processes[a]
+		switch {
+		case v != "" && n == 1:
+			fmt.Fprintf(b, "- %s on %s, in one process\n", a, v)
+		case v != "" && n > 1:
+			fmt.Fprintf(b, "- %s on %s, in %d processes\n", a, v, n)
+		case v != "":
 			fmt.Fprintf(b, "- %s on %s\n", a, v)
 		}
 	}
@@ -152,7 +158,8 @@ from the first delete to the last pod's object removed (the node confirmed
 its containers stopped). The **idle** cost is taken at the first burst's
 pods, after they settle: the agent's processes' CPU time from
 ` + "`/proc/PID/stat`" + ` over the window, and their summed resident memory (the
-kubelet; syncpod's node agent, planner, executor and PLEG), that divided
+kubelet; syncpod's node agent, planner, executor and PLEG, four processes
+or one ` + "`syncpod-all`" + `, as the run below says), that divided
 by the pods, and its growth per pod over the agent before its first pod
 (first round only: later rounds start from the heap earlier pods left). Percentiles are nearest-rank over every
 round's pods; times per round are the median of the rounds, each round

@@ -24,8 +24,10 @@ kube-apiserver on loopback, started fresh for the run), one side after the
 other; the first side's Node objects are deleted before the second starts.
 The hollow kubelet is upstream's kubemark (` + "`--morph=kubelet`" + `, one process
 a node, its fake runtime in-process); a syncpod node is its own
-syncpod-node, planner, executor and PLEG beside its own crisim in
-simulated mode (state only, no processes), five processes a node. Each node
+syncpod-node, planner (its own database), executor and PLEG beside its own
+crisim in simulated mode (state only, no processes), by default every
+node in one ` + "`syncpod-all`" + ` process (as kubemark can run many hollow nodes in
+one), else one process a node or five (the runs below say which). Each node
 has its own credentials (user ` + "`system:node:NAME`" + ` in ` + "`system:nodes`" + `, the
 Node authorizer and NodeRestriction on). No scheduler runs: pods are created
 bound to the nodes round-robin (` + "`spec.nodeName`" + `), the same for both sides,
@@ -37,13 +39,15 @@ same rate.
   the client's clock); deletion is delete sent → the watch sees it
   removed. Percentiles are nearest-rank.
 - **CPU** is user + system time from ` + "`/proc/PID/stat`" + `, summed over a node's
-  processes, over the idle window (the nodes Ready, no pods) and the load
+  processes (a process that runs several nodes divided evenly among them:
+  for one process of every node, its total over the node count, and the
+  busiest node is then the mean), over the idle window (the nodes Ready, no pods) and the load
   window (first create to last pod gone), in percent of one core per
   node (the mean over the nodes; max: the busiest node), and under load
   also as CPU time per pod (the window grows with the node count, so the
   percentage alone shrinks).
 - **Memory** is PSS from ` + "`/proc/PID/smaps_rollup`" + `, summed over a node's
-  processes (pages shared with the other nodes' copies of the same
+  processes as CPU is (pages shared with the other nodes' copies of the same
   binary counted in part; RSS counts them whole), at the window's end;
   the peak is the largest of the samples taken under load.
 - **API requests** come from the API server's audit log (Metadata level,
@@ -182,8 +186,8 @@ func ScaleTable(reps []bench.ScaleReport) string {
 		if v == "" {
 			v = "unknown version"
 		}
-		fmt.Fprintf(&b, "- %s (%s), %d nodes, started %s, load average %.2f %.2f %.2f at the start and %.2f %.2f %.2f at the end",
-			r.Side, v, r.Nodes, r.Started.UTC().Format("2006-01-02T15:04:05Z"), r.LoadStart[0], r.LoadStart[1], r.LoadStart[2],
+		fmt.Fprintf(&b, "- %s (%s), %d nodes%s, started %s, load average %.2f %.2f %.2f at the start and %.2f %.2f %.2f at the end",
+			r.Side, v, r.Nodes, processes(r), r.Started.UTC().Format("2006-01-02T15:04:05Z"), r.LoadStart[0], r.LoadStart[1], r.LoadStart[2],
 			r.LoadEnd[0], r.LoadEnd[1], r.LoadEnd[2])
 		if len(r.Errors) > 0 {
 			fmt.Fprintf(&b, "; errors: %s", strings.Join(r.Errors, "; "))
@@ -191,6 +195,21 @@ func ScaleTable(reps []bench.ScaleReport) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// processes says how many processes a run's nodes were, when known.
+func processes(r bench.ScaleReport) string {
+	switch {
+	case r.Processes <= 0:
+		return ""
+	case r.Processes == 1:
+		return " in one process"
+	case r.Processes == r.Nodes:
+		return " in one process each"
+	case r.Processes%r.Nodes == 0:
+		return fmt.Sprintf(" in %d processes (%d a node)", r.Processes, r.Processes/r.Nodes)
+	}
+	return fmt.Sprintf(" in %d processes", r.Processes)
 }
 
 // writeRequestClasses writes the requests per node per minute by class,

@@ -63,6 +63,9 @@
 #   DENSITY_MORE    reports of earlier density runs of other sizes (comma-separated
 #                   JSON files, e.g. a churn run's .tmp/bench/density.json kept
 #                   aside), each a table after this run's in the Density section
+#   DENSITY_SYNCPOD how the syncpod node runs in the density run: services (default:
+#                   node agent, planner, executor and PLEG each its own binary) or all
+#                   (the four in one syncpod-all process)
 #   DENSITY_SYNCPOD_NODE_ARGS
 #                   extra flags for syncpod-node in the density run (e.g.
 #                   --pod-status-qps 50 --pod-status-burst 100; default: none)
@@ -508,6 +511,32 @@ start_syncpod_api() { # SOCK DIR PORTS NODE [FLAGS...]: syncpod's services and s
 	SYNCPOD_PIDS+=,$!
 }
 
+start_syncpod_api_all() { # SOCK DIR PORTS NODE [FLAGS...]: as start_syncpod_api, the four services in one syncpod-all process; sets SYNCPOD_PIDS (its pid)
+	local sock=$1 d=$2 mp=$3 node=$4 pid
+	shift 4
+	rm -rf "$d"
+	mkdir -p "$d"/manifests "$d"/logs
+	"$BIN"/syncpod-all --log-dir "$d" \
+		executor:executor --listen "unix://$d/executor.sock" --metrics-listen 127.0.0.1:${mp}02 \
+		--cri-endpoint "unix://$sock" --data-dir "$d"/executor --log-dir "$d"/logs --cgroups-per-qos=false \
+		--backoff-initial 1ms "${PROFILING[@]}" "${EXECUTOR_ARGS[@]}" \
+		-- pleg:pleg --listen "unix://$d/pleg.sock" --metrics-listen 127.0.0.1:${mp}03 \
+		--cri-endpoint "unix://$sock" "${PROFILING[@]}" "${PLEG_ARGS[@]}" \
+		-- planner:planner --listen "unix://$d/planner.sock" --metrics-listen 127.0.0.1:${mp}01 \
+		--executor "unix://$d/executor.sock" --pleg "unix://$d/pleg.sock" \
+		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug "${PROFILING[@]}" "${PLANNER_ARGS[@]}" \
+		--eviction-hard "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%" \
+		-- node:node --kubeconfig "$API"/kubeconfig --node-name "$node" \
+		--listen "unix://$d/node.sock" --metrics-listen 127.0.0.1:${mp}05 \
+		--planner "unix://$d/planner.sock" --cri-endpoint "unix://$sock" --node-ip 127.0.0.1 --root-dir "$d" \
+		"$@" >"$d"/all.log 2>&1 &
+	pid=$!
+	procs+=($pid)
+	wait_socket "$d"/node.sock "$pid" syncpod-all "$d"/all.log
+	SYNCPOD_PIDS=$pid
+	sleep 2 # as start_syncpod: the PLEG settles on its mode
+}
+
 run_syncpod_api() { # OUT — syncpod (planner, executor, PLEG, syncpod-node) as node bench-syncpod
 	local d=$B/syncpod-api
 	start_syncpod_api "$SOCK" "$d" 193 bench-syncpod
@@ -531,7 +560,11 @@ bench_density() {
 	PLANNER_ARGS+=(--log-level info)
 	local node_args
 	read -r -a node_args <<<"${DENSITY_SYNCPOD_NODE_ARGS:-}"
-	start_syncpod_api "$SOCK2" "$d" 194 bench-syncpod --max-pods "$maxpods" "${node_args[@]}"
+	case ${DENSITY_SYNCPOD:-services} in
+	services) start_syncpod_api "$SOCK2" "$d" 194 bench-syncpod --max-pods "$maxpods" "${node_args[@]}" ;;
+	all) start_syncpod_api_all "$SOCK2" "$d" 194 bench-syncpod --max-pods "$maxpods" "${node_args[@]}" ;;
+	*) log "DENSITY_SYNCPOD: $DENSITY_SYNCPOD is not services or all"; return 2 ;;
+	esac
 	log "kubelet pid $KUBELET_PID, syncpod pids $SYNCPOD_PIDS, --max-pods $maxpods on both"
 	"$BIN"/syncpod-bench measure-density --server https://127.0.0.1:$API_PORT --ca "$API"/pki/ca.crt --token "$API_TOKEN" \
 		--image "$BUSYBOX" --kubelet-node bench-kubelet --kubelet-cri-endpoint "unix://$SOCK" --kubelet-pids "$KUBELET_PID" \

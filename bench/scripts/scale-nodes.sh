@@ -11,6 +11,10 @@
 #   BENCH_SCALE_SIDES   the sides, in order (default "kubemark syncpod")
 #   BENCH_SCALE_TIMEOUT bound on the nodes turning Ready and on each wait for
 #                       the pods (default 10m)
+#   BENCH_SCALE_SYNCPOD how the syncpod nodes are laid out in processes: all
+#                       (default: every node in one syncpod-all process),
+#                       node (one syncpod-all process a node) or services
+#                       (each service its own binary: five processes a node)
 #
 # The control plane (apiserver_up) gets its own ports, the Node authorizer
 # and NodeRestriction, one token a node (user system:node:NAME, group
@@ -106,19 +110,65 @@ start_kubemark() {
 	done
 }
 
+# syncpod_node_services I: node syncpod-I's five services, one a line, as
+# syncpod-all --file reads them (SERVICE:NAME FLAG...), its directory made.
+syncpod_node_services() {
+	local n=syncpod-$1 d=$SCALE/syncpod/syncpod-$1
+	rm -rf "$d"
+	mkdir -p "$d"/logs
+	node_kubeconfig "$n" "$d"/kubeconfig
+	cat <<-EOF
+		crisim:$n/crisim --listen unix://$d/crisim.sock --metrics-listen= --mode simulated
+		executor:$n/executor --listen unix://$d/executor.sock --metrics-listen= --cri-endpoint unix://$d/crisim.sock --data-dir $d/executor --log-dir $d/logs --cgroups-per-qos=false
+		pleg:$n/pleg --listen unix://$d/pleg.sock --metrics-listen= --cri-endpoint unix://$d/crisim.sock
+		planner:$n/planner --listen unix://$d/planner.sock --metrics-listen= --executor unix://$d/executor.sock --pleg unix://$d/pleg.sock --data-dir $d/planner --eviction-hard nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%
+		node:$n/node --kubeconfig $d/kubeconfig --node-name $n --listen unix://$d/node.sock --metrics-listen= --planner unix://$d/planner.sock --cri-endpoint unix://$d/crisim.sock --node-ip 127.0.0.1 --root-dir $d --node-labels syncpod.io/scale-side=syncpod
+	EOF
+}
+
 # start_syncpod_nodes COUNT NODESFILE: COUNT syncpod nodes, each its own
-# crisim (simulated), executor, PLEG, planner and syncpod-node, each
-# started for every node before the next kind.
+# crisim (simulated), executor, PLEG, planner and syncpod-node, in the
+# processes BENCH_SCALE_SYNCPOD says.
 start_syncpod_nodes() {
+	local i pid
+	SCALE_VERSION="syncpod ${VERSIONS[syncpod]}"
+	mkdir -p "$SCALE"/syncpod
+	: >"$2"
+	case ${BENCH_SCALE_SYNCPOD:-all} in
+	all)
+		for ((i = 0; i < $1; i++)); do syncpod_node_services "$i"; done >"$SCALE"/syncpod/all.services
+		NODES_STARTED=$(date +%s.%N)
+		"$BIN"/syncpod-all --log-dir "$SCALE"/syncpod --file "$SCALE"/syncpod/all.services >"$SCALE"/syncpod/all.log 2>&1 &
+		procs+=($!) pid=$!
+		for ((i = 0; i < $1; i++)); do echo "syncpod-$i syncpod-all=$pid" >>"$2"; done
+		;;
+	node)
+		for ((i = 0; i < $1; i++)); do syncpod_node_services "$i" >"$SCALE"/syncpod/syncpod-$i.services; done
+		NODES_STARTED=$(date +%s.%N)
+		for ((i = 0; i < $1; i++)); do
+			"$BIN"/syncpod-all --log-dir "$SCALE"/syncpod --file "$SCALE"/syncpod/syncpod-$i.services \
+				>"$SCALE"/syncpod/syncpod-$i/all.log 2>&1 &
+			procs+=($!)
+			echo "syncpod-$i syncpod-all=$!" >>"$2"
+		done
+		;;
+	services) start_syncpod_services "$1" "$2" ;;
+	*)
+		log "BENCH_SCALE_SYNCPOD: ${BENCH_SCALE_SYNCPOD} is not all, node or services"
+		return 2
+		;;
+	esac
+}
+
+# start_syncpod_services COUNT NODESFILE: each service of each node its own
+# binary, each started for every node before the next kind.
+start_syncpod_services() {
 	local i n d
 	local -a crisim executor pleg planner agent
-	SCALE_VERSION="syncpod ${VERSIONS[syncpod]}"
 	NODES_STARTED=$(date +%s.%N)
 	for ((i = 0; i < $1; i++)); do
 		n=syncpod-$i d=$SCALE/syncpod/$n
-		rm -rf "$d"
-		mkdir -p "$d"/logs
-		node_kubeconfig "$n" "$d"/kubeconfig
+		syncpod_node_services "$i" >/dev/null
 		"$BIN"/syncpod-crisim --listen "unix://$d/crisim.sock" --metrics-listen "" --mode simulated >"$d"/crisim.log 2>&1 &
 		procs+=($!) crisim+=($!)
 	done
@@ -143,7 +193,6 @@ start_syncpod_nodes() {
 			>"$d"/planner.log 2>&1 &
 		procs+=($!) planner+=($!)
 	done
-	: >"$2"
 	for ((i = 0; i < $1; i++)); do
 		n=syncpod-$i d=$SCALE/syncpod/$n
 		wait_socket "$d"/planner.sock "${planner[i]}" planner "$d"/planner.log

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -101,9 +102,15 @@ type caller struct {
 	m   *Metrics
 	t   Timeouts
 	log *CallLog // nil: calls not recorded
+	// client, when set, is the logger the CRI client library logs each
+	// call to (klog's logger of the call's context).
+	client *logr.Logger
 }
 
 func (c caller) do(ctx context.Context, op string, timeout time.Duration, fn func(ctx context.Context) error) error {
+	if c.client != nil {
+		ctx = logr.NewContext(ctx, *c.client)
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
@@ -143,6 +150,14 @@ func NewLazyRuntime(conn *edge.Conn, m *Metrics, t Timeouts) *Runtime {
 func (r *Runtime) WithCallLog(l *CallLog) *Runtime {
 	c := r.c
 	c.log = l
+	return &Runtime{get: r.get, c: c}
+}
+
+// WithClientLogger returns a view of r whose calls have the CRI client
+// library log to l rather than to klog's process-wide logger.
+func (r *Runtime) WithClientLogger(l logr.Logger) *Runtime {
+	c := r.c
+	c.client = &l
 	return &Runtime{get: r.get, c: c}
 }
 
@@ -435,6 +450,13 @@ func NewLazyImages(conn *edge.Conn, m *Metrics, t Timeouts) *Images {
 func (i *Images) WithCallLog(l *CallLog) *Images {
 	c := i.c
 	c.log = l
+	return &Images{get: i.get, c: c}
+}
+
+// WithClientLogger is Runtime.WithClientLogger for images.
+func (i *Images) WithClientLogger(l logr.Logger) *Images {
+	c := i.c
+	c.client = &l
 	return &Images{get: i.get, c: c}
 }
 

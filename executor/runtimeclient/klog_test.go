@@ -2,6 +2,7 @@ package runtimeclient
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -10,6 +11,10 @@ import (
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/syncpod/syncpod/cri/critest"
 )
 
 // The CRI client logs a status call on a removed container at ERROR,
@@ -47,5 +52,36 @@ func TestQuietNotFoundDemotesTheClientsNotFoundErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// loggingRuntime logs each ListPodSandbox to the logger of its context,
+// as the kubelet's CRI client does (klog.FromContext).
+type loggingRuntime struct{ internalapi.RuntimeService }
+
+func (r loggingRuntime) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	logr.FromContextOrDiscard(ctx).Info("listing sandboxes")
+	return r.RuntimeService.ListPodSandbox(ctx, f)
+}
+
+// Two executors in one process each hear their own CRI client: a view
+// made WithClientLogger hands its logger to the client in each call's
+// context, and klog's process-wide logger is not involved.
+func TestTheCRIClientLogsToTheLoggerOfItsView(t *testing.T) {
+	base := NewRuntime(loggingRuntime{critest.NewRuntime()}, nil, Timeouts{})
+	var a, b bytes.Buffer
+	ra := base.WithClientLogger(logr.FromSlogHandler(slog.NewTextHandler(&a, nil)))
+	rb := base.WithClientLogger(logr.FromSlogHandler(slog.NewTextHandler(&b, nil)))
+	if _, err := ra.ListPodSandbox(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.String(), "listing sandboxes") || b.Len() != 0 {
+		t.Fatalf("after a call through view a: a logged %q, b %q; want the line in a only", a.String(), b.String())
+	}
+	if _, err := rb.ListPodSandbox(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(a.String(), "listing sandboxes") != 1 || !strings.Contains(b.String(), "listing sandboxes") {
+		t.Fatalf("after a call through view b: a logged %q, b %q; want one line each", a.String(), b.String())
 	}
 }

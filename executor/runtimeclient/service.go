@@ -3,6 +3,7 @@ package runtimeclient
 import (
 	"context"
 
+	"github.com/go-logr/logr"
 	internalapi "k8s.io/cri-api/pkg/apis"
 )
 
@@ -11,3 +12,13 @@ import (
 // streaming ones (Exec, Attach, PortForward), whose URL is followed by a
 // long-lived session, and stats.
 func (r *Runtime) Service(ctx context.Context) (internalapi.RuntimeService, error) { return r.get(ctx) }
+
+// ClientContext is ctx carrying the logger the CRI client library logs
+// to (WithClientLogger), for the calls made on Service's answer; ctx
+// itself without one.
+func (r *Runtime) ClientContext(ctx context.Context) context.Context {
+	if r.c.client != nil {
+		return logr.NewContext(ctx, *r.c.client)
+	}
+	return ctx
+}

@@ -32,7 +32,7 @@ func (s *Service) Attach(stream executorv1.ExecutorService_AttachServer) error {
 		return errgrpc.ToGRPC(err)
 	}
 	ctx := stream.Context()
-	rs, err := s.criService(ctx)
+	rs, ctx, err := s.criService(ctx)
 	if err != nil {
 		return errgrpc.ToGRPC(classify(err))
 	}

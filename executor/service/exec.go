@@ -24,15 +24,18 @@ import (
 // the streaming calls.
 type streamingRuntime interface {
 	Service(ctx context.Context) (internalapi.RuntimeService, error)
+	ClientContext(ctx context.Context) context.Context
 }
 
-// criService returns the runner's raw CRI runtime service.
-func (s *Service) criService(ctx context.Context) (internalapi.RuntimeService, error) {
+// criService returns the runner's raw CRI runtime service, and ctx as
+// the calls on it take it (carrying the CRI client's logger).
+func (s *Service) criService(ctx context.Context) (internalapi.RuntimeService, context.Context, error) {
 	rt, ok := s.runner.Runtime().(streamingRuntime)
 	if !ok {
-		return nil, errgrpc.New(errgrpc.ErrUnimplemented, "this runtime client cannot stream")
+		return nil, ctx, errgrpc.New(errgrpc.ErrUnimplemented, "this runtime client cannot stream")
 	}
-	return rt.Service(ctx)
+	rs, err := rt.Service(ctx)
+	return rs, rt.ClientContext(ctx), err
 }
 
 // ValidateExecStart checks the first message of an Exec session, every
@@ -82,7 +85,7 @@ func (s *Service) Exec(stream executorv1.ExecutorService_ExecServer) error {
 		return errgrpc.ToGRPC(err)
 	}
 	ctx := stream.Context()
-	rs, err := s.criService(ctx)
+	rs, ctx, err := s.criService(ctx)
 	if err != nil {
 		return errgrpc.ToGRPC(classify(err))
 	}

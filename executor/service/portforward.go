@@ -59,7 +59,7 @@ func (s *Service) PortForward(stream executorv1.ExecutorService_PortForwardServe
 	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
-	rs, err := s.criService(ctx)
+	rs, ctx, err := s.criService(ctx)
 	if err != nil {
 		return errgrpc.ToGRPC(classify(err))
 	}

@@ -19,7 +19,7 @@ import (
 // ListPodStats sums the runtime's container stats per pod, for running
 // containers the executor manages.
 func (s *Service) ListPodStats(ctx context.Context, req *executorv1.ListPodStatsRequest) (*executorv1.ListPodStatsResponse, error) {
-	rs, err := s.criService(ctx)
+	rs, ctx, err := s.criService(ctx)
 	if err != nil {
 		return nil, errgrpc.ToGRPC(classify(err))
 	}

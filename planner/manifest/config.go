@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -80,7 +79,7 @@ func ParseObjects(data []byte) (Objects, []Issue, error) {
 // documentKind is the document's kind when it is a v1 ConfigMap or
 // Secret, "" otherwise (the Pod parser reports what is wrong).
 func documentKind(doc []byte) string {
-	js, err := yaml.YAMLToJSON(doc)
+	js, err := toJSON(doc)
 	if err != nil {
 		return ""
 	}
@@ -116,7 +115,7 @@ func configSchema(kind string) *schema {
 // of the Kubernetes type is unknown, with the closest field name, as in a
 // pod), then the kind's conversion.
 func parseConfigDocument(doc []byte, kind string) (*syncpodv1.ConfigMap, *syncpodv1.Secret, []Issue) {
-	js, err := yaml.YAMLToJSON(doc)
+	js, err := toJSON(doc)
 	if err != nil {
 		return nil, nil, []Issue{{Path: "(document)", Message: "not YAML or JSON: " + err.Error(), Severity: Error}}
 	}

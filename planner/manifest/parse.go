@@ -97,11 +97,21 @@ func splitDocuments(data []byte) [][]byte {
 	return out
 }
 
+// toJSON is a document as JSON: itself when it is a JSON object already
+// (every pod from the API server, converted through here), which spares
+// parsing it as YAML; else converted from YAML.
+func toJSON(doc []byte) ([]byte, error) {
+	if t := bytes.TrimSpace(doc); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return t, nil
+	}
+	return yaml.YAMLToJSON(doc)
+}
+
 // parseDocument converts one document; a nil pod means an empty document
 // or an error (reported in the issues). ref is the kind of API object the
 // pod refers to (apiObjectReference), "" for none.
 func parseDocument(doc []byte) (p *syncpodv1.Pod, issues []Issue, ref string) {
-	js, err := yaml.YAMLToJSON(doc)
+	js, err := toJSON(doc)
 	if err != nil {
 		return nil, []Issue{{Path: "(document)", Message: "not YAML or JSON: " + err.Error(), Severity: Error}}, ""
 	}

@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"time"
+
+	"github.com/syncpod/syncpod/internal/periodic"
 )
 
 // A service's heap grows in a burst (fifty pods applied at once, a relist
@@ -118,4 +122,46 @@ func (m *memReleaser) tick() bool {
 	m.log.Debug("returned free heap memory to the kernel after a busy spell",
 		"free_before_bytes", cur.free, "free_after_bytes", after.free)
 	return true
+}
+
+// processHeap runs one memReleaser for the whole process, however many
+// Servers run in it (syncpod-all runs hundreds): the heap is the
+// process's, so one look every releaseEvery serves them all, where one
+// each would read the same numbers and collect the same heap once per
+// server. The first Server to run starts it and the last to stop ends it.
+// It is the one piece of state the Servers of a process share.
+var processHeap struct {
+	sync.Mutex
+	users int
+	stop  context.CancelFunc
+}
+
+// shareMemReleaser makes sure the process's memReleaser runs (logging to
+// log when this call starts it) until the returned func has been called
+// as often as shareMemReleaser.
+func shareMemReleaser(log *slog.Logger) (done func()) {
+	processHeap.Lock()
+	defer processHeap.Unlock()
+	if processHeap.users == 0 {
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		mem := newMemReleaser(log)
+		go func() {
+			defer close(stopped)
+			periodic.Run(ctx, releaseEvery, func() { mem.tick() })
+		}()
+		processHeap.stop = func() { cancel(); <-stopped }
+	}
+	processHeap.users++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			processHeap.Lock()
+			defer processHeap.Unlock()
+			if processHeap.users--; processHeap.users == 0 {
+				processHeap.stop()
+				processHeap.stop = nil
+			}
+		})
+	}
 }

@@ -151,3 +151,29 @@ func TestMemoryReleaseOnTheRealRuntime(t *testing.T) {
 	}
 
 }
+
+// The Servers of a process share one releaser: the first starts it, the
+// last to stop ends it, and a Server's release counts once however often
+// it is called.
+func TestTheServersOfAProcessShareOneMemReleaser(t *testing.T) {
+	users := func() (int, bool) {
+		processHeap.Lock()
+		defer processHeap.Unlock()
+		return processHeap.users, processHeap.stop != nil
+	}
+	log := slog.New(slog.DiscardHandler)
+	first := shareMemReleaser(log)
+	second := shareMemReleaser(log)
+	if n, running := users(); n != 2 || !running {
+		t.Fatalf("two servers: %d users, running %v; want 2, running", n, running)
+	}
+	second()
+	second()
+	if n, running := users(); n != 1 || !running {
+		t.Fatalf("one server left: %d users, running %v; want 1, running", n, running)
+	}
+	first()
+	if n, running := users(); n != 0 || running {
+		t.Fatalf("none left: %d users, running %v; want 0, stopped", n, running)
+	}
+}

@@ -291,7 +291,13 @@ func (s *Server) MetricsAddr() net.Addr {
 // ShutdownTimeout, and remaining ones are cut. It returns nil after a
 // shutdown caused by ctx.
 func (s *Server) Run(ctx context.Context) error {
-	s.metrics.InitializeMetrics(s.grpc)
+	if s.httpSrv != nil {
+		// Every method's series from the start, at zero, for whoever
+		// scrapes /metrics. Without a metrics address nobody can: the
+		// series (every method by every status code, a few hundred
+		// kB a server) are then left to be made as calls come.
+		s.metrics.InitializeMetrics(s.grpc)
+	}
 	log := s.opts.Logger
 	errc := make(chan error, 2)
 	go func() {
@@ -306,12 +312,11 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	s.registerServiceHealth() // health.go
-	memCtx, stopMem := context.WithCancel(ctx)
-	defer stopMem()
-	mem := newMemReleaser(log) // memory.go
-	go periodic.Run(memCtx, releaseEvery, func() { mem.tick() })
-	go periodic.Run(memCtx, auditWindow, func() { s.audit.flush(time.Now(), false) })
+	s.registerServiceHealth()     // health.go
+	defer shareMemReleaser(log)() // memory.go
+	auditCtx, stopAudit := context.WithCancel(ctx)
+	defer stopAudit()
+	go periodic.Run(auditCtx, auditWindow, func() { s.audit.flush(time.Now(), false) })
 	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
 	if s.httpLis != nil {
 		scheme := "http://"

@@ -6,155 +6,21 @@
 package main
 
 import (
-	"context"
-	"flag"
-	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
-	"syscall"
 
-	"github.com/prometheus/client_golang/prometheus"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/syncpod/syncpod/cri/crisim"
-	"github.com/syncpod/syncpod/cri/listcodec"
-	"github.com/syncpod/syncpod/services/server"
+	"github.com/syncpod/syncpod/services/daemon"
+	"github.com/syncpod/syncpod/services/daemon/crisimd"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
-// defaultSocket is $XDG_RUNTIME_DIR/syncpod/crisim.sock, or
-// /tmp/syncpod-crisim-<uid>/crisim.sock without XDG_RUNTIME_DIR.
-func defaultSocket(getenv func(string) string) string {
-	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "syncpod", "crisim.sock")
-	}
-	return filepath.Join(os.TempDir(), "syncpod-crisim-"+strconv.Itoa(os.Getuid()), "crisim.sock")
-}
-
-// defaultStateDir is the socket's path with ".state" for ".sock": each
-// socket, so each crisim, gets its own state.
-func defaultStateDir(sock string) string {
-	return strings.TrimSuffix(sock, ".sock") + ".state"
-}
-
+// run is the binary: crisimd.Run until SIGINT or SIGTERM.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == crisim.ShimArg {
-		// This binary started as a container's shim (see crisim.Shim).
-		return crisim.RunShim(os.Stdin, os.Stdout)
-	}
-	fs := flag.NewFlagSet("syncpod-crisim", flag.ContinueOnError)
-	common := server.RegisterFlags(fs, server.Defaults{Listen: "unix://" + defaultSocket(getenv), MetricsListen: "127.0.0.1:9104"})
-	mode := fs.String("mode", string(crisim.ModeProcess), "process: containers are host processes (NO ISOLATION, image ignored); simulated: no processes, for scale tests")
-	unpullable := fs.String("unpullable", `(^|/)unpullable([:@]|$)`, "regexp: PullImage fails for matching image names (empty: every pull succeeds)")
-	cgroupDriver := fs.String("cgroup-driver", "", "systemd or cgroupfs: the cgroup driver RuntimeConfig reports, for a kubelet that needs one (crisim makes no cgroups itself; empty: it reports none, and the executor makes no pod cgroups)")
-	streamListen := fs.String("stream-listen", "127.0.0.1:0", "TCP address of the exec/attach/port-forward streaming server (loopback; port 0 picks one)")
-	eventBuffer := fs.Int("event-buffer", crisim.DefaultEventBuffer, "events buffered per GetContainerEvents subscriber before its stream is cut")
-	dataDir := fs.String("data-dir", "", "where crisim keeps its sandboxes, containers and images, so a restart re-adopts running containers; one crisim per directory (default in process mode: the socket path with .state for .sock; in simulated mode, where no process can be orphaned, state stays in memory unless this is set)")
-	killOnExit := fs.Bool("kill-on-exit", false, "on SIGTERM/SIGINT kill every container (recorded as exited) instead of leaving them running for the next crisim")
-	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
+	if code, ok := crisimd.Shim(args); ok {
 		return code
 	}
-	opts := crisim.Options{EventBuffer: *eventBuffer, Version: server.Version, KillOnShutdown: *killOnExit}
-	if *cgroupDriver != "" {
-		driver, ok := runtimeapi.CgroupDriver_value[strings.ToUpper(*cgroupDriver)]
-		if !ok {
-			fmt.Fprintf(stderr, "%s: --cgroup-driver: %q is not systemd or cgroupfs\n", fs.Name(), *cgroupDriver)
-			return 2
-		}
-		d := runtimeapi.CgroupDriver(driver)
-		opts.CgroupDriver = &d
-	}
-	m, err := crisim.ParseMode(*mode)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: --mode: %v\n", fs.Name(), err)
-		return 2
-	}
-	opts.Mode = m
-	if *unpullable != "" {
-		re, err := regexp.Compile(*unpullable)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: --unpullable: %v\n", fs.Name(), err)
-			return 2
-		}
-		opts.Unpullable = re
-	}
-	network, sock, _ := server.SplitAddress(common.Listen) // validated by Start
-	if network != "unix" {
-		fmt.Fprintf(stderr, "%s: --listen: %q is not unix:///path; crisim serves CRI on a unix socket only\n", fs.Name(), common.Listen)
-		return 2
-	}
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-		fmt.Fprintf(stderr, "%s: --listen: %v\n", fs.Name(), err)
-		return 1
-	}
-	opts.StateDir = *dataDir
-	if opts.StateDir == "" && m == crisim.ModeProcess {
-		opts.StateDir = defaultStateDir(sock)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: cannot find its own binary to run container shims: %v\n", fs.Name(), err)
-		return 1
-	}
-	opts.Shim = &crisim.Shim{Path: self, Args: []string{crisim.ShimArg}}
-
-	logger := common.Logger(stderr, fs.Name())
-	reg := prometheus.NewRegistry()
-	opts.Logger, opts.Registry = logger, reg
-	rt, err := crisim.New(opts)
-	if err != nil {
-		logger.Error("cannot start", "err", err)
-		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-		return 1
-	}
-	srv, err := server.New(serverOptions(common, logger, reg))
-	if err != nil {
-		logger.Error("cannot start", "err", err)
-		return 1
-	}
-	crisim.Register(srv.GRPC(), rt)
-	if m == crisim.ModeProcess {
-		logger.Warn("process mode: containers are plain host processes with NO ISOLATION; images are ignored")
-	}
-	streamLis, err := net.Listen("tcp", *streamListen)
-	if err != nil {
-		logger.Error("cannot listen for streaming", "address", *streamListen, "err", err)
-		return 1
-	}
-	state := opts.StateDir
-	if state == "" {
-		state = "in memory"
-	}
-	fmt.Fprintf(stdout, "syncpod-crisim: CRI endpoint unix://%s (mode %s, state %s)\n", sock, m, state)
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	defer rt.Shutdown()
-	return srv.Serve(ctx, func(ctx context.Context) error { return rt.ServeStreams(ctx, streamLis) }, func(ctx context.Context) error {
-		// Ends the event streams (so the gRPC drain is not held up by
-		// them) and leaves the containers running for the next crisim,
-		// or kills them with --kill-on-exit.
-		<-ctx.Done()
-		rt.Shutdown()
-		return nil
-	})
-}
-
-// serverOptions are the CRI server's: its list answers are sent from each
-// item's kept encoding (a list codec), which crisim allows since it
-// replaces a listed item rather than change it.
-func serverOptions(common *server.Flags, logger *slog.Logger, reg *prometheus.Registry) server.Options {
-	opts := common.Options(logger, reg)
-	opts.Codec = listcodec.NewGRPC()
-	return opts
+	return daemon.MainArgs(crisimd.Run, args, getenv, stdout, stderr)
 }
