@@ -47,7 +47,9 @@ type Options struct {
 	// LeaseRenewInterval is how often the Lease is renewed (default 10 s).
 	LeaseRenewInterval time.Duration
 	// StatusUpdateFrequency is how often the Node status is posted when
-	// nothing changes (default 1 min); a readiness change is posted at once.
+	// nothing changes (default 5 min, the kubelet's
+	// nodeStatusReportFrequency: the Lease is the heartbeat); a readiness
+	// or pressure change is posted at once.
 	StatusUpdateFrequency time.Duration
 	// StatusQPS and StatusBurst bound the pod status writes (default 10
 	// and 20 per second).
@@ -124,7 +126,7 @@ func New(o Options) (*Agent, error) {
 		o.LeaseRenewInterval = 10 * time.Second
 	}
 	if o.StatusUpdateFrequency <= 0 {
-		o.StatusUpdateFrequency = time.Minute
+		o.StatusUpdateFrequency = 5 * time.Minute
 	}
 	if o.StatusQPS <= 0 {
 		o.StatusQPS = 10

@@ -75,7 +75,7 @@ func registerNodeFlags(fs *flag.FlagSet, getenv func(string) string) *nodeFlags 
 	fs.DurationVar(&f.leaseDuration, "node-lease-duration", 40*time.Second, "leaseDurationSeconds of the node's Lease")
 	fs.DurationVar(&f.leaseRenew, "node-lease-renew-interval", 10*time.Second, "how often the node's Lease is renewed")
 	fs.BoolVar(&f.shutdownOnSIGTERM, "shutdown-on-sigterm", false, "on SIGTERM, first shut the node's pods down gracefully through the planner (its ShutdownNode: by priority, within the planner's --shutdown-grace-period flags), reporting the Node not ready meanwhile, then exit; for hosts where logind cannot tell the planner (no system bus)")
-	fs.DurationVar(&f.statusFreq, "node-status-update-frequency", time.Minute, "how often the Node status is posted when nothing changed")
+	fs.DurationVar(&f.statusFreq, "node-status-update-frequency", 5*time.Minute, "how often the Node status is posted when nothing changed (the kubelet's nodeStatusReportFrequency: the node Lease is the heartbeat); a change of readiness or pressure is posted within 5 s")
 	fs.Float64Var(&f.statusQPS, "pod-status-qps", 10, "pod status writes per second")
 	fs.IntVar(&f.statusBurst, "pod-status-burst", 20, "pod status writes in a burst")
 	fs.IntVar(&f.workers, "workers", 4, "pod sync workers and status workers (each)")
