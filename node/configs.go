@@ -179,6 +179,10 @@ type configs struct {
 
 	mu      sync.Mutex
 	watches map[configRef]*configWatch
+	// reconciled is what the pods referenced at the last reconcile that
+	// left the planner clean (nil: none yet, so copies an earlier run
+	// left may be there); reconcile owns it.
+	reconciled map[configRef]bool
 }
 
 func newConfigs(ctx context.Context, a *Agent) *configs {
@@ -378,6 +382,14 @@ func (c *configs) reconcile(ctx context.Context, pods []*corev1.Pod) error {
 	c.a.m.configWatches.Set(float64(len(c.watches)))
 	c.mu.Unlock()
 
+	// The agent copies into the planner only what pods reference: when no
+	// reference went since the planner was last found clean, it holds no
+	// stale copy, and most pod events (a pod added, its status) need no
+	// look at it.
+	if c.reconciled != nil && subsetOf(c.reconciled, wanted) {
+		c.reconciled = wanted
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, plannerCallTimeout)
 	defer cancel()
 	var stale []configRef
@@ -405,5 +417,19 @@ func (c *configs) reconcile(ctx context.Context, pods []*corev1.Pod) error {
 	for _, r := range stale {
 		errs = append(errs, c.deleteFromPlanner(ctx, r))
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	c.reconciled = wanted
+	return nil
+}
+
+// subsetOf says whether every key of a is in b.
+func subsetOf(a, b map[configRef]bool) bool {
+	for r := range a {
+		if !b[r] {
+			return false
+		}
+	}
+	return true
 }

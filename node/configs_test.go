@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"log/slog"
 	"slices"
 	"sort"
@@ -154,5 +155,65 @@ func TestConfigReconcileRemovesOnlyUnreferencedCopiesOfTheAgent(t *testing.T) {
 	left := f.ConfigMapKeys()
 	if want := []string{"team/by-hand", "team/from-file"}; !slices.Equal(left, want) || len(f.SecretKeys()) != 0 {
 		t.Errorf("left in the planner: %v and %d secrets, want %v and none", left, len(f.SecretKeys()), want)
+	}
+}
+
+// listCounter counts the planner's ConfigMap and Secret listings.
+type listCounter struct {
+	plannerv1.PlannerServiceClient
+	lists int
+}
+
+func (l *listCounter) ListConfigMaps(ctx context.Context, r *plannerv1.ListConfigMapsRequest, o ...grpc.CallOption) (*plannerv1.ListConfigMapsResponse, error) {
+	l.lists++
+	return l.PlannerServiceClient.ListConfigMaps(ctx, r, o...)
+}
+
+func (l *listCounter) ListSecrets(ctx context.Context, r *plannerv1.ListSecretsRequest, o ...grpc.CallOption) (*plannerv1.ListSecretsResponse, error) {
+	l.lists++
+	return l.PlannerServiceClient.ListSecrets(ctx, r, o...)
+}
+
+// TestConfigReconcileLooksAtThePlannerOnlyWhenAReferenceWent: the first
+// reconcile lists the planner's copies (an earlier run may have left
+// some); later ones do only when a reference went, so pods coming and
+// their status changing cost the planner nothing, and a reference that
+// goes is still removed.
+func TestConfigReconcileLooksAtThePlannerOnlyWhenAReferenceWent(t *testing.T) {
+	api := map[string]string{manifest.SourceAnnotation: kubeconv.SourceAPI}
+	f := &plannertest.Planner{}
+	f.PutConfigMap(&syncpodv1.ConfigMap{Namespace: "team", Name: "a", Annotations: api}, &syncpodv1.ConfigMap{Namespace: "team", Name: "b", Annotations: api})
+	m, err := newMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &listCounter{PlannerServiceClient: plannerClient(t, f)}
+	a := &Agent{o: Options{Planner: counter, Logger: slog.New(slog.DiscardHandler)}, m: m}
+	c := newConfigs(t.Context(), a)
+	using := func(name string, cms ...string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}}
+		for _, cm := range cms {
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: cm, VolumeSource: corev1.VolumeSource{
+				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}})
+		}
+		return p
+	}
+	for _, step := range []struct {
+		pods      []*corev1.Pod
+		lists     int
+		remaining []string
+	}{
+		{[]*corev1.Pod{using("one", "a", "b")}, 2, []string{"team/a", "team/b"}},
+		{[]*corev1.Pod{using("one", "a", "b"), using("two")}, 2, []string{"team/a", "team/b"}},
+		{[]*corev1.Pod{using("one", "a", "b"), using("two", "a")}, 2, []string{"team/a", "team/b"}},
+		{[]*corev1.Pod{using("two", "a")}, 4, []string{"team/a"}},
+		{[]*corev1.Pod{using("two", "a")}, 4, []string{"team/a"}},
+	} {
+		if err := c.reconcile(t.Context(), step.pods); err != nil {
+			t.Fatal(err)
+		}
+		if counter.lists != step.lists || !slices.Equal(f.ConfigMapKeys(), step.remaining) {
+			t.Fatalf("after %d pods: %d listings and %v in the planner, want %d and %v", len(step.pods), counter.lists, f.ConfigMapKeys(), step.lists, step.remaining)
+		}
 	}
 }
