@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // RelistBudget is what the adaptive relist period is chosen
 // from: the share of one core relisting may use, and the bounds of the
@@ -21,7 +24,7 @@ type RelistBudget struct {
 var DefaultRelistBudget = RelistBudget{Share: 0.01, Min: 100 * time.Millisecond, Max: time.Second, Step: 10 * time.Millisecond}
 
 // RelistPeriod is the relist period that keeps relisting within budget
-// the mean of the recent relists' costs divided by the share
+// the median of the recent relists' costs divided by the share
 // (a relist that costs 1 ms every 100 ms uses 1 % of a core), rounded up
 // to the step and kept between the bounds. costs are what each recent
 // relist cost the node for being periodic: the PLEG loop counts the wall
@@ -29,21 +32,29 @@ var DefaultRelistBudget = RelistBudget{Share: 0.01, Min: 100 * time.Millisecond,
 // meanwhile, the wall time standing for the runtime's work answering the
 // lists, which the PLEG waits for (on containerd 1.6 its CPU per list was
 // 0.75 to 0.8 of the wall time); inspections are left out, as each change
-// costs one whatever the period. No
-// costs, or a share that is not positive, give Max; so does a last relist
-// whose lists failed (failing): a runtime that does not answer is asked
-// again no more often than the kubelet asks, and its failures are not
-// logged ten times a second.
+// costs one whatever the period. The median, not the mean: the few slow
+// lists of a runtime busy starting a burst of containers are not what
+// relisting costs, and with the mean they held the period at a second for
+// the next several relists, so deaths just after a burst were seen late.
+// No costs, or a share that is not positive, give Max; so does a last
+// relist whose lists failed (failing): a runtime that does not answer is
+// asked again no more often than the kubelet asks, and its failures are
+// not logged ten times a second.
 func RelistPeriod(costs []time.Duration, failing bool, b RelistBudget) time.Duration {
 	if len(costs) == 0 || b.Share <= 0 || failing {
 		return b.Max
 	}
-	var sum time.Duration
-	for _, c := range costs {
-		sum += max(c, 0)
+	sorted := make([]time.Duration, len(costs))
+	for i, c := range costs {
+		sorted[i] = max(c, 0)
 	}
-	mean := float64(sum) / float64(len(costs))
-	want := mean / b.Share
+	slices.Sort(sorted)
+	n := len(sorted)
+	median := float64(sorted[n/2])
+	if n%2 == 0 {
+		median = (float64(sorted[n/2-1]) + float64(sorted[n/2])) / 2
+	}
+	want := median / b.Share
 	if want >= float64(b.Max) {
 		return b.Max
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// TestRelistPeriod pins the adaptive relist period: the mean
+// TestRelistPeriod pins the adaptive relist period: the median
 // recent cost over the share, rounded up to the step, between the bounds.
 func TestRelistPeriod(t *testing.T) {
 	ms := time.Millisecond
@@ -24,8 +24,10 @@ func TestRelistPeriod(t *testing.T) {
 		{"1.5 ms relists: 150 ms", []time.Duration{1500 * us}, false, def, 150 * ms},
 		{"rounded up to the step", []time.Duration{1234 * us}, false, def, 130 * ms},
 		{"on a step: kept", []time.Duration{1200 * us}, false, def, 120 * ms},
-		{"the mean, not the last", []time.Duration{ms, 3 * ms}, false, def, 200 * ms},
-		{"one costly relist among cheap ones raises the mean", []time.Duration{ms, ms, ms, 21 * ms}, false, def, 600 * ms},
+		{"two relists: their mean, not the last", []time.Duration{ms, 3 * ms}, false, def, 200 * ms},
+		{"a burst's few slow lists among cheap ones do not move it", []time.Duration{ms, 21 * ms, ms, ms, 40 * ms, ms, ms, ms}, false, def, 100 * ms},
+		{"most relists costly: it follows them", []time.Duration{ms, 3 * ms, 3 * ms, 3 * ms, ms}, false, def, 300 * ms},
+		{"the middle one of an odd count", []time.Duration{ms, 2 * ms, 5 * ms}, false, def, 200 * ms},
 		{"costly relists: the kubelet's 1 s", []time.Duration{15 * ms}, false, def, time.Second},
 		{"very costly relists: still 1 s", []time.Duration{time.Hour}, false, def, time.Second},
 		{"negative costs count as nothing", []time.Duration{-5 * ms, 2 * ms}, false, def, 100 * ms},
