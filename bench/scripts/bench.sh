@@ -133,15 +133,20 @@ if [[ $(id -u) -ne 0 ]]; then
 	log "needs root (it runs private containerds)"
 	exit 1
 fi
+# ON names the runtime in the document's section titles, so that a run on
+# one runtime replaces its own sections and keeps the other's (report.Merge).
 case $RUNTIME in
 containerd2)
 	SYNCPOD_CONTAINERD_BIN=$("$ROOT"/mk/containerdbin.sh)
 	export SYNCPOD_CONTAINERD_BIN
+	ON="on containerd 2.4"
 	;;
 containerd1.6 | containerd)
 	# Debian's, from PATH (make containerd-deps installs it): one inherited
 	# from the environment would make the run a 2.x one under the 1.6 name.
 	unset SYNCPOD_CONTAINERD_BIN
+	ON="on containerd 1.6"
+	BENCH_COMMAND="${BENCH_COMMAND:-bench/scripts/bench.sh ${1:-}} BENCH_RUNTIME=$RUNTIME"
 	;;
 *)
 	log "BENCH_RUNTIME=$RUNTIME: want containerd2 or containerd1.6"
@@ -615,7 +620,7 @@ syncpod)
 	"$BIN"/syncpod-bench table "$B"/cri.json "$B"/syncpod.json "${scale[@]}" | tee "$B"/table-syncpod.md
 	files=$B/cri.json,$B/syncpod.json
 	[[ ${#scale[@]} -eq 0 ]] || files+=,${scale[0]}
-	document "The raw-CRI floor and syncpod=$files"
+	document "The raw-CRI floor and syncpod $ON=$files"
 	;;
 scale)
 	run_scale "$B"/scale.json
@@ -641,13 +646,13 @@ kubelet)
 	"$BIN"/syncpod-bench table "$B"/kubelet.json "$B"/syncpod.json "$B"/cri.json \
 		"$B"/versus-kubelet.json "$B"/versus-syncpod.json | tee "$B"/table-kubelet.md
 	bench_api
-	document "The kubelet, syncpod and the raw-CRI floor=$B/kubelet.json,$B/syncpod.json,$B/cri.json,$B/versus-kubelet.json,$B/versus-syncpod.json" \
-		"The API-server path=$B/kubelet-api.json,$B/syncpod-api.json"
+	document "The kubelet, syncpod and the raw-CRI floor $ON=$B/kubelet.json,$B/syncpod.json,$B/cri.json,$B/versus-kubelet.json,$B/versus-syncpod.json" \
+		"The API-server path $ON=$B/kubelet-api.json,$B/syncpod-api.json"
 	;;
 kubelet-api)
 	k8s_built
 	bench_api
-	document "The API-server path=$B/kubelet-api.json,$B/syncpod-api.json"
+	document "The API-server path $ON=$B/kubelet-api.json,$B/syncpod-api.json"
 	;;
 density)
 	k8s_built
@@ -658,7 +663,7 @@ versus)
 	run_versus "$B"/versus-kubelet.json "$B"/versus-syncpod.json
 	echo
 	"$BIN"/syncpod-bench table "$B"/versus-kubelet.json "$B"/versus-syncpod.json | tee "$B"/table-versus.md
-	document "The kubelet and syncpod side by side=$B/versus-kubelet.json,$B/versus-syncpod.json"
+	document "The kubelet and syncpod side by side $ON=$B/versus-kubelet.json,$B/versus-syncpod.json"
 	;;
 scale-nodes)
 	bench_scale_nodes
