@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -801,5 +802,36 @@ func TestReadMemorySplitsResidentMemory(t *testing.T) {
 	}
 	if _, err := readMemory([]int{-1}); err == nil {
 		t.Error("no error for a process that does not exist")
+	}
+}
+
+// TestSyncpodAppliesByCLI: by CLI each pod's manifest is written and
+// handed to one run of the syncpodctl command, "apply -f FILE" after its
+// own arguments; without a command there is no such way in.
+func TestSyncpodAppliesByCLI(t *testing.T) {
+	dir := t.TempDir()
+	manifests := filepath.Join(dir, "manifests")
+	log := filepath.Join(dir, "calls")
+	// A stand-in for syncpodctl: it records its arguments and the file's
+	// pod name.
+	ctl := []string{"/bin/sh", "-c", `echo "$@" "$(grep -m1 '  name:' "$5")" >>` + log, "syncpodctl", "--server", "unix:///planner.sock"}
+	s := Syncpod{FileAgent: FileAgent{Dir: manifests, Image: "img"}, CLI: ctl}
+	if !slices.Contains(s.Vias(), ViaCLI) || slices.Contains(Syncpod{}.Vias(), ViaCLI) {
+		t.Fatalf("vias %v, and without a command %v", s.Vias(), Syncpod{}.Vias())
+	}
+	if err := s.Apply(t.Context(), []string{"p1"}, ViaCLI); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--server unix:///planner.sock apply -f " + filepath.Join(dir, ".bench-cli", "p1.yaml") + "   name: p1\n"
+	if string(b) != want {
+		t.Errorf("syncpodctl ran with %q, want %q", b, want)
+	}
+	s.CLI = []string{"/bin/sh", "-c", "echo refused >&2; exit 1", "syncpodctl"}
+	if err := s.Apply(t.Context(), []string{"p2"}, ViaCLI); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a failed syncpodctl: %v, want its output in the error", err)
 	}
 }

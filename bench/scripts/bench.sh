@@ -285,7 +285,7 @@ run_syncpod() { # OUT
 	start_syncpod "$SOCK"
 	profile_syncpod syncpod
 	measure syncpod "$1" --planner "unix://$SYNCPOD_D/planner.sock" --manifest-dir "$SYNCPOD_D"/manifests \
-		--pids "$SYNCPOD_PIDS"
+		--syncpodctl "$BIN"/syncpodctl --pids "$SYNCPOD_PIDS"
 	collect_syncpod
 	profiles_done
 	stop_procs

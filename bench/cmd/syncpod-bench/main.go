@@ -116,6 +116,7 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 	image := fs.String("image", "localhost/syncpod/busybox:1.36", "container image (present in the runtime)")
 	manifestDir := fs.String("manifest-dir", "", "the agent's manifest directory (syncpod --manifest-dir, kubelet staticPodPath)")
 	planner := fs.String("planner", "", "syncpod planner address (unix:///path)")
+	ctl := fs.String("syncpodctl", "", "syncpodctl binary: with it, syncpod's single starts are also measured through `syncpodctl --server PLANNER apply -f` (one process a pod)")
 	node := fs.String("node", "", "the kubelet's node name (static pods are <name>-<node>)")
 	pids := fs.String("pids", "", "comma-separated pids of the agent's processes (idle cost)")
 	logDir := fs.String("log-dir", os.TempDir(), "log directory of the raw CRI agent's pods")
@@ -154,7 +155,11 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 			return 2
 		}
 		defer conn.Close()
-		a = bench.Syncpod{FileAgent: files, Planner: plannerv1.NewPlannerServiceClient(conn)}
+		sp := bench.Syncpod{FileAgent: files, Planner: plannerv1.NewPlannerServiceClient(conn)}
+		if *ctl != "" {
+			sp.CLI = []string{*ctl, "--server", *planner}
+		}
+		a = sp
 	default:
 		fmt.Fprintf(stderr, "--agent: %q is not syncpod, kubelet or cri\n", *agent)
 		return 2
