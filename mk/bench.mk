@@ -9,10 +9,11 @@
 #                        then the API-server path (bench-kubelet-api)
 #   make bench-kubelet-api
 #                        only the API-server path: one private etcd and
-#                        kube-apiserver; a real kubelet joined as a node, then
-#                        syncpod-node, each on a fresh identical containerd;
-#                        pod created bound to the node → Running (a watch),
-#                        BENCH_API_RUNS rounds (20)
+#                        kube-apiserver; a real kubelet and syncpod-node joined
+#                        as two nodes at once, each on a fresh identical
+#                        containerd; pod created bound to the node → Running
+#                        (a watch), one pod on each a round, their order
+#                        alternating, BENCH_API_RUNS rounds (20)
 #
 #   make bench-density   a whole node under many pods: the kubelet and syncpod
 #                        joined at once to one private kube-apiserver, each on

@@ -14,11 +14,12 @@
 #   bench.sh kubelet-api
 #                         only the API-server path: one private control plane
 #                         (etcd, kube-apiserver on loopback, certificates made
-#                         here); a real kubelet joined as node bench-kubelet,
-#                         then syncpod (syncpod-node) as node bench-syncpod,
-#                         each on a fresh identical private containerd; the
-#                         same host-network busybox pod created bound to each
-#                         (spec.nodeName) → Running as a watch sees it,
+#                         here); a real kubelet joined as node bench-kubelet
+#                         and syncpod (syncpod-node) as node bench-syncpod at
+#                         once, each on a fresh identical private containerd;
+#                         the same host-network busybox pod created bound to
+#                         each (spec.nodeName) → Running as a watch sees it,
+#                         one pod on each a round, their order alternating,
 #                         BENCH_API_RUNS rounds (default 20, after 2 warm-up)
 #   bench.sh density      a whole node under many pods: one private control plane,
 #                         the kubelet joined as node bench-kubelet and syncpod
@@ -468,12 +469,6 @@ apiserver_up() {
 	chmod 600 "$API"/kubeconfig
 }
 
-measure_api() { # NODE LABEL OUT
-	"$BIN"/syncpod-bench measure-apiserver --server https://127.0.0.1:$API_PORT --ca "$API"/pki/ca.crt \
-		--token "$API_TOKEN" --node "$1" --label "$2" --cri-endpoint "unix://$SOCK" --image "$BUSYBOX" \
-		--runs "${BENCH_API_RUNS:-20}" --out "$3"
-}
-
 start_kubelet_api() { # SOCK NODE [YAML]: a real kubelet on that runtime, joined as NODE; sets KUBELET_PID
 	local bin d=$B/kubelet
 	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
@@ -488,12 +483,6 @@ start_kubelet_api() { # SOCK NODE [YAML]: a real kubelet on that runtime, joined
 		--hostname-override "$2" >"$d"/kubelet.log 2>&1 &
 	procs+=($!)
 	KUBELET_PID=$!
-}
-
-run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
-	start_kubelet_api "$SOCK" bench-kubelet
-	measure_api bench-kubelet kubelet "$1" || { log "kubelet log: $B/kubelet/kubelet.log"; tail -n 30 "$B"/kubelet/kubelet.log >&2; return 1; }
-	stop_procs
 }
 
 start_syncpod_api() { # SOCK DIR PORTS NODE [FLAGS...]: syncpod's services and syncpod-node on that runtime, joined as NODE; sets SYNCPOD_PIDS (all four)
@@ -511,13 +500,6 @@ start_syncpod_api() { # SOCK DIR PORTS NODE [FLAGS...]: syncpod's services and s
 		"$@" >"$d"/node.log 2>&1 &
 	procs+=($!)
 	SYNCPOD_PIDS+=,$!
-}
-
-run_syncpod_api() { # OUT — syncpod (planner, executor, PLEG, syncpod-node) as node bench-syncpod
-	local d=$B/syncpod-api
-	start_syncpod_api "$SOCK" "$d" 193 bench-syncpod
-	measure_api bench-syncpod syncpod "$1" || { log "syncpod-node log: $d/node.log"; tail -n 30 "$d"/node.log >&2; return 1; }
-	stop_procs
 }
 
 # bench_density: both nodes of one control plane at once, each on its own
@@ -574,14 +556,26 @@ settle() { # WHAT
 }
 
 bench_api() {
+	# Both nodes joined at once, each on its own fresh identical runtime,
+	# their rounds alternating (the kubelet first in even rounds, syncpod
+	# in odd ones), as the side-by-side rows: a load that changes over the
+	# run weighs on both alike.
+	local d=$B/syncpod-api
 	apiserver_up
-	settle "the kubelet's API-server path"
 	runtime_up
-	run_kubelet_api "$B"/kubelet-api.json
-	settle "syncpod's API-server path"
-	runtime_up # a fresh, identical runtime for syncpod
-	run_syncpod_api "$B"/syncpod-api.json
+	runtime2_up
+	settle "the API-server path"
+	start_kubelet_api "$SOCK" bench-kubelet
+	start_syncpod_api "$SOCK2" "$d" 193 bench-syncpod
+	"$BIN"/syncpod-bench measure-apiserver --server https://127.0.0.1:$API_PORT --ca "$API"/pki/ca.crt \
+		--token "$API_TOKEN" --image "$BUSYBOX" --runs "${BENCH_API_RUNS:-20}" \
+		--node bench-kubelet --label kubelet --cri-endpoint "unix://$SOCK" --out "$B"/kubelet-api.json \
+		--versus-node bench-syncpod --versus-label syncpod --versus-cri-endpoint "unix://$SOCK2" --versus-out "$B"/syncpod-api.json ||
+		{ log "logs: $B/kubelet/kubelet.log, $d/node.log"; tail -n 20 "$B"/kubelet/kubelet.log "$d"/node.log >&2; return 1; }
+	grep 'msg="pod sync timeline"' "$d"/planner.log >"$B"/syncpod-api-timelines.log || true
+	stop_procs
 	runtime_down
+	runtime2_down
 	stop_pids "${cp_procs[@]}"
 	cp_procs=()
 	echo

@@ -196,11 +196,19 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each round and on the node turning Ready")
 	label := fs.String("label", "", "the column name in tables (e.g. kubelet)")
 	out := fs.String("out", "", "JSON report file (default stdout)")
+	vsNode := fs.String("versus-node", "", "a second node of the API server: each round then measures one pod on each, the first node first in even rounds, the second in odd ones, and the second's report carries the per-round ratios")
+	vsEndpoint := fs.String("versus-cri-endpoint", "", "the second node's CRI endpoint (as --cri-endpoint)")
+	vsLabel := fs.String("versus-label", "", "the second node's column name (e.g. syncpod)")
+	vsOut := fs.String("versus-out", "", "the second node's JSON report file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if !apiFlags.set() || *node == "" || *label == "" {
 		fmt.Fprintln(stderr, "measure-apiserver: --server, --ca, --node and --label are required")
+		return 2
+	}
+	if *vsNode != "" && (*vsLabel == "" || *vsOut == "" || *out == "") {
+		fmt.Fprintln(stderr, "measure-apiserver: --versus-node needs --versus-label, --versus-out and --out")
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -214,10 +222,17 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 	if err == nil {
 		err = api.WaitNodeReady(rctx, *node)
 	}
+	if err == nil && *vsNode != "" {
+		err = api.WaitNodeReady(rctx, *vsNode)
+	}
 	cancel()
 	if err != nil {
 		log.Error("the control plane or the node is not ready", "err", err)
 		return 1
+	}
+	if *vsNode != "" {
+		return measureAPIVersus(ctx, log, api, [2]string{*node, *vsNode}, [2]string{*endpoint, *vsEndpoint},
+			[2]string{*label, *vsLabel}, [2]string{*out, *vsOut}, *image, *warmup, *runs, *timeout)
 	}
 	rep := bench.Report{Agent: *label, Started: time.Now(), Load: bench.LoadAverage()}
 	var rt *bench.Runtime
@@ -239,6 +254,52 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 		}
 	}
 	return finish(log, err, reportFile{rep, *out})
+}
+
+// measureAPIVersus is measure-apiserver on two nodes alternating
+// (bench.APIServer.MeasureAPIAlternating): one report a node, the
+// second's create → Running row with the per-round ratios to the first's.
+func measureAPIVersus(ctx context.Context, log *slog.Logger, api *bench.APIServer, nodes, endpoints, labels, outs [2]string,
+	image string, warmup, runs int, timeout time.Duration) int {
+	var an [2]bench.APINode
+	var reps [2]bench.Report
+	started, load := time.Now(), bench.LoadAverage()
+	for k := range 2 {
+		an[k].Name = nodes[k]
+		reps[k] = bench.Report{Agent: labels[k], Started: started, Load: load}
+		if endpoints[k] == "" {
+			continue
+		}
+		rt, err := bench.Dial(ctx, endpoints[k])
+		if err != nil {
+			log.Error("cannot connect to the runtime", "endpoint", endpoints[k], "err", err)
+			return 1
+		}
+		an[k].Runtime, reps[k].Runtime = rt, rt.Version(ctx)
+	}
+	s, ratios, err := api.MeasureAPIAlternating(ctx, an, image, warmup, runs, timeout, log)
+	for k := range 2 {
+		for _, r := range []bench.Result{
+			{Measure: bench.MeasureAPIServerRunning, Agent: labels[k], Seconds: s[k].Running},
+			{Measure: bench.MeasureAPIServerNode, Agent: labels[k], Seconds: s[k].Node},
+			{Measure: bench.MeasureAPIServerRuntime, Agent: labels[k], Seconds: s[k].Runtime},
+		} {
+			if len(r.Seconds) > 0 {
+				reps[k].Results = append(reps[k].Results, r)
+			}
+		}
+	}
+	if len(ratios) > 0 && len(reps[1].Results) > 0 {
+		r := &reps[1].Results[0]
+		r.PairedWith, r.PerRound = labels[0], ratios.Quantile(0.5)
+		r.Note = fmt.Sprintf("[alternating round by round; median per-round ratio %s / %s %.2f×", labels[1], labels[0], r.PerRound)
+		if lo, hi, ok := ratios.MedianCI(0.95); ok {
+			r.PerRoundCI = &[2]float64{lo, hi}
+			r.Note += fmt.Sprintf(" (95 %% CI %.2f–%.2f×)", lo, hi)
+		}
+		r.Note += "]"
+	}
+	return finish(log, err, reportFile{reps[0], outs[0]}, reportFile{reps[1], outs[1]})
 }
 
 // measureDensity runs the density rows (bench.APIServer.Density) on the
