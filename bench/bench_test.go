@@ -560,6 +560,40 @@ func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
 	}
 }
 
+// TestVersusIdlesBothAgentsAtOnce: with both agents' processes named, the
+// idle row runs 10 pods on each runtime, samples both agents' CPU over one
+// window, and leaves both runtimes without sandboxes; without one side's
+// processes there is no such row.
+func TestVersusIdlesBothAgentsAtOnce(t *testing.T) {
+	fa, fb := critest.NewRuntime(), critest.NewRuntime()
+	rta := &Runtime{RS: fa, IS: critest.NewImages("img")}
+	rtb := &Runtime{RS: fb, IS: critest.NewImages("img")}
+	a := &RawCRI{RT: rta, Image: "img", LogDir: t.TempDir()}
+	b := otherAgent{&RawCRI{RT: rtb, Image: "img", LogDir: t.TempDir()}}
+	self := []int{os.Getpid()}
+	o := Options{Settle: time.Minute, Idle: 10 * time.Millisecond, Only: []string{MeasureIdleVersus}}
+	ares, bres, err := Versus(t.Context(), Side{Agent: a, Runtime: rta, PIDs: self}, Side{Agent: b, Runtime: rtb, PIDs: self}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ares) != 1 || len(bres) != 1 || ares[0].Measure != MeasureIdleVersus || bres[0].Measure != MeasureIdleVersus ||
+		ares[0].Unit != "% of a core" || ares[0].Agent != "cri" || bres[0].Agent != "other" || ares[0].Value < 0 {
+		t.Fatalf("results a %+v b %+v", ares, bres)
+	}
+	if len(a.calls["RunPodSandbox"]) != 10 || len(b.calls["RunPodSandbox"]) != 10 {
+		t.Errorf("sandboxes run: %d and %d, want 10 on each", len(a.calls["RunPodSandbox"]), len(b.calls["RunPodSandbox"]))
+	}
+	for _, f := range []*critest.Runtime{fa, fb} {
+		if sbs, err := f.ListPodSandbox(t.Context(), nil); err != nil || len(sbs) != 0 {
+			t.Errorf("%d sandboxes left (%v)", len(sbs), err)
+		}
+	}
+	ares, bres, err = Versus(t.Context(), Side{Agent: a, Runtime: rta}, Side{Agent: b, Runtime: rtb, PIDs: self}, o)
+	if err != nil || len(ares)+len(bres) != 0 {
+		t.Errorf("one side without processes: %+v %+v (%v), want no row", ares, bres, err)
+	}
+}
+
 // TestFloorAsksForWhatTheExecutorAsks: the floor's pod costs the runtime
 // what syncpod's costs it. Its sandbox and container configs carry what
 // the executor's do that changes the runtime's work (the namespaces of a

@@ -140,7 +140,7 @@ const (
 
 // Measures is the table order.
 var Measures = []string{MeasureAPIServerRunning, MeasureAPIServerNode, MeasureAPIServerRuntime, MeasureStartAPI, MeasureStartFile, MeasureStartCLI, MeasureStartPaired, MeasureStartFilePaired, Measure10API, Measure10File, Measure10Paired, Measure50API, Measure50File,
-	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureReplacementPaired, MeasureStartFileVersus, Measure10FileVersus, MeasureDelete10Versus, MeasureIdleCPU, MeasureIdleRSS,
+	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureReplacementPaired, MeasureStartFileVersus, Measure10FileVersus, MeasureDelete10Versus, MeasureIdleVersus, MeasureIdleCPU, MeasureIdleRSS,
 	MeasureScaleStart, MeasureScaleCPU, MeasureScaleRSS, MeasureScaleRelist}
 
 func (r Result) cell() string {

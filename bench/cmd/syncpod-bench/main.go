@@ -438,6 +438,7 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 	sPIDs := fs.String("syncpod-pids", "", "comma-separated pids of syncpod's processes")
 	outK := fs.String("out-kubelet", "", "the kubelet's JSON report")
 	outS := fs.String("out-syncpod", "", "syncpod's JSON report")
+	idle := fs.Duration("idle", 30*time.Second, "with both agents' pids: their CPU idle at once with 10 pods each, over this window (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -477,7 +478,7 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 	s := bench.Syncpod{FileAgent: bench.FileAgent{Dir: *sDir, Image: *image}, Planner: plannerv1.NewPlannerServiceClient(conn)}
 	started, load := time.Now(), bench.LoadAverage()
 	kres, sres, err := bench.Versus(ctx, bench.Side{Agent: k, Runtime: krt, PIDs: kp}, bench.Side{Agent: s, Runtime: srt, PIDs: sp},
-		bench.Options{Runs: *runs, Settle: *settle, Timeout: *timeout, Only: splitList(*only), Logger: log})
+		bench.Options{Runs: *runs, Settle: *settle, Timeout: *timeout, Idle: *idle, Only: splitList(*only), Logger: log})
 	if code := finish(log, err,
 		reportFile{bench.Report{Agent: k.Name(), Runtime: krt.Version(ctx), Started: started, Load: load, Results: kres}, *outK},
 		reportFile{bench.Report{Agent: s.Name(), Runtime: srt.Version(ctx), Started: started, Load: load, Results: sres}, *outS}); code != 0 {
