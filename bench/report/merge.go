@@ -6,11 +6,11 @@ import "strings"
 // of old, the document an earlier run wrote, that doc has none of the
 // same title of carried over: the other runtime's tables, the Density and
 // Scale sections their own targets write. A section of both is doc's, in
-// old's place; doc's sections old has not are put after the last section
-// old shares with doc (its Machine section at least), so a run alternating
-// with another keeps the order the two first made. doc's text before its
-// first section (the title and when it was generated) is kept, old's
-// dropped.
+// old's place; a section of doc's that old has not goes right after the
+// one it follows in doc (the Machine section at least), so runs
+// alternating between runtimes keep the order the first two made. doc's
+// text before its first section (the title and when it was generated) is
+// kept, old's dropped.
 func Merge(doc, old string) string {
 	head, mine := splitSections(doc)
 	_, theirs := splitSections(old)
@@ -18,27 +18,31 @@ func Merge(doc, old string) string {
 	for _, s := range mine {
 		byTitle[s.title] = s
 	}
-	inOld := make(map[string]bool, len(theirs))
-	for _, s := range theirs {
-		inOld[s.title] = true
-	}
-	var out []section
-	last := -1 // the index in out of the last section of doc's
+	out := make([]section, 0, len(theirs)+len(mine))
 	for _, s := range theirs {
 		if m, ok := byTitle[s.title]; ok {
-			out = append(out, m)
-			last = len(out) - 1
-			continue
+			s = m
 		}
 		out = append(out, s)
 	}
-	var added []section
-	for _, s := range mine {
-		if !inOld[s.title] {
-			added = append(added, s)
+	at := func(title string) int {
+		for i, s := range out {
+			if s.title == title {
+				return i
+			}
 		}
+		return -1
 	}
-	out = append(out[:last+1], append(added, out[last+1:]...)...)
+	for i, s := range mine {
+		if at(s.title) >= 0 {
+			continue
+		}
+		j := 0 // after the section s follows in doc, or first
+		if i > 0 {
+			j = at(mine[i-1].title) + 1
+		}
+		out = append(out[:j], append([]section{s}, out[j:]...)...)
+	}
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(head, "\n") + "\n\n")
 	for _, s := range out {

@@ -69,6 +69,15 @@ func TestMergeKeepsTheOtherRunsSections(t *testing.T) {
 		!strings.Contains(again, "BENCH_RUNTIME=containerd1.6") || !strings.Contains(again, "density tables") {
 		t.Errorf("the second merge:\n%s", again)
 	}
+	// A run whose own document already carried the Scale and Density
+	// sections (it began from the same earlier document) puts its new
+	// sections after the ones they follow, not after the carried ones.
+	cur := run("containerd 1.6", "make bench-kubelet BENCH_RUNTIME=containerd1.6", time.Date(2026, 11, 28, 11, 0, 0, 0, time.UTC))
+	cur = SpliceSection(cur, "Scale: many nodes under one control plane", "## Scale: many nodes under one control plane\n\nscale tables\n")
+	cur = SpliceSection(cur, DensityTitle, "## Density\n\ndensity tables\n")
+	if got := titles(Merge(cur, old)); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("sections of a run that carried the others already %q, want %q", got, want)
+	}
 	// Merging a document with itself changes nothing.
 	if Merge(again, again) != again {
 		t.Error("a document merged with itself differs")
