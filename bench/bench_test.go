@@ -491,17 +491,24 @@ func TestPairedReplacementAgainstTheEventedFloor(t *testing.T) {
 	}
 }
 
+// twoSides are two fake runtimes and a raw-CRI agent on each, the second
+// under another name.
+func twoSides(t *testing.T) (fa, fb *critest.Runtime, rta, rtb *Runtime, a *RawCRI, b otherAgent) {
+	fa, fb = critest.NewRuntime(), critest.NewRuntime()
+	rta = &Runtime{RS: fa, IS: critest.NewImages("img")}
+	rtb = &Runtime{RS: fb, IS: critest.NewImages("img")}
+	a = &RawCRI{RT: rta, Image: "img", LogDir: t.TempDir()}
+	b = otherAgent{&RawCRI{RT: rtb, Image: "img", LogDir: t.TempDir()}}
+	return fa, fb, rta, rtb, a, b
+}
+
 // TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes: Versus measures both
 // agents in every round, each only on its own runtime, the single start
 // o.Runs times and the 10-pod burst (with its deletion) max(Runs/2, 2)
 // times; the second agent's results carry the per-round ratio, and both
 // runtimes are left without sandboxes.
 func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
-	fa, fb := critest.NewRuntime(), critest.NewRuntime()
-	rta := &Runtime{RS: fa, IS: critest.NewImages("img")}
-	rtb := &Runtime{RS: fb, IS: critest.NewImages("img")}
-	a := &RawCRI{RT: rta, Image: "img", LogDir: t.TempDir()}
-	b := otherAgent{&RawCRI{RT: rtb, Image: "img", LogDir: t.TempDir()}}
+	fa, fb, rta, rtb, a, b := twoSides(t)
 	self := os.Getpid()
 	ares, bres, err := Versus(t.Context(), Side{Agent: a, Runtime: rta}, Side{Agent: b, Runtime: rtb, PIDs: []int{self}}, Options{Runs: 3, Settle: time.Minute})
 	if err != nil {
@@ -565,11 +572,7 @@ func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
 // window, and leaves both runtimes without sandboxes; without one side's
 // processes there is no such row.
 func TestVersusIdlesBothAgentsAtOnce(t *testing.T) {
-	fa, fb := critest.NewRuntime(), critest.NewRuntime()
-	rta := &Runtime{RS: fa, IS: critest.NewImages("img")}
-	rtb := &Runtime{RS: fb, IS: critest.NewImages("img")}
-	a := &RawCRI{RT: rta, Image: "img", LogDir: t.TempDir()}
-	b := otherAgent{&RawCRI{RT: rtb, Image: "img", LogDir: t.TempDir()}}
+	fa, fb, rta, rtb, a, b := twoSides(t)
 	self := []int{os.Getpid()}
 	o := Options{Settle: time.Minute, Idle: 10 * time.Millisecond, Only: []string{MeasureIdleVersus}}
 	ares, bres, err := Versus(t.Context(), Side{Agent: a, Runtime: rta, PIDs: self}, Side{Agent: b, Runtime: rtb, PIDs: self}, o)
