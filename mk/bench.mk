@@ -32,9 +32,10 @@
 # (no CRI events: both relist, at their default periods) instead of 2.x
 # (e.g. make bench-kubelet BENCH_RUNTIME=containerd1.6); BENCH_ARGS passes flags to `syncpod-bench measure`, VERSUS_ARGS
 # to `syncpod-bench versus`. Root only. Each target prints its tables and
-# writes the document of its run, docs/benchmarks.md, with its plots under
-# docs/benchmarks/ (package bench/report): the target and syncpod's
-# version are named in it.
+# puts its sections into docs/benchmarks.md, with their plots under
+# docs/benchmarks/ (package bench/report), keeping the sections other runs
+# wrote (the other runtime's, Density, Scale): the target, the runtime and
+# syncpod's version are named in it.
 #   make bench-scale     many nodes under one control plane: upstream's hollow
 #                        kubelet (kubemark v1.37.2, built once into the cache)
 #                        against syncpod nodes on crisim in simulated mode, one

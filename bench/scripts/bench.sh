@@ -77,8 +77,9 @@
 # /var/lib/kubelet and /var/log/containers bind-mounted over; every process
 # started here is stopped by pid, and each containerd's pods are stopped
 # before it (mk/containerd.sh down). Tables go to stdout and .tmp/bench/;
-# the document of the run, made from the same reports, to docs/benchmarks.md
-# with its plots under docs/benchmarks/ (syncpod-bench report).
+# the run's sections, made from the same reports, into docs/benchmarks.md
+# with their plots under docs/benchmarks/ (syncpod-bench report), the
+# sections of other runs (the other runtime's, Density, Scale) kept.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -118,10 +119,11 @@ version() { # NAME VERSION: log it and keep it for the document
 	VERSIONS[$1]=$2
 }
 
-# document TITLE=FILE,FILE... ...: docs/benchmarks.md and its plots under
-# docs/benchmarks/ (syncpod-bench report), one section per argument, each
-# the reports of one table printed above; the run's command is
-# BENCH_COMMAND (make passes its target).
+# document TITLE=FILE,FILE... ...: the run's sections of docs/benchmarks.md
+# and their plots under docs/benchmarks/ (syncpod-bench report), one
+# section per argument, each the reports of one table printed above, the
+# document's other sections kept; the run's command is BENCH_COMMAND (make
+# passes its target).
 document() {
 	local args=() s n
 	for s in "$@"; do args+=(--section "$s"); done
