@@ -597,6 +597,30 @@ func TestVersusIdlesBothAgentsAtOnce(t *testing.T) {
 	}
 }
 
+// failsTen is a raw-CRI agent under another name that fails to ask for
+// 10 pods at once.
+type failsTen struct{ otherAgent }
+
+func (f failsTen) Apply(ctx context.Context, names []string, via Via) error {
+	if len(names) == 10 {
+		return errors.New("ten refused")
+	}
+	return f.otherAgent.Apply(ctx, names, via)
+}
+
+// TestVersusKeepsTheRowsDoneBeforeAFailure: a row that fails ends the run
+// with its error, and the rows measured before it are returned.
+func TestVersusKeepsTheRowsDoneBeforeAFailure(t *testing.T) {
+	_, _, rta, rtb, a, b := twoSides(t)
+	ares, bres, err := Versus(t.Context(), Side{Agent: a, Runtime: rta}, Side{Agent: failsTen{b}, Runtime: rtb}, Options{Runs: 2, Settle: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "ten refused") {
+		t.Fatalf("err %v, want the failed row's", err)
+	}
+	if len(ares) != 1 || len(bres) != 1 || ares[0].Measure != MeasureStartFileVersus || len(bres[0].Seconds) != 2 {
+		t.Errorf("results a %+v b %+v, want the single starts' row of both", ares, bres)
+	}
+}
+
 // TestFloorAsksForWhatTheExecutorAsks: the floor's pod costs the runtime
 // what syncpod's costs it. Its sandbox and container configs carry what
 // the executor's do that changes the runtime's work (the namespaces of a

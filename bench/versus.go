@@ -34,7 +34,8 @@ type Side struct {
 // that changes over the run weighs on both alike, where separate phases
 // minutes apart measured the machine's load as much as the agents. Each
 // agent gets its samples; b's results note the median of the per-round
-// ratios b / a. Where a side names its processes, the CPU they used from
+// ratios b / a; when a row fails, the rows done before it are returned
+// with the error. Where a side names its processes, the CPU they used from
 // the pods being asked for until they all ran is noted too (what the
 // agent took from the runtime on the same cores). After each agent's
 // turn, whatever its pods left in its runtime is removed before the next
@@ -124,12 +125,12 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 			for k := range 2 {
 				if (k == 0) == (i%2 == 0) {
 					if ad, ac, err = rw.one(ra); err != nil {
-						return nil, nil, fmt.Errorf("%s: %s: %w", a.Name(), rw.measure, err)
+						return ares, bres, fmt.Errorf("%s: %s: %w", a.Name(), rw.measure, err)
 					}
 					continue
 				}
 				if bd, bc, err = rw.one(rb); err != nil {
-					return nil, nil, fmt.Errorf("%s: %s: %w", b.Name(), rw.measure, err)
+					return ares, bres, fmt.Errorf("%s: %s: %w", b.Name(), rw.measure, err)
 				}
 			}
 			if ac >= 0 {
@@ -187,7 +188,7 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 		}
 		ai, bi, err := idleBoth(ctx, ra, rb, o.Idle)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", MeasureIdleVersus, err)
+			return ares, bres, fmt.Errorf("%s: %w", MeasureIdleVersus, err)
 		}
 		ares, bres = append(ares, ai), append(bres, bi)
 	}
