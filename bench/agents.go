@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +27,10 @@ type Via string
 const (
 	ViaAPI  Via = "api"
 	ViaFile Via = "file"
+	// ViaCLI runs `syncpodctl apply -f` on a manifest file, a process a
+	// pod, as a user would (syncpod with Syncpod.CLI set, single starts
+	// only).
+	ViaCLI Via = "cli"
 )
 
 // Command of every benchmark container: a shell that ignores SIGTERM (it
@@ -125,23 +132,37 @@ func (k Kubelet) Delete(_ context.Context, names []string, _ Via) error { return
 // SandboxName implements Agent.
 func (k Kubelet) SandboxName(name string) string { return name + "-" + k.Node }
 
-// Syncpod is syncpod through the planner's API or its manifest directory.
+// Syncpod is syncpod through the planner's API or its manifest directory,
+// or through syncpodctl when CLI is set.
 type Syncpod struct {
 	FileAgent
 	Planner plannerv1.PlannerServiceClient
+	// CLI is the syncpodctl command that ViaCLI runs, its arguments
+	// "apply -f FILE" appended (e.g. bin/syncpodctl --server
+	// unix:///path/planner.sock); empty: no ViaCLI.
+	CLI []string
 }
 
 // Name implements Agent.
 func (Syncpod) Name() string { return "syncpod" }
 
 // Vias implements Agent.
-func (Syncpod) Vias() []Via { return []Via{ViaAPI, ViaFile} }
+func (s Syncpod) Vias() []Via {
+	if len(s.CLI) > 0 {
+		return []Via{ViaAPI, ViaFile, ViaCLI}
+	}
+	return []Via{ViaAPI, ViaFile}
+}
 
 // Apply implements Agent: API pods are applied in parallel, as clients
-// would.
+// would; by CLI each pod's manifest is written beside the manifest
+// directory, then applied by one syncpodctl process of its own.
 func (s Syncpod) Apply(ctx context.Context, names []string, via Via) error {
-	if via == ViaFile {
+	switch via {
+	case ViaFile:
 		return s.write(names)
+	case ViaCLI:
+		return eachName(ctx, names, s.applyCLI)
 	}
 	return eachName(ctx, names, func(ctx context.Context, n string) error {
 		_, err := s.Planner.ApplyPod(ctx, &plannerv1.ApplyPodRequest{Pod: SyncpodPod(n, s.Image)})
@@ -149,7 +170,24 @@ func (s Syncpod) Apply(ctx context.Context, names []string, via Via) error {
 	})
 }
 
-// Delete implements Agent.
+// applyCLI runs syncpodctl apply on pod name's manifest.
+func (s Syncpod) applyCLI(ctx context.Context, name string) error {
+	dir := filepath.Join(filepath.Dir(filepath.Clean(s.Dir)), ".bench-cli")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(f, []byte(Manifest(name, s.Image)), 0o600); err != nil {
+		return err
+	}
+	args := append(slices.Clone(s.CLI[1:]), "apply", "-f", f)
+	if out, err := exec.CommandContext(ctx, s.CLI[0], args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %w: %s", s.CLI[0], strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// Delete implements Agent: a pod applied by CLI is deleted through the API.
 func (s Syncpod) Delete(ctx context.Context, names []string, via Via) error {
 	if via == ViaFile {
 		return s.remove(names)

@@ -391,6 +391,47 @@ type APISamples struct {
 	Runtime Sample
 }
 
+// APINode is a node of the API server measured by MeasureAPIAlternating.
+type APINode struct {
+	// Name is the node's name (spec.nodeName of its pods).
+	Name string
+	// Runtime is its runtime, to split each time (nil: not split).
+	Runtime *Runtime
+}
+
+// MeasureAPIAlternating runs the rounds of MeasureAPIToRunning on two
+// nodes of one API server, each round one pod on each, the first node
+// first in even rounds and the second in odd ones, so a load that changes
+// over the run weighs on both alike. It returns each node's samples and
+// the per-round ratios of the second's create → Running to the first's.
+func (a *APIServer) MeasureAPIAlternating(ctx context.Context, nodes [2]APINode, image string, warmup, runs int, timeout time.Duration, log *slog.Logger) ([2]APISamples, Sample, error) {
+	var out [2]APISamples
+	var ratios Sample
+	for i := range warmup + runs {
+		var d [2]float64
+		for j := range 2 {
+			k := j
+			if i%2 == 1 {
+				k = 1 - j
+			}
+			s, err := a.apiRound(ctx, nodes[k].Runtime, nodes[k].Name, image, i, i < warmup, timeout, log)
+			if err != nil {
+				return out, ratios, err
+			}
+			d[k] = s.Running[0]
+			if i >= warmup {
+				out[k].Running = append(out[k].Running, s.Running...)
+				out[k].Node = append(out[k].Node, s.Node...)
+				out[k].Runtime = append(out[k].Runtime, s.Runtime...)
+			}
+		}
+		if i >= warmup {
+			ratios = append(ratios, d[1]/d[0])
+		}
+	}
+	return out, ratios, nil
+}
+
 // MeasureAPIToRunning runs warmup plus runs rounds of CreateUntilRunning
 // then DeleteAndWait on node, each bounded by timeout, and returns the
 // measured rounds (the warm-up ones are not counted). With rt (the
@@ -399,37 +440,52 @@ type APISamples struct {
 func (a *APIServer) MeasureAPIToRunning(ctx context.Context, rt *Runtime, node, image string, warmup, runs int, timeout time.Duration, log *slog.Logger) (APISamples, error) {
 	var s APISamples
 	for i := range warmup + runs {
-		name := fmt.Sprintf("api-%s-%d", node, i)
-		rctx, cancel := context.WithTimeout(ctx, timeout)
-		created := time.Now()
-		d, err := a.CreateUntilRunning(rctx, name, node, image)
-		var st Started
-		if err == nil && rt != nil {
-			// The container runs: one listing finds it.
-			var got map[string]Started
-			if got, err = rt.WaitStarted(rctx, []string{name}, nil); err == nil {
-				st = got[name]
-			}
-		}
-		if err == nil {
-			err = a.DeleteAndWait(rctx, name)
-		}
-		cancel()
+		r, err := a.apiRound(ctx, rt, node, image, i, i < warmup, timeout, log)
 		if err != nil {
-			return s, fmt.Errorf("round %d on %s: %w", i, node, err)
+			return s, err
 		}
-		running := created.Add(d)
 		if i >= warmup {
-			s.Running.Add(d)
-			if rt != nil {
-				s.Node.Add(st.SandboxCreated.Sub(created) + running.Sub(st.Started))
-				s.Runtime.Add(st.Started.Sub(st.SandboxCreated))
-			}
+			s.Running = append(s.Running, r.Running...)
+			s.Node = append(s.Node, r.Node...)
+			s.Runtime = append(s.Runtime, r.Runtime...)
 		}
-		// The times, to line up with the runtime's and the agent's logs.
-		log.Info("create -> Running", "node", node, "pod", name, "round", i, "warmup", i < warmup, "seconds", d.Seconds(),
-			"created", created.UTC().Format(time.RFC3339Nano), "running", running.UTC().Format(time.RFC3339Nano),
-			"sandbox_created", st.SandboxCreated.UTC().Format(time.RFC3339Nano), "container_started", st.Started.UTC().Format(time.RFC3339Nano))
 	}
+	return s, nil
+}
+
+// apiRound is round i on node: a pod created until Running, then deleted
+// until gone, bounded by timeout; its one sample of each measure (Node
+// and Runtime with rt only).
+func (a *APIServer) apiRound(ctx context.Context, rt *Runtime, node, image string, i int, warmup bool, timeout time.Duration, log *slog.Logger) (APISamples, error) {
+	var s APISamples
+	name := fmt.Sprintf("api-%s-%d", node, i)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	created := time.Now()
+	d, err := a.CreateUntilRunning(rctx, name, node, image)
+	var st Started
+	if err == nil && rt != nil {
+		// The container runs: one listing finds it.
+		var got map[string]Started
+		if got, err = rt.WaitStarted(rctx, []string{name}, nil); err == nil {
+			st = got[name]
+		}
+	}
+	if err == nil {
+		err = a.DeleteAndWait(rctx, name)
+	}
+	if err != nil {
+		return s, fmt.Errorf("round %d on %s: %w", i, node, err)
+	}
+	running := created.Add(d)
+	s.Running.Add(d)
+	if rt != nil {
+		s.Node.Add(st.SandboxCreated.Sub(created) + running.Sub(st.Started))
+		s.Runtime.Add(st.Started.Sub(st.SandboxCreated))
+	}
+	// The times, to line up with the runtime's and the agent's logs.
+	log.Info("create -> Running", "node", node, "pod", name, "round", i, "warmup", warmup, "seconds", d.Seconds(),
+		"created", created.UTC().Format(time.RFC3339Nano), "running", running.UTC().Format(time.RFC3339Nano),
+		"sandbox_created", st.SandboxCreated.UTC().Format(time.RFC3339Nano), "container_started", st.Started.UTC().Format(time.RFC3339Nano))
 	return s, nil
 }

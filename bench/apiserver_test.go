@@ -29,6 +29,8 @@ type fakeAPIServer struct {
 	created   map[string]chan struct{}
 	failWatch bool
 	watchRVs  []string
+	// order is every created pod's node, in order.
+	order []string
 }
 
 func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -76,6 +78,7 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.pods[pod.Metadata.Name] = true
+		f.order = append(f.order, pod.Spec.NodeName)
 		if ch, ok := f.created[pod.Metadata.Name]; ok {
 			close(ch)
 		}
@@ -134,6 +137,34 @@ func TestMeasureAPIToRunning(t *testing.T) {
 	f.mu.Unlock()
 	if _, err := api.CreateUntilRunning(ctx, "p-err", "n1", "busybox"); err == nil || !strings.Contains(err.Error(), "Too large resource version") {
 		t.Errorf("a watch ERROR event: %v, want the API server's message", err)
+	}
+}
+
+// TestMeasureAPIAlternating: each round runs one pod on each node, the
+// first node first in even rounds and the second in odd ones; the
+// warm-up round is not counted, and there is one ratio a counted round.
+func TestMeasureAPIAlternating(t *testing.T) {
+	f := &fakeAPIServer{pods: map[string]bool{}, created: map[string]chan struct{}{}}
+	srv := httptest.NewTLSServer(f)
+	defer srv.Close()
+	api := &APIServer{URL: srv.URL, Token: "tok", HTTP: srv.Client()}
+	s, ratios, err := api.MeasureAPIAlternating(t.Context(), [2]APINode{{Name: "k"}, {Name: "s"}}, "busybox", 1, 4, 10*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s[0].Running) != 4 || len(s[1].Running) != 4 || len(ratios) != 4 {
+		t.Fatalf("samples %d and %d, ratios %d, want 4 each", len(s[0].Running), len(s[1].Running), len(ratios))
+	}
+	for i, r := range ratios {
+		if want := s[1].Running[i] / s[0].Running[i]; r != want {
+			t.Errorf("ratio %d: %v, want the second's over the first's %v", i, r, want)
+		}
+	}
+	f.mu.Lock()
+	order := strings.Join(f.order, "")
+	f.mu.Unlock()
+	if order != "ksskksskks" {
+		t.Errorf("pods created on nodes %q, want the order to alternate round by round (ks sk ks sk ks)", order)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -490,17 +491,24 @@ func TestPairedReplacementAgainstTheEventedFloor(t *testing.T) {
 	}
 }
 
+// twoSides are two fake runtimes and a raw-CRI agent on each, the second
+// under another name.
+func twoSides(t *testing.T) (fa, fb *critest.Runtime, rta, rtb *Runtime, a *RawCRI, b otherAgent) {
+	fa, fb = critest.NewRuntime(), critest.NewRuntime()
+	rta = &Runtime{RS: fa, IS: critest.NewImages("img")}
+	rtb = &Runtime{RS: fb, IS: critest.NewImages("img")}
+	a = &RawCRI{RT: rta, Image: "img", LogDir: t.TempDir()}
+	b = otherAgent{&RawCRI{RT: rtb, Image: "img", LogDir: t.TempDir()}}
+	return fa, fb, rta, rtb, a, b
+}
+
 // TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes: Versus measures both
 // agents in every round, each only on its own runtime, the single start
 // o.Runs times and the 10-pod burst (with its deletion) max(Runs/2, 2)
 // times; the second agent's results carry the per-round ratio, and both
 // runtimes are left without sandboxes.
 func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
-	fa, fb := critest.NewRuntime(), critest.NewRuntime()
-	rta := &Runtime{RS: fa, IS: critest.NewImages("img")}
-	rtb := &Runtime{RS: fb, IS: critest.NewImages("img")}
-	a := &RawCRI{RT: rta, Image: "img", LogDir: t.TempDir()}
-	b := otherAgent{&RawCRI{RT: rtb, Image: "img", LogDir: t.TempDir()}}
+	fa, fb, rta, rtb, a, b := twoSides(t)
 	self := os.Getpid()
 	ares, bres, err := Versus(t.Context(), Side{Agent: a, Runtime: rta}, Side{Agent: b, Runtime: rtb, PIDs: []int{self}}, Options{Runs: 3, Settle: time.Minute})
 	if err != nil {
@@ -556,6 +564,60 @@ func TestVersusAlternatesTwoAgentsOnTheirOwnRuntimes(t *testing.T) {
 		if sbs, err := f.ListPodSandbox(t.Context(), nil); err != nil || len(sbs) != 0 {
 			t.Errorf("%d sandboxes left (%v)", len(sbs), err)
 		}
+	}
+}
+
+// TestVersusIdlesBothAgentsAtOnce: with both agents' processes named, the
+// idle row runs 10 pods on each runtime, samples both agents' CPU over one
+// window, and leaves both runtimes without sandboxes; without one side's
+// processes there is no such row.
+func TestVersusIdlesBothAgentsAtOnce(t *testing.T) {
+	fa, fb, rta, rtb, a, b := twoSides(t)
+	self := []int{os.Getpid()}
+	o := Options{Settle: time.Minute, Idle: 10 * time.Millisecond, Only: []string{MeasureIdleVersus}}
+	ares, bres, err := Versus(t.Context(), Side{Agent: a, Runtime: rta, PIDs: self}, Side{Agent: b, Runtime: rtb, PIDs: self}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ares) != 1 || len(bres) != 1 || ares[0].Measure != MeasureIdleVersus || bres[0].Measure != MeasureIdleVersus ||
+		ares[0].Unit != "% of a core" || ares[0].Agent != "cri" || bres[0].Agent != "other" || ares[0].Value < 0 {
+		t.Fatalf("results a %+v b %+v", ares, bres)
+	}
+	if len(a.calls["RunPodSandbox"]) != 10 || len(b.calls["RunPodSandbox"]) != 10 {
+		t.Errorf("sandboxes run: %d and %d, want 10 on each", len(a.calls["RunPodSandbox"]), len(b.calls["RunPodSandbox"]))
+	}
+	for _, f := range []*critest.Runtime{fa, fb} {
+		if sbs, err := f.ListPodSandbox(t.Context(), nil); err != nil || len(sbs) != 0 {
+			t.Errorf("%d sandboxes left (%v)", len(sbs), err)
+		}
+	}
+	ares, bres, err = Versus(t.Context(), Side{Agent: a, Runtime: rta}, Side{Agent: b, Runtime: rtb, PIDs: self}, o)
+	if err != nil || len(ares)+len(bres) != 0 {
+		t.Errorf("one side without processes: %+v %+v (%v), want no row", ares, bres, err)
+	}
+}
+
+// failsTen is a raw-CRI agent under another name that fails to ask for
+// 10 pods at once.
+type failsTen struct{ otherAgent }
+
+func (f failsTen) Apply(ctx context.Context, names []string, via Via) error {
+	if len(names) == 10 {
+		return errors.New("ten refused")
+	}
+	return f.otherAgent.Apply(ctx, names, via)
+}
+
+// TestVersusKeepsTheRowsDoneBeforeAFailure: a row that fails ends the run
+// with its error, and the rows measured before it are returned.
+func TestVersusKeepsTheRowsDoneBeforeAFailure(t *testing.T) {
+	_, _, rta, rtb, a, b := twoSides(t)
+	ares, bres, err := Versus(t.Context(), Side{Agent: a, Runtime: rta}, Side{Agent: failsTen{b}, Runtime: rtb}, Options{Runs: 2, Settle: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "ten refused") {
+		t.Fatalf("err %v, want the failed row's", err)
+	}
+	if len(ares) != 1 || len(bres) != 1 || ares[0].Measure != MeasureStartFileVersus || len(bres[0].Seconds) != 2 {
+		t.Errorf("results a %+v b %+v, want the single starts' row of both", ares, bres)
 	}
 }
 
@@ -801,5 +863,36 @@ func TestReadMemorySplitsResidentMemory(t *testing.T) {
 	}
 	if _, err := readMemory([]int{-1}); err == nil {
 		t.Error("no error for a process that does not exist")
+	}
+}
+
+// TestSyncpodAppliesByCLI: by CLI each pod's manifest is written and
+// handed to one run of the syncpodctl command, "apply -f FILE" after its
+// own arguments; without a command there is no such way in.
+func TestSyncpodAppliesByCLI(t *testing.T) {
+	dir := t.TempDir()
+	manifests := filepath.Join(dir, "manifests")
+	log := filepath.Join(dir, "calls")
+	// A stand-in for syncpodctl: it records its arguments and the file's
+	// pod name.
+	ctl := []string{"/bin/sh", "-c", `echo "$@" "$(grep -m1 '  name:' "$5")" >>` + log, "syncpodctl", "--server", "unix:///planner.sock"}
+	s := Syncpod{FileAgent: FileAgent{Dir: manifests, Image: "img"}, CLI: ctl}
+	if !slices.Contains(s.Vias(), ViaCLI) || slices.Contains(Syncpod{}.Vias(), ViaCLI) {
+		t.Fatalf("vias %v, and without a command %v", s.Vias(), Syncpod{}.Vias())
+	}
+	if err := s.Apply(t.Context(), []string{"p1"}, ViaCLI); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--server unix:///planner.sock apply -f " + filepath.Join(dir, ".bench-cli", "p1.yaml") + "   name: p1\n"
+	if string(b) != want {
+		t.Errorf("syncpodctl ran with %q, want %q", b, want)
+	}
+	s.CLI = []string{"/bin/sh", "-c", "echo refused >&2; exit 1", "syncpodctl"}
+	if err := s.Apply(t.Context(), []string{"p2"}, ViaCLI); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a failed syncpodctl: %v, want its output in the error", err)
 	}
 }

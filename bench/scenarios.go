@@ -101,6 +101,9 @@ func Run(ctx context.Context, rt *Runtime, a Agent, o Options) ([]Result, error)
 			add(m[2], func(ctx context.Context) (Result, error) { return s.burst(ctx, m[2], v, 50) })
 		}
 	}
+	if offers(ViaCLI) {
+		add(MeasureStartCLI, func(ctx context.Context) (Result, error) { return s.single(ctx, MeasureStartCLI, ViaCLI) })
+	}
 	if a.Name() != "cri" {
 		via := a.Vias()[0]
 		if o.Floor != nil {

@@ -109,7 +109,11 @@ const (
 	// started (runtime's clock).
 	MeasureAPIServerRuntime = "kube-apiserver: the runtime's share (sandbox created → container started)"
 	MeasureStartFile        = "desired → started, manifest file"
-	MeasureStartPaired      = "desired → started, alternating with raw CRI on the same runtime"
+	// MeasureStartCLI: the pod applied by a `syncpodctl apply -f`
+	// process of its own; its note gives the apply path, the process
+	// started → the sandbox created (the runtime's first work for it).
+	MeasureStartCLI    = "desired → started, syncpodctl apply"
+	MeasureStartPaired = "desired → started, alternating with raw CRI on the same runtime"
 	// MeasureStartFilePaired: the same, the agent's pod written as a
 	// manifest file (its directory watch and the parse included).
 	MeasureStartFilePaired = "desired → started from a manifest file, alternating with raw CRI on the same runtime"
@@ -135,8 +139,8 @@ const (
 )
 
 // Measures is the table order.
-var Measures = []string{MeasureAPIServerRunning, MeasureAPIServerNode, MeasureAPIServerRuntime, MeasureStartAPI, MeasureStartFile, MeasureStartPaired, MeasureStartFilePaired, Measure10API, Measure10File, Measure10Paired, Measure50API, Measure50File,
-	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureReplacementPaired, MeasureStartFileVersus, Measure10FileVersus, MeasureDelete10Versus, MeasureIdleCPU, MeasureIdleRSS,
+var Measures = []string{MeasureAPIServerRunning, MeasureAPIServerNode, MeasureAPIServerRuntime, MeasureStartAPI, MeasureStartFile, MeasureStartCLI, MeasureStartPaired, MeasureStartFilePaired, Measure10API, Measure10File, Measure10Paired, Measure50API, Measure50File,
+	MeasureDelete10, MeasureDeletePaired, MeasureReplacement, MeasureReplacementPaired, MeasureStartFileVersus, Measure10FileVersus, MeasureDelete10Versus, MeasureIdleVersus, MeasureIdleCPU, MeasureIdleRSS,
 	MeasureScaleStart, MeasureScaleCPU, MeasureScaleRSS, MeasureScaleRelist}
 
 func (r Result) cell() string {

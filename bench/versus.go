@@ -12,6 +12,10 @@ const (
 	MeasureStartFileVersus = "desired → started, manifest file, alternating the two agents"
 	Measure10FileVersus    = "10 pods at once by file → last started, alternating the two agents"
 	MeasureDelete10Versus  = "delete those 10 pods → all sandboxes stopped, alternating the two agents"
+	// MeasureIdleVersus: both agents idle at once with 10 pods each, their
+	// processes' CPU over the same window (o.Idle), so that the machine's
+	// load weighs on both alike.
+	MeasureIdleVersus = "idle, 10 pods each, both agents at once: CPU"
 )
 
 // Side is one agent of a side-by-side run: the agent, its own runtime, and
@@ -30,7 +34,8 @@ type Side struct {
 // that changes over the run weighs on both alike, where separate phases
 // minutes apart measured the machine's load as much as the agents. Each
 // agent gets its samples; b's results note the median of the per-round
-// ratios b / a. Where a side names its processes, the CPU they used from
+// ratios b / a; when a row fails, the rows done before it are returned
+// with the error. Where a side names its processes, the CPU they used from
 // the pods being asked for until they all ran is noted too (what the
 // agent took from the runtime on the same cores). After each agent's
 // turn, whatever its pods left in its runtime is removed before the next
@@ -53,11 +58,7 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 	// later), outside any measure: so no agent's teardown runs during the
 	// other's next round.
 	clear := func(r *run, names []string) error {
-		set := make(map[string]bool, len(names))
-		for _, n := range r.sandboxNames(names) {
-			set[n] = true
-		}
-		return r.rt.RemoveSandboxes(ctx, set)
+		return r.rt.RemoveSandboxes(ctx, setOf(r.sandboxNames(names)))
 	}
 	oa, ob := o, o
 	oa.PIDs, ob.PIDs = sa.PIDs, sb.PIDs
@@ -124,12 +125,12 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 			for k := range 2 {
 				if (k == 0) == (i%2 == 0) {
 					if ad, ac, err = rw.one(ra); err != nil {
-						return nil, nil, fmt.Errorf("%s: %s: %w", a.Name(), rw.measure, err)
+						return ares, bres, fmt.Errorf("%s: %s: %w", a.Name(), rw.measure, err)
 					}
 					continue
 				}
 				if bd, bc, err = rw.one(rb); err != nil {
-					return nil, nil, fmt.Errorf("%s: %s: %w", b.Name(), rw.measure, err)
+					return ares, bres, fmt.Errorf("%s: %s: %w", b.Name(), rw.measure, err)
 				}
 			}
 			if ac >= 0 {
@@ -181,7 +182,72 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 			}
 		}
 	}
+	if o.Idle > 0 && len(sa.PIDs) > 0 && len(sb.PIDs) > 0 && selected(o.Only, MeasureIdleVersus) {
+		if o.Logger != nil {
+			o.Logger.Info("measuring side by side", "a", a.Name(), "b", b.Name(), "measure", MeasureIdleVersus)
+		}
+		ai, bi, err := idleBoth(ctx, ra, rb, o.Idle)
+		if err != nil {
+			return ares, bres, fmt.Errorf("%s: %w", MeasureIdleVersus, err)
+		}
+		ares, bres = append(ares, ai), append(bres, bi)
+	}
 	return ares, bres, nil
+}
+
+// idleBoth runs 10 pods on each side, lets their start settle, and samples
+// both sides' processes' CPU time over the same window of length idle;
+// then it removes the pods.
+func idleBoth(ctx context.Context, ra, rb *run, idle time.Duration) (Result, Result, error) {
+	runs := []*run{ra, rb}
+	names := [][]string{ra.names(10), rb.names(10)}
+	for i, r := range runs {
+		if _, _, err := r.up(ctx, names[i], ViaFile); err != nil {
+			return Result{}, Result{}, fmt.Errorf("%s: %w", r.a.Name(), err)
+		}
+	}
+	// Let the start-up work settle first.
+	if err := sleep(ctx, 5*time.Second); err != nil {
+		return Result{}, Result{}, err
+	}
+	var before, after [2]int64
+	var err error
+	for i, r := range runs {
+		if before[i], err = cpuTicks(r.o.PIDs); err != nil {
+			return Result{}, Result{}, err
+		}
+	}
+	t0 := time.Now()
+	if err := sleep(ctx, idle); err != nil {
+		return Result{}, Result{}, err
+	}
+	for i, r := range runs {
+		if after[i], err = cpuTicks(r.o.PIDs); err != nil {
+			return Result{}, Result{}, err
+		}
+	}
+	window := time.Since(t0).Seconds()
+	var res [2]Result
+	for i, r := range runs {
+		res[i] = Result{Measure: MeasureIdleVersus, Agent: r.a.Name(), Unit: "% of a core",
+			Value: float64(after[i]-before[i]) / clkTck / window * 100}
+		if _, err := r.down(ctx, names[i], ViaFile); err != nil {
+			return Result{}, Result{}, fmt.Errorf("%s: %w", r.a.Name(), err)
+		}
+		if err := r.rt.RemoveSandboxes(ctx, setOf(r.sandboxNames(names[i]))); err != nil {
+			return Result{}, Result{}, err
+		}
+	}
+	return res[0], res[1], nil
+}
+
+// setOf is names as a set.
+func setOf(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
 }
 
 // upCPU is up, and the CPU time the agent's processes (o.PIDs) used from

@@ -9,10 +9,11 @@
 #                        then the API-server path (bench-kubelet-api)
 #   make bench-kubelet-api
 #                        only the API-server path: one private etcd and
-#                        kube-apiserver; a real kubelet joined as a node, then
-#                        syncpod-node, each on a fresh identical containerd;
-#                        pod created bound to the node → Running (a watch),
-#                        BENCH_API_RUNS rounds (20)
+#                        kube-apiserver; a real kubelet and syncpod-node joined
+#                        as two nodes at once, each on a fresh identical
+#                        containerd; pod created bound to the node → Running
+#                        (a watch), one pod on each a round, their order
+#                        alternating, BENCH_API_RUNS rounds (20)
 #
 #   make bench-density   a whole node under many pods: the kubelet and syncpod
 #                        joined at once to one private kube-apiserver, each on
@@ -31,9 +32,10 @@
 # (no CRI events: both relist, at their default periods) instead of 2.x
 # (e.g. make bench-kubelet BENCH_RUNTIME=containerd1.6); BENCH_ARGS passes flags to `syncpod-bench measure`, VERSUS_ARGS
 # to `syncpod-bench versus`. Root only. Each target prints its tables and
-# writes the document of its run, docs/benchmarks.md, with its plots under
-# docs/benchmarks/ (package bench/report): the target and syncpod's
-# version are named in it.
+# puts its sections into docs/benchmarks.md, with their plots under
+# docs/benchmarks/ (package bench/report), keeping the sections other runs
+# wrote (the other runtime's, Density, Scale): the target, the runtime and
+# syncpod's version are named in it.
 #   make bench-scale     many nodes under one control plane: upstream's hollow
 #                        kubelet (kubemark v1.37.2, built once into the cache)
 #                        against syncpod nodes on crisim in simulated mode, one

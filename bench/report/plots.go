@@ -26,11 +26,14 @@ const (
 	plotHeight = 4 * vg.Inch
 )
 
-// sectionPlots draws section number n's plots: one per row that two or
-// more agents measured at least twice (distributionPlot), in table order,
-// then the start of N pods against N (podsPlot) when the section has
-// starts of two pod counts or more.
-func sectionPlots(n int, s Section) ([]Plot, error) {
+// sectionPlots draws a section's plots: one per row that two or more
+// agents measured at least twice (distributionPlot), in table order, then
+// the start of N pods against N (podsPlot) when the section has starts of
+// two pod counts or more. Their names begin with the slug of the
+// section's title, so that the plots of sections carried over from
+// earlier runs (Merge) never share a name with this run's.
+func sectionPlots(s Section) ([]Plot, error) {
+	prefix := slug(s.Title)
 	agents, byAgent := bench.Columns(s.Reports)
 	var out []Plot
 	for _, m := range bench.Measures {
@@ -51,14 +54,14 @@ func sectionPlots(n int, s Section) ([]Plot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m, err)
 		}
-		out = append(out, Plot{Name: fmt.Sprintf("%d-%s.svg", n, slug(m)), Title: m, SVG: svg})
+		out = append(out, Plot{Name: prefix + "-" + slug(m) + ".svg", Title: m, SVG: svg})
 	}
 	if series := podSeries(agents, byAgent); len(series) > 0 {
 		svg, err := podsPlot(series)
 		if err != nil {
 			return nil, fmt.Errorf("start against pods: %w", err)
 		}
-		out = append(out, Plot{Name: fmt.Sprintf("%d-%s", n, podsPlotSuffix), Title: "start of the last of N pods asked for at once, against N", SVG: svg})
+		out = append(out, Plot{Name: prefix + "-" + podsPlotSuffix, Title: "start of the last of N pods asked for at once, against N", SVG: svg})
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,16 +67,17 @@ func Render(in Input) (Output, error) {
 	if in.Command != "" {
 		fmt.Fprintf(&b, " at the end of `%s`", in.Command)
 	}
-	b.WriteString(", from the results of that run. Do not edit: run it again. " +
+	b.WriteString(". Each section says which run it comes from: a run replaces its own sections and keeps " +
+		"those of other runs (another runtime, the Density and Scale sections). Do not edit: run it again. " +
 		"How to run it, and what the rows show so far, is in the README (Performance).\n\n")
 	b.WriteString(method)
 	writeMachine(&b, in)
-	for i, s := range in.Sections {
-		plots, err := sectionPlots(i+1, s)
+	for _, s := range in.Sections {
+		plots, err := sectionPlots(s)
 		if err != nil {
 			return Output{}, fmt.Errorf("%s: %w", s.Title, err)
 		}
-		writeSection(&b, in.PlotDir, s, plots)
+		writeSection(&b, in, s, plots)
 		out.Plots = append(out.Plots, plots...)
 	}
 	for _, s := range in.Scale {
@@ -185,9 +187,12 @@ func writeMachine(b *strings.Builder, in Input) {
 	b.WriteString("\n")
 }
 
-// writeSection writes one table and the links to its plots.
-func writeSection(b *strings.Builder, plotDir string, s Section, plots []Plot) {
+// writeSection writes one table, which run it comes from (a later run
+// may carry it over, Merge) and the links to its plots.
+func writeSection(b *strings.Builder, in Input, s Section, plots []Plot) {
 	fmt.Fprintf(b, "## %s\n\n", s.Title)
+	fmt.Fprintf(b, "Measured by `%s`, written %s.\n\n", cmp.Or(in.Command, "syncpod-bench report"), in.Generated.UTC().Format("2006-01-02 15:04 MST"))
+	plotDir := in.PlotDir
 	b.WriteString(bench.MarkdownTable(s.Reports))
 	b.WriteString("\nThe runs:\n\n")
 	for _, l := range bench.RunLines(s.Reports) {

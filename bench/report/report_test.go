@@ -142,18 +142,19 @@ func TestPlotsAreWellFormedSVGWithTheirSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sec := slug("The kubelet, syncpod and the raw-CRI floor") + "-"
 	want := map[string][]string{
-		"1-" + slug(bench.MeasureStartAPI) + ".svg":        {"syncpod (n=5)", "cri (n=5)"},
-		"1-" + slug(bench.Measure10API) + ".svg":           {"syncpod (n=3)", "cri (n=3)"},
-		"1-" + slug(bench.MeasureReplacement) + ".svg":     {"kubelet (n=10)", "syncpod (n=10)"},
-		"1-" + slug(bench.MeasureStartFileVersus) + ".svg": {"kubelet (n=30)", "syncpod (n=30)"},
-		"1-" + slug(bench.Measure10FileVersus) + ".svg":    {"kubelet (n=15)", "syncpod (n=15)"},
-		"1-" + podsPlotSuffix: {
+		sec + slug(bench.MeasureStartAPI) + ".svg":        {"syncpod (n=5)", "cri (n=5)"},
+		sec + slug(bench.Measure10API) + ".svg":           {"syncpod (n=3)", "cri (n=3)"},
+		sec + slug(bench.MeasureReplacement) + ".svg":     {"kubelet (n=10)", "syncpod (n=10)"},
+		sec + slug(bench.MeasureStartFileVersus) + ".svg": {"kubelet (n=30)", "syncpod (n=30)"},
+		sec + slug(bench.Measure10FileVersus) + ".svg":    {"kubelet (n=15)", "syncpod (n=15)"},
+		sec + podsPlotSuffix: {
 			"kubelet, manifest file", "kubelet, manifest file, alternating the two agents",
 			"syncpod, API", "syncpod, manifest file", "syncpod, manifest file, alternating the two agents",
 			"cri, API",
 		},
-		"2-" + slug(bench.MeasureAPIServerRunning) + ".svg": {"kubelet (n=20)", "syncpod (n=20)"},
+		slug("The API-server path") + "-" + slug(bench.MeasureAPIServerRunning) + ".svg": {"kubelet (n=20)", "syncpod (n=20)"},
 	}
 	var names []string
 	for _, p := range out.Plots {

@@ -14,11 +14,12 @@
 #   bench.sh kubelet-api
 #                         only the API-server path: one private control plane
 #                         (etcd, kube-apiserver on loopback, certificates made
-#                         here); a real kubelet joined as node bench-kubelet,
-#                         then syncpod (syncpod-node) as node bench-syncpod,
-#                         each on a fresh identical private containerd; the
-#                         same host-network busybox pod created bound to each
-#                         (spec.nodeName) → Running as a watch sees it,
+#                         here); a real kubelet joined as node bench-kubelet
+#                         and syncpod (syncpod-node) as node bench-syncpod at
+#                         once, each on a fresh identical private containerd;
+#                         the same host-network busybox pod created bound to
+#                         each (spec.nodeName) → Running as a watch sees it,
+#                         one pod on each a round, their order alternating,
 #                         BENCH_API_RUNS rounds (default 20, after 2 warm-up)
 #   bench.sh density      a whole node under many pods: one private control plane,
 #                         the kubelet joined as node bench-kubelet and syncpod
@@ -79,8 +80,9 @@
 # /var/lib/kubelet and /var/log/containers bind-mounted over; every process
 # started here is stopped by pid, and each containerd's pods are stopped
 # before it (mk/containerd.sh down). Tables go to stdout and .tmp/bench/;
-# the document of the run, made from the same reports, to docs/benchmarks.md
-# with its plots under docs/benchmarks/ (syncpod-bench report).
+# the run's sections, made from the same reports, into docs/benchmarks.md
+# with their plots under docs/benchmarks/ (syncpod-bench report), the
+# sections of other runs (the other runtime's, Density, Scale) kept.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -120,10 +122,11 @@ version() { # NAME VERSION: log it and keep it for the document
 	VERSIONS[$1]=$2
 }
 
-# document TITLE=FILE,FILE... ...: docs/benchmarks.md and its plots under
-# docs/benchmarks/ (syncpod-bench report), one section per argument, each
-# the reports of one table printed above; the run's command is
-# BENCH_COMMAND (make passes its target).
+# document TITLE=FILE,FILE... ...: the run's sections of docs/benchmarks.md
+# and their plots under docs/benchmarks/ (syncpod-bench report), one
+# section per argument, each the reports of one table printed above, the
+# document's other sections kept; the run's command is BENCH_COMMAND (make
+# passes its target).
 document() {
 	local args=() s n
 	for s in "$@"; do args+=(--section "$s"); done
@@ -136,15 +139,20 @@ if [[ $(id -u) -ne 0 ]]; then
 	log "needs root (it runs private containerds)"
 	exit 1
 fi
+# ON names the runtime in the document's section titles, so that a run on
+# one runtime replaces its own sections and keeps the other's (report.Merge).
 case $RUNTIME in
 containerd2)
 	SYNCPOD_CONTAINERD_BIN=$("$ROOT"/mk/containerdbin.sh)
 	export SYNCPOD_CONTAINERD_BIN
+	ON="on containerd 2.4"
 	;;
 containerd1.6 | containerd)
 	# Debian's, from PATH (make containerd-deps installs it): one inherited
 	# from the environment would make the run a 2.x one under the 1.6 name.
 	unset SYNCPOD_CONTAINERD_BIN
+	ON="on containerd 1.6"
+	BENCH_COMMAND="${BENCH_COMMAND:-bench/scripts/bench.sh ${1:-}} BENCH_RUNTIME=$RUNTIME"
 	;;
 *)
 	log "BENCH_RUNTIME=$RUNTIME: want containerd2 or containerd1.6"
@@ -283,7 +291,7 @@ run_syncpod() { # OUT
 	start_syncpod "$SOCK"
 	profile_syncpod syncpod
 	measure syncpod "$1" --planner "unix://$SYNCPOD_D/planner.sock" --manifest-dir "$SYNCPOD_D"/manifests \
-		--pids "$SYNCPOD_PIDS"
+		--syncpodctl "$BIN"/syncpodctl --pids "$SYNCPOD_PIDS"
 	collect_syncpod
 	profiles_done
 	stop_procs
@@ -466,12 +474,6 @@ apiserver_up() {
 	chmod 600 "$API"/kubeconfig
 }
 
-measure_api() { # NODE LABEL OUT
-	"$BIN"/syncpod-bench measure-apiserver --server https://127.0.0.1:$API_PORT --ca "$API"/pki/ca.crt \
-		--token "$API_TOKEN" --node "$1" --label "$2" --cri-endpoint "unix://$SOCK" --image "$BUSYBOX" \
-		--runs "${BENCH_API_RUNS:-20}" --out "$3"
-}
-
 start_kubelet_api() { # SOCK NODE [YAML]: a real kubelet on that runtime, joined as NODE; sets KUBELET_PID
 	local bin d=$B/kubelet
 	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
@@ -486,12 +488,6 @@ start_kubelet_api() { # SOCK NODE [YAML]: a real kubelet on that runtime, joined
 		--hostname-override "$2" >"$d"/kubelet.log 2>&1 &
 	procs+=($!)
 	KUBELET_PID=$!
-}
-
-run_kubelet_api() { # OUT — a real kubelet registered as node bench-kubelet
-	start_kubelet_api "$SOCK" bench-kubelet
-	measure_api bench-kubelet kubelet "$1" || { log "kubelet log: $B/kubelet/kubelet.log"; tail -n 30 "$B"/kubelet/kubelet.log >&2; return 1; }
-	stop_procs
 }
 
 start_syncpod_api() { # SOCK DIR PORTS NODE [FLAGS...]: syncpod's services and syncpod-node on that runtime, joined as NODE; sets SYNCPOD_PIDS (all four)
@@ -535,13 +531,6 @@ start_syncpod_api_all() { # SOCK DIR PORTS NODE [FLAGS...]: as start_syncpod_api
 	wait_socket "$d"/node.sock "$pid" syncpod-all "$d"/all.log
 	SYNCPOD_PIDS=$pid
 	sleep 2 # as start_syncpod: the PLEG settles on its mode
-}
-
-run_syncpod_api() { # OUT — syncpod (planner, executor, PLEG, syncpod-node) as node bench-syncpod
-	local d=$B/syncpod-api
-	start_syncpod_api "$SOCK" "$d" 193 bench-syncpod
-	measure_api bench-syncpod syncpod "$1" || { log "syncpod-node log: $d/node.log"; tail -n 30 "$d"/node.log >&2; return 1; }
-	stop_procs
 }
 
 # bench_density: both nodes of one control plane at once, each on its own
@@ -602,14 +591,26 @@ settle() { # WHAT
 }
 
 bench_api() {
+	# Both nodes joined at once, each on its own fresh identical runtime,
+	# their rounds alternating (the kubelet first in even rounds, syncpod
+	# in odd ones), as the side-by-side rows: a load that changes over the
+	# run weighs on both alike.
+	local d=$B/syncpod-api
 	apiserver_up
-	settle "the kubelet's API-server path"
 	runtime_up
-	run_kubelet_api "$B"/kubelet-api.json
-	settle "syncpod's API-server path"
-	runtime_up # a fresh, identical runtime for syncpod
-	run_syncpod_api "$B"/syncpod-api.json
+	runtime2_up
+	settle "the API-server path"
+	start_kubelet_api "$SOCK" bench-kubelet
+	start_syncpod_api "$SOCK2" "$d" 193 bench-syncpod
+	"$BIN"/syncpod-bench measure-apiserver --server https://127.0.0.1:$API_PORT --ca "$API"/pki/ca.crt \
+		--token "$API_TOKEN" --image "$BUSYBOX" --runs "${BENCH_API_RUNS:-20}" \
+		--node bench-kubelet --label kubelet --cri-endpoint "unix://$SOCK" --out "$B"/kubelet-api.json \
+		--versus-node bench-syncpod --versus-label syncpod --versus-cri-endpoint "unix://$SOCK2" --versus-out "$B"/syncpod-api.json ||
+		{ log "logs: $B/kubelet/kubelet.log, $d/node.log"; tail -n 20 "$B"/kubelet/kubelet.log "$d"/node.log >&2; return 1; }
+	grep 'msg="pod sync timeline"' "$d"/planner.log >"$B"/syncpod-api-timelines.log || true
+	stop_procs
 	runtime_down
+	runtime2_down
 	stop_pids "${cp_procs[@]}"
 	cp_procs=()
 	echo
@@ -648,7 +649,7 @@ syncpod)
 	"$BIN"/syncpod-bench table "$B"/cri.json "$B"/syncpod.json "${scale[@]}" | tee "$B"/table-syncpod.md
 	files=$B/cri.json,$B/syncpod.json
 	[[ ${#scale[@]} -eq 0 ]] || files+=,${scale[0]}
-	document "The raw-CRI floor and syncpod=$files"
+	document "The raw-CRI floor and syncpod $ON=$files"
 	;;
 scale)
 	run_scale "$B"/scale.json
@@ -674,13 +675,13 @@ kubelet)
 	"$BIN"/syncpod-bench table "$B"/kubelet.json "$B"/syncpod.json "$B"/cri.json \
 		"$B"/versus-kubelet.json "$B"/versus-syncpod.json | tee "$B"/table-kubelet.md
 	bench_api
-	document "The kubelet, syncpod and the raw-CRI floor=$B/kubelet.json,$B/syncpod.json,$B/cri.json,$B/versus-kubelet.json,$B/versus-syncpod.json" \
-		"The API-server path=$B/kubelet-api.json,$B/syncpod-api.json"
+	document "The kubelet, syncpod and the raw-CRI floor $ON=$B/kubelet.json,$B/syncpod.json,$B/cri.json,$B/versus-kubelet.json,$B/versus-syncpod.json" \
+		"The API-server path $ON=$B/kubelet-api.json,$B/syncpod-api.json"
 	;;
 kubelet-api)
 	k8s_built
 	bench_api
-	document "The API-server path=$B/kubelet-api.json,$B/syncpod-api.json"
+	document "The API-server path $ON=$B/kubelet-api.json,$B/syncpod-api.json"
 	;;
 density)
 	k8s_built
@@ -691,7 +692,7 @@ versus)
 	run_versus "$B"/versus-kubelet.json "$B"/versus-syncpod.json
 	echo
 	"$BIN"/syncpod-bench table "$B"/versus-kubelet.json "$B"/versus-syncpod.json | tee "$B"/table-versus.md
-	document "The kubelet and syncpod side by side=$B/versus-kubelet.json,$B/versus-syncpod.json"
+	document "The kubelet and syncpod side by side $ON=$B/versus-kubelet.json,$B/versus-syncpod.json"
 	;;
 scale-nodes)
 	bench_scale_nodes

@@ -116,6 +116,7 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 	image := fs.String("image", "localhost/syncpod/busybox:1.36", "container image (present in the runtime)")
 	manifestDir := fs.String("manifest-dir", "", "the agent's manifest directory (syncpod --manifest-dir, kubelet staticPodPath)")
 	planner := fs.String("planner", "", "syncpod planner address (unix:///path)")
+	ctl := fs.String("syncpodctl", "", "syncpodctl binary: with it, syncpod's single starts are also measured through `syncpodctl --server PLANNER apply -f` (one process a pod)")
 	node := fs.String("node", "", "the kubelet's node name (static pods are <name>-<node>)")
 	pids := fs.String("pids", "", "comma-separated pids of the agent's processes (idle cost)")
 	logDir := fs.String("log-dir", os.TempDir(), "log directory of the raw CRI agent's pods")
@@ -154,7 +155,11 @@ func measure(ctx context.Context, args []string, stderr io.Writer) int {
 			return 2
 		}
 		defer conn.Close()
-		a = bench.Syncpod{FileAgent: files, Planner: plannerv1.NewPlannerServiceClient(conn)}
+		sp := bench.Syncpod{FileAgent: files, Planner: plannerv1.NewPlannerServiceClient(conn)}
+		if *ctl != "" {
+			sp.CLI = []string{*ctl, "--server", *planner}
+		}
+		a = sp
 	default:
 		fmt.Fprintf(stderr, "--agent: %q is not syncpod, kubelet or cri\n", *agent)
 		return 2
@@ -191,11 +196,19 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each round and on the node turning Ready")
 	label := fs.String("label", "", "the column name in tables (e.g. kubelet)")
 	out := fs.String("out", "", "JSON report file (default stdout)")
+	vsNode := fs.String("versus-node", "", "a second node of the API server: each round then measures one pod on each, the first node first in even rounds, the second in odd ones, and the second's report carries the per-round ratios")
+	vsEndpoint := fs.String("versus-cri-endpoint", "", "the second node's CRI endpoint (as --cri-endpoint)")
+	vsLabel := fs.String("versus-label", "", "the second node's column name (e.g. syncpod)")
+	vsOut := fs.String("versus-out", "", "the second node's JSON report file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if !apiFlags.set() || *node == "" || *label == "" {
 		fmt.Fprintln(stderr, "measure-apiserver: --server, --ca, --node and --label are required")
+		return 2
+	}
+	if *vsNode != "" && (*vsLabel == "" || *vsOut == "" || *out == "") {
+		fmt.Fprintln(stderr, "measure-apiserver: --versus-node needs --versus-label, --versus-out and --out")
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -209,10 +222,17 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 	if err == nil {
 		err = api.WaitNodeReady(rctx, *node)
 	}
+	if err == nil && *vsNode != "" {
+		err = api.WaitNodeReady(rctx, *vsNode)
+	}
 	cancel()
 	if err != nil {
 		log.Error("the control plane or the node is not ready", "err", err)
 		return 1
+	}
+	if *vsNode != "" {
+		return measureAPIVersus(ctx, log, api, [2]string{*node, *vsNode}, [2]string{*endpoint, *vsEndpoint},
+			[2]string{*label, *vsLabel}, [2]string{*out, *vsOut}, *image, *warmup, *runs, *timeout)
 	}
 	rep := bench.Report{Agent: *label, Started: time.Now(), Load: bench.LoadAverage()}
 	var rt *bench.Runtime
@@ -234,6 +254,52 @@ func measureAPIServer(ctx context.Context, args []string, stderr io.Writer) int 
 		}
 	}
 	return finish(log, err, reportFile{rep, *out})
+}
+
+// measureAPIVersus is measure-apiserver on two nodes alternating
+// (bench.APIServer.MeasureAPIAlternating): one report a node, the
+// second's create → Running row with the per-round ratios to the first's.
+func measureAPIVersus(ctx context.Context, log *slog.Logger, api *bench.APIServer, nodes, endpoints, labels, outs [2]string,
+	image string, warmup, runs int, timeout time.Duration) int {
+	var an [2]bench.APINode
+	var reps [2]bench.Report
+	started, load := time.Now(), bench.LoadAverage()
+	for k := range 2 {
+		an[k].Name = nodes[k]
+		reps[k] = bench.Report{Agent: labels[k], Started: started, Load: load}
+		if endpoints[k] == "" {
+			continue
+		}
+		rt, err := bench.Dial(ctx, endpoints[k])
+		if err != nil {
+			log.Error("cannot connect to the runtime", "endpoint", endpoints[k], "err", err)
+			return 1
+		}
+		an[k].Runtime, reps[k].Runtime = rt, rt.Version(ctx)
+	}
+	s, ratios, err := api.MeasureAPIAlternating(ctx, an, image, warmup, runs, timeout, log)
+	for k := range 2 {
+		for _, r := range []bench.Result{
+			{Measure: bench.MeasureAPIServerRunning, Agent: labels[k], Seconds: s[k].Running},
+			{Measure: bench.MeasureAPIServerNode, Agent: labels[k], Seconds: s[k].Node},
+			{Measure: bench.MeasureAPIServerRuntime, Agent: labels[k], Seconds: s[k].Runtime},
+		} {
+			if len(r.Seconds) > 0 {
+				reps[k].Results = append(reps[k].Results, r)
+			}
+		}
+	}
+	if len(ratios) > 0 && len(reps[1].Results) > 0 {
+		r := &reps[1].Results[0]
+		r.PairedWith, r.PerRound = labels[0], ratios.Quantile(0.5)
+		r.Note = fmt.Sprintf("[alternating round by round; median per-round ratio %s / %s %.2f×", labels[1], labels[0], r.PerRound)
+		if lo, hi, ok := ratios.MedianCI(0.95); ok {
+			r.PerRoundCI = &[2]float64{lo, hi}
+			r.Note += fmt.Sprintf(" (95 %% CI %.2f–%.2f×)", lo, hi)
+		}
+		r.Note += "]"
+	}
+	return finish(log, err, reportFile{reps[0], outs[0]}, reportFile{reps[1], outs[1]})
 }
 
 // measureDensity runs the density rows (bench.APIServer.Density) on the
@@ -372,6 +438,7 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 	sPIDs := fs.String("syncpod-pids", "", "comma-separated pids of syncpod's processes")
 	outK := fs.String("out-kubelet", "", "the kubelet's JSON report")
 	outS := fs.String("out-syncpod", "", "syncpod's JSON report")
+	idle := fs.Duration("idle", 30*time.Second, "with both agents' pids: their CPU idle at once with 10 pods each, over this window (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -411,7 +478,7 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 	s := bench.Syncpod{FileAgent: bench.FileAgent{Dir: *sDir, Image: *image}, Planner: plannerv1.NewPlannerServiceClient(conn)}
 	started, load := time.Now(), bench.LoadAverage()
 	kres, sres, err := bench.Versus(ctx, bench.Side{Agent: k, Runtime: krt, PIDs: kp}, bench.Side{Agent: s, Runtime: srt, PIDs: sp},
-		bench.Options{Runs: *runs, Settle: *settle, Timeout: *timeout, Only: splitList(*only), Logger: log})
+		bench.Options{Runs: *runs, Settle: *settle, Timeout: *timeout, Idle: *idle, Only: splitList(*only), Logger: log})
 	if code := finish(log, err,
 		reportFile{bench.Report{Agent: k.Name(), Runtime: krt.Version(ctx), Started: started, Load: load, Results: kres}, *outK},
 		reportFile{bench.Report{Agent: s.Name(), Runtime: srt.Version(ctx), Started: started, Load: load, Results: sres}, *outS}); code != 0 {

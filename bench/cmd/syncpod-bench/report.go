@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -53,12 +54,11 @@ func (c *componentsFlag) Set(v string) error {
 // writeDocument is `syncpod-bench report`: the benchmark document of a
 // run's reports (report.Render), written to --out with its plots in the
 // directory of the same name without .md (docs/benchmarks.md,
-// docs/benchmarks/), whose earlier SVG files it removes first. The
-// density section has a run of its own (make bench-density): with
-// --density the document at --out keeps everything else and gets that
-// section replaced (or added) and only its plots rewritten; without, a
-// density section already in the document is carried over, its plots
-// kept.
+// docs/benchmarks/). The sections of the document already at --out that
+// this run did not make (the other runtime's, the Density and Scale
+// sections of their own targets) are carried over with their plots
+// (report.Merge); the SVG files no section links to any more are removed.
+// With --density only that section is replaced (or added), the rest kept.
 func writeDocument(args []string, now time.Time, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -110,45 +110,45 @@ func writeDocument(args []string, now time.Time, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "report: %v\n", err)
 		return 1
 	}
-	keep := false
 	if old, err := os.ReadFile(*out); err == nil {
-		if sec, ok := report.SectionOf(string(old), report.DensityTitle); ok {
-			doc.Markdown = []byte(report.SpliceSection(string(doc.Markdown), report.DensityTitle, sec))
-			keep = true
-		}
+		doc.Markdown = []byte(report.Merge(string(doc.Markdown), string(old)))
+	} else if !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stderr, "report: %v\n", err)
+		return 1
 	}
-	if err := writeFiles(*out, plotDir, doc, keep); err != nil {
+	if err := writeFiles(*out, plotDir, doc.Markdown, doc.Plots); err != nil {
 		fmt.Fprintf(stderr, "report: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// writeFiles writes the document to out and its plots into plotDir, the
-// SVG files of an earlier document there removed first (but the density
-// section's with keepDensity).
-func writeFiles(out, plotDir string, doc report.Output, keepDensity bool) error {
+// writeFiles writes the plots into plotDir and the document to out, then
+// removes the SVG files of plotDir the document no longer links to (an
+// earlier run's of the sections this one replaced).
+func writeFiles(out, plotDir string, markdown []byte, plots []report.Plot) error {
 	if err := os.MkdirAll(plotDir, 0o755); err != nil {
 		return err
 	}
-	old, err := filepath.Glob(filepath.Join(plotDir, "*.svg"))
-	if err != nil {
-		return err
-	}
-	for _, f := range old {
-		if keepDensity && report.IsDensityPlot(filepath.Base(f)) {
-			continue
-		}
-		if err := os.Remove(f); err != nil {
-			return err
-		}
-	}
-	for _, p := range doc.Plots {
+	for _, p := range plots {
 		if err := os.WriteFile(filepath.Join(plotDir, p.Name), p.SVG, 0o644); err != nil {
 			return err
 		}
 	}
-	return os.WriteFile(out, doc.Markdown, 0o644)
+	if err := os.WriteFile(out, markdown, 0o644); err != nil {
+		return err
+	}
+	files, err := filepath.Glob(filepath.Join(plotDir, "*.svg"))
+	if err != nil {
+		return err
+	}
+	dir := filepath.Base(plotDir) + "/"
+	for _, f := range files {
+		if !bytes.Contains(markdown, []byte("]("+dir+filepath.Base(f)+")")) {
+			err = errors.Join(err, os.Remove(f))
+		}
+	}
+	return err
 }
 
 // writeDensity renders the density report in file (FILE[,FILE...]: the
@@ -185,27 +185,7 @@ func writeDensity(out, plotDir, file, command string, components []report.Compon
 		fmt.Fprintf(stderr, "report: %v\n", err)
 		return 1
 	}
-	if err := os.MkdirAll(plotDir, 0o755); err != nil {
-		fmt.Fprintf(stderr, "report: %v\n", err)
-		return 1
-	}
-	old, err := filepath.Glob(filepath.Join(plotDir, "*.svg"))
-	if err == nil {
-		for _, f := range old {
-			if report.IsDensityPlot(filepath.Base(f)) {
-				err = errors.Join(err, os.Remove(f))
-			}
-		}
-	}
-	for _, p := range plots {
-		if err == nil {
-			err = os.WriteFile(filepath.Join(plotDir, p.Name), p.SVG, 0o644)
-		}
-	}
-	if err == nil {
-		err = os.WriteFile(out, []byte(report.SpliceSection(doc, report.DensityTitle, section)), 0o644)
-	}
-	if err != nil {
+	if err := writeFiles(out, plotDir, []byte(report.SpliceSection(doc, report.DensityTitle, section)), plots); err != nil {
 		fmt.Fprintf(stderr, "report: %v\n", err)
 		return 1
 	}

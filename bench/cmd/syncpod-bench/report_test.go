@@ -55,7 +55,7 @@ func TestReportWritesTheDocumentAndItsPlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## The kubelet and syncpod side by side", "| kubelet | Kubernetes v1.37.2 |", "`make bench-versus`",
-		"](benchmarks/1-start-against-pods.svg)"} {
+		"](benchmarks/the-kubelet-and-syncpod-side-by-side-start-against-pods.svg)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("the document lacks %q:\n%s", want, md)
 		}
@@ -90,7 +90,7 @@ func TestReportWantsASection(t *testing.T) {
 // TestReportDensityReplacesOnlyItsSection: `report --density` puts the
 // density section into the document, keeping the rest of it and the
 // other sections' plots, replacing its own plots; a later full report
-// carries the density section and its plots over.
+// carries the density section, the other sections and their plots over.
 func TestReportDensityReplacesOnlyItsSection(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "benchmarks.md")
@@ -98,7 +98,7 @@ func TestReportDensityReplacesOnlyItsSection(t *testing.T) {
 	if err := os.MkdirAll(plots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	before := "# Benchmarks\n\nintro\n\n## The API-server path\n\ntable\n\n## Density\n\nan old run\n"
+	before := "# Benchmarks\n\nintro\n\n## The API-server path\n\ntable\n\n![api](benchmarks/2-api.svg)\n\n## Density\n\nan old run\n"
 	for name, body := range map[string]string{out: before, filepath.Join(plots, "2-api.svg"): "<svg/>", filepath.Join(plots, "density-old.svg"): "<svg/>"} {
 		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -125,7 +125,7 @@ func TestReportDensityReplacesOnlyItsSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(md)
-	if !strings.HasPrefix(doc, "# Benchmarks\n\nintro\n\n## The API-server path\n\ntable\n\n## Density\n") || strings.Contains(doc, "an old run") ||
+	if !strings.HasPrefix(doc, "# Benchmarks\n\nintro\n\n## The API-server path\n\ntable\n\n![api](benchmarks/2-api.svg)\n\n## Density\n") || strings.Contains(doc, "an old run") ||
 		!strings.Contains(doc, "| 4 pods at once → all running | 2.00 s | 1.00 s | 0.50× |") {
 		t.Errorf("the document:\n%s", doc)
 	}
@@ -154,11 +154,11 @@ func TestReportDensityReplacesOnlyItsSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if doc := string(md); !strings.Contains(doc, "## Idle\n") || strings.Contains(doc, "## The API-server path") ||
+	if doc := string(md); !strings.Contains(doc, "## Idle\n") || !strings.Contains(doc, "## The API-server path\n\ntable\n") ||
 		!strings.Contains(doc, "| 4 pods at once → all running | 2.00 s | 1.00 s | 0.50× |") {
 		t.Errorf("a full report after the density one:\n%s", doc)
 	}
-	if got := strings.Join(names(), " "); got != "density-all-running-against-pods.svg density-startup-latency.svg" {
-		t.Errorf("plots %s, want only the density ones kept", got)
+	if got := strings.Join(names(), " "); got != "2-api.svg density-all-running-against-pods.svg density-startup-latency.svg" {
+		t.Errorf("plots %s, want the carried sections' kept", got)
 	}
 }
