@@ -196,17 +196,23 @@ func TestDensityRows(t *testing.T) {
 	rows := DensityRows(rep)
 	noChurn := len(rows)
 	rep.ChurnSeconds, rep.ChurnRate = 300, 10
-	rep.Rounds[0].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.2, 0.4}, Created: 7, Failed: map[string]int{"OutOfpods": 4}, NotStarted: 1, CPUPercent: 30}
-	rep.Rounds[3].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.3}, Created: 1, CPUPercent: 50}
+	rep.Rounds[0].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.2, 0.4}, Created: 7, Failed: map[string]int{"OutOfpods": 4}, NotStarted: 1, CPUPercent: 30,
+		StatusAge: Sample{0.5, 2.5, 1}, RelistP99: 0.05, Relists: 300}
+	rep.Rounds[3].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.3}, Created: 1, CPUPercent: 50,
+		StatusAge: Sample{3, 0.1}, RelistP99: 0.1, Relists: 310}
 	churn := DensityRows(rep)
-	if len(churn) != noChurn+4 {
-		t.Fatalf("%d rows with a churn, want %d", len(churn), noChurn+4)
+	if len(churn) != noChurn+8 {
+		t.Fatalf("%d rows with a churn, want %d", len(churn), noChurn+8)
 	}
 	for i, w := range []string{
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pod startup SLI",
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pods failed by the node before they started",
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pods deleted before seen started",
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: agent CPU",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pod status age (the runtime's change → the API server's status shows it)",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: the oldest status age any pod had",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: PLEG relist p99 (its histogram bucket's upper bound)",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: PLEG relists",
 	} {
 		if r := churn[5+i]; r.Measure != w {
 			t.Errorf("churn row %d: %q, want %q", i, r.Measure, w)
@@ -226,6 +232,18 @@ func TestDensityRows(t *testing.T) {
 	}
 	if c := churn[8].Cell(1); c != "—" {
 		t.Errorf("churn CPU, syncpod (no churn): %q", c)
+	}
+	if c := churn[9].Cell(0); c != "1.00 s / 3.00 s / 3.00 s (n=5)" {
+		t.Errorf("status age, kubelet: %q, want both rounds' ages pooled", c)
+	}
+	if c := churn[10].Cell(0); c != "3.00 s (rounds 2.50 s, 3.00 s)" {
+		t.Errorf("oldest status age, kubelet: %q, want the largest of the rounds first", c)
+	}
+	if c := churn[11].Cell(0); c != "75 ms (rounds 50 ms, 100 ms)" {
+		t.Errorf("relist p99, kubelet: %q", c)
+	}
+	if c := churn[12].Cell(0); c != "305.00 relists" {
+		t.Errorf("relists, kubelet: %q", c)
 	}
 	want := []string{
 		"pod startup SLI, 100 pods created at 5 pods/s (created → all containers started, watched)",
@@ -393,8 +411,21 @@ func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 	srv := httptest.NewTLSServer(f)
 	defer srv.Close()
 	api := &APIServer{URL: srv.URL, Token: "tok", HTTP: srv.Client()}
+	// The kubelet's PLEG relists: one more of 20 ms at every scrape.
+	var scrapes int
+	var smu sync.Mutex
+	metrics := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		smu.Lock()
+		scrapes++
+		n := scrapes
+		smu.Unlock()
+		fmt.Fprintf(w, "%[2]s_bucket{le=\"0.025\"} %[1]d\n%[2]s_bucket{le=\"+Inf\"} %[1]d\n%[2]s_sum %[3]g\n%[2]s_count %[1]d\n",
+			n, KubeletRelistMetric, 0.02*float64(n))
+	}))
+	defer metrics.Close()
 	rep, err := api.Density(context.Background(),
-		DensitySide{Agent: "kubelet", Node: "nk", PIDs: []int{os.Getpid()}},
+		DensitySide{Agent: "kubelet", Node: "nk", PIDs: []int{os.Getpid()}, PLEGMetrics: metrics.URL, PLEGMetric: KubeletRelistMetric,
+			MetricsClient: metrics.Client()},
 		DensitySide{Agent: "syncpod", Node: "ns"},
 		DensityOptions{Rounds: 2, Pods: 4, Rate: 200, Bursts: []int{3, 5}, Idle: 20 * time.Millisecond,
 			Churn: 60 * time.Millisecond, ChurnRate: 100, Parallel: 2, Image: "busybox", Timeout: 10 * time.Second})
@@ -420,6 +451,11 @@ func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 		// are the ones deleted; what is left is deleted after it.
 		if c := r.Churn; c == nil || c.Pods != 5 || c.Created != 6 || len(c.Startup) != 6 || c.NotStarted != 0 || (c.CPUPercent < 0) {
 			t.Errorf("%s round %d churn: %+v", r.Agent, r.Round, r.Churn)
+		}
+		// The relists are those between the scrapes before and after
+		// the churn; only the kubelet's side has an endpoint.
+		if c := r.Churn; c != nil && (r.Agent == "kubelet") != (c.Relists == 1 && c.RelistP99 == 0.025) {
+			t.Errorf("%s round %d: %d relists, p99 %v", r.Agent, r.Round, c.Relists, c.RelistP99)
 		}
 		if (r.Idle != nil) != (r.Agent == "kubelet") {
 			t.Errorf("%s: idle %+v, want one only with processes to measure", r.Agent, r.Idle)
