@@ -137,9 +137,12 @@ type DensityChurn struct {
 	StatusAgeMissed int    `json:"status_age_missed,omitempty"`
 	// RelistP99 is the upper bound of the bucket of the PLEG's relist
 	// durations that holds their p99 over the churn, in seconds, of
-	// Relists relists (0 relists: not measured or none ran).
-	RelistP99 float64 `json:"relist_p99,omitempty"`
-	Relists   int     `json:"relists,omitempty"`
+	// Relists relists (0 relists: not measured or none ran); with
+	// RelistP99Beyond, the p99 is past the last finite bucket, whose
+	// bound RelistP99 then is.
+	RelistP99       float64 `json:"relist_p99,omitempty"`
+	RelistP99Beyond bool    `json:"relist_p99_beyond,omitempty"`
+	Relists         int     `json:"relists,omitempty"`
 }
 
 // DensityBurst is a number of pods created at once.
@@ -810,6 +813,9 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 		d := h1.sub(h0)
 		if c.Relists = int(d.count); c.Relists > 0 {
 			c.RelistP99 = d.quantileBound(0.99)
+			if math.IsInf(c.RelistP99, 1) && len(d.le) > 1 {
+				c.RelistP99, c.RelistP99Beyond = d.le[len(d.le)-2], true
+			}
 		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, o.Timeout)
@@ -1101,6 +1107,9 @@ func DensityRows(rep DensityReport) []DensityRow {
 		})
 		perRound(what+": PLEG relist p99 (its histogram bucket's upper bound)", func(r DensityRound) (float64, bool) {
 			c, ok := churn(r)
+			if c.RelistP99Beyond {
+				return math.Inf(1), ok && c.Relists > 0
+			}
 			return c.RelistP99, ok && c.Relists > 0
 		})
 		mean(what+": PLEG relists", "relists", func(r DensityRound) (float64, bool) {
@@ -1148,18 +1157,24 @@ func (r DensityRow) Cell(i int) string {
 		return "—"
 	}
 	v := r.Values[i]
+	dur := func(s float64) string {
+		if math.IsInf(s, 1) {
+			return "past the histogram's last bucket"
+		}
+		return fmtDur(s)
+	}
 	switch r.Kind {
 	case KindPercentiles:
-		return fmt.Sprintf("%s / %s / %s (n=%d)", fmtDur(v[0]), fmtDur(v[1]), fmtDur(v[2]), r.N[i])
+		return fmt.Sprintf("%s / %s / %s (n=%d)", dur(v[0]), dur(v[1]), dur(v[2]), r.N[i])
 	case KindRounds, KindMax:
 		if len(v) == 2 {
-			return fmtDur(v[0])
+			return dur(v[0])
 		}
 		each := make([]string, len(v)-1)
 		for j, x := range v[1:] {
-			each[j] = fmtDur(x)
+			each[j] = dur(x)
 		}
-		return fmt.Sprintf("%s (rounds %s)", fmtDur(v[0]), strings.Join(each, ", "))
+		return fmt.Sprintf("%s (rounds %s)", dur(v[0]), strings.Join(each, ", "))
 	}
 	return fmt.Sprintf("%.2f %s", v[0], r.Kind)
 }
@@ -1176,7 +1191,7 @@ func (r DensityRow) Ratio(a, b int) string {
 	}
 	parts := make([]string, n)
 	for i := range n {
-		if !(r.Values[a][i] > 0) {
+		if !(r.Values[a][i] > 0) || math.IsInf(r.Values[a][i], 0) || math.IsInf(r.Values[b][i], 0) {
 			return "—"
 		}
 		parts[i] = fmt.Sprintf("%.2f×", r.Values[b][i]/r.Values[a][i])

@@ -245,6 +245,19 @@ func TestDensityRows(t *testing.T) {
 	if c := churn[12].Cell(0); c != "305.00 relists" {
 		t.Errorf("relists, kubelet: %q", c)
 	}
+	// A p99 past the last finite bucket is said so, and has no ratio;
+	// the report stays JSON.
+	rep.Rounds[3].Churn.RelistP99, rep.Rounds[3].Churn.RelistP99Beyond = 10, true
+	if _, err := json.Marshal(rep); err != nil {
+		t.Fatal(err)
+	}
+	beyond := DensityRows(rep)[11]
+	if c := beyond.Cell(0); c != "past the histogram's last bucket (rounds 50 ms, past the histogram's last bucket)" {
+		t.Errorf("relist p99 beyond the buckets: %q", c)
+	}
+	if r := beyond.Ratio(1, 0); r != "—" {
+		t.Errorf("ratio with a p99 beyond the buckets: %q", r)
+	}
 	want := []string{
 		"pod startup SLI, 100 pods created at 5 pods/s (created → all containers started, watched)",
 		"110 pods at once → all running", "110 pods at once: pod startup SLI", "delete 110 pods → all gone",
