@@ -65,7 +65,7 @@
 #                   aside), each a table after this run's in the Density section
 #   DENSITY_SYNCPOD_NODE_ARGS
 #                   extra flags for syncpod-node in the density run (e.g.
-#                   --pod-status-qps 50 --pod-status-burst 100; default: none)
+#                   --pod-status-qps 10 --pod-status-burst 20; default: none)
 #   BENCH_SETTLE    seconds to wait at most, before each phase of the side-by-side
 #                   runs, for the 1-minute load average to fall below the number of
 #                   cores (default 120; 0 skips): the 50-pod rows leave a load of 30
