@@ -189,8 +189,8 @@ func New(opts Options) (*Syncer, error) {
 		}
 	}
 	s.workers = podworkers.New(s.timedSync, podworkers.Options{
-		Logger:   opts.Logger,
-		Observe:  m.observeSync,
+		Logger:        opts.Logger,
+		Observe:       m.observeSync,
 		Resync:        opts.ResyncPeriod,
 		MaxConcurrent: opts.MaxConcurrentSyncs,
 		OnResync:      func(uid string) { s.tl.Triggered(uid, timeline.SourceResync, time.Time{}) },
