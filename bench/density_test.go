@@ -65,6 +65,22 @@ func podEvent(typ, name, phase string, containers ...string) []byte {
 		typ, name, strings.Join(spec, ","), phase, strings.Join(st, ","))
 }
 
+// watchLine is one watch event line and when it arrived.
+type watchLine struct {
+	line []byte
+	at   time.Time
+}
+
+// observeAll feeds lines to tr in order.
+func observeAll(t *testing.T, tr *PodTracker, lines []watchLine) {
+	t.Helper()
+	for i, ev := range lines {
+		if err := tr.Observe(ev.line, ev.at); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+	}
+}
+
 // TestPodTrackerEndsTheSLIAtAllContainersStarted: a pod counts as started
 // at the first event that shows it Running with every container of its
 // spec running and started; Running with a container still waiting, not
@@ -75,10 +91,7 @@ func TestPodTrackerEndsTheSLIAtAllContainersStarted(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	tr := NewPodTracker()
-	for i, ev := range []struct {
-		line []byte
-		at   time.Time
-	}{
+	observeAll(t, tr, []watchLine{
 		{podEvent("ADDED", "a", "Pending", ""), at(1)},
 		{podEvent("MODIFIED", "a", "Pending", "waiting"), at(2)},
 		{podEvent("MODIFIED", "a", "Running", "running-unstarted"), at(3)},
@@ -93,11 +106,7 @@ func TestPodTrackerEndsTheSLIAtAllContainersStarted(t *testing.T) {
 		{podEvent("DELETED", "a", "Running", "running"), at(12)},
 		{[]byte(`{"type":"MODIFIED","object":{"metadata":{"name":"d"},"spec":{"containers":[{"name":"c0"}]},"status":{"phase":"Failed","reason":"OutOfpods"}}}`), at(13)},
 		{podEvent("MODIFIED", "a", "Failed", "waiting"), at(14)},
-	} {
-		if err := tr.Observe(ev.line, ev.at); err != nil {
-			t.Fatalf("event %d: %v", i, err)
-		}
-	}
+	})
 	if got, ok := tr.Started("a"); !ok || !got.Equal(at(4)) {
 		t.Errorf("a started at %v (%v), want %v: the first event with its container running and started", got, ok, at(4))
 	}
@@ -218,32 +227,23 @@ func TestDensityRows(t *testing.T) {
 			t.Errorf("churn row %d: %q, want %q", i, r.Measure, w)
 		}
 	}
-	if c := churn[5].Cell(0); c != "300 ms / 400 ms / 400 ms (n=3)" {
-		t.Errorf("churn startup, kubelet: %q", c)
-	}
-	if c := churn[6].Cell(0); c != "2.00 pods" {
-		t.Errorf("churn failed, kubelet: %q, want the mean of 4 and 0", c)
-	}
-	if c := churn[7].Cell(0); c != "0.50 pods" {
-		t.Errorf("churn not started, kubelet: %q, want the mean of 1 and 0", c)
-	}
-	if c := churn[8].Cell(0); c != "40.00 % of a core" {
-		t.Errorf("churn CPU, kubelet: %q", c)
-	}
-	if c := churn[8].Cell(1); c != "—" {
-		t.Errorf("churn CPU, syncpod (no churn): %q", c)
-	}
-	if c := churn[9].Cell(0); c != "1.00 s / 3.00 s / 3.00 s (n=5)" {
-		t.Errorf("status age, kubelet: %q, want both rounds' ages pooled", c)
-	}
-	if c := churn[10].Cell(0); c != "3.00 s (rounds 2.50 s, 3.00 s)" {
-		t.Errorf("oldest status age, kubelet: %q, want the largest of the rounds first", c)
-	}
-	if c := churn[11].Cell(0); c != "75 ms (rounds 50 ms, 100 ms)" {
-		t.Errorf("relist p99, kubelet: %q", c)
-	}
-	if c := churn[12].Cell(0); c != "305.00 relists" {
-		t.Errorf("relists, kubelet: %q", c)
+	for _, c := range []struct {
+		row, agent int
+		want, what string
+	}{
+		{5, 0, "300 ms / 400 ms / 400 ms (n=3)", "churn startup, kubelet"},
+		{6, 0, "2.00 pods", "churn failed, kubelet: the mean of 4 and 0"},
+		{7, 0, "0.50 pods", "churn not started, kubelet: the mean of 1 and 0"},
+		{8, 0, "40.00 % of a core", "churn CPU, kubelet"},
+		{8, 1, "—", "churn CPU, syncpod (no churn)"},
+		{9, 0, "1.00 s / 3.00 s / 3.00 s (n=5)", "status age, kubelet: both rounds' ages pooled"},
+		{10, 0, "3.00 s (rounds 2.50 s, 3.00 s)", "oldest status age, kubelet: the largest of the rounds first"},
+		{11, 0, "75 ms (rounds 50 ms, 100 ms)", "relist p99, kubelet"},
+		{12, 0, "305.00 relists", "relists, kubelet"},
+	} {
+		if got := churn[c.row].Cell(c.agent); got != c.want {
+			t.Errorf("%s: %q, want %q", c.what, got, c.want)
+		}
 	}
 	// A p99 past the last finite bucket is said so, and has no ratio;
 	// the report stays JSON.

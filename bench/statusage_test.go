@@ -20,10 +20,7 @@ func TestStatusAgesRunFromTheRuntimesChangeToTheWatch(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	tr := NewPodTracker()
-	for _, ev := range []struct {
-		line []byte
-		at   time.Time
-	}{
+	observeAll(t, tr, []watchLine{
 		{podEvent("ADDED", "a", "Pending", "waiting"), at(0)},
 		{podEvent("MODIFIED", "a", "Running", "running"), at(1500)},
 		{podEvent("MODIFIED", "a", "Running", "waiting"), at(5200)},
@@ -32,11 +29,7 @@ func TestStatusAgesRunFromTheRuntimesChangeToTheWatch(t *testing.T) {
 		{podEvent("DELETED", "b", "Pending", "waiting"), at(3000)},
 		{podEvent("ADDED", "c", "Running", "running"), at(900)},
 		{podEvent("ADDED", "d", "Running", "running"), at(100)},
-	} {
-		if err := tr.Observe(ev.line, ev.at); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	if got, ok := tr.Stopped("a"); !ok || !got.Equal(at(5200)) {
 		t.Errorf("a stopped at %v (%v), want the first event after its start with its container not running", got, ok)
 	}
