@@ -830,8 +830,10 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 		return c, queue, err
 	}
 	if truth != nil {
-		// Every change of the churn shown: the pods deleted are gone.
-		if _, err := w.WaitGone(wctx, deleted); err != nil {
+		// Every change of the churn shown: the pods deleted are gone. A
+		// node still deleting when the wait ends leaves its last exits
+		// uncounted rather than the run unreported.
+		if _, err := w.WaitGone(wctx, deleted); err != nil && ctx.Err() != nil {
 			return c, queue, err
 		}
 		c.StatusAge, c.StatusAgeMissed = w.statusAges(churned, deleted, truth)
