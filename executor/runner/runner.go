@@ -32,8 +32,9 @@ const DefaultLogDir = "/var/log/pods"
 // queues behind other pods' grace periods. With 16, a burst of 250 pods
 // on containerd 2.4 (2-core VM) started at a steady 4 a second, the
 // runtime's calls waiting on one another more than on the CPU; the
-// kubelet, all 250 in flight, reached 15 a second and ended 15 % sooner
-// (make bench-density, 2026-11-27).
+// kubelet, all 250 in flight, reached over 15 a second and had them all
+// running in 55 s against 63 s (make bench-density, 2026-11-27, one
+// round on a loaded machine).
 const DefaultMaxParallelPods = 64
 
 // DefaultSandboxStartSpacing is the least time between the starts of two
