@@ -68,6 +68,12 @@ type DensitySide struct {
 	Runtime *Runtime
 	// PIDs are its processes (the idle cost; none: no idle row).
 	PIDs []int
+	// PLEGMetrics is the Prometheus endpoint with its PLEG's relist
+	// duration histogram PLEGMetric (empty: no relist row), read through
+	// MetricsClient (nil: http.DefaultClient).
+	PLEGMetrics   string
+	PLEGMetric    string
+	MetricsClient *http.Client
 }
 
 // DensityReport is everything a density run measured, both agents.
@@ -125,6 +131,20 @@ type DensityChurn struct {
 	NotStarted int            `json:"not_started"`
 	// CPUPercent is the agent's CPU over the churn (without processes: 0).
 	CPUPercent float64 `json:"cpu_percent"`
+	// StatusAge is how far the API server's pod status was behind the
+	// runtime at each change over the churn (StatusAges), in seconds;
+	// StatusAgeMissed how many of the exits are the runtime look that
+	// no longer listed the container (at most StatusAgePoll late).
+	StatusAge       Sample `json:"status_age,omitempty"`
+	StatusAgeMissed int    `json:"status_age_missed,omitempty"`
+	// RelistP99 is the upper bound of the bucket of the PLEG's relist
+	// durations that holds their p99 over the churn, in seconds, of
+	// Relists relists (0 relists: not measured or none ran); with
+	// RelistP99Beyond, the p99 is past the last finite bucket, whose
+	// bound RelistP99 then is.
+	RelistP99       float64 `json:"relist_p99,omitempty"`
+	RelistP99Beyond bool    `json:"relist_p99_beyond,omitempty"`
+	Relists         int     `json:"relists,omitempty"`
 }
 
 // DensityBurst is a number of pods created at once.
@@ -220,11 +240,12 @@ func (p densityPod) allStarted() bool {
 }
 
 // PodTracker keeps, from a pod watch's events, when each pod was first
-// seen with all its containers started and when it was seen deleted.
-// It decides nothing else and reads no clock: the time of each event is
-// given.
+// seen with all its containers started, when first seen again with one no
+// longer running (stopped), and when it was seen deleted. It decides
+// nothing else and reads no clock: the time of each event is given.
 type PodTracker struct {
 	started map[string]time.Time
+	stopped map[string]time.Time
 	gone    map[string]time.Time
 	// failed is the reason of each pod seen Failed before it started
 	// (e.g. OutOfpods: the node refused it).
@@ -233,7 +254,7 @@ type PodTracker struct {
 
 // NewPodTracker returns an empty tracker.
 func NewPodTracker() *PodTracker {
-	return &PodTracker{started: map[string]time.Time{}, gone: map[string]time.Time{}, failed: map[string]string{}}
+	return &PodTracker{started: map[string]time.Time{}, stopped: map[string]time.Time{}, gone: map[string]time.Time{}, failed: map[string]string{}}
 }
 
 // Observe takes one watch event (a JSON line) received at at. An ERROR
@@ -258,8 +279,12 @@ func (t *PodTracker) Observe(line []byte, at time.Time) error {
 		}
 	case "ADDED", "MODIFIED":
 		_, started := t.started[name]
-		if !started && p.allStarted() {
+		all := p.allStarted()
+		if !started && all {
 			t.started[name] = at
+		}
+		if _, ok := t.stopped[name]; started && !ok && !all {
+			t.stopped[name] = at
 		}
 		if _, ok := t.failed[name]; !ok && !started && p.Status.Phase == "Failed" {
 			t.failed[name] = p.Status.Reason
@@ -272,6 +297,13 @@ func (t *PodTracker) Observe(line []byte, at time.Time) error {
 func (t *PodTracker) Failed(name string) (string, bool) {
 	r, ok := t.failed[name]
 	return r, ok
+}
+
+// Stopped is when pod name was first seen, after it started, with a
+// container no longer running.
+func (t *PodTracker) Stopped(name string) (time.Time, bool) {
+	at, ok := t.stopped[name]
+	return at, ok
 }
 
 // Started is when pod name was first seen started.
@@ -719,12 +751,24 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 	n := int(o.Churn.Seconds() * o.ChurnRate)
 	var mu sync.Mutex
 	created := make(map[string]time.Time, n)
-	var churned []string
+	var churned, deleted []string
 	var before int64
 	var err error
 	if len(s.PIDs) > 0 {
 		if before, err = cpuTicks(s.PIDs); err != nil {
 			return c, queue, err
+		}
+	}
+	var truth *RuntimeTruth
+	if s.Runtime != nil {
+		tctx, stop := context.WithCancel(ctx)
+		defer stop()
+		truth = s.Runtime.FollowTruth(tctx, tag+"-", StatusAgePoll)
+	}
+	var h0 histogram
+	if s.PLEGMetrics != "" {
+		if h0, err = scrapeHistogramWith(ctx, s.metricsClient(), s.PLEGMetrics, s.PLEGMetric); err != nil {
+			return c, queue, fmt.Errorf("the PLEG's relists: %w", err)
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -737,7 +781,7 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 		name := fmt.Sprintf("%s-c-%d", tag, i)
 		old := queue[0]
 		queue = append(queue[1:], name)
-		churned = append(churned, name)
+		churned, deleted = append(churned, name), append(deleted, old)
 		g.Go(func() error {
 			at := time.Now()
 			mu.Lock()
@@ -767,6 +811,19 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 		}
 		c.CPUPercent = CPUPercent(after-before, time.Since(t0))
 	}
+	if s.PLEGMetrics != "" {
+		h1, err := scrapeHistogramWith(ctx, s.metricsClient(), s.PLEGMetrics, s.PLEGMetric)
+		if err != nil {
+			return c, queue, fmt.Errorf("the PLEG's relists: %w", err)
+		}
+		d := h1.sub(h0)
+		if c.Relists = int(d.count); c.Relists > 0 {
+			c.RelistP99 = d.quantileBound(0.99)
+			if math.IsInf(c.RelistP99, 1) && len(d.le) > 1 {
+				c.RelistP99, c.RelistP99Beyond = d.le[len(d.le)-2], true
+			}
+		}
+	}
 	wctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	var left []string
@@ -777,6 +834,15 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 	}
 	if err := w.WaitSettled(wctx, left); err != nil {
 		return c, queue, err
+	}
+	if truth != nil {
+		// Every change of the churn shown: the pods deleted are gone. A
+		// node still deleting when the wait ends leaves its last exits
+		// uncounted rather than the run unreported.
+		if _, err := w.WaitGone(wctx, deleted); err != nil && ctx.Err() != nil {
+			return c, queue, err
+		}
+		c.StatusAge, c.StatusAgeMissed = w.statusAges(churned, deleted, truth)
 	}
 	started, failed := w.StartedOf(churned)
 	c.Created = len(churned)
@@ -793,6 +859,33 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 		}
 	}
 	return c, queue, nil
+}
+
+// metricsClient is the client the PLEG's metrics are read through.
+func (s DensitySide) metricsClient() *http.Client {
+	if s.MetricsClient != nil {
+		return s.MetricsClient
+	}
+	return http.DefaultClient
+}
+
+// statusAges are the status ages (StatusAges) of the churn: the starts
+// of the pods it created and the exits of those and of the pods it
+// deleted, with how many exits were taken at the look that missed them.
+func (w *PodWatch) statusAges(churned, deleted []string, truth *RuntimeTruth) (Sample, int) {
+	started, finished, missed := truth.Times()
+	starts := make(map[string]time.Time, len(churned))
+	for _, n := range churned {
+		if at, ok := started[n]; ok {
+			starts[n] = at
+		}
+	}
+	names := slices.Concat(churned, deleted)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return StatusAges(names, starts, finished, w.tracker), missed
 }
 
 // idleCost waits settle, then samples the CPU time of pids over window
@@ -862,6 +955,8 @@ type DensityRow struct {
 const (
 	KindPercentiles = "percentiles"
 	KindRounds      = "rounds"
+	// KindMax reads as KindRounds with the largest of the rounds first.
+	KindMax = "max"
 )
 
 // DensityPercentiles are the startup rows' quantiles.
@@ -897,8 +992,8 @@ func DensityRows(rep DensityReport) []DensityRow {
 			rows = append(rows, row)
 		}
 	}
-	perRound := func(measure string, get func(DensityRound) (float64, bool)) {
-		row := DensityRow{Measure: measure, Kind: KindRounds}
+	rounds := func(measure, kind string, get func(DensityRound) (float64, bool)) {
+		row := DensityRow{Measure: measure, Kind: kind}
 		any := false
 		for _, a := range rep.Agents {
 			var each Sample
@@ -910,7 +1005,11 @@ func DensityRows(rep DensityReport) []DensityRow {
 			var v []float64
 			if len(each) > 0 {
 				any = true
-				v = append([]float64{each.Median()}, each...)
+				first := each.Median()
+				if kind == KindMax {
+					first = slices.Max(each)
+				}
+				v = append([]float64{first}, each...)
 			}
 			row.Values, row.N = append(row.Values, v), append(row.N, len(each))
 		}
@@ -918,6 +1017,7 @@ func DensityRows(rep DensityReport) []DensityRow {
 			rows = append(rows, row)
 		}
 	}
+	perRound := func(measure string, get func(DensityRound) (float64, bool)) { rounds(measure, KindRounds, get) }
 	mean := func(measure, unit string, get func(DensityRound) (float64, bool)) {
 		row := DensityRow{Measure: measure, Kind: unit}
 		any := false
@@ -1002,6 +1102,28 @@ func DensityRows(rep DensityReport) []DensityRow {
 			c, ok := churn(r)
 			return c.CPUPercent, ok && c.CPUPercent > 0
 		})
+		pooled(what+": pod status age (the runtime's change → the API server's status shows it)", func(r DensityRound) (Sample, bool) {
+			c, ok := churn(r)
+			return c.StatusAge, ok && len(c.StatusAge) > 0
+		})
+		rounds(what+": the oldest status age any pod had", KindMax, func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			if !ok || len(c.StatusAge) == 0 {
+				return 0, false
+			}
+			return slices.Max(c.StatusAge), true
+		})
+		perRound(what+": PLEG relist p99 (its histogram bucket's upper bound)", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			if c.RelistP99Beyond {
+				return math.Inf(1), ok && c.Relists > 0
+			}
+			return c.RelistP99, ok && c.Relists > 0
+		})
+		mean(what+": PLEG relists", "relists", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			return float64(c.Relists), ok && c.Relists > 0
+		})
 	}
 	idle := func(r DensityRound) (DensityIdle, bool) {
 		if r.Idle == nil {
@@ -1043,18 +1165,24 @@ func (r DensityRow) Cell(i int) string {
 		return "—"
 	}
 	v := r.Values[i]
+	dur := func(s float64) string {
+		if math.IsInf(s, 1) {
+			return "past the histogram's last bucket"
+		}
+		return fmtDur(s)
+	}
 	switch r.Kind {
 	case KindPercentiles:
-		return fmt.Sprintf("%s / %s / %s (n=%d)", fmtDur(v[0]), fmtDur(v[1]), fmtDur(v[2]), r.N[i])
-	case KindRounds:
+		return fmt.Sprintf("%s / %s / %s (n=%d)", dur(v[0]), dur(v[1]), dur(v[2]), r.N[i])
+	case KindRounds, KindMax:
 		if len(v) == 2 {
-			return fmtDur(v[0])
+			return dur(v[0])
 		}
 		each := make([]string, len(v)-1)
 		for j, x := range v[1:] {
-			each[j] = fmtDur(x)
+			each[j] = dur(x)
 		}
-		return fmt.Sprintf("%s (rounds %s)", fmtDur(v[0]), strings.Join(each, ", "))
+		return fmt.Sprintf("%s (rounds %s)", dur(v[0]), strings.Join(each, ", "))
 	}
 	return fmt.Sprintf("%.2f %s", v[0], r.Kind)
 }
@@ -1071,7 +1199,7 @@ func (r DensityRow) Ratio(a, b int) string {
 	}
 	parts := make([]string, n)
 	for i := range n {
-		if !(r.Values[a][i] > 0) {
+		if !(r.Values[a][i] > 0) || math.IsInf(r.Values[a][i], 0) || math.IsInf(r.Values[b][i], 0) {
 			return "—"
 		}
 		parts[i] = fmt.Sprintf("%.2f×", r.Values[b][i]/r.Values[a][i])

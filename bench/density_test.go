@@ -65,6 +65,22 @@ func podEvent(typ, name, phase string, containers ...string) []byte {
 		typ, name, strings.Join(spec, ","), phase, strings.Join(st, ","))
 }
 
+// watchLine is one watch event line and when it arrived.
+type watchLine struct {
+	line []byte
+	at   time.Time
+}
+
+// observeAll feeds lines to tr in order.
+func observeAll(t *testing.T, tr *PodTracker, lines []watchLine) {
+	t.Helper()
+	for i, ev := range lines {
+		if err := tr.Observe(ev.line, ev.at); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+	}
+}
+
 // TestPodTrackerEndsTheSLIAtAllContainersStarted: a pod counts as started
 // at the first event that shows it Running with every container of its
 // spec running and started; Running with a container still waiting, not
@@ -75,10 +91,7 @@ func TestPodTrackerEndsTheSLIAtAllContainersStarted(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	tr := NewPodTracker()
-	for i, ev := range []struct {
-		line []byte
-		at   time.Time
-	}{
+	observeAll(t, tr, []watchLine{
 		{podEvent("ADDED", "a", "Pending", ""), at(1)},
 		{podEvent("MODIFIED", "a", "Pending", "waiting"), at(2)},
 		{podEvent("MODIFIED", "a", "Running", "running-unstarted"), at(3)},
@@ -93,11 +106,7 @@ func TestPodTrackerEndsTheSLIAtAllContainersStarted(t *testing.T) {
 		{podEvent("DELETED", "a", "Running", "running"), at(12)},
 		{[]byte(`{"type":"MODIFIED","object":{"metadata":{"name":"d"},"spec":{"containers":[{"name":"c0"}]},"status":{"phase":"Failed","reason":"OutOfpods"}}}`), at(13)},
 		{podEvent("MODIFIED", "a", "Failed", "waiting"), at(14)},
-	} {
-		if err := tr.Observe(ev.line, ev.at); err != nil {
-			t.Fatalf("event %d: %v", i, err)
-		}
-	}
+	})
 	if got, ok := tr.Started("a"); !ok || !got.Equal(at(4)) {
 		t.Errorf("a started at %v (%v), want %v: the first event with its container running and started", got, ok, at(4))
 	}
@@ -196,36 +205,58 @@ func TestDensityRows(t *testing.T) {
 	rows := DensityRows(rep)
 	noChurn := len(rows)
 	rep.ChurnSeconds, rep.ChurnRate = 300, 10
-	rep.Rounds[0].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.2, 0.4}, Created: 7, Failed: map[string]int{"OutOfpods": 4}, NotStarted: 1, CPUPercent: 30}
-	rep.Rounds[3].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.3}, Created: 1, CPUPercent: 50}
+	rep.Rounds[0].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.2, 0.4}, Created: 7, Failed: map[string]int{"OutOfpods": 4}, NotStarted: 1, CPUPercent: 30,
+		StatusAge: Sample{0.5, 2.5, 1}, RelistP99: 0.05, Relists: 300}
+	rep.Rounds[3].Churn = &DensityChurn{Pods: 250, Startup: Sample{0.3}, Created: 1, CPUPercent: 50,
+		StatusAge: Sample{3, 0.1}, RelistP99: 0.1, Relists: 310}
 	churn := DensityRows(rep)
-	if len(churn) != noChurn+4 {
-		t.Fatalf("%d rows with a churn, want %d", len(churn), noChurn+4)
+	if len(churn) != noChurn+8 {
+		t.Fatalf("%d rows with a churn, want %d", len(churn), noChurn+8)
 	}
 	for i, w := range []string{
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pod startup SLI",
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pods failed by the node before they started",
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pods deleted before seen started",
 		"churn at 250 pods, 10 pods/s created and deleted for 300 s: agent CPU",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: pod status age (the runtime's change → the API server's status shows it)",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: the oldest status age any pod had",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: PLEG relist p99 (its histogram bucket's upper bound)",
+		"churn at 250 pods, 10 pods/s created and deleted for 300 s: PLEG relists",
 	} {
 		if r := churn[5+i]; r.Measure != w {
 			t.Errorf("churn row %d: %q, want %q", i, r.Measure, w)
 		}
 	}
-	if c := churn[5].Cell(0); c != "300 ms / 400 ms / 400 ms (n=3)" {
-		t.Errorf("churn startup, kubelet: %q", c)
+	for _, c := range []struct {
+		row, agent int
+		want, what string
+	}{
+		{5, 0, "300 ms / 400 ms / 400 ms (n=3)", "churn startup, kubelet"},
+		{6, 0, "2.00 pods", "churn failed, kubelet: the mean of 4 and 0"},
+		{7, 0, "0.50 pods", "churn not started, kubelet: the mean of 1 and 0"},
+		{8, 0, "40.00 % of a core", "churn CPU, kubelet"},
+		{8, 1, "—", "churn CPU, syncpod (no churn)"},
+		{9, 0, "1.00 s / 3.00 s / 3.00 s (n=5)", "status age, kubelet: both rounds' ages pooled"},
+		{10, 0, "3.00 s (rounds 2.50 s, 3.00 s)", "oldest status age, kubelet: the largest of the rounds first"},
+		{11, 0, "75 ms (rounds 50 ms, 100 ms)", "relist p99, kubelet"},
+		{12, 0, "305.00 relists", "relists, kubelet"},
+	} {
+		if got := churn[c.row].Cell(c.agent); got != c.want {
+			t.Errorf("%s: %q, want %q", c.what, got, c.want)
+		}
 	}
-	if c := churn[6].Cell(0); c != "2.00 pods" {
-		t.Errorf("churn failed, kubelet: %q, want the mean of 4 and 0", c)
+	// A p99 past the last finite bucket is said so, and has no ratio;
+	// the report stays JSON.
+	rep.Rounds[3].Churn.RelistP99, rep.Rounds[3].Churn.RelistP99Beyond = 10, true
+	if _, err := json.Marshal(rep); err != nil {
+		t.Fatal(err)
 	}
-	if c := churn[7].Cell(0); c != "0.50 pods" {
-		t.Errorf("churn not started, kubelet: %q, want the mean of 1 and 0", c)
+	beyond := DensityRows(rep)[11]
+	if c := beyond.Cell(0); c != "past the histogram's last bucket (rounds 50 ms, past the histogram's last bucket)" {
+		t.Errorf("relist p99 beyond the buckets: %q", c)
 	}
-	if c := churn[8].Cell(0); c != "40.00 % of a core" {
-		t.Errorf("churn CPU, kubelet: %q", c)
-	}
-	if c := churn[8].Cell(1); c != "—" {
-		t.Errorf("churn CPU, syncpod (no churn): %q", c)
+	if r := beyond.Ratio(1, 0); r != "—" {
+		t.Errorf("ratio with a p99 beyond the buckets: %q", r)
 	}
 	want := []string{
 		"pod startup SLI, 100 pods created at 5 pods/s (created → all containers started, watched)",
@@ -393,8 +424,21 @@ func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 	srv := httptest.NewTLSServer(f)
 	defer srv.Close()
 	api := &APIServer{URL: srv.URL, Token: "tok", HTTP: srv.Client()}
+	// The kubelet's PLEG relists: one more of 20 ms at every scrape.
+	var scrapes int
+	var smu sync.Mutex
+	metrics := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		smu.Lock()
+		scrapes++
+		n := scrapes
+		smu.Unlock()
+		fmt.Fprintf(w, "%[2]s_bucket{le=\"0.025\"} %[1]d\n%[2]s_bucket{le=\"+Inf\"} %[1]d\n%[2]s_sum %[3]g\n%[2]s_count %[1]d\n",
+			n, KubeletRelistMetric, 0.02*float64(n))
+	}))
+	defer metrics.Close()
 	rep, err := api.Density(context.Background(),
-		DensitySide{Agent: "kubelet", Node: "nk", PIDs: []int{os.Getpid()}},
+		DensitySide{Agent: "kubelet", Node: "nk", PIDs: []int{os.Getpid()}, PLEGMetrics: metrics.URL, PLEGMetric: KubeletRelistMetric,
+			MetricsClient: metrics.Client()},
 		DensitySide{Agent: "syncpod", Node: "ns"},
 		DensityOptions{Rounds: 2, Pods: 4, Rate: 200, Bursts: []int{3, 5}, Idle: 20 * time.Millisecond,
 			Churn: 60 * time.Millisecond, ChurnRate: 100, Parallel: 2, Image: "busybox", Timeout: 10 * time.Second})
@@ -420,6 +464,11 @@ func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 		// are the ones deleted; what is left is deleted after it.
 		if c := r.Churn; c == nil || c.Pods != 5 || c.Created != 6 || len(c.Startup) != 6 || c.NotStarted != 0 || (c.CPUPercent < 0) {
 			t.Errorf("%s round %d churn: %+v", r.Agent, r.Round, r.Churn)
+		}
+		// The relists are those between the scrapes before and after
+		// the churn; only the kubelet's side has an endpoint.
+		if c := r.Churn; c != nil && (r.Agent == "kubelet") != (c.Relists == 1 && c.RelistP99 == 0.025) {
+			t.Errorf("%s round %d: %d relists, p99 %v", r.Agent, r.Round, c.Relists, c.RelistP99)
 		}
 		if (r.Idle != nil) != (r.Agent == "kubelet") {
 			t.Errorf("%s: idle %+v, want one only with processes to measure", r.Agent, r.Idle)

@@ -16,6 +16,9 @@ import (
 // RelistMetric is the PLEG's relist duration histogram.
 const RelistMetric = "syncpod_pleg_relist_duration_seconds"
 
+// KubeletRelistMetric is the kubelet's (its generic PLEG's relists).
+const KubeletRelistMetric = "kubelet_pleg_relist_duration_seconds"
+
 // scale asks for o.Scale pods at once (on crisim in simulated mode: no
 // processes, so thousands fit), waits until all run, then, idle, samples
 // the agent's CPU and memory and the PLEG's relists over o.Idle (from its
@@ -122,11 +125,17 @@ func (h histogram) quantileBound(q float64) float64 {
 
 // scrapeHistogram reads histogram name from a Prometheus text endpoint.
 func scrapeHistogram(ctx context.Context, url, name string) (histogram, error) {
+	return scrapeHistogramWith(ctx, http.DefaultClient, url, name)
+}
+
+// scrapeHistogramWith is scrapeHistogram through client (e.g. one that
+// accepts the kubelet's self-signed serving certificate).
+func scrapeHistogramWith(ctx context.Context, client *http.Client, url, name string) (histogram, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return histogram{}, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return histogram{}, err
 	}

@@ -51,8 +51,8 @@ type Options struct {
 	// nodeStatusReportFrequency: the Lease is the heartbeat); a readiness
 	// or pressure change is posted at once.
 	StatusUpdateFrequency time.Duration
-	// StatusQPS and StatusBurst bound the pod status writes (default 10
-	// and 20 per second).
+	// StatusQPS and StatusBurst bound the pod status patches (default
+	// DefaultStatusQPS and DefaultStatusBurst).
 	StatusQPS   float64
 	StatusBurst int
 	// Workers is the number of pod sync and status workers each (default 4).
@@ -64,6 +64,16 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
+
+// DefaultStatusQPS and DefaultStatusBurst bound the pod status patches by
+// default: the kubelet's own API client's defaults (its kubeAPIQPS and
+// kubeAPIBurst), which are all that bound its status manager's writes. A
+// tighter bucket held a burst of 250 pods' statuses back: two writes a
+// pod (created, running) at 10 a second are 50 s of writes.
+const (
+	DefaultStatusQPS   = 50
+	DefaultStatusBurst = 100
+)
 
 // Agent is the node agent. Build it with New; Run does the work.
 type Agent struct {
@@ -129,10 +139,10 @@ func New(o Options) (*Agent, error) {
 		o.StatusUpdateFrequency = 5 * time.Minute
 	}
 	if o.StatusQPS <= 0 {
-		o.StatusQPS = 10
+		o.StatusQPS = DefaultStatusQPS
 	}
 	if o.StatusBurst <= 0 {
-		o.StatusBurst = 20
+		o.StatusBurst = DefaultStatusBurst
 	}
 	if o.Workers <= 0 {
 		o.Workers = 4

@@ -46,9 +46,9 @@ type statusWriter struct {
 	patch  func(ctx context.Context, namespace, name string, patch []byte) (*corev1.Pod, error)
 	hostIP string
 	queue  workqueue.TypedRateLimitingInterface[string]
-	// limiter bounds the writes per second (nil: unbounded). A worker
-	// waits on it before it reads the pod's newest status, so whatever
-	// arrives meanwhile is part of the same write.
+	// limiter bounds the patches per second (nil: unbounded). A worker
+	// that has a patch to send waits on it, then reads the pod's newest
+	// status, so whatever arrives meanwhile is part of the same write.
 	limiter *rate.Limiter
 	logger  *slog.Logger
 	m       *metrics
@@ -144,38 +144,21 @@ func (w *statusWriter) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
+	// Only a patch takes a token of the bucket: a status already written,
+	// or of a pod gone, costs none. The wait comes before the newest
+	// status is read again, so whatever arrives meanwhile is part of the
+	// same write.
+	if _, _, _, ok, err := w.prepare(key, ns, name); err != nil || !ok {
+		return err
+	}
 	if w.limiter != nil {
 		if err := w.limiter.Wait(ctx); err != nil {
 			return err
 		}
 	}
-	w.mu.Lock()
-	src, ok := w.pending[key]
-	base := w.written[key]
-	w.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	cur, err := w.get(ns, name)
-	if apierrors.IsNotFound(err) {
-		w.Forget(key, src.uid)
-		return nil
-	}
-	if err != nil {
+	src, cur, want, ok, err := w.prepare(key, ns, name)
+	if err != nil || !ok {
 		return err
-	}
-	if cur.UID != src.uid {
-		// Another incarnation: this status is of a pod that is gone.
-		w.Forget(key, src.uid)
-		return nil
-	}
-	if base != nil && base.UID == cur.UID && newerThan(base.ResourceVersion, cur.ResourceVersion) {
-		cur = base
-	}
-	want := w.desired(src, cur)
-	if apiequality.Semantic.DeepEqual(cur.Status, want) {
-		w.m.statusWrites.WithLabelValues("unchanged").Inc()
-		return nil
 	}
 	patch, err := statusPatch(cur.UID, cur.Status, want)
 	if err != nil {
@@ -195,6 +178,43 @@ func (w *statusWriter) sync(ctx context.Context, key string) error {
 	w.written[key] = got
 	w.mu.Unlock()
 	return nil
+}
+
+// prepare is what a write of pod key's newest status starts from: that
+// status, the API server's copy and the status wanted; ok false when
+// there is nothing to write: no status pending, the pod gone or another
+// incarnation (its status forgotten), or the copy already as wanted
+// (counted unchanged).
+func (w *statusWriter) prepare(key, ns, name string) (src statusSource, cur *corev1.Pod, want corev1.PodStatus, ok bool, err error) {
+	w.mu.Lock()
+	src, ok = w.pending[key]
+	base := w.written[key]
+	w.mu.Unlock()
+	if !ok {
+		return src, nil, want, false, nil
+	}
+	cur, err = w.get(ns, name)
+	if apierrors.IsNotFound(err) {
+		w.Forget(key, src.uid)
+		return src, nil, want, false, nil
+	}
+	if err != nil {
+		return src, nil, want, false, err
+	}
+	if cur.UID != src.uid {
+		// Another incarnation: this status is of a pod that is gone.
+		w.Forget(key, src.uid)
+		return src, nil, want, false, nil
+	}
+	if base != nil && base.UID == cur.UID && newerThan(base.ResourceVersion, cur.ResourceVersion) {
+		cur = base
+	}
+	want = w.desired(src, cur)
+	if apiequality.Semantic.DeepEqual(cur.Status, want) {
+		w.m.statusWrites.WithLabelValues("unchanged").Inc()
+		return src, cur, want, false, nil
+	}
+	return src, cur, want, true, nil
 }
 
 // newerThan compares resource versions as numbers (etcd revisions); an

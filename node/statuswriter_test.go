@@ -184,6 +184,38 @@ func TestStatusWriterSkipsAnUnchangedStatus(t *testing.T) {
 	}
 }
 
+// TestStatusWriterSpendsTheBucketOnPatchesOnly: a status already written
+// and one of another incarnation send nothing and take no token; each
+// patch takes one (here the bucket holds one and never refills, so the
+// second patch is refused by it).
+func TestStatusWriterSpendsTheBucketOnPatchesOnly(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	api := &fakeAPI{pod: kp, rv: 1}
+	w, m := newTestWriter(t, api)
+	w.limiter = rate.NewLimiter(0, 1)
+	// A deadline, however far: the bucket then refuses at once a wait it
+	// could never end.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
+	for i := range 3 {
+		if err := w.sync(ctx, "team/web"); err != nil {
+			t.Fatalf("sync %d: %v, want the first patch and then nothing to send", i, err)
+		}
+	}
+	w.Set("team/web", statusSource{uid: types.UID("an-older-uid"), planner: restarts(5)})
+	if err := w.sync(ctx, "team/web"); err != nil {
+		t.Fatalf("another incarnation: %v, want nothing sent", err)
+	}
+	if len(api.patches) != 1 || testutil.ToFloat64(m.statusWrites.WithLabelValues("unchanged")) != 2 {
+		t.Fatalf("%d patches, %v unchanged; want 1 and 2", len(api.patches), testutil.ToFloat64(m.statusWrites.WithLabelValues("unchanged")))
+	}
+	w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(2)})
+	if err := w.sync(ctx, "team/web"); err == nil || len(api.patches) != 1 {
+		t.Errorf("a second patch with the bucket empty: %v, %d patches; want it held by the bucket", err, len(api.patches))
+	}
+}
+
 // TestStatusWriterReportsTheObservedGeneration. A status of a
 // known API generation is written with it as status.observedGeneration and
 // on the node's conditions; a status whose generation is not known (of an

@@ -73,7 +73,17 @@ func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []C
 	if rep.ChurnSeconds > 0 {
 		fmt.Fprintf(b, "The **churn** runs once the last burst's pods run: every %s s a pod is created and the oldest one deleted, for %g s; "+
 			"its rows are the created pods' startup latencies, how many the node failed before they started (refused) and how many others were deleted before seen started, and the agent's CPU over it; "+
-			"the last burst's deletion comes after it, of the pods then running.\n\n", fmt.Sprintf("%.3g", 1/rep.ChurnRate), rep.ChurnSeconds)
+			"the last burst's deletion comes after it, of the pods then running. "+
+			"Both nodes' `--max-pods` have room for 30 s of churned pods beyond the last burst (a deleted pod counts until the node has taken its deletion in). "+
+			"A pod's **status age** is how far the API server's status of it was behind the runtime: for each churned pod, from its container's start "+
+			"(the runtime's own `startedAt`) to the first watch event showing the pod started (or, for one never shown started, showing it stopped or deleted); "+
+			"for each pod deleted during the churn (the burst's and churned ones), from its container's exit (the runtime's `finishedAt`, looked for every %g s; "+
+			"a container removed between two looks counts as exited at the look that missed it) to the first event showing a container no longer running, or the pod deleted; "+
+			"*the oldest status age any pod had* is the largest of those, the largest of the rounds first. "+
+			"The **PLEG relist p99** is the upper bound of the bucket holding the 99th percentile of the relists' durations over the churn, "+
+			"from each agent's own histogram (the kubelet's `kubelet_pleg_relist_duration_seconds`, syncpod's `syncpod_pleg_relist_duration_seconds`), "+
+			"with how many relists that was: the kubelet relists every second, syncpod's PLEG follows the runtime's events and relists only as a safety net.\n\n",
+			fmt.Sprintf("%.3g", 1/rep.ChurnRate), rep.ChurnSeconds, bench.StatusAgePoll.Seconds())
 	}
 	n := rounds(rep)
 	var sizes []string

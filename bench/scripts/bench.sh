@@ -69,7 +69,7 @@
 #                   (the four in one syncpod-all process)
 #   DENSITY_SYNCPOD_NODE_ARGS
 #                   extra flags for syncpod-node in the density run (e.g.
-#                   --pod-status-qps 50 --pod-status-burst 100; default: none)
+#                   --pod-status-qps 10 --pod-status-burst 20; default: none)
 #   BENCH_SETTLE    seconds to wait at most, before each phase of the side-by-side
 #                   runs, for the 1-minute load average to fall below the number of
 #                   cores (default 120; 0 skips): the 50-pod rows leave a load of 30
@@ -537,8 +537,17 @@ start_syncpod_api_all() { # SOCK DIR PORTS NODE [FLAGS...]: as start_syncpod_api
 # runtime, the density rows alternating (syncpod-bench measure-density);
 # then the document's Density section.
 bench_density() {
-	local bursts=${DENSITY_BURSTS:-110,250} maxpods=110 n d=$B/syncpod-density
+	local bursts=${DENSITY_BURSTS:-110,250} maxpods=110 n d=$B/syncpod-density churn=${DENSITY_CHURN:-0} rate=${DENSITY_CHURN_RATE:-10}
 	for n in ${bursts//,/ }; do ((n + 10 > maxpods)) && maxpods=$((n + 10)); done
+	# A churn adds pods on top of the last burst's while as many are being
+	# deleted: the kubelet counts a deleted pod until its sync loop has
+	# taken the deletion in, and refused churned pods (OutOfpods) with room
+	# for 10 more. Room for 30 s of created pods on both nodes.
+	if [[ $churn != 0 && $churn != 0s ]]; then
+		n=${bursts##*,}
+		n=$((n + 10 + $(awk -v r="$rate" 'BEGIN { printf "%d", r * 30 + 0.999 }')))
+		((n > maxpods)) && maxpods=$n
+	fi
 	apiserver_up
 	runtime_up
 	runtime2_up
@@ -559,7 +568,8 @@ bench_density() {
 		--image "$BUSYBOX" --kubelet-node bench-kubelet --kubelet-cri-endpoint "unix://$SOCK" --kubelet-pids "$KUBELET_PID" \
 		--syncpod-node bench-syncpod --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-pids "$SYNCPOD_PIDS" \
 		--pods "${DENSITY_PODS:-100}" --rate "${DENSITY_RATE:-5}" --bursts "$bursts" --rounds "${DENSITY_ROUNDS:-2}" \
-		--idle "${DENSITY_IDLE:-30s}" --churn "${DENSITY_CHURN:-0}" --churn-rate "${DENSITY_CHURN_RATE:-10}" --out "$B"/density.json ||
+		--idle "${DENSITY_IDLE:-30s}" --churn "$churn" --churn-rate "$rate" --out "$B"/density.json \
+		--kubelet-metrics https://127.0.0.1:19350/metrics --syncpod-pleg-metrics http://127.0.0.1:19403/metrics ||
 		{ log "logs: $B/kubelet/kubelet.log, $d/node.log"; tail -n 20 "$B"/kubelet/kubelet.log "$d"/node.log >&2; return 1; }
 	stop_procs
 	runtime_down

@@ -23,8 +23,9 @@ type Options struct {
 	ErrorBackoffInitial time.Duration
 	// ErrorBackoffMax caps the retry delay (default 1 min).
 	ErrorBackoffMax time.Duration
-	// MaxConcurrent bounds syncs running at once across pods (default 16);
-	// a sync leaves the bound early with Slot.Release.
+	// MaxConcurrent bounds syncs running at once across pods (default
+	// DefaultMaxConcurrent); a sync leaves the bound early with
+	// Slot.Release.
 	MaxConcurrent int
 	// Logger receives sync errors. Default: discard.
 	Logger *slog.Logger
@@ -43,6 +44,11 @@ type Options struct {
 	OnResync func(uid string)
 }
 
+// DefaultMaxConcurrent is the default bound of syncs running at once, as
+// many as the executor creates and starts pods at once (its
+// DefaultMaxParallelPods, which says why so many).
+const DefaultMaxConcurrent = 64
+
 func (o *Options) defaults() {
 	if o.ErrorBackoffInitial <= 0 {
 		o.ErrorBackoffInitial = time.Second
@@ -51,7 +57,7 @@ func (o *Options) defaults() {
 		o.ErrorBackoffMax = max(time.Minute, o.ErrorBackoffInitial)
 	}
 	if o.MaxConcurrent <= 0 {
-		o.MaxConcurrent = 16
+		o.MaxConcurrent = DefaultMaxConcurrent
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

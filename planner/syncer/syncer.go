@@ -57,6 +57,11 @@ type Options struct {
 	// sandbox) to end a slow one, rather than the planner abandoning
 	// work the executor is still doing.
 	ApplyTimeout time.Duration
+	// MaxConcurrentSyncs bounds the pod syncs running at once (default
+	// podworkers.DefaultMaxConcurrent): a sync that starts containers
+	// leaves the bound once its call to the executor returned, a kill at
+	// once.
+	MaxConcurrentSyncs int
 	// Logger; default discard.
 	Logger *slog.Logger
 	// Registerer receives the sync loop's metrics; nil registers nothing.
@@ -184,10 +189,11 @@ func New(opts Options) (*Syncer, error) {
 		}
 	}
 	s.workers = podworkers.New(s.timedSync, podworkers.Options{
-		Logger:   opts.Logger,
-		Observe:  m.observeSync,
-		Resync:   opts.ResyncPeriod,
-		OnResync: func(uid string) { s.tl.Triggered(uid, timeline.SourceResync, time.Time{}) },
+		Logger:        opts.Logger,
+		Observe:       m.observeSync,
+		Resync:        opts.ResyncPeriod,
+		MaxConcurrent: opts.MaxConcurrentSyncs,
+		OnResync:      func(uid string) { s.tl.Triggered(uid, timeline.SourceResync, time.Time{}) },
 	})
 	s.probes = prober.New(prober.Options{
 		Exec:        opts.Executor,

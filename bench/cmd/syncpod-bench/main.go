@@ -27,12 +27,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -316,6 +318,8 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	sNode := fs.String("syncpod-node", "", "syncpod's node name")
 	sEndpoint := fs.String("syncpod-cri-endpoint", "", "syncpod's runtime (unix:///...)")
 	sPIDs := fs.String("syncpod-pids", "", "comma-separated pids of syncpod's processes (node agent, planner, executor, PLEG)")
+	kMetrics := fs.String("kubelet-metrics", "", "the kubelet's /metrics URL (https on loopback, its certificate not checked): the PLEG relist row of the churn")
+	sMetrics := fs.String("syncpod-pleg-metrics", "", "syncpod's PLEG's /metrics URL: the PLEG relist row of the churn")
 	rounds := fs.Int("rounds", 2, "rounds (each agent's turn: the paced pods, then each burst)")
 	pods := fs.Int("pods", 100, "pods created at --rate (0: no throughput row)")
 	rate := fs.Float64("rate", 5, "pods created per second")
@@ -395,6 +399,16 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		log.Error("cannot connect", "err", err)
 		return 1
+	}
+	if *kMetrics != "" {
+		// The kubelet serves its metrics with a certificate it signed
+		// itself; the address is the loopback one the script gave it.
+		ks.PLEGMetrics, ks.PLEGMetric = *kMetrics, bench.KubeletRelistMetric
+		ks.MetricsClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	}
+	if *sMetrics != "" {
+		ss.PLEGMetrics, ss.PLEGMetric = *sMetrics, bench.RelistMetric
 	}
 	rep, err := api.Density(ctx, ks, ss, bench.DensityOptions{Rounds: *rounds, Pods: *pods, Rate: *rate, Bursts: burstList,
 		Idle: *idle, IdleSettle: *idleSettle, Churn: *churn, ChurnRate: *churnRate, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})

@@ -9,7 +9,7 @@
 //	--backoff-initial    first crash-loop delay (default 10s)
 //	--backoff-max        largest crash-loop delay, 1s..300s (default 300s)
 //	--backoff-reduced    use the reduced 1s/60s curve (explicit initial/max win)
-//	--max-parallel-pods  pods created and started at once (default 16; stopping is not bounded)
+//	--max-parallel-pods  pods created and started at once (default 64; stopping is not bounded)
 //	--sandbox-start-spacing least time between two RunPodSandbox calls' starts (default 4ms; 0: all at once)
 //	--cri-timeout        timeout of each CRI call (default 2m)
 //	--image-pull-timeout timeout of an image pull (default 10m)

@@ -53,3 +53,18 @@ func TestBadEvictionFlagsExitTwo(t *testing.T) {
 		t.Errorf("the database was created despite bad flags")
 	}
 }
+
+// A bound of no syncs at all exits 2 naming the flag, before the database
+// is opened.
+func TestNoConcurrentSyncsExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"--data-dir", dir, "--listen", "unix://" + filepath.Join(dir, "p.sock"), "--metrics-listen=",
+		"--max-concurrent-syncs", "0"}, func(string) string { return "" }, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "--max-concurrent-syncs") {
+		t.Fatalf("exit %d, stderr %s; want 2 naming --max-concurrent-syncs", code, errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "planner.db")); err == nil {
+		t.Errorf("the database was created despite a bad flag")
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/syncpod/syncpod/planner/logind"
 	"github.com/syncpod/syncpod/planner/manifest"
 	"github.com/syncpod/syncpod/planner/nodeshutdown"
+	"github.com/syncpod/syncpod/planner/podworkers"
 	"github.com/syncpod/syncpod/planner/service"
 	"github.com/syncpod/syncpod/planner/static"
 	"github.com/syncpod/syncpod/planner/store"
@@ -65,6 +66,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 	allocCPU := fs.String("allocatable-cpu", "", "CPU the node offers its pods (a Kubernetes quantity, e.g. 3 or 3500m), against which an in-place resize is admitted, deferred or found infeasible; empty means every CPU of the machine, as the node agent reports its allocatable; 0 admits every resize")
 	allocMemory := fs.String("allocatable-memory", "", "memory the node offers its pods (a Kubernetes quantity, e.g. 6Gi), as --allocatable-cpu; empty means the machine's MemTotal")
 	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG but ApplyActions (--apply-timeout)")
+	maxSyncs := fs.Int("max-concurrent-syncs", podworkers.DefaultMaxConcurrent, "pod syncs running at once (as many as the executor's --max-parallel-pods: a sync that starts containers holds its place until the executor's pass ends)")
 	applyTimeout := fs.Duration("apply-timeout", syncer.DefaultApplyTimeout, "bound of an ApplyActions call to the executor (a kill adds the pod's grace period): as long as the executor's own bounds of an image pull and a runtime call, so that a slow pass on a loaded node is not abandoned and redone")
 	shutdownGrace := fs.Duration("shutdown-grace-period", 0, "graceful node shutdown: the time the node's pods are given to stop, regular pods first (the kubelet's shutdownGracePeriod; whole seconds, 0 disables)")
 	shutdownCritical := fs.Duration("shutdown-grace-period-critical-pods", 0, "the part of --shutdown-grace-period kept for critical pods (priority 2000000000 and above), ended last (the kubelet's shutdownGracePeriodCriticalPods)")
@@ -88,6 +90,10 @@ func Run(ctx context.Context, env daemon.Env) int {
 	}
 	if err != nil {
 		logger.Error("bad eviction flags", "err", err)
+		return 2
+	}
+	if *maxSyncs < 1 {
+		logger.Error("--max-concurrent-syncs: must be at least 1")
 		return 2
 	}
 	if *imageFsDir == "" {
@@ -160,6 +166,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 		HousekeepingPeriod:  *housekeeping,
 		RPCTimeout:          *rpcTimeout,
 		ApplyTimeout:        *applyTimeout,
+		MaxConcurrentSyncs:  *maxSyncs,
 		Logger:              logger,
 		Registerer:          reg,
 		Timeline:            timelines,
