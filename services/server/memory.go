@@ -124,25 +124,30 @@ func (m *memReleaser) tick() bool {
 	return true
 }
 
-// processHeap runs one memReleaser for the whole process, however many
-// Servers run in it (syncpod-all runs hundreds): the heap is the
-// process's, so one look every releaseEvery serves them all, where one
-// each would read the same numbers and collect the same heap once per
-// server. The first Server to run starts it and the last to stop ends it.
-// It is the one piece of state the Servers of a process share.
-var processHeap struct {
+// heapShare runs one memReleaser for all the Servers of a process,
+// however many (syncpod-all runs hundreds): the heap is the process's, so
+// one look every releaseEvery serves them all, where one each would read
+// the same numbers and collect the same heap once per server. The first
+// Server to run starts it and the last to stop ends it.
+type heapShare struct {
 	sync.Mutex
 	users int
 	stop  context.CancelFunc
 }
 
+// processHeap is the process's heapShare, the one piece of state the
+// Servers of a process share.
+var processHeap heapShare
+
 // shareMemReleaser makes sure the process's memReleaser runs (logging to
 // log when this call starts it) until the returned func has been called
 // as often as shareMemReleaser.
-func shareMemReleaser(log *slog.Logger) (done func()) {
-	processHeap.Lock()
-	defer processHeap.Unlock()
-	if processHeap.users == 0 {
+func shareMemReleaser(log *slog.Logger) (done func()) { return processHeap.share(log) }
+
+func (h *heapShare) share(log *slog.Logger) (done func()) {
+	h.Lock()
+	defer h.Unlock()
+	if h.users == 0 {
 		ctx, cancel := context.WithCancel(context.Background())
 		stopped := make(chan struct{})
 		mem := newMemReleaser(log)
@@ -150,17 +155,17 @@ func shareMemReleaser(log *slog.Logger) (done func()) {
 			defer close(stopped)
 			periodic.Run(ctx, releaseEvery, func() { mem.tick() })
 		}()
-		processHeap.stop = func() { cancel(); <-stopped }
+		h.stop = func() { cancel(); <-stopped }
 	}
-	processHeap.users++
+	h.users++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			processHeap.Lock()
-			defer processHeap.Unlock()
-			if processHeap.users--; processHeap.users == 0 {
-				processHeap.stop()
-				processHeap.stop = nil
+			h.Lock()
+			defer h.Unlock()
+			if h.users--; h.users == 0 {
+				h.stop()
+				h.stop = nil
 			}
 		})
 	}
