@@ -67,19 +67,13 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		<-r.Context().Done()
 	case r.Method == http.MethodPost && r.URL.Path == base:
-		var pod struct {
-			Metadata struct{ Name string } `json:"metadata"`
-			Spec     struct {
-				NodeName string `json:"nodeName"`
-			} `json:"spec"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&pod); err != nil || pod.Spec.NodeName == "" {
-			http.Error(w, "bad pod", http.StatusBadRequest)
+		name, node, ok := readBoundPod(w, r)
+		if !ok {
 			return
 		}
-		f.pods[pod.Metadata.Name] = true
-		f.order = append(f.order, pod.Spec.NodeName)
-		if ch, ok := f.created[pod.Metadata.Name]; ok {
+		f.pods[name] = true
+		f.order = append(f.order, node)
+		if ch, ok := f.created[name]; ok {
 			close(ch)
 		}
 		w.WriteHeader(http.StatusCreated)
@@ -241,4 +235,20 @@ func TestWriteClusterPKIIssuesNodeCredentials(t *testing.T) {
 	if _, err := cert("apiserver-kubelet-client.crt").Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		t.Errorf("apiserver-kubelet-client.crt as a client: %v", err)
 	}
+}
+
+// readBoundPod reads the pod a fake API server is asked to create: its
+// name and node, or a 400 answered when it is not bound to a node.
+func readBoundPod(w http.ResponseWriter, r *http.Request) (name, node string, ok bool) {
+	var pod struct {
+		Metadata struct{ Name string } `json:"metadata"`
+		Spec     struct {
+			NodeName string `json:"nodeName"`
+		} `json:"spec"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&pod); err != nil || pod.Spec.NodeName == "" {
+		http.Error(w, "bad pod", http.StatusBadRequest)
+		return "", "", false
+	}
+	return pod.Metadata.Name, pod.Spec.NodeName, true
 }

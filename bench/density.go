@@ -195,10 +195,12 @@ func DensityPod(name, node, image, tag string) map[string]any {
 	return p
 }
 
-// densityPod is what a watch event's pod is read for.
-type densityPod struct {
+// watchedPod is what the density and scale runs read of a watch event's
+// pod.
+type watchedPod struct {
 	Metadata struct {
-		Name string `json:"name"`
+		Name            string `json:"name"`
+		ResourceVersion string `json:"resourceVersion"`
 	} `json:"metadata"`
 	Spec struct {
 		Containers []struct {
@@ -220,7 +222,7 @@ type densityPod struct {
 
 // allStarted says the pod-startup SLI's end: the pod Running and every
 // container of its spec reported running and started.
-func (p densityPod) allStarted() bool {
+func (p watchedPod) allStarted() bool {
 	if p.Status.Phase != "Running" || len(p.Spec.Containers) == 0 {
 		return false
 	}
@@ -267,7 +269,7 @@ func (t *PodTracker) Observe(line []byte, at time.Time) error {
 	if ev.Type == "ERROR" {
 		return fmt.Errorf("watch error: %s", ev.Object)
 	}
-	var p densityPod
+	var p watchedPod
 	if err := json.Unmarshal(ev.Object, &p); err != nil {
 		return fmt.Errorf("watch event %s: %w", ev.Type, err)
 	}

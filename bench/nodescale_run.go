@@ -66,41 +66,6 @@ func ScalePod(name, node, image string) map[string]any {
 	}
 }
 
-// scalePod is the part of a pod a watch event is read for.
-type scalePod struct {
-	Metadata struct {
-		Name            string `json:"name"`
-		ResourceVersion string `json:"resourceVersion"`
-	} `json:"metadata"`
-	Spec struct {
-		Containers []struct {
-			Name string `json:"name"`
-		} `json:"containers"`
-	} `json:"spec"`
-	Status struct {
-		Phase             string `json:"phase"`
-		ContainerStatuses []struct {
-			State struct {
-				Running *struct{} `json:"running"`
-			} `json:"state"`
-		} `json:"containerStatuses"`
-	} `json:"status"`
-}
-
-// StartedRunning says whether p is Running with every container of its
-// spec running: upstream's pod startup SLI's end.
-func (p *scalePod) StartedRunning() bool {
-	if p.Status.Phase != "Running" || len(p.Status.ContainerStatuses) < len(p.Spec.Containers) {
-		return false
-	}
-	for _, c := range p.Status.ContainerStatuses {
-		if c.State.Running == nil {
-			return false
-		}
-	}
-	return true
-}
-
 // podTimes are what the watch and the driver saw of one pod.
 type podTimes struct {
 	created, running, deleteSent, gone time.Time
@@ -188,7 +153,7 @@ func (a *APIServer) followOnce(ctx context.Context, w *scaleWatch, rv string) (s
 			}
 			return last, fmt.Errorf("watch error: %s", ev.Object)
 		}
-		var p scalePod
+		var p watchedPod
 		if err := json.Unmarshal(ev.Object, &p); err != nil {
 			return last, fmt.Errorf("watch event %s: %w", ev.Type, err)
 		}
@@ -200,7 +165,7 @@ func (a *APIServer) followOnce(ctx context.Context, w *scaleWatch, rv string) (s
 			if t.gone.IsZero() {
 				t.gone = now
 			}
-		case t.running.IsZero() && p.StartedRunning():
+		case t.running.IsZero() && p.allStarted():
 			t.running = now
 		}
 		w.mu.Unlock()

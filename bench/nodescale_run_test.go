@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -64,21 +63,15 @@ func (f *fakeScaleAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case r.Method == http.MethodPost && r.URL.Path == pods:
-		var pod struct {
-			Metadata struct{ Name string } `json:"metadata"`
-			Spec     struct {
-				NodeName string `json:"nodeName"`
-			} `json:"spec"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&pod); err != nil || pod.Spec.NodeName == "" {
-			http.Error(w, "bad pod", http.StatusBadRequest)
+		name, node, ok := readBoundPod(w, r)
+		if !ok {
 			return
 		}
 		f.mu.Lock()
-		f.pods[pod.Metadata.Name] = true
-		f.perNode[pod.Spec.NodeName]++
-		f.event("ADDED", pod.Metadata.Name, "Pending", false)
-		f.event("MODIFIED", pod.Metadata.Name, "Running", true)
+		f.pods[name] = true
+		f.perNode[node]++
+		f.event("ADDED", name, "Pending", false)
+		f.event("MODIFIED", name, "Running", true)
 		f.mu.Unlock()
 		w.WriteHeader(http.StatusCreated)
 		_, _ = io.WriteString(w, "{}")

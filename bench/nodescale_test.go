@@ -277,24 +277,29 @@ func TestPercentiles(t *testing.T) {
 	}
 }
 
-func TestStartedRunning(t *testing.T) {
+// TestAllStarted: the pod startup SLI's end, for the density and scale
+// runs alike: Running, every container of the spec running and started.
+func TestAllStarted(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		pod  string
 		want bool
 	}{
-		{"running, container running", `{"spec":{"containers":[{"name":"main"}]},"status":{"phase":"Running","containerStatuses":[{"state":{"running":{"startedAt":"x"}}}]}}`, true},
-		{"pending", `{"spec":{"containers":[{"name":"main"}]},"status":{"phase":"Pending","containerStatuses":[{"state":{"running":{}}}]}}`, false},
+		{"running, container running", `{"spec":{"containers":[{"name":"main"}]},"status":{"phase":"Running","containerStatuses":[{"name":"main","started":true,"state":{"running":{"startedAt":"x"}}}]}}`, true},
+		{"running, started not reported", `{"spec":{"containers":[{"name":"main"}]},"status":{"phase":"Running","containerStatuses":[{"name":"main","state":{"running":{}}}]}}`, true},
+		{"running, not started yet", `{"spec":{"containers":[{"name":"main"}]},"status":{"phase":"Running","containerStatuses":[{"name":"main","started":false,"state":{"running":{}}}]}}`, false},
+		{"pending", `{"spec":{"containers":[{"name":"main"}]},"status":{"phase":"Pending","containerStatuses":[{"name":"main","state":{"running":{}}}]}}`, false},
 		{"running, no status yet", `{"spec":{"containers":[{"name":"main"}]},"status":{"phase":"Running"}}`, false},
-		{"running, one of two waiting", `{"spec":{"containers":[{"name":"a"},{"name":"b"}]},"status":{"phase":"Running","containerStatuses":[{"state":{"running":{}}},{"state":{"waiting":{}}}]}}`, false},
+		{"running, one of two waiting", `{"spec":{"containers":[{"name":"a"},{"name":"b"}]},"status":{"phase":"Running","containerStatuses":[{"name":"a","state":{"running":{}}},{"name":"b","state":{"waiting":{}}}]}}`, false},
+		{"another container's status", `{"spec":{"containers":[{"name":"a"}]},"status":{"phase":"Running","containerStatuses":[{"name":"b","state":{"running":{}}}]}}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var p scalePod
+			var p watchedPod
 			if err := json.Unmarshal([]byte(tc.pod), &p); err != nil {
 				t.Fatal(err)
 			}
-			if got := p.StartedRunning(); got != tc.want {
-				t.Errorf("StartedRunning = %v, want %v", got, tc.want)
+			if got := p.allStarted(); got != tc.want {
+				t.Errorf("allStarted = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -351,14 +351,9 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "measure-density: --pods and --churn must not be negative; --rate, --rounds, --parallel and --churn-rate must be positive; a churn needs a burst")
 		return 2
 	}
-	kp, err := parsePIDs(*kPIDs)
+	kp, sp, err := parseAgentPIDs(*kPIDs, *sPIDs)
 	if err != nil {
-		fmt.Fprintf(stderr, "--kubelet-pids: %v\n", err)
-		return 2
-	}
-	sp, err := parsePIDs(*sPIDs)
-	if err != nil {
-		fmt.Fprintf(stderr, "--syncpod-pids: %v\n", err)
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -460,14 +455,9 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "versus: --kubelet-cri-endpoint, --kubelet-manifest-dir, --syncpod-cri-endpoint, --syncpod-manifest-dir, --out-kubelet and --out-syncpod are required")
 		return 2
 	}
-	kp, err := parsePIDs(*kPIDs)
+	kp, sp, err := parseAgentPIDs(*kPIDs, *sPIDs)
 	if err != nil {
-		fmt.Fprintf(stderr, "--kubelet-pids: %v\n", err)
-		return 2
-	}
-	sp, err := parsePIDs(*sPIDs)
-	if err != nil {
-		fmt.Fprintf(stderr, "--syncpod-pids: %v\n", err)
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -592,6 +582,18 @@ func splitList(list string) []string {
 }
 
 // parsePIDs reads a comma-separated list of process ids.
+// parseAgentPIDs parses the two agents' --kubelet-pids and --syncpod-pids;
+// the error names the flag.
+func parseAgentPIDs(kubelet, syncpod string) (kp, sp []int, err error) {
+	if kp, err = parsePIDs(kubelet); err != nil {
+		return nil, nil, fmt.Errorf("--kubelet-pids: %w", err)
+	}
+	if sp, err = parsePIDs(syncpod); err != nil {
+		return nil, nil, fmt.Errorf("--syncpod-pids: %w", err)
+	}
+	return kp, sp, nil
+}
+
 func parsePIDs(list string) ([]int, error) {
 	var pids []int
 	for _, p := range strings.Split(list, ",") {
