@@ -18,12 +18,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/syncpod/syncpod/services/daemon"
-	"github.com/syncpod/syncpod/services/daemon/crisimd"
-	"github.com/syncpod/syncpod/services/daemon/executord"
-	"github.com/syncpod/syncpod/services/daemon/noded"
-	"github.com/syncpod/syncpod/services/daemon/plannerd"
-	"github.com/syncpod/syncpod/services/daemon/plegd"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon/crisimd"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon/executord"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon/noded"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon/plannerd"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon/plegd"
 	"github.com/syncpod/syncpod/services/server"
 )
 

@@ -9,8 +9,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/syncpod/syncpod/services/daemon"
-	"github.com/syncpod/syncpod/services/daemon/crisimd"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon/crisimd"
 )
 
 func main() {

@@ -29,8 +29,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/syncpod/syncpod/services/daemon"
-	"github.com/syncpod/syncpod/services/daemon/executord"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon/executord"
 )
 
 func main() {

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/syncpod/syncpod/services/daemon"
-	"github.com/syncpod/syncpod/services/daemon/noded"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon/noded"
 )
 
 func main() {

@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/syncpod/syncpod/services/daemon"
-	"github.com/syncpod/syncpod/services/daemon/plannerd"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon/plannerd"
 )
 
 func main() {

@@ -34,7 +34,7 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"github.com/syncpod/syncpod/services/daemon"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
 	"github.com/syncpod/syncpod/services/server"
 )
 

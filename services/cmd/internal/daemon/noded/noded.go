@@ -22,7 +22,7 @@ import (
 	"github.com/syncpod/syncpod/node"
 	"github.com/syncpod/syncpod/node/nodestats"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
-	"github.com/syncpod/syncpod/services/daemon"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
 	"github.com/syncpod/syncpod/services/server"
 )
 

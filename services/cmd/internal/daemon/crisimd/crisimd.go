@@ -21,7 +21,7 @@ import (
 
 	"github.com/syncpod/syncpod/cri/crisim"
 	"github.com/syncpod/syncpod/cri/listcodec"
-	"github.com/syncpod/syncpod/services/daemon"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
 	"github.com/syncpod/syncpod/services/server"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/syncpod/syncpod/pleg/service"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"github.com/syncpod/syncpod/services/daemon"
+	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
 	"github.com/syncpod/syncpod/services/server"
 )
 
