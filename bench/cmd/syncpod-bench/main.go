@@ -407,23 +407,7 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	rep, err := api.Density(ctx, ks, ss, bench.DensityOptions{Rounds: *rounds, Pods: *pods, Rate: *rate, Bursts: burstList,
 		Idle: *idle, IdleSettle: *idleSettle, Churn: *churn, ChurnRate: *churnRate, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})
-	b, merr := json.MarshalIndent(rep, "", "  ")
-	if merr == nil {
-		if *out == "" {
-			_, merr = fmt.Println(string(b))
-		} else {
-			merr = os.WriteFile(*out, b, 0o644)
-		}
-	}
-	if merr != nil {
-		log.Error("cannot write the report", "err", merr)
-		return 1
-	}
-	if err != nil {
-		log.Error("run failed", "err", err)
-		return 1
-	}
-	return 0
+	return finish(log, err, reportFile{rep, *out})
 }
 
 // versus runs bench.Versus: the kubelet (static pods in its manifest
@@ -494,7 +478,7 @@ func versus(ctx context.Context, args []string, stderr io.Writer) int {
 
 // reportFile is a report and where it goes (empty: stdout).
 type reportFile struct {
-	rep bench.Report
+	rep any
 	out string
 }
 
@@ -503,7 +487,7 @@ type reportFile struct {
 // (runErr) failed.
 func finish(log *slog.Logger, runErr error, reports ...reportFile) int {
 	for _, r := range reports {
-		if err := writeReport(r.rep, r.out); err != nil {
+		if err := writeJSON(r.rep, r.out); err != nil {
 			log.Error("cannot write the report", "err", err)
 			return 1
 		}
@@ -534,20 +518,6 @@ func readJSON[T any](files []string) ([]T, error) {
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// writeReport writes a JSON report to the file out, or to stdout when out
-// is empty.
-func writeReport(rep bench.Report, out string) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if out == "" {
-		_, err = fmt.Println(string(b))
-		return err
-	}
-	return os.WriteFile(out, b, 0o644)
 }
 
 // followEvents has the waits for pods to start, stop and go look at rt on

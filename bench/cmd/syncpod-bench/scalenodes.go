@@ -75,15 +75,7 @@ func scaleNodes(ctx context.Context, args []string, stderr io.Writer) int {
 		Side: *side, Version: *version, Nodes: nodes, NodesStarted: started, PodsPerNode: *perNode, CreateRate: *rate,
 		Settle: *settle, Idle: *idle, Image: *image, AuditLog: *audit, Timeout: *timeout, SampleEvery: *every, Logger: log,
 	})
-	if werr := writeJSON(rep, *out); werr != nil {
-		log.Error("cannot write the report", "err", werr)
-		return 1
-	}
-	if err != nil {
-		log.Error("run failed", "err", err)
-		return 1
-	}
-	return 0
+	return finish(log, err, reportFile{rep, *out})
 }
 
 // scaleTable is `syncpod-bench scale-table FILE...`: the Markdown tables
