@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -71,4 +72,24 @@ func ReadPIDs(t testing.TB, path string, timeout time.Duration) []int {
 		t.Fatalf("%s lists no PIDs", path)
 	}
 	return pids
+}
+
+// Buffer is a bytes.Buffer that a process's (or goroutine's) output may
+// be written to while the test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String is what was written so far.
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/godbus/dbus/v5"
 	"github.com/godbus/dbus/v5/prop"
 	"golang.org/x/sys/unix"
+
+	"github.com/syncpod/syncpod/internal/proctest"
 )
 
 // envRequireDBus, "1" (set by make as root and in CI, where the set-up
@@ -250,24 +252,6 @@ func held(t *testing.T, logind *fakeLogind, l inhibitLock) {
 	}
 }
 
-// syncBuffer is a log the test reads while Run writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // eventually waits for cond, failing the test with what after a while.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -293,7 +277,7 @@ func TestRunOnARealBus(t *testing.T) {
 	logind := serveLogind(t, addr, 30*time.Second)
 	t.Setenv("DBUS_SYSTEM_BUS_ADDRESS", addr)
 
-	var logs syncBuffer
+	var logs proctest.Buffer
 	shutdownStarted, finishShutdown := make(chan struct{}), make(chan struct{})
 	var finish sync.Once
 	finished := func() { finish.Do(func() { close(finishShutdown) }) }

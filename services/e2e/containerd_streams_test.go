@@ -14,6 +14,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/syncpod/syncpod/cri/critest/containerdtest"
+	"github.com/syncpod/syncpod/internal/proctest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/ctl"
@@ -74,7 +75,7 @@ func TestStreamsOnContainerd(t *testing.T) {
 	}
 
 	// attach shows the ticking container's output until we leave.
-	var aout, aerr syncBuffer
+	var aout, aerr proctest.Buffer
 	actx, acancel := context.WithTimeout(context.Background(), time.Minute)
 	defer acancel()
 	adone := make(chan int, 1)
@@ -92,7 +93,7 @@ func TestStreamsOnContainerd(t *testing.T) {
 	// attach -i to a container reading stdin: the lines go in, the
 	// answers come back; the session ends once its input is closed
 	// (stdinOnce) and Ctrl-C leaves.
-	var rout, rerr syncBuffer
+	var rout, rerr proctest.Buffer
 	rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
 	defer rcancel()
 	rdone := make(chan int, 1)
@@ -111,7 +112,7 @@ func TestStreamsOnContainerd(t *testing.T) {
 	}
 
 	// port-forward to the httpd on a loopback port.
-	var pout, perr syncBuffer
+	var pout, perr proctest.Buffer
 	pctx, pcancel := context.WithTimeout(context.Background(), time.Minute)
 	defer pcancel()
 	pdone := make(chan int, 1)
@@ -159,7 +160,7 @@ func TestStreamsOnContainerd(t *testing.T) {
 
 	// logs -f follows the ticking container until it is killed (the pod
 	// is deleted), every line once, in order.
-	var fout, ferr syncBuffer
+	var fout, ferr proctest.Buffer
 	fctx, fcancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer fcancel()
 	fdone := make(chan int, 1)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/syncpod/syncpod/internal/proctest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/ctl"
@@ -19,7 +20,7 @@ import (
 // runCtl runs syncpodctl against the node with the given standard input.
 func (n *node) runCtl(stdin any, args ...string) (int, string, string) {
 	n.t.Helper()
-	var out, errOut syncBuffer
+	var out, errOut proctest.Buffer
 	env := ctl.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
 	switch in := stdin.(type) {
 	case string:
@@ -107,7 +108,7 @@ func TestExecOnCrisim(t *testing.T) {
 	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 30, Cols: 90}); err != nil {
 		t.Fatal(err)
 	}
-	var rout, rerr syncBuffer
+	var rout, rerr proctest.Buffer
 	rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
 	defer rcancel()
 	rdone := make(chan int, 1)
@@ -151,7 +152,7 @@ func TestExecOnCrisim(t *testing.T) {
 	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 33, Cols: 99}); err != nil {
 		t.Fatal(err)
 	}
-	var aout, aerr syncBuffer
+	var aout, aerr proctest.Buffer
 	actx, acancel := context.WithTimeout(context.Background(), time.Minute)
 	defer acancel()
 	adone := make(chan int, 1)

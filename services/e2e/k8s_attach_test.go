@@ -12,6 +12,8 @@ import (
 	"github.com/creack/pty"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/syncpod/syncpod/internal/proctest"
 )
 
 // k8sStdinPodYAML is a pod bound to node whose one container, created
@@ -83,7 +85,7 @@ func checkKubectlAttach(t *testing.T, cp *controlPlane, n *k8sNode) {
 			t.Fatal(err)
 		}
 		defer ptmx.Close()
-		var screen syncBuffer
+		var screen proctest.Buffer
 		go func() {
 			buf := make([]byte, 4096)
 			for {
@@ -164,7 +166,7 @@ func checkKubectlAttach(t *testing.T, cp *controlPlane, n *k8sNode) {
 		waitRunning(t, "attach-pipe")
 		cmd := kubectlCmd(cp, "attach", "-i", "attach-pipe")
 		cmd.Stdin = strings.NewReader("one\ntwo\n")
-		var stdout, stderr syncBuffer
+		var stdout, stderr proctest.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := runWithin(cmd, 60*time.Second); err != nil {
 			t.Fatalf("kubectl attach -i: %v\nstdout %q\nstderr %q", err, stdout.String(), stderr.String())
@@ -189,7 +191,7 @@ func checkKubectlAttach(t *testing.T, cp *controlPlane, n *k8sNode) {
 		cmd := kubectlCmd(cp, "run", "attach-run", "-i", "--rm", "--restart=Never", "--image=busybox:1.36",
 			"--overrides="+overrides, "--pod-running-timeout=60s", "--command", "--", "sh", "-c", `read l; echo "got $l"; exit 5`)
 		cmd.Stdin = strings.NewReader("hi\n")
-		var out syncBuffer
+		var out proctest.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := runWithin(cmd, 90*time.Second)
 		var ee *exec.ExitError

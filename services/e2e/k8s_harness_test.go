@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/syncpod/syncpod/internal/proctest"
 	nodeagent "github.com/syncpod/syncpod/node"
 )
 
@@ -58,13 +59,13 @@ type controlPlane struct {
 type bgProc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *proctest.Buffer
 	done chan struct{}
 }
 
 func startBG(t *testing.T, name string, cmd *exec.Cmd) *bgProc {
 	t.Helper()
-	p := &bgProc{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	p := &bgProc{name: name, cmd: cmd, out: &proctest.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

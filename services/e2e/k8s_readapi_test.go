@@ -20,6 +20,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/syncpod/syncpod/internal/proctest"
 )
 
 // TestKubernetesLogsAndExecThroughTheAPIServer: kubectl logs, logs -f,
@@ -201,7 +203,7 @@ func TestKubernetesLogsAndExecThroughTheAPIServer(t *testing.T) {
 		return p.Status.Phase == corev1.PodRunning, podSummary(p)
 	})
 	pf := kubectlCmd(cp, "port-forward", "pod/httpd", ":"+port)
-	var pfOut syncBuffer
+	var pfOut proctest.Buffer
 	pf.Stdout, pf.Stderr = &pfOut, &pfOut
 	if err := pf.Start(); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/syncpod/syncpod/internal/proctest"
 )
 
 // TestKubernetesResourceMetricsThroughTheAPIServer: what metrics-server
@@ -169,7 +171,7 @@ func runInOwnNetns(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v", "-test.timeout=9m")
 	cmd.Env = append(os.Environ(), envInNetns+"=1", envBinDir+"="+binDir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
-	var out syncBuffer
+	var out proctest.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		skipOrFail(t, "cannot start the test in a network namespace of its own (root needed): %v", err)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,31 +8,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/syncpod/syncpod/internal/proctest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	"github.com/syncpod/syncpod/services/ctl"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while syncpodctl writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The commands a kubectl user reaches for, against a node of real processes
 // on crisim: wait, logs -f until the container is killed, logs --previous
@@ -50,7 +31,7 @@ func TestKubectlStyleCommandsOnCrisim(t *testing.T) {
 	}
 
 	// logs -f follows the ticking container until it is killed.
-	var out, errOut syncBuffer
+	var out, errOut proctest.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	done := make(chan int, 1)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncpod/syncpod/internal/proctest"
 	"github.com/syncpod/syncpod/services/ctl"
 )
 
@@ -49,7 +50,7 @@ func TestPortForwardOnCrisim(t *testing.T) {
 	n.apply(p)
 	n.waitRunning("web", converge)
 
-	var out, errOut syncBuffer
+	var out, errOut proctest.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	done := make(chan int, 1)

@@ -1,17 +1,17 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"google.golang.org/grpc/codes"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+
+	"github.com/syncpod/syncpod/internal/proctest"
 )
 
 func TestAccessLogLevel(t *testing.T) {
@@ -38,25 +38,6 @@ func TestAccessLogLevel(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the server's goroutines may write to while the
-// test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestAccessLogRoutineCallsAtDebug: a successful call writes its
 // "finished call" line only when the log level is debug, so an info log
 // is not buried under one line per RPC.
@@ -69,7 +50,7 @@ func TestAccessLogRoutineCallsAtDebug(t *testing.T) {
 		{slog.LevelDebug, true},
 	} {
 		t.Run(tc.level.String(), func(t *testing.T) {
-			var out syncBuffer
+			var out proctest.Buffer
 			logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: tc.level}))
 			r := runServer(t, Options{Logger: logger})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncpod/syncpod/internal/proctest"
 )
 
 // A caller's repeated calls of one method are one line at once and one
 // count when the window ends; another caller, or another method, is a
 // line of its own at once; the final flush writes what is still open.
 func TestAuditTrailCountsRepeatsPerCallerAndMethod(t *testing.T) {
-	var logs syncBuffer
+	var logs proctest.Buffer
 	a := newAuditTrail(slog.New(slog.NewTextHandler(&logs, nil)), time.Minute)
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	ctx := context.Background()

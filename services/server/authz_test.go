@@ -23,6 +23,7 @@ import (
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
 
+	"github.com/syncpod/syncpod/internal/proctest"
 	executorv1 "github.com/syncpod/syncpod/proto/syncpod/executor/v1"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
@@ -123,7 +124,7 @@ func TestMutualTLSAndRoles(t *testing.T) {
 	node := newPKI(t, "node-ca")
 	other := newPKI(t, "other-ca")
 	serverFiles := node.issue(t, "planner", []string{GroupNodes}, "127.0.0.1", "localhost")
-	var logs syncBuffer
+	var logs proctest.Buffer
 	s, err := New(Options{
 		Listen:   "127.0.0.1:0",
 		TLS:      serverFiles,
@@ -365,7 +366,7 @@ func TestMetricsTLS(t *testing.T) {
 // everything (the socket's mode let it in), and the audit trail names its
 // uid and pid.
 func TestUnixPeerIsAuditedByUID(t *testing.T) {
-	var logs syncBuffer
+	var logs proctest.Buffer
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	s, err := New(Options{Listen: "unix://" + sock, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Registry: prometheus.NewRegistry()})
 	if err != nil {

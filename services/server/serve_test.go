@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncpod/syncpod/internal/proctest"
 )
 
-func serveTestServer(t *testing.T, logs *syncBuffer) *Server {
+func serveTestServer(t *testing.T, logs *proctest.Buffer) *Server {
 	t.Helper()
 	s, err := New(Options{Listen: "127.0.0.1:0", InsecureTCP: true, Logger: slog.New(slog.NewTextHandler(logs, nil)), Registry: prometheus.NewRegistry()})
 	if err != nil {
@@ -22,7 +24,7 @@ func serveTestServer(t *testing.T, logs *syncBuffer) *Server {
 // TestServeStopsCleanlyWithItsContext: when ctx ends every part stops, and
 // a part that ends with context.Canceled is no failure: exit status 0.
 func TestServeStopsCleanlyWithItsContext(t *testing.T) {
-	var logs syncBuffer
+	var logs proctest.Buffer
 	s := serveTestServer(t, &logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
@@ -45,7 +47,7 @@ func TestServeStopsCleanlyWithItsContext(t *testing.T) {
 // TestServeFailsWithTheFirstError: a failing part ends the others (the
 // server included) and the status is 1, with the error logged.
 func TestServeFailsWithTheFirstError(t *testing.T) {
-	var logs syncBuffer
+	var logs proctest.Buffer
 	s := serveTestServer(t, &logs)
 	boom := errors.New("boom")
 	stopped := make(chan struct{})
