@@ -68,3 +68,19 @@ func TestNoConcurrentSyncsExitsTwo(t *testing.T) {
 		t.Errorf("the database was created despite a bad flag")
 	}
 }
+
+// an --eviction-memory-cgroup that is not a cgroup with memory
+// accounting exits 2 naming it, before the database is opened.
+func TestAMemoryCgroupWithoutMemoryExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	notCgroup := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"--data-dir", dir, "--listen", "unix://" + filepath.Join(dir, "p.sock"), "--metrics-listen=",
+		"--eviction-memory-cgroup", notCgroup}, func(string) string { return "" }, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "bad --eviction-memory-cgroup") || !strings.Contains(errb.String(), notCgroup) {
+		t.Fatalf("exit %d, stderr %s; want 2 naming --eviction-memory-cgroup and %s", code, errb.String(), notCgroup)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "planner.db")); err == nil {
+		t.Errorf("the database was created despite a bad flag")
+	}
+}

@@ -63,6 +63,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 	evictionTransition := fs.Duration("eviction-pressure-transition-period", 5*time.Minute, "how long a pressure condition is held after its signal last crossed a threshold")
 	evictionMaxGrace := fs.Int64("eviction-max-pod-grace-period", 0, "longest grace period, in seconds, of a pod evicted for a soft threshold (a hard one gives 1 s); the pod's own terminationGracePeriodSeconds when shorter")
 	imageFsDir := fs.String("image-fs-dir", "", "directory on the runtime's image filesystem, for the imagefs signals; empty means --data-dir (whose filesystem gives the nodefs signals)")
+	evictionMemCgroup := fs.String("eviction-memory-cgroup", "", "a cgroup directory (cgroup v2, or the cgroup's directory in v1's memory hierarchy, e.g. /sys/fs/cgroup/memory/syncpod) whose working set, against its memory limit or the host's MemTotal when lower, is memory.available, as the kubelet reads the root cgroup's: a node run in a container or a slice of its own then sees its own memory; empty: the host's MemAvailable")
 	allocCPU := fs.String("allocatable-cpu", "", "CPU the node offers its pods (a Kubernetes quantity, e.g. 3 or 3500m), against which an in-place resize is admitted, deferred or found infeasible; empty means every CPU of the machine, as the node agent reports its allocatable; 0 admits every resize")
 	allocMemory := fs.String("allocatable-memory", "", "memory the node offers its pods (a Kubernetes quantity, e.g. 6Gi), as --allocatable-cpu; empty means the machine's MemTotal")
 	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "bound of each call to the executor or the PLEG but ApplyActions (--apply-timeout)")
@@ -91,6 +92,12 @@ func Run(ctx context.Context, env daemon.Env) int {
 	if err != nil {
 		logger.Error("bad eviction flags", "err", err)
 		return 2
+	}
+	if *evictionMemCgroup != "" {
+		if err := hostsignals.CheckMemoryCgroup(*evictionMemCgroup); err != nil {
+			logger.Error("bad --eviction-memory-cgroup", "err", err)
+			return 2
+		}
 	}
 	if *maxSyncs < 1 {
 		logger.Error("--max-concurrent-syncs: must be at least 1")
@@ -173,7 +180,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 		Shutdown:            shutdownCfg,
 		SidecarsStayDown:    !*sidecarsRestart,
 		Pressure: syncer.Pressure{
-			Thresholds: thresholds, Host: hostsignals.ReadSignals(*dataDir, *imageFsDir), Stats: syncer.GRPCPodStats(execClient),
+			Thresholds: thresholds, Host: hostsignals.ReadSignals(hostsignals.Sources{NodeFsDir: *dataDir, ImageFsDir: *imageFsDir, MemoryCgroup: *evictionMemCgroup}), Stats: syncer.GRPCPodStats(execClient),
 			Images:           syncer.GRPCImageReclaimer(execClient),
 			TransitionPeriod: *evictionTransition, MaxPodGracePeriodSeconds: *evictionMaxGrace,
 		},
