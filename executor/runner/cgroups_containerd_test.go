@@ -2,11 +2,8 @@ package runner_test
 
 import (
 	"context"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,42 +12,14 @@ import (
 	"github.com/syncpod/syncpod/cri/critest"
 	"github.com/syncpod/syncpod/executor/runner"
 	"github.com/syncpod/syncpod/executor/runtimeclient"
+	"github.com/syncpod/syncpod/internal/cgrouptest"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
 // cgroupV1 is the host's cgroup v1 mount root; the containerd test needs
 // it (v2 and the systemd driver are covered on a fake tree by
 // executor/cgroups).
-const cgroupV1 = "/sys/fs/cgroup"
-
-// privateCgroupRoot is a --cgroup-root of the test's own, removed with
-// everything under it, in every hierarchy, when the test ends (after its
-// pods: cleanups run last-registered first, and this one is registered
-// before any pod's).
-func privateCgroupRoot(t *testing.T) string {
-	t.Helper()
-	name := fmt.Sprintf("syncpod-test-%d", time.Now().UnixNano())
-	t.Cleanup(func() {
-		hs, _ := os.ReadDir(cgroupV1)
-		for _, h := range hs {
-			top := filepath.Join(cgroupV1, h.Name(), name)
-			var dirs []string
-			_ = filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
-				if err == nil && d.IsDir() {
-					dirs = append(dirs, p)
-				}
-				return nil
-			})
-			slices.Reverse(dirs)
-			for _, d := range dirs {
-				if err := os.Remove(d); err != nil {
-					t.Errorf("test cgroup left behind: %v", err)
-				}
-			}
-		}
-	})
-	return name
-}
+const cgroupV1 = cgrouptest.V1Mount
 
 func readCgroup(t *testing.T, controller, rel, file string) string {
 	t.Helper()
@@ -71,7 +40,7 @@ func TestContainerdPodCgroups(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cgroupV1, "cpu", "cpu.shares")); err != nil {
 		t.Skipf("needs cgroup v1 with the cpu controller at %s/cpu: %v", cgroupV1, err)
 	}
-	root := privateCgroupRoot(t)
+	root := cgrouptest.PrivateRoot(t)
 	x.dbPath, x.logDir = filepath.Join(t.TempDir(), "executor.db"), t.TempDir()
 	x.open(t)
 	t.Cleanup(func() { _ = x.store.Close() })
