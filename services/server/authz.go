@@ -133,7 +133,9 @@ type Identity struct {
 	Organizations []string
 	// Local is a caller on a unix socket: trusted as far as the socket's
 	// file mode lets it connect (owner and group). Peer names it by its
-	// process's uid and pid (SO_PEERCRED), for the audit trail.
+	// process's uid and pid (SO_PEERCRED), for the audit trail. A
+	// service of the server's own process calling in-process (inproc.go)
+	// is local too, named "in-process:uid=U,pid=P".
 	Local bool
 	Peer  string
 }
@@ -189,6 +191,11 @@ func peerIdentity(ctx context.Context) (id Identity, ok bool) {
 	}
 	if up, isUnix := p.AuthInfo.(unixPeer); isUnix {
 		return Identity{Local: true, Peer: up.String()}, true
+	}
+	if ip, isLocal := p.AuthInfo.(InProcessPeer); isLocal {
+		// Another service of this process (inproc.go): local as a
+		// caller on the socket is.
+		return Identity{Local: true, Peer: ip.String()}, true
 	}
 	if _, unix := p.Addr.(*net.UnixAddr); unix {
 		return Identity{Local: true}, true

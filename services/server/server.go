@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,6 +75,10 @@ type Options struct {
 	// when Run starts, for services whose readiness depends on more than
 	// the server being up (the PLEG's relist): they set it themselves.
 	ServiceManagesHealth bool
+	// Local, when set, offers the server's services in-process to the
+	// other services of the process that dial its unix socket through
+	// the same Local (inproc.go); nil serves them on the socket only.
+	Local *Local
 }
 
 // Options builds server options from the common flags.
@@ -110,6 +115,9 @@ type Server struct {
 	stopping chan struct{}
 	// audit is the audit trail, whose counted repeats Run writes out.
 	audit *auditTrail
+	// inproc is the server's in-process side (Options.Local), nil
+	// without one.
+	inproc *inProcServer
 }
 
 // New opens the listeners and builds the servers. A bad or busy address is
@@ -180,23 +188,26 @@ func New(opts Options) (*Server, error) {
 		base = encoding.GetCodecV2(grpcproto.Name)
 	}
 	codec := newRequestCodec(base) // decode.go: undecodable requests are InvalidArgument
+	// The interceptors of a call; a call on the socket has the decode
+	// check after the authorization, an in-process one (nothing decoded)
+	// none.
+	unaryBefore := []grpc.UnaryServerInterceptor{
+		srvMetrics.UnaryServerInterceptor(),
+		selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(accessLog, logOpts...), notHealth),
+		authz.unary(),
+	}
+	unaryAfter := []grpc.UnaryServerInterceptor{recovery.UnaryServerInterceptor(panicHandler)}
+	streamBefore := []grpc.StreamServerInterceptor{
+		endStreamsOnShutdown(stopping),
+		srvMetrics.StreamServerInterceptor(),
+		selector.StreamServerInterceptor(logging.StreamServerInterceptor(accessLog, logOpts...), notHealth),
+		authz.stream(),
+	}
+	streamAfter := []grpc.StreamServerInterceptor{recovery.StreamServerInterceptor(panicHandler)}
 	serverOpts := []grpc.ServerOption{
 		grpc.ForceServerCodecV2(codec),
-		grpc.ChainUnaryInterceptor(
-			srvMetrics.UnaryServerInterceptor(),
-			selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(accessLog, logOpts...), notHealth),
-			authz.unary(),
-			codec.decodeUnary(),
-			recovery.UnaryServerInterceptor(panicHandler),
-		),
-		grpc.ChainStreamInterceptor(
-			endStreamsOnShutdown(stopping),
-			srvMetrics.StreamServerInterceptor(),
-			selector.StreamServerInterceptor(logging.StreamServerInterceptor(accessLog, logOpts...), notHealth),
-			authz.stream(),
-			codec.decodeStream(),
-			recovery.StreamServerInterceptor(panicHandler),
-		),
+		grpc.ChainUnaryInterceptor(slices.Concat(unaryBefore, []grpc.UnaryServerInterceptor{codec.decodeUnary()}, unaryAfter)...),
+		grpc.ChainStreamInterceptor(slices.Concat(streamBefore, []grpc.StreamServerInterceptor{codec.decodeStream()}, streamAfter)...),
 	}
 	switch {
 	case serverTLS != nil:
@@ -214,7 +225,10 @@ func New(opts Options) (*Server, error) {
 		stopping: stopping,
 		audit:    authz.audit,
 	}
-	healthpb.RegisterHealthServer(s.grpc, s.health)
+	if key := localKey(opts.Listen); opts.Local != nil && key != "" {
+		s.inproc = newInProcServer(opts.Local, key, slices.Concat(unaryBefore, unaryAfter), slices.Concat(streamBefore, streamAfter))
+	}
+	healthpb.RegisterHealthServer(s.Registrar(), s.health)
 	reflection.Register(s.grpc)
 	// Not serving until Run starts.
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
@@ -267,8 +281,13 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// GRPC is the gRPC server to register services on.
+// GRPC is the gRPC server. Register services through Registrar, which
+// offers them in-process too.
 func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// Registrar registers a service on the gRPC server and, with
+// Options.Local, on the server's in-process side.
+func (s *Server) Registrar() grpc.ServiceRegistrar { return registrar{s} }
 
 // Health is the grpc.health.v1 server. Run sets the overall status ("")
 // to SERVING at start (unless Options.ServiceManagesHealth) and every
@@ -312,7 +331,10 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	s.registerServiceHealth()     // health.go
+	s.registerServiceHealth() // health.go
+	if s.inproc != nil {
+		s.inproc.local.offer(s.inproc.key, s.inproc.ch)
+	}
 	defer shareMemReleaser(log)() // memory.go
 	auditCtx, stopAudit := context.WithCancel(ctx)
 	defer stopAudit()
@@ -341,9 +363,20 @@ func (s *Server) shutdown() {
 		log := s.opts.Logger
 		log.Info("shutting down", "drain_timeout", s.opts.ShutdownTimeout.String())
 		s.health.Shutdown()
+		if s.inproc != nil {
+			// New in-process calls go to the socket, which refuses
+			// them; those running drain with the socket's.
+			s.inproc.local.withdraw(s.inproc.key, s.inproc.ch)
+		}
 		close(s.stopping)
 		done := make(chan struct{})
-		go func() { s.grpc.GracefulStop(); close(done) }()
+		go func() {
+			s.grpc.GracefulStop()
+			if s.inproc != nil {
+				<-s.inproc.drained()
+			}
+			close(done)
+		}()
 		timer := time.NewTimer(s.opts.ShutdownTimeout)
 		defer timer.Stop()
 		select {
@@ -351,6 +384,9 @@ func (s *Server) shutdown() {
 		case <-timer.C:
 			log.Warn("drain timed out; cutting in-flight RPCs")
 			s.grpc.Stop()
+			if s.inproc != nil {
+				s.inproc.cutCalls()
+			}
 			<-done
 		}
 		if s.httpSrv != nil {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -27,7 +28,7 @@ import (
 	"github.com/syncpod/syncpod/services/server"
 )
 
-const usage = `Usage: syncpod-all [--log-dir DIR] [--file FILE] [SERVICE[:NAME] [FLAG...] [-- SERVICE[:NAME] [FLAG...]]...]
+const usage = `Usage: syncpod-all [--log-dir DIR] [--file FILE] [--sockets-only] [SERVICE[:NAME] [FLAG...] [-- SERVICE[:NAME] [FLAG...]]...]
 
 Runs several syncpod services in one process, each as its own binary
 would run it: its own flags, state (the planner's and the executor's
@@ -57,6 +58,12 @@ Options:
                  SERVICE[:NAME] FLAG... split on white space (no quoting);
                  blank lines and lines starting with # are skipped; they
                  start before those on the command line
+  --sockets-only the services call one another through their sockets, as
+                 separate processes do; by default a planner calls the
+                 executor and the PLEG, and a node agent its planner,
+                 in-process when they run in this process (the same
+                 interceptors, authorization and audit, without encoding
+                 the messages)
   --version      print the version and exit
 
 Example, one node on a simulated crisim:
@@ -100,6 +107,7 @@ type spec struct {
 type options struct {
 	logDir, file string
 	version      bool
+	socketsOnly  bool
 }
 
 // run is the binary: until SIGINT or SIGTERM.
@@ -141,8 +149,12 @@ func runAll(ctx context.Context, term <-chan struct{}, args []string, stdout, st
 		}
 	}()
 	lockOut, lockErr := &sync.Mutex{}, &sync.Mutex{}
+	var local *server.Local
+	if !opts.socketsOnly {
+		local = server.NewLocal()
+	}
 	for _, s := range specs {
-		env := daemon.Env{Args: s.args, Getenv: withoutFlagVars}
+		env := daemon.Env{Args: s.args, Getenv: withoutFlagVars, Local: local}
 		if opts.logDir != "" {
 			path := filepath.Join(opts.logDir, s.name+".log")
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -188,6 +200,17 @@ func parseArgs(args []string) (options, []spec, error) {
 			return o, nil, errHelp
 		case "version":
 			o.version = true
+			args = args[1:]
+			continue
+		case "sockets-only":
+			o.socketsOnly = true
+			if hasVal {
+				b, err := strconv.ParseBool(val)
+				if err != nil {
+					return o, nil, fmt.Errorf("--sockets-only: %q is not a boolean", val)
+				}
+				o.socketsOnly = b
+			}
 			args = args[1:]
 			continue
 		case "log-dir", "file":

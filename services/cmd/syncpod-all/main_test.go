@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,13 +101,29 @@ func nodeArgs(dir, node string) []string {
 // Two nodes in one process each keep their own state: a pod applied to
 // one node's planner runs on that node's runtime, and the other node's
 // planner, runtime and database know nothing of it. Then SIGTERM's path
-// stops them all, exit 0.
+// stops them all, exit 0. The planner calls its executor in-process (the
+// executor's audit trail names the caller in-process), or with
+// --sockets-only through the executor's socket (the caller is the unix
+// peer).
 func TestTwoNodesInOneProcessKeepTheirOwnState(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []string
+		caller string
+	}{
+		{"in-process", nil, fmt.Sprintf(`identity="in-process:uid=%d,pid=%d" verb=write method=/syncpod.executor.v1.ExecutorService/ApplyActions`, os.Getuid(), os.Getpid())},
+		{"sockets-only", []string{"--sockets-only"}, fmt.Sprintf(`identity="unix:uid=%d,pid=%d" verb=write method=/syncpod.executor.v1.ExecutorService/ApplyActions`, os.Getuid(), os.Getpid())},
+	} {
+		t.Run(tc.name, func(t *testing.T) { twoNodes(t, tc.opts, tc.caller) })
+	}
+}
+
+func twoNodes(t *testing.T, opts []string, caller string) {
 	dir := shortDir(t)
 	args := append(nodeArgs(dir, "a"), "--")
 	args = append(args, nodeArgs(dir, "b")...)
 	logs := filepath.Join(dir, "log")
-	args = append([]string{"--log-dir", logs}, args...)
+	args = append(append([]string{"--log-dir", logs}, opts...), args...)
 
 	term := make(chan struct{})
 	var out, errb bytes.Buffer
@@ -206,5 +223,8 @@ func TestTwoNodesInOneProcessKeepTheirOwnState(t *testing.T) {
 	}
 	if errb.Len() != 0 {
 		t.Errorf("with --log-dir, syncpod-all's own stderr holds %q", errb.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(logs, "a", "executor.log")); !strings.Contains(string(b), caller) {
+		t.Errorf("node a's executor's audit trail lacks %q:\n%s", caller, b)
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/syncpod/syncpod/services/server"
 )
 
 // Env is what a service gets from the process it runs in.
@@ -43,6 +45,12 @@ type Env struct {
 	// shuts the node's pods down first, then returns); a service that
 	// does nothing of the kind stops on it as on the end of ctx.
 	Term <-chan struct{}
+	// Local, when set, is shared by the services of the process: the
+	// executor, PLEG and planner offer their services in it and the
+	// planner and the node agent call them through it, in-process
+	// instead of through their sockets (server.Local). nil: sockets
+	// only.
+	Local *server.Local
 }
 
 // Normal fills what e leaves unset: no environment, no output.

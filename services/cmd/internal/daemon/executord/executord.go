@@ -209,13 +209,15 @@ func Run(ctx context.Context, env daemon.Env) int {
 		logger.Error("cannot build the runner", "err", err)
 		return 1
 	}
-	srv, err := server.New(common.Options(logger, reg))
+	opts := common.Options(logger, reg)
+	opts.Local = env.Local
+	srv, err := server.New(opts)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	executorv1.RegisterExecutorServiceServer(srv.GRPC(), service.New(r, store, nil, logger))
-	syncpodv1.RegisterVersionServiceServer(srv.GRPC(), server.NewVersionService(server.VersionOptions{
+	executorv1.RegisterExecutorServiceServer(srv.Registrar(), service.New(r, store, nil, logger))
+	syncpodv1.RegisterVersionServiceServer(srv.Registrar(), server.NewVersionService(server.VersionOptions{
 		Component: "executor",
 		Runtime:   func(ctx context.Context) (*runtimeapi.VersionResponse, error) { return rt.Version(ctx, "v1") },
 	}))

@@ -127,7 +127,9 @@ func Run(ctx context.Context, env daemon.Env) int {
 	// The database first: a planner that cannot open it never listens
 	// (nor leaves a unix socket behind).
 	reg := prometheus.NewRegistry()
-	srv, err := server.New(common.Options(logger, reg))
+	opts := common.Options(logger, reg)
+	opts.Local = env.Local
+	srv, err := server.New(opts)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
@@ -136,7 +138,9 @@ func Run(ctx context.Context, env daemon.Env) int {
 		logger.Error("cannot register the pod store metrics", "err", err)
 		return 1
 	}
-	execConn, err := common.Dialer(logger).Dial(*executorAddr)
+	dialer := common.Dialer(logger)
+	dialer.Local = env.Local
+	execConn, err := dialer.Service(*executorAddr)
 	if err != nil {
 		logger.Error("bad --executor", "err", err)
 		return 2
@@ -149,13 +153,13 @@ func Run(ctx context.Context, env daemon.Env) int {
 		return 1
 	}
 	timelines.SetLogger(logger.With("component", "timeline"))
-	plegConn, err := common.Dialer(logger).Dial(*plegAddr)
+	plegConn, err := dialer.Service(*plegAddr)
 	if err != nil {
 		logger.Error("bad --pleg", "err", err)
 		return 2
 	}
 	defer plegConn.Close()
-	syncpodv1.RegisterVersionServiceServer(srv.GRPC(), server.NewVersionService(server.VersionOptions{
+	syncpodv1.RegisterVersionServiceServer(srv.Registrar(), server.NewVersionService(server.VersionOptions{
 		Component: "planner",
 		Peers: []server.VersionPeer{
 			{Component: "executor", Address: *executorAddr, Conn: execConn},
@@ -189,7 +193,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 		logger.Error("cannot start the sync loop", "err", err)
 		return 1
 	}
-	plannerv1.RegisterPlannerServiceServer(srv.GRPC(), service.New(service.Options{
+	plannerv1.RegisterPlannerServiceServer(srv.Registrar(), service.New(service.Options{
 		Pods: pods, Executor: execClient, Timelines: timelines, Config: pods, Shutdown: loop, Conditions: loop,
 	}))
 

@@ -123,13 +123,14 @@ func Run(ctx context.Context, env daemon.Env) int {
 	}
 	opts := common.Options(logger, reg)
 	opts.ServiceManagesHealth = true // SERVING only once a relist succeeded
+	opts.Local = env.Local
 	srv, err := server.New(opts)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	plegv1.RegisterPlegServiceServer(srv.GRPC(), service.New(p))
-	syncpodv1.RegisterVersionServiceServer(srv.GRPC(), server.NewVersionService(server.VersionOptions{
+	plegv1.RegisterPlegServiceServer(srv.Registrar(), service.New(p))
+	syncpodv1.RegisterVersionServiceServer(srv.Registrar(), server.NewVersionService(server.VersionOptions{
 		Component: "pleg",
 		Runtime:   func(ctx context.Context) (*runtimeapi.VersionResponse, error) { return rt.Version(ctx, "v1") },
 	}))

@@ -1,0 +1,231 @@
+package server
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/fullstorydev/grpchan/inprocgrpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+)
+
+// Services that run in one process (syncpod-all) call one another without
+// their sockets: a server given a Local (Options.Local) offers its
+// services to the process's other services as well as on its unix
+// socket, and a client dialled through a DialPolicy with the same Local
+// (DialPolicy.Service) calls a server of the process directly: the
+// request and the answer are copied (proto.Clone), not encoded, framed
+// over HTTP/2 and decoded, and the server's interceptors (metrics, access
+// log, authorization and audit, panic recovery, the end of streams at
+// shutdown) run as they do for a call on the socket. The caller is an
+// InProcessPeer: a local peer, as a caller on the socket is, named
+// "in-process:uid=U,pid=P" in the audit trail. Only unix-socket servers
+// are offered (a TCP server's callers are identified by certificate); a
+// server is offered from Run until its shutdown begins, and a call made
+// while it is not goes to the socket, as it would without a Local.
+
+// Local is the set of servers of one process that its other services
+// call in-process. The zero value is not usable: NewLocal.
+type Local struct {
+	mu      sync.RWMutex
+	servers map[string]*inprocgrpc.Channel
+}
+
+// NewLocal is an empty set.
+func NewLocal() *Local { return &Local{servers: map[string]*inprocgrpc.Channel{}} }
+
+// localKey is the key of a unix socket address ("" for any other): its
+// cleaned path, so that a server and its clients agree on spelling.
+func localKey(addr string) string {
+	network, address, err := SplitAddress(addr)
+	if err != nil || network != "unix" {
+		return ""
+	}
+	if abs, err := filepath.Abs(address); err == nil {
+		address = abs
+	}
+	return filepath.Clean(address)
+}
+
+func (l *Local) offer(key string, ch *inprocgrpc.Channel) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.servers[key] = ch
+}
+
+func (l *Local) withdraw(key string, ch *inprocgrpc.Channel) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.servers[key] == ch {
+		delete(l.servers, key)
+	}
+}
+
+func (l *Local) lookup(key string) *inprocgrpc.Channel {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.servers[key]
+}
+
+// InProcessPeer is the AuthInfo of a caller in the server's own process.
+type InProcessPeer struct {
+	credentials.CommonAuthInfo
+	UID, PID int
+}
+
+// AuthType names the kind of peer.
+func (InProcessPeer) AuthType() string { return "in-process" }
+
+func (p InProcessPeer) String() string {
+	return "in-process:uid=" + strconv.Itoa(p.UID) + ",pid=" + strconv.Itoa(p.PID)
+}
+
+// inProcessAddr is the address of an in-process caller.
+type inProcessAddr struct{}
+
+func (inProcessAddr) Network() string { return "in-process" }
+func (inProcessAddr) String() string  { return "in-process" }
+
+var inProcess = &peer.Peer{
+	Addr: inProcessAddr{},
+	AuthInfo: InProcessPeer{
+		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
+		UID:            os.Getuid(), PID: os.Getpid(),
+	},
+}
+
+var _ net.Addr = inProcessAddr{}
+
+// inProcServer is a Server's in-process side.
+type inProcServer struct {
+	local *Local
+	key   string
+	ch    *inprocgrpc.Channel
+	// cut ends the contexts of the in-process calls still running when
+	// the graceful drain times out, as grpc.Server.Stop cuts those on
+	// the socket.
+	cut      context.Context
+	cutCalls context.CancelFunc
+	calls    sync.WaitGroup
+}
+
+// newInProcServer is the in-process side of a server with these
+// interceptors (those of the socket, the decode check aside: nothing is
+// decoded).
+func newInProcServer(local *Local, key string, unary []grpc.UnaryServerInterceptor, stream []grpc.StreamServerInterceptor) *inProcServer {
+	s := &inProcServer{local: local, key: key, ch: new(inprocgrpc.Channel)}
+	s.cut, s.cutCalls = context.WithCancel(context.Background())
+	s.ch.WithServerUnaryInterceptor(chainUnary(append([]grpc.UnaryServerInterceptor{s.enterUnary}, unary...)))
+	s.ch.WithServerStreamInterceptor(chainStream(append([]grpc.StreamServerInterceptor{s.enterStream}, stream...)))
+	return s
+}
+
+// enter is the start of every in-process call: the caller made an
+// InProcessPeer, the call counted for the drain and its context ended
+// when the drain is cut.
+func (s *inProcServer) enter(ctx context.Context) (context.Context, func()) {
+	s.calls.Add(1)
+	ctx, cancel := context.WithCancel(peer.NewContext(ctx, inProcess))
+	stop := context.AfterFunc(s.cut, cancel)
+	return ctx, func() { stop(); cancel(); s.calls.Done() }
+}
+
+func (s *inProcServer) enterUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx, done := s.enter(ctx)
+	defer done()
+	return handler(ctx, req)
+}
+
+func (s *inProcServer) enterStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx, done := s.enter(ss.Context())
+	defer done()
+	return handler(srv, &streamWithContext{ServerStream: ss, ctx: ctx})
+}
+
+// drained is closed once no in-process call runs.
+func (s *inProcServer) drained() <-chan struct{} {
+	c := make(chan struct{})
+	go func() { s.calls.Wait(); close(c) }()
+	return c
+}
+
+// chainUnary makes one interceptor of several, the first outermost.
+func chainUnary(ints []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		var next func(i int) grpc.UnaryHandler
+		next = func(i int) grpc.UnaryHandler {
+			if i == len(ints) {
+				return handler
+			}
+			return func(ctx context.Context, req any) (any, error) { return ints[i](ctx, req, info, next(i+1)) }
+		}
+		return next(0)(ctx, req)
+	}
+}
+
+// chainStream is chainUnary for streams.
+func chainStream(ints []grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		var next func(i int) grpc.StreamHandler
+		next = func(i int) grpc.StreamHandler {
+			if i == len(ints) {
+				return handler
+			}
+			return func(srv any, ss grpc.ServerStream) error { return ints[i](srv, ss, info, next(i+1)) }
+		}
+		return next(0)(srv, ss)
+	}
+}
+
+// registrar registers a service on the gRPC server and on the in-process
+// channel.
+type registrar struct{ s *Server }
+
+func (r registrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	r.s.grpc.RegisterService(desc, impl)
+	if r.s.inproc != nil {
+		r.s.inproc.ch.RegisterService(desc, impl)
+	}
+}
+
+// Conn is a client connection to a syncpod service: in-process to a
+// server of the same process while it is offered there (see Local),
+// through the socket otherwise.
+type Conn struct {
+	cc    *grpc.ClientConn
+	local *Local
+	key   string
+}
+
+var _ grpc.ClientConnInterface = (*Conn)(nil)
+
+// Invoke makes a unary call.
+func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if ch := c.inProcess(); ch != nil {
+		return ch.Invoke(ctx, method, args, reply, opts...)
+	}
+	return c.cc.Invoke(ctx, method, args, reply, opts...)
+}
+
+// NewStream opens a stream.
+func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if ch := c.inProcess(); ch != nil {
+		return ch.NewStream(ctx, desc, method, opts...)
+	}
+	return c.cc.NewStream(ctx, desc, method, opts...)
+}
+
+func (c *Conn) inProcess() *inprocgrpc.Channel {
+	if c.local == nil || c.key == "" {
+		return nil
+	}
+	return c.local.lookup(c.key)
+}
+
+// Close closes the socket connection.
+func (c *Conn) Close() error { return c.cc.Close() }

@@ -1,0 +1,183 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/syncpod/syncpod/internal/proctest"
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+)
+
+// localServer runs a server on a unix socket offered in local, with
+// planner{} registered through its Registrar; stop ends Run and waits
+// for it.
+func localServer(t *testing.T, local *Local, logs io.Writer) (addr string, reg *prometheus.Registry, stop func()) {
+	t.Helper()
+	addr = "unix://" + filepath.Join(t.TempDir(), "s.sock")
+	reg = prometheus.NewRegistry()
+	s, err := New(Options{Listen: addr, Logger: slog.New(slog.NewTextHandler(logs, nil)), Registry: reg, Local: local,
+		ShutdownTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plannerv1.RegisterPlannerServiceServer(s.Registrar(), planner{})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(ctx) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-errc
+		}
+	}
+	t.Cleanup(stop)
+	// Offered once Run has started.
+	deadline := time.Now().Add(10 * time.Second)
+	for local.lookup(localKey(addr)) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the server was never offered in-process")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return addr, reg, stop
+}
+
+// A call through a DialPolicy with the server's Local runs in-process
+// with the server's interceptors: authorized as a local caller, audited
+// as in-process, counted in the server's metrics. The same server's
+// socket still serves (the caller there is the unix peer).
+func TestInProcessCallsKeepTheInterceptors(t *testing.T) {
+	var logs proctest.Buffer
+	local := NewLocal()
+	addr, reg, _ := localServer(t, local, &logs)
+	conn, err := DialPolicy{Local: local}.Service(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client := plannerv1.NewPlannerServiceClient(conn)
+	if _, err := client.ApplyPod(ctx, &plannerv1.ApplyPodRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`msg=audit identity="in-process:uid=%d,pid=%d" verb=write`, os.Getuid(), os.Getpid())
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, logs.String())
+	}
+	if n := handled(t, reg, "ApplyPod"); n != 1 {
+		t.Errorf("grpc_server_handled_total for ApplyPod is %v, want 1", n)
+	}
+	// A stream, through the stream interceptors.
+	st, err := client.Exec(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recv(); err != io.EOF {
+		t.Errorf("Exec's Recv: %v, want io.EOF", err)
+	}
+	// An unimplemented method answers Unimplemented, as on the socket.
+	if _, err := client.GetPod(ctx, &plannerv1.GetPodRequest{}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("GetPod: %v, want Unimplemented", err)
+	}
+
+	sock, err := DialPolicy{}.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	if _, err := plannerv1.NewPlannerServiceClient(sock).ApplyPod(ctx, &plannerv1.ApplyPodRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	want = fmt.Sprintf(`msg=audit identity="unix:uid=%d,pid=%d" verb=write`, os.Getuid(), os.Getpid())
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, logs.String())
+	}
+}
+
+// handled is the server's grpc_server_handled_total of a method
+// answered OK.
+func handled(t *testing.T, reg *prometheus.Registry, method string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "grpc_server_handled_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["grpc_method"] == method && labels["grpc_code"] == "OK" {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// Once the server shuts down it is no longer offered: a call goes to the
+// socket, which is gone (Unavailable), as it would be without a Local.
+func TestInProcessEndsWithTheServer(t *testing.T) {
+	local := NewLocal()
+	addr, _, stop := localServer(t, local, io.Discard)
+	conn, err := DialPolicy{Local: local}.Service(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stop()
+	if local.lookup(localKey(addr)) != nil {
+		t.Fatal("a stopped server is still offered in-process")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = plannerv1.NewPlannerServiceClient(conn).ListPods(ctx, &plannerv1.ListPodsRequest{})
+	if status.Code(err) != codes.Unavailable {
+		t.Errorf("ListPods after the server stopped: %v, want Unavailable", err)
+	}
+}
+
+// A client without the server's Local, or a server without one, goes
+// through the socket; a TCP server is never offered in-process.
+func TestOnlyUnixServersOfTheSameLocal(t *testing.T) {
+	local := NewLocal()
+	addr, _, _ := localServer(t, local, io.Discard)
+	other, err := DialPolicy{Local: NewLocal()}.Service(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if other.inProcess() != nil {
+		t.Error("a client of another Local calls in-process")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := plannerv1.NewPlannerServiceClient(other).ListPods(ctx, &plannerv1.ListPodsRequest{}, grpc.WaitForReady(true)); err != nil {
+		t.Errorf("ListPods through the socket: %v", err)
+	}
+	if localKey("127.0.0.1:9100") != "" || localKey("tcp://127.0.0.1:9100") != "" {
+		t.Error("a TCP address has an in-process key")
+	}
+	if localKey("unix:///run/x/../y.sock") != localKey("unix:///run/y.sock") {
+		t.Error("two spellings of one socket path have different keys")
+	}
+}
