@@ -290,6 +290,21 @@ func (g *globals) planner() (plannerv1.PlannerServiceClient, io.Closer, error) {
 	return plannerv1.NewPlannerServiceClient(conn), closer, nil
 }
 
+// plannerEarly is planner with the connection begun at once, in the
+// background, rather than at the first call: its handshake overlaps
+// whatever the caller does before that call. A dial error is returned
+// as planner's.
+func (g *globals) plannerEarly() (plannerv1.PlannerServiceClient, io.Closer, error) {
+	conn, closer, err := g.env.Dial(g.server)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c, ok := conn.(interface{ Connect() }); ok {
+		c.Connect()
+	}
+	return plannerv1.NewPlannerServiceClient(conn), closer, nil
+}
+
 func (g *globals) executorClient() (executorv1.ExecutorServiceClient, io.Closer, error) {
 	conn, closer, err := g.env.Dial(g.executor)
 	if err != nil {
