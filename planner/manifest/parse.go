@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -459,7 +460,7 @@ func podSchema() *schema {
 // ignoredPaths are unsupported fields that only matter to a cluster: they
 // are warnings, not errors. "[]" stands for any list index.
 func ignoredPath(path string) (string, bool) {
-	switch anyIndex.ReplaceAllString(path, "[]") {
+	switch anyIndex().ReplaceAllString(path, "[]") {
 	case "status":
 		return "status is set by syncpod; ignored", true
 	case "metadata.creationTimestamp", "metadata.resourceVersion", "metadata.generation", "metadata.managedFields",
@@ -480,12 +481,13 @@ func ignoredPath(path string) (string, bool) {
 	return "", false
 }
 
-var anyIndex = regexp.MustCompile(`\[\d+\]`)
+// anyIndex is compiled at its first use: most manifests never need it.
+var anyIndex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[\d+\]`) })
 
 // unsupportedMessage is why a Kubernetes field syncpod refuses cannot
 // apply: "not supported by syncpod", with the reason where there is one.
 func unsupportedMessage(path string) string {
-	switch anyIndex.ReplaceAllString(path, "[]") {
+	switch anyIndex().ReplaceAllString(path, "[]") {
 	case "spec.volumes[].projected.sources[].serviceAccountToken":
 		return "not supported by a standalone syncpod: a service account token is issued by the Kubernetes API server (TokenRequest), " +
 			"which only syncpod-node, for the pods bound to its node, can ask"

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/syncpod/syncpod/proto/fielderr"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
@@ -27,12 +28,15 @@ const (
 )
 
 // sysctlName is Kubernetes' sysctl name syntax (dots or slashes between
-// segments).
-var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
+// segments). It and capName are compiled at their first use (see
+// configKeyRE).
+var sysctlName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
+})
 
 // capName is a capability name as Kubernetes writes them: letters, digits
 // and '_' (an optional CAP_ prefix is accepted by the runtimes).
-var capName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
+var capName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`) })
 
 func (l *list) specExtras(s *syncpodv1.PodSpec) {
 	l.podSecurity("spec.security_context", s.GetSecurityContext(), s)
@@ -134,7 +138,7 @@ func (l *list) podSecurity(p string, sc *syncpodv1.PodSecurityContext, s *syncpo
 		case n == "":
 			l.Add(sp, "required")
 			continue
-		case len(n) > 253 || !sysctlName.MatchString(n):
+		case len(n) > 253 || !sysctlName().MatchString(n):
 			l.Add(sp, "must be a sysctl name such as \"kernel.shm_rmid_forced\"")
 			continue
 		}
@@ -169,7 +173,7 @@ func (l *list) containerSecurity(p string, sc *syncpodv1.SecurityContext) {
 			continue
 		}
 		for i, c := range list {
-			if !capName.MatchString(c) {
+			if !capName().MatchString(c) {
 				l.Add(fmt.Sprintf("%s.capabilities.%s[%d]", p, field, i), "must be a capability name such as \"NET_ADMIN\"")
 			}
 		}

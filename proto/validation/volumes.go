@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -27,9 +28,12 @@ const (
 	MaxConfigBytes = 1 << 20
 )
 
+// The patterns are compiled at their first use, not at package
+// initialisation: a process that never checks such a field (syncpodctl)
+// does not pay for them.
 var (
-	configKeyRE  = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
-	fieldPathRE  = regexp.MustCompile(`^metadata\.(labels|annotations)\['[^']*'\]$`)
+	configKeyRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-._a-zA-Z0-9]+$`) })
+	fieldPathRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^metadata\.(labels|annotations)\['[^']*'\]$`) })
 	envFieldPath = map[string]bool{
 		"metadata.name": true, "metadata.namespace": true, "metadata.uid": true,
 		"spec.nodeName": true, "spec.serviceAccountName": true,
@@ -51,7 +55,7 @@ func ConfigKeyProblem(k string) string {
 		return "must not be '.' or '..'"
 	case strings.HasPrefix(k, ".."):
 		return "must not start with '..'"
-	case !configKeyRE.MatchString(k):
+	case !configKeyRE().MatchString(k):
 		return "must consist of letters, digits, '-', '_' or '.'"
 	}
 	return ""
@@ -244,7 +248,7 @@ func (l *list) downwardItems(p string, items []*syncpodv1.DownwardAPIVolumeFile)
 			l.Add(ip, "exactly one of field_ref and resource_field_ref is required")
 		case it.GetFieldRef() != nil:
 			fp := it.GetFieldRef().GetFieldPath()
-			if !volumeFieldPath[fp] && !fieldPathRE.MatchString(fp) {
+			if !volumeFieldPath[fp] && !fieldPathRE().MatchString(fp) {
 				l.Add(ip+".field_ref.field_path", "unsupported %s: a volume accepts metadata.name, metadata.namespace, metadata.uid, metadata.labels, metadata.annotations and metadata.labels['k'] / metadata.annotations['k']", fielderr.Quote(fp))
 			}
 		default:
@@ -362,7 +366,7 @@ func (l *list) containerVolumes(p string, c *syncpodv1.Container, vols map[strin
 			l.Add(vp, "exactly one of field_ref, resource_field_ref, config_map_key_ref, secret_key_ref and file_key_ref is required")
 		case *syncpodv1.EnvVarSource_FieldRef:
 			fp := x.FieldRef.GetFieldPath()
-			if !envFieldPath[fp] && !fieldPathRE.MatchString(fp) {
+			if !envFieldPath[fp] && !fieldPathRE().MatchString(fp) {
 				l.Add(vp+".field_ref.field_path", "unsupported %s: env accepts metadata.name, metadata.namespace, metadata.uid, metadata.labels['k'], metadata.annotations['k'], spec.nodeName, spec.serviceAccountName, status.podIP, status.podIPs, status.hostIP, status.hostIPs", fielderr.Quote(fp))
 			}
 		case *syncpodv1.EnvVarSource_ResourceFieldRef:

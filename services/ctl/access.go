@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"sigs.k8s.io/yaml"
 
-	"github.com/syncpod/syncpod/services/server"
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
 // Access: how syncpodctl reaches a node. Unix sockets (the default) need
@@ -70,7 +70,7 @@ func defaultConfigPath(getenv func(string) string) string {
 // named one that is missing, or a named context that is not in it, is.
 func (g *globals) applyConfig(fs *pflag.FlagSet) error {
 	path := g.config
-	named := fs.Changed("config") || g.env.Getenv(server.EnvName("config")) != ""
+	named := fs.Changed("config") || g.env.Getenv(access.EnvName("config")) != ""
 	if path == "" {
 		path = defaultConfigPath(g.env.Getenv)
 	}
@@ -132,9 +132,9 @@ func (g *globals) applyConfig(fs *pflag.FlagSet) error {
 
 // dialPolicy is how syncpodctl dials: mutual TLS when a client
 // certificate is given, plaintext TCP only under --insecure-tcp.
-func (g *globals) dialPolicy() server.DialPolicy {
-	return server.DialPolicy{
-		TLS:         server.TLSFiles{CertFile: g.clientCert, KeyFile: g.clientKey, CAFile: g.ca},
+func (g *globals) dialPolicy() access.DialPolicy {
+	return access.DialPolicy{
+		TLS:         access.TLSFiles{CertFile: g.clientCert, KeyFile: g.clientKey, CAFile: g.ca},
 		InsecureTCP: g.insecureTCP,
 	}
 }
@@ -195,12 +195,12 @@ func newCerts(g *globals) *cobra.Command {
 			all := append(append([]string{}, hosts...), "localhost", "127.0.0.1", "::1")
 			leaves := []struct {
 				file string
-				req  server.CertRequest
+				req  access.CertRequest
 			}{
-				{"node", server.CertRequest{CommonName: nodeName, Organizations: []string{server.GroupNodes}, Hosts: all}},
-				{"admin", server.CertRequest{CommonName: "admin", Organizations: []string{server.GroupAdmins}}},
-				{"editor", server.CertRequest{CommonName: "editor", Organizations: []string{server.GroupEditors}}},
-				{"viewer", server.CertRequest{CommonName: "viewer", Organizations: []string{server.GroupViewers}}},
+				{"node", access.CertRequest{CommonName: nodeName, Organizations: []string{access.GroupNodes}, Hosts: all}},
+				{"admin", access.CertRequest{CommonName: "admin", Organizations: []string{access.GroupAdmins}}},
+				{"editor", access.CertRequest{CommonName: "editor", Organizations: []string{access.GroupEditors}}},
+				{"viewer", access.CertRequest{CommonName: "viewer", Organizations: []string{access.GroupViewers}}},
 			}
 			for _, l := range leaves {
 				l.req.Validity = validity
@@ -241,13 +241,13 @@ func newCerts(g *globals) *cobra.Command {
 	return cmd
 }
 
-func loadOrMakeCA(dir string, validity time.Duration, now time.Time) (*server.CA, error) {
+func loadOrMakeCA(dir string, validity time.Duration, now time.Time) (*access.CA, error) {
 	certPEM, errC := os.ReadFile(filepath.Join(dir, "ca.crt"))
 	keyPEM, errK := os.ReadFile(filepath.Join(dir, "ca.key"))
 	if errC == nil && errK == nil {
-		return server.LoadCA(certPEM, keyPEM)
+		return access.LoadCA(certPEM, keyPEM)
 	}
-	ca, err := server.NewCA("syncpod-ca", validity, now)
+	ca, err := access.NewCA("syncpod-ca", validity, now)
 	if err != nil {
 		return nil, err
 	}

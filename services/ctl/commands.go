@@ -3,6 +3,7 @@ package ctl
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,15 +51,20 @@ func noArgs(_ *cobra.Command, args []string) error {
 }
 
 func runApply(ctx context.Context, g *globals, files []string) error {
+	// The connection is begun now, in the background, so its handshake
+	// overlaps decoding the files; their errors still come before the
+	// dial's.
+	client, closer, dialErr := g.plannerEarly()
+	if dialErr == nil {
+		defer closer.Close()
+	}
 	pods, configs, err := readObjects(files, g.env.Stdin, g.env.ConvertKubernetes, g.env.Stderr)
 	if err != nil {
 		return err
 	}
-	client, closer, err := g.planner()
-	if err != nil {
-		return err
+	if dialErr != nil {
+		return dialErr
 	}
-	defer closer.Close()
 	// Config objects first, so the pods that read them find them.
 	firstErr := applyConfigs(ctx, g, client, configs)
 	for _, p := range pods {
@@ -210,7 +216,7 @@ func DecodePods(data []byte, convert KubernetesConverter, warn func(string)) ([]
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
 		}
-		_ = yaml.Unmarshal(js, &head)
+		_ = json.Unmarshal(js, &head) // js is JSON: no second YAML pass
 		if head.Kind != "" || head.APIVersion != "" {
 			if head.Kind != "Pod" || head.APIVersion != "v1" {
 				return nil, fmt.Errorf("document %d: kind %q apiVersion %q: only v1 Pods are supported", i+1, head.Kind, head.APIVersion)

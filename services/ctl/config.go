@@ -2,6 +2,7 @@ package ctl
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -69,7 +70,7 @@ func splitConfigObjects(data []byte) ([]byte, []any, error) {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
 		}
-		_ = yaml.Unmarshal(js, &head)
+		_ = json.Unmarshal(js, &head) // js is JSON: no second YAML pass
 		if head.APIVersion != "v1" || (head.Kind != "ConfigMap" && head.Kind != "Secret") {
 			rest = append(rest, string(doc))
 			continue

@@ -21,7 +21,7 @@ import (
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	"github.com/syncpod/syncpod/proto/validation"
 	"github.com/syncpod/syncpod/services/ctl/cliargs"
-	"github.com/syncpod/syncpod/services/server"
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
 // Env is everything syncpodctl touches outside itself.
@@ -143,15 +143,15 @@ func newRoot(g *globals) *cobra.Command {
 			}
 			return g.applyConfig(cmd.Flags())
 		},
-		Version: server.Version,
+		Version: access.Version,
 	}
 	root.SetVersionTemplate("syncpodctl {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Msg: err.Error()} })
 	pf := root.PersistentFlags()
 	getenv := g.env.Getenv
-	pf.StringVar(&g.server, "server", "unix://"+server.DefaultSocket(getenv, "planner"), "planner address: unix:///path, or host:port with mutual TLS (--certificate-authority, --client-certificate, --client-key) or --insecure-tcp")
-	pf.StringVar(&g.executor, "executor", "unix://"+server.DefaultSocket(getenv, "executor"), "executor address, for backoffs")
-	pf.StringVar(&g.pleg, "pleg", "unix://"+server.DefaultSocket(getenv, "pleg"), "PLEG address, for plans against a live pod")
+	pf.StringVar(&g.server, "server", "unix://"+access.DefaultSocket(getenv, "planner"), "planner address: unix:///path, or host:port with mutual TLS (--certificate-authority, --client-certificate, --client-key) or --insecure-tcp")
+	pf.StringVar(&g.executor, "executor", "unix://"+access.DefaultSocket(getenv, "executor"), "executor address, for backoffs")
+	pf.StringVar(&g.pleg, "pleg", "unix://"+access.DefaultSocket(getenv, "pleg"), "PLEG address, for plans against a live pod")
 	pf.StringVar(&g.config, "config", "", "config file of contexts (server addresses, CA, client certificate and key); default ~/.config/syncpod/config.yaml when it exists")
 	pf.StringVar(&g.context, "context", "", "context of the config file to use (default its current-context)")
 	pf.StringVar(&g.ca, "certificate-authority", "", "CA (PEM) the servers' certificates must chain to, for TCP addresses")
@@ -202,12 +202,12 @@ func applyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
 		if f == nil || f.Changed {
 			continue
 		}
-		v := getenv(server.EnvName(name))
+		v := getenv(access.EnvName(name))
 		if v == "" {
 			continue
 		}
 		if err := fs.Set(name, v); err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: %w", server.EnvName(name), v, err))
+			errs = append(errs, fmt.Errorf("%s=%q: %w", access.EnvName(name), v, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -286,6 +286,21 @@ func (g *globals) planner() (plannerv1.PlannerServiceClient, io.Closer, error) {
 	conn, closer, err := g.env.Dial(g.server)
 	if err != nil {
 		return nil, nil, err
+	}
+	return plannerv1.NewPlannerServiceClient(conn), closer, nil
+}
+
+// plannerEarly is planner with the connection begun at once, in the
+// background, rather than at the first call: its handshake overlaps
+// whatever the caller does before that call. A dial error is returned
+// as planner's.
+func (g *globals) plannerEarly() (plannerv1.PlannerServiceClient, io.Closer, error) {
+	conn, closer, err := g.env.Dial(g.server)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c, ok := conn.(interface{ Connect() }); ok {
+		c.Connect()
 	}
 	return plannerv1.NewPlannerServiceClient(conn), closer, nil
 }

@@ -214,6 +214,28 @@ func TestApplyErrors(t *testing.T) {
 	}
 }
 
+// apply dials before it reads its files, so the connection is under way
+// while they are decoded, but a bad file is still reported before a bad
+// server address.
+func TestApplyReportsItsFilesBeforeItsServer(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "p.json", `{"name":"p","spec":{"containers":[{"name":"c","image":"i"}]}}`)
+	for _, tc := range []struct {
+		file, stderr string
+	}{
+		{filepath.Join(dir, "missing.yaml"), "missing.yaml: no such file"},
+		{good, "is a TCP address"},
+	} {
+		var out, errb bytes.Buffer
+		code := Run(t.Context(), []string{"--server", "127.0.0.1:1", "apply", "-f", tc.file}, Env{
+			Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" },
+		})
+		if code != exitUsage || !strings.Contains(errb.String(), tc.stderr) || out.Len() != 0 {
+			t.Errorf("apply -f %s: exit %d, stdout %q, stderr %q; want %d and %q", tc.file, code, out.String(), errb.String(), exitUsage, tc.stderr)
+		}
+	}
+}
+
 func TestApplyConvertsKubernetesManifests(t *testing.T) {
 	h := newHarness(t)
 	h.env.ConvertKubernetes = func(js []byte) (*syncpodv1.Pod, []string, error) {

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
-	"github.com/syncpod/syncpod/services/server"
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
 func newVersion(g *globals) *cobra.Command {
@@ -50,7 +50,7 @@ type versionInfo struct {
 }
 
 func runVersion(ctx context.Context, g *globals, clientOnly bool, output string) error {
-	client := &syncpodv1.ComponentVersion{Component: "syncpodctl", Version: server.Version, GoVersion: goVersion(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	client := &syncpodv1.ComponentVersion{Component: "syncpodctl", Version: access.Version, GoVersion: goVersion(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	var (
 		resp   *syncpodv1.GetVersionResponse
 		askErr error

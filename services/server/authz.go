@@ -22,6 +22,7 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
 // Verb is the class of a gRPC method that the authorization policy grants
@@ -107,10 +108,10 @@ var MethodVerbs = map[string]Verb{
 // its CommonName or one of its Organizations is listed for it. syncpodctl
 // certs issues certificates in these groups.
 const (
-	GroupViewers = "syncpod:viewers" // read
-	GroupEditors = "syncpod:editors" // read, write
-	GroupAdmins  = "syncpod:admins"  // read, write, exec
-	GroupNodes   = "syncpod:nodes"   // the services themselves: everything
+	GroupViewers = access.GroupViewers // read
+	GroupEditors = access.GroupEditors // read, write
+	GroupAdmins  = access.GroupAdmins  // read, write, exec
+	GroupNodes   = access.GroupNodes   // the services themselves: everything
 )
 
 // DefaultPolicy is the policy of the --authz-* flags' defaults.

@@ -6,20 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
-)
 
-// Version is the build version, set by the Makefile with -ldflags -X.
-var Version = "dev"
+	"github.com/syncpod/syncpod/services/server/access"
+)
 
 // EnvPrefix is prepended to a flag's upper-cased name (dashes become
 // underscores) to form its environment variable: --metrics-listen is
 // SYNCPOD_METRICS_LISTEN.
-const EnvPrefix = "SYNCPOD_"
+const EnvPrefix = access.EnvPrefix
 
 // Defaults are a binary's default addresses.
 type Defaults struct {
@@ -100,24 +96,15 @@ func RegisterFlags(fs *flag.FlagSet, d Defaults) *Flags {
 	return f
 }
 
-// DefaultSocket is where a service listens by default:
-// $XDG_RUNTIME_DIR/syncpod/<name>.sock when that variable is set, else
-// /run/syncpod/<name>.sock for root, else
-// /tmp/syncpod-<uid>/<name>.sock.
+// DefaultSocket is where a service listens by default (see
+// access.DefaultSocket).
 func DefaultSocket(getenv func(string) string, name string) string {
-	return filepath.Join(RuntimeDir(getenv), name+".sock")
+	return access.DefaultSocket(getenv, name)
 }
 
-// RuntimeDir is the directory of the default sockets (see DefaultSocket).
-func RuntimeDir(getenv func(string) string) string {
-	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "syncpod")
-	}
-	if os.Getuid() == 0 {
-		return "/run/syncpod"
-	}
-	return filepath.Join(os.TempDir(), "syncpod-"+strconv.Itoa(os.Getuid()))
-}
+// RuntimeDir is the directory of the default sockets (see
+// access.RuntimeDir).
+func RuntimeDir(getenv func(string) string) string { return access.RuntimeDir(getenv) }
 
 // Policy is the authorization policy of the --authz-* flags.
 func (f *Flags) Policy() (Policy, error) {
@@ -145,9 +132,7 @@ func (f *Flags) Dialer(logger *slog.Logger) DialPolicy {
 }
 
 // EnvName is the environment variable that stands in for a flag.
-func EnvName(flagName string) string {
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
+func EnvName(flagName string) string { return access.EnvName(flagName) }
 
 // Parse parses args into fs, then fills every flag not given on the command
 // line from its SYNCPOD_* environment variable (looked up with getenv).
@@ -255,7 +240,7 @@ func Start(fs *flag.FlagSet, common *Flags, args []string, getenv func(string) s
 		return true, 2
 	}
 	if common.ShowVersion {
-		fmt.Fprintf(stdout, "%s %s\n", fs.Name(), Version)
+		fmt.Fprintf(stdout, "%s %s\n", fs.Name(), access.Version)
 		return true, 0
 	}
 	if err := common.Validate(); err != nil {

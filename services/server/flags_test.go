@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
 func newFlagSet() (*flag.FlagSet, *Flags) {
@@ -99,7 +101,7 @@ func TestStart(t *testing.T) {
 		stderrRe string
 	}{
 		{name: "normal start continues", args: []string{"--listen=127.0.0.1:0", "--insecure-tcp"}, done: false},
-		{name: "version", args: []string{"--version"}, done: true, code: 0, stdout: "syncpod-test " + Version},
+		{name: "version", args: []string{"--version"}, done: true, code: 0, stdout: "syncpod-test " + access.Version},
 		{name: "bad flag exits 2 with reason", args: []string{"--log-level=loud"}, done: true, code: 2, stderrRe: "--log-level"},
 		{name: "bad env exits 2 with reason", env: map[string]string{"SYNCPOD_LOG_FORMAT": "xml"}, done: true, code: 2, stderrRe: "--log-format"},
 		{name: "help exits 0", args: []string{"--help"}, done: true, code: 0},

@@ -8,32 +8,13 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
+
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
-// SplitAddress turns a listen or dial address into a network and address:
-// "unix:///run/x.sock" is ("unix", "/run/x.sock"), "tcp://h:p" and "h:p"
-// are ("tcp", "h:p").
-func SplitAddress(addr string) (network, address string, err error) {
-	switch {
-	case addr == "":
-		return "", "", errors.New("address is empty")
-	case strings.HasPrefix(addr, "unix://"):
-		p := strings.TrimPrefix(addr, "unix://")
-		if p == "" {
-			return "", "", fmt.Errorf("%q has no socket path (want unix:///path/to.sock)", addr)
-		}
-		return "unix", p, nil
-	case strings.HasPrefix(addr, "tcp://"):
-		addr = strings.TrimPrefix(addr, "tcp://")
-	case strings.Contains(addr, "://"):
-		return "", "", fmt.Errorf("%q: only unix:// and tcp:// schemes are supported", addr)
-	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return "", "", fmt.Errorf("%q is not host:port or unix:///path: %v", addr, err)
-	}
-	return "tcp", addr, nil
-}
+// SplitAddress turns a listen or dial address into a network and address
+// (see access.SplitAddress).
+func SplitAddress(addr string) (network, address string, err error) { return access.SplitAddress(addr) }
 
 // Listen opens a listener on addr (see SplitAddress). A stale unix socket
 // file left by a crashed process is removed first; the socket is made

@@ -33,6 +33,7 @@ import (
 
 	"github.com/syncpod/syncpod/internal/errgrpc"
 	"github.com/syncpod/syncpod/internal/periodic"
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
 // Options configure a Server.
@@ -263,7 +264,7 @@ func New(opts Options) (*Server, error) {
 		}
 		s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		if opts.MetricsTLS {
-			src, err := newTLSSource(opts.TLS, logger)
+			getCert, err := access.ServingCertificate(opts.TLS, logger)
 			if err != nil {
 				lis.Close()
 				hl.Close()
@@ -271,11 +272,7 @@ func New(opts Options) (*Server, error) {
 			}
 			// No client certificate asked; the certificate is read
 			// again when its files change.
-			s.httpLis = tls.NewListener(hl, &tls.Config{MinVersion: tls.VersionTLS12,
-				GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-					cert, _ := src.get()
-					return cert, nil
-				}})
+			s.httpLis = tls.NewListener(hl, &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert})
 		}
 	}
 	return s, nil
@@ -339,7 +336,7 @@ func (s *Server) Run(ctx context.Context) error {
 	auditCtx, stopAudit := context.WithCancel(ctx)
 	defer stopAudit()
 	go periodic.Run(auditCtx, auditWindow, func() { s.audit.flush(time.Now(), false) })
-	attrs := []any{"grpc", s.lis.Addr().String(), "version", Version}
+	attrs := []any{"grpc", s.lis.Addr().String(), "version", access.Version}
 	if s.httpLis != nil {
 		scheme := "http://"
 		if s.opts.MetricsTLS {

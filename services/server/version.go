@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
 // VersionPeer is a service another one calls, whose version it reports.
@@ -50,7 +51,7 @@ type VersionService struct {
 // NewVersionService returns the version service of one binary.
 func NewVersionService(opts VersionOptions) *VersionService {
 	if opts.Version == "" {
-		opts.Version = Version
+		opts.Version = access.Version
 	}
 	if opts.PeerTimeout <= 0 {
 		opts.PeerTimeout = 5 * time.Second

@@ -26,6 +26,7 @@ import (
 	"github.com/syncpod/syncpod/services/cmd/internal/daemon/plannerd"
 	"github.com/syncpod/syncpod/services/cmd/internal/daemon/plegd"
 	"github.com/syncpod/syncpod/services/server"
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
 const usage = `Usage: syncpod-all [--log-dir DIR] [--file FILE] [--sockets-only] [SERVICE[:NAME] [FLAG...] [-- SERVICE[:NAME] [FLAG...]]...]
@@ -125,7 +126,7 @@ func runAll(ctx context.Context, term <-chan struct{}, args []string, stdout, st
 		return 0
 	}
 	if err == nil && opts.version {
-		fmt.Fprintf(stdout, "syncpod-all %s\n", server.Version)
+		fmt.Fprintf(stdout, "syncpod-all %s\n", access.Version)
 		return 0
 	}
 	if err == nil && opts.file != "" {

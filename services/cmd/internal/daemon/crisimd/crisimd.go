@@ -23,6 +23,7 @@ import (
 	"github.com/syncpod/syncpod/cri/listcodec"
 	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
 	"github.com/syncpod/syncpod/services/server"
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
 // defaultSocket is $XDG_RUNTIME_DIR/syncpod/crisim.sock, or
@@ -69,7 +70,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 	if done, code := server.Start(fs, common, args, getenv, stdout, stderr); done {
 		return code
 	}
-	opts := crisim.Options{EventBuffer: *eventBuffer, Version: server.Version, KillOnShutdown: *killOnExit}
+	opts := crisim.Options{EventBuffer: *eventBuffer, Version: access.Version, KillOnShutdown: *killOnExit}
 	if *cgroupDriver != "" {
 		driver, ok := runtimeapi.CgroupDriver_value[strings.ToUpper(*cgroupDriver)]
 		if !ok {

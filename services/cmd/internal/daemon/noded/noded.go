@@ -24,6 +24,7 @@ import (
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
 	"github.com/syncpod/syncpod/services/server"
+	"github.com/syncpod/syncpod/services/server/access"
 )
 
 type nodeFlags struct {
@@ -207,7 +208,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 		logger.Error("cannot read --kubeconfig", "path", nf.kubeconfig, "err", err)
 		return 1
 	}
-	cfg.UserAgent = "syncpod-node/" + server.Version
+	cfg.UserAgent = "syncpod-node/" + access.Version
 	cfg.QPS, cfg.Burst = float32(nf.apiQPS), nf.apiBurst
 	client, err := node.NewClient(cfg)
 	if err != nil {
@@ -227,7 +228,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 	if host.InternalIP == "" {
 		host.InternalIP = node.DefaultIP()
 	}
-	host.AgentVersion = "syncpod-" + server.Version
+	host.AgentVersion = "syncpod-" + access.Version
 	if nf.criEndpoint != "" {
 		v, err := node.RuntimeVersion(ctx, nf.criEndpoint)
 		if err != nil {

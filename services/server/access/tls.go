@@ -1,4 +1,4 @@
-package server
+package access
 
 import (
 	"crypto/tls"
@@ -86,6 +86,20 @@ func ServerTLS(f TLSFiles, logger *slog.Logger, nextProtos ...string) (*tls.Conf
 				NextProtos:   nextProtos,
 			}, nil
 		},
+	}, nil
+}
+
+// ServingCertificate is a tls.Config GetCertificate serving f's
+// certificate without asking the client for one (f's CA is not used), read
+// again when its files change as ServerTLS's.
+func ServingCertificate(f TLSFiles, logger *slog.Logger) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
+	src, err := newTLSSource(f, logger)
+	if err != nil {
+		return nil, err
+	}
+	return func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+		cert, _ := src.get()
+		return cert, nil
 	}, nil
 }
 
