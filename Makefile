@@ -12,7 +12,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 MODULES   := proto internal cri planner executor pleg node services bench
 PKGS      := $(addprefix ./,$(addsuffix /...,$(MODULES)))
-LDFLAGS   := -s -w -X github.com/syncpod/syncpod/services/server.Version=$(VERSION)
+LDFLAGS   := -s -w -X github.com/syncpod/syncpod/services/server/access.Version=$(VERSION)
 # Two build configurations, so a fresh machine compiles the dependency
 # graph twice at most: -race for the tests and vet, and static -trimpath
 # for what users run (`make build`, `make run`, the images, the Go tools),
