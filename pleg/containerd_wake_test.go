@@ -20,7 +20,7 @@ import (
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 )
 
-// TestContainerdTaskEventsWakeTheRelist_R34: on the test containerd, in
+// TestContainerdTaskEventsWakeTheRelist_R34: on the test containerd, in
 // relist mode, the PLEG subscribes to containerd's own event service and
 // publishes CONTAINER_DIED for a container that is killed, woken by its
 // task events: the periodic relist is set to an hour, adaptive or safety
@@ -146,4 +146,3 @@ func TestContainerdTaskEventsWakeTheRelist_R34(t *testing.T) {
 		}
 	})
 }
-

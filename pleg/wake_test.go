@@ -127,7 +127,7 @@ func startedUp(t *testing.T, reg *prometheus.Registry, srv *waketest.Server) {
 	eventually(t, "two relists", func() bool { return relists(t, reg) == 2 })
 }
 
-// TestAnExitEventRelistsAtOnce_R34: on a runtime without CRI events whose
+// TestAnExitEventRelistsAtOnce_R34: on a runtime without CRI events whose
 // socket serves containerd's event service, a task exit in the CRI
 // namespace makes the PLEG relist at once, without waiting for its
 // period, and publish the death; the period becomes the safety net,
@@ -157,7 +157,7 @@ func TestAnExitEventRelistsAtOnce_R34(t *testing.T) {
 	}
 }
 
-// TestAWokenRelistIsFollowedUp_R34: a woken relist is followed by four
+// TestAWokenRelistIsFollowedUp_R34: a woken relist is followed by four
 // more, WakeSettle after it and then each twice as long after the one
 // before (the runtime's CRI handler records the change after its events
 // went out), and then by nothing until the period.
@@ -174,7 +174,7 @@ func TestAWokenRelistIsFollowedUp_R34(t *testing.T) {
 	}
 }
 
-// TestABurstOfEventsCoalesces_R34: events arriving while a relist runs
+// TestABurstOfEventsCoalesces_R34: events arriving while a relist runs
 // make exactly one more relist, however many they are.
 func TestABurstOfEventsCoalesces_R34(t *testing.T) {
 	p, reg, srv, rt := wakeTest(t, false, func(o *Options) { o.WakeSettle = hour })
@@ -196,7 +196,7 @@ func TestABurstOfEventsCoalesces_R34(t *testing.T) {
 	}
 }
 
-// TestUnimplementedKeepsTheAdaptivePeriod_R34: a runtime without the
+// TestUnimplementedKeepsTheAdaptivePeriod_R34: a runtime without the
 // event service (crisim, CRI-O) leaves the PLEG at its adaptive period,
 // asked again only after the longest backoff.
 func TestUnimplementedKeepsTheAdaptivePeriod_R34(t *testing.T) {
@@ -221,7 +221,7 @@ func TestUnimplementedKeepsTheAdaptivePeriod_R34(t *testing.T) {
 	}
 }
 
-// TestABrokenStreamIsResubscribed_R34: a stream that ends puts the PLEG
+// TestABrokenStreamIsResubscribed_R34: a stream that ends puts the PLEG
 // back on its adaptive period, and the PLEG subscribes again; the new
 // stream's events wake relists.
 func TestABrokenStreamIsResubscribed_R34(t *testing.T) {
