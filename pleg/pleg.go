@@ -442,10 +442,13 @@ const wakeFollowUps = 4
 // runRelist relists now and then every period, at once when kicked, and
 // when woken by a runtime event at once and then wakeFollowUps times more
 // containerd 1.6's CRI plugin records an exit some 15 to 20 ms
-// after the task's deletion event, the last event of an exit.
+// after the task's deletion event, the last event of an exit. Woken
+// relists start at least WakeSettle apart, so a burst of events (pods
+// starting) relists at most every WakeSettle.
 func (p *PLEG) runRelist(ctx context.Context) {
 	followUps, step := 0, time.Duration(0)
 	for {
+		started := time.Now()
 		p.Relist(ctx)
 		d := p.period()
 		if followUps > 0 {
@@ -466,6 +469,15 @@ func (p *PLEG) runRelist(ctx context.Context) {
 		case <-p.wake:
 			t.Stop()
 			followUps, step = wakeFollowUps, p.opts.WakeSettle
+			if wait := p.opts.WakeSettle - time.Since(started); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+			}
 		}
 	}
 }
