@@ -201,6 +201,8 @@ runtime2_down() {
 }
 kubelet_cleanup() {
 	# Only what this script made: the bind-mount sources live under $B.
+	# Its log is kept beside the containerd logs, for a run that failed.
+	if [[ -f $B/kubelet/kubelet.log ]]; then cp "$B"/kubelet/kubelet.log "$B"/kubelet.log; fi
 	rm -rf "$B"/kubelet
 }
 cleanup() {
