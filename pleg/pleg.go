@@ -211,7 +211,7 @@ type PLEG struct {
 	mode       atomic.Int32 // plegv1.PlegMode
 	lastRelist atomic.Int64 // unix nanos of the last successful relist's start
 	kick       chan struct{}
-	// wake asks for a relist and its follow-up; wakeUp: the
+	// wake asks for a relist and its follow-ups; wakeUp: the
 	// runtime's event stream is up.
 	wake   chan struct{}
 	wakeUp atomic.Bool
