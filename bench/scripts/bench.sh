@@ -238,7 +238,10 @@ wait_socket() { # PATH PID NAME
 # disk under 15 % free removes them as unused and the next pods never
 # start (the kubelet's 10 pods did not start within 2 minutes); and
 # syncpod's planner evicts the pods it was asked for. The runs measure the
-# agents, not a disk that other work filled.
+# agents, not a disk that other work filled. For the same reason the
+# kubelets' image garbage collection never starts (kubelet_prepare): on
+# containerd 1.6, which marks no image pinned, it removed the pause image
+# once the disk was 85 % full, between two rounds that left no sandbox.
 EVICTION_HARD_YAML='evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'
 EVICTION_HARD_FLAG="nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%"
 
@@ -363,6 +366,8 @@ kubelet_prepare() { # DIR SOCK PORT HEALTHZ_PORT [YAML]: copy the sysctls the ku
 		oomScoreAdj: 0
 		makeIPTablesUtilChains: false
 		volumePluginDir: $d/plugins
+		imageGCHighThresholdPercent: 100
+		imageGCLowThresholdPercent: 99
 	YAML
 	if [[ -n ${5:-} ]]; then printf '%s\n' "$5" >>"$d"/config.yaml; fi
 }
