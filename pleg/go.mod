@@ -4,21 +4,27 @@ go 1.26.0
 
 require (
 	github.com/cockroachdb/datadriven v1.0.3
+	github.com/containerd/containerd/api v1.12.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/syncpod/syncpod/proto v0.0.0
 	golang.org/x/sync v0.24.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 	k8s.io/cri-api v0.37.2
+	k8s.io/cri-client v0.37.2
 )
 
 require (
+	github.com/containerd/log v0.1.0 // indirect
+	github.com/containerd/ttrpc v1.2.9 // indirect
 	github.com/creack/pty v1.1.24 // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
-	k8s.io/cri-client v0.37.2 // indirect
+	github.com/sirupsen/logrus v1.10.2 // indirect
 	k8s.io/cri-streaming v0.37.2 // indirect
 	k8s.io/streaming v0.37.2 // indirect
 )

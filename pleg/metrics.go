@@ -33,6 +33,10 @@ type Metrics struct {
 	// EventLag is how old a CRI container event is when applied: the
 	// evented PLEG's backlog.
 	EventLag prometheus.Histogram
+	// WakeStream is 1 while the runtime's own event stream wakes relists
+	// Wakes counts the events that woke one.
+	WakeStream prometheus.Gauge
+	Wakes      prometheus.Counter
 }
 
 // newMetrics creates the metrics and registers them on reg (nil: not
@@ -99,6 +103,12 @@ func newMetrics(reg prometheus.Registerer, lastSeen, subscribers func() float64)
 			Name: "syncpod_pleg_runtime_event_lag_seconds", Help: "Age of a CRI container event when the PLEG applied it (its backlog).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 		}),
+		WakeStream: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "syncpod_pleg_wake_stream", Help: "1 while the runtime's own event stream (containerd's Events service) wakes relists and the periodic relist is a safety net (R-34), 0 otherwise.",
+		}),
+		Wakes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "syncpod_pleg_wakes_total", Help: "Runtime task events that woke a relist (R-34).",
+		}),
 	}
 	for _, r := range []string{"applied", "stale", "ignored"} {
 		m.RuntimeEvents.WithLabelValues(r)
@@ -106,7 +116,7 @@ func newMetrics(reg prometheus.Registerer, lastSeen, subscribers func() float64)
 	cs := []prometheus.Collector{
 		m.RelistDuration, m.RelistInterval, m.Events, m.Discarded, m.Resyncs, m.InspectionErrors, m.InspectionStragglers, m.RelistErrors,
 		m.RunningPods, m.RunningContainers, m.EventedErrors, m.EventedConnections, m.Mode,
-		m.PodRelistDuration, m.PodRelistsDropped, m.RuntimeEvents, m.EventLag,
+		m.PodRelistDuration, m.PodRelistsDropped, m.RuntimeEvents, m.EventLag, m.WakeStream, m.Wakes,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "syncpod_pleg_last_seen_timestamp_seconds", Help: "Unix time of the last successful relist (0 before the first).",
 		}, lastSeen),

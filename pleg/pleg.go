@@ -98,6 +98,26 @@ type Options struct {
 	// the RPC answers Unimplemented at once, so the PLEG never claims
 	// evented mode for it.
 	EventedConfirm time.Duration
+	// Wake is the runtime's own event service (nil: none). In relist mode,
+	// when the runtime offers no CRI container events, its task events wake
+	// relists and the periodic relist is a safety net.
+	Wake WakeSource
+	// WakePeriod is the relist-mode period while the Wake stream is up
+	// (default the kubelet's 1 s; a fixed RelistPeriod takes precedence).
+	WakePeriod time.Duration
+	// WakeSettle is the pause before the first follow-up relist of a woken
+	// one, each next one waiting twice as long (default 25 ms; see
+	// runRelist): the runtime's events reach the PLEG before the runtime's
+	// own CRI handler has recorded the change.
+	WakeSettle time.Duration
+	// WakeConfirm: a Wake stream that stays open this long, or delivers an
+	// event, is up (default 1 s).
+	WakeConfirm time.Duration
+	// WakeRetry is the pause before re-opening a failed Wake stream,
+	// doubling while streams fail before they are up up to WakeBackoffMax,
+	// which is also the pause after Unimplemented (defaults 1 s and 300 s).
+	WakeRetry      time.Duration
+	WakeBackoffMax time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// ReadTail reads the end of an exited container's termination-message
@@ -155,6 +175,11 @@ func (o *Options) defaults() error {
 	def(&o.EventedBackoff, 10*time.Second, "evented backoff")
 	def(&o.EventedBackoffMax, 300*time.Second, "evented backoff max")
 	def(&o.EventedConfirm, time.Second, "evented confirm")
+	def(&o.WakePeriod, time.Second, "wake period")
+	def(&o.WakeSettle, 25*time.Millisecond, "wake settle")
+	def(&o.WakeConfirm, time.Second, "wake confirm")
+	def(&o.WakeRetry, time.Second, "wake retry")
+	def(&o.WakeBackoffMax, 300*time.Second, "wake backoff max")
 	if o.InspectParallelism == 0 {
 		o.InspectParallelism = 8
 	}
@@ -186,6 +211,10 @@ type PLEG struct {
 	mode       atomic.Int32 // plegv1.PlegMode
 	lastRelist atomic.Int64 // unix nanos of the last successful relist's start
 	kick       chan struct{}
+	// wake asks for a relist and its follow-ups; wakeUp: the
+	// runtime's event stream is up.
+	wake   chan struct{}
+	wakeUp atomic.Bool
 
 	// podRelists queues on-demand single-pod relists; pending
 	// dedupes them: uid → the newest status the queued request's callers
@@ -227,6 +256,7 @@ func New(opts Options) (*PLEG, error) {
 		log:        opts.Logger,
 		cache:      cache.New(),
 		kick:       make(chan struct{}, 1),
+		wake:       make(chan struct{}, 1),
 		podRelists: make(chan podRelist, PodRelistQueue),
 		pending:    map[string]time.Time{},
 		stragglers: map[string]bool{},
@@ -252,7 +282,7 @@ func New(opts Options) (*PLEG, error) {
 	}
 	if err := promreg.Register(opts.Registry, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "syncpod_pleg_relist_period_seconds",
-		Help: "The relist period in use: in relist mode the adaptive one chosen from what relists cost (R-13.10) or --relist-period, in evented mode the safety-net period.",
+		Help: "The relist period in use: in relist mode the adaptive one chosen from what relists cost (R-13.10), the safety net while the runtime's events wake relists (R-34) or --relist-period, in evented mode the safety-net period.",
 	}, func() float64 { return p.period().Seconds() })); err != nil {
 		return nil, fmt.Errorf("pleg: metrics: %w", err)
 	}
@@ -296,11 +326,15 @@ func (p *PLEG) period() time.Duration {
 	return p.relistModePeriod()
 }
 
-// relistModePeriod is the period of relist mode: the fixed one, or the
+// relistModePeriod is the period of relist mode: the fixed one, the
+// safety net while the runtime's events wake relists, or the
 // adaptive one last chosen.
 func (p *PLEG) relistModePeriod() time.Duration {
 	if p.opts.RelistPeriod > 0 {
 		return p.opts.RelistPeriod
+	}
+	if p.wakeUp.Load() {
+		return p.opts.WakePeriod
 	}
 	return time.Duration(p.adaptive.Load())
 }
@@ -354,9 +388,10 @@ func (p *PLEG) kickRelist() {
 }
 
 // Run relists immediately and then every period, and runs the evented
-// stream unless disabled, until ctx is done (then it returns nil). It
-// returns an error only when --evented=on and the runtime lacks the
-// event stream.
+// stream unless disabled, until ctx is done (then it returns nil). When
+// the runtime offers no CRI container events (or evented mode is off) it
+// keeps the Wake stream open instead. It returns an error only when
+// --evented=on and the runtime lacks the event stream.
 func (p *PLEG) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -369,7 +404,19 @@ func (p *PLEG) Run(ctx context.Context) error {
 			if err := p.runEvented(ctx); err != nil {
 				errc <- err
 				cancel()
+				return
 			}
+			// runEvented returns early only for a runtime without CRI
+			// events: the PLEG relists for good.
+			if ctx.Err() == nil && p.opts.Wake != nil {
+				p.runWake(ctx)
+			}
+		}()
+	} else if p.opts.Wake != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.runWake(ctx)
 		}()
 	}
 	wg.Add(1)
@@ -387,17 +434,50 @@ func (p *PLEG) Run(ctx context.Context) error {
 	}
 }
 
+// wakeFollowUps is how many follow-up relists a woken relist gets
+// WakeSettle after it, then each twice as long after the one
+// before (25, 50, 100 and 200 ms with the defaults).
+const wakeFollowUps = 4
+
+// runRelist relists now and then every period, at once when kicked, and
+// when woken by a runtime event at once and then wakeFollowUps times more
+// containerd 1.6's CRI plugin records an exit some 15 to 20 ms
+// after the task's deletion event, the last event of an exit. Woken
+// relists start at least WakeSettle apart, so a burst of events (pods
+// starting) relists at most every WakeSettle.
 func (p *PLEG) runRelist(ctx context.Context) {
+	followUps, step := 0, time.Duration(0)
 	for {
+		started := time.Now()
 		p.Relist(ctx)
-		t := time.NewTimer(p.period())
+		d := p.period()
+		if followUps > 0 {
+			d = min(d, step)
+		}
+		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
+			if followUps > 0 {
+				followUps--
+				step *= 2
+			}
 		case <-p.kick:
 			t.Stop()
+		case <-p.wake:
+			t.Stop()
+			followUps, step = wakeFollowUps, p.opts.WakeSettle
+			if wait := p.opts.WakeSettle - time.Since(started); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+			}
 		}
 	}
 }

@@ -201,6 +201,8 @@ runtime2_down() {
 }
 kubelet_cleanup() {
 	# Only what this script made: the bind-mount sources live under $B.
+	# Its log is kept beside the containerd logs, for a run that failed.
+	if [[ -f $B/kubelet/kubelet.log ]]; then cp "$B"/kubelet/kubelet.log "$B"/kubelet.log; fi
 	rm -rf "$B"/kubelet
 }
 cleanup() {
@@ -230,6 +232,19 @@ wait_socket() { # PATH PID NAME
 	return 1
 }
 
+# Every agent's hard eviction thresholds: 1 % where the kubelet's defaults
+# are 10-15 %. The harness imports its images into each runtime and nothing
+# can pull them again, so an eviction manager that finds the machine's
+# disk under 15 % free removes them as unused and the next pods never
+# start (the kubelet's 10 pods did not start within 2 minutes); and
+# syncpod's planner evicts the pods it was asked for. The runs measure the
+# agents, not a disk that other work filled. For the same reason the
+# kubelets' image garbage collection never starts (kubelet_prepare): on
+# containerd 1.6, which marks no image pinned, it removed the pause image
+# once the disk was 85 % full, between two rounds that left no sandbox.
+EVICTION_HARD_YAML='evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'
+EVICTION_HARD_FLAG="nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%"
+
 SYNCPOD_D=$B/syncpod
 SYNCPOD_PIDS=""
 start_syncpod() { # SOCK [DIR] [PORTS]: the three services on that runtime, in DIR
@@ -253,7 +268,8 @@ start_syncpod() { # SOCK [DIR] [PORTS]: the three services on that runtime, in D
 	wait_socket "$d"/pleg.sock "${pids[1]}" pleg "$d"/pleg.log
 	"$BIN"/syncpod-planner --listen "unix://$d/planner.sock" --metrics-listen 127.0.0.1:${mp}01 \
 		--executor "unix://$d/executor.sock" --pleg "unix://$d/pleg.sock" \
-		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug "${PROFILING[@]}" "${PLANNER_ARGS[@]}" >"$d"/planner.log 2>&1 &
+		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug --eviction-hard "$EVICTION_HARD_FLAG" \
+		"${PROFILING[@]}" "${PLANNER_ARGS[@]}" >"$d"/planner.log 2>&1 &
 	procs+=($!) pids+=($!)
 	wait_socket "$d"/planner.sock "${pids[2]}" planner "$d"/planner.log
 	SYNCPOD_PIDS=$(IFS=,; echo "${pids[*]}")
@@ -350,6 +366,8 @@ kubelet_prepare() { # DIR SOCK PORT HEALTHZ_PORT [YAML]: copy the sysctls the ku
 		oomScoreAdj: 0
 		makeIPTablesUtilChains: false
 		volumePluginDir: $d/plugins
+		imageGCHighThresholdPercent: 100
+		imageGCLowThresholdPercent: 99
 	YAML
 	if [[ -n ${5:-} ]]; then printf '%s\n' "$5" >>"$d"/config.yaml; fi
 }
@@ -359,7 +377,7 @@ start_kubelet() { # SOCK: the kubelet on that runtime, healthy; sets KUBELET_PID
 	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
 	rm -rf "$d"
 	mkdir -p "$d"/{manifests,root,pki,pod-logs,plugins,sysctl,varlibkubelet,varlogcontainers}
-	kubelet_prepare "$d" "$1" 19250 19248 "staticPodPath: $d/manifests"
+	kubelet_prepare "$d" "$1" 19250 19248 "staticPodPath: $d/manifests"$'\n'"$EVICTION_HARD_YAML"
 	version kubelet "$("$bin"/kubelet --version)"
 	unshare --mount --propagation slave "$ROOT"/bench/scripts/bench-kubelet-ns.sh "$d" "$bin"/kubelet \
 		--config "$d"/config.yaml --root-dir "$d"/root --cert-dir "$d"/pki --hostname-override "$NODE" \
@@ -479,7 +497,7 @@ start_kubelet_api() { # SOCK NODE [YAML]: a real kubelet on that runtime, joined
 	bin=$("$ROOT"/mk/k8sbin.sh kubelet)
 	rm -rf "$d"
 	mkdir -p "$d"/{root,pki,pod-logs,plugins,sysctl}
-	local yaml='evictionHard: {"nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.inodesFree": "1%"}'
+	local yaml=$EVICTION_HARD_YAML
 	if [[ -n ${3:-} ]]; then yaml+=$'\n'$3; fi
 	kubelet_prepare "$d" "$1" 19350 19348 "$yaml"
 	version kubelet "$("$bin"/kubelet --version)"
@@ -493,12 +511,7 @@ start_kubelet_api() { # SOCK NODE [YAML]: a real kubelet on that runtime, joined
 start_syncpod_api() { # SOCK DIR PORTS NODE [FLAGS...]: syncpod's services and syncpod-node on that runtime, joined as NODE; sets SYNCPOD_PIDS (all four)
 	local sock=$1 d=$2 mp=$3 node=$4
 	shift 4
-	# The eviction thresholds the kubelet runs with (its evictionHard): the
-	# planner's eviction manager owns them.
-	local planner_args=("${PLANNER_ARGS[@]}")
-	PLANNER_ARGS+=(--eviction-hard "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%")
-	start_syncpod "$sock" "$d" "$mp"
-	PLANNER_ARGS=("${planner_args[@]}")
+	start_syncpod "$sock" "$d" "$mp" # with the kubelet's eviction thresholds (EVICTION_HARD_FLAG)
 	"$BIN"/syncpod-node --kubeconfig "$API"/kubeconfig --node-name "$node" \
 		--listen "unix://$d/node.sock" --metrics-listen 127.0.0.1:${mp}05 \
 		--planner "unix://$d/planner.sock" --cri-endpoint "unix://$sock" --node-ip 127.0.0.1 --root-dir "$d" \
@@ -521,7 +534,7 @@ start_syncpod_api_all() { # SOCK DIR PORTS NODE [FLAGS...]: as start_syncpod_api
 		-- planner:planner --listen "unix://$d/planner.sock" --metrics-listen 127.0.0.1:${mp}01 \
 		--executor "unix://$d/executor.sock" --pleg "unix://$d/pleg.sock" \
 		--data-dir "$d"/planner --manifest-dir "$d"/manifests --log-level debug "${PROFILING[@]}" "${PLANNER_ARGS[@]}" \
-		--eviction-hard "nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%" \
+		--eviction-hard "$EVICTION_HARD_FLAG" \
 		-- node:node --kubeconfig "$API"/kubeconfig --node-name "$node" \
 		--listen "unix://$d/node.sock" --metrics-listen 127.0.0.1:${mp}05 \
 		--planner "unix://$d/planner.sock" --cri-endpoint "unix://$sock" --node-ip 127.0.0.1 --root-dir "$d" \

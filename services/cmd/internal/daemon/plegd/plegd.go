@@ -19,6 +19,7 @@ import (
 	"github.com/syncpod/syncpod/cri/listcodec"
 	"github.com/syncpod/syncpod/pleg"
 	"github.com/syncpod/syncpod/pleg/service"
+	"github.com/syncpod/syncpod/pleg/wake"
 	plegv1 "github.com/syncpod/syncpod/proto/syncpod/pleg/v1"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 	"github.com/syncpod/syncpod/services/cmd/internal/daemon"
@@ -32,6 +33,7 @@ type plegFlags struct {
 	relistThreshold     time.Duration
 	evented             string
 	eventedRelistPeriod time.Duration
+	relistWake          bool
 	inspectParallelism  int
 	inspectTimeout      time.Duration
 	inspectPatience     time.Duration
@@ -45,6 +47,7 @@ func registerPlegFlags(fs *flag.FlagSet) *plegFlags {
 	fs.DurationVar(&f.relistThreshold, "relist-threshold", 3*time.Minute, "health turns NOT_SERVING when the last successful relist is older than this")
 	fs.StringVar(&f.evented, "evented", pleg.EventedAuto, "use CRI GetContainerEvents: auto (when offered), on (required) or off")
 	fs.DurationVar(&f.eventedRelistPeriod, "evented-relist-period", 300*time.Second, "safety-net relist period in evented mode")
+	fs.BoolVar(&f.relistWake, "relist-wake", true, "in relist mode (no CRI container events), subscribe to the runtime's own event service on the CRI socket (containerd's) and relist as soon as a task exits, starts or is deleted, the periodic relist becoming a 1 s safety net; without the service, the relist period stays as --relist-period says")
 	fs.IntVar(&f.inspectParallelism, "inspect-parallelism", 8, "pod inspections run at once")
 	fs.DurationVar(&f.inspectTimeout, "inspect-timeout", 10*time.Second, "bound on one pod's inspection")
 	fs.DurationVar(&f.inspectPatience, "inspect-patience", 5*time.Second, "how long a relist waits for one pod's inspection; one still running then goes on without holding the relist, and its result is dropped (the pod is inspected again); at --inspect-timeout or more, relists wait for every inspection")
@@ -103,6 +106,16 @@ func Run(ctx context.Context, env daemon.Env) int {
 	ctx, stop := env.Context(ctx)
 	defer stop()
 	rt := conn.Observer()
+	var wakeSource pleg.WakeSource
+	if pf.relistWake {
+		wc, err := wake.Dial(pf.criEndpoint)
+		if err != nil {
+			logger.Error("cannot start", "err", err)
+			return 1
+		}
+		defer wc.Close()
+		wakeSource = &wake.Source{Conn: wc}
+	}
 
 	p, err := pleg.New(pleg.Options{
 		Runtime:             rt,
@@ -112,6 +125,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 		RelistThreshold:     pf.relistThreshold,
 		Evented:             pf.evented,
 		EventedRelistPeriod: pf.eventedRelistPeriod,
+		Wake:                wakeSource,
 		InspectParallelism:  pf.inspectParallelism,
 		InspectTimeout:      pf.inspectTimeout,
 		InspectPatience:     pf.inspectPatience,
