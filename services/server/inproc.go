@@ -17,8 +17,8 @@ import (
 // Services that run in one process (syncpod-all) call one another without
 // their sockets: a server given a Local (Options.Local) offers its
 // services to the process's other services as well as on its unix
-// socket, and a client dialled through a DialPolicy with the same Local
-// (DialPolicy.Service) calls a server of the process directly: the
+// socket, and a client connected by Service with the same Local calls a
+// server of the process directly: the
 // request and the answer are copied (proto.Clone), not encoded, framed
 // over HTTP/2 and decoded, and the server's interceptors (metrics, access
 // log, authorization and audit, panic recovery, the end of streams at
@@ -191,6 +191,17 @@ func (r registrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	if r.s.inproc != nil {
 		r.s.inproc.ch.RegisterService(desc, impl)
 	}
+}
+
+// Service makes a lazy connection to the syncpod service at addr, as
+// d.Dial does, that calls it in-process while it runs in this process and
+// is offered in local (nil: always through the socket).
+func Service(d DialPolicy, local *Local, addr string, opts ...grpc.DialOption) (*Conn, error) {
+	cc, err := d.Dial(addr, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{cc: cc, local: local, key: localKey(addr)}, nil
 }
 
 // Conn is a client connection to a syncpod service: in-process to a

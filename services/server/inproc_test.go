@@ -56,7 +56,7 @@ func localServer(t *testing.T, local *Local, logs io.Writer) (addr string, reg *
 	return addr, reg, stop
 }
 
-// A call through a DialPolicy with the server's Local runs in-process
+// A call through a connection with the server's Local runs in-process
 // with the server's interceptors: authorized as a local caller, audited
 // as in-process, counted in the server's metrics. The same server's
 // socket still serves (the caller there is the unix peer).
@@ -64,7 +64,7 @@ func TestInProcessCallsKeepTheInterceptors(t *testing.T) {
 	var logs proctest.Buffer
 	local := NewLocal()
 	addr, reg, _ := localServer(t, local, &logs)
-	conn, err := DialPolicy{Local: local}.Service(addr)
+	conn, err := Service(DialPolicy{}, local, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func handled(t *testing.T, reg *prometheus.Registry, method string) float64 {
 func TestInProcessEndsWithTheServer(t *testing.T) {
 	local := NewLocal()
 	addr, _, stop := localServer(t, local, io.Discard)
-	conn, err := DialPolicy{Local: local}.Service(addr)
+	conn, err := Service(DialPolicy{}, local, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestInProcessEndsWithTheServer(t *testing.T) {
 func TestOnlyUnixServersOfTheSameLocal(t *testing.T) {
 	local := NewLocal()
 	addr, _, _ := localServer(t, local, io.Discard)
-	other, err := DialPolicy{Local: NewLocal()}.Service(addr)
+	other, err := Service(DialPolicy{}, NewLocal(), addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -220,21 +220,6 @@ type DialPolicy struct {
 	// Logger hears of certificate files read again after a change (nil:
 	// nothing is logged).
 	Logger *slog.Logger
-	// Local, when set, makes the connections of Service call a server
-	// of this process in-process while it is offered in Local
-	// (inproc.go).
-	Local *Local
-}
-
-// Service makes a lazy connection to the syncpod service at addr, as Dial
-// does, that calls it in-process when it runs in this process (see
-// DialPolicy.Local).
-func (d DialPolicy) Service(addr string, opts ...grpc.DialOption) (*Conn, error) {
-	cc, err := d.Dial(addr, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return &Conn{cc: cc, local: d.Local, key: localKey(addr)}, nil
 }
 
 // Dial makes a lazy gRPC client connection to addr: unix sockets in

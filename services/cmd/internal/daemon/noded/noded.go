@@ -215,7 +215,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 		logger.Error("cannot build the API client", "err", err)
 		return 1
 	}
-	conn, err := server.DialPolicy{TLS: nf.plannerTLS, InsecureTCP: common.InsecureTCP, Logger: logger, Local: env.Local}.Service(nf.planner)
+	conn, err := server.Service(server.DialPolicy{TLS: nf.plannerTLS, InsecureTCP: common.InsecureTCP, Logger: logger}, env.Local, nf.planner)
 	if err != nil {
 		logger.Error("cannot dial the planner", "err", err)
 		return 1

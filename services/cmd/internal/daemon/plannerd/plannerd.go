@@ -139,8 +139,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 		return 1
 	}
 	dialer := common.Dialer(logger)
-	dialer.Local = env.Local
-	execConn, err := dialer.Service(*executorAddr)
+	execConn, err := server.Service(dialer, env.Local, *executorAddr)
 	if err != nil {
 		logger.Error("bad --executor", "err", err)
 		return 2
@@ -153,7 +152,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 		return 1
 	}
 	timelines.SetLogger(logger.With("component", "timeline"))
-	plegConn, err := dialer.Service(*plegAddr)
+	plegConn, err := server.Service(dialer, env.Local, *plegAddr)
 	if err != nil {
 		logger.Error("bad --pleg", "err", err)
 		return 2
