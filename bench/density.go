@@ -273,8 +273,15 @@ func (t *PodTracker) Observe(line []byte, at time.Time) error {
 	if err := json.Unmarshal(ev.Object, &p); err != nil {
 		return fmt.Errorf("watch event %s: %w", ev.Type, err)
 	}
+	t.observe(ev.Type, p, at)
+	return nil
+}
+
+// observe takes pod p of an event of type typ (ADDED, MODIFIED,
+// DELETED; others are ignored) received at at.
+func (t *PodTracker) observe(typ string, p watchedPod, at time.Time) {
 	name := p.Metadata.Name
-	switch ev.Type {
+	switch typ {
 	case "DELETED":
 		if _, ok := t.gone[name]; !ok {
 			t.gone[name] = at
@@ -292,7 +299,6 @@ func (t *PodTracker) Observe(line []byte, at time.Time) error {
 			t.failed[name] = p.Status.Reason
 		}
 	}
-	return nil
 }
 
 // Failed says pod name was seen Failed before it started, and why.
@@ -319,68 +325,6 @@ func (t *PodTracker) Gone(name string) (time.Time, bool) {
 	at, ok := t.gone[name]
 	return at, ok
 }
-
-// PodWatch is a running watch of the pods of one label selector, feeding
-// a PodTracker.
-type PodWatch struct {
-	mu      sync.Mutex
-	tracker *PodTracker
-	changed chan struct{}
-	err     error
-	cancel  context.CancelFunc
-}
-
-// WatchPods opens a watch of namespace default's pods matching selector
-// (from the watch cache's current state, as CreateUntilRunning does).
-func (a *APIServer) WatchPods(ctx context.Context, selector string) (*PodWatch, error) {
-	wctx, cancel := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(wctx, http.MethodGet, a.URL+"/api/v1/namespaces/default/pods?watch=1&resourceVersion=0&labelSelector="+
-		url.QueryEscape(selector), nil)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+a.Token)
-	resp, err := a.HTTP.Do(req)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		cancel()
-		var b strings.Builder
-		_, _ = fmt.Fprint(&b, resp.Status)
-		return nil, &apiError{Code: resp.StatusCode, Body: b.String()}
-	}
-	w := &PodWatch{tracker: NewPodTracker(), changed: make(chan struct{}), cancel: cancel}
-	go func() {
-		defer resp.Body.Close()
-		dec := json.NewDecoder(resp.Body)
-		for {
-			var raw json.RawMessage
-			err := dec.Decode(&raw)
-			at := time.Now()
-			w.mu.Lock()
-			if err == nil {
-				err = w.tracker.Observe(raw, at)
-			}
-			if err != nil {
-				w.err = err
-			}
-			close(w.changed)
-			w.changed = make(chan struct{})
-			w.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return w, nil
-}
-
-// Close ends the watch.
-func (w *PodWatch) Close() { w.cancel() }
 
 // wait waits until done(tracker) holds, and returns what it made of the
 // tracker then.
