@@ -328,6 +328,7 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	idleSettle := fs.Duration("idle-settle", 10*time.Second, "wait before the idle window")
 	churn := fs.Duration("churn", 0, "after the last burst runs, create and delete --churn-rate pods/s each on top of it for this long, then delete what is left (0: no churn)")
 	churnRate := fs.Float64("churn-rate", 10, "pods created (and as many deleted) per second during the churn")
+	churnWait := fs.Duration("churn-wait", 3*time.Minute, "after the churn, wait at most this long for its pods to start and the deleted ones to be gone, then for what is left to be deleted; a node not done by then is reported behind")
 	parallel := fs.Int("parallel", 20, "create and delete requests in flight at once in a burst")
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on each wait (all started, all gone)")
 	out := fs.String("out", "", "JSON report file (default stdout)")
@@ -406,7 +407,7 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 		ss.PLEGMetrics, ss.PLEGMetric = *sMetrics, bench.RelistMetric
 	}
 	rep, err := api.Density(ctx, ks, ss, bench.DensityOptions{Rounds: *rounds, Pods: *pods, Rate: *rate, Bursts: burstList,
-		Idle: *idle, IdleSettle: *idleSettle, Churn: *churn, ChurnRate: *churnRate, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})
+		Idle: *idle, IdleSettle: *idleSettle, Churn: *churn, ChurnRate: *churnRate, ChurnWait: *churnWait, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})
 	return finish(log, err, reportFile{rep, *out})
 }
 
