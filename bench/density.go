@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -78,6 +79,9 @@ type DensitySide struct {
 	PLEGMetrics   string
 	PLEGMetric    string
 	MetricsClient *http.Client
+	// RuntimePIDs are its runtime's daemon processes (containerd; none:
+	// its CPU over the churn is not taken).
+	RuntimePIDs []int
 }
 
 // DensityReport is everything a density run measured, both agents.
@@ -155,6 +159,12 @@ type DensityChurn struct {
 	Watch WatchStats `json:"watch,omitzero"`
 	// CPUPercent is the agent's CPU over the churn (without processes: 0).
 	CPUPercent float64 `json:"cpu_percent"`
+	// RuntimeCPUPercent is its runtime daemon's CPU over the churn, in
+	// percent of one core (without RuntimePIDs: 0); HostBusyPercent how
+	// busy the machine's cores were over it, in percent of all of them
+	// (/proc/stat).
+	RuntimeCPUPercent float64 `json:"runtime_cpu_percent,omitempty"`
+	HostBusyPercent   float64 `json:"host_busy_percent,omitempty"`
 	// StatusAge is how far the API server's pod status was behind the
 	// runtime at each change over the churn (StatusAges), in seconds;
 	// StatusAgeMissed how many of the exits are the runtime look that
@@ -794,6 +804,13 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 		}
 	}
 	w0 := w.Stats()
+	var rt0 int64
+	if len(s.RuntimePIDs) > 0 {
+		if rt0, err = cpuTicks(s.RuntimePIDs); err != nil {
+			return c, queue, fmt.Errorf("the runtime's CPU: %w", err)
+		}
+	}
+	host0, hostErr := readHostCPU()
 	// Requests in flight are bounded; past the churn's end no new pair is
 	// sent (an API server that cannot keep up is counted, not waited
 	// for).
@@ -876,6 +893,14 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 			return c, queue, err
 		}
 		c.CPUPercent = CPUPercent(after-before, time.Since(t0))
+	}
+	if len(s.RuntimePIDs) > 0 {
+		if rt1, err := cpuTicks(s.RuntimePIDs); err == nil {
+			c.RuntimeCPUPercent = CPUPercent(rt1-rt0, time.Since(t0))
+		}
+	}
+	if host1, err := readHostCPU(); err == nil && hostErr == nil {
+		c.HostBusyPercent = host1.busySince(host0)
 	}
 	if s.PLEGMetrics != "" {
 		h1, err := scrapeHistogramWith(ctx, s.metricsClient(), s.PLEGMetrics, s.PLEGMetric)
@@ -1203,6 +1228,14 @@ func DensityRows(rep DensityReport) []DensityRow {
 			c, ok := churn(r)
 			return c.CPUPercent, ok && c.CPUPercent > 0
 		})
+		mean(what+": the runtime's CPU (containerd, without its shims)", "% of a core", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			return c.RuntimeCPUPercent, ok && c.RuntimeCPUPercent > 0
+		})
+		mean(what+": the machine's CPU busy (all cores, both nodes and the control plane)", "%", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			return c.HostBusyPercent, ok && c.HostBusyPercent > 0
+		})
 		pooled(what+": pod status age (the runtime's change → the API server's status shows it)", func(r DensityRound) (Sample, bool) {
 			c, ok := churn(r)
 			return c.StatusAge, ok && len(c.StatusAge) > 0
@@ -1322,4 +1355,49 @@ func (s Sample) Median() float64 {
 		return v[n/2]
 	}
 	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// hostCPU is the machine's CPU time from /proc/stat's cpu line, in ticks:
+// all of it and the idle part (idle and iowait).
+type hostCPU struct{ total, idle int64 }
+
+func readHostCPU() (hostCPU, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return hostCPU{}, err
+	}
+	return parseHostCPU(string(b))
+}
+
+// parseHostCPU reads /proc/stat's first line (cpu user nice system idle
+// iowait irq softirq steal ...).
+func parseHostCPU(stat string) (hostCPU, error) {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return hostCPU{}, fmt.Errorf("/proc/stat: no cpu line in %.80q", line)
+	}
+	var h hostCPU
+	// guest and guest_nice (fields 9, 10) are already in user and nice.
+	for i, v := range f[1:min(len(f), 9)] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return hostCPU{}, fmt.Errorf("/proc/stat: %w", err)
+		}
+		h.total += n
+		if i == 3 || i == 4 {
+			h.idle += n
+		}
+	}
+	return h, nil
+}
+
+// busySince is the share of the machine's CPU time that was not idle
+// since h0, in percent.
+func (h hostCPU) busySince(h0 hostCPU) float64 {
+	total := h.total - h0.total
+	if total <= 0 {
+		return 0
+	}
+	return float64(total-(h.idle-h0.idle)) / float64(total) * 100
 }

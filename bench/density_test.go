@@ -588,3 +588,23 @@ func TestDensityChurnEndsWhenANodeFallsBehind(t *testing.T) {
 		t.Errorf("rows %q: want the churn's", names)
 	}
 }
+
+// TestHostCPUCountsIdleAndIOWaitAsIdle: the machine's busy share is all
+// but idle and iowait, guest time (already in user) not counted twice.
+func TestHostCPUCountsIdleAndIOWaitAsIdle(t *testing.T) {
+	h0, err := parseHostCPU("cpu  100 0 100 700 100 0 0 0 50 0\ncpu0 1 2 3 4\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := parseHostCPU("cpu  400 0 200 900 100 0 0 0 90 0\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 600 more ticks: 300 user and 100 system busy, 200 idle.
+	if got := h1.busySince(h0); math.Abs(got-400.0/600*100) > 1e-9 {
+		t.Errorf("busy %v %%, want 66.7", got)
+	}
+	if _, err := parseHostCPU("intr 1 2 3\n"); err == nil {
+		t.Error("no cpu line: no error")
+	}
+}

@@ -573,7 +573,8 @@ bench_density() {
 		--syncpod-node bench-syncpod --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-pids "$SYNCPOD_PIDS" \
 		--pods "${DENSITY_PODS:-100}" --rate "${DENSITY_RATE:-5}" --bursts "$bursts" --rounds "${DENSITY_ROUNDS:-2}" \
 		--idle "${DENSITY_IDLE:-30s}" --churn "$churn" --churn-rate "$rate" --churn-wait "${DENSITY_CHURN_WAIT:-3m}" --out "$B"/density.json \
-		--kubelet-metrics https://127.0.0.1:19350/metrics --syncpod-pleg-metrics http://127.0.0.1:19403/metrics ||
+		--kubelet-metrics https://127.0.0.1:19350/metrics --syncpod-pleg-metrics http://127.0.0.1:19403/metrics \
+		--kubelet-runtime-pids "$(cat "$CD"/containerd.pid)" --syncpod-runtime-pids "$(cat "$CD2"/containerd.pid)" ||
 		{ log "logs: $B/kubelet/kubelet.log, $d/node.log"; tail -n 20 "$B"/kubelet/kubelet.log "$d"/node.log >&2; return 1; }
 	stop_procs
 	runtime_down

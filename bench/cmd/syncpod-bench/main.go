@@ -320,6 +320,8 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	sPIDs := fs.String("syncpod-pids", "", "comma-separated pids of syncpod's processes (node agent, planner, executor, PLEG)")
 	kMetrics := fs.String("kubelet-metrics", "", "the kubelet's /metrics URL (https on loopback, its certificate not checked): the PLEG relist row of the churn")
 	sMetrics := fs.String("syncpod-pleg-metrics", "", "syncpod's PLEG's /metrics URL: the PLEG relist row of the churn")
+	kRTPIDs := fs.String("kubelet-runtime-pids", "", "comma-separated pids of the kubelet's runtime daemon (its CPU over the churn)")
+	sRTPIDs := fs.String("syncpod-runtime-pids", "", "comma-separated pids of syncpod's runtime daemon (its CPU over the churn)")
 	rounds := fs.Int("rounds", 2, "rounds (each agent's turn: the paced pods, then each burst)")
 	pods := fs.Int("pods", 100, "pods created at --rate (0: no throughput row)")
 	rate := fs.Float64("rate", 5, "pods created per second")
@@ -395,6 +397,14 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		log.Error("cannot connect", "err", err)
 		return 1
+	}
+	if ks.RuntimePIDs, err = parsePIDs(*kRTPIDs); err != nil {
+		fmt.Fprintln(stderr, "--kubelet-runtime-pids:", err)
+		return 2
+	}
+	if ss.RuntimePIDs, err = parsePIDs(*sRTPIDs); err != nil {
+		fmt.Fprintln(stderr, "--syncpod-runtime-pids:", err)
+		return 2
 	}
 	if *kMetrics != "" {
 		// The kubelet serves its metrics with a certificate it signed
