@@ -370,7 +370,7 @@ func (w *PodWatch) wait(ctx context.Context, what string, done func(*PodTracker)
 	for {
 		w.mu.Lock()
 		left, ok := done(w.tracker)
-		err, next := w.err, w.changed
+		err, next, failing := w.err, w.changed, w.failing
 		w.mu.Unlock()
 		if ok {
 			return nil
@@ -381,6 +381,9 @@ func (w *PodWatch) wait(ctx context.Context, what string, done func(*PodTracker)
 		select {
 		case <-next:
 		case <-ctx.Done():
+			if failing != nil {
+				return fmt.Errorf("%d pods not %s: %w (the watch failing since its last event: %v)", left, what, ctx.Err(), failing)
+			}
 			return fmt.Errorf("%d pods not %s: %w", left, what, ctx.Err())
 		}
 	}

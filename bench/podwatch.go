@@ -41,6 +41,9 @@ type PodWatch struct {
 	// resumes counts the watches opened again after one ended, relists
 	// the lists taken after the history was gone.
 	resumes, relists int
+	// failing is why the watch last ended or could not be opened, until
+	// an event arrives again (a waiter that times out says it).
+	failing error
 }
 
 // WatchStats are how often a watch had to be opened again.
@@ -93,13 +96,16 @@ func (w *PodWatch) Stats() WatchStats {
 	return WatchStats{Resumes: w.resumes, Relists: w.relists}
 }
 
-// open opens the watch after w.rv, with bookmarks (the API server then
-// moves w.rv on while none of the watched pods change).
+// open opens the watch after w.rv. It asks for no bookmarks: a
+// kube-apiserver on an etcd without progress notifications (Debian's
+// 3.4) refuses a watch from the cache's state (resourceVersion 0) that
+// asks for them; w.rv moves on with the pods' own events, and a version
+// too old to resume from is a relist.
 func (w *PodWatch) open(ctx context.Context) (io.ReadCloser, error) {
 	w.mu.Lock()
 	rv := w.rv
 	w.mu.Unlock()
-	q := url.Values{"watch": {"1"}, "allowWatchBookmarks": {"true"}, "resourceVersion": {rv}, "labelSelector": {w.selector}}
+	q := url.Values{"watch": {"1"}, "resourceVersion": {rv}, "labelSelector": {w.selector}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.api.URL+"/api/v1/namespaces/default/pods?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
@@ -131,6 +137,7 @@ func (w *PodWatch) run(ctx context.Context, body io.ReadCloser) {
 		if ctx.Err() != nil {
 			return
 		}
+		w.setFailing(err)
 		var syn *json.SyntaxError
 		var bad badEventError
 		if errors.As(err, &syn) || errors.As(err, &bad) {
@@ -165,6 +172,7 @@ func (w *PodWatch) run(ctx context.Context, body io.ReadCloser) {
 			if ctx.Err() != nil {
 				return
 			}
+			w.setFailing(err)
 			relist, n = errors.Is(err, errGone), 0
 		}
 		w.mu.Lock()
@@ -213,9 +221,20 @@ func (w *PodWatch) read(body io.Reader) (int, error) {
 	}
 }
 
+// setFailing records why the watch ended or could not be opened.
+func (w *PodWatch) setFailing(err error) {
+	if err == nil {
+		err = io.EOF
+	}
+	w.mu.Lock()
+	w.failing = err
+	w.mu.Unlock()
+}
+
 // observe takes one pod event into the tracker (w.mu held) and wakes the
 // waiters.
 func (w *PodWatch) observe(typ string, p watchedPod, at time.Time) {
+	w.failing = nil
 	w.tracker.observe(typ, p, at)
 	if typ == "DELETED" {
 		delete(w.live, p.Metadata.Name)

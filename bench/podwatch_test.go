@@ -32,8 +32,13 @@ func (f *brokenWatchServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("watch") == "1" {
 		kind = "watch"
 	}
-	f.queries = append(f.queries, kind+" rv="+r.URL.Query().Get("resourceVersion")+" match="+r.URL.Query().Get("resourceVersionMatch")+
-		" sel="+r.URL.Query().Get("labelSelector"))
+	q := kind + " rv=" + r.URL.Query().Get("resourceVersion") + " match=" + r.URL.Query().Get("resourceVersionMatch") + " sel=" + r.URL.Query().Get("labelSelector")
+	if kind == "watch" {
+		// A kube-apiserver on etcd 3.4 refuses bookmarks from the
+		// cache's state: none are asked for.
+		q += " bookmarks=" + r.URL.Query().Get("allowWatchBookmarks")
+	}
+	f.queries = append(f.queries, q)
 	f.mu.Unlock()
 	if i >= len(f.steps) {
 		http.Error(w, "no more steps", http.StatusInternalServerError)
@@ -132,14 +137,14 @@ func TestPodWatchResumesWithoutLosingAnEvent(t *testing.T) {
 	got := strings.Join(f.queries, "\n")
 	f.mu.Unlock()
 	want := strings.Join([]string{
-		"watch rv=0 match= sel=run=x",
-		"watch rv=3 match= sel=run=x",
-		"watch rv=6 match= sel=run=x",
+		"watch rv=0 match= sel=run=x bookmarks=",
+		"watch rv=3 match= sel=run=x bookmarks=",
+		"watch rv=6 match= sel=run=x bookmarks=",
 		"list rv=6 match=NotOlderThan sel=run=x",
-		"watch rv=9 match= sel=run=x",
-		"watch rv=9 match= sel=run=x",
+		"watch rv=9 match= sel=run=x bookmarks=",
+		"watch rv=9 match= sel=run=x bookmarks=",
 		"list rv=9 match=NotOlderThan sel=run=x",
-		"watch rv=11 match= sel=run=x",
+		"watch rv=11 match= sel=run=x bookmarks=",
 	}, "\n")
 	if got != want {
 		t.Errorf("requests:\n%s\nwant:\n%s", got, want)
