@@ -171,6 +171,10 @@ type DensityChurn struct {
 	// no longer listed the container (at most StatusAgePoll late).
 	StatusAge       Sample `json:"status_age,omitempty"`
 	StatusAgeMissed int    `json:"status_age_missed,omitempty"`
+	// StatusAgeStart and StatusAgeExit are StatusAge split: the ages of
+	// the containers' starts, and of their exits.
+	StatusAgeStart Sample `json:"status_age_start,omitempty"`
+	StatusAgeExit  Sample `json:"status_age_exit,omitempty"`
 	// StatusAgeUnseen are the changes the watch had not shown when the
 	// wait after the churn ended, counted until then (their true age is
 	// more).
@@ -962,7 +966,8 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 	if truth != nil {
 		// A change the status never showed by the wait's end counts
 		// until then: its age is at least that.
-		c.StatusAge, c.StatusAgeMissed, c.StatusAgeUnseen = w.statusAges(churned, deleted, truth, waited)
+		c.StatusAgeStart, c.StatusAgeExit, c.StatusAgeMissed, c.StatusAgeUnseen = w.statusAges(churned, deleted, truth, waited)
+		c.StatusAge = slices.Concat(c.StatusAgeStart, c.StatusAgeExit)
 	}
 	ws := w.Stats()
 	c.Watch = WatchStats{Resumes: ws.Resumes - w0.Resumes, Relists: ws.Relists - w0.Relists}
@@ -1000,7 +1005,7 @@ func (s DensitySide) metricsClient() *http.Client {
 // deleted, with how many exits were taken at the look that missed them,
 // and how many changes the watch had not shown by end (counted until
 // then).
-func (w *PodWatch) statusAges(churned, deleted []string, truth *RuntimeTruth, end time.Time) (ages Sample, missed, unseen int) {
+func (w *PodWatch) statusAges(churned, deleted []string, truth *RuntimeTruth, end time.Time) (ofStarts, ofExits Sample, missed, unseen int) {
 	started, finished, missed := truth.Times()
 	starts := make(map[string]time.Time, len(churned))
 	for _, n := range churned {
@@ -1013,8 +1018,9 @@ func (w *PodWatch) statusAges(churned, deleted []string, truth *RuntimeTruth, en
 	names = slices.Compact(names)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	ages, unseen = StatusAges(names, starts, finished, w.tracker, end)
-	return ages, missed, unseen
+	ofStarts, u1 := StatusAges(names, starts, nil, w.tracker, end)
+	ofExits, u2 := StatusAges(names, nil, finished, w.tracker, end)
+	return ofStarts, ofExits, missed, u1 + u2
 }
 
 // idleCost waits settle, then samples the CPU time of pids over window
@@ -1242,6 +1248,14 @@ func DensityRows(rep DensityReport) []DensityRow {
 		pooled(what+": pod status age (the runtime's change → the API server's status shows it)", func(r DensityRound) (Sample, bool) {
 			c, ok := churn(r)
 			return c.StatusAge, ok && len(c.StatusAge) > 0
+		})
+		pooled(what+": status age of the containers' starts", func(r DensityRound) (Sample, bool) {
+			c, ok := churn(r)
+			return c.StatusAgeStart, ok && len(c.StatusAgeStart) > 0
+		})
+		pooled(what+": status age of the containers' exits", func(r DensityRound) (Sample, bool) {
+			c, ok := churn(r)
+			return c.StatusAgeExit, ok && len(c.StatusAgeExit) > 0
 		})
 		rounds(what+": the oldest status age any pod had", KindMax, func(r DensityRound) (float64, bool) {
 			c, ok := churn(r)
