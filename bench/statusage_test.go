@@ -132,3 +132,30 @@ func TestRuntimeTruthTakesTheRuntimesTimes(t *testing.T) {
 		t.Errorf("started %v, want run-a and run-b only", started)
 	}
 }
+
+// TestChurnStatusAgesSplitStartsFromExits: the churn's status ages of
+// its pods' starts and of the exits are apart, an unseen change of
+// either counted until the end.
+func TestChurnStatusAgesSplitStartsFromExits(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	tr := NewPodTracker()
+	observeAll(t, tr, []watchLine{
+		{podEvent("MODIFIED", "c", "Running", "running"), at(1500)},
+		{podEvent("DELETED", "old", "Running", "running"), at(2300)},
+	})
+	truth := &RuntimeTruth{
+		started:  map[string]time.Time{"c": at(1000), "d": at(1000), "old": at(-9000)},
+		finished: map[string]time.Time{"old": at(2000)},
+		ids:      map[string]string{}, missed: 1,
+	}
+	w := &PodWatch{tracker: tr}
+	starts, exits, missed, unseen := w.statusAges([]string{"c", "d"}, []string{"old"}, truth, at(4000))
+	// c started 0.5 s before shown; d never shown (3 s until the end);
+	// old's start is not the churn's; its exit shown 0.3 s late.
+	sameAges(t, starts, Sample{0.5, 3})
+	sameAges(t, exits, Sample{0.3})
+	if missed != 1 || unseen != 1 {
+		t.Errorf("missed %d, unseen %d: want 1 and 1", missed, unseen)
+	}
+}
