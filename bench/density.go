@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,10 @@ type DensityOptions struct {
 	// run, the oldest deleted first (0: no churn).
 	Churn     time.Duration
 	ChurnRate float64
+	// ChurnWait bounds the wait after the churn for its pods to start
+	// and its deleted ones to be gone (0: Timeout); a node not done by
+	// then is reported behind, the run goes on.
+	ChurnWait time.Duration
 	// Parallel is how many create or delete requests a burst has in
 	// flight at once.
 	Parallel int
@@ -74,6 +79,9 @@ type DensitySide struct {
 	PLEGMetrics   string
 	PLEGMetric    string
 	MetricsClient *http.Client
+	// RuntimePIDs are its runtime's daemon processes (containerd; none:
+	// its CPU over the churn is not taken).
+	RuntimePIDs []int
 }
 
 // DensityReport is everything a density run measured, both agents.
@@ -129,14 +137,48 @@ type DensityChurn struct {
 	Created    int            `json:"created"`
 	Failed     map[string]int `json:"failed,omitempty"`
 	NotStarted int            `json:"not_started"`
+	// Planned is how many create-and-delete pairs the churn's rate and
+	// length make; Seconds how long sending them took (a pair is not
+	// sent past the churn's length: an API server that cannot take them
+	// sends fewer). CreateFailed and DeleteFailed are the requests the
+	// API server failed.
+	Planned      int     `json:"planned,omitempty"`
+	Seconds      float64 `json:"seconds,omitempty"`
+	CreateFailed int     `json:"create_failed,omitempty"`
+	DeleteFailed int     `json:"delete_failed,omitempty"`
+	// NotSettled are the pods left of the churn neither started nor
+	// failed, NotGone those it deleted not yet gone, when the wait after
+	// it ended (DensityOptions.ChurnWait); Behind says in words what fell
+	// behind (the node, the API server), empty when nothing did.
+	NotSettled int      `json:"not_settled,omitempty"`
+	NotGone    int      `json:"not_gone,omitempty"`
+	Behind     []string `json:"behind,omitempty"`
+	// Watch is how often the bench's pod watch was opened again during
+	// the churn (an event it resumed or relisted after is seen late: the
+	// status ages then include the watch's gap).
+	Watch WatchStats `json:"watch,omitzero"`
 	// CPUPercent is the agent's CPU over the churn (without processes: 0).
 	CPUPercent float64 `json:"cpu_percent"`
+	// RuntimeCPUPercent is its runtime daemon's CPU over the churn, in
+	// percent of one core (without RuntimePIDs: 0); HostBusyPercent how
+	// busy the machine's cores were over it, in percent of all of them
+	// (/proc/stat).
+	RuntimeCPUPercent float64 `json:"runtime_cpu_percent,omitempty"`
+	HostBusyPercent   float64 `json:"host_busy_percent,omitempty"`
 	// StatusAge is how far the API server's pod status was behind the
 	// runtime at each change over the churn (StatusAges), in seconds;
 	// StatusAgeMissed how many of the exits are the runtime look that
 	// no longer listed the container (at most StatusAgePoll late).
 	StatusAge       Sample `json:"status_age,omitempty"`
 	StatusAgeMissed int    `json:"status_age_missed,omitempty"`
+	// StatusAgeStart and StatusAgeExit are StatusAge split: the ages of
+	// the containers' starts, and of their exits.
+	StatusAgeStart Sample `json:"status_age_start,omitempty"`
+	StatusAgeExit  Sample `json:"status_age_exit,omitempty"`
+	// StatusAgeUnseen are the changes the watch had not shown when the
+	// wait after the churn ended, counted until then (their true age is
+	// more).
+	StatusAgeUnseen int `json:"status_age_unseen,omitempty"`
 	// RelistP99 is the upper bound of the bucket of the PLEG's relist
 	// durations that holds their p99 over the churn, in seconds, of
 	// Relists relists (0 relists: not measured or none ran); with
@@ -273,8 +315,15 @@ func (t *PodTracker) Observe(line []byte, at time.Time) error {
 	if err := json.Unmarshal(ev.Object, &p); err != nil {
 		return fmt.Errorf("watch event %s: %w", ev.Type, err)
 	}
+	t.observe(ev.Type, p, at)
+	return nil
+}
+
+// observe takes pod p of an event of type typ (ADDED, MODIFIED,
+// DELETED; others are ignored) received at at.
+func (t *PodTracker) observe(typ string, p watchedPod, at time.Time) {
 	name := p.Metadata.Name
-	switch ev.Type {
+	switch typ {
 	case "DELETED":
 		if _, ok := t.gone[name]; !ok {
 			t.gone[name] = at
@@ -292,7 +341,6 @@ func (t *PodTracker) Observe(line []byte, at time.Time) error {
 			t.failed[name] = p.Status.Reason
 		}
 	}
-	return nil
 }
 
 // Failed says pod name was seen Failed before it started, and why.
@@ -320,75 +368,13 @@ func (t *PodTracker) Gone(name string) (time.Time, bool) {
 	return at, ok
 }
 
-// PodWatch is a running watch of the pods of one label selector, feeding
-// a PodTracker.
-type PodWatch struct {
-	mu      sync.Mutex
-	tracker *PodTracker
-	changed chan struct{}
-	err     error
-	cancel  context.CancelFunc
-}
-
-// WatchPods opens a watch of namespace default's pods matching selector
-// (from the watch cache's current state, as CreateUntilRunning does).
-func (a *APIServer) WatchPods(ctx context.Context, selector string) (*PodWatch, error) {
-	wctx, cancel := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(wctx, http.MethodGet, a.URL+"/api/v1/namespaces/default/pods?watch=1&resourceVersion=0&labelSelector="+
-		url.QueryEscape(selector), nil)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+a.Token)
-	resp, err := a.HTTP.Do(req)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		cancel()
-		var b strings.Builder
-		_, _ = fmt.Fprint(&b, resp.Status)
-		return nil, &apiError{Code: resp.StatusCode, Body: b.String()}
-	}
-	w := &PodWatch{tracker: NewPodTracker(), changed: make(chan struct{}), cancel: cancel}
-	go func() {
-		defer resp.Body.Close()
-		dec := json.NewDecoder(resp.Body)
-		for {
-			var raw json.RawMessage
-			err := dec.Decode(&raw)
-			at := time.Now()
-			w.mu.Lock()
-			if err == nil {
-				err = w.tracker.Observe(raw, at)
-			}
-			if err != nil {
-				w.err = err
-			}
-			close(w.changed)
-			w.changed = make(chan struct{})
-			w.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return w, nil
-}
-
-// Close ends the watch.
-func (w *PodWatch) Close() { w.cancel() }
-
 // wait waits until done(tracker) holds, and returns what it made of the
 // tracker then.
 func (w *PodWatch) wait(ctx context.Context, what string, done func(*PodTracker) (int, bool)) error {
 	for {
 		w.mu.Lock()
 		left, ok := done(w.tracker)
-		err, next := w.err, w.changed
+		err, next, failing := w.err, w.changed, w.failing
 		w.mu.Unlock()
 		if ok {
 			return nil
@@ -399,6 +385,9 @@ func (w *PodWatch) wait(ctx context.Context, what string, done func(*PodTracker)
 		select {
 		case <-next:
 		case <-ctx.Done():
+			if failing != nil {
+				return fmt.Errorf("%d pods not %s: %w (the watch failing since its last event: %v)", left, what, ctx.Err(), failing)
+			}
 			return fmt.Errorf("%d pods not %s: %w", left, what, ctx.Err())
 		}
 	}
@@ -460,6 +449,19 @@ func (w *PodWatch) StartedOf(names []string) (map[string]time.Time, map[string]s
 		}
 	}
 	return started, failed
+}
+
+// GoneOf are the pods of names seen deleted so far.
+func (w *PodWatch) GoneOf(names []string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, n := range names {
+		if _, ok := w.tracker.Gone(n); ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // WaitGone waits until every pod of names was seen deleted and returns
@@ -633,8 +635,8 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 	// what they left in the runtime (the kubelet keeps exited sandboxes
 	// until its garbage collection), so nothing of this row runs in the
 	// next one.
-	clear := func(pods []string) (time.Duration, error) {
-		wctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	clear := func(pods []string, timeout time.Duration) (time.Duration, error) {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		start, err := a.deletePods(wctx, pods, o.Parallel)
 		if err != nil {
@@ -671,7 +673,7 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 			return dr, fmt.Errorf("%d pods at %g/s: %w", o.Pods, o.Rate, err)
 		}
 		log.Info("throughput", "pods", o.Pods, "rate", o.Rate, "p50", dr.Startup.Quantile(0.5), "p99", dr.Startup.Quantile(0.99))
-		if _, err := clear(pods); err != nil {
+		if _, err := clear(pods, o.Timeout); err != nil {
 			return dr, fmt.Errorf("deleting the %d paced pods: %w", o.Pods, err)
 		}
 	}
@@ -728,10 +730,38 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 				return dr, fmt.Errorf("churn on %d pods: %w", n, err)
 			}
 			dr.Churn, pods = &c, left
-			log.Info("churn", "pods", n, "created", c.Created, "not_started", c.NotStarted, "p50", c.Startup.Quantile(0.5),
-				"p99", c.Startup.Quantile(0.99), "cpu_percent", c.CPUPercent)
+			oldest := 0.0
+			if len(c.StatusAge) > 0 {
+				oldest = slices.Max(c.StatusAge)
+			}
+			log.Info("churn", "pods", n, "created", c.Created, "planned", c.Planned, "not_started", c.NotStarted, "p50", c.Startup.Quantile(0.5),
+				"p99", c.Startup.Quantile(0.99), "cpu_percent", c.CPUPercent, "status_age_max", oldest, "status_age_unseen", c.StatusAgeUnseen,
+				"relist_p99", c.RelistP99, "relists", c.Relists, "watch_resumes", c.Watch.Resumes, "watch_relists", c.Watch.Relists, "behind", c.Behind)
 		}
-		gone, err := clear(pods)
+		if dr.Churn != nil && bi == len(o.Bursts)-1 {
+			// After a churn the node may be behind: the deletion is
+			// waited for ChurnWait at most, and a node not done by then
+			// is said to be behind, the run going on.
+			wait := o.Timeout
+			if o.ChurnWait > 0 {
+				wait = o.ChurnWait
+			}
+			gone, err := clear(pods, wait)
+			if err != nil && ctx.Err() == nil {
+				dr.Churn.Behind = append(dr.Churn.Behind, fmt.Sprintf("%s: deleting the %d pods left after the churn: %v", s.Agent, len(pods), err))
+				log.Warn("behind after the churn", "pods", len(pods), "err", err)
+				dr.Bursts = append(dr.Bursts, b)
+				continue
+			}
+			if err != nil {
+				return dr, fmt.Errorf("deleting %d pods: %w", n, err)
+			}
+			b.AllGone = gone.Seconds()
+			dr.Bursts = append(dr.Bursts, b)
+			log.Info("burst", "pods", n, "all_running", b.AllRunning, "all_gone", b.AllGone)
+			continue
+		}
+		gone, err := clear(pods, o.Timeout)
 		if err != nil {
 			return dr, fmt.Errorf("deleting %d pods: %w", n, err)
 		}
@@ -743,17 +773,24 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 }
 
 // churn creates a pod and deletes the oldest of running (oldest first)
-// every 1/o.ChurnRate s for o.Churn, waits until the pods it created
-// that are left run, and returns the churned pods' startup latencies,
-// the agent's CPU over it, and the pods left (as many as running).
+// every 1/o.ChurnRate s for o.Churn, waits (at most o.ChurnWait) until
+// the pods it created that are left have started or failed and those it
+// deleted are gone, and returns the churned pods' startup latencies,
+// the agent's CPU over it, the status ages, and the pods left (as many
+// as running). A node that falls behind ends it all the same: what it
+// had not done when the wait ended is counted and said (Behind), and a
+// request the API server failed is counted, not fatal.
 func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o DensityOptions, running []string, tag string) (DensityChurn, []string, error) {
 	c := DensityChurn{Pods: len(running)}
 	queue := slices.Clone(running)
 	interval := time.Duration(float64(time.Second) / o.ChurnRate)
-	n := int(o.Churn.Seconds() * o.ChurnRate)
+	c.Planned = int(o.Churn.Seconds() * o.ChurnRate)
 	var mu sync.Mutex
-	created := make(map[string]time.Time, n)
-	var churned, deleted []string
+	created := make(map[string]time.Time, c.Planned)
+	// churned are the pods the churn sent a create for (created: those
+	// the API server took, and when the create was sent), deleted those
+	// it sent a delete for (kept: those whose delete failed).
+	var churned, deleted, kept []string
 	var before int64
 	var err error
 	if len(s.PIDs) > 0 {
@@ -773,38 +810,89 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 			return c, queue, fmt.Errorf("the PLEG's relists: %w", err)
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(o.Parallel, 2))
+	w0 := w.Stats()
+	var rt0 int64
+	if len(s.RuntimePIDs) > 0 {
+		if rt0, err = cpuTicks(s.RuntimePIDs); err != nil {
+			return c, queue, fmt.Errorf("the runtime's CPU: %w", err)
+		}
+	}
+	host0, hostErr := readHostCPU()
+	// Requests in flight are bounded; past the churn's end no new pair is
+	// sent (an API server that cannot keep up is counted, not waited
+	// for).
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, max(o.Parallel, 2))
+	var createFailed, deleteFailed int
+	send := func(f func() error, failed *int) bool {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if err := f(); err != nil && ctx.Err() == nil {
+				mu.Lock()
+				*failed++
+				mu.Unlock()
+				o.Logger.Debug("churn request failed", "err", err)
+			}
+		}()
+		return true
+	}
 	t0 := time.Now()
-	for i := range n {
-		if err := sleep(gctx, time.Until(t0.Add(time.Duration(i)*interval))); err != nil {
+	end := t0.Add(o.Churn)
+	for i := range c.Planned {
+		if err := sleep(ctx, time.Until(t0.Add(time.Duration(i)*interval))); err != nil || time.Now().After(end) {
 			break
 		}
 		name := fmt.Sprintf("%s-c-%d", tag, i)
 		old := queue[0]
 		queue = append(queue[1:], name)
 		churned, deleted = append(churned, name), append(deleted, old)
-		g.Go(func() error {
+		ok := send(func() error {
 			at := time.Now()
-			mu.Lock()
-			created[name] = at
-			mu.Unlock()
-			return a.do(gctx, http.MethodPost, "/api/v1/namespaces/default/pods", DensityPod(name, s.Node, o.Image, tag), nil)
-		})
-		g.Go(func() error {
-			err := a.do(gctx, http.MethodDelete, "/api/v1/namespaces/default/pods/"+url.PathEscape(old), nil, nil)
-			if isStatus(err, http.StatusNotFound) {
-				return nil
+			err := a.do(ctx, http.MethodPost, "/api/v1/namespaces/default/pods", DensityPod(name, s.Node, o.Image, tag), nil)
+			if err == nil {
+				mu.Lock()
+				created[name] = at
+				mu.Unlock()
 			}
 			return err
-		})
+		}, &createFailed)
+		ok = ok && send(func() error {
+			err := a.do(ctx, http.MethodDelete, "/api/v1/namespaces/default/pods/"+url.PathEscape(old), nil, nil)
+			if err != nil && !isStatus(err, http.StatusNotFound) {
+				// Still there: deleted with what is left.
+				mu.Lock()
+				kept = append(kept, old)
+				mu.Unlock()
+				return err
+			}
+			return nil
+		}, &deleteFailed)
+		if !ok {
+			break
+		}
 	}
-	err = g.Wait()
-	if err == nil {
-		err = ctx.Err()
-	}
-	if err != nil {
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
 		return c, queue, err
+	}
+	c.Seconds = time.Since(t0).Seconds()
+	if len(kept) > 0 {
+		queue = append(kept, queue...)
+		deleted = slices.DeleteFunc(deleted, func(p string) bool { return slices.Contains(kept, p) })
+	}
+	c.CreateFailed, c.DeleteFailed = createFailed, deleteFailed
+	if len(churned) < c.Planned {
+		c.Behind = append(c.Behind, fmt.Sprintf("the API server: %d of %d create-and-delete pairs sent in the churn's %g s", len(churned), c.Planned, o.Churn.Seconds()))
+	}
+	if createFailed+deleteFailed > 0 {
+		c.Behind = append(c.Behind, fmt.Sprintf("the API server: %d creates and %d deletes failed", createFailed, deleteFailed))
 	}
 	if len(s.PIDs) > 0 {
 		after, err := cpuTicks(s.PIDs)
@@ -812,6 +900,14 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 			return c, queue, err
 		}
 		c.CPUPercent = CPUPercent(after-before, time.Since(t0))
+	}
+	if len(s.RuntimePIDs) > 0 {
+		if rt1, err := cpuTicks(s.RuntimePIDs); err == nil {
+			c.RuntimeCPUPercent = CPUPercent(rt1-rt0, time.Since(t0))
+		}
+	}
+	if host1, err := readHostCPU(); err == nil && hostErr == nil {
+		c.HostBusyPercent = host1.busySince(host0)
 	}
 	if s.PLEGMetrics != "" {
 		h1, err := scrapeHistogramWith(ctx, s.metricsClient(), s.PLEGMetrics, s.PLEGMetric)
@@ -826,29 +922,62 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 			}
 		}
 	}
-	wctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	// The node catches up: the pods left that were created have started
+	// or failed, the deleted ones are gone; or the wait ends, and what
+	// is not done is what it fell behind by.
+	wait := o.ChurnWait
+	if wait <= 0 {
+		wait = o.Timeout
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var left []string
+	mu.Lock()
 	for _, p := range queue {
 		if _, ok := created[p]; ok {
 			left = append(left, p)
 		}
 	}
-	if err := w.WaitSettled(wctx, left); err != nil {
-		return c, queue, err
+	mu.Unlock()
+	settleErr := w.WaitSettled(wctx, left)
+	var goneErr error
+	if settleErr == nil {
+		_, goneErr = w.WaitGone(wctx, deleted)
 	}
-	if truth != nil {
-		// Every change of the churn shown: the pods deleted are gone. A
-		// node still deleting when the wait ends leaves its last exits
-		// uncounted rather than the run unreported.
-		if _, err := w.WaitGone(wctx, deleted); err != nil && ctx.Err() != nil {
-			return c, queue, err
-		}
-		c.StatusAge, c.StatusAgeMissed = w.statusAges(churned, deleted, truth)
+	waited := time.Now()
+	if ctx.Err() != nil {
+		return c, queue, ctx.Err()
 	}
 	started, failed := w.StartedOf(churned)
-	c.Created = len(churned)
+	if settleErr != nil {
+		n := 0
+		for _, p := range left {
+			if _, ok := started[p]; !ok && failed[p] == "" {
+				n++
+			}
+		}
+		c.NotSettled = n
+		c.Behind = append(c.Behind, fmt.Sprintf("%s: %d of the %d pods left of the churn neither started nor failed %s after it", s.Agent, n, len(left), wait))
+	}
+	c.NotGone = len(deleted) - len(w.GoneOf(deleted))
+	if c.NotGone > 0 && (settleErr != nil || goneErr != nil) {
+		c.Behind = append(c.Behind, fmt.Sprintf("%s: %d of the %d pods deleted in the churn not gone %s after it", s.Agent, c.NotGone, len(deleted), wait))
+	}
+	if truth != nil {
+		// A change the status never showed by the wait's end counts
+		// until then: its age is at least that.
+		c.StatusAgeStart, c.StatusAgeExit, c.StatusAgeMissed, c.StatusAgeUnseen = w.statusAges(churned, deleted, truth, waited)
+		c.StatusAge = slices.Concat(c.StatusAgeStart, c.StatusAgeExit)
+	}
+	ws := w.Stats()
+	c.Watch = WatchStats{Resumes: ws.Resumes - w0.Resumes, Relists: ws.Relists - w0.Relists}
+	mu.Lock()
+	defer mu.Unlock()
+	c.Created = len(created)
 	for _, p := range churned {
+		if _, ok := created[p]; !ok {
+			continue
+		}
 		if at, ok := started[p]; ok {
 			c.Startup = append(c.Startup, at.Sub(created[p]).Seconds())
 		} else if reason, ok := failed[p]; ok {
@@ -873,8 +1002,10 @@ func (s DensitySide) metricsClient() *http.Client {
 
 // statusAges are the status ages (StatusAges) of the churn: the starts
 // of the pods it created and the exits of those and of the pods it
-// deleted, with how many exits were taken at the look that missed them.
-func (w *PodWatch) statusAges(churned, deleted []string, truth *RuntimeTruth) (Sample, int) {
+// deleted, with how many exits were taken at the look that missed them,
+// and how many changes the watch had not shown by end (counted until
+// then).
+func (w *PodWatch) statusAges(churned, deleted []string, truth *RuntimeTruth, end time.Time) (ofStarts, ofExits Sample, missed, unseen int) {
 	started, finished, missed := truth.Times()
 	starts := make(map[string]time.Time, len(churned))
 	for _, n := range churned {
@@ -887,7 +1018,9 @@ func (w *PodWatch) statusAges(churned, deleted []string, truth *RuntimeTruth) (S
 	names = slices.Compact(names)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return StatusAges(names, starts, finished, w.tracker), missed
+	ofStarts, u1 := StatusAges(names, starts, nil, w.tracker, end)
+	ofExits, u2 := StatusAges(names, nil, finished, w.tracker, end)
+	return ofStarts, ofExits, missed, u1 + u2
 }
 
 // idleCost waits settle, then samples the CPU time of pids over window
@@ -1066,7 +1199,7 @@ func DensityRows(rep DensityReport) []DensityRow {
 		})
 		perRound(fmt.Sprintf("delete %d pods → all gone", n), func(r DensityRound) (float64, bool) {
 			b, ok := burst(r, n)
-			return b.AllGone, ok
+			return b.AllGone, ok && b.AllGone > 0
 		})
 	}
 	if rep.ChurnSeconds > 0 {
@@ -1104,9 +1237,25 @@ func DensityRows(rep DensityReport) []DensityRow {
 			c, ok := churn(r)
 			return c.CPUPercent, ok && c.CPUPercent > 0
 		})
+		mean(what+": the runtime's CPU (containerd, without its shims)", "% of a core", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			return c.RuntimeCPUPercent, ok && c.RuntimeCPUPercent > 0
+		})
+		mean(what+": the machine's CPU busy (all cores, both nodes and the control plane)", "%", func(r DensityRound) (float64, bool) {
+			c, ok := churn(r)
+			return c.HostBusyPercent, ok && c.HostBusyPercent > 0
+		})
 		pooled(what+": pod status age (the runtime's change → the API server's status shows it)", func(r DensityRound) (Sample, bool) {
 			c, ok := churn(r)
 			return c.StatusAge, ok && len(c.StatusAge) > 0
+		})
+		pooled(what+": status age of the containers' starts", func(r DensityRound) (Sample, bool) {
+			c, ok := churn(r)
+			return c.StatusAgeStart, ok && len(c.StatusAgeStart) > 0
+		})
+		pooled(what+": status age of the containers' exits", func(r DensityRound) (Sample, bool) {
+			c, ok := churn(r)
+			return c.StatusAgeExit, ok && len(c.StatusAgeExit) > 0
 		})
 		rounds(what+": the oldest status age any pod had", KindMax, func(r DensityRound) (float64, bool) {
 			c, ok := churn(r)
@@ -1223,4 +1372,49 @@ func (s Sample) Median() float64 {
 		return v[n/2]
 	}
 	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// hostCPU is the machine's CPU time from /proc/stat's cpu line, in ticks:
+// all of it and the idle part (idle and iowait).
+type hostCPU struct{ total, idle int64 }
+
+func readHostCPU() (hostCPU, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return hostCPU{}, err
+	}
+	return parseHostCPU(string(b))
+}
+
+// parseHostCPU reads /proc/stat's first line (cpu user nice system idle
+// iowait irq softirq steal ...).
+func parseHostCPU(stat string) (hostCPU, error) {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return hostCPU{}, fmt.Errorf("/proc/stat: no cpu line in %.80q", line)
+	}
+	var h hostCPU
+	// guest and guest_nice (fields 9, 10) are already in user and nice.
+	for i, v := range f[1:min(len(f), 9)] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return hostCPU{}, fmt.Errorf("/proc/stat: %w", err)
+		}
+		h.total += n
+		if i == 3 || i == 4 {
+			h.idle += n
+		}
+	}
+	return h, nil
+}
+
+// busySince is the share of the machine's CPU time that was not idle
+// since h0, in percent.
+func (h hostCPU) busySince(h0 hostCPU) float64 {
+	total := h.total - h0.total
+	if total <= 0 {
+		return 0
+	}
+	return float64(total-(h.idle-h0.idle)) / float64(total) * 100
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -344,6 +345,10 @@ type densityAPIServer struct {
 	pods     map[string]string // name → run
 	nodes    []string
 	selector []string
+	// stall is a node that falls behind in a churn: its churned pods
+	// never run, and their deletion is never done.
+	stall   string
+	stalled map[string]bool
 }
 
 func (f *densityAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -387,9 +392,18 @@ func (f *densityAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if len(f.nodes) == 0 || f.nodes[len(f.nodes)-1] != pod.Spec.NodeName {
 			f.nodes = append(f.nodes, pod.Spec.NodeName)
 		}
+		stall := f.stall != "" && pod.Spec.NodeName == f.stall && strings.Contains(pod.Metadata.Name, "-c-")
+		if stall {
+			if f.stalled == nil {
+				f.stalled = map[string]bool{}
+			}
+			f.stalled[pod.Metadata.Name] = true
+		}
 		for _, ch := range f.watches[run] {
 			ch <- podEvent("ADDED", pod.Metadata.Name, "Pending", "")
-			ch <- podEvent("MODIFIED", pod.Metadata.Name, "Running", "running")
+			if !stall {
+				ch <- podEvent("MODIFIED", pod.Metadata.Name, "Running", "running")
+			}
 		}
 		f.mu.Unlock()
 		w.WriteHeader(http.StatusCreated)
@@ -400,7 +414,9 @@ func (f *densityAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		run, ok := f.pods[name]
 		delete(f.pods, name)
 		for _, ch := range f.watches[run] {
-			ch <- podEvent("DELETED", name, "Running", "running")
+			if !f.stalled[name] {
+				ch <- podEvent("DELETED", name, "Running", "running")
+			}
 		}
 		f.mu.Unlock()
 		if !ok {
@@ -514,5 +530,81 @@ func TestDensityRowsSplitOffTheRuntime(t *testing.T) {
 		"delete 110 pods → all gone: 9.00 s | 8.00 s | 0.89×"
 	if g := strings.Join(got, "\n"); g != want {
 		t.Errorf("rows:\n%s\nwant:\n%s", g, want)
+	}
+}
+
+// TestDensityChurnEndsWhenANodeFallsBehind: a node whose churned pods
+// never run and are never removed does not hold the run: the wait after
+// the churn ends at ChurnWait, the pods it did not start are counted,
+// what fell behind is said, and the other node's turn and the report
+// follow.
+func TestDensityChurnEndsWhenANodeFallsBehind(t *testing.T) {
+	f := &densityAPIServer{watches: map[string][]chan []byte{}, pods: map[string]string{}, stall: "ns"}
+	srv := httptest.NewTLSServer(f)
+	defer srv.Close()
+	api := &APIServer{URL: srv.URL, Token: "tok", HTTP: srv.Client()}
+	rep, err := api.Density(context.Background(), DensitySide{Agent: "kubelet", Node: "nk"}, DensitySide{Agent: "syncpod", Node: "ns"},
+		DensityOptions{Rounds: 1, Bursts: []int{3}, Churn: 50 * time.Millisecond, ChurnRate: 100, ChurnWait: 200 * time.Millisecond,
+			Parallel: 2, Image: "busybox", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rounds) != 2 {
+		t.Fatalf("%d turns, want both", len(rep.Rounds))
+	}
+	for _, r := range rep.Rounds {
+		c := r.Churn
+		if c == nil || c.Planned != 5 || c.Created != 5 {
+			t.Fatalf("%s churn %+v, want 5 pods created of 5", r.Agent, c)
+		}
+		if r.Agent == "kubelet" {
+			if len(c.Behind) != 0 || c.NotStarted != 0 || len(c.Startup) != 5 || len(r.Bursts) != 1 || !(r.Bursts[0].AllGone > 0) {
+				t.Errorf("kubelet: %+v, bursts %+v: want nothing behind", c, r.Bursts)
+			}
+			continue
+		}
+		// The 3 left of the 5 churned pods never started; the 2 churned
+		// and deleted are not gone; their deletion with the rest ends
+		// at the wait too.
+		if c.NotSettled != 3 || c.NotGone != 2 || c.NotStarted != 5 || len(c.Startup) != 0 || len(c.Behind) != 3 ||
+			!strings.Contains(c.Behind[0], "3 of the 3 pods left of the churn neither started nor failed") ||
+			!strings.Contains(c.Behind[1], "2 of the 5 pods deleted in the churn not gone") ||
+			!strings.Contains(c.Behind[2], "deleting the 3 pods left after the churn") {
+			t.Errorf("syncpod churn %+v, want its pods counted and what fell behind said", c)
+		}
+		if len(r.Bursts) != 1 || r.Bursts[0].AllGone != 0 {
+			t.Errorf("syncpod bursts %+v: want the burst kept without an all-gone time", r.Bursts)
+		}
+	}
+	rows := DensityRows(rep)
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Measure)
+		if strings.HasPrefix(r.Measure, "delete 3 pods") && (len(r.Values[0]) == 0 || len(r.Values[1]) != 0) {
+			t.Errorf("%s: %v, want the kubelet's only", r.Measure, r.Values)
+		}
+	}
+	if !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "pods deleted before seen started") }) {
+		t.Errorf("rows %q: want the churn's", names)
+	}
+}
+
+// TestHostCPUCountsIdleAndIOWaitAsIdle: the machine's busy share is all
+// but idle and iowait, guest time (already in user) not counted twice.
+func TestHostCPUCountsIdleAndIOWaitAsIdle(t *testing.T) {
+	h0, err := parseHostCPU("cpu  100 0 100 700 100 0 0 0 50 0\ncpu0 1 2 3 4\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := parseHostCPU("cpu  400 0 200 900 100 0 0 0 90 0\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 600 more ticks: 300 user and 100 system busy, 200 idle.
+	if got := h1.busySince(h0); math.Abs(got-400.0/600*100) > 1e-9 {
+		t.Errorf("busy %v %%, want 66.7", got)
+	}
+	if _, err := parseHostCPU("intr 1 2 3\n"); err == nil {
+		t.Error("no cpu line: no error")
 	}
 }

@@ -123,11 +123,11 @@ func (t *RuntimeTruth) Times() (started, finished map[string]time.Time, missed i
 // stopped or deleted: the status never caught up before it was moot);
 // for each whose container exited, from the exit to the first event
 // showing a container no longer running, or the pod deleted. A change
-// the watch never showed is not counted (the caller waits until every
-// pod of names is gone or started). Negative ages (the watch ahead of a
-// coarse runtime timestamp) count as 0.
-func StatusAges(names []string, rtStarted, rtFinished map[string]time.Time, t *PodTracker) Sample {
-	var out Sample
+// the watch never showed counts until end, the time the caller stopped
+// waiting for it (a lower bound of its age; unseen counts those), or not
+// at all with end zero. Negative ages (the watch ahead of a coarse
+// runtime timestamp) count as 0.
+func StatusAges(names []string, rtStarted, rtFinished map[string]time.Time, t *PodTracker, end time.Time) (ages Sample, unseen int) {
 	age := func(from time.Time, seen ...time.Time) {
 		var first time.Time
 		for _, s := range seen {
@@ -136,9 +136,13 @@ func StatusAges(names []string, rtStarted, rtFinished map[string]time.Time, t *P
 			}
 		}
 		if first.IsZero() {
-			return
+			if end.IsZero() {
+				return
+			}
+			first = end
+			unseen++
 		}
-		out = append(out, max(first.Sub(from).Seconds(), 0))
+		ages = append(ages, max(first.Sub(from).Seconds(), 0))
 	}
 	for _, n := range names {
 		started, _ := t.Started(n)
@@ -155,5 +159,5 @@ func StatusAges(names []string, rtStarted, rtFinished map[string]time.Time, t *P
 			age(at, stopped, gone)
 		}
 	}
-	return out
+	return ages, unseen
 }

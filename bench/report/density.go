@@ -79,6 +79,7 @@ func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []C
 			"(the runtime's own `startedAt`) to the first watch event showing the pod started (or, for one never shown started, showing it stopped or deleted); "+
 			"for each pod deleted during the churn (the burst's and churned ones), from its container's exit (the runtime's `finishedAt`, looked for every %g s; "+
 			"a container removed between two looks counts as exited at the look that missed it) to the first event showing a container no longer running, or the pod deleted; "+
+			"A change the status had not shown when the wait after the churn ended (it is bounded: a node that falls behind is reported so, under the run) counts until then, a lower bound. "+
 			"*the oldest status age any pod had* is the largest of those, the largest of the rounds first. "+
 			"The **PLEG relist p99** is the upper bound of the bucket holding the 99th percentile of the relists' durations over the churn, "+
 			"from each agent's own histogram (the kubelet's `kubelet_pleg_relist_duration_seconds`, syncpod's `syncpod_pleg_relist_duration_seconds`), "+
@@ -142,6 +143,13 @@ func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []C
 			order = "first"
 		}
 		fmt.Fprintf(b, "- round %d, %s (%s): load average %.2f at its start\n", r.Round, r.Agent, order, r.Load[0])
+		if c := r.Churn; c != nil {
+			fmt.Fprintf(b, "  - its churn: %d pods created of %d planned, in %.0f s (%d creates, %d deletes failed); "+
+				"the bench's pod watch opened again %d times, relisted %d times; %d status changes not shown when the wait after it ended "+
+				"(counted until then); %s\n",
+				c.Created, c.Planned, c.Seconds, c.CreateFailed, c.DeleteFailed, c.Watch.Resumes, c.Watch.Relists, c.StatusAgeUnseen,
+				behind(c.Behind))
+		}
 	}
 	b.WriteString("\n")
 }
@@ -372,4 +380,12 @@ func SectionOf(doc, title string) (string, bool) {
 		s = s[:3+j+1]
 	}
 	return strings.TrimRight(s, "\n") + "\n", true
+}
+
+// behind says what fell behind in a churn.
+func behind(notes []string) string {
+	if len(notes) == 0 {
+		return "nothing fell behind"
+	}
+	return "behind: " + strings.Join(notes, "; ")
 }

@@ -61,6 +61,10 @@
 #                   churn at density (default none): once the last burst runs,
 #                   DENSITY_CHURN_RATE (10) pods/s created and as many deleted on
 #                   top of it for DENSITY_CHURN (e.g. 5m), before its deletion
+#   DENSITY_CHURN_WAIT
+#                   after the churn, how long to wait at most for its pods to start and
+#                   the deleted ones to be gone, then for the rest to be deleted
+#                   (default 3m); a node not done by then is reported behind
 #   DENSITY_MORE    reports of earlier density runs of other sizes (comma-separated
 #                   JSON files, e.g. a churn run's .tmp/bench/density.json kept
 #                   aside), each a table after this run's in the Density section
@@ -581,8 +585,9 @@ bench_density() {
 		--image "$BUSYBOX" --kubelet-node bench-kubelet --kubelet-cri-endpoint "unix://$SOCK" --kubelet-pids "$KUBELET_PID" \
 		--syncpod-node bench-syncpod --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-pids "$SYNCPOD_PIDS" \
 		--pods "${DENSITY_PODS:-100}" --rate "${DENSITY_RATE:-5}" --bursts "$bursts" --rounds "${DENSITY_ROUNDS:-2}" \
-		--idle "${DENSITY_IDLE:-30s}" --churn "$churn" --churn-rate "$rate" --out "$B"/density.json \
-		--kubelet-metrics https://127.0.0.1:19350/metrics --syncpod-pleg-metrics http://127.0.0.1:19403/metrics ||
+		--idle "${DENSITY_IDLE:-30s}" --churn "$churn" --churn-rate "$rate" --churn-wait "${DENSITY_CHURN_WAIT:-3m}" --out "$B"/density.json \
+		--kubelet-metrics https://127.0.0.1:19350/metrics --syncpod-pleg-metrics http://127.0.0.1:19403/metrics \
+		--kubelet-runtime-pids "$(cat "$CD"/containerd.pid)" --syncpod-runtime-pids "$(cat "$CD2"/containerd.pid)" ||
 		{ log "logs: $B/kubelet/kubelet.log, $d/node.log"; tail -n 20 "$B"/kubelet/kubelet.log "$d"/node.log >&2; return 1; }
 	stop_procs
 	runtime_down

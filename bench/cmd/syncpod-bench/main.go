@@ -320,6 +320,8 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	sPIDs := fs.String("syncpod-pids", "", "comma-separated pids of syncpod's processes (node agent, planner, executor, PLEG)")
 	kMetrics := fs.String("kubelet-metrics", "", "the kubelet's /metrics URL (https on loopback, its certificate not checked): the PLEG relist row of the churn")
 	sMetrics := fs.String("syncpod-pleg-metrics", "", "syncpod's PLEG's /metrics URL: the PLEG relist row of the churn")
+	kRTPIDs := fs.String("kubelet-runtime-pids", "", "comma-separated pids of the kubelet's runtime daemon (its CPU over the churn)")
+	sRTPIDs := fs.String("syncpod-runtime-pids", "", "comma-separated pids of syncpod's runtime daemon (its CPU over the churn)")
 	rounds := fs.Int("rounds", 2, "rounds (each agent's turn: the paced pods, then each burst)")
 	pods := fs.Int("pods", 100, "pods created at --rate (0: no throughput row)")
 	rate := fs.Float64("rate", 5, "pods created per second")
@@ -328,6 +330,7 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	idleSettle := fs.Duration("idle-settle", 10*time.Second, "wait before the idle window")
 	churn := fs.Duration("churn", 0, "after the last burst runs, create and delete --churn-rate pods/s each on top of it for this long, then delete what is left (0: no churn)")
 	churnRate := fs.Float64("churn-rate", 10, "pods created (and as many deleted) per second during the churn")
+	churnWait := fs.Duration("churn-wait", 3*time.Minute, "after the churn, wait at most this long for its pods to start and the deleted ones to be gone, then for what is left to be deleted; a node not done by then is reported behind")
 	parallel := fs.Int("parallel", 20, "create and delete requests in flight at once in a burst")
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on each wait (all started, all gone)")
 	out := fs.String("out", "", "JSON report file (default stdout)")
@@ -395,6 +398,14 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 		log.Error("cannot connect", "err", err)
 		return 1
 	}
+	if ks.RuntimePIDs, err = parsePIDs(*kRTPIDs); err != nil {
+		fmt.Fprintln(stderr, "--kubelet-runtime-pids:", err)
+		return 2
+	}
+	if ss.RuntimePIDs, err = parsePIDs(*sRTPIDs); err != nil {
+		fmt.Fprintln(stderr, "--syncpod-runtime-pids:", err)
+		return 2
+	}
 	if *kMetrics != "" {
 		// The kubelet serves its metrics with a certificate it signed
 		// itself; the address is the loopback one the script gave it.
@@ -406,7 +417,7 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 		ss.PLEGMetrics, ss.PLEGMetric = *sMetrics, bench.RelistMetric
 	}
 	rep, err := api.Density(ctx, ks, ss, bench.DensityOptions{Rounds: *rounds, Pods: *pods, Rate: *rate, Bursts: burstList,
-		Idle: *idle, IdleSettle: *idleSettle, Churn: *churn, ChurnRate: *churnRate, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})
+		Idle: *idle, IdleSettle: *idleSettle, Churn: *churn, ChurnRate: *churnRate, ChurnWait: *churnWait, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})
 	return finish(log, err, reportFile{rep, *out})
 }
 
