@@ -85,15 +85,7 @@ func Decide(pod *syncpodv1.Pod, prev *plannerv1.PodAllocation, others []*syncpod
 	if prev == nil {
 		return Initial(pod)
 	}
-	next := &plannerv1.PodAllocation{Containers: map[string]*syncpodv1.ResourceRequirements{}, Generation: prev.GetGeneration()}
-	want := wanted(pod)
-	for name, r := range want {
-		if old, ok := prev.GetContainers()[name]; ok {
-			next.Containers[name] = old
-		} else {
-			next.Containers[name] = r
-		}
-	}
+	next, want := carried(pod, prev)
 	if !differs(pod, next) {
 		next.Generation = pod.GetGeneration()
 		return next
@@ -106,6 +98,33 @@ func Decide(pod *syncpodv1.Pod, prev *plannerv1.PodAllocation, others []*syncpod
 	}
 	next.PendingReason, next.PendingMessage, next.PendingGeneration = reason, msg, pod.GetGeneration()
 	return next
+}
+
+// NeedsRoom reports whether Decide's answer for pod and prev depends on
+// the other pods: only a change of resources is weighed against them, so
+// a caller may leave others nil when this is false.
+func NeedsRoom(pod *syncpodv1.Pod, prev *plannerv1.PodAllocation) bool {
+	if prev == nil {
+		return false
+	}
+	next, _ := carried(pod, prev)
+	return differs(pod, next)
+}
+
+// carried is pod's allocation before a resize is decided: each container
+// prev admitted keeps what it had, one new to the spec has what it asks
+// for (want, also returned).
+func carried(pod *syncpodv1.Pod, prev *plannerv1.PodAllocation) (next *plannerv1.PodAllocation, want map[string]*syncpodv1.ResourceRequirements) {
+	next = &plannerv1.PodAllocation{Containers: map[string]*syncpodv1.ResourceRequirements{}, Generation: prev.GetGeneration()}
+	want = wanted(pod)
+	for name, r := range want {
+		if old, ok := prev.GetContainers()[name]; ok {
+			next.Containers[name] = old
+		} else {
+			next.Containers[name] = r
+		}
+	}
+	return next, want
 }
 
 // fit is the resource part of the kubelet's admission of a resize

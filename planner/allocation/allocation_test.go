@@ -3,6 +3,8 @@ package allocation_test
 import (
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/syncpod/syncpod/planner/allocation"
 	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
@@ -59,9 +61,21 @@ func TestDecide(t *testing.T) {
 		{"R-25.1 no room beside the others", pod("1500m"), "500m", allocation.ReasonDeferred},
 		{"R-25.1 more than the node", pod("3"), "500m", allocation.ReasonInfeasible},
 	}
+	if allocation.NeedsRoom(pod("3"), nil) {
+		t.Error("NeedsRoom true for a pod just taken")
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := allocation.Decide(tc.pod, prev, []*syncpodv1.Pod{other}, capacity)
+			// Where NeedsRoom says the others do not matter, Decide
+			// must give the same answer without them.
+			if !allocation.NeedsRoom(tc.pod, prev) {
+				if alone := allocation.Decide(tc.pod, prev, nil, capacity); !proto.Equal(alone, a) {
+					t.Errorf("NeedsRoom false, but Decide without the others: %v, with: %v", alone, a)
+				}
+			} else if tc.wantCPU == "500m" && tc.wantReason == "" {
+				t.Error("NeedsRoom true for a pod asking for what it was admitted with")
+			}
 			if got := a.GetContainers()["a"].GetRequests().GetCpu(); got != tc.wantCPU || a.GetPendingReason() != tc.wantReason {
 				t.Errorf("Decide: cpu %q reason %q (%s); want %q %q", got, a.GetPendingReason(), a.GetPendingMessage(), tc.wantCPU, tc.wantReason)
 			}

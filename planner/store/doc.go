@@ -31,6 +31,10 @@
 //     pod (allocation.Decide, against Options.Capacity and the other
 //     pods' allocations); a deferred resize is decided again in the
 //     transaction that removes a pod, resizes one, or after one finishes.
+//     Only a change of resources reads the other pods; the Deferred ones
+//     are known from an in-memory index kept as records are written
+//     (rebuilt from the file at Open and after a failed write), so a write
+//     that frees room reads every record only when a resize waits.
 //   - A pod sync's events, last actions and status are committed together
 //     (CommitSync): one transaction, one fsync, one watch event, or
 //     nothing when the commit fails. A status that differs from the

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -47,9 +49,19 @@ func terminal(p syncpodv1.PodPhase) bool {
 // RetryPendingResizes): called in the transaction that freed room. It
 // returns the (old, new) records it changed, written, to publish.
 func (s *Store) retryDeferred(tx *bolt.Tx) ([][2]*plannerv1.PodRecord, error) {
-	recs, err := listTx(tx, Filter{})
-	if err != nil {
-		return nil, err
+	if len(s.deferred) == 0 {
+		return nil, nil
+	}
+	// Only the indexed records can be Pending; read just those.
+	recs := make([]*plannerv1.PodRecord, 0, len(s.deferred))
+	for _, uid := range slices.Sorted(maps.Keys(s.deferred)) {
+		rec, err := lookup(tx, &plannerv1.PodRef{Uid: uid})
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			recs = append(recs, rec)
+		}
 	}
 	var changed [][2]*plannerv1.PodRecord
 	for _, old := range allocation.Pending(recs) {
@@ -66,7 +78,7 @@ func (s *Store) retryDeferred(tx *bolt.Tx) ([][2]*plannerv1.PodRecord, error) {
 		}
 		cur := proto.Clone(old).(*plannerv1.PodRecord)
 		cur.Allocation = next
-		if err := writeRecord(tx, cur); err != nil {
+		if err := s.writeRecord(tx, cur); err != nil {
 			return nil, err
 		}
 		changed = append(changed, [2]*plannerv1.PodRecord{old, cur})
@@ -89,8 +101,12 @@ func (s *Store) RetryDeferred(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.deferredStale && len(s.deferred) == 0 {
+		// Nothing waits: no transaction, no commit.
+		return nil
+	}
 	var retried [][2]*plannerv1.PodRecord
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.write(func(tx *bolt.Tx) error {
 		var err error
 		retried, err = s.retryDeferred(tx)
 		return err

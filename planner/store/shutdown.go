@@ -67,7 +67,7 @@ func (s *Store) EndNodeShutdown(ctx context.Context, restart map[string]func(*pl
 	type change struct{ old, cur *plannerv1.PodRecord }
 	var changes []change
 	var cleared []string
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.write(func(tx *bolt.Tx) error {
 		for _, uid := range slices.Sorted(maps.Keys(restart)) {
 			ok := restart[uid]
 			old, err := lookup(tx, &plannerv1.PodRef{Uid: uid})
@@ -79,7 +79,7 @@ func (s *Store) EndNodeShutdown(ctx context.Context, restart map[string]func(*pl
 			}
 			cur := proto.Clone(old).(*plannerv1.PodRecord)
 			cur.Status = nil
-			if err := writeRecord(tx, cur); err != nil {
+			if err := s.writeRecord(tx, cur); err != nil {
 				return err
 			}
 			changes = append(changes, change{old, cur})

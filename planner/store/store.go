@@ -58,6 +58,17 @@ type Store struct {
 	// a change.
 	mu sync.Mutex
 
+	// deferred are the uids of the records whose resize is Deferred
+	// the only ones retryDeferred re-decides: kept as the
+	// records are written, under mu, so a write that frees room need
+	// not read every record to learn that nothing waits. A transaction
+	// that wrote and then failed leaves it stale (deferredStale), and the
+	// next write transaction rebuilds it from the file.
+	deferred      map[string]struct{}
+	deferredStale bool
+	// wroteInTx: the current write transaction changed deferred.
+	wroteInTx bool
+
 	// failCommit, set only by this package's tests, fails a CommitSync
 	// after it changed the record, before the transaction commits.
 	failCommit func() error
@@ -100,7 +111,54 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, opts: opts, hub: newHub()}, nil
+	s := &Store{db: db, opts: opts, hub: newHub(), deferredStale: true}
+	if err := db.View(s.indexDeferred); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// indexDeferred rebuilds deferred from the records in tx.
+func (s *Store) indexDeferred(tx *bolt.Tx) error {
+	recs, err := listTx(tx, Filter{})
+	if err != nil {
+		return err
+	}
+	s.deferred = map[string]struct{}{}
+	for _, r := range recs {
+		s.noteDeferred(r)
+	}
+	s.deferredStale = false
+	return nil
+}
+
+// noteDeferred records whether rec's resize is Deferred.
+func (s *Store) noteDeferred(rec *plannerv1.PodRecord) {
+	if rec.GetAllocation().GetPendingReason() == allocation.ReasonDeferred {
+		s.deferred[rec.GetPod().GetUid()] = struct{}{}
+	} else {
+		delete(s.deferred, rec.GetPod().GetUid())
+	}
+}
+
+// write runs fn in a write transaction (s.mu held), keeping deferred
+// right: rebuilt first when stale, marked stale when fn wrote records
+// and the transaction then did not commit.
+func (s *Store) write(fn func(tx *bolt.Tx) error) error {
+	s.wroteInTx = false
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if s.deferredStale {
+			if err := s.indexDeferred(tx); err != nil {
+				return err
+			}
+		}
+		return fn(tx)
+	})
+	if err != nil && s.wroteInTx {
+		s.deferredStale = true
+	}
+	return err
 }
 
 // Close ends every watch and closes the file.
@@ -157,7 +215,10 @@ func readRecord(b *bolt.Bucket, key []byte) (*plannerv1.PodRecord, error) {
 	return rec, nil
 }
 
-func writeRecord(tx *bolt.Tx, rec *plannerv1.PodRecord) error {
+// writeRecord stores rec in tx (run by write).
+func (s *Store) writeRecord(tx *bolt.Tx, rec *plannerv1.PodRecord) error {
+	s.wroteInTx = true
+	s.noteDeferred(rec)
 	p := rec.GetPod()
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(rec)
 	if err != nil {
@@ -236,7 +297,7 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 		retried [][2]*plannerv1.PodRecord
 	)
 	now := s.opts.Now()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.write(func(tx *bolt.Tx) error {
 		var err error
 		old, err = readRecord(tx.Bucket(bucketPods), podKey(p.Namespace, p.Name))
 		if err != nil {
@@ -254,7 +315,7 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 			p.CreationTime = timestamppb.New(now)
 			stored = &plannerv1.PodRecord{Pod: p, Allocation: allocation.Initial(p)}
 			result = plannerv1.ApplyResult_APPLY_RESULT_CREATED
-			return writeRecord(tx, stored)
+			return s.writeRecord(tx, stored)
 		}
 		cur := old.GetPod()
 		if p.Uid == "" {
@@ -281,13 +342,16 @@ func (s *Store) Apply(ctx context.Context, in *syncpodv1.Pod) (*syncpodv1.Pod, p
 		stored = proto.Clone(old).(*plannerv1.PodRecord)
 		stored.Pod = p
 		// a change of the resources is admitted, or waits.
-		others, err := s.holders(tx, p.GetUid())
-		if err != nil {
-			return err
+		// Only a change of resources is weighed against the others.
+		var others []*syncpodv1.Pod
+		if allocation.NeedsRoom(p, allocationOf(old)) {
+			if others, err = s.holders(tx, p.GetUid()); err != nil {
+				return err
+			}
 		}
 		stored.Allocation = allocation.Decide(p, allocationOf(old), others, s.opts.Capacity)
 		result = plannerv1.ApplyResult_APPLY_RESULT_UPDATED
-		if err := writeRecord(tx, stored); err != nil {
+		if err := s.writeRecord(tx, stored); err != nil {
 			return err
 		}
 		retried, err = s.retryDeferred(tx)
@@ -463,7 +527,7 @@ func (s *Store) Remove(ctx context.Context, uid string) error {
 	defer s.mu.Unlock()
 	var old *plannerv1.PodRecord
 	var retried [][2]*plannerv1.PodRecord
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.write(func(tx *bolt.Tx) error {
 		var err error
 		old, err = lookup(tx, &plannerv1.PodRef{Uid: uid})
 		if err != nil {
@@ -479,6 +543,8 @@ func (s *Store) Remove(ctx context.Context, uid string) error {
 		if err := tx.Bucket(bucketUIDs).Delete([]byte(uid)); err != nil {
 			return err
 		}
+		s.wroteInTx = true
+		delete(s.deferred, uid)
 		// the room the pod held may let a deferred resize in.
 		retried, err = s.retryDeferred(tx)
 		return err
@@ -602,7 +668,7 @@ func (s *Store) update(ctx context.Context, ref *plannerv1.PodRef, fn func(*plan
 	defer s.mu.Unlock()
 	var old, cur *plannerv1.PodRecord
 	var changed bool
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.write(func(tx *bolt.Tx) error {
 		var err error
 		old, err = lookup(tx, ref)
 		if err != nil {
@@ -618,7 +684,7 @@ func (s *Store) update(ctx context.Context, ref *plannerv1.PodRef, fn func(*plan
 		if !changed {
 			return errRollback
 		}
-		return writeRecord(tx, cur)
+		return s.writeRecord(tx, cur)
 	})
 	if err != nil && !errors.Is(err, errRollback) {
 		return err
