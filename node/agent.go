@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/syncpod/syncpod/node/kubeconv"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
@@ -109,6 +110,9 @@ type Agent struct {
 	finalDeletes finalDeletes
 	// tokens are the pods' service account tokens.
 	tokens *tokenManager
+	// conv converts the pods for the planner, each again only when what
+	// the conversion reads of it changed.
+	conv *kubeconv.Converter
 }
 
 // New checks o and builds an Agent.
@@ -157,7 +161,7 @@ func New(o Options) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node agent: metrics: %w", err)
 	}
-	return &Agent{o: o, m: m, mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}},
+	return &Agent{o: o, m: m, conv: kubeconv.NewConverter(), mirror: &mirrors{static: map[string]*plannerv1.PodRecord{}},
 		pressure: &pressureState{},
 		tokens:   newTokenManager(o.Client.CoreV1().CreateToken, o.Now)}, nil
 }

@@ -77,6 +77,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 	}
 	kp, err := a.lister.Pods(ns).Get(name)
 	if apierrors.IsNotFound(err) {
+		a.conv.Forget(ns, name)
 		a.refusals.forget(key)
 		a.finalDeletes.forget(key)
 		if sk := a.staticKey(ns, name); sk != "" {
@@ -88,6 +89,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		return err
 	}
 	if kp.Spec.NodeName != a.o.NodeName {
+		a.conv.Forget(ns, name)
 		a.refusals.forget(key)
 		return a.forget(ctx, ns, name)
 	}
@@ -100,6 +102,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 		return nil
 	}
 	if kp.DeletionTimestamp != nil {
+		a.conv.Forget(ns, name) // never converted again
 		return a.terminate(ctx, kp)
 	}
 	if a.refusals.answered(key, kp) {
@@ -126,7 +129,7 @@ func (a *Agent) syncPod(ctx context.Context, key string) error {
 			return a.reject(kp, reason, msg)
 		}
 	}
-	sp, warnings, err := kubeconv.PodFromAPI(kp)
+	sp, warnings, err := a.conv.PodFromAPI(kp)
 	if errors.Is(err, kubeconv.ErrUnsupported) {
 		return a.refuse(kp, err)
 	}
