@@ -371,7 +371,7 @@ func (s *Store) Reset(podUID, containerName string) (int, error) {
 		root := tx.Bucket(bucketBackoff)
 		b := root.Bucket([]byte(podUID))
 		if b == nil {
-			return nil
+			return errUnchanged
 		}
 		var del [][]byte
 		err := b.ForEach(func(k, _ []byte) error {
@@ -383,6 +383,9 @@ func (s *Store) Reset(podUID, containerName string) (int, error) {
 		})
 		if err != nil {
 			return err
+		}
+		if len(del) == 0 {
+			return errUnchanged
 		}
 		for _, k := range del {
 			if err := b.Delete(k); err != nil {
@@ -454,8 +457,12 @@ func (s *Store) Stats() (entries, inBackOff int, err error) {
 	return len(all), inBackOff, nil
 }
 
+// errUnchanged, returned by an update's fn that changed nothing, rolls the
+// transaction back: nothing to commit, no fsync.
+var errUnchanged = errors.New("nothing changed")
+
 func (s *Store) update(fn func(*bolt.Tx) error) error {
-	if err := s.db.Update(fn); err != nil {
+	if err := s.db.Update(fn); err != nil && !errors.Is(err, errUnchanged) {
 		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	return nil

@@ -411,3 +411,47 @@ func TestTheFirstExitIsHeld_R11_9(t *testing.T) {
 		t.Fatalf("the restart after the first exit: delay %v, %v; want %v", d, err, 2*DefaultInitial)
 	}
 }
+
+// Forgetting a pod that has no back-off entry and no user namespace
+// commits nothing (no fsync); one that has them still removes them, and
+// for good.
+func TestForgettingWhatIsNotThereCommitsNothing(t *testing.T) {
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "b.db")
+	s := openT(t, path, Config{Clock: c})
+	writes := func() int64 { st := s.db.Stats(); return st.TxStats.GetWrite() }
+	before := writes()
+	if n, err := s.Reset("no-such-pod", ""); err != nil || n != 0 {
+		t.Fatalf("Reset of an unknown pod: %d, %v", n, err)
+	}
+	if found, err := s.ReleaseUserNamespace("no-such-pod"); err != nil || found {
+		t.Fatalf("ReleaseUserNamespace of an unknown pod: %t, %v", found, err)
+	}
+	if got := writes() - before; got != 0 {
+		t.Errorf("forgetting an unknown pod made %d page writes", got)
+	}
+	before = writes()
+	if _, err := s.Next(key, PodRef{Name: "p", Namespace: "ns"}, c.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if writes() == before {
+		t.Fatal("Next committed nothing")
+	}
+	before = writes()
+	if n, err := s.Reset(key.PodUID, "other-container"); err != nil || n != 0 {
+		t.Fatalf("Reset of another container: %d, %v", n, err)
+	}
+	if got := writes() - before; got != 0 {
+		t.Errorf("a Reset that removed nothing made %d page writes", got)
+	}
+	if n, err := s.Reset(key.PodUID, ""); err != nil || n != 1 {
+		t.Fatalf("Reset of the pod: %d, %v; want 1", n, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openT(t, path, Config{Clock: c})
+	if _, ok, err := s.Get(key); err != nil || ok {
+		t.Fatalf("after a reopen the reset entry is back: %t, %v", ok, err)
+	}
+}

@@ -79,7 +79,7 @@ func (s *Store) ReleaseUserNamespace(podUID string) (bool, error) {
 	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketUserns)
 		if b.Get([]byte(podUID)) == nil {
-			return nil
+			return errUnchanged
 		}
 		found = true
 		return b.Delete([]byte(podUID))
