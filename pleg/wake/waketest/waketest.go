@@ -6,16 +6,15 @@ package waketest
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 
 	eventsapi "github.com/containerd/containerd/api/services/events/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/syncpod/syncpod/internal/grpctest"
 )
 
 // Server is the fake Events service. It does not apply the subscribers'
@@ -43,20 +42,7 @@ type stream struct {
 func Start(t testing.TB, unimplemented bool) (*Server, *grpc.ClientConn) {
 	t.Helper()
 	s := &Server{unimplemented: unimplemented, streams: map[*stream]bool{}, changed: make(chan struct{})}
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	eventsapi.RegisterEventsServer(srv, s)
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = conn.Close()
-		srv.Stop()
-	})
+	conn := grpctest.Serve(t, func(srv *grpc.Server) { eventsapi.RegisterEventsServer(srv, s) })
 	return s, conn
 }
 
