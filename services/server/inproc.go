@@ -111,7 +111,13 @@ type inProcServer struct {
 	// the socket.
 	cut      context.Context
 	cutCalls context.CancelFunc
-	calls    sync.WaitGroup
+	// mu guards active, the in-process calls running, and idle, closed
+	// when they are none once a drain waits for it (a WaitGroup's Add
+	// must not race its Wait, and calls may still begin while a drain
+	// waits).
+	mu     sync.Mutex
+	active int
+	idle   chan struct{}
 }
 
 // newInProcServer is the in-process side of a server with these
@@ -129,10 +135,12 @@ func newInProcServer(local *Local, key string, unary []grpc.UnaryServerIntercept
 // InProcessPeer, the call counted for the drain and its context ended
 // when the drain is cut.
 func (s *inProcServer) enter(ctx context.Context) (context.Context, func()) {
-	s.calls.Add(1)
+	s.mu.Lock()
+	s.active++
+	s.mu.Unlock()
 	ctx, cancel := context.WithCancel(peer.NewContext(ctx, inProcess))
 	stop := context.AfterFunc(s.cut, cancel)
-	return ctx, func() { stop(); cancel(); s.calls.Done() }
+	return ctx, func() { stop(); cancel(); s.leave() }
 }
 
 func (s *inProcServer) enterUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
@@ -147,10 +155,30 @@ func (s *inProcServer) enterStream(srv any, ss grpc.ServerStream, _ *grpc.Stream
 	return handler(srv, &streamWithContext{ServerStream: ss, ctx: ctx})
 }
 
+// leave is the end of an in-process call.
+func (s *inProcServer) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	if s.active == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
+}
+
 // drained is closed once no in-process call runs.
 func (s *inProcServer) drained() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	c := make(chan struct{})
-	go func() { s.calls.Wait(); close(c) }()
+	switch {
+	case s.active == 0:
+		close(c)
+	case s.idle != nil:
+		return s.idle
+	default:
+		s.idle = c
+	}
 	return c
 }
 
