@@ -92,8 +92,10 @@ func (p *PLEG) watchOnce(ctx context.Context) (bool, error) {
 	t := time.AfterFunc(p.opts.WakeConfirm, confirm)
 	defer t.Stop()
 	err := p.opts.Wake.Watch(ctx, func() {
-		confirm()
+		// Counted before confirm's kick: a relist it starts may publish
+		// what the event woke it for.
 		p.metrics.Wakes.Inc()
+		confirm()
 		p.wakeRelist()
 	})
 	mu.Lock()
