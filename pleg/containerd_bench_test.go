@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/syncpod/syncpod/cri"
@@ -222,29 +223,30 @@ func benchDeathSeen(b *testing.B, wakeOn bool) {
 	b.ReportMetric(sum.Seconds()*1000/float64(n), "seen-ms")
 	b.ReportMetric(worst.Seconds()*1000, "seen-max-ms")
 	b.ReportMetric(float64(gatheredCount(b, reg, "syncpod_pleg_relist_interval_seconds")-relists0)/float64(n), "relists/op")
+	b.ReportMetric(gathered(b, reg, "syncpod_pleg_relist_period_seconds").GetGauge().GetValue()*1000, "period-ms")
+}
+
+// gathered is the first series of the metric name on reg; the test fails
+// when reg has none.
+func gathered(tb testing.TB, reg *prometheus.Registry, name string) *dto.Metric {
+	tb.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() == "syncpod_pleg_relist_period_seconds" {
-			b.ReportMetric(mf.GetMetric()[0].GetGauge().GetValue()*1000, "period-ms")
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0]
 		}
 	}
+	tb.Fatalf("no metric %s", name)
+	return nil
 }
 
 // gatheredCount is the sample count of the histogram name on reg.
-func gatheredCount(b *testing.B, reg *prometheus.Registry, name string) uint64 {
-	mfs, err := reg.Gather()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
-		}
-	}
-	return 0
+func gatheredCount(tb testing.TB, reg *prometheus.Registry, name string) uint64 {
+	tb.Helper()
+	return gathered(tb, reg, name).GetHistogram().GetSampleCount()
 }
 
 func ownCPU() time.Duration {

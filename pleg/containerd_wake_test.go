@@ -63,20 +63,6 @@ func TestContainerdTaskEventsWakeTheRelist_R34(t *testing.T) {
 		t.Cleanup(func() { cancel(); <-done })
 		return p, reg
 	}
-	gauge := func(t *testing.T, reg *prometheus.Registry, name string) float64 {
-		t.Helper()
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == name {
-				return mf.GetMetric()[0].GetGauge().GetValue()
-			}
-		}
-		t.Fatalf("no %s", name)
-		return 0
-	}
 	waitUp := func(t *testing.T, p *pleg.PLEG) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
@@ -130,7 +116,7 @@ func TestContainerdTaskEventsWakeTheRelist_R34(t *testing.T) {
 			t.Fatal(err)
 		}
 		next(plegv1.PodLifecycleEventType_POD_LIFECYCLE_EVENT_TYPE_CONTAINER_DIED)
-		if got := gauge(t, reg, "syncpod_pleg_wake_stream"); got != 1 {
+		if got := gathered(t, reg, "syncpod_pleg_wake_stream").GetGauge().GetValue(); got != 1 {
 			t.Errorf("syncpod_pleg_wake_stream = %v, want 1", got)
 		}
 		if err := rs.RemoveContainer(ctx, id); err != nil {
@@ -141,7 +127,7 @@ func TestContainerdTaskEventsWakeTheRelist_R34(t *testing.T) {
 	t.Run("the defaults: a safety net of a second", func(t *testing.T) {
 		p, reg := newPLEG(t, nil)
 		waitUp(t, p)
-		if got := gauge(t, reg, "syncpod_pleg_relist_period_seconds"); got != 1 {
+		if got := gathered(t, reg, "syncpod_pleg_relist_period_seconds").GetGauge().GetValue(); got != 1 {
 			t.Errorf("syncpod_pleg_relist_period_seconds = %v with the event stream up, want 1", got)
 		}
 	})
