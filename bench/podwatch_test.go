@@ -110,15 +110,7 @@ func TestPodWatchResumesWithoutLosingAnEvent(t *testing.T) {
 		podList(11, podEvent("MODIFIED", "b", "Running", "running"), podEvent("MODIFIED", "c", "Running", "running")),
 		stream(true, withRV(podEvent("DELETED", "b", "Running", "running"), 12)),
 	}}
-	srv := httptest.NewServer(f)
-	defer srv.Close()
-	api := &APIServer{URL: srv.URL, Token: "tok", HTTP: srv.Client()}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	w, err := api.WatchPods(ctx, "run=x")
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, ctx := watchOf(t, f)
 	started, err := w.WaitStarted(ctx, []string{"a", "b", "c"})
 	if err != nil {
 		t.Fatal(err)
@@ -161,17 +153,25 @@ func TestPodWatchEndsAtAnEventItCannotRead(t *testing.T) {
 	f := &brokenWatchServer{steps: []func(http.ResponseWriter, *http.Request){
 		stream(true, `{"type":"ADDED","object":{"metadata":{"name":7}}}`),
 	}}
-	srv := httptest.NewServer(f)
-	defer srv.Close()
-	api := &APIServer{URL: srv.URL, Token: "tok", HTTP: srv.Client()}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	w, err := api.WatchPods(ctx, "run=x")
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, ctx := watchOf(t, f)
 	defer w.Close()
 	if _, err := w.WaitStarted(ctx, []string{"a"}); err == nil || !strings.Contains(err.Error(), "the watch ended") {
 		t.Errorf("wait: %v, want the watch ended", err)
 	}
+}
+
+// watchOf serves f and opens the bench's pod watch on it, with a context
+// of 20 s; the server stops when the test ends.
+func watchOf(t *testing.T, f http.Handler) (*PodWatch, context.Context) {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	api := &APIServer{URL: srv.URL, Token: "tok", HTTP: srv.Client()}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	w, err := api.WatchPods(ctx, "run=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, ctx
 }
