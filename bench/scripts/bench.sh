@@ -211,6 +211,7 @@ kubelet_cleanup() {
 }
 cleanup() {
 	stop_procs
+	remove_new_kubelet_chains # scale-nodes.sh: a kubemark side cut short
 	runtime_down || true
 	runtime2_down || true
 	stop_pids "${cp_procs[@]}"

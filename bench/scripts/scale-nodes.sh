@@ -232,6 +232,46 @@ mine() {
 	[[ $(cut -d' ' -f4 "/proc/$1/stat" 2>/dev/null) == "$$" ]]
 }
 
+# The hollow kubelet makes the kubelet's iptables utility chains in the
+# host's tables (its configuration leaves makeIPTablesUtilChains at the
+# default and kubemark has no flag for it; it shares the host's network to
+# reach the API server on loopback). KUBELET_CHAINS are those chains;
+# kubelet_chains_present lists the ones there now (FAMILY:TABLE:CHAIN),
+# and remove_new_kubelet_chains removes those that were not there before
+# the kubemark side started (KUBELET_CHAINS_BEFORE, set then), the rules
+# jumping to them first, once its processes are gone.
+KUBELET_CHAINS="filter:KUBE-FIREWALL filter:KUBE-KUBELET-CANARY nat:KUBE-KUBELET-CANARY mangle:KUBE-KUBELET-CANARY mangle:KUBE-IPTABLES-HINT"
+KUBELET_CHAINS_BEFORE=
+kubelet_chains_present() {
+	local ipt tc
+	for ipt in iptables ip6tables; do
+		command -v "$ipt" >/dev/null || continue
+		for tc in $KUBELET_CHAINS; do
+			"$ipt" -w -t "${tc%%:*}" -S "${tc#*:}" >/dev/null 2>&1 && echo "$ipt:$tc"
+		done
+	done
+	return 0
+}
+remove_new_kubelet_chains() {
+	[[ -n $KUBELET_CHAINS_BEFORE ]] || return 0
+	local c ipt rest t chain rule new=()
+	for c in $(kubelet_chains_present); do
+		[[ " $KUBELET_CHAINS_BEFORE " == *" $c "* ]] || new+=("$c")
+	done
+	for c in "${new[@]}"; do
+		ipt=${c%%:*} rest=${c#*:} t=${rest%%:*} chain=${rest#*:}
+		while read -r rule; do
+			eval "$ipt -w -t $t ${rule/#-A/-D}" || log "could not delete $ipt -t $t: $rule"
+		done < <("$ipt" -w -t "$t" -S | awk -v c="$chain" '$1 == "-A" { for (i = 1; i < NF; i++) if ($i == "-j" && $(i + 1) == c) { print; break } }')
+		"$ipt" -w -t "$t" -F "$chain"
+	done
+	for c in "${new[@]}"; do
+		ipt=${c%%:*} rest=${c#*:} t=${rest%%:*} chain=${rest#*:}
+		"$ipt" -w -t "$t" -X "$chain" || log "could not delete the chain $chain of $ipt -t $t"
+	done
+	KUBELET_CHAINS_BEFORE=
+}
+
 # delete_side_nodes SIDE: the side's Node objects, once its processes are gone.
 delete_side_nodes() {
 	curl -sf -o /dev/null --cacert "$API"/pki/ca.crt -H "Authorization: Bearer $API_TOKEN" -X DELETE \
@@ -243,7 +283,10 @@ delete_side_nodes() {
 run_scale_side() {
 	local side=$1 count=$2 nodes=$SCALE/$1-$2.nodes
 	case $side in
-	kubemark) start_kubemark "$count" "$nodes" ;;
+	kubemark)
+		KUBELET_CHAINS_BEFORE="none $(kubelet_chains_present | tr '\n' ' ')"
+		start_kubemark "$count" "$nodes"
+		;;
 	syncpod) start_syncpod_nodes "$count" "$nodes" ;;
 	*) log "BENCH_SCALE_SIDES: $side is not kubemark or syncpod"; return 2 ;;
 	esac
@@ -255,6 +298,7 @@ run_scale_side() {
 		--timeout "${BENCH_SCALE_TIMEOUT:-10m}" --audit-log "$SCALE"/audit.log --out "$3" || rc=$?
 	stop_children "${procs[@]}"
 	procs=()
+	remove_new_kubelet_chains
 	log "$side: nodes stopped"
 	delete_side_nodes "$side"
 	return $rc
