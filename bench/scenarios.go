@@ -331,6 +331,7 @@ func (s *run) paired(ctx context.Context, measure string, via Via) (Result, erro
 		}
 		ratios = append(ratios, agentD.Seconds()/floorD.Seconds())
 	}
+	res.setFloor(floorS, ratios)
 	res.Note = fmt.Sprintf("[%s; raw CRI alternating: %s, → sandbox created %s; %s: → sandbox created %s; %s; raw CRI calls: %s]",
 		via, fmtDur(floorS.Quantile(0.5)), fmtDur(floorToSandbox.Quantile(0.5)), s.a.Name(), fmtDur(toSandbox.Quantile(0.5)),
 		pairRatio(ratios), s.o.Floor.CallSummary())
@@ -350,6 +351,8 @@ func (s *run) pairedTen(ctx context.Context, via Via, n int) (burst, del Result,
 	floor := &run{rt: s.rt, a: s.o.Floor, o: s.o, tag: s.tag + "d"}
 	var floorUp, floorDown, upRatios, downRatios Sample
 	defer func() {
+		burst.setFloor(floorUp, upRatios)
+		del.setFloor(floorDown, downRatios)
 		burst.Note = fmt.Sprintf("[%s; raw CRI alternating: %s; %s]",
 			via, fmtDur(floorUp.Quantile(0.5)), pairRatio(upRatios))
 		del.Note = fmt.Sprintf("[%s; raw CRI alternating (StopContainer with the %d s grace in parallel, then StopPodSandbox): %s; %s]",
@@ -404,6 +407,15 @@ func (s *run) pairedTen(ctx context.Context, via Via, n int) (burst, del Result,
 		downRatios = append(downRatios, agentDown.Seconds()/fDown.Seconds())
 	}
 	return burst, del, nil
+}
+
+// setFloor records the floor's samples and the median of the per-pair
+// ratios agent / floor on r (nothing when no pair completed).
+func (r *Result) setFloor(floor, ratios Sample) {
+	if len(floor) == 0 || len(ratios) == 0 {
+		return
+	}
+	r.Floor, r.FloorRatio = floor, ratios.Quantile(0.5)
 }
 
 // pairRatio is the note of a row paired with the floor: the median of
@@ -571,6 +583,7 @@ func (s *run) pairedReplacement(ctx context.Context, via Via) (Result, error) {
 		}
 		ratios = append(ratios, agentD.Seconds()/floorD.Seconds())
 	}
+	res.setFloor(floorS, ratios)
 	res.Note = fmt.Sprintf("[%s: %s; raw CRI alternating: %s (p99 %s), %s; its calls: %s; %s]",
 		s.a.Name(), split, fmtDur(floorS.Quantile(0.5)), fmtDur(floorS.Quantile(0.99)), floorSplit, s.o.Floor.ReplaceSummary(), pairRatio(ratios))
 	stopEvents()

@@ -84,6 +84,23 @@ type Result struct {
 	// PerRoundCI is the 95 % confidence interval of PerRound (MedianCI),
 	// when there were rounds enough for one.
 	PerRoundCI *[2]float64 `json:"per_round_ratio_ci95,omitempty"`
+	// Split, on a start row that records it: the same samples cut where
+	// the runtime's work begins (what the note prints as its medians).
+	Split *Split `json:"split,omitempty"`
+	// Floor and FloorRatio, on a row alternated pair by pair with the
+	// raw-CRI floor on the same runtime: the floor's samples, and the
+	// median over the pairs of this agent's time / the floor's.
+	Floor      Sample  `json:"floor,omitempty"`
+	FloorRatio float64 `json:"floor_ratio,omitempty"`
+}
+
+// Split cuts a start in two: asked → sandbox created (the agent's part
+// before the runtime's first work, and the RunPodSandbox call's return),
+// and sandbox created → container started (the runtime's work, with the
+// agent's calls between).
+type Split struct {
+	ToSandbox Sample `json:"to_sandbox"`
+	Runtime   Sample `json:"sandbox_to_started"`
 }
 
 // Report is everything one run of the driver measured.

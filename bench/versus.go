@@ -155,6 +155,8 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 					return fmt.Sprintf("→ sandbox created %s, sandbox created → started %s", fmtDur(r[k+1].Seconds.Quantile(0.5)), fmtDur(r[k+2].Seconds.Quantile(0.5)))
 				}
 				an, bn = append(an, split(as)), append(bn, split(bs))
+				as[k].Split = &Split{ToSandbox: as[k+1].Seconds, Runtime: as[k+2].Seconds}
+				bs[k].Split = &Split{ToSandbox: bs[k+1].Seconds, Runtime: bs[k+2].Seconds}
 			}
 			if k == 0 {
 				if len(acpu) > 0 {

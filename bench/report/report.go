@@ -194,7 +194,10 @@ func writeSection(b *strings.Builder, in Input, s Section, plots []Plot) {
 	fmt.Fprintf(b, "Measured by `%s`, written %s.\n\n", cmp.Or(in.Command, "syncpod-bench report"), in.Generated.UTC().Format("2006-01-02 15:04 MST"))
 	plotDir := in.PlotDir
 	b.WriteString(bench.MarkdownTable(s.Reports))
-	b.WriteString("\nThe runs:\n\n")
+	b.WriteString("\n")
+	writeGoals(b, fmt.Sprintf("Against the goals: every row at most %.1f× the kubelet's time, idle CPU at most %.1f× its CPU "+
+		"(what limits a row that misses is read from this run's own samples):", rowBound, idleBound), sectionGoals(s))
+	b.WriteString("The runs:\n\n")
 	for _, l := range bench.RunLines(s.Reports) {
 		b.WriteString("- " + l + "\n")
 	}

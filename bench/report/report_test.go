@@ -64,21 +64,28 @@ func kubeletRun() Input {
 					{Measure: bench.Measure50API, Seconds: bench.Sample{1.9}},
 				}},
 				{Agent: "kubelet", Runtime: rt, Started: started.Add(10 * time.Minute), Load: [3]float64{1.1, 1.0, 0.9}, Results: []bench.Result{
-					{Measure: bench.MeasureStartFileVersus, Seconds: samples(30, 0.124, 0.02)},
+					{Measure: bench.MeasureStartFileVersus, Seconds: samples(30, 0.124, 0.02),
+						Split: &bench.Split{ToSandbox: samples(30, 0.010, 0.002), Runtime: samples(30, 0.114, 0.02)}},
 					{Measure: bench.Measure10FileVersus, Seconds: samples(15, 0.76, 0.08)},
 				}},
 				{Agent: "syncpod", Runtime: rt, Started: started.Add(10 * time.Minute), Load: [3]float64{1.1, 1.0, 0.9}, Results: []bench.Result{
 					{Measure: bench.MeasureStartFileVersus, Seconds: samples(30, 0.117, 0.02), Note: "[median per-round ratio syncpod / kubelet 0.95× (95 % CI 0.92–0.98×)]",
-						PairedWith: "kubelet", PerRound: 0.95, PerRoundCI: ci},
+						PairedWith: "kubelet", PerRound: 0.95, PerRoundCI: ci,
+						Split: &bench.Split{ToSandbox: samples(30, 0.006, 0.002), Runtime: samples(30, 0.111, 0.02)}},
 					{Measure: bench.Measure10FileVersus, Seconds: samples(15, 0.74, 0.08), PairedWith: "kubelet", PerRound: 0.98},
+					{Measure: bench.Measure10Paired, Seconds: samples(2, 0.73, 0.02), Floor: samples(2, 0.70, 0.02), FloorRatio: 1.04},
 				}},
 			}},
 			{Title: "The API-server path", Reports: []bench.Report{
 				{Agent: "kubelet", Runtime: rt, Started: started.Add(14 * time.Minute), Results: []bench.Result{
 					{Measure: bench.MeasureAPIServerRunning, Seconds: samples(20, 1.10, 0.2)},
+					{Measure: bench.MeasureAPIServerNode, Seconds: samples(20, 0.030, 0.005)},
+					{Measure: bench.MeasureAPIServerRuntime, Seconds: samples(20, 1.07, 0.2)},
 				}},
 				{Agent: "syncpod", Runtime: rt, Started: started.Add(15 * time.Minute), Results: []bench.Result{
 					{Measure: bench.MeasureAPIServerRunning, Seconds: samples(20, 0.99, 0.2)},
+					{Measure: bench.MeasureAPIServerNode, Seconds: samples(20, 0.024, 0.005)},
+					{Measure: bench.MeasureAPIServerRuntime, Seconds: samples(20, 0.97, 0.2)},
 				}},
 			}},
 			{Title: "Many pods", Reports: []bench.Report{
@@ -155,6 +162,8 @@ func TestPlotsAreWellFormedSVGWithTheirSeries(t *testing.T) {
 			"cri, API",
 		},
 		slug("The API-server path") + "-" + slug(bench.MeasureAPIServerRunning) + ".svg": {"kubelet (n=20)", "syncpod (n=20)"},
+		slug("The API-server path") + "-" + slug(bench.MeasureAPIServerNode) + ".svg":    {"kubelet (n=20)", "syncpod (n=20)"},
+		slug("The API-server path") + "-" + slug(bench.MeasureAPIServerRuntime) + ".svg": {"kubelet (n=20)", "syncpod (n=20)"},
 	}
 	var names []string
 	for _, p := range out.Plots {

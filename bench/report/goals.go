@@ -1,0 +1,219 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/syncpod/syncpod/bench"
+)
+
+// A goal is a bound syncpod holds itself to against the kubelet on one
+// row, and what the run measured of it: the ratio, whether the bound held
+// and, where it did not, what the run's own samples say limits the row.
+type goal struct {
+	row      string
+	bound    string
+	measured string
+	met      bool
+	limit    string
+}
+
+// writeGoals prints the goals of a section after its tables: a line
+// saying what they are, then one row each. Nothing when there are none.
+func writeGoals(b *strings.Builder, intro string, goals []goal) {
+	if len(goals) == 0 {
+		return
+	}
+	b.WriteString(intro + "\n\n")
+	b.WriteString("| row | goal | measured | | what limits it |\n| --- | --- | --- | --- | --- |\n")
+	for _, g := range goals {
+		verdict := "met"
+		if !g.met {
+			verdict = "**not met**"
+		}
+		limit := g.limit
+		if limit == "" {
+			limit = "—"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", g.row, g.bound, g.measured, verdict, limit)
+	}
+	b.WriteString("\n")
+}
+
+// The single-node goals: every row at most this share of the kubelet's
+// time, idle CPU at most idleBound of its CPU.
+const (
+	rowBound  = 0.9
+	idleBound = 0.2
+)
+
+// sectionGoals are the single-node goals a section of the kubelet beside
+// syncpod measured: its starts, bursts, deletions and replacements at most
+// rowBound of the kubelet's time, its idle CPU at most idleBound. A row
+// that misses says where its time went: the runtime's share of the start
+// (Split), and the raw-CRI floor that alternated with syncpod on one
+// runtime (Floor): what no agent can go under.
+func sectionGoals(s Section) []goal {
+	cols, by := bench.Columns(s.Reports)
+	if !hasAgents(cols, "kubelet", "syncpod") {
+		return nil
+	}
+	k, sp := by["kubelet"], by["syncpod"]
+	var out []goal
+	add := func(row, measure string, bound float64, limit func(ratio float64) string) {
+		a, c := k[measure], sp[measure]
+		ratio, text, ok := ratioOf(a, c)
+		if !ok {
+			return
+		}
+		g := goal{row: row, bound: fmt.Sprintf("≤ %.1f×", bound), measured: text, met: ratio <= bound}
+		if !g.met && limit != nil {
+			g.limit = limit(ratio)
+		}
+		out = append(out, g)
+	}
+	add("start from a manifest file", bench.MeasureStartFileVersus, rowBound, func(ratio float64) string {
+		return startLimit(k[bench.MeasureStartFileVersus], sp[bench.MeasureStartFileVersus], sp[bench.MeasureStartFilePaired])
+	})
+	add("10 pods at once from files, last started", bench.Measure10FileVersus, rowBound, func(ratio float64) string {
+		return floorLimit(ratio, sp[bench.Measure10Paired], "started its 10 pods")
+	})
+	add("delete those 10 pods, all stopped", bench.MeasureDelete10Versus, rowBound, func(ratio float64) string {
+		return floorLimit(ratio, sp[bench.MeasureDeletePaired], "stopped its 10 pods")
+	})
+	add("replacement of a killed container", bench.MeasureReplacement, rowBound, func(ratio float64) string {
+		return floorLimit(ratio, sp[bench.MeasureReplacementPaired], "replaced its container")
+	})
+	add("idle CPU, both at once", bench.MeasureIdleVersus, idleBound, nil)
+	add("`kubectl apply` → Running, through a kube-apiserver", bench.MeasureAPIServerRunning, rowBound, func(ratio float64) string {
+		return apiLimit(k, sp)
+	})
+	return out
+}
+
+func hasAgents(cols []string, names ...string) bool {
+	for _, n := range names {
+		found := false
+		for _, c := range cols {
+			found = found || c == n
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// ratioOf is syncpod's result c over the kubelet's a as the table's last
+// column gives it: the median of the per-round ratios where the two
+// alternated, else the ratio of the medians.
+func ratioOf(a, c *bench.Result) (float64, string, bool) {
+	if a == nil || c == nil {
+		return 0, "", false
+	}
+	ka, kc := key(a), key(c)
+	if !(ka > 0) || math.IsNaN(kc) {
+		return 0, "", false
+	}
+	if c.PairedWith == a.Agent && c.PerRound > 0 {
+		if ci := c.PerRoundCI; ci != nil {
+			return c.PerRound, fmt.Sprintf("%.2f× (95 %% CI %.2f–%.2f×)", c.PerRound, ci[0], ci[1]), true
+		}
+		return c.PerRound, fmt.Sprintf("%.2f× per round", c.PerRound), true
+	}
+	return kc / ka, fmt.Sprintf("%.2f×", kc/ka), true
+}
+
+func key(r *bench.Result) float64 {
+	if r.Unit != "" {
+		return r.Value
+	}
+	return r.Seconds.Quantile(0.5)
+}
+
+// startLimit says how a start split: the part before the runtime's first
+// work (the agent's) and the runtime's part, for both agents, and what
+// syncpod's time would be against the kubelet's with no part of its own;
+// then the floor beside syncpod, where the run has it.
+func startLimit(k, sp, paired *bench.Result) string {
+	if k == nil || sp == nil || k.Split == nil || sp.Split == nil {
+		return floorNote(paired, "started its pod")
+	}
+	kt := k.Seconds.Quantile(0.5)
+	sRun, sTo := sp.Split.Runtime.Quantile(0.5), sp.Split.ToSandbox.Quantile(0.5)
+	kRun, kTo := k.Split.Runtime.Quantile(0.5), k.Split.ToSandbox.Quantile(0.5)
+	best := round2(sRun / kt)
+	text := fmt.Sprintf("the runtime: sandbox created → started took %s of syncpod's %s (the kubelet's: %s of %s); "+
+		"syncpod's part before the sandbox was %s (the kubelet's %s), so with none at all it would take %.2f× the kubelet's time",
+		dur(sRun), dur(sp.Seconds.Quantile(0.5)), dur(kRun), dur(kt), dur(sTo), dur(kTo), best)
+	text += reach(best)
+	if f := floorNote(paired, "started its pod"); f != "" {
+		text += "; " + f
+	}
+	return text
+}
+
+// floorLimit says what the floor alternating with syncpod took and, at the
+// floor's pace, what syncpod's ratio to the kubelet would be.
+func floorLimit(ratio float64, paired *bench.Result, did string) string {
+	f := floorNote(paired, did)
+	if f == "" || !(paired.FloorRatio > 0) {
+		return f
+	}
+	at := round2(ratio / paired.FloorRatio)
+	text := f + fmt.Sprintf("; at the floor's pace syncpod would take about %.2f× the kubelet's time", at)
+	if at > rowBound {
+		text += fmt.Sprintf(", still above %.1f×: the runtime's own time is the limit", rowBound)
+	} else {
+		text += fmt.Sprintf(": syncpod's own time over the floor (%.0f %%) is what misses", (paired.FloorRatio-1)*100)
+	}
+	return text
+}
+
+// floorNote is the floor's median time alternating with syncpod and
+// syncpod's median per-pair ratio to it, or "" when the run has no such
+// row.
+func floorNote(paired *bench.Result, did string) string {
+	if paired == nil || len(paired.Floor) == 0 || !(paired.FloorRatio > 0) {
+		return ""
+	}
+	return fmt.Sprintf("a raw CRI client alternating with syncpod on one runtime %s in %s, syncpod %.2f× its time",
+		did, dur(paired.Floor.Quantile(0.5)), paired.FloorRatio)
+}
+
+// apiLimit splits the API-server path into the node's share and the
+// runtime's for both agents.
+func apiLimit(k, sp map[string]*bench.Result) string {
+	kn, sn := k[bench.MeasureAPIServerNode], sp[bench.MeasureAPIServerNode]
+	kr, sr := k[bench.MeasureAPIServerRuntime], sp[bench.MeasureAPIServerRuntime]
+	kt := k[bench.MeasureAPIServerRunning]
+	if kn == nil || sn == nil || kr == nil || sr == nil || kt == nil {
+		return ""
+	}
+	best := round2(sr.Seconds.Quantile(0.5) / kt.Seconds.Quantile(0.5))
+	text := fmt.Sprintf("the runtime's share (sandbox created → started) was %s for syncpod and %s for the kubelet, "+
+		"the node's share %s and %s; with no share of its own syncpod would take %.2f× the kubelet's time",
+		dur(sr.Seconds.Quantile(0.5)), dur(kr.Seconds.Quantile(0.5)), dur(sn.Seconds.Quantile(0.5)), dur(kn.Seconds.Quantile(0.5)), best)
+	return text + reach(best)
+}
+
+// reach says whether a start whose agent took no time at all, best times
+// the kubelet's, would meet rowBound.
+func reach(best float64) string {
+	if best > rowBound {
+		return fmt.Sprintf(": %.1f× is out of reach on this runtime", rowBound)
+	}
+	return ": the rest is syncpod's own share"
+}
+
+// round2 rounds to the two decimals the document prints, so that a
+// verdict agrees with the number beside it.
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
+func dur(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.0f ms", s*1000)
+	}
+	return fmt.Sprintf("%.2f s", s)
+}
