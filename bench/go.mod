@@ -14,6 +14,7 @@ replace (
 
 require (
 	github.com/google/go-containerregistry v0.22.1
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/syncpod/syncpod/cri v0.0.0
 	github.com/syncpod/syncpod/executor v0.0.0
 	github.com/syncpod/syncpod/planner v0.0.0

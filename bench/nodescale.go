@@ -481,6 +481,9 @@ type ScaleReport struct {
 	// create to the last pod gone.
 	Idle ScalePhase `json:"idle"`
 	Load ScalePhase `json:"load"`
+	// Profile is where the side's process spent its CPU under load,
+	// when the run profiled it (NodeScaleOptions.ProfileURL).
+	Profile *ProfileSummary `json:"profile,omitempty"`
 	// Errors are failed creates or deletes (the first few).
 	Errors []string `json:"errors,omitempty"`
 }

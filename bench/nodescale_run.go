@@ -42,7 +42,13 @@ type NodeScaleOptions struct {
 	Timeout time.Duration
 	// SampleEvery is the period of the CPU and memory samples under load.
 	SampleEvery time.Duration
-	Logger      *slog.Logger
+	// ProfileURL, when set, is the pprof CPU profile endpoint
+	// (/debug/pprof/profile) of the side's process: it is profiled over
+	// the load window's pacing (the creates, then the deletes), the
+	// profile written to ProfileOut when that is set and summarized into
+	// the report.
+	ProfileURL, ProfileOut string
+	Logger                 *slog.Logger
 }
 
 // ScalePodLabel is the label of every pod NodeScale creates.
@@ -327,6 +333,12 @@ func (a *APIServer) NodeScale(ctx context.Context, o NodeScaleOptions) (ScaleRep
 		<-sampled
 		return rep, err
 	}
+	var profiled chan profileResult
+	if o.ProfileURL != "" {
+		profiled = make(chan profileResult, 1)
+		d := time.Duration(float64(2*n) / o.CreateRate * float64(time.Second))
+		go func() { profiled <- takeProfile(ctx, o.ProfileURL, o.ProfileOut, d) }()
+	}
 	log.Info("creating pods", "side", o.Side, "pods", n, "rate", o.CreateRate)
 	paced(ctx, n, o.CreateRate, func(i int) {
 		w.mu.Lock()
@@ -359,6 +371,13 @@ func (a *APIServer) NodeScale(ctx context.Context, o NodeScaleOptions) (ScaleRep
 		return rep, err
 	}
 	log.Info("pods gone", "side", o.Side, "not_deleted", rep.NotDeleted, "seconds", time.Since(d0).Seconds())
+	if profiled != nil {
+		pr := <-profiled
+		rep.Profile = pr.summary
+		if pr.err != nil {
+			rep.Errors = append(rep.Errors, "profile: "+pr.err.Error())
+		}
+	}
 	load := Window{From: l0.At, To: l1.At}
 	rep.Load.Usage = Usage(o.Nodes, l0, l1)
 	rep.Load.Usage.PeakPSS = PeakPSS(o.Nodes, append(snaps, l1))
@@ -415,4 +434,28 @@ func (a *APIServer) NodeScale(ctx context.Context, o NodeScaleOptions) (ScaleRep
 		return rep, fmt.Errorf("%d pods not Running, %d not gone within %s", rep.NotRunning, rep.NotDeleted, o.Timeout)
 	}
 	return rep, nil
+}
+
+type profileResult struct {
+	summary *ProfileSummary
+	err     error
+}
+
+// takeProfile profiles the process behind url for d, keeps the profile in
+// out (when set) and summarizes it.
+func takeProfile(ctx context.Context, url, out string, d time.Duration) profileResult {
+	data, err := CaptureProfile(ctx, url, d)
+	if err != nil {
+		return profileResult{err: err}
+	}
+	if out != "" {
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			return profileResult{err: err}
+		}
+	}
+	sum, err := SummarizeProfile(data)
+	if err != nil {
+		return profileResult{err: err}
+	}
+	return profileResult{summary: &sum}
 }

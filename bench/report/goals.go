@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/syncpod/syncpod/bench"
@@ -216,4 +218,91 @@ func dur(s float64) string {
 		return fmt.Sprintf("%.0f ms", s*1000)
 	}
 	return fmt.Sprintf("%.2f s", s)
+}
+
+// The hollow-node goals: a syncpod node at most scaleBound of a kubemark
+// node's CPU and memory, fewer API requests, and pods started as fast or
+// faster.
+const scaleBound = 0.5
+
+// scaleGoals are the hollow-node goals one node count's runs measured, a
+// kubemark side and a syncpod side. A CPU row that misses names where
+// syncpod's process spent its CPU (its profile, when the run took one);
+// the idle requests name the lease renewals both make.
+func scaleGoals(reps []bench.ScaleReport) []goal {
+	var km, sp *bench.ScaleReport
+	for i := range reps {
+		switch reps[i].Side {
+		case "kubemark":
+			km = &reps[i]
+		case "syncpod":
+			sp = &reps[i]
+		}
+	}
+	if km == nil || sp == nil {
+		return nil
+	}
+	var out []goal
+	add := func(row string, bound float64, strict bool, a, b float64, limit func() string) {
+		if !(a > 0) || math.IsNaN(b) {
+			return
+		}
+		r := round2(b / a)
+		g := goal{row: row, measured: fmt.Sprintf("%.2f×", r), met: r <= bound}
+		g.bound = fmt.Sprintf("≤ %.1f×", bound)
+		if strict {
+			g.bound, g.met = fmt.Sprintf("< %.0f×", bound), b < a
+		}
+		if !g.met && limit != nil {
+			g.limit = limit()
+		}
+		out = append(out, g)
+	}
+	profile := func() string { return profileLimit(sp.Profile) }
+	add("CPU idle", scaleBound, false, km.Idle.Usage.CPU, sp.Idle.Usage.CPU, nil)
+	add("CPU time under load per pod", scaleBound, false, cpuPerPod(*km), cpuPerPod(*sp), profile)
+	add("memory (PSS) idle", scaleBound, false, km.Idle.Usage.PSS, sp.Idle.Usage.PSS, nil)
+	add("memory (PSS) peak under load", scaleBound, false, km.Load.Usage.PeakPSS, sp.Load.Usage.PeakPSS, nil)
+	leases := func() string {
+		k, s := km.Idle.Requests.ByClass["update leases"], sp.Idle.Requests.ByClass["update leases"]
+		return fmt.Sprintf("the lease: both renew it every 10 s, as the kubelet does (%.1f and %.1f of their %.1f and %.1f requests a minute)",
+			k, s, km.Idle.Requests.Total, sp.Idle.Requests.Total)
+	}
+	add("API requests a minute, idle", 1, true, km.Idle.Requests.Total, sp.Idle.Requests.Total, leases)
+	add("API requests a minute, under load", 1, true, km.Load.Requests.Total, sp.Load.Requests.Total, nil)
+	add("pod startup p50", 1, false, km.Startup.Percentiles(0.5)[0], sp.Startup.Percentiles(0.5)[0], nil)
+	add("pod startup p99", 1, false, km.Startup.Percentiles(0.99)[0], sp.Startup.Percentiles(0.99)[0], nil)
+	return out
+}
+
+// profileLimit names the largest shares of syncpod's CPU under load.
+func profileLimit(p *bench.ProfileSummary) string {
+	if p == nil || len(p.Shares) == 0 {
+		return "no profile was taken in this run"
+	}
+	shares := slices.Clone(p.Shares)
+	slices.SortStableFunc(shares, func(a, b bench.ProfileShare) int { return cmp.Compare(b.Share, a.Share) })
+	var parts []string
+	for _, s := range shares[:min(len(shares), 5)] {
+		parts = append(parts, fmt.Sprintf("%s %.0f %%", s.Category, s.Share*100))
+	}
+	return "where syncpod's CPU went under load (its profile, above): " + strings.Join(parts, ", ")
+}
+
+// writeProfiles prints each run's CPU profile summary.
+func writeProfiles(b *strings.Builder, reps []bench.ScaleReport) {
+	for _, r := range reps {
+		p := r.Profile
+		if p == nil || len(p.Shares) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "Where %s's process spent its CPU under load: a CPU profile over the %.0f s of the creates and the deletes, "+
+			"%.1f s of CPU for its %d nodes; a category's share is that of the samples with one of its functions anywhere in their stack, "+
+			"so a sample counts in each category it holds:\n\n", r.Side, p.Seconds, p.CPUSeconds, r.Nodes)
+		b.WriteString("| work | share of the CPU |\n| --- | --- |\n")
+		for _, s := range p.Shares {
+			fmt.Fprintf(b, "| %s | %.1f %% |\n", s.Category, s.Share*100)
+		}
+		b.WriteString("\n")
+	}
 }

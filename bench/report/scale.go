@@ -180,6 +180,9 @@ func ScaleTable(reps []bench.ScaleReport) string {
 	b.WriteString("\n")
 	writeRequestClasses(&b, reps)
 	writeByKind(&b, reps)
+	writeProfiles(&b, reps)
+	writeGoals(&b, fmt.Sprintf("Against the goals: a syncpod node at most %.1f× a hollow node's CPU and memory, fewer API requests, "+
+		"pods started as fast or faster:", scaleBound), scaleGoals(reps))
 	b.WriteString("The runs:\n\n")
 	for _, r := range reps {
 		v := r.Version

@@ -26,6 +26,9 @@ func scaleReports() []bench.ScaleReport {
 			Requests: bench.RequestRates{ByClass: map[string]float64{"patch pods/status": 50, "create events": 150}, Total: 206},
 			Failed:   bench.RequestRates{ByClass: map[string]float64{"delete pods 409": 3}, Total: 3}},
 		Errors: []string{"create load-00001: API server: 500"},
+		Profile: &bench.ProfileSummary{Seconds: 15, CPUSeconds: 6, Shares: []bench.ProfileShare{
+			{Category: "garbage collection", Share: 0.2}, {Category: "bbolt", Share: 0.12}, {Category: "logging", Share: 0.02},
+			{Category: "gRPC", Share: 0.3}, {Category: "metrics", Share: 0.01}, {Category: "crisim", Share: 0.05}}},
 	}
 	// A second node count, to be a table of its own.
 	k10 := k
@@ -64,6 +67,18 @@ func TestScaleTables(t *testing.T) {
 		"- kubemark (kubemark v1.37.2), 5 nodes, started 2026-01-02T03:04:05Z",
 		"- syncpod (unknown version), 5 nodes",
 		"errors: create load-00001: API server: 500",
+		// The profile, in the categories' order.
+		"Where syncpod's process spent its CPU under load: a CPU profile over the 15 s of the creates and the deletes, 6.0 s of CPU for its 5 nodes",
+		"| garbage collection | 20.0 % |\n| bbolt | 12.0 % |\n| logging | 2.0 % |",
+		// The goals: CPU 0.5× is met, 2× per pod is not, and names the
+		// profile's five largest shares, largest first.
+		"| CPU idle | ≤ 0.5× | 0.50× | met | — |",
+		"| CPU time under load per pod | ≤ 0.5× | 2.00× | **not met** | where syncpod's CPU went under load (its profile, above): gRPC 30 %, garbage collection 20 %, bbolt 12 %, crisim 5 %, logging 2 % |",
+		"| memory (PSS) idle | ≤ 0.5× | 1.50× | **not met** | — |",
+		// Fewer requests idle, but more under load.
+		"| API requests a minute, idle | < 1× | 0.50× | met | — |",
+		"| API requests a minute, under load | < 1× | 1.84× | **not met** | — |",
+		"| pod startup p99 | ≤ 1.0× | 2.00× | **not met** | — |",
 	} {
 		if !strings.Contains(five, want) {
 			t.Errorf("the 5-node table lacks %q:\n%s", want, five)
@@ -75,9 +90,9 @@ func TestScaleTables(t *testing.T) {
 	if strings.Index(five, "`create events`") > strings.Index(five, "`patch pods/status`") {
 		t.Error("classes are not busiest first")
 	}
-	// One side alone: no ratio column.
+	// One side alone: no ratio column, no goals.
 	one := ScaleTable(scaleReports()[2:])
-	if strings.Contains(one, " / ") || !strings.Contains(one, "| per node | syncpod |") {
+	if strings.Contains(one, " / ") || !strings.Contains(one, "| per node | syncpod |") || strings.Contains(one, "Against the goals") {
 		t.Errorf("a lone side's table:\n%s", one)
 	}
 	// A row no report has is left out.

@@ -28,6 +28,11 @@
 
 SCALE=$B/scale-nodes
 HOLLOW_PORT=${BENCH_SCALE_PORT_BASE:-27100} # kubemark's kubelet ports: 2 a node from here
+# Where syncpod-all serves Go's pprof profiles when every syncpod node runs
+# in it (node 0's planner's metrics address, --profiling): the driver
+# profiles that process under load and the report says where its CPU went.
+PROFILE_PORT=${BENCH_SCALE_PROFILE_PORT:-19651}
+SCALE_PROFILE=
 declare -A NODE_TOKENS=()
 
 # scale_tokens COUNT: a token for each node of both sides, for the token file.
@@ -121,9 +126,20 @@ syncpod_node_services() {
 		crisim:$n/crisim --listen unix://$d/crisim.sock --metrics-listen= --mode simulated
 		executor:$n/executor --listen unix://$d/executor.sock --metrics-listen= --cri-endpoint unix://$d/crisim.sock --data-dir $d/executor --log-dir $d/logs --cgroups-per-qos=false
 		pleg:$n/pleg --listen unix://$d/pleg.sock --metrics-listen= --cri-endpoint unix://$d/crisim.sock
-		planner:$n/planner --listen unix://$d/planner.sock --metrics-listen= --executor unix://$d/executor.sock --pleg unix://$d/pleg.sock --data-dir $d/planner --eviction-hard nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%
+		planner:$n/planner --listen unix://$d/planner.sock $(profiling_flags "$1") --executor unix://$d/executor.sock --pleg unix://$d/pleg.sock --data-dir $d/planner --eviction-hard nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%
 		node:$n/node --kubeconfig $d/kubeconfig --node-name $n --listen unix://$d/node.sock --metrics-listen= --planner unix://$d/planner.sock --cri-endpoint unix://$d/crisim.sock --node-ip 127.0.0.1 --root-dir $d --node-labels syncpod.io/scale-side=syncpod
 	EOF
+}
+
+# profiling_flags I: node I's planner's metrics flags: node 0's serves the
+# profiles on loopback when the nodes share one process (the profile is
+# the process's, whichever service serves it), the others none.
+profiling_flags() {
+	if [[ $1 == 0 && ${BENCH_SCALE_SYNCPOD:-all} == all ]]; then
+		echo "--metrics-listen=127.0.0.1:$PROFILE_PORT --profiling"
+	else
+		echo "--metrics-listen="
+	fi
 }
 
 # start_syncpod_nodes COUNT NODESFILE: COUNT syncpod nodes, each its own
@@ -141,6 +157,7 @@ start_syncpod_nodes() {
 		"$BIN"/syncpod-all --log-dir "$SCALE"/syncpod --file "$SCALE"/syncpod/all.services >"$SCALE"/syncpod/all.log 2>&1 &
 		procs+=($!) pid=$!
 		for ((i = 0; i < $1; i++)); do echo "syncpod-$i syncpod-all=$pid" >>"$2"; done
+		SCALE_PROFILE=http://127.0.0.1:$PROFILE_PORT/debug/pprof/profile
 		;;
 	node)
 		for ((i = 0; i < $1; i++)); do syncpod_node_services "$i" >"$SCALE"/syncpod/syncpod-$i.services; done
@@ -281,7 +298,8 @@ delete_side_nodes() {
 
 # run_scale_side SIDE COUNT OUT
 run_scale_side() {
-	local side=$1 count=$2 nodes=$SCALE/$1-$2.nodes
+	local side=$1 count=$2 nodes=$SCALE/$1-$2.nodes profile=()
+	SCALE_PROFILE=
 	case $side in
 	kubemark)
 		KUBELET_CHAINS_BEFORE="none $(kubelet_chains_present | tr '\n' ' ')"
@@ -291,11 +309,12 @@ run_scale_side() {
 	*) log "BENCH_SCALE_SIDES: $side is not kubemark or syncpod"; return 2 ;;
 	esac
 	log "$side: $count nodes started; loading them"
+	[[ -z $SCALE_PROFILE ]] || profile=(--profile "$SCALE_PROFILE" --profile-out "$SCALE/$side-$count.pprof")
 	local rc=0
 	"$BIN"/syncpod-bench scale-nodes --server https://127.0.0.1:$API_PORT --ca "$API"/pki/ca.crt --token "$API_TOKEN" \
 		--nodes "$nodes" --side "$side" --version "$SCALE_VERSION" --nodes-started "$NODES_STARTED" \
 		--pods-per-node "${BENCH_SCALE_PODS:-30}" --rate "${BENCH_SCALE_RATE:-20}" --idle "${BENCH_SCALE_IDLE:-60s}" \
-		--timeout "${BENCH_SCALE_TIMEOUT:-10m}" --audit-log "$SCALE"/audit.log --out "$3" || rc=$?
+		--timeout "${BENCH_SCALE_TIMEOUT:-10m}" --audit-log "$SCALE"/audit.log "${profile[@]}" --out "$3" || rc=$?
 	stop_children "${procs[@]}"
 	procs=()
 	remove_new_kubelet_chains

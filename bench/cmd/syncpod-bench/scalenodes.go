@@ -38,6 +38,8 @@ func scaleNodes(ctx context.Context, args []string, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on the nodes turning Ready and on each wait for the pods")
 	every := fs.Duration("sample-every", 5*time.Second, "period of the CPU and memory samples under load")
 	out := fs.String("out", "", "JSON report file (default stdout)")
+	profileURL := fs.String("profile", "", "the side's process's pprof CPU profile URL (http://HOST:PORT/debug/pprof/profile): profile it under load and summarize it")
+	profileOut := fs.String("profile-out", "", "where to keep that profile (pprof format)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -73,7 +75,8 @@ func scaleNodes(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	rep, err := api.NodeScale(ctx, bench.NodeScaleOptions{
 		Side: *side, Version: *version, Nodes: nodes, NodesStarted: started, PodsPerNode: *perNode, CreateRate: *rate,
-		Settle: *settle, Idle: *idle, Image: *image, AuditLog: *audit, Timeout: *timeout, SampleEvery: *every, Logger: log,
+		Settle: *settle, Idle: *idle, Image: *image, AuditLog: *audit, Timeout: *timeout, SampleEvery: *every,
+		ProfileURL: *profileURL, ProfileOut: *profileOut, Logger: log,
 	})
 	return finish(log, err, reportFile{rep, *out})
 }
