@@ -132,6 +132,16 @@ the least any agent can do.
   is drawn against N for each agent and way in, on logarithmic axes: the
   median, and its 95 % confidence interval where there were samples
   enough.
+- **Goals.** Each section of the kubelet beside syncpod (here, Density
+  and Scale) ends with the goals syncpod holds itself to on its rows, the
+  measured ratio and whether it held. For a goal missed, the last column
+  says what limits the row, worked out from the same run's samples: the
+  runtime's share of a start (sandbox created → started) and what
+  syncpod's time would be with no part of its own; the raw-CRI floor that
+  alternated with syncpod on one runtime and the ratio at its pace; a
+  burst's last start by the runtime's own clock; the agents' memory
+  before their first pod; how busy the machine was; where syncpod's CPU
+  went in a profile taken under load.
 
 `
 
