@@ -163,6 +163,9 @@ func floorLimit(ratio float64, paired *bench.Result, did string) string {
 	if f == "" || !(paired.FloorRatio > 0) {
 		return f
 	}
+	if paired.FloorRatio <= 1 {
+		return f + ": syncpod already goes at the floor's pace, so the runtime's own time is the limit"
+	}
 	at := round2(ratio / paired.FloorRatio)
 	text := f + fmt.Sprintf("; at the floor's pace syncpod would take about %.2f× the kubelet's time", at)
 	if at > rowBound {

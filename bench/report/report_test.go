@@ -271,3 +271,27 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestFloorLimit: the floor's pace is what syncpod's ratio to the kubelet
+// would be were it as fast as the floor; an agent as fast as the floor
+// already is limited by the runtime.
+func TestFloorLimit(t *testing.T) {
+	paired := &bench.Result{Floor: bench.Sample{0.7, 0.72}, FloorRatio: 1.2}
+	for _, c := range []struct {
+		ratio      float64
+		floorRatio float64
+		want       string
+	}{
+		{0.95, 1.2, "at the floor's pace syncpod would take about 0.79× the kubelet's time: syncpod's own time over the floor (20 %) is what misses"},
+		{1.2, 1.2, "about 1.00× the kubelet's time, still above 0.9×: the runtime's own time is the limit"},
+		{0.95, 0.97, "syncpod 0.97× its time: syncpod already goes at the floor's pace, so the runtime's own time is the limit"},
+	} {
+		paired.FloorRatio = c.floorRatio
+		if got := floorLimit(c.ratio, paired, "started its 10 pods"); !strings.Contains(got, c.want) {
+			t.Errorf("ratio %v, floor ratio %v: %q lacks %q", c.ratio, c.floorRatio, got, c.want)
+		}
+	}
+	if got := floorLimit(0.95, nil, "started"); got != "" {
+		t.Errorf("no floor row: %q", got)
+	}
+}
