@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -273,5 +274,65 @@ func TestObservedSourceGeneration(t *testing.T) {
 	}
 	if got := observedSourceGeneration(rec(5, 4)); got != 0 {
 		t.Errorf("status of an older spec: %d, want 0 (not known)", got)
+	}
+}
+
+// A patch's result stands in for the cache only while the cache is behind
+// it: once the cache holds it, the writer keeps no copy of the pod.
+func TestStatusWriterKeepsThePatchedPodOnlyWhileTheCacheIsBehind(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	api := &fakeAPI{pod: kp, rv: 1}
+	kp.ResourceVersion = "1"
+	stale := kp.DeepCopy()
+	var cache atomic.Pointer[corev1.Pod]
+	cache.Store(stale)
+	w, m := newTestWriter(t, api)
+	w.get = func(ns, name string) (*corev1.Pod, error) { return cache.Load().DeepCopy(), nil }
+	key := "team/web"
+	held := func() *corev1.Pod {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.written[key]
+	}
+
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(1)})
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if held() == nil {
+		t.Fatal("the patched pod is not kept while the cache is behind it")
+	}
+	// The same status again, the cache still behind: answered from the
+	// patched pod, nothing sent.
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(1)})
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.patches) != 1 || testutil.ToFloat64(m.statusWrites.WithLabelValues("unchanged")) != 1 {
+		t.Fatalf("%d patches, %v unchanged; want 1 and 1", len(api.patches), testutil.ToFloat64(m.statusWrites.WithLabelValues("unchanged")))
+	}
+
+	w.cached(stale) // an older update arriving late changes nothing
+	if held() == nil {
+		t.Fatal("the patched pod was dropped for an older cached copy")
+	}
+	now, _ := api.get("team", "web")
+	cache.Store(now)
+	w.cached(now)
+	if p := held(); p != nil {
+		t.Errorf("the patched pod (resourceVersion %s) is kept after the cache caught up", p.ResourceVersion)
+	}
+
+	// A patch whose result the cache already holds keeps no copy.
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(2)})
+	w.get = api.get
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.patches) != 2 {
+		t.Fatalf("%d patches, want 2", len(api.patches))
+	}
+	if p := held(); p != nil {
+		t.Errorf("the patched pod (resourceVersion %s) is kept with the cache as new", p.ResourceVersion)
 	}
 }
