@@ -195,8 +195,21 @@ func (w *statusWriter) sync(ctx context.Context, key string) error {
 	} else {
 		delete(w.written, key)
 	}
+	w.dropPending(key, src)
 	w.mu.Unlock()
 	return nil
+}
+
+// dropPending forgets pod key's pending status src once the API server
+// holds it (patched, or found there already), unless a newer one replaced
+// it meanwhile: only a Set queues the pod again, with a status of its own,
+// so a status kept for each pod would serve nothing for the pod's life.
+// w.mu is held.
+func (w *statusWriter) dropPending(key string, src statusSource) {
+	if cur, ok := w.pending[key]; ok && cur.uid == src.uid && cur.planner == src.planner &&
+		cur.override == src.override && cur.generation == src.generation {
+		delete(w.pending, key)
+	}
 }
 
 // prepare is what a write of pod key's newest status starts from: that
@@ -231,6 +244,9 @@ func (w *statusWriter) prepare(key, ns, name string) (src statusSource, cur *cor
 	want = w.desired(src, cur)
 	if apiequality.Semantic.DeepEqual(cur.Status, want) {
 		w.m.statusWrites.WithLabelValues("unchanged").Inc()
+		w.mu.Lock()
+		w.dropPending(key, src)
+		w.mu.Unlock()
 		return src, cur, want, false, nil
 	}
 	return src, cur, want, true, nil

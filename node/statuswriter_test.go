@@ -171,8 +171,9 @@ func TestStatusWriterSkipsAnUnchangedStatus(t *testing.T) {
 	kp := kubeconvtest.APIPod()
 	api := &fakeAPI{pod: kp, rv: 1}
 	w, m := newTestWriter(t, api)
-	w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
+	// The same status twice, each queued by its Set as the agent does.
 	for range 2 {
+		w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
 		if err := w.sync(context.Background(), "team/web"); err != nil {
 			t.Fatal(err)
 		}
@@ -198,8 +199,8 @@ func TestStatusWriterSpendsTheBucketOnPatchesOnly(t *testing.T) {
 	// could never end.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
 	for i := range 3 {
+		w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
 		if err := w.sync(ctx, "team/web"); err != nil {
 			t.Fatalf("sync %d: %v, want the first patch and then nothing to send", i, err)
 		}
@@ -334,5 +335,59 @@ func TestStatusWriterKeepsThePatchedPodOnlyWhileTheCacheIsBehind(t *testing.T) {
 	}
 	if p := held(); p != nil {
 		t.Errorf("the patched pod (resourceVersion %s) is kept with the cache as new", p.ResourceVersion)
+	}
+}
+
+// A status the API server holds is not kept: only the next Set queues the
+// pod again. One replaced while it was being written stays for its own
+// write.
+func TestStatusWriterKeepsNoStatusOnceWritten(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	api := &fakeAPI{pod: kp, rv: 1}
+	w, _ := newTestWriter(t, api)
+	key := "team/web"
+	pending := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.pending)
+	}
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(1)})
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if n := pending(); n != 0 {
+		t.Errorf("%d statuses kept after the write, want 0", n)
+	}
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(1)})
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if n := pending(); n != 0 {
+		t.Errorf("%d statuses kept, found written already, want 0", n)
+	}
+
+	// A newer status arriving while the older one is being written.
+	api.mu.Lock()
+	api.failures = 0
+	api.mu.Unlock()
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(2)})
+	patch := w.patch
+	w.patch = func(ctx context.Context, ns, name string, p []byte) (*corev1.Pod, error) {
+		w.Set(key, statusSource{uid: kp.UID, planner: restarts(3)})
+		return patch(ctx, ns, name, p)
+	}
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	w.patch = patch
+	if n := pending(); n != 1 {
+		t.Fatalf("%d statuses pending, want the newer one", n)
+	}
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := api.get("team", "web")
+	if got := p.Status.ContainerStatuses[0].RestartCount; got != 3 {
+		t.Errorf("restart count %d written, want 3", got)
 	}
 }
