@@ -223,6 +223,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue,
 		UpdateFunc: func(old, obj any) {
+			if n, ok := obj.(*corev1.Pod); ok {
+				a.status.cached(n)
+			}
 			// Our own status writes come back as updates: only a change
 			// of what the planner holds needs a sync.
 			if o, ok := old.(*corev1.Pod); ok {

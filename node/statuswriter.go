@@ -90,6 +90,18 @@ func (w *statusWriter) Forget(key string, uid types.UID) {
 	}
 }
 
+// cached is told of each pod the informer's cache now holds: once it holds
+// the last patch's result or newer, the copy of that result is dropped
+// (the cache serves from then on), so no pod keeps a second API object.
+func (w *statusWriter) cached(p *corev1.Pod) {
+	key := p.Namespace + "/" + p.Name
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if base, ok := w.written[key]; ok && (base.UID != p.UID || !newerThan(base.ResourceVersion, p.ResourceVersion)) {
+		delete(w.written, key)
+	}
+}
+
 // Run processes the queue with n workers until ctx ends.
 func (w *statusWriter) Run(ctx context.Context, n int) error {
 	var wg sync.WaitGroup
@@ -175,9 +187,29 @@ func (w *statusWriter) sync(ctx context.Context, key string) error {
 	}
 	w.m.statusWrites.WithLabelValues("patched").Inc()
 	w.mu.Lock()
-	w.written[key] = got
+	// Kept only while the cache is behind it (cached drops it once the
+	// cache holds it; under w.mu, so an update the cache takes in after
+	// this look is seen by cached).
+	if c, err := w.get(ns, name); err != nil || c.UID != got.UID || newerThan(got.ResourceVersion, c.ResourceVersion) {
+		w.written[key] = got
+	} else {
+		delete(w.written, key)
+	}
+	w.dropPending(key, src)
 	w.mu.Unlock()
 	return nil
+}
+
+// dropPending forgets pod key's pending status src once the API server
+// holds it (patched, or found there already), unless a newer one replaced
+// it meanwhile: only a Set queues the pod again, with a status of its own,
+// so a status kept for each pod would serve nothing for the pod's life.
+// w.mu is held.
+func (w *statusWriter) dropPending(key string, src statusSource) {
+	if cur, ok := w.pending[key]; ok && cur.uid == src.uid && cur.planner == src.planner &&
+		cur.override == src.override && cur.generation == src.generation {
+		delete(w.pending, key)
+	}
 }
 
 // prepare is what a write of pod key's newest status starts from: that
@@ -212,6 +244,9 @@ func (w *statusWriter) prepare(key, ns, name string) (src statusSource, cur *cor
 	want = w.desired(src, cur)
 	if apiequality.Semantic.DeepEqual(cur.Status, want) {
 		w.m.statusWrites.WithLabelValues("unchanged").Inc()
+		w.mu.Lock()
+		w.dropPending(key, src)
+		w.mu.Unlock()
 		return src, cur, want, false, nil
 	}
 	return src, cur, want, true, nil

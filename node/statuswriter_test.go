@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,8 +171,9 @@ func TestStatusWriterSkipsAnUnchangedStatus(t *testing.T) {
 	kp := kubeconvtest.APIPod()
 	api := &fakeAPI{pod: kp, rv: 1}
 	w, m := newTestWriter(t, api)
-	w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
+	// The same status twice, each queued by its Set as the agent does.
 	for range 2 {
+		w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
 		if err := w.sync(context.Background(), "team/web"); err != nil {
 			t.Fatal(err)
 		}
@@ -197,8 +199,8 @@ func TestStatusWriterSpendsTheBucketOnPatchesOnly(t *testing.T) {
 	// could never end.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
 	for i := range 3 {
+		w.Set("team/web", statusSource{uid: kp.UID, planner: restarts(1)})
 		if err := w.sync(ctx, "team/web"); err != nil {
 			t.Fatalf("sync %d: %v, want the first patch and then nothing to send", i, err)
 		}
@@ -273,5 +275,119 @@ func TestObservedSourceGeneration(t *testing.T) {
 	}
 	if got := observedSourceGeneration(rec(5, 4)); got != 0 {
 		t.Errorf("status of an older spec: %d, want 0 (not known)", got)
+	}
+}
+
+// A patch's result stands in for the cache only while the cache is behind
+// it: once the cache holds it, the writer keeps no copy of the pod.
+func TestStatusWriterKeepsThePatchedPodOnlyWhileTheCacheIsBehind(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	api := &fakeAPI{pod: kp, rv: 1}
+	kp.ResourceVersion = "1"
+	stale := kp.DeepCopy()
+	var cache atomic.Pointer[corev1.Pod]
+	cache.Store(stale)
+	w, m := newTestWriter(t, api)
+	w.get = func(ns, name string) (*corev1.Pod, error) { return cache.Load().DeepCopy(), nil }
+	key := "team/web"
+	held := func() *corev1.Pod {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.written[key]
+	}
+
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(1)})
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if held() == nil {
+		t.Fatal("the patched pod is not kept while the cache is behind it")
+	}
+	// The same status again, the cache still behind: answered from the
+	// patched pod, nothing sent.
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(1)})
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.patches) != 1 || testutil.ToFloat64(m.statusWrites.WithLabelValues("unchanged")) != 1 {
+		t.Fatalf("%d patches, %v unchanged; want 1 and 1", len(api.patches), testutil.ToFloat64(m.statusWrites.WithLabelValues("unchanged")))
+	}
+
+	w.cached(stale) // an older update arriving late changes nothing
+	if held() == nil {
+		t.Fatal("the patched pod was dropped for an older cached copy")
+	}
+	now, _ := api.get("team", "web")
+	cache.Store(now)
+	w.cached(now)
+	if p := held(); p != nil {
+		t.Errorf("the patched pod (resourceVersion %s) is kept after the cache caught up", p.ResourceVersion)
+	}
+
+	// A patch whose result the cache already holds keeps no copy.
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(2)})
+	w.get = api.get
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.patches) != 2 {
+		t.Fatalf("%d patches, want 2", len(api.patches))
+	}
+	if p := held(); p != nil {
+		t.Errorf("the patched pod (resourceVersion %s) is kept with the cache as new", p.ResourceVersion)
+	}
+}
+
+// A status the API server holds is not kept: only the next Set queues the
+// pod again. One replaced while it was being written stays for its own
+// write.
+func TestStatusWriterKeepsNoStatusOnceWritten(t *testing.T) {
+	kp := kubeconvtest.APIPod()
+	api := &fakeAPI{pod: kp, rv: 1}
+	w, _ := newTestWriter(t, api)
+	key := "team/web"
+	pending := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.pending)
+	}
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(1)})
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if n := pending(); n != 0 {
+		t.Errorf("%d statuses kept after the write, want 0", n)
+	}
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(1)})
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if n := pending(); n != 0 {
+		t.Errorf("%d statuses kept, found written already, want 0", n)
+	}
+
+	// A newer status arriving while the older one is being written.
+	api.mu.Lock()
+	api.failures = 0
+	api.mu.Unlock()
+	w.Set(key, statusSource{uid: kp.UID, planner: restarts(2)})
+	patch := w.patch
+	w.patch = func(ctx context.Context, ns, name string, p []byte) (*corev1.Pod, error) {
+		w.Set(key, statusSource{uid: kp.UID, planner: restarts(3)})
+		return patch(ctx, ns, name, p)
+	}
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	w.patch = patch
+	if n := pending(); n != 1 {
+		t.Fatalf("%d statuses pending, want the newer one", n)
+	}
+	if err := w.sync(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := api.get("team", "web")
+	if got := p.Status.ContainerStatuses[0].RestartCount; got != 3 {
+		t.Errorf("restart count %d written, want 3", got)
 	}
 }
