@@ -82,6 +82,10 @@ type DensitySide struct {
 	// RuntimePIDs are its runtime's daemon processes (containerd; none:
 	// its CPU over the churn is not taken).
 	RuntimePIDs []int
+	// RuntimeMetrics is its runtime's Prometheus endpoint with the gRPC
+	// server's counters and handling-time histograms (containerd's
+	// /v1/metrics; empty: the bursts' CRI calls are not taken).
+	RuntimeMetrics string
 }
 
 // DensityReport is everything a density run measured, both agents.
@@ -203,6 +207,12 @@ type DensityBurst struct {
 	RuntimeStarted float64 `json:"runtime_started,omitempty"`
 	// Startup is each pod's startup latency in the burst.
 	Startup Sample `json:"startup"`
+	// StartCRI is the CRI calls the node's runtime served from just
+	// before the first create to the last pod seen started, DeleteCRI
+	// from just before the first delete to the last pod seen gone (nil:
+	// not taken).
+	StartCRI  *CRIWindow `json:"start_cri,omitempty"`
+	DeleteCRI *CRIWindow `json:"delete_cri,omitempty"`
 }
 
 // DensityIdle is the agent's cost at Pods idle pods: CPU over the window,
@@ -635,27 +645,30 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 	// what they left in the runtime (the kubelet keeps exited sandboxes
 	// until its garbage collection), so nothing of this row runs in the
 	// next one.
-	clear := func(pods []string, timeout time.Duration) (time.Duration, error) {
+	// It returns the CRI calls the runtime served until they were gone.
+	clear := func(pods []string, timeout time.Duration) (time.Duration, *CRIWindow, error) {
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
+		cri0 := s.readCRI(ctx, log)
 		start, err := a.deletePods(wctx, pods, o.Parallel)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		last, err := w.WaitGone(wctx, pods)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
+		calls := s.criSince(ctx, log, cri0)
 		if s.Runtime != nil {
 			set := make(map[string]bool, len(pods))
 			for _, n := range pods {
 				set[n] = true
 			}
 			if err := s.Runtime.RemoveSandboxes(ctx, set); err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 		}
-		return last.Sub(start), nil
+		return last.Sub(start), calls, nil
 	}
 	if o.Pods > 0 && o.Rate > 0 {
 		pods := names("t", o.Pods)
@@ -673,7 +686,7 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 			return dr, fmt.Errorf("%d pods at %g/s: %w", o.Pods, o.Rate, err)
 		}
 		log.Info("throughput", "pods", o.Pods, "rate", o.Rate, "p50", dr.Startup.Quantile(0.5), "p99", dr.Startup.Quantile(0.99))
-		if _, err := clear(pods, o.Timeout); err != nil {
+		if _, _, err := clear(pods, o.Timeout); err != nil {
 			return dr, fmt.Errorf("deleting the %d paced pods: %w", o.Pods, err)
 		}
 	}
@@ -681,12 +694,16 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 		pods := names(fmt.Sprintf("b%d", n), n)
 		b := DensityBurst{Pods: n}
 		wctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		cri0 := s.readCRI(ctx, log)
 		created, err := a.createPods(wctx, pods, s.Node, o.Image, tag, 0, o.Parallel)
 		var started map[string]time.Time
 		if err == nil {
 			started, err = w.WaitStarted(wctx, pods)
 		}
 		cancel()
+		if err == nil {
+			b.StartCRI = s.criSince(ctx, log, cri0)
+		}
 		if err == nil {
 			b.Startup, err = StartupLatencies(pods, created, started)
 		}
@@ -746,7 +763,7 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 			if o.ChurnWait > 0 {
 				wait = o.ChurnWait
 			}
-			gone, err := clear(pods, wait)
+			gone, calls, err := clear(pods, wait)
 			if err != nil && ctx.Err() == nil {
 				dr.Churn.Behind = append(dr.Churn.Behind, fmt.Sprintf("%s: deleting the %d pods left after the churn: %v", s.Agent, len(pods), err))
 				log.Warn("behind after the churn", "pods", len(pods), "err", err)
@@ -756,16 +773,16 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 			if err != nil {
 				return dr, fmt.Errorf("deleting %d pods: %w", n, err)
 			}
-			b.AllGone = gone.Seconds()
+			b.AllGone, b.DeleteCRI = gone.Seconds(), calls
 			dr.Bursts = append(dr.Bursts, b)
 			log.Info("burst", "pods", n, "all_running", b.AllRunning, "all_gone", b.AllGone)
 			continue
 		}
-		gone, err := clear(pods, o.Timeout)
+		gone, calls, err := clear(pods, o.Timeout)
 		if err != nil {
 			return dr, fmt.Errorf("deleting %d pods: %w", n, err)
 		}
-		b.AllGone = gone.Seconds()
+		b.AllGone, b.DeleteCRI = gone.Seconds(), calls
 		dr.Bursts = append(dr.Bursts, b)
 		log.Info("burst", "pods", n, "all_running", b.AllRunning, "all_gone", b.AllGone)
 	}
@@ -990,6 +1007,34 @@ func (a *APIServer) churn(ctx context.Context, w *PodWatch, s DensitySide, o Den
 		}
 	}
 	return c, queue, nil
+}
+
+// readCRI reads the side's runtime's CRI totals (nil without
+// RuntimeMetrics, or when the read fails: then logged, the burst goes
+// on without its calls).
+func (s DensitySide) readCRI(ctx context.Context, log *slog.Logger) *criReading {
+	if s.RuntimeMetrics == "" {
+		return nil
+	}
+	r, err := readCRICounters(ctx, http.DefaultClient, s.RuntimeMetrics)
+	if err != nil {
+		log.Warn("cannot read the runtime's CRI calls", "err", err)
+		return nil
+	}
+	return &r
+}
+
+// criSince is the CRI calls since r0 (nil when r0 is, or the read
+// fails).
+func (s DensitySide) criSince(ctx context.Context, log *slog.Logger, r0 *criReading) *CRIWindow {
+	if r0 == nil {
+		return nil
+	}
+	r := s.readCRI(ctx, log)
+	if r == nil {
+		return nil
+	}
+	return r.window(*r0)
 }
 
 // metricsClient is the client the PLEG's metrics are read through.

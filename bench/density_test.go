@@ -452,10 +452,22 @@ func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 			n, KubeletRelistMetric, 0.02*float64(n))
 	}))
 	defer metrics.Close()
+	// syncpod's runtime: one RunPodSandbox more at every read.
+	var reads int
+	runtime := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		smu.Lock()
+		reads++
+		n := reads
+		smu.Unlock()
+		const labels = `grpc_method="RunPodSandbox",grpc_service="runtime.v1.RuntimeService",grpc_type="unary"`
+		fmt.Fprintf(w, "grpc_server_handled_total{grpc_code=\"OK\",%[1]s} %[2]d\ngrpc_server_handling_seconds_sum{%[1]s} %[3]g\n",
+			labels, n, 0.5*float64(n))
+	}))
+	defer runtime.Close()
 	rep, err := api.Density(context.Background(),
 		DensitySide{Agent: "kubelet", Node: "nk", PIDs: []int{os.Getpid()}, PLEGMetrics: metrics.URL, PLEGMetric: KubeletRelistMetric,
 			MetricsClient: metrics.Client()},
-		DensitySide{Agent: "syncpod", Node: "ns"},
+		DensitySide{Agent: "syncpod", Node: "ns", RuntimeMetrics: runtime.URL},
 		DensityOptions{Rounds: 2, Pods: 4, Rate: 200, Bursts: []int{3, 5}, Idle: 20 * time.Millisecond,
 			Churn: 60 * time.Millisecond, ChurnRate: 100, Parallel: 2, Image: "busybox", Timeout: 10 * time.Second})
 	if err != nil {
@@ -485,6 +497,18 @@ func TestDensityAlternatesTheNodesAndMeasuresEveryRow(t *testing.T) {
 		// the churn; only the kubelet's side has an endpoint.
 		if c := r.Churn; c != nil && (r.Agent == "kubelet") != (c.Relists == 1 && c.RelistP99 == 0.025) {
 			t.Errorf("%s round %d: %d relists, p99 %v", r.Agent, r.Round, c.Relists, c.RelistP99)
+		}
+		// Each burst phase is the runtime's calls between two reads;
+		// only syncpod's side has a runtime endpoint.
+		for _, b := range r.Bursts {
+			for _, w := range []*CRIWindow{b.StartCRI, b.DeleteCRI} {
+				if (w != nil) != (r.Agent == "syncpod") {
+					t.Errorf("%s round %d, burst of %d: CRI window %+v", r.Agent, r.Round, b.Pods, w)
+				}
+				if w != nil && (len(w.Calls) != 1 || w.Calls[0] != CRICall{Method: "RunPodSandbox", Calls: 1, Seconds: 0.5} || w.Seconds < 0) {
+					t.Errorf("%s round %d, burst of %d: CRI calls %+v, want the one between two reads", r.Agent, r.Round, b.Pods, w.Calls)
+				}
+			}
 		}
 		if (r.Idle != nil) != (r.Agent == "kubelet") {
 			t.Errorf("%s: idle %+v, want one only with processes to measure", r.Agent, r.Idle)

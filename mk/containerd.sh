@@ -39,6 +39,10 @@ NEEDED_FILES=(/usr/bin/containerd /usr/bin/ctr /usr/bin/containerd-shim-runc-v2 
 # trace logs every CRI call, the reads too, in DIR/containerd.log);
 # SYNCPOD_CONTAINERD_CNI_CONFLIST names a CNI network list to use instead
 # of the loopback-only one (the conformance run's pod network).
+# SYNCPOD_CONTAINERD_METRICS_ADDRESS, a loopback HOST:PORT, turns on
+# containerd's Prometheus endpoint there (http://HOST:PORT/v1/metrics) with
+# its gRPC handling-time histograms: what each CRI method cost the runtime
+# (the density bench reads it); default off.
 # SYNCPOD_CONTAINERD_RUNC, for a 2.x containerd, names the runc of the
 # default handler (default Debian's /usr/sbin/runc).
 BIN_DIR=${SYNCPOD_CONTAINERD_BIN:-}
@@ -151,14 +155,26 @@ config_common() {
 		  address = "$SOCK"
 		[ttrpc]
 		  address = "$SOCK.ttrpc"
-		# No TCP listeners: debug and metrics are off.
+		# No TCP listeners: debug is off, metrics too unless asked for
+		# (SYNCPOD_CONTAINERD_METRICS_ADDRESS, on loopback).
 		[debug]
 		  address = ""
 		  level = "${SYNCPOD_CONTAINERD_LOG_LEVEL:-info}"
-		[metrics]
-		  address = ""
-
 	EOF
+	if [[ -n ${SYNCPOD_CONTAINERD_METRICS_ADDRESS:-} ]]; then
+		cat <<-EOF
+			[metrics]
+			  address = "$SYNCPOD_CONTAINERD_METRICS_ADDRESS"
+			  grpc_histogram = true
+
+		EOF
+	else
+		cat <<-EOF
+			[metrics]
+			  address = ""
+
+		EOF
+	fi
 }
 
 write_config() {

@@ -120,6 +120,7 @@ func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []C
 		}
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
+	writeDensityCalls(b, rep)
 	b.WriteString("\n")
 	writeGoals(b, fmt.Sprintf("Against the goals: bursts at most %.1f× the kubelet's time to all running and to all gone, "+
 		"idle CPU and memory at most %.1f× its own, the paced pods' startup p99 at most the kubelet's and %s, and during the churn "+
@@ -159,6 +160,39 @@ func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []C
 	b.WriteString("\n")
 }
 
+// writeDensityCalls writes the bursts' CRI calls table, when the
+// runtimes were read: per phase and method, each agent's calls and the
+// runtime's time on them.
+func writeDensityCalls(b *strings.Builder, rep bench.DensityReport) {
+	rows := bench.DensityCallRows(rep)
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\nThe **CRI calls** of each burst, as each node's runtime served them " +
+		"(calls × the runtime's mean time a call = its summed time; the mean of the rounds):\n\n")
+	head := []string{"burst phase: CRI method"}
+	for _, a := range rep.Agents {
+		head = append(head, a+": calls × mean = runtime's time")
+	}
+	if len(rep.Agents) >= 2 {
+		head = append(head, rep.Agents[1]+" − "+rep.Agents[0]+" calls")
+	}
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat(" --- |", len(head)) + "\n")
+	for _, r := range rows {
+		row := []string{r.Phase + ": " + r.Method}
+		if r.Method == "all" {
+			row[0] = "**" + r.Phase + "**: every method"
+		}
+		for i := range rep.Agents {
+			row = append(row, r.Cell(i))
+		}
+		if len(rep.Agents) >= 2 {
+			row = append(row, r.CallsDiff(0, 1))
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+}
+
 // densityMethod says how the section's numbers were measured.
 const densityMethod = `The kubelet and syncpod (its three services and syncpod-node) are two
 nodes of one private kube-apiserver, each on its own identical private
@@ -187,7 +221,18 @@ by the pods, and its growth per pod over the agent before its first pod
 (first round only: later rounds start from the heap earlier pods left). Percentiles are nearest-rank over every
 round's pods; times per round are the median of the rounds, each round
 after it. Ratios are syncpod over the kubelet (below 1: syncpod is
-faster or smaller), percentile by percentile.
+faster or smaller), percentile by percentile. The **CRI calls** of a
+burst are read from each node's own containerd, which serves its
+Prometheus metrics on loopback with its gRPC handling-time histograms
+(` + "`grpc_server_handled_total`" + ` and ` + "`grpc_server_handling_seconds`" + ` of
+` + "`runtime.v1.RuntimeService`" + ` and ` + "`ImageService`" + `, unary calls): read just
+before a phase's first request and again once its last pod is seen
+started (or gone), the difference is the calls the node's agent made in
+the phase (the bench's own calls to the runtime fall outside it), what
+each method cost the runtime, and, in a phase's first row, how many calls
+the runtime had in hand on average (its summed time over the phase's
+length; below one, the runtime sat idle for part of the phase, waiting
+for the agent's next call).
 
 `
 

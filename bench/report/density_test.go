@@ -200,3 +200,53 @@ func TestDensityGoals(t *testing.T) {
 		t.Errorf("goals of one agent: %v", got)
 	}
 }
+
+// TestRenderDensityListsTheBurstsCRICalls: with the runtimes read, the
+// section has the CRI calls table after the measures, each phase's
+// every-method row first, and the method says where the calls come from.
+func TestRenderDensityListsTheBurstsCRICalls(t *testing.T) {
+	rep := densityRun()
+	for i := range rep.Rounds {
+		b := &rep.Rounds[i].Bursts[0]
+		b.StartCRI = &bench.CRIWindow{Seconds: 10, Calls: []bench.CRICall{{Method: "RunPodSandbox", Calls: 110, Seconds: 22}}}
+		if rep.Rounds[i].Agent == "syncpod" {
+			b.StartCRI.Calls = append(b.StartCRI.Calls, bench.CRICall{Method: "ContainerStatus", Calls: 220, Seconds: 0.22})
+		}
+	}
+	sec, _, err := RenderDensity(DensityInput{Report: rep, Generated: time.Date(2026, 11, 27, 21, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"| burst phase: CRI method | kubelet: calls × mean = runtime's time | syncpod: calls × mean = runtime's time | syncpod − kubelet calls |",
+		"| **110 pods at once → all running**: every method | 110 × 200 ms = 22.00 s; 2.2 in hand on average | 330 × 67 ms = 22.22 s; 2.2 in hand on average | +220 |",
+		"| 110 pods at once → all running: RunPodSandbox | 110 × 200 ms = 22.00 s | 110 × 200 ms = 22.00 s | 0 |",
+		"| 110 pods at once → all running: ContainerStatus | 0 | 220 × 1.00 ms = 220 ms | +220 |",
+		"`grpc_server_handling_seconds`",
+	}
+	at := -1
+	for _, w := range want {
+		i := strings.Index(sec, w)
+		if i < 0 {
+			t.Errorf("the section lacks %q:\n%s", w, sec)
+			continue
+		}
+		if !strings.HasPrefix(w, "`") && i < at {
+			t.Errorf("%q out of order", w)
+		}
+		at = i
+	}
+	if strings.Index(sec, "| burst phase:") < strings.Index(sec, "| measure |") {
+		t.Error("the CRI calls table comes before the measures'")
+	}
+	if strings.Contains(sec, "delete 110 pods → all gone: every method") {
+		t.Error("a phase no runtime was read in has rows")
+	}
+	plain, _, err := RenderDensity(DensityInput{Report: densityRun()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain, "| burst phase:") {
+		t.Error("a run without runtime reads has a CRI calls table")
+	}
+}

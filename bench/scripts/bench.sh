@@ -99,6 +99,9 @@ TARS=("$ROOT/.tmp/images/localhost_syncpod_pause_3.10.tar" "$ROOT/.tmp/images/lo
 CD=$B/containerd
 SOCK=$CD/containerd.sock
 CD2=$B/containerd-b # versus: syncpod's runtime beside the kubelet's
+# density: the ports of the two runtimes' metrics (loopback)
+KUBELET_RT_METRICS=19361
+SYNCPOD_RT_METRICS=19461
 SOCK2=$CD2/containerd.sock
 NODE=bench-node
 read -r -a EXTRA <<<"${BENCH_ARGS:-}"
@@ -567,8 +570,10 @@ bench_density() {
 		((n > maxpods)) && maxpods=$n
 	fi
 	apiserver_up
-	runtime_up
-	runtime2_up
+	# Each runtime serves its own metrics on loopback: the CRI calls each
+	# agent made in a burst, and what each cost the runtime.
+	SYNCPOD_CONTAINERD_METRICS_ADDRESS=127.0.0.1:$KUBELET_RT_METRICS runtime_up
+	SYNCPOD_CONTAINERD_METRICS_ADDRESS=127.0.0.1:$SYNCPOD_RT_METRICS runtime2_up
 	settle "the density run"
 	start_kubelet_api "$SOCK" bench-kubelet "maxPods: $maxpods"
 	# The planner at info, as the kubelet logs at its default verbosity
@@ -588,7 +593,9 @@ bench_density() {
 		--pods "${DENSITY_PODS:-100}" --rate "${DENSITY_RATE:-5}" --bursts "$bursts" --rounds "${DENSITY_ROUNDS:-2}" \
 		--idle "${DENSITY_IDLE:-30s}" --churn "$churn" --churn-rate "$rate" --churn-wait "${DENSITY_CHURN_WAIT:-3m}" --out "$B"/density.json \
 		--kubelet-metrics https://127.0.0.1:19350/metrics --syncpod-pleg-metrics http://127.0.0.1:19403/metrics \
-		--kubelet-runtime-pids "$(cat "$CD"/containerd.pid)" --syncpod-runtime-pids "$(cat "$CD2"/containerd.pid)" ||
+		--kubelet-runtime-pids "$(cat "$CD"/containerd.pid)" --syncpod-runtime-pids "$(cat "$CD2"/containerd.pid)" \
+		--kubelet-runtime-metrics http://127.0.0.1:$KUBELET_RT_METRICS/v1/metrics \
+		--syncpod-runtime-metrics http://127.0.0.1:$SYNCPOD_RT_METRICS/v1/metrics ||
 		{ log "logs: $B/kubelet/kubelet.log, $d/node.log"; tail -n 20 "$B"/kubelet/kubelet.log "$d"/node.log >&2; return 1; }
 	stop_procs
 	runtime_down

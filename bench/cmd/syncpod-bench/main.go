@@ -322,6 +322,8 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	sMetrics := fs.String("syncpod-pleg-metrics", "", "syncpod's PLEG's /metrics URL: the PLEG relist row of the churn")
 	kRTPIDs := fs.String("kubelet-runtime-pids", "", "comma-separated pids of the kubelet's runtime daemon (its CPU over the churn)")
 	sRTPIDs := fs.String("syncpod-runtime-pids", "", "comma-separated pids of syncpod's runtime daemon (its CPU over the churn)")
+	kRTMetrics := fs.String("kubelet-runtime-metrics", "", "the kubelet's runtime's Prometheus URL with gRPC handling histograms (containerd's /v1/metrics): the CRI calls of each burst")
+	sRTMetrics := fs.String("syncpod-runtime-metrics", "", "syncpod's runtime's Prometheus URL (as --kubelet-runtime-metrics)")
 	rounds := fs.Int("rounds", 2, "rounds (each agent's turn: the paced pods, then each burst)")
 	pods := fs.Int("pods", 100, "pods created at --rate (0: no throughput row)")
 	rate := fs.Float64("rate", 5, "pods created per second")
@@ -406,6 +408,7 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "--syncpod-runtime-pids:", err)
 		return 2
 	}
+	ks.RuntimeMetrics, ss.RuntimeMetrics = *kRTMetrics, *sRTMetrics
 	if *kMetrics != "" {
 		// The kubelet serves its metrics with a certificate it signed
 		// itself; the address is the loopback one the script gave it.
