@@ -565,14 +565,20 @@ func (s *Store) UpdateStatus(ctx context.Context, uid string, st *syncpodv1.PodS
 	return s.CommitSync(ctx, uid, SyncCommit{Status: st})
 }
 
+// statusEqual reports whether a and b agree on everything but updated_at.
+// It compares them in place rather than on copies (a status is compared
+// on every sync): a's updated_at is set to b's for the comparison, then
+// put back, so a must be the caller's own (a record read in this
+// transaction), while b, which others may be reading, is not touched.
 func statusEqual(a, b *syncpodv1.PodStatus) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	a = proto.Clone(a).(*syncpodv1.PodStatus)
-	b = proto.Clone(b).(*syncpodv1.PodStatus)
-	a.UpdatedAt, b.UpdatedAt = nil, nil
-	return proto.Equal(a, b)
+	saved := a.UpdatedAt
+	a.UpdatedAt = b.UpdatedAt
+	eq := proto.Equal(a, b)
+	a.UpdatedAt = saved
+	return eq
 }
 
 // AppendEvents folds evs into the pod's event list (aggregating repeats,
