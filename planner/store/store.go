@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -228,7 +229,14 @@ func (s *Store) writeRecord(tx *bolt.Tx, rec *plannerv1.PodRecord) error {
 	if err := tx.Bucket(bucketPods).Put(key, raw); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketUIDs).Put([]byte(p.GetUid()), key)
+	// Most writes are of a pod already stored under its uid: putting
+	// the same index entry again would dirty the index's page too, one
+	// more page for the commit to write.
+	uids, uid := tx.Bucket(bucketUIDs), []byte(p.GetUid())
+	if bytes.Equal(uids.Get(uid), key) {
+		return nil
+	}
+	return uids.Put(uid, key)
 }
 
 // sameUserFields reports whether a and b agree on everything a user sets.
