@@ -47,8 +47,9 @@ type statusWriter struct {
 	hostIP string
 	queue  workqueue.TypedRateLimitingInterface[string]
 	// limiter bounds the patches per second (nil: unbounded). A worker
-	// that has a patch to send waits on it, then reads the pod's newest
-	// status, so whatever arrives meanwhile is part of the same write.
+	// that has a patch to send and no token waits on it, then reads the
+	// pod's newest status, so whatever arrives meanwhile is part of the
+	// same write.
 	limiter *rate.Limiter
 	logger  *slog.Logger
 	m       *metrics
@@ -157,20 +158,20 @@ func (w *statusWriter) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	// Only a patch takes a token of the bucket: a status already written,
-	// or of a pod gone, costs none. The wait comes before the newest
-	// status is read again, so whatever arrives meanwhile is part of the
-	// same write.
-	if _, _, _, ok, err := w.prepare(key, ns, name); err != nil || !ok {
-		return err
-	}
-	if w.limiter != nil {
-		if err := w.limiter.Wait(ctx); err != nil {
-			return err
-		}
-	}
+	// or of a pod gone, costs none. After a wait for a token the newest
+	// status is read again, so whatever arrived meanwhile is part of the
+	// same write; with a token at hand the status just read is written.
 	src, cur, want, ok, err := w.prepare(key, ns, name)
 	if err != nil || !ok {
 		return err
+	}
+	if w.limiter != nil && !w.limiter.Allow() {
+		if err := w.limiter.Wait(ctx); err != nil {
+			return err
+		}
+		if src, cur, want, ok, err = w.prepare(key, ns, name); err != nil || !ok {
+			return err
+		}
 	}
 	patch, err := statusPatch(cur.UID, cur.Status, want)
 	if err != nil {

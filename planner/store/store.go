@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -228,7 +229,14 @@ func (s *Store) writeRecord(tx *bolt.Tx, rec *plannerv1.PodRecord) error {
 	if err := tx.Bucket(bucketPods).Put(key, raw); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketUIDs).Put([]byte(p.GetUid()), key)
+	// Most writes are of a pod already stored under its uid: putting
+	// the same index entry again would dirty the index's page too, one
+	// more page for the commit to write.
+	uids, uid := tx.Bucket(bucketUIDs), []byte(p.GetUid())
+	if bytes.Equal(uids.Get(uid), key) {
+		return nil
+	}
+	return uids.Put(uid, key)
 }
 
 // sameUserFields reports whether a and b agree on everything a user sets.
@@ -565,14 +573,20 @@ func (s *Store) UpdateStatus(ctx context.Context, uid string, st *syncpodv1.PodS
 	return s.CommitSync(ctx, uid, SyncCommit{Status: st})
 }
 
+// statusEqual reports whether a and b agree on everything but updated_at.
+// It compares them in place rather than on copies (a status is compared
+// on every sync): a's updated_at is set to b's for the comparison, then
+// put back, so a must be the caller's own (a record read in this
+// transaction), while b, which others may be reading, is not touched.
 func statusEqual(a, b *syncpodv1.PodStatus) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	a = proto.Clone(a).(*syncpodv1.PodStatus)
-	b = proto.Clone(b).(*syncpodv1.PodStatus)
-	a.UpdatedAt, b.UpdatedAt = nil, nil
-	return proto.Equal(a, b)
+	saved := a.UpdatedAt
+	a.UpdatedAt = b.UpdatedAt
+	eq := proto.Equal(a, b)
+	a.UpdatedAt = saved
+	return eq
 }
 
 // AppendEvents folds evs into the pod's event list (aggregating repeats,

@@ -1,15 +1,22 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
+	"net"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
 
 	"github.com/syncpod/syncpod/internal/proctest"
 )
@@ -83,5 +90,56 @@ func TestAccessLogRoutineCallsAtDebug(t *testing.T) {
 				t.Errorf("level %s: \"finished call\" logged = %v, want %v; log:\n%s", tc.level, got, tc.want, out.String())
 			}
 		})
+	}
+}
+
+// TestAccessLogWithoutDebugSameLine: with debug off the access log skips
+// the middleware for calls that end at a level it does not log, and
+// writes the line of one it logs (a failure) itself: the same fields as
+// the middleware's line, which it writes with debug on.
+func TestAccessLogWithoutDebugSameLine(t *testing.T) {
+	line := func(level slog.Level) map[string]any {
+		var out bytes.Buffer
+		logger := slog.New(slog.NewJSONHandler(&out, &slog.HandlerOptions{Level: level}))
+		accessLog := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+			logger.Log(ctx, slog.Level(lvl), msg, fields...)
+		})
+		full := logging.UnaryServerInterceptor(accessLog, logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(accessLogLevel))
+		ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Hour))
+		defer cancel()
+		ctx = peer.NewContext(ctx, &peer.Peer{Addr: &net.UnixAddr{Name: "/run/x.sock", Net: "unix"}})
+		info := &grpc.UnaryServerInfo{FullMethod: "/syncpod.test.v1.Test/Do"}
+		_, err := accessLogUnary(logger, full)(ctx, struct{}{}, info, func(context.Context, any) (any, error) {
+			return nil, status.Error(codes.Internal, "boom")
+		})
+		if status.Code(err) != codes.Internal {
+			t.Fatalf("err = %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+			t.Fatalf("level %s: one JSON line wanted: %v\n%s", level, err, out.String())
+		}
+		return m
+	}
+	debug, info := line(slog.LevelDebug), line(slog.LevelInfo)
+	for _, m := range []map[string]any{debug, info} {
+		delete(m, "time")
+		delete(m, "grpc.time_ms")
+		delete(m, "grpc.start_time")
+	}
+	if !reflect.DeepEqual(debug, info) {
+		t.Errorf("the line differs:\n debug on:  %v\n debug off: %v", debug, info)
+	}
+	if info["grpc.code"] != "Internal" || info["grpc.method"] != "Do" || info["peer.address"] != "/run/x.sock" {
+		t.Errorf("line = %v", info)
+	}
+
+	// A call that succeeds, with debug off: no line.
+	var out bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&out, nil))
+	_, _ = accessLogUnary(logger, nil)(context.Background(), struct{}{}, &grpc.UnaryServerInfo{FullMethod: "/a.B/C"},
+		func(context.Context, any) (any, error) { return struct{}{}, nil })
+	if out.Len() != 0 {
+		t.Errorf("a successful call logged with debug off: %s", out.String())
 	}
 }

@@ -223,22 +223,29 @@ type authorizer struct {
 func (a *authorizer) check(ctx context.Context, method string) error {
 	verb := MethodVerbs[method]
 	id, ok := peerIdentity(ctx)
-	who := id.String()
+	// who names the caller in an answer or the audit trail, which most
+	// calls (reads) have no use for: it is spelled out only for those.
+	who := func() string {
+		if !ok {
+			return "insecure-tcp-peer"
+		}
+		return id.String()
+	}
 	switch {
 	case ok:
 		if !a.policy.Allows(id, verb) {
+			who := who()
 			if verb == "" {
 				return status.Errorf(codes.PermissionDenied, "%s: %s has no verb class in the authorization table; no certificate may call it", who, method)
 			}
 			return status.Errorf(codes.PermissionDenied, "%s may not %s: %s needs the %q verb (grant it with --authz-%s)", who, verb, method, verb, verb)
 		}
 	case a.insecure:
-		who = "insecure-tcp-peer"
 	default:
 		return status.Errorf(codes.Unauthenticated, "%s: no verified client certificate", method)
 	}
 	if verb == VerbWrite || verb == VerbExec {
-		a.audit.record(ctx, a.now(), who, verb, method)
+		a.audit.record(ctx, a.now(), who(), verb, method)
 	}
 	return nil
 }

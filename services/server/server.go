@@ -194,14 +194,14 @@ func New(opts Options) (*Server, error) {
 	// none.
 	unaryBefore := []grpc.UnaryServerInterceptor{
 		srvMetrics.UnaryServerInterceptor(),
-		selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(accessLog, logOpts...), notHealth),
+		selector.UnaryServerInterceptor(accessLogUnary(logger, logging.UnaryServerInterceptor(accessLog, logOpts...)), notHealth),
 		authz.unary(),
 	}
 	unaryAfter := []grpc.UnaryServerInterceptor{recovery.UnaryServerInterceptor(panicHandler)}
 	streamBefore := []grpc.StreamServerInterceptor{
 		endStreamsOnShutdown(stopping),
 		srvMetrics.StreamServerInterceptor(),
-		selector.StreamServerInterceptor(logging.StreamServerInterceptor(accessLog, logOpts...), notHealth),
+		selector.StreamServerInterceptor(accessLogStream(logger, logging.StreamServerInterceptor(accessLog, logOpts...)), notHealth),
 		authz.stream(),
 	}
 	streamAfter := []grpc.StreamServerInterceptor{recovery.StreamServerInterceptor(panicHandler)}
