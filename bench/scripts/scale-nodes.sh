@@ -11,11 +11,10 @@
 #   BENCH_SCALE_SIDES   the sides, in order (default "kubemark syncpod")
 #   BENCH_SCALE_TIMEOUT bound on the nodes turning Ready and on each wait for
 #                       the pods (default 10m)
-#   BENCH_SCALE_PROFILE HOST:PORT: node syncpod-0's crisim serves its metrics
-#                       and Go's pprof profiles there (--profiling); with
-#                       the default layout that profiles every syncpod node
-#                       (one process), e.g. curl
-#                       http://HOST:PORT/debug/pprof/profile?seconds=60
+#   BENCH_SCALE_PROFILE_PORT where the one syncpod-all process of the default
+#                       layout serves Go's pprof profiles on loopback (default
+#                       19651): the driver profiles it under load, and
+#                       http://127.0.0.1:PORT/debug/pprof/ serves the rest
 #   BENCH_SCALE_SYNCPOD how the syncpod nodes are laid out in processes: all
 #                       (default: every node in one syncpod-all process),
 #                       node (one syncpod-all process a node) or services
@@ -123,13 +122,12 @@ start_kubemark() {
 # syncpod_node_services I: node syncpod-I's five services, one a line, as
 # syncpod-all --file reads them (SERVICE:NAME FLAG...), its directory made.
 syncpod_node_services() {
-	local n=syncpod-$1 d=$SCALE/syncpod/syncpod-$1 crisim_metrics=--metrics-listen=
-	[[ $1 == 0 && -n ${BENCH_SCALE_PROFILE:-} ]] && crisim_metrics="--metrics-listen $BENCH_SCALE_PROFILE --profiling"
+	local n=syncpod-$1 d=$SCALE/syncpod/syncpod-$1
 	rm -rf "$d"
 	mkdir -p "$d"/logs
 	node_kubeconfig "$n" "$d"/kubeconfig
 	cat <<-EOF
-		crisim:$n/crisim --listen unix://$d/crisim.sock $crisim_metrics --mode simulated
+		crisim:$n/crisim --listen unix://$d/crisim.sock --metrics-listen= --mode simulated
 		executor:$n/executor --listen unix://$d/executor.sock --metrics-listen= --cri-endpoint unix://$d/crisim.sock --data-dir $d/executor --log-dir $d/logs --cgroups-per-qos=false
 		pleg:$n/pleg --listen unix://$d/pleg.sock --metrics-listen= --cri-endpoint unix://$d/crisim.sock
 		planner:$n/planner --listen unix://$d/planner.sock $(profiling_flags "$1") --executor unix://$d/executor.sock --pleg unix://$d/pleg.sock --data-dir $d/planner --eviction-hard nodefs.available<1%,nodefs.inodesFree<1%,imagefs.available<1%,imagefs.inodesFree<1%
