@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/syncpod/syncpod/bench"
 )
@@ -69,10 +70,12 @@ func densityGoals(rep bench.DensityReport) []goal {
 			if round2(sRt/kRt) > burstBound {
 				text += fmt.Sprintf(": the starts themselves, not their reporting, are above %.1f×", burstBound)
 			}
-			return text
+			return joinLimits(text, criLimit(rep, n, startCRIOf))
 		})
 		ratioGoal(fmt.Sprintf("delete %d pods → all gone", n), burstBound,
-			burstMedian(rep, "kubelet", n, goneOf), burstMedian(rep, "syncpod", n, goneOf), nil)
+			burstMedian(rep, "kubelet", n, goneOf), burstMedian(rep, "syncpod", n, goneOf), func(float64) string {
+				return criLimit(rep, n, deleteCRIOf)
+			})
 	}
 	ki, si := firstIdle(rep, "kubelet"), firstIdle(rep, "syncpod")
 	if ki != nil && si != nil {
@@ -124,6 +127,64 @@ func densityGoals(rep bench.DensityReport) []goal {
 		}
 	}
 	return out
+}
+
+func startCRIOf(b bench.DensityBurst) *bench.CRIWindow  { return b.StartCRI }
+func deleteCRIOf(b bench.DensityBurst) *bench.CRIWindow { return b.DeleteCRI }
+
+// criLimit is what the runtimes served in an n-pod burst's phase, as each
+// counted it (each agent's first round that read its runtime): the calls,
+// how many the runtime had in hand on average, and the method that took
+// the most of syncpod's runtime's time, with the kubelet's figures beside
+// them; "" when the run did not read the runtimes.
+func criLimit(rep bench.DensityReport, n int, of func(bench.DensityBurst) *bench.CRIWindow) string {
+	k, s := burstCRI(rep, "kubelet", n, of), burstCRI(rep, "syncpod", n, of)
+	if k == nil || s == nil || !(k.Seconds > 0) || !(s.Seconds > 0) {
+		return ""
+	}
+	kt, st := k.Total(), s.Total()
+	top := bench.CRICall{}
+	for _, c := range s.Calls {
+		if c.Seconds > top.Seconds {
+			top = c
+		}
+	}
+	text := fmt.Sprintf("the runtime, by its own count: syncpod made %d CRI calls and kept %.0f in its hands on average, the kubelet %d and %.0f",
+		st.Calls, st.Seconds/s.Seconds, kt.Calls, kt.Seconds/k.Seconds)
+	if top.Calls > 0 {
+		kc := k.Call(top.Method)
+		text += fmt.Sprintf("; %s took the runtime %s a call for syncpod (%d calls), %s for the kubelet (%d)",
+			top.Method, dur(top.Mean()), top.Calls, dur(kc.Mean()), kc.Calls)
+	}
+	if st.Calls <= kt.Calls {
+		text += ": syncpod asked no more of the runtime than the kubelet, so the runtime's pace is the limit"
+	}
+	return text
+}
+
+func burstCRI(rep bench.DensityReport, agent string, n int, of func(bench.DensityBurst) *bench.CRIWindow) *bench.CRIWindow {
+	for _, r := range rep.Rounds {
+		if r.Agent != agent {
+			continue
+		}
+		for _, b := range r.Bursts {
+			if w := of(b); b.Pods == n && w != nil {
+				return w
+			}
+		}
+	}
+	return nil
+}
+
+// joinLimits joins what limits a row, leaving out the empty parts.
+func joinLimits(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func durOrDash(s float64) string {

@@ -250,3 +250,34 @@ func TestRenderDensityListsTheBurstsCRICalls(t *testing.T) {
 		t.Error("a run without runtime reads has a CRI calls table")
 	}
 }
+
+// TestDensityGoalsNameTheRuntimesCalls: a deletion that misses its bound
+// says what each runtime served: the calls, how many it had in hand, the
+// method that took most of syncpod's runtime's time.
+func TestDensityGoalsNameTheRuntimesCalls(t *testing.T) {
+	rep := densityRun()
+	for i := range rep.Rounds {
+		r := &rep.Rounds[i]
+		b := &r.Bursts[1] // 250 pods
+		if r.Agent == "syncpod" {
+			b.AllGone = 20
+			b.DeleteCRI = &bench.CRIWindow{Seconds: 40, Calls: []bench.CRICall{
+				{Method: "StopContainer", Calls: 250, Seconds: 6000}, {Method: "RemovePodSandbox", Calls: 250, Seconds: 100}}}
+		} else {
+			b.DeleteCRI = &bench.CRIWindow{Seconds: 40, Calls: []bench.CRICall{
+				{Method: "StopContainer", Calls: 250, Seconds: 5750}, {Method: "ContainerStatus", Calls: 400, Seconds: 10}}}
+		}
+	}
+	var got string
+	for _, g := range densityGoals(rep) {
+		if g.row == "delete 250 pods → all gone" {
+			got = g.limit
+		}
+	}
+	want := "the runtime, by its own count: syncpod made 500 CRI calls and kept 152 in its hands on average, the kubelet 650 and 144; " +
+		"StopContainer took the runtime 24.00 s a call for syncpod (250 calls), 23.00 s for the kubelet (250): " +
+		"syncpod asked no more of the runtime than the kubelet, so the runtime's pace is the limit"
+	if got != want {
+		t.Errorf("the deletion's limit:\n got %q\nwant %q", got, want)
+	}
+}
