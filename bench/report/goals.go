@@ -149,7 +149,7 @@ func startLimit(k, sp, paired *bench.Result) string {
 	text := fmt.Sprintf("the runtime: sandbox created → started took %s of syncpod's %s (the kubelet's: %s of %s); "+
 		"syncpod's part before the sandbox was %s (the kubelet's %s), so with none at all it would take %.2f× the kubelet's time",
 		dur(sRun), dur(sp.Seconds.Quantile(0.5)), dur(kRun), dur(kt), dur(sTo), dur(kTo), best)
-	text += reach(best)
+	text += reach(best, rowBound*kt-sRun, sTo)
 	if f := floorNote(paired, "started its pod"); f != "" {
 		text += "; " + f
 	}
@@ -200,16 +200,17 @@ func apiLimit(k, sp map[string]*bench.Result) string {
 	text := fmt.Sprintf("the runtime's share (sandbox created → started) was %s for syncpod and %s for the kubelet, "+
 		"the node's share %s and %s; with no share of its own syncpod would take %.2f× the kubelet's time",
 		dur(sr.Seconds.Quantile(0.5)), dur(kr.Seconds.Quantile(0.5)), dur(sn.Seconds.Quantile(0.5)), dur(kn.Seconds.Quantile(0.5)), best)
-	return text + reach(best)
+	return text + reach(best, rowBound*kt.Seconds.Quantile(0.5)-sr.Seconds.Quantile(0.5), sn.Seconds.Quantile(0.5))
 }
 
 // reach says whether a start whose agent took no time at all, best times
-// the kubelet's, would meet rowBound.
-func reach(best float64) string {
+// the kubelet's, would meet rowBound, and if so how small syncpod's own
+// share (it was own seconds) would have to be: at most need seconds.
+func reach(best, need, own float64) string {
 	if best > rowBound {
 		return fmt.Sprintf(": %.1f× is out of reach on this runtime", rowBound)
 	}
-	return ": the rest is syncpod's own share"
+	return fmt.Sprintf(": to meet %.1f× syncpod's own share would have to be at most %s (it was %s)", rowBound, dur(max(need, 0)), dur(own))
 }
 
 // round2 rounds to the two decimals the document prints, so that a
