@@ -27,7 +27,8 @@
 # which the driver counts by user.
 # A hollow kubelet writes its root directory and its fake runtime's socket
 # under /tmp: each runs in a private mount namespace with its own
-# directory bound over /tmp, gone with it. Its kubelet server listens on
+# directory bound over /tmp, gone with it. Its kubeconfig is in that
+# directory, read as /tmp/kubeconfig: a clone under /tmp is hidden there. Its kubelet server listens on
 # every address (kubemark has no flag for it) on a port of its own.
 
 SCALE=$B/scale-nodes
@@ -109,9 +110,9 @@ start_kubemark() {
 		n=kubemark-$i d=$SCALE/kubemark/$n
 		rm -rf "$d"
 		mkdir -p "$d"/tmp
-		node_kubeconfig "$n" "$d"/kubeconfig
+		node_kubeconfig "$n" "$d"/tmp/kubeconfig
 		unshare --mount --propagation private sh -c 'mount --bind "$1" /tmp && shift && exec "$@"' sh "$d"/tmp \
-			"$bin"/kubemark --morph=kubelet --name="$n" --kubeconfig="$d"/kubeconfig \
+			"$bin"/kubemark --morph=kubelet --name="$n" --kubeconfig=/tmp/kubeconfig \
 			--kubelet-port=$((HOLLOW_PORT + 2 * i)) --kubelet-read-only-port=$((HOLLOW_PORT + 2 * i + 1)) \
 			--use-host-image-service=false --node-labels=syncpod.io/scale-side=kubemark >"$d"/kubemark.log 2>&1 &
 		procs+=($!)
