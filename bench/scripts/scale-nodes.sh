@@ -28,7 +28,8 @@
 # A hollow kubelet writes its root directory and its fake runtime's socket
 # under /tmp: each runs in a private mount namespace with its own
 # directory bound over /tmp, gone with it. Its kubeconfig is in that
-# directory, read as /tmp/kubeconfig: a clone under /tmp is hidden there. Its kubelet server listens on
+# directory, read as /tmp/kubeconfig, and carries the CA itself: a clone
+# under /tmp is hidden there. Its kubelet server listens on
 # every address (kubemark has no flag for it) on a port of its own.
 
 SCALE=$B/scale-nodes
@@ -83,7 +84,7 @@ node_kubeconfig() {
 		kind: Config
 		clusters:
 		- name: bench
-		  cluster: {server: "https://127.0.0.1:$API_PORT", certificate-authority: "$API/pki/ca.crt"}
+		  cluster: {server: "https://127.0.0.1:$API_PORT", certificate-authority-data: "$(base64 -w0 "$API"/pki/ca.crt)"}
 		users:
 		- name: $1
 		  user: {token: "${NODE_TOKENS[$1]}"}
