@@ -223,6 +223,10 @@ type DensityIdle struct {
 	RSSMB      float64   `json:"rss_mb"`
 	EmptyRSSMB float64   `json:"empty_rss_mb"`
 	EachMB     []float64 `json:"each_mb"`
+	// AnonMB and FileMB split RSSMB: the anonymous pages (heaps,
+	// stacks) and the file-backed ones (the binaries' pages in use).
+	AnonMB float64 `json:"anon_mb,omitempty"`
+	FileMB float64 `json:"file_mb,omitempty"`
 }
 
 // RSSPerPodKB is the resident memory the agent grew by per idle pod, in
@@ -1092,7 +1096,7 @@ func idleCost(ctx context.Context, pids []int, settle, window time.Duration) (De
 	if err != nil {
 		return d, err
 	}
-	d.RSSMB, d.EachMB = m.RSS, m.Each
+	d.RSSMB, d.EachMB, d.AnonMB, d.FileMB = m.RSS, m.Each, m.Anon, m.File
 	return d, nil
 }
 

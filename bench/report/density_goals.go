@@ -96,6 +96,10 @@ func densityGoals(rep bench.DensityReport) []goal {
 				g.limit = fmt.Sprintf("before its first pod syncpod took %.1f MB (the kubelet %.1f MB), %.2f× the kubelet's whole at %d pods; "+
 					"each pod added %.0f kB (the kubelet's %.0f kB; first round)",
 					si.EmptyRSSMB, ki.EmptyRSSMB, round2(si.EmptyRSSMB/km), si.Pods, si.RSSPerPodKB(), ki.RSSPerPodKB())
+				if si.FileMB > 0 && ki.FileMB > 0 {
+					g.limit += fmt.Sprintf("; at %d pods %.1f MB of syncpod's were file-backed, its binary's pages in use (the kubelet's %.1f MB), "+
+						"%.1f MB anonymous, its heaps and stacks (%.1f MB)", si.Pods, si.FileMB, ki.FileMB, si.AnonMB, ki.AnonMB)
+				}
 			}
 			out = append(out, g)
 		}
