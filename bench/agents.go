@@ -273,7 +273,7 @@ func (c *RawCRI) callSummary(prefix string, ops ...string) string {
 	var parts []string
 	for _, op := range ops {
 		if s := c.calls[prefix+op]; len(s) > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", op, fmtDur(s.Quantile(0.5))))
+			parts = append(parts, fmt.Sprintf("%s %s", op, FormatDuration(s.Quantile(0.5))))
 		}
 	}
 	return strings.Join(parts, ", ")

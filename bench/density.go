@@ -1369,7 +1369,7 @@ func (r DensityRow) Cell(i int) string {
 		if math.IsInf(s, 1) {
 			return "past the histogram's last bucket"
 		}
-		return fmtDur(s)
+		return FormatDuration(s)
 	}
 	switch r.Kind {
 	case KindPercentiles:

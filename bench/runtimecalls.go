@@ -380,11 +380,11 @@ func count(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-// callDur is a call's time: as fmtDur, with hundredths of a
+// callDur is a call's time: as FormatDuration, with hundredths of a
 // millisecond below 10 ms (the reads take well under one).
 func callDur(s float64) string {
 	if s < 0.01 {
 		return fmt.Sprintf("%.2f ms", s*1000)
 	}
-	return fmtDur(s)
+	return FormatDuration(s)
 }

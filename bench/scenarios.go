@@ -265,7 +265,7 @@ func (s *run) single(ctx context.Context, measure string, via Via) (res Result, 
 	res = Result{Measure: measure, Agent: s.a.Name()}
 	var toSandbox Sample
 	defer func() {
-		res.Note = fmt.Sprintf("[→ sandbox created %s]", fmtDur(toSandbox.Quantile(0.5)))
+		res.Note = fmt.Sprintf("[→ sandbox created %s]", FormatDuration(toSandbox.Quantile(0.5)))
 	}()
 	for range s.o.Runs {
 		names := s.names(1)
@@ -333,7 +333,7 @@ func (s *run) paired(ctx context.Context, measure string, via Via) (Result, erro
 	}
 	res.setFloor(floorS, ratios)
 	res.Note = fmt.Sprintf("[%s; raw CRI alternating: %s, → sandbox created %s; %s: → sandbox created %s; %s; raw CRI calls: %s]",
-		via, fmtDur(floorS.Quantile(0.5)), fmtDur(floorToSandbox.Quantile(0.5)), s.a.Name(), fmtDur(toSandbox.Quantile(0.5)),
+		via, FormatDuration(floorS.Quantile(0.5)), FormatDuration(floorToSandbox.Quantile(0.5)), s.a.Name(), FormatDuration(toSandbox.Quantile(0.5)),
 		pairRatio(ratios), s.o.Floor.CallSummary())
 	return res, nil
 }
@@ -354,9 +354,9 @@ func (s *run) pairedTen(ctx context.Context, via Via, n int) (burst, del Result,
 		burst.setFloor(floorUp, upRatios)
 		del.setFloor(floorDown, downRatios)
 		burst.Note = fmt.Sprintf("[%s; raw CRI alternating: %s; %s]",
-			via, fmtDur(floorUp.Quantile(0.5)), pairRatio(upRatios))
+			via, FormatDuration(floorUp.Quantile(0.5)), pairRatio(upRatios))
 		del.Note = fmt.Sprintf("[%s; raw CRI alternating (StopContainer with the %d s grace in parallel, then StopPodSandbox): %s; %s]",
-			via, GracePeriod, fmtDur(floorDown.Quantile(0.5)), pairRatio(downRatios))
+			via, GracePeriod, FormatDuration(floorDown.Quantile(0.5)), pairRatio(downRatios))
 	}()
 	stopFloor := func(ctx context.Context, names []string) (time.Duration, error) {
 		ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
@@ -498,11 +498,11 @@ func (s *run) replacement(ctx context.Context, via Via) (Result, error) {
 type replaceSplit struct{ toCreate, toStart, toEvent Sample }
 
 func (r replaceSplit) String() string {
-	out := fmt.Sprintf("finished → created %s, created → started %s", fmtDur(r.toCreate.Quantile(0.5)), fmtDur(r.toStart.Quantile(0.5)))
+	out := fmt.Sprintf("finished → created %s, created → started %s", FormatDuration(r.toCreate.Quantile(0.5)), FormatDuration(r.toStart.Quantile(0.5)))
 	if len(r.toEvent) > 0 {
 		// The runtime's own share: exit to its CRI event (evented agents
 		// cannot act before it; relisting ones see the exit no earlier).
-		out += fmt.Sprintf("; finished → runtime's stop event %s", fmtDur(r.toEvent.Quantile(0.5)))
+		out += fmt.Sprintf("; finished → runtime's stop event %s", FormatDuration(r.toEvent.Quantile(0.5)))
 	}
 	return out
 }
@@ -585,7 +585,7 @@ func (s *run) pairedReplacement(ctx context.Context, via Via) (Result, error) {
 	}
 	res.setFloor(floorS, ratios)
 	res.Note = fmt.Sprintf("[%s: %s; raw CRI alternating: %s (p99 %s), %s; its calls: %s; %s]",
-		s.a.Name(), split, fmtDur(floorS.Quantile(0.5)), fmtDur(floorS.Quantile(0.99)), floorSplit, s.o.Floor.ReplaceSummary(), pairRatio(ratios))
+		s.a.Name(), split, FormatDuration(floorS.Quantile(0.5)), FormatDuration(floorS.Quantile(0.99)), floorSplit, s.o.Floor.ReplaceSummary(), pairRatio(ratios))
 	stopEvents()
 	if err := s.o.Floor.Delete(ctx, fnames, ViaAPI); err != nil {
 		return res, fmt.Errorf("floor: %w", err)

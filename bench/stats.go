@@ -169,19 +169,22 @@ func (r Result) cell() string {
 	}
 	p50, p99 := r.Seconds.Quantile(0.5), r.Seconds.Quantile(0.99)
 	if len(r.Seconds) == 1 {
-		return fmtDur(p50)
+		return FormatDuration(p50)
 	}
-	return fmt.Sprintf("%s (p99 %s, n=%d)", fmtDur(p50), fmtDur(p99), len(r.Seconds))
+	return fmt.Sprintf("%s (p99 %s, n=%d)", FormatDuration(p50), FormatDuration(p99), len(r.Seconds))
 }
 
-func (r Result) key() float64 {
+// Key is the value a ratio compares: Value for a measure with a unit,
+// else the samples' median.
+func (r Result) Key() float64 {
 	if r.Unit != "" {
 		return r.Value
 	}
 	return r.Seconds.Quantile(0.5)
 }
 
-func fmtDur(s float64) string {
+// FormatDuration prints seconds as ms below one second, else as s.
+func FormatDuration(s float64) string {
 	if s < 1 {
 		return fmt.Sprintf("%.0f ms", s*1000)
 	}
@@ -282,10 +285,10 @@ func Columns(reports []Report) (agents []string, byAgent map[string]map[string]*
 // same run); an interval that holds 1 says the run cannot tell the two
 // agents apart on that row.
 func ratioCell(a, b *Result, aAgent string) string {
-	if a == nil || b == nil || !(a.key() > 0) || math.IsNaN(b.key()) {
+	if a == nil || b == nil || !(a.Key() > 0) || math.IsNaN(b.Key()) {
 		return "—"
 	}
-	medians := b.key() / a.key()
+	medians := b.Key() / a.Key()
 	if b.PairedWith == aAgent && b.PerRound > 0 {
 		if ci := b.PerRoundCI; ci != nil {
 			return fmt.Sprintf("%.2f× per round (95 %% CI %.2f–%.2f×; medians %.2f×)", b.PerRound, ci[0], ci[1], medians)
@@ -293,6 +296,19 @@ func ratioCell(a, b *Result, aAgent string) string {
 		return fmt.Sprintf("%.2f× per round (medians %.2f×)", b.PerRound, medians)
 	}
 	return fmt.Sprintf("%.2f×", medians)
+}
+
+// Ratio is b over a as the table's last column gives it: the median of
+// the per-round ratios where b alternated with a (agent aAgent), else
+// the ratio of the Keys; ok is false where ratioCell prints none.
+func Ratio(a, b *Result, aAgent string) (ratio float64, ok bool) {
+	if a == nil || b == nil || !(a.Key() > 0) || math.IsNaN(b.Key()) {
+		return 0, false
+	}
+	if b.PairedWith == aAgent && b.PerRound > 0 {
+		return b.PerRound, true
+	}
+	return b.Key() / a.Key(), true
 }
 
 // LoadAverage is the host's 1, 5 and 15 minute load average (zeros when

@@ -152,7 +152,7 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 			var an, bn []string
 			if k+2 < len(rw.measures) && rw.measures[k+1] == "" && rw.measures[k+2] == "" {
 				split := func(r []Result) string {
-					return fmt.Sprintf("→ sandbox created %s, sandbox created → started %s", fmtDur(r[k+1].Seconds.Quantile(0.5)), fmtDur(r[k+2].Seconds.Quantile(0.5)))
+					return fmt.Sprintf("→ sandbox created %s, sandbox created → started %s", FormatDuration(r[k+1].Seconds.Quantile(0.5)), FormatDuration(r[k+2].Seconds.Quantile(0.5)))
 				}
 				an, bn = append(an, split(as)), append(bn, split(bs))
 				as[k].Split = &Split{ToSandbox: as[k+1].Seconds, Runtime: as[k+2].Seconds}
@@ -160,10 +160,10 @@ func Versus(ctx context.Context, sa, sb Side, o Options) (ares, bres []Result, e
 			}
 			if k == 0 {
 				if len(acpu) > 0 {
-					an = append(an, "its CPU from asked to started "+fmtDur(acpu.Quantile(0.5)))
+					an = append(an, "its CPU from asked to started "+FormatDuration(acpu.Quantile(0.5)))
 				}
 				if len(bcpu) > 0 {
-					bn = append(bn, "its CPU from asked to started "+fmtDur(bcpu.Quantile(0.5)))
+					bn = append(bn, "its CPU from asked to started "+FormatDuration(bcpu.Quantile(0.5)))
 				}
 			}
 			bs[k].PairedWith, bs[k].PerRound = a.Name(), ratios[k].Quantile(0.5)

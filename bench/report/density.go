@@ -124,7 +124,7 @@ func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []C
 	b.WriteString("\n")
 	writeGoals(b, fmt.Sprintf("Against the goals: bursts at most %.1f× the kubelet's time to all running and to all gone, "+
 		"idle CPU and memory at most %.1f× its own, the paced pods' startup p99 at most the kubelet's and %s, and during the churn "+
-		"no status older than %s and the relists' p99 at most %s:", burstBound, densityIdleBound, dur(sliBound), dur(statusAgeBound), dur(relistBound)),
+		"no status older than %s and the relists' p99 at most %s:", burstBound, densityIdleBound, bench.FormatDuration(sliBound), bench.FormatDuration(statusAgeBound), bench.FormatDuration(relistBound)),
 		densityGoals(rep))
 	b.WriteString("The run:\n\n")
 	for _, a := range rep.Agents {

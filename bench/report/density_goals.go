@@ -42,7 +42,7 @@ func densityGoals(rep bench.DensityReport) []goal {
 			return
 		}
 		r := round2(s / k)
-		g := goal{row: row, bound: fmt.Sprintf("≤ %.1f×", bound), measured: fmt.Sprintf("%.2f× (%s against %s)", r, dur(s), dur(k)), met: r <= bound}
+		g := goal{row: row, bound: fmt.Sprintf("≤ %.1f×", bound), measured: fmt.Sprintf("%.2f× (%s against %s)", r, bench.FormatDuration(s), bench.FormatDuration(k)), met: r <= bound}
 		if !g.met && limit != nil {
 			g.limit = limit(r)
 		}
@@ -53,8 +53,8 @@ func densityGoals(rep bench.DensityReport) []goal {
 		kp, sp := k.Quantile(0.99), s.Quantile(0.99)
 		out = append(out, goal{
 			row:      fmt.Sprintf("pod startup SLI p99, %d pods at %g pods/s", rep.Pods, rep.Rate),
-			bound:    fmt.Sprintf("≤ the kubelet's, ≤ %s", dur(sliBound)),
-			measured: fmt.Sprintf("%s against %s", dur(sp), dur(kp)),
+			bound:    fmt.Sprintf("≤ the kubelet's, ≤ %s", bench.FormatDuration(sliBound)),
+			measured: fmt.Sprintf("%s against %s", bench.FormatDuration(sp), bench.FormatDuration(kp)),
 			met:      sp <= kp && sp <= sliBound,
 		})
 	}
@@ -66,7 +66,7 @@ func densityGoals(rep bench.DensityReport) []goal {
 				return ""
 			}
 			text := fmt.Sprintf("the runtime: by its own clock the last container started %s after the first create for syncpod, %s for the kubelet (%.2f×); "+
-				"the rest, the node reporting it, was %s and %s", dur(sRt), dur(kRt), round2(sRt/kRt), dur(sRun-sRt), dur(kRun-kRt))
+				"the rest, the node reporting it, was %s and %s", bench.FormatDuration(sRt), bench.FormatDuration(kRt), round2(sRt/kRt), bench.FormatDuration(sRun-sRt), bench.FormatDuration(kRun-kRt))
 			if round2(sRt/kRt) > burstBound {
 				text += fmt.Sprintf(": the starts themselves, not their reporting, are above %.1f×", burstBound)
 			}
@@ -113,16 +113,16 @@ func densityGoals(rep bench.DensityReport) []goal {
 			if len(kc.StatusAge) > 0 {
 				kOldest = slices.Max(kc.StatusAge)
 			}
-			g := goal{row: fmt.Sprintf("churn at %d pods, %g pods/s: the oldest status", sc.Pods, rep.ChurnRate), bound: "≤ " + dur(statusAgeBound),
-				measured: fmt.Sprintf("%s (the kubelet's %s)", dur(oldest), durOrDash(kOldest)), met: oldest <= statusAgeBound}
+			g := goal{row: fmt.Sprintf("churn at %d pods, %g pods/s: the oldest status", sc.Pods, rep.ChurnRate), bound: "≤ " + bench.FormatDuration(statusAgeBound),
+				measured: fmt.Sprintf("%s (the kubelet's %s)", bench.FormatDuration(oldest), durOrDash(kOldest)), met: oldest <= statusAgeBound}
 			if !g.met {
 				g.limit = limit
 			}
 			out = append(out, g)
 		}
 		if sc.Relists > 0 {
-			g := goal{row: fmt.Sprintf("churn at %d pods, %g pods/s: relist p99", sc.Pods, rep.ChurnRate), bound: "≤ " + dur(relistBound),
-				measured: fmt.Sprintf("≤ %s over %d relists (the kubelet's ≤ %s over %d)", dur(sc.RelistP99), sc.Relists, dur(kc.RelistP99), kc.Relists),
+			g := goal{row: fmt.Sprintf("churn at %d pods, %g pods/s: relist p99", sc.Pods, rep.ChurnRate), bound: "≤ " + bench.FormatDuration(relistBound),
+				measured: fmt.Sprintf("≤ %s over %d relists (the kubelet's ≤ %s over %d)", bench.FormatDuration(sc.RelistP99), sc.Relists, bench.FormatDuration(kc.RelistP99), kc.Relists),
 				met:      sc.RelistP99 <= relistBound && !sc.RelistP99Beyond}
 			if !g.met {
 				g.limit = limit
@@ -158,7 +158,7 @@ func criLimit(rep bench.DensityReport, n int, of func(bench.DensityBurst) *bench
 	if top.Calls > 0 {
 		kc := k.Call(top.Method)
 		text += fmt.Sprintf("; %s took the runtime %s a call for syncpod (%d calls), %s for the kubelet (%d)",
-			top.Method, dur(top.Mean()), top.Calls, dur(kc.Mean()), kc.Calls)
+			top.Method, bench.FormatDuration(top.Mean()), top.Calls, bench.FormatDuration(kc.Mean()), kc.Calls)
 	}
 	if st.Calls <= kt.Calls {
 		text += ": syncpod asked no more of the runtime than the kubelet, so the runtime's pace is the limit"
@@ -195,7 +195,7 @@ func durOrDash(s float64) string {
 	if math.IsNaN(s) {
 		return "—"
 	}
-	return dur(s)
+	return bench.FormatDuration(s)
 }
 
 func pooledStartup(rep bench.DensityReport, agent string) bench.Sample {

@@ -96,11 +96,7 @@ func sectionGoals(s Section) []goal {
 
 func hasAgents(cols []string, names ...string) bool {
 	for _, n := range names {
-		found := false
-		for _, c := range cols {
-			found = found || c == n
-		}
-		if !found {
+		if !slices.Contains(cols, n) {
 			return false
 		}
 	}
@@ -108,30 +104,16 @@ func hasAgents(cols []string, names ...string) bool {
 }
 
 // ratioOf is syncpod's result c over the kubelet's a as the table's last
-// column gives it: the median of the per-round ratios where the two
-// alternated, else the ratio of the medians.
+// column gives it (bench.Ratio), and its text with the interval.
 func ratioOf(a, c *bench.Result) (float64, string, bool) {
-	if a == nil || c == nil {
+	r, ok := bench.Ratio(a, c, "kubelet")
+	if !ok {
 		return 0, "", false
 	}
-	ka, kc := key(a), key(c)
-	if !(ka > 0) || math.IsNaN(kc) {
-		return 0, "", false
+	if ci := c.PerRoundCI; ci != nil && c.PairedWith == "kubelet" {
+		return r, fmt.Sprintf("%.2f× (95 %% CI %.2f–%.2f×)", r, ci[0], ci[1]), true
 	}
-	if c.PairedWith == a.Agent && c.PerRound > 0 {
-		if ci := c.PerRoundCI; ci != nil {
-			return c.PerRound, fmt.Sprintf("%.2f× (95 %% CI %.2f–%.2f×)", c.PerRound, ci[0], ci[1]), true
-		}
-		return c.PerRound, fmt.Sprintf("%.2f× per round", c.PerRound), true
-	}
-	return kc / ka, fmt.Sprintf("%.2f×", kc/ka), true
-}
-
-func key(r *bench.Result) float64 {
-	if r.Unit != "" {
-		return r.Value
-	}
-	return r.Seconds.Quantile(0.5)
+	return r, fmt.Sprintf("%.2f×", r), true
 }
 
 // startLimit says how a start split: the part before the runtime's first
@@ -148,7 +130,7 @@ func startLimit(k, sp, paired *bench.Result) string {
 	best := round2(sRun / kt)
 	text := fmt.Sprintf("the runtime: sandbox created → started took %s of syncpod's %s (the kubelet's: %s of %s); "+
 		"syncpod's part before the sandbox was %s (the kubelet's %s), so with none at all it would take %.2f× the kubelet's time",
-		dur(sRun), dur(sp.Seconds.Quantile(0.5)), dur(kRun), dur(kt), dur(sTo), dur(kTo), best)
+		bench.FormatDuration(sRun), bench.FormatDuration(sp.Seconds.Quantile(0.5)), bench.FormatDuration(kRun), bench.FormatDuration(kt), bench.FormatDuration(sTo), bench.FormatDuration(kTo), best)
 	text += reach(best, rowBound*kt-sRun, sTo)
 	if f := floorNote(paired, "started its pod"); f != "" {
 		text += "; " + f
@@ -184,7 +166,7 @@ func floorNote(paired *bench.Result, did string) string {
 		return ""
 	}
 	return fmt.Sprintf("a raw CRI client alternating with syncpod on one runtime %s in %s, syncpod %.2f× its time",
-		did, dur(paired.Floor.Quantile(0.5)), paired.FloorRatio)
+		did, bench.FormatDuration(paired.Floor.Quantile(0.5)), paired.FloorRatio)
 }
 
 // apiLimit splits the API-server path into the node's share and the
@@ -199,7 +181,7 @@ func apiLimit(k, sp map[string]*bench.Result) string {
 	best := round2(sr.Seconds.Quantile(0.5) / kt.Seconds.Quantile(0.5))
 	text := fmt.Sprintf("the runtime's share (sandbox created → started) was %s for syncpod and %s for the kubelet, "+
 		"the node's share %s and %s; with no share of its own syncpod would take %.2f× the kubelet's time",
-		dur(sr.Seconds.Quantile(0.5)), dur(kr.Seconds.Quantile(0.5)), dur(sn.Seconds.Quantile(0.5)), dur(kn.Seconds.Quantile(0.5)), best)
+		bench.FormatDuration(sr.Seconds.Quantile(0.5)), bench.FormatDuration(kr.Seconds.Quantile(0.5)), bench.FormatDuration(sn.Seconds.Quantile(0.5)), bench.FormatDuration(kn.Seconds.Quantile(0.5)), best)
 	return text + reach(best, rowBound*kt.Seconds.Quantile(0.5)-sr.Seconds.Quantile(0.5), sn.Seconds.Quantile(0.5))
 }
 
@@ -210,19 +192,12 @@ func reach(best, need, own float64) string {
 	if best > rowBound {
 		return fmt.Sprintf(": %.1f× is out of reach on this runtime", rowBound)
 	}
-	return fmt.Sprintf(": to meet %.1f× syncpod's own share would have to be at most %s (it was %s)", rowBound, dur(max(need, 0)), dur(own))
+	return fmt.Sprintf(": to meet %.1f× syncpod's own share would have to be at most %s (it was %s)", rowBound, bench.FormatDuration(max(need, 0)), bench.FormatDuration(own))
 }
 
 // round2 rounds to the two decimals the document prints, so that a
 // verdict agrees with the number beside it.
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
-
-func dur(s float64) string {
-	if s < 1 {
-		return fmt.Sprintf("%.0f ms", s*1000)
-	}
-	return fmt.Sprintf("%.2f s", s)
-}
 
 // The hollow-node goals: a syncpod node at most scaleBound of a kubemark
 // node's CPU and memory, fewer API requests, and pods started as fast or
