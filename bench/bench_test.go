@@ -896,3 +896,56 @@ func TestSyncpodAppliesByCLI(t *testing.T) {
 		t.Errorf("a failed syncpodctl: %v, want its output in the error", err)
 	}
 }
+
+// TestRemoveAllSandboxes: every sandbox of the runtime is stopped and
+// removed, whatever its name, and the count says how many there were;
+// RemoveSandboxes removes only those named.
+func TestRemoveAllSandboxes(t *testing.T) {
+	ctx := t.Context()
+	fake := critest.NewRuntime()
+	rt := &Runtime{RS: fake, IS: critest.NewImages("img")}
+	for i := range 12 {
+		cfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: fmt.Sprintf("p%d", i), Uid: fmt.Sprintf("u%d", i), Namespace: "n"}}
+		if _, err := fake.RunPodSandbox(ctx, cfg, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rt.RemoveSandboxes(ctx, map[string]bool{"p0": true, "p1": true}); err != nil {
+		t.Fatal(err)
+	}
+	left, err := fake.ListPodSandbox(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 10 {
+		t.Fatalf("%d sandboxes left after removing 2 of 12", len(left))
+	}
+	n, err := rt.RemoveAllSandboxes(ctx, 4)
+	if err != nil || n != 10 {
+		t.Fatalf("RemoveAllSandboxes: %d, %v; want 10", n, err)
+	}
+	if left, err = fake.ListPodSandbox(ctx, nil); err != nil || len(left) != 0 {
+		t.Errorf("%d sandboxes left (%v)", len(left), err)
+	}
+}
+
+// TestWaitQuietBound: with a busy share no machine is under, the wait
+// ends at its bound, and says how busy the last window was.
+func TestWaitQuietBound(t *testing.T) {
+	waited, busy, err := waitQuiet(t.Context(), time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited < 0 || busy < 0 || busy > 100 {
+		t.Errorf("waited %v, busy %.1f %%", waited, busy)
+	}
+	if _, _, err := waitQuiet(canceled(t), time.Minute, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("a canceled wait: %v", err)
+	}
+}
+
+func canceled(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	return ctx
+}

@@ -59,7 +59,14 @@ type DensityOptions struct {
 	Image    string
 	// Timeout bounds each wait (all started, all gone).
 	Timeout time.Duration
-	Logger  *slog.Logger
+	// Quiet bounds the wait before each turn for the machine to be
+	// quiet: its cores less than QuietBusy percent busy over a few
+	// seconds (0: no wait), so that what the other side's turn left the
+	// machine doing (its runtime catching up after a churn) does not
+	// load this one.
+	Quiet     time.Duration
+	QuietBusy float64
+	Logger    *slog.Logger
 }
 
 // DensitySide is one node of a density run.
@@ -119,6 +126,11 @@ type DensityRound struct {
 	// First says this agent ran first in its round.
 	First bool       `json:"first"`
 	Load  [3]float64 `json:"load"`
+	// Busy is how busy the machine's cores were, in percent of all of
+	// them, over the last few seconds before the turn began, after
+	// waiting Waited seconds for them to be quiet (DensityOptions.Quiet).
+	Busy   float64 `json:"busy,omitempty"`
+	Waited float64 `json:"waited,omitempty"`
 	// Startup is the startup latency of each of the Pods pods created at
 	// Rate, in seconds.
 	Startup Sample         `json:"startup"`
@@ -157,6 +169,13 @@ type DensityChurn struct {
 	NotSettled int      `json:"not_settled,omitempty"`
 	NotGone    int      `json:"not_gone,omitempty"`
 	Behind     []string `json:"behind,omitempty"`
+	// Cleared is how many pod sandboxes the node had still not removed
+	// when the deletion after a churn it fell behind in was given up
+	// on; the bench removed them itself, through the CRI, in
+	// ClearedSeconds, so the other side's turn does not share the
+	// machine with this runtime's backlog.
+	Cleared        int     `json:"cleared,omitempty"`
+	ClearedSeconds float64 `json:"cleared_seconds,omitempty"`
 	// Watch is how often the bench's pod watch was opened again during
 	// the churn (an event it resumed or relisted after is seen late: the
 	// status ages then include the watch's gap).
@@ -609,8 +628,17 @@ func (a *APIServer) Density(ctx context.Context, sa, sb DensitySide, o DensityOp
 			order = []DensitySide{sb, sa}
 		}
 		for i, s := range order {
+			waited, busy, err := waitQuiet(ctx, o.Quiet, o.QuietBusy)
+			if err != nil {
+				rep.LoadEnd = LoadAverage()
+				return rep, err
+			}
+			if o.Quiet > 0 {
+				o.Logger.Info("machine quiet", "agent", s.Agent, "round", r, "waited", waited.Seconds(), "busy_percent", busy)
+			}
 			dr, err := a.densityTurn(ctx, s, o, fmt.Sprintf("d%s-%d", tag, r))
 			dr.Round, dr.First = r, i == 0
+			dr.Busy, dr.Waited = busy, waited.Seconds()
 			rep.Rounds = append(rep.Rounds, dr)
 			if err != nil {
 				rep.LoadEnd = LoadAverage()
@@ -771,6 +799,15 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 			if err != nil && ctx.Err() == nil {
 				dr.Churn.Behind = append(dr.Churn.Behind, fmt.Sprintf("%s: deleting the %d pods left after the churn: %v", s.Agent, len(pods), err))
 				log.Warn("behind after the churn", "pods", len(pods), "err", err)
+				if s.Runtime != nil {
+					t0 := time.Now()
+					n, err := s.Runtime.RemoveAllSandboxes(ctx, o.Parallel)
+					if err != nil {
+						return dr, fmt.Errorf("clearing the runtime after the churn: %w", err)
+					}
+					dr.Churn.Cleared, dr.Churn.ClearedSeconds = n, time.Since(t0).Seconds()
+					log.Info("runtime cleared after the churn", "sandboxes", n, "seconds", dr.Churn.ClearedSeconds)
+				}
 				dr.Bursts = append(dr.Bursts, b)
 				continue
 			}
@@ -1457,6 +1494,34 @@ func parseHostCPU(stat string) (hostCPU, error) {
 	}
 	return h, nil
 }
+
+// waitQuiet waits, at most bound, until the machine's cores were less
+// than busy percent busy over a quietWindow, and returns how long it
+// waited and how busy they were over the last window (bound 0: one
+// window, no wait).
+func waitQuiet(ctx context.Context, bound time.Duration, busy float64) (time.Duration, float64, error) {
+	t0 := time.Now()
+	for {
+		h0, err := readHostCPU()
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := sleep(ctx, quietWindow); err != nil {
+			return 0, 0, err
+		}
+		h, err := readHostCPU()
+		if err != nil {
+			return 0, 0, err
+		}
+		b := h.busySince(h0)
+		if b < busy || time.Since(t0) >= bound {
+			return time.Since(t0) - quietWindow, b, nil
+		}
+	}
+}
+
+// quietWindow is the window waitQuiet reads the machine's CPU over.
+const quietWindow = 3 * time.Second
 
 // busySince is the share of the machine's CPU time that was not idle
 // since h0, in percent.

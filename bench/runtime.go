@@ -10,6 +10,8 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	remote "k8s.io/cri-client/pkg"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // PollInterval is how often the runtime is listed while waiting, when it
@@ -346,20 +348,37 @@ func (r *Runtime) Kill(ctx context.Context, id string) (time.Time, error) {
 // RemoveSandboxes stops and removes every sandbox whose name is in names
 // (what an agent left behind, e.g. the kubelet's exited sandboxes).
 func (r *Runtime) RemoveSandboxes(ctx context.Context, names map[string]bool) error {
+	_, err := r.removeSandboxes(ctx, names, 1)
+	return err
+}
+
+// RemoveAllSandboxes stops and removes every pod sandbox of the
+// runtime, parallel at a time, and returns how many there were.
+func (r *Runtime) RemoveAllSandboxes(ctx context.Context, parallel int) (int, error) {
+	return r.removeSandboxes(ctx, nil, parallel)
+}
+
+// removeSandboxes stops and removes the sandboxes named in names (nil:
+// all), parallel at a time, and returns how many it removed.
+func (r *Runtime) removeSandboxes(ctx context.Context, names map[string]bool, parallel int) (int, error) {
 	sbs, err := r.RS.ListPodSandbox(ctx, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(parallel, 1))
+	n := 0
 	for _, sb := range sbs {
 		if names != nil && !names[sb.GetMetadata().GetName()] {
 			continue
 		}
-		_ = r.RS.StopPodSandbox(ctx, sb.GetId())
-		if err := r.RS.RemovePodSandbox(ctx, sb.GetId()); err != nil {
-			return err
-		}
+		n++
+		g.Go(func() error {
+			_ = r.RS.StopPodSandbox(gctx, sb.GetId())
+			return r.RS.RemovePodSandbox(gctx, sb.GetId())
+		})
 	}
-	return nil
+	return n, g.Wait()
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -148,13 +148,17 @@ func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []C
 		if r.First {
 			order = "first"
 		}
-		fmt.Fprintf(b, "- round %d, %s (%s): load average %.2f at its start\n", r.Round, r.Agent, order, r.Load[0])
+		fmt.Fprintf(b, "- round %d, %s (%s): load average %.2f at its start%s\n", r.Round, r.Agent, order, r.Load[0], quietNote(r))
 		if c := r.Churn; c != nil {
 			fmt.Fprintf(b, "  - its churn: %d pods created of %d planned, in %.0f s (%d creates, %d deletes failed); "+
 				"the bench's pod watch opened again %d times, relisted %d times; %d status changes not shown when the wait after it ended "+
 				"(counted until then); %s\n",
 				c.Created, c.Planned, c.Seconds, c.CreateFailed, c.DeleteFailed, c.Watch.Resumes, c.Watch.Relists, c.StatusAgeUnseen,
 				behind(c.Behind))
+			if c.Cleared > 0 {
+				fmt.Fprintf(b, "  - the deletion after its churn given up on, its runtime still held %d pod sandboxes: the bench removed them through the CRI in %.0f s, before the next turn\n",
+					c.Cleared, c.ClearedSeconds)
+			}
 		}
 	}
 	b.WriteString("\n")
@@ -198,7 +202,12 @@ const densityMethod = `The kubelet and syncpod (its three services and syncpod-n
 nodes of one private kube-apiserver, each on its own identical private
 containerd, both running all along; their turns alternate round by round
 (one first in even rounds, the other in odd ones), and whatever a turn's
-pods left in its runtime is removed before the next. Each pod is one
+pods left in its runtime is removed before the next. A turn begins once
+the machine's cores are less than half busy over 3 s (the wait is
+bounded, and the runs below say how busy they were); a node that fell
+behind a churn has its runtime cleared by the bench, through the CRI,
+so that the other's turn does not share the machine with its backlog.
+Each pod is one
 busybox container that sleeps without using the CPU and exits at SIGTERM,
 host network, bound to the node by ` + "`spec.nodeName`" + ` (no scheduler), the
 image already in the runtime. Both nodes run with ` + "`--max-pods`" + ` raised
@@ -433,6 +442,18 @@ func SectionOf(doc, title string) (string, bool) {
 }
 
 // behind says what fell behind in a churn.
+// quietNote says how busy the machine was when the turn began and how
+// long the bench waited for it to be quiet ("" for a run that did not).
+func quietNote(r bench.DensityRound) string {
+	if r.Busy == 0 && r.Waited == 0 {
+		return ""
+	}
+	if r.Waited < 1 {
+		return fmt.Sprintf(", the machine's cores %.0f %% busy", r.Busy)
+	}
+	return fmt.Sprintf(", the machine's cores %.0f %% busy after waiting %.0f s for them to be quiet", r.Busy, r.Waited)
+}
+
 func behind(notes []string) string {
 	if len(notes) == 0 {
 		return "nothing fell behind"

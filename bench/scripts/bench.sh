@@ -65,6 +65,8 @@
 #                   after the churn, how long to wait at most for its pods to start and
 #                   the deleted ones to be gone, then for the rest to be deleted
 #                   (default 3m); a node not done by then is reported behind
+#   DENSITY_QUIET   before each turn, how long to wait at most for the machine's
+#                   cores to be less than half busy (default 2m; 0 skips)
 #   DENSITY_MORE    reports of earlier density runs of other sizes (comma-separated
 #                   JSON files, e.g. a churn run's .tmp/bench/density.json kept
 #                   aside), each a table after this run's in the Density section
@@ -591,7 +593,7 @@ bench_density() {
 		--image "$BUSYBOX" --kubelet-node bench-kubelet --kubelet-cri-endpoint "unix://$SOCK" --kubelet-pids "$KUBELET_PID" \
 		--syncpod-node bench-syncpod --syncpod-cri-endpoint "unix://$SOCK2" --syncpod-pids "$SYNCPOD_PIDS" \
 		--pods "${DENSITY_PODS:-100}" --rate "${DENSITY_RATE:-5}" --bursts "$bursts" --rounds "${DENSITY_ROUNDS:-2}" \
-		--idle "${DENSITY_IDLE:-30s}" --churn "$churn" --churn-rate "$rate" --churn-wait "${DENSITY_CHURN_WAIT:-3m}" --out "$B"/density.json \
+		--idle "${DENSITY_IDLE:-30s}" --churn "$churn" --churn-rate "$rate" --churn-wait "${DENSITY_CHURN_WAIT:-3m}" --quiet "${DENSITY_QUIET:-2m}" --out "$B"/density.json \
 		--kubelet-metrics https://127.0.0.1:19350/metrics --syncpod-pleg-metrics http://127.0.0.1:19403/metrics \
 		--kubelet-runtime-pids "$(cat "$CD"/containerd.pid)" --syncpod-runtime-pids "$(cat "$CD2"/containerd.pid)" \
 		--kubelet-runtime-metrics http://127.0.0.1:$KUBELET_RT_METRICS/v1/metrics \

@@ -332,6 +332,8 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 	idleSettle := fs.Duration("idle-settle", 10*time.Second, "wait before the idle window")
 	churn := fs.Duration("churn", 0, "after the last burst runs, create and delete --churn-rate pods/s each on top of it for this long, then delete what is left (0: no churn)")
 	churnRate := fs.Float64("churn-rate", 10, "pods created (and as many deleted) per second during the churn")
+	quiet := fs.Duration("quiet", 2*time.Minute, "before each turn, wait at most this long for the machine's cores to be less than --quiet-busy percent busy over 3 s (0: no wait)")
+	quietBusy := fs.Float64("quiet-busy", 50, "how busy, in percent of all cores, the machine may be when a turn begins (see --quiet)")
 	churnWait := fs.Duration("churn-wait", 3*time.Minute, "after the churn, wait at most this long for its pods to start and the deleted ones to be gone, then for what is left to be deleted; a node not done by then is reported behind")
 	parallel := fs.Int("parallel", 20, "create and delete requests in flight at once in a burst")
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on each wait (all started, all gone)")
@@ -420,7 +422,7 @@ func measureDensity(ctx context.Context, args []string, stderr io.Writer) int {
 		ss.PLEGMetrics, ss.PLEGMetric = *sMetrics, bench.RelistMetric
 	}
 	rep, err := api.Density(ctx, ks, ss, bench.DensityOptions{Rounds: *rounds, Pods: *pods, Rate: *rate, Bursts: burstList,
-		Idle: *idle, IdleSettle: *idleSettle, Churn: *churn, ChurnRate: *churnRate, ChurnWait: *churnWait, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})
+		Idle: *idle, IdleSettle: *idleSettle, Churn: *churn, ChurnRate: *churnRate, ChurnWait: *churnWait, Quiet: *quiet, QuietBusy: *quietBusy, Parallel: *parallel, Image: *image, Timeout: *timeout, Logger: log})
 	return finish(log, err, reportFile{rep, *out})
 }
 
