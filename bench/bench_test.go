@@ -932,14 +932,14 @@ func TestRemoveAllSandboxes(t *testing.T) {
 // TestWaitQuietBound: with a busy share no machine is under, the wait
 // ends at its bound, and says how busy the last window was.
 func TestWaitQuietBound(t *testing.T) {
-	waited, busy, err := waitQuiet(t.Context(), time.Second, 0)
+	waited, busy, err := waitQuiet(t.Context(), 300*time.Millisecond, 0, 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if waited < 0 || busy < 0 || busy > 100 {
 		t.Errorf("waited %v, busy %.1f %%", waited, busy)
 	}
-	if _, _, err := waitQuiet(canceled(t), time.Minute, 0); !errors.Is(err, context.Canceled) {
+	if _, _, err := waitQuiet(canceled(t), time.Minute, 0, time.Second); !errors.Is(err, context.Canceled) {
 		t.Errorf("a canceled wait: %v", err)
 	}
 }

@@ -628,7 +628,7 @@ func (a *APIServer) Density(ctx context.Context, sa, sb DensitySide, o DensityOp
 			order = []DensitySide{sb, sa}
 		}
 		for i, s := range order {
-			waited, busy, err := waitQuiet(ctx, o.Quiet, o.QuietBusy)
+			waited, busy, err := waitQuiet(ctx, o.Quiet, o.QuietBusy, quietWindow)
 			if err != nil {
 				rep.LoadEnd = LoadAverage()
 				return rep, err
@@ -1496,17 +1496,17 @@ func parseHostCPU(stat string) (hostCPU, error) {
 }
 
 // waitQuiet waits, at most bound, until the machine's cores were less
-// than busy percent busy over a quietWindow, and returns how long it
-// waited and how busy they were over the last window (bound 0: one
-// window, no wait).
-func waitQuiet(ctx context.Context, bound time.Duration, busy float64) (time.Duration, float64, error) {
+// than busy percent busy over a window, and returns how long it waited
+// and how busy they were over the last window (bound 0: one window, no
+// wait).
+func waitQuiet(ctx context.Context, bound time.Duration, busy float64, window time.Duration) (time.Duration, float64, error) {
 	t0 := time.Now()
 	for {
 		h0, err := readHostCPU()
 		if err != nil {
 			return 0, 0, err
 		}
-		if err := sleep(ctx, quietWindow); err != nil {
+		if err := sleep(ctx, window); err != nil {
 			return 0, 0, err
 		}
 		h, err := readHostCPU()
@@ -1515,7 +1515,7 @@ func waitQuiet(ctx context.Context, bound time.Duration, busy float64) (time.Dur
 		}
 		b := h.busySince(h0)
 		if b < busy || time.Since(t0) >= bound {
-			return time.Since(t0) - quietWindow, b, nil
+			return time.Since(t0) - window, b, nil
 		}
 	}
 }
