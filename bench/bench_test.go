@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -948,4 +950,43 @@ func canceled(t *testing.T) context.Context {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	return ctx
+}
+
+// busyRemoval refuses each sandbox's first removal, as containerd does
+// when a container of it is still running (a stop that did not finish).
+type busyRemoval struct {
+	*critest.Runtime
+	mu      sync.Mutex
+	refused map[string]bool
+}
+
+func (b *busyRemoval) RemovePodSandbox(ctx context.Context, id string) error {
+	b.mu.Lock()
+	first := !b.refused[id]
+	b.refused[id] = true
+	b.mu.Unlock()
+	if first {
+		return status.Error(codes.Unknown, "failed to remove container: container is still running, to stop first")
+	}
+	return b.Runtime.RemovePodSandbox(ctx, id)
+}
+
+// TestRemoveAllSandboxesTriesAgain: a removal the runtime refuses is
+// tried again, and every sandbox is gone in the end.
+func TestRemoveAllSandboxesTriesAgain(t *testing.T) {
+	ctx := t.Context()
+	fake := &busyRemoval{Runtime: critest.NewRuntime(), refused: map[string]bool{}}
+	for i := range 3 {
+		cfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: fmt.Sprintf("p%d", i), Uid: fmt.Sprintf("u%d", i), Namespace: "n"}}
+		if _, err := fake.RunPodSandbox(ctx, cfg, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := &Runtime{RS: fake, IS: critest.NewImages("img")}
+	if n, err := rt.RemoveAllSandboxes(ctx, 3); err != nil || n != 3 {
+		t.Fatalf("RemoveAllSandboxes: %d, %v; want 3", n, err)
+	}
+	if left, err := fake.Runtime.ListPodSandbox(ctx, nil); err != nil || len(left) != 0 {
+		t.Errorf("%d sandboxes left (%v)", len(left), err)
+	}
 }

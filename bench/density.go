@@ -802,11 +802,18 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 				if s.Runtime != nil {
 					t0 := time.Now()
 					n, err := s.Runtime.RemoveAllSandboxes(ctx, o.Parallel)
-					if err != nil {
-						return dr, fmt.Errorf("clearing the runtime after the churn: %w", err)
+					if err != nil && ctx.Err() != nil {
+						return dr, err
 					}
 					dr.Churn.Cleared, dr.Churn.ClearedSeconds = n, time.Since(t0).Seconds()
-					log.Info("runtime cleared after the churn", "sandboxes", n, "seconds", dr.Churn.ClearedSeconds)
+					if err != nil {
+						// The turn's measures are taken: the run goes on,
+						// saying so.
+						dr.Churn.Behind = append(dr.Churn.Behind, fmt.Sprintf("the bench: clearing the %d sandboxes %s left in its runtime: %v", n, s.Agent, err))
+						log.Warn("runtime not cleared after the churn", "sandboxes", n, "err", err)
+					} else {
+						log.Info("runtime cleared after the churn", "sandboxes", n, "seconds", dr.Churn.ClearedSeconds)
+					}
 				}
 				dr.Bursts = append(dr.Bursts, b)
 				continue

@@ -12,6 +12,8 @@ import (
 	remote "k8s.io/cri-client/pkg"
 
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // PollInterval is how often the runtime is listed while waiting, when it
@@ -373,13 +375,33 @@ func (r *Runtime) removeSandboxes(ctx context.Context, names map[string]bool, pa
 			continue
 		}
 		n++
-		g.Go(func() error {
-			_ = r.RS.StopPodSandbox(gctx, sb.GetId())
-			return r.RS.RemovePodSandbox(gctx, sb.GetId())
-		})
+		g.Go(func() error { return r.removeSandbox(gctx, sb.GetId()) })
 	}
 	return n, g.Wait()
 }
+
+// removeSandbox stops and removes one sandbox, trying again (up to
+// removeTries in all, a second apart) when the runtime refuses: an agent
+// working on the same pod, or a runtime too busy to stop it in time, can
+// leave a container running that the removal then finds.
+func (r *Runtime) removeSandbox(ctx context.Context, id string) error {
+	var err error
+	for try := range removeTries {
+		if try > 0 {
+			if err := sleep(ctx, time.Second); err != nil {
+				return err
+			}
+		}
+		_ = r.RS.StopPodSandbox(ctx, id)
+		if err = r.RS.RemovePodSandbox(ctx, id); err == nil || status.Code(err) == codes.NotFound {
+			return nil
+		}
+	}
+	return fmt.Errorf("sandbox %s: %w", id, err)
+}
+
+// removeTries is how often removeSandbox tries.
+const removeTries = 3
 
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
