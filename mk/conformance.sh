@@ -424,12 +424,14 @@ ginkgo_pass() {
 	kind=$(<"$D"/node-kind)
 	bin=$(kbin e2e.test ginkgo kubectl)
 	local out=$D/reports/$kind
-	mkdir -p "$out"
+	# e2e.test writes its temporary files (kubectl's kuberc, manifests)
+	# into TMPDIR: the run's own, not the host's /tmp.
+	mkdir -p "$out" "$D"/tmp
 	local logf=$D/logs/ginkgo-$kind-$name.log start=$SECONDS
 	log "$kind: $name pass (log $logf)"
 	set +e
 	# nsenter execs env, env execs ginkgo: the pid is ginkgo's.
-	nsenter -t "$(holder)" -m -n -- env KUBE_TEST_REPO_LIST="$IMAGES"/repo-list.yaml HOME="$D" \
+	nsenter -t "$(holder)" -m -n -- env KUBE_TEST_REPO_LIST="$IMAGES"/repo-list.yaml HOME="$D" TMPDIR="$D"/tmp \
 		"$bin"/ginkgo --no-color --timeout=3h --json-report="$name.json" --output-dir="$out" \
 		"$@" "$bin"/e2e.test -- \
 		--provider=local --kubeconfig="$D"/kubeconfig --kubectl-path="$bin"/kubectl \
