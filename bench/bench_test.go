@@ -954,10 +954,12 @@ func canceled(t *testing.T) context.Context {
 
 // busyRemoval refuses each sandbox's first removal, as containerd does
 // when a container of it is still running (a stop that did not finish).
+// With stuck, every removal of that sandbox is refused.
 type busyRemoval struct {
 	*critest.Runtime
 	mu      sync.Mutex
 	refused map[string]bool
+	stuck   string
 }
 
 func (b *busyRemoval) RemovePodSandbox(ctx context.Context, id string) error {
@@ -965,7 +967,7 @@ func (b *busyRemoval) RemovePodSandbox(ctx context.Context, id string) error {
 	first := !b.refused[id]
 	b.refused[id] = true
 	b.mu.Unlock()
-	if first {
+	if first || id == b.stuck {
 		return status.Error(codes.Unknown, "failed to remove container: container is still running, to stop first")
 	}
 	return b.Runtime.RemovePodSandbox(ctx, id)
@@ -982,11 +984,37 @@ func TestRemoveAllSandboxesTriesAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rt := &Runtime{RS: fake, IS: critest.NewImages("img")}
+	rt := &Runtime{RS: fake, IS: critest.NewImages("img"), retryDelay: time.Millisecond}
 	if n, err := rt.RemoveAllSandboxes(ctx, 3); err != nil || n != 3 {
 		t.Fatalf("RemoveAllSandboxes: %d, %v; want 3", n, err)
 	}
 	if left, err := fake.Runtime.ListPodSandbox(ctx, nil); err != nil || len(left) != 0 {
 		t.Errorf("%d sandboxes left (%v)", len(left), err)
+	}
+}
+
+// TestRemoveAllSandboxesGoesOnPastOneThatStays: a sandbox the runtime
+// never lets go is counted and named, and the others are still removed.
+func TestRemoveAllSandboxesGoesOnPastOneThatStays(t *testing.T) {
+	ctx := t.Context()
+	fake := &busyRemoval{Runtime: critest.NewRuntime(), refused: map[string]bool{}}
+	var ids []string
+	for i := range 3 {
+		cfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: fmt.Sprintf("p%d", i), Uid: fmt.Sprintf("u%d", i), Namespace: "n"}}
+		id, err := fake.RunPodSandbox(ctx, cfg, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	fake.stuck = ids[1]
+	rt := &Runtime{RS: fake, IS: critest.NewImages("img"), retryDelay: time.Millisecond}
+	n, err := rt.RemoveAllSandboxes(ctx, 1)
+	if n != 3 || err == nil || !strings.Contains(err.Error(), "1 of 3 sandboxes not removed") || !strings.Contains(err.Error(), ids[1]) {
+		t.Fatalf("RemoveAllSandboxes: %d, %v; want 3 and the stuck one named", n, err)
+	}
+	left, err := fake.Runtime.ListPodSandbox(ctx, nil)
+	if err != nil || len(left) != 1 || left[0].GetId() != ids[1] {
+		t.Errorf("left %v (%v), want only the stuck sandbox", left, err)
 	}
 }

@@ -36,6 +36,9 @@ type Runtime struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next runtime event; nil while no events are followed
+
+	// retryDelay spaces removeSandbox's tries (0: two seconds).
+	retryDelay time.Duration
 }
 
 // CallTimeout bounds each CRI call (the client uses its connection
@@ -361,13 +364,20 @@ func (r *Runtime) RemoveAllSandboxes(ctx context.Context, parallel int) (int, er
 }
 
 // removeSandboxes stops and removes the sandboxes named in names (nil:
-// all), parallel at a time, and returns how many it removed.
+// all), parallel at a time, and returns how many there were. A sandbox
+// that cannot be removed does not keep the others from being tried: the
+// error names how many failed, and the first failure.
 func (r *Runtime) removeSandboxes(ctx context.Context, names map[string]bool, parallel int) (int, error) {
 	sbs, err := r.RS.ListPodSandbox(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	var (
+		g      errgroup.Group
+		mu     sync.Mutex
+		failed int
+		first  error
+	)
 	g.SetLimit(max(parallel, 1))
 	n := 0
 	for _, sb := range sbs {
@@ -375,21 +385,50 @@ func (r *Runtime) removeSandboxes(ctx context.Context, names map[string]bool, pa
 			continue
 		}
 		n++
-		g.Go(func() error { return r.removeSandbox(gctx, sb.GetId()) })
+		g.Go(func() error {
+			if err := r.removeSandbox(ctx, sb.GetId()); err != nil {
+				mu.Lock()
+				failed++
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
-	return n, g.Wait()
+	_ = g.Wait()
+	if err := ctx.Err(); err != nil {
+		return n, err
+	}
+	if failed > 0 {
+		return n, fmt.Errorf("%d of %d sandboxes not removed, the first: %w", failed, n, first)
+	}
+	return n, nil
 }
 
-// removeSandbox stops and removes one sandbox, trying again (up to
-// removeTries in all, a second apart) when the runtime refuses: an agent
-// working on the same pod, or a runtime too busy to stop it in time, can
-// leave a container running that the removal then finds.
+// removeSandbox stops and removes one sandbox, its containers stopped
+// first one by one, trying again (up to removeTries in all, two seconds
+// apart) when the runtime refuses: an agent stopping the same container
+// with a grace period, or a runtime too busy to stop it in time, leaves
+// it running when the removal comes.
 func (r *Runtime) removeSandbox(ctx context.Context, id string) error {
 	var err error
 	for try := range removeTries {
 		if try > 0 {
-			if err := sleep(ctx, time.Second); err != nil {
+			delay := r.retryDelay
+			if delay == 0 {
+				delay = 2 * time.Second
+			}
+			if err := sleep(ctx, delay); err != nil {
 				return err
+			}
+		}
+		if cs, err := r.RS.ListContainers(ctx, &runtimeapi.ContainerFilter{PodSandboxId: id}); err == nil {
+			for _, c := range cs {
+				if c.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+					_ = r.RS.StopContainer(ctx, c.GetId(), 0)
+				}
 			}
 		}
 		_ = r.RS.StopPodSandbox(ctx, id)
@@ -401,7 +440,7 @@ func (r *Runtime) removeSandbox(ctx context.Context, id string) error {
 }
 
 // removeTries is how often removeSandbox tries.
-const removeTries = 3
+const removeTries = 5
 
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
