@@ -72,6 +72,24 @@ func (l *Local) lookup(key string) *inprocgrpc.Channel {
 	return l.servers[key]
 }
 
+// Lookup is, for a client other than a Service connection (the CRI
+// clients of a cri.Conn), the channel to the server of this process at
+// addr: the function answers it while that server is offered, nil
+// otherwise. Lookup of a nil Local, or of an address that is not a unix
+// socket, is nil: always through the socket.
+func (l *Local) Lookup(addr string) func() grpc.ClientConnInterface {
+	key := localKey(addr)
+	if l == nil || key == "" {
+		return nil
+	}
+	return func() grpc.ClientConnInterface {
+		if ch := l.lookup(key); ch != nil {
+			return ch
+		}
+		return nil // not a typed nil
+	}
+}
+
 // InProcessPeer is the AuthInfo of a caller in the server's own process.
 type InProcessPeer struct {
 	credentials.CommonAuthInfo
