@@ -181,3 +181,40 @@ func TestOnlyUnixServersOfTheSameLocal(t *testing.T) {
 		t.Error("two spellings of one socket path have different keys")
 	}
 }
+
+// Lookup answers a server's in-process channel while it is offered, and
+// nil before, after, for another Local's server, for a TCP address and
+// for a nil Local; a call through its answer runs the server's
+// interceptors (counted in its metrics).
+func TestLookupAnswersTheChannelWhileTheServerIsOffered(t *testing.T) {
+	local := NewLocal()
+	addr := "unix://" + filepath.Join(t.TempDir(), "s.sock")
+	lookup := local.Lookup(addr)
+	if lookup == nil || lookup() != nil {
+		t.Fatal("before the server runs: no lookup, or a channel")
+	}
+	if (*Local)(nil).Lookup(addr) != nil || local.Lookup("127.0.0.1:9100") != nil {
+		t.Error("a nil Local or a TCP address has a lookup")
+	}
+	got, reg, stop := localServer(t, local, io.Discard)
+	lookup = local.Lookup(got)
+	ch := lookup()
+	if ch == nil {
+		t.Fatal("a running server is not answered")
+	}
+	if NewLocal().Lookup(got)() != nil {
+		t.Error("another Local answers the server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := plannerv1.NewPlannerServiceClient(ch).ListPods(ctx, &plannerv1.ListPodsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := handled(t, reg, "ListPods"); n != 1 {
+		t.Errorf("the server counted %v ListPods, want 1", n)
+	}
+	stop()
+	if lookup() != nil {
+		t.Error("a stopped server is still answered")
+	}
+}
