@@ -15,9 +15,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/syncpod/syncpod/internal/proctest"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
+	syncpodv1 "github.com/syncpod/syncpod/proto/syncpod/v1"
 )
 
 // localServer runs a server on a unix socket offered in local, with
@@ -216,5 +218,34 @@ func TestLookupAnswersTheChannelWhileTheServerIsOffered(t *testing.T) {
 	stop()
 	if lookup() != nil {
 		t.Error("a stopped server is still answered")
+	}
+}
+
+// The in-process copies are deep and typed: a copy equals its source and
+// shares nothing with it, what was in the destination is gone, and a
+// copy between two message types or of something that is not a message
+// fails Internal.
+func TestInProcessMessagesAreCopiedDeeply(t *testing.T) {
+	in := &plannerv1.ApplyPodRequest{Pod: &syncpodv1.Pod{Name: "a", Labels: map[string]string{"k": "v"}}}
+	out := &plannerv1.ApplyPodRequest{Pod: &syncpodv1.Pod{Namespace: "stale"}}
+	if err := (messageCloner{}).Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(out, in) {
+		t.Fatalf("copy %v, want %v", out, in)
+	}
+	out.Pod.Labels["k"] = "changed"
+	if in.Pod.Labels["k"] != "v" {
+		t.Error("the copy shares its labels with the source")
+	}
+	c, err := (messageCloner{}).Clone(in)
+	if err != nil || !proto.Equal(c.(proto.Message), in) || c.(*plannerv1.ApplyPodRequest).Pod == in.Pod {
+		t.Errorf("clone %v (%v): not an equal, separate copy", c, err)
+	}
+	if err := (messageCloner{}).Copy(&plannerv1.ListPodsRequest{}, in); status.Code(err) != codes.Internal {
+		t.Errorf("copy across types: %v, want Internal", err)
+	}
+	if _, err := (messageCloner{}).Clone("x"); status.Code(err) != codes.Internal {
+		t.Errorf("clone of a string: %v, want Internal", err)
 	}
 }
