@@ -88,6 +88,13 @@ type Conn struct {
 
 	listCodec encoding.CodecV2 // WithListCodec; nil: lists go through rs
 	listConn  *grpc.ClientConn // lists.go, made on first list
+
+	// inProcess is WithInProcess's lookup (inprocess.go); chRS and chIS
+	// are the clients of the channel it last answered, ch.
+	inProcess func() grpc.ClientConnInterface
+	ch        grpc.ClientConnInterface
+	chRS      *channelRuntime
+	chIS      *channelImages
 }
 
 // lazyDial throttles the dials of one service.
@@ -115,14 +122,40 @@ func NewConn(endpoint string, timeout time.Duration, logger *slog.Logger, opts .
 	return c
 }
 
-// Runtime returns the runtime service, dialling it if not connected yet.
+// Runtime returns the runtime service, dialling it if not connected yet;
+// the in-process one while it is offered (WithInProcess).
 func (c *Conn) Runtime(ctx context.Context) (internalapi.RuntimeService, error) {
+	if rs, _ := c.channelClients(); rs != nil {
+		return rs, nil
+	}
 	return connect(ctx, c, &c.rs, &c.rsDialed, "runtime", Dial)
 }
 
-// Images returns the image service, dialling it if not connected yet.
+// Images returns the image service, dialling it if not connected yet;
+// the in-process one while it is offered (WithInProcess).
 func (c *Conn) Images(ctx context.Context) (internalapi.ImageManagerService, error) {
+	if _, is := c.channelClients(); is != nil {
+		return is, nil
+	}
 	return connect(ctx, c, &c.is, &c.isDialed, "image", DialImages)
+}
+
+// channelClients are the clients of the in-process channel to the
+// runtime, nil while none is offered.
+func (c *Conn) channelClients() (*channelRuntime, *channelImages) {
+	ch := c.channel()
+	if ch == nil {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch != ch {
+		if c.ch == nil {
+			c.log.Info("calling the CRI runtime in-process", "cri_endpoint", c.endpoint)
+		}
+		c.ch, c.chRS, c.chIS = ch, newChannelRuntime(ch, c.timeout), newChannelImages(ch, c.timeout)
+	}
+	return c.chRS, c.chIS
 }
 
 // connect returns *svc, dialling it with dial unless the last try was less
@@ -190,7 +223,7 @@ func quiet(ctx context.Context) context.Context {
 // ListPodSandbox is RuntimeService.ListPodSandbox.
 func (o *Observer) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
 	ctx = quiet(ctx)
-	if o.c.listCodec != nil {
+	if o.c.listCodec != nil && o.c.channel() == nil {
 		return o.c.listPodSandbox(ctx, f)
 	}
 	rs, err := o.c.Runtime(ctx)
@@ -203,7 +236,7 @@ func (o *Observer) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxF
 // ListContainers is RuntimeService.ListContainers.
 func (o *Observer) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	ctx = quiet(ctx)
-	if o.c.listCodec != nil {
+	if o.c.listCodec != nil && o.c.channel() == nil {
 		return o.c.listContainers(ctx, f)
 	}
 	rs, err := o.c.Runtime(ctx)

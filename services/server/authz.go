@@ -196,7 +196,11 @@ func peerIdentity(ctx context.Context) (id Identity, ok bool) {
 	if ip, isLocal := p.AuthInfo.(InProcessPeer); isLocal {
 		// Another service of this process (inproc.go): local as a
 		// caller on the socket is.
-		return Identity{Local: true, Peer: ip.String()}, true
+		name := inProcessName
+		if ip != inProcessPeer {
+			name = ip.String()
+		}
+		return Identity{Local: true, Peer: name}, true
 	}
 	if _, unix := p.Addr.(*net.UnixAddr); unix {
 		return Identity{Local: true}, true

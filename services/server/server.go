@@ -330,7 +330,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.registerServiceHealth() // health.go
 	if s.inproc != nil {
-		s.inproc.local.offer(s.inproc.key, s.inproc.ch)
+		s.inproc.local.offer(s.inproc.key, s.inproc)
 	}
 	defer shareMemReleaser(log)() // memory.go
 	auditCtx, stopAudit := context.WithCancel(ctx)
@@ -363,7 +363,7 @@ func (s *Server) shutdown() {
 		if s.inproc != nil {
 			// New in-process calls go to the socket, which refuses
 			// them; those running drain with the socket's.
-			s.inproc.local.withdraw(s.inproc.key, s.inproc.ch)
+			s.inproc.local.withdraw(s.inproc.key, s.inproc)
 		}
 		close(s.stopping)
 		done := make(chan struct{})

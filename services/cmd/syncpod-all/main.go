@@ -61,7 +61,8 @@ Options:
                  start before those on the command line
   --sockets-only the services call one another through their sockets, as
                  separate processes do; by default a planner calls the
-                 executor and the PLEG, and a node agent its planner,
+                 executor and the PLEG, a node agent its planner, and an
+                 executor and a PLEG the crisim of their --cri-endpoint,
                  in-process when they run in this process (the same
                  interceptors, authorization and audit, without encoding
                  the messages)

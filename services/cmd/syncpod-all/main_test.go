@@ -102,23 +102,27 @@ func nodeArgs(dir, node string) []string {
 // one node's planner runs on that node's runtime, and the other node's
 // planner, runtime and database know nothing of it. Then SIGTERM's path
 // stops them all, exit 0. The planner calls its executor in-process (the
-// executor's audit trail names the caller in-process), or with
-// --sockets-only through the executor's socket (the caller is the unix
-// peer).
+// executor's audit trail names the caller in-process), and the executor
+// and the PLEG call their crisim in-process, or with --sockets-only all
+// of them go through the sockets (the caller is the unix peer, the CRI
+// runtime is connected to).
 func TestTwoNodesInOneProcessKeepTheirOwnState(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		opts   []string
 		caller string
+		cri    string
 	}{
-		{"in-process", nil, fmt.Sprintf(`identity="in-process:uid=%d,pid=%d" verb=write method=/syncpod.executor.v1.ExecutorService/ApplyActions`, os.Getuid(), os.Getpid())},
-		{"sockets-only", []string{"--sockets-only"}, fmt.Sprintf(`identity="unix:uid=%d,pid=%d" verb=write method=/syncpod.executor.v1.ExecutorService/ApplyActions`, os.Getuid(), os.Getpid())},
+		{"in-process", nil, fmt.Sprintf(`identity="in-process:uid=%d,pid=%d" verb=write method=/syncpod.executor.v1.ExecutorService/ApplyActions`, os.Getuid(), os.Getpid()),
+			`msg="calling the CRI runtime in-process"`},
+		{"sockets-only", []string{"--sockets-only"}, fmt.Sprintf(`identity="unix:uid=%d,pid=%d" verb=write method=/syncpod.executor.v1.ExecutorService/ApplyActions`, os.Getuid(), os.Getpid()),
+			`msg="connected to the CRI runtime"`},
 	} {
-		t.Run(tc.name, func(t *testing.T) { twoNodes(t, tc.opts, tc.caller) })
+		t.Run(tc.name, func(t *testing.T) { twoNodes(t, tc.opts, tc.caller, tc.cri) })
 	}
 }
 
-func twoNodes(t *testing.T, opts []string, caller string) {
+func twoNodes(t *testing.T, opts []string, caller, cri string) {
 	dir := shortDir(t)
 	args := append(nodeArgs(dir, "a"), "--")
 	args = append(args, nodeArgs(dir, "b")...)
@@ -226,5 +230,14 @@ func twoNodes(t *testing.T, opts []string, caller string) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(logs, "a", "executor.log")); !strings.Contains(string(b), caller) {
 		t.Errorf("node a's executor's audit trail lacks %q:\n%s", caller, b)
+	}
+	for _, s := range []string{"executor", "pleg"} {
+		b, _ := os.ReadFile(filepath.Join(logs, "a", s+".log"))
+		if !strings.Contains(string(b), cri) {
+			t.Errorf("node a's %s's log lacks %q:\n%s", s, cri, b)
+		}
+		if other := `msg="connected to the CRI runtime"`; cri != other && strings.Contains(string(b), other) {
+			t.Errorf("node a's %s connected to the runtime's socket:\n%s", s, b)
+		}
 	}
 }

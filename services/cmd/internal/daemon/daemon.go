@@ -45,11 +45,11 @@ type Env struct {
 	// shuts the node's pods down first, then returns); a service that
 	// does nothing of the kind stops on it as on the end of ctx.
 	Term <-chan struct{}
-	// Local, when set, is shared by the services of the process: the
-	// executor, PLEG and planner offer their services in it and the
-	// planner and the node agent call them through it, in-process
-	// instead of through their sockets (server.Local). nil: sockets
-	// only.
+	// Local, when set, is shared by the services of the process: crisim,
+	// the executor, PLEG and planner offer their services in it and the
+	// executor and PLEG (crisim's CRI), the planner and the node agent
+	// call them through it, in-process instead of through their sockets
+	// (server.Local). nil: sockets only.
 	Local *server.Local
 }
 

@@ -124,12 +124,16 @@ func Run(ctx context.Context, env daemon.Env) int {
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return 1
 	}
-	srv, err := server.New(serverOptions(common, logger, reg))
+	sopts := serverOptions(common, logger, reg)
+	// The executor and the PLEG of this process call it in-process
+	// (cri.WithInProcess).
+	sopts.Local = env.Local
+	srv, err := server.New(sopts)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
-	crisim.Register(srv.GRPC(), rt)
+	crisim.Register(srv.Registrar(), rt)
 	if m == crisim.ModeProcess {
 		logger.Warn("process mode: containers are plain host processes with NO ISOLATION; images are ignored")
 	}

@@ -142,8 +142,10 @@ func Run(ctx context.Context, env daemon.Env) int {
 	defer stop()
 
 	// The runtime is dialled on first use, so the executor serves (and
-	// answers Unavailable) while the runtime is still coming up.
-	conn := cri.NewConn(f.criEndpoint, f.criTimeout, logger)
+	// answers Unavailable) while the runtime is still coming up; a
+	// runtime of this process (crisim in syncpod-all) is called
+	// in-process while it serves.
+	conn := cri.NewConn(f.criEndpoint, f.criTimeout, logger, cri.WithInProcess(env.Local.Lookup(f.criEndpoint)))
 	defer conn.Close()
 
 	reg := prometheus.NewRegistry()

@@ -96,7 +96,7 @@ func Run(ctx context.Context, env daemon.Env) int {
 	}
 	logger := common.Logger(stderr, fs.Name())
 	reg := prometheus.NewRegistry()
-	conn, err := criConn(pf.criEndpoint, pf.criTimeout, logger, reg)
+	conn, err := criConn(pf.criEndpoint, pf.criTimeout, logger, reg, env.Local)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
 		return 1
@@ -166,11 +166,13 @@ func Run(ctx context.Context, env daemon.Env) int {
 // criConn is the PLEG's CRI connection, made lazily: the service starts
 // (health NOT_SERVING, reason logged) even when the runtime is not up
 // yet. Its relists' two list answers decode through a list codec's cache,
-// whose metrics go on reg.
-func criConn(endpoint string, timeout time.Duration, logger *slog.Logger, reg prometheus.Registerer) (*cri.Conn, error) {
+// whose metrics go on reg; a runtime of this process (crisim in
+// syncpod-all, offered in local) is called in-process while it serves,
+// its answers not decoded at all.
+func criConn(endpoint string, timeout time.Duration, logger *slog.Logger, reg prometheus.Registerer, local *server.Local) (*cri.Conn, error) {
 	lists := listcodec.NewGRPC()
 	if _, err := listcodec.NewDecodeMetrics(reg, lists); err != nil {
 		return nil, err
 	}
-	return cri.NewConn(endpoint, timeout, logger, cri.WithListCodec(lists)), nil
+	return cri.NewConn(endpoint, timeout, logger, cri.WithListCodec(lists), cri.WithInProcess(local.Lookup(endpoint))), nil
 }

@@ -25,7 +25,7 @@ func TestTheCRIConnectionListsThroughTheListCodec(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	conn, err := criConn(ep, 30*time.Second, nil, reg)
+	conn, err := criConn(ep, 30*time.Second, nil, reg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
