@@ -182,7 +182,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	// compiles an informer for every API group).
 	bound := fields.OneTermEqualSelector("spec.nodeName", a.o.NodeName).String()
 	pods := a.o.Client.CoreV1().Pods(metav1.NamespaceAll)
-	podInformer := cache.NewSharedIndexInformer(fieldSelected[*corev1.PodList](pods, bound), &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	podInformer := newInformer(fieldSelected[*corev1.PodList](pods, bound), &corev1.Pod{}, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	a.lister = corelisters.NewPodLister(podInformer.GetIndexer())
 	a.podQueue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[string](),

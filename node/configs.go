@@ -212,7 +212,7 @@ func (c *configs) ensure(ref configRef) *configWatch {
 		return w
 	}
 	lw, obj := c.listWatch(ref)
-	inf := cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{})
+	inf := newInformer(lw, obj, cache.Indexers{})
 	enqueue := func(any) { c.queue.Add(ref.String()) }
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }, DeleteFunc: enqueue,

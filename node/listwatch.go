@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -30,4 +31,32 @@ func fieldSelected[L runtime.Object](c lister[L], sel string) *cache.ListWatch {
 			return c.Watch(ctx, o)
 		},
 	}
+}
+
+// newInformer is client-go's shared informer of the objects lw lists (of
+// obj's type), with no resync, its cache keeping them without their
+// managedFields (dropManagedFields).
+func newInformer(lw cache.ListerWatcher, obj runtime.Object, indexers cache.Indexers) cache.SharedIndexInformer {
+	inf := cache.NewSharedIndexInformer(lw, obj, 0, indexers)
+	// SetTransform fails only on an informer already started.
+	_ = inf.SetTransform(dropManagedFields)
+	return inf
+}
+
+// dropManagedFields is the informers' transform: it clears an object's
+// managedFields (server-side apply's record of which manager set which
+// field) as the object arrives, before the cache keeps it. Nothing the
+// node does reads them (it writes pod status with strategic merge patches,
+// and the kubelet's read API's /pods is the one place they would show),
+// and they are often the largest part of an object's metadata: a pod's
+// status manager alone lists every condition and container status field.
+// The scheduler's pod informer drops them the same way. It changes the
+// object in place, which is the informer's fresh decode and nobody else's
+// yet, and is idempotent, as a transform must be; anything that is not an
+// object (a deleted object's tombstone) passes as it is.
+func dropManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }

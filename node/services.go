@@ -21,7 +21,7 @@ import (
 func (a *Agent) newServiceInformer() cache.SharedIndexInformer {
 	notHeadless := fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone).String()
 	services := a.o.Client.CoreV1().Services(metav1.NamespaceAll)
-	return cache.NewSharedIndexInformer(fieldSelected[*corev1.ServiceList](services, notHeadless), &corev1.Service{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	return newInformer(fieldSelected[*corev1.ServiceList](services, notHeadless), &corev1.Service{}, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 }
 
 // serviceHandler requeues the pods whose Service environment a Service

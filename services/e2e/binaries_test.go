@@ -40,11 +40,11 @@ var raceBuilt = map[string]bool{"syncpod-node": true}
 // binary builds every syncpod binary once per test process and returns the
 // path of the named one.
 //
-// They are built as users get them (`make build`: static, -trimpath), so
-// they share the packages `make test`'s set-up compiled for `make run` and
-// the images, and run at their real speed: built with -race, the services
-// cost the end-to-end tests about twice the CPU, which on two cores is
-// most of their time. The race detector covers them in their packages'
+// They are built as users get them (`make build`: static, -trimpath, its
+// tags), so they share the packages `make test`'s set-up compiled for
+// `make run` and the images, and run at their real speed: built with
+// -race, the services cost the end-to-end tests about twice the CPU, which
+// on two cores is most of their time. The race detector covers them in their packages'
 // own tests (go test -race) and here in the node agent; with
 // SYNCPOD_TEST_RACE_SERVICES=1 every binary is built with -race, and a
 // data race any of them reports fails the test that met it.
@@ -89,7 +89,7 @@ func binary(t *testing.T, name string) string {
 		}
 		var errs []error
 		if len(static) > 0 {
-			errs = append(errs, build([]string{"CGO_ENABLED=0"}, append([]string{"-trimpath", "-ldflags=-s -w"}, static...)...))
+			errs = append(errs, build([]string{"CGO_ENABLED=0"}, append([]string{"-trimpath", "-tags=grpcnotrace", "-ldflags=-s -w"}, static...)...))
 		}
 		if len(race) > 0 {
 			errs = append(errs, build(nil, append([]string{"-race", "-ldflags=-w"}, race...)...))

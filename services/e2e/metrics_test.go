@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
 
 // prometheusBinary returns Debian's prometheus, or skips (loudly) or fails
@@ -112,10 +114,16 @@ func TestPrometheusScrapesEveryService(t *testing.T) {
 		}
 		return up == len(jobs), strings.Join(state, "; ")
 	})
+	// A call, whose method's series the planner makes with it.
+	conn := dial(t, planner.grpc)
+	defer conn.Close()
+	if _, err := plannerv1.NewPlannerServiceClient(conn).ListPods(t.Context(), &plannerv1.ListPodsRequest{}); err != nil {
+		t.Fatal(err)
+	}
 	// The series each service promises, queried from Prometheus.
 	for query, want := range map[string]int{
 		`up == 1`: len(jobs),
-		`grpc_server_handled_total{job="planner",grpc_service="syncpod.planner.v1.PlannerService",grpc_method="Plan",grpc_code="OK"}`: 1,
+		`grpc_server_handled_total{job="planner",grpc_service="syncpod.planner.v1.PlannerService",grpc_method="ListPods",grpc_code="OK"}`: 1,
 		`syncpod_executor_backoff_entries{job="executor"}`:       1,
 		`syncpod_pleg_relist_duration_seconds_count{job="pleg"}`: 1,
 		`syncpod_pleg_cri_list_items_total{job="pleg"}`:          2, // decoded and reused

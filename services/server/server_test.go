@@ -158,6 +158,38 @@ func TestHealthReflectionAndMetrics(t *testing.T) {
 	}
 }
 
+// A method's gRPC series appear with its first call; no method has
+// series before.
+func TestGRPCSeriesComeWithTheFirstCall(t *testing.T) {
+	s, conn, stop := startServer(t, "127.0.0.1:0", time.Second)
+	defer func() { _ = stop() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Health's Watch is never called here; Check is, once it serves.
+	if _, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true)); err != nil {
+		t.Fatal(err)
+	}
+	body := scrape(t, "http://"+s.MetricsAddr().String()+"/metrics")
+	for _, want := range []string{
+		`grpc_server_started_total{grpc_method="Check",grpc_service="grpc.health.v1.Health",grpc_type="unary"} 1`,
+		`grpc_server_handled_total{grpc_code="OK",grpc_method="Check",grpc_service="grpc.health.v1.Health",grpc_type="unary"} 1`,
+		`grpc_server_handling_seconds_count{grpc_method="Check",grpc_service="grpc.health.v1.Health",grpc_type="unary"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	for _, unwanted := range []string{
+		`grpc_code="NotFound",grpc_method="Check"`,
+		`grpc_method="Watch"`,
+		`grpc_service="grpc.reflection.v1.ServerReflection"`,
+	} {
+		if strings.Contains(body, unwanted) {
+			t.Errorf("/metrics has a series with %s before any such call", unwanted)
+		}
+	}
+}
+
 func scrape(t *testing.T, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)

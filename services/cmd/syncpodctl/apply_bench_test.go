@@ -50,7 +50,7 @@ func (a *arrivals) ApplyPod(_ context.Context, req *plannerv1.ApplyPodRequest) (
 func buildStatic(b *testing.B, dir, name, pkg string) string {
 	b.Helper()
 	out := filepath.Join(dir, name)
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-tags=grpcnotrace", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build %s: %v\n%s", pkg, err, msg)
