@@ -809,7 +809,7 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 					if err != nil {
 						// The turn's measures are taken: the run goes on,
 						// saying so.
-						dr.Churn.Behind = append(dr.Churn.Behind, fmt.Sprintf("the bench: clearing the %d sandboxes %s left in its runtime: %v", n, s.Agent, err))
+						dr.Churn.Behind = append(dr.Churn.Behind, clearNote(n, s.Agent, err))
 						log.Warn("runtime not cleared after the churn", "sandboxes", n, "err", err)
 					} else {
 						log.Info("runtime cleared after the churn", "sandboxes", n, "seconds", dr.Churn.ClearedSeconds)
@@ -1500,6 +1500,20 @@ func parseHostCPU(stat string) (hostCPU, error) {
 		}
 	}
 	return h, nil
+}
+
+// clearNotePrefix begins the note of a runtime the bench could not clear
+// after a churn (clearNote, ClearFailed).
+const clearNotePrefix = "the bench: clearing the "
+
+func clearNote(n int, agent string, err error) string {
+	return fmt.Sprintf("%s%d sandboxes %s left in its runtime: %v", clearNotePrefix, n, agent, err)
+}
+
+// ClearFailed says whether the bench's clearing of the runtime after the
+// churn (Cleared) left sandboxes behind, as Behind says.
+func (c *DensityChurn) ClearFailed() bool {
+	return slices.ContainsFunc(c.Behind, func(n string) bool { return strings.HasPrefix(n, clearNotePrefix) })
 }
 
 // waitQuiet waits, at most bound, until the machine's cores were less

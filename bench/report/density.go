@@ -155,7 +155,11 @@ func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []C
 				"(counted until then); %s\n",
 				c.Created, c.Planned, c.Seconds, c.CreateFailed, c.DeleteFailed, c.Watch.Resumes, c.Watch.Relists, c.StatusAgeUnseen,
 				behind(c.Behind))
-			if c.Cleared > 0 {
+			switch {
+			case c.Cleared > 0 && c.ClearFailed():
+				fmt.Fprintf(b, "  - the deletion after its churn given up on, its runtime still held %d pod sandboxes: the bench's removal of them through the CRI, before the next turn, ended after %.0f s with some left (above)\n",
+					c.Cleared, c.ClearedSeconds)
+			case c.Cleared > 0:
 				fmt.Fprintf(b, "  - the deletion after its churn given up on, its runtime still held %d pod sandboxes: the bench removed them through the CRI in %.0f s, before the next turn\n",
 					c.Cleared, c.ClearedSeconds)
 			}

@@ -126,6 +126,8 @@ func TestRenderDensityNamesTheChurn(t *testing.T) {
 	rep.ChurnSeconds, rep.ChurnRate = 300, 10
 	rep.Rounds[0].Churn = &bench.DensityChurn{Pods: 250, Startup: samples(50, 0.3, 0.1), Created: 3000, NotStarted: 2, CPUPercent: 40,
 		Cleared: 2485, ClearedSeconds: 61.4}
+	rep.Rounds[3].Churn = &bench.DensityChurn{Pods: 250, Startup: samples(50, 0.3, 0.1), Created: 3000, NotStarted: 2, CPUPercent: 40, Cleared: 830, ClearedSeconds: 15,
+		Behind: []string{"the bench: clearing the 830 sandboxes kubelet left in its runtime: 1 of 830 sandboxes not removed"}}
 	rep.Rounds[1].Busy, rep.Rounds[1].Waited = 42.4, 37.2
 	rep.Rounds[2].Busy = 12
 	sec, _, err := RenderDensity(DensityInput{Report: rep})
@@ -135,6 +137,7 @@ func TestRenderDensityNamesTheChurn(t *testing.T) {
 	for _, want := range []string{"every 0.1 s a pod is created and the oldest one deleted, for 300 s",
 		"| churn at 250 pods, 10 pods/s created and deleted for 300 s: pods deleted before seen started | 2.00 pods | — | — |",
 		"its runtime still held 2485 pod sandboxes: the bench removed them through the CRI in 61 s, before the next turn\n",
+		"its runtime still held 830 pod sandboxes: the bench's removal of them through the CRI, before the next turn, ended after 15 s with some left (above)\n",
 		"- round 0, syncpod (second): load average 1.50 at its start, the machine's cores 42 % busy after waiting 37 s for them to be quiet\n",
 		"- round 1, syncpod (first): load average 1.50 at its start, the machine's cores 12 % busy\n"} {
 		if !strings.Contains(sec, want) {
