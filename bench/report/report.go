@@ -81,7 +81,11 @@ func Render(in Input) (Output, error) {
 		out.Plots = append(out.Plots, plots...)
 	}
 	for _, s := range in.Scale {
-		writeScaleSection(&b, s)
+		plots, err := writeScaleSection(&b, s, in.PlotDir)
+		if err != nil {
+			return Output{}, fmt.Errorf("%s: %w", s.Title, err)
+		}
+		out.Plots = append(out.Plots, plots...)
 	}
 	out.Markdown = []byte(strings.TrimRight(b.String(), "\n") + "\n")
 	return out, nil

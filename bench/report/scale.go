@@ -3,9 +3,14 @@ package report
 import (
 	"fmt"
 	"math"
+	"path"
 	"slices"
 	"sort"
 	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 
 	"github.com/syncpod/syncpod/bench"
 )
@@ -63,17 +68,48 @@ same rate.
 `
 
 // writeScaleSection writes one Scale section: the method, then one table
-// per node count, each side's reports at that count side by side.
-func writeScaleSection(b *strings.Builder, s ScaleSection) {
+// per node count, each side's reports at that count side by side, with
+// links to its plots in plotDir; it returns the plots.
+func writeScaleSection(b *strings.Builder, s ScaleSection, plotDir string) ([]Plot, error) {
 	fmt.Fprintf(b, "## %s\n\n", s.Title)
 	b.WriteString(scaleMethod)
-	b.WriteString(ScaleTables(s.Reports))
+	return writeScaleCounts(b, s.Reports, plotDir)
 }
 
 // ScaleTables are the ScaleTable of each node count of reps, fewest
 // nodes first.
 func ScaleTables(reps []bench.ScaleReport) string {
 	var b strings.Builder
+	for _, n := range nodeCounts(reps) {
+		b.WriteString(ScaleTable(atCount(reps, n)))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// writeScaleCounts writes the ScaleTable of each node count of reps,
+// fewest nodes first, each followed by the links to its plots (in
+// plotDir), and returns the plots.
+func writeScaleCounts(b *strings.Builder, reps []bench.ScaleReport, plotDir string) ([]Plot, error) {
+	var all []Plot
+	for _, n := range nodeCounts(reps) {
+		at := atCount(reps, n)
+		b.WriteString(ScaleTable(at))
+		b.WriteString("\n")
+		plots, err := scalePlots(at)
+		if err != nil {
+			return nil, fmt.Errorf("%d nodes: %w", n, err)
+		}
+		for _, p := range plots {
+			fmt.Fprintf(b, "![%s](%s)\n\n", p.Title, path.Join(plotDir, p.Name))
+		}
+		all = append(all, plots...)
+	}
+	return all, nil
+}
+
+// nodeCounts are the node counts of reps, fewest first.
+func nodeCounts(reps []bench.ScaleReport) []int {
 	counts := []int{}
 	for _, r := range reps {
 		if !slices.Contains(counts, r.Nodes) {
@@ -81,18 +117,108 @@ func ScaleTables(reps []bench.ScaleReport) string {
 		}
 	}
 	slices.Sort(counts)
-	for _, n := range counts {
-		var at []bench.ScaleReport
-		for _, r := range reps {
-			if r.Nodes == n {
-				at = append(at, r)
-			}
-		}
-		b.WriteString(ScaleTable(at))
-		b.WriteString("\n")
-	}
-	return b.String()
+	return counts
 }
+
+// atCount are the reports of reps at n nodes.
+func atCount(reps []bench.ScaleReport, n int) []bench.ScaleReport {
+	var at []bench.ScaleReport
+	for _, r := range reps {
+		if r.Nodes == n {
+			at = append(at, r)
+		}
+	}
+	return at
+}
+
+// scalePlotPrefix begins the name of every plot of the Scale section.
+const scalePlotPrefix = "scale-"
+
+// scalePlots draws one node count's plots (reps are its sides' runs): the
+// sides' pod startup latency distributions, one plot, and each side's
+// startup latency against the pods created so far.
+func scalePlots(reps []bench.ScaleReport) ([]Plot, error) {
+	if len(reps) == 0 {
+		return nil, nil
+	}
+	r0 := reps[0]
+	var sides []string
+	startup := map[string]bench.Sample{}
+	for _, r := range reps {
+		if len(r.Startup) == 0 || slices.Contains(sides, r.Side) {
+			continue
+		}
+		sides = append(sides, r.Side)
+		startup[r.Side] = r.Startup
+	}
+	if len(sides) == 0 {
+		return nil, nil
+	}
+	var out []Plot
+	svg, err := cdfPlot(fmt.Sprintf("pod startup latency, %d nodes, %d pods a node created at %g/s", r0.Nodes, r0.PodsPerNode, r0.CreateRate), sides, startup)
+	if err != nil {
+		return nil, fmt.Errorf("startup latency plot: %w", err)
+	}
+	if svg != nil {
+		out = append(out, Plot{Name: fmt.Sprintf("%s%d-nodes-startup-latency.svg", scalePlotPrefix, r0.Nodes),
+			Title: fmt.Sprintf("%d nodes: pod startup latency distribution, both sides", r0.Nodes), SVG: svg})
+	}
+	svg, err = startupAgainstPods(fmt.Sprintf("pod startup latency against pods created, %d nodes", r0.Nodes), sides, startup)
+	if err != nil {
+		return nil, fmt.Errorf("startup against pods plot: %w", err)
+	}
+	if svg != nil {
+		out = append(out, Plot{Name: fmt.Sprintf("%s%d-nodes-startup-against-pods.svg", scalePlotPrefix, r0.Nodes),
+			Title: fmt.Sprintf("%d nodes: pod startup latency against the pods created so far", r0.Nodes), SVG: svg})
+	}
+	return out, nil
+}
+
+// startupAgainstPods draws each side's startup latencies, in the order
+// the pods were created, against how many had been created: the median
+// of each run of consecutive pods (at most startupPoints points a side),
+// so that a node that slows down as its pods add up shows as a rising
+// line.
+func startupAgainstPods(title string, sides []string, samples map[string]bench.Sample) ([]byte, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "pods created"
+	p.Legend.Top, p.Legend.Left = true, true
+	drawn, per := 0, 1
+	for _, side := range sides {
+		per = max(per, (len(samples[side])+startupPoints-1)/startupPoints)
+	}
+	p.Y.Label.Text = fmt.Sprintf("startup latency, milliseconds (median of each %d pods)", per)
+	for i, side := range sides {
+		s := samples[side]
+		var xys plotter.XYs
+		for j := 0; j < len(s); j += per {
+			run := bench.Sample(slices.Clone(s[j:min(j+per, len(s))]))
+			xys = append(xys, plotter.XY{X: float64(min(j+per, len(s))), Y: run.Median() * 1000})
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = plotutil.Color(i)
+		line.Width = 1.5
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s (n=%d)", side, len(s)), line)
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, nil
+	}
+	p.X.Min, p.Y.Min = 0, 0
+	p.Add(plotter.NewGrid())
+	return svgOf(p)
+}
+
+// startupPoints bounds the points of a side's line in startupAgainstPods.
+const startupPoints = 100
 
 // ScaleTable is the Markdown of one node count's runs: a heading, the
 // measures of each side in a column (ratio of the second to the first
@@ -324,8 +450,9 @@ func ratio(a, b float64) string {
 // ScaleDocument is a Scale section on its own, to be spliced into an
 // existing document (SpliceSection): its heading, when and where it was
 // measured (the rest of the document may come from other runs), the
-// method and the tables.
-func ScaleDocument(s ScaleSection, in Input) string {
+// method, the tables and the links to the plots (in in.PlotDir), which it
+// returns. It fails only when a plot cannot be drawn.
+func ScaleDocument(s ScaleSection, in Input) (string, []Plot, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\n", s.Title)
 	m := in.Machine
@@ -352,6 +479,9 @@ func ScaleDocument(s ScaleSection, in Input) string {
 	}
 	b.WriteString(". The rest of this document may come from other runs.\n\n")
 	b.WriteString(scaleMethod)
-	b.WriteString(ScaleTables(s.Reports))
-	return strings.TrimRight(b.String(), "\n") + "\n"
+	plots, err := writeScaleCounts(&b, s.Reports, in.PlotDir)
+	if err != nil {
+		return "", nil, err
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n", plots, nil
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,15 +124,46 @@ func TestSpliceSectionPlaces(t *testing.T) {
 func TestScaleDocument(t *testing.T) {
 	in := Input{Command: "make bench-scale", Generated: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC),
 		Machine: Machine{Cores: 2, CPU: "Test CPU", MemoryBytes: 4 << 30}, Components: []Component{{"syncpod", "v1"}}}
-	got := ScaleDocument(ScaleSection{Title: "Scale", Reports: scaleReports()}, in)
+	in.PlotDir = "benchmarks"
+	got, plots, err := ScaleDocument(ScaleSection{Title: "Scale", Reports: scaleReports()}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{
 		"## Scale\n\nGenerated on 2026-01-02 03:04 UTC by `syncpod-bench report-scale` at the end of `make bench-scale`",
 		"on 2 cores (Test CPU) and 4.0 GiB; syncpod v1.",
 		"No scheduler runs",
 		"### 5 nodes",
+		"![5 nodes: pod startup latency distribution, both sides](benchmarks/scale-5-nodes-startup-latency.svg)",
+		"![5 nodes: pod startup latency against the pods created so far](benchmarks/scale-5-nodes-startup-against-pods.svg)",
+		"![10 nodes: pod startup latency distribution, both sides](benchmarks/scale-10-nodes-startup-latency.svg)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the section lacks %q:\n%s", want, got)
+		}
+	}
+	// Each count's plots follow its own table: the 5 nodes' before the
+	// 10 nodes' heading.
+	if i, j := strings.Index(got, "scale-5-nodes-startup-latency.svg"), strings.Index(got, "### 10 nodes"); i < 0 || j < i {
+		t.Errorf("the 5 nodes' plots are not under their table:\n%s", got)
+	}
+	if len(plots) != 4 {
+		t.Fatalf("%d plots, want 2 for each node count", len(plots))
+	}
+	for _, p := range plots {
+		texts, err := svgTexts(p.SVG)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if !strings.HasPrefix(p.Name, scalePlotPrefix) {
+			t.Errorf("plot %s is not named as the Scale section's", p.Name)
+		}
+		// The 5-node plots name both sides, the 10-node ones kubemark alone.
+		for _, side := range []string{"kubemark", "syncpod"} {
+			has := slices.ContainsFunc(texts, func(s string) bool { return strings.HasPrefix(s, side+" (n=3") })
+			if want := side == "kubemark" || strings.Contains(p.Name, "-5-"); has != want {
+				t.Errorf("%s: names %s %v, want %v: %q", p.Name, side, has, want, texts)
+			}
 		}
 	}
 	// Rendered with the whole document, the section comes after the others.
@@ -141,5 +173,8 @@ func TestScaleDocument(t *testing.T) {
 	}
 	if !strings.Contains(string(out.Markdown), "## Scale\n\n") || !strings.Contains(string(out.Markdown), "### 10 nodes") {
 		t.Errorf("Render left the Scale section out:\n%s", out.Markdown)
+	}
+	if len(out.Plots) != 4 {
+		t.Errorf("Render drew %d Scale plots, want 4", len(out.Plots))
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/syncpod/syncpod/bench"
@@ -136,10 +138,18 @@ func reportScale(args []string, now time.Time, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "report-scale: %v\n", err)
 		return 1
 	}
+	plotDir := strings.TrimSuffix(*doc, ".md")
 	in := report.Input{Command: *command, Generated: now, Machine: report.ReadMachine(os.DirFS("/")),
-		Components: append(components, report.Component{Name: "Go", Version: runtime.Version()})}
-	section := report.ScaleDocument(report.ScaleSection{Title: *title, Reports: reps}, in)
-	if err := os.WriteFile(*doc, []byte(report.SpliceSection(string(old), *title, section)), 0o644); err != nil {
+		Components: append(components, report.Component{Name: "Go", Version: runtime.Version()}), PlotDir: filepath.Base(plotDir)}
+	section, plots, err := report.ScaleDocument(report.ScaleSection{Title: *title, Reports: reps}, in)
+	if err != nil {
+		fmt.Fprintf(stderr, "report-scale: %v\n", err)
+		return 1
+	}
+	if len(old) == 0 {
+		old = []byte("# Benchmarks\n")
+	}
+	if err := writeFiles(*doc, plotDir, []byte(report.SpliceSection(string(old), *title, section)), plots); err != nil {
 		fmt.Fprintf(stderr, "report-scale: %v\n", err)
 		return 1
 	}
