@@ -171,9 +171,10 @@ type DensityChurn struct {
 	Behind     []string `json:"behind,omitempty"`
 	// Cleared is how many pod sandboxes the node had still not removed
 	// when the deletion after a churn it fell behind in was given up
-	// on; the bench removed them itself, through the CRI, in
-	// ClearedSeconds, so the other side's turn does not share the
-	// machine with this runtime's backlog.
+	// on; the bench then stopped and removed them itself, through the
+	// CRI, over ClearedSeconds (ClearFailed: not all of them went), so
+	// the other side's turn does not share the machine with this
+	// runtime's backlog.
 	Cleared        int     `json:"cleared,omitempty"`
 	ClearedSeconds float64 `json:"cleared_seconds,omitempty"`
 	// Watch is how often the bench's pod watch was opened again during
