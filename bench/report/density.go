@@ -317,15 +317,10 @@ func cdfPlot(title string, agents []string, samples map[string]bench.Sample) ([]
 			ms := v * 1000
 			xys = append(xys, plotter.XY{X: ms, Y: float64(j) / float64(len(s))}, plotter.XY{X: ms, Y: float64(j+1) / float64(len(s))})
 		}
-		line, err := plotter.NewLine(xys)
-		if err != nil {
+		if err := addLine(p, xys, i, fmt.Sprintf("%s (n=%d, p50 %.0f ms, p99 %.0f ms)", a, len(s), s[int(math.Ceil(0.5*float64(len(s))))-1]*1000,
+			samples[a].Quantile(0.99)*1000)); err != nil {
 			return nil, err
 		}
-		line.Color = plotutil.Color(i)
-		line.Width = 1.5
-		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s (n=%d, p50 %.0f ms, p99 %.0f ms)", a, len(s), s[int(math.Ceil(0.5*float64(len(s))))-1]*1000,
-			samples[a].Quantile(0.99)*1000), line)
 		drawn++
 	}
 	if drawn == 0 {
@@ -333,6 +328,20 @@ func cdfPlot(title string, agents []string, samples map[string]bench.Sample) ([]
 	}
 	p.Add(plotter.NewGrid())
 	return svgOf(p)
+}
+
+// addLine draws xys on p as the i-th series' line (its colour), named
+// legend in p's legend.
+func addLine(p *plot.Plot, xys plotter.XYs, i int, legend string) error {
+	line, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	line.Color = plotutil.Color(i)
+	line.Width = 1.5
+	p.Add(line)
+	p.Legend.Add(legend, line)
+	return nil
 }
 
 // burstPlot draws, per agent, the median over the rounds of the time

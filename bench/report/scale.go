@@ -10,7 +10,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 
 	"github.com/syncpod/syncpod/bench"
 )
@@ -199,14 +198,9 @@ func startupAgainstPods(title string, sides []string, samples map[string]bench.S
 		if len(xys) == 0 {
 			continue
 		}
-		line, err := plotter.NewLine(xys)
-		if err != nil {
+		if err := addLine(p, xys, i, fmt.Sprintf("%s (n=%d)", side, len(s))); err != nil {
 			return nil, err
 		}
-		line.Color = plotutil.Color(i)
-		line.Width = 1.5
-		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s (n=%d)", side, len(s)), line)
 		drawn++
 	}
 	if drawn == 0 {
