@@ -932,7 +932,8 @@ func TestRemoveAllSandboxes(t *testing.T) {
 }
 
 // TestWaitQuietBound: with a busy share no machine is under, the wait
-// ends at its bound, and says how busy the last window was.
+// ends at its bound, and says how busy the last window was; with no
+// bound it does not wait (even on a canceled context).
 func TestWaitQuietBound(t *testing.T) {
 	waited, busy, err := waitQuiet(t.Context(), 300*time.Millisecond, 0, 100*time.Millisecond)
 	if err != nil {
@@ -943,6 +944,9 @@ func TestWaitQuietBound(t *testing.T) {
 	}
 	if _, _, err := waitQuiet(canceled(t), time.Minute, 0, time.Second); !errors.Is(err, context.Canceled) {
 		t.Errorf("a canceled wait: %v", err)
+	}
+	if waited, busy, err := waitQuiet(canceled(t), 0, 0, time.Second); waited != 0 || busy != 0 || err != nil {
+		t.Errorf("no bound: waited %v, busy %.1f %%, %v; want no wait at all", waited, busy, err)
 	}
 }
 

@@ -1519,9 +1519,12 @@ func (c *DensityChurn) ClearFailed() bool {
 
 // waitQuiet waits, at most bound, until the machine's cores were less
 // than busy percent busy over a window, and returns how long it waited
-// and how busy they were over the last window (bound 0: one window, no
-// wait).
+// and how busy they were over the last window (bound 0: no wait and
+// nothing measured).
 func waitQuiet(ctx context.Context, bound time.Duration, busy float64, window time.Duration) (time.Duration, float64, error) {
+	if bound <= 0 {
+		return 0, 0, nil
+	}
 	t0 := time.Now()
 	for {
 		h0, err := readHostCPU()
