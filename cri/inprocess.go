@@ -181,15 +181,21 @@ func (r *channelRuntime) UpdatePodSandboxResources(ctx context.Context, req *run
 	}, "podSandboxID", req.GetPodSandboxId())
 }
 
+// callerTimeout is what is left of ctx's deadline, the runtime's timeout
+// when it has none: a checkpoint and a restore are bound by their caller,
+// as the remote client bounds them.
+func (r *channelRuntime) callerTimeout(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return time.Until(d)
+	}
+	return r.timeout
+}
+
 func (r *channelRuntime) CheckpointPod(ctx context.Context, req *runtimeapi.CheckpointPodRequest) error {
 	if req == nil {
 		return errors.New("CheckpointPod requires non-nil CheckpointPodRequest parameter")
 	}
-	timeout := r.timeout
-	if d, ok := ctx.Deadline(); ok {
-		timeout = time.Until(d) // the caller's deadline bounds it
-	}
-	_, err := call(ctx, timeout, "CheckpointPod", func(ctx context.Context) (*runtimeapi.CheckpointPodResponse, error) {
+	_, err := call(ctx, r.callerTimeout(ctx), "CheckpointPod", func(ctx context.Context) (*runtimeapi.CheckpointPodResponse, error) {
 		return r.c.CheckpointPod(ctx, req)
 	}, "podSandboxID", req.PodSandboxId)
 	return err
@@ -199,11 +205,7 @@ func (r *channelRuntime) RestorePod(ctx context.Context, req *runtimeapi.Restore
 	if req == nil {
 		return nil, errors.New("RestorePod requires non-nil RestorePodRequest parameter")
 	}
-	timeout := r.timeout
-	if d, ok := ctx.Deadline(); ok {
-		timeout = time.Until(d)
-	}
-	resp, err := call(ctx, timeout, "RestorePod", func(ctx context.Context) (*runtimeapi.RestorePodResponse, error) {
+	resp, err := call(ctx, r.callerTimeout(ctx), "RestorePod", func(ctx context.Context) (*runtimeapi.RestorePodResponse, error) {
 		return r.c.RestorePod(ctx, req)
 	}, "checkpointPath", req.CheckpointPath)
 	if err == nil && resp == nil {
