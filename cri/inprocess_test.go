@@ -14,9 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	utilexec "k8s.io/utils/exec"
@@ -24,26 +22,8 @@ import (
 	"github.com/syncpod/syncpod/cri"
 	"github.com/syncpod/syncpod/cri/crisim"
 	"github.com/syncpod/syncpod/cri/crisim/crisimtest"
+	"github.com/syncpod/syncpod/internal/grpctest"
 )
-
-// channelTo serves the services register puts on a gRPC server over an
-// in-memory connection (bufconn) and returns a client of it: the channel a
-// Conn made WithInProcess is given.
-func channelTo(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	register(srv)
-	go func() { _ = srv.Serve(lis) }()
-	cc, err := grpc.NewClient("passthrough:///inprocess",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close(); srv.Stop() })
-	return cc
-}
 
 // A Conn made WithInProcess calls the runtime through the channel while
 // one is offered, whatever its socket: crisim's pods are created, started,
@@ -55,7 +35,7 @@ func TestAConnWithInProcessCallsTheRuntimeThroughTheChannel(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(rt.Shutdown)
-	cc := channelTo(t, func(s *grpc.Server) { crisim.Register(s, rt) })
+	cc := grpctest.Serve(t, func(s *grpc.Server) { crisim.Register(s, rt) })
 	var offered atomic.Bool
 	offered.Store(true)
 	conn := cri.NewConn("unix://"+filepath.Join(t.TempDir(), "none.sock"), 10*time.Second, nil,
@@ -199,7 +179,7 @@ func TestTheInProcessClientAnswersAsTheRemoteClient(t *testing.T) {
 		runtimeapi.RegisterRuntimeServiceServer(s, odd{})
 		runtimeapi.RegisterImageServiceServer(s, odd{})
 	}
-	cc := channelTo(t, register)
+	cc := grpctest.Serve(t, register)
 	conn := cri.NewConn("unix:///nonexistent.sock", 10*time.Second, nil, cri.WithInProcess(func() grpc.ClientConnInterface { return cc }))
 	ctx := t.Context()
 	chRS, err := conn.Runtime(ctx)
