@@ -109,6 +109,7 @@ func TestCRISuiteContainerd(t *testing.T) {
 		// PLEG needs; 1.6 answers Unimplemented.
 		NoContainerEvents: !events, SandboxEvents: events,
 		StopUnknownOK: major >= 2,
+		LateStopEvent: events,
 	}
 	crisuite.Run(t, func(t *testing.T) *crisuite.Target {
 		rs, is := crisimtest.Clients(t, ep)

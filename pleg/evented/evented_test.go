@@ -181,3 +181,48 @@ func TestApplyMergesByContainerID(t *testing.T) {
 		})
 	}
 }
+
+// TestLateStoppedAfterDeletedKeepsTheRemoval: containerd 2.x may report a
+// container's STOPPED event after the DELETED event of the RemoveContainer
+// that followed the stop (its exit handler sends STOPPED after letting
+// StopContainer return). The late event, newer than the removal, carries
+// the sandbox's remaining containers only: it wakes the pod but must not
+// bring the removed container back.
+func TestLateStoppedAfterDeletedKeepsTheRemoval(t *testing.T) {
+	const t0 = int64(1_000_000_000)
+	rt := critest.NewRuntime().WithEvents(critest.EventsOffered)
+	rt.AddPodSandbox("u1", "sb1", 0, 1)
+	rt.AddPodContainer("sb1", "c0", "side", "h", 0, 1)
+	rt.AddPodContainer("sb1", "c1", "app", "h", 0, 2)
+	c := cache.New()
+	Apply(c, Decode(rt.Event("c1", "sb1", runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, t0)))
+	rt.ExitContainer("c1", 0, "Completed", t0+5)
+
+	withoutC1 := func(ev *runtimeapi.ContainerEventResponse) *runtimeapi.ContainerEventResponse {
+		var kept []*runtimeapi.ContainerStatus
+		for _, cs := range ev.ContainersStatuses {
+			if cs.GetId() != "c1" {
+				kept = append(kept, cs)
+			}
+		}
+		ev.ContainersStatuses = kept
+		return ev
+	}
+	deleted := withoutC1(rt.Event("c1", "sb1", runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, t0+10))
+	if _, forward := Apply(c, Decode(deleted)); names(forward) != "[CONTAINER_DIED c1 CONTAINER_REMOVED c1]" {
+		t.Fatalf("DELETED forwarded %s", names(forward))
+	}
+	stopped := withoutC1(rt.Event("c1", "sb1", runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, t0+11))
+	taken, forward := Apply(c, Decode(stopped))
+	if !taken || names(forward) != "[CONTAINER_DIED c1]" {
+		t.Errorf("late STOPPED: taken %v, forwarded %s; want taken, [CONTAINER_DIED c1]", taken, names(forward))
+	}
+	pod, _ := c.Get("u1")
+	var ids []string
+	for _, oc := range pod.GetContainers() {
+		ids = append(ids, oc.GetId())
+	}
+	if fmt.Sprint(ids) != "[c0]" {
+		t.Errorf("cached containers %v after the late STOPPED, want [c0]", ids)
+	}
+}
