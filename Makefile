@@ -19,14 +19,9 @@ LDFLAGS   := -s -w -X github.com/syncpod/syncpod/services/server/access.Version=
 # which is also what the end-to-end tests start (the node agent aside:
 # see services/e2e/binaries_test.go).
 STATIC_GO := CGO_ENABLED=0 $(GO)
-# The static build's tags. grpcnotrace: gRPC without golang.org/x/net/trace
-# (its /debug/requests pages, which no syncpod binary serves, and
-# grpc.EnableTracing, which none sets). That package's html/template calls
-# methods by name, which keeps the linker from dropping any exported
-# method of a type it links: without it syncpod-all is a fifth smaller
-# (37 to 30 MB), and a process keeps about 4 MB less of it resident. The
-# end-to-end tests and mk/conformance.sh build with the same tags.
-STATIC_TAGS := grpcnotrace
+# The static build's tags, written once in mk/static-tags (what each is
+# for is said there), comma-separated for -tags.
+STATIC_TAGS := $(shell sed 's/\#.*//' mk/static-tags | xargs | tr ' ' ',')
 # The images: the services, and syncpodctl for compose's one-shot `certs`.
 BINARIES  := syncpod-planner syncpod-executor syncpod-pleg syncpod-crisim syncpodctl
 # What `make run` needs (the services and the CLI of the README's session).
@@ -58,13 +53,13 @@ export PATH := $(BIN):$(PATH)
 
 ## build: static binaries (every services/cmd/*) into bin/
 build:
-	$(STATIC_GO) build -trimpath -tags $(STATIC_TAGS) -ldflags '$(LDFLAGS)' -o $(BIN)/ ./services/cmd/...
+	$(STATIC_GO) build -trimpath -tags '$(STATIC_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/ ./services/cmd/...
 
 # build-run, build-images: only what `make run` or the images need.
 build-run:
-	$(STATIC_GO) build -trimpath -tags $(STATIC_TAGS) -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/cmd/,$(RUN_BINARIES))
+	$(STATIC_GO) build -trimpath -tags '$(STATIC_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/cmd/,$(RUN_BINARIES))
 build-images:
-	$(STATIC_GO) build -trimpath -tags $(STATIC_TAGS) -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/cmd/,$(BINARIES))
+	$(STATIC_GO) build -trimpath -tags '$(STATIC_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/cmd/,$(BINARIES))
 
 ## test: the whole suite (lint, generated code, every module with -race,
 ## the bounded fuzzing, the tests against containerd 2.x)

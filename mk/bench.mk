@@ -52,7 +52,7 @@
 # The driver, built beside the services `make build` puts in bin/ (it is
 # its own module, bench/, so `make build` leaves it out).
 bench-build:
-	$(STATIC_GO) build -trimpath -tags $(STATIC_TAGS) -ldflags '$(LDFLAGS)' -o $(BIN)/ ./bench/cmd/syncpod-bench
+	$(STATIC_GO) build -trimpath -tags '$(STATIC_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/ ./bench/cmd/syncpod-bench
 
 BENCH_ENV = BENCH_VERSION='$(VERSION)' BENCH_COMMAND='make $@'
 

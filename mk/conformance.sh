@@ -47,6 +47,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# The static build's tags, as the Makefile reads them.
+STATIC_TAGS=$(sed 's/#.*//' "$ROOT"/mk/static-tags | xargs | tr ' ' ',')
 NODE_KIND=${CONFORMANCE_NODE:-syncpod}
 RUNTIME=${CONFORMANCE_RUNTIME:-containerd2}
 D=${CONFORMANCE_DIR:-$ROOT/.tmp/conformance}
@@ -201,7 +203,7 @@ control_plane_up() {
 	# Static, as `make build` builds (its tags too): the packages the set-up compiled for
 	# `make run` are reused, not compiled a third time (cgo on) beside the
 	# tests' -race build.
-	(cd "$ROOT"/bench && CGO_ENABLED=0 nice -n 19 $GO build -trimpath -tags grpcnotrace -o "$D"/bin/syncpod-bench ./cmd/syncpod-bench)
+	(cd "$ROOT"/bench && CGO_ENABLED=0 nice -n 19 $GO build -trimpath -tags "$STATIC_TAGS" -o "$D"/bin/syncpod-bench ./cmd/syncpod-bench)
 	"$D"/bin/syncpod-bench pki "$D"/pki "$NODE_NAME" "$NODE_IP"
 	local token
 	token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
@@ -311,7 +313,7 @@ EVICTION="memory.available<100Mi,nodefs.available<1%,nodefs.inodesFree<1%,imagef
 syncpod_up() {
 	local s=$D/syncpod
 	mkdir -p "$s"/logs
-	(cd "$ROOT"/services && CGO_ENABLED=0 nice -n 19 $GO build -trimpath -tags grpcnotrace -o "$D"/bin/ \
+	(cd "$ROOT"/services && CGO_ENABLED=0 nice -n 19 $GO build -trimpath -tags "$STATIC_TAGS" -o "$D"/bin/ \
 		./cmd/syncpod-planner ./cmd/syncpod-executor ./cmd/syncpod-pleg ./cmd/syncpod-node)
 	local cri=unix://$D/containerd/containerd.sock
 	# A cgroup root of the run's own, so that a kubelet on the same host

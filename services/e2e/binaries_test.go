@@ -15,6 +15,8 @@ import (
 	"time"
 
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+
+	"github.com/syncpod/syncpod/internal/buildtags"
 )
 
 var (
@@ -89,7 +91,12 @@ func binary(t *testing.T, name string) string {
 		}
 		var errs []error
 		if len(static) > 0 {
-			errs = append(errs, build([]string{"CGO_ENABLED=0"}, append([]string{"-trimpath", "-tags=grpcnotrace", "-ldflags=-s -w"}, static...)...))
+			tags, err := buildtags.Static("..")
+			if err != nil {
+				buildErr = err
+				return
+			}
+			errs = append(errs, build([]string{"CGO_ENABLED=0"}, append([]string{"-trimpath", "-tags=" + tags, "-ldflags=-s -w"}, static...)...))
 		}
 		if len(race) > 0 {
 			errs = append(errs, build(nil, append([]string{"-race", "-ldflags=-w"}, race...)...))

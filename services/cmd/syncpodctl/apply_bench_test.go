@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
 
+	"github.com/syncpod/syncpod/internal/buildtags"
 	"github.com/syncpod/syncpod/node/kubeconv"
 	plannerv1 "github.com/syncpod/syncpod/proto/syncpod/planner/v1"
 )
@@ -50,7 +51,11 @@ func (a *arrivals) ApplyPod(_ context.Context, req *plannerv1.ApplyPodRequest) (
 func buildStatic(b *testing.B, dir, name, pkg string) string {
 	b.Helper()
 	out := filepath.Join(dir, name)
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-tags=grpcnotrace", "-ldflags=-s -w", "-o", out, pkg)
+	tags, err := buildtags.Static(".")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-trimpath", "-tags="+tags, "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build %s: %v\n%s", pkg, err, msg)
