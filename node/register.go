@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/syncpod/syncpod/planner/nodeshutdown"
@@ -153,27 +154,40 @@ func (a *Agent) postNodeStatus(ctx context.Context, node *corev1.Node, ready boo
 	return got, err
 }
 
-// runLease renews the node's Lease in kube-node-lease every
-// LeaseRenewInterval (creating it, owned by the Node, when missing); a
-// failed renewal is retried after a short back-off.
+// leaseJitter is the share of the renew interval added at random to each
+// wait, the kubelet's lease controller's: renewals of nodes started
+// together spread out instead of reaching the API server at once.
+const leaseJitter = 0.04
+
+// runLease renews the node's Lease in kube-node-lease LeaseRenewInterval
+// (plus up to leaseJitter of it) after the previous renewal ended,
+// creating it, owned by the Node, when missing; a failed renewal is
+// retried after a short back-off.
 func (a *Agent) runLease(ctx context.Context, node *corev1.Node) error {
 	var lease *coordinationv1.Lease
 	for {
 		l, err := a.renewLease(ctx, node, lease)
-		wait := a.o.LeaseRenewInterval
 		if err != nil {
 			a.m.leaseRenewals.WithLabelValues("error").Inc()
 			a.o.Logger.Warn("cannot renew the node lease", "err", err)
 			lease = nil
-			wait = min(wait, time.Second)
 		} else {
 			a.m.leaseRenewals.WithLabelValues("ok").Inc()
 			lease = l
 		}
-		if !sleep(ctx, wait) {
+		if !sleep(ctx, leaseWait(a.o.LeaseRenewInterval, err != nil)) {
 			return nil
 		}
 	}
+}
+
+// leaseWait is the wait before the next renewal: the interval with the
+// kubelet's jitter, or after a failure at most a second.
+func leaseWait(interval time.Duration, failed bool) time.Duration {
+	if failed {
+		return min(interval, time.Second)
+	}
+	return wait.Jitter(interval, leaseJitter)
 }
 
 func (a *Agent) renewLease(ctx context.Context, node *corev1.Node, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {

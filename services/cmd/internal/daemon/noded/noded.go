@@ -74,7 +74,7 @@ func registerNodeFlags(fs *flag.FlagSet, getenv func(string) string) *nodeFlags 
 	fs.StringVar(&f.rootDir, "root-dir", "/", "directory whose filesystem is reported as ephemeral-storage, and as the node's fs in the read API's /stats/summary")
 	fs.Int64Var(&f.maxPods, "max-pods", 110, "pods capacity")
 	fs.DurationVar(&f.leaseDuration, "node-lease-duration", 40*time.Second, "leaseDurationSeconds of the node's Lease")
-	fs.DurationVar(&f.leaseRenew, "node-lease-renew-interval", 10*time.Second, "how often the node's Lease is renewed")
+	fs.DurationVar(&f.leaseRenew, "node-lease-renew-interval", 10*time.Second, "how long after a renewal the node's Lease is renewed again, plus up to 4 % of it at random as the kubelet waits")
 	fs.BoolVar(&f.shutdownOnSIGTERM, "shutdown-on-sigterm", false, "on SIGTERM, first shut the node's pods down gracefully through the planner (its ShutdownNode: by priority, within the planner's --shutdown-grace-period flags), reporting the Node not ready meanwhile, then exit; for hosts where logind cannot tell the planner (no system bus)")
 	fs.DurationVar(&f.statusFreq, "node-status-update-frequency", 5*time.Minute, "how often the Node status is posted when nothing changed (the kubelet's nodeStatusReportFrequency: the node Lease is the heartbeat); a change of readiness or pressure is posted within 5 s")
 	fs.Float64Var(&f.statusQPS, "pod-status-qps", node.DefaultStatusQPS, "pod status patches per second (within --kube-api-qps)")
