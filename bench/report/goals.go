@@ -230,7 +230,9 @@ func scaleGoals(reps []bench.ScaleReport) []goal {
 		g := goal{row: row, measured: fmt.Sprintf("%.2f×", r), met: r <= bound}
 		g.bound = fmt.Sprintf("≤ %.1f×", bound)
 		if strict {
-			g.bound, g.met = fmt.Sprintf("< %.0f×", bound), b < a
+			// Fewer by the printed ratio: rates that round to parity
+			// (5.98 against 5.99 a minute) are not fewer.
+			g.bound, g.met = fmt.Sprintf("< %.0f×", bound), r < bound
 		}
 		if !g.met && limit != nil {
 			g.limit = limit()
@@ -244,7 +246,7 @@ func scaleGoals(reps []bench.ScaleReport) []goal {
 	add("memory (PSS) peak under load", scaleBound, false, km.Load.Usage.PeakPSS, sp.Load.Usage.PeakPSS, nil)
 	leases := func() string {
 		k, s := km.Idle.Requests.ByClass["update leases"], sp.Idle.Requests.ByClass["update leases"]
-		return fmt.Sprintf("the lease: both renew it every 10 s, as the kubelet does (%.1f and %.1f of their %.1f and %.1f requests a minute)",
+		return fmt.Sprintf("the lease: both renew it every 10 s plus up to 4 %% at random, as the kubelet does (%.2f and %.2f of their %.2f and %.2f requests a minute)",
 			k, s, km.Idle.Requests.Total, sp.Idle.Requests.Total)
 	}
 	add("API requests a minute, idle", 1, true, km.Idle.Requests.Total, sp.Idle.Requests.Total, leases)

@@ -178,3 +178,23 @@ func TestScaleDocument(t *testing.T) {
 		t.Errorf("Render drew %d Scale plots, want 4", len(out.Plots))
 	}
 }
+
+// TestScaleIdleRequestsAtParityAreNotFewer: the "fewer requests" verdict
+// follows the ratio the table prints, so rates that round to parity are
+// not met (and name the lease), while a rate that rounds below is.
+func TestScaleIdleRequestsAtParityAreNotFewer(t *testing.T) {
+	for _, tc := range []struct {
+		kubemark, syncpod float64
+		want              string
+	}{
+		{5.99, 5.98, "| API requests a minute, idle | < 1× | 1.00× | **not met** | the lease: both renew it every 10 s plus up to 4 % at random, as the kubelet does (6.00 and 6.00 of their 5.99 and 5.98 requests a minute) |"},
+		{6.0, 5.9, "| API requests a minute, idle | < 1× | 0.98× | met | — |"},
+	} {
+		reps := scaleReports()[1:]
+		reps[0].Idle.Requests = bench.RequestRates{ByClass: map[string]float64{"update leases": 6}, Total: tc.kubemark}
+		reps[1].Idle.Requests = bench.RequestRates{ByClass: map[string]float64{"update leases": 6}, Total: tc.syncpod}
+		if got := ScaleTable(reps); !strings.Contains(got, tc.want) {
+			t.Errorf("%.2f against %.2f a minute: the goals lack %q:\n%s", tc.syncpod, tc.kubemark, tc.want, got)
+		}
+	}
+}
