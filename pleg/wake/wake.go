@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/containerd/containerd/api/events"
 	eventsapi "github.com/containerd/containerd/api/services/events/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 	"k8s.io/cri-client/pkg/util"
 )
 
@@ -16,11 +18,14 @@ import (
 const Namespace = "k8s.io"
 
 // Topics are the task events that wake a relist: a container or a
-// sandbox's task created, started, exited (the process, or an exec's), out
-// of memory or deleted. containerd's CRI plugin updates the container
-// status it lists after it handles the exit, so the deletion that follows
-// it, and the PLEG's follow-up relist, see the change listed.
+// sandbox's task created, started, exited, out of memory or deleted.
+// containerd's CRI plugin updates the container status it lists after it
+// handles the exit, so the deletion that follows it, and the PLEG's
+// follow-up relist, see the change listed. An exec's process exits with a
+// /tasks/exit too; that one wakes nothing (see wakes).
 var Topics = []string{"/tasks/create", "/tasks/start", "/tasks/exit", "/tasks/oom", "/tasks/delete"}
+
+const topicExit = "/tasks/exit"
 
 // filters are the subscription's containerd filters: any of them matches.
 func filters() []string {
@@ -31,18 +36,32 @@ func filters() []string {
 	return fs
 }
 
-// wakes reports whether an envelope of namespace and topic wakes a relist:
-// the server filters, but a runtime may ignore or misread filters.
-func wakes(namespace, topic string) bool {
-	if namespace != Namespace {
+// wakes reports whether an envelope wakes a relist: one of Topics in the
+// CRI namespace (the server filters, but a runtime may ignore or misread
+// filters), but for the exit of an exec's process (an exec probe's, a
+// kubectl exec's: the task's id is the container's, the process's its
+// own), which changes nothing a relist reads. An exit whose event does
+// not decode wakes, as any other.
+func wakes(env *eventsapi.Envelope) bool {
+	if env.GetNamespace() != Namespace {
 		return false
 	}
+	topic := env.GetTopic()
 	for _, t := range Topics {
 		if topic == t {
-			return true
+			return topic != topicExit || !execExit(env)
 		}
 	}
 	return false
+}
+
+// execExit says whether an exit event is an exec's process's.
+func execExit(env *eventsapi.Envelope) bool {
+	var exit events.TaskExit
+	if ev := env.GetEvent(); !ev.MessageIs(&exit) || proto.Unmarshal(ev.GetValue(), &exit) != nil {
+		return false
+	}
+	return exit.GetID() != "" && exit.GetContainerID() != "" && exit.GetID() != exit.GetContainerID()
 }
 
 // Source is containerd's event service over a gRPC connection. Safe for
@@ -72,7 +91,7 @@ func (s *Source) Watch(ctx context.Context, wake func()) error {
 			}
 			return err
 		}
-		if wakes(env.GetNamespace(), env.GetTopic()) {
+		if wakes(env) {
 			wake()
 		}
 	}

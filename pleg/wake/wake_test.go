@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/containerd/api/events"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/syncpod/syncpod/pleg/wake"
 	"github.com/syncpod/syncpod/pleg/wake/waketest"
@@ -59,6 +62,54 @@ func TestWatchWakesOnTheCRINamespacesTaskEventsOnly(t *testing.T) {
 	}
 	if n := len(woken); n != 0 {
 		t.Errorf("%d more wake-ups, want only the two task events of k8s.io", n)
+	}
+}
+
+// exitEvent is a /tasks/exit event as containerd sends it: the type URL
+// is the message's full name, with no prefix.
+func exitEvent(t *testing.T, containerID, id string) *anypb.Any {
+	t.Helper()
+	exit := &events.TaskExit{ContainerID: containerID, ID: id, Pid: 42, ExitStatus: 0}
+	b, err := proto.Marshal(exit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &anypb.Any{TypeUrl: string(exit.ProtoReflect().Descriptor().FullName()), Value: b}
+}
+
+// TestAnExecsExitWakesNothing: an exec's process (an exec probe's) exits
+// with a /tasks/exit whose process id is not the container's; it changes
+// nothing a relist reads and wakes nothing, while the exit of the task's
+// own process, and an exit whose event does not decode, wake.
+func TestAnExecsExitWakesNothing(t *testing.T) {
+	srv, conn := waketest.Start(t, false)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	woken := make(chan struct{}, 100)
+	done := make(chan error, 1)
+	go func() { done <- (&wake.Source{Conn: conn}).Watch(ctx, func() { woken <- struct{}{} }) }()
+	if !srv.WaitStreams(ctx, 1, 1) {
+		t.Fatal("no subscription")
+	}
+	const c = "0123abcd"
+	srv.SendEvent("k8s.io", "/tasks/exit", exitEvent(t, c, "probe-exec-1"))                           // an exec's: nothing
+	srv.SendEvent("k8s.io", "/tasks/exit", exitEvent(t, c, c))                                        // the container's: wakes
+	srv.SendEvent("k8s.io", "/tasks/exit", &anypb.Any{TypeUrl: "containerd.events.TaskExit"})         // empty: wakes
+	srv.SendEvent("k8s.io", "/tasks/exit", &anypb.Any{TypeUrl: "example.Other", Value: []byte{0xff}}) // not an exit: wakes
+	srv.SendEvent("k8s.io", "/tasks/exit", exitEvent(t, c, "probe-exec-2"))                           // nothing
+	for range 3 {
+		select {
+		case <-woken:
+		case <-ctx.Done():
+			t.Fatal("a container's exit woke nothing")
+		}
+	}
+	srv.End(status.Error(codes.Internal, "gone"))
+	if err := <-done; status.Code(err) != codes.Internal {
+		t.Errorf("Watch returned %v, want the stream's Internal error", err)
+	}
+	if n := len(woken); n != 0 {
+		t.Errorf("%d more wake-ups, want none for the execs' exits", n)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/syncpod/syncpod/internal/grpctest"
 )
@@ -89,10 +90,16 @@ func (s *Server) notifyLocked() {
 
 // Send sends an envelope of namespace and topic to every open stream.
 func (s *Server) Send(namespace, topic string) {
+	s.SendEvent(namespace, topic, nil)
+}
+
+// SendEvent sends an envelope of namespace and topic carrying event (none
+// when nil) to every open stream.
+func (s *Server) SendEvent(namespace, topic string, event *anypb.Any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for st := range s.streams {
-		st.envs <- &eventsapi.Envelope{Namespace: namespace, Topic: topic}
+		st.envs <- &eventsapi.Envelope{Namespace: namespace, Topic: topic, Event: event}
 	}
 }
 
