@@ -172,11 +172,12 @@ type DensityChurn struct {
 	// Cleared is how many pod sandboxes the node had still not removed
 	// when the deletion after a churn it fell behind in was given up
 	// on; the bench then stopped and removed them itself, through the
-	// CRI, over ClearedSeconds (ClearFailed: not all of them went), so
-	// the other side's turn does not share the machine with this
-	// runtime's backlog.
+	// CRI, over ClearedSeconds (ClearFailed: not all of them went, as
+	// a note in Behind says), so the other side's turn does not share
+	// the machine with this runtime's backlog.
 	Cleared        int     `json:"cleared,omitempty"`
 	ClearedSeconds float64 `json:"cleared_seconds,omitempty"`
+	ClearFailed    bool    `json:"clear_failed,omitempty"`
 	// Watch is how often the bench's pod watch was opened again during
 	// the churn (an event it resumed or relisted after is seen late: the
 	// status ages then include the watch's gap).
@@ -810,7 +811,8 @@ func (a *APIServer) densityTurn(ctx context.Context, s DensitySide, o DensityOpt
 					if err != nil {
 						// The turn's measures are taken: the run goes on,
 						// saying so.
-						dr.Churn.Behind = append(dr.Churn.Behind, clearNote(n, s.Agent, err))
+						dr.Churn.ClearFailed = true
+						dr.Churn.Behind = append(dr.Churn.Behind, fmt.Sprintf("the bench: clearing the %d sandboxes %s left in its runtime: %v", n, s.Agent, err))
 						log.Warn("runtime not cleared after the churn", "sandboxes", n, "err", err)
 					} else {
 						log.Info("runtime cleared after the churn", "sandboxes", n, "seconds", dr.Churn.ClearedSeconds)
@@ -1501,20 +1503,6 @@ func parseHostCPU(stat string) (hostCPU, error) {
 		}
 	}
 	return h, nil
-}
-
-// clearNotePrefix begins the note of a runtime the bench could not clear
-// after a churn (clearNote, ClearFailed).
-const clearNotePrefix = "the bench: clearing the "
-
-func clearNote(n int, agent string, err error) string {
-	return fmt.Sprintf("%s%d sandboxes %s left in its runtime: %v", clearNotePrefix, n, agent, err)
-}
-
-// ClearFailed says whether the bench's clearing of the runtime after the
-// churn (Cleared) left sandboxes behind, as Behind says.
-func (c *DensityChurn) ClearFailed() bool {
-	return slices.ContainsFunc(c.Behind, func(n string) bool { return strings.HasPrefix(n, clearNotePrefix) })
 }
 
 // waitQuiet waits, at most bound, until the machine's cores were less

@@ -156,7 +156,7 @@ func writeDensityRun(b *strings.Builder, rep bench.DensityReport, components []C
 				c.Created, c.Planned, c.Seconds, c.CreateFailed, c.DeleteFailed, c.Watch.Resumes, c.Watch.Relists, c.StatusAgeUnseen,
 				behind(c.Behind))
 			switch {
-			case c.Cleared > 0 && c.ClearFailed():
+			case c.Cleared > 0 && c.ClearFailed:
 				fmt.Fprintf(b, "  - the deletion after its churn given up on, its runtime still held %d pod sandboxes: the bench's removal of them through the CRI, before the next turn, ended after %.0f s with some left (above)\n",
 					c.Cleared, c.ClearedSeconds)
 			case c.Cleared > 0:
@@ -454,7 +454,6 @@ func SectionOf(doc, title string) (string, bool) {
 	return strings.TrimRight(s, "\n") + "\n", true
 }
 
-// behind says what fell behind in a churn.
 // quietNote says how busy the machine was when the turn began and how
 // long the bench waited for it to be quiet ("" for a run that did not).
 func quietNote(r bench.DensityRound) string {
@@ -467,6 +466,7 @@ func quietNote(r bench.DensityRound) string {
 	return fmt.Sprintf(", the machine's cores %.0f %% busy after waiting %.0f s for them to be quiet", r.Busy, r.Waited)
 }
 
+// behind says what fell behind in a churn.
 func behind(notes []string) string {
 	if len(notes) == 0 {
 		return "nothing fell behind"

@@ -126,7 +126,7 @@ func TestRenderDensityNamesTheChurn(t *testing.T) {
 	rep.ChurnSeconds, rep.ChurnRate = 300, 10
 	rep.Rounds[0].Churn = &bench.DensityChurn{Pods: 250, Startup: samples(50, 0.3, 0.1), Created: 3000, NotStarted: 2, CPUPercent: 40,
 		Cleared: 2485, ClearedSeconds: 61.4}
-	rep.Rounds[3].Churn = &bench.DensityChurn{Pods: 250, Startup: samples(50, 0.3, 0.1), Created: 3000, NotStarted: 2, CPUPercent: 40, Cleared: 830, ClearedSeconds: 15,
+	rep.Rounds[3].Churn = &bench.DensityChurn{Pods: 250, Startup: samples(50, 0.3, 0.1), Created: 3000, NotStarted: 2, CPUPercent: 40, Cleared: 830, ClearedSeconds: 15, ClearFailed: true,
 		Behind: []string{"the bench: clearing the 830 sandboxes kubelet left in its runtime: 1 of 830 sandboxes not removed"}}
 	rep.Rounds[1].Busy, rep.Rounds[1].Waited = 42.4, 37.2
 	rep.Rounds[2].Busy = 12
