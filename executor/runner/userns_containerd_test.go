@@ -43,7 +43,13 @@ func checkIDMaps(t *testing.T, x *real, uid string, c *syncpodv1.ObservedContain
 	if !ok {
 		t.Fatalf("pod %s holds no range in the store (%v)", uid, held)
 	}
+	// The runtime may report the exit before its log copy has written
+	// the last lines out: the log is waited for, a few seconds at most.
 	lines := containerLog(t, x, c.GetId())
+	for deadline := time.Now().Add(10 * time.Second); len(lines) < 2 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		lines = containerLog(t, x, c.GetId())
+	}
 	want := fmt.Sprintf("0 %d %d", base, userns.IDsPerPod)
 	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != want || strings.Join(strings.Fields(lines[1]), " ") != want {
 		t.Fatalf("pod %s: uid_map and gid_map %q; want %q for both, the range the store holds", uid, lines, want)
